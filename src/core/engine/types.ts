@@ -1,0 +1,80 @@
+// Contracts of the engine layer: how the agent talks to a local OpenAI-compatible engine.
+import type { EngineType } from '../../shared/types';
+
+/** One place a model is served: an engine base URL plus what models.json says about it. */
+export interface EngineEndpoint {
+  /** Base URL without the /v1 suffix, e.g. http://127.0.0.1:8000 */
+  url: string;
+  /** Model name the engine knows ("local_model" in models.json); replaces `model` before forwarding. */
+  localModel?: string;
+  /** Sent as `Authorization: Bearer …` to the engine. */
+  apiKey?: string;
+  engineType?: EngineType;
+}
+
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/**
+ * One event of an engine's SSE stream, after framing quirks are absorbed.
+ * `chunk` carries the engine's JSON object verbatim (to relay as-is) plus what we read from it.
+ */
+export type EngineStreamEvent =
+  | {
+      type: 'chunk';
+      /** The parsed JSON object of the `data:` line, unchanged. */
+      data: Record<string, unknown>;
+      /** Content text of choice 0 in this chunk ("" when none). Completions: choices[0].text. */
+      text: string;
+      /** Reasoning text (reasoning_content / reasoning) in this chunk. */
+      reasoning: string;
+      /** Token ids when the engine sends them (vLLM token_ids). */
+      tokenIds?: number[];
+      finishReason?: string;
+      /** Usage if this chunk carries it (non-zero). */
+      usage?: TokenUsage;
+      /** true when `choices` is empty or missing (usage-only chunks and the like). */
+      emptyChoices: boolean;
+    }
+  | { type: 'error'; message: string; statusCode?: number }
+  | {
+      type: 'end';
+      /** Saw `data: [DONE]`. */
+      sawDone: boolean;
+      /** Ended without [DONE] and without any finish_reason: the answer was cut. */
+      truncated: boolean;
+      /** Final usage by the engine's rules (last non-zero; llama.cpp timings), if any. */
+      usage?: TokenUsage;
+    };
+
+export class EngineHttpError extends Error {
+  constructor(
+    message: string,
+    /** HTTP status from the engine, or 502 when the engine could not be reached, 504 on timeout. */
+    readonly statusCode: number,
+    /** The engine's JSON error body when it sent one. */
+    readonly body?: unknown,
+  ) {
+    super(message);
+    this.name = 'EngineHttpError';
+  }
+}
+
+export interface EngineRequestOptions {
+  endpoint: EngineEndpoint;
+  /** '/v1/chat/completions' or '/v1/completions' */
+  path: '/v1/chat/completions' | '/v1/completions';
+  /** The OpenAI-style body. The client applies local_model substitution; callers pass it as received. */
+  body: Record<string, unknown>;
+  signal?: AbortSignal;
+  /** Max time to wait for response headers. */
+  headersTimeoutMs?: number;
+}
+
+export interface NonStreamResult {
+  statusCode: number;
+  json: unknown;
+  usage?: TokenUsage;
+}

@@ -1,0 +1,107 @@
+// Logging: pino JSON lines to a file in the home folder, one readable line per event on the
+// console (for `swan-provider run`), and a bounded in-memory ring the console UI reads.
+// Secrets (provider key, gateway keys, Authorization headers) are redacted everywhere.
+import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pino, type Logger as PinoLogger } from 'pino';
+import type { LogEntry } from '../shared/types';
+
+export type Level = LogEntry['level'];
+
+export interface LogSink {
+  entries(limit?: number, minLevel?: Level): LogEntry[];
+  on(event: 'entry', cb: (e: LogEntry) => void): unknown;
+  off(event: 'entry', cb: (e: LogEntry) => void): unknown;
+}
+
+const LEVELS: Record<Level, number> = { debug: 20, info: 30, warn: 40, error: 50 };
+const SECRET = /(sk-[A-Za-z0-9_-]{6})[A-Za-z0-9_-]+|(Bearer\s+)[^\s"']+/g;
+
+export function redact(text: string): string {
+  return text.replace(SECRET, (_m, sk: string | undefined, bearer: string | undefined) => (sk ? `${sk}…` : `${bearer}…`));
+}
+
+export interface LogOptions {
+  /** JSON log file (created with its folder). Omit for no file. */
+  file?: string;
+  /** Print readable lines to stderr at this level and above; false for none. */
+  console?: Level | false;
+  /** Entries kept for the UI. */
+  ringSize?: number;
+}
+
+export class Log extends EventEmitter implements LogSink {
+  private readonly ring: LogEntry[] = [];
+  private readonly ringSize: number;
+  private readonly file?: PinoLogger;
+  private readonly consoleLevel: number;
+
+  constructor(opts: LogOptions = {}) {
+    super();
+    this.ringSize = opts.ringSize ?? 2000;
+    this.consoleLevel = opts.console === false || opts.console === undefined ? Infinity : LEVELS[opts.console];
+    if (opts.file) {
+      fs.mkdirSync(path.dirname(opts.file), { recursive: true });
+      this.file = pino(
+        { level: 'debug', base: undefined, redact: { paths: ['token', 'apiKey', 'key', '*.token', '*.apiKey', 'headers.authorization'], censor: '[redacted]' } },
+        pino.destination({ dest: opts.file, sync: false, mkdir: true }),
+      );
+    }
+  }
+
+  child(subsystem: string): Logger {
+    return new Logger(this, subsystem);
+  }
+
+  write(level: Level, subsystem: string, msg: string, fields?: Record<string, unknown>): void {
+    const clean = redact(msg);
+    const requestId = typeof fields?.requestId === 'string' ? fields.requestId : undefined;
+    const entry: LogEntry = { ts: Date.now(), level, subsystem, msg: clean, ...(requestId ? { requestId } : {}) };
+    this.ring.push(entry);
+    if (this.ring.length > this.ringSize) this.ring.splice(0, this.ring.length - this.ringSize);
+    this.file?.[level]({ subsystem, ...fields }, clean);
+    if (LEVELS[level] >= this.consoleLevel) {
+      const time = new Date(entry.ts).toISOString().slice(11, 19);
+      process.stderr.write(`${time} ${level.toUpperCase().padEnd(5)} [${subsystem}] ${clean}\n`);
+    }
+    this.emit('entry', entry);
+  }
+
+  entries(limit = 500, minLevel: Level = 'debug'): LogEntry[] {
+    const min = LEVELS[minLevel];
+    const out = this.ring.filter((e) => LEVELS[e.level] >= min);
+    return out.slice(Math.max(0, out.length - limit));
+  }
+
+  flush(): void {
+    this.file?.flush();
+  }
+}
+
+export class Logger {
+  constructor(
+    private readonly root: Log,
+    readonly subsystem: string,
+  ) {}
+  child(sub: string): Logger {
+    return new Logger(this.root, `${this.subsystem}.${sub}`);
+  }
+  debug(msg: string, fields?: Record<string, unknown>): void {
+    this.root.write('debug', this.subsystem, msg, fields);
+  }
+  info(msg: string, fields?: Record<string, unknown>): void {
+    this.root.write('info', this.subsystem, msg, fields);
+  }
+  warn(msg: string, fields?: Record<string, unknown>): void {
+    this.root.write('warn', this.subsystem, msg, fields);
+  }
+  error(msg: string, fields?: Record<string, unknown>): void {
+    this.root.write('error', this.subsystem, msg, fields);
+  }
+}
+
+/** A logger that keeps entries in memory only (tests, library use). */
+export function memoryLog(): Log {
+  return new Log({ console: false });
+}

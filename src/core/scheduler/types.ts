@@ -1,0 +1,48 @@
+// Contracts of admission control, shared by hub traffic and the local gateway.
+import type { ModelHealth, RequestSource } from '../../shared/types';
+
+export interface SchedulerLimits {
+  /** Concurrent requests per endpoint (default 4). */
+  maxConcurrentPerEndpoint: number;
+  /** Waiting requests per model beyond the running ones (default 32). Beyond it: rejected at once. */
+  maxQueuePerModel: number;
+  /** How long a request may wait in the queue before it is rejected (default 30 s). */
+  queueTimeoutMs: number;
+}
+
+export interface SchedulerEndpoint {
+  url: string;
+  health: ModelHealth;
+  /** Overrides maxConcurrentPerEndpoint for this endpoint. */
+  maxConcurrent?: number;
+}
+
+export interface AdmitOptions {
+  requestId: string;
+  source: RequestSource;
+  signal?: AbortSignal;
+  /** Called once when the request is admitted: 0 = running now, N = N requests ahead of it. */
+  onAccepted?: (queuePosition: number) => void;
+}
+
+/** What a running request holds; release() exactly once when it finishes (idempotent). */
+export interface Lease {
+  readonly endpointUrl: string;
+  release(): void;
+}
+
+export type RejectionKind = 'rejected' | 'model_not_loaded' | 'cancelled';
+
+export class SchedulerRejection extends Error {
+  constructor(
+    readonly kind: RejectionKind,
+    message: string,
+    /** HTTP-style status: 429 over capacity / paused, 404 unknown or unhealthy model, 499 cancelled. */
+    readonly statusCode: number,
+    /** Suggested wait before retrying, ms (set for 429). */
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+    this.name = 'SchedulerRejection';
+  }
+}

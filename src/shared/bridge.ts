@@ -1,0 +1,203 @@
+// The one typed bridge between the UI and the agent. Both transports carry exactly this:
+// the desktop over Electron IPC (src/main + src/preload), the browser console over a WebSocket
+// (src/core/console). Every argument is validated on the agent side with these schemas.
+import { z } from 'zod';
+import type {
+  EngineInfo,
+  GpuInventory,
+  GpuProcess,
+  GpuSample,
+  LinkStatus,
+  LogEntry,
+  ModelState,
+  PauseState,
+  RequestView,
+  UsageTotals,
+} from './types';
+
+export interface AgentSnapshot {
+  version: string;
+  nodeId: string;
+  nodeName: string;
+  link: LinkStatus;
+  pause: PauseState;
+  gpu: GpuInventory;
+  engines: EngineInfo[];
+  models: ModelState[];
+  today: UsageTotals;
+  gateway: { enabled: boolean; listen: string; running: boolean; keys: number };
+  /** false until the owner has saved a provider key (drives the onboarding screen). */
+  hasKey: boolean;
+  onboarded: boolean;
+}
+
+export interface SettingsView {
+  hubUrl: string;
+  serviceUrl: string;
+  nodeName: string;
+  /** The key itself never leaves the agent; only whether one is set and where it is kept. */
+  keySet: boolean;
+  keyStorage: 'keychain' | 'config' | 'env' | 'none';
+  gatewayEnabled: boolean;
+  gatewayListen: string;
+  startAtLogin: boolean;
+  closeToTray: boolean;
+  theme: 'system' | 'light' | 'dark';
+  autoPauseOnGpuBusy: boolean;
+  retentionDays: number;
+}
+
+export type SaveResult = { ok: true } | { ok: false; errors: Record<string, string> };
+
+export interface UsageBucket {
+  start: number; // epoch ms
+  requests: number;
+  tokensIn: number;
+  tokensOut: number;
+  earnings: number;
+  errors: number;
+}
+
+export interface ModelUsage extends UsageTotals {
+  model: string;
+  p50LatencyMs: number | null;
+  p95LatencyMs: number | null;
+  p50TokensPerSecond: number | null;
+}
+
+export interface UsageReport {
+  from: number;
+  to: number;
+  totals: UsageTotals;
+  buckets: UsageBucket[];
+  perModel: ModelUsage[];
+  errorRate: number;
+}
+
+export interface WarmupResult {
+  success: boolean;
+  loadTimeMs: number;
+  memoryMb: number;
+  error?: string;
+}
+
+export interface GatewayKeyView {
+  name: string;
+  createdAt: number;
+  lastUsedAt?: number;
+}
+
+// ---- argument schemas (validated where the call lands) ----
+const modelId = z.string().min(1).max(256);
+const range = z.object({ from: z.number().int().nonnegative(), to: z.number().int().nonnegative() }).refine((r) => r.to >= r.from, 'to must not be before from');
+
+export const settingsPatchSchema = z
+  .object({
+    hubUrl: z.string().max(2048),
+    serviceUrl: z.string().max(2048),
+    nodeName: z.string().max(128),
+    providerKey: z.string().max(512),
+    gatewayEnabled: z.boolean(),
+    gatewayListen: z.string().max(128),
+    startAtLogin: z.boolean(),
+    closeToTray: z.boolean(),
+    theme: z.enum(['system', 'light', 'dark']),
+    autoPauseOnGpuBusy: z.boolean(),
+    retentionDays: z.number().int(),
+  })
+  .partial()
+  .strict();
+export type SettingsPatch = z.infer<typeof settingsPatchSchema>;
+
+export const invokeSchemas = {
+  'snapshot.get': z.object({}).strict(),
+  'models.setEnabled': z.object({ model: modelId, enabled: z.boolean() }).strict(),
+  'models.warmup': z.object({ model: modelId }).strict(),
+  'models.setLimits': z
+    .object({ model: modelId, maxConcurrent: z.number().int().min(1).max(1024), maxQueue: z.number().int().min(0).max(10_000) })
+    .strict(),
+  'serving.pause': z.object({ reason: z.string().max(200).optional() }).strict(),
+  'serving.resume': z.object({}).strict(),
+  'settings.get': z.object({}).strict(),
+  'settings.save': z.object({ patch: settingsPatchSchema }).strict(),
+  'settings.checkKey': z.object({ key: z.string().min(1).max(512) }).strict(),
+  'requests.list': z.object({ limit: z.number().int().min(1).max(10_000).optional() }).strict(),
+  'requests.text': z.object({ id: z.string().min(1).max(256) }).strict(),
+  'usage.report': z.object({ from: z.number().int().nonnegative(), to: z.number().int().nonnegative(), bucket: z.enum(['15m', 'hour', 'day']) }).strict(),
+  'usage.exportCsv': range,
+  'engines.rescan': z.object({}).strict(),
+  'engines.addEndpoint': z.object({ url: z.string().min(1).max(2048), model: modelId.optional() }).strict(),
+  'gpu.history': z.object({ minutes: z.number().int().min(1).max(60) }).strict(),
+  'gpu.processes': z.object({}).strict(),
+  'logs.list': z.object({ level: z.enum(['debug', 'info', 'warn', 'error']).optional(), limit: z.number().int().min(1).max(5000).optional() }).strict(),
+  'logs.bundle': z.object({}).strict(),
+  'gateway.keys.list': z.object({}).strict(),
+  'gateway.keys.create': z.object({ name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'use letters, digits, dot, dash or underscore (1-64)') }).strict(),
+  'gateway.keys.revoke': z.object({ name: z.string().min(1).max(64) }).strict(),
+  'onboarding.complete': z.object({}).strict(),
+} as const;
+
+export type InvokeChannel = keyof typeof invokeSchemas;
+export type InvokeArgs<C extends InvokeChannel> = z.infer<(typeof invokeSchemas)[C]>;
+
+export interface InvokeResults {
+  'snapshot.get': AgentSnapshot;
+  'models.setEnabled': ModelState[];
+  'models.warmup': WarmupResult;
+  'models.setLimits': ModelState[];
+  'serving.pause': PauseState;
+  'serving.resume': PauseState;
+  'settings.get': SettingsView;
+  'settings.save': SaveResult;
+  'settings.checkKey': { valid: boolean; message: string };
+  'requests.list': RequestView[];
+  'requests.text': string;
+  'usage.report': UsageReport;
+  'usage.exportCsv': string;
+  'engines.rescan': EngineInfo[];
+  'engines.addEndpoint': EngineInfo[];
+  'gpu.history': GpuSample[];
+  'gpu.processes': GpuProcess[];
+  'logs.list': LogEntry[];
+  'logs.bundle': string;
+  'gateway.keys.list': GatewayKeyView[];
+  'gateway.keys.create': { name: string; key: string };
+  'gateway.keys.revoke': GatewayKeyView[];
+  'onboarding.complete': AgentSnapshot;
+}
+
+/** Events pushed to the UI, in batches (a few per second at most). */
+export type BridgeEvent =
+  | { type: 'snapshot'; snapshot: AgentSnapshot }
+  | { type: 'gpu.sample'; sample: GpuSample }
+  | { type: 'request.update'; request: RequestView }
+  | { type: 'request.text'; id: string; delta: string }
+  | { type: 'log'; entry: LogEntry };
+
+export type BridgeEventType = BridgeEvent['type'];
+
+/** What the renderer sees as `window.swan` (desktop) or its WebSocket twin (browser console). */
+export interface SwanBridge {
+  invoke<C extends InvokeChannel>(channel: C, args: InvokeArgs<C>): Promise<InvokeResults[C]>;
+  /** Receives each batch of events; returns an unsubscribe function. */
+  onEvents(cb: (events: BridgeEvent[]) => void): () => void;
+  transport: 'ipc' | 'websocket';
+}
+
+/** The reply envelope both transports use, so errors reach the UI as text, never as a crash. */
+export type InvokeReply<T> = { ok: true; value: T } | { ok: false; error: string };
+
+export function isInvokeChannel(x: unknown): x is InvokeChannel {
+  return typeof x === 'string' && Object.prototype.hasOwnProperty.call(invokeSchemas, x);
+}
+
+/**
+ * What a transport (Electron IPC in src/main, the console WebSocket in src/core/console) talks to.
+ * The Agent implements it: invoke() validates `args` against invokeSchemas and rejects with an Error
+ * whose message is plain text for the owner; subscribe() delivers every event unbatched — the
+ * transport batches them (a few flushes per second at most).
+ */
+export interface BridgeBackend {
+  invoke(channel: string, args: unknown): Promise<unknown>;
+  subscribe(cb: (event: BridgeEvent) => void): () => void;
+}

@@ -1,0 +1,183 @@
+// Domain types shared by core, main, preload, renderer and the console transport.
+// Plain data only: everything here must survive JSON (IPC and the browser console's WebSocket).
+
+export type LinkState =
+  | 'idle' // not started
+  | 'connecting' // dialling the hub
+  | 'registering' // socket open, waiting for the register ack
+  | 'connected' // registered and serving
+  | 'backoff' // waiting before the next dial
+  | 'auth_failed' // the hub refused our key; long backoff until the key changes
+  | 'stopped'; // stopped by the owner
+
+export interface LinkStatus {
+  state: LinkState;
+  hubUrl: string;
+  /** Plain-language reason when not connected (what happened, what to do). */
+  reason?: string;
+  since: number; // epoch ms of the last state change
+  nextRetryAt?: number; // epoch ms, in backoff / auth_failed
+  attempts: number; // dials since the last successful register
+}
+
+export type ModelHealth = 'healthy' | 'degraded' | 'unhealthy';
+
+export type GpuVendor = 'nvidia' | 'amd' | 'apple' | 'intel' | 'other';
+
+export interface GpuInfo {
+  index: number;
+  vendor: GpuVendor;
+  model: string; // "NVIDIA GeForce RTX 3080"
+  slug: string; // "rtx3080"
+  vramTotalMb: number;
+  /** Apple Silicon and some iGPUs: VRAM is system memory shared with the CPU. */
+  sharedMemory: boolean;
+  driverVersion?: string;
+  cudaVersion?: string;
+  computeCapability?: string; // NVIDIA "8.6"
+  busId?: string;
+  uuid?: string;
+  /** A MIG slice of a physical GPU: the parent's index and the profile name. */
+  mig?: { parentIndex: number; profile: string };
+  /** Which source won for this device: the vendor tool or systeminformation. */
+  source: 'nvidia-smi' | 'amd-smi' | 'rocm-smi' | 'systeminformation';
+}
+
+export interface GpuInventory {
+  gpus: GpuInfo[];
+  /** Human text when no GPU is found or a tool failed ("nvidia-smi: Failed to initialize NVML …"). */
+  note?: string;
+  detectedAt: number;
+}
+
+export interface GpuDeviceSample {
+  index: number;
+  utilization: number | null; // 0..1
+  vramUsedMb: number | null;
+  vramTotalMb: number | null;
+  temperatureC: number | null;
+  powerW: number | null;
+  powerLimitW: number | null;
+  fanPercent: number | null;
+}
+
+export interface GpuSample {
+  ts: number;
+  /** false when the tool is missing, hung or restarting: the UI shows "metrics unavailable". */
+  available: boolean;
+  reason?: string;
+  devices: GpuDeviceSample[];
+  cpuPercent: number | null; // 0..100 host CPU
+  ramUsedMb: number | null;
+  ramTotalMb: number | null;
+}
+
+export interface GpuProcess {
+  pid: number;
+  name: string;
+  gpuUuid?: string;
+  usedMemoryMb: number | null;
+  /** true when the process is one of our engines (matched by pid or name). */
+  isEngine: boolean;
+}
+
+export type EngineType = 'vllm' | 'sglang' | 'ollama' | 'llamacpp' | 'lmstudio' | 'tgi' | 'jan' | 'openai' | 'unknown';
+
+export interface EngineInfo {
+  url: string; // base URL without /v1, e.g. http://127.0.0.1:8000
+  type: EngineType;
+  version?: string;
+  models: string[];
+  reachable: boolean;
+  lastSeen?: number;
+  /** How it was found: default-port probe, owner-added host, or models.json. */
+  origin: 'probe' | 'owner' | 'config';
+  error?: string;
+}
+
+export interface EndpointState {
+  url: string;
+  engineType: EngineType;
+  health: ModelHealth;
+  inFlight: number;
+  maxConcurrent: number;
+  consecutiveFailures: number;
+  lastError?: string;
+}
+
+export interface ModelState {
+  id: string; // the id announced to the hub
+  enabled: boolean;
+  health: ModelHealth; // best of its endpoints
+  endpoints: EndpointState[];
+  inFlight: number;
+  queued: number;
+  maxConcurrent: number;
+  maxQueue: number;
+}
+
+export interface PauseState {
+  paused: boolean;
+  /** manual | game (another process uses the GPU) | schedule */
+  cause?: 'manual' | 'gpu_busy' | 'schedule';
+  reason?: string;
+  since?: number;
+}
+
+export type RequestSource = 'hub' | 'local';
+export type RequestStatus = 'queued' | 'running' | 'ok' | 'error' | 'cancelled' | 'rejected';
+
+/** One request as the console shows it. */
+export interface RequestView {
+  id: string;
+  source: RequestSource;
+  model: string;
+  endpoint?: string;
+  status: RequestStatus;
+  stream: boolean;
+  startedAt: number;
+  firstTokenAt?: number;
+  finishedAt?: number;
+  tokensIn: number;
+  tokensOut: number;
+  /** true when the engine reported no usage and the counts are estimated. */
+  estimated: boolean;
+  latencyMs?: number;
+  error?: string;
+  statusCode?: number;
+}
+
+/** A finished request as the ledger stores it. */
+export interface UsageRecord {
+  requestId: string;
+  source: RequestSource;
+  model: string;
+  endpoint: string;
+  startedAt: number; // epoch ms
+  finishedAt: number; // epoch ms
+  tokensIn: number;
+  tokensOut: number;
+  estimated: boolean;
+  latencyMs: number;
+  ttftMs: number | null;
+  tokensPerSecond: number | null;
+  status: 'ok' | 'error' | 'cancelled' | 'rejected';
+  statusCode: number | null;
+  error: string | null;
+}
+
+export interface UsageTotals {
+  requests: number;
+  errors: number;
+  tokensIn: number;
+  tokensOut: number;
+  earnings: number; // in the price currency (USD by default)
+}
+
+export interface LogEntry {
+  ts: number;
+  level: 'debug' | 'info' | 'warn' | 'error';
+  subsystem: string;
+  msg: string;
+  requestId?: string;
+}
