@@ -1,0 +1,77 @@
+// The bridge over one WebSocket: `{id, channel, args}` in, `{id, reply: InvokeReply}` out, and event
+// batches `{events}` pushed by the server. Anything malformed is answered with an error reply; a bad
+// message never closes the socket or reaches the agent.
+import type { WebSocket } from 'ws';
+import { z } from 'zod';
+import { invokeSchemas, isInvokeChannel, type BridgeBackend, type InvokeReply } from '../../shared/bridge';
+import type { Logger } from '../log';
+
+const requestSchema = z.object({
+  id: z.union([z.string().min(1).max(64), z.number().int().nonnegative()]),
+  channel: z.string().max(64),
+  args: z.unknown().optional(),
+});
+
+/** Invokes a client may have running at once; more are refused with an error reply. */
+export const MAX_IN_FLIGHT = 64;
+
+export type ReplyMessage = { id: string | number | null; reply: InvokeReply<unknown> };
+
+function describeZod(err: z.ZodError): string {
+  return err.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');
+}
+
+function errorText(err: unknown): string {
+  if (err instanceof Error) return err.message || err.name;
+  return typeof err === 'string' ? err : 'The agent could not complete this request.';
+}
+
+/** Handles one message; resolves with the reply to send (never rejects). */
+export async function handleBridgeMessage(backend: BridgeBackend, raw: string, log?: Logger): Promise<ReplyMessage> {
+  let data: unknown;
+  try {
+    data = JSON.parse(raw);
+  } catch {
+    return { id: null, reply: { ok: false, error: 'The message is not valid JSON.' } };
+  }
+  const parsed = requestSchema.safeParse(data);
+  if (!parsed.success) {
+    const id = typeof data === 'object' && data !== null && 'id' in data && (typeof data.id === 'string' || typeof data.id === 'number') ? data.id : null;
+    return { id, reply: { ok: false, error: `Malformed request: ${describeZod(parsed.error)}` } };
+  }
+  const { id, channel } = parsed.data;
+  if (!isInvokeChannel(channel)) return { id, reply: { ok: false, error: `Unknown channel "${channel}".` } };
+  const args = invokeSchemas[channel].safeParse(parsed.data.args ?? {});
+  if (!args.success) return { id, reply: { ok: false, error: `Invalid arguments for ${channel}: ${describeZod(args.error)}` } };
+  try {
+    const value = await backend.invoke(channel, args.data);
+    return { id, reply: { ok: true, value } };
+  } catch (err) {
+    log?.warn(`console: ${channel} failed: ${errorText(err)}`);
+    return { id, reply: { ok: false, error: errorText(err) } };
+  }
+}
+
+/** Wires one client socket to the backend's invoke. */
+export function serveBridgeSocket(ws: WebSocket, backend: BridgeBackend, log?: Logger): void {
+  let inFlight = 0;
+  const send = (msg: ReplyMessage) => {
+    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(msg));
+  };
+  ws.on('message', (data, isBinary) => {
+    if (isBinary) {
+      send({ id: null, reply: { ok: false, error: 'Binary messages are not accepted; send JSON text.' } });
+      return;
+    }
+    if (inFlight >= MAX_IN_FLIGHT) {
+      send({ id: null, reply: { ok: false, error: `Too many requests at once (limit ${MAX_IN_FLIGHT}); wait for replies.` } });
+      return;
+    }
+    inFlight++;
+    const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
+    void handleBridgeMessage(backend, text, log).then((reply) => {
+      inFlight--;
+      send(reply);
+    });
+  });
+}
