@@ -1,0 +1,164 @@
+// Parsing an engine's SSE response body into EngineStreamEvents, absorbing every engine's quirks:
+// `data:` with or without a space, CRLF, `:` keep-alive comments, `event: error` frames (LM Studio),
+// `data: {"error":…}` mid-stream (vLLM, SGLang, llama.cpp, TGI), usage-only chunks, zero usage
+// placeholders (Ollama), running usage totals (vLLM), llama.cpp `timings`, and streams without [DONE].
+//
+// Decisions:
+// - A data line that is not a JSON object yields an 'error' event (statusCode 502) and parsing
+//   CONTINUES: later chunks are still delivered; the caller decides whether to give up.
+// - An event the engine left without its closing blank line at end of stream is still read.
+// - Reading is pull-based: the body is read only while the consumer asks for events.
+import { createParser, type EventSourceMessage, type ParseError } from 'eventsource-parser';
+import type { EngineStreamEvent, TokenUsage } from './types';
+import { readTimings, readUsage } from './usage';
+import { describeEngineError } from './engine-error';
+
+export type EngineChunkEvent = Extract<EngineStreamEvent, { type: 'chunk' }>;
+export type EngineErrorEvent = Extract<EngineStreamEvent, { type: 'error' }>;
+
+export interface ParseStreamOptions {
+  /** /v1/completions: text is choices[0].text (delta.content is still read if text is absent). */
+  completions?: boolean;
+}
+
+/** One SSE event larger than this (16 MiB of text) ends the stream with an error. */
+const MAX_EVENT_CHARS = 16 * 1024 * 1024;
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function preview(s: string): string {
+  return s.length > 80 ? `${s.slice(0, 80)}…` : s;
+}
+
+/** Read one parsed chunk object: text, reasoning, finish reason, token ids and usage of choice 0. */
+export function readChunk(data: Record<string, unknown>, completions = false): EngineChunkEvent {
+  const choices = Array.isArray(data.choices) ? (data.choices as unknown[]) : undefined;
+  const event: EngineChunkEvent = { type: 'chunk', data, text: '', reasoning: '', emptyChoices: !choices || choices.length === 0 };
+  const choice = choices?.[0];
+  if (isObject(choice)) {
+    const delta = isObject(choice.delta) ? choice.delta : undefined;
+    const fromText = typeof choice.text === 'string' ? choice.text : undefined;
+    const fromDelta = typeof delta?.content === 'string' ? delta.content : undefined;
+    event.text = (completions ? (fromText ?? fromDelta) : (fromDelta ?? fromText)) ?? '';
+    if (delta) {
+      const r = typeof delta.reasoning_content === 'string' ? delta.reasoning_content : delta.reasoning;
+      if (typeof r === 'string') event.reasoning = r;
+    }
+    // TGI completions send finish_reason "" on every non-final chunk.
+    if (typeof choice.finish_reason === 'string' && choice.finish_reason) event.finishReason = choice.finish_reason;
+    if (Array.isArray(choice.token_ids)) event.tokenIds = (choice.token_ids as unknown[]).filter((n): n is number => typeof n === 'number');
+  }
+  const usage = readUsage(data.usage);
+  if (usage) event.usage = usage;
+  return event;
+}
+
+/** An error frame's data (JSON or plain text) as an error event. */
+function errorEvent(data: string | Record<string, unknown>): EngineErrorEvent {
+  let body: unknown = data;
+  if (typeof data === 'string') {
+    try {
+      body = JSON.parse(data);
+    } catch {
+      body = data;
+    }
+  }
+  const info = describeEngineError(body);
+  const ev: EngineErrorEvent = { type: 'error', message: info.message ?? 'the engine reported an error mid-stream without a message' };
+  if (info.statusCode) ev.statusCode = info.statusCode;
+  return ev;
+}
+
+/**
+ * Parse an engine's SSE body. Yields 'chunk' for each JSON chunk (data verbatim), 'error' for error
+ * frames and unreadable data, and exactly one final 'end' (also after a read error, which first
+ * yields an 'error' with statusCode 502).
+ */
+export async function* parseEngineStream(
+  body: AsyncIterable<Uint8Array>,
+  opts: ParseStreamOptions = {},
+): AsyncGenerator<EngineStreamEvent, void, undefined> {
+  const completions = opts.completions === true;
+  const queue: EngineStreamEvent[] = [];
+  let sawDone = false;
+  let finished = false;
+  let usage: TokenUsage | undefined;
+  let timings: TokenUsage | undefined;
+  let dataEvents = 0;
+  let strayLines = 0;
+  let overflow = false;
+
+  const onEvent = (ev: EventSourceMessage): void => {
+    const data = ev.data;
+    if (ev.event === 'error') {
+      dataEvents++;
+      queue.push(errorEvent(data));
+      return;
+    }
+    if (data === '') return;
+    dataEvents++;
+    if (data === '[DONE]') {
+      sawDone = true;
+      return;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(data);
+    } catch {
+      queue.push({ type: 'error', message: `the engine sent a data line that is not JSON: ${preview(data)}`, statusCode: 502 });
+      return;
+    }
+    if (!isObject(parsed)) {
+      queue.push({ type: 'error', message: `the engine sent a data line that is not a JSON object: ${preview(data)}`, statusCode: 502 });
+      return;
+    }
+    if (parsed.error !== undefined && parsed.error !== null) {
+      queue.push(errorEvent(parsed));
+      return;
+    }
+    const chunk = readChunk(parsed, completions);
+    if (chunk.finishReason) finished = true;
+    if (chunk.usage) usage = chunk.usage; // last non-zero wins: running totals and zero placeholders
+    const t = readTimings(parsed.timings);
+    if (t) timings = t;
+    queue.push(chunk);
+  };
+  const onError = (err: ParseError): void => {
+    if (err.type === 'unknown-field') {
+      strayLines++;
+    } else if (err.type === 'max-buffer-size-exceeded') {
+      overflow = true;
+      queue.push({ type: 'error', message: 'the engine sent an SSE event larger than 16 MiB; the stream was stopped', statusCode: 502 });
+    }
+  };
+  const parser = createParser({ onEvent, onError, maxBufferSize: MAX_EVENT_CHARS });
+  const decoder = new TextDecoder('utf-8');
+
+  try {
+    for await (const bytes of body) {
+      parser.feed(decoder.decode(bytes, { stream: true }));
+      if (queue.length) {
+        for (let i = 0; i < queue.length; i++) yield queue[i] as EngineStreamEvent;
+        queue.length = 0;
+      }
+      if (overflow) break;
+    }
+    if (!overflow) parser.feed(`${decoder.decode()}\n\n`);
+  } catch (e) {
+    if (!overflow) {
+      const reason = e instanceof Error ? e.message : String(e);
+      queue.push({ type: 'error', message: `the engine connection broke off mid-stream (${reason})`, statusCode: 502 });
+    }
+  }
+  for (const ev of queue) yield ev;
+  queue.length = 0;
+  if (dataEvents === 0 && strayLines > 0) {
+    yield { type: 'error', message: 'the engine answered with something that is not an SSE stream', statusCode: 502 };
+  }
+  const end: EngineStreamEvent = { type: 'end', sawDone, truncated: !sawDone && !finished };
+  const finalUsage = usage ?? timings;
+  if (finalUsage) end.usage = finalUsage;
+  yield end;
+}
