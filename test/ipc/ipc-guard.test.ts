@@ -1,0 +1,201 @@
+// The desktop IPC guard: sender check, channel and argument validation, size caps, error replies.
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { memoryLog } from '../../src/core/log';
+import type { BridgeBackend, BridgeEvent } from '../../src/shared/bridge';
+import {
+  MAX_ARGS_BYTES,
+  checkSender,
+  errorText,
+  guardedInvoke,
+  isAppUrl,
+  toReply,
+  validateCall,
+  type RendererLocation,
+  type SenderInfo,
+} from '../../src/main/ipc-guard';
+
+const indexFile = path.resolve('/opt/Swan Provider Console/resources/app.asar/out/renderer/index.html');
+const fileApp: RendererLocation = { kind: 'file', indexFile };
+const devApp: RendererLocation = { kind: 'dev', url: 'http://localhost:5173/' };
+const appUrl = pathToFileURL(indexFile).href;
+
+/** A backend that records calls and answers from a table: stands in for the Agent behind the interface. */
+class TableBackend implements BridgeBackend {
+  readonly calls: { channel: string; args: unknown }[] = [];
+  constructor(private readonly answers: Record<string, (args: unknown) => unknown>) {}
+  async invoke(channel: string, args: unknown): Promise<unknown> {
+    this.calls.push({ channel, args });
+    const answer = this.answers[channel];
+    if (!answer) throw new Error(`no answer for ${channel}`);
+    return answer(args);
+  }
+  subscribe(_cb: (event: BridgeEvent) => void): () => void {
+    return () => {};
+  }
+}
+
+const sender = (over: Partial<SenderInfo> = {}): SenderInfo => ({ webContentsId: 7, frameUrl: appUrl, isMainFrame: true, ...over });
+const expected = { webContentsId: 7, renderer: fileApp };
+
+describe('isAppUrl', () => {
+  it('accepts the exact built index.html, with or without a hash route or query', () => {
+    expect(isAppUrl(appUrl, fileApp)).toBe(true);
+    expect(isAppUrl(`${appUrl}#/requests`, fileApp)).toBe(true);
+    expect(isAppUrl(`${appUrl}?x=1`, fileApp)).toBe(true);
+  });
+
+  it('refuses other files, other schemes and garbage', () => {
+    const other = pathToFileURL(path.join(path.dirname(indexFile), 'evil.html')).href;
+    expect(isAppUrl(other, fileApp)).toBe(false);
+    expect(isAppUrl(pathToFileURL('/tmp/index.html').href, fileApp)).toBe(false);
+    expect(isAppUrl('file://remote-host' + pathToFileURL(indexFile).pathname, fileApp)).toBe(false);
+    expect(isAppUrl('https://example.com/index.html', fileApp)).toBe(false);
+    expect(isAppUrl('about:blank', fileApp)).toBe(false);
+    expect(isAppUrl('data:text/html,<p>hi</p>', fileApp)).toBe(false);
+    expect(isAppUrl('not a url', fileApp)).toBe(false);
+    expect(isAppUrl('', fileApp)).toBe(false);
+    expect(isAppUrl(null, fileApp)).toBe(false);
+  });
+
+  it('accepts the dev server origin only', () => {
+    expect(isAppUrl('http://localhost:5173/', devApp)).toBe(true);
+    expect(isAppUrl('http://localhost:5173/#/logs', devApp)).toBe(true);
+    expect(isAppUrl('http://localhost:5174/', devApp)).toBe(false);
+    expect(isAppUrl('http://127.0.0.1:5173/', devApp)).toBe(false);
+    expect(isAppUrl('https://localhost:5173/', devApp)).toBe(false);
+    expect(isAppUrl(appUrl, devApp)).toBe(false);
+  });
+});
+
+describe('checkSender', () => {
+  it('allows the main frame of our window on our page', () => {
+    expect(checkSender(sender(), expected)).toEqual({ ok: true });
+  });
+
+  it('denies another web contents, a sub-frame, a navigated or destroyed frame, and a missing window', () => {
+    const other = checkSender(sender({ webContentsId: 8 }), expected);
+    expect(other.ok).toBe(false);
+    expect(!other.ok && other.reason).toMatch(/another web contents/);
+    const sub = checkSender(sender({ isMainFrame: false }), expected);
+    expect(!sub.ok && sub.reason).toMatch(/sub-frame/);
+    const away = checkSender(sender({ frameUrl: 'https://evil.example/' }), expected);
+    expect(!away.ok && away.reason).toMatch(/not the app: "https:\/\/evil\.example\/"/);
+    expect(checkSender(sender({ frameUrl: null }), expected).ok).toBe(false);
+    expect(checkSender(sender(), { webContentsId: undefined, renderer: fileApp }).ok).toBe(false);
+  });
+});
+
+describe('validateCall', () => {
+  it('passes a known channel with valid arguments, parsed', () => {
+    expect(validateCall('models.setEnabled', { model: 'qwen', enabled: true })).toEqual({
+      ok: true,
+      channel: 'models.setEnabled',
+      args: { model: 'qwen', enabled: true },
+    });
+    // No arguments at all means an empty object.
+    expect(validateCall('snapshot.get', undefined)).toEqual({ ok: true, channel: 'snapshot.get', args: {} });
+  });
+
+  it('refuses unknown channels, including prototype names, and bounds the echoed name', () => {
+    for (const bad of ['fs.readFile', 'toString', '__proto__', 'constructor', 42, null, undefined, {}]) {
+      const r = validateCall(bad, {});
+      expect(r.ok).toBe(false);
+      expect(!r.ok && r.error).toMatch(/^Unknown action/);
+    }
+    const long = validateCall('x'.repeat(10_000), {});
+    expect(!long.ok && long.error.length).toBeLessThan(200);
+  });
+
+  it('refuses wrong, missing and extra arguments with the field named', () => {
+    const wrongType = validateCall('models.setEnabled', { model: 'qwen', enabled: 'yes' });
+    expect(!wrongType.ok && wrongType.error).toMatch(/^Invalid arguments for models\.setEnabled: enabled:/);
+    const missing = validateCall('models.warmup', {});
+    expect(!missing.ok && missing.error).toMatch(/model:/);
+    const extra = validateCall('serving.resume', { force: true });
+    expect(extra.ok).toBe(false);
+    const notObject = validateCall('gpu.history', 'minutes=5');
+    expect(notObject.ok).toBe(false);
+    const outOfRange = validateCall('gpu.history', { minutes: 61 });
+    expect(!outOfRange.ok && outOfRange.error).toMatch(/minutes/);
+    const badPatch = validateCall('settings.save', { patch: { nodeName: 'rig', sshCommand: 'rm -rf /' } });
+    expect(badPatch.ok).toBe(false);
+  });
+
+  it('refuses oversized arguments before parsing them', () => {
+    const big = validateCall('settings.checkKey', { key: 'k'.repeat(MAX_ARGS_BYTES + 1) });
+    expect(big.ok).toBe(false);
+    expect(!big.ok && big.error).toMatch(/bytes is more than the 65536 allowed/);
+    // Just under the cap, the schema's own limit (512 chars) still applies.
+    const underCap = validateCall('settings.checkKey', { key: 'k'.repeat(1000) });
+    expect(!underCap.ok && underCap.error).toMatch(/key:/);
+  });
+
+  it('refuses arguments that are not plain data', () => {
+    const cyclic: Record<string, unknown> = { model: 'a' };
+    cyclic.self = cyclic;
+    const r = validateCall('models.warmup', cyclic);
+    expect(!r.ok && r.error).toMatch(/cannot be read as plain data/);
+    expect(validateCall('gpu.history', { minutes: 10n }).ok).toBe(false);
+  });
+});
+
+describe('replies', () => {
+  it('wraps values and turns throws into text', async () => {
+    expect(await toReply(() => 5)).toEqual({ ok: true, value: 5 });
+    expect(await toReply(async () => Promise.reject(new Error('hub unreachable: check your network')))).toEqual({
+      ok: false,
+      error: 'hub unreachable: check your network',
+    });
+    expect(await toReply(() => {
+      throw 'plain string';
+    })).toEqual({ ok: false, error: 'plain string' });
+    const odd = await toReply(() => {
+      throw { code: 1 };
+    });
+    expect(!odd.ok && odd.error).toMatch(/see the log/);
+    expect(errorText(new Error('x'.repeat(5000))).length).toBeLessThanOrEqual(2001);
+  });
+});
+
+describe('guardedInvoke', () => {
+  it('calls the backend with validated arguments and returns its value', async () => {
+    const backend = new TableBackend({ 'serving.pause': (a) => ({ paused: true, cause: 'manual', reason: (a as { reason: string }).reason }) });
+    const log = memoryLog();
+    const reply = await guardedInvoke({ backend, log: log.child('ipc'), expected }, sender(), 'serving.pause', { reason: 'gaming' });
+    expect(reply).toEqual({ ok: true, value: { paused: true, cause: 'manual', reason: 'gaming' } });
+    expect(backend.calls).toEqual([{ channel: 'serving.pause', args: { reason: 'gaming' } }]);
+  });
+
+  it('drops calls from unknown senders without reaching the backend, and logs them', async () => {
+    const backend = new TableBackend({ 'snapshot.get': () => ({}) });
+    const log = memoryLog();
+    const reply = await guardedInvoke({ backend, log: log.child('ipc'), expected }, sender({ frameUrl: 'https://evil.example/' }), 'snapshot.get', {});
+    expect(reply).toEqual({ ok: false, error: 'Refused: this page is not allowed to talk to the agent.' });
+    expect(backend.calls).toHaveLength(0);
+    expect(log.entries(10, 'warn').map((e) => e.msg)).toEqual([expect.stringContaining('Dropped an IPC call to "snapshot.get"')]);
+  });
+
+  it('answers bad channels and bad arguments with text, never calling the backend', async () => {
+    const backend = new TableBackend({});
+    const log = memoryLog();
+    const ctx = { backend, log: log.child('ipc'), expected };
+    const badChannel = await guardedInvoke(ctx, sender(), 'shell.exec', { cmd: 'ls' });
+    expect(badChannel.ok).toBe(false);
+    const badArgs = await guardedInvoke(ctx, sender(), 'models.setLimits', { model: 'm', maxConcurrent: 0, maxQueue: 1 });
+    expect(!badArgs.ok && badArgs.error).toMatch(/maxConcurrent/);
+    expect(backend.calls).toHaveLength(0);
+    expect(log.entries(10, 'warn')).toHaveLength(2);
+  });
+
+  it('turns a backend error into { ok: false, error }', async () => {
+    const backend = new TableBackend({
+      'settings.checkKey': () => {
+        throw new Error('The hub says this key is not valid. Copy the key again from your Swan dashboard.');
+      },
+    });
+    const reply = await guardedInvoke({ backend, log: memoryLog().child('ipc'), expected }, sender(), 'settings.checkKey', { key: 'sk-bad' });
+    expect(reply).toEqual({ ok: false, error: 'The hub says this key is not valid. Copy the key again from your Swan dashboard.' });
+  });
+});
