@@ -46,3 +46,29 @@ export class SchedulerRejection extends Error {
     this.name = 'SchedulerRejection';
   }
 }
+
+/** One endpoint of a model as stats() reports it. inFlight counts every model's requests on that URL. */
+export interface SchedulerEndpointStats {
+  url: string;
+  inFlight: number;
+  maxConcurrent: number;
+  health: ModelHealth;
+}
+
+/** One model as stats() reports it. maxConcurrent is what can run now (unhealthy endpoints excluded). */
+export interface SchedulerModelStats {
+  model: string;
+  inFlight: number;
+  queued: number;
+  maxConcurrent: number;
+  maxQueue: number;
+  endpoints: SchedulerEndpointStats[];
+}
+
+/** Per-model overrides given to Scheduler.setModel. */
+export interface ModelLimits {
+  /** Concurrent requests for this model over all its endpoints (default: the sum of its endpoints' limits). */
+  maxConcurrent?: number;
+  /** Waiting requests for this model (default: SchedulerLimits.maxQueuePerModel). */
+  maxQueue?: number;
+}

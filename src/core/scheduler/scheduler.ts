@@ -1,0 +1,444 @@
+// Admission control shared by hub and local traffic: per-endpoint and per-model concurrency,
+// a bounded fair queue with positions, least-outstanding endpoint choice, pause and drain.
+import { EventEmitter } from 'node:events';
+import { z } from 'zod';
+import type { ModelHealth, RequestSource } from '../../shared/types';
+import type { Logger } from '../log';
+import { FairQueue } from './fair-queue';
+import {
+  SchedulerRejection,
+  type AdmitOptions,
+  type Lease,
+  type ModelLimits,
+  type SchedulerEndpoint,
+  type SchedulerLimits,
+  type SchedulerModelStats,
+} from './types';
+
+export const DEFAULT_LIMITS: SchedulerLimits = { maxConcurrentPerEndpoint: 4, maxQueuePerModel: 32, queueTimeoutMs: 30_000 };
+
+export const PAUSED_MESSAGE = 'The owner has paused serving; try again later';
+/** Suggested wait given to clients while paused. */
+const PAUSE_RETRY_MS = 30_000;
+/** Assumed request duration until one has been measured, for retry estimates. */
+const DEFAULT_SERVICE_MS = 2_000;
+
+const limitsSchema = z
+  .object({
+    maxConcurrentPerEndpoint: z.number().int().min(1),
+    maxQueuePerModel: z.number().int().min(0),
+    queueTimeoutMs: z.number().int().min(1),
+  })
+  .partial();
+
+const modelLimitsSchema = z.object({ maxConcurrent: z.number().int().min(1).optional(), maxQueue: z.number().int().min(0).optional() });
+
+const endpointSchema = z.object({
+  url: z.string().min(1),
+  health: z.enum(['healthy', 'degraded', 'unhealthy']),
+  maxConcurrent: z.number().int().min(1).optional(),
+});
+
+interface EndpointEntry {
+  url: string;
+  health: ModelHealth;
+  inFlight: number;
+  /** Sequence number of the last request sent here: ties go to the least recently used endpoint. */
+  lastUsed: number;
+}
+
+interface Waiter {
+  requestId: string;
+  source: RequestSource;
+  enqueuedAt: number;
+  resolve: (lease: Lease) => void;
+  reject: (err: SchedulerRejection) => void;
+  /** Stops the queue timer and the abort listener. */
+  dispose: () => void;
+}
+
+interface ModelEntry {
+  model: string;
+  urls: string[];
+  /** Per-URL overrides from this model's endpoint list. */
+  caps: Map<string, number>;
+  maxConcurrent?: number;
+  maxQueue: number;
+  inFlight: number;
+  queue: FairQueue<Waiter>;
+  /** Moving average of how long a lease is held, for retry-after estimates. */
+  avgServiceMs: number;
+}
+
+const HEALTH_RANK: Record<ModelHealth, number> = { healthy: 0, degraded: 1, unhealthy: 2 };
+
+export class Scheduler extends EventEmitter {
+  private readonly limits: SchedulerLimits;
+  private readonly models = new Map<string, ModelEntry>();
+  private readonly endpoints = new Map<string, EndpointEntry>();
+  private paused = false;
+  private pauseMessage = PAUSED_MESSAGE;
+  private closed = false;
+  private seq = 0;
+  private totalInFlightCount = 0;
+  private drainWaiters: Array<() => void> = [];
+  private changeQueued = false;
+
+  constructor(
+    limits: Partial<SchedulerLimits> = {},
+    private readonly log?: Logger,
+  ) {
+    super();
+    const parsed = limitsSchema.safeParse(limits);
+    if (!parsed.success) throw new TypeError(`Invalid scheduler limits: ${z.prettifyError(parsed.error)}`);
+    this.limits = { ...DEFAULT_LIMITS, ...stripUndefined(parsed.data) };
+  }
+
+  /** Adds or replaces a model's endpoints and limits. Running and queued requests are kept. */
+  setModel(model: string, endpoints: SchedulerEndpoint[], limits: ModelLimits = {}): void {
+    const eps = z.array(endpointSchema).safeParse(endpoints);
+    if (!eps.success) throw new TypeError(`Invalid endpoints for model "${model}": ${z.prettifyError(eps.error)}`);
+    const lim = modelLimitsSchema.safeParse(limits);
+    if (!lim.success) throw new TypeError(`Invalid limits for model "${model}": ${z.prettifyError(lim.error)}`);
+
+    let entry = this.models.get(model);
+    if (!entry) {
+      entry = { model, urls: [], caps: new Map(), maxQueue: 0, inFlight: 0, queue: new FairQueue(), avgServiceMs: DEFAULT_SERVICE_MS };
+      this.models.set(model, entry);
+    }
+    const previousUrls = entry.urls;
+    entry.urls = [...new Set(eps.data.map((e) => e.url))];
+    entry.caps = new Map(eps.data.flatMap((e) => (e.maxConcurrent ? [[e.url, e.maxConcurrent] as const] : [])));
+    entry.maxConcurrent = lim.data.maxConcurrent;
+    entry.maxQueue = lim.data.maxQueue ?? this.limits.maxQueuePerModel;
+    for (const e of eps.data) {
+      const ep = this.endpoints.get(e.url);
+      if (ep) ep.health = e.health;
+      else this.endpoints.set(e.url, { url: e.url, health: e.health, inFlight: 0, lastUsed: 0 });
+    }
+    for (const url of previousUrls) this.forgetIfUnused(url);
+    if (!this.hasUsableEndpoint(entry)) this.rejectQueue(entry, () => unavailable(model));
+    this.pump();
+    this.changed();
+  }
+
+  /** Withdraws a model: its queued requests are refused, running ones finish. */
+  removeModel(model: string): void {
+    const entry = this.models.get(model);
+    if (!entry) return;
+    this.models.delete(model);
+    this.rejectQueue(
+      entry,
+      () => new SchedulerRejection('model_not_loaded', `Model "${model}" was withdrawn while the request waited (disabled or its engine went away). Pick another model.`, 404),
+    );
+    for (const url of entry.urls) this.forgetIfUnused(url);
+    this.pump();
+    this.changed();
+  }
+
+  /** Health of one engine URL, for every model it serves. Unhealthy endpoints get no new requests. */
+  setEndpointHealth(url: string, health: ModelHealth): void {
+    const ep = this.endpoints.get(url);
+    if (!ep || ep.health === health) return;
+    ep.health = health;
+    this.log?.info(`Endpoint ${url} is now ${health}`);
+    if (health === 'unhealthy') {
+      for (const m of this.models.values()) {
+        if (m.urls.includes(url) && !this.hasUsableEndpoint(m)) this.rejectQueue(m, () => unavailable(m.model));
+      }
+    }
+    this.pump();
+    this.changed();
+  }
+
+  /**
+   * Waits for a slot for one request of `model`. Resolves with a lease on the chosen endpoint;
+   * rejects with a SchedulerRejection (404 not served/unavailable, 429 paused/full/timeout, 499 cancelled).
+   */
+  admit(model: string, opts: AdmitOptions): Promise<Lease> {
+    return new Promise<Lease>((resolve, reject) => {
+      const refuse = (err: SchedulerRejection): void => {
+        this.log?.debug(`Refused ${opts.requestId} for ${model}: ${err.message}`, { requestId: opts.requestId, kind: err.kind });
+        reject(err);
+      };
+      if (this.closed) return refuse(new SchedulerRejection('rejected', 'The provider is shutting down; try again later.', 503, PAUSE_RETRY_MS));
+      if (opts.signal?.aborted) return refuse(cancelled());
+      const entry = this.models.get(model);
+      if (!entry) {
+        return refuse(
+          new SchedulerRejection('model_not_loaded', `Model "${model}" is not served here. List the available models with GET /v1/models and pick one of them.`, 404),
+        );
+      }
+      if (this.paused) return refuse(new SchedulerRejection('rejected', this.pauseMessage, 429, PAUSE_RETRY_MS));
+      if (!this.hasUsableEndpoint(entry)) return refuse(unavailable(model));
+
+      if (entry.queue.size === 0) {
+        const ep = this.runnableEndpoint(entry);
+        if (ep) {
+          const lease = this.grant(entry, ep, opts.requestId);
+          notifyAccepted(opts, 0, this.log);
+          return resolve(lease);
+        }
+      }
+      if (entry.queue.size >= entry.maxQueue) {
+        const retry = this.retryEstimate(entry);
+        return refuse(
+          new SchedulerRejection(
+            'rejected',
+            `Model "${model}" is at capacity (${entry.inFlight} running, ${entry.queue.size} waiting); retry in about ${Math.ceil(retry / 1000)} s.`,
+            429,
+            retry,
+          ),
+        );
+      }
+      this.enqueue(entry, opts, resolve, refuse);
+    });
+  }
+
+  /** Stop admitting: new and queued requests get 429 with `message`; running ones finish. */
+  pause(message: string = PAUSED_MESSAGE): void {
+    this.pauseMessage = message;
+    if (this.paused) return;
+    this.paused = true;
+    this.log?.info('Serving paused: new requests are refused, running ones finish');
+    for (const m of this.models.values()) this.rejectQueue(m, () => new SchedulerRejection('rejected', this.pauseMessage, 429, PAUSE_RETRY_MS));
+    this.changed();
+  }
+
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.log?.info('Serving resumed');
+    this.pump();
+    this.changed();
+  }
+
+  isPaused(): boolean {
+    return this.paused;
+  }
+
+  /** Requests running now, over all models. */
+  inFlight(): number {
+    return this.totalInFlightCount;
+  }
+
+  /** Resolves when no request is running (at once if none is). */
+  drained(): Promise<void> {
+    if (this.totalInFlightCount === 0) return Promise.resolve();
+    return new Promise((resolve) => this.drainWaiters.push(resolve));
+  }
+
+  stats(): SchedulerModelStats[] {
+    return [...this.models.values()].map((m) => ({
+      model: m.model,
+      inFlight: m.inFlight,
+      queued: m.queue.size,
+      maxConcurrent: this.modelCap(m),
+      maxQueue: m.maxQueue,
+      endpoints: m.urls.map((url) => {
+        const ep = this.endpoints.get(url);
+        return { url, inFlight: ep?.inFlight ?? 0, maxConcurrent: this.endpointCap(url), health: ep?.health ?? 'unhealthy' };
+      }),
+    }));
+  }
+
+  /** Refuses everything queued and every later admit; running leases may still be released. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const m of this.models.values()) this.rejectQueue(m, () => new SchedulerRejection('cancelled', 'The provider is shutting down.', 499));
+  }
+
+  // ---- internals ----
+
+  private enqueue(entry: ModelEntry, opts: AdmitOptions, resolve: (l: Lease) => void, reject: (e: SchedulerRejection) => void): void {
+    const signal = opts.signal;
+    const onAbort = (): void => {
+      if (entry.queue.remove(waiter)) {
+        waiter.dispose();
+        reject(cancelled());
+        this.changed();
+      }
+    };
+    const timer = setTimeout(() => {
+      if (!entry.queue.remove(waiter)) return;
+      waiter.dispose();
+      const retry = this.retryEstimate(entry);
+      reject(
+        new SchedulerRejection(
+          'rejected',
+          `Waited ${Math.round(this.limits.queueTimeoutMs / 1000)} s for a free slot on model "${entry.model}" without getting one; retry in about ${Math.ceil(retry / 1000)} s.`,
+          429,
+          retry,
+        ),
+      );
+      this.changed();
+    }, this.limits.queueTimeoutMs);
+    const waiter: Waiter = {
+      requestId: opts.requestId,
+      source: opts.source,
+      enqueuedAt: ++this.seq,
+      resolve,
+      reject,
+      dispose: () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      },
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const position = entry.queue.push(waiter);
+    notifyAccepted(opts, position, this.log);
+    this.changed();
+  }
+
+  /** Hands free slots to waiting requests, the longest-waiting model first, until none can run. */
+  private pump(): void {
+    if (this.paused || this.closed) return;
+    for (;;) {
+      const waiting = [...this.models.values()].filter((m) => m.queue.size > 0).sort((a, b) => a.queue.oldest() - b.queue.oldest());
+      let progressed = false;
+      for (const m of waiting) {
+        const ep = this.runnableEndpoint(m);
+        if (!ep) continue;
+        const waiter = m.queue.shift();
+        if (!waiter) continue;
+        waiter.dispose();
+        waiter.resolve(this.grant(m, ep, waiter.requestId));
+        progressed = true;
+        break;
+      }
+      if (!progressed) return;
+    }
+  }
+
+  private grant(entry: ModelEntry, ep: EndpointEntry, requestId: string): Lease {
+    ep.inFlight++;
+    ep.lastUsed = ++this.seq;
+    entry.inFlight++;
+    this.totalInFlightCount++;
+    const startedAt = Date.now();
+    let released = false;
+    this.changed();
+    return {
+      endpointUrl: ep.url,
+      release: () => {
+        if (released) return;
+        released = true;
+        ep.inFlight--;
+        entry.inFlight--;
+        this.totalInFlightCount--;
+        entry.avgServiceMs = entry.avgServiceMs * 0.8 + (Date.now() - startedAt) * 0.2;
+        this.log?.debug(`Released ${requestId} on ${ep.url}`, { requestId });
+        this.forgetIfUnused(ep.url);
+        this.pump();
+        if (this.totalInFlightCount === 0) {
+          const waiters = this.drainWaiters;
+          this.drainWaiters = [];
+          for (const w of waiters) w();
+        }
+        this.changed();
+      },
+    };
+  }
+
+  /** The endpoint a new request of this model would run on now, or undefined when it must wait. */
+  private runnableEndpoint(entry: ModelEntry): EndpointEntry | undefined {
+    if (entry.inFlight >= this.modelCap(entry)) return undefined;
+    let best: EndpointEntry | undefined;
+    for (const url of entry.urls) {
+      const ep = this.endpoints.get(url);
+      if (!ep || ep.health === 'unhealthy' || ep.inFlight >= this.endpointCap(url)) continue;
+      if (
+        !best ||
+        HEALTH_RANK[ep.health] < HEALTH_RANK[best.health] ||
+        (ep.health === best.health && (ep.inFlight < best.inFlight || (ep.inFlight === best.inFlight && ep.lastUsed < best.lastUsed)))
+      ) {
+        best = ep;
+      }
+    }
+    return best;
+  }
+
+  /** An endpoint's limit: the lowest override any model gives it, else the default. */
+  private endpointCap(url: string): number {
+    let cap = Infinity;
+    for (const m of this.models.values()) {
+      const c = m.caps.get(url);
+      if (c !== undefined) cap = Math.min(cap, c);
+    }
+    return cap === Infinity ? this.limits.maxConcurrentPerEndpoint : cap;
+  }
+
+  private modelCap(entry: ModelEntry): number {
+    if (entry.maxConcurrent !== undefined) return entry.maxConcurrent;
+    let sum = 0;
+    for (const url of entry.urls) {
+      const ep = this.endpoints.get(url);
+      if (ep && ep.health !== 'unhealthy') sum += this.endpointCap(url);
+    }
+    return sum;
+  }
+
+  private hasUsableEndpoint(entry: ModelEntry): boolean {
+    return entry.urls.some((url) => {
+      const h = this.endpoints.get(url)?.health;
+      return h !== undefined && h !== 'unhealthy';
+    });
+  }
+
+  private retryEstimate(entry: ModelEntry): number {
+    const slots = Math.max(1, this.modelCap(entry));
+    const ms = Math.ceil((entry.avgServiceMs * (entry.queue.size + 1)) / slots);
+    return Math.min(60_000, Math.max(1_000, ms));
+  }
+
+  private rejectQueue(entry: ModelEntry, make: () => SchedulerRejection): void {
+    const waiting = entry.queue.drain();
+    for (const w of waiting) {
+      w.dispose();
+      w.reject(make());
+    }
+    if (waiting.length > 0) this.changed();
+  }
+
+  private forgetIfUnused(url: string): void {
+    const ep = this.endpoints.get(url);
+    if (!ep || ep.inFlight > 0) return;
+    for (const m of this.models.values()) if (m.urls.includes(url)) return;
+    this.endpoints.delete(url);
+  }
+
+  /** Emits one 'change' (with stats) per burst of updates in the same tick. */
+  private changed(): void {
+    if (this.changeQueued) return;
+    this.changeQueued = true;
+    queueMicrotask(() => {
+      this.changeQueued = false;
+      this.emit('change', this.stats());
+    });
+  }
+}
+
+function cancelled(): SchedulerRejection {
+  return new SchedulerRejection('cancelled', 'The request was cancelled while it waited in the queue.', 499);
+}
+
+function unavailable(model: string): SchedulerRejection {
+  return new SchedulerRejection(
+    'model_not_loaded',
+    `Model "${model}" is unavailable: every engine serving it is unhealthy. It will come back once its engine answers health checks again.`,
+    404,
+  );
+}
+
+function notifyAccepted(opts: AdmitOptions, position: number, log?: Logger): void {
+  try {
+    opts.onAccepted?.(position);
+  } catch (err) {
+    log?.warn(`onAccepted callback of ${opts.requestId} threw: ${(err as Error).message}`, { requestId: opts.requestId });
+  }
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
