@@ -1,0 +1,118 @@
+// Why serving is paused: the owner's switch, another program using the GPU, or the owner's schedule.
+// Manual wins over the others and is only ever lifted by the owner; the GPU and schedule causes
+// lift themselves when their condition clears.
+import { EventEmitter } from 'node:events';
+import type { GpuProcess, GpuSample, PauseState } from '../../shared/types';
+import type { Logger } from '../log';
+import { DEFAULT_GPU_BUSY, GpuBusyDetector, type GpuBusyThresholds } from './gpu-busy';
+import { activeWindow, describeWindow, parseSchedule, type PauseWindow } from './pause-schedule';
+
+export interface PauseControllerOptions {
+  /** Clock (epoch ms); tests inject a fake one. */
+  now?: () => number;
+  gpu?: Partial<GpuBusyThresholds>;
+  /** How often the schedule is checked (default 30 s). */
+  scheduleCheckMs?: number;
+  /** How many of our requests run now: GPU utilisation only counts as someone else's when this is 0. */
+  engineInFlight?: () => number;
+  log?: Logger;
+}
+
+type Cause = NonNullable<PauseState['cause']>;
+
+interface Active {
+  reason: string;
+  since: number;
+}
+
+export class PauseController extends EventEmitter {
+  private readonly now: () => number;
+  private readonly detector: GpuBusyDetector;
+  private readonly scheduleCheckMs: number;
+  private readonly engineInFlight: () => number;
+  private readonly log?: Logger;
+  private readonly active: Partial<Record<Cause, Active>> = {};
+  private windows: PauseWindow[] = [];
+  private timer?: NodeJS.Timeout;
+  private last: PauseState = { paused: false };
+
+  constructor(opts: PauseControllerOptions = {}) {
+    super();
+    this.now = opts.now ?? Date.now;
+    this.detector = new GpuBusyDetector({ ...DEFAULT_GPU_BUSY, ...opts.gpu });
+    this.scheduleCheckMs = opts.scheduleCheckMs ?? 30_000;
+    this.engineInFlight = opts.engineInFlight ?? (() => 0);
+    this.log = opts.log;
+  }
+
+  /** The owner pauses serving. Stays paused until resumeManual(), whatever else happens. */
+  pauseManual(reason = 'Paused by the owner'): void {
+    this.set('manual', reason);
+  }
+
+  resumeManual(): void {
+    this.set('manual', undefined);
+  }
+
+  /** Feeds the GPU's current process list (and optionally its latest sample). */
+  updateGpuProcesses(procs: GpuProcess[], sample?: GpuSample): void {
+    const v = this.detector.update(procs, sample, this.engineInFlight());
+    this.set('gpu_busy', v.busy ? (v.reason ?? 'The GPU is busy with other work') : undefined);
+  }
+
+  /** Replaces the pause schedule (validated; throws with a clear message) and checks it at once. */
+  setSchedule(windows: unknown): void {
+    this.windows = parseSchedule(windows);
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    if (this.windows.length > 0) {
+      this.timer = setInterval(() => this.evaluateSchedule(), this.scheduleCheckMs);
+      this.timer.unref();
+    }
+    this.evaluateSchedule();
+  }
+
+  schedule(): PauseWindow[] {
+    return this.windows.map((w) => ({ ...w, days: [...w.days] }));
+  }
+
+  /** Checks the schedule against the clock now (the timer calls this; tests may too). */
+  evaluateSchedule(): void {
+    const w = activeWindow(this.windows, this.now());
+    this.set('schedule', w ? `Paused by your schedule (${describeWindow(w)})` : undefined);
+  }
+
+  state(): PauseState {
+    return { ...this.last };
+  }
+
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    this.removeAllListeners();
+  }
+
+  private set(cause: Cause, reason: string | undefined): void {
+    const current = this.active[cause];
+    if (reason === undefined) {
+      if (!current) return;
+      delete this.active[cause];
+      this.log?.info(`Pause cause cleared: ${cause}`);
+    } else if (current) {
+      current.reason = reason;
+    } else {
+      this.active[cause] = { reason, since: this.now() };
+      this.log?.info(`Pause cause set: ${cause} — ${reason}`);
+    }
+    this.publish();
+  }
+
+  private publish(): void {
+    const cause = (['manual', 'gpu_busy', 'schedule'] as const).find((c) => this.active[c]);
+    const a = cause ? this.active[cause] : undefined;
+    const next: PauseState = cause && a ? { paused: true, cause, reason: a.reason, since: a.since } : { paused: false };
+    if (next.paused === this.last.paused && next.cause === this.last.cause && next.reason === this.last.reason) return;
+    this.last = next;
+    this.emit('change', this.state());
+  }
+}
