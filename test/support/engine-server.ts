@@ -19,6 +19,8 @@ export interface RecordedRequest {
   aborted: boolean;
   /** SSE events written for this request. */
   eventsWritten: number;
+  /** Client port: equal ports mean a kept-alive connection was reused. */
+  remotePort?: number;
 }
 
 /** Streaming behaviour; fields combine. */
@@ -191,7 +193,7 @@ export class TestEngine extends EventEmitter {
       body = undefined;
     }
     const path = (req.url ?? '/').split('?')[0] ?? '/';
-    const rec: RecordedRequest = { method: req.method ?? 'GET', path, headers: req.headers, body, rawBody, aborted: false, eventsWritten: 0 };
+    const rec: RecordedRequest = { method: req.method ?? 'GET', path, headers: req.headers, body, rawBody, aborted: false, eventsWritten: 0, remotePort: req.socket.remotePort };
     this.requests.push(rec);
     res.on('close', () => {
       if (res.writableEnded || this.closing || this.ownDrops.has(res)) return;
@@ -257,10 +259,13 @@ export class TestEngine extends EventEmitter {
     this.activeStreams++;
     try {
       let i = 0;
+      let lastWrite: Promise<void> = Promise.resolve();
       for (const ev of events) {
         if (res.destroyed) return;
         if (sm.dropAfterEvents === i) {
+          // Crash after the events already written reached the wire.
           this.ownDrops.add(res);
+          await lastWrite;
           res.socket?.destroy();
           return;
         }
@@ -272,7 +277,14 @@ export class TestEngine extends EventEmitter {
         i++;
         rec.eventsWritten++;
         this.eventsWritten++;
-        const ok = res.write(ev);
+        let ok: boolean;
+        if (sm.dropAfterEvents !== undefined) {
+          let flushed!: () => void;
+          lastWrite = new Promise<void>((r) => (flushed = r));
+          ok = res.write(ev, () => flushed());
+        } else {
+          ok = res.write(ev);
+        }
         if (ok) this.eventsAccepted++;
         this.emit('progress');
         if (!ok) {

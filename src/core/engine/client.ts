@@ -1,0 +1,245 @@
+// The engine client: POST an OpenAI-style request to a local engine over node:http(s) with a keep-alive
+// agent, and hand back either a pull-based stream of events (real backpressure: when the consumer stops
+// pulling, the socket stops being read) or the parsed JSON of a non-stream answer.
+import http from 'node:http';
+import https from 'node:https';
+import { EngineHttpError, type EngineEndpoint, type EngineRequestOptions, type EngineStreamEvent, type NonStreamResult } from './types';
+import { parseEngineStream } from './sse';
+import { describeEngineError } from './engine-error';
+import { readTimings, readUsage } from './usage';
+import { normalizeBaseUrl } from './url';
+
+export { estimateTokens } from './usage';
+
+const httpAgent = new http.Agent({ keepAlive: true, keepAliveMsecs: 1000 });
+const httpsAgent = new https.Agent({ keepAlive: true, keepAliveMsecs: 1000 });
+
+/** Default wait for response headers of a stream (engines send them before the first token). */
+export const STREAM_HEADERS_TIMEOUT_MS = 60_000;
+/** Default wait for a whole non-stream answer (the engine answers only when generation is done). */
+export const JSON_TIMEOUT_MS = 300_000;
+const MAX_ERROR_BODY = 64 * 1024;
+const MAX_JSON_BODY = 32 * 1024 * 1024;
+
+/** Options of streamRequest beyond the shared contract. */
+export interface StreamRequestOptions extends EngineRequestOptions {
+  /** Fail the stream (error 502, then end) when the engine sends nothing for this long while we wait. */
+  idleTimeoutMs?: number;
+}
+
+/** Close idle keep-alive sockets to engines (at shutdown). */
+export function closeEngineConnections(): void {
+  httpAgent.destroy();
+  httpsAgent.destroy();
+}
+
+/**
+ * The body to forward: a shallow copy with `local_model` as `model`. Stream: `stream: true` and
+ * `stream_options.include_usage: true` (other stream options kept). Non-stream: no stream options.
+ */
+export function prepareBody(body: Record<string, unknown>, endpoint: EngineEndpoint, stream: boolean): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...body };
+  if (endpoint.localModel) out.model = endpoint.localModel;
+  if (stream) {
+    const given = body.stream_options;
+    out.stream = true;
+    out.stream_options = { ...(given && typeof given === 'object' && !Array.isArray(given) ? given : {}), include_usage: true };
+  } else {
+    if ('stream' in out) out.stream = false;
+    delete out.stream_options;
+  }
+  return out;
+}
+
+function cancelled(base: string): EngineHttpError {
+  return new EngineHttpError(`the request to the engine at ${base} was cancelled`, 499);
+}
+
+/** Read a response body up to `limit` bytes. */
+async function readText(res: http.IncomingMessage, limit: number): Promise<string> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const c of res) {
+    size += (c as Buffer).length;
+    if (size > limit) {
+      res.destroy();
+      throw new EngineHttpError(`the engine answer is larger than ${limit} bytes`, 502);
+    }
+    parts.push(c as Buffer);
+  }
+  return Buffer.concat(parts).toString('utf8');
+}
+
+async function httpError(res: http.IncomingMessage, base: string): Promise<EngineHttpError> {
+  const status = res.statusCode ?? 502;
+  const fallback = `the engine at ${base} answered ${status} ${res.statusMessage ?? ''}`.trim();
+  let text = '';
+  try {
+    text = await readText(res, MAX_ERROR_BODY);
+  } catch {
+    return new EngineHttpError(fallback, status);
+  }
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON: keep the text when it is short and not an HTML page
+  }
+  const plain = typeof body === 'string' && (body.length > 300 || /^\s*</.test(body)) ? undefined : body;
+  const message = describeEngineError(plain).message ?? fallback;
+  return new EngineHttpError(message, status, body === '' ? undefined : body);
+}
+
+interface Sent {
+  res: http.IncomingMessage;
+  req: http.ClientRequest;
+  base: string;
+  /** Remove the abort listener and timer. */
+  done: () => void;
+  /** The timer fired (504). */
+  timedOut: () => boolean;
+}
+
+/**
+ * Send the request and resolve with a 2xx response; otherwise reject with EngineHttpError
+ * (engine status + message; 502 unreachable; 504 no answer in time; 499 cancelled).
+ * The timer runs until `done()` is called (so non-stream callers can cover the body too).
+ */
+function send(opts: EngineRequestOptions, body: Record<string, unknown>, accept: string, timeoutMs: number, retry = true): Promise<Sent> {
+  const base = normalizeBaseUrl(opts.endpoint.url);
+  const url = new URL(base + opts.path);
+  const payload = Buffer.from(JSON.stringify(body));
+  const headers: http.OutgoingHttpHeaders = { 'content-type': 'application/json', 'content-length': payload.length, accept };
+  if (opts.endpoint.apiKey) headers.authorization = `Bearer ${opts.endpoint.apiKey}`;
+  const secure = url.protocol === 'https:';
+  const signal = opts.signal;
+
+  return new Promise<Sent>((resolve, reject) => {
+    if (signal?.aborted) return reject(cancelled(base));
+    const req = (secure ? https : http).request(url, { method: 'POST', agent: secure ? httpsAgent : httpAgent, headers });
+    let settled = false;
+    let gotResponse = false;
+    let timedOut = false;
+    const onAbort = () => req.destroy(cancelled(base));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      req.destroy(new EngineHttpError(`the engine at ${base} did not answer within ${Math.round(timeoutMs / 100) / 10} s`, 504));
+    }, timeoutMs);
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    const fail = (e: EngineHttpError) => {
+      done();
+      if (!settled) {
+        settled = true;
+        reject(e);
+      }
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      if (settled) return;
+      // A kept-alive socket the engine already closed: try once on a fresh one, as Node's docs advise.
+      if (retry && !gotResponse && req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) {
+        done();
+        settled = true;
+        send(opts, body, accept, timeoutMs, false).then(resolve, reject);
+        return;
+      }
+      if (err instanceof EngineHttpError) return fail(err);
+      fail(new EngineHttpError(`could not reach the engine at ${base} (${err.code ?? err.message}); check that it is running`, 502));
+    });
+    req.on('response', (res) => {
+      gotResponse = true;
+      res.on('error', () => undefined); // surfaced through reading; never an uncaught 'error'
+      const status = res.statusCode ?? 0;
+      if (status >= 200 && status < 300) {
+        settled = true;
+        resolve({ res, req, base, done, timedOut: () => timedOut });
+        return;
+      }
+      httpError(res, base).then(fail, () => fail(new EngineHttpError(`the engine at ${base} answered ${status}`, status)));
+    });
+    req.end(payload);
+  });
+}
+
+/** The response body as chunks, read only while pulled; an idle timer fails a silent engine. */
+async function* readBody(res: http.IncomingMessage, base: string, idleMs?: number): AsyncGenerator<Uint8Array> {
+  let waiting = true;
+  const timer =
+    idleMs && idleMs > 0
+      ? setTimeout(function onIdle() {
+          if (waiting) res.destroy(new Error(`the engine at ${base} sent nothing for ${idleMs} ms`));
+          else timer?.refresh();
+        }, idleMs)
+      : undefined;
+  try {
+    for await (const chunk of res) {
+      waiting = false;
+      yield chunk as Uint8Array;
+      waiting = true;
+      timer?.refresh();
+    }
+  } finally {
+    if (timer) clearTimeout(timer);
+  }
+}
+
+async function* relay(sent: Sent, completions: boolean, idleMs?: number): AsyncGenerator<EngineStreamEvent, void, undefined> {
+  try {
+    yield* parseEngineStream(readBody(sent.res, sent.base, idleMs), { completions });
+  } finally {
+    sent.done();
+    if (!sent.res.complete) sent.req.destroy(); // stopped early: close the socket so the engine stops
+  }
+}
+
+/**
+ * Start a streaming request. Resolves when the engine answered 200 with headers; the generator then
+ * yields chunk/error events and one final 'end'. Iterate it to the end or break/return() (which closes
+ * the connection). opts.signal aborts at any time.
+ */
+export async function streamRequest(opts: StreamRequestOptions): Promise<AsyncGenerator<EngineStreamEvent, void, undefined>> {
+  const body = prepareBody(opts.body, opts.endpoint, true);
+  const sent = await send(opts, body, 'text/event-stream', opts.headersTimeoutMs ?? STREAM_HEADERS_TIMEOUT_MS);
+  // The headers timer only covers the wait for headers; the abort listener stays until the stream ends.
+  const signal = opts.signal;
+  const onAbort = () => sent.req.destroy(new Error('the request was cancelled'));
+  signal?.addEventListener('abort', onAbort, { once: true });
+  sent.done();
+  const done = sent.done;
+  sent.done = () => {
+    done();
+    signal?.removeEventListener('abort', onAbort);
+  };
+  return relay(sent, opts.path === '/v1/completions', opts.idleTimeoutMs);
+}
+
+/** A non-stream request: the engine's JSON and its usage, or EngineHttpError. */
+export async function requestJson(opts: EngineRequestOptions): Promise<NonStreamResult> {
+  const body = prepareBody(opts.body, opts.endpoint, false);
+  const sent = await send(opts, body, 'application/json', opts.headersTimeoutMs ?? JSON_TIMEOUT_MS);
+  let text: string;
+  try {
+    text = await readText(sent.res, MAX_JSON_BODY);
+  } catch (e) {
+    if (e instanceof EngineHttpError) throw e;
+    if (opts.signal?.aborted) throw cancelled(sent.base);
+    if (sent.timedOut()) throw new EngineHttpError(`the engine at ${sent.base} did not finish its answer in time`, 504);
+    throw new EngineHttpError(`the engine at ${sent.base} broke off its answer (${e instanceof Error ? e.message : String(e)})`, 502);
+  } finally {
+    sent.done();
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new EngineHttpError(`the engine at ${sent.base} answered with something that is not JSON: ${text.slice(0, 80)}`, 502, text);
+  }
+  const obj = json && typeof json === 'object' ? (json as Record<string, unknown>) : {};
+  const usage = readUsage(obj.usage) ?? readTimings(obj.timings);
+  const result: NonStreamResult = { statusCode: sent.res.statusCode ?? 200, json };
+  if (usage) result.usage = usage;
+  return result;
+}
