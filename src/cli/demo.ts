@@ -1,0 +1,57 @@
+// `swan-provider demo`: everything on one machine — the dev hub, a clearly labelled simulated engine
+// (for machines with no engine), the agent, and the browser console — plus a little traffic.
+import fs from 'node:fs';
+import path from 'node:path';
+import { Agent } from '../core/agent';
+import { startConsoleServer } from '../core/console/server';
+import { renderMetrics } from '../core/console/prometheus';
+import { Log } from '../core/log';
+import { startDevHub } from './dev-hub';
+import { parseHostPort, rendererDir } from './home';
+import { startSimulatedEngine } from './sim-engine';
+
+const DEMO_KEY = 'sk-prov-demo-0000000000';
+
+export async function demoCommand(o: { home: string; console: string }): Promise<number> {
+  const home = path.join(o.home, 'demo');
+  const log = new Log({ file: path.join(home, 'logs', 'agent.jsonl'), console: 'info' });
+  const hub = await startDevHub({ token: DEMO_KEY, log: (l) => log.child('dev-hub').info(l) });
+  const engine = await startSimulatedEngine({ host: '127.0.0.1' });
+  fs.mkdirSync(home, { recursive: true });
+  const configPath = path.join(home, 'config.toml');
+  fs.writeFileSync(
+    configPath,
+    `[API]\nNodeName = "demo-provider"\n[Inference]\nWebSocketURL = "${hub.wsUrl}"\nServiceURL = "${hub.url}"\nApiKey = "${DEMO_KEY}"\n[Agent]\nDiscovery = false\nHealthCheckIntervalSeconds = 5\n`,
+  );
+  const models = await (await fetch(`${engine.url}/v1/models`)).json() as { data: Array<{ id: string }> };
+  fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify(Object.fromEntries(models.data.map((m) => [m.id, { endpoint: engine.url }])), null, 2));
+  const agent = await Agent.create({ home, configPath, log, mode: 'headless', discovery: false });
+  agent.settings.update((s) => ({ ...s, onboarded: true }));
+  await agent.start();
+  const { host, port } = parseHostPort(o.console, '--console');
+  const con = await startConsoleServer({ backend: agent, host, port, staticDir: rendererDir, log: log.child('console'), metrics: () => renderMetrics(agent.snapshot(), agent.sampler?.latest() ?? null) });
+  process.stdout.write(`\nDemo running. The engine is SIMULATED (every answer starts with "[simulated]").\n`);
+  process.stdout.write(`console: ${con.url}\n`);
+  process.stdout.write(`dev hub: ${hub.url}   (curl ${hub.url}/v1/chat/completions -d '{"model":"${models.data[0]?.id}","messages":[{"role":"user","content":"hi"}],"stream":true}')\n`);
+  // A trickle of traffic so the dashboard has something to show.
+  const traffic = setInterval(() => {
+    const model = models.data[Math.floor(Math.random() * models.data.length)]?.id;
+    void fetch(`${hub.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: 'Tell me about GPUs.' }], max_tokens: 64 }),
+    })
+      .then((r) => r.text())
+      .catch(() => undefined);
+  }, 4000);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  clearInterval(traffic);
+  await con.close();
+  await agent.stop();
+  await engine.close();
+  await hub.close();
+  return 0;
+}

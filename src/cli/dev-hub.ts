@@ -1,0 +1,419 @@
+// A reference Swan Inference hub for development, demos and tests. It speaks the hub side of every
+// message the agent speaks (seed 000 + DESIGN.md + resume-v1) and exposes an OpenAI-compatible HTTP
+// API (POST /v1/chat/completions, /v1/completions, GET /v1/models) that routes each request to a
+// connected provider serving the model. Not a production hub: no accounts, no billing.
+import { EventEmitter } from 'node:events';
+import crypto from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, WebSocket } from 'ws';
+
+export interface DevHubOptions {
+  host?: string;
+  port?: number;
+  /** Provider key the hub accepts; any non-empty key when omitted. */
+  token?: string;
+  /** Ask reconnecting providers (with resume-v1) to resume unfinished streams. Default true. */
+  resume?: boolean;
+  /** How long an HTTP request waits for a provider that dropped to come back (default 30 s). */
+  reattachMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface DevProvider {
+  nodeId: string;
+  nodeName: string;
+  models: string[];
+  health: Record<string, string>;
+  hardware: Record<string, unknown>;
+  capabilities: string[];
+  registers: number;
+  heartbeats: number;
+  connected: boolean;
+  ws?: WebSocket;
+}
+
+interface Pending {
+  id: string;
+  nodeId: string;
+  stream: boolean;
+  lastSeq: number;
+  onMessage: (type: string, payload: Record<string, unknown>) => void;
+  timer?: NodeJS.Timeout;
+}
+
+export interface DevHub {
+  url: string;
+  wsUrl: string;
+  port: number;
+  providers(): DevProvider[];
+  /** Every message received from providers, in order (tests read it). */
+  received: Array<{ nodeId: string; type: string; payload: Record<string, unknown>; requestId?: string }>;
+  events: EventEmitter;
+  /** Sends a raw frame to every connected provider (tests use it for malformed input). */
+  broadcastRaw(text: string): void;
+  /** Sends a hub -> provider request and waits for the reply of `replyType` with the same id. */
+  call(nodeId: string, type: string, payload: Record<string, unknown>, replyType: string, timeoutMs?: number): Promise<Record<string, unknown>>;
+  dropProviders(): void;
+  behaviour: { ackHeartbeats: boolean; answerPings: boolean; stallReads: boolean; duplicates: number };
+  close(): Promise<void>;
+}
+
+function json(res: http.ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function readBody(req: http.IncomingMessage, limit = 1024 * 1024): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let size = 0;
+    const parts: Buffer[] = [];
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > limit) {
+        reject(new Error('request body over 1 MB'));
+        req.destroy();
+      } else parts.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
+  const log = opts.log ?? (() => {});
+  const providers = new Map<string, DevProvider>();
+  const pending = new Map<string, Pending>();
+  const events = new EventEmitter();
+  const received: DevHub['received'] = [];
+  const behaviour = { ackHeartbeats: true, answerPings: true, stallReads: false, duplicates: 0 };
+  const resumeOn = opts.resume ?? true;
+
+  const send = (ws: WebSocket | undefined, msg: unknown): boolean => {
+    if (!ws || ws.readyState !== WebSocket.OPEN) return false;
+    ws.send(JSON.stringify(msg));
+    return true;
+  };
+
+  const pick = (model: string): DevProvider | undefined => {
+    const candidates = [...providers.values()].filter((p) => p.connected && p.models.includes(model) && p.health[model] !== 'unhealthy');
+    return candidates[Math.floor(Math.random() * candidates.length)];
+  };
+
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, autoPong: false });
+  wss.on('connection', (ws) => {
+    let provider: DevProvider | undefined;
+    ws.on('ping', (data) => {
+      if (behaviour.answerPings) ws.pong(data);
+    });
+    ws.on('error', () => {});
+    ws.on('message', (data) => {
+      let msg: { type?: string; request_id?: string; payload?: Record<string, unknown> };
+      try {
+        msg = JSON.parse(data.toString());
+      } catch {
+        send(ws, { type: 'error', payload: { code: 400, message: 'invalid JSON' } });
+        return;
+      }
+      const payload = msg.payload ?? {};
+      const type = String(msg.type);
+      if (type === 'register') {
+        const token = String(payload.token ?? '');
+        if (!token || (opts.token !== undefined && token !== opts.token)) {
+          send(ws, { type: 'error', request_id: msg.request_id, payload: { request_id: msg.request_id, code: 401, message: 'invalid provider API key' } });
+          log(`refused a provider: invalid key`);
+          ws.close(4001, 'invalid provider API key');
+          return;
+        }
+        const nodeId = String(payload.node_id ?? '');
+        const prev = providers.get(nodeId);
+        if (prev?.ws && prev.ws !== ws) prev.ws.terminate();
+        provider = {
+          nodeId,
+          nodeName: String(payload.node_name ?? ''),
+          models: Array.isArray(payload.models) ? payload.models.map(String) : [],
+          health: prev?.health ?? {},
+          hardware: (payload.hardware as Record<string, unknown>) ?? {},
+          capabilities: Array.isArray(payload.capabilities) ? payload.capabilities.map(String) : [],
+          registers: (prev?.registers ?? 0) + 1,
+          heartbeats: prev?.heartbeats ?? 0,
+          connected: true,
+          ws,
+        };
+        providers.set(nodeId, provider);
+        send(ws, { type: 'ack', request_id: msg.request_id, payload: { request_id: msg.request_id, success: true, message: 'registered successfully' } });
+        log(`provider ${provider.nodeName || nodeId.slice(0, 12)} registered with ${provider.models.length} model(s): ${provider.models.join(', ')}`);
+        events.emit('register', provider);
+        if (resumeOn && provider.capabilities.includes('resume-v1')) {
+          for (const p of pending.values()) {
+            if (p.nodeId === nodeId) send(ws, { type: 'resume', payload: { request_id: p.id, last_seq: p.lastSeq } });
+          }
+        }
+        return;
+      }
+      if (!provider) {
+        send(ws, { type: 'error', payload: { code: 400, message: 'register first' } });
+        return;
+      }
+      received.push({ nodeId: provider.nodeId, type, payload, ...(msg.request_id ? { requestId: msg.request_id } : {}) });
+      events.emit('message', { nodeId: provider.nodeId, type, payload, requestId: msg.request_id });
+      if (type === 'heartbeat') {
+        provider.heartbeats++;
+        if (Array.isArray(payload.models)) provider.models = payload.models.map(String);
+        if (payload.model_health && typeof payload.model_health === 'object') provider.health = payload.model_health as Record<string, string>;
+        if (behaviour.ackHeartbeats) send(ws, { type: 'ack', request_id: msg.request_id, payload: { request_id: msg.request_id, success: true } });
+        events.emit('heartbeat', provider, payload);
+        return;
+      }
+      if (type === 'model_health_update') {
+        provider.health = (payload.model_health as Record<string, string>) ?? {};
+        events.emit('health', provider);
+        return;
+      }
+      const rid = String(payload.request_id ?? msg.request_id ?? '');
+      const p = pending.get(rid);
+      if (!p) return;
+      const seq = typeof payload.seq === 'number' ? payload.seq : undefined;
+      if (seq !== undefined) {
+        if (seq <= p.lastSeq) {
+          behaviour.duplicates++;
+          return; // de-duplicate by (request_id, seq)
+        }
+        p.lastSeq = seq;
+      }
+      p.onMessage(type, payload);
+    });
+    ws.on('close', () => {
+      if (provider && providers.get(provider.nodeId)?.ws === ws) {
+        provider.connected = false;
+        provider.ws = undefined;
+        events.emit('disconnect', provider);
+        log(`provider ${provider.nodeName || provider.nodeId.slice(0, 12)} disconnected`);
+      }
+    });
+    // TCP stall: stop reading from this provider while set.
+    const stallCheck = setInterval(() => {
+      const sock = (ws as unknown as { _socket?: { pause(): void; resume(): void } })._socket;
+      if (behaviour.stallReads) sock?.pause();
+      else sock?.resume();
+    }, 20);
+    ws.on('close', () => clearInterval(stallCheck));
+  });
+
+  const call: DevHub['call'] = (nodeId, type, payload, replyType, timeoutMs = 30_000) => {
+    const p = providers.get(nodeId);
+    const id = crypto.randomUUID();
+    return new Promise((resolve, reject) => {
+      const entry: Pending = {
+        id,
+        nodeId,
+        stream: false,
+        lastSeq: -1,
+        onMessage: (t, pl) => {
+          if (t !== replyType && t !== 'error') return;
+          clearTimeout(entry.timer);
+          pending.delete(id);
+          resolve({ ...pl, _type: t });
+        },
+      };
+      entry.timer = setTimeout(() => {
+        pending.delete(id);
+        reject(new Error(`no ${replyType} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      pending.set(id, entry);
+      if (!send(p?.ws, { type, request_id: id, payload: { ...payload, request_id: id } })) {
+        clearTimeout(entry.timer);
+        pending.delete(id);
+        reject(new Error(`provider ${nodeId} is not connected`));
+      }
+    });
+  };
+
+  async function inference(req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<void> {
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(await readBody(req));
+    } catch (e) {
+      json(res, 400, { error: { message: `invalid JSON body: ${(e as Error).message}`, type: 'invalid_request_error' } });
+      return;
+    }
+    const model = String(body.model ?? '');
+    const provider = pick(model);
+    if (!provider) {
+      json(res, 404, { error: { message: `no provider serves model "${model}" right now`, type: 'invalid_request_error', code: 'model_not_found' } });
+      return;
+    }
+    const id = crypto.randomUUID();
+    const stream = body.stream === true;
+    const request = path === '/v1/completions' && body.prompt === undefined ? { ...body, prompt: '' } : body;
+    let finished = false;
+    let sawDone = false;
+    const finish = (): void => {
+      finished = true;
+      clearTimeout(entry.timer);
+      pending.delete(id);
+    };
+    const entry: Pending = {
+      id,
+      nodeId: provider.nodeId,
+      stream,
+      lastSeq: 0,
+      onMessage: (type, pl) => {
+        if (finished) return;
+        if (type === 'error') {
+          const code = Number(pl.code) || 502;
+          if (!res.headersSent) json(res, code, { error: { message: String(pl.message ?? 'provider error'), code } });
+          else {
+            res.write(`data: ${JSON.stringify({ error: { message: String(pl.message ?? 'provider error'), code } })}\n\n`);
+            res.end();
+          }
+          finish();
+          return;
+        }
+        if (!stream) {
+          if (type !== 'ack') return;
+          const status = Number(pl.status_code) || 200;
+          json(res, status, pl.response ?? { error: { message: String(pl.error ?? 'no response') } });
+          finish();
+          return;
+        }
+        if (type === 'stream_chunk') {
+          if (!res.headersSent) res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+          if (pl.done === true) {
+            sawDone = true;
+            res.write('data: [DONE]\n\n');
+          } else res.write(`data: ${JSON.stringify(pl.chunk)}\n\n`);
+          return;
+        }
+        if (type === 'stream_end') {
+          if (pl.error !== undefined) {
+            const status = Number(pl.status_code) || 502;
+            if (!res.headersSent) json(res, status, { error: { message: String(pl.error), code: status } });
+            else res.end(`data: ${JSON.stringify({ error: { message: String(pl.error), code: status } })}\n\n`);
+          } else {
+            if (!res.headersSent) res.writeHead(200, { 'content-type': 'text/event-stream' });
+            res.end(sawDone ? '' : 'data: [DONE]\n\n');
+          }
+          log(`request ${id.slice(0, 8)} ${model}: ${pl.error ? `error ${String(pl.error)}` : 'ok'}, ${String(pl.tokens_input)} in / ${String(pl.tokens_output)} out, ${String(pl.latency_ms)} ms`);
+          events.emit('served', { id, model, payload: pl });
+          finish();
+        }
+      },
+    };
+    pending.set(id, entry);
+    const onDisconnect = (p: DevProvider): void => {
+      if (p.nodeId !== provider.nodeId || finished) return;
+      const resumable = resumeOn && p.capabilities.includes('resume-v1');
+      clearTimeout(entry.timer);
+      entry.timer = setTimeout(
+        () => {
+          if (finished) return;
+          const msg = 'the provider disconnected before finishing the answer';
+          if (!res.headersSent) json(res, 502, { error: { message: msg } });
+          else res.end(`data: ${JSON.stringify({ error: { message: msg, code: 502 } })}\n\n`);
+          finish();
+        },
+        resumable ? (opts.reattachMs ?? 30_000) : 0,
+      );
+    };
+    const onRegister = (p: DevProvider): void => {
+      if (p.nodeId === provider.nodeId) clearTimeout(entry.timer);
+    };
+    events.on('disconnect', onDisconnect);
+    events.on('register', onRegister);
+    res.on('close', () => {
+      events.off('disconnect', onDisconnect);
+      events.off('register', onRegister);
+      if (!finished) {
+        send(providers.get(provider.nodeId)?.ws, { type: 'cancel', request_id: id, payload: { request_id: id } });
+        finish();
+      }
+    });
+    send(provider.ws, { type: 'inference', request_id: id, payload: { endpoint_id: crypto.randomUUID(), model_id: model, stream, request } });
+  }
+
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const route = `${req.method} ${url.pathname}`;
+    const run = async (): Promise<void> => {
+      switch (route) {
+        case 'POST /v1/chat/completions':
+        case 'POST /v1/completions':
+          return inference(req, res, url.pathname);
+        case 'GET /v1/models': {
+          const ids = [...new Set([...providers.values()].filter((p) => p.connected).flatMap((p) => p.models))];
+          return json(res, 200, { object: 'list', data: ids.map((id) => ({ id, object: 'model', owned_by: 'swan-dev-hub' })) });
+        }
+        case 'GET /dev/providers':
+          return json(
+            res,
+            200,
+            [...providers.values()].map(({ ws: _ws, ...p }) => p),
+          );
+        case 'GET /api/v1/provider/status': {
+          const key = (req.headers.authorization ?? '').replace(/^Bearer\s+/i, '');
+          const valid = key !== '' && (opts.token === undefined || key === opts.token);
+          return json(res, valid ? 200 : 401, {
+            provider_id: '',
+            name: 'dev hub',
+            status: valid ? 'active' : 'unauthorized',
+            can_connect: valid,
+            api_key_valid: valid,
+            message: valid ? 'Key accepted by the dev hub.' : 'The dev hub does not accept this key.',
+            earnings_enabled: false,
+          });
+        }
+        case 'POST /dev/warmup':
+        case 'POST /dev/verify':
+        case 'POST /dev/benchmark': {
+          const body = JSON.parse((await readBody(req)) || '{}') as Record<string, unknown>;
+          const kind = url.pathname.slice(5);
+          const model = String(body.model_id ?? '');
+          const p = [...providers.values()].find((x) => x.connected && (!model || x.models.includes(model)));
+          if (!p) return json(res, 404, { error: { message: 'no connected provider for that model' } });
+          const reply = await call(p.nodeId, kind, body, kind === 'warmup' ? 'ack' : kind === 'verify' ? 'verify' : 'benchmark_response', Number(body.timeout_ms ?? 30_000) + 5000);
+          return json(res, 200, reply);
+        }
+        default:
+          return json(res, 404, { error: { message: `no route ${route}` } });
+      }
+    };
+    run().catch((e: Error) => {
+      if (!res.headersSent) json(res, 500, { error: { message: e.message } });
+      else res.end();
+    });
+  });
+  server.on('upgrade', (req, socket, head) => {
+    if (new URL(req.url ?? '/', 'http://x').pathname !== '/ws') {
+      socket.end('HTTP/1.1 404 Not Found\r\n\r\n');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+  });
+  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const host = opts.host ?? '127.0.0.1';
+  return {
+    url: `http://${host}:${port}`,
+    wsUrl: `ws://${host}:${port}`,
+    port,
+    providers: () => [...providers.values()],
+    received,
+    events,
+    behaviour,
+    call,
+    broadcastRaw: (text) => {
+      for (const p of providers.values()) if (p.ws?.readyState === WebSocket.OPEN) p.ws.send(text);
+    },
+    dropProviders: () => {
+      for (const p of providers.values()) p.ws?.terminate();
+    },
+    close: async () => {
+      for (const c of wss.clients) c.terminate();
+      for (const p of pending.values()) clearTimeout(p.timer);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

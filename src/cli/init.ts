@@ -1,0 +1,64 @@
+// `swan-provider init`: a commented config.toml and a models.json to start from, filled with the
+// engines found on this machine's default ports.
+import fs from 'node:fs';
+import path from 'node:path';
+import { probeDefaultEngines } from '../core/engine/discovery';
+import type { EngineInfo } from '../shared/types';
+
+export function configTemplate(nodeName: string): string {
+  return `# Swan Provider Console / computing-provider configuration.
+# The same file works with the Go computing-provider; [Agent] and [Gateway] are ours.
+
+[API]
+NodeName = "${nodeName}"            # how this machine is shown on the network
+
+[Inference]
+Enable = true
+ServiceURL = "https://inference.swanchain.io"     # HTTP API of Swan Inference (key check)
+WebSocketURL = "wss://inference-ws.swanchain.io"  # without /ws: it is appended automatically
+ApiKey = ""                         # your provider key (sk-prov-...); or set INFERENCE_API_KEY
+Models = []                         # models to serve; empty = every model in models.json
+
+[Agent]
+HeartbeatIntervalSeconds = 54
+HealthCheckIntervalSeconds = 30
+PingIntervalSeconds = 54
+ReadTimeoutSeconds = 60
+ReconnectMaxBackoffSeconds = 30
+Discovery = true                    # probe 127.0.0.1 for vLLM, SGLang, Ollama, llama.cpp, LM Studio, TGI
+# EngineHosts = ["http://192.168.1.20:8000"]   # engines on other machines of your LAN
+
+[Gateway]
+Enable = false                      # local API for your own apps (swan-provider keys create)
+Listen = "127.0.0.1:18080"
+`;
+}
+
+export function modelsFromEngines(engines: EngineInfo[]): Record<string, { endpoint: string }> {
+  const out: Record<string, { endpoint: string }> = {};
+  for (const e of engines) if (e.reachable) for (const m of e.models) out[m] ??= { endpoint: e.url };
+  return out;
+}
+
+export async function initCommand(o: { dir: string; force?: boolean }): Promise<number> {
+  const dir = path.resolve(o.dir);
+  const configFile = path.join(dir, 'config.toml');
+  const modelsFile = path.join(dir, 'models.json');
+  for (const f of [configFile, modelsFile]) {
+    if (fs.existsSync(f) && !o.force) {
+      process.stderr.write(`${f} already exists; not touching it (use --force to overwrite).\n`);
+      return 1;
+    }
+  }
+  fs.mkdirSync(dir, { recursive: true });
+  process.stdout.write('Looking for inference engines on this machine…\n');
+  const engines = await probeDefaultEngines();
+  const models = modelsFromEngines(engines);
+  fs.writeFileSync(configFile, configTemplate(path.basename(process.env.HOSTNAME ?? 'my-provider') || 'my-provider'));
+  fs.writeFileSync(modelsFile, `${JSON.stringify(models, null, 2)}\n`);
+  const found = engines.filter((e) => e.reachable);
+  process.stdout.write(`Wrote ${configFile}\nWrote ${modelsFile} with ${Object.keys(models).length} model(s)`);
+  process.stdout.write(found.length ? ` from ${found.map((e) => `${e.type} at ${e.url}`).join(', ')}.\n` : ' (no engine found: start one, or add {"<model>": {"endpoint": "http://127.0.0.1:8000"}}).\n');
+  process.stdout.write('Next: put your provider key in ApiKey, then run:  swan-provider run --config ' + configFile + '\n');
+  return 0;
+}

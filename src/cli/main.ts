@@ -1,0 +1,123 @@
+// `swan-provider`: the headless entry. Each command lives in its own module; this file only parses.
+import { Command, Option } from 'commander';
+import { defaultHome } from './home';
+
+function withHome(cmd: Command): Command {
+  return cmd.addOption(new Option('--home <dir>', 'the agent home folder (identity key, ledger, logs, settings)').default(defaultHome(), 'the OS app-data folder'));
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const program = new Command();
+  program
+    .name('swan-provider')
+    .description('Swan Provider Console: serve your GPU on the Swan Inference network (headless agent, dev hub and tools).')
+    .showHelpAfterError('(run "swan-provider --help" for the commands)');
+
+  withHome(program.command('run'))
+    .description('run the provider agent headless')
+    .option('--config <path>', 'computing-provider config.toml (models.json beside it)')
+    .option('--console <host:port>', 'serve the browser console (e.g. 127.0.0.1:7777)')
+    .option('--no-discovery', 'do not probe local engine ports')
+    .option('--quiet', 'only warnings and errors on the terminal')
+    .action(async (o) => {
+      const { runCommand } = await import('./run');
+      process.exitCode = await runCommand(o);
+    });
+
+  withHome(program.command('dev-hub'))
+    .description('run a reference Swan Inference hub for development (OpenAI API on HTTP, providers on /ws)')
+    .option('--port <n>', 'port to listen on (0 = any free port)', '8081')
+    .option('--host <host>', 'address to bind', '127.0.0.1')
+    .option('--token <key>', 'the provider key the hub accepts (default: any)')
+    .action(async (o) => {
+      const { devHubCommand } = await import('./dev-hub-command');
+      process.exitCode = await devHubCommand(o);
+    });
+
+  withHome(program.command('doctor'))
+    .description('check the config, the key, the hub and the engines, and say what to fix')
+    .option('--config <path>', 'config.toml to check')
+    .action(async (o) => {
+      const { doctorCommand } = await import('./doctor');
+      process.exitCode = await doctorCommand(o);
+    });
+
+  program
+    .command('init')
+    .description('write a commented config.toml and models.json to start from, filled with what can be detected')
+    .option('--dir <dir>', 'where to write them', '.')
+    .option('--force', 'overwrite existing files')
+    .action(async (o) => {
+      const { initCommand } = await import('./init');
+      process.exitCode = await initCommand(o);
+    });
+
+  program
+    .command('engines')
+    .description('find local inference engines (vLLM, SGLang, Ollama, llama.cpp, LM Studio, TGI) and list their models')
+    .option('--json', 'print JSON')
+    .option('--host <url...>', 'also probe these base URLs')
+    .action(async (o: { json?: boolean; host?: string[] }) => {
+      const { enginesCommand } = await import('./engines-command');
+      process.exitCode = await enginesCommand({ json: o.json === true, hosts: o.host ?? [] });
+    });
+
+  const usage = program.command('usage').description('usage and earnings from the ledger');
+  withHome(usage.command('summary', { isDefault: true }))
+    .description('today / 7 days / 30 days totals, per model')
+    .action(async (o: { home: string }) => {
+      const { usageCommand } = await import('./usage-command');
+      process.exitCode = await usageCommand({ home: o.home, action: 'summary' });
+    });
+  withHome(usage.command('export'))
+    .description('export finished requests as CSV')
+    .option('--from <date>', 'first day (YYYY-MM-DD or ISO time)')
+    .option('--to <date>', 'last day (YYYY-MM-DD or ISO time)')
+    .option('--out <file>', 'write to this file instead of stdout')
+    .action(async (o: { home: string; from?: string; to?: string; out?: string }) => {
+      const { usageCommand } = await import('./usage-command');
+      process.exitCode = await usageCommand({ ...o, action: 'export' });
+    });
+
+  const keys = program.command('keys').description('API keys of the local gateway');
+  withHome(keys.command('create'))
+    .description('create a key (printed once; only its hash is kept)')
+    .option('--name <name>', 'a name to tell keys apart', `key-${new Date().toISOString().slice(0, 10)}`)
+    .action(async (o: { home: string; name: string }) => {
+      const { keysCommand } = await import('./keys-command');
+      process.exitCode = keysCommand({ home: o.home, action: 'create', name: o.name });
+    });
+  withHome(keys.command('list'))
+    .description('list keys')
+    .action(async (o: { home: string }) => {
+      const { keysCommand } = await import('./keys-command');
+      process.exitCode = keysCommand({ home: o.home, action: 'list' });
+    });
+  withHome(keys.command('revoke'))
+    .description('revoke a key by name')
+    .argument('<name>')
+    .action(async (name: string, o: { home: string }) => {
+      const { keysCommand } = await import('./keys-command');
+      process.exitCode = keysCommand({ home: o.home, action: 'revoke', name });
+    });
+
+  withHome(program.command('demo'))
+    .description('dev hub + agent + a clearly labelled simulated engine + the browser console, all on this machine')
+    .option('--console <host:port>', 'where to serve the console', '127.0.0.1:7777')
+    .action(async (o) => {
+      const { demoCommand } = await import('./demo');
+      process.exitCode = await demoCommand(o);
+    });
+
+  const service = program.command('service').description('run the agent as a service');
+  withHome(service.command('install'))
+    .description('write a systemd user unit (Linux) that runs "swan-provider run"')
+    .option('--config <path>', 'config.toml the service uses')
+    .option('--console <host:port>', 'serve the browser console from the service')
+    .action(async (o) => {
+      const { serviceInstallCommand } = await import('./service');
+      process.exitCode = await serviceInstallCommand(o);
+    });
+
+  await program.parseAsync(argv);
+}

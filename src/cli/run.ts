@@ -1,0 +1,70 @@
+// `swan-provider run`: the headless agent, optionally with the browser console.
+import fs from 'node:fs';
+import path from 'node:path';
+import { Agent } from '../core/agent';
+import { ConfigError } from '../core/config/config';
+import { startConsoleServer, type ConsoleServer } from '../core/console/server';
+import { renderMetrics } from '../core/console/prometheus';
+import { Log } from '../core/log';
+import { parseHostPort, rendererDir } from './home';
+
+export interface RunOptions {
+  home: string;
+  config?: string;
+  console?: string;
+  discovery?: boolean;
+  quiet?: boolean;
+}
+
+export function noConfigHelp(configPath: string, home: string): string {
+  return [
+    `No config file at ${configPath}.`,
+    'To get one:',
+    `  swan-provider init --dir "${home}"     # writes config.toml and models.json, filled with what it detects`,
+    '  then put your provider key in ApiKey (or set INFERENCE_API_KEY), and run again.',
+    'Or point at an existing computing-provider config:  swan-provider run --config /path/to/config.toml',
+  ].join('\n');
+}
+
+/** Starts the agent (and console); resolves with the exit code once SIGINT/SIGTERM stops it. */
+export async function runCommand(o: RunOptions): Promise<number> {
+  const configPath = path.resolve(o.config ?? path.join(o.home, 'config.toml'));
+  if (!fs.existsSync(configPath)) {
+    process.stderr.write(`${noConfigHelp(configPath, o.home)}\n`);
+    return 2;
+  }
+  const log = new Log({ file: path.join(o.home, 'logs', 'agent.jsonl'), console: o.quiet ? 'warn' : 'info' });
+  let agent: Agent;
+  try {
+    agent = await Agent.create({ home: o.home, configPath, log, mode: 'headless', ...(o.discovery === false ? { discovery: false } : {}) });
+  } catch (e) {
+    process.stderr.write(`${e instanceof ConfigError ? `Config error: ${e.message}` : (e as Error).message}\n`);
+    return 2;
+  }
+  await agent.start();
+  let consoleServer: ConsoleServer | undefined;
+  if (o.console) {
+    const { host, port } = parseHostPort(o.console, '--console');
+    if (!fs.existsSync(path.join(rendererDir, 'index.html'))) {
+      log.child('console').warn(`the console UI is not built (${rendererDir} is missing): run "npm run build:renderer" first`);
+    }
+    consoleServer = await startConsoleServer({
+      backend: agent,
+      host,
+      port,
+      staticDir: rendererDir,
+      log: log.child('console'),
+      metrics: () => renderMetrics(agent.snapshot(), agent.sampler?.latest() ?? null),
+    });
+    process.stdout.write(`console: ${consoleServer.url}\n`);
+  }
+  process.stdout.write(`agent running (node ${agent.identity.nodeId.slice(0, 16)}…); press Ctrl+C to stop\n`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  process.stdout.write('stopping…\n');
+  await consoleServer?.close();
+  await agent.stop();
+  return 0;
+}

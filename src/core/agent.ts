@@ -1,0 +1,381 @@
+// The Agent: the one façade over the provider. Composes config, identity, hub link, model registry,
+// engine discovery and health, scheduler and pause, GPU, ledger and the request book; implements the
+// typed bridge (invoke + subscribe) that the desktop app and the browser console use.
+import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { AgentSnapshot, BridgeBackend, BridgeEvent } from '../shared/bridge';
+import type { EngineInfo, GpuInventory, GpuSample, PauseState } from '../shared/types';
+import type { AgentOptions } from './agent-options';
+import { BridgeHandlers } from './agent/bridge-handlers';
+import { InferenceRunner } from './agent/inference';
+import { ModelRegistry } from './agent/models';
+import { SettingsFile } from './agent/settings';
+import { Warmup } from './agent/warmup';
+import { hubDialUrl, loadConfig, type ProviderConfig } from './config/config';
+import { loadOrCreateIdentity, type Identity } from './config/identity';
+import { FileSecretStore, type SecretStore } from './config/secrets';
+import { EngineDiscovery } from './engine/discovery';
+import { HealthMonitor } from './engine/health';
+import { detectGpus } from './gpu/detect';
+import { hardwareBlock } from './gpu/hardware';
+import { GpuSampler } from './gpu/sampler';
+import { heartbeatMetrics } from './gpu/metrics';
+import { handleBenchmark } from './hub/benchmark';
+import { HubLink } from './hub/link';
+import { HubRelay } from './hub/relay';
+import { handleVerify } from './hub/verify';
+import { requestJson } from './engine/client';
+import { Ledger } from './ledger/ledger';
+import { Log, type Logger } from './log';
+import { CAPABILITIES, out, PROTOCOL_VERSION, type Inbound, type RegisterPayload } from './protocol/messages';
+import { RequestBook } from './requests';
+import { PauseController } from './scheduler/pause';
+import { bindPause } from './scheduler/pause-binding';
+import { Scheduler } from './scheduler/scheduler';
+
+export const AGENT_VERSION = '0.1.0';
+export const KEY_SECRET = 'providerKey';
+
+export interface AgentEvents {
+  state: [AgentSnapshot];
+  bridge: [BridgeEvent];
+}
+
+export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
+  readonly log: Log;
+  readonly book = new RequestBook();
+  readonly registry = new ModelRegistry();
+  readonly scheduler: Scheduler;
+  readonly pause: PauseController;
+  readonly link: HubLink;
+  readonly relay: HubRelay;
+  readonly runner: InferenceRunner;
+  readonly sampler?: GpuSampler;
+  readonly ledger?: Ledger;
+  readonly settings: SettingsFile;
+  readonly secrets: SecretStore;
+  private readonly health: HealthMonitor;
+  private readonly discovery?: EngineDiscovery;
+  private readonly handlers: BridgeHandlers;
+  readonly warmup: Warmup;
+  private readonly l: Logger;
+  private gpu: GpuInventory = { gpus: [], detectedAt: 0, note: 'GPU detection has not run yet' };
+  private engines: EngineInfo[] = [];
+  private snapshotTimer?: NodeJS.Timeout;
+  private started = false;
+  private lastAnnounced = '';
+
+  private constructor(
+    readonly opts: AgentOptions,
+    readonly config: ProviderConfig,
+    readonly identity: Identity,
+  ) {
+    super();
+    this.log = opts.log ?? new Log({ file: path.join(opts.home, 'logs', 'agent.jsonl'), console: false });
+    this.l = this.log.child('agent');
+    this.settings = SettingsFile.in(opts.home);
+    this.secrets = opts.secrets ?? new FileSecretStore(opts.home);
+    const a = config.agent;
+    this.scheduler = new Scheduler(
+      { maxConcurrentPerEndpoint: a.maxConcurrentPerEndpoint, maxQueuePerModel: a.maxQueuePerModel, queueTimeoutMs: a.queueTimeoutMs },
+      this.log.child('scheduler'),
+    );
+    this.pause = new PauseController({ engineInFlight: () => this.scheduler.inFlight(), log: this.log.child('pause') });
+    bindPause(this.pause, this.scheduler);
+    this.health = new HealthMonitor({ intervalMs: a.healthCheckIntervalMs, log: this.log.child('health') });
+    if (opts.discovery ?? config.agent.discovery) {
+      this.discovery = new EngineDiscovery({ extraUrls: [...a.engineHosts, ...(this.settings.get().extraEndpoints ?? []).map((e) => e.url)], log: this.log.child('discovery') });
+    }
+    if (opts.gpu ?? true) this.sampler = new GpuSampler({ intervalMs: a.gpuSampleIntervalMs, env: opts.env ?? process.env, log: this.log.child('gpu') });
+    try {
+      this.ledger = Ledger.open(path.join(opts.home, 'ledger.sqlite'), { log: this.log.child('ledger') });
+    } catch (e) {
+      this.l.error(`usage history is unavailable: ${(e as Error).message}. Serving continues; records are kept in memory.`);
+    }
+    const s = this.settings.get();
+    const dial = hubDialUrl(s.hubUrl ?? config.webSocketUrl);
+    if (dial.warning) this.l.warn(dial.warning);
+    this.link = new HubLink({
+      url: dial.url,
+      nodeId: identity.nodeId,
+      log: this.log.child('hub'),
+      timings: a,
+      register: () => this.registerPayload(),
+      heartbeat: () => ({
+        node_id: identity.nodeId,
+        timestamp: Math.floor(Date.now() / 1000),
+        models: this.announcedModels(),
+        model_health: this.registry.healthMap(),
+        metrics: {
+          ...heartbeatMetrics(this.sampler?.latest() ?? null),
+          active_requests: this.scheduler.inFlight(),
+        },
+      }),
+      modelHealth: () => (this.pause.state().paused ? {} : this.registry.healthMap()),
+    });
+    this.runner = new InferenceRunner({
+      registry: this.registry,
+      admit: (model, o) => this.scheduler.admit(model, o),
+      book: this.book,
+      log: this.log.child('requests'),
+    });
+    this.warmup = new Warmup(this.registry, this.log.child('warmup'), () => this.sampler?.latest() ?? null);
+    this.relay = new HubRelay({
+      link: this.link,
+      runner: this.runner,
+      log: this.log.child('relay'),
+      resumeGraceMs: a.resumeGraceMs,
+      resumeTtlMs: a.resumeTtlMs,
+      onOther: (m) => void this.onHubMessage(m),
+    });
+    this.handlers = new BridgeHandlers(this);
+    this.wire();
+  }
+
+  static async create(opts: AgentOptions): Promise<Agent> {
+    fs.mkdirSync(opts.home, { recursive: true });
+    const configPath = opts.configPath ?? path.join(opts.home, 'config.toml');
+    const config = loadConfig(configPath, opts.env ?? process.env);
+    const identity = loadOrCreateIdentity(opts.home);
+    const agent = new Agent(opts, config, identity);
+    for (const w of config.warnings) agent.l.info(w);
+    return agent;
+  }
+
+  // ---- lifecycle ----
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    this.l.info(`node ${this.identity.nodeId.slice(0, 16)}… (${this.nodeName()}) starting; hub ${this.link.state.hubUrl}`);
+    this.rebuildModels();
+    this.health.start();
+    this.discovery?.start();
+    this.sampler?.start();
+    const gpuDone = detectGpus({ env: this.opts.env ?? process.env, log: this.log.child('gpu') }).then((inv) => {
+      this.gpu = inv;
+      if (inv.gpus.length === 0) this.l.warn(`gpu_count 0: ${inv.note ?? 'no GPU found'}`);
+      else this.l.info(`GPUs: ${inv.gpus.map((g) => `${g.model} (${Math.round(g.vramTotalMb / 1024)} GB)`).join(', ')}`);
+      this.announce();
+    });
+    // Register with what we know now; GPU details follow by re-registering once detected (bounded wait).
+    await Promise.race([gpuDone, new Promise((r) => setTimeout(r, 3000).unref())]);
+    if (this.config.enable && this.providerKey()) this.link.start();
+    else if (!this.providerKey()) this.l.warn('No provider key yet: paste it in the console (Settings) or set ApiKey in config.toml / INFERENCE_API_KEY.');
+    else this.l.warn('[Inference] Enable = false in config.toml: not connecting to the hub.');
+    this.emitSnapshot();
+  }
+
+  async stop(): Promise<void> {
+    if (!this.started) return;
+    this.started = false;
+    clearTimeout(this.snapshotTimer);
+    this.relay.close();
+    this.scheduler.close();
+    await this.link.stop();
+    this.health.stop();
+    this.discovery?.stop();
+    this.pause.close();
+    await this.sampler?.stop();
+    this.ledger?.close();
+    this.log.flush();
+  }
+
+  // ---- bridge ----
+  invoke(channel: string, args: unknown): Promise<unknown> {
+    return this.handlers.invoke(channel, args);
+  }
+
+  subscribe(cb: (event: BridgeEvent) => void): () => void {
+    this.on('bridge', cb);
+    return () => {
+      this.off('bridge', cb);
+    };
+  }
+
+  // ---- state ----
+  nodeName(): string {
+    return this.settings.get().nodeName ?? this.config.nodeName;
+  }
+
+  providerKey(): string {
+    return (this.opts.env ?? process.env).INFERENCE_API_KEY || this.secrets.get(KEY_SECRET) || this.config.apiKey;
+  }
+
+  keyStorage(): 'keychain' | 'config' | 'env' | 'none' {
+    if ((this.opts.env ?? process.env).INFERENCE_API_KEY) return 'env';
+    if (this.secrets.get(KEY_SECRET)) return this.secrets.kind === 'keychain' ? 'keychain' : 'config';
+    return this.config.apiKey ? 'config' : 'none';
+  }
+
+  /** Probes engines now (plus `extra` URLs the owner just added) and rebuilds the model set. */
+  async rescanEngines(extra: string[] = []): Promise<void> {
+    if (!this.discovery) {
+      this.l.info('engine discovery is off ([Agent] Discovery = false); models come from models.json only');
+      return;
+    }
+    for (const url of extra) this.discovery.addUrl(url);
+    this.engines = await this.discovery.rescan();
+    this.rebuildModels();
+  }
+
+  gpuInventory(): GpuInventory {
+    return this.gpu;
+  }
+
+  engineList(): EngineInfo[] {
+    return this.engines;
+  }
+
+  announcedModels(): string[] {
+    return this.pause.state().paused ? [] : this.registry.announced();
+  }
+
+  snapshot(): AgentSnapshot {
+    const stats = new Map(this.scheduler.stats().map((s) => [s.model, s]));
+    const s = this.settings.get();
+    return {
+      version: AGENT_VERSION,
+      nodeId: this.identity.nodeId,
+      nodeName: this.nodeName(),
+      link: this.link.state,
+      pause: this.pause.state(),
+      gpu: this.gpu,
+      engines: this.engines,
+      models: this.registry.view((model) => {
+        const st = stats.get(model);
+        return {
+          inFlight: st?.inFlight ?? 0,
+          queued: st?.queued ?? 0,
+          maxConcurrent: st?.maxConcurrent ?? this.config.agent.maxConcurrentPerEndpoint,
+          maxQueue: st?.maxQueue ?? this.config.agent.maxQueuePerModel,
+          endpointInFlight: (url) => st?.endpoints.find((e) => e.url === url)?.inFlight ?? 0,
+        };
+      }),
+      today: this.ledger?.today() ?? { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0 },
+      gateway: { enabled: s.gatewayEnabled ?? this.config.gateway.enable, listen: s.gatewayListen ?? this.config.gateway.listen, running: false, keys: 0 },
+      hasKey: this.providerKey() !== '',
+      onboarded: s.onboarded ?? this.providerKey() !== '',
+    };
+  }
+
+  /** Coalesces state changes into at most one snapshot event per 100 ms. */
+  emitSnapshot(): void {
+    if (this.snapshotTimer) return;
+    this.snapshotTimer = setTimeout(() => {
+      this.snapshotTimer = undefined;
+      const snap = this.snapshot();
+      this.emit('state', snap);
+      this.emit('bridge', { type: 'snapshot', snapshot: snap });
+    }, 100);
+  }
+
+  /** Re-reads models (config + discovery + the owner's toggles) and tells the scheduler, health monitor and hub. */
+  rebuildModels(): void {
+    const s = this.settings.get();
+    this.registry.rebuild({ entries: this.config.modelEntries, configModels: this.config.models, engines: this.engines, prefs: s.models ?? {} });
+    const enabled = new Set(this.registry.announced());
+    for (const st of this.scheduler.stats()) if (!enabled.has(st.model)) this.scheduler.removeModel(st.model);
+    for (const m of this.registry.all()) {
+      if (!enabled.has(m.id)) continue;
+      this.scheduler.setModel(
+        m.id,
+        m.endpoints.map((ep) => ({ url: ep.url, health: this.registry.endpointHealthOf(ep.url) })),
+        { ...(m.maxConcurrent !== undefined ? { maxConcurrent: m.maxConcurrent } : {}), ...(m.maxQueue !== undefined ? { maxQueue: m.maxQueue } : {}) },
+      );
+    }
+    this.health.setEndpoints(this.registry.endpointUrls());
+    this.announce();
+  }
+
+  /** Sends register again when the announced model set (or hardware) changed. */
+  announce(): void {
+    const key = JSON.stringify([this.announcedModels(), this.gpu.detectedAt]);
+    if (key !== this.lastAnnounced) {
+      this.lastAnnounced = key;
+      this.link.reRegister();
+    }
+    this.emitSnapshot();
+  }
+
+  registerPayload(): RegisterPayload {
+    const models = this.announcedModels();
+    const engineTypes = [...new Set(this.registry.all().flatMap((m) => m.endpoints.map((e) => e.engineType ?? 'unknown')))].filter((t) => t !== 'unknown');
+    return {
+      node_id: this.identity.nodeId,
+      provider_id: this.identity.nodeId,
+      node_name: this.nodeName(),
+      token: this.providerKey(),
+      models,
+      model_hashes: models.map((id) => {
+        const e = this.registry.get(id)?.entry;
+        return { model_id: id, weight_hash: '', hash_algo: 'sha256', format: e?.format ?? '', quantization: e?.quantization ?? '' };
+      }),
+      capabilities: [...CAPABILITIES],
+      protocol_version: PROTOCOL_VERSION,
+      hardware: { ...hardwareBlock(this.gpu, engineTypes[0] ?? 'unknown') },
+    };
+  }
+
+  private wire(): void {
+    this.link.on('state', (st) => {
+      this.emitSnapshot();
+      if (st.state === 'connected') this.l.info('connected to the hub and registered');
+    });
+    this.health.on('change', (c: { url: string; health: 'healthy' | 'degraded' | 'unhealthy'; error?: string }) => {
+      this.registry.setEndpointHealth(c.url, c.health, c.error);
+      this.scheduler.setEndpointHealth(c.url, c.health);
+      this.l.info(`engine ${c.url} is ${c.health}${c.error ? `: ${c.error}` : ''}`);
+      if (!this.pause.state().paused) this.link.sendControl(out.modelHealth(this.identity.nodeId, this.registry.healthMap()));
+      this.emitSnapshot();
+    });
+    this.discovery?.on('change', (engines: EngineInfo[]) => {
+      this.engines = engines;
+      this.rebuildModels();
+    });
+    this.pause.on('change', (p: PauseState) => {
+      this.l.info(p.paused ? `serving paused: ${p.reason ?? p.cause}` : 'serving resumed');
+      this.announce();
+    });
+    this.scheduler.on('change', () => this.emitSnapshot());
+    this.sampler?.on('sample', (sample: GpuSample) => {
+      this.emit('bridge', { type: 'gpu.sample', sample });
+    });
+    this.book.on('update', (request) => this.emit('bridge', { type: 'request.update', request: { ...request } }));
+    this.book.on('text', (id, delta) => this.emit('bridge', { type: 'request.text', id, delta }));
+    this.book.on('finished', (record) => {
+      this.ledger?.record(record);
+      const tps = record.tokensPerSecond ? `, ${record.tokensPerSecond.toFixed(1)} tok/s` : '';
+      const line = `${record.source} request ${record.requestId} ${record.model}: ${record.status}${record.error ? ` (${record.error})` : ''}, ${record.tokensIn} in / ${record.tokensOut} out${record.estimated ? ' (estimated)' : ''}, ${record.latencyMs} ms${tps}`;
+      if (record.status === 'ok') this.log.child('requests').info(line, { requestId: record.requestId });
+      else this.log.child('requests').warn(line, { requestId: record.requestId });
+      this.emitSnapshot();
+    });
+    this.log.on('entry', (entry) => this.emit('bridge', { type: 'log', entry }));
+  }
+
+  private async onHubMessage(m: Inbound): Promise<void> {
+    if (m.type === 'warmup') {
+      const r = await this.warmup.run(m.payload.model_id);
+      this.link.sendControl(out.warmupResult(m.requestId, { modelId: m.payload.model_id, ...r }));
+      return;
+    }
+    const resolve = (model: string): { endpoint: import('./engine/types').EngineEndpoint; modelDir?: string } | undefined => {
+      const reg = this.registry.get(model);
+      const ep = reg?.enabled ? reg.endpoints.find((e) => this.registry.endpointHealthOf(e.url) !== 'unhealthy') : undefined;
+      if (!ep) return undefined;
+      const root = this.engines.find((e) => e.url === ep.url) as (EngineInfo & { roots?: Record<string, string> }) | undefined;
+      const modelDir = root?.roots?.[ep.localModel ?? model];
+      return { endpoint: ep, ...(modelDir ? { modelDir } : {}) };
+    };
+    if (m.type === 'verify') {
+      const reply = await handleVerify(m.payload, { resolve, complete: requestJson });
+      this.link.sendControl({ type: 'verify', ...(m.requestId ? { request_id: m.requestId } : {}), payload: { ...reply } });
+      return;
+    }
+    if (m.type === 'benchmark') {
+      const reply = await handleBenchmark(m.payload, { resolve, complete: requestJson });
+      this.link.sendControl({ type: 'benchmark_response', ...(m.requestId ? { request_id: m.requestId } : {}), payload: { ...(m.requestId ? { request_id: m.requestId } : {}), ...reply } });
+    }
+  }
+}

@@ -1,0 +1,162 @@
+// The bridge verbs: each validates its arguments with the shared schemas and answers with plain data.
+// An invalid call is refused with a message that names the channel and the problem.
+import { invokeSchemas, isInvokeChannel, type InvokeChannel, type InvokeResults, type SettingsView, type UsageReport } from '../../shared/bridge';
+import type { UsageTotals } from '../../shared/types';
+import type { Agent } from '../agent';
+import { checkProviderKey } from '../hub/provider-status';
+import { KEY_SECRET } from '../agent';
+import { validateSettingsPatch } from './settings';
+import { normaliseBaseUrl } from './models';
+import { GatewayKeys } from '../gateway/keys';
+
+type Handler<C extends InvokeChannel> = (args: never) => Promise<InvokeResults[C]> | InvokeResults[C];
+
+const EMPTY_TOTALS: UsageTotals = { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0 };
+
+export class BridgeHandlers {
+  readonly gatewayKeys: GatewayKeys;
+  private readonly table: { [C in InvokeChannel]: Handler<C> };
+
+  constructor(private readonly agent: Agent) {
+    this.gatewayKeys = new GatewayKeys(agent.opts.home);
+    const a = agent;
+    this.table = {
+      'snapshot.get': () => a.snapshot(),
+      'models.setEnabled': ({ model, enabled }: { model: string; enabled: boolean }) => {
+        if (!a.registry.get(model)) throw new Error(`No model "${model}" is known here. Rescan engines or add it to models.json.`);
+        a.settings.update((s) => ({ ...s, models: { ...s.models, [model]: { ...s.models?.[model], enabled } } }));
+        a.rebuildModels();
+        return a.snapshot().models;
+      },
+      'models.warmup': ({ model }: { model: string }) => a.warmup.run(model),
+      'models.setLimits': ({ model, maxConcurrent, maxQueue }: { model: string; maxConcurrent: number; maxQueue: number }) => {
+        if (!a.registry.get(model)) throw new Error(`No model "${model}" is known here.`);
+        a.settings.update((s) => ({ ...s, models: { ...s.models, [model]: { ...s.models?.[model], maxConcurrent, maxQueue } } }));
+        a.rebuildModels();
+        return a.snapshot().models;
+      },
+      'serving.pause': ({ reason }: { reason?: string }) => {
+        a.pause.pauseManual(reason);
+        return a.pause.state();
+      },
+      'serving.resume': () => {
+        a.pause.resumeManual();
+        return a.pause.state();
+      },
+      'settings.get': () => this.settingsView(),
+      'settings.save': ({ patch }: { patch: import('../../shared/bridge').SettingsPatch }) => {
+        const errors = validateSettingsPatch(patch);
+        if (Object.keys(errors).length > 0) return { ok: false as const, errors };
+        const { providerKey, ...rest } = patch;
+        a.settings.update((s) => ({ ...s, ...rest }));
+        if (providerKey !== undefined) {
+          if (providerKey === '') a.secrets.delete(KEY_SECRET);
+          else a.secrets.set(KEY_SECRET, providerKey.trim());
+        }
+        if (rest.hubUrl !== undefined) a.link.setUrl(`${rest.hubUrl.replace(/\/+$/, '').replace(/\/ws$/, '')}/ws`);
+        if (providerKey !== undefined) {
+          if (a.providerKey() && a.link.state.state === 'idle') a.link.start();
+          else a.link.reconnect('the provider key changed');
+        } else if (rest.nodeName !== undefined) {
+          a.link.reRegister();
+        }
+        if (rest.retentionDays !== undefined) a.ledger?.prune(rest.retentionDays);
+        a.emitSnapshot();
+        return { ok: true as const };
+      },
+      'settings.checkKey': ({ key }: { key: string }) => checkProviderKey(this.settingsView().serviceUrl, key),
+      'requests.list': ({ limit }: { limit?: number }) => a.book.list(limit ?? 500),
+      'requests.text': ({ id }: { id: string }) => a.book.text(id),
+      'usage.report': ({ from, to, bucket }: { from: number; to: number; bucket: '15m' | 'hour' | 'day' }): UsageReport =>
+        a.ledger?.report(from, to, bucket) ?? { from, to, totals: EMPTY_TOTALS, buckets: [], perModel: [], errorRate: 0 },
+      'usage.exportCsv': ({ from, to }: { from: number; to: number }) => {
+        if (!a.ledger) throw new Error('The usage history is unavailable right now (see Logs).');
+        return a.ledger.exportCsv(from, to);
+      },
+      'engines.rescan': async () => {
+        await a.rescanEngines();
+        return a.engineList();
+      },
+      'engines.addEndpoint': async ({ url, model }: { url: string; model?: string }) => {
+        if (!/^https?:\/\/[^\s/]+/.test(url)) throw new Error('The endpoint URL must start with http:// or https://, for example http://127.0.0.1:8000');
+        const base = normaliseBaseUrl(url);
+        a.settings.update((s) => ({ ...s, extraEndpoints: [...(s.extraEndpoints ?? []).filter((e) => e.url !== base), { url: base, ...(model ? { model } : {}) }] }));
+        await a.rescanEngines([base]);
+        return a.engineList();
+      },
+      'gpu.history': ({ minutes }: { minutes: number }) => a.sampler?.history(minutes) ?? [],
+      'gpu.processes': async () => {
+        const { listGpuProcesses } = await import('../gpu/processes');
+        return listGpuProcesses({ env: a.opts.env ?? process.env });
+      },
+      'logs.list': ({ level, limit }: { level?: 'debug' | 'info' | 'warn' | 'error'; limit?: number }) => a.log.entries(limit ?? 500, level ?? 'debug'),
+      'logs.bundle': () => this.supportBundle(),
+      'gateway.keys.list': () => this.gatewayKeys.list(),
+      'gateway.keys.create': ({ name }: { name: string }) => {
+        const k = this.gatewayKeys.create(name);
+        a.emitSnapshot();
+        return k;
+      },
+      'gateway.keys.revoke': ({ name }: { name: string }) => {
+        if (!this.gatewayKeys.revoke(name)) throw new Error(`No gateway key named "${name}".`);
+        a.emitSnapshot();
+        return this.gatewayKeys.list();
+      },
+      'onboarding.complete': () => {
+        if (!a.providerKey()) throw new Error('Paste your provider key first.');
+        a.settings.update((s) => ({ ...s, onboarded: true }));
+        const snap = a.snapshot();
+        a.emitSnapshot();
+        return snap;
+      },
+    };
+  }
+
+  async invoke(channel: string, args: unknown): Promise<unknown> {
+    if (!isInvokeChannel(channel)) throw new Error(`Unknown request "${String(channel).slice(0, 64)}".`);
+    const parsed = invokeSchemas[channel].safeParse(args ?? {});
+    if (!parsed.success) {
+      const detail = parsed.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`).join('; ');
+      throw new Error(`Invalid arguments for ${channel}: ${detail}`);
+    }
+    const handler = this.table[channel] as (a: unknown) => unknown;
+    return await handler(parsed.data);
+  }
+
+  settingsView(): SettingsView {
+    const a = this.agent;
+    const s = a.settings.get();
+    return {
+      hubUrl: s.hubUrl ?? a.config.webSocketUrl,
+      serviceUrl: s.serviceUrl ?? a.config.serviceUrl,
+      nodeName: a.nodeName(),
+      keySet: a.providerKey() !== '',
+      keyStorage: a.keyStorage(),
+      gatewayEnabled: s.gatewayEnabled ?? a.config.gateway.enable,
+      gatewayListen: s.gatewayListen ?? a.config.gateway.listen,
+      startAtLogin: s.startAtLogin ?? false,
+      closeToTray: s.closeToTray ?? true,
+      theme: s.theme ?? 'system',
+      autoPauseOnGpuBusy: s.autoPauseOnGpuBusy ?? false,
+      retentionDays: s.retentionDays ?? 365,
+    };
+  }
+
+  private supportBundle(): string {
+    const a = this.agent;
+    const snap = a.snapshot();
+    const bundle = {
+      generatedAt: new Date().toISOString(),
+      version: snap.version,
+      platform: `${process.platform} ${process.arch} node ${process.version}`,
+      link: snap.link,
+      pause: snap.pause,
+      gpu: snap.gpu,
+      engines: snap.engines,
+      models: snap.models.map((m) => ({ id: m.id, enabled: m.enabled, health: m.health, endpoints: m.endpoints.map((e) => `${e.url} ${e.health}`) })),
+      settings: { ...this.settingsView() },
+      logs: a.log.entries(500),
+    };
+    return JSON.stringify(bundle, null, 2);
+  }
+}

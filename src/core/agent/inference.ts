@@ -1,0 +1,178 @@
+// InferenceRunner: one request from admission to the ledger, for hub and local traffic alike.
+// Admission (scheduler) -> engine call (stream or not) -> chunks to the caller's sink -> usage
+// (engine-reported, or estimated and marked so) -> RequestBook (console) -> ledger (via the book).
+import { EngineHttpError, type EngineStreamEvent, type TokenUsage } from '../engine/types';
+import { estimateTokens, requestJson, streamRequest } from '../engine/client';
+import { SchedulerRejection, type AdmitOptions, type Lease } from '../scheduler/types';
+import type { RequestSource } from '../../shared/types';
+import type { Logger } from '../log';
+import type { RequestBook } from '../requests';
+import type { ModelRegistry } from './models';
+
+export type ChunkEvent = Extract<EngineStreamEvent, { type: 'chunk' }>;
+
+export interface InferenceRequest {
+  id: string;
+  source: RequestSource;
+  model: string;
+  body: Record<string, unknown>;
+  stream: boolean;
+  signal: AbortSignal;
+}
+
+export interface InferenceSink {
+  accepted?(queuePosition: number): void;
+  /** Each engine chunk. Awaited: a slow consumer slows reading from the engine. */
+  chunk?(ev: ChunkEvent): Promise<void> | void;
+}
+
+export interface InferenceResult {
+  status: 'ok' | 'error' | 'cancelled' | 'rejected';
+  statusCode: number;
+  error?: string;
+  /** Seed 003 error kind, for the local gateway. */
+  kind?: 'invalid' | 'model_not_loaded' | 'rejected' | 'cancelled' | 'internal';
+  retryAfterMs?: number;
+  tokensIn: number;
+  tokensOut: number;
+  estimated: boolean;
+  latencyMs: number;
+  finishReason?: string;
+  /** Non-stream: the engine's JSON answer. */
+  response?: unknown;
+}
+
+export interface RunnerDeps {
+  registry: ModelRegistry;
+  admit(model: string, opts: AdmitOptions): Promise<Lease>;
+  book: RequestBook;
+  log: Logger;
+}
+
+function promptText(body: Record<string, unknown>): string {
+  if (typeof body.prompt === 'string') return body.prompt;
+  return JSON.stringify(body.messages ?? body.prompt ?? '');
+}
+
+export class InferenceRunner {
+  constructor(private readonly deps: RunnerDeps) {}
+
+  async run(req: InferenceRequest, sink: InferenceSink = {}): Promise<InferenceResult> {
+    const { book, log } = this.deps;
+    const started = Date.now();
+    book.begin(req.id, req.source, req.model, req.stream);
+    const done = (r: Omit<InferenceResult, 'latencyMs'>): InferenceResult => {
+      const result = { ...r, latencyMs: Date.now() - started };
+      book.finish(req.id, {
+        status: r.status,
+        tokensIn: r.tokensIn,
+        tokensOut: r.tokensOut,
+        estimated: r.estimated,
+        statusCode: r.statusCode,
+        ...(r.error ? { error: r.error } : {}),
+      });
+      return result;
+    };
+    let lease: Lease;
+    try {
+      lease = await this.deps.admit(req.model, { requestId: req.id, source: req.source, signal: req.signal, onAccepted: (p) => sink.accepted?.(p) });
+    } catch (e) {
+      const r = e instanceof SchedulerRejection ? e : new SchedulerRejection('rejected', (e as Error).message, 500);
+      log.info(`request ${req.id} for ${req.model} not admitted: ${r.message}`, { requestId: req.id });
+      return done({
+        status: r.kind === 'cancelled' ? 'cancelled' : 'rejected',
+        statusCode: r.statusCode,
+        error: r.message,
+        kind: r.kind === 'cancelled' ? 'cancelled' : r.kind,
+        ...(r.retryAfterMs !== undefined ? { retryAfterMs: r.retryAfterMs } : {}),
+        tokensIn: 0,
+        tokensOut: 0,
+        estimated: false,
+      });
+    }
+    try {
+      const endpoint = this.deps.registry.endpoint(req.model, lease.endpointUrl) ?? { url: lease.endpointUrl };
+      book.running(req.id, lease.endpointUrl);
+      const path = req.body.messages === undefined && req.body.prompt !== undefined ? '/v1/completions' : '/v1/chat/completions';
+      const opts = { endpoint, path, body: req.body, signal: req.signal } as const;
+      const result = req.stream ? await this.stream(req, opts, sink) : await this.once(req, opts);
+      return done(result);
+    } catch (e) {
+      const aborted = req.signal.aborted;
+      const err = e instanceof EngineHttpError ? e : undefined;
+      const statusCode = aborted ? 499 : (err?.statusCode ?? 502);
+      const message = aborted ? 'cancelled' : (err?.message ?? `engine request failed: ${(e as Error).message}`);
+      if (!aborted) log.warn(`request ${req.id} (${req.model}) failed: ${message}`, { requestId: req.id });
+      return done({
+        status: aborted ? 'cancelled' : 'error',
+        statusCode,
+        error: message,
+        kind: aborted ? 'cancelled' : 'internal',
+        ...(err?.body !== undefined ? { response: err.body } : {}),
+        tokensIn: 0,
+        tokensOut: 0,
+        estimated: false,
+      });
+    } finally {
+      lease.release();
+    }
+  }
+
+  private async stream(
+    req: InferenceRequest,
+    opts: Parameters<typeof streamRequest>[0],
+    sink: InferenceSink,
+  ): Promise<Omit<InferenceResult, 'latencyMs'>> {
+    let text = '';
+    let usage: TokenUsage | undefined;
+    let error: string | undefined;
+    let errorStatus: number | undefined;
+    let finishReason: string | undefined;
+    let truncated = false;
+    const events = await streamRequest(opts);
+    for await (const ev of events) {
+      if (ev.type === 'chunk') {
+        if (ev.text || ev.reasoning) {
+          text += ev.text + ev.reasoning;
+          this.deps.book.appendText(req.id, ev.text || ev.reasoning);
+        }
+        if (ev.finishReason) finishReason = ev.finishReason;
+        if (ev.usage) usage = ev.usage;
+        await sink.chunk?.(ev);
+      } else if (ev.type === 'error') {
+        error = ev.message;
+        errorStatus = ev.statusCode;
+      } else {
+        usage = ev.usage ?? usage;
+        truncated = ev.truncated;
+      }
+    }
+    if (req.signal.aborted) throw new Error('cancelled');
+    if (!error && truncated) error = 'the engine ended the stream before finishing the answer (no [DONE] and no finish_reason)';
+    const estimated = !usage;
+    const tokensIn = usage?.promptTokens ?? estimateTokens(promptText(req.body));
+    const tokensOut = usage?.completionTokens ?? estimateTokens(text);
+    if (error) {
+      this.deps.log.warn(`request ${req.id} (${req.model}) failed mid-stream: ${error}`, { requestId: req.id });
+      return { status: 'error', statusCode: errorStatus ?? 502, error, kind: 'internal', tokensIn, tokensOut, estimated };
+    }
+    return { status: 'ok', statusCode: 200, tokensIn, tokensOut, estimated, ...(finishReason ? { finishReason } : {}) };
+  }
+
+  private async once(req: InferenceRequest, opts: Parameters<typeof requestJson>[0]): Promise<Omit<InferenceResult, 'latencyMs'>> {
+    const r = await requestJson(opts);
+    const json = r.json as { choices?: Array<{ message?: { content?: string }; text?: string; finish_reason?: string }> };
+    const text = json?.choices?.[0]?.message?.content ?? json?.choices?.[0]?.text ?? '';
+    if (text) this.deps.book.appendText(req.id, text);
+    const estimated = !r.usage;
+    return {
+      status: 'ok',
+      statusCode: r.statusCode,
+      response: r.json,
+      tokensIn: r.usage?.promptTokens ?? estimateTokens(promptText(req.body)),
+      tokensOut: r.usage?.completionTokens ?? estimateTokens(text),
+      estimated,
+      ...(json?.choices?.[0]?.finish_reason ? { finishReason: json.choices[0].finish_reason } : {}),
+    };
+  }
+}

@@ -1,0 +1,159 @@
+// ModelRegistry: which models this provider serves, where, whether the owner enabled them, and how
+// healthy they are. Sources: models.json (enabled by default, or as config.toml's Models says) and
+// engines found by discovery (off until the owner enables them).
+import type { EngineInfo, EngineType, ModelHealth, ModelState } from '../../shared/types';
+import type { ModelEntry } from '../config/config';
+import type { EngineEndpoint } from '../engine/types';
+
+export function normaliseBaseUrl(url: string): string {
+  return url
+    .trim()
+    .replace(/\/+$/, '')
+    .replace(/\/v1$/, '');
+}
+
+const RANK: Record<ModelHealth, number> = { healthy: 2, degraded: 1, unhealthy: 0 };
+
+export interface RegisteredModel {
+  id: string;
+  endpoints: EngineEndpoint[];
+  enabled: boolean;
+  fromConfig: boolean;
+  maxConcurrent?: number;
+  maxQueue?: number;
+  entry?: ModelEntry;
+}
+
+export interface ModelPrefs {
+  enabled?: boolean;
+  maxConcurrent?: number;
+  maxQueue?: number;
+}
+
+export class ModelRegistry {
+  private models = new Map<string, RegisteredModel>();
+  private readonly endpointHealth = new Map<string, ModelHealth>();
+  private readonly endpointErrors = new Map<string, string>();
+
+  /** Rebuilds the set from config and discovery; keeps the owner's choices in `prefs`. */
+  rebuild(opts: {
+    entries: Record<string, ModelEntry>;
+    configModels: string[];
+    engines: EngineInfo[];
+    prefs: Record<string, ModelPrefs>;
+  }): void {
+    const next = new Map<string, RegisteredModel>();
+    const add = (id: string, ep: EngineEndpoint, fromConfig: boolean, entry?: ModelEntry): void => {
+      const m = next.get(id) ?? { id, endpoints: [], enabled: false, fromConfig, ...(entry ? { entry } : {}) };
+      if (!m.endpoints.some((e) => e.url === ep.url)) m.endpoints.push(ep);
+      m.fromConfig ||= fromConfig;
+      next.set(id, m);
+    };
+    for (const [id, e] of Object.entries(opts.entries)) {
+      add(
+        id,
+        {
+          url: normaliseBaseUrl(e.endpoint),
+          ...(e.local_model ? { localModel: e.local_model } : {}),
+          ...(e.api_key ? { apiKey: e.api_key } : {}),
+        },
+        true,
+        e,
+      );
+    }
+    const typeByUrl = new Map<string, EngineType>();
+    for (const eng of opts.engines) {
+      if (!eng.reachable) continue;
+      const url = normaliseBaseUrl(eng.url);
+      typeByUrl.set(url, eng.type);
+      for (const model of eng.models) {
+        // A model the config already maps to this engine (under another hub-facing id) is not repeated.
+        const known = [...next.values()].some((m) => m.endpoints.some((ep) => ep.url === url && (ep.localModel ?? m.id) === model));
+        if (!known) add(model, { url, engineType: eng.type }, false);
+      }
+    }
+    for (const m of next.values()) {
+      for (const ep of m.endpoints) {
+        const t = typeByUrl.get(ep.url);
+        if (t && !ep.engineType) ep.engineType = t;
+      }
+      const pref = opts.prefs[m.id] ?? {};
+      const defaultOn = m.fromConfig && (opts.configModels.length === 0 || opts.configModels.includes(m.id));
+      m.enabled = pref.enabled ?? defaultOn;
+      if (pref.maxConcurrent !== undefined) m.maxConcurrent = pref.maxConcurrent;
+      else if (m.entry?.max_concurrent !== undefined) m.maxConcurrent = m.entry.max_concurrent;
+      if (pref.maxQueue !== undefined) m.maxQueue = pref.maxQueue;
+    }
+    this.models = next;
+  }
+
+  get(id: string): RegisteredModel | undefined {
+    return this.models.get(id);
+  }
+
+  all(): RegisteredModel[] {
+    return [...this.models.values()].sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  /** Enabled models that have somewhere to run: what the hub is told we serve. */
+  announced(): string[] {
+    return this.all()
+      .filter((m) => m.enabled && m.endpoints.length > 0)
+      .map((m) => m.id);
+  }
+
+  endpointUrls(): string[] {
+    const urls = new Set<string>();
+    for (const m of this.models.values()) if (m.enabled) for (const ep of m.endpoints) urls.add(ep.url);
+    return [...urls];
+  }
+
+  endpoint(model: string, url: string): EngineEndpoint | undefined {
+    return this.models.get(model)?.endpoints.find((e) => e.url === url);
+  }
+
+  setEndpointHealth(url: string, health: ModelHealth, error?: string): void {
+    this.endpointHealth.set(url, health);
+    if (error) this.endpointErrors.set(url, error);
+    else this.endpointErrors.delete(url);
+  }
+
+  endpointHealthOf(url: string): ModelHealth {
+    return this.endpointHealth.get(url) ?? 'healthy';
+  }
+
+  healthOf(model: string): ModelHealth {
+    const m = this.models.get(model);
+    if (!m || m.endpoints.length === 0) return 'unhealthy';
+    return m.endpoints.map((e) => this.endpointHealthOf(e.url)).reduce((best, h) => (RANK[h] > RANK[best] ? h : best), 'unhealthy' as ModelHealth);
+  }
+
+  healthMap(): Record<string, ModelHealth> {
+    return Object.fromEntries(this.announced().map((id) => [id, this.healthOf(id)]));
+  }
+
+  /** The models as the console shows them; counts come from the scheduler. */
+  view(counts: (model: string) => { inFlight: number; queued: number; endpointInFlight: (url: string) => number; maxConcurrent: number; maxQueue: number }): ModelState[] {
+    return this.all().map((m) => {
+      const c = counts(m.id);
+      return {
+        id: m.id,
+        enabled: m.enabled,
+        health: this.healthOf(m.id),
+        inFlight: c.inFlight,
+        queued: c.queued,
+        maxConcurrent: m.maxConcurrent ?? c.maxConcurrent,
+        maxQueue: m.maxQueue ?? c.maxQueue,
+        endpoints: m.endpoints.map((ep) => ({
+          url: ep.url,
+          engineType: ep.engineType ?? 'unknown',
+          health: this.endpointHealthOf(ep.url),
+          inFlight: c.endpointInFlight(ep.url),
+          maxConcurrent: m.maxConcurrent ?? c.maxConcurrent,
+          consecutiveFailures: 0,
+          ...(this.endpointErrors.get(ep.url) ? { lastError: this.endpointErrors.get(ep.url) } : {}),
+        })),
+      };
+    });
+  }
+}

@@ -1,0 +1,85 @@
+// What the owner changes in the console, kept in the home folder (config.toml stays as the owner
+// wrote it): settings.json overlays the config; model toggles and limits live beside it.
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import type { SettingsPatch } from '../../shared/bridge';
+
+const stored = z
+  .object({
+    hubUrl: z.string(),
+    serviceUrl: z.string(),
+    nodeName: z.string(),
+    gatewayEnabled: z.boolean(),
+    gatewayListen: z.string(),
+    startAtLogin: z.boolean(),
+    closeToTray: z.boolean(),
+    theme: z.enum(['system', 'light', 'dark']),
+    autoPauseOnGpuBusy: z.boolean(),
+    retentionDays: z.number().int(),
+    onboarded: z.boolean(),
+    extraEndpoints: z.array(z.object({ url: z.string(), model: z.string().optional() })),
+    models: z.record(
+      z.string(),
+      z.object({ enabled: z.boolean().optional(), maxConcurrent: z.number().int().optional(), maxQueue: z.number().int().optional() }),
+    ),
+  })
+  .partial();
+export type StoredSettings = z.infer<typeof stored>;
+
+export class SettingsFile {
+  private data: StoredSettings;
+  constructor(private readonly file: string) {
+    this.data = SettingsFile.read(file);
+  }
+
+  static in(home: string): SettingsFile {
+    return new SettingsFile(path.join(home, 'settings.json'));
+  }
+
+  private static read(file: string): StoredSettings {
+    try {
+      const r = stored.safeParse(JSON.parse(fs.readFileSync(file, 'utf8')));
+      return r.success ? r.data : {};
+    } catch {
+      return {};
+    }
+  }
+
+  get(): StoredSettings {
+    return this.data;
+  }
+
+  update(fn: (s: StoredSettings) => StoredSettings): void {
+    this.data = fn(structuredClone(this.data));
+    fs.mkdirSync(path.dirname(this.file), { recursive: true });
+    const tmp = `${this.file}.tmp`;
+    fs.writeFileSync(tmp, JSON.stringify(this.data, null, 2));
+    fs.renameSync(tmp, this.file);
+  }
+}
+
+/** Checks a settings patch; returns field -> message for each problem (empty when fine). */
+export function validateSettingsPatch(p: SettingsPatch): Record<string, string> {
+  const errors: Record<string, string> = {};
+  if (p.hubUrl !== undefined && !/^wss?:\/\/[^\s/]+/.test(p.hubUrl)) {
+    errors.hubUrl = 'The hub URL must start with ws:// or wss://, for example wss://inference.swanchain.io';
+  }
+  if (p.serviceUrl !== undefined && p.serviceUrl !== '' && !/^https?:\/\/[^\s/]+/.test(p.serviceUrl)) {
+    errors.serviceUrl = 'The service URL must start with http:// or https://';
+  }
+  if (p.nodeName !== undefined && !/^[\w .-]{1,64}$/.test(p.nodeName)) {
+    errors.nodeName = 'Use 1 to 64 letters, digits, spaces, dots, dashes or underscores.';
+  }
+  if (p.providerKey !== undefined && p.providerKey !== '' && !/^[\w.-]{8,256}$/.test(p.providerKey.trim())) {
+    errors.providerKey = 'That does not look like a provider key (expected something like sk-prov-…, without spaces).';
+  }
+  if (p.gatewayListen !== undefined) {
+    const m = /^([^\s:]+):(\d{1,5})$/.exec(p.gatewayListen);
+    if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) errors.gatewayListen = 'Use host:port, for example 127.0.0.1:18080.';
+  }
+  if (p.retentionDays !== undefined && (p.retentionDays < 1 || p.retentionDays > 3650)) {
+    errors.retentionDays = 'Keep history for 1 to 3650 days.';
+  }
+  return errors;
+}

@@ -1,0 +1,238 @@
+// config.toml (computing-provider's own format, plus our [Agent] and [Gateway] sections) and the
+// models.json beside it. A bad file is refused with the file, the line and what is wrong.
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse as parseToml, TomlError } from 'smol-toml';
+import { z } from 'zod';
+
+export class ConfigError extends Error {
+  constructor(
+    readonly file: string,
+    readonly line: number | undefined,
+    readonly problem: string,
+  ) {
+    super(`${file}${line ? `:${line}` : ''}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const seconds = z.number().positive().max(86_400);
+
+const tomlSchema = z
+  .object({
+    API: z.object({ NodeName: z.string().max(128).optional() }).passthrough().optional(),
+    Inference: z
+      .object({
+        Enable: z.boolean().optional(),
+        ServiceURL: z.string().optional(),
+        WebSocketURL: z.string().optional(),
+        ApiKey: z.string().optional(),
+        Models: z.array(z.string()).optional(),
+      })
+      .passthrough()
+      .optional(),
+    Agent: z
+      .object({
+        HeartbeatIntervalSeconds: seconds.optional(),
+        HealthCheckIntervalSeconds: seconds.optional(),
+        PingIntervalSeconds: seconds.optional(),
+        ReadTimeoutSeconds: seconds.optional(),
+        ReconnectMaxBackoffSeconds: seconds.optional(),
+        AuthFailedBackoffSeconds: seconds.optional(),
+        ResumeGraceSeconds: z.number().min(0).max(3600).optional(),
+        ResumeTtlSeconds: seconds.optional(),
+        MaxConcurrentPerEndpoint: z.number().int().min(1).max(1024).optional(),
+        MaxQueuePerModel: z.number().int().min(0).max(10_000).optional(),
+        QueueTimeoutSeconds: seconds.optional(),
+        Discovery: z.boolean().optional(),
+        EngineHosts: z.array(z.string()).optional(),
+        GpuSampleIntervalSeconds: seconds.optional(),
+      })
+      .strict()
+      .optional(),
+    Gateway: z
+      .object({
+        Enable: z.boolean().optional(),
+        Listen: z.string().optional(),
+        WebsocketAuth: z.boolean().optional(),
+        AllowedOrigins: z.array(z.string()).optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .passthrough();
+
+const modelEntry = z
+  .object({
+    endpoint: z.string().min(1),
+    local_model: z.string().optional(),
+    api_key: z.string().optional(),
+    gpu_memory: z.number().optional(),
+    format: z.string().optional(),
+    quantization: z.string().optional(),
+    max_concurrent: z.number().int().min(1).max(1024).optional(),
+  })
+  .passthrough();
+export type ModelEntry = z.infer<typeof modelEntry>;
+
+export interface AgentTimings {
+  heartbeatIntervalMs: number;
+  healthCheckIntervalMs: number;
+  pingIntervalMs: number;
+  readTimeoutMs: number;
+  reconnectMaxBackoffMs: number;
+  authFailedBackoffMs: number;
+  resumeGraceMs: number;
+  resumeTtlMs: number;
+  queueTimeoutMs: number;
+  gpuSampleIntervalMs: number;
+}
+
+export interface ProviderConfig {
+  file: string;
+  nodeName: string;
+  enable: boolean;
+  serviceUrl: string;
+  webSocketUrl: string;
+  apiKey: string;
+  /** Models the config names; empty = every model in models.json. */
+  models: string[];
+  modelEntries: Record<string, ModelEntry>;
+  agent: AgentTimings & { maxConcurrentPerEndpoint: number; maxQueuePerModel: number; discovery: boolean; engineHosts: string[] };
+  gateway: { enable: boolean; listen: string; websocketAuth: boolean; allowedOrigins: string[] };
+  /** Notes for the log: env overrides applied, odd values accepted. */
+  warnings: string[];
+}
+
+export const DEFAULT_HUB_URL = 'ws://127.0.0.1:8081';
+
+/** Finds the 1-based line that defines `key` (best effort; used to point at a bad value). */
+function lineOf(text: string, section: string | undefined, key: string | undefined): number | undefined {
+  const lines = text.split(/\r?\n/);
+  let inSection = section === undefined;
+  for (let i = 0; i < lines.length; i++) {
+    const l = (lines[i] ?? '').trim();
+    const header = /^\[([^\]]+)\]/.exec(l);
+    if (header) {
+      inSection = header[1]?.trim() === section;
+      if (inSection && key === undefined) return i + 1;
+      continue;
+    }
+    if (inSection && key !== undefined && new RegExp(`^"?${key}"?\\s*=`).test(l)) return i + 1;
+  }
+  return undefined;
+}
+
+function readModelsJson(file: string): Record<string, ModelEntry> {
+  if (!fs.existsSync(file)) return {};
+  const text = fs.readFileSync(file, 'utf8');
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    const m = /position (\d+)/.exec(String(e));
+    const line = m ? text.slice(0, Number(m[1])).split('\n').length : undefined;
+    throw new ConfigError(file, line, `not valid JSON (${(e as Error).message}). Fix the syntax or delete the file.`);
+  }
+  const parsed = z.record(z.string(), modelEntry).safeParse(raw);
+  if (!parsed.success) {
+    const i = parsed.error.issues[0];
+    const model = String(i?.path[0] ?? '');
+    const idx = model ? text.indexOf(JSON.stringify(model)) : -1;
+    const line = idx >= 0 ? text.slice(0, idx).split('\n').length : undefined;
+    throw new ConfigError(file, line, `model "${model}": ${i?.path.slice(1).join('.') || 'entry'} ${i?.message}. Each model needs at least {"endpoint": "http://127.0.0.1:8000"}.`);
+  }
+  return parsed.data;
+}
+
+function ms(s: number | undefined, dflt: number): number {
+  return Math.round((s ?? dflt) * 1000);
+}
+
+/** Loads config.toml and models.json. Environment overrides: INFERENCE_WS_URL, INFERENCE_API_KEY. */
+export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): ProviderConfig {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new ConfigError(file, undefined, `cannot read the file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}). Run "swan-provider init" to create one.`);
+  }
+  let raw: unknown;
+  try {
+    raw = parseToml(text);
+  } catch (e) {
+    if (e instanceof TomlError) throw new ConfigError(file, e.line, `TOML syntax error: ${e.message.split('\n')[0]}`);
+    throw new ConfigError(file, undefined, `TOML syntax error: ${(e as Error).message}`);
+  }
+  const parsed = tomlSchema.safeParse(raw);
+  if (!parsed.success) {
+    const i = parsed.error.issues[0];
+    const [section, key] = i?.path.map(String) ?? [];
+    const unknownKey = i?.code === 'unrecognized_keys' ? (i as { keys?: string[] }).keys?.[0] : undefined;
+    const where = unknownKey ?? key;
+    throw new ConfigError(
+      file,
+      lineOf(text, section, where),
+      unknownKey ? `unknown setting "${unknownKey}" in [${section}]. Check its spelling.` : `[${section ?? ''}] ${where ?? ''}: ${i?.message}`,
+    );
+  }
+  const c = parsed.data;
+  const warnings: string[] = [];
+  const inf = c.Inference ?? {};
+  const ag = c.Agent ?? {};
+  const gw = c.Gateway ?? {};
+  let webSocketUrl = inf.WebSocketURL ?? DEFAULT_HUB_URL;
+  let apiKey = inf.ApiKey ?? '';
+  if (env.INFERENCE_WS_URL) {
+    webSocketUrl = env.INFERENCE_WS_URL;
+    warnings.push('WebSocketURL taken from INFERENCE_WS_URL');
+  }
+  if (env.INFERENCE_API_KEY) {
+    apiKey = env.INFERENCE_API_KEY;
+    warnings.push('provider key taken from INFERENCE_API_KEY');
+  }
+  if (!/^wss?:\/\//.test(webSocketUrl)) {
+    throw new ConfigError(file, lineOf(text, 'Inference', 'WebSocketURL'), `WebSocketURL "${webSocketUrl}" must start with ws:// or wss://`);
+  }
+  const listen = gw.Listen ?? '127.0.0.1:18080';
+  if (!/^[^\s:]+:\d{1,5}$/.test(listen)) {
+    throw new ConfigError(file, lineOf(text, 'Gateway', 'Listen'), `Listen "${listen}" must look like 127.0.0.1:18080`);
+  }
+  return {
+    file: path.resolve(file),
+    nodeName: c.API?.NodeName ?? 'my-provider',
+    enable: inf.Enable ?? true,
+    serviceUrl: inf.ServiceURL ?? webSocketUrl.replace(/^ws/, 'http').replace(/\/ws\/?$/, ''),
+    webSocketUrl,
+    apiKey,
+    models: inf.Models ?? [],
+    modelEntries: readModelsJson(path.join(path.dirname(file), 'models.json')),
+    agent: {
+      heartbeatIntervalMs: ms(ag.HeartbeatIntervalSeconds, 54),
+      healthCheckIntervalMs: ms(ag.HealthCheckIntervalSeconds, 30),
+      pingIntervalMs: ms(ag.PingIntervalSeconds, 54),
+      readTimeoutMs: ms(ag.ReadTimeoutSeconds, 60),
+      reconnectMaxBackoffMs: ms(ag.ReconnectMaxBackoffSeconds, 30),
+      authFailedBackoffMs: ms(ag.AuthFailedBackoffSeconds, 300),
+      resumeGraceMs: ms(ag.ResumeGraceSeconds, 2),
+      resumeTtlMs: ms(ag.ResumeTtlSeconds, 300),
+      queueTimeoutMs: ms(ag.QueueTimeoutSeconds, 30),
+      gpuSampleIntervalMs: ms(ag.GpuSampleIntervalSeconds, 1),
+      maxConcurrentPerEndpoint: ag.MaxConcurrentPerEndpoint ?? 4,
+      maxQueuePerModel: ag.MaxQueuePerModel ?? 32,
+      discovery: ag.Discovery ?? true,
+      engineHosts: ag.EngineHosts ?? [],
+    },
+    gateway: { enable: gw.Enable ?? false, listen, websocketAuth: gw.WebsocketAuth ?? true, allowedOrigins: gw.AllowedOrigins ?? [] },
+    warnings,
+  };
+}
+
+/** The hub URL the link dials: WebSocketURL + "/ws" (a URL already ending in /ws is accepted, with a warning). */
+export function hubDialUrl(webSocketUrl: string): { url: string; warning?: string } {
+  const trimmed = webSocketUrl.replace(/\/+$/, '');
+  if (trimmed.endsWith('/ws')) {
+    return { url: trimmed, warning: 'WebSocketURL should not include /ws (it is appended automatically); using it as given' };
+  }
+  return { url: `${trimmed}/ws` };
+}

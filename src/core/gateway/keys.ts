@@ -1,0 +1,78 @@
+// Keys for the local gateway. A key is shown once when created; only its SHA-256 is kept
+// (keys are 32 random bytes, so a plain hash is enough). Lookups compare in constant time.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import type { GatewayKeyView } from '../../shared/bridge';
+
+const fileSchema = z.array(z.object({ name: z.string(), hash: z.string().regex(/^[0-9a-f]{64}$/), createdAt: z.number(), lastUsedAt: z.number().optional() }));
+type Stored = z.infer<typeof fileSchema>[number];
+
+export const KEY_PREFIX = 'sk-swan-';
+
+function hashKey(key: string): Buffer {
+  return crypto.createHash('sha256').update(key).digest();
+}
+
+export class GatewayKeys {
+  private keys: Stored[];
+  private readonly file: string;
+
+  constructor(home: string) {
+    this.file = path.join(home, 'gateway-keys.json');
+    this.keys = GatewayKeys.read(this.file);
+  }
+
+  private static read(file: string): Stored[] {
+    try {
+      const r = fileSchema.safeParse(JSON.parse(fs.readFileSync(file, 'utf8')));
+      return r.success ? r.data : [];
+    } catch {
+      return [];
+    }
+  }
+
+  private save(): void {
+    fs.mkdirSync(path.dirname(this.file), { recursive: true });
+    const tmp = `${this.file}.tmp`;
+    fs.writeFileSync(tmp, JSON.stringify(this.keys, null, 2), { mode: 0o600 });
+    fs.renameSync(tmp, this.file);
+  }
+
+  /** Creates a key; returns it in full (the only time it is visible). */
+  create(name: string): { name: string; key: string } {
+    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) throw new Error('Key names use letters, digits, dot, dash or underscore (1-64).');
+    if (this.keys.some((k) => k.name === name)) throw new Error(`A key named "${name}" already exists; revoke it first or pick another name.`);
+    const key = KEY_PREFIX + crypto.randomBytes(32).toString('base64url');
+    this.keys = [...this.keys, { name, hash: hashKey(key).toString('hex'), createdAt: Date.now() }];
+    this.save();
+    return { name, key };
+  }
+
+  revoke(name: string): boolean {
+    const before = this.keys.length;
+    this.keys = this.keys.filter((k) => k.name !== name);
+    if (this.keys.length === before) return false;
+    this.save();
+    return true;
+  }
+
+  list(): GatewayKeyView[] {
+    return this.keys.map((k) => ({ name: k.name, createdAt: k.createdAt, ...(k.lastUsedAt ? { lastUsedAt: k.lastUsedAt } : {}) }));
+  }
+
+  /** The key's name when it is valid, else undefined. Constant time per stored key. */
+  verify(key: string | undefined | null): string | undefined {
+    if (!key) return undefined;
+    const h = hashKey(key);
+    let found: Stored | undefined;
+    for (const k of this.keys) if (crypto.timingSafeEqual(h, Buffer.from(k.hash, 'hex'))) found = k;
+    if (found) found.lastUsedAt = Date.now();
+    return found?.name;
+  }
+
+  get size(): number {
+    return this.keys.length;
+  }
+}

@@ -1,0 +1,373 @@
+// HubLink: the one persistent WebSocket to Swan Inference.
+// One loop owns the connection: dial -> register -> serve -> (close) -> backoff -> dial … so there is
+// never more than one socket or one reconnect in flight (the Go provider's zombie and double-reconnect
+// bugs cannot happen by construction). Control messages (register, heartbeat, acks, errors) go out at
+// once; data (stream chunks) goes through a bounded lane whose writers wait while the socket is backed up.
+import { EventEmitter } from 'node:events';
+import crypto from 'node:crypto';
+import WebSocket from 'ws';
+import type { LinkState, LinkStatus } from '../../shared/types';
+import type { Logger } from '../log';
+import {
+  encode,
+  InboundError,
+  MAX_MESSAGE_BYTES,
+  out,
+  parseInbound,
+  type Health,
+  type HeartbeatPayload,
+  type Inbound,
+  type Outbound,
+  type RegisterPayload,
+} from '../protocol/messages';
+
+export interface LinkTimings {
+  heartbeatIntervalMs: number;
+  pingIntervalMs: number;
+  readTimeoutMs: number;
+  reconnectMaxBackoffMs: number;
+  authFailedBackoffMs: number;
+}
+
+export interface HubLinkOptions {
+  url: string;
+  nodeId: string;
+  log: Logger;
+  timings: LinkTimings;
+  register: () => RegisterPayload;
+  heartbeat: () => HeartbeatPayload;
+  modelHealth: () => Record<string, Health>;
+  /** Bytes the data lane may have in flight on the socket before writers wait. */
+  dataHighWaterBytes?: number;
+}
+
+export interface HubLinkEvents {
+  state: [LinkStatus];
+  registered: [];
+  message: [Inbound];
+  disconnected: [string];
+}
+
+const MISSED_HEARTBEATS_LIMIT = 3;
+
+export class HubLink extends EventEmitter<HubLinkEvents> {
+  private ws?: WebSocket;
+  private stopped = true;
+  private loop?: Promise<void>;
+  private wakeSleep?: () => void;
+  private status: LinkStatus;
+  private registerId = '';
+  private heartbeatSeq = 0;
+  private dataInFlight = 0;
+  private readonly dataQueue: Array<{ text: string; resolve: (ok: boolean) => void }> = [];
+  private readonly highWater: number;
+  /** Count of messages sent and received, for the console and tests. */
+  readonly counters = { sent: 0, received: 0, invalid: 0, dials: 0, refusedOversize: 0 };
+
+  constructor(private readonly opts: HubLinkOptions) {
+    super();
+    this.highWater = opts.dataHighWaterBytes ?? 256 * 1024;
+    this.status = { state: 'idle', hubUrl: opts.url, since: Date.now(), attempts: 0 };
+  }
+
+  get state(): LinkStatus {
+    return this.status;
+  }
+
+  get connected(): boolean {
+    return this.status.state === 'connected';
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wakeSleep?.();
+    this.ws?.terminate();
+    await this.loop;
+    this.setState('stopped', 'stopped by the owner');
+  }
+
+  /** Ends a backoff or auth-failed wait now (the key or URL changed, or the owner pressed Retry). */
+  retryNow(): void {
+    this.wakeSleep?.();
+  }
+
+  /** Changes the hub URL; the current connection is closed and the link redials the new one. */
+  setUrl(url: string): void {
+    this.opts.url = url;
+    this.status = { ...this.status, hubUrl: url };
+    this.ws?.close(1000, 'hub url changed');
+    this.retryNow();
+  }
+
+  /** Drops the current connection (it will be re-dialled). Used when the key changes. */
+  reconnect(reason: string): void {
+    this.opts.log.info(`reconnecting: ${reason}`);
+    this.ws?.close(1000, reason.slice(0, 100));
+    this.retryNow();
+  }
+
+  /** Announces a changed model set (toggle, engine appeared or vanished) by registering again. */
+  reRegister(): void {
+    if (this.ws?.readyState !== WebSocket.OPEN || !this.connected) return;
+    this.registerId = crypto.randomUUID();
+    this.sendControl(out.register(this.registerId, this.opts.register()));
+  }
+
+  /** Sends now, ahead of queued data. Returns false when not connected or the message is too big. */
+  sendControl(msg: Outbound): boolean {
+    const ws = this.ws;
+    if (!ws || ws.readyState !== WebSocket.OPEN) return false;
+    const text = this.checkedText(msg);
+    if (text === undefined) return false;
+    ws.send(text);
+    this.counters.sent++;
+    return true;
+  }
+
+  /**
+   * Sends a data message (stream chunk). Resolves true once it is handed to the socket, false when
+   * the link is down or the message is refused. While the socket is backed up the promise waits, so
+   * a producer that awaits it reads its engine no faster than the hub takes the data.
+   */
+  sendData(msg: Outbound): Promise<boolean> {
+    const ws = this.ws;
+    if (!ws || ws.readyState !== WebSocket.OPEN || !this.connected) return Promise.resolve(false);
+    const text = this.checkedText(msg);
+    if (text === undefined) return Promise.resolve(false);
+    if (this.dataQueue.length === 0 && this.dataInFlight < this.highWater) {
+      this.write(ws, text);
+      return Promise.resolve(true);
+    }
+    return new Promise((resolve) => this.dataQueue.push({ text, resolve }));
+  }
+
+  /** Bytes waiting in the data lane (not yet handed to the socket). */
+  get queuedDataMessages(): number {
+    return this.dataQueue.length;
+  }
+
+  private checkedText(msg: Outbound): string | undefined {
+    const text = encode(msg);
+    if (Buffer.byteLength(text) > MAX_MESSAGE_BYTES) {
+      this.counters.refusedOversize++;
+      const id = (msg.payload.request_id as string | undefined) ?? msg.request_id;
+      this.opts.log.error(`refused to send a ${msg.type} of ${Buffer.byteLength(text)} bytes: over the 1 MB message limit`, { requestId: id });
+      return undefined;
+    }
+    return text;
+  }
+
+  private write(ws: WebSocket, text: string): void {
+    const bytes = Buffer.byteLength(text);
+    this.dataInFlight += bytes;
+    this.counters.sent++;
+    ws.send(text, () => {
+      this.dataInFlight -= bytes;
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    const ws = this.ws;
+    while (this.dataQueue.length > 0 && this.dataInFlight < this.highWater) {
+      const next = this.dataQueue.shift()!;
+      if (!ws || ws.readyState !== WebSocket.OPEN) {
+        next.resolve(false);
+        continue;
+      }
+      this.write(ws, next.text);
+      next.resolve(true);
+    }
+  }
+
+  private failQueued(): void {
+    for (const q of this.dataQueue.splice(0)) q.resolve(false);
+    this.dataInFlight = 0;
+  }
+
+  private setState(state: LinkState, reason?: string, nextRetryAt?: number): void {
+    this.status = {
+      state,
+      hubUrl: this.opts.url,
+      since: Date.now(),
+      attempts: this.status.attempts,
+      ...(reason ? { reason } : {}),
+      ...(nextRetryAt ? { nextRetryAt } : {}),
+    };
+    this.emit('state', this.status);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(done, ms);
+      const self = this;
+      function done(): void {
+        clearTimeout(t);
+        self.wakeSleep = undefined;
+        resolve();
+      }
+      this.wakeSleep = done;
+    });
+  }
+
+  private async run(): Promise<void> {
+    const { reconnectMaxBackoffMs, authFailedBackoffMs } = this.opts.timings;
+    let failures = 0;
+    while (!this.stopped) {
+      this.status.attempts = failures + 1;
+      this.setState('connecting');
+      const result = await this.session();
+      if (this.stopped) break;
+      this.emit('disconnected', result.reason);
+      if (result.authFailed) {
+        const next = Date.now() + authFailedBackoffMs;
+        this.setState('auth_failed', result.reason, next);
+        this.opts.log.error(result.reason);
+        await this.sleep(authFailedBackoffMs);
+        failures = 0;
+        continue;
+      }
+      failures = result.registered ? 1 : failures + 1;
+      const base = Math.min(reconnectMaxBackoffMs, 1000 * 2 ** Math.min(failures - 1, 16));
+      const delay = Math.round(base * (0.5 + Math.random() * 0.5));
+      this.setState('backoff', result.reason, Date.now() + delay);
+      this.opts.log.warn(`hub link down (${result.reason}); retrying in ${(delay / 1000).toFixed(1)} s`);
+      await this.sleep(delay);
+    }
+  }
+
+  /** One connection, from dial to close. Never rejects. */
+  private session(): Promise<{ registered: boolean; authFailed: boolean; reason: string }> {
+    const { pingIntervalMs, readTimeoutMs, heartbeatIntervalMs } = this.opts.timings;
+    const log = this.opts.log;
+    this.counters.dials++;
+    return new Promise((resolve) => {
+      let registered = false;
+      let authFailed = false;
+      let reason = 'connection closed';
+      let readTimer: NodeJS.Timeout | undefined;
+      let pingTimer: NodeJS.Timeout | undefined;
+      let heartbeatTimer: NodeJS.Timeout | undefined;
+      let missedHeartbeats = 0;
+      const ws = new WebSocket(this.opts.url, { maxPayload: MAX_MESSAGE_BYTES, handshakeTimeout: readTimeoutMs, perMessageDeflate: false });
+      this.ws = ws;
+
+      const resetRead = (): void => {
+        clearTimeout(readTimer);
+        readTimer = setTimeout(() => {
+          reason = `the hub sent nothing for ${readTimeoutMs / 1000} s (read deadline)`;
+          ws.terminate();
+        }, readTimeoutMs);
+      };
+      const beat = (): void => {
+        if (missedHeartbeats >= MISSED_HEARTBEATS_LIMIT) {
+          reason = `${MISSED_HEARTBEATS_LIMIT} heartbeats were not acknowledged`;
+          ws.terminate();
+          return;
+        }
+        missedHeartbeats++;
+        this.heartbeatSeq++;
+        this.sendControl({ ...out.heartbeat(this.opts.heartbeat()), request_id: `hb-${this.heartbeatSeq}` });
+      };
+      const onRegistered = (): void => {
+        registered = true;
+        this.status.attempts = 0;
+        this.setState('connected');
+        log.info(`registered with ${this.opts.url}`);
+        // Health right after every register ack, or the hub keeps a stale status (Go provider PR 32).
+        this.sendControl(out.modelHealth(this.opts.nodeId, this.opts.modelHealth()));
+        clearInterval(heartbeatTimer);
+        heartbeatTimer = setInterval(beat, heartbeatIntervalMs);
+        this.emit('registered');
+      };
+
+      ws.on('open', () => {
+        this.setState('registering');
+        resetRead();
+        pingTimer = setInterval(() => {
+          if (ws.readyState === WebSocket.OPEN) ws.ping();
+        }, pingIntervalMs);
+        this.registerId = crypto.randomUUID();
+        this.sendControl(out.register(this.registerId, this.opts.register()));
+      });
+      ws.on('pong', resetRead);
+      ws.on('unexpected-response', (_req, res) => {
+        if (res.statusCode === 401 || res.statusCode === 403) {
+          authFailed = true;
+          reason = `The hub refused the provider key (HTTP ${res.statusCode}). Check the key in Settings or config.toml.`;
+        } else {
+          reason = `the hub answered HTTP ${res.statusCode} instead of a WebSocket upgrade`;
+        }
+        res.resume();
+        ws.terminate();
+      });
+      ws.on('error', (err) => {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (!authFailed) reason = code === 'ECONNREFUSED' ? `cannot reach the hub at ${this.opts.url} (connection refused)` : err.message;
+      });
+      ws.on('message', (data, isBinary) => {
+        resetRead();
+        this.counters.received++;
+        if (isBinary) {
+          this.counters.invalid++;
+          log.warn('ignored a binary frame from the hub');
+          return;
+        }
+        let msg: Inbound;
+        try {
+          msg = parseInbound(data.toString());
+        } catch (e) {
+          this.counters.invalid++;
+          const err = e as InboundError;
+          log.warn(`invalid message from the hub: ${err.message}`, { requestId: err.requestId });
+          if (err.requestId) this.sendControl(out.error(err.requestId, 400, err.message));
+          return;
+        }
+        if (msg.type === 'ack') {
+          const ackFor = msg.payload.request_id ?? msg.requestId;
+          if (!registered && (ackFor === this.registerId || ackFor === undefined) && msg.payload.success !== false) {
+            onRegistered();
+            return;
+          }
+          if (ackFor === this.registerId && msg.payload.success === false) {
+            reason = `the hub refused registration: ${msg.payload.message ?? 'no reason given'}`;
+            ws.close();
+            return;
+          }
+          missedHeartbeats = 0;
+          return;
+        }
+        if (msg.type === 'error') {
+          const code = Number(msg.payload.code);
+          if (code === 401 || code === 403) {
+            authFailed = true;
+            reason = `The hub refused the provider key: ${msg.payload.message ?? `code ${code}`}. Check the key in Settings or config.toml.`;
+            ws.close(1000, 'auth failed');
+            return;
+          }
+          if (!registered && (msg.requestId === this.registerId || msg.requestId === undefined)) {
+            reason = `the hub refused registration: ${msg.payload.message ?? `code ${String(msg.payload.code)}`}`;
+            ws.close();
+            return;
+          }
+        }
+        this.emit('message', msg);
+      });
+      ws.on('close', (code) => {
+        clearTimeout(readTimer);
+        clearInterval(pingTimer);
+        clearInterval(heartbeatTimer);
+        if (this.ws === ws) this.ws = undefined;
+        this.failQueued();
+        if (reason === 'connection closed' && code) reason = `connection closed (code ${code})`;
+        resolve({ registered, authFailed, reason });
+      });
+    });
+  }
+}

@@ -1,0 +1,246 @@
+// HubRelay: serves the hub's inference requests and keeps their answers safe across link drops.
+// Every stream_chunk / stream_end / result carries `seq` (from 1, per request) and is retained until
+// the hub can no longer ask for it. While the link is down generation goes on; after the next register
+// ack the hub may send `resume {request_id, last_seq}` and gets everything after last_seq, once.
+// A request not resumed within the grace period (or whose link stays down past the TTL) is cancelled
+// at the engine so the GPU is freed.
+import type { Logger } from '../log';
+import { out, MAX_MESSAGE_BYTES, type Inbound, type Outbound } from '../protocol/messages';
+import type { InferenceRunner, InferenceResult } from '../agent/inference';
+import type { HubLink } from './link';
+import { Retention } from './retention';
+
+export interface HubRelayOptions {
+  link: HubLink;
+  runner: InferenceRunner;
+  log: Logger;
+  resumeGraceMs: number;
+  resumeTtlMs: number;
+  /** Cap on retained bytes across requests (default 64 MB). */
+  retentionBytes?: number;
+  /** How long a finished request's messages are kept while the link stays up (default 30 s). */
+  lingerMs?: number;
+  /** Hub messages other than inference/cancel/resume (warmup, verify, benchmark) go here. */
+  onOther?: (msg: Inbound) => void;
+}
+
+interface Active {
+  ctl: AbortController;
+  seq: number;
+  attached: boolean;
+  resumed: boolean;
+}
+
+export class HubRelay {
+  private readonly active = new Map<string, Active>();
+  private readonly retention: Retention;
+  private graceTimer?: NodeJS.Timeout;
+  private ttlTimer?: NodeJS.Timeout;
+  private readonly sweeper: NodeJS.Timeout;
+  private linkUp = false;
+  /** Finished while detached and not yet resumed: dropped when the grace period ends. */
+  private readonly detachedFinished = new Set<string>();
+  readonly counters = { served: 0, failed: 0, cancelledUnresumed: 0, resumed: 0, replayedMessages: 0, evicted: 0 };
+
+  constructor(private readonly o: HubRelayOptions) {
+    this.retention = new Retention(o.retentionBytes ?? 64 * 1024 * 1024, (id) => {
+      this.counters.evicted++;
+      o.log.error(`request ${id}: retained answer dropped to stay within the memory cap; cancelling it`, { requestId: id });
+      this.active.get(id)?.ctl.abort();
+    });
+    o.link.on('message', (m) => this.onMessage(m));
+    o.link.on('disconnected', () => this.onDisconnected());
+    o.link.on('registered', () => this.onRegistered());
+    this.sweeper = setInterval(() => {
+      if (this.linkUp) this.retention.dropFinished(o.lingerMs ?? 30_000);
+    }, 5_000);
+    this.sweeper.unref();
+  }
+
+  get activeCount(): number {
+    return this.active.size;
+  }
+
+  get retainedBytes(): number {
+    return this.retention.bytes;
+  }
+
+  get retainedRequests(): number {
+    return this.retention.size;
+  }
+
+  /** Cancels every running request (used on shutdown). */
+  close(): void {
+    clearInterval(this.sweeper);
+    clearTimeout(this.graceTimer);
+    clearTimeout(this.ttlTimer);
+    for (const a of this.active.values()) a.ctl.abort();
+  }
+
+  private onMessage(msg: Inbound): void {
+    switch (msg.type) {
+      case 'inference':
+        void this.serve(msg);
+        return;
+      case 'cancel': {
+        const a = this.active.get(msg.requestId);
+        if (a) {
+          this.o.log.info(`hub cancelled request ${msg.requestId}`, { requestId: msg.requestId });
+          a.ctl.abort();
+        }
+        return;
+      }
+      case 'resume':
+        void this.resume(msg.requestId, msg.lastSeq);
+        return;
+      case 'error':
+        this.o.log.warn(`hub error${msg.requestId ? ` for ${msg.requestId}` : ''}: ${msg.payload.message ?? String(msg.payload.code ?? '')}`, {
+          requestId: msg.requestId,
+        });
+        return;
+      case 'ack':
+        return;
+      default:
+        this.o.onOther?.(msg);
+    }
+  }
+
+  private onDisconnected(): void {
+    this.linkUp = false;
+    clearTimeout(this.graceTimer);
+    for (const a of this.active.values()) {
+      a.attached = false;
+      a.resumed = false;
+    }
+    if (!this.ttlTimer && (this.active.size > 0 || this.retention.size > 0)) {
+      this.ttlTimer = setTimeout(() => {
+        this.ttlTimer = undefined;
+        if (this.linkUp) return;
+        this.o.log.warn(`hub link down for ${this.o.resumeTtlMs / 1000} s: cancelling ${this.active.size} request(s) and dropping their answers`);
+        for (const a of this.active.values()) a.ctl.abort();
+        for (const id of this.retention.ids()) this.retention.drop(id);
+      }, this.o.resumeTtlMs);
+      this.ttlTimer.unref();
+    }
+  }
+
+  private onRegistered(): void {
+    this.linkUp = true;
+    clearTimeout(this.ttlTimer);
+    this.ttlTimer = undefined;
+    for (const id of this.retention.ids()) if (this.retention.isFinished(id) && !this.active.has(id)) this.detachedFinished.add(id);
+    const waiting = [...this.active.entries()].filter(([, a]) => !a.attached);
+    if (waiting.length === 0 && this.detachedFinished.size === 0) return;
+    clearTimeout(this.graceTimer);
+    this.graceTimer = setTimeout(() => {
+      for (const [id, a] of this.active) {
+        if (!a.attached && !a.resumed) {
+          this.counters.cancelledUnresumed++;
+          this.o.log.warn(`request ${id}: the hub did not resume it within ${this.o.resumeGraceMs} ms; cancelling the engine request`, { requestId: id });
+          a.ctl.abort();
+          this.retention.drop(id);
+        }
+      }
+      for (const id of this.detachedFinished) this.retention.drop(id);
+      this.detachedFinished.clear();
+    }, this.o.resumeGraceMs);
+  }
+
+  private async resume(id: string, lastSeq: number): Promise<void> {
+    const a = this.active.get(id);
+    if (!this.retention.has(id)) {
+      this.o.link.sendControl(out.error(id, 410, 'nothing to resume for this request: it was cancelled or finished too long ago'));
+      return;
+    }
+    if (a) a.resumed = true;
+    this.detachedFinished.delete(id);
+    this.counters.resumed++;
+    let last = lastSeq;
+    // Replay until caught up; chunks produced meanwhile are retained (not sent) because attached is false.
+    for (;;) {
+      const batch = this.retention.since(id, last);
+      if (batch.length === 0) break;
+      for (const m of batch) {
+        if (!(await this.o.link.sendData(m))) return; // link dropped again: the next resume continues
+        this.counters.replayedMessages++;
+        last = m.payload.seq as number;
+      }
+    }
+    if (a && this.active.get(id) === a) a.attached = true;
+    else this.retention.finished(id);
+    this.o.log.info(`request ${id} resumed after seq ${lastSeq}`, { requestId: id });
+  }
+
+  private async send(id: string, msg: Outbound): Promise<void> {
+    const a = this.active.get(id);
+    if (!a) return;
+    const bytes = Buffer.byteLength(JSON.stringify(msg));
+    if (bytes > MAX_MESSAGE_BYTES) {
+      // Oversize: refused by the link with an error log; the hub gets a clear error instead.
+      const err = out.error(id, 413, `an answer chunk of ${bytes} bytes is over the 1 MB message limit`);
+      await this.send(id, { ...err, payload: { ...err.payload, seq: msg.payload.seq } });
+      return;
+    }
+    this.retention.add(id, msg.payload.seq as number, msg, bytes);
+    if (a.attached && !(await this.o.link.sendData(msg))) a.attached = false;
+  }
+
+  private next(id: string): number {
+    const a = this.active.get(id)!;
+    return ++a.seq;
+  }
+
+  private async serve(msg: Extract<Inbound, { type: 'inference' }>): Promise<void> {
+    const id = msg.requestId;
+    if (this.active.has(id) || this.retention.has(id)) {
+      this.o.log.warn(`duplicate inference ${id} ignored (already running or answered)`, { requestId: id });
+      return;
+    }
+    const { model_id: model, request } = msg.payload;
+    const stream = msg.payload.stream ?? request.stream === true;
+    const a: Active = { ctl: new AbortController(), seq: 0, attached: this.o.link.connected, resumed: false };
+    this.active.set(id, a);
+    let result: InferenceResult;
+    try {
+      result = await this.o.runner.run(
+        { id, source: 'hub', model, body: request as Record<string, unknown>, stream, signal: a.ctl.signal },
+        { chunk: (ev) => (ev.emptyChoices && !ev.usage ? undefined : this.send(id, out.streamChunk(id, this.next(id), ev.data, false))) },
+      );
+    } catch (e) {
+      result = { status: 'error', statusCode: 500, error: `internal error: ${(e as Error).message}`, tokensIn: 0, tokensOut: 0, estimated: false, latencyMs: 0 };
+    }
+    try {
+      await this.finish(id, stream, result);
+    } finally {
+      this.retention.finished(id);
+      if (!a.attached) this.detachedFinished.add(id);
+      this.active.delete(id);
+    }
+  }
+
+  private async finish(id: string, stream: boolean, r: InferenceResult): Promise<void> {
+    if (r.status === 'ok') this.counters.served++;
+    else this.counters.failed++;
+    const withSeq = (m: Outbound): Outbound => ({ ...m, payload: { ...m.payload, seq: this.next(id) } });
+    if (r.status === 'rejected') {
+      await this.send(id, withSeq(out.error(id, r.statusCode, r.error ?? 'rejected')));
+      return;
+    }
+    if (!stream) {
+      const result = out.inferenceResult(id, { response: r.response ?? null, statusCode: r.statusCode, latencyMs: r.latencyMs, ...(r.error ? { error: r.error } : {}) });
+      await this.send(id, withSeq(result));
+      return;
+    }
+    if (r.status === 'ok') await this.send(id, out.streamChunk(id, this.next(id), null, true));
+    await this.send(
+      id,
+      out.streamEnd(id, this.next(id), {
+        latencyMs: r.latencyMs,
+        tokensIn: r.tokensIn,
+        tokensOut: r.tokensOut,
+        estimated: r.estimated,
+        ...(r.status !== 'ok' ? { statusCode: r.statusCode, error: r.error ?? r.status } : {}),
+      }),
+    );
+  }
+}

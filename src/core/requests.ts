@@ -1,0 +1,106 @@
+// RequestBook: the recent requests as the console shows them, and the streaming text of the newest
+// ones. Bounded: the newest MAX_VIEWS views, and text for the newest MAX_TEXTS requests.
+import { EventEmitter } from 'node:events';
+import type { RequestSource, RequestView, UsageRecord } from '../shared/types';
+
+const MAX_VIEWS = 10_000;
+const MAX_TEXTS = 200;
+const MAX_TEXT_CHARS = 64 * 1024;
+
+export interface RequestBookEvents {
+  update: [RequestView];
+  text: [string, string];
+  finished: [UsageRecord, RequestView];
+}
+
+export class RequestBook extends EventEmitter<RequestBookEvents> {
+  private readonly views = new Map<string, RequestView>();
+  private readonly texts = new Map<string, string>();
+
+  begin(id: string, source: RequestSource, model: string, stream: boolean): RequestView {
+    const view: RequestView = { id, source, model, stream, status: 'queued', startedAt: Date.now(), tokensIn: 0, tokensOut: 0, estimated: false };
+    this.views.set(id, view);
+    if (this.views.size > MAX_VIEWS) this.views.delete(this.views.keys().next().value as string);
+    this.emit('update', view);
+    return view;
+  }
+
+  running(id: string, endpoint: string): void {
+    this.patch(id, { status: 'running', endpoint });
+  }
+
+  appendText(id: string, delta: string): void {
+    if (!delta) return;
+    const view = this.views.get(id);
+    if (view && view.firstTokenAt === undefined) this.patch(id, { firstTokenAt: Date.now() });
+    let text = this.texts.get(id);
+    if (text === undefined) {
+      if (this.texts.size >= MAX_TEXTS) this.texts.delete(this.texts.keys().next().value as string);
+      text = '';
+    }
+    if (text.length < MAX_TEXT_CHARS) this.texts.set(id, text + delta);
+    this.emit('text', id, delta);
+  }
+
+  /** Ends a request; returns the record the ledger stores. */
+  finish(
+    id: string,
+    f: { status: 'ok' | 'error' | 'cancelled' | 'rejected'; tokensIn: number; tokensOut: number; estimated: boolean; statusCode?: number; error?: string },
+  ): UsageRecord | undefined {
+    const view = this.views.get(id);
+    if (!view || view.finishedAt !== undefined) return undefined;
+    const finishedAt = Date.now();
+    const latencyMs = finishedAt - view.startedAt;
+    this.patch(id, {
+      status: f.status,
+      finishedAt,
+      latencyMs,
+      tokensIn: f.tokensIn,
+      tokensOut: f.tokensOut,
+      estimated: f.estimated,
+      ...(f.statusCode !== undefined ? { statusCode: f.statusCode } : {}),
+      ...(f.error !== undefined ? { error: f.error } : {}),
+    });
+    const ttftMs = view.firstTokenAt !== undefined ? view.firstTokenAt - view.startedAt : null;
+    const genMs = view.firstTokenAt !== undefined ? finishedAt - view.firstTokenAt : latencyMs;
+    const record: UsageRecord = {
+      requestId: id,
+      source: view.source,
+      model: view.model,
+      endpoint: view.endpoint ?? '',
+      startedAt: view.startedAt,
+      finishedAt,
+      tokensIn: f.tokensIn,
+      tokensOut: f.tokensOut,
+      estimated: f.estimated,
+      latencyMs,
+      ttftMs,
+      tokensPerSecond: f.tokensOut > 0 && genMs > 0 ? (f.tokensOut * 1000) / genMs : null,
+      status: f.status,
+      statusCode: f.statusCode ?? null,
+      error: f.error ?? null,
+    };
+    this.emit('finished', record, view);
+    return record;
+  }
+
+  list(limit = 500): RequestView[] {
+    const all = [...this.views.values()];
+    return all.slice(Math.max(0, all.length - limit)).reverse();
+  }
+
+  text(id: string): string {
+    return this.texts.get(id) ?? '';
+  }
+
+  get(id: string): RequestView | undefined {
+    return this.views.get(id);
+  }
+
+  private patch(id: string, p: Partial<RequestView>): void {
+    const view = this.views.get(id);
+    if (!view) return;
+    Object.assign(view, p);
+    this.emit('update', view);
+  }
+}
