@@ -1,0 +1,119 @@
+// Health checks and the degraded -> unhealthy -> healthy transitions against a real test engine.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { once } from 'node:events';
+import { afterEach, describe, expect, it } from 'vitest';
+import { checkEndpoint, HealthMonitor, type HealthChange } from '../../src/core/engine/health';
+import { startTestEngine, type TestEngine } from '../support/engine-server';
+
+let engines: TestEngine[] = [];
+let monitors: HealthMonitor[] = [];
+let servers: http.Server[] = [];
+afterEach(async () => {
+  monitors.forEach((m) => m.stop());
+  await Promise.all(engines.map((e) => e.close()));
+  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  engines = [];
+  monitors = [];
+  servers = [];
+});
+
+async function engine(opts?: Parameters<typeof startTestEngine>[0]): Promise<TestEngine> {
+  const e = await startTestEngine(opts);
+  engines.push(e);
+  return e;
+}
+
+describe('checkEndpoint', () => {
+  it('is ok on /v1/models, and names the failure otherwise', async () => {
+    const e = await engine();
+    expect(await checkEndpoint(`${e.url}/v1`)).toEqual({ ok: true });
+    expect(e.requests.map((r) => r.path)).toEqual(['/v1/models']);
+    await e.setMode('down');
+    const r = await checkEndpoint(e.url, 500);
+    expect(r.ok).toBe(false);
+    expect(r.error).toBe(`the engine at ${e.url} refused the connection (not running?)`);
+  });
+
+  it('falls back to /health when /v1/models is refused (API key)', async () => {
+    const e = await engine({ apiKey: 'secret' });
+    expect(await checkEndpoint(e.url)).toEqual({ ok: true });
+    expect(e.requests.map((r) => [r.path])).toEqual([['/v1/models'], ['/health']]);
+    expect(await checkEndpoint(e.url, 1000, 'secret')).toEqual({ ok: true });
+    expect(e.requests).toHaveLength(3);
+  });
+
+  it('fails with both answers named when neither route works, and on a timeout', async () => {
+    const s = http.createServer((req, res) => {
+      if (req.url === '/health') return; // never answers
+      res.writeHead(500).end('no');
+    });
+    servers.push(s);
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+    const r = await checkEndpoint(url, 100);
+    expect(r).toEqual({ ok: false, error: `the engine at ${url} is not answering: GET /v1/models answered 500; GET /health failed (no answer within 100 ms)` });
+    s.closeAllConnections();
+  });
+});
+
+describe('HealthMonitor', () => {
+  it('healthy -> degraded -> unhealthy after 3 failures -> healthy, emitting only changes', async () => {
+    const e = await engine();
+    const m = new HealthMonitor({ intervalMs: 60_000, timeoutMs: 500 });
+    monitors.push(m);
+    const changes: HealthChange[] = [];
+    m.on('change', (c: HealthChange) => changes.push(c));
+    m.setEndpoints([e.url, `${e.url}/v1`, { url: `${e.url}/`, apiKey: undefined }]);
+    expect(m.states()).toHaveLength(1);
+    await m.checkNow();
+    expect(changes).toEqual([]);
+    expect(m.health(e.url)).toBe('healthy');
+
+    await e.setMode('down');
+    await m.checkNow();
+    expect(changes.map((c) => c.health)).toEqual(['degraded']);
+    expect(changes[0]?.error).toContain('refused');
+    await m.checkNow();
+    expect(changes.map((c) => c.health)).toEqual(['degraded']);
+    expect(m.states()[0]?.consecutiveFailures).toBe(2);
+    await m.checkNow();
+    expect(changes.map((c) => c.health)).toEqual(['degraded', 'unhealthy']);
+    await m.checkNow();
+    expect(changes).toHaveLength(2);
+
+    await e.setMode('ok');
+    await m.checkNow();
+    expect(changes.at(-1)).toEqual({ url: e.url, health: 'healthy' });
+    expect(m.health(`${e.url}/v1/`)).toBe('healthy');
+  });
+
+  it('checks each unique endpoint once per round, on its interval', async () => {
+    const a = await engine();
+    const b = await engine();
+    const m = new HealthMonitor({ intervalMs: 30, timeoutMs: 500 });
+    monitors.push(m);
+    m.setEndpoints([a.url, b.url, a.url]);
+    m.start();
+    await a.waitForRequests(3);
+    await b.setMode('down');
+    const [change] = (await once(m, 'change')) as [HealthChange];
+    expect(change).toMatchObject({ url: b.url, health: 'degraded' });
+    m.stop();
+    await m.checkNow(); // joins the round that may still be under way
+    const n = a.requests.length;
+    await m.checkNow();
+    expect(a.requests.length).toBe(n + 1);
+  });
+
+  it('concurrent checkNow calls share one round; removed endpoints are forgotten', async () => {
+    const a = await engine();
+    const m = new HealthMonitor({ intervalMs: 60_000 });
+    monitors.push(m);
+    m.setEndpoints([a.url]);
+    await Promise.all([m.checkNow(), m.checkNow(), m.checkNow()]);
+    expect(a.requests).toHaveLength(1);
+    m.setEndpoints([]);
+    expect(m.health(a.url)).toBeUndefined();
+  });
+});
