@@ -284,7 +284,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
         { ...(m.maxConcurrent !== undefined ? { maxConcurrent: m.maxConcurrent } : {}), ...(m.maxQueue !== undefined ? { maxQueue: m.maxQueue } : {}) },
       );
     }
-    this.health.setEndpoints(this.registry.endpointUrls());
+    this.health.setEndpoints(this.registry.healthTargets());
     this.announce();
   }
 

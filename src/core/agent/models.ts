@@ -102,10 +102,14 @@ export class ModelRegistry {
       .map((m) => m.id);
   }
 
-  endpointUrls(): string[] {
-    const urls = new Set<string>();
-    for (const m of this.models.values()) if (m.enabled) for (const ep of m.endpoints) urls.add(ep.url);
-    return [...urls];
+  /** Unique endpoints of enabled models, with the key their health check needs. */
+  healthTargets(): Array<{ url: string; apiKey?: string }> {
+    const byUrl = new Map<string, { url: string; apiKey?: string }>();
+    for (const m of this.models.values()) {
+      if (!m.enabled) continue;
+      for (const ep of m.endpoints) if (!byUrl.has(ep.url) || ep.apiKey) byUrl.set(ep.url, { url: ep.url, ...(ep.apiKey ? { apiKey: ep.apiKey } : {}) });
+    }
+    return [...byUrl.values()];
   }
 
   endpoint(model: string, url: string): EngineEndpoint | undefined {

@@ -1,0 +1,109 @@
+// The hub link's life: reconnects, a hub that starts late, a hub that stops answering, 401,
+// malformed input from the hub.
+import net from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startDevHub, type DevHub } from '../../src/cli/dev-hub';
+import { TEST_KEY, chat, chunkText, readSse, registered, startStack, until, type Stack } from '../support/stack';
+
+let stack: Stack | undefined;
+let extraHub: DevHub | undefined;
+afterEach(async () => {
+  await stack?.close();
+  await extraHub?.close();
+  stack = undefined;
+  extraHub = undefined;
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+describe('hub link', () => {
+  it('reconnects after the hub drops it, registers again and re-sends model health', async () => {
+    stack = await startStack();
+    await registered(stack);
+    const dialsBefore = stack.agent.link.counters.dials;
+    stack.hub!.dropProviders();
+    await until(() => stack!.hub!.providers()[0]!.registers === 2 && stack!.agent.link.connected, 'second register');
+    expect(stack.agent.link.counters.dials).toBe(dialsBefore + 1);
+    await until(() => stack!.hub!.received.filter((m) => m.type === 'model_health_update').length >= 2, 'health after reconnect');
+    // still serves
+    const model = stack.engines[0]!.modelIds[0]!;
+    const text = chunkText(await readSse(await chat(stack.hub!, { model, stream: true, messages: [{ role: 'user', content: 'hi' }] })));
+    expect(text.length).toBeGreaterThan(0);
+  });
+
+  it('keeps dialling when the hub is not there yet, and connects once it starts', async () => {
+    const port = await freePort();
+    stack = await startStack({ hub: false, hubUrl: `ws://127.0.0.1:${port}` });
+    await until(() => stack!.agent.link.counters.dials >= 3, 'several failed dials');
+    expect(stack.agent.link.state.state).not.toBe('connected');
+    expect(stack.agent.link.state.reason).toMatch(/cannot reach|refused|ECONNREFUSED/i);
+    extraHub = await startDevHub({ port, token: TEST_KEY });
+    await until(() => stack!.agent.link.connected, 'connected to the late hub');
+    expect(extraHub.providers()).toHaveLength(1);
+  });
+
+  it('drops and redials a hub that stops answering pings and sends nothing', async () => {
+    stack = await startStack({ agent: { ReadTimeoutSeconds: 0.5, HeartbeatIntervalSeconds: 30 } });
+    await registered(stack);
+    stack.hub!.behaviour.answerPings = false;
+    await until(() => stack!.agent.link.counters.dials >= 2, 'redial after read deadline', 5000);
+    expect(stack.agent.link.state.reason ?? '').toMatch(/read deadline|sent nothing/);
+    stack.hub!.behaviour.answerPings = true;
+    await until(() => stack!.agent.link.connected, 'connected again');
+  });
+
+  it('treats 3 unacknowledged heartbeats as a dead link', async () => {
+    stack = await startStack({ agent: { HeartbeatIntervalSeconds: 0.1, ReadTimeoutSeconds: 30 } });
+    await registered(stack);
+    stack.hub!.behaviour.ackHeartbeats = false;
+    const disconnected = new Promise<string>((resolve) => stack!.agent.link.once('disconnected', resolve));
+    expect(await disconnected).toMatch(/3 heartbeats/);
+    stack.hub!.behaviour.ackHeartbeats = true;
+    await until(() => stack!.agent.link.connected, 'connected again');
+  });
+
+  it('goes to "auth failed" on 401, does not hammer the hub, and retries when the key changes', async () => {
+    stack = await startStack({ key: 'sk-prov-wrong-key-000000' });
+    await until(() => stack!.agent.link.state.state === 'auth_failed', 'auth failed');
+    expect(stack.agent.link.state.reason).toMatch(/refused the provider key/);
+    const dials = stack.agent.link.counters.dials;
+    await new Promise((r) => setTimeout(r, 500)); // a window in which a hammering client would dial many times
+    expect(stack.agent.link.counters.dials).toBe(dials);
+    const r = (await stack.agent.invoke('settings.save', { patch: { providerKey: TEST_KEY } })) as { ok: boolean };
+    expect(r.ok).toBe(true);
+    await until(() => stack!.agent.link.connected, 'connected with the new key');
+  });
+
+  it('answers malformed hub input with errors and stays up', async () => {
+    stack = await startStack();
+    await registered(stack);
+    const hub = stack.hub!;
+    hub.broadcastRaw('this is not json');
+    hub.broadcastRaw(JSON.stringify({ nope: 1 }));
+    hub.broadcastRaw(JSON.stringify({ type: 'teleport', request_id: 'r-unknown', payload: {} }));
+    hub.broadcastRaw(JSON.stringify({ type: 'inference', request_id: 'r-bad', payload: { model_id: 'x', request: { max_tokens: 1 } } }));
+    hub.broadcastRaw(JSON.stringify({ type: 'inference', payload: { model_id: 'x', request: { messages: [] } } }));
+    await until(() => hub.received.filter((m) => m.type === 'error').length >= 2, 'two error replies');
+    const errors = hub.received.filter((m) => m.type === 'error').map((m) => m.payload);
+    expect(errors).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ request_id: 'r-unknown', code: 400, message: expect.stringMatching(/unknown message type/) }),
+        expect.objectContaining({ request_id: 'r-bad', code: 400, message: expect.stringMatching(/messages|prompt/) }),
+      ]),
+    );
+    expect(stack.agent.link.counters.invalid).toBe(5);
+    expect(stack.agent.link.connected).toBe(true);
+    expect(hub.providers()[0]!.registers).toBe(1);
+    const model = stack.engines[0]!.modelIds[0]!;
+    const res = await chat(hub, { model, stream: true, messages: [{ role: 'user', content: 'still there?' }] });
+    expect(res.status).toBe(200);
+  });
+});

@@ -1,0 +1,131 @@
+// A whole provider stack for integration tests: the real dev hub, real test engines serving real
+// traces, and the real Agent with a config.toml written to a fresh temp home. Fast timings.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Agent } from '../../src/core/agent';
+import { memoryLog } from '../../src/core/log';
+import { startDevHub, type DevHub, type DevHubOptions } from '../../src/cli/dev-hub';
+import { startTestEngine, type TestEngine, type TestEngineOptions } from './engine-server';
+
+export const TEST_KEY = 'sk-prov-test-1234567890';
+
+export interface StackOptions {
+  engines?: TestEngineOptions[];
+  /** model id -> { engine index, local_model?, api_key? } ; default: every engine model at its engine. */
+  models?: Record<string, { engine: number; local_model?: string; api_key?: string }>;
+  hub?: DevHubOptions | false;
+  /** Extra lines for the [Agent] section. */
+  agent?: Record<string, number | boolean>;
+  key?: string;
+  /** Hub URL to dial when hub is false (e.g. a port nothing listens on yet). */
+  hubUrl?: string;
+  start?: boolean;
+}
+
+export interface Stack {
+  hub?: DevHub;
+  engines: TestEngine[];
+  agent: Agent;
+  home: string;
+  close(): Promise<void>;
+}
+
+const FAST: Record<string, number | boolean> = {
+  HeartbeatIntervalSeconds: 0.2,
+  HealthCheckIntervalSeconds: 0.1,
+  PingIntervalSeconds: 0.2,
+  ReadTimeoutSeconds: 1,
+  ReconnectMaxBackoffSeconds: 0.2,
+  AuthFailedBackoffSeconds: 30,
+  ResumeGraceSeconds: 0.5,
+  Discovery: false,
+};
+
+export function tempHome(prefix = 'swan-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export async function startStack(o: StackOptions = {}): Promise<Stack> {
+  const engines: TestEngine[] = [];
+  for (const e of o.engines ?? [{}]) engines.push(await startTestEngine(e));
+  const hub = o.hub === false ? undefined : await startDevHub({ token: TEST_KEY, ...(o.hub ?? {}) });
+  const home = tempHome();
+  const models: Record<string, Record<string, string>> = {};
+  if (o.models) {
+    for (const [id, m] of Object.entries(o.models)) {
+      models[id] = { endpoint: `${engines[m.engine]!.url}/v1`, ...(m.local_model ? { local_model: m.local_model } : {}), ...(m.api_key ? { api_key: m.api_key } : {}) };
+    }
+  } else {
+    for (const e of engines) for (const id of e.modelIds) models[id] ??= { endpoint: e.url };
+  }
+  fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify(models, null, 2));
+  const agentLines = Object.entries({ ...FAST, ...o.agent }).map(([k, v]) => `${k} = ${v}`);
+  fs.writeFileSync(
+    path.join(home, 'config.toml'),
+    [
+      '[API]',
+      'NodeName = "test-node"',
+      '[Inference]',
+      `WebSocketURL = "${o.hubUrl ?? hub?.wsUrl ?? 'ws://127.0.0.1:9'}"`,
+      `ServiceURL = "${hub?.url ?? 'http://127.0.0.1:9'}"`,
+      `ApiKey = "${o.key ?? TEST_KEY}"`,
+      '[Agent]',
+      ...agentLines,
+      '',
+    ].join('\n'),
+  );
+  const agent = await Agent.create({ home, configPath: path.join(home, 'config.toml'), log: memoryLog(), gpu: false, discovery: false, env: { PATH: process.env.PATH } });
+  if (o.start !== false) await agent.start();
+  return {
+    hub,
+    engines,
+    agent,
+    home,
+    close: async () => {
+      await agent.stop();
+      await hub?.close();
+      for (const e of engines) await e.close();
+      fs.rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Resolves when `cond` holds, checking on each event of `emitter` (or every 10 ms when none). Rejects after the deadline. */
+export async function until(cond: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Waits for the agent to be registered with the hub. */
+export function registered(stack: Stack, timeoutMs = 5000): Promise<void> {
+  return until(() => stack.agent.link.connected && (stack.hub?.providers().some((p) => p.connected) ?? true), 'agent registered', timeoutMs);
+}
+
+/** Reads an SSE response body into its data payloads (JSON-parsed, "[DONE]" kept as a string). */
+export async function readSse(res: Response): Promise<unknown[]> {
+  const text = await res.text();
+  return text
+    .split('\n\n')
+    .map((block) => block.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n'))
+    .filter((d) => d !== '')
+    .map((d) => (d === '[DONE]' ? d : JSON.parse(d)));
+}
+
+/** The content text of chat / completion chunks. */
+export function chunkText(events: unknown[]): string {
+  let out = '';
+  for (const e of events) {
+    if (typeof e !== 'object' || e === null) continue;
+    const c = (e as { choices?: Array<{ delta?: { content?: string | null }; text?: string }> }).choices?.[0];
+    out += c?.delta?.content ?? c?.text ?? '';
+  }
+  return out;
+}
+
+export async function chat(hub: DevHub, body: Record<string, unknown>, init: RequestInit = {}): Promise<Response> {
+  return fetch(`${hub.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), ...init });
+}
