@@ -1,0 +1,208 @@
+// Electron main: one instance, one window, a tray, the Agent in this process, IPC in between.
+// Home folder = app.getPath('userData') (SWAN_HOME overrides it, e.g. a fresh folder per e2e test).
+import path from 'node:path';
+import { app, BrowserWindow, dialog, nativeTheme } from 'electron';
+import { Agent } from '../core/agent';
+import { Log, type Logger } from '../core/log';
+import type { BridgeBackend, InvokeArgs, InvokeChannel, InvokeResults, SettingsView } from '../shared/bridge';
+import { installIpc } from './ipc';
+import { applyStartAtLogin, launchedHidden } from './login-item';
+import { appPaths, rendererLocation } from './paths';
+import { createDesktopSecretStore } from './secrets-safe-storage';
+import { hardenApp } from './security';
+import { AppTray } from './tray';
+import { createMainWindow, loadRenderer, reveal, windowPreferences } from './window';
+
+if (process.env.SWAN_HOME) app.setPath('userData', path.resolve(process.env.SWAN_HOME));
+app.setAppUserModelId('io.swanchain.provider-console');
+
+/** Agent.stop() gets this long at quit before the app exits anyway. */
+const STOP_TIMEOUT_MS = 5000;
+
+async function call<C extends InvokeChannel>(backend: BridgeBackend, channel: C, args: InvokeArgs<C>): Promise<InvokeResults[C]> {
+  return (await backend.invoke(channel, args)) as InvokeResults[C];
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+class DesktopApp {
+  private win?: BrowserWindow;
+  private tray?: AppTray;
+  private agent?: Agent;
+  private disposeIpc?: () => void;
+  private quitting = false;
+  private stopped = false;
+  private closeToTray = true;
+  private startAtLogin?: boolean;
+  private toldAboutTray = false;
+
+  constructor(
+    private readonly home: string,
+    private readonly log: Log,
+    private readonly l: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    const renderer = rendererLocation(app.isPackaged);
+    hardenApp(renderer, this.l.child('security'));
+    const secrets = createDesktopSecretStore(this.home, this.l.child('secrets'));
+    const agent = await Agent.create({ home: this.home, log: this.log, secrets, mode: 'desktop' });
+    this.agent = agent;
+
+    const settings = await call(agent, 'settings.get', {});
+    this.applySettings(settings, true);
+
+    const hidden = launchedHidden();
+    const win = createMainWindow({ show: !hidden, dark: nativeTheme.shouldUseDarkColors });
+    this.win = win;
+    this.disposeIpc = installIpc({
+      backend: agent,
+      window: win,
+      renderer,
+      log: this.l.child('ipc'),
+      onInvoked: (channel) => {
+        if (channel === 'settings.save') void this.reloadSettings();
+      },
+    });
+    win.on('close', (event) => {
+      if (this.quitting || !this.closeToTray || !this.tray) return;
+      event.preventDefault();
+      win.hide();
+      if (!this.toldAboutTray) {
+        this.toldAboutTray = true;
+        this.l.info('The window is closed; the app keeps serving in the tray. Use the tray menu to quit.');
+      }
+    });
+    win.on('closed', () => {
+      this.disposeIpc?.();
+      this.disposeIpc = undefined;
+      this.win = undefined;
+    });
+
+    try {
+      this.tray = new AppTray(
+        appPaths.resources,
+        {
+          open: () => this.open(),
+          pause: () => void call(agent, 'serving.pause', { reason: 'paused from the tray' }).catch((e: unknown) => this.l.warn(`Pause failed: ${message(e)}`)),
+          resume: () => void call(agent, 'serving.resume', {}).catch((e: unknown) => this.l.warn(`Resume failed: ${message(e)}`)),
+          quit: () => app.quit(),
+        },
+        agent.snapshot(),
+      );
+      agent.on('state', (s) => this.tray?.update(s));
+    } catch (err) {
+      // Some Linux desktops have no tray; the window is then the only way in, so it never hides.
+      this.l.warn(`No tray icon (${message(err)}); closing the window quits the app.`);
+      if (hidden) reveal(win);
+    }
+
+    await loadRenderer(win, renderer).catch((err: unknown) => this.l.error(`The window could not load the console: ${message(err)}`));
+    await agent.start();
+    if (process.env.SWAN_E2E === '1') this.exposeForTests();
+  }
+
+  open(): void {
+    if (this.win) reveal(this.win);
+  }
+
+  /** Quit requested: stop the agent (bounded), then let Electron exit. */
+  beforeQuit(): void {
+    this.quitting = true;
+  }
+
+  async shutdown(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.disposeIpc?.();
+    this.tray?.destroy();
+    if (this.agent) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          this.l.warn(`The agent did not stop within ${STOP_TIMEOUT_MS / 1000} s; quitting anyway.`);
+          resolve();
+        }, STOP_TIMEOUT_MS);
+      });
+      await Promise.race([this.agent.stop().catch((e: unknown) => this.l.warn(`Stopping the agent: ${message(e)}`)), timeout]);
+      clearTimeout(timer);
+    }
+    this.log.flush();
+  }
+
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+
+  private async reloadSettings(): Promise<void> {
+    if (!this.agent) return;
+    try {
+      this.applySettings(await call(this.agent, 'settings.get', {}), false);
+    } catch (err) {
+      this.l.warn(`Could not re-read settings: ${message(err)}`);
+    }
+  }
+
+  private applySettings(s: SettingsView, first: boolean): void {
+    this.closeToTray = s.closeToTray;
+    nativeTheme.themeSource = s.theme;
+    // Registered only when the owner changes it (or it is on): a fresh profile never touches the OS.
+    if ((first && s.startAtLogin) || (!first && s.startAtLogin !== this.startAtLogin)) applyStartAtLogin(s.startAtLogin, this.l.child('login'));
+    this.startAtLogin = s.startAtLogin;
+  }
+
+  /** e2e only (SWAN_E2E=1): read what the tray shows and click its items, as an owner would. */
+  private exposeForTests(): void {
+    const hook = {
+      tray: () => this.tray?.view,
+      clickTray: (id: string) => {
+        const item = this.tray?.menu?.getMenuItemById(id);
+        if (!item) throw new Error(`no tray menu item "${id}"`);
+        item.click();
+      },
+      webPreferences: windowPreferences,
+      closeToTray: () => this.closeToTray,
+      home: this.home,
+    };
+    (globalThis as unknown as { __swanDesktop: typeof hook }).__swanDesktop = hook;
+  }
+}
+
+function boot(): void {
+  if (!app.requestSingleInstanceLock()) {
+    // Another copy runs with this home folder: it shows its window (second-instance) and we leave.
+    app.quit();
+    return;
+  }
+  const home = app.getPath('userData');
+  const log = new Log({ file: path.join(home, 'logs', 'agent.jsonl'), console: 'info' });
+  const l = log.child('desktop');
+  const desktop = new DesktopApp(home, log, l);
+
+  app.on('second-instance', () => desktop.open());
+  app.on('activate', () => desktop.open());
+  app.on('before-quit', () => desktop.beforeQuit());
+  app.on('window-all-closed', () => app.quit());
+  app.on('will-quit', (event) => {
+    if (desktop.isStopped) return;
+    event.preventDefault();
+    void desktop.shutdown().finally(() => app.quit());
+  });
+
+  app
+    .whenReady()
+    .then(() => desktop.start())
+    .catch((err: unknown) => {
+      const text = message(err);
+      l.error(`The app could not start: ${text}`);
+      dialog.showErrorBox(
+        'Swan Provider Console could not start',
+        `${text}\n\nCheck ${path.join(home, 'config.toml')} and the log in ${path.join(home, 'logs')}, then start the app again.`,
+      );
+      app.exit(1);
+    });
+}
+
+boot();
