@@ -1,0 +1,175 @@
+// ONE long-running `nvidia-smi --query-gpu=… -lms <interval>`: nvidia-smi keeps NVML open and
+// prints one CSV line per GPU each interval, so a sample costs a few lines of parsing instead of a
+// process start and an NVML initialisation. The child dying or going silent (driver reload, hung
+// GPU) is reported as an outage and the child is restarted with exponential backoff.
+import type { ChildProcess } from 'node:child_process';
+import type { GpuDeviceSample } from '../../shared/types';
+import type { Logger } from '../log';
+import { parseSampleLine, queryArgs, SAMPLE_FIELDS } from './nvidia-parse';
+import { killTree, spawnTool } from './run-tool';
+import { backoffDelay, type Backoff, type SampleSource, type SourceEvents } from './sample-source';
+
+export interface StreamOptions {
+  file: string;
+  env: NodeJS.ProcessEnv;
+  intervalMs: number;
+  backoff: Backoff;
+  /** Silence longer than this many intervals, once output has started, means hung. */
+  hangIntervals: number;
+  /** Silence allowed before the first line (NVML start-up on a multi-GPU box takes seconds). */
+  startupGraceMs: number;
+  log?: Logger;
+}
+
+export class NvidiaStreamSource implements SampleSource {
+  readonly name = 'nvidia-smi -lms';
+  private child: ChildProcess | null = null;
+  private buf = '';
+  private pending = new Map<number, GpuDeviceSample>();
+  private expected = 0;
+  private settleTimer: NodeJS.Timeout | null = null;
+  private restartTimer: NodeJS.Timeout | null = null;
+  private spawnedAt = 0;
+  private lastOutputAt = 0;
+  private gotOutput = false;
+  private lastError = '';
+  private attempts = 0;
+  private stopped = false;
+  private exits: Promise<void>[] = [];
+
+  constructor(
+    private readonly opts: StreamOptions,
+    private readonly events: SourceEvents,
+  ) {}
+
+  start(): void {
+    this.stopped = false;
+    this.spawnChild();
+  }
+
+  tick(now: number): void {
+    if (this.stopped || !this.child) return;
+    const limit = this.gotOutput ? this.opts.hangIntervals * this.opts.intervalMs : this.opts.startupGraceMs;
+    const silent = now - this.lastOutputAt;
+    if (silent > limit) {
+      const child = this.child;
+      this.child = null;
+      killTree(child);
+      this.outage(`nvidia-smi stopped answering (no output for ${(silent / 1000).toFixed(1)} s); restarting it.`);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    if (this.settleTimer) clearTimeout(this.settleTimer);
+    this.restartTimer = this.settleTimer = null;
+    const child = this.child;
+    this.child = null;
+    if (child) {
+      killTree(child, 'SIGTERM');
+      const hard = setTimeout(() => killTree(child, 'SIGKILL'), 1000);
+      await this.exits.at(-1);
+      clearTimeout(hard);
+    }
+    await Promise.all(this.exits);
+  }
+
+  private spawnChild(): void {
+    this.restartTimer = null;
+    if (this.stopped) return;
+    const args = [...queryArgs(SAMPLE_FIELDS), '-lms', String(this.opts.intervalMs)];
+    const child = spawnTool(this.opts.file, args, this.opts.env);
+    this.child = child;
+    this.buf = '';
+    this.pending.clear();
+    this.lastError = '';
+    this.gotOutput = false;
+    this.spawnedAt = this.lastOutputAt = Date.now();
+    this.opts.log?.debug(`started nvidia-smi -lms ${this.opts.intervalMs} (pid ${child.pid ?? '?'})`);
+
+    this.exits.push(
+      new Promise<void>((resolve) => {
+        let ended = false;
+        const end = (reason: string) => {
+          if (ended) return;
+          ended = true;
+          resolve();
+          if (this.child === child) {
+            this.child = null;
+            this.outage(reason);
+          }
+        };
+        child.on('error', (err) => end(`nvidia-smi could not be started: ${err.message}.`));
+        child.on('exit', (code, signal) => {
+          const how = code !== null ? `exited with code ${code}` : `was killed (${signal})`;
+          end(`nvidia-smi ${how}${this.lastError ? `: ${this.lastError}` : ''}; restarting it.`);
+        });
+      }),
+    );
+    // Keep the list short: settled exits are of no further use.
+    if (this.exits.length > 4) this.exits.splice(0, this.exits.length - 4);
+
+    child.stdout?.setEncoding('utf8');
+    child.stdout?.on('data', (chunk: string) => this.onData(child, chunk));
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (chunk: string) => {
+      const line = chunk.split(/\r?\n/).find((l) => l.trim());
+      if (line) this.lastError = line.trim().slice(0, 300);
+    });
+  }
+
+  private onData(child: ChildProcess, chunk: string): void {
+    if (child !== this.child) return;
+    this.lastOutputAt = Date.now();
+    this.gotOutput = true;
+    this.buf += chunk;
+    if (this.buf.length > 1_000_000) this.buf = this.buf.slice(-10_000); // a runaway line
+    let nl: number;
+    while ((nl = this.buf.indexOf('\n')) >= 0) {
+      const line = this.buf.slice(0, nl).trim();
+      this.buf = this.buf.slice(nl + 1);
+      if (line) this.onLine(line);
+    }
+    // Lines of one frame come together; flush what we have if the rest does not follow shortly.
+    if (this.pending.size && !this.settleTimer) {
+      this.settleTimer = setTimeout(() => this.flush(), Math.min(50, Math.max(5, this.opts.intervalMs / 4)));
+    }
+  }
+
+  private onLine(line: string): void {
+    const dev = parseSampleLine(line);
+    if (!dev) {
+      // nvidia-smi reports failures in-band ("Unable to determine the device handle …").
+      this.lastError = line.slice(0, 300);
+      this.opts.log?.debug(`nvidia-smi: ${this.lastError}`);
+      return;
+    }
+    if (this.pending.has(dev.index)) this.flush(); // a new frame began
+    this.pending.set(dev.index, dev);
+    if (this.expected && this.pending.size >= this.expected) this.flush();
+  }
+
+  private flush(): void {
+    if (this.settleTimer) clearTimeout(this.settleTimer);
+    this.settleTimer = null;
+    if (!this.pending.size) return;
+    const devices = [...this.pending.values()].sort((a, b) => a.index - b.index);
+    this.pending.clear();
+    this.expected = Math.max(this.expected, devices.length);
+    if (Date.now() - this.spawnedAt >= 10 * this.opts.intervalMs) this.attempts = 0;
+    this.events.frame(devices);
+  }
+
+  private outage(reason: string): void {
+    this.pending.clear();
+    if (this.settleTimer) clearTimeout(this.settleTimer);
+    this.settleTimer = null;
+    if (this.stopped) return;
+    this.attempts += 1;
+    const delay = backoffDelay(this.opts.backoff, this.attempts);
+    this.opts.log?.warn(`${reason} Next start in ${delay} ms (attempt ${this.attempts}).`);
+    this.events.down(reason);
+    this.restartTimer = setTimeout(() => this.spawnChild(), delay);
+  }
+}
