@@ -1,0 +1,97 @@
+// CSV of usage rows, RFC 4180: CRLF line ends, a header row, fields holding a comma, quote, CR or
+// LF wrapped in double quotes with inner quotes doubled. Times are ISO 8601 UTC.
+//
+// Text that comes from outside (engine error messages, model names) and starts with = + - @ or a
+// tab is prefixed with a single quote, so a spreadsheet shows it as text instead of running it as a
+// formula (OWASP "CSV injection"). Numbers are never altered.
+
+export const CSV_HEADER = [
+  'request_id',
+  'source',
+  'model',
+  'endpoint',
+  'started_at',
+  'finished_at',
+  'tokens_in',
+  'tokens_out',
+  'counts',
+  'latency_ms',
+  'ttft_ms',
+  'tokens_per_second',
+  'status',
+  'status_code',
+  'error',
+  'input_price_per_m',
+  'output_price_per_m',
+  'earnings',
+] as const;
+
+export interface CsvRow {
+  request_id: string;
+  source: string;
+  model: string;
+  endpoint: string;
+  started_at: number;
+  finished_at: number;
+  tokens_in: number;
+  tokens_out: number;
+  estimated: number;
+  latency_ms: number;
+  ttft_ms: number | null;
+  tokens_per_second: number | null;
+  status: string;
+  status_code: number | null;
+  error: string | null;
+  input_per_m: number | null;
+  output_per_m: number | null;
+  earnings: number;
+}
+
+const NEEDS_QUOTES = /[",\r\n]/;
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+export function csvText(value: string | null): string {
+  if (value === null) return '';
+  const safe = FORMULA_START.test(value) ? `'${value}` : value;
+  return NEEDS_QUOTES.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+}
+
+/** A number without exponent notation (earnings of a few tokens are around 1e-7). */
+export function csvNumber(value: number | null): string {
+  if (value === null || !Number.isFinite(value)) return '';
+  if (Number.isInteger(value)) return String(value);
+  return value.toFixed(9).replace(/0+$/, '').replace(/\.$/, '');
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+export function csvHeaderLine(): string {
+  return `${CSV_HEADER.join(',')}\r\n`;
+}
+
+export function csvLine(r: CsvRow): string {
+  return (
+    [
+      csvText(r.request_id),
+      csvText(r.source),
+      csvText(r.model),
+      csvText(r.endpoint),
+      iso(r.started_at),
+      iso(r.finished_at),
+      csvNumber(r.tokens_in),
+      csvNumber(r.tokens_out),
+      r.estimated ? 'estimated' : 'engine',
+      csvNumber(r.latency_ms),
+      csvNumber(r.ttft_ms),
+      csvNumber(r.tokens_per_second),
+      csvText(r.status),
+      csvNumber(r.status_code),
+      csvText(r.error),
+      csvNumber(r.input_per_m),
+      csvNumber(r.output_per_m),
+      csvNumber(r.earnings),
+    ].join(',') + '\r\n'
+  );
+}

@@ -1,0 +1,67 @@
+// Turns SQLite and file-system failures into what the owner needs to know: what happened to the
+// usage database, and what to do about it. Also decides whether the connection is still usable
+// (a lock passes; a damaged or vanished file needs a fresh connection).
+import { SchemaTooNewError } from './migrations';
+
+export type DbFailureKind = 'locked' | 'full' | 'corrupt' | 'too_new' | 'unavailable';
+
+export interface DbFailure {
+  kind: DbFailureKind;
+  /** Drop the connection and open the file again on the next retry. */
+  reopen: boolean;
+  /** Plain text for the owner: what happened and what to do. */
+  message: string;
+  /** The raw error, for the log. */
+  detail: string;
+}
+
+function codeOf(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : '';
+}
+
+export function describeDbFailure(file: string, err: unknown): DbFailure {
+  const detail = err instanceof Error ? err.message : String(err);
+  const code = codeOf(err);
+  if (err instanceof SchemaTooNewError) return { kind: 'too_new', reopen: true, message: err.message, detail };
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+    return {
+      kind: 'locked',
+      reopen: false,
+      message: `The usage database ${file} is locked by another program (${detail}). Usage records are held in memory and written as soon as it is free; close any tool that has the file open.`,
+      detail,
+    };
+  }
+  if (code === 'SQLITE_FULL' || (code.startsWith('SQLITE_IOERR') && /no space/i.test(detail))) {
+    return {
+      kind: 'full',
+      reopen: false,
+      message: `The disk holding the usage database ${file} is full. Free some space; usage records are held in memory and written once there is room.`,
+      detail,
+    };
+  }
+  if (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB') {
+    return {
+      kind: 'corrupt',
+      reopen: true,
+      message:
+        `The usage database ${file} is damaged (${detail}). The console keeps serving and holds new usage records in memory. ` +
+        'Move the file aside (keep it if you want to try to recover it); a new database is created automatically and the held records are written to it.',
+      detail,
+    };
+  }
+  return {
+    kind: 'unavailable',
+    reopen: true,
+    message: `The usage database ${file} cannot be opened or written (${detail}). Check that its folder exists and that your user may write to it; usage records are held in memory and written once it works again.`,
+    detail,
+  };
+}
+
+/** Thrown by queries while the database cannot be read; the message is meant for the owner. */
+export class LedgerUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'LedgerUnavailableError';
+  }
+}

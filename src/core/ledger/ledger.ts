@@ -1,0 +1,556 @@
+// The usage and earnings ledger: one SQLite row per finished request, in the home folder.
+//
+// Durability: WAL with synchronous = FULL. record() commits before it returns, and FULL fsyncs the
+// WAL on every commit, so a record whose record() call returned survives a killed process (tested
+// with SIGKILL), an OS crash and a power cut. NORMAL would only survive the first: its commits sit
+// in the OS cache until the next checkpoint. One fsync per finished request is cheap next to the
+// request itself (see bench/ledger.ts for the measured rate).
+//
+// Availability: record() never throws. When the file is locked, damaged, read-only or the disk is
+// full, records wait in a bounded in-memory queue (oldest dropped and counted beyond maxPending),
+// the problem is logged in plain words and shown by health(), and a timer retries with backoff —
+// reopening the file when it was damaged or vanished — until the queue is written.
+import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import type { ModelUsage, UsageReport } from '../../shared/bridge';
+import type { UsageRecord, UsageTotals } from '../../shared/types';
+import { memoryLog, type Logger } from '../log';
+import { BoundedQueue } from './bounded-queue';
+import { csvHeaderLine, csvLine } from './csv';
+import { LedgerUnavailableError, describeDbFailure, type DbFailure } from './db-errors';
+import { migrate, ROLLUP_MS } from './migrations';
+import { PriceBook, type PriceRow } from './price-book';
+import { UsageQueries, emptyTotals, type Cursor, type CsvPageRow } from './queries';
+import { DAY_MS, startOfLocalDay, type BucketSize } from './time-buckets';
+import { validateRecord, type ValidRecord } from './usage-record';
+import { waitForDrain, type WritableLike } from './write-stream';
+
+export interface LedgerOptions {
+  log?: Logger;
+  /** Records held in memory while the database is unavailable (default 10,000). */
+  maxPending?: number;
+  /** How long one write waits for another program's lock before the record is queued (default 250 ms).
+   * Kept short on purpose: record() runs on the agent's thread, which also carries live streams. */
+  busyTimeoutMs?: number;
+  /** Retry backoff while the database is unavailable (default 500 ms doubling to 30 s). */
+  retryMinMs?: number;
+  retryMaxMs?: number;
+  /** Clock for today()/last(); tests pass a fixed one. */
+  now?: () => number;
+}
+
+export interface LedgerHealth {
+  ok: boolean;
+  /** Records held in memory, not yet in the database. */
+  pending: number;
+  /** Records lost because the queue was full (since open). */
+  dropped: number;
+  /** Records refused because they were malformed (since open). */
+  invalid: number;
+  /** What is wrong and what to do, while not ok. */
+  error?: string;
+}
+
+export interface PriceView {
+  model: string;
+  inputPerM: number;
+  outputPerM: number;
+  effectiveFrom: number;
+}
+
+interface Pending {
+  rec: ValidRecord;
+  /** Whether earnings were enabled when the request finished. */
+  earningsOn: boolean;
+}
+
+interface Connection {
+  db: Database.Database;
+  queries: UsageQueries;
+  insert: Database.Statement;
+  insertMany: (items: Pending[]) => void;
+  insertPrice: Database.Statement;
+  putSetting: Database.Statement;
+}
+
+const FLUSH_BATCH = 5000;
+const CSV_PAGE = 5000;
+const DROP_LOG_EVERY_MS = 10_000;
+
+const INSERT_SQL = `INSERT INTO usage (request_id, source, model, endpoint, started_at, finished_at, tokens_in, tokens_out,
+  estimated, latency_ms, ttft_ms, tokens_per_second, status, status_code, error, earnings, price_id)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+function checkRange(from: number, to: number): void {
+  if (!Number.isFinite(from) || !Number.isFinite(to) || from < 0) throw new RangeError(`Invalid time range ${from}..${to}: use epoch milliseconds.`);
+  if (to < from) throw new RangeError('The end of the range is before its start.');
+}
+
+export class Ledger extends EventEmitter {
+  private conn: Connection | null = null;
+  private failure: DbFailure | null = null;
+  private readonly queue: BoundedQueue<Pending>;
+  private book = new PriceBook();
+  private earningsOn = true;
+  /** Set when the owner/agent changed the flag while the database was away: write it on reconnect. */
+  private earningsUnsaved = false;
+  private dropped = 0;
+  private droppedThisEpisode = 0;
+  private lastDropLog = 0;
+  private invalid = 0;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private retryDelay: number;
+  private closed = false;
+  private readonly log: Logger;
+  private readonly busyTimeoutMs: number;
+  private readonly retryMinMs: number;
+  private readonly retryMaxMs: number;
+  private readonly now: () => number;
+
+  private constructor(
+    readonly file: string,
+    opts: LedgerOptions,
+  ) {
+    super();
+    this.log = opts.log ?? memoryLog().child('ledger');
+    this.queue = new BoundedQueue<Pending>(opts.maxPending ?? 10_000);
+    this.busyTimeoutMs = opts.busyTimeoutMs ?? 250;
+    this.retryMinMs = opts.retryMinMs ?? 500;
+    this.retryMaxMs = opts.retryMaxMs ?? 30_000;
+    this.retryDelay = this.retryMinMs;
+    this.now = opts.now ?? Date.now;
+  }
+
+  /**
+   * Opens (creating and migrating as needed) the ledger at `file`. Never throws for a bad file:
+   * a ledger that cannot open starts degraded, holds records in memory and keeps retrying.
+   */
+  static open(file: string, opts: LedgerOptions = {}): Ledger {
+    const ledger = new Ledger(path.resolve(file), opts);
+    ledger.connect();
+    return ledger;
+  }
+
+  // ---------- writing ----------
+
+  /** Stores one finished request. Never throws; see health() for problems. */
+  record(r: UsageRecord): void {
+    try {
+      const checked = validateRecord(r);
+      if (!checked.ok) {
+        this.invalid++;
+        this.log.error(`Usage record refused (${checked.reason}); it was not stored.`, { requestId: (r as Partial<UsageRecord> | null)?.requestId });
+        return;
+      }
+      const item: Pending = { rec: checked.record, earningsOn: this.earningsOn };
+      if (this.closed) {
+        this.dropped++;
+        this.log.error('Usage record arrived after the ledger was closed; it was not stored.', { requestId: item.rec.requestId });
+        return;
+      }
+      if (this.conn && !this.failure && this.queue.length === 0) {
+        try {
+          this.insertRow(this.conn, item);
+          return;
+        } catch (err) {
+          this.fail(err);
+        }
+      }
+      this.hold([item]);
+    } catch (err) {
+      // Last resort: nothing here may break the request path.
+      this.log.error(`Usage record could not be handled: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  /** Stores many records in one transaction (imports, benches). Never throws. */
+  recordBatch(records: UsageRecord[]): void {
+    const items: Pending[] = [];
+    for (const r of records) {
+      const checked = validateRecord(r);
+      if (checked.ok) items.push({ rec: checked.record, earningsOn: this.earningsOn });
+      else {
+        this.invalid++;
+        this.log.error(`Usage record refused (${checked.reason}); it was not stored.`);
+      }
+    }
+    if (items.length === 0 || this.closed) return;
+    if (this.conn && !this.failure && this.queue.length === 0) {
+      try {
+        this.conn.insertMany(items);
+        return;
+      } catch (err) {
+        this.fail(err);
+      }
+    }
+    this.hold(items);
+  }
+
+  health(): LedgerHealth {
+    return {
+      ok: this.failure === null && this.conn !== null,
+      pending: this.queue.length,
+      dropped: this.dropped,
+      invalid: this.invalid,
+      ...(this.failure ? { error: this.failure.message } : {}),
+    };
+  }
+
+  // ---------- prices and earnings ----------
+
+  /**
+   * Adds a price row for `model` ('*' = every model without its own price), per 1M tokens, in force
+   * from `at` (default now). Earlier prices stay: each request earns at the price in force when it
+   * finished, and that amount is stored on its row when written. A price back-dated before rows
+   * already written does not change them.
+   */
+  setPrice(model: string, inputPerM: number, outputPerM: number, at: number = this.now()): PriceView {
+    if (typeof model !== 'string' || model.length === 0 || model.length > 256) throw new RangeError('A price needs a model id (1-256 characters) or "*" for all models.');
+    for (const [name, v] of [['input', inputPerM], ['output', outputPerM]] as const) {
+      if (!Number.isFinite(v) || v < 0 || v > 1_000_000) throw new RangeError(`The ${name} price must be a number from 0 to 1,000,000 per million tokens (got ${v}).`);
+    }
+    if (!Number.isInteger(at) || at < 0) throw new RangeError(`The price start must be a time in epoch milliseconds (got ${at}).`);
+    const conn = this.requireConn();
+    const id = Number(conn.insertPrice.run(model, inputPerM, outputPerM, at, Date.now()).lastInsertRowid);
+    const row: PriceRow = { id, model, inputPerM, outputPerM, effectiveFrom: at };
+    this.book.add(row);
+    this.log.info(`Price for ${model === '*' ? 'all models' : model} set to ${inputPerM} in / ${outputPerM} out per 1M tokens from ${new Date(at).toISOString()}.`);
+    return { model, inputPerM, outputPerM, effectiveFrom: at };
+  }
+
+  /** Every price row ever set, oldest first. */
+  prices(): PriceView[] {
+    return this.book.all().map((p) => ({ model: p.model, inputPerM: p.inputPerM, outputPerM: p.outputPerM, effectiveFrom: p.effectiveFrom }));
+  }
+
+  /** The hub says whether this provider earns (provider/status → earnings_enabled). Applies to
+   * requests finishing from now on; stored, so it survives a restart. */
+  setEarningsEnabled(enabled: boolean): void {
+    this.earningsOn = enabled;
+    this.earningsUnsaved = true;
+    this.saveEarningsFlag();
+  }
+
+  isEarningsEnabled(): boolean {
+    return this.earningsOn;
+  }
+
+  // ---------- queries (throw LedgerUnavailableError with owner-facing text when the file is unreadable) ----------
+
+  totals(from: number, to: number): UsageTotals {
+    checkRange(from, to);
+    return this.read((q) => q.totals(from, to));
+  }
+
+  report(from: number, to: number, bucket: BucketSize): UsageReport {
+    checkRange(from, to);
+    return this.read((q) => q.report(from, to, bucket));
+  }
+
+  /** Since local midnight. For status displays: zeros (never an exception) while the database
+   * cannot be read; health() says why. */
+  today(): UsageTotals {
+    const now = this.now();
+    return this.statusTotals(startOfLocalDay(now), now + 1);
+  }
+
+  /** The last `days` × 24 hours up to now; zeros while the database cannot be read, like today(). */
+  last(days: number): UsageTotals {
+    const now = this.now();
+    return this.statusTotals(Math.max(0, now - days * DAY_MS), now + 1);
+  }
+
+  private statusTotals(from: number, to: number): UsageTotals {
+    try {
+      return this.totals(from, to);
+    } catch (err) {
+      if (!(err instanceof LedgerUnavailableError)) throw err;
+      return emptyTotals();
+    }
+  }
+
+  topModels(from: number, to: number, n: number): ModelUsage[] {
+    checkRange(from, to);
+    return this.read((q) => q.perModel(from, to)).slice(0, Math.max(0, n));
+  }
+
+  /** The newest records, newest first. */
+  recent(limit: number): UsageRecord[] {
+    const n = Math.min(10_000, Math.max(1, Math.floor(limit)));
+    return this.read((q) => q.recent(n));
+  }
+
+  exportCsv(from: number, to: number): string {
+    checkRange(from, to);
+    return this.read((q) => {
+      const parts = [csvHeaderLine()];
+      let after: Cursor | null = null;
+      for (;;) {
+        const page = q.csvPage(from, to, after, CSV_PAGE);
+        for (const r of page) parts.push(csvLine(r));
+        if (page.length < CSV_PAGE) break;
+        const last = page[page.length - 1]!;
+        after = { finishedAt: last.finished_at, id: last.id };
+      }
+      return parts.join('');
+    });
+  }
+
+  /** Writes the CSV of [from, to) to `stream` page by page, honouring backpressure. Does not end
+   * the stream. Resolves with the number of records written. */
+  async exportCsvTo(stream: WritableLike, from: number, to: number): Promise<number> {
+    checkRange(from, to);
+    let rows = 0;
+    let after: Cursor | null = null;
+    if (!stream.write(csvHeaderLine())) await waitForDrain(stream);
+    for (;;) {
+      const cursor: Cursor | null = after;
+      const page: CsvPageRow[] = this.read((q) => q.csvPage(from, to, cursor, CSV_PAGE));
+      if (page.length > 0 && !stream.write(page.map(csvLine).join(''))) await waitForDrain(stream);
+      rows += page.length;
+      if (page.length < CSV_PAGE) return rows;
+      const last: CsvPageRow = page[page.length - 1]!;
+      after = { finishedAt: last.finished_at, id: last.id };
+    }
+  }
+
+  // ---------- maintenance ----------
+
+  /**
+   * Deletes records that finished more than `retentionDays` ago (cut at a 15-minute edge so the
+   * rollups stay exact). 0 or less keeps everything. Works oldest first in short transactions, each
+   * leaving records and rollups consistent. Returns the number of records deleted.
+   */
+  prune(retentionDays: number): number {
+    if (!Number.isFinite(retentionDays)) throw new RangeError(`Retention must be a number of days (got ${retentionDays}).`);
+    if (retentionDays <= 0) return 0;
+    const cutoff = Math.floor((this.now() - retentionDays * DAY_MS) / ROLLUP_MS) * ROLLUP_MS;
+    const conn = this.requireConn();
+    const nth = conn.db.prepare('SELECT finished_at AS t FROM usage INDEXED BY usage_finished WHERE finished_at < ? ORDER BY finished_at LIMIT 1 OFFSET ?');
+    const delRows = conn.db.prepare('DELETE FROM usage WHERE finished_at < ?');
+    const delRollups = conn.db.prepare('DELETE FROM usage_15m WHERE bucket < ?');
+    const step = conn.db.transaction((upTo: number) => {
+      const n = delRows.run(upTo).changes;
+      delRollups.run(upTo);
+      return n;
+    });
+    let deleted = 0;
+    try {
+      for (;;) {
+        const row = nth.get(cutoff, 20_000) as { t: number } | undefined;
+        const upTo = row ? Math.min(cutoff, Math.ceil((row.t + 1) / ROLLUP_MS) * ROLLUP_MS) : cutoff;
+        deleted += step(upTo);
+        if (upTo >= cutoff) break;
+      }
+    } catch (err) {
+      this.fail(err);
+      throw new LedgerUnavailableError(this.failure?.message ?? String(err));
+    }
+    if (deleted > 0) this.log.info(`Removed ${deleted} usage records older than ${retentionDays} days.`);
+    return deleted;
+  }
+
+  /** SQLite's quick_check: 'ok' or the problems found. */
+  integrityCheck(): string {
+    return this.read(() => {
+      const rows = this.conn!.db.pragma('quick_check') as Array<{ quick_check: string }>;
+      return rows.map((r) => r.quick_check).join('\n');
+    });
+  }
+
+  /** Writes what it can of the queue, stops retrying and closes the file. */
+  close(): void {
+    if (this.closed) return;
+    if (this.queue.length > 0 && this.conn) this.flush();
+    this.closed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    if (this.queue.length > 0) {
+      this.log.error(`The ledger closed with ${this.queue.length} usage records it could not write; they are lost. ${this.failure?.message ?? ''}`.trim());
+    }
+    this.closeConn();
+  }
+
+  // ---------- internals ----------
+
+  private connect(): boolean {
+    let db: Database.Database | undefined;
+    try {
+      fs.mkdirSync(path.dirname(this.file), { recursive: true });
+      db = new Database(this.file, { timeout: this.busyTimeoutMs });
+      const mode = db.pragma('journal_mode = WAL', { simple: true });
+      if (mode !== 'wal') this.log.warn(`The usage database could not switch to WAL mode (it uses ${String(mode)}); writes are still safe but slower.`);
+      db.pragma('synchronous = FULL');
+      db.pragma('journal_size_limit = 67108864');
+      const applied = migrate(db);
+      if (applied.length > 0) this.log.info(`Usage database ${this.file} upgraded to schema v${applied[applied.length - 1]}.`);
+      const open = db;
+      const insert = open.prepare(INSERT_SQL);
+      const conn: Connection = {
+        db: open,
+        queries: new UsageQueries(open),
+        insert,
+        insertMany: open.transaction((items: Pending[]) => {
+          for (const it of items) this.insertRow(conn, it);
+        }),
+        insertPrice: open.prepare('INSERT INTO prices (model, input_per_m, output_per_m, effective_from, created_at) VALUES (?, ?, ?, ?, ?)'),
+        putSetting: open.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
+      };
+      const prices = open
+        .prepare('SELECT id, model, input_per_m AS inputPerM, output_per_m AS outputPerM, effective_from AS effectiveFrom FROM prices')
+        .all() as PriceRow[];
+      this.book = new PriceBook(prices);
+      const flag = open.prepare("SELECT value FROM settings WHERE key = 'earnings_enabled'").get() as { value: string } | undefined;
+      this.conn = conn;
+      if (this.earningsUnsaved) this.saveEarningsFlag();
+      else if (flag) this.earningsOn = flag.value === '1';
+      return true;
+    } catch (err) {
+      try {
+        db?.close();
+      } catch {
+        // the handle is unusable anyway
+      }
+      this.conn = null;
+      this.fail(err);
+      return false;
+    }
+  }
+
+  private insertRow(conn: Connection, { rec, earningsOn }: Pending): void {
+    const e = this.book.earningFor(rec, earningsOn);
+    conn.insert.run(
+      rec.requestId,
+      rec.source,
+      rec.model,
+      rec.endpoint,
+      rec.startedAt,
+      rec.finishedAt,
+      rec.tokensIn,
+      rec.tokensOut,
+      rec.estimated ? 1 : 0,
+      rec.latencyMs,
+      rec.ttftMs,
+      rec.tokensPerSecond,
+      rec.status,
+      rec.statusCode,
+      rec.error,
+      e.earnings,
+      e.priceId,
+    );
+  }
+
+  private hold(items: Pending[]): void {
+    let droppedNow = 0;
+    for (const it of items) if (this.queue.push(it)) droppedNow++;
+    if (droppedNow > 0) {
+      this.dropped += droppedNow;
+      this.droppedThisEpisode += droppedNow;
+      const t = Date.now();
+      if (this.droppedThisEpisode === droppedNow || t - this.lastDropLog >= DROP_LOG_EVERY_MS) {
+        this.lastDropLog = t;
+        this.log.error(
+          `Usage records are being lost: ${this.queue.capacity} are already held in memory, so the oldest are dropped ` +
+            `(${this.droppedThisEpisode} so far). ${this.failure?.message ?? ''}`.trim(),
+        );
+        this.emit('health', this.health());
+      }
+    }
+    this.scheduleRetry();
+  }
+
+  private fail(err: unknown): void {
+    const f = describeDbFailure(this.file, err);
+    const changed = !this.failure || this.failure.kind !== f.kind || this.failure.detail !== f.detail;
+    this.failure = f;
+    if (f.reopen) this.closeConn();
+    if (changed) {
+      this.log.error(f.message, { detail: f.detail, pending: this.queue.length });
+      this.emit('health', this.health());
+    }
+    this.scheduleRetry();
+  }
+
+  private scheduleRetry(): void {
+    if (this.retryTimer || this.closed || (!this.failure && this.queue.length === 0)) return;
+    const delay = this.retryDelay;
+    this.retryDelay = Math.min(this.retryMaxMs, this.retryDelay * 2);
+    this.retryTimer = setTimeout(() => this.retry(), delay);
+    this.retryTimer.unref();
+  }
+
+  private retry(): void {
+    this.retryTimer = null;
+    if (this.closed) return;
+    if (!this.conn && !this.connect()) return; // connect() failed and rescheduled
+    const held = this.queue.length;
+    if (!this.flush()) return; // flush() failed and rescheduled
+    const wasFailing = this.failure !== null;
+    this.failure = null;
+    this.retryDelay = this.retryMinMs;
+    if (wasFailing || held > 0) {
+      const lost = this.droppedThisEpisode > 0 ? ` ${this.droppedThisEpisode} records were dropped while it was away.` : '';
+      this.log.info(`The usage database ${this.file} is working again; wrote ${held} held records.${lost}`);
+      this.droppedThisEpisode = 0;
+      this.emit('health', this.health());
+    }
+  }
+
+  /** Writes the queue in batches; false (after fail()) when the database refused. */
+  private flush(): boolean {
+    const conn = this.conn;
+    if (!conn) return false;
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.peek(FLUSH_BATCH);
+        conn.insertMany(batch);
+        this.queue.drop(batch.length);
+      }
+      return true;
+    } catch (err) {
+      this.fail(err);
+      return false;
+    }
+  }
+
+  private saveEarningsFlag(): void {
+    if (!this.conn || this.failure) return;
+    try {
+      this.conn.putSetting.run('earnings_enabled', this.earningsOn ? '1' : '0');
+      this.earningsUnsaved = false;
+    } catch (err) {
+      this.log.warn(`Could not store the earnings setting yet (${err instanceof Error ? err.message : String(err)}); it is kept in memory and stored when the database is back.`);
+    }
+  }
+
+  private requireConn(): Connection {
+    if (this.closed) throw new LedgerUnavailableError('The usage ledger is closed.');
+    if (!this.conn) throw new LedgerUnavailableError(this.failure?.message ?? `The usage database ${this.file} is not open.`);
+    return this.conn;
+  }
+
+  private read<T>(fn: (q: UsageQueries) => T): T {
+    const conn = this.requireConn();
+    try {
+      return fn(conn.queries);
+    } catch (err) {
+      if (err instanceof RangeError) throw err;
+      const f = describeDbFailure(this.file, err);
+      if (f.reopen) this.fail(err);
+      throw new LedgerUnavailableError(f.message);
+    }
+  }
+
+  private closeConn(): void {
+    const conn = this.conn;
+    this.conn = null;
+    if (!conn) return;
+    try {
+      conn.db.close();
+    } catch (err) {
+      this.log.warn(`Closing the usage database failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+}

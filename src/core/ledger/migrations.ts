@@ -1,0 +1,158 @@
+// Schema of the usage ledger as a list of numbered steps. Each step runs once, in its own
+// transaction together with the row that records it in `schema_version`, so a crash mid-upgrade
+// leaves the database at the previous version, never half-way. Steps are append-only: never edit a
+// step that has shipped; add a new one.
+import type Database from 'better-sqlite3';
+
+type Db = Database.Database;
+
+export interface Migration {
+  version: number;
+  name: string;
+  up(db: Db): void;
+}
+
+/** Width of a rollup bucket. Every real time zone offset is a multiple of 15 minutes, so local
+ * hours and local days are whole numbers of these buckets. */
+export const ROLLUP_MS = 15 * 60_000;
+
+export const migrations: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'usage records',
+    up(db) {
+      db.exec(`
+        CREATE TABLE usage (
+          id                INTEGER PRIMARY KEY,
+          request_id        TEXT    NOT NULL,
+          source            TEXT    NOT NULL,
+          model             TEXT    NOT NULL,
+          endpoint          TEXT    NOT NULL,
+          started_at        INTEGER NOT NULL,
+          finished_at       INTEGER NOT NULL,
+          tokens_in         INTEGER NOT NULL,
+          tokens_out        INTEGER NOT NULL,
+          estimated         INTEGER NOT NULL,
+          latency_ms        REAL    NOT NULL,
+          ttft_ms           REAL,
+          tokens_per_second REAL,
+          status            TEXT    NOT NULL,
+          status_code       INTEGER,
+          error             TEXT
+        );
+        CREATE INDEX usage_finished ON usage (finished_at);
+      `);
+    },
+  },
+  {
+    version: 2,
+    name: 'prices and earnings',
+    up(db) {
+      db.exec(`
+        CREATE TABLE prices (
+          id             INTEGER PRIMARY KEY,
+          model          TEXT    NOT NULL,
+          input_per_m    REAL    NOT NULL,
+          output_per_m   REAL    NOT NULL,
+          effective_from INTEGER NOT NULL,
+          created_at     INTEGER NOT NULL
+        );
+        CREATE INDEX prices_model ON prices (model, effective_from);
+        CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+        ALTER TABLE usage ADD COLUMN earnings REAL NOT NULL DEFAULT 0;
+        ALTER TABLE usage ADD COLUMN price_id INTEGER REFERENCES prices (id);
+      `);
+    },
+  },
+  {
+    version: 3,
+    name: '15-minute rollups and per-model percentile index',
+    up(db) {
+      // One row per (15-minute bucket, model), kept current by a trigger on insert. Rows leave the
+      // ledger only through prune(), which cuts at a bucket edge and deletes the rollups itself,
+      // so there is deliberately no delete trigger.
+      db.exec(`
+        CREATE TABLE usage_15m (
+          bucket     INTEGER NOT NULL,
+          model      TEXT    NOT NULL,
+          requests   INTEGER NOT NULL,
+          errors     INTEGER NOT NULL,
+          tokens_in  INTEGER NOT NULL,
+          tokens_out INTEGER NOT NULL,
+          earnings   REAL    NOT NULL,
+          PRIMARY KEY (bucket, model)
+        ) WITHOUT ROWID;
+        CREATE TRIGGER usage_rollup AFTER INSERT ON usage BEGIN
+          INSERT INTO usage_15m (bucket, model, requests, errors, tokens_in, tokens_out, earnings)
+          VALUES (NEW.finished_at - NEW.finished_at % ${ROLLUP_MS}, NEW.model, 1,
+                  NEW.status IN ('error', 'rejected'), NEW.tokens_in, NEW.tokens_out, NEW.earnings)
+          ON CONFLICT (bucket, model) DO UPDATE SET
+            requests   = requests + 1,
+            errors     = errors + excluded.errors,
+            tokens_in  = tokens_in + excluded.tokens_in,
+            tokens_out = tokens_out + excluded.tokens_out,
+            earnings   = earnings + excluded.earnings;
+        END;
+        CREATE INDEX usage_15m_model ON usage_15m (model, bucket, requests, errors, tokens_in, tokens_out, earnings);
+        INSERT INTO usage_15m (bucket, model, requests, errors, tokens_in, tokens_out, earnings)
+          SELECT finished_at - finished_at % ${ROLLUP_MS}, model, count(*),
+                 sum(status IN ('error', 'rejected')), sum(tokens_in), sum(tokens_out), sum(earnings)
+          FROM usage GROUP BY 1, 2;
+        -- Percentiles read one model's successful requests in a time range: this index holds
+        -- exactly those entries side by side, with the values, so the table is never touched.
+        CREATE INDEX usage_model_perf ON usage (model, status, finished_at, latency_ms, tokens_per_second);
+      `);
+    },
+  },
+];
+
+export const LATEST_VERSION = migrations[migrations.length - 1]!.version;
+
+/** The version the file is at (0 for a new, empty database). */
+export function schemaVersion(db: Db): number {
+  const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'").get();
+  if (!table) return 0;
+  const row = db.prepare('SELECT max(version) AS v FROM schema_version').get() as { v: number | null };
+  return row.v ?? 0;
+}
+
+export class SchemaTooNewError extends Error {
+  constructor(
+    readonly found: number,
+    readonly known: number,
+  ) {
+    super(
+      `The usage database was written by a newer version of Swan Provider Console (schema v${found}; this version knows up to v${known}). ` +
+        'Update the console to keep recording usage; records are held in memory until then.',
+    );
+    this.name = 'SchemaTooNewError';
+  }
+}
+
+/**
+ * Brings the database up to `target` (default: the latest step). Returns the versions applied.
+ * Throws SchemaTooNewError when the file is ahead of this code.
+ */
+export function migrate(db: Db, target: number = LATEST_VERSION, steps: readonly Migration[] = migrations): number[] {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+  const current = schemaVersion(db);
+  const known = steps[steps.length - 1]?.version ?? 0;
+  if (current > known) throw new SchemaTooNewError(current, known);
+  const applied: number[] = [];
+  const mark = db.prepare('INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, ?)');
+  for (const step of steps) {
+    if (step.version <= current || step.version > target) continue;
+    // Read the version again under the write lock: another process (the CLI beside the agent)
+    // may have applied this step since we looked.
+    const ran = db
+      .transaction(() => {
+        if (schemaVersion(db) >= step.version) return false;
+        step.up(db);
+        mark.run(step.version, step.name, Date.now());
+        return true;
+      })
+      .immediate();
+    if (ran) applied.push(step.version);
+  }
+  return applied;
+}
