@@ -1,0 +1,139 @@
+// What the agent found on this machine: GPUs and engines, and a form to add an engine by address.
+import { useState } from 'react';
+import type { EngineInfo, GpuInventory } from '../../shared/types';
+import { getBridge } from '../bridge';
+import { fmtAgo } from '../lib/format';
+import { useCall } from '../lib/use-call';
+import { setEngines } from '../store/actions';
+import { Badge } from './Badge';
+import { ErrorText, Field } from './Field';
+
+export function GpuList({ inventory }: { inventory: GpuInventory }) {
+  if (inventory.gpus.length === 0) {
+    return (
+      <div className="empty" data-testid="no-gpu">
+        <strong>No GPU found.</strong>
+        <p>
+          The agent looks for NVIDIA (nvidia-smi), AMD (amd-smi or rocm-smi), Apple Silicon and Intel GPUs. {inventory.note ? `It reported: ${inventory.note}. ` : ''}
+          Check that the driver is installed and its tool runs in a terminal. You can still serve models from an engine on another machine on your network: add its
+          address under Engines &amp; models.
+        </p>
+      </div>
+    );
+  }
+  return (
+    <ul className="plain-list" data-testid="gpu-list">
+      {inventory.gpus.map((g) => (
+        <li key={`${g.index}-${g.uuid ?? ''}`}>
+          <strong>
+            GPU {g.index}: {g.model}
+          </strong>{' '}
+          <span className="muted">
+            {(g.vramTotalMb / 1024).toFixed(1)} GB{g.sharedMemory ? ' shared' : ''} · {g.vendor}
+            {g.driverVersion ? ` · driver ${g.driverVersion}` : ''}
+            {g.cudaVersion ? ` · CUDA ${g.cudaVersion}` : ''}
+            {g.mig ? ` · MIG ${g.mig.profile}` : ''}
+          </span>
+        </li>
+      ))}
+      {inventory.note && <li className="muted small">{inventory.note}</li>}
+    </ul>
+  );
+}
+
+export function EngineList({ engines }: { engines: EngineInfo[] }) {
+  if (engines.length === 0) {
+    return (
+      <p className="empty" data-testid="no-engine">
+        No engine found on the default ports (vLLM 8000, SGLang 30000, Ollama 11434, llama.cpp 8080, LM Studio 1234, Jan 1337, TGI 3000). Start one, then press
+        Rescan, or add its address below.
+      </p>
+    );
+  }
+  return (
+    <table className="table" data-testid="engine-list">
+      <thead>
+        <tr>
+          <th scope="col">Address</th>
+          <th scope="col">Type</th>
+          <th scope="col">Models</th>
+          <th scope="col">State</th>
+          <th scope="col">Found by</th>
+        </tr>
+      </thead>
+      <tbody>
+        {engines.map((e) => (
+          <tr key={e.url} data-testid="engine-row">
+            <th scope="row" className="mono">
+              {e.url}
+            </th>
+            <td>
+              {e.type}
+              {e.version ? <span className="muted"> {e.version}</span> : null}
+            </td>
+            <td className="small mono">{e.models.join(', ') || '—'}</td>
+            <td>
+              {e.reachable ? <Badge tone="ok">reachable</Badge> : <Badge tone="bad">unreachable</Badge>}
+              {e.error && <div className="small error-text">{e.error}</div>}
+              {e.lastSeen && <div className="small muted">seen {fmtAgo(e.lastSeen)}</div>}
+            </td>
+            <td className="small">{e.origin === 'probe' ? 'port probe' : e.origin === 'owner' ? 'added by you' : 'models.json'}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+export function RescanButton() {
+  const [rescan, state] = useCall(async () => setEngines(await getBridge().invoke('engines.rescan', {})));
+  return (
+    <>
+      <button type="button" onClick={() => void rescan()} disabled={state.pending} data-testid="rescan-button">
+        {state.pending ? 'Scanning…' : 'Rescan'}
+      </button>
+      <ErrorText error={state.error} />
+    </>
+  );
+}
+
+export function AddEndpointForm() {
+  const [url, setUrl] = useState('');
+  const [model, setModel] = useState('');
+  const [done, setDone] = useState<string | null>(null);
+  const [add, state] = useCall(async () => {
+    const engines = await getBridge().invoke('engines.addEndpoint', { url: url.trim(), ...(model.trim() ? { model: model.trim() } : {}) });
+    setEngines(engines);
+    setDone(`Added ${url.trim()}.`);
+    setUrl('');
+    setModel('');
+  });
+  return (
+    <form
+      className="inline-form"
+      data-testid="add-endpoint-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        setDone(null);
+        void add();
+      }}
+    >
+      <Field label="Engine address" hint="For example http://127.0.0.1:8000 or http://192.168.1.20:11434" error={state.error}>
+        {(id, d) => <input id={id} aria-describedby={d} type="url" value={url} onChange={(e) => setUrl(e.target.value)} required placeholder="http://127.0.0.1:8000" data-testid="endpoint-url" />}
+      </Field>
+      <Field label="Model (optional)" hint="Only this model from that engine; leave empty for all of them.">
+        {(id, d) => <input id={id} aria-describedby={d} value={model} onChange={(e) => setModel(e.target.value)} data-testid="endpoint-model" />}
+      </Field>
+      <div className="form-actions">
+        <button type="submit" disabled={state.pending || !url.trim()} data-testid="endpoint-add">
+          {state.pending ? 'Checking…' : 'Add endpoint'}
+        </button>
+        {done && (
+          <span className="muted small" role="status">
+            {done}
+          </span>
+        )}
+      </div>
+    </form>
+  );
+}

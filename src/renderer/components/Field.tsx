@@ -1,0 +1,34 @@
+// A labelled form field with its hint and its error right next to it.
+import { useId } from 'react';
+
+export function Field(props: { label: string; hint?: string; error?: string | null; children: (id: string, describedBy: string | undefined) => React.ReactNode; testId?: string }) {
+  const id = useId();
+  const hintId = props.hint ? `${id}-hint` : undefined;
+  const errId = props.error ? `${id}-err` : undefined;
+  const describedBy = [hintId, errId].filter(Boolean).join(' ') || undefined;
+  return (
+    <div className={`field${props.error ? ' has-error' : ''}`} data-testid={props.testId}>
+      <label htmlFor={id}>{props.label}</label>
+      {props.children(id, describedBy)}
+      {props.hint && (
+        <p className="field-hint" id={hintId}>
+          {props.hint}
+        </p>
+      )}
+      {props.error && (
+        <p className="field-error" id={errId} role="alert" data-testid={props.testId ? `${props.testId}-error` : undefined}>
+          {props.error}
+        </p>
+      )}
+    </div>
+  );
+}
+
+export function ErrorText({ error, testId }: { error: string | null | undefined; testId?: string }) {
+  if (!error) return null;
+  return (
+    <p className="error-text" role="alert" data-testid={testId}>
+      {error}
+    </p>
+  );
+}

@@ -1,0 +1,100 @@
+// Per-GPU live charts (utilisation, VRAM, temperature, power) and the host's CPU and memory.
+import type { GpuInfo } from '../../shared/types';
+import { series } from '../store/actions';
+import { downsample } from '../store/series';
+import { useStore } from '../store/store';
+import { Card } from './Card';
+import { MetricChart, type ChartPoint } from './MetricChart';
+
+/** Points drawn per chart at most (the 60-minute window holds 3,600 samples). */
+const MAX_DRAWN = 300;
+
+export const WINDOWS = [5, 15, 60] as const;
+export type WindowMinutes = (typeof WINDOWS)[number];
+
+export function WindowPicker({ value, onChange }: { value: WindowMinutes; onChange: (w: WindowMinutes) => void }) {
+  return (
+    <div className="segmented" role="group" aria-label="Chart window">
+      {WINDOWS.map((w) => (
+        <button key={w} type="button" aria-pressed={value === w} onClick={() => onChange(w)} data-testid={`window-${w}`}>
+          {w} min
+        </button>
+      ))}
+    </div>
+  );
+}
+
+export function GpuPanel({ index, info, windowMinutes }: { index: number; info?: GpuInfo; windowMinutes: WindowMinutes }) {
+  useStore((s) => s.seriesVersion); // re-render on every recorded sample; the points live in `series`
+  const now = Date.now();
+  const raw = series.gpuWindow(index, windowMinutes, now);
+  const data = downsample(raw, MAX_DRAWN) as unknown as ChartPoint[];
+  const last = raw[raw.length - 1];
+  const totalGb = last?.vramTotalGb ?? (info ? info.vramTotalMb / 1024 : null);
+  const name = info ? `GPU ${index} · ${info.model}` : `GPU ${index}`;
+  return (
+    <Card title={name} className="gpu-panel" testId={`gpu-panel-${index}`}>
+      {info?.sharedMemory && <p className="muted small">Memory is shared with the CPU (unified memory).</p>}
+      <div className="chart-grid-4">
+        <MetricChart testId={`chart-util-${index}`} title="Utilisation" unit="%" series="util" data={data} dataKey="util" now={now} windowMinutes={windowMinutes} yDomain={[0, 100]} current={last?.util ?? null} />
+        <MetricChart
+          testId={`chart-vram-${index}`}
+          title={`VRAM used${totalGb ? ` of ${totalGb.toFixed(1)} GB` : ''}`}
+          unit="GB"
+          series="vram"
+          data={data}
+          dataKey="vramUsedGb"
+          limitKey="vramTotalGb"
+          limitLabel="VRAM total"
+          now={now}
+          windowMinutes={windowMinutes}
+          yDomain={[0, totalGb ? Math.ceil(totalGb) : 'auto']}
+          digits={1}
+          current={last?.vramUsedGb ?? null}
+        />
+        <MetricChart testId={`chart-temp-${index}`} title="Temperature" unit="°C" series="temp" data={data} dataKey="tempC" now={now} windowMinutes={windowMinutes} yDomain={[0, 'auto']} current={last?.tempC ?? null} />
+        <MetricChart testId={`chart-power-${index}`} title="Power" unit="W" series="power" data={data} dataKey="powerW" now={now} windowMinutes={windowMinutes} yDomain={[0, 'auto']} current={last?.powerW ?? null} />
+      </div>
+    </Card>
+  );
+}
+
+export function HostPanel({ windowMinutes }: { windowMinutes: WindowMinutes }) {
+  useStore((s) => s.seriesVersion);
+  const now = Date.now();
+  const raw = series.hostWindow(windowMinutes, now);
+  const data = downsample(raw, MAX_DRAWN) as unknown as ChartPoint[];
+  const last = raw[raw.length - 1];
+  return (
+    <Card title="This machine" className="host-panel" testId="host-panel">
+      <div className="chart-grid-2">
+        <MetricChart testId="chart-cpu" title="CPU" unit="%" series="cpu" data={data} dataKey="cpu" now={now} windowMinutes={windowMinutes} yDomain={[0, 100]} current={last?.cpu ?? null} />
+        <MetricChart
+          testId="chart-ram"
+          title={`Memory used${last?.ramTotalGb ? ` of ${last.ramTotalGb.toFixed(1)} GB` : ''}`}
+          unit="GB"
+          series="ram"
+          data={data}
+          dataKey="ramUsedGb"
+          limitKey="ramTotalGb"
+          limitLabel="Memory total"
+          now={now}
+          windowMinutes={windowMinutes}
+          yDomain={[0, last?.ramTotalGb ? Math.ceil(last.ramTotalGb) : 'auto']}
+          digits={1}
+          current={last?.ramUsedGb ?? null}
+        />
+      </div>
+    </Card>
+  );
+}
+
+/** GPUs to chart: those detected, plus any the sampler reports that detection missed. */
+export function useGpuIndexes(): { index: number; info?: GpuInfo }[] {
+  const gpus = useStore((s) => s.snapshot?.gpu.gpus);
+  useStore((s) => s.seriesVersion);
+  const byIndex = new Map<number, GpuInfo | undefined>();
+  for (const g of gpus ?? []) byIndex.set(g.index, g);
+  for (const i of series.gpuIndexes()) if (!byIndex.has(i)) byIndex.set(i, undefined);
+  return [...byIndex.entries()].sort((a, b) => a[0] - b[0]).map(([index, info]) => ({ index, info }));
+}

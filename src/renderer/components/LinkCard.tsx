@@ -1,0 +1,74 @@
+// The hub connection: state, the reason when not serving, and Pause/Resume.
+import { getBridge } from '../bridge';
+import { fmtAgo, fmtTime } from '../lib/format';
+import { useCall } from '../lib/use-call';
+import { notify, setPause } from '../store/actions';
+import { useStore } from '../store/store';
+import { Badge, LINK_LABEL, LINK_TONE } from './Badge';
+import { Card } from './Card';
+import { ErrorText } from './Field';
+
+const PAUSE_CAUSE: Record<string, string> = {
+  manual: 'paused by you',
+  gpu_busy: 'another program is using the GPU',
+  schedule: 'outside the serving schedule',
+};
+
+export function LinkCard() {
+  const snapshot = useStore((s) => s.snapshot);
+  const [pause, pauseState] = useCall(async () => {
+    setPause(await getBridge().invoke('serving.pause', { reason: 'Paused from the console' }));
+    notify('info', 'Serving paused: the hub sends no new requests until you resume.');
+  });
+  const [resume, resumeState] = useCall(async () => {
+    setPause(await getBridge().invoke('serving.resume', {}));
+    notify('info', 'Serving resumed.');
+  });
+  if (!snapshot) return null;
+  const { link, pause: p } = snapshot;
+  const busy = pauseState.pending || resumeState.pending;
+  return (
+    <Card
+      title="Connection"
+      testId="link-card"
+      actions={
+        p.paused ? (
+          <button type="button" className="primary" onClick={() => void resume()} disabled={busy} data-testid="resume-button">
+            Resume serving
+          </button>
+        ) : (
+          <button type="button" onClick={() => void pause()} disabled={busy} data-testid="pause-button">
+            Pause serving
+          </button>
+        )
+      }
+    >
+      <div className="link-row">
+        <Badge tone={p.paused ? 'warn' : LINK_TONE[link.state]} testId="link-state">
+          {p.paused ? 'Paused' : LINK_LABEL[link.state]}
+        </Badge>
+        <span className="muted small" data-testid="link-hub">
+          {link.hubUrl}
+        </span>
+        <span className="muted small">since {fmtAgo(link.since)}</span>
+      </div>
+      {p.paused && (
+        <p data-testid="pause-reason">
+          Not taking requests: {p.cause ? PAUSE_CAUSE[p.cause] : 'paused'}
+          {p.reason && p.cause !== 'manual' ? ` (${p.reason})` : ''}.
+        </p>
+      )}
+      {link.state !== 'connected' && link.reason && (
+        <p className="link-reason" data-testid="link-reason">
+          {link.reason}
+        </p>
+      )}
+      {link.nextRetryAt && link.state !== 'connected' && (
+        <p className="muted small">
+          Next attempt at {fmtTime(link.nextRetryAt)} (attempt {link.attempts + 1}).
+        </p>
+      )}
+      <ErrorText error={pauseState.error ?? resumeState.error} />
+    </Card>
+  );
+}

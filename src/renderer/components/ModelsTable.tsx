@@ -1,0 +1,117 @@
+// The models this machine can serve: health, load, on/off and warmup.
+import { useState } from 'react';
+import type { WarmupResult } from '../../shared/bridge';
+import type { ModelState } from '../../shared/types';
+import { getBridge } from '../bridge';
+import { fmtMs } from '../lib/format';
+import { notify, setModels } from '../store/actions';
+import { HealthBadge } from './Badge';
+import { Toggle } from './Toggle';
+
+function slug(id: string): string {
+  return id.replace(/[^A-Za-z0-9_.-]/g, '_');
+}
+
+function WarmupButton({ model }: { model: string }) {
+  const [state, setState] = useState<{ pending: boolean; result?: WarmupResult; error?: string }>({ pending: false });
+  const run = async () => {
+    setState({ pending: true });
+    try {
+      const result = await getBridge().invoke('models.warmup', { model });
+      setState({ pending: false, result });
+    } catch (err) {
+      setState({ pending: false, error: (err as Error).message });
+    }
+  };
+  const r = state.result;
+  return (
+    <div className="warmup">
+      <button type="button" className="small-button" onClick={() => void run()} disabled={state.pending} data-testid={`warmup-${slug(model)}`}>
+        {state.pending ? 'Warming up…' : 'Warm up'}
+      </button>
+      {r && (
+        <span className={`small ${r.success ? 'muted' : 'error-text'}`} data-testid={`warmup-result-${slug(model)}`}>
+          {r.success ? `Loaded in ${fmtMs(r.loadTimeMs)}${r.memoryMb ? `, ${(r.memoryMb / 1024).toFixed(1)} GB` : ''}` : `Failed: ${r.error ?? 'unknown error'}`}
+        </span>
+      )}
+      {state.error && <span className="small error-text">{state.error}</span>}
+    </div>
+  );
+}
+
+export function ModelsTable({ models, compact }: { models: ModelState[]; compact?: boolean }) {
+  const [busy, setBusy] = useState<string | null>(null);
+  const toggle = async (m: ModelState, enabled: boolean) => {
+    setBusy(m.id);
+    try {
+      setModels(await getBridge().invoke('models.setEnabled', { model: m.id, enabled }));
+    } catch (err) {
+      notify('error', `Could not ${enabled ? 'enable' : 'disable'} ${m.id}: ${(err as Error).message}`);
+    } finally {
+      setBusy(null);
+    }
+  };
+  if (models.length === 0) {
+    return (
+      <p className="empty" data-testid="models-empty">
+        No models yet. Start an engine (vLLM, SGLang, Ollama, llama.cpp, LM Studio, TGI) or add its address under Engines &amp; models.
+      </p>
+    );
+  }
+  return (
+    <table className="table" data-testid="models-table">
+      <thead>
+        <tr>
+          <th scope="col">Model</th>
+          <th scope="col">Health</th>
+          {!compact && <th scope="col">Endpoints</th>}
+          <th scope="col" className="num">
+            In flight
+          </th>
+          <th scope="col" className="num">
+            Queued
+          </th>
+          <th scope="col">Serve</th>
+          {!compact && <th scope="col">Warmup</th>}
+        </tr>
+      </thead>
+      <tbody>
+        {models.map((m) => (
+          <tr key={m.id} data-testid={`model-row-${slug(m.id)}`} data-enabled={m.enabled}>
+            <th scope="row" className="mono">
+              {m.id}
+            </th>
+            <td>
+              <HealthBadge health={m.health} testId={`model-health-${slug(m.id)}`} />
+            </td>
+            {!compact && (
+              <td className="small">
+                {m.endpoints.map((e) => (
+                  <div key={e.url} title={e.lastError ?? undefined}>
+                    <span className="mono">{e.url}</span> <span className="muted">({e.engineType})</span>
+                  </div>
+                ))}
+              </td>
+            )}
+            <td className="num" data-testid={`model-inflight-${slug(m.id)}`}>
+              {m.inFlight} / {m.maxConcurrent}
+            </td>
+            <td className="num">
+              {m.queued} / {m.maxQueue}
+            </td>
+            <td>
+              <Toggle checked={m.enabled} label={`Serve ${m.id}`} hideLabel disabled={busy === m.id} onChange={(v) => void toggle(m, v)} testId={`model-toggle-${slug(m.id)}`} />
+            </td>
+            {!compact && (
+              <td>
+                <WarmupButton model={m.id} />
+              </td>
+            )}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+export { slug as modelSlug };

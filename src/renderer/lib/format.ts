@@ -1,0 +1,54 @@
+// Display formatting: units always shown, nulls as an em dash.
+const DASH = '—';
+
+export function fmtNumber(n: number | null | undefined, digits = 0): string {
+  if (n === null || n === undefined || !Number.isFinite(n)) return DASH;
+  return n.toLocaleString(undefined, { maximumFractionDigits: digits, minimumFractionDigits: digits });
+}
+
+export function fmtInt(n: number | null | undefined): string {
+  return fmtNumber(n, 0);
+}
+
+export function fmtMoney(n: number | null | undefined): string {
+  if (n === null || n === undefined || !Number.isFinite(n)) return DASH;
+  return `$${n.toLocaleString(undefined, { minimumFractionDigits: 2, maximumFractionDigits: n < 1 ? 4 : 2 })}`;
+}
+
+export function fmtMs(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return DASH;
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+export function fmtGb(gb: number | null | undefined, digits = 1): string {
+  return gb === null || gb === undefined ? DASH : `${fmtNumber(gb, digits)} GB`;
+}
+
+export function fmtTime(ts: number | null | undefined): string {
+  if (!ts) return DASH;
+  return new Date(ts).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+}
+
+export function fmtClock(ts: number): string {
+  return new Date(ts).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', hour12: false });
+}
+
+export function fmtDateTime(ts: number | null | undefined): string {
+  if (!ts) return DASH;
+  return new Date(ts).toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'medium', hour12: false });
+}
+
+export function fmtAgo(ts: number | null | undefined, now = Date.now()): string {
+  if (!ts) return DASH;
+  const s = Math.max(0, Math.round((now - ts) / 1000));
+  if (s < 60) return `${s} s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86_400) return `${Math.floor(s / 3600)} h ago`;
+  return `${Math.floor(s / 86_400)} d ago`;
+}
+
+export function fmtPercent(ratio: number | null | undefined, digits = 1): string {
+  return ratio === null || ratio === undefined ? DASH : `${fmtNumber(ratio * 100, digits)} %`;
+}

@@ -1,0 +1,17 @@
+import { StrictMode } from 'react';
+import { createRoot } from 'react-dom/client';
+import { App } from './App';
+import { getBridge, getConnection } from './bridge';
+import { startSync } from './store/sync';
+import './styles/theme.css';
+import './styles/app.css';
+
+startSync(getBridge(), getConnection());
+
+const root = document.getElementById('root');
+if (!root) throw new Error('index.html has no #root element');
+createRoot(root).render(
+  <StrictMode>
+    <App />
+  </StrictMode>,
+);

@@ -1,0 +1,147 @@
+// Engines and models: discovery, adding an endpoint, per-model limits, pause rules.
+import { useState } from 'react';
+import type { ModelState } from '../../shared/types';
+import { getBridge } from '../bridge';
+import { Card } from '../components/Card';
+import { AddEndpointForm, EngineList, RescanButton } from '../components/Discovery';
+import { ErrorText } from '../components/Field';
+import { ModelsTable, modelSlug } from '../components/ModelsTable';
+import { Toggle } from '../components/Toggle';
+import { useCall, useFetch } from '../lib/use-call';
+import { notify, setModels, setSettings } from '../store/actions';
+import { useStore } from '../store/store';
+
+function LimitsRow({ model }: { model: ModelState }) {
+  const [maxConcurrent, setMaxConcurrent] = useState(String(model.maxConcurrent));
+  const [maxQueue, setMaxQueue] = useState(String(model.maxQueue));
+  const [save, state] = useCall(async () => {
+    const c = Number(maxConcurrent);
+    const q = Number(maxQueue);
+    if (!Number.isInteger(c) || c < 1 || c > 1024) throw new Error('Concurrent requests must be a whole number from 1 to 1024.');
+    if (!Number.isInteger(q) || q < 0 || q > 10_000) throw new Error('Queue length must be a whole number from 0 to 10,000.');
+    setModels(await getBridge().invoke('models.setLimits', { model: model.id, maxConcurrent: c, maxQueue: q }));
+    notify('info', `Limits of ${model.id} saved.`);
+  });
+  const s = modelSlug(model.id);
+  const changed = maxConcurrent !== String(model.maxConcurrent) || maxQueue !== String(model.maxQueue);
+  return (
+    <tr data-testid={`limits-row-${s}`}>
+      <th scope="row" className="mono">
+        {model.id}
+      </th>
+      <td>
+        <input
+          type="number"
+          min={1}
+          max={1024}
+          className="num-input"
+          value={maxConcurrent}
+          onChange={(e) => setMaxConcurrent(e.target.value)}
+          aria-label={`Concurrent requests for ${model.id}`}
+          data-testid={`limit-concurrent-${s}`}
+        />
+      </td>
+      <td>
+        <input
+          type="number"
+          min={0}
+          max={10000}
+          className="num-input"
+          value={maxQueue}
+          onChange={(e) => setMaxQueue(e.target.value)}
+          aria-label={`Queue length for ${model.id}`}
+          data-testid={`limit-queue-${s}`}
+        />
+      </td>
+      <td>
+        <button type="button" className="small-button" disabled={!changed || state.pending} onClick={() => void save()} data-testid={`limit-save-${s}`}>
+          Save
+        </button>
+        <ErrorText error={state.error} testId={`limit-error-${s}`} />
+      </td>
+    </tr>
+  );
+}
+
+function PauseRules() {
+  const settings = useStore((s) => s.settings);
+  const processes = useFetch(() => getBridge().invoke('gpu.processes', {}), []);
+  const [save, state] = useCall(async (v: boolean) => {
+    const r = await getBridge().invoke('settings.save', { patch: { autoPauseOnGpuBusy: v } });
+    if (!r.ok) throw new Error(Object.values(r.errors).join(' '));
+    setSettings(await getBridge().invoke('settings.get', {}));
+  });
+  return (
+    <Card title="Pause rules" testId="pause-rules">
+      <Toggle
+        checked={settings?.autoPauseOnGpuBusy ?? false}
+        disabled={!settings || state.pending}
+        onChange={(v) => void save(v)}
+        label="Pause serving while another program (a game, a render) uses the GPU"
+        testId="auto-pause-toggle"
+      />
+      <ErrorText error={state.error} />
+      <h3>Programs on the GPU now</h3>
+      {processes.error && <p className="muted small">Not available: {processes.error}</p>}
+      {processes.data && processes.data.length === 0 && <p className="muted small">None reported.</p>}
+      {processes.data && processes.data.length > 0 && (
+        <ul className="plain-list small">
+          {processes.data.map((p) => (
+            <li key={p.pid}>
+              <span className="mono">{p.name}</span> (pid {p.pid}){p.usedMemoryMb !== null ? ` · ${(p.usedMemoryMb / 1024).toFixed(1)} GB` : ''}
+              {p.isEngine ? ' · engine' : ''}
+            </li>
+          ))}
+        </ul>
+      )}
+      <button type="button" className="small-button" onClick={processes.reload}>
+        Refresh
+      </button>
+    </Card>
+  );
+}
+
+export function Engines() {
+  const snapshot = useStore((s) => s.snapshot);
+  if (!snapshot) return null;
+  return (
+    <div className="page" data-testid="page-engines">
+      <h1>Engines &amp; models</h1>
+      <Card title="Engines" actions={<RescanButton />} testId="engines-card">
+        <EngineList engines={snapshot.engines} />
+      </Card>
+      <Card title="Add an engine by address">
+        <AddEndpointForm />
+      </Card>
+      <Card title="Models" testId="engines-models-card">
+        <ModelsTable models={snapshot.models} />
+      </Card>
+      <div className="grid-2">
+        <Card title="Per-model limits" testId="limits-card">
+          {snapshot.models.length === 0 ? (
+            <p className="empty">No models yet.</p>
+          ) : (
+            <table className="table">
+              <thead>
+                <tr>
+                  <th scope="col">Model</th>
+                  <th scope="col">Concurrent</th>
+                  <th scope="col">Queue</th>
+                  <th scope="col">
+                    <span className="sr-only">Save</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {snapshot.models.map((m) => (
+                  <LimitsRow key={`${m.id}:${m.maxConcurrent}:${m.maxQueue}`} model={m} />
+                ))}
+              </tbody>
+            </table>
+          )}
+        </Card>
+        <PauseRules />
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,235 @@
+// The live request list (virtualised: 10,000 rows stay smooth) and the streaming text of the selected one.
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { useEffect, useMemo, useRef, useState } from 'react';
+import type { RequestSource, RequestStatus, RequestView } from '../../shared/types';
+import { getBridge } from '../bridge';
+import { StatusBadge } from '../components/Badge';
+import { Card } from '../components/Card';
+import { fmtDateTime, fmtInt, fmtMs, fmtNumber, fmtTime } from '../lib/format';
+import { latencyOf, tokensPerSecond } from '../lib/request-math';
+import { onTextDelta, selectRequest, setFetchedText, texts } from '../store/actions';
+import { useStore } from '../store/store';
+
+const ROW_HEIGHT = 34;
+const STATUSES: RequestStatus[] = ['queued', 'running', 'ok', 'error', 'cancelled', 'rejected'];
+
+interface Filters {
+  search: string;
+  status: '' | RequestStatus;
+  source: '' | RequestSource;
+  model: string;
+}
+
+function useFiltered(requests: RequestView[], f: Filters): RequestView[] {
+  return useMemo(() => {
+    const q = f.search.trim().toLowerCase();
+    const out: RequestView[] = [];
+    // newest first
+    for (let i = requests.length - 1; i >= 0; i--) {
+      const r = requests[i]!;
+      if (f.status && r.status !== f.status) continue;
+      if (f.source && r.source !== f.source) continue;
+      if (f.model && r.model !== f.model) continue;
+      if (q && !r.model.toLowerCase().includes(q) && !r.id.toLowerCase().includes(q)) continue;
+      out.push(r);
+    }
+    return out;
+  }, [requests, f]);
+}
+
+function RequestText({ id }: { id: string }) {
+  useStore((s) => s.textVersion);
+  const [state, setState] = useState<{ loading: boolean; error: string | null }>({ loading: false, error: null });
+  const preRef = useRef<HTMLPreElement>(null);
+  useEffect(() => {
+    // Fetch the text so far; deltas that arrive meanwhile are joined without doubling (joinFetched).
+    let live = true;
+    let during = '';
+    const off = onTextDelta((rid, delta) => {
+      if (rid === id) during += delta;
+    });
+    setState({ loading: true, error: null });
+    getBridge()
+      .invoke('requests.text', { id })
+      .then(
+        (text) => {
+          if (!live) return;
+          setFetchedText(id, text, during);
+          setState({ loading: false, error: null });
+        },
+        (err: unknown) => {
+          if (live) setState({ loading: false, error: (err as Error).message });
+        },
+      )
+      .finally(off);
+    return () => {
+      live = false;
+      off();
+    };
+  }, [id]);
+  const text = texts.get(id) ?? '';
+  useEffect(() => {
+    const el = preRef.current;
+    if (el && el.scrollHeight - el.scrollTop - el.clientHeight < 80) el.scrollTop = el.scrollHeight;
+  });
+  return (
+    <>
+      {state.error && <p className="error-text">Could not load the text: {state.error}</p>}
+      <pre className="request-text" ref={preRef} data-testid="request-text" aria-live="off" tabIndex={0}>
+        {text || (state.loading ? 'Loading…' : 'No text (yet).')}
+      </pre>
+    </>
+  );
+}
+
+function RequestDetail({ request }: { request: RequestView }) {
+  const tps = tokensPerSecond(request);
+  return (
+    <Card title={<span className="mono">{request.id}</span>} testId="request-detail" actions={<button type="button" onClick={() => selectRequest(null)}>Close</button>}>
+      <dl className="detail-grid">
+        <dt>Model</dt>
+        <dd className="mono">{request.model}</dd>
+        <dt>Status</dt>
+        <dd data-testid="request-detail-status">
+          <StatusBadge status={request.status} /> {request.statusCode ? <span className="muted">HTTP {request.statusCode}</span> : null}
+        </dd>
+        <dt>Source</dt>
+        <dd>{request.source === 'hub' ? 'Swan network' : 'Local gateway'}</dd>
+        <dt>Started</dt>
+        <dd>{fmtDateTime(request.startedAt)}</dd>
+        <dt>First token</dt>
+        <dd>{request.firstTokenAt ? fmtMs(request.firstTokenAt - request.startedAt) : '—'}</dd>
+        <dt>Tokens</dt>
+        <dd>
+          {fmtInt(request.tokensIn)} in / {fmtInt(request.tokensOut)} out{request.estimated ? ' (estimated)' : ''}
+        </dd>
+        <dt>Speed</dt>
+        <dd>{tps === null ? '—' : `${fmtNumber(tps, 1)} tok/s`}</dd>
+        <dt>Endpoint</dt>
+        <dd className="mono">{request.endpoint ?? '—'}</dd>
+      </dl>
+      {request.error && <p className="error-text">{request.error}</p>}
+      <RequestText id={request.id} />
+    </Card>
+  );
+}
+
+export function Requests() {
+  const requests = useStore((s) => s.requests);
+  const selectedId = useStore((s) => s.selectedRequestId);
+  const [filters, setFilters] = useState<Filters>({ search: '', status: '', source: '', model: '' });
+  const rows = useFiltered(requests, filters);
+  const models = useMemo(() => [...new Set(requests.map((r) => r.model))].sort(), [requests]);
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const virtualizer = useVirtualizer({ count: rows.length, getScrollElement: () => scrollRef.current, estimateSize: () => ROW_HEIGHT, overscan: 12 });
+  const selected = selectedId ? requests.find((r) => r.id === selectedId) : undefined;
+  const now = Date.now();
+  return (
+    <div className="page page-requests" data-testid="page-requests">
+      <h1>Requests</h1>
+      <div className="filters" role="search">
+        <label>
+          <span>Search</span>
+          <input type="search" value={filters.search} onChange={(e) => setFilters({ ...filters, search: e.target.value })} placeholder="model or id" data-testid="filter-search" />
+        </label>
+        <label>
+          <span>Status</span>
+          <select value={filters.status} onChange={(e) => setFilters({ ...filters, status: e.target.value as Filters['status'] })} data-testid="filter-status">
+            <option value="">all</option>
+            {STATUSES.map((s) => (
+              <option key={s}>{s}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          <span>Source</span>
+          <select value={filters.source} onChange={(e) => setFilters({ ...filters, source: e.target.value as Filters['source'] })} data-testid="filter-source">
+            <option value="">all</option>
+            <option value="hub">Swan network</option>
+            <option value="local">Local gateway</option>
+          </select>
+        </label>
+        <label>
+          <span>Model</span>
+          <select value={filters.model} onChange={(e) => setFilters({ ...filters, model: e.target.value })} data-testid="filter-model">
+            <option value="">all</option>
+            {models.map((m) => (
+              <option key={m}>{m}</option>
+            ))}
+          </select>
+        </label>
+        <span className="muted small" data-testid="request-count">
+          {fmtInt(rows.length)} of {fmtInt(requests.length)} requests
+        </span>
+      </div>
+      <div className={`requests-split${selected ? ' has-detail' : ''}`}>
+        <div className="request-table" role="table" aria-label="Requests" aria-rowcount={rows.length + 1}>
+          <div className="request-row request-head" role="row">
+            <span role="columnheader">Time</span>
+            <span role="columnheader">Model</span>
+            <span role="columnheader">Source</span>
+            <span role="columnheader" className="num">
+              In
+            </span>
+            <span role="columnheader" className="num">
+              Out
+            </span>
+            <span role="columnheader" className="num">
+              tok/s
+            </span>
+            <span role="columnheader" className="num">
+              Latency
+            </span>
+            <span role="columnheader">Status</span>
+          </div>
+          <div className="request-scroll" ref={scrollRef} data-testid="request-scroll">
+            {rows.length === 0 && <p className="empty">{requests.length === 0 ? 'No requests yet. They appear here live as the network sends them.' : 'No request matches these filters.'}</p>}
+            <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
+              {virtualizer.getVirtualItems().map((v) => {
+                const r = rows[v.index]!;
+                const tps = tokensPerSecond(r, now);
+                return (
+                  <button
+                    key={r.id}
+                    type="button"
+                    role="row"
+                    aria-rowindex={v.index + 2}
+                    aria-selected={r.id === selectedId}
+                    className="request-row"
+                    style={{ transform: `translateY(${v.start}px)`, height: ROW_HEIGHT }}
+                    onClick={() => selectRequest(r.id)}
+                    data-testid="request-row"
+                    data-id={r.id}
+                    data-status={r.status}
+                  >
+                    <span role="cell">{fmtTime(r.startedAt)}</span>
+                    <span role="cell" className="mono ellipsis">
+                      {r.model}
+                    </span>
+                    <span role="cell">{r.source === 'hub' ? 'network' : 'local'}</span>
+                    <span role="cell" className="num">
+                      {fmtInt(r.tokensIn)}
+                    </span>
+                    <span role="cell" className="num" data-testid="request-tokens-out">
+                      {fmtInt(r.tokensOut)}
+                    </span>
+                    <span role="cell" className="num">
+                      {tps === null ? '—' : fmtNumber(tps, 1)}
+                    </span>
+                    <span role="cell" className="num">
+                      {fmtMs(latencyOf(r, now))}
+                    </span>
+                    <span role="cell">
+                      <StatusBadge status={r.status} />
+                    </span>
+                  </button>
+                );
+              })}
+            </div>
+          </div>
+        </div>
+        {selected && <RequestDetail request={selected} />}
+      </div>
+    </div>
+  );
+}

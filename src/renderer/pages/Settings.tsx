@@ -1,0 +1,256 @@
+// Settings: every field shows the agent's refusal right next to it; the key is write-only.
+import { useEffect, useState } from 'react';
+import type { SettingsPatch, SettingsView } from '../../shared/bridge';
+import { getBridge } from '../bridge';
+import { Card } from '../components/Card';
+import { ErrorText, Field } from '../components/Field';
+import { Toggle } from '../components/Toggle';
+import { fmtDateTime } from '../lib/format';
+import { applyTheme } from '../lib/theme';
+import { useCall, useFetch } from '../lib/use-call';
+import { notify, setSettings } from '../store/actions';
+import { useStore } from '../store/store';
+
+type Draft = Omit<SettingsView, 'keySet' | 'keyStorage'> & { providerKey: string; retentionDaysText: string };
+
+function toDraft(s: SettingsView): Draft {
+  return { ...s, providerKey: '', retentionDaysText: String(s.retentionDays) };
+}
+
+/** Only what changed is sent; the key only when something was typed. */
+function diff(s: SettingsView, d: Draft): { patch: SettingsPatch; local: Record<string, string> } {
+  const patch: SettingsPatch = {};
+  const local: Record<string, string> = {};
+  const keys = ['hubUrl', 'serviceUrl', 'nodeName', 'gatewayEnabled', 'gatewayListen', 'startAtLogin', 'closeToTray', 'theme', 'autoPauseOnGpuBusy'] as const;
+  for (const k of keys) if (d[k] !== s[k]) (patch as Record<string, unknown>)[k] = d[k];
+  if (d.providerKey.trim()) patch.providerKey = d.providerKey.trim();
+  const days = Number(d.retentionDaysText);
+  if (d.retentionDaysText.trim() === '' || !Number.isInteger(days)) local.retentionDays = 'Enter a whole number of days.';
+  else if (days !== s.retentionDays) patch.retentionDays = days;
+  return { patch, local };
+}
+
+const KEY_STORAGE: Record<SettingsView['keyStorage'], string> = {
+  keychain: 'kept in the system keychain',
+  config: 'kept in config.toml',
+  env: 'taken from INFERENCE_API_KEY',
+  none: 'not set',
+};
+
+function GatewayKeys() {
+  const list = useFetch(() => getBridge().invoke('gateway.keys.list', {}), []);
+  const [name, setName] = useState('');
+  const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
+  const [create, createState] = useCall(async () => {
+    const r = await getBridge().invoke('gateway.keys.create', { name: name.trim() });
+    setCreated(r);
+    setName('');
+    list.reload();
+  });
+  const [revoke, revokeState] = useCall(async (n: string) => {
+    await getBridge().invoke('gateway.keys.revoke', { name: n });
+    list.reload();
+  });
+  return (
+    <div className="gateway-keys" data-testid="gateway-keys">
+      <h3>Gateway keys</h3>
+      <p className="muted small">Your own apps use these keys to reach your engines through the local gateway.</p>
+      {list.error && <ErrorText error={list.error} />}
+      {list.data && list.data.length === 0 && <p className="muted small">No keys yet.</p>}
+      {list.data && list.data.length > 0 && (
+        <ul className="plain-list">
+          {list.data.map((k) => (
+            <li key={k.name} data-testid="gateway-key">
+              <span className="mono">{k.name}</span> <span className="muted small">created {fmtDateTime(k.createdAt)}</span>{' '}
+              {k.lastUsedAt && <span className="muted small">· last used {fmtDateTime(k.lastUsedAt)}</span>}{' '}
+              <button type="button" className="small-button danger" onClick={() => void revoke(k.name)} disabled={revokeState.pending} aria-label={`Revoke key ${k.name}`}>
+                Revoke
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      <form
+        className="inline-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void create();
+        }}
+      >
+        <Field label="New key name" hint="Letters, digits, dot, dash or underscore." error={createState.error} testId="gateway-key-name-field">
+          {(id, d) => <input id={id} aria-describedby={d} value={name} onChange={(e) => setName(e.target.value)} data-testid="gateway-key-name" />}
+        </Field>
+        <div className="form-actions">
+          <button type="submit" disabled={!name.trim() || createState.pending} data-testid="gateway-key-create">
+            Create key
+          </button>
+        </div>
+      </form>
+      <ErrorText error={revokeState.error} />
+      {created && (
+        <div className="banner banner-info" role="status" data-testid="gateway-key-created">
+          Key <span className="mono">{created.name}</span>: <code className="mono selectable">{created.key}</code> — copy it now, it is not shown again.
+        </div>
+      )}
+    </div>
+  );
+}
+
+export function Settings() {
+  const settings = useStore((s) => s.settings);
+  const transport = getBridge().transport;
+  const [draft, setDraft] = useState<Draft | null>(settings ? toDraft(settings) : null);
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [saved, setSaved] = useState(false);
+  useEffect(() => {
+    if (settings && !draft) setDraft(toDraft(settings));
+  }, [settings, draft]);
+  const [save, saveState] = useCall(async () => {
+    if (!settings || !draft) return;
+    const { patch, local } = diff(settings, draft);
+    setSaved(false);
+    if (Object.keys(local).length) {
+      setErrors(local);
+      return;
+    }
+    if (Object.keys(patch).length === 0) {
+      setErrors({});
+      notify('info', 'Nothing changed.');
+      return;
+    }
+    const r = await getBridge().invoke('settings.save', { patch });
+    if (!r.ok) {
+      setErrors(r.errors);
+      return;
+    }
+    setErrors({});
+    setSaved(true);
+    const fresh = await getBridge().invoke('settings.get', {});
+    setSettings(fresh);
+    setDraft(toDraft(fresh));
+  });
+  if (!settings || !draft) return <p className="muted">Loading settings…</p>;
+  const set = <K extends keyof Draft>(k: K, v: Draft[K]) => {
+    setDraft({ ...draft, [k]: v });
+    setSaved(false);
+  };
+  const desktopOnly = transport === 'websocket' ? 'Applies to the desktop app.' : undefined;
+  return (
+    <div className="page" data-testid="page-settings">
+      <h1>Settings</h1>
+      <form
+        className="settings-form"
+        noValidate
+        onSubmit={(e) => {
+          e.preventDefault();
+          void save();
+        }}
+      >
+        <Card title="Swan network">
+          <Field label="Hub WebSocket URL" hint="Where the agent registers, e.g. wss://inference.swanchain.io/ws" error={errors.hubUrl} testId="field-hubUrl">
+            {(id, d) => <input id={id} aria-describedby={d} value={draft.hubUrl} onChange={(e) => set('hubUrl', e.target.value)} data-testid="input-hubUrl" />}
+          </Field>
+          <Field label="Service URL" hint="Used to check your key before connecting." error={errors.serviceUrl} testId="field-serviceUrl">
+            {(id, d) => <input id={id} aria-describedby={d} value={draft.serviceUrl} onChange={(e) => set('serviceUrl', e.target.value)} data-testid="input-serviceUrl" />}
+          </Field>
+          <Field
+            label="Provider key"
+            hint={`${settings.keySet ? 'A key is set' : 'No key set'} (${KEY_STORAGE[settings.keyStorage]}). Type a new one to replace it; the key is never shown.`}
+            error={errors.providerKey}
+            testId="field-providerKey"
+          >
+            {(id, d) => (
+              <input
+                id={id}
+                aria-describedby={d}
+                type="password"
+                autoComplete="off"
+                value={draft.providerKey}
+                placeholder={settings.keySet ? '•••••••• (unchanged)' : 'sk-…'}
+                onChange={(e) => set('providerKey', e.target.value)}
+                data-testid="input-providerKey"
+              />
+            )}
+          </Field>
+          <Field label="Node name" hint="How this machine appears on the network." error={errors.nodeName} testId="field-nodeName">
+            {(id, d) => <input id={id} aria-describedby={d} value={draft.nodeName} onChange={(e) => set('nodeName', e.target.value)} data-testid="input-nodeName" />}
+          </Field>
+        </Card>
+        <Card title="Local gateway">
+          <Toggle checked={draft.gatewayEnabled} onChange={(v) => set('gatewayEnabled', v)} label="Let my own apps use my engines through the local gateway" testId="input-gatewayEnabled" />
+          {errors.gatewayEnabled && <p className="field-error">{errors.gatewayEnabled}</p>}
+          <Field label="Gateway address" hint="host:port; 127.0.0.1 keeps it on this machine." error={errors.gatewayListen} testId="field-gatewayListen">
+            {(id, d) => <input id={id} aria-describedby={d} value={draft.gatewayListen} onChange={(e) => set('gatewayListen', e.target.value)} data-testid="input-gatewayListen" />}
+          </Field>
+          <GatewayKeys />
+        </Card>
+        <Card title="App">
+          <Field label="Theme" error={errors.theme} testId="field-theme">
+            {(id, d) => (
+              <select
+                id={id}
+                aria-describedby={d}
+                value={draft.theme}
+                onChange={(e) => {
+                  const t = e.target.value as Draft['theme'];
+                  set('theme', t);
+                  applyTheme(t);
+                }}
+                data-testid="input-theme"
+              >
+                <option value="system">Follow the system</option>
+                <option value="light">Light</option>
+                <option value="dark">Dark</option>
+              </select>
+            )}
+          </Field>
+          <Toggle checked={draft.startAtLogin} onChange={(v) => set('startAtLogin', v)} label="Start at login" testId="input-startAtLogin" />
+          {desktopOnly && <p className="field-hint">{desktopOnly}</p>}
+          {errors.startAtLogin && <p className="field-error">{errors.startAtLogin}</p>}
+          <Toggle checked={draft.closeToTray} onChange={(v) => set('closeToTray', v)} label="Keep serving in the tray when the window is closed" testId="input-closeToTray" />
+          {errors.closeToTray && <p className="field-error">{errors.closeToTray}</p>}
+          <Toggle checked={draft.autoPauseOnGpuBusy} onChange={(v) => set('autoPauseOnGpuBusy', v)} label="Pause while another program uses the GPU" testId="input-autoPauseOnGpuBusy" />
+          <Field label="Keep request history (days)" error={errors.retentionDays} testId="field-retentionDays">
+            {(id, d) => (
+              <input
+                id={id}
+                aria-describedby={d}
+                inputMode="numeric"
+                className="num-input"
+                value={draft.retentionDaysText}
+                onChange={(e) => set('retentionDaysText', e.target.value)}
+                data-testid="input-retentionDays"
+              />
+            )}
+          </Field>
+        </Card>
+        <div className="form-actions sticky-actions">
+          <button type="submit" className="primary" disabled={saveState.pending} data-testid="settings-save">
+            {saveState.pending ? 'Saving…' : 'Save settings'}
+          </button>
+          <button
+            type="button"
+            onClick={() => {
+              setDraft(toDraft(settings));
+              setErrors({});
+              applyTheme(settings.theme);
+            }}
+          >
+            Discard changes
+          </button>
+          {saved && (
+            <span className="muted" role="status" data-testid="settings-saved">
+              Saved.
+            </span>
+          )}
+          {Object.keys(errors).length > 0 && (
+            <span className="error-text" role="alert" data-testid="settings-invalid">
+              Not saved: fix the fields marked in red.
+            </span>
+          )}
+          <ErrorText error={saveState.error} />
+        </div>
+      </form>
+    </div>
+  );
+}

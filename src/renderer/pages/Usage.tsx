@@ -1,0 +1,180 @@
+// Usage and earnings from the ledger: per hour or day, per model, totals, CSV export.
+import { useMemo, useState } from 'react';
+import { Bar, BarChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import type { UsageReport } from '../../shared/bridge';
+import { getBridge } from '../bridge';
+import { Card, Stat } from '../components/Card';
+import { ErrorText } from '../components/Field';
+import { fmtInt, fmtMoney, fmtMs, fmtNumber, fmtPercent } from '../lib/format';
+import { useCall, useFetch } from '../lib/use-call';
+
+const RANGES = {
+  '24h': { label: 'Last 24 hours', ms: 24 * 3600_000, bucket: 'hour' as const },
+  '7d': { label: 'Last 7 days', ms: 7 * 86_400_000, bucket: 'day' as const },
+  '30d': { label: 'Last 30 days', ms: 30 * 86_400_000, bucket: 'day' as const },
+};
+type RangeKey = keyof typeof RANGES;
+
+function bucketLabel(ts: number, bucket: 'hour' | 'day'): string {
+  const d = new Date(ts);
+  return bucket === 'hour' ? d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', hour12: false }) : d.toLocaleDateString(undefined, { month: 'short', day: 'numeric' });
+}
+
+function download(name: string, text: string, type: string): void {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+function UsageCharts({ report, bucket }: { report: UsageReport; bucket: 'hour' | 'day' }) {
+  const data = useMemo(() => report.buckets.map((b) => ({ ...b, label: bucketLabel(b.start, bucket) })), [report, bucket]);
+  return (
+    <div className="grid-2">
+      <Card title={`Earnings per ${bucket}`}>
+        <div className="chart-body series-earn" role="img" aria-label={`Earnings per ${bucket}, ${data.length} bars`} data-testid="usage-earnings-chart" data-points={data.length}>
+          <ResponsiveContainer width="100%" height={220}>
+            <BarChart data={data} margin={{ top: 8, right: 8, bottom: 4, left: 0 }}>
+              <CartesianGrid className="chart-grid" vertical={false} />
+              <XAxis dataKey="label" className="chart-axis" minTickGap={12} />
+              <YAxis width={64} className="chart-axis" tickFormatter={(v: number) => fmtMoney(v)} />
+              <Tooltip isAnimationActive={false} formatter={(v) => [fmtMoney(Number(v)), 'Earnings']} />
+              <Bar dataKey="earnings" className="chart-bar" isAnimationActive={false} />
+            </BarChart>
+          </ResponsiveContainer>
+        </div>
+      </Card>
+      <Card title={`Tokens per ${bucket}`}>
+        <div className="chart-body series-tokens" role="img" aria-label={`Tokens per ${bucket}`} data-testid="usage-tokens-chart">
+          <ResponsiveContainer width="100%" height={220}>
+            <BarChart data={data} margin={{ top: 8, right: 8, bottom: 4, left: 0 }}>
+              <CartesianGrid className="chart-grid" vertical={false} />
+              <XAxis dataKey="label" className="chart-axis" minTickGap={12} />
+              <YAxis width={64} className="chart-axis" tickFormatter={(v: number) => `${fmtNumber(v >= 1000 ? v / 1000 : v, v >= 1000 ? 1 : 0)}${v >= 1000 ? 'k' : ''}`} />
+              <Tooltip isAnimationActive={false} formatter={(v, name) => [`${fmtInt(Number(v))} tokens`, name === 'tokensIn' ? 'In' : 'Out']} />
+              <Bar dataKey="tokensIn" stackId="t" className="chart-bar-in" isAnimationActive={false} />
+              <Bar dataKey="tokensOut" stackId="t" className="chart-bar-out" isAnimationActive={false} />
+            </BarChart>
+          </ResponsiveContainer>
+        </div>
+      </Card>
+    </div>
+  );
+}
+
+export function Usage() {
+  const [range, setRange] = useState<RangeKey>('24h');
+  const r = RANGES[range];
+  // `to` is fixed per range choice so a refresh shows a stable window.
+  const [to, setTo] = useState(() => Date.now());
+  const from = Math.max(0, to - r.ms);
+  const report = useFetch(() => getBridge().invoke('usage.report', { from, to, bucket: r.bucket }), [from, to, r.bucket]);
+  const [exportCsv, exportState] = useCall(async () => {
+    const csv = await getBridge().invoke('usage.exportCsv', { from, to });
+    download(`swan-usage-${new Date(from).toISOString().slice(0, 10)}-${new Date(to).toISOString().slice(0, 10)}.csv`, csv, 'text/csv');
+  });
+  const rep = report.data;
+  return (
+    <div className="page" data-testid="page-usage">
+      <h1>Usage &amp; earnings</h1>
+      <div className="toolbar">
+        <div className="segmented" role="group" aria-label="Period">
+          {(Object.keys(RANGES) as RangeKey[]).map((k) => (
+            <button
+              key={k}
+              type="button"
+              aria-pressed={range === k}
+              onClick={() => {
+                setRange(k);
+                setTo(Date.now());
+              }}
+              data-testid={`range-${k}`}
+            >
+              {RANGES[k].label}
+            </button>
+          ))}
+        </div>
+        <button type="button" onClick={() => setTo(Date.now())} data-testid="usage-refresh">
+          Refresh
+        </button>
+        <button type="button" onClick={() => void exportCsv()} disabled={exportState.pending} data-testid="usage-export">
+          {exportState.pending ? 'Exporting…' : 'Export CSV'}
+        </button>
+      </div>
+      <ErrorText error={report.error ?? exportState.error} />
+      {rep && (
+        <>
+          <Card title="Totals" testId="usage-totals">
+            <div className="stats">
+              <Stat label="Requests" value={fmtInt(rep.totals.requests)} testId="usage-requests" />
+              <Stat label="Tokens in" value={fmtInt(rep.totals.tokensIn)} />
+              <Stat label="Tokens out" value={fmtInt(rep.totals.tokensOut)} testId="usage-tokens-out" />
+              <Stat label="Earnings" value={fmtMoney(rep.totals.earnings)} testId="usage-earnings" />
+              <Stat label="Error rate" value={fmtPercent(rep.errorRate)} />
+            </div>
+          </Card>
+          <UsageCharts report={rep} bucket={r.bucket} />
+          <Card title="Per model">
+            {rep.perModel.length === 0 ? (
+              <p className="empty">No requests in this period.</p>
+            ) : (
+              <table className="table" data-testid="usage-per-model">
+                <thead>
+                  <tr>
+                    <th scope="col">Model</th>
+                    <th scope="col" className="num">
+                      Requests
+                    </th>
+                    <th scope="col" className="num">
+                      Tokens in
+                    </th>
+                    <th scope="col" className="num">
+                      Tokens out
+                    </th>
+                    <th scope="col" className="num">
+                      p50 latency
+                    </th>
+                    <th scope="col" className="num">
+                      p95 latency
+                    </th>
+                    <th scope="col" className="num">
+                      p50 tok/s
+                    </th>
+                    <th scope="col" className="num">
+                      Errors
+                    </th>
+                    <th scope="col" className="num">
+                      Earnings
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {rep.perModel.map((m) => (
+                    <tr key={m.model}>
+                      <th scope="row" className="mono">
+                        {m.model}
+                      </th>
+                      <td className="num">{fmtInt(m.requests)}</td>
+                      <td className="num">{fmtInt(m.tokensIn)}</td>
+                      <td className="num">{fmtInt(m.tokensOut)}</td>
+                      <td className="num">{fmtMs(m.p50LatencyMs)}</td>
+                      <td className="num">{fmtMs(m.p95LatencyMs)}</td>
+                      <td className="num">{fmtNumber(m.p50TokensPerSecond, 1)}</td>
+                      <td className="num">{fmtInt(m.errors)}</td>
+                      <td className="num">{fmtMoney(m.earnings)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+          </Card>
+        </>
+      )}
+      {report.loading && !rep && <p className="muted">Loading usage…</p>}
+    </div>
+  );
+}

@@ -1,0 +1,50 @@
+// A fixed-capacity ring: live series never grow without bound (60 minutes at 1 Hz per GPU).
+export class Ring<T> {
+  private readonly items: (T | undefined)[];
+  private start = 0;
+  private count = 0;
+
+  constructor(readonly capacity: number) {
+    if (!Number.isInteger(capacity) || capacity < 1) throw new Error('ring capacity must be a positive integer');
+    this.items = new Array<T | undefined>(capacity);
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  push(item: T): void {
+    const at = (this.start + this.count) % this.capacity;
+    this.items[at] = item;
+    if (this.count < this.capacity) this.count++;
+    else this.start = (this.start + 1) % this.capacity;
+  }
+
+  /** Oldest first. */
+  toArray(): T[] {
+    const out: T[] = new Array<T>(this.count);
+    for (let i = 0; i < this.count; i++) out[i] = this.items[(this.start + i) % this.capacity] as T;
+    return out;
+  }
+
+  last(): T | undefined {
+    return this.count === 0 ? undefined : this.items[(this.start + this.count - 1) % this.capacity];
+  }
+
+  /** Items for which `keep` is true, oldest first, scanning back from the newest while `keep` holds. */
+  tailWhile(keep: (item: T) => boolean): T[] {
+    const out: T[] = [];
+    for (let i = this.count - 1; i >= 0; i--) {
+      const item = this.items[(this.start + i) % this.capacity] as T;
+      if (!keep(item)) break;
+      out.push(item);
+    }
+    return out.reverse();
+  }
+
+  clear(): void {
+    this.start = 0;
+    this.count = 0;
+    this.items.fill(undefined);
+  }
+}
