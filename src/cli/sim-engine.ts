@@ -75,8 +75,12 @@ function promptTokens(text: string): number {
   return Math.max(1, Math.ceil(text.length / 4));
 }
 
-function promptText(body: z.infer<typeof chatBody> | z.infer<typeof completionBody>): string {
-  if ('messages' in body) return body.messages.map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? ''))).join('\n');
+function promptText(raw: unknown, kind: 'chat' | 'completion'): string {
+  if (kind === 'chat') {
+    const body = chatBody.parse(raw);
+    return body.messages.map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? ''))).join('\n');
+  }
+  const body = completionBody.parse(raw);
   return Array.isArray(body.prompt) ? body.prompt.join('\n') : body.prompt;
 }
 
@@ -145,7 +149,7 @@ export async function startSimulatedEngine(opts: SimulatedEngineOptions = {}): P
     const body = parsed.data;
     if (!models.includes(body.model)) return openAiError(res, 404, `The model \`${body.model}\` does not exist. This simulated engine serves: ${models.join(', ')}.`, 'NotFoundError');
 
-    const prompt = promptText(body);
+    const prompt = promptText(body, kind);
     const count = Math.min(MAX_TOKENS_CAP, body.max_completion_tokens ?? body.max_tokens ?? defaultMax);
     const tokens = simulatedTokens(prompt, Math.max(1, count));
     // With an explicit limit the answer is cut there ('length'); otherwise it ends on its own ('stop').
