@@ -86,6 +86,7 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
   const providers = new Map<string, DevProvider>();
   const pending = new Map<string, Pending>();
   const events = new EventEmitter();
+  events.setMaxListeners(0);
   const received: DevHub['received'] = [];
   const behaviour = { ackHeartbeats: true, answerPings: true, stallReads: false, duplicates: 0 };
   const resumeOn = opts.resume ?? true;

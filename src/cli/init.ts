@@ -2,7 +2,7 @@
 // engines found on this machine's default ports.
 import fs from 'node:fs';
 import path from 'node:path';
-import { probeDefaultEngines } from '../core/engine/discovery';
+import { EngineDiscovery } from '../core/engine/discovery';
 import type { EngineInfo } from '../shared/types';
 
 export function configTemplate(nodeName: string): string {
@@ -52,7 +52,7 @@ export async function initCommand(o: { dir: string; force?: boolean }): Promise<
   }
   fs.mkdirSync(dir, { recursive: true });
   process.stdout.write('Looking for inference engines on this machine…\n');
-  const engines = await probeDefaultEngines();
+  const engines = await new EngineDiscovery({ intervalMs: 0 }).rescan();
   const models = modelsFromEngines(engines);
   fs.writeFileSync(configFile, configTemplate(path.basename(process.env.HOSTNAME ?? 'my-provider') || 'my-provider'));
   fs.writeFileSync(modelsFile, `${JSON.stringify(models, null, 2)}\n`);

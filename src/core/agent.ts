@@ -1,6 +1,7 @@
 // The Agent: the one façade over the provider. Composes config, identity, hub link, model registry,
 // engine discovery and health, scheduler and pause, GPU, ledger and the request book; implements the
 // typed bridge (invoke + subscribe) that the desktop app and the browser console use.
+import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -26,6 +27,7 @@ import { HubLink } from './hub/link';
 import { HubRelay } from './hub/relay';
 import { handleVerify } from './hub/verify';
 import { requestJson } from './engine/client';
+import type { EngineEndpoint, EngineRequestOptions, NonStreamResult } from './engine/types';
 import { Ledger } from './ledger/ledger';
 import { Log, type Logger } from './log';
 import { CAPABILITIES, out, PROTOCOL_VERSION, type Inbound, type RegisterPayload } from './protocol/messages';
@@ -85,7 +87,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     bindPause(this.pause, this.scheduler);
     this.health = new HealthMonitor({ intervalMs: a.healthCheckIntervalMs, log: this.log.child('health') });
     if (opts.discovery ?? config.agent.discovery) {
-      this.discovery = new EngineDiscovery({ extraUrls: [...a.engineHosts, ...(this.settings.get().extraEndpoints ?? []).map((e) => e.url)], log: this.log.child('discovery') });
+      this.discovery = new EngineDiscovery({ hosts: this.engineHosts(), log: this.log.child('discovery') });
     }
     if (opts.gpu ?? true) this.sampler = new GpuSampler({ intervalMs: a.gpuSampleIntervalMs, env: opts.env ?? process.env, log: this.log.child('gpu') });
     try {
@@ -214,9 +216,13 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       this.l.info('engine discovery is off ([Agent] Discovery = false); models come from models.json only');
       return;
     }
-    for (const url of extra) this.discovery.addUrl(url);
-    this.engines = await this.discovery.rescan();
+    this.engines = await this.discovery.setHosts([...this.engineHosts(), ...extra]);
     this.rebuildModels();
+  }
+
+  /** Engine URLs the owner named: config's EngineHosts and endpoints added in the console. */
+  private engineHosts(): string[] {
+    return [...this.config.agent.engineHosts, ...(this.settings.get().extraEndpoints ?? []).map((e) => e.url)];
   }
 
   gpuInventory(): GpuInventory {
@@ -360,7 +366,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       this.link.sendControl(out.warmupResult(m.requestId, { modelId: m.payload.model_id, ...r }));
       return;
     }
-    const resolve = (model: string): { endpoint: import('./engine/types').EngineEndpoint; modelDir?: string } | undefined => {
+    const resolve = (model: string): { endpoint: EngineEndpoint; modelDir?: string } | undefined => {
       const reg = this.registry.get(model);
       const ep = reg?.enabled ? reg.endpoints.find((e) => this.registry.endpointHealthOf(e.url) !== 'unhealthy') : undefined;
       if (!ep) return undefined;
@@ -368,14 +374,23 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       const modelDir = root?.roots?.[ep.localModel ?? model];
       return { endpoint: ep, ...(modelDir ? { modelDir } : {}) };
     };
+    // Verify and benchmark generations count against capacity like any request.
+    const complete = async (o: EngineRequestOptions): Promise<NonStreamResult> => {
+      const lease = await this.scheduler.admit(String(o.body.model ?? ''), { requestId: `${m.type}-${crypto.randomUUID()}`, source: 'hub' });
+      try {
+        return await requestJson(o);
+      } finally {
+        lease.release();
+      }
+    };
     if (m.type === 'verify') {
-      const reply = await handleVerify(m.payload, { resolve, complete: requestJson });
+      const reply = await handleVerify(m.payload, { resolve, complete, log: this.l });
       this.link.sendControl({ type: 'verify', ...(m.requestId ? { request_id: m.requestId } : {}), payload: { ...reply } });
       return;
     }
     if (m.type === 'benchmark') {
-      const reply = await handleBenchmark(m.payload, { resolve, complete: requestJson });
-      this.link.sendControl({ type: 'benchmark_response', ...(m.requestId ? { request_id: m.requestId } : {}), payload: { ...(m.requestId ? { request_id: m.requestId } : {}), ...reply } });
+      const reply = await handleBenchmark(m.payload, { resolve, complete, log: this.l }, m.requestId ?? '');
+      this.link.sendControl({ type: 'benchmark_response', ...(m.requestId ? { request_id: m.requestId } : {}), payload: { ...reply } });
     }
   }
 }

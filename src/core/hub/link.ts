@@ -205,13 +205,12 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
 
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const t = setTimeout(done, ms);
-      const self = this;
-      function done(): void {
+      const done = (): void => {
         clearTimeout(t);
-        self.wakeSleep = undefined;
+        this.wakeSleep = undefined;
         resolve();
-      }
+      };
+      const t = setTimeout(done, ms);
       this.wakeSleep = done;
     });
   }
