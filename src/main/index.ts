@@ -99,9 +99,9 @@ class DesktopApp {
       if (hidden) reveal(win);
     }
 
+    if (process.env.SWAN_E2E === '1') this.exposeForTests();
     await loadRenderer(win, renderer).catch((err: unknown) => this.l.error(`The window could not load the console: ${message(err)}`));
     await agent.start();
-    if (process.env.SWAN_E2E === '1') this.exposeForTests();
   }
 
   open(): void {
