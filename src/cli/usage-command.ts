@@ -1,0 +1,174 @@
+// `swan-provider usage [summary]` and `swan-provider usage export --from --to --out`: read the
+// ledger in the home folder. Safe while the agent runs (SQLite WAL: readers never block it).
+import fs from 'node:fs';
+import path from 'node:path';
+import { finished } from 'node:stream/promises';
+import type { ModelUsage } from '../shared/bridge';
+import type { UsageTotals } from '../shared/types';
+import { csvHeaderLine } from '../core/ledger/csv';
+import { Ledger } from '../core/ledger/ledger';
+import type { WritableLike } from '../core/ledger/write-stream';
+import { DAY_MS } from '../core/ledger/time-buckets';
+
+export interface UsageCommandOptions {
+  home: string;
+  action: 'summary' | 'export';
+  /** YYYY-MM-DD (local day, included) or an ISO 8601 time. */
+  from?: string;
+  to?: string;
+  /** File for the CSV; stdout when absent. */
+  out?: string;
+  /** Where text goes (default process.stdout / process.stderr). */
+  stdout?: NodeJS.WritableStream;
+  stderr?: NodeJS.WritableStream;
+}
+
+/** The ledger file of an agent home folder. */
+export function ledgerPath(home: string): string {
+  return path.join(home, 'ledger.sqlite');
+}
+
+/** A --from/--to value that is not a date, or a range that ends before it starts. */
+export class UsageArgError extends Error {
+  override name = 'UsageArgError';
+}
+
+const DAY_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:?\d{2})?$/;
+
+/**
+ * A --from/--to value as epoch ms. A bare date means the local day: --from starts at its midnight,
+ * --to includes the whole day (ends at the next midnight). An ISO time is taken as is.
+ */
+export function parseDateArg(value: string, edge: 'from' | 'to'): number {
+  const v = value.trim();
+  const day = DAY_RE.exec(v);
+  if (day) {
+    const [y, m, d] = [Number(day[1]), Number(day[2]), Number(day[3])];
+    const date = new Date(y, m - 1, d);
+    if (date.getFullYear() !== y || date.getMonth() !== m - 1 || date.getDate() !== d) {
+      throw new UsageArgError(`--${edge} ${value}: there is no such date. Use YYYY-MM-DD, e.g. 2025-01-31.`);
+    }
+    return edge === 'from' ? date.getTime() : new Date(y, m - 1, d + 1).getTime();
+  }
+  const t = ISO_RE.test(v) ? Date.parse(v) : NaN;
+  if (!Number.isFinite(t)) throw new UsageArgError(`--${edge} ${value}: not a date. Use YYYY-MM-DD or an ISO time such as 2025-01-31T18:00:00Z.`);
+  return t;
+}
+
+function num(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+function money(n: number): string {
+  if (n === 0) return '0';
+  return n >= 1 ? n.toFixed(2) : n.toFixed(6).replace(/0+$/, '');
+}
+
+function pct(part: number, whole: number): string {
+  return whole === 0 ? '-' : `${((part / whole) * 100).toFixed(1)}%`;
+}
+
+function ms(v: number | null): string {
+  return v === null ? '-' : `${Math.round(v)} ms`;
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n');
+}
+
+function totalsRow(label: string, t: UsageTotals): string[] {
+  return [label, num(t.requests), `${num(t.errors)} (${pct(t.errors, t.requests)})`, num(t.tokensIn), num(t.tokensOut), money(t.earnings)];
+}
+
+function modelRow(m: ModelUsage): string[] {
+  return [m.model, num(m.requests), pct(m.errors, m.requests), ms(m.p50LatencyMs), ms(m.p95LatencyMs), m.p50TokensPerSecond === null ? '-' : m.p50TokensPerSecond.toFixed(1), num(m.tokensOut), money(m.earnings)];
+}
+
+function summary(ledger: Ledger, file: string, out: NodeJS.WritableStream): void {
+  const now = Date.now();
+  const month = ledger.report(now - 30 * DAY_MS, now + 1, 'day');
+  const lines = [
+    `Usage and earnings (${file})`,
+    '',
+    table([
+      ['', 'requests', 'errors', 'tokens in', 'tokens out', 'earnings'],
+      totalsRow('Today', ledger.today()),
+      totalsRow('Last 7 days', ledger.last(7)),
+      totalsRow('Last 30 days', month.totals),
+    ]),
+    '',
+  ];
+  if (month.perModel.length === 0) lines.push('No requests in the last 30 days.');
+  else {
+    lines.push(`Per model, last 30 days (error rate ${pct(month.totals.errors, month.totals.requests)}; latency and speed of successful requests):`);
+    lines.push(table([['model', 'requests', 'errors', 'p50 latency', 'p95 latency', 'p50 tok/s', 'tokens out', 'earnings'], ...month.perModel.map(modelRow)]));
+  }
+  if (!ledger.isEarningsEnabled()) lines.push('', 'Earnings are off for this provider (the hub reports earnings_enabled = false).');
+  else if (ledger.prices().length === 0) lines.push('', 'No prices are set, so earnings show 0.');
+  out.write(`${lines.join('\n')}\n`);
+}
+
+function exportRange(opts: UsageCommandOptions): { from: number; to: number } {
+  const from = opts.from ? parseDateArg(opts.from, 'from') : 0;
+  const to = opts.to ? parseDateArg(opts.to, 'to') : Date.now() + 1;
+  if (to < from) throw new UsageArgError(`--to (${new Date(to).toISOString()}) is before --from (${new Date(from).toISOString()}).`);
+  return { from, to };
+}
+
+/** Runs `write` against stdout, or a file that is fully written and closed before this returns. */
+async function toTarget(opts: UsageCommandOptions, out: NodeJS.WritableStream, write: (s: NodeJS.WritableStream) => Promise<number>): Promise<number> {
+  if (!opts.out) return write(out);
+  const target = path.resolve(opts.out);
+  const file = fs.createWriteStream(target);
+  await new Promise<void>((resolve, reject) => {
+    file.once('open', () => resolve());
+    file.once('error', reject);
+  });
+  const n = await write(file);
+  file.end();
+  await finished(file);
+  out.write(`Wrote ${num(n)} records to ${target}.\n`);
+  return n;
+}
+
+/** Exit codes: 0 done, 1 the ledger or the output could not be used, 2 bad arguments. */
+export async function usageCommand(opts: UsageCommandOptions): Promise<number> {
+  const out = opts.stdout ?? process.stdout;
+  const err = opts.stderr ?? process.stderr;
+  const file = ledgerPath(opts.home);
+  let ledger: Ledger | undefined;
+  try {
+    const range = opts.action === 'export' ? exportRange(opts) : undefined;
+    if (!fs.existsSync(file)) {
+      err.write(`No usage recorded yet: there is no ledger at ${file}. It is created when the agent starts (check --home if you expected one).\n`);
+      if (range) {
+        await toTarget(opts, out, async (s) => {
+          s.write(csvHeaderLine());
+          return 0;
+        });
+      }
+      return 0;
+    }
+    ledger = Ledger.open(file);
+    const h = ledger.health();
+    if (!h.ok) {
+      err.write(`${h.error ?? `The usage database ${file} could not be opened.`}\n`);
+      return 1;
+    }
+    if (!range) {
+      summary(ledger, file, out);
+      return 0;
+    }
+    const open = ledger;
+    const n = await toTarget(opts, out, (s) => open.exportCsvTo(s as WritableLike, range.from, range.to));
+    if (!opts.out) err.write(`Exported ${num(n)} records.\n`);
+    return 0;
+  } catch (e) {
+    err.write(`${e instanceof Error ? e.message : String(e)}\n`);
+    return e instanceof UsageArgError ? 2 : 1;
+  } finally {
+    ledger?.close();
+  }
+}
