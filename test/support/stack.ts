@@ -75,7 +75,7 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
       '',
     ].join('\n'),
   );
-  const agent = await Agent.create({ home, configPath: path.join(home, 'config.toml'), log: memoryLog(), gpu: false, discovery: false, env: { PATH: process.env.PATH } });
+  const agent = await Agent.create({ home, configPath: path.join(home, 'config.toml'), log: memoryLog(), gpu: false, discovery: o.agent?.Discovery === true, env: { PATH: process.env.PATH } });
   if (o.start !== false) await agent.start();
   return {
     hub,
