@@ -22,6 +22,8 @@ import { detectGpus } from './gpu/detect';
 import { hardwareBlock } from './gpu/hardware';
 import { GpuSampler } from './gpu/sampler';
 import { heartbeatMetrics } from './gpu/metrics';
+import { listGpuProcesses } from './gpu/processes';
+import { fetchProviderStatus } from './hub/provider-status';
 import { handleBenchmark } from './hub/benchmark';
 import { HubLink } from './hub/link';
 import { HubRelay } from './hub/relay';
@@ -65,6 +67,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   private gpu: GpuInventory = { gpus: [], detectedAt: 0, note: 'GPU detection has not run yet' };
   private engines: EngineInfo[] = [];
   private snapshotTimer?: NodeJS.Timeout;
+  private gpuBusyTimer?: NodeJS.Timeout;
   private started = false;
   private lastAnnounced = '';
 
@@ -162,6 +165,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     });
     // Register with what we know now; GPU details follow by re-registering once detected (bounded wait).
     await Promise.race([gpuDone, new Promise((r) => setTimeout(r, 3000).unref())]);
+    this.watchGpuBusy();
+    void this.refreshEarningsFlag();
     if (this.config.enable && this.providerKey()) this.link.start();
     else if (!this.providerKey()) this.l.warn('No provider key yet: paste it in the console (Settings) or set ApiKey in config.toml / INFERENCE_API_KEY.');
     else this.l.warn('[Inference] Enable = false in config.toml: not connecting to the hub.');
@@ -172,6 +177,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     if (!this.started) return;
     this.started = false;
     clearTimeout(this.snapshotTimer);
+    clearInterval(this.gpuBusyTimer);
     this.relay.close();
     this.scheduler.close();
     await this.link.stop();
@@ -218,6 +224,40 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     }
     this.engines = await this.discovery.setHosts([...this.engineHosts(), ...extra]);
     this.rebuildModels();
+  }
+
+  /**
+   * Auto-pause when another program (a game) uses the GPU: every 5 s while the owner has the setting
+   * on, the GPU's process list feeds the pause controller (which has its own hysteresis).
+   */
+  watchGpuBusy(): void {
+    clearInterval(this.gpuBusyTimer);
+    this.gpuBusyTimer = undefined;
+    if (!(this.settings.get().autoPauseOnGpuBusy ?? false)) {
+      this.pause.updateGpuProcesses([]);
+      return;
+    }
+    const check = async (): Promise<void> => {
+      try {
+        const procs = await listGpuProcesses({ env: this.opts.env ?? process.env });
+        this.pause.updateGpuProcesses(procs, this.sampler?.latest() ?? undefined);
+      } catch (e) {
+        this.l.debug(`GPU process list unavailable: ${(e as Error).message}`);
+      }
+    };
+    void check();
+    this.gpuBusyTimer = setInterval(() => void check(), 5000);
+    this.gpuBusyTimer.unref();
+  }
+
+  /** Reads earnings_enabled from the hub's provider status (GET {ServiceURL}/api/v1/provider/status). */
+  async refreshEarningsFlag(): Promise<void> {
+    const key = this.providerKey();
+    if (!key || !this.ledger) return;
+    const serviceUrl = this.settings.get().serviceUrl ?? this.config.serviceUrl;
+    const r = await fetchProviderStatus(serviceUrl, key);
+    if (r.status?.earnings_enabled !== undefined) this.ledger.setEarningsEnabled(r.status.earnings_enabled);
+    else if (r.error) this.l.debug(`provider status unavailable: ${r.error}`);
   }
 
   /** Engine URLs the owner named: config's EngineHosts and endpoints added in the console. */

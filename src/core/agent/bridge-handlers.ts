@@ -8,6 +8,7 @@ import { KEY_SECRET } from '../agent';
 import { validateSettingsPatch } from './settings';
 import { normaliseBaseUrl } from './models';
 import { GatewayKeys } from '../gateway/keys';
+import { listGpuProcesses } from '../gpu/processes';
 
 type Handler<C extends InvokeChannel> = (args: never) => Promise<InvokeResults[C]> | InvokeResults[C];
 
@@ -61,6 +62,8 @@ export class BridgeHandlers {
           a.link.reRegister();
         }
         if (rest.retentionDays !== undefined) a.ledger?.prune(rest.retentionDays);
+        if (rest.autoPauseOnGpuBusy !== undefined) a.watchGpuBusy();
+        if (providerKey !== undefined || rest.serviceUrl !== undefined) void a.refreshEarningsFlag();
         a.emitSnapshot();
         return { ok: true as const };
       },
@@ -86,8 +89,11 @@ export class BridgeHandlers {
       },
       'gpu.history': ({ minutes }: { minutes: number }) => a.sampler?.history(minutes) ?? [],
       'gpu.processes': async () => {
-        const { listGpuProcesses } = await import('../gpu/processes');
-        return listGpuProcesses({ env: a.opts.env ?? process.env });
+        try {
+          return await listGpuProcesses({ env: a.opts.env ?? process.env });
+        } catch (e) {
+          throw new Error(`The GPU process list is unavailable: ${(e as Error).message}`);
+        }
       },
       'logs.list': ({ level, limit }: { level?: 'debug' | 'info' | 'warn' | 'error'; limit?: number }) => a.log.entries(limit ?? 500, level ?? 'debug'),
       'logs.bundle': () => this.supportBundle(),
