@@ -151,7 +151,7 @@ export async function startSimulatedEngine(opts: SimulatedEngineOptions = {}): P
 
     const prompt = promptText(body, kind);
     const count = Math.min(MAX_TOKENS_CAP, body.max_completion_tokens ?? body.max_tokens ?? defaultMax);
-    const tokens = simulatedTokens(prompt, Math.max(1, count));
+    const tokens = simulatedTokens(`${prompt}${Math.random()}`, Math.max(1, count));
     // With an explicit limit the answer is cut there ('length'); otherwise it ends on its own ('stop').
     const finish = body.max_completion_tokens || body.max_tokens ? 'length' : 'stop';
     const usage = { prompt_tokens: promptTokens(prompt), completion_tokens: tokens.length, total_tokens: promptTokens(prompt) + tokens.length };

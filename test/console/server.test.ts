@@ -16,7 +16,11 @@ class TestBackend implements BridgeBackend {
     this.calls.push({ channel, args });
     if (channel === 'serving.pause') return { paused: true, cause: 'manual', reason: (args as { reason?: string }).reason };
     if (channel === 'logs.bundle') throw new Error('The log folder is not readable: check its permissions.');
-    if (channel === 'requests.text') return 'x'.repeat(10);
+    if (channel === 'requests.text') {
+      // The agent emits a delta, then reads the text (which includes it).
+      this.emit({ type: 'request.text', id: 'r1', delta: 'xx' });
+      return 'x'.repeat(10);
+    }
     return { channel };
   }
   subscribe(cb: (e: BridgeEvent) => void): () => void {
@@ -246,8 +250,8 @@ describe('console WebSocket bridge', () => {
     ws.send(Buffer.from([1, 2, 3]), { binary: true });
     expect((await box.next()).reply?.error).toMatch(/Binary/);
     expect(backend.calls.map((c) => c.channel)).toEqual(['logs.bundle']);
-    ws.send(JSON.stringify({ id: 'ok', channel: 'requests.text', args: { id: 'r1' } }));
-    expect(await box.next()).toEqual({ id: 'ok', reply: { ok: true, value: 'xxxxxxxxxx' } });
+    ws.send(JSON.stringify({ id: 'ok', channel: 'snapshot.get', args: {} }));
+    expect(await box.next()).toEqual({ id: 'ok', reply: { ok: true, value: { channel: 'snapshot.get' } } });
   });
 
   it('closes a socket that sends more than 1 MB, and still serves others', async () => {
@@ -283,6 +287,18 @@ describe('console WebSocket bridge', () => {
     ws.close();
     await closed;
     await expect.poll(() => backend.subscribers, { timeout: 2000 }).toBe(0);
+  });
+
+  it('delivers the events emitted before a reply ahead of that reply (no overlap of fetched text and deltas)', async () => {
+    const backend = new TestBackend();
+    const s = await start(backend, { batchMs: 10_000 });
+    const ws = await openSocket(bridgeUrl(s), { origin: origin(s) });
+    sockets.push(ws);
+    const box = inbox(ws);
+    backend.emit({ type: 'request.text', id: 'r1', delta: 'x'.repeat(8) });
+    ws.send(JSON.stringify({ id: 7, channel: 'requests.text', args: { id: 'r1' } }));
+    expect(await box.next()).toEqual({ events: [{ type: 'request.text', id: 'r1', delta: 'x'.repeat(10) }] });
+    expect(await box.next()).toEqual({ id: 7, reply: { ok: true, value: 'x'.repeat(10) } });
   });
 
   it('sends each batch to every open page', async () => {

@@ -52,8 +52,12 @@ export async function handleBridgeMessage(backend: BridgeBackend, raw: string, l
   }
 }
 
-/** Wires one client socket to the backend's invoke. */
-export function serveBridgeSocket(ws: WebSocket, backend: BridgeBackend, log?: Logger): void {
+/**
+ * Wires one client socket to the backend's invoke. `beforeReply` runs right before each reply is sent:
+ * the server flushes its event batcher there, so every event the agent emitted before answering reaches
+ * the page before the answer (a fetched request text and the deltas that follow it never overlap).
+ */
+export function serveBridgeSocket(ws: WebSocket, backend: BridgeBackend, log?: Logger, beforeReply?: () => void): void {
   let inFlight = 0;
   const send = (msg: ReplyMessage) => {
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(msg));
@@ -71,6 +75,7 @@ export function serveBridgeSocket(ws: WebSocket, backend: BridgeBackend, log?: L
     const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
     void handleBridgeMessage(backend, text, log).then((reply) => {
       inFlight--;
+      beforeReply?.();
       send(reply);
     });
   });

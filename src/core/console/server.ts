@@ -93,7 +93,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
       clients.delete(ws);
       if (clients.size === 0) detach();
     });
-    serveBridgeSocket(ws, opts.backend, log);
+    serveBridgeSocket(ws, opts.backend, log, () => batcher?.flush());
   });
 
   const pinger = setInterval(() => {

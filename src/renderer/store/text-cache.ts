@@ -48,9 +48,10 @@ export class TextCache {
 }
 
 /**
- * Joins the text fetched from the agent with the deltas received while the fetch was in flight. Some of
- * those deltas may already be inside the fetched text: the longest suffix of `fetched` that is a prefix
- * of `during` is counted once.
+ * Joins the text fetched from the agent with the deltas received while the fetch was in flight. Both
+ * transports flush their event batch before sending a reply, so deltas emitted before the agent read the
+ * text arrive before the reply (they are the tail of `fetched`) and later ones arrive after it. Should a
+ * delta land in between anyway, the longest suffix of `fetched` that is a prefix of `during` counts once.
  */
 export function joinFetched(fetched: string, during: string): string {
   if (!during) return fetched;
