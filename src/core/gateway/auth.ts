@@ -1,0 +1,40 @@
+// Who is calling: the API key from the query (?api_key= / ?apiKey=), an `Authorization: Bearer` header,
+// or the WebSocket subprotocol pair ['access_token', KEY]; and loopback tests for the places where
+// being on this machine matters (seed 002's websocket_auth: false).
+import type { IncomingMessage } from 'node:http';
+
+/** The Sec-WebSocket-Protocol values the client offered, in its order. */
+export function offeredProtocols(req: IncomingMessage): string[] {
+  const raw = req.headers['sec-websocket-protocol'];
+  if (!raw) return [];
+  return (Array.isArray(raw) ? raw.join(',') : raw)
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
+}
+
+/** The key the request carries, if any (first found: query, bearer header, subprotocol). */
+export function presentedKey(req: IncomingMessage, url: URL): string | undefined {
+  const q = url.searchParams.get('api_key') ?? url.searchParams.get('apiKey');
+  if (q) return q;
+  const auth = req.headers.authorization;
+  const m = typeof auth === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(auth) : null;
+  if (m?.[1]) return m[1];
+  const protos = offeredProtocols(req);
+  const i = protos.indexOf('access_token');
+  if (i >= 0 && protos[i + 1]) return protos[i + 1];
+  return undefined;
+}
+
+/** 127.0.0.0/8, ::1 and IPv4-mapped loopback. */
+export function isLoopbackAddress(addr: string | undefined): boolean {
+  if (!addr) return false;
+  const a = addr.replace(/^::ffff:/i, '');
+  return a === '::1' || /^127\.\d+\.\d+\.\d+$/.test(a);
+}
+
+/** A listen host that only this machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || isLoopbackAddress(h);
+}

@@ -1,0 +1,192 @@
+// The ordinary OpenAI-style HTTP endpoints for clients that do not speak WebSocket: GET /v1/models and
+// POST /v1/chat/completions (SSE when stream is true, one JSON answer otherwise). Same keys, same
+// per-key limits and the same scheduler as the WebSocket dialects.
+import crypto from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { z } from 'zod';
+import type { Logger } from '../log';
+import { openAiType, resultError } from './errors';
+import type { KeyLimits } from './limits';
+import { retryAfterSeconds } from './limits';
+import type { ResolvedGatewayOptions } from './options';
+import { presentedKey } from './auth';
+import { chatMessageSchema, describeIssues } from './request-schema';
+
+const chatBodySchema = z.looseObject({
+  model: z.string().min(1).max(256),
+  messages: z.array(chatMessageSchema).min(1).max(4096),
+  stream: z.boolean().optional(),
+  stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullable().optional(),
+});
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly code: string | null = null,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function errorBody(status: number, message: string, code: string | null): unknown {
+  return { error: { message, type: openAiType(status), param: null, code } };
+}
+
+async function readBody(req: IncomingMessage, limit: number): Promise<string> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw new HttpError(413, `The request body is larger than ${limit} bytes.`, 'request_too_large');
+    parts.push(chunk as Buffer);
+  }
+  return Buffer.concat(parts).toString('utf8');
+}
+
+export class OpenAiHttp {
+  private readonly log: Logger;
+
+  constructor(
+    private readonly o: ResolvedGatewayOptions,
+    private readonly limits: KeyLimits,
+  ) {
+    this.log = o.log.child('http');
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    try {
+      await this.route(req, res, url);
+    } catch (e) {
+      const err = e instanceof HttpError ? e : new HttpError(500, `The gateway failed: ${(e as Error).message}`, 'internal_error');
+      if (!(e instanceof HttpError)) this.log.error(`${req.method} ${url.pathname} failed: ${(e as Error).stack ?? e}`);
+      if (res.headersSent) {
+        res.end();
+        return;
+      }
+      sendJson(res, err.status, errorBody(err.status, err.message, err.code), err.headers);
+    }
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const path = url.pathname.replace(/\/+$/, '') || '/';
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204);
+      res.end();
+      return;
+    }
+    if (path === '/' && req.method === 'GET') {
+      sendJson(res, 200, {
+        name: 'Swan Provider local gateway',
+        endpoints: { stream: '/v1/stream (WebSocket, stream-v1)', relay: '/v1/ws (WebSocket)', models: '/v1/models', chat: '/v1/chat/completions' },
+      });
+      return;
+    }
+    if (path === '/v1/models' || path.startsWith('/v1/models/')) {
+      if (req.method !== 'GET') throw new HttpError(405, `${req.method} is not allowed on ${path}; use GET.`, 'method_not_allowed');
+      this.auth(req, url);
+      const created = Math.floor(Date.now() / 1000);
+      const data = this.o.models().map((id) => ({ id, object: 'model', created, owned_by: 'swan-provider' }));
+      if (path === '/v1/models') return sendJson(res, 200, { object: 'list', data });
+      const id = decodeURIComponent(path.slice('/v1/models/'.length));
+      const one = data.find((m) => m.id === id);
+      if (!one) throw new HttpError(404, `Model "${id}" is not served by this provider.`, 'model_not_found');
+      return sendJson(res, 200, one);
+    }
+    if (path === '/v1/chat/completions') {
+      if (req.method !== 'POST') throw new HttpError(405, `${req.method} is not allowed on ${path}; use POST.`, 'method_not_allowed');
+      const keyName = this.auth(req, url);
+      return this.chat(req, res, keyName);
+    }
+    throw new HttpError(404, `No route ${req.method} ${path}. This gateway serves GET /v1/models, POST /v1/chat/completions, and WebSockets at /v1/stream and /v1/ws.`, 'not_found');
+  }
+
+  private auth(req: IncomingMessage, url: URL): string {
+    const key = presentedKey(req, url);
+    const name = this.o.keys.verify(key);
+    if (!name) {
+      const why = key === undefined ? 'No API key: send `Authorization: Bearer KEY`.' : 'The API key is not valid (unknown or revoked).';
+      throw new HttpError(401, `${why} Create a key with \`swan-provider keys create --name NAME\` or in the console settings.`, 'invalid_api_key');
+    }
+    return name;
+  }
+
+  private async chat(req: IncomingMessage, res: ServerResponse, keyName: string): Promise<void> {
+    const raw = await readBody(req, this.o.maxMessageBytes);
+    let json: unknown;
+    try {
+      json = JSON.parse(raw);
+    } catch (e) {
+      throw new HttpError(400, `The body is not valid JSON (${(e as Error).message}).`, 'invalid_json');
+    }
+    const p = chatBodySchema.safeParse(json);
+    if (!p.success) throw new HttpError(400, describeIssues(p.error), 'invalid_request');
+    const body = p.data;
+    const models = this.o.models();
+    if (!models.includes(body.model)) {
+      throw new HttpError(404, `Model "${body.model}" is not served by this provider. ${models.length ? `Models served here: ${models.join(', ')}.` : 'No model is enabled right now.'}`, 'model_not_found');
+    }
+    const admission = this.limits.acquire(keyName);
+    const q = this.limits.quota(keyName);
+    const rateHeaders = { 'x-ratelimit-limit-requests': String(q.limit), 'x-ratelimit-remaining-requests': String(q.remaining) };
+    if (!admission.ok) {
+      throw new HttpError(429, admission.message, 'rate_limit_exceeded', { ...rateHeaders, 'retry-after': String(retryAfterSeconds(admission.retryAfterMs)) });
+    }
+    const id = `${keyName}/${crypto.randomUUID()}`;
+    const ac = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) ac.abort(new Error('the client closed the connection'));
+    });
+    const stream = body.stream === true;
+    const wantsUsage = body.stream_options?.include_usage === true;
+    const headers = { ...rateHeaders, 'x-request-id': id };
+    try {
+      const r = await this.o.runner.run(
+        { id, source: 'local', model: body.model, body: body as Record<string, unknown>, stream, signal: ac.signal },
+        {
+          chunk: async (ev) => {
+            if (ev.emptyChoices && !(wantsUsage && ev.usage)) return;
+            if (!res.headersSent) res.writeHead(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+            if (!res.write(`data: ${JSON.stringify(ev.data)}\n\n`)) await drained(res);
+          },
+        },
+      );
+      if (r.status === 'ok') {
+        if (!stream) return sendJson(res, 200, r.response, headers);
+        if (!res.headersSent) res.writeHead(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+        res.end('data: [DONE]\n\n');
+        return;
+      }
+      if (ac.signal.aborted) return void res.end();
+      const e = resultError(r);
+      const extra: Record<string, string> = e.retryAfterMs !== undefined ? { 'retry-after': String(retryAfterSeconds(e.retryAfterMs)) } : {};
+      if (res.headersSent) {
+        // Mid-stream: the status is already 200; OpenAI-style servers send the error as one more event.
+        res.end(`data: ${JSON.stringify(errorBody(e.status, e.message, e.code))}\n\ndata: [DONE]\n\n`);
+        return;
+      }
+      throw new HttpError(e.status, e.message, e.code, { ...headers, ...extra });
+    } finally {
+      admission.release();
+    }
+  }
+}
+
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}

@@ -1,0 +1,95 @@
+// Resume tokens of stream-v1: request id + last seq + expiry (+ the key name, so another key cannot
+// resume it), signed with HMAC-SHA256. The signing key is 32 random bytes in the home folder (0600),
+// so tokens survive a restart of the process but not a copy to another machine.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import type { Logger } from '../log';
+
+export const RESUME_KEY_FILE = 'gateway-resume.key';
+const PREFIX = 'v1';
+
+const payloadSchema = z.object({ r: z.string().min(1), k: z.string(), s: z.number().int().min(0), e: z.number().int() });
+
+export interface ResumeClaim {
+  requestId: string;
+  keyName: string;
+  lastSeq: number;
+  expiresAt: number;
+}
+
+export type ResumeCheck =
+  | ({ ok: true } & ResumeClaim)
+  | { ok: false; code: 'invalid_resume_token' | 'resume_token_expired'; message: string };
+
+/** Reads the signing key, or creates it (0600). A file with the wrong size is replaced, with a warning. */
+export function loadResumeKey(home: string, log?: Logger): Buffer {
+  const file = path.join(home, RESUME_KEY_FILE);
+  try {
+    const buf = fs.readFileSync(file);
+    if (buf.length === 32) {
+      const mode = fs.statSync(file).mode & 0o777;
+      if (mode & 0o077) {
+        fs.chmodSync(file, 0o600);
+        log?.warn(`${file} was readable by other users; its mode is now 0600`);
+      }
+      return buf;
+    }
+    log?.warn(`${file} does not hold a 32-byte key; making a new one (earlier resume tokens stop working)`);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`cannot read the resume-token key ${file}: ${(e as Error).message}`);
+  }
+  fs.mkdirSync(home, { recursive: true });
+  const key = crypto.randomBytes(32);
+  const tmp = `${file}.tmp`;
+  fs.writeFileSync(tmp, key, { mode: 0o600 });
+  fs.renameSync(tmp, file);
+  return key;
+}
+
+export class ResumeTokens {
+  constructor(
+    private readonly key: Buffer,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  sign(c: ResumeClaim): string {
+    const body = Buffer.from(JSON.stringify({ r: c.requestId, k: c.keyName, s: c.lastSeq, e: c.expiresAt })).toString('base64url');
+    return `${PREFIX}.${body}.${this.mac(body)}`;
+  }
+
+  verify(token: string): ResumeCheck {
+    const bad = (why: string): ResumeCheck => ({
+      ok: false,
+      code: 'invalid_resume_token',
+      message: `The resume token is not valid (${why}). Send the full start again with a new request_id.`,
+    });
+    const parts = token.split('.');
+    if (parts.length !== 3 || parts[0] !== PREFIX) return bad('it is not a stream-v1 resume token');
+    const [, body, sig] = parts as [string, string, string];
+    const expected = Buffer.from(this.mac(body), 'utf8');
+    const given = Buffer.from(sig, 'utf8');
+    if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) return bad('its signature does not match: it was altered or issued by another gateway');
+    let claim: z.infer<typeof payloadSchema>;
+    try {
+      const parsed = payloadSchema.safeParse(JSON.parse(Buffer.from(body, 'base64url').toString('utf8')));
+      if (!parsed.success) return bad('its contents are malformed');
+      claim = parsed.data;
+    } catch {
+      return bad('its contents are malformed');
+    }
+    if (claim.e <= this.now()) {
+      return {
+        ok: false,
+        code: 'resume_token_expired',
+        message: `The resume token for request ${claim.r} expired at ${new Date(claim.e).toISOString()}. Send the full start again with a new request_id.`,
+      };
+    }
+    return { ok: true, requestId: claim.r, keyName: claim.k, lastSeq: claim.s, expiresAt: claim.e };
+  }
+
+  private mac(body: string): string {
+    return crypto.createHmac('sha256', this.key).update(`${PREFIX}.${body}`).digest('base64url');
+  }
+}

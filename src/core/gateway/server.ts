@@ -1,0 +1,142 @@
+// The local gateway: one HTTP server (127.0.0.1 by default) carrying /v1/stream (stream-v1),
+// /v1/ws (seed 002 relay), GET /v1/models and POST /v1/chat/completions. Every request passes the
+// browser guard (Origin / Host) first; WebSocket refusals before the upgrade are plain HTTP answers
+// with a JSON reason, so any client can show why.
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { isLoopbackAddress, isLoopbackHost, offeredProtocols, presentedKey } from './auth';
+import { KeyLimits } from './limits';
+import { OpenAiHttp } from './openai-http';
+import { resolveOptions, type GatewayOptions } from './options';
+import { OriginPolicy } from './origin';
+import { RelayService } from './relay-ws';
+import { loadResumeKey, ResumeTokens } from './resume-token';
+import { negotiate } from './stream-v1-messages';
+import { StreamV1Service } from './stream-v1';
+
+export interface Gateway {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+function refuse(socket: Duplex, status: number, message: string, headers: Record<string, string> = {}): void {
+  const body = JSON.stringify({ error: { code: status, message } });
+  const extra = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
+  socket.end(
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`,
+  );
+}
+
+export async function startGateway(options: GatewayOptions): Promise<Gateway> {
+  const o = resolveOptions(options);
+  const log = o.log;
+  const loopback = isLoopbackHost(o.host);
+  const authOff = !o.websocketAuth && loopback;
+  if (!o.websocketAuth && !loopback) {
+    log.error(`WebsocketAuth = false is ignored: the gateway listens on ${o.host}, which other machines can reach. /v1/ws still needs an API key.`);
+  } else if (authOff) {
+    log.warn('WARNING: WebsocketAuth = false — /v1/ws accepts connections WITHOUT an API key from this machine. Use it for development only.');
+  }
+  if (!loopback) log.warn(`The gateway listens on ${o.host}: other machines on the network can use it with an API key.`);
+
+  const tokens = new ResumeTokens(loadResumeKey(o.home, log));
+  const limits = new KeyLimits(o.limits);
+  const origins = new OriginPolicy(o.allowedOrigins, o.host);
+  const stream = new StreamV1Service(o, tokens, limits);
+  const relay = new RelayService(o, limits);
+  const api = new OpenAiHttp(o, limits);
+
+  const wsOptions = { noServer: true, maxPayload: o.maxMessageBytes, perMessageDeflate: { threshold: 1024 }, clientTracking: false } as const;
+  const streamWss = new WebSocketServer({ ...wsOptions, handleProtocols: (offered: Set<string>) => negotiate([...offered]).protocol ?? false });
+  const relayWss = new WebSocketServer({ ...wsOptions, handleProtocols: (offered: Set<string>) => (offered.has('access_token') ? 'access_token' : false) });
+
+  const urlOf = (req: IncomingMessage) => new URL(req.url ?? '/', 'http://gateway.local');
+
+  const server = http.createServer((req: IncomingMessage, res: ServerResponse) => {
+    const denied = origins.check(req);
+    if (denied) {
+      log.warn(`refused ${req.method} ${urlOf(req).pathname}: ${denied}`);
+      const body = JSON.stringify({ error: { message: denied, type: 'permission_error', param: null, code: 'origin_not_allowed' } });
+      res.writeHead(403, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+      return;
+    }
+    origins.cors(req, res);
+    void api.handle(req, res, urlOf(req));
+  });
+
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', (e) => log.debug(`upgrade socket: ${e.message}`));
+    const url = urlOf(req);
+    const denied = origins.check(req);
+    if (denied) {
+      log.warn(`refused a WebSocket to ${url.pathname}: ${denied}`);
+      return refuse(socket, 403, denied);
+    }
+    const key = presentedKey(req, url);
+    if (url.pathname === '/v1/stream') {
+      const n = negotiate(offeredProtocols(req));
+      if (n.refuse) {
+        log.info(`refused a /v1/stream connection: ${n.refuse}`);
+        return refuse(socket, 400, n.refuse, { 'X-Stream-Protocols': 'stream-v1' });
+      }
+      streamWss.handleUpgrade(req, socket, head, (ws: WebSocket) => stream.handle(ws, key));
+      return;
+    }
+    if (url.pathname === '/v1/ws') {
+      const anonymousOk = authOff && isLoopbackAddress(req.socket.remoteAddress);
+      relayWss.handleUpgrade(req, socket, head, (ws: WebSocket) => relay.handle(ws, key, anonymousOk));
+      return;
+    }
+    refuse(socket, 404, `No WebSocket endpoint at ${url.pathname}; use /v1/stream (stream-v1) or /v1/ws.`);
+  });
+  server.on('clientError', (err, socket) => {
+    log.debug(`bad HTTP request: ${err.message}`);
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (e: NodeJS.ErrnoException) => {
+      reject(
+        new Error(
+          e.code === 'EADDRINUSE'
+            ? `Gateway port ${o.port} on ${o.host} is already in use; pick another [Gateway] Listen in config.toml or stop the other program.`
+            : `The gateway could not listen on ${o.host}:${o.port}: ${e.message}`,
+        ),
+      );
+    };
+    server.once('error', onError);
+    server.listen(o.port, o.host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const shownHost = o.host.includes(':') ? `[${o.host}]` : o.host;
+  const url = `http://${shownHost}:${port}`;
+  log.info(`local gateway listening on ${url} (/v1/stream, /v1/ws, /v1/models, /v1/chat/completions)`);
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    close: () => {
+      closing ??= (async () => {
+        stream.close();
+        relay.close();
+        streamWss.close();
+        relayWss.close();
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeAllConnections();
+        await closed;
+        log.info('local gateway stopped');
+      })();
+      return closing;
+    },
+  };
+}
