@@ -20,6 +20,7 @@ import { detectAmd } from './detect-amd';
 import { detectNvidia } from './detect-nvidia';
 import { findOnPath } from './run-tool';
 import { mapSiControllers } from './si-map';
+import { seconds } from './tool-notes';
 
 export interface DetectOptions {
   env?: NodeJS.ProcessEnv;
@@ -70,8 +71,8 @@ export async function detectGpus(opts: DetectOptions = {}): Promise<GpuInventory
     }
   }
 
-  const why = notes.length ? ` ${notes.join(' ')}` : '';
-  const note = `No GPU found: no NVIDIA (nvidia-smi), AMD (amd-smi, rocm-smi) or other GPU was detected, so this machine registers with gpu_count 0 and can serve CPU engines only.${why}`;
+  const why = notes.length ? notes.join(' ') : 'no NVIDIA (nvidia-smi), AMD (amd-smi, rocm-smi) or other GPU was detected.';
+  const note = `No GPU found: ${why} This machine registers with gpu_count 0 and can serve CPU engines only.`;
   log?.info(note);
   return { gpus: [], note, detectedAt: Date.now() };
 }
@@ -91,7 +92,7 @@ async function fromSystemInformation(timeoutMs: number, log?: Logger) {
       timer = setTimeout(() => resolve(null), timeoutMs);
     });
     const data = await Promise.race([si.graphics(), deadline]);
-    if (!data) return { gpus: [], remarks: [`The generic GPU scan did not finish within ${Math.round(timeoutMs / 1000)} s.`] };
+    if (!data) return { gpus: [], remarks: [`The generic GPU scan did not finish within ${seconds(timeoutMs)}.`] };
     return mapSiControllers(data.controllers, os.totalmem() / 1048576);
   } catch (err) {
     log?.warn(`systeminformation failed: ${String(err)}`);

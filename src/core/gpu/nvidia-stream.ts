@@ -32,8 +32,10 @@ export class NvidiaStreamSource implements SampleSource {
   private spawnedAt = 0;
   private lastOutputAt = 0;
   private gotOutput = false;
-  private lastError = '';
+  /** The tool's own words about a failure (first two lines since the last good frame). */
+  private errLines: string[] = [];
   private attempts = 0;
+  private lastTickAt = 0;
   private stopped = false;
   private exits: Promise<void>[] = [];
 
@@ -48,7 +50,11 @@ export class NvidiaStreamSource implements SampleSource {
   }
 
   tick(now: number): void {
+    const stalled = this.lastTickAt > 0 && now - this.lastTickAt > 2 * this.opts.intervalMs;
+    this.lastTickAt = now;
     if (this.stopped || !this.child) return;
+    // Our own event loop was blocked: the tool's output may be waiting unread. Judge next tick.
+    if (stalled) return;
     const limit = this.gotOutput ? this.opts.hangIntervals * this.opts.intervalMs : this.opts.startupGraceMs;
     const silent = now - this.lastOutputAt;
     if (silent > limit) {
@@ -83,7 +89,7 @@ export class NvidiaStreamSource implements SampleSource {
     this.child = child;
     this.buf = '';
     this.pending.clear();
-    this.lastError = '';
+    this.errLines = [];
     this.gotOutput = false;
     this.spawnedAt = this.lastOutputAt = Date.now();
     this.opts.log?.debug(`started nvidia-smi -lms ${this.opts.intervalMs} (pid ${child.pid ?? '?'})`);
@@ -103,7 +109,7 @@ export class NvidiaStreamSource implements SampleSource {
         child.on('error', (err) => end(`nvidia-smi could not be started: ${err.message}.`));
         child.on('exit', (code, signal) => {
           const how = code !== null ? `exited with code ${code}` : `was killed (${signal})`;
-          end(`nvidia-smi ${how}${this.lastError ? `: ${this.lastError}` : ''}; restarting it.`);
+          end(`nvidia-smi ${how}${this.errLines.length ? `: ${this.errLines.join(' ')}` : ''}; restarting it.`);
         });
       }),
     );
@@ -114,8 +120,7 @@ export class NvidiaStreamSource implements SampleSource {
     child.stdout?.on('data', (chunk: string) => this.onData(child, chunk));
     child.stderr?.setEncoding('utf8');
     child.stderr?.on('data', (chunk: string) => {
-      const line = chunk.split(/\r?\n/).find((l) => l.trim());
-      if (line) this.lastError = line.trim().slice(0, 300);
+      for (const line of chunk.split(/\r?\n/)) if (line.trim()) this.noteError(line.trim());
     });
   }
 
@@ -141,13 +146,17 @@ export class NvidiaStreamSource implements SampleSource {
     const dev = parseSampleLine(line);
     if (!dev) {
       // nvidia-smi reports failures in-band ("Unable to determine the device handle …").
-      this.lastError = line.slice(0, 300);
-      this.opts.log?.debug(`nvidia-smi: ${this.lastError}`);
+      this.noteError(line);
+      this.opts.log?.debug(`nvidia-smi: ${line.slice(0, 300)}`);
       return;
     }
     if (this.pending.has(dev.index)) this.flush(); // a new frame began
     this.pending.set(dev.index, dev);
     if (this.expected && this.pending.size >= this.expected) this.flush();
+  }
+
+  private noteError(line: string): void {
+    if (this.errLines.length < 2) this.errLines.push(line.slice(0, 300));
   }
 
   private flush(): void {
@@ -156,6 +165,7 @@ export class NvidiaStreamSource implements SampleSource {
     if (!this.pending.size) return;
     const devices = [...this.pending.values()].sort((a, b) => a.index - b.index);
     this.pending.clear();
+    this.errLines = [];
     this.expected = Math.max(this.expected, devices.length);
     if (Date.now() - this.spawnedAt >= 10 * this.opts.intervalMs) this.attempts = 0;
     this.events.frame(devices);

@@ -1,10 +1,15 @@
 // Turning a vendor tool's failure into one sentence an owner can act on.
 import { toolMessage, type ToolResult } from './run-tool';
 
+/** '0.5 s', '10 s'. */
+export function seconds(ms: number): string {
+  return `${ms < 10_000 ? (ms / 1000).toFixed(1) : Math.round(ms / 1000)} s`;
+}
+
 /** What went wrong with nvidia-smi, and what to do about it. */
 export function explainNvidiaFailure(res: ToolResult, timeoutMs: number): string {
   if (res.timedOut) {
-    return `nvidia-smi did not answer within ${Math.round(timeoutMs / 1000)} s (the driver may be reloading or stuck); GPU details are unknown until it answers again. If it persists, reboot the machine.`;
+    return `nvidia-smi did not answer within ${seconds(timeoutMs)} (the driver may be reloading or stuck); GPU details are unknown until it answers again. If it persists, reboot the machine.`;
   }
   const msg = toolMessage(res);
   if (res.spawnError) return `nvidia-smi could not be started (${msg}).`;
@@ -29,7 +34,7 @@ export function explainNvidiaFailure(res: ToolResult, timeoutMs: number): string
 
 /** Same for amd-smi / rocm-smi. */
 export function explainAmdFailure(tool: string, res: ToolResult, timeoutMs: number): string {
-  if (res.timedOut) return `${tool} did not answer within ${Math.round(timeoutMs / 1000)} s.`;
+  if (res.timedOut) return `${tool} did not answer within ${seconds(timeoutMs)}.`;
   const msg = toolMessage(res);
   if (res.spawnError) return `${tool} could not be started (${msg}).`;
   if (/amdgpu.*not (found|loaded)|driver not initialized|AMDSMI_STATUS_DRIVER_NOT_LOADED/i.test(msg)) {
