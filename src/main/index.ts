@@ -1,10 +1,11 @@
 // Electron main: one instance, one window, a tray, the Agent in this process, IPC in between.
-// Home folder = app.getPath('userData') (SWAN_HOME overrides it, e.g. a fresh folder per e2e test).
+// Home folder = app.getPath('userData'), set to the CLI's home (SWAN_HOME overrides it, e.g. per e2e test).
 import path from 'node:path';
 import { app, BrowserWindow, dialog, nativeTheme } from 'electron';
 import { Agent } from '../core/agent';
 import { Log, type Logger } from '../core/log';
 import type { BridgeBackend, InvokeArgs, InvokeChannel, InvokeResults, SettingsView } from '../shared/bridge';
+import { desktopHome, ensureConfig } from './first-run';
 import { installIpc } from './ipc';
 import { applyStartAtLogin, launchedHidden } from './login-item';
 import { appPaths, rendererLocation } from './paths';
@@ -13,7 +14,10 @@ import { hardenApp } from './security';
 import { AppTray } from './tray';
 import { createMainWindow, loadRenderer, reveal, windowPreferences } from './window';
 
-if (process.env.SWAN_HOME) app.setPath('userData', path.resolve(process.env.SWAN_HOME));
+// One home for the desktop and the headless CLI; Chromium's own files go in a subfolder of it.
+const HOME = desktopHome();
+app.setPath('userData', HOME);
+app.setPath('sessionData', path.join(HOME, 'chromium'));
 app.setAppUserModelId('io.swanchain.provider-console');
 
 /** Agent.stop() gets this long at quit before the app exits anyway. */
@@ -48,7 +52,8 @@ class DesktopApp {
     const renderer = rendererLocation(app.isPackaged);
     hardenApp(renderer, this.l.child('security'));
     const secrets = createDesktopSecretStore(this.home, this.l.child('secrets'));
-    const agent = await Agent.create({ home: this.home, log: this.log, secrets, mode: 'desktop' });
+    const configPath = ensureConfig(this.home, this.l);
+    const agent = await Agent.create({ home: this.home, configPath, log: this.log, secrets, mode: 'desktop' });
     this.agent = agent;
 
     const settings = await call(agent, 'settings.get', {});
