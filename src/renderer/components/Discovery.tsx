@@ -10,13 +10,15 @@ import { ErrorText, Field } from './Field';
 
 export function GpuList({ inventory }: { inventory: GpuInventory }) {
   if (inventory.gpus.length === 0) {
+    const detail = inventory.note?.replace(/^No GPU found[:.]?\s*/i, '').trim();
     return (
       <div className="empty" data-testid="no-gpu">
         <strong>No GPU found.</strong>
+        {detail && <p>{detail}</p>}
         <p>
-          The agent looks for NVIDIA (nvidia-smi), AMD (amd-smi or rocm-smi), Apple Silicon and Intel GPUs. {inventory.note ? `It reported: ${inventory.note}. ` : ''}
-          Check that the driver is installed and its tool runs in a terminal. You can still serve models from an engine on another machine on your network: add its
-          address under Engines &amp; models.
+          The agent looks for NVIDIA (nvidia-smi), AMD (amd-smi or rocm-smi), Apple Silicon and Intel GPUs. If this machine has one, check that its driver is
+          installed and that its tool runs in a terminal. Without a GPU you can still serve models from an engine elsewhere on your network: add its address under
+          Engines &amp; models.
         </p>
       </div>
     );

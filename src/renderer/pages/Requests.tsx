@@ -84,8 +84,19 @@ function RequestText({ id }: { id: string }) {
 
 function RequestDetail({ request }: { request: RequestView }) {
   const tps = tokensPerSecond(request);
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') selectRequest(null);
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
   return (
-    <Card title={<span className="mono">{request.id}</span>} testId="request-detail" actions={<button type="button" onClick={() => selectRequest(null)}>Close</button>}>
+    <Card title={<span className="mono">{request.id}</span>} testId="request-detail" actions={
+        <button type="button" onClick={() => selectRequest(null)} data-testid="request-detail-close" aria-keyshortcuts="Escape">
+          Close
+        </button>
+      }>
       <dl className="detail-grid">
         <dt>Model</dt>
         <dd className="mono">{request.model}</dd>
