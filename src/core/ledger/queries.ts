@@ -171,21 +171,13 @@ export class UsageQueries {
   }
 
   report(from: number, to: number, size: BucketSize): UsageReport {
-    const perModel = this.perModel(from, to);
-    const totals = emptyTotals();
-    for (const m of perModel) {
-      totals.requests += m.requests;
-      totals.errors += m.errors;
-      totals.tokensIn += m.tokensIn;
-      totals.tokensOut += m.tokensOut;
-      totals.earnings += m.earnings;
-    }
+    const totals = this.totals(from, to);
     return {
       from,
       to,
       totals,
       buckets: this.buckets(from, to, size),
-      perModel,
+      perModel: this.perModel(from, to),
       errorRate: totals.requests === 0 ? 0 : totals.errors / totals.requests,
     };
   }
