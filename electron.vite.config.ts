@@ -1,7 +1,7 @@
 // electron-vite: builds the desktop app into out/ (main, preload, renderer). `npm run build`, `npm run dev`.
 import { resolve } from 'node:path';
-import react from '@vitejs/plugin-react';
 import { defineConfig } from 'electron-vite';
+import rendererConfig from './vite.renderer.config';
 
 export default defineConfig({
   main: {
@@ -22,13 +22,6 @@ export default defineConfig({
       rolldownOptions: { output: { entryFileNames: '[name].cjs', codeSplitting: false } },
     },
   },
-  renderer: {
-    // Same app the browser console serves (vite.renderer.config.ts builds it alone for that).
-    root: resolve('src/renderer'),
-    plugins: [react()],
-    build: {
-      outDir: resolve('out/renderer'),
-      rolldownOptions: { input: resolve('src/renderer/index.html') },
-    },
-  },
+  // The same renderer build the browser console serves (vite.renderer.config.ts, owned with the UI).
+  renderer: rendererConfig,
 });
