@@ -159,3 +159,28 @@ describe('a folder that cannot hold the database', () => {
     expect(ids(l)).toEqual(['held']);
   });
 });
+
+describe('damage found while running (pages inside the file overwritten)', () => {
+  it('a query that hits it reports it, records are held, and the file is not trusted again until replaced', async () => {
+    const good = Ledger.open(file);
+    good.recordBatch(Array.from({ length: 20_000 }, (_, i) => rec(T + i * 1000, { requestId: `r${i}`, error: null })));
+    good.close();
+    const size = fs.statSync(file).size;
+    const fd = fs.openSync(file, 'r+');
+    fs.writeSync(fd, Buffer.alloc(Math.floor(size * 0.5), 0xa5), 0, Math.floor(size * 0.5), Math.floor(size * 0.4));
+    fs.closeSync(fd);
+
+    const l = openLedger();
+    expect(() => l.exportCsv(0, T + 30_000_000)).toThrow(/damaged/);
+    expect(l.health()).toMatchObject({ ok: false });
+    l.record(rec(T, { requestId: 'held' }));
+    expect(l.health().pending).toBe(1);
+    // The retries reopen the file but its pages fail the check: it stays reported, the record stays held.
+    await waitForHealth(l, () => log.entries(200).some((e) => /integrity check failed/.test(e.msg)));
+    expect(l.health()).toMatchObject({ ok: false, pending: 1 });
+
+    fs.renameSync(file, `${file}.damaged`);
+    await waitForHealth(l, (x) => x.ok && x.pending === 0);
+    expect(ids(l)).toEqual(['held']);
+  });
+});

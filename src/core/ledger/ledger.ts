@@ -384,6 +384,11 @@ export class Ledger extends EventEmitter {
       if (mode !== 'wal') this.log.warn(`The usage database could not switch to WAL mode (it uses ${String(mode)}); writes are still safe but slower.`);
       db.pragma('synchronous = FULL');
       db.pragma('journal_size_limit = 67108864');
+      if (this.failure?.kind === 'corrupt') {
+        // Opening only reads the header; after damage was seen, look at every page before trusting the file again.
+        const check = String(db.pragma('quick_check', { simple: true }));
+        if (check !== 'ok') throw Object.assign(new Error(`integrity check failed: ${check.split('\n')[0]}`), { code: 'SQLITE_CORRUPT' });
+      }
       const applied = migrate(db);
       if (applied.length > 0) this.log.info(`Usage database ${this.file} upgraded to schema v${applied[applied.length - 1]}.`);
       const open = db;
