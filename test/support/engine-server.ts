@@ -215,6 +215,7 @@ export class TestEngine extends EventEmitter {
     const id = identityRoute(this.engineType, req.method ?? 'GET', path, {
       version: this.opts.version,
       models: this.modelIds,
+      modelsBody: modelsBody(this.engineType, this.opts.models),
       port: this.port,
     });
     sendRaw(res, id.status, id.contentType, id.body);
@@ -418,7 +419,7 @@ interface Routed {
   body: string;
 }
 
-function identityRoute(type: EngineType, method: string, path: string, ctx: { version?: string; models: string[]; port: number }): Routed {
+function identityRoute(type: EngineType, method: string, path: string, ctx: { version?: string; models: string[]; modelsBody: string; port: number }): Routed {
   const json = (body: unknown, status = 200): Routed => ({ status, contentType: 'application/json', body: JSON.stringify(body) });
   const text = (body: string, status = 200): Routed => ({ status, contentType: 'text/plain; charset=utf-8', body });
   const version = ctx.version ?? VERSION[type] ?? '';
@@ -454,6 +455,8 @@ function identityRoute(type: EngineType, method: string, path: string, ctx: { ve
       return text('404 page not found', 404);
     case 'llamacpp':
       if (get && (path === '/health' || path === '/v1/health')) return json({ status: 'ok' });
+      // llama-server answers the Ollama model list route with its /v1/models body.
+      if (get && path === '/api/tags') return { status: 200, contentType: 'application/json', body: ctx.modelsBody };
       if (get && path === '/props') {
         return json({ default_generation_settings: { n_ctx: 16384 }, total_slots: 1, model_path: `/models/${first}`, build_info: version, modalities: { vision: false } });
       }

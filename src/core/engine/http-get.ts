@@ -30,6 +30,7 @@ export function httpGet(url: string, timeoutMs: number, headers: http.OutgoingHt
       if (done) return;
       done = true;
       clearTimeout(timer);
+      req.destroy(); // probes hit arbitrary services: never leave a socket behind
       resolve(r);
     };
     const req = lib.get(u, { agent: false, headers: { accept: 'application/json, text/plain, */*', ...headers } }, (res) => {

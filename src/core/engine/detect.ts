@@ -1,0 +1,118 @@
+// Engine type detection from each engine's own identity routes, checked by content (LM Studio answers
+// 200 to every unknown path, so a 200 alone proves nothing):
+//   sglang /get_server_args · vllm /version · llama.cpp /props · ollama /api/tags or "Ollama is running"
+//   · LM Studio /api/v0/models · TGI /info · else an OpenAI-compatible /v1/models -> 'openai'.
+import type { EngineInfo, EngineType } from '../../shared/types';
+import { httpGet, jsonObject, type GetResult } from './http-get';
+import { normalizeBaseUrl } from './url';
+
+/** Default ports of local engines (DESIGN.md). TGI shares 8080 with llama.cpp. */
+export const DEFAULT_PORTS: Readonly<Record<Exclude<EngineType, 'openai' | 'unknown'>, readonly number[]>> = {
+  vllm: [8000],
+  sglang: [30000],
+  ollama: [11434],
+  llamacpp: [8080],
+  lmstudio: [1234],
+  jan: [1337],
+  tgi: [8080, 3000],
+};
+
+/** http://127.0.0.1:<port> for every default port, once each. */
+export function defaultProbeUrls(host = '127.0.0.1'): string[] {
+  const ports = new Set(Object.values(DEFAULT_PORTS).flat());
+  return [...ports].sort((a, b) => a - b).map((p) => `http://${host}:${p}`);
+}
+
+const OWNED_BY: Record<string, EngineType> = { vllm: 'vllm', sglang: 'sglang', llamacpp: 'llamacpp', library: 'ollama', organization_owner: 'lmstudio' };
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v ? v : undefined;
+}
+
+function modelList(models: Record<string, unknown> | undefined): { ids: string[]; owners: string[] } | undefined {
+  const data = models?.data;
+  if (!Array.isArray(data)) return undefined;
+  const items = data.filter((m): m is Record<string, unknown> => !!m && typeof m === 'object');
+  return { ids: items.map((m) => str(m.id)).filter((x): x is string => !!x), owners: items.map((m) => str(m.owned_by) ?? '') };
+}
+
+interface Probes {
+  models: GetResult;
+  serverArgs: GetResult;
+  version: GetResult;
+  tags: GetResult;
+  root: GetResult;
+  props: GetResult;
+  lmModels: GetResult;
+  info: GetResult;
+}
+
+function classify(p: Probes, port: number): { type: EngineType; version?: string } | undefined {
+  const args = jsonObject(p.serverArgs);
+  if (args && ('model_path' in args || 'tp_size' in args)) return { type: 'sglang' };
+  const version = jsonObject(p.version);
+  if (version && str(version.version)) return { type: 'vllm', version: str(version.version) };
+  // llama.cpp before Ollama: llama-server also answers /api/tags (Ollama compatibility).
+  const props = jsonObject(p.props);
+  if (props && ('default_generation_settings' in props || 'total_slots' in props)) return { type: 'llamacpp', version: str(props.build_info) };
+  const tags = jsonObject(p.tags);
+  if ((tags && Array.isArray(tags.models) && !('data' in tags)) || (p.root.status === 200 && p.root.body.trim() === 'Ollama is running')) {
+    return { type: 'ollama' };
+  }
+  const lm = jsonObject(p.lmModels);
+  if (lm && Array.isArray(lm.data)) return { type: 'lmstudio' };
+  const info = jsonObject(p.info);
+  if (info && str(info.model_id) && ('router' in info || 'max_total_tokens' in info)) return { type: 'tgi', version: str(info.version) };
+  const list = modelList(jsonObject(p.models));
+  if (!list) return undefined;
+  const owner = list.owners.map((o) => OWNED_BY[o]).find(Boolean);
+  if (owner) return { type: owner };
+  if (list.ids.length && list.owners.every((o, i) => o === list.ids[i])) return { type: 'tgi' };
+  return { type: port === DEFAULT_PORTS.jan[0] ? 'jan' : 'openai' };
+}
+
+/** Extra version routes some engines have. */
+async function versionOf(base: string, type: EngineType, timeoutMs: number): Promise<string | undefined> {
+  const path = type === 'sglang' ? '/get_server_info' : type === 'ollama' ? '/api/version' : undefined;
+  if (!path) return undefined;
+  return str(jsonObject(await httpGet(base + path, timeoutMs))?.version);
+}
+
+/**
+ * Probe one base URL. null when nothing listens there; an EngineInfo with reachable:false and an
+ * error when something answers that is not an inference engine.
+ */
+export async function detectEngine(baseUrl: string, timeoutMs = 800, origin: EngineInfo['origin'] = 'probe'): Promise<EngineInfo | null> {
+  const base = normalizeBaseUrl(baseUrl);
+  const port = Number(new URL(base).port || (base.startsWith('https') ? 443 : 80));
+  const get = (path: string) => httpGet(base + path, timeoutMs);
+  const models = await get('/v1/models');
+  if (models.refused) return null;
+  if (models.status === 0 && models.error?.startsWith('no answer')) {
+    return { url: base, type: 'unknown', models: [], reachable: false, origin, error: `nothing answered at ${base} within ${timeoutMs} ms` };
+  }
+  const [serverArgs, version, tags, root, props, lmModels, tgiInfo] = await Promise.all([
+    get('/get_server_args'),
+    get('/version'),
+    get('/api/tags'),
+    get('/'),
+    get('/props'),
+    get('/api/v0/models'),
+    get('/info'),
+  ]);
+  const probes: Probes = { models, serverArgs, version, tags, root, props, lmModels, info: tgiInfo };
+  const found = classify(probes, port);
+  if (!found) {
+    const what = models.status ? `GET /v1/models answered ${models.status}` : `GET /v1/models failed (${models.error ?? 'no answer'})`;
+    return { url: base, type: 'unknown', models: [], reachable: false, origin, error: `something answers at ${base} but it is not an inference engine (${what})` };
+  }
+  const ids = new Set(modelList(jsonObject(models))?.ids ?? []);
+  if (found.type === 'ollama') {
+    const list = jsonObject(tags)?.models;
+    if (Array.isArray(list)) for (const m of list) if (m && typeof m === 'object' && str((m as Record<string, unknown>).name)) ids.add((m as Record<string, string>).name as string);
+  }
+  const info: EngineInfo = { url: base, type: found.type, models: [...ids], reachable: true, lastSeen: Date.now(), origin };
+  const v = found.version ?? (await versionOf(base, found.type, timeoutMs));
+  if (v) info.version = v;
+  return info;
+}

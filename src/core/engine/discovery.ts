@@ -1,0 +1,148 @@
+// Engine discovery: probes 127.0.0.1 on the default ports plus the hosts the owner added, in parallel
+// with short timeouts, never blocking start-up; re-runs on a timer and on rescan(). Emits 'change'
+// (EngineInfo[]) when the set of engines or their models change. An engine that vanishes is kept with
+// reachable:false for a while (so the UI and the catalogue do not flicker), then dropped.
+import { EventEmitter } from 'node:events';
+import type { EngineInfo } from '../../shared/types';
+import type { Logger } from '../log';
+import { defaultProbeUrls, detectEngine } from './detect';
+import { normalizeBaseUrl } from './url';
+
+export { buildCatalog, type ModelsJsonEntry } from './catalog';
+
+export interface DiscoveryOptions {
+  /** Owner-added engine base URLs (any host). */
+  hosts?: string[];
+  /** Base URLs probed automatically (default: 127.0.0.1 on every default port). Tests inject port-0 servers. */
+  probeUrls?: string[];
+  /** Per-probe timeout (default 800 ms). */
+  timeoutMs?: number;
+  /** Re-scan period (default 30 s); 0 disables the timer. */
+  intervalMs?: number;
+  /** How long a vanished engine is kept with reachable:false (default 5 min). */
+  keepMissingMs?: number;
+  log?: Logger;
+}
+
+function signature(list: EngineInfo[]): string {
+  return JSON.stringify(list.map((e) => [e.url, e.type, e.version, [...e.models].sort(), e.reachable, e.error]));
+}
+
+export class EngineDiscovery extends EventEmitter {
+  private known = new Map<string, EngineInfo>();
+  private hosts: string[];
+  private readonly probeUrls: string[];
+  private timer?: NodeJS.Timeout;
+  private scan?: Promise<EngineInfo[]>;
+  private again = false;
+  private lastSignature = '[]';
+
+  constructor(private readonly opts: DiscoveryOptions = {}) {
+    super();
+    this.hosts = this.clean(opts.hosts ?? []);
+    this.probeUrls = this.clean(opts.probeUrls ?? defaultProbeUrls());
+  }
+
+  /** The engines found so far (reachable first, then by URL). */
+  engines(): EngineInfo[] {
+    return [...this.known.values()].sort((a, b) => Number(b.reachable) - Number(a.reachable) || a.url.localeCompare(b.url)).map((e) => ({ ...e, models: [...e.models] }));
+  }
+
+  /** Start scanning in the background: returns at once. */
+  start(): void {
+    if (this.timer) return;
+    void this.rescan();
+    const every = this.opts.intervalMs ?? 30_000;
+    if (every > 0) {
+      this.timer = setInterval(() => void this.rescan(), every);
+      this.timer.unref();
+    }
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Replace the owner-added hosts and scan again. */
+  setHosts(hosts: string[]): Promise<EngineInfo[]> {
+    this.hosts = this.clean(hosts);
+    for (const [url, e] of this.known) if (e.origin === 'owner' && !this.hosts.includes(url)) this.known.delete(url);
+    return this.rescan();
+  }
+
+  /** Scan now. A call during a scan runs one more scan after it (so new hosts are never missed). */
+  rescan(): Promise<EngineInfo[]> {
+    if (this.scan) {
+      this.again = true;
+      return this.scan;
+    }
+    this.scan = this.runScan().finally(() => {
+      this.scan = undefined;
+      if (this.again) {
+        this.again = false;
+        void this.rescan();
+      }
+    });
+    return this.scan;
+  }
+
+  private clean(urls: string[]): string[] {
+    const out = new Set<string>();
+    for (const u of urls) {
+      try {
+        out.add(normalizeBaseUrl(u));
+      } catch (e) {
+        this.opts.log?.warn(`discovery: ignoring engine address "${u}": ${(e as Error).message}`);
+      }
+    }
+    return [...out];
+  }
+
+  private async runScan(): Promise<EngineInfo[]> {
+    const timeout = this.opts.timeoutMs ?? 800;
+    const owner = new Set(this.hosts);
+    const targets = [...new Set([...this.hosts, ...this.probeUrls])];
+    const results = await Promise.all(
+      targets.map((url) =>
+        detectEngine(url, timeout, owner.has(url) ? 'owner' : 'probe').catch((e: Error) => ({ url, error: e.message }) as const),
+      ),
+    );
+    const now = Date.now();
+    const seen = new Set<string>();
+    for (let i = 0; i < targets.length; i++) {
+      const url = targets[i] as string;
+      const r = results[i];
+      if (r && 'type' in r && r.reachable) {
+        seen.add(url);
+        this.known.set(url, r);
+      } else if (owner.has(url)) {
+        // The owner asked for this address: show why it is not usable.
+        const prev = this.known.get(url);
+        const error = r && 'error' in r && r.error ? r.error : `nothing is listening at ${url}`;
+        if (prev?.reachable) this.markMissing(prev, error);
+        else this.known.set(url, { ...(prev ?? { url, type: 'unknown', models: [] }), url, reachable: false, origin: 'owner', error });
+        seen.add(url);
+      }
+    }
+    const keep = this.opts.keepMissingMs ?? 5 * 60_000;
+    for (const [url, e] of this.known) {
+      if (seen.has(url)) continue;
+      if (e.reachable) this.markMissing(e, `the engine at ${url} stopped answering`);
+      if (now - (e.lastSeen ?? 0) >= keep) this.known.delete(url);
+    }
+    const list = this.engines();
+    const sig = signature(list);
+    if (sig !== this.lastSignature) {
+      this.lastSignature = sig;
+      this.opts.log?.info(`engines: ${list.filter((e) => e.reachable).map((e) => `${e.type} at ${e.url}`).join(', ') || 'none found'}`);
+      this.emit('change', list);
+    }
+    return list;
+  }
+
+  private markMissing(e: EngineInfo, error: string): void {
+    e.reachable = false;
+    e.error = error;
+  }
+}
