@@ -21,7 +21,7 @@ export interface ResumeClaim {
 
 export type ResumeCheck =
   | ({ ok: true } & ResumeClaim)
-  | { ok: false; code: 'invalid_resume_token' | 'resume_token_expired'; message: string };
+  | { ok: false; code: 'invalid_resume_token' | 'resume_token_expired'; message: string; requestId?: string };
 
 /** Reads the signing key, or creates it (0600). A file with the wrong size is replaced, with a warning. */
 export function loadResumeKey(home: string, log?: Logger): Buffer {
@@ -83,6 +83,7 @@ export class ResumeTokens {
       return {
         ok: false,
         code: 'resume_token_expired',
+        requestId: claim.r,
         message: `The resume token for request ${claim.r} expired at ${new Date(claim.e).toISOString()}. Send the full start again with a new request_id.`,
       };
     }

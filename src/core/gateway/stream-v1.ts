@@ -226,8 +226,10 @@ export class StreamV1Service {
 
   private resume(c: Connection, keyName: string, m: StartMessage): void {
     const check = this.tokens.verify(m.resume_token as string);
-    const at = m.request_id ? { request_id: m.request_id } : {};
-    if (!check.ok) return c.error(check.code, 'invalid', check.message, at);
+    if (!check.ok) {
+      const rid = check.requestId ?? m.request_id;
+      return c.error(check.code, 'invalid', check.message, rid ? { request_id: rid } : {});
+    }
     const at2 = { request_id: check.requestId };
     if (check.keyName !== keyName) return c.error('invalid_resume_token', 'invalid', 'The resume token was issued to another API key; resume with the key that started the request.', at2);
     if (m.request_id && m.request_id !== check.requestId) {
