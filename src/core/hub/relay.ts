@@ -29,6 +29,8 @@ interface Active {
   seq: number;
   attached: boolean;
   resumed: boolean;
+  /** Given up (not resumed in time, or link down past the TTL): nothing more is retained or sent. */
+  dropped: boolean;
 }
 
 export class HubRelay {
@@ -117,7 +119,10 @@ export class HubRelay {
         this.ttlTimer = undefined;
         if (this.linkUp) return;
         this.o.log.warn(`hub link down for ${this.o.resumeTtlMs / 1000} s: cancelling ${this.active.size} request(s) and dropping their answers`);
-        for (const a of this.active.values()) a.ctl.abort();
+        for (const a of this.active.values()) {
+          a.dropped = true;
+          a.ctl.abort();
+        }
         for (const id of this.retention.ids()) this.retention.drop(id);
       }, this.o.resumeTtlMs);
       this.ttlTimer.unref();
@@ -137,6 +142,7 @@ export class HubRelay {
         if (!a.attached && !a.resumed) {
           this.counters.cancelledUnresumed++;
           this.o.log.warn(`request ${id}: the hub did not resume it within ${this.o.resumeGraceMs} ms; cancelling the engine request`, { requestId: id });
+          a.dropped = true;
           a.ctl.abort();
           this.retention.drop(id);
         }
@@ -173,7 +179,7 @@ export class HubRelay {
 
   private async send(id: string, msg: Outbound): Promise<void> {
     const a = this.active.get(id);
-    if (!a) return;
+    if (!a || a.dropped) return;
     const bytes = Buffer.byteLength(JSON.stringify(msg));
     if (bytes > MAX_MESSAGE_BYTES) {
       // Oversize: refused by the link with an error log; the hub gets a clear error instead.
@@ -198,7 +204,7 @@ export class HubRelay {
     }
     const { model_id: model, request } = msg.payload;
     const stream = msg.payload.stream ?? request.stream === true;
-    const a: Active = { ctl: new AbortController(), seq: 0, attached: this.o.link.connected, resumed: false };
+    const a: Active = { ctl: new AbortController(), seq: 0, attached: this.o.link.connected, resumed: false, dropped: false };
     this.active.set(id, a);
     let result: InferenceResult;
     try {
@@ -213,7 +219,7 @@ export class HubRelay {
       await this.finish(id, stream, result);
     } finally {
       this.retention.finished(id);
-      if (!a.attached) this.detachedFinished.add(id);
+      if (!a.attached && !a.dropped) this.detachedFinished.add(id);
       this.active.delete(id);
     }
   }
