@@ -218,11 +218,14 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
   private async run(): Promise<void> {
     const { reconnectMaxBackoffMs, authFailedBackoffMs } = this.opts.timings;
     let failures = 0;
+    let lastReason: string | undefined;
     while (!this.stopped) {
       this.status.attempts = failures + 1;
-      this.setState('connecting');
+      // A redial keeps saying why the last connection ended (the console shows it while connecting).
+      this.setState('connecting', lastReason);
       const result = await this.session();
       if (this.stopped) break;
+      lastReason = result.reason;
       this.emit('disconnected', result.reason);
       if (result.authFailed) {
         const next = Date.now() + authFailedBackoffMs;
