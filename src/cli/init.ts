@@ -1,6 +1,7 @@
 // `swan-provider init`: a commented config.toml and a models.json to start from, filled with the
 // engines found on this machine's default ports.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { EngineDiscovery } from '../core/engine/discovery';
 import type { EngineInfo } from '../shared/types';
@@ -14,8 +15,10 @@ NodeName = "${nodeName}"            # how this machine is shown on the network
 
 [Inference]
 Enable = true
-ServiceURL = "https://inference.swanchain.io"     # HTTP API of Swan Inference (key check)
-WebSocketURL = "wss://inference-ws.swanchain.io"  # without /ws: it is appended automatically
+# The addresses Swan Inference gives you. These defaults point at a local dev hub
+# ("swan-provider dev-hub --port 8081") so you can try everything on this machine first.
+ServiceURL = "http://127.0.0.1:8081"        # HTTP API of Swan Inference (key check)
+WebSocketURL = "ws://127.0.0.1:8081"        # without /ws: it is appended automatically
 ApiKey = ""                         # your provider key (sk-prov-...); or set INFERENCE_API_KEY
 Models = []                         # models to serve; empty = every model in models.json
 
@@ -54,7 +57,7 @@ export async function initCommand(o: { dir: string; force?: boolean }): Promise<
   process.stdout.write('Looking for inference engines on this machine…\n');
   const engines = await new EngineDiscovery({ intervalMs: 0 }).rescan();
   const models = modelsFromEngines(engines);
-  fs.writeFileSync(configFile, configTemplate(path.basename(process.env.HOSTNAME ?? 'my-provider') || 'my-provider'));
+  fs.writeFileSync(configFile, configTemplate(os.hostname().replace(/[^\w.-]/g, '-').slice(0, 64) || 'my-provider'));
   fs.writeFileSync(modelsFile, `${JSON.stringify(models, null, 2)}\n`);
   const found = engines.filter((e) => e.reachable);
   process.stdout.write(`Wrote ${configFile}\nWrote ${modelsFile} with ${Object.keys(models).length} model(s)`);
