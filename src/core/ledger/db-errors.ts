@@ -24,6 +24,16 @@ export function describeDbFailure(file: string, err: unknown): DbFailure {
   const detail = err instanceof Error ? err.message : String(err);
   const code = codeOf(err);
   if (err instanceof SchemaTooNewError) return { kind: 'too_new', reopen: true, message: err.message, detail };
+  if (code === 'ERR_DLOPEN_FAILED' || /bindings file|NODE_MODULE_VERSION|better_sqlite3\.node/.test(detail)) {
+    return {
+      kind: 'unavailable',
+      reopen: true,
+      message:
+        `The SQLite module of this installation could not be loaded (${detail.split('\n')[0]}), so usage cannot be saved to ${file}. ` +
+        'Reinstall the app (from a source checkout: npm rebuild better-sqlite3); usage records are held in memory meanwhile.',
+      detail,
+    };
+  }
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
     return {
       kind: 'locked',
