@@ -178,7 +178,10 @@ export class NvidiaStreamSource implements SampleSource {
     if (this.stopped) return;
     this.attempts += 1;
     const delay = backoffDelay(this.opts.backoff, this.attempts);
-    this.opts.log?.warn(`${reason} Next start in ${delay} ms (attempt ${this.attempts}).`);
+    // The first failure in a row is news; the retries of a lasting outage are not.
+    const line = `${reason} Next start in ${delay} ms (attempt ${this.attempts}).`;
+    if (this.attempts === 1) this.opts.log?.warn(line);
+    else this.opts.log?.debug(line);
     this.events.down(reason);
     this.restartTimer = setTimeout(() => this.spawnChild(), delay);
   }

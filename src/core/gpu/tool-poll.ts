@@ -112,7 +112,8 @@ export class ToolPollSource implements SampleSource {
     this.attempts += 1;
     const delay = backoffDelay(this.opts.backoff, this.attempts);
     this.nextAttemptAt = Date.now() + delay;
-    this.opts.log?.warn(`${reason} Next try in ${delay} ms.`);
+    if (this.attempts === 1) this.opts.log?.warn(`${reason} Next try in ${delay} ms.`);
+    else this.opts.log?.debug(`${reason} Next try in ${delay} ms (attempt ${this.attempts}).`);
     this.events.down(reason);
   }
 }

@@ -6,7 +6,7 @@
 // Behaviour switches (environment of the spawned tool):
 //   FAKE_SMI_MODE   ok (default) | mismatch | hang | die-first | hang-first
 //   FAKE_SMI_FRAMES frames printed before 'die-first' / 'hang-first' act (default 2)
-//   FAKE_SMI_STATE  file counting runs: '-first' modes act on run 1 only; spawn-mode sampling
+//   FAKE_SMI_STATE  file counting runs (one 'x' per run): '-first' modes act on run 1 only; spawn-mode sampling
 //                   prints frame (run-1) mod n
 //   FAKE_AMDSMI_FAIL=1  amd-smi fails as with the amdgpu driver not loaded
 import fs from 'node:fs';
@@ -56,8 +56,10 @@ out() { [[ -f "$F/$1" ]] && printf '%s\\n' "$(<"$F/$1")"; return 0; }
 block() { exec 9<> <(:); while :; do read -r -u 9; done; }
 RUN=1
 if [[ -n "$FAKE_SMI_STATE" ]]; then
-  [[ -f "$FAKE_SMI_STATE" ]] && RUN=$(( $(<"$FAKE_SMI_STATE") + 1 ))
-  printf '%s' "$RUN" > "$FAKE_SMI_STATE"
+  # One character appended per run: a reader never sees a half-written counter.
+  seen=""; [[ -f "$FAKE_SMI_STATE" ]] && seen=$(<"$FAKE_SMI_STATE")
+  RUN=$(( \${#seen} + 1 ))
+  printf 'x' >> "$FAKE_SMI_STATE"
 fi
 MODE="\${FAKE_SMI_MODE:-ok}"
 case "$MODE" in
