@@ -82,8 +82,10 @@ export class TestEngine extends EventEmitter {
   eventsWritten = 0;
   /** Events the socket took without backpressure (write returned true, or after 'drain'). */
   eventsAccepted = 0;
-  /** A write returned false and the engine waits for 'drain' (the client stopped reading). */
-  waitingForDrain = false;
+  /** Streams whose last write returned false and that wait for 'drain'. */
+  streamsWaiting = 0;
+  /** When the current drain wait began (epoch ms). */
+  drainSince = 0;
   activeStreams = 0;
   port = 0;
   private mode: EngineMode;
@@ -103,6 +105,11 @@ export class TestEngine extends EventEmitter {
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
     });
+  }
+
+  /** A write returned false and the engine waits for 'drain' (the client stopped reading). */
+  get waitingForDrain(): boolean {
+    return this.streamsWaiting > 0;
   }
 
   get url(): string {
@@ -151,9 +158,34 @@ export class TestEngine extends EventEmitter {
     return this.waitFor(() => this.abortedCount >= n, () => undefined);
   }
 
-  /** Resolves when a write hits backpressure (the socket stopped accepting). */
-  waitForBackpressure(): Promise<void> {
-    return this.waitFor(() => this.waitingForDrain, () => undefined);
+  /**
+   * Resolves when the engine is paused: a write hit backpressure and has waited for 'drain' for at
+   * least `minMs` (a short wait also happens while a fast client reads; that is not a pause).
+   */
+  waitForBackpressure(minMs = 50): Promise<void> {
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const check = () => {
+        if (!this.waitingForDrain) {
+          if (timer) clearTimeout(timer);
+          timer = undefined;
+          return;
+        }
+        const left = this.drainSince + minMs - Date.now();
+        if (left <= 0) {
+          this.off('progress', check);
+          if (timer) clearTimeout(timer);
+          resolve();
+        } else {
+          timer ??= setTimeout(() => {
+            timer = undefined;
+            check();
+          }, left);
+        }
+      };
+      this.on('progress', check);
+      check();
+    });
   }
 
   /** Resolves when at least n SSE events were written in total. */
@@ -289,10 +321,10 @@ export class TestEngine extends EventEmitter {
         if (ok) this.eventsAccepted++;
         this.emit('progress');
         if (!ok) {
-          this.waitingForDrain = true;
+          if (this.streamsWaiting++ === 0) this.drainSince = Date.now();
           this.emit('progress');
           await drainOrClose(res);
-          this.waitingForDrain = false;
+          this.streamsWaiting--;
           if (res.destroyed) return;
           this.eventsAccepted++;
           this.emit('progress');
