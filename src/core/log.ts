@@ -45,7 +45,8 @@ export class Log extends EventEmitter implements LogSink {
       fs.mkdirSync(path.dirname(opts.file), { recursive: true });
       this.file = pino(
         { level: 'debug', base: undefined, redact: { paths: ['token', 'apiKey', 'key', '*.token', '*.apiKey', 'headers.authorization'], censor: '[redacted]' } },
-        pino.destination({ dest: opts.file, sync: false, mkdir: true }),
+        // Opened synchronously so a process that exits right away never meets an unready stream.
+        pino.destination({ fd: fs.openSync(opts.file, 'a'), sync: false }),
       );
     }
   }

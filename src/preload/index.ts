@@ -1,7 +1,8 @@
 // The preload: exposes `window.swan` (a SwanBridge) and nothing else — named verbs, never ipcRenderer.
 // Runs sandboxed, so it is bundled as one CommonJS file with only `electron` left to require.
 import { contextBridge, ipcRenderer, type IpcRendererEvent } from 'electron';
-import { isInvokeChannel, type BridgeEvent, type InvokeArgs, type InvokeChannel, type InvokeReply, type InvokeResults, type SwanBridge } from '../shared/bridge';
+import type { BridgeEvent, InvokeArgs, InvokeChannel, InvokeReply, InvokeResults, SwanBridge } from '../shared/bridge';
+import { isChannelName as isInvokeChannel } from '../shared/channels';
 
 // Same names as IPC in src/main/ipc.ts.
 const INVOKE = 'swan:invoke';

@@ -187,9 +187,7 @@ export interface SwanBridge {
 /** The reply envelope both transports use, so errors reach the UI as text, never as a crash. */
 export type InvokeReply<T> = { ok: true; value: T } | { ok: false; error: string };
 
-export function isInvokeChannel(x: unknown): x is InvokeChannel {
-  return typeof x === 'string' && Object.prototype.hasOwnProperty.call(invokeSchemas, x);
-}
+export { isChannelName as isInvokeChannel, INVOKE_CHANNELS } from './channels';
 
 /**
  * What a transport (Electron IPC in src/main, the console WebSocket in src/core/console) talks to.

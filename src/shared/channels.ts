@@ -1,0 +1,35 @@
+// The bridge's channel names, with no dependencies, so the sandboxed preload can check them without
+// bundling the schemas. src/shared/bridge.ts holds the schema of each (a test keeps the two in step).
+export const INVOKE_CHANNELS = [
+  'snapshot.get',
+  'models.setEnabled',
+  'models.warmup',
+  'models.setLimits',
+  'serving.pause',
+  'serving.resume',
+  'settings.get',
+  'settings.save',
+  'settings.checkKey',
+  'requests.list',
+  'requests.text',
+  'usage.report',
+  'usage.exportCsv',
+  'engines.rescan',
+  'engines.addEndpoint',
+  'gpu.history',
+  'gpu.processes',
+  'logs.list',
+  'logs.bundle',
+  'gateway.keys.list',
+  'gateway.keys.create',
+  'gateway.keys.revoke',
+  'onboarding.complete',
+] as const;
+
+export type ChannelName = (typeof INVOKE_CHANNELS)[number];
+
+const SET: ReadonlySet<string> = new Set(INVOKE_CHANNELS);
+
+export function isChannelName(x: unknown): x is ChannelName {
+  return typeof x === 'string' && SET.has(x);
+}
