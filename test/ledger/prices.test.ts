@@ -1,7 +1,8 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Ledger } from '../../src/core/ledger/ledger';
-import { parseCsv, rec, tempDir } from './helpers';
+import { parseCsv, rec, tempDir, waitForHealth } from './helpers';
 
 let dir: string;
 let cleanup: () => void;
@@ -80,6 +81,23 @@ describe('prices and earnings', () => {
     ledger.setEarningsEnabled(true);
     ledger.record(rec(T, { tokensIn: 1_000_000, tokensOut: 0 }));
     expect(ledger.totals(T, T + 1)).toMatchObject({ requests: 3, earnings: 1 });
+  });
+
+  it('records held while the file was away earn under the stored flag and prices once it is back', async () => {
+    ledger = Ledger.open(file());
+    ledger.setPrice('*', 1, 0, 0);
+    ledger.setEarningsEnabled(false);
+    ledger.close();
+    fs.renameSync(file(), `${file()}.away`);
+    fs.mkdirSync(file()); // a folder where the file should be: cannot open
+    ledger = Ledger.open(file(), { retryMinMs: 10, retryMaxMs: 50 });
+    expect(ledger.health().ok).toBe(false);
+    ledger.record(rec(T, { tokensIn: 1_000_000, tokensOut: 0 }));
+    fs.rmdirSync(file());
+    fs.renameSync(`${file()}.away`, file());
+    await waitForHealth(ledger, (h) => h.ok && h.pending === 0);
+    expect(ledger.isEarningsEnabled()).toBe(false);
+    expect(ledger.totals(T, T + 1)).toMatchObject({ requests: 1, earnings: 0 });
   });
 
   it('prices survive a restart and keep applying by time', () => {

@@ -62,8 +62,8 @@ export interface PriceView {
 
 interface Pending {
   rec: ValidRecord;
-  /** Whether earnings were enabled when the request finished. */
-  earningsOn: boolean;
+  /** Whether earnings were enabled when the request finished (null: not known yet, use the stored flag). */
+  earningsOn: boolean | null;
 }
 
 interface Connection {
@@ -93,7 +93,8 @@ export class Ledger extends EventEmitter {
   private failure: DbFailure | null = null;
   private readonly queue: BoundedQueue<Pending>;
   private book = new PriceBook();
-  private earningsOn = true;
+  /** null until read from the database (or set): held records then take the stored value when written. */
+  private earningsOn: boolean | null = null;
   /** Set when the owner/agent changed the flag while the database was away: write it on reconnect. */
   private earningsUnsaved = false;
   private dropped = 0;
@@ -234,7 +235,7 @@ export class Ledger extends EventEmitter {
   }
 
   isEarningsEnabled(): boolean {
-    return this.earningsOn;
+    return this.earningsOn ?? true;
   }
 
   // ---------- queries (throw LedgerUnavailableError with owner-facing text when the file is unreadable) ----------
@@ -410,7 +411,7 @@ export class Ledger extends EventEmitter {
       const flag = open.prepare("SELECT value FROM settings WHERE key = 'earnings_enabled'").get() as { value: string } | undefined;
       this.conn = conn;
       if (this.earningsUnsaved) this.saveEarningsFlag();
-      else if (flag) this.earningsOn = flag.value === '1';
+      else this.earningsOn = flag ? flag.value === '1' : true;
       return true;
     } catch (err) {
       try {
@@ -425,7 +426,7 @@ export class Ledger extends EventEmitter {
   }
 
   private insertRow(conn: Connection, { rec, earningsOn }: Pending): void {
-    const e = this.book.earningFor(rec, earningsOn);
+    const e = this.book.earningFor(rec, earningsOn ?? this.earningsOn ?? true);
     conn.insert.run(
       rec.requestId,
       rec.source,
