@@ -129,6 +129,7 @@ describe('streamRequest', () => {
     ac.abort();
     await e.waitForAbort(1);
     const rest = await drain(gen);
+    expect(rest.filter((x) => x.type === 'error')).toEqual([{ type: 'error', message: `the request to the engine at ${e.url} was cancelled`, statusCode: 499 }]);
     expect(rest.at(-1)).toMatchObject({ type: 'end', truncated: true });
   });
 

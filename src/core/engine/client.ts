@@ -186,9 +186,13 @@ async function* readBody(res: http.IncomingMessage, base: string, idleMs?: numbe
   }
 }
 
-async function* relay(sent: Sent, completions: boolean, idleMs?: number): AsyncGenerator<EngineStreamEvent, void, undefined> {
+async function* relay(sent: Sent, completions: boolean, signal?: AbortSignal, idleMs?: number): AsyncGenerator<EngineStreamEvent, void, undefined> {
   try {
-    yield* parseEngineStream(readBody(sent.res, sent.base, idleMs), { completions });
+    for await (const ev of parseEngineStream(readBody(sent.res, sent.base, idleMs), { completions })) {
+      // A read error caused by our own abort is a cancellation, not an engine failure.
+      if (ev.type === 'error' && signal?.aborted) yield { type: 'error', message: `the request to the engine at ${sent.base} was cancelled`, statusCode: 499 };
+      else yield ev;
+    }
   } finally {
     sent.done();
     if (!sent.res.complete) sent.req.destroy(); // stopped early: close the socket so the engine stops
@@ -213,7 +217,7 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<AsyncGe
     done();
     signal?.removeEventListener('abort', onAbort);
   };
-  return relay(sent, opts.path === '/v1/completions', opts.idleTimeoutMs);
+  return relay(sent, opts.path === '/v1/completions', signal, opts.idleTimeoutMs);
 }
 
 /** A non-stream request: the engine's JSON and its usage, or EngineHttpError. */
