@@ -75,8 +75,16 @@ export interface StreamOutcome {
   sawDone: boolean;
 }
 
-/** One streamed chat request through the dev hub's HTTP API, read to the end. */
+/** One streamed chat request through the dev hub's HTTP API, read to the end. Never rejects. */
 export async function streamChat(hub: DevHub, model: string, maxTokens: number, signal?: AbortSignal): Promise<StreamOutcome> {
+  try {
+    return await readStream(hub, model, maxTokens, signal);
+  } catch (e) {
+    return { status: 0, text: '', error: `the HTTP client failed: ${(e as Error).message}`, sawDone: false };
+  }
+}
+
+async function readStream(hub: DevHub, model: string, maxTokens: number, signal?: AbortSignal): Promise<StreamOutcome> {
   const res = await chat(hub, { model, stream: true, max_tokens: maxTokens, messages: [{ role: 'user', content: `n=${maxTokens}` }] }, signal ? { signal } : {});
   if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
     const body = (await res.json()) as { error?: { message?: string } };

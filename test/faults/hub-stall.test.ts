@@ -1,0 +1,168 @@
+// Fault: the hub stops reading its socket (a TCP stall), stops answering pings, stops acking
+// heartbeats. Backpressure must reach the engine (it is read more slowly instead of the agent
+// buffering without limit), control messages must not wait behind a data backlog, and a stall that
+// outlasts the link's deadlines must end in a reconnect after which every stream resumes intact.
+import { afterEach, describe, expect, it } from 'vitest';
+import { registered, startStack, until, type Stack } from '../support/stack';
+import { generatedText } from '../support/traces';
+import { audit, nextDisconnect, report, streamChat } from './support/faults';
+
+let stack: Stack | undefined;
+afterEach(async () => {
+  if (stack?.hub) stack.hub.behaviour.stallReads = false;
+  await stack?.close();
+  stack = undefined;
+});
+
+/** Data lane high-water mark of HubLink (its default). */
+const HIGH_WATER = 256 * 1024;
+
+describe('hub that stops reading (TCP stall)', () => {
+  it('slows the engine instead of buffering, keeps heartbeats ahead of data, and finishes intact when reads resume', async () => {
+    // Deadlines long enough that this stall (a few seconds, more on a loaded machine) is not declared a
+    // dead link: 3 unacked heartbeats at 5 s, read deadline 60 s.
+    stack = await startStack({ engines: [{ mode: { generate: 45_000 } }], agent: { HeartbeatIntervalSeconds: 5, ReadTimeoutSeconds: 60, PingIntervalSeconds: 0.5 } });
+    await registered(stack);
+    const { hub, agent } = { hub: stack.hub!, agent: stack.agent };
+    const engine = stack.engines[0]!;
+    const n = 45_000;
+    const arrivals: Array<{ type: string; bytes: number; at: number; hb?: number; ts?: number }> = [];
+    hub.events.on('message', (m: { type: string; payload: Record<string, unknown>; requestId?: string }) => {
+      arrivals.push({
+        type: m.type,
+        bytes: m.type === 'stream_chunk' ? JSON.stringify(m.payload).length : 0,
+        at: Date.now(),
+        ...(m.type === 'heartbeat' ? { hb: Number(m.requestId?.slice(3)), ts: Number(m.payload.timestamp) } : {}),
+      });
+    });
+    const client = streamChat(hub, engine.modelIds[0]!, n);
+    await until(() => hub.received.filter((m) => m.type === 'stream_chunk').length >= 200, 'streaming');
+    const hbIds = (): number[] => arrivals.filter((a) => a.hb !== undefined).map((a) => a.hb!);
+    const lastHbBeforeStall = Math.max(0, ...hbIds());
+    hub.behaviour.stallReads = true;
+    // Backpressure reaches the agent's data lane, then the engine.
+    await until(() => agent.link.queuedDataMessages > 0 && engine.waitingForDrain, 'data lane full and the engine waiting for drain', 20_000);
+    const acceptedAtFull = engine.eventsAccepted;
+    let maxQueued = 0;
+    // A bounded observation window (no event marks "nothing happened").
+    const windowEnd = Date.now() + 1500;
+    await until(() => {
+      maxQueued = Math.max(maxQueued, agent.link.queuedDataMessages);
+      return Date.now() >= windowEnd;
+    }, 'observation window', 3000);
+    const acceptedGrowth = engine.eventsAccepted - acceptedAtFull;
+    expect(agent.link.connected).toBe(true);
+    expect(maxQueued).toBeLessThanOrEqual(1); // one waiting writer per stream, nothing piles up
+    expect(acceptedGrowth).toBe(0); // the engine is not read while the hub does not read
+    // Reads resume: how much data did the hub have to read before the first heartbeat sent during the stall?
+    const resumedAt = Date.now();
+    const seenBefore = arrivals.length;
+    hub.behaviour.stallReads = false;
+    await until(() => arrivals.slice(seenBefore).some((a) => a.type === 'heartbeat'), 'a heartbeat sent during the stall arrives', 10_000);
+    const after = arrivals.slice(seenBefore);
+    const hbIndex = after.findIndex((a) => a.type === 'heartbeat');
+    const dataBytesAhead = after.slice(0, hbIndex).reduce((s, a) => s + a.bytes, 0);
+    const heartbeatDelayMs = after[hbIndex]!.at - resumedAt;
+    const firstHbAfter = after[hbIndex]!.hb!;
+    // Heartbeat timestamps are whole seconds: "during the stall" when stamped a full second before reads resumed.
+    const producedDuringStall = after[hbIndex]!.ts! * 1000 + 1000 <= resumedAt;
+    const outcome = await client;
+    const a = audit(outcome.text, n);
+    report('hub-stall-reads', { injected: 1, recovered: outcome.text === generatedText(n) ? 1 : 0, lost: a.lost, duplicated: a.duplicated }, {
+      maxQueuedDataMessages: maxQueued,
+      engineAcceptedDuringStall: acceptedGrowth,
+      dataBytesAheadOfHeartbeat: dataBytesAhead,
+      heartbeatDelayAfterResumeMs: heartbeatDelayMs,
+      heartbeatProducedDuringStall: producedDuringStall,
+      reconnects: agent.link.counters.dials - 1,
+    });
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.text).toBe(generatedText(n));
+    expect(agent.link.counters.dials).toBe(1); // no reconnect was needed
+    expect(firstHbAfter).toBe(lastHbBeforeStall + 1); // produced during the stall, not lost or reordered
+    expect(heartbeatDelayMs).toBeLessThan(5000);
+    // Userland keeps at most the lane's high-water mark ahead of control; the rest is the kernel's socket buffers.
+    expect(dataBytesAhead).toBeLessThan(HIGH_WATER + 8 * 1024 * 1024);
+  });
+});
+
+/** Three streams that must come through `faults` link drops caused by `inject`, intact. */
+async function survive(
+  name: string,
+  inject: () => void,
+  restore: () => void,
+  faults: number,
+  reason: RegExp,
+): Promise<void> {
+  const { hub, agent } = { hub: stack!.hub!, agent: stack!.agent };
+  const engine = stack!.engines[0]!;
+  const sizes = [500, 650, 800];
+  const clients = sizes.map((n) => streamChat(hub, engine.modelIds[0]!, n));
+  await until(() => engine.activeStreams === sizes.length && engine.eventsWritten >= 100, 'streams running');
+  const dialsBefore = agent.link.counters.dials;
+  inject();
+  const reasons: string[] = [];
+  for (let i = 0; i < faults; i++) {
+    reasons.push(await nextDisconnect(agent.link));
+    if (i === faults - 1) restore(); // the fault stays through the earlier reconnects
+    await until(() => agent.link.connected, 'reconnected', 5000);
+  }
+  const outcomes = await Promise.all(clients);
+  const counts = { injected: faults, recovered: 0, lost: 0, duplicated: 0 };
+  outcomes.forEach((o, i) => {
+    const a = audit(o.text, sizes[i]!);
+    counts.lost += a.lost + (o.error ? 1 : 0);
+    counts.duplicated += a.duplicated;
+    if (o.text === generatedText(sizes[i]!) && !o.error) counts.recovered++;
+  });
+  report(name, counts, { streams: sizes.length, reasons: [...new Set(reasons)], resumed: agent.relay.counters.resumed });
+  for (const r of reasons) expect(r).toMatch(reason);
+  expect(agent.link.counters.dials - dialsBefore).toBe(faults);
+  expect(outcomes.map((o) => o.error)).toEqual(sizes.map(() => undefined));
+  expect(outcomes.map((o) => o.text)).toEqual(sizes.map((n) => generatedText(n)));
+  expect(counts.lost).toBe(0);
+  expect(counts.duplicated).toBe(0);
+  expect(agent.relay.counters.resumed).toBeGreaterThanOrEqual(sizes.length);
+}
+
+describe('hub that stops answering', () => {
+  it('a stall past the heartbeat deadline ends in a reconnect, and every stream resumes intact', async () => {
+    stack = await startStack({ engines: [{ mode: { generate: 100_000, delayMs: 2 } }], agent: { HeartbeatIntervalSeconds: 0.2, ReadTimeoutSeconds: 30 } });
+    await registered(stack);
+    const hub = stack.hub!;
+    await survive(
+      'hub-stall-past-deadline',
+      () => (hub.behaviour.stallReads = true),
+      () => (hub.behaviour.stallReads = false),
+      1,
+      /heartbeats were not acknowledged/,
+    );
+  });
+
+  it('stops answering pings: the read deadline drops the link, streams resume', async () => {
+    // Heartbeats far apart, so their acks do not keep the read deadline alive.
+    stack = await startStack({ engines: [{ mode: { generate: 100_000, delayMs: 2 } }], agent: { HeartbeatIntervalSeconds: 30, ReadTimeoutSeconds: 0.4, PingIntervalSeconds: 0.1 } });
+    await registered(stack);
+    const hub = stack.hub!;
+    await survive(
+      'hub-no-pongs',
+      () => (hub.behaviour.answerPings = false),
+      () => (hub.behaviour.answerPings = true),
+      2,
+      /read deadline/,
+    );
+  });
+
+  it('stops acking heartbeats: 3 unacked heartbeats drop the link, streams resume', async () => {
+    stack = await startStack({ engines: [{ mode: { generate: 100_000, delayMs: 2 } }], agent: { HeartbeatIntervalSeconds: 0.1, ReadTimeoutSeconds: 30 } });
+    await registered(stack);
+    const hub = stack.hub!;
+    await survive(
+      'hub-no-heartbeat-acks',
+      () => (hub.behaviour.ackHeartbeats = false),
+      () => (hub.behaviour.ackHeartbeats = true),
+      2,
+      /3 heartbeats were not acknowledged/,
+    );
+  });
+});
