@@ -96,6 +96,11 @@ describe('streamRequest', () => {
     expect(err.message).toContain(`could not reach the engine at ${e.url} (ECONNREFUSED)`);
   });
 
+  it('a bad endpoint URL is a 502 with the address named', async () => {
+    const err = await rejection(streamRequest({ endpoint: { url: 'ftp://x' }, path: '/v1/chat/completions', body: chat }));
+    expect([err.statusCode, err.message]).toEqual([502, 'the engine address "ftp://x" is not usable: engine URL must start with http:// or https://: ftp://x']);
+  });
+
   it('an engine that never answers is 504 after the headers timeout', async () => {
     const e = await start({ mode: 'hang' });
     const err = await rejection(streamRequest({ endpoint: { url: e.url }, path: '/v1/chat/completions', body: chat, headersTimeoutMs: 150 }));

@@ -106,7 +106,12 @@ interface Sent {
  * The timer runs until `done()` is called (so non-stream callers can cover the body too).
  */
 function send(opts: EngineRequestOptions, body: Record<string, unknown>, accept: string, timeoutMs: number, retry = true): Promise<Sent> {
-  const base = normalizeBaseUrl(opts.endpoint.url);
+  let base: string;
+  try {
+    base = normalizeBaseUrl(opts.endpoint.url);
+  } catch (e) {
+    return Promise.reject(new EngineHttpError(`the engine address "${opts.endpoint.url}" is not usable: ${(e as Error).message}`, 502));
+  }
   const url = new URL(base + opts.path);
   const payload = Buffer.from(JSON.stringify(body));
   const headers: http.OutgoingHttpHeaders = { 'content-type': 'application/json', 'content-length': payload.length, accept };
