@@ -5,7 +5,8 @@ import type { SecretStore } from './config/secrets';
 export interface AgentOptions {
   /** The agent's home folder: identity key, ledger, logs, settings. */
   home: string;
-  /** computing-provider's config.toml (models.json beside it). Created in `home` when absent. */
+  /** computing-provider's config.toml (models.json beside it); default `<home>/config.toml`. It must exist:
+   *  `swan-provider init` and the desktop's first run (src/main/first-run.ts) write one. */
   configPath?: string;
   log?: Log;
   /** Defaults to a 0600 file in `home`; Electron passes a safeStorage-backed store. */

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { defaultHome } from '../cli/home';
-import { configTemplate } from '../cli/init';
+import { configTemplate } from '../core/config/template';
 import type { Logger } from '../core/log';
 
 /** SWAN_HOME, else the OS app-data folder the CLI also uses. */
