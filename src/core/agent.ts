@@ -124,6 +124,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       admit: (model, o) => this.scheduler.admit(model, o),
       book: this.book,
       log: this.log.child('requests'),
+      headersTimeoutMs: a.engineHeadersTimeoutMs,
+      idleTimeoutMs: a.engineIdleTimeoutMs,
     });
     this.warmup = new Warmup(this.registry, this.log.child('warmup'), () => this.sampler?.latest() ?? null);
     this.relay = new HubRelay({

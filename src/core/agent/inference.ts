@@ -47,6 +47,9 @@ export interface RunnerDeps {
   admit(model: string, opts: AdmitOptions): Promise<Lease>;
   book: RequestBook;
   log: Logger;
+  /** Longest wait for an engine's response headers (default 60 s) and between stream bytes (default 120 s). */
+  headersTimeoutMs?: number;
+  idleTimeoutMs?: number;
 }
 
 function promptText(body: Record<string, unknown>): string {
@@ -94,7 +97,14 @@ export class InferenceRunner {
       const endpoint = this.deps.registry.endpoint(req.model, lease.endpointUrl) ?? { url: lease.endpointUrl };
       book.running(req.id, lease.endpointUrl);
       const path = req.body.messages === undefined && req.body.prompt !== undefined ? '/v1/completions' : '/v1/chat/completions';
-      const opts = { endpoint, path, body: req.body, signal: req.signal } as const;
+      const opts = {
+        endpoint,
+        path,
+        body: req.body,
+        signal: req.signal,
+        headersTimeoutMs: this.deps.headersTimeoutMs ?? 60_000,
+        idleTimeoutMs: this.deps.idleTimeoutMs ?? 120_000,
+      } as const;
       const result = req.stream ? await this.stream(req, opts, sink) : await this.once(req, opts);
       return done(result);
     } catch (e) {
@@ -160,7 +170,8 @@ export class InferenceRunner {
   }
 
   private async once(req: InferenceRequest, opts: Parameters<typeof requestJson>[0]): Promise<Omit<InferenceResult, 'latencyMs'>> {
-    const r = await requestJson(opts);
+    // A non-stream answer arrives whole, after the generation: the engine client's long JSON timeout applies.
+    const r = await requestJson({ ...opts, headersTimeoutMs: undefined });
     const json = r.json as { choices?: Array<{ message?: { content?: string }; text?: string; finish_reason?: string }> };
     const text = json?.choices?.[0]?.message?.content ?? json?.choices?.[0]?.text ?? '';
     if (text) this.deps.book.appendText(req.id, text);

@@ -47,6 +47,8 @@ const tomlSchema = z
         Discovery: z.boolean().optional(),
         EngineHosts: z.array(z.string()).optional(),
         GpuSampleIntervalSeconds: seconds.optional(),
+        EngineHeadersTimeoutSeconds: seconds.optional(),
+        EngineIdleTimeoutSeconds: seconds.optional(),
       })
       .strict()
       .optional(),
@@ -86,6 +88,9 @@ export interface AgentTimings {
   resumeTtlMs: number;
   queueTimeoutMs: number;
   gpuSampleIntervalMs: number;
+  /** Longest wait for an engine's response headers, and for the next byte of a stream. */
+  engineHeadersTimeoutMs: number;
+  engineIdleTimeoutMs: number;
 }
 
 export interface ProviderConfig {
@@ -218,6 +223,8 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
       resumeTtlMs: ms(ag.ResumeTtlSeconds, 300),
       queueTimeoutMs: ms(ag.QueueTimeoutSeconds, 30),
       gpuSampleIntervalMs: ms(ag.GpuSampleIntervalSeconds, 1),
+      engineHeadersTimeoutMs: ms(ag.EngineHeadersTimeoutSeconds, 60),
+      engineIdleTimeoutMs: ms(ag.EngineIdleTimeoutSeconds, 120),
       maxConcurrentPerEndpoint: ag.MaxConcurrentPerEndpoint ?? 4,
       maxQueuePerModel: ag.MaxQueuePerModel ?? 32,
       discovery: ag.Discovery ?? true,
