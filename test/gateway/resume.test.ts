@@ -3,10 +3,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadResumeKey, ResumeTokens } from '../../src/core/gateway/resume-token';
 import { generatedText } from '../support/traces';
+import { engineStalled } from './engine-stall';
 import { JsonSocket } from './json-socket';
 import { startRig, type Rig } from './rig';
 import { collect, startMsg } from './stream-client';
@@ -91,10 +91,7 @@ describe('stream-v1 resume', () => {
     a.send(start);
     const first = await collect(a, id, { stopAfter: 2 });
     a.ws.terminate();
-    await rig.engine.waitForBackpressure();
-    const written = rig.engine.eventsWritten;
-    await sleep(150); // no event marks "nothing happened": a bounded quiet period
-    expect(rig.engine.eventsWritten).toBe(written);
+    const written = await engineStalled(rig.engine);
     expect(written).toBeLessThan(100_000);
     const b = await open(rig);
     b.send({ type: 'start', resume_token: first.lastToken });
