@@ -275,7 +275,11 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
         if (!stream) {
           if (type !== 'ack') return;
           const status = Number(pl.status_code) || 200;
-          json(res, status, pl.response ?? { error: { message: String(pl.error ?? 'no response') } });
+          // An engine error body that is not a JSON object (an HTML page, plain text) says nothing to an
+          // OpenAI client: answer with the provider's error text instead.
+          const body = pl.response;
+          const usable = status < 400 ? body !== undefined && body !== null : typeof body === 'object' && body !== null && !Array.isArray(body);
+          json(res, status, usable ? body : { error: { message: String(pl.error ?? 'no response'), code: status } });
           finish();
           return;
         }
