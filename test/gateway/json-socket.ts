@@ -11,8 +11,8 @@ interface Waiter {
 
 export class JsonSocket {
   readonly messages: Msg[] = [];
-  /** Index of the first message waitFor() has not consumed yet. */
-  private cursor = 0;
+  /** Messages a waitFor() already returned (each is returned once). */
+  private readonly consumed = new Set<number>();
   private waiters: Waiter[] = [];
   readonly closed: Promise<{ code: number; reason: string }>;
   /** Called for every message as it arrives (before waiters). */
@@ -46,7 +46,7 @@ export class JsonSocket {
     this.ws.send(typeof m === 'string' ? m : JSON.stringify(m));
   }
 
-  /** The next not-yet-consumed message that matches (earlier non-matching ones are skipped). */
+  /** The oldest matching message no earlier waitFor() returned, or the next one to arrive. */
   waitFor(pred: (m: Msg) => boolean, timeoutMs = 5000): Promise<Msg> {
     const found = this.take(pred);
     if (found) return Promise.resolve(found);
@@ -77,10 +77,11 @@ export class JsonSocket {
   }
 
   private take(pred: (m: Msg) => boolean): Msg | undefined {
-    for (let i = this.cursor; i < this.messages.length; i++) {
+    for (let i = 0; i < this.messages.length; i++) {
+      if (this.consumed.has(i)) continue;
       const m = this.messages[i] as Msg;
       if (pred(m)) {
-        this.cursor = i + 1;
+        this.consumed.add(i);
         return m;
       }
     }
