@@ -25,7 +25,7 @@ const PAGES: Record<Page, () => React.JSX.Element | null> = {
 
 export function App() {
   const appState = useStore((s) => s.appState);
-  const needsOnboarding = useStore((s) => (s.snapshot ? !s.snapshot.hasKey || !s.snapshot.onboarded : false));
+  const needsOnboarding = useStore((s) => s.onboarding);
   const theme = useStore((s) => settingsTheme(s.settings));
   const page = usePage();
   useEffect(() => applyTheme(theme), [theme]);

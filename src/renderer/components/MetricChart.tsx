@@ -27,7 +27,9 @@ export interface MetricChartProps {
 }
 
 function MetricChartView(p: MetricChartProps) {
-  const from = p.now - p.windowMinutes * 60_000;
+  // The axis spans the chosen window once there is that much data; until then, the data there is.
+  const first = p.data[0]?.ts;
+  const from = Math.max(p.now - p.windowMinutes * 60_000, first !== undefined && first < p.now - 10_000 ? first : p.now - 10_000);
   const tickFmt = p.windowMinutes <= 5 ? fmtTime : fmtClock;
   const latest = p.current === null ? '—' : `${fmtNumber(p.current, p.digits ?? 0)} ${p.unit}`;
   return (
@@ -38,7 +40,7 @@ function MetricChartView(p: MetricChartProps) {
           {latest}
         </span>
       </figcaption>
-      <div className="chart-body" role="img" aria-label={`${p.title}: ${latest} now; ${p.data.length} points over the last ${p.windowMinutes} minutes`}>
+      <div className="chart-body">
         <ResponsiveContainer width="100%" height={150}>
           <LineChart data={p.data} margin={{ top: 6, right: 10, bottom: 2, left: 0 }}>
             <CartesianGrid className="chart-grid" vertical={false} />

@@ -39,16 +39,21 @@ function WarmupButton({ model }: { model: string }) {
   );
 }
 
+/** `compact` leaves out the endpoints column (the dashboard; Engines & models shows them). */
 export function ModelsTable({ models, compact }: { models: ModelState[]; compact?: boolean }) {
-  const [busy, setBusy] = useState<string | null>(null);
+  // The switch moves at once; it falls back if the agent refuses.
+  const [wanted, setWanted] = useState<Record<string, boolean>>({});
   const toggle = async (m: ModelState, enabled: boolean) => {
-    setBusy(m.id);
+    setWanted((w) => ({ ...w, [m.id]: enabled }));
     try {
       setModels(await getBridge().invoke('models.setEnabled', { model: m.id, enabled }));
     } catch (err) {
       notify('error', `Could not ${enabled ? 'enable' : 'disable'} ${m.id}: ${(err as Error).message}`);
     } finally {
-      setBusy(null);
+      setWanted((w) => {
+        const { [m.id]: _done, ...rest } = w;
+        return rest;
+      });
     }
   };
   if (models.length === 0) {
@@ -72,7 +77,7 @@ export function ModelsTable({ models, compact }: { models: ModelState[]; compact
             Queued
           </th>
           <th scope="col">Serve</th>
-          {!compact && <th scope="col">Warmup</th>}
+          <th scope="col">Warmup</th>
         </tr>
       </thead>
       <tbody>
@@ -100,13 +105,18 @@ export function ModelsTable({ models, compact }: { models: ModelState[]; compact
               {m.queued} / {m.maxQueue}
             </td>
             <td>
-              <Toggle checked={m.enabled} label={`Serve ${m.id}`} hideLabel disabled={busy === m.id} onChange={(v) => void toggle(m, v)} testId={`model-toggle-${slug(m.id)}`} />
+              <Toggle
+                checked={wanted[m.id] ?? m.enabled}
+                label={`Serve ${m.id}`}
+                hideLabel
+                disabled={m.id in wanted}
+                onChange={(v) => void toggle(m, v)}
+                testId={`model-toggle-${slug(m.id)}`}
+              />
             </td>
-            {!compact && (
-              <td>
-                <WarmupButton model={m.id} />
-              </td>
-            )}
+            <td>
+              <WarmupButton model={m.id} />
+            </td>
           </tr>
         ))}
       </tbody>

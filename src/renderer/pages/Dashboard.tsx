@@ -62,7 +62,7 @@ export function Dashboard() {
         <Today />
       </div>
       <Card title="Models" testId="models-card">
-        <ModelsTable models={models} />
+        <ModelsTable models={models} compact />
       </Card>
       <GpuSection />
     </div>

@@ -66,15 +66,21 @@ function LimitsRow({ model }: { model: ModelState }) {
 function PauseRules() {
   const settings = useStore((s) => s.settings);
   const processes = useFetch(() => getBridge().invoke('gpu.processes', {}), []);
+  const [wanted, setWanted] = useState<boolean | null>(null);
   const [save, state] = useCall(async (v: boolean) => {
-    const r = await getBridge().invoke('settings.save', { patch: { autoPauseOnGpuBusy: v } });
-    if (!r.ok) throw new Error(Object.values(r.errors).join(' '));
-    setSettings(await getBridge().invoke('settings.get', {}));
+    setWanted(v);
+    try {
+      const r = await getBridge().invoke('settings.save', { patch: { autoPauseOnGpuBusy: v } });
+      if (!r.ok) throw new Error(Object.values(r.errors).join(' '));
+      setSettings(await getBridge().invoke('settings.get', {}));
+    } finally {
+      setWanted(null);
+    }
   });
   return (
     <Card title="Pause rules" testId="pause-rules">
       <Toggle
-        checked={settings?.autoPauseOnGpuBusy ?? false}
+        checked={wanted ?? settings?.autoPauseOnGpuBusy ?? false}
         disabled={!settings || state.pending}
         onChange={(v) => void save(v)}
         label="Pause serving while another program (a game, a render) uses the GPU"

@@ -72,7 +72,7 @@ export function Logs() {
           <textarea className="bundle" readOnly value={bundle} rows={10} data-testid="bundle-text" onFocus={(e) => e.currentTarget.select()} />
         </Card>
       )}
-      <div className="log-view" ref={scrollRef} data-testid="log-list" role="log" aria-label="Log entries">
+      <div className="log-view" ref={scrollRef} data-testid="log-list" data-level={level} role="log" aria-label="Log entries">
         {shown.length === 0 && <p className="empty">No log entries at this level.</p>}
         <div style={{ height: v.getTotalSize(), position: 'relative' }}>
           {v.getVirtualItems().map((item) => {

@@ -7,7 +7,7 @@ import { ErrorText, Field } from '../components/Field';
 import { modelSlug } from '../components/ModelsTable';
 import { HealthBadge } from '../components/Badge';
 import { useCall } from '../lib/use-call';
-import { notify, setModels, setSettings, setSnapshot } from '../store/actions';
+import { finishOnboarding, notify, setModels, setSettings, setSnapshot } from '../store/actions';
 import { useStore } from '../store/store';
 
 function KeyStep() {
@@ -72,15 +72,18 @@ function KeyStep() {
 
 function ModelsStep() {
   const models = useStore((s) => s.snapshot?.models ?? []);
-  const [busy, setBusy] = useState<string | null>(null);
+  const [wanted, setWanted] = useState<Record<string, boolean>>({});
   const toggle = async (id: string, enabled: boolean) => {
-    setBusy(id);
+    setWanted((w) => ({ ...w, [id]: enabled }));
     try {
       setModels(await getBridge().invoke('models.setEnabled', { model: id, enabled }));
     } catch (err) {
       notify('error', `Could not change ${id}: ${(err as Error).message}`);
     } finally {
-      setBusy(null);
+      setWanted((w) => {
+        const { [id]: _done, ...rest } = w;
+        return rest;
+      });
     }
   };
   return (
@@ -92,7 +95,7 @@ function ModelsStep() {
           <legend className="sr-only">Models to serve</legend>
           {models.map((m) => (
             <label key={m.id} className="check-row">
-              <input type="checkbox" checked={m.enabled} disabled={busy === m.id} onChange={(e) => void toggle(m.id, e.target.checked)} data-testid={`pick-${modelSlug(m.id)}`} />
+              <input type="checkbox" checked={wanted[m.id] ?? m.enabled} disabled={m.id in wanted} onChange={(e) => void toggle(m.id, e.target.checked)} data-testid={`pick-${modelSlug(m.id)}`} />
               <span className="mono">{m.id}</span> <HealthBadge health={m.health} />
             </label>
           ))}
@@ -105,7 +108,7 @@ function ModelsStep() {
 export function Onboarding() {
   const snapshot = useStore((s) => s.snapshot);
   const [finish, finishState] = useCall(async () => {
-    setSnapshot(await getBridge().invoke('onboarding.complete', {}));
+    finishOnboarding(await getBridge().invoke('onboarding.complete', {}));
   });
   if (!snapshot) return null;
   return (

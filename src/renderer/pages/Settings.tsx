@@ -53,7 +53,6 @@ function GatewayKeys() {
   });
   return (
     <div className="gateway-keys" data-testid="gateway-keys">
-      <h3>Gateway keys</h3>
       <p className="muted small">Your own apps use these keys to reach your engines through the local gateway.</p>
       {list.error && <ErrorText error={list.error} />}
       {list.data && list.data.length === 0 && <p className="muted small">No keys yet.</p>}
@@ -182,7 +181,6 @@ export function Settings() {
           <Field label="Gateway address" hint="host:port; 127.0.0.1 keeps it on this machine." error={errors.gatewayListen} testId="field-gatewayListen">
             {(id, d) => <input id={id} aria-describedby={d} value={draft.gatewayListen} onChange={(e) => set('gatewayListen', e.target.value)} data-testid="input-gatewayListen" />}
           </Field>
-          <GatewayKeys />
         </Card>
         <Card title="App">
           <Field label="Theme" error={errors.theme} testId="field-theme">
@@ -251,6 +249,9 @@ export function Settings() {
           <ErrorText error={saveState.error} />
         </div>
       </form>
+      <Card title="Gateway keys">
+        <GatewayKeys />
+      </Card>
     </div>
   );
 }

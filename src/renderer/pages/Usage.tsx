@@ -36,7 +36,7 @@ function UsageCharts({ report, bucket }: { report: UsageReport; bucket: 'hour' |
   return (
     <div className="grid-2">
       <Card title={`Earnings per ${bucket}`}>
-        <div className="chart-body series-earn" role="img" aria-label={`Earnings per ${bucket}, ${data.length} bars`} data-testid="usage-earnings-chart" data-points={data.length}>
+        <div className="chart-body series-earn" data-testid="usage-earnings-chart" data-points={data.length}>
           <ResponsiveContainer width="100%" height={220}>
             <BarChart data={data} margin={{ top: 8, right: 8, bottom: 4, left: 0 }}>
               <CartesianGrid className="chart-grid" vertical={false} />
@@ -49,7 +49,7 @@ function UsageCharts({ report, bucket }: { report: UsageReport; bucket: 'hour' |
         </div>
       </Card>
       <Card title={`Tokens per ${bucket}`}>
-        <div className="chart-body series-tokens" role="img" aria-label={`Tokens per ${bucket}`} data-testid="usage-tokens-chart">
+        <div className="chart-body series-tokens" data-testid="usage-tokens-chart">
           <ResponsiveContainer width="100%" height={220}>
             <BarChart data={data} margin={{ top: 8, right: 8, bottom: 4, left: 0 }}>
               <CartesianGrid className="chart-grid" vertical={false} />

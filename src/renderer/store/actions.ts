@@ -22,8 +22,17 @@ export function setLoadError(loadError: string | null): void {
   useStore.setState({ loadError });
 }
 
+export function needsOnboarding(s: AgentSnapshot): boolean {
+  return !s.hasKey || !s.onboarded;
+}
+
 export function setSnapshot(snapshot: AgentSnapshot): void {
-  useStore.setState({ snapshot, appState: 'loaded', loadError: null });
+  useStore.setState((s) => ({ snapshot, appState: 'loaded', loadError: null, onboarding: s.onboarding || needsOnboarding(snapshot) }));
+}
+
+/** The owner pressed "Start serving" and the agent agreed. */
+export function finishOnboarding(snapshot: AgentSnapshot): void {
+  useStore.setState({ snapshot, appState: 'loaded', onboarding: needsOnboarding(snapshot) });
 }
 
 export function setSettings(settings: SettingsView): void {
@@ -121,6 +130,7 @@ export function applyEvents(events: BridgeEvent[]): void {
       next.snapshot = snapshot;
       next.appState = 'loaded';
       next.loadError = null;
+      next.onboarding = s.onboarding || needsOnboarding(snapshot);
     }
     if (sampled) {
       next.seriesVersion = s.seriesVersion + 1;

@@ -21,6 +21,11 @@ export interface State {
   /** Why the first load failed, when it did. */
   loadError: string | null;
   snapshot: AgentSnapshot | null;
+  /**
+   * Onboarding is shown from the moment a snapshot needs it until the owner presses "Start serving",
+   * even if saving the key already made the agent count as onboarded.
+   */
+  onboarding: boolean;
   settings: SettingsView | null;
   lastSample: GpuSample | null;
   /** Bumped on every recorded sample (series.ts holds the points). */
@@ -39,6 +44,7 @@ export const useStore = create<State>()(() => ({
   connection: 'connecting',
   loadError: null,
   snapshot: null,
+  onboarding: false,
   settings: null,
   lastSample: null,
   seriesVersion: 0,

@@ -1,0 +1,50 @@
+// Test fixtures: a fresh stack per test and a page opened on its console, ready once the first
+// snapshot has arrived ([data-app-state="loaded"]). Uncaught page errors and CSP violations fail the test.
+import fs from 'node:fs';
+import path from 'node:path';
+import { test as base, expect, type Page } from '@playwright/test';
+import { ConsoleStack, defaultStackOptions, repoRoot, type StackOptions } from './stack';
+
+export { expect };
+
+export const test = base.extend<{ stackOptions: StackOptions; stack: ConsoleStack; app: Page }>({
+  stackOptions: [defaultStackOptions, { option: true }],
+  stack: async ({ stackOptions }, use, testInfo) => {
+    const stack = await ConsoleStack.start(stackOptions);
+    await use(stack);
+    if (testInfo.status !== testInfo.expectedStatus) await testInfo.attach('processes.log', { body: stack.logs(), contentType: 'text/plain' });
+    await stack.close();
+  },
+  app: async ({ page, stack }, use) => {
+    const problems: string[] = [];
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    page.on('console', (m) => {
+      if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) problems.push(`CSP: ${m.text()}`);
+    });
+    await page.goto(stack.consoleUrl);
+    await expect(page.locator('[data-app-state="loaded"]')).toBeVisible();
+    await use(page);
+    expect(problems, 'the page logged errors').toEqual([]);
+  },
+});
+
+/** The data-testid suffix of a model id (as the renderer writes it). */
+export function slug(model: string): string {
+  return model.replace(/[^A-Za-z0-9_.-]/g, '_');
+}
+
+export async function go(page: Page, name: 'dashboard' | 'requests' | 'usage' | 'engines' | 'logs' | 'settings'): Promise<void> {
+  await page.getByTestId(`nav-${name}`).click();
+  await expect(page.getByTestId(`page-${name}`)).toBeVisible();
+}
+
+/** Saves a screenshot as a test artefact (e2e/artifacts) and as the docs' copy (docs/screenshots). */
+export async function shoot(page: Page, name: string): Promise<void> {
+  const file = path.join(repoRoot, 'e2e', 'artifacts', `${name}.png`);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  await page.screenshot({ path: file, animations: 'disabled', caret: 'hide' });
+  const docs = path.join(repoRoot, 'docs', 'screenshots');
+  fs.mkdirSync(docs, { recursive: true });
+  fs.copyFileSync(file, path.join(docs, `${name}.png`));
+  await test.info().attach(name, { path: file, contentType: 'image/png' });
+}

@@ -1,0 +1,200 @@
+// One real stack per test: the dev hub and the agent as child processes of the `swan-provider` CLI, a
+// simulated OpenAI-compatible engine, a fresh home folder, and (optionally) a stand-in nvidia-smi on
+// PATH so the agent's real GPU detection and sampler feed the charts. Readiness is read from the lines
+// the processes print; nothing sleeps.
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { startSimulatedEngine, type SimulatedEngine } from '../../src/cli/sim-engine';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const PROVIDER_KEY = 'sk-prov-e2e-0123456789';
+const FAKE_GPU_DIR = path.join(repoRoot, 'e2e', 'support', 'fake-gpu');
+const CLI = path.join(repoRoot, 'bin', 'swan-provider.js');
+
+export interface StackOptions {
+  /** Put the provider key in config.toml (false: the console starts with onboarding). */
+  withKey: boolean;
+  /** Put the stand-in nvidia-smi first on the agent's PATH. */
+  gpu: boolean;
+  /** Tokens per second of the simulated engine. */
+  tokensPerSecond: number;
+}
+
+export const defaultStackOptions: StackOptions = { withKey: true, gpu: true, tokensPerSecond: 40 };
+
+export interface DevProviderView {
+  nodeId: string;
+  nodeName: string;
+  models: string[];
+  registers: number;
+  connected: boolean;
+}
+
+type Child = ChildProcessByStdio<null, Readable, Readable>;
+
+class Proc {
+  readonly output: string[] = [];
+  private exited: Promise<void>;
+  constructor(
+    readonly name: string,
+    readonly child: Child,
+  ) {
+    const keep = (d: Buffer) => {
+      this.output.push(d.toString('utf8'));
+      if (this.output.length > 2000) this.output.splice(0, 1000);
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+  }
+
+  /** Resolves with the first match of `re` on stdout; rejects when the process exits or the deadline passes. */
+  waitForLine(re: RegExp, timeoutMs = 20_000): Promise<RegExpMatchArray> {
+    return new Promise((resolve, reject) => {
+      let buf = '';
+      const onData = (d: Buffer) => {
+        buf += d.toString('utf8');
+        const m = re.exec(buf);
+        if (m) {
+          done();
+          resolve(m);
+        }
+      };
+      const onExit = (code: number | null) => {
+        done();
+        reject(new Error(`${this.name} exited (${code}) before printing ${re}:\n${this.output.join('')}`));
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`${this.name} did not print ${re} within ${timeoutMs} ms:\n${this.output.join('')}`));
+      }, timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        this.child.stdout.off('data', onData);
+        this.child.off('exit', onExit);
+      };
+      this.child.stdout.on('data', onData);
+      this.child.once('exit', onExit);
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.kill('SIGTERM');
+    const killer = setTimeout(() => this.child.kill('SIGKILL'), 5000);
+    await this.exited;
+    clearTimeout(killer);
+  }
+}
+
+function startCli(name: string, args: string[], env: NodeJS.ProcessEnv): Proc {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Proc(name, child);
+}
+
+export class ConsoleStack {
+  private constructor(
+    readonly home: string,
+    readonly hubUrl: string,
+    readonly consoleUrl: string,
+    readonly engine: SimulatedEngine,
+    private readonly hub: Proc,
+    private readonly agent: Proc,
+    private readonly root: string,
+  ) {}
+
+  static async start(o: StackOptions): Promise<ConsoleStack> {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-e2e-'));
+    const home = path.join(root, 'home');
+    fs.mkdirSync(home, { recursive: true });
+    // The agent must read only our config: no key or hub from the developer's environment.
+    const baseEnv: NodeJS.ProcessEnv = { ...process.env };
+    delete baseEnv.INFERENCE_API_KEY;
+    delete baseEnv.INFERENCE_WS_URL;
+    const hub = startCli('dev hub', ['dev-hub', '--port', '0', '--token', PROVIDER_KEY, '--home', path.join(root, 'hub')], baseEnv);
+    let engine: SimulatedEngine | undefined;
+    let agent: Proc | undefined;
+    try {
+      const [, hubUrl] = await hub.waitForLine(/dev hub listening on (http:\/\/127\.0\.0\.1:\d+)/);
+      engine = await startSimulatedEngine({ host: '127.0.0.1', tokensPerSecond: o.tokensPerSecond, firstTokenMs: 50 });
+      const config = path.join(root, 'config.toml');
+      const wsUrl = hubUrl!.replace(/^http/, 'ws');
+      fs.writeFileSync(
+        config,
+        [
+          '[API]',
+          'NodeName = "e2e-provider"',
+          '[Inference]',
+          'Enable = true',
+          `WebSocketURL = "${wsUrl}"`,
+          `ServiceURL = "${hubUrl}"`,
+          ...(o.withKey ? [`ApiKey = "${PROVIDER_KEY}"`] : []),
+          '[Agent]',
+          'Discovery = false',
+          'HealthCheckIntervalSeconds = 2',
+          '',
+        ].join('\n'),
+      );
+      fs.writeFileSync(path.join(root, 'models.json'), JSON.stringify(Object.fromEntries(engine.models.map((m) => [m, { endpoint: engine!.url }])), null, 2));
+      const env = { ...baseEnv, PATH: o.gpu ? `${FAKE_GPU_DIR}${path.delimiter}${process.env.PATH ?? ''}` : (process.env.PATH ?? '').split(path.delimiter).filter((d) => d !== FAKE_GPU_DIR).join(path.delimiter) };
+      agent = startCli('agent', ['run', '--config', config, '--home', home, '--console', '127.0.0.1:0', '--no-discovery'], env);
+      const [, consoleUrl] = await agent.waitForLine(/console: (http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]+)/);
+      return new ConsoleStack(home, hubUrl!, consoleUrl!, engine, hub, agent, root);
+    } catch (e) {
+      await agent?.stop();
+      await engine?.close();
+      await hub.stop();
+      fs.rmSync(root, { recursive: true, force: true });
+      throw e;
+    }
+  }
+
+  /** Everything the processes printed (attached to failed tests). */
+  logs(): string {
+    return `--- dev hub ---\n${this.hub.output.join('')}\n--- agent ---\n${this.agent.output.join('')}`;
+  }
+
+  async providers(): Promise<DevProviderView[]> {
+    const res = await fetch(`${this.hubUrl}/dev/providers`);
+    if (!res.ok) throw new Error(`GET /dev/providers: HTTP ${res.status}`);
+    return (await res.json()) as DevProviderView[];
+  }
+
+  async provider(): Promise<DevProviderView | undefined> {
+    return (await this.providers()).find((p) => p.nodeName === 'e2e-provider' || p.connected);
+  }
+
+  /** A streaming chat completion through the dev hub, as a network user would send it. Resolves with the text. */
+  async chat(model: string, maxTokens = 40): Promise<string> {
+    const res = await fetch(`${this.hubUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model, stream: true, max_tokens: maxTokens, messages: [{ role: 'user', content: 'Tell me about GPUs.' }] }),
+    });
+    if (!res.ok) throw new Error(`hub chat: HTTP ${res.status} ${await res.text()}`);
+    let text = '';
+    for (const block of (await res.text()).split('\n\n')) {
+      const data = block.replace(/^data: /, '').trim();
+      if (!data || data === '[DONE]') continue;
+      const chunk = JSON.parse(data) as { choices?: { delta?: { content?: string } }[] };
+      text += chunk.choices?.[0]?.delta?.content ?? '';
+    }
+    return text;
+  }
+
+  /** Stops the agent (the console goes with it). */
+  stopAgent(): Promise<void> {
+    return this.agent.stop();
+  }
+
+  async close(): Promise<void> {
+    await this.agent.stop();
+    await this.engine.close();
+    await this.hub.stop();
+    fs.rmSync(this.root, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,33 @@
+// Playwright: the browser console in Debian's Chromium against the real agent, dev hub and a simulated
+// engine (e2e/*.spec.ts), and the desktop app where an Electron binary exists (e2e/electron.spec.ts).
+// `npm run test:e2e` builds the renderer first; the console serves out/renderer.
+import { defineConfig } from '@playwright/test';
+
+const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+export default defineConfig({
+  testDir: 'e2e',
+  outputDir: 'test-results',
+  timeout: 60_000,
+  expect: { timeout: 15_000 },
+  fullyParallel: true,
+  workers: process.env.CI ? 2 : 3,
+  forbidOnly: true,
+  retries: 0,
+  reporter: [['list']],
+  use: {
+    headless: true,
+    viewport: { width: 1280, height: 800 },
+    colorScheme: 'light',
+    trace: 'retain-on-failure',
+    screenshot: 'only-on-failure',
+    launchOptions: {
+      executablePath: chromium,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    },
+  },
+  projects: [
+    { name: 'console', testIgnore: /electron\.spec\.ts$/ },
+    { name: 'electron', testMatch: /electron\.spec\.ts$/ },
+  ],
+});
