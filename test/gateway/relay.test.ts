@@ -28,7 +28,7 @@ function run(cmd: string, args: string[]): Promise<{ code: number | null; stdout
   });
 }
 
-async function open(r: Rig, query = `?apiKey=${r.key}`, protocols?: string | string[], opts?: ConstructorParameters<typeof JsonSocket.open>[2]): Promise<JsonSocket> {
+async function open(r: Rig, query = `?apiKey=${r.key}`, protocols?: string | string[], opts?: Parameters<typeof JsonSocket.open>[2]): Promise<JsonSocket> {
   const s = await JsonSocket.open(r.ws(`/v1/ws${query}`), protocols, opts);
   sockets.push(s);
   return s;
