@@ -111,6 +111,10 @@ export interface ProviderConfig {
 
 export const DEFAULT_HUB_URL = 'ws://127.0.0.1:8081';
 
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
 /** Finds the 1-based line that defines `key` (best effort; used to point at a bad value). */
 function lineOf(text: string, section: string | undefined, key: string | undefined): number | undefined {
   const lines = text.split(/\r?\n/);
@@ -123,7 +127,7 @@ function lineOf(text: string, section: string | undefined, key: string | undefin
       if (inSection && key === undefined) return i + 1;
       continue;
     }
-    if (inSection && key !== undefined && new RegExp(`^"?${key}"?\\s*=`).test(l)) return i + 1;
+    if (inSection && key !== undefined && new RegExp(`^["']?${escapeRegExp(key)}["']?\\s*=`).test(l)) return i + 1;
   }
   return undefined;
 }
@@ -139,12 +143,16 @@ function readModelsJson(file: string): Record<string, ModelEntry> {
     const line = m ? text.slice(0, Number(m[1])).split('\n').length : undefined;
     throw new ConfigError(file, line, `not valid JSON (${(e as Error).message}). Fix the syntax or delete the file.`);
   }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new ConfigError(file, 1, 'must be a JSON object mapping each model id to its entry, for example {"my-model": {"endpoint": "http://127.0.0.1:8000"}}.');
+  }
   const parsed = z.record(z.string(), modelEntry).safeParse(raw);
   if (!parsed.success) {
     const i = parsed.error.issues[0];
     const model = String(i?.path[0] ?? '');
-    const idx = model ? text.indexOf(JSON.stringify(model)) : -1;
-    const line = idx >= 0 ? text.slice(0, idx).split('\n').length : undefined;
+    // The model's key (its id followed by a colon), not an earlier value that happens to equal it.
+    const at = model ? new RegExp(`${escapeRegExp(JSON.stringify(model))}\\s*:`).exec(text) : null;
+    const line = at ? text.slice(0, at.index).split('\n').length : undefined;
     throw new ConfigError(file, line, `model "${model}": ${i?.path.slice(1).join('.') || 'entry'} ${i?.message}. Each model needs at least {"endpoint": "http://127.0.0.1:8000"}.`);
   }
   return parsed.data;
@@ -178,7 +186,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
     throw new ConfigError(
       file,
       lineOf(text, section, where),
-      unknownKey ? `unknown setting "${unknownKey}" in [${section}]. Check its spelling.` : `[${section ?? ''}] ${where ?? ''}: ${i?.message}`,
+      unknownKey ? `unknown setting "${unknownKey}" in [${section}]. Check its spelling.` : `[${section ?? ''}]${where ? ` ${where}` : ''}: ${i?.message}`,
     );
   }
   const c = parsed.data;
@@ -197,17 +205,22 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
     warnings.push('provider key taken from INFERENCE_API_KEY');
   }
   if (!/^wss?:\/\//.test(webSocketUrl)) {
+    if (env.INFERENCE_WS_URL) {
+      throw new ConfigError(file, undefined, `the environment variable INFERENCE_WS_URL ("${webSocketUrl}") must start with ws:// or wss://; fix or unset it`);
+    }
     throw new ConfigError(file, lineOf(text, 'Inference', 'WebSocketURL'), `WebSocketURL "${webSocketUrl}" must start with ws:// or wss://`);
   }
   const listen = gw.Listen ?? '127.0.0.1:18080';
-  if (!/^[^\s:]+:\d{1,5}$/.test(listen)) {
+  const port = Number(/:(\d{1,5})$/.exec(listen)?.[1] ?? 0);
+  if (!/^[^\s:]+:\d{1,5}$/.test(listen) || port < 1 || port > 65535) {
     throw new ConfigError(file, lineOf(text, 'Gateway', 'Listen'), `Listen "${listen}" must look like 127.0.0.1:18080`);
   }
   return {
     file: path.resolve(file),
     nodeName: c.API?.NodeName ?? 'my-provider',
     enable: inf.Enable ?? true,
-    serviceUrl: inf.ServiceURL ?? webSocketUrl.replace(/^ws/, 'http').replace(/\/ws\/?$/, ''),
+    // computing-provider writes ServiceURL = "" to mean "derive it from WebSocketURL".
+    serviceUrl: inf.ServiceURL || webSocketUrl.replace(/^ws/, 'http').replace(/\/ws\/?$/, ''),
     webSocketUrl,
     apiKey,
     models: inf.Models ?? [],
