@@ -10,12 +10,31 @@ export interface Identity {
   file: string;
 }
 
+/** Reads the key file; a damaged or foreign key is refused with what happened and what to do. */
+function readKey(file: string): crypto.KeyObject {
+  let key: crypto.KeyObject;
+  try {
+    key = crypto.createPrivateKey(fs.readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new Error(
+      `The node key ${file} cannot be read (${(e as Error).message}). Restore it from a backup; ` +
+        'deleting it makes a new key, and the hub will see this machine as a different node.',
+    );
+  }
+  if (key.asymmetricKeyType !== 'ed25519') {
+    throw new Error(`The node key ${file} is a ${key.asymmetricKeyType ?? 'unknown'} key, not Ed25519. Restore the original key file from a backup.`);
+  }
+  return key;
+}
+
 export function loadOrCreateIdentity(home: string): Identity {
   const file = path.join(home, 'node-key.pem');
   fs.mkdirSync(home, { recursive: true });
   let privateKey: crypto.KeyObject;
   if (fs.existsSync(file)) {
-    privateKey = crypto.createPrivateKey(fs.readFileSync(file, 'utf8'));
+    privateKey = readKey(file);
+    // A private key readable by others (copied in by hand, an old install) is made owner-only again.
+    if (process.platform !== 'win32' && (fs.statSync(file).mode & 0o077) !== 0) fs.chmodSync(file, 0o600);
   } else {
     const pair = crypto.generateKeyPairSync('ed25519');
     privateKey = pair.privateKey;
@@ -23,7 +42,7 @@ export function loadOrCreateIdentity(home: string): Identity {
     try {
       fs.writeFileSync(file, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, flag: 'wx' });
     } catch {
-      privateKey = crypto.createPrivateKey(fs.readFileSync(file, 'utf8'));
+      privateKey = readKey(file);
     }
   }
   const spki = crypto.createPublicKey(privateKey).export({ type: 'spki', format: 'der' });

@@ -36,6 +36,8 @@ export class GatewayKeys {
   private save(): void {
     fs.mkdirSync(path.dirname(this.file), { recursive: true });
     const tmp = `${this.file}.tmp`;
+    // A stale temp file keeps its old mode (writeFileSync's mode applies only on creation): remove it first.
+    fs.rmSync(tmp, { force: true });
     fs.writeFileSync(tmp, JSON.stringify(this.keys, null, 2), { mode: 0o600 });
     fs.renameSync(tmp, this.file);
   }
