@@ -70,8 +70,8 @@ export class InboundError extends Error {
   }
 }
 
-function issues(err: z.ZodError): string {
-  return err.issues.map((i) => `${i.path.join('.') || '(payload)'}: ${i.message}`).join('; ');
+function issues(err: z.ZodError, root = '(payload)'): string {
+  return err.issues.map((i) => `${i.path.join('.') || root}: ${i.message}`).join('; ');
 }
 
 /** Parses and validates one text frame from the hub. Throws InboundError with a clear reason. */
@@ -83,7 +83,7 @@ export function parseInbound(text: string): Inbound {
     throw new InboundError('message is not valid JSON');
   }
   const env = envelope.safeParse(raw);
-  if (!env.success) throw new InboundError(`message has no valid envelope (${issues(env.error)})`);
+  if (!env.success) throw new InboundError(`message has no valid envelope (${issues(env.error, '(message)')})`);
   const { type, payload } = env.data;
   const p = (payload ?? {}) as Record<string, unknown>;
   const requestId = env.data.request_id ?? (typeof p.request_id === 'string' ? p.request_id : undefined);
@@ -113,8 +113,11 @@ export function parseInbound(text: string): Inbound {
       return { type, requestId: id };
     }
     case 'resume': {
-      const r = check(resumePayload);
-      return { type, requestId: r.request_id, lastSeq: r.last_seq };
+      // Like cancel: the request id may be in the payload or at the top level.
+      const r = check(resumePayload.partial({ request_id: true }));
+      const id = r.request_id ?? requestId;
+      if (!id) throw new InboundError('resume without request_id', undefined, type);
+      return { type, requestId: id, lastSeq: r.last_seq };
     }
     default:
       throw new InboundError(`unknown message type "${type.slice(0, 64)}"`, requestId, type);
