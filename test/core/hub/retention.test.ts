@@ -1,0 +1,102 @@
+// Retention of sent stream messages (resume-v1): replay after a seq, a byte cap that evicts the oldest
+// request (and says which), and dropping finished requests once they are old enough.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Retention } from '../../../src/core/hub/retention';
+import { out, type Outbound } from '../../../src/core/protocol/messages';
+
+const chunk = (id: string, seq: number): Outbound => out.streamChunk(id, seq, { choices: [{ delta: { content: `t${seq}` } }] }, false);
+
+function retention(maxBytes: number): { r: Retention; evicted: string[] } {
+  const evicted: string[] = [];
+  return { r: new Retention(maxBytes, (id) => evicted.push(id)), evicted };
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('Retention', () => {
+  it('since() returns the messages after lastSeq, in order', () => {
+    const { r } = retention(1_000_000);
+    for (let seq = 1; seq <= 5; seq++) r.add('a', seq, chunk('a', seq), 10);
+    r.add('a', 6, out.streamEnd('a', 6, { latencyMs: 5, tokensIn: 1, tokensOut: 5 }), 10);
+    expect(r.since('a', 3).map((m) => m.payload.seq)).toEqual([4, 5, 6]);
+    expect(r.since('a', 0)).toHaveLength(6);
+    expect(r.since('a', 6)).toEqual([]);
+    expect(r.since('a', 3)[2]!.type).toBe('stream_end');
+    expect(r.since('unknown', 0)).toEqual([]);
+  });
+
+  it('counts bytes and requests, and drop() gives the bytes back', () => {
+    const { r } = retention(1_000_000);
+    r.add('a', 1, chunk('a', 1), 100);
+    r.add('a', 2, chunk('a', 2), 50);
+    r.add('b', 1, chunk('b', 1), 30);
+    expect(r.bytes).toBe(180);
+    expect(r.size).toBe(2);
+    expect(r.ids()).toEqual(['a', 'b']);
+    expect(r.has('a')).toBe(true);
+    r.drop('a');
+    expect(r.bytes).toBe(30);
+    expect(r.has('a')).toBe(false);
+    expect(r.since('a', 0)).toEqual([]);
+    r.drop('a'); // twice: no effect
+    expect(r.bytes).toBe(30);
+  });
+
+  it('over the byte cap, the oldest request is evicted and onEvict is told', () => {
+    const { r, evicted } = retention(1000);
+    r.add('a', 1, chunk('a', 1), 400);
+    r.add('b', 1, chunk('b', 1), 400);
+    expect(evicted).toEqual([]);
+    r.add('c', 1, chunk('c', 1), 400);
+    expect(evicted).toEqual(['a']);
+    expect(r.ids()).toEqual(['b', 'c']);
+    expect(r.bytes).toBe(800);
+  });
+
+  it('evicts as many old requests as needed, oldest first', () => {
+    const { r, evicted } = retention(1000);
+    for (const id of ['a', 'b', 'c', 'd']) r.add(id, 1, chunk(id, 1), 200);
+    r.add('e', 1, chunk('e', 1), 700);
+    expect(evicted).toEqual(['a', 'b', 'c']);
+    expect(r.ids()).toEqual(['d', 'e']);
+    expect(r.bytes).toBe(900);
+  });
+
+  it('the request being written is never evicted by its own write', () => {
+    const { r, evicted } = retention(100);
+    r.add('only', 1, chunk('only', 1), 80);
+    r.add('only', 2, chunk('only', 2), 80);
+    expect(evicted).toEqual([]);
+    expect(r.since('only', 0)).toHaveLength(2);
+    // Oldest and being written: it stays; the next write of another request evicts it.
+    r.add('b', 1, chunk('b', 1), 10);
+    expect(evicted).toEqual(['only']);
+    expect(r.ids()).toEqual(['b']);
+  });
+
+  it('finished() marks a request; dropFinished() drops finished requests older than the limit only', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(1_000_000);
+    const { r, evicted } = retention(1_000_000);
+    r.add('done-old', 1, chunk('done-old', 1), 10);
+    r.add('done-new', 1, chunk('done-new', 1), 10);
+    r.add('running', 1, chunk('running', 1), 10);
+    r.finished('done-old');
+    expect(r.isFinished('done-old')).toBe(true);
+    expect(r.isFinished('running')).toBe(false);
+    expect(r.isFinished('nope')).toBe(false);
+    vi.setSystemTime(1_005_000);
+    r.finished('done-new');
+    r.finished('nope'); // unknown id: no effect
+    vi.setSystemTime(1_006_000);
+    r.dropFinished(5_000);
+    expect(r.ids()).toEqual(['done-new', 'running']);
+    expect(r.bytes).toBe(20);
+    r.dropFinished(0);
+    expect(r.ids()).toEqual(['running']);
+    // Dropping is not eviction: nobody is asked to cancel anything.
+    expect(evicted).toEqual([]);
+  });
+});
