@@ -1,5 +1,7 @@
 // Keys for the local gateway. A key is shown once when created; only its SHA-256 is kept
 // (keys are 32 random bytes, so a plain hash is enough). Lookups compare in constant time.
+// Several instances may share one file (the CLI, the console's settings, the running gateway): each
+// re-reads it when it changed on disk, so a key created or revoked anywhere takes effect at once.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -16,12 +18,35 @@ function hashKey(key: string): Buffer {
 }
 
 export class GatewayKeys {
-  private keys: Stored[];
+  private keys: Stored[] = [];
   private readonly file: string;
+  /** What the file looked like when last read or written ("" = never). */
+  private stamp = '';
 
   constructor(home: string) {
     this.file = path.join(home, 'gateway-keys.json');
-    this.keys = GatewayKeys.read(this.file);
+    this.refresh();
+  }
+
+  private fileStamp(): string {
+    try {
+      const st = fs.statSync(this.file);
+      return `${st.ino}:${st.size}:${st.mtimeMs}`;
+    } catch {
+      return 'absent';
+    }
+  }
+
+  /** Re-reads the file if another instance changed it; last-use times seen here are kept. */
+  private refresh(): void {
+    const stamp = this.fileStamp();
+    if (stamp === this.stamp) return;
+    const used = new Map(this.keys.map((k) => [k.hash, k.lastUsedAt]));
+    this.keys = GatewayKeys.read(this.file).map((k) => {
+      const last = Math.max(k.lastUsedAt ?? 0, used.get(k.hash) ?? 0);
+      return last > 0 ? { ...k, lastUsedAt: last } : k;
+    });
+    this.stamp = stamp;
   }
 
   private static read(file: string): Stored[] {
@@ -40,10 +65,12 @@ export class GatewayKeys {
     fs.rmSync(tmp, { force: true });
     fs.writeFileSync(tmp, JSON.stringify(this.keys, null, 2), { mode: 0o600 });
     fs.renameSync(tmp, this.file);
+    this.stamp = this.fileStamp();
   }
 
   /** Creates a key; returns it in full (the only time it is visible). */
   create(name: string): { name: string; key: string } {
+    this.refresh();
     if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) throw new Error('Key names use letters, digits, dot, dash or underscore (1-64).');
     if (this.keys.some((k) => k.name === name)) throw new Error(`A key named "${name}" already exists; revoke it first or pick another name.`);
     const key = KEY_PREFIX + crypto.randomBytes(32).toString('base64url');
@@ -53,6 +80,7 @@ export class GatewayKeys {
   }
 
   revoke(name: string): boolean {
+    this.refresh();
     const before = this.keys.length;
     this.keys = this.keys.filter((k) => k.name !== name);
     if (this.keys.length === before) return false;
@@ -61,12 +89,14 @@ export class GatewayKeys {
   }
 
   list(): GatewayKeyView[] {
+    this.refresh();
     return this.keys.map((k) => ({ name: k.name, createdAt: k.createdAt, ...(k.lastUsedAt ? { lastUsedAt: k.lastUsedAt } : {}) }));
   }
 
   /** The key's name when it is valid, else undefined. Constant time per stored key. */
   verify(key: string | undefined | null): string | undefined {
     if (!key) return undefined;
+    this.refresh();
     const h = hashKey(key);
     let found: Stored | undefined;
     for (const k of this.keys) if (crypto.timingSafeEqual(h, Buffer.from(k.hash, 'hex'))) found = k;
@@ -75,6 +105,7 @@ export class GatewayKeys {
   }
 
   get size(): number {
+    this.refresh();
     return this.keys.length;
   }
 }

@@ -27,6 +27,7 @@ const cancelSchema = z.object({ type: z.literal('cancel'), request_id: requestId
 const TYPES = ['chat.message', 'ping', 'cancel'];
 
 interface Conn {
+  id: number;
   ws: WebSocket;
   keyName: string;
   requests: Map<string, AbortController>;
@@ -42,6 +43,7 @@ function contentOf(response: unknown): string {
 
 export class RelayService {
   private readonly conns = new Set<Conn>();
+  private nextId = 1;
   private readonly log: Logger;
 
   constructor(
@@ -65,7 +67,7 @@ export class RelayService {
       ws.close(CLOSE.policy, 'auth_error');
       return;
     }
-    const c: Conn = { ws, keyName: keyName ?? ANONYMOUS_KEY, requests: new Map() };
+    const c: Conn = { id: this.nextId++, ws, keyName: keyName ?? ANONYMOUS_KEY, requests: new Map() };
     this.conns.add(c);
     c.stopKeepAlive = keepAlive(ws, this.o.heartbeatMs);
     this.touch(c);
@@ -155,7 +157,8 @@ export class RelayService {
     const ws = c.ws;
     this.o.runner
       .run(
-        { id: `${c.keyName}/${requestId}`, source: 'local', model: m.model, body, stream, signal: ac.signal },
+        // Relay request ids are only unique per connection: the console id says which one.
+        { id: `${c.keyName}/ws${c.id}/${requestId}`, source: 'local', model: m.model, body, stream, signal: ac.signal },
         {
           chunk: async (ev) => {
             if (!stream || (!ev.text && !ev.reasoning)) return;

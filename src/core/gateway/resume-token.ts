@@ -43,6 +43,7 @@ export function loadResumeKey(home: string, log?: Logger): Buffer {
   fs.mkdirSync(home, { recursive: true });
   const key = crypto.randomBytes(32);
   const tmp = `${file}.tmp`;
+  fs.rmSync(tmp, { force: true }); // a stale temp file would keep its old mode
   fs.writeFileSync(tmp, key, { mode: 0o600 });
   fs.renameSync(tmp, file);
   return key;
