@@ -1,0 +1,235 @@
+// The report of one run: bench/results.json (everything), bench/results.md (the tables) and the table
+// between <!-- bench:start --> and <!-- bench:end --> in README.md.
+import fs from 'node:fs';
+import path from 'node:path';
+import { ROOT } from './child';
+import type { ClockOffset } from './clock';
+import type { HelperBench } from './helpers';
+import type { MachineLoad } from './load';
+import { machineLines, type Machine } from './machine';
+import type { IdleCost, IdleFigure } from './scenario-idle';
+import type { PathComparison, RelayLevel } from './scenario-latency';
+import type { MemoryUnderLoad } from './scenario-memory';
+import type { AgentProfile } from './scenario-profile';
+import type { Throughput } from './scenario-throughput';
+import type { BenchSettings } from './settings';
+import { round } from './stats';
+import type { Target } from './targets';
+
+export interface BenchResults {
+  machine: Machine;
+  load: MachineLoad;
+  settings: BenchSettings;
+  seconds: number;
+  clock: ClockOffset;
+  ttft: PathComparison;
+  relay: RelayLevel[];
+  /** Diagnostic: the 64-stream levels with the agent's ledger unavailable (when a latency target was missed). */
+  withoutLedger: RelayLevel[];
+  throughput: Throughput;
+  memory: MemoryUnderLoad;
+  idle: IdleCost;
+  targets: Target[];
+  profiles: AgentProfile[];
+  profileSkipped?: string;
+  helpers: HelperBench[];
+}
+
+const ms = (v: number): string => (Number.isFinite(v) ? `${v.toFixed(v < 10 ? 2 : 1)} ms` : 'n/a');
+const plus = (v: number): string => (Number.isFinite(v) ? `${v >= 0 ? '+' : '−'}${Math.abs(v).toFixed(2)} ms` : 'n/a');
+const x = (v: number): string => (Number.isFinite(v) ? `${v.toFixed(2)}×` : 'n/a');
+const mb = (v: number): string => `${v.toFixed(1)} MB`;
+const met = (t: Target | undefined): string => (t ? (t.met ? 'met' : '**missed**') : '');
+
+function row(cells: string[]): string {
+  return `| ${cells.join(' | ')} |`;
+}
+
+/** The main table: each figure with its baseline, the difference, the ratio and the target. */
+export function mainTable(r: BenchResults): string[] {
+  const target = (id: string): Target | undefined => r.targets.find((t) => t.id === id);
+  const lines = [
+    row(['Figure', 'Baseline', 'Agent', 'Agent − baseline', 'Ratio', 'Minimal forwarder', 'Target']),
+    row(['---', '---', '---', '---', '---', '---', '---']),
+  ];
+  for (const l of r.relay) {
+    const sfx = l.phase === 'batched' ? '' : `-${l.phase}`;
+    const t50 = l.streams === 64 ? target(`relay-p50-64${sfx}`) : undefined;
+    const t99 = l.streams === 64 ? target(`relay-p99-64${sfx}`) : undefined;
+    const name = `${l.streams} stream${l.streams > 1 ? 's' : ''}${l.streams > 1 ? `, ${l.phase}` : ''}`;
+    lines.push(
+      row([`Relay overhead p50, ${name}`, ms(l.direct.p50), ms(l.agent.p50), plus(l.addedP50), x(l.ratioP50), `${ms(l.forwarder.p50)} (${plus(l.forwarderAddedP50)})`, t50 ? `+0.5 ms: ${met(t50)}` : '']),
+      row([`Relay overhead p99, ${name}`, ms(l.direct.p99), ms(l.agent.p99), plus(l.addedP99), x(l.ratioP99), `${ms(l.forwarder.p99)} (${plus(l.forwarderAddedP99)})`, t99 ? `+5 ms: ${met(t99)}` : '']),
+    );
+  }
+  const tt = r.ttft;
+  lines.push(
+    row(['Time to first token p50', ms(tt.direct.p50), ms(tt.agent.p50), plus(tt.addedP50), x(tt.ratioP50), `${ms(tt.forwarder.p50)} (${plus(tt.forwarderAddedP50)})`, `+2 ms: ${met(target('ttft-p50'))}`]),
+    row(['Time to first token p99', ms(tt.direct.p99), ms(tt.agent.p99), plus(tt.addedP99), x(tt.ratioP99), `${ms(tt.forwarder.p99)} (${plus(tt.forwarderAddedP99)})`, '']),
+  );
+  const th = r.throughput;
+  const same = '= baseline';
+  lines.push(
+    row([
+      `Throughput, ${th.streams} streams at full speed`,
+      `${th.forwarder} chunks/s (forwarder)`,
+      `${th.agent} chunks/s`,
+      '',
+      x(th.ratioToForwarder),
+      `${same}; engine read directly: ${th.direct} chunks/s`,
+      `≥ 0.70×: ${met(target('throughput'))}`,
+    ]),
+    row([
+      'CPU per relayed chunk, at full speed',
+      `${th.cpuUsPerChunk.forwarder} µs (forwarder)`,
+      `${th.cpuUsPerChunk.agent} µs`,
+      `+${round(th.cpuUsPerChunk.agent - th.cpuUsPerChunk.forwarder, 1)} µs`,
+      x(th.cpuRatio),
+      same,
+      '',
+    ]),
+  );
+  const i = r.idle;
+  lines.push(
+    row([`Idle CPU, ${i.seconds} s (% of one core)`, `${i.forwarder.cpuPercent}% (forwarder)`, `${i.agent.cpuPercent}%`, '', x(i.cpuRatio), same, `< 1%: ${met(target('idle-cpu'))}`]),
+    row(['Idle RSS (max)', `${mb(i.forwarder.rssMaxMb)} (forwarder)`, mb(i.agent.rssMaxMb), '', x(i.rssRatio), same, `< 100 MB: ${met(target('idle-rss'))}`]),
+  );
+  const m = r.memory;
+  const peakA = Math.max(...m.agent.peak);
+  const peakF = Math.max(...m.forwarder.peak);
+  lines.push(
+    row([`RSS at ${m.streams} streams (peak of ${m.agent.peak.length} rounds)`, `${mb(peakF)} (forwarder)`, mb(peakA), '', x(m.peakRatio), same, '']),
+    row([
+      `RSS 1 s after each of ${m.agent.after.length} rounds`,
+      `${m.forwarder.after.join(', ')} MB (forwarder)`,
+      `${m.agent.after.join(', ')} MB`,
+      `growth ${m.agent.growth >= 0 ? '+' : ''}${m.agent.growth} MB`,
+      '',
+      `growth ${m.forwarder.growth >= 0 ? '+' : ''}${m.forwarder.growth} MB`,
+      `no growth: ${met(target('memory-growth'))}`,
+    ]),
+  );
+  return lines;
+}
+
+function footprintTable(i: IdleCost): string[] {
+  const line = (name: string, f: IdleFigure): string => row([name, `${f.cpuPercent}%`, mb(f.rssMaxMb), mb(f.treeRssMaxMb)]);
+  return [
+    row(['Process (idle, same window)', 'CPU', 'RSS', 'RSS with children']),
+    row(['---', '---', '---', '---']),
+    line('bare node', i.bareNode),
+    line('node + tsx loader', i.nodeWithTsx),
+    line('minimal forwarder (node + tsx)', i.forwarder),
+    line('agent as users run it (bin/swan-provider.js, tsx)', i.agent),
+    i.bundledAgent ? line('agent prebuilt with esbuild (no tsx)', i.bundledAgent) : row(['agent prebuilt (no tsx)', `skipped: ${i.bundledAgentSkipped ?? ''}`, '', '']),
+  ];
+}
+
+function helperLines(h: HelperBench[]): string[] {
+  const out: string[] = [];
+  for (const b of h) {
+    if (b.status !== 'ok') {
+      out.push(`- **${b.name}** (${b.file}): ${b.status} — ${b.reason ?? ''}`);
+      continue;
+    }
+    const figs = Object.entries(b.figures ?? {})
+      .map(([k, v]) => `${k} ${String(v)}`)
+      .join(', ');
+    out.push(`- **${b.name}** (${b.file}, ${b.seconds} s): ${figs}`);
+  }
+  return out;
+}
+
+function withoutLedgerLines(r: BenchResults): string[] {
+  if (r.withoutLedger.length === 0) return ['Not run: every latency target was met.'];
+  const lines = [
+    'The 64-stream levels again, with the agent’s SQLite ledger unavailable (ledger.sqlite made a directory, so usage',
+    'stays in memory): what the per-request fsynced ledger commit on the agent’s thread costs the streams still running.',
+    '',
+    row(['Figure', 'Baseline', 'Agent, no ledger', 'Agent − baseline', 'Agent with ledger (above)']),
+    row(['---', '---', '---', '---', '---']),
+  ];
+  for (const l of r.withoutLedger) {
+    const withLedger = r.relay.find((x) => x.streams === l.streams && x.phase === l.phase);
+    lines.push(
+      row([`Relay p50, ${l.streams} streams, ${l.phase}`, ms(l.direct.p50), ms(l.agent.p50), plus(l.addedP50), withLedger ? plus(withLedger.addedP50) : '']),
+      row([`Relay p99, ${l.streams} streams, ${l.phase}`, ms(l.direct.p99), ms(l.agent.p99), plus(l.addedP99), withLedger ? plus(withLedger.addedP99) : '']),
+    );
+  }
+  return lines;
+}
+
+function profileLines(r: BenchResults): string[] {
+  if (r.profiles.length === 0) return [`CPU profiles: ${r.profileSkipped ?? 'none taken'}.`];
+  const out: string[] = [];
+  for (const p of r.profiles) {
+    out.push(`CPU profile of the agent, ${p.kind} (${p.workload}; ${p.busyMs} ms busy of ${p.wallMs} ms):`, '');
+    out.push(row(['Self time', '%', 'Frame']), row(['---', '---', '---']));
+    for (const f of p.top.slice(0, 12)) out.push(row([`${f.selfMs} ms`, `${f.percent}%`, `\`${f.frame}\``]));
+    out.push('', `By area: ${p.areas.map((a) => `${a.frame} ${a.percent}%`).join(', ')}`, '');
+  }
+  return out;
+}
+
+export function renderMarkdown(r: BenchResults): string {
+  return [
+    '# Bench results',
+    '',
+    `\`npm run bench\`${r.settings.quick ? ' (BENCH_QUICK=1: shorter runs, noisier figures)' : ''}, ${Math.round(r.seconds)} s. Baseline of the latency rows: the engine's stream read`,
+    'directly by the bench process. Minimal forwarder: ws + eventsource-parser, no features. Method: docs/benchmarks.md.',
+    '',
+    ...machineLines(r.machine).map((l) => `- ${l}`),
+    `- machine load: load average ${r.load.loadAvgStart.join(' ')} at the start, ${r.load.loadAvgEnd.join(' ')} at the end; all cores ${r.load.busyPercent}% busy over the run (every process)`,
+    ...(r.load.warning ? [`- **note**: ${r.load.warning}`] : []),
+    `- engine clock offset ${r.clock.offsetMs.toFixed(3)} ms (± ${(r.clock.rttMs / 2).toFixed(3)} ms), subtracted from every chunk latency`,
+    '',
+    ...mainTable(r),
+    '',
+    '## Footprint, idle',
+    '',
+    ...footprintTable(r.idle),
+    '',
+    '## Diagnostic: the agent without its ledger',
+    '',
+    ...withoutLedgerLines(r),
+    '',
+    '## Other helpers’ benches',
+    '',
+    ...helperLines(r.helpers),
+    '',
+    '## Profiles',
+    '',
+    ...profileLines(r),
+  ].join('\n');
+}
+
+/** The README section: the main table and where the rest is. */
+export function renderReadmeSection(r: BenchResults): string {
+  return [
+    '<!-- bench:start -->',
+    `Benchmarks (\`npm run bench\`, ${r.machine.cpu}, ${r.machine.cores} cores, node ${r.machine.node}, ${r.machine.date.slice(0, 10)}${r.load.warning ? ', on a machine busy with other work' : ''}; method in`,
+    '[docs/benchmarks.md](docs/benchmarks.md), every figure in [bench/results.md](bench/results.md)):',
+    '',
+    ...mainTable(r),
+    '<!-- bench:end -->',
+  ].join('\n');
+}
+
+/** Replaces the text between the README markers; returns why not when they are missing. */
+export function updateReadme(r: BenchResults): string | undefined {
+  const file = path.join(ROOT, 'README.md');
+  const text = fs.readFileSync(file, 'utf8');
+  const start = text.indexOf('<!-- bench:start -->');
+  const end = text.indexOf('<!-- bench:end -->');
+  if (start < 0 || end < start) return 'README.md has no <!-- bench:start --> / <!-- bench:end --> markers';
+  fs.writeFileSync(file, text.slice(0, start) + renderReadmeSection(r) + text.slice(end + '<!-- bench:end -->'.length));
+  return undefined;
+}
+
+export function writeResults(r: BenchResults): { json: string; md: string } {
+  const json = path.join(ROOT, 'bench', 'results.json');
+  const md = path.join(ROOT, 'bench', 'results.md');
+  fs.writeFileSync(json, `${JSON.stringify(r, null, 2)}\n`);
+  fs.writeFileSync(md, `${renderMarkdown(r)}\n`);
+  return { json, md };
+}

@@ -1,0 +1,66 @@
+// Bench settings, from environment variables so a quick variant runs with the same command:
+//   BENCH_QUICK=1            shorter everything (about 1 minute; figures are noisier)
+//   BENCH_IDLE_SECONDS=n     idle window (default 60)
+//   BENCH_LEDGER_ROWS=n      rows for the ledger bench (default 500,000; quick 20,000)
+//   BENCH_PROFILE=1          take the CPU profiles even when every target is met
+//   BENCH_NO_README=1        do not rewrite the README table
+//   BENCH_SOAK=1             also run the fault suite's soak (bench/soak.ts), when it exists
+import { z } from 'zod';
+
+export interface BenchSettings {
+  quick: boolean;
+  idleSeconds: number;
+  ledgerRows: number;
+  forceProfile: boolean;
+  updateReadme: boolean;
+  /** Decode step for the latency runs (ms): 50 tokens/s per stream. */
+  stepMs: number;
+  /** Chunks per stream for the relay-overhead runs, by concurrency. */
+  relayChunks: Record<number, number>;
+  ttftRequests: number;
+  throughputStreams: number;
+  throughputChunks: number;
+  throughputReps: number;
+  memoryRounds: number;
+  memoryChunks: number;
+  /** GPU sampler bench duration per mode (undefined: its default). */
+  gpuDurationMs?: number;
+}
+
+const flag = z.enum(['0', '1', 'true', 'false', '']).optional();
+const count = z.coerce.number().int().positive().optional();
+const envSchema = z.object({
+  BENCH_QUICK: flag,
+  BENCH_IDLE_SECONDS: z.coerce.number().min(1).max(3600).optional(),
+  BENCH_LEDGER_ROWS: count,
+  BENCH_PROFILE: flag,
+  BENCH_NO_README: flag,
+});
+
+const on = (v: string | undefined): boolean => v === '1' || v === 'true';
+
+export function readSettings(env: NodeJS.ProcessEnv = process.env): BenchSettings {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const i = parsed.error.issues[0];
+    throw new Error(`bad bench setting ${String(i?.path[0])}: ${i?.message}. See the top of bench/settings.ts.`);
+  }
+  const e = parsed.data;
+  const quick = on(e.BENCH_QUICK);
+  return {
+    quick,
+    idleSeconds: e.BENCH_IDLE_SECONDS ?? (quick ? 10 : 60),
+    ledgerRows: e.BENCH_LEDGER_ROWS ?? (quick ? 20_000 : 500_000),
+    forceProfile: on(e.BENCH_PROFILE),
+    updateReadme: !on(e.BENCH_NO_README),
+    stepMs: 20,
+    relayChunks: quick ? { 1: 100, 16: 50, 64: 50 } : { 1: 250, 16: 120, 64: 120 },
+    ttftRequests: quick ? 50 : 200,
+    throughputStreams: 64,
+    throughputChunks: quick ? 150 : 400,
+    throughputReps: quick ? 1 : 3,
+    memoryRounds: 5,
+    memoryChunks: quick ? 50 : 100,
+    ...(quick ? { gpuDurationMs: 3000 } : {}),
+  };
+}
