@@ -16,7 +16,8 @@ export interface LogSink {
 }
 
 const LEVELS: Record<Level, number> = { debug: 20, info: 30, warn: 40, error: 50 };
-const SECRET = /(sk-[A-Za-z0-9_-]{6})[A-Za-z0-9_-]+|(Bearer\s+)[^\s"']+/g;
+// The auth scheme is case-insensitive on the wire ("bearer x" is as secret as "Bearer x").
+const SECRET = /(sk-[A-Za-z0-9_-]{6})[A-Za-z0-9_-]+|(Bearer\s+)[^\s"']+/gi;
 
 export function redact(text: string): string {
   return text.replace(SECRET, (_m, sk: string | undefined, bearer: string | undefined) => (sk ? `${sk}…` : `${bearer}…`));

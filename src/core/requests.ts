@@ -38,7 +38,8 @@ export class RequestBook extends EventEmitter<RequestBookEvents> {
       if (this.texts.size >= MAX_TEXTS) this.texts.delete(this.texts.keys().next().value as string);
       text = '';
     }
-    if (text.length < MAX_TEXT_CHARS) this.texts.set(id, text + delta);
+    // Capped exactly: a long delta near the cap is cut, not appended whole.
+    if (text.length < MAX_TEXT_CHARS) this.texts.set(id, (text + delta).slice(0, MAX_TEXT_CHARS));
     this.emit('text', id, delta);
   }
 
