@@ -4,7 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { isLoopbackAddress, isLoopbackHost } from '../../src/core/gateway/auth';
 import { describeFleet } from '../../src/core/gateway/fleet';
-import { resolveOptions } from '../../src/core/gateway/options';
+import { parseListen, resolveOptions } from '../../src/core/gateway/options';
 import { OriginPolicy } from '../../src/core/gateway/origin';
 import { negotiate } from '../../src/core/gateway/stream-v1-messages';
 
@@ -54,6 +54,13 @@ describe('options', () => {
     expect(o).toMatchObject({ host: '127.0.0.1', port: 18080, websocketAuth: true, window: { bytes: 65536, messages: 32 }, resumeTtlMs: 300_000, maxMessageBytes: 1048576, idleTimeoutMs: 300_000 });
     expect(o.limits).toEqual({ ratePerMinute: 60, burst: 10, maxConcurrent: 4 });
     expect(() => resolveOptions({ window: { messages: 0 } } as Parameters<typeof resolveOptions>[0])).toThrow(/window\.messages/);
+  });
+
+  it('reads [Gateway] Listen', () => {
+    expect(parseListen('127.0.0.1:18080')).toEqual({ host: '127.0.0.1', port: 18080 });
+    expect(parseListen('0.0.0.0:8080')).toEqual({ host: '0.0.0.0', port: 8080 });
+    expect(() => parseListen('18080')).toThrow(/must look like 127\.0\.0\.1:18080/);
+    expect(() => parseListen('host:99999')).toThrow(/must look like/);
   });
 });
 

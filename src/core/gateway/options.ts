@@ -115,3 +115,11 @@ export function resolveOptions(o: GatewayOptions): ResolvedGatewayOptions {
   if (!Number.isInteger(r.port) || r.port < 0 || r.port > 65535) throw new RangeError(`gateway option port must be 0-65535, got ${r.port}`);
   return r;
 }
+
+/** config.toml's [Gateway] Listen ("127.0.0.1:18080", "0.0.0.0:8080") as host and port. */
+export function parseListen(listen: string): { host: string; port: number } {
+  const m = /^\s*([^\s:]+):(\d{1,5})\s*$/.exec(listen);
+  const port = m ? Number(m[2]) : NaN;
+  if (!m || port > 65535) throw new RangeError(`Listen "${listen}" must look like 127.0.0.1:18080`);
+  return { host: m[1] as string, port };
+}

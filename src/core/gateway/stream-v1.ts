@@ -220,7 +220,8 @@ export class StreamV1Service {
       return c.error('duplicate_request', 'invalid', `Request ${s.requestId} already completed and every message was acknowledged; use a new request_id for a new request.`, { request_id: s.requestId });
     }
     this.log.debug(`stream ${s.requestId}: repeated start attaches to the running request`, { requestId: internalId(s) });
-    this.sendStarted(c, s, s.lastAcked);
+    // The connection it already streams to just carries on; another one gets what was not acked.
+    this.sendStarted(c, s, s.attachedTo === c ? s.lastSent : s.lastAcked);
     this.attach(c, s, s.lastAcked);
   }
 
