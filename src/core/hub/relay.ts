@@ -29,7 +29,10 @@ interface Active {
   seq: number;
   attached: boolean;
   resumed: boolean;
-  /** Given up (not resumed in time, or link down past the TTL): nothing more is retained or sent. */
+  /**
+   * Given up (not resumed in time, link down past the TTL, or ended by an oversize error): nothing more
+   * is retained or sent for it.
+   */
   dropped: boolean;
 }
 
@@ -182,9 +185,15 @@ export class HubRelay {
     if (!a || a.dropped) return;
     const bytes = Buffer.byteLength(JSON.stringify(msg));
     if (bytes > MAX_MESSAGE_BYTES) {
-      // Oversize: refused by the link with an error log; the hub gets a clear error instead.
-      const err = out.error(id, 413, `an answer chunk of ${bytes} bytes is over the 1 MB message limit`);
+      // Oversize: never sent. The hub gets a clear error in its place, and that error ends the request:
+      // the engine request is cancelled and nothing after the hole is sent (an answer with a chunk
+      // missing must not end as a success).
+      const text = `an answer ${msg.type === 'stream_chunk' ? 'chunk' : 'message'} of ${bytes} bytes is over the 1 MB message limit`;
+      this.o.log.error(`request ${id}: ${text}; refused it and ended the request`, { requestId: id });
+      const err = out.error(id, 413, text);
       await this.send(id, { ...err, payload: { ...err.payload, seq: msg.payload.seq } });
+      a.dropped = true;
+      a.ctl.abort();
       return;
     }
     this.retention.add(id, msg.payload.seq as number, msg, bytes);
