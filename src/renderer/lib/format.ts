@@ -1,9 +1,25 @@
-// Display formatting: units always shown, nulls as an em dash.
+// Display formatting: units always shown, nulls as an em dash. Intl formatters are built once and
+// reused (building one per call costs more than the rest of a list row).
 const DASH = '—';
+
+const numberFormats = new Map<number, Intl.NumberFormat>();
+function numberFormat(digits: number): Intl.NumberFormat {
+  let f = numberFormats.get(digits);
+  if (!f) {
+    f = new Intl.NumberFormat(undefined, { maximumFractionDigits: digits, minimumFractionDigits: digits });
+    numberFormats.set(digits, f);
+  }
+  return f;
+}
+const moneySmall = new Intl.NumberFormat(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 4 });
+const moneyLarge = new Intl.NumberFormat(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+const clockFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', hour12: false });
+const dateTimeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'short', timeStyle: 'medium', hour12: false });
 
 export function fmtNumber(n: number | null | undefined, digits = 0): string {
   if (n === null || n === undefined || !Number.isFinite(n)) return DASH;
-  return n.toLocaleString(undefined, { maximumFractionDigits: digits, minimumFractionDigits: digits });
+  return numberFormat(digits).format(n);
 }
 
 export function fmtInt(n: number | null | undefined): string {
@@ -12,7 +28,7 @@ export function fmtInt(n: number | null | undefined): string {
 
 export function fmtMoney(n: number | null | undefined): string {
   if (n === null || n === undefined || !Number.isFinite(n)) return DASH;
-  return `$${n.toLocaleString(undefined, { minimumFractionDigits: 2, maximumFractionDigits: n < 1 ? 4 : 2 })}`;
+  return `$${(n < 1 ? moneySmall : moneyLarge).format(n)}`;
 }
 
 export function fmtMs(ms: number | null | undefined): string {
@@ -28,16 +44,16 @@ export function fmtGb(gb: number | null | undefined, digits = 1): string {
 
 export function fmtTime(ts: number | null | undefined): string {
   if (!ts) return DASH;
-  return new Date(ts).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+  return timeFormat.format(ts);
 }
 
 export function fmtClock(ts: number): string {
-  return new Date(ts).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', hour12: false });
+  return clockFormat.format(ts);
 }
 
 export function fmtDateTime(ts: number | null | undefined): string {
   if (!ts) return DASH;
-  return new Date(ts).toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'medium', hour12: false });
+  return dateTimeFormat.format(ts);
 }
 
 export function fmtAgo(ts: number | null | undefined, now = Date.now()): string {

@@ -1,6 +1,6 @@
 // The live request list (virtualised: 10,000 rows stay smooth) and the streaming text of the selected one.
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { memo, useEffect, useMemo, useRef, useState } from 'react';
 import type { RequestSource, RequestStatus, RequestView } from '../../shared/types';
 import { getBridge } from '../bridge';
 import { StatusBadge } from '../components/Badge';
@@ -36,6 +36,46 @@ function useFiltered(requests: RequestView[], f: Filters): RequestView[] {
     return out;
   }, [requests, f]);
 }
+
+/** One list row; memoised so scrolling renders only the rows that come into view. */
+const RequestRow = memo(function RequestRow({ r, index, start, selected, now }: { r: RequestView; index: number; start: number; selected: boolean; now: number }) {
+  const tps = tokensPerSecond(r, now);
+  return (
+    <button
+      type="button"
+      role="row"
+      aria-rowindex={index + 2}
+      aria-selected={selected}
+      className="request-row"
+      style={{ transform: `translateY(${start}px)`, height: ROW_HEIGHT }}
+      onClick={() => selectRequest(r.id)}
+      data-testid="request-row"
+      data-id={r.id}
+      data-status={r.status}
+    >
+      <span role="cell">{fmtTime(r.startedAt)}</span>
+      <span role="cell" className="mono ellipsis">
+        {r.model}
+      </span>
+      <span role="cell">{r.source === 'hub' ? 'network' : 'local'}</span>
+      <span role="cell" className="num">
+        {fmtInt(r.tokensIn)}
+      </span>
+      <span role="cell" className="num" data-testid="request-tokens-out">
+        {fmtInt(r.tokensOut)}
+      </span>
+      <span role="cell" className="num">
+        {tps === null ? '—' : fmtNumber(tps, 1)}
+      </span>
+      <span role="cell" className="num">
+        {fmtMs(latencyOf(r, now))}
+      </span>
+      <span role="cell">
+        <StatusBadge status={r.status} />
+      </span>
+    </button>
+  );
+});
 
 function RequestText({ id }: { id: string }) {
   useStore((s) => s.textVersion);
@@ -134,7 +174,8 @@ export function Requests() {
   const scrollRef = useRef<HTMLDivElement>(null);
   const virtualizer = useVirtualizer({ count: rows.length, getScrollElement: () => scrollRef.current, estimateSize: () => ROW_HEIGHT, overscan: 12 });
   const selected = selectedId ? requests.find((r) => r.id === selectedId) : undefined;
-  const now = Date.now();
+  // Whole seconds, so rows of finished requests keep equal props (and skip re-rendering) while scrolling.
+  const now = Math.floor(Date.now() / 1000) * 1000;
   return (
     <div className="page page-requests" data-testid="page-requests">
       <h1>Requests</h1>
@@ -198,43 +239,8 @@ export function Requests() {
             <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
               {virtualizer.getVirtualItems().map((v) => {
                 const r = rows[v.index]!;
-                const tps = tokensPerSecond(r, now);
-                return (
-                  <button
-                    key={r.id}
-                    type="button"
-                    role="row"
-                    aria-rowindex={v.index + 2}
-                    aria-selected={r.id === selectedId}
-                    className="request-row"
-                    style={{ transform: `translateY(${v.start}px)`, height: ROW_HEIGHT }}
-                    onClick={() => selectRequest(r.id)}
-                    data-testid="request-row"
-                    data-id={r.id}
-                    data-status={r.status}
-                  >
-                    <span role="cell">{fmtTime(r.startedAt)}</span>
-                    <span role="cell" className="mono ellipsis">
-                      {r.model}
-                    </span>
-                    <span role="cell">{r.source === 'hub' ? 'network' : 'local'}</span>
-                    <span role="cell" className="num">
-                      {fmtInt(r.tokensIn)}
-                    </span>
-                    <span role="cell" className="num" data-testid="request-tokens-out">
-                      {fmtInt(r.tokensOut)}
-                    </span>
-                    <span role="cell" className="num">
-                      {tps === null ? '—' : fmtNumber(tps, 1)}
-                    </span>
-                    <span role="cell" className="num">
-                      {fmtMs(latencyOf(r, now))}
-                    </span>
-                    <span role="cell">
-                      <StatusBadge status={r.status} />
-                    </span>
-                  </button>
-                );
+                // Keys from a small pool: scrolling reuses row elements instead of creating new ones.
+                return <RequestRow key={v.index % 128} r={r} index={v.index} start={v.start} selected={r.id === selectedId} now={now} />;
               })}
             </div>
           </div>
