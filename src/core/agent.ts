@@ -31,6 +31,11 @@ import { handleVerify } from './hub/verify';
 import { requestJson } from './engine/client';
 import type { EngineEndpoint, EngineRequestOptions, NonStreamResult } from './engine/types';
 import { Ledger } from './ledger/ledger';
+import { describeFleet } from './gateway/fleet';
+import { GatewayKeys } from './gateway/keys';
+import { parseListen } from './gateway/options';
+import { startGateway, type Gateway } from './gateway/server';
+import os from 'node:os';
 import { Log, type Logger } from './log';
 import { CAPABILITIES, out, PROTOCOL_VERSION, type Inbound, type RegisterPayload } from './protocol/messages';
 import { RequestBook } from './requests';
@@ -58,6 +63,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   readonly sampler?: GpuSampler;
   readonly ledger?: Ledger;
   readonly settings: SettingsFile;
+  readonly gatewayKeys: GatewayKeys;
+  private gateway?: Gateway;
+  private gatewayError?: string;
   readonly secrets: SecretStore;
   private readonly health: HealthMonitor;
   private readonly discovery?: EngineDiscovery;
@@ -81,6 +89,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.l = this.log.child('agent');
     this.settings = SettingsFile.in(opts.home);
     this.secrets = opts.secrets ?? new FileSecretStore(opts.home);
+    this.gatewayKeys = new GatewayKeys(opts.home);
     const a = config.agent;
     this.scheduler = new Scheduler(
       { maxConcurrentPerEndpoint: a.maxConcurrentPerEndpoint, maxQueuePerModel: a.maxQueuePerModel, queueTimeoutMs: a.queueTimeoutMs },
@@ -169,6 +178,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     await Promise.race([gpuDone, new Promise((r) => setTimeout(r, 3000).unref())]);
     this.watchGpuBusy();
     void this.refreshEarningsFlag();
+    await this.applyGateway();
     if (this.config.enable && this.providerKey()) this.link.start();
     else if (!this.providerKey()) this.l.warn('No provider key yet: paste it in the console (Settings) or set ApiKey in config.toml / INFERENCE_API_KEY.');
     else this.l.warn('[Inference] Enable = false in config.toml: not connecting to the hub.');
@@ -180,6 +190,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.started = false;
     clearTimeout(this.snapshotTimer);
     clearInterval(this.gpuBusyTimer);
+    await this.gateway?.close();
+    this.gateway = undefined;
     this.relay.close();
     this.scheduler.close();
     await this.link.stop();
@@ -262,6 +274,48 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     else if (r.error) this.l.debug(`provider status unavailable: ${r.error}`);
   }
 
+  /** Starts, restarts or stops the local gateway to match the settings ([Gateway] overlaid by the console's). */
+  async applyGateway(): Promise<void> {
+    const s = this.settings.get();
+    const enabled = s.gatewayEnabled ?? this.config.gateway.enable;
+    const listen = s.gatewayListen ?? this.config.gateway.listen;
+    await this.gateway?.close();
+    this.gateway = undefined;
+    this.gatewayError = undefined;
+    if (!enabled || !this.started) {
+      this.emitSnapshot();
+      return;
+    }
+    try {
+      const { host, port } = parseListen(listen);
+      this.gateway = await startGateway({
+        host,
+        port,
+        runner: this.runner,
+        // Not announcedModels(): while paused, local clients get the scheduler's clear "paused" refusal.
+        models: () => this.registry.announced(),
+        keys: this.gatewayKeys,
+        home: this.opts.home,
+        log: this.log.child('gateway'),
+        websocketAuth: this.config.gateway.websocketAuth,
+        allowedOrigins: this.config.gateway.allowedOrigins,
+        resumeTtlMs: this.config.agent.resumeTtlMs,
+        fleet: () =>
+          describeFleet({
+            hostname: os.hostname(),
+            gpus: this.gpu.gpus,
+            models: this.registry.all().filter((m) => m.enabled),
+            activeRequests: this.scheduler.inFlight(),
+          }),
+      });
+      this.l.info(`local gateway listening on ${this.gateway.url} (keys: ${this.gatewayKeys.size}; create one with "swan-provider keys create")`);
+    } catch (e) {
+      this.gatewayError = `The local gateway could not start on ${listen}: ${(e as Error).message}. Pick another address in Settings.`;
+      this.l.error(this.gatewayError);
+    }
+    this.emitSnapshot();
+  }
+
   /** Engine URLs the owner named: config's EngineHosts and endpoints added in the console. */
   private engineHosts(): string[] {
     return [...this.config.agent.engineHosts, ...(this.settings.get().extraEndpoints ?? []).map((e) => e.url)];
@@ -301,7 +355,13 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
         };
       }),
       today: this.ledger?.today() ?? { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0 },
-      gateway: { enabled: s.gatewayEnabled ?? this.config.gateway.enable, listen: s.gatewayListen ?? this.config.gateway.listen, running: false, keys: 0 },
+      gateway: {
+        enabled: s.gatewayEnabled ?? this.config.gateway.enable,
+        listen: this.gateway ? this.gateway.url.replace(/^http:\/\//, '') : (s.gatewayListen ?? this.config.gateway.listen),
+        running: this.gateway !== undefined,
+        keys: this.gatewayKeys.size,
+        ...(this.gatewayError ? { error: this.gatewayError } : {}),
+      },
       hasKey: this.providerKey() !== '',
       onboarded: s.onboarded ?? this.providerKey() !== '',
     };

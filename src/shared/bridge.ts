@@ -25,7 +25,7 @@ export interface AgentSnapshot {
   engines: EngineInfo[];
   models: ModelState[];
   today: UsageTotals;
-  gateway: { enabled: boolean; listen: string; running: boolean; keys: number };
+  gateway: { enabled: boolean; listen: string; running: boolean; keys: number; error?: string };
   /** false until the owner has saved a provider key (drives the onboarding screen). */
   hasKey: boolean;
   onboarded: boolean;

@@ -7,7 +7,6 @@ import { checkProviderKey } from '../hub/provider-status';
 import { KEY_SECRET } from '../agent';
 import { validateSettingsPatch } from './settings';
 import { normaliseBaseUrl } from './models';
-import { GatewayKeys } from '../gateway/keys';
 import { listGpuProcesses } from '../gpu/processes';
 
 type Handler<C extends InvokeChannel> = (args: never) => Promise<InvokeResults[C]> | InvokeResults[C];
@@ -15,11 +14,9 @@ type Handler<C extends InvokeChannel> = (args: never) => Promise<InvokeResults[C
 const EMPTY_TOTALS: UsageTotals = { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0 };
 
 export class BridgeHandlers {
-  readonly gatewayKeys: GatewayKeys;
   private readonly table: { [C in InvokeChannel]: Handler<C> };
 
   constructor(private readonly agent: Agent) {
-    this.gatewayKeys = new GatewayKeys(agent.opts.home);
     const a = agent;
     this.table = {
       'snapshot.get': () => a.snapshot(),
@@ -45,7 +42,7 @@ export class BridgeHandlers {
         return a.pause.state();
       },
       'settings.get': () => this.settingsView(),
-      'settings.save': ({ patch }: { patch: import('../../shared/bridge').SettingsPatch }) => {
+      'settings.save': async ({ patch }: { patch: import('../../shared/bridge').SettingsPatch }) => {
         const errors = validateSettingsPatch(patch);
         if (Object.keys(errors).length > 0) return { ok: false as const, errors };
         const { providerKey, ...rest } = patch;
@@ -63,6 +60,7 @@ export class BridgeHandlers {
         }
         if (rest.retentionDays !== undefined) a.ledger?.prune(rest.retentionDays);
         if (rest.autoPauseOnGpuBusy !== undefined) a.watchGpuBusy();
+        if (rest.gatewayEnabled !== undefined || rest.gatewayListen !== undefined) await a.applyGateway();
         if (providerKey !== undefined || rest.serviceUrl !== undefined) void a.refreshEarningsFlag();
         a.emitSnapshot();
         return { ok: true as const };
@@ -97,16 +95,16 @@ export class BridgeHandlers {
       },
       'logs.list': ({ level, limit }: { level?: 'debug' | 'info' | 'warn' | 'error'; limit?: number }) => a.log.entries(limit ?? 500, level ?? 'debug'),
       'logs.bundle': () => this.supportBundle(),
-      'gateway.keys.list': () => this.gatewayKeys.list(),
+      'gateway.keys.list': () => a.gatewayKeys.list(),
       'gateway.keys.create': ({ name }: { name: string }) => {
-        const k = this.gatewayKeys.create(name);
+        const k = a.gatewayKeys.create(name);
         a.emitSnapshot();
         return k;
       },
       'gateway.keys.revoke': ({ name }: { name: string }) => {
-        if (!this.gatewayKeys.revoke(name)) throw new Error(`No gateway key named "${name}".`);
+        if (!a.gatewayKeys.revoke(name)) throw new Error(`No gateway key named "${name}".`);
         a.emitSnapshot();
-        return this.gatewayKeys.list();
+        return a.gatewayKeys.list();
       },
       'onboarding.complete': () => {
         if (!a.providerKey()) throw new Error('Paste your provider key first.');
