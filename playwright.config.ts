@@ -19,6 +19,8 @@ export default defineConfig({
     headless: true,
     viewport: { width: 1280, height: 800 },
     colorScheme: 'light',
+    locale: 'en-US',
+    timezoneId: 'UTC',
     trace: 'retain-on-failure',
     screenshot: 'only-on-failure',
     launchOptions: {

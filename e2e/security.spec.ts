@@ -29,10 +29,18 @@ test('the token becomes a cookie and leaves the address bar; the page is served 
   expect(await page.evaluate<boolean>('window.injected === true')).toBe(false);
 });
 
-test('when the agent goes away the page says it is reconnecting', async ({ page, stack }) => {
+test('when the agent goes away the page says it is reconnecting; a restarted agent needs its new token', async ({ page, stack }) => {
   await page.goto(stack.consoleUrl);
   await expect(page.locator('[data-app-state="loaded"]')).toBeVisible();
   await expect(page.getByTestId('reconnect-banner')).toHaveCount(0);
   await stack.stopAgent();
   await expect(page.getByTestId('reconnect-banner')).toContainText('Reconnecting to the agent');
+  // Same port, new token: the old cookie is refused and the page says what to do.
+  const url = await stack.restartAgent();
+  await expect(page.getByTestId('unauthorized-banner')).toContainText('?token=');
+  await page.goto(url);
+  await expect(page.locator('[data-app-state="loaded"]')).toBeVisible();
+  await expect(page.getByTestId('unauthorized-banner')).toHaveCount(0);
+  await expect(page.getByTestId('reconnect-banner')).toHaveCount(0);
+  await expect(page.getByTestId('sidebar-link-state')).toContainText('Serving');
 });

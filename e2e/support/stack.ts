@@ -36,6 +36,8 @@ export interface DevProviderView {
 
 type Child = ChildProcessByStdio<null, Readable, Readable>;
 
+const CONSOLE_LINE = /console: (http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]+)/;
+
 class Proc {
   readonly output: string[] = [];
   private exited: Promise<void>;
@@ -103,8 +105,10 @@ export class ConsoleStack {
     readonly consoleUrl: string,
     readonly engine: SimulatedEngine,
     private readonly hub: Proc,
-    private readonly agent: Proc,
+    private agent: Proc,
     private readonly root: string,
+    private readonly agentArgs: string[],
+    private readonly agentEnv: NodeJS.ProcessEnv,
   ) {}
 
   static async start(o: StackOptions): Promise<ConsoleStack> {
@@ -141,9 +145,10 @@ export class ConsoleStack {
       );
       fs.writeFileSync(path.join(root, 'models.json'), JSON.stringify(Object.fromEntries(engine.models.map((m) => [m, { endpoint: engine!.url }])), null, 2));
       const env = { ...baseEnv, PATH: o.gpu ? `${FAKE_GPU_DIR}${path.delimiter}${process.env.PATH ?? ''}` : (process.env.PATH ?? '').split(path.delimiter).filter((d) => d !== FAKE_GPU_DIR).join(path.delimiter) };
-      agent = startCli('agent', ['run', '--config', config, '--home', home, '--console', '127.0.0.1:0', '--no-discovery'], env);
-      const [, consoleUrl] = await agent.waitForLine(/console: (http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]+)/);
-      return new ConsoleStack(home, hubUrl!, consoleUrl!, engine, hub, agent, root);
+      const args = ['run', '--config', config, '--home', home, '--no-discovery'];
+      agent = startCli('agent', [...args, '--console', '127.0.0.1:0'], env);
+      const [, consoleUrl] = await agent.waitForLine(CONSOLE_LINE);
+      return new ConsoleStack(home, hubUrl!, consoleUrl!, engine, hub, agent, root, args, env);
     } catch (e) {
       await agent?.stop();
       await engine?.close();
@@ -189,6 +194,15 @@ export class ConsoleStack {
   /** Stops the agent (the console goes with it). */
   stopAgent(): Promise<void> {
     return this.agent.stop();
+  }
+
+  /** Starts the agent again with its console on the same port; resolves with the new console URL (a new token). */
+  async restartAgent(): Promise<string> {
+    await this.agent.stop();
+    const port = new URL(this.consoleUrl).port;
+    this.agent = startCli('agent', [...this.agentArgs, '--console', `127.0.0.1:${port}`], this.agentEnv);
+    const [, url] = await this.agent.waitForLine(CONSOLE_LINE);
+    return url!;
   }
 
   async close(): Promise<void> {

@@ -11,6 +11,9 @@ import { useCall, useFetch } from '../lib/use-call';
 import { notify, setSettings } from '../store/actions';
 import { useStore } from '../store/store';
 
+/** Fields that show their own error next to them; any other error goes into the summary. */
+const FIELDS_WITH_ERRORS = new Set(['hubUrl', 'serviceUrl', 'providerKey', 'nodeName', 'gatewayEnabled', 'gatewayListen', 'theme', 'startAtLogin', 'closeToTray', 'retentionDays']);
+
 type Draft = Omit<SettingsView, 'keySet' | 'keyStorage'> & { providerKey: string; retentionDaysText: string };
 
 function toDraft(s: SettingsView): Draft {
@@ -244,6 +247,10 @@ export function Settings() {
           {Object.keys(errors).length > 0 && (
             <span className="error-text" role="alert" data-testid="settings-invalid">
               Not saved: fix the fields marked in red.
+              {Object.entries(errors)
+                .filter(([k]) => !FIELDS_WITH_ERRORS.has(k))
+                .map(([k, v]) => ` ${k}: ${v}`)
+                .join('')}
             </span>
           )}
           <ErrorText error={saveState.error} />
