@@ -202,9 +202,11 @@ describe('every channel answers with its documented shape', () => {
     const list = await invoke<GatewayKeyView[]>('gateway.keys.list', {});
     expect(list).toEqual([{ name: 'laptop', createdAt: expect.any(Number) }]);
     expect(JSON.stringify(list)).not.toContain(created.key);
+    expect((await invoke<AgentSnapshot>('snapshot.get', {})).gateway.keys).toBe(1);
     await expect(invoke('gateway.keys.create', { name: 'laptop' })).rejects.toThrow('A key named "laptop" already exists');
     expect(await invoke('gateway.keys.revoke', { name: 'laptop' })).toEqual([]);
     await expect(invoke('gateway.keys.revoke', { name: 'laptop' })).rejects.toThrow('No gateway key named "laptop".');
+    expect((await invoke<AgentSnapshot>('snapshot.get', {})).gateway.keys).toBe(0);
   });
 
   it('onboarding.complete with a key', async () => {

@@ -63,6 +63,16 @@ describe('GatewayKeys', () => {
     expect(new GatewayKeys(home).verify(key)).toBe('phone');
   });
 
+  it('a key revoked or created through another instance takes effect here at once', () => {
+    const ui = new GatewayKeys(home);
+    const gateway = new GatewayKeys(home);
+    const { key } = ui.create('shared');
+    expect(gateway.verify(key)).toBe('shared');
+    expect(new GatewayKeys(home).revoke('shared')).toBe(true);
+    expect(gateway.verify(key)).toBeUndefined();
+    expect(ui.list()).toEqual([]);
+  });
+
   it('revoke removes the key for good; revoking an unknown name says false', () => {
     const keys = new GatewayKeys(home);
     const { key } = keys.create('a');
