@@ -119,6 +119,30 @@ describe('hub killed mid-stream', () => {
     expect(stack.agent.relay.retainedRequests).toBe(0);
   });
 
+  it('link down past the retention TTL: running requests are cancelled at the engine and nothing stays retained', async () => {
+    stack = await startStack({ engines: [{ mode: { generate: 100_000, delayMs: 2 } }], agent: { ResumeTtlSeconds: 0.5 } });
+    await registered(stack);
+    const engine = stack.engines[0]!;
+    const model = engine.modelIds[0]!;
+    const port = stack.hub!.port;
+    const clients = [streamChat(stack.hub!, model, 50_000), streamChat(stack.hub!, model, 50_000)];
+    await until(() => engine.activeStreams === 2, 'two streams running');
+    const down = nextDisconnect(stack.agent.link);
+    await stack.hub!.close(); // and nothing listens on its port: the link stays down
+    await down;
+    await engine.waitForAbort(2);
+    await until(() => stack!.agent.relay.activeCount === 0 && stack!.agent.relay.retainedRequests === 0, 'nothing running or retained');
+    const outcomes = await Promise.all(clients);
+    report('link-down-past-ttl', { injected: 1, recovered: engine.abortedCount, lost: 2 - engine.abortedCount, duplicated: 0 }, { retainedBytes: stack.agent.relay.retainedBytes });
+    expect(outcomes.every((o) => o.error !== undefined && !o.sawDone)).toBe(true);
+    expect(stack.agent.relay.retainedBytes).toBe(0);
+    // A hub that comes back later gets a clean provider.
+    replacement = await startDevHub({ port, token: TEST_KEY });
+    await until(() => stack!.agent.link.connected, 'registered with the hub that came back', 10_000);
+    const after = await streamChat(replacement, model, 10);
+    expect(after.text).toBe(Array.from({ length: 10 }, (_, i) => `tok${i}`).join(' '));
+  });
+
   it('hub restarted on the same port (its pending requests gone): unresumed requests are cancelled at the engine', async () => {
     stack = await startStack({ engines: [{ mode: { generate: 100_000, delayMs: 2 } }] });
     await registered(stack);
