@@ -14,6 +14,8 @@ export interface RunOptions {
   console?: string;
   discovery?: boolean;
   quiet?: boolean;
+  /** Also serve /metrics (Prometheus text) on the console's address; it needs the console token. */
+  metrics?: boolean;
 }
 
 export function noConfigHelp(configPath: string, home: string): string {
@@ -54,9 +56,10 @@ export async function runCommand(o: RunOptions): Promise<number> {
       port,
       staticDir: rendererDir,
       log: log.child('console'),
-      metrics: () => renderMetrics(agent.snapshot(), agent.sampler?.latest() ?? null),
+      ...(o.metrics ? { metrics: () => renderMetrics(agent.snapshot(), agent.sampler?.latest() ?? null) } : {}),
     });
     process.stdout.write(`console: ${consoleServer.url}\n`);
+    if (o.metrics) process.stdout.write(`metrics: http://${host}:${consoleServer.port}/metrics (send the token as "Authorization: Bearer ${consoleServer.token}")\n`);
   }
   process.stdout.write(`agent running (node ${agent.identity.nodeId.slice(0, 16)}…); press Ctrl+C to stop\n`);
   await new Promise<void>((resolve) => {

@@ -78,6 +78,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   private gpuBusyTimer?: NodeJS.Timeout;
   private started = false;
   private lastAnnounced = '';
+  /** Whether a key was configured when the agent started: such an owner skips onboarding. */
+  private keyAtStart = false;
 
   private constructor(
     readonly opts: AgentOptions,
@@ -155,6 +157,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     const config = loadConfig(configPath, opts.env ?? process.env);
     const identity = loadOrCreateIdentity(opts.home);
     const agent = new Agent(opts, config, identity);
+    agent.keyAtStart = agent.providerKey() !== '';
     for (const w of config.warnings) agent.l.info(w);
     return agent;
   }
@@ -363,7 +366,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
         ...(this.gatewayError ? { error: this.gatewayError } : {}),
       },
       hasKey: this.providerKey() !== '',
-      onboarded: s.onboarded ?? this.providerKey() !== '',
+      onboarded: s.onboarded ?? this.keyAtStart,
     };
   }
 

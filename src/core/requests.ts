@@ -32,7 +32,8 @@ export class RequestBook extends EventEmitter<RequestBookEvents> {
   appendText(id: string, delta: string): void {
     if (!delta) return;
     const view = this.views.get(id);
-    if (view && view.firstTokenAt === undefined) this.patch(id, { firstTokenAt: Date.now() });
+    // A running count (about a token per chunk) so live rows show progress; finish() sets the real one.
+    if (view) this.patch(id, { tokensOut: view.tokensOut + 1, ...(view.firstTokenAt === undefined ? { firstTokenAt: Date.now() } : {}) });
     let text = this.texts.get(id);
     if (text === undefined) {
       if (this.texts.size >= MAX_TEXTS) this.texts.delete(this.texts.keys().next().value as string);

@@ -50,6 +50,9 @@ export function installIpc(opts: IpcOptions): () => void {
         log.warn(`After ${String(channel)}: ${err instanceof Error ? err.message : String(err)}`);
       }
     }
+    // Events pending in the batcher predate this reply: send them first, or a reply that already
+    // contains them (requests.text) would be followed by the same deltas again.
+    batcher.flush();
     return reply;
   });
 

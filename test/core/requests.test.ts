@@ -21,6 +21,8 @@ describe('RequestBook', () => {
     book.appendText('r1', '');
     book.appendText('r1', 'lo');
     expect(book.text('r1')).toBe('Hello');
+    // live rows count about a token per chunk until the engine's usage arrives
+    expect(book.get('r1')!.tokensOut).toBe(2);
     expect(texts).toEqual([
       ['r1', 'Hel'],
       ['r1', 'lo'],
@@ -31,7 +33,7 @@ describe('RequestBook', () => {
     expect(rec).toBeDefined();
     expect(finished).toHaveLength(1);
     expect(finished[0]![0]).toBe(rec);
-    expect(updates).toEqual(['queued', 'running', 'running', 'ok']);
+    expect(updates).toEqual(['queued', 'running', 'running', 'running', 'ok']);
     expect(book.get('r1')).toMatchObject({ status: 'ok', endpoint: 'http://127.0.0.1:8000', tokensIn: 3, tokensOut: 2, estimated: false });
   });
 
