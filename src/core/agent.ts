@@ -227,9 +227,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     return (this.opts.env ?? process.env).INFERENCE_API_KEY || this.secrets.get(KEY_SECRET) || this.config.apiKey;
   }
 
-  keyStorage(): 'keychain' | 'config' | 'env' | 'none' {
+  keyStorage(): 'keychain' | 'file' | 'config' | 'env' | 'none' {
     if ((this.opts.env ?? process.env).INFERENCE_API_KEY) return 'env';
-    if (this.secrets.get(KEY_SECRET)) return this.secrets.kind === 'keychain' ? 'keychain' : 'config';
+    if (this.secrets.get(KEY_SECRET)) return this.secrets.kind;
     return this.config.apiKey ? 'config' : 'none';
   }
 

@@ -20,7 +20,7 @@ export class RequestBook extends EventEmitter<RequestBookEvents> {
   begin(id: string, source: RequestSource, model: string, stream: boolean): RequestView {
     const view: RequestView = { id, source, model, stream, status: 'queued', startedAt: Date.now(), tokensIn: 0, tokensOut: 0, estimated: false };
     this.views.set(id, view);
-    if (this.views.size > MAX_VIEWS) this.views.delete(this.views.keys().next().value as string);
+    if (this.views.size > MAX_VIEWS) this.evictOne();
     this.emit('update', view);
     return view;
   }
@@ -97,6 +97,16 @@ export class RequestBook extends EventEmitter<RequestBookEvents> {
 
   get(id: string): RequestView | undefined {
     return this.views.get(id);
+  }
+
+  /** Drops the oldest finished view; running ones stay so their ledger record is never lost. */
+  private evictOne(): void {
+    for (const [key, v] of this.views) {
+      if (v.finishedAt !== undefined) {
+        this.views.delete(key);
+        return;
+      }
+    }
   }
 
   private patch(id: string, p: Partial<RequestView>): void {

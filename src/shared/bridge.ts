@@ -37,7 +37,7 @@ export interface SettingsView {
   nodeName: string;
   /** The key itself never leaves the agent; only whether one is set and where it is kept. */
   keySet: boolean;
-  keyStorage: 'keychain' | 'config' | 'env' | 'none';
+  keyStorage: 'keychain' | 'file' | 'config' | 'env' | 'none';
   gatewayEnabled: boolean;
   gatewayListen: string;
   startAtLogin: boolean;
@@ -123,7 +123,10 @@ export const invokeSchemas = {
   'settings.checkKey': z.object({ key: z.string().min(1).max(512) }).strict(),
   'requests.list': z.object({ limit: z.number().int().min(1).max(10_000).optional() }).strict(),
   'requests.text': z.object({ id: z.string().min(1).max(256) }).strict(),
-  'usage.report': z.object({ from: z.number().int().nonnegative(), to: z.number().int().nonnegative(), bucket: z.enum(['15m', 'hour', 'day']) }).strict(),
+  'usage.report': z
+    .object({ from: z.number().int().nonnegative(), to: z.number().int().nonnegative(), bucket: z.enum(['15m', 'hour', 'day']) })
+    .strict()
+    .refine((r) => r.to >= r.from, 'to must not be before from'),
   'usage.exportCsv': range,
   'engines.rescan': z.object({}).strict(),
   'engines.addEndpoint': z.object({ url: z.string().min(1).max(2048), model: modelId.optional() }).strict(),

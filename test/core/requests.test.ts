@@ -103,11 +103,19 @@ describe('RequestBook', () => {
     expect(book.finish('never-begun', { status: 'ok', tokensIn: 0, tokensOut: 0, estimated: false })).toBeUndefined();
   });
 
-  it('keeps the newest 10,000 views; list() is newest first and limited', () => {
+  it('keeps the newest 10,000 views, never dropping one still running; list() is newest first and limited', () => {
     const book = new RequestBook();
-    for (let i = 0; i < 10_001; i++) book.begin(`r${i}`, 'hub', 'm', false);
+    book.begin('running', 'hub', 'm', false);
+    for (let i = 0; i < 10_001; i++) {
+      book.begin(`r${i}`, 'hub', 'm', false);
+      book.finish(`r${i}`, { status: 'ok', tokensIn: 1, tokensOut: 1, estimated: false });
+    }
+    expect(book.get('running')).toBeDefined();
     expect(book.get('r0')).toBeUndefined();
-    expect(book.get('r1')).toBeDefined();
+    expect(book.get('r1')).toBeUndefined();
+    expect(book.get('r2')).toBeDefined();
+    // the running request still gets its ledger record when it ends
+    expect(book.finish('running', { status: 'ok', tokensIn: 1, tokensOut: 1, estimated: false })).toBeDefined();
     expect(book.list(10_000)).toHaveLength(10_000);
     expect(book.list(3).map((v) => v.id)).toEqual(['r10000', 'r9999', 'r9998']);
     expect(book.list()).toHaveLength(500);

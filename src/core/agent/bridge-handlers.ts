@@ -83,6 +83,11 @@ export class BridgeHandlers {
         const base = normaliseBaseUrl(url);
         a.settings.update((s) => ({ ...s, extraEndpoints: [...(s.extraEndpoints ?? []).filter((e) => e.url !== base), { url: base, ...(model ? { model } : {}) }] }));
         await a.rescanEngines([base]);
+        // The owner named the model to serve from it: switch it on when the engine offers it.
+        if (model && a.registry.get(model)) {
+          a.settings.update((s) => ({ ...s, models: { ...s.models, [model]: { ...s.models?.[model], enabled: true } } }));
+          a.rebuildModels();
+        }
         return a.engineList();
       },
       'gpu.history': ({ minutes }: { minutes: number }) => a.sampler?.history(minutes) ?? [],

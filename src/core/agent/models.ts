@@ -78,7 +78,8 @@ export class ModelRegistry {
         if (t && !ep.engineType) ep.engineType = t;
       }
       const pref = opts.prefs[m.id] ?? {};
-      const defaultOn = m.fromConfig && (opts.configModels.length === 0 || opts.configModels.includes(m.id));
+      // config.toml's Models names what to serve (models.json or discovered); empty = every models.json entry.
+      const defaultOn = opts.configModels.length === 0 ? m.fromConfig : opts.configModels.includes(m.id);
       m.enabled = pref.enabled ?? defaultOn;
       if (pref.maxConcurrent !== undefined) m.maxConcurrent = pref.maxConcurrent;
       else if (m.entry?.max_concurrent !== undefined) m.maxConcurrent = m.entry.max_concurrent;

@@ -39,8 +39,13 @@ export class SettingsFile {
 
   private static read(file: string): StoredSettings {
     try {
-      const r = stored.safeParse(JSON.parse(fs.readFileSync(file, 'utf8')));
-      return r.success ? r.data : {};
+      const raw = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+      const r = stored.safeParse(raw);
+      if (r.success) return r.data;
+      // Keep every valid setting; drop only the fields that are wrong.
+      const bad = new Set(r.error.issues.map((i) => String(i.path[0])));
+      const kept = stored.safeParse(Object.fromEntries(Object.entries(raw ?? {}).filter(([k]) => !bad.has(k))));
+      return kept.success ? kept.data : {};
     } catch {
       return {};
     }

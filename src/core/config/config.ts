@@ -250,9 +250,17 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
 
 /** The hub URL the link dials: WebSocketURL + "/ws" (a URL already ending in /ws is accepted, with a warning). */
 export function hubDialUrl(webSocketUrl: string): { url: string; warning?: string } {
-  const trimmed = webSocketUrl.replace(/\/+$/, '');
-  if (trimmed.endsWith('/ws')) {
-    return { url: trimmed, warning: 'WebSocketURL should not include /ws (it is appended automatically); using it as given' };
+  let u: URL;
+  try {
+    u = new URL(webSocketUrl);
+  } catch {
+    return { url: `${webSocketUrl.replace(/\/+$/, '')}/ws` };
   }
-  return { url: `${trimmed}/ws` };
+  const pathname = u.pathname.replace(/\/+$/, '');
+  if (pathname.endsWith('/ws')) {
+    u.pathname = pathname;
+    return { url: u.toString(), warning: 'WebSocketURL should not include /ws (it is appended automatically); using it as given' };
+  }
+  u.pathname = `${pathname}/ws`;
+  return { url: u.toString() };
 }

@@ -27,11 +27,12 @@ export class Retention {
     k.touchedAt = Date.now();
     this.kept.set(requestId, k);
     this.total += bytes;
-    while (this.total > this.maxBytes && this.kept.size > 1) {
-      const oldest = this.kept.keys().next().value as string;
-      if (oldest === requestId) break;
-      this.drop(oldest);
-      this.onEvict(oldest);
+    // Past the cap the oldest request goes (cancelled by onEvict), finished ones first; a single
+    // request larger than the whole cap is itself dropped and cancelled, never an unbounded buffer.
+    while (this.total > this.maxBytes) {
+      const victim = [...this.kept.entries()].find(([, v]) => v.finishedAt !== undefined)?.[0] ?? (this.kept.keys().next().value as string);
+      this.drop(victim);
+      this.onEvict(victim);
     }
   }
 

@@ -35,6 +35,7 @@ function diff(s: SettingsView, d: Draft): { patch: SettingsPatch; local: Record<
 
 const KEY_STORAGE: Record<SettingsView['keyStorage'], string> = {
   keychain: 'kept in the system keychain',
+  file: 'kept in a private file in the agent folder (no system keychain here)',
   config: 'kept in config.toml',
   env: 'taken from INFERENCE_API_KEY',
   none: 'not set',

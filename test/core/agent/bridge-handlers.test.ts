@@ -299,7 +299,7 @@ describe('a fresh agent without a key', () => {
     expect(await a.invoke('settings.save', { patch: { providerKey: `  ${TEST_KEY}  ` } })).toEqual({ ok: true });
     expect(a.secrets.get('providerKey')).toBe(TEST_KEY);
     expect(fs.readFileSync(path.join(bare.home, 'settings.json'), 'utf8')).not.toContain(TEST_KEY);
-    expect(((await a.invoke('settings.get', {})) as SettingsView)).toMatchObject({ keySet: true, keyStorage: 'config' });
+    expect(((await a.invoke('settings.get', {})) as SettingsView)).toMatchObject({ keySet: true, keyStorage: 'file' });
     // The link starts with the new key.
     await registered(bare);
     expect(((await a.invoke('onboarding.complete', {})) as AgentSnapshot).onboarded).toBe(true);
@@ -342,14 +342,14 @@ describe('engines.addEndpoint with discovery on', () => {
     await extra?.close();
   });
 
-  it('probes the new endpoint, remembers it, and lists its models (off until enabled)', async () => {
+  it('probes the new endpoint, remembers it, lists its models, and switches on the model the owner named', async () => {
     own = await startStack({ agent: { Discovery: true } });
     extra = await startTestEngine({ engineType: 'ollama', models: ['llama3.2:3b'] });
     const engines = (await own.agent.invoke('engines.addEndpoint', { url: `${extra.url}/v1/`, model: 'llama3.2:3b' })) as Array<{ url: string; type: string; models: string[]; reachable: boolean; origin: string }>;
     expect(engines).toContainEqual(expect.objectContaining({ url: extra.url, type: 'ollama', models: ['llama3.2:3b'], reachable: true, origin: 'owner' }));
     expect(own.agent.settings.get().extraEndpoints).toEqual([{ url: extra.url, model: 'llama3.2:3b' }]);
     const snap = (await own.agent.invoke('snapshot.get', {})) as AgentSnapshot;
-    expect(snap.models.find((m) => m.id === 'llama3.2:3b')).toMatchObject({ enabled: false });
+    expect(snap.models.find((m) => m.id === 'llama3.2:3b')).toMatchObject({ enabled: true });
     await expect(own.agent.invoke('engines.addEndpoint', { url: 'ftp://x' })).rejects.toThrow('The endpoint URL must start with http:// or https://');
   });
 });

@@ -64,16 +64,24 @@ describe('Retention', () => {
     expect(r.bytes).toBe(900);
   });
 
-  it('the request being written is never evicted by its own write', () => {
+  it('a single request larger than the whole cap is dropped and cancelled, never an unbounded buffer', () => {
     const { r, evicted } = retention(100);
     r.add('only', 1, chunk('only', 1), 80);
-    r.add('only', 2, chunk('only', 2), 80);
     expect(evicted).toEqual([]);
-    expect(r.since('only', 0)).toHaveLength(2);
-    // Oldest and being written: it stays; the next write of another request evicts it.
-    r.add('b', 1, chunk('b', 1), 10);
+    r.add('only', 2, chunk('only', 2), 80);
     expect(evicted).toEqual(['only']);
-    expect(r.ids()).toEqual(['b']);
+    expect(r.ids()).toEqual([]);
+    expect(r.bytes).toBe(0);
+  });
+
+  it('evicts finished requests before running ones', () => {
+    const { r, evicted } = retention(100);
+    r.add('running-old', 1, chunk('running-old', 1), 40);
+    r.add('done', 1, chunk('done', 1), 40);
+    r.finished('done');
+    r.add('new', 1, chunk('new', 1), 40);
+    expect(evicted).toEqual(['done']);
+    expect(r.ids()).toEqual(['running-old', 'new']);
   });
 
   it('finished() marks a request; dropFinished() drops finished requests older than the limit only', () => {
