@@ -18,6 +18,8 @@ export interface DevHubOptions {
   /** How long an HTTP request waits for a provider that dropped to come back (default 30 s). */
   reattachMs?: number;
   log?: (line: string) => void;
+  /** What GET /api/v1/provider/status says about earnings (default false). */
+  earningsEnabled?: boolean;
 }
 
 export interface DevProvider {
@@ -193,9 +195,13 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
         log(`provider ${provider.nodeName || provider.nodeId.slice(0, 12)} disconnected`);
       }
     });
-    // TCP stall: stop reading from this provider while set.
+    // TCP stall: stop reading from this provider while set. ws itself resumes the socket whenever its
+    // receiver drains, so a stalled socket is paused again on every 'resume' (before any data flows).
+    const sock = (ws as unknown as { _socket?: { pause(): void; resume(): void; on(ev: 'resume', cb: () => void): void } })._socket;
+    sock?.on('resume', () => {
+      if (behaviour.stallReads) sock.pause();
+    });
     const stallCheck = setInterval(() => {
-      const sock = (ws as unknown as { _socket?: { pause(): void; resume(): void } })._socket;
       if (behaviour.stallReads) sock?.pause();
       else sock?.resume();
     }, 20);
@@ -366,7 +372,7 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
             can_connect: valid,
             api_key_valid: valid,
             message: valid ? 'Key accepted by the dev hub.' : 'The dev hub does not accept this key.',
-            earnings_enabled: false,
+            earnings_enabled: opts.earningsEnabled ?? false,
           });
         }
         case 'POST /dev/warmup':

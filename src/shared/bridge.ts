@@ -81,6 +81,21 @@ export interface WarmupResult {
   error?: string;
 }
 
+export interface PriceRow {
+  /** A model id, or '*' for the default price of every model without its own. */
+  model: string;
+  inputPerM: number;
+  outputPerM: number;
+  effectiveFrom: number;
+}
+
+export interface PricesView {
+  /** What the hub's provider status said (earnings_enabled); hub requests earn only while it is on. */
+  earningsEnabled: boolean;
+  /** Prices in force now (newest row per model); changes are kept as history in the ledger. */
+  prices: PriceRow[];
+}
+
 export interface GatewayKeyView {
   name: string;
   createdAt: number;
@@ -138,6 +153,10 @@ export const invokeSchemas = {
   'gateway.keys.create': z.object({ name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'use letters, digits, dot, dash or underscore (1-64)') }).strict(),
   'gateway.keys.revoke': z.object({ name: z.string().min(1).max(64) }).strict(),
   'onboarding.complete': z.object({}).strict(),
+  'prices.list': z.object({}).strict(),
+  'prices.set': z
+    .object({ model: z.union([modelId, z.literal('*')]), inputPerM: z.number().min(0).max(1_000_000), outputPerM: z.number().min(0).max(1_000_000) })
+    .strict(),
 } as const;
 
 export type InvokeChannel = keyof typeof invokeSchemas;
@@ -167,6 +186,8 @@ export interface InvokeResults {
   'gateway.keys.create': { name: string; key: string };
   'gateway.keys.revoke': GatewayKeyView[];
   'onboarding.complete': AgentSnapshot;
+  'prices.list': PricesView;
+  'prices.set': PricesView;
 }
 
 /** Events pushed to the UI, in batches (a few per second at most). */

@@ -24,6 +24,8 @@ export const INVOKE_CHANNELS = [
   'gateway.keys.create',
   'gateway.keys.revoke',
   'onboarding.complete',
+  'prices.list',
+  'prices.set',
 ] as const;
 
 export type ChannelName = (typeof INVOKE_CHANNELS)[number];

@@ -1,6 +1,15 @@
 // The bridge verbs: each validates its arguments with the shared schemas and answers with plain data.
 // An invalid call is refused with a message that names the channel and the problem.
-import { invokeSchemas, isInvokeChannel, type InvokeChannel, type InvokeResults, type SettingsView, type UsageReport } from '../../shared/bridge';
+import {
+  invokeSchemas,
+  isInvokeChannel,
+  type InvokeChannel,
+  type InvokeResults,
+  type PriceRow,
+  type PricesView,
+  type SettingsView,
+  type UsageReport,
+} from '../../shared/bridge';
 import type { UsageTotals } from '../../shared/types';
 import type { Agent } from '../agent';
 import { checkProviderKey } from '../hub/provider-status';
@@ -111,6 +120,13 @@ export class BridgeHandlers {
         a.emitSnapshot();
         return a.gatewayKeys.list();
       },
+      'prices.list': () => this.prices(),
+      'prices.set': ({ model, inputPerM, outputPerM }: { model: string; inputPerM: number; outputPerM: number }) => {
+        if (!a.ledger) throw new Error('The usage history is unavailable right now (see Logs), so prices cannot be saved.');
+        a.ledger.setPrice(model, inputPerM, outputPerM);
+        a.emitSnapshot();
+        return this.prices();
+      },
       'onboarding.complete': () => {
         if (!a.providerKey()) throw new Error('Paste your provider key first.');
         a.settings.update((s) => ({ ...s, onboarded: true }));
@@ -130,6 +146,17 @@ export class BridgeHandlers {
     }
     const handler = this.table[channel] as (a: unknown) => unknown;
     return await handler(parsed.data);
+  }
+
+  /** The newest price per model (earlier rows stay in the ledger as history). */
+  private prices(): PricesView {
+    const ledger = this.agent.ledger;
+    const latest = new Map<string, PriceRow>();
+    for (const p of ledger?.prices() ?? []) {
+      const cur = latest.get(p.model);
+      if (!cur || p.effectiveFrom >= cur.effectiveFrom) latest.set(p.model, p);
+    }
+    return { earningsEnabled: ledger?.isEarningsEnabled() ?? false, prices: [...latest.values()].sort((x, y) => x.model.localeCompare(y.model)) };
   }
 
   settingsView(): SettingsView {

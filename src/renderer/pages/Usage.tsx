@@ -4,6 +4,8 @@ import { Bar, BarChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxi
 import type { UsageReport } from '../../shared/bridge';
 import { getBridge } from '../bridge';
 import { Card, Stat } from '../components/Card';
+import { PricesCard } from '../components/PricesCard';
+import { useStore } from '../store/store';
 import { ErrorText } from '../components/Field';
 import { fmtInt, fmtMoney, fmtMs, fmtNumber, fmtPercent } from '../lib/format';
 import { useCall, useFetch } from '../lib/use-call';
@@ -78,6 +80,10 @@ export function Usage() {
     download(`swan-usage-${new Date(from).toISOString().slice(0, 10)}-${new Date(to).toISOString().slice(0, 10)}.csv`, csv, 'text/csv');
   });
   const rep = report.data;
+  // A joined string keeps the selector's result stable between snapshots with the same models.
+  const models = useStore((s) => s.snapshot?.models.map((m) => m.id).join('\n') ?? '')
+    .split('\n')
+    .filter(Boolean);
   return (
     <div className="page" data-testid="page-usage">
       <h1>Usage &amp; earnings</h1>
@@ -175,6 +181,7 @@ export function Usage() {
         </>
       )}
       {report.loading && !rep && <p className="muted">Loading usage…</p>}
+      <PricesCard models={models} />
     </div>
   );
 }

@@ -261,6 +261,8 @@ describe('refusals', () => {
     'gateway.keys.create': { args: { name: 'has space' }, detail: 'name: use letters, digits, dot, dash or underscore (1-64)' },
     'gateway.keys.revoke': { args: { name: '' }, detail: 'name:' },
     'onboarding.complete': { args: { skip: true }, detail: 'Unrecognized key' },
+    'prices.list': { args: { all: true }, detail: 'Unrecognized key' },
+    'prices.set': { args: { model: 'm', inputPerM: -1, outputPerM: 1 }, detail: 'inputPerM' },
   };
 
   it('the table below covers every channel', () => {

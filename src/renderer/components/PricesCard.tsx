@@ -1,0 +1,106 @@
+// Prices the owner charges, per model, per 1M input / output tokens. A change is a new row (the
+// ledger keeps the history), so earnings already made keep the price they were made at.
+import { useState } from 'react';
+import type { PricesView } from '../../shared/bridge';
+import { getBridge } from '../bridge';
+import { Card } from './Card';
+import { ErrorText, Field } from './Field';
+import { fmtMoney } from '../lib/format';
+import { useCall, useFetch } from '../lib/use-call';
+
+function parsePrice(text: string): number | null {
+  const n = Number(text.trim());
+  return text.trim() !== '' && Number.isFinite(n) && n >= 0 && n <= 1_000_000 ? n : null;
+}
+
+export function PricesCard({ models }: { models: string[] }) {
+  const list = useFetch(() => getBridge().invoke('prices.list', {}), []);
+  const [view, setView] = useState<PricesView | undefined>(undefined);
+  const current = view ?? list.data;
+  const [model, setModel] = useState('*');
+  const [input, setInput] = useState('');
+  const [output, setOutput] = useState('');
+  const [errors, setErrors] = useState<{ input?: string; output?: string }>({});
+  const [save, saveState] = useCall(async () => {
+    const inputPerM = parsePrice(input);
+    const outputPerM = parsePrice(output);
+    const e = {
+      ...(inputPerM === null ? { input: 'Enter a price of 0 or more, e.g. 0.10' } : {}),
+      ...(outputPerM === null ? { output: 'Enter a price of 0 or more, e.g. 0.30' } : {}),
+    };
+    setErrors(e);
+    if (inputPerM === null || outputPerM === null) return;
+    setView(await getBridge().invoke('prices.set', { model, inputPerM, outputPerM }));
+    setInput('');
+    setOutput('');
+  });
+  return (
+    <Card title="Prices" testId="prices">
+      <p className="muted" data-testid="earnings-enabled">
+        {current?.earningsEnabled
+          ? 'The hub has earnings enabled for this provider: served hub requests earn at the prices below.'
+          : 'The hub has not enabled earnings for this provider yet: requests are counted, earnings stay at $0 until it does.'}
+      </p>
+      {current && current.prices.length > 0 ? (
+        <table className="table" data-testid="prices-table">
+          <thead>
+            <tr>
+              <th scope="col">Model</th>
+              <th scope="col" className="num">
+                Input / 1M tokens
+              </th>
+              <th scope="col" className="num">
+                Output / 1M tokens
+              </th>
+              <th scope="col">Since</th>
+            </tr>
+          </thead>
+          <tbody>
+            {current.prices.map((p) => (
+              <tr key={p.model}>
+                <th scope="row" className="mono">
+                  {p.model === '*' ? 'Every other model' : p.model}
+                </th>
+                <td className="num">{fmtMoney(p.inputPerM)}</td>
+                <td className="num">{fmtMoney(p.outputPerM)}</td>
+                <td>{new Date(p.effectiveFrom).toLocaleString()}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <p className="empty">No prices set: earnings are $0 until you set one.</p>
+      )}
+      <form
+        className="inline-form"
+        onSubmit={(ev) => {
+          ev.preventDefault();
+          void save();
+        }}
+      >
+        <Field label="Model">
+          {(id) => (
+            <select id={id} value={model} onChange={(e) => setModel(e.target.value)} data-testid="price-model">
+              <option value="*">Every other model</option>
+              {models.map((m) => (
+                <option key={m} value={m}>
+                  {m}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="Input, $ per 1M tokens" error={errors.input ?? null} testId="price-input-field">
+          {(id, d) => <input id={id} aria-describedby={d} inputMode="decimal" value={input} onChange={(e) => setInput(e.target.value)} data-testid="price-input" />}
+        </Field>
+        <Field label="Output, $ per 1M tokens" error={errors.output ?? null} testId="price-output-field">
+          {(id, d) => <input id={id} aria-describedby={d} inputMode="decimal" value={output} onChange={(e) => setOutput(e.target.value)} data-testid="price-output" />}
+        </Field>
+        <button type="submit" disabled={saveState.pending} data-testid="price-save">
+          {saveState.pending ? 'Saving…' : 'Set price'}
+        </button>
+      </form>
+      <ErrorText error={list.error ?? saveState.error} />
+    </Card>
+  );
+}
