@@ -126,6 +126,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
         metrics: {
           ...heartbeatMetrics(this.sampler?.latest() ?? null),
           active_requests: this.scheduler.inFlight(),
+          retained_bytes: this.relay.retainedBytes,
+          retained_requests: this.relay.retainedRequests,
         },
       }),
       modelHealth: () => (this.pause.state().paused ? {} : this.registry.healthMap()),
@@ -145,6 +147,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       log: this.log.child('relay'),
       resumeGraceMs: a.resumeGraceMs,
       resumeTtlMs: a.resumeTtlMs,
+      retentionBytes: a.retentionBytes,
       onOther: (m) => void this.onHubMessage(m),
     });
     this.handlers = new BridgeHandlers(this);

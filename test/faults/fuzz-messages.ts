@@ -225,13 +225,9 @@ export function fuzzFrame(r: Rng, i: number, model: string): Frame {
       (p.request as Obj).messages = [{ role: 'user', content: 'y'.repeat(r.int(0, r.chance(0.05) ? 200_000 : 100)) }];
     }
     if (v.label === 'real-inference' && r.chance(0.2)) {
-      // Nested too deeply for the engine request to be built: a clear error, not a crash.
+      // Nested deeper than any real request: refused as invalid (error 400 with its id), never a crash.
       ((noisy.payload as Obj).request as Obj).messages = deepValue(20_000, '{"role":"user","content":"z"}');
-      return {
-        text: render(v.msg),
-        expect: { kind: 'reply', id, types: [(noisy.payload as Obj).stream ? 'stream_end' : 'ack', 'error'], codes: [429], failed: { statusCodes: [502], error: /engine request failed/ } },
-        label: 'real-inference:deep',
-      };
+      return { text: render(v.msg), expect: { kind: 'bad', id }, label: 'real-inference:deep' };
     }
     return { text: render(v.msg), expect: v.expect, label: v.label };
   }

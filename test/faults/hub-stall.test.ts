@@ -57,6 +57,17 @@ describe('hub that stops reading (TCP stall)', () => {
     hub.behaviour.stallReads = true;
     // Backpressure reaches the agent's data lane, then the engine.
     await until(() => agent.link.queuedDataMessages > 0 && engine.waitingForDrain, 'data lane full and the engine waiting for drain', 20_000);
+    // Buffers between engine and agent (kernel, HTTP parser) may still be filling on a busy machine:
+    // wait until the engine's accepted count has held still for 300 ms, then observe.
+    let last = -1;
+    let stableSince = Date.now();
+    await until(() => {
+      if (engine.eventsAccepted !== last) {
+        last = engine.eventsAccepted;
+        stableSince = Date.now();
+      }
+      return Date.now() - stableSince >= 300;
+    }, 'the pipeline settled', 20_000);
     const acceptedAtFull = engine.eventsAccepted;
     let maxQueued = 0;
     // A bounded observation window (no event marks "nothing happened").

@@ -49,6 +49,7 @@ const tomlSchema = z
         GpuSampleIntervalSeconds: seconds.optional(),
         EngineHeadersTimeoutSeconds: seconds.optional(),
         EngineIdleTimeoutSeconds: seconds.optional(),
+        RetentionMegabytes: z.number().positive().max(65_536).optional(),
       })
       .strict()
       .optional(),
@@ -91,6 +92,8 @@ export interface AgentTimings {
   /** Longest wait for an engine's response headers, and for the next byte of a stream. */
   engineHeadersTimeoutMs: number;
   engineIdleTimeoutMs: number;
+  /** Memory for answers kept for resume-v1 across link drops. */
+  retentionBytes: number;
 }
 
 export interface ProviderConfig {
@@ -238,6 +241,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
       gpuSampleIntervalMs: ms(ag.GpuSampleIntervalSeconds, 1),
       engineHeadersTimeoutMs: ms(ag.EngineHeadersTimeoutSeconds, 60),
       engineIdleTimeoutMs: ms(ag.EngineIdleTimeoutSeconds, 120),
+      retentionBytes: Math.round((ag.RetentionMegabytes ?? 64) * 1024 * 1024),
       maxConcurrentPerEndpoint: ag.MaxConcurrentPerEndpoint ?? 4,
       maxQueuePerModel: ag.MaxQueuePerModel ?? 32,
       discovery: ag.Discovery ?? true,

@@ -214,7 +214,11 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<AsyncGe
   const sent = await send(opts, body, 'text/event-stream', opts.headersTimeoutMs ?? STREAM_HEADERS_TIMEOUT_MS);
   // The headers timer only covers the wait for headers; the abort listener stays until the stream ends.
   const signal = opts.signal;
-  const onAbort = () => sent.req.destroy(new Error('the request was cancelled'));
+  // No error argument: once the answer has fully arrived nobody listens for the request's errors any
+  // more, and an error here would be unhandled. Closing the socket is all that is needed; the reader
+  // sees the stream end and the caller's aborted signal says why.
+  sent.req.on('error', () => {});
+  const onAbort = () => sent.req.destroy();
   signal?.addEventListener('abort', onAbort, { once: true });
   sent.done();
   const done = sent.done;

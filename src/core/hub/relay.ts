@@ -34,6 +34,8 @@ interface Active {
    * is retained or sent for it.
    */
   dropped: boolean;
+  /** Cancelled because its retained answer outgrew the memory cap. */
+  evicted?: boolean;
 }
 
 export class HubRelay {
@@ -50,8 +52,14 @@ export class HubRelay {
   constructor(private readonly o: HubRelayOptions) {
     this.retention = new Retention(o.retentionBytes ?? 64 * 1024 * 1024, (id) => {
       this.counters.evicted++;
-      o.log.error(`request ${id}: retained answer dropped to stay within the memory cap; cancelling it`, { requestId: id });
-      this.active.get(id)?.ctl.abort();
+      const a = this.active.get(id);
+      if (!a) {
+        o.log.warn(`request ${id}: its finished answer was dropped from the resume buffer to stay within the memory cap`, { requestId: id });
+        return;
+      }
+      a.evicted = true;
+      o.log.error(`request ${id}: its answer outgrew the resume buffer's memory cap; cancelling it at the engine`, { requestId: id });
+      a.ctl.abort();
     });
     o.link.on('message', (m) => this.onMessage(m));
     o.link.on('disconnected', () => this.onDisconnected());
@@ -223,6 +231,14 @@ export class HubRelay {
       );
     } catch (e) {
       result = { status: 'error', statusCode: 500, error: `internal error: ${(e as Error).message}`, tokensIn: 0, tokensOut: 0, estimated: false, latencyMs: 0 };
+    }
+    if (a.evicted) {
+      result = {
+        ...result,
+        status: 'error',
+        statusCode: 507,
+        error: 'the provider dropped this answer: it outgrew the memory kept for resuming streams while the hub link was down',
+      };
     }
     try {
       await this.finish(id, stream, result);

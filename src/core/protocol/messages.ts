@@ -70,6 +70,23 @@ export class InboundError extends Error {
   }
 }
 
+/** Nesting depth of a JSON value, measured without recursion (a hostile frame can nest deeply). */
+export function jsonDepth(value: unknown, limit: number): number {
+  let max = 0;
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (d > max) max = d;
+    if (max > limit) return max;
+    for (const child of Object.values(v as Record<string, unknown>)) stack.push([child, d + 1]);
+  }
+  return max;
+}
+
+/** Deeper OpenAI bodies than this are refused: no real request nests so far. */
+export const MAX_REQUEST_DEPTH = 64;
+
 function issues(err: z.ZodError, root = '(payload)'): string {
   return err.issues.map((i) => `${i.path.join('.') || root}: ${i.message}`).join('; ');
 }
@@ -99,7 +116,11 @@ export function parseInbound(text: string): Inbound {
       return { type, requestId, payload: check(errorPayload) };
     case 'inference': {
       if (!requestId) throw new InboundError('inference without request_id', undefined, type);
-      return { type, requestId, payload: check(inferencePayload) };
+      const inf = check(inferencePayload);
+      if (jsonDepth(inf.request, MAX_REQUEST_DEPTH) > MAX_REQUEST_DEPTH) {
+        throw new InboundError(`invalid inference payload: request nests deeper than ${MAX_REQUEST_DEPTH} levels`, requestId, type);
+      }
+      return { type, requestId, payload: inf };
     }
     case 'warmup':
       return { type, requestId, payload: check(warmupPayload) };

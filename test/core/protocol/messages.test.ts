@@ -279,3 +279,23 @@ describe('outbound builders (seed 000 + DESIGN.md shapes)', () => {
     expect(MAX_MESSAGE_BYTES).toBe(1024 * 1024);
   });
 });
+
+describe('hostile nesting', () => {
+  it('refuses an inference request nested deeper than 64 levels with a 400-style error naming the request', async () => {
+    const { parseInbound, InboundError, jsonDepth } = await import('../../../src/core/protocol/messages');
+    // Built as text: JSON.stringify itself would overflow the stack on such a value.
+    const deep = `${'['.repeat(20_000)}"x"${']'.repeat(20_000)}`;
+    const frame = `{"type":"inference","request_id":"deep-1","payload":{"model_id":"m","request":{"messages":[${deep}]}}}`;
+    let err: unknown;
+    try {
+      parseInbound(frame);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(InboundError);
+    expect((err as InstanceType<typeof InboundError>).requestId).toBe('deep-1');
+    expect((err as Error).message).toMatch(/deeper than 64/);
+    expect(jsonDepth({ a: [{ b: 1 }] }, 64)).toBe(3);
+    expect(parseInbound(JSON.stringify({ type: 'inference', request_id: 'ok-1', payload: { model_id: 'm', request: { messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] } } })).type).toBe('inference');
+  });
+});
