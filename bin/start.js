@@ -65,6 +65,6 @@ if (electron.exe) {
 } else {
   console.log(`Electron cannot start here (${electron.why}); starting the agent headless with the browser console instead.`);
   const hasConsole = rest.some((a) => a === '--console' || a.startsWith('--console='));
-  const args = [path.join(root, 'bin', 'swan-provider.js'), 'run', ...(hasConsole ? [] : ['--console', '127.0.0.1:7777']), ...rest];
+  const args = [path.join(root, 'bin', 'swan-provider.js'), 'run', '--init-if-missing', ...(hasConsole ? [] : ['--console', '127.0.0.1:7777']), ...rest];
   process.exit(await run(process.execPath, args));
 }

@@ -17,6 +17,7 @@ export async function main(argv: string[]): Promise<void> {
     .description('run the provider agent headless')
     .option('--config <path>', 'computing-provider config.toml (models.json beside it)')
     .option('--console <host:port>', 'serve the browser console (e.g. 127.0.0.1:7777)')
+    .option('--init-if-missing', 'first run: write a default config.toml in the home folder when there is none (the console then asks for the key)')
     .option('--metrics', 'with --console: also serve /metrics in Prometheus format (needs the console token)')
     .option('--no-discovery', 'do not probe local engine ports')
     .option('--quiet', 'only warnings and errors on the terminal')

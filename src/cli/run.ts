@@ -5,6 +5,7 @@ import { Agent } from '../core/agent';
 import { ConfigError } from '../core/config/config';
 import { startConsoleServer, type ConsoleServer } from '../core/console/server';
 import { renderMetrics } from '../core/console/prometheus';
+import { ensureConfig } from '../core/config/first-run';
 import { Log } from '../core/log';
 import { parseHostPort, rendererDir } from './home';
 
@@ -14,6 +15,8 @@ export interface RunOptions {
   console?: string;
   discovery?: boolean;
   quiet?: boolean;
+  /** Write a default config in the home folder when there is none (first run of `npm start`). */
+  initIfMissing?: boolean;
   /** Also serve /metrics (Prometheus text) on the console's address; it needs the console token. */
   metrics?: boolean;
 }
@@ -30,12 +33,12 @@ export function noConfigHelp(configPath: string, home: string): string {
 
 /** Starts the agent (and console); resolves with the exit code once SIGINT/SIGTERM stops it. */
 export async function runCommand(o: RunOptions): Promise<number> {
-  const configPath = path.resolve(o.config ?? path.join(o.home, 'config.toml'));
+  const log = new Log({ file: path.join(o.home, 'logs', 'agent.jsonl'), console: o.quiet ? 'warn' : 'info' });
+  const configPath = path.resolve(o.config ?? (o.initIfMissing ? ensureConfig(o.home, log.child('agent')) : path.join(o.home, 'config.toml')));
   if (!fs.existsSync(configPath)) {
     process.stderr.write(`${noConfigHelp(configPath, o.home)}\n`);
     return 2;
   }
-  const log = new Log({ file: path.join(o.home, 'logs', 'agent.jsonl'), console: o.quiet ? 'warn' : 'info' });
   let agent: Agent;
   try {
     agent = await Agent.create({ home: o.home, configPath, log, mode: 'headless', ...(o.discovery === false ? { discovery: false } : {}) });

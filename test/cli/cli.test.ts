@@ -44,6 +44,26 @@ describe('swan-provider', () => {
     expect(r.stderr).toContain('swan-provider init');
   });
 
+  it('run --init-if-missing (npm start headless) writes a first config and serves the console for onboarding', async () => {
+    const home = tempHome();
+    cleanup.push(() => fs.rmSync(home, { recursive: true, force: true }));
+    const child = spawn(process.execPath, [BIN, 'run', '--home', home, '--init-if-missing', '--no-discovery', '--console', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    cleanup.push(async () => {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await exited;
+    });
+    await until(() => /console: http:\/\/127\.0\.0\.1:\d+\/\?token=\S+/.test(out), 'console URL printed', 15_000);
+    expect(fs.existsSync(path.join(home, 'config.toml'))).toBe(true);
+    const url = /console: (\S+)/.exec(out)![1]!;
+    const page = await fetch(url, { redirect: 'manual' });
+    expect([200, 302, 303]).toContain(page.status);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+
   it('init writes a config the agent accepts, and refuses to overwrite it', async () => {
     const dir = tempHome();
     cleanup.push(() => fs.rmSync(dir, { recursive: true, force: true }));
