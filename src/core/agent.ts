@@ -183,6 +183,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     // Register with what we know now; GPU details follow by re-registering once detected (bounded wait).
     await Promise.race([gpuDone, new Promise((r) => setTimeout(r, 3000).unref())]);
     this.watchGpuBusy();
+    this.applyPauseSchedule();
     void this.refreshEarningsFlag();
     await this.applyGateway();
     if (this.config.enable && this.providerKey()) this.link.start();
@@ -268,6 +269,15 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     void check();
     this.gpuBusyTimer = setInterval(() => void check(), 5000);
     this.gpuBusyTimer.unref();
+  }
+
+  /** Applies the owner's weekly pause windows (already validated when saved; a bad stored one is logged). */
+  applyPauseSchedule(): void {
+    try {
+      this.pause.setSchedule(this.settings.get().pauseSchedule ?? []);
+    } catch (e) {
+      this.l.error(`the saved pause schedule is ignored: ${(e as Error).message}. Fix it in Engines & models.`);
+    }
   }
 
   /** Reads earnings_enabled from the hub's provider status (GET {ServiceURL}/api/v1/provider/status). */

@@ -44,7 +44,16 @@ export interface SettingsView {
   closeToTray: boolean;
   theme: 'system' | 'light' | 'dark';
   autoPauseOnGpuBusy: boolean;
+  /** Weekly windows (local time) during which serving pauses by itself. */
+  pauseSchedule: PauseWindowView[];
   retentionDays: number;
+}
+
+/** days: 0 = Sunday … 6 = Saturday; from/to "HH:MM"; to before from runs past midnight; equal = all day. */
+export interface PauseWindowView {
+  days: number[];
+  from: string;
+  to: string;
 }
 
 export type SaveResult = { ok: true } | { ok: false; errors: Record<string, string> };
@@ -118,6 +127,7 @@ export const settingsPatchSchema = z
     closeToTray: z.boolean(),
     theme: z.enum(['system', 'light', 'dark']),
     autoPauseOnGpuBusy: z.boolean(),
+    pauseSchedule: z.array(z.object({ days: z.array(z.number().int()).max(7), from: z.string().max(8), to: z.string().max(8) }).strict()).max(20),
     retentionDays: z.number().int(),
   })
   .partial()

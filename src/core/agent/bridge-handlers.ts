@@ -69,6 +69,7 @@ export class BridgeHandlers {
         }
         if (rest.retentionDays !== undefined) a.ledger?.prune(rest.retentionDays);
         if (rest.autoPauseOnGpuBusy !== undefined) a.watchGpuBusy();
+        if (rest.pauseSchedule !== undefined) a.applyPauseSchedule();
         if (rest.gatewayEnabled !== undefined || rest.gatewayListen !== undefined) await a.applyGateway();
         if (providerKey !== undefined || rest.serviceUrl !== undefined) void a.refreshEarningsFlag();
         a.emitSnapshot();
@@ -174,6 +175,7 @@ export class BridgeHandlers {
       closeToTray: s.closeToTray ?? true,
       theme: s.theme ?? 'system',
       autoPauseOnGpuBusy: s.autoPauseOnGpuBusy ?? false,
+      pauseSchedule: s.pauseSchedule ?? [],
       retentionDays: s.retentionDays ?? 365,
     };
   }

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { SettingsPatch } from '../../shared/bridge';
+import { parseSchedule } from '../scheduler/pause-schedule';
 
 const stored = z
   .object({
@@ -16,6 +17,7 @@ const stored = z
     closeToTray: z.boolean(),
     theme: z.enum(['system', 'light', 'dark']),
     autoPauseOnGpuBusy: z.boolean(),
+    pauseSchedule: z.array(z.object({ days: z.array(z.number()), from: z.string(), to: z.string() })),
     retentionDays: z.number().int(),
     onboarded: z.boolean(),
     extraEndpoints: z.array(z.object({ url: z.string(), model: z.string().optional() })),
@@ -82,6 +84,13 @@ export function validateSettingsPatch(p: SettingsPatch): Record<string, string> 
   if (p.gatewayListen !== undefined) {
     const m = /^([^\s:]+):(\d{1,5})$/.exec(p.gatewayListen);
     if (!m || Number(m[2]) < 1 || Number(m[2]) > 65535) errors.gatewayListen = 'Use host:port, for example 127.0.0.1:18080.';
+  }
+  if (p.pauseSchedule !== undefined) {
+    try {
+      parseSchedule(p.pauseSchedule);
+    } catch (e) {
+      errors.pauseSchedule = `${(e as Error).message.replace(/^Invalid pause schedule: /, 'Pause schedule: ')} Each window needs at least one day and times like 22:30.`;
+    }
   }
   if (p.retentionDays !== undefined && (p.retentionDays < 1 || p.retentionDays > 3650)) {
     errors.retentionDays = 'Keep history for 1 to 3650 days.';

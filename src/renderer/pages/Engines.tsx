@@ -6,6 +6,7 @@ import { Card } from '../components/Card';
 import { AddEndpointForm, EngineList, RescanButton } from '../components/Discovery';
 import { ErrorText } from '../components/Field';
 import { ModelsTable, modelSlug } from '../components/ModelsTable';
+import { PauseSchedule } from '../components/PauseSchedule';
 import { Toggle } from '../components/Toggle';
 import { useCall, useFetch } from '../lib/use-call';
 import { notify, setModels, setSettings } from '../store/actions';
@@ -103,6 +104,7 @@ function PauseRules() {
       <button type="button" className="small-button" onClick={processes.reload}>
         Refresh
       </button>
+      <PauseSchedule />
     </Card>
   );
 }

@@ -108,6 +108,7 @@ describe('every channel answers with its documented shape', () => {
       closeToTray: true,
       theme: 'system',
       autoPauseOnGpuBusy: false,
+      pauseSchedule: [],
       retentionDays: 365,
     });
     expect(JSON.stringify(s)).not.toContain(TEST_KEY);
