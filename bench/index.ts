@@ -9,10 +9,9 @@ import { machine, machineLines } from './machine';
 import { renderMarkdown, updateReadme, writeResults, type BenchResults } from './report';
 import { startRig, type Rig } from './rig';
 import { idleCost } from './scenario-idle';
-import { relayWithoutLedger } from './scenario-ledger-off';
 import { relayLevel, ttftSequential, type RelayLevel } from './scenario-latency';
 import { memoryUnderLoad } from './scenario-memory';
-import { profileAgent, type AgentProfile, type ProfileKind } from './scenario-profile';
+import { profileRelay, type ProfileKind, type RelayProfile } from './scenario-profile';
 import { throughput } from './scenario-throughput';
 import { readSettings } from './settings';
 import { checkTargets } from './targets';
@@ -53,7 +52,7 @@ async function main(): Promise<number> {
     });
     say(
       `memory at ${memory.streams} streams: agent peak ${memory.agent.peak.join(', ')} MB, after ${memory.agent.after.join(', ')} MB, ` +
-        `settled ${memory.agent.settled} MB; forwarder peak ${memory.forwarder.peak.join(', ')}, after ${memory.forwarder.after.join(', ')}`,
+        `settled ${memory.agent.settled} MB, again ${memory.agent.again?.after.join(', ')} MB; forwarder peak ${memory.forwarder.peak.join(', ')}, after ${memory.forwarder.after.join(', ')}`,
     );
 
     const ttft = await ttftSequential(rig, settings.ttftRequests);
@@ -67,13 +66,20 @@ async function main(): Promise<number> {
       [16, 'staggered'],
       [64, 'staggered'],
     ];
-    for (const [n, phase] of levels) {
-      const l = await relayLevel(rig, settings, n, phase);
-      relay.push(l);
-      say(
-        `relay ${n} stream(s) ${phase}, ${l.agent.n} chunks: p50 direct ${l.direct.p50} / agent ${l.agent.p50} (+${l.addedP50}) / forwarder ${l.forwarder.p50} ms; ` +
-          `p99 ${l.direct.p99} / ${l.agent.p99} (+${l.addedP99}) / ${l.forwarder.p99} ms`,
-      );
+    // At 64 streams a second agent with its ledger unavailable takes its turn too (diagnostic).
+    const stopNoLedger = await rig.startNoLedgerAgent();
+    try {
+      for (const [n, phase] of levels) {
+        const l = await relayLevel(rig, settings, n, phase, n === 64 ? ['agentNoLedger'] : []);
+        relay.push(l);
+        say(
+          `relay ${n} stream(s) ${phase}, ${l.agent.n} chunks: p50 direct ${l.direct.p50} / agent ${l.agent.p50} (+${l.addedP50}) / forwarder ${l.forwarder.p50} ms; ` +
+            `p99 ${l.direct.p99} / ${l.agent.p99} (+${l.addedP99}) / ${l.forwarder.p99} ms` +
+            (l.noLedger ? `; agent without ledger +${l.noLedger.addedP50} / +${l.noLedger.addedP99} ms` : ''),
+        );
+      }
+    } finally {
+      await stopNoLedger();
     }
 
     const tp = await throughput(rig, settings);
@@ -90,22 +96,23 @@ async function main(): Promise<number> {
       kinds.add('load');
       kinds.add('idle');
     }
-    const profiles: AgentProfile[] = [];
+    const profiles: RelayProfile[] = [];
     for (const kind of kinds) {
-      say(`profiling the agent (${kind})…`);
-      const p = await profileAgent(rig, settings, kind);
-      profiles.push(p);
-      say(`profile ${kind}: ${p.busyMs} ms busy; top: ${p.top.slice(0, 5).map((f) => `${f.frame} ${f.percent}%`).join('; ')}`);
-    }
-    let withoutLedger: RelayLevel[] = [];
-    if (targets.some((t) => !t.met && t.id.startsWith('relay-'))) {
-      say('latency target missed: the 64-stream levels again with the agent’s SQLite ledger unavailable (diagnostic)…');
-      withoutLedger = await relayWithoutLedger(rig, settings, ['batched']);
-      for (const l of withoutLedger) say(`without the ledger, 64 streams ${l.phase}: p50 +${l.addedP50} ms, p99 +${l.addedP99} ms (agent p99 ${l.agent.p99} ms)`);
+      for (const who of kind === 'load' ? (['agent', 'forwarder'] as const) : (['agent'] as const)) {
+        say(`profiling the ${who} (${kind})…`);
+        const p = await profileRelay(rig, settings, who, kind);
+        profiles.push(p);
+        say(
+          `profile ${who} ${kind}: ${p.busyMs} ms busy${p.busyUsPerChunk ? ` (${p.busyUsPerChunk} µs per chunk)` : ''}; top: ` +
+            p.top
+              .slice(0, 5)
+              .map((f) => `${f.frame} ${f.percent}%`)
+              .join('; '),
+        );
+      }
     }
     partial = {
       gpuBench,
-      withoutLedger,
       clock: rig.offset,
       ttft,
       relay,

@@ -1,16 +1,19 @@
-// The three ways a stream reaches the bench harness: read directly from the engine (the baseline),
-// relayed by the agent, or relayed by the minimal forwarder (the practical limit).
+// The ways a stream reaches the bench harness: read directly from the engine (the baseline), relayed
+// by the agent, or relayed by the minimal forwarder (the practical limit); and, as a diagnostic, relayed
+// by a second agent whose SQLite ledger is unavailable.
 import { AGENT_NAME } from './agent-home';
 import type { Rig } from './rig';
-import { FORWARDER_NAME } from './rig';
+import { FORWARDER_NAME, NO_LEDGER_NAME } from './rig';
 import type { StreamTrace } from './trace';
 
-export type PathName = 'direct' | 'agent' | 'forwarder';
+export type PathName = 'direct' | 'agent' | 'forwarder' | 'agentNoLedger';
 export const PATHS: PathName[] = ['direct', 'agent', 'forwarder'];
+
+const PROVIDER: Record<Exclude<PathName, 'direct'>, string> = { agent: AGENT_NAME, forwarder: FORWARDER_NAME, agentNoLedger: NO_LEDGER_NAME };
 
 export function streamVia(rig: Rig, path: PathName, chunks: number): Promise<StreamTrace> {
   if (path === 'direct') return rig.direct.stream(chunks);
-  return rig.driver.stream(path === 'agent' ? AGENT_NAME : FORWARDER_NAME, chunks);
+  return rig.driver.stream(PROVIDER[path], chunks);
 }
 
 /** n concurrent streams of `chunks` tokens; fails if any stream failed. */

@@ -106,12 +106,12 @@ export function summarizeProfile(file: string, skipMs = 0, n = 15): ProfileSumma
   return { file: path.basename(file), wallMs: round(wallUs / 1000, 0), busyMs: round(busyMs, 0), top: top(frames, busyMs, n), areas: top(areas, busyMs, 12) };
 }
 
-/** The newest .cpuprofile in dir. */
-export function newestProfile(dir: string): string | undefined {
-  const files = fs
-    .readdirSync(dir)
-    .filter((f) => f.endsWith('.cpuprofile'))
-    .map((f) => path.join(dir, f))
-    .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
-  return files[0];
+/**
+ * The main thread's .cpuprofile in dir. Node names them CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile;
+ * the tsx loader's worker thread writes one too (thread id > 0), which is not the one wanted.
+ */
+export function mainThreadProfile(dir: string): string | undefined {
+  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
+  const main = files.find((f) => f.split('.')[4] === '0') ?? files.sort((a, b) => fs.statSync(path.join(dir, b)).size - fs.statSync(path.join(dir, a)).size)[0];
+  return main ? path.join(dir, main) : undefined;
 }

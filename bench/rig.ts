@@ -13,6 +13,7 @@ import { DirectClient } from './direct-client';
 import { HubDriver } from './hub-driver';
 
 export const FORWARDER_NAME = 'bench-forwarder';
+export const NO_LEDGER_NAME = 'bench-agent-noledger';
 
 export interface Rig {
   engine: Child;
@@ -28,6 +29,13 @@ export interface Rig {
   setStep(ms: number, phase?: StepPhase): Promise<void>;
   /** Starts another agent on the same home (after stopping the current one), optionally under --cpu-prof. */
   restartAgent(cpuProfDir?: string): Promise<void>;
+  /** The same for the minimal forwarder. */
+  restartForwarder(cpuProfDir?: string): Promise<void>;
+  /**
+   * Diagnostic: a second agent (NO_LEDGER_NAME) whose ledger cannot open (ledger.sqlite is a directory),
+   * so it keeps usage in memory, its own fallback. Stopped by the returned function or by close().
+   */
+  startNoLedgerAgent(): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -47,7 +55,7 @@ async function waitForProvider(hub: DevHub, name: string, timeoutMs = 20_000): P
   }
 }
 
-export async function startAgentChild(hub: DevHub, home: string, cpuProfDir?: string): Promise<Child> {
+export async function startAgentChild(hub: DevHub, home: string, cpuProfDir?: string, name = AGENT_NAME): Promise<Child> {
   const args = [
     ...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []),
     'bin/swan-provider.js',
@@ -58,23 +66,53 @@ export async function startAgentChild(hub: DevHub, home: string, cpuProfDir?: st
     home,
     '--no-discovery',
   ];
-  const agent = await startChild({ name: 'agent', args, ready: /agent running/, env: childEnv() });
-  await waitForProvider(hub, AGENT_NAME);
+  const agent = await startChild({ name, args, ready: /agent running/, env: childEnv() });
+  try {
+    await waitForProvider(hub, name);
+  } catch (e) {
+    await agent.stop();
+    throw new Error(`${(e as Error).message}. The agent's output:\n${agent.tail()}`);
+  }
   return agent;
 }
 
-export async function startRig(): Promise<Rig> {
-  const engine = await startChild({ name: 'bench engine', args: ['--import', 'tsx', 'bench/bench-engine.ts'], ready: /listening on http:\/\/\S+/ });
-  const engineUrl = /(http:\/\/\S+)/.exec(engine.readyLine)?.[1] as string;
-  const hub = await startDevHub({ port: 0, token: BENCH_KEY });
-  const home = writeAgentHome(hub.wsUrl, hub.url, engineUrl);
-  const forwarder = await startChild({
+export function startForwarderChild(hub: DevHub, engineUrl: string, cpuProfDir?: string): Promise<Child> {
+  return startChild({
     name: 'minimal forwarder',
-    args: ['--import', 'tsx', 'bench/minimal-forwarder.ts', hub.wsUrl, BENCH_KEY, engineUrl],
+    args: [...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []), '--import', 'tsx', 'bench/minimal-forwarder.ts', hub.wsUrl, BENCH_KEY, engineUrl],
     ready: /forwarder registered/,
     env: childEnv(),
   });
+}
+
+export async function startRig(): Promise<Rig> {
+  // What started so far, stopped again if a later part fails to start.
+  const started: Array<() => Promise<unknown>> = [];
+  try {
+    return await assemble(started);
+  } catch (e) {
+    for (const undo of started.reverse()) await undo().catch(() => undefined);
+    throw e;
+  }
+}
+
+async function assemble(started: Array<() => Promise<unknown>>): Promise<Rig> {
+  const engine = await startChild({ name: 'bench engine', args: ['--import', 'tsx', 'bench/bench-engine.ts'], ready: /listening on http:\/\/\S+/ });
+  started.push(() => engine.stop());
+  const engineUrl = /(http:\/\/\S+)/.exec(engine.readyLine)?.[1] as string;
+  const hub = await startDevHub({ port: 0, token: BENCH_KEY });
+  started.push(() => hub.close());
+  const home = writeAgentHome(hub.wsUrl, hub.url, engineUrl);
+  started.push(async () => fs.rmSync(home, { recursive: true, force: true }));
+  const forwarder = await startForwarderChild(hub, engineUrl);
+  started.push(() => forwarder.stop());
   const offset = await measureClockOffset(engineUrl);
+  const extra = new Set<{ child: Child; home: string }>();
+  const stopExtra = async (e: { child: Child; home: string }): Promise<void> => {
+    extra.delete(e);
+    await e.child.stop();
+    fs.rmSync(e.home, { recursive: true, force: true });
+  };
   const rig: Rig = {
     engine,
     engineUrl,
@@ -94,10 +132,23 @@ export async function startRig(): Promise<Rig> {
       await waitForDisconnect(hub, AGENT_NAME);
       rig.agent = await startAgentChild(hub, home, cpuProfDir);
     },
+    restartForwarder: async (cpuProfDir) => {
+      await rig.forwarder.stop();
+      await waitForDisconnect(hub, FORWARDER_NAME);
+      rig.forwarder = await startForwarderChild(hub, engineUrl, cpuProfDir);
+    },
+    startNoLedgerAgent: async () => {
+      const h = writeAgentHome(hub.wsUrl, hub.url, engineUrl, NO_LEDGER_NAME);
+      fs.mkdirSync(path.join(h, 'ledger.sqlite'));
+      const e = { child: await startAgentChild(hub, h, undefined, NO_LEDGER_NAME), home: h };
+      extra.add(e);
+      return () => stopExtra(e);
+    },
     close: async () => {
       rig.driver.close();
       rig.direct.close();
-      await Promise.all([rig.agent.stop(), forwarder.stop(), engine.stop()]);
+      for (const e of [...extra]) await stopExtra(e);
+      await Promise.all([rig.agent.stop(), rig.forwarder.stop(), engine.stop()]);
       await hub.close();
       fs.rmSync(home, { recursive: true, force: true });
     },

@@ -23,6 +23,8 @@ export interface PathComparison {
 }
 
 export interface RelayLevel extends PathComparison {
+  /** Diagnostic path: the agent with its ledger unavailable (64-stream levels). */
+  noLedger?: { agent: Summary; addedP50: number; addedP99: number };
   streams: number;
   /** batched: every stream gets its chunk in the same engine step; staggered: each at its own phase. */
   phase: StepPhase;
@@ -48,18 +50,19 @@ export function compare(samples: Record<PathName, number[]>): PathComparison {
   };
 }
 
-const empty = (): Record<PathName, number[]> => ({ direct: [], agent: [], forwarder: [] });
+const empty = (): Record<PathName, number[]> => ({ direct: [], agent: [], forwarder: [], agentNoLedger: [] });
 
 /** Chunk latency at `streams` concurrent streams, decoding one chunk per stream every settings.stepMs. */
-export async function relayLevel(rig: Rig, s: BenchSettings, streams: number, phase: StepPhase = 'batched'): Promise<RelayLevel> {
+export async function relayLevel(rig: Rig, s: BenchSettings, streams: number, phase: StepPhase = 'batched', extra: PathName[] = []): Promise<RelayLevel> {
   const chunks = s.relayChunks[streams] ?? 100;
   const reps = 2;
+  const paths = [...PATHS, ...extra];
   await rig.setStep(s.stepMs, phase);
-  for (const p of PATHS) await concurrentStreams(rig, p, streams, 10); // warm-up, not counted
+  for (const p of paths) await concurrentStreams(rig, p, streams, 10); // warm-up, not counted
   const lat = empty();
   const first = empty();
   for (let r = 0; r < reps; r++) {
-    for (const p of PATHS) {
+    for (const p of paths) {
       const traces: StreamTrace[] = await concurrentStreams(rig, p, streams, Math.ceil(chunks / reps));
       for (const t of traces) {
         lat[p].push(...t.latencies);
@@ -68,7 +71,13 @@ export async function relayLevel(rig: Rig, s: BenchSettings, streams: number, ph
     }
   }
   await rig.setStep(s.stepMs);
-  return { streams, phase, chunksPerStream: chunks, ...compare(lat), ttft: compare(first) };
+  const main = compare(lat);
+  const level: RelayLevel = { streams, phase, chunksPerStream: chunks, ...main, ttft: compare(first) };
+  if (lat.agentNoLedger.length > 0) {
+    const agent = summarize(lat.agentNoLedger);
+    level.noLedger = { agent, addedP50: round(agent.p50 - main.direct.p50, 3), addedP99: round(agent.p99 - main.direct.p99, 3) };
+  }
+  return level;
 }
 
 /** Time to first token of one stream at a time (engine prefill is instant), `n` requests per path. */

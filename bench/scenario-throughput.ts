@@ -14,7 +14,7 @@ export interface Throughput {
   direct: number;
   agent: number;
   forwarder: number;
-  runs: Record<PathName, number[]>;
+  runs: Record<'direct' | 'agent' | 'forwarder', number[]>;
   /** CPU time (user + system) the relay process spent per relayed chunk, µs (median over the runs). */
   cpuUsPerChunk: { agent: number; forwarder: number };
   /** agent / forwarder CPU per chunk */
@@ -27,8 +27,8 @@ export interface Throughput {
 export async function throughput(rig: Rig, s: BenchSettings): Promise<Throughput> {
   await rig.setStep(0);
   for (const p of PATHS) await concurrentStreams(rig, p, s.throughputStreams, 50); // warm-up
-  const runs: Record<PathName, number[]> = { direct: [], agent: [], forwarder: [] };
-  const cpu: Record<PathName, number[]> = { direct: [], agent: [], forwarder: [] };
+  const runs: Record<PathName, number[]> = { direct: [], agent: [], forwarder: [], agentNoLedger: [] };
+  const cpu: Record<PathName, number[]> = { direct: [], agent: [], forwarder: [], agentNoLedger: [] };
   for (let r = 0; r < s.throughputReps; r++) {
     for (const p of PATHS) {
       const pid = p === 'agent' ? rig.agent.pid : p === 'forwarder' ? rig.forwarder.pid : undefined;
@@ -51,7 +51,7 @@ export async function throughput(rig: Rig, s: BenchSettings): Promise<Throughput
     direct,
     agent,
     forwarder,
-    runs,
+    runs: { direct: runs.direct, agent: runs.agent, forwarder: runs.forwarder },
     cpuUsPerChunk: { agent: median(cpu.agent), forwarder: median(cpu.forwarder) },
     cpuRatio: ratio(median(cpu.agent), median(cpu.forwarder)),
     ratioToForwarder: ratio(agent, forwarder),

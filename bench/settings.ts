@@ -1,7 +1,7 @@
 // Bench settings, from environment variables so a quick variant runs with the same command:
 //   BENCH_QUICK=1            shorter everything (about 1 minute; figures are noisier)
 //   BENCH_IDLE_SECONDS=n     idle window (default 60)
-//   BENCH_LEDGER_ROWS=n      rows for the ledger bench (default 500,000; quick 20,000)
+//   BENCH_LEDGER_ROWS=n      rows for the ledger bench (default 300,000; quick 20,000)
 //   BENCH_PROFILE=1          take the CPU profiles even when every target is met
 //   BENCH_NO_README=1        do not rewrite the README table
 //   BENCH_SOAK=1             also run the fault suite's soak (bench/soak.ts), when it exists
@@ -50,7 +50,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): BenchSetting
   return {
     quick,
     idleSeconds: e.BENCH_IDLE_SECONDS ?? (quick ? 10 : 60),
-    ledgerRows: e.BENCH_LEDGER_ROWS ?? (quick ? 20_000 : 500_000),
+    ledgerRows: e.BENCH_LEDGER_ROWS ?? (quick ? 20_000 : 300_000),
     forceProfile: on(e.BENCH_PROFILE),
     updateReadme: !on(e.BENCH_NO_README),
     stepMs: 20,
