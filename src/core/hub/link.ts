@@ -9,7 +9,7 @@ import WebSocket from 'ws';
 import type { LinkState, LinkStatus } from '../../shared/types';
 import type { Logger } from '../log';
 import {
-  encode,
+  encodeOnce,
   InboundError,
   MAX_MESSAGE_BYTES,
   out,
@@ -17,6 +17,7 @@ import {
   type Health,
   type HeartbeatPayload,
   type Inbound,
+  type EncodedMessage,
   type Outbound,
   type RegisterPayload,
 } from '../protocol/messages';
@@ -59,7 +60,7 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
   private registerId = '';
   private heartbeatSeq = 0;
   private dataInFlight = 0;
-  private readonly dataQueue: Array<{ text: string; resolve: (ok: boolean) => void }> = [];
+  private readonly dataQueue: Array<{ text: string; bytes: number; resolve: (ok: boolean) => void }> = [];
   private readonly highWater: number;
   /** Count of messages sent and received, for the console and tests. */
   readonly counters = { sent: 0, received: 0, invalid: 0, dials: 0, refusedOversize: 0 };
@@ -123,9 +124,9 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
   sendControl(msg: Outbound): boolean {
     const ws = this.ws;
     if (!ws || ws.readyState !== WebSocket.OPEN) return false;
-    const text = this.checkedText(msg);
-    if (text === undefined) return false;
-    ws.send(text);
+    const enc = encodeOnce(msg);
+    if (!this.sizeOk(enc)) return false;
+    ws.send(enc.text);
     this.counters.sent++;
     return true;
   }
@@ -135,16 +136,16 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
    * the link is down or the message is refused. While the socket is backed up the promise waits, so
    * a producer that awaits it reads its engine no faster than the hub takes the data.
    */
-  sendData(msg: Outbound): Promise<boolean> {
+  sendData(msg: Outbound | EncodedMessage): Promise<boolean> {
     const ws = this.ws;
     if (!ws || ws.readyState !== WebSocket.OPEN || !this.connected) return Promise.resolve(false);
-    const text = this.checkedText(msg);
-    if (text === undefined) return Promise.resolve(false);
+    const enc = 'text' in msg ? msg : encodeOnce(msg);
+    if (!this.sizeOk(enc)) return Promise.resolve(false);
     if (this.dataQueue.length === 0 && this.dataInFlight < this.highWater) {
-      this.write(ws, text);
+      this.write(ws, enc.text, enc.bytes);
       return Promise.resolve(true);
     }
-    return new Promise((resolve) => this.dataQueue.push({ text, resolve }));
+    return new Promise((resolve) => this.dataQueue.push({ text: enc.text, bytes: enc.bytes, resolve }));
   }
 
   /** Bytes waiting in the data lane (not yet handed to the socket). */
@@ -152,19 +153,14 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
     return this.dataQueue.length;
   }
 
-  private checkedText(msg: Outbound): string | undefined {
-    const text = encode(msg);
-    if (Buffer.byteLength(text) > MAX_MESSAGE_BYTES) {
-      this.counters.refusedOversize++;
-      const id = (msg.payload.request_id as string | undefined) ?? msg.request_id;
-      this.opts.log.error(`refused to send a ${msg.type} of ${Buffer.byteLength(text)} bytes: over the 1 MB message limit`, { requestId: id });
-      return undefined;
-    }
-    return text;
+  private sizeOk(enc: EncodedMessage): boolean {
+    if (enc.bytes <= MAX_MESSAGE_BYTES) return true;
+    this.counters.refusedOversize++;
+    this.opts.log.error(`refused to send a ${enc.type} of ${enc.bytes} bytes: over the 1 MB message limit`, { requestId: enc.requestId });
+    return false;
   }
 
-  private write(ws: WebSocket, text: string): void {
-    const bytes = Buffer.byteLength(text);
+  private write(ws: WebSocket, text: string, bytes: number): void {
     this.dataInFlight += bytes;
     this.counters.sent++;
     ws.send(text, () => {
@@ -181,7 +177,7 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
         next.resolve(false);
         continue;
       }
-      this.write(ws, next.text);
+      this.write(ws, next.text, next.bytes);
       next.resolve(true);
     }
   }

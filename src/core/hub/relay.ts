@@ -5,7 +5,7 @@
 // A request not resumed within the grace period (or whose link stays down past the TTL) is cancelled
 // at the engine so the GPU is freed.
 import type { Logger } from '../log';
-import { out, MAX_MESSAGE_BYTES, type Inbound, type Outbound } from '../protocol/messages';
+import { encodeOnce, out, MAX_MESSAGE_BYTES, type EncodedMessage, type Inbound, type Outbound } from '../protocol/messages';
 import type { InferenceRunner, InferenceResult } from '../agent/inference';
 import type { HubLink } from './link';
 import { Retention } from './retention';
@@ -40,7 +40,7 @@ interface Active {
 
 export class HubRelay {
   private readonly active = new Map<string, Active>();
-  private readonly retention: Retention;
+  private readonly retention: Retention<EncodedMessage>;
   private graceTimer?: NodeJS.Timeout;
   private ttlTimer?: NodeJS.Timeout;
   private readonly sweeper: NodeJS.Timeout;
@@ -50,7 +50,7 @@ export class HubRelay {
   readonly counters = { served: 0, failed: 0, cancelledUnresumed: 0, resumed: 0, replayedMessages: 0, evicted: 0 };
 
   constructor(private readonly o: HubRelayOptions) {
-    this.retention = new Retention(o.retentionBytes ?? 64 * 1024 * 1024, (id) => {
+    this.retention = new Retention<EncodedMessage>(o.retentionBytes ?? 64 * 1024 * 1024, (id) => {
       this.counters.evicted++;
       const a = this.active.get(id);
       if (!a) {
@@ -180,7 +180,7 @@ export class HubRelay {
       for (const m of batch) {
         if (!(await this.o.link.sendData(m))) return; // link dropped again: the next resume continues
         this.counters.replayedMessages++;
-        last = m.payload.seq as number;
+        last = m.seq;
       }
     }
     if (a && this.active.get(id) === a) a.attached = true;
@@ -191,7 +191,9 @@ export class HubRelay {
   private async send(id: string, msg: Outbound): Promise<void> {
     const a = this.active.get(id);
     if (!a || a.dropped) return;
-    const bytes = Buffer.byteLength(JSON.stringify(msg));
+    // Serialised once: the same text is retained for resume and handed to the socket.
+    const enc = encodeOnce(msg);
+    const bytes = enc.bytes;
     if (bytes > MAX_MESSAGE_BYTES) {
       // Oversize: never sent. The hub gets a clear error in its place, and that error ends the request:
       // the engine request is cancelled and nothing after the hole is sent (an answer with a chunk
@@ -204,8 +206,8 @@ export class HubRelay {
       a.ctl.abort();
       return;
     }
-    this.retention.add(id, msg.payload.seq as number, msg, bytes);
-    if (a.attached && !(await this.o.link.sendData(msg))) a.attached = false;
+    this.retention.add(id, enc.seq, enc, bytes);
+    if (a.attached && !(await this.o.link.sendData(enc))) a.attached = false;
   }
 
   private next(id: string): number {

@@ -1,17 +1,17 @@
 // Retention of what each hub stream sent (resume-v1): every stream_chunk / stream_end of a request is
 // kept, by seq, until the request has finished and the hub cannot ask for it any more. Bounded by
 // total bytes (oldest request evicted first) and by a TTL.
-import type { Outbound } from '../protocol/messages';
 
-interface Kept {
-  messages: Array<{ seq: number; msg: Outbound; bytes: number }>;
+interface Kept<T> {
+  messages: Array<{ seq: number; msg: T; bytes: number }>;
   bytes: number;
   finishedAt?: number;
   touchedAt: number;
 }
 
-export class Retention {
-  private readonly kept = new Map<string, Kept>();
+/** Keeps items of type T (the relay keeps each message already serialised). */
+export class Retention<T> {
+  private readonly kept = new Map<string, Kept<T>>();
   private total = 0;
 
   constructor(
@@ -20,7 +20,7 @@ export class Retention {
     private readonly onEvict: (requestId: string) => void,
   ) {}
 
-  add(requestId: string, seq: number, msg: Outbound, bytes: number): void {
+  add(requestId: string, seq: number, msg: T, bytes: number): void {
     const k = this.kept.get(requestId) ?? { messages: [], bytes: 0, touchedAt: Date.now() };
     k.messages.push({ seq, msg, bytes });
     k.bytes += bytes;
@@ -42,7 +42,7 @@ export class Retention {
   }
 
   /** Messages after lastSeq, in order. */
-  since(requestId: string, lastSeq: number): Outbound[] {
+  since(requestId: string, lastSeq: number): T[] {
     return (this.kept.get(requestId)?.messages ?? []).filter((m) => m.seq > lastSeq).map((m) => m.msg);
   }
 

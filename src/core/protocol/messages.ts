@@ -247,3 +247,18 @@ export const out = {
 export function encode(msg: Outbound): string {
   return JSON.stringify(msg);
 }
+
+/** A message serialised once: the relay keeps it for resume and the link sends it as it is. */
+export interface EncodedMessage {
+  type: string;
+  requestId?: string;
+  seq: number;
+  text: string;
+  bytes: number;
+}
+
+export function encodeOnce(msg: Outbound): EncodedMessage {
+  const text = encode(msg);
+  const requestId = (msg.payload.request_id as string | undefined) ?? msg.request_id;
+  return { type: msg.type, ...(requestId ? { requestId } : {}), seq: Number(msg.payload.seq ?? 0), text, bytes: Buffer.byteLength(text) };
+}

@@ -6,9 +6,9 @@ import { out, type Outbound } from '../../../src/core/protocol/messages';
 
 const chunk = (id: string, seq: number): Outbound => out.streamChunk(id, seq, { choices: [{ delta: { content: `t${seq}` } }] }, false);
 
-function retention(maxBytes: number): { r: Retention; evicted: string[] } {
+function retention(maxBytes: number): { r: Retention<Outbound>; evicted: string[] } {
   const evicted: string[] = [];
-  return { r: new Retention(maxBytes, (id) => evicted.push(id)), evicted };
+  return { r: new Retention<Outbound>(maxBytes, (id) => evicted.push(id)), evicted };
 }
 
 afterEach(() => {
