@@ -97,6 +97,7 @@ EngineHosts = ["http://192.168.1.20:8000", "http://10.0.0.5:11434"]
 GpuSampleIntervalSeconds = 0.5
 EngineHeadersTimeoutSeconds = 3
 EngineIdleTimeoutSeconds = 4.25
+RetentionMegabytes = 0.5
 `),
       {},
     );
@@ -113,6 +114,7 @@ EngineIdleTimeoutSeconds = 4.25
       gpuSampleIntervalMs: 500,
       engineHeadersTimeoutMs: 3000,
       engineIdleTimeoutMs: 4250,
+      retentionBytes: 512 * 1024,
       maxConcurrentPerEndpoint: 9,
       maxQueuePerModel: 0,
       discovery: false,
