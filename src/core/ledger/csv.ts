@@ -4,6 +4,7 @@
 // Text that comes from outside (engine error messages, model names) and starts with = + - @ or a
 // tab is prefixed with a single quote, so a spreadsheet shows it as text instead of running it as a
 // formula (OWASP "CSV injection"). Numbers are never altered.
+import type { UsageRow } from './usage-record';
 
 export const CSV_HEADER = [
   'request_id',
@@ -26,22 +27,8 @@ export const CSV_HEADER = [
   'earnings',
 ] as const;
 
-export interface CsvRow {
-  request_id: string;
-  source: string;
-  model: string;
-  endpoint: string;
-  started_at: number;
-  finished_at: number;
-  tokens_in: number;
-  tokens_out: number;
-  estimated: number;
-  latency_ms: number;
-  ttft_ms: number | null;
-  tokens_per_second: number | null;
-  status: string;
-  status_code: number | null;
-  error: string | null;
+/** A usage row with the prices it was earned at and what it earned. */
+export interface CsvRow extends UsageRow {
   input_per_m: number | null;
   output_per_m: number | null;
   earnings: number;
