@@ -1,7 +1,7 @@
 // Per-key limits of the gateway (seed 001): a token bucket (requests/min with a burst) and a cap on
 // concurrent streams. Also reports the quota ({remaining, reset}) clients see. Keys are the gateway's
-// own API key names, a handful, so nothing needs evicting.
-import { TokenBucket } from '../scheduler/token-bucket';
+// own API key names, a handful; the limiter's LRU cap (10 000 keys) is never reached.
+import { KeyedLimiter } from '../scheduler/token-bucket';
 
 export interface Quota {
   /** Whole requests that may start now. */
@@ -17,69 +17,41 @@ export type Admission =
   | { ok: true; release: () => void }
   | { ok: false; reason: 'rate' | 'concurrency'; retryAfterMs: number; message: string };
 
-interface KeyState {
-  bucket: TokenBucket;
-  active: number;
-}
-
+/** The scheduler's KeyedLimiter with the gateway's wording for refusals and the quota it reports. */
 export class KeyLimits {
-  private readonly keys = new Map<string, KeyState>();
+  private readonly limiter: KeyedLimiter;
 
   constructor(
     private readonly o: { ratePerMinute: number; burst: number; maxConcurrent: number },
     private readonly now: () => number = Date.now,
-  ) {}
-
-  private state(key: string): KeyState {
-    let s = this.keys.get(key);
-    if (!s) {
-      s = { bucket: new TokenBucket(this.o.ratePerMinute, this.o.burst, this.now), active: 0 };
-      this.keys.set(key, s);
-    }
-    return s;
+  ) {
+    this.limiter = new KeyedLimiter({ ...o, now });
   }
 
   /** One request for `key`; on success hold the slot until release(). */
   acquire(key: string): Admission {
-    const s = this.state(key);
-    if (s.active >= this.o.maxConcurrent) {
+    const a = this.limiter.acquire(key);
+    if (a.ok) return a;
+    if (a.reason === 'concurrency') {
       return {
-        ok: false,
-        reason: 'concurrency',
-        retryAfterMs: 1000,
-        message: `This key already has ${s.active} streams running (the limit is ${this.o.maxConcurrent}). Wait for one to finish or cancel one, then retry.`,
+        ...a,
+        message: `This key already has ${this.limiter.active(key)} streams running (the limit is ${this.o.maxConcurrent}). Wait for one to finish or cancel one, then retry.`,
       };
     }
-    const t = s.bucket.take();
-    if (!t.ok) {
-      return {
-        ok: false,
-        reason: 'rate',
-        retryAfterMs: t.retryAfterMs,
-        message: `Too many requests for this key (${this.o.ratePerMinute}/min, burst ${this.o.burst}). Retry in ${Math.ceil(t.retryAfterMs / 1000)} s.`,
-      };
-    }
-    s.active++;
-    let released = false;
     return {
-      ok: true,
-      release: () => {
-        if (released) return;
-        released = true;
-        s.active--;
-      },
+      ...a,
+      message: `Too many requests for this key (${this.o.ratePerMinute}/min, burst ${this.o.burst}). Retry in ${Math.ceil(a.retryAfterMs / 1000)} s.`,
     };
   }
 
   quota(key: string): Quota {
-    const s = this.state(key);
-    const avail = s.bucket.available();
+    const avail = this.limiter.available(key);
     const msToFull = ((this.o.burst - avail) / this.o.ratePerMinute) * 60_000;
     return {
       remaining: Math.floor(avail),
       reset: Math.ceil((this.now() + msToFull) / 1000),
       limit: this.o.burst,
-      concurrent: s.active,
+      concurrent: this.limiter.active(key),
       max_concurrent: this.o.maxConcurrent,
     };
   }

@@ -128,6 +128,11 @@ export class KeyedLimiter {
     return this.keys.get(key)?.active ?? 0;
   }
 
+  /** Tokens `key` has now (fractional); a key not seen yet has a full bucket. */
+  available(key: string): number {
+    return this.keys.get(key)?.bucket.available() ?? this.burst;
+  }
+
   /** Keys remembered now. */
   get size(): number {
     return this.keys.size;
