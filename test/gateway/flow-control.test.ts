@@ -2,26 +2,17 @@
 // reading the engine (the test engine's writes hit backpressure), an ack lets it continue, a client that
 // never acks is dropped and its request cancelled, and cancel reaches the engine.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { generatedText } from '../support/traces';
 import { engineStalled } from './engine-stall';
 import { JsonSocket, type Msg } from './json-socket';
-import { startRig, type Rig } from './rig';
+import { rigPerTest, type Rig } from './rig';
 import { collect, startMsg } from './stream-client';
 
-let rig: Rig | undefined;
-const sockets: JsonSocket[] = [];
-
-afterEach(async () => {
-  for (const s of sockets.splice(0)) s.ws.terminate();
-  await rig?.close();
-  rig = undefined;
-});
+const gw = rigPerTest();
 
 async function open(r: Rig): Promise<JsonSocket> {
-  const s = await JsonSocket.open(r.ws(`/v1/stream?api_key=${r.key}`), 'stream-v1');
-  sockets.push(s);
-  return s;
+  return gw.open(r.ws(`/v1/stream?api_key=${r.key}`), 'stream-v1');
 }
 
 const deltas = (s: JsonSocket, id: string): Msg[] => s.messages.filter((m) => m.type === 'delta' && m.request_id === id);
@@ -29,7 +20,7 @@ const isDelta = (id: string, seq: number) => (m: Msg) => m.type === 'delta' && m
 
 describe('stream-v1 flow control', () => {
   it('stops at 32 unacked messages, pauses reading the engine, and resumes on ack', async () => {
-    rig = await startRig({ engine: { mode: { generate: 100_000 } } });
+    const rig = await gw.start({ engine: { mode: { generate: 100_000 } } });
     const s = await open(rig);
     const start = startMsg({ params: {} });
     const id = start.request_id as string;
@@ -55,7 +46,7 @@ describe('stream-v1 flow control', () => {
   });
 
   it('also stops at the byte window', async () => {
-    rig = await startRig({ engine: { mode: { generate: 100_000 } }, gateway: { window: { bytes: 4096, messages: 1000 } } });
+    const rig = await gw.start({ engine: { mode: { generate: 100_000 } }, gateway: { window: { bytes: 4096, messages: 1000 } } });
     const s = await open(rig);
     const start = startMsg({ params: {} });
     const id = start.request_id as string;
@@ -73,7 +64,7 @@ describe('stream-v1 flow control', () => {
   });
 
   it('a client that never acks is disconnected after the ack timeout and its request is cancelled at the engine', async () => {
-    rig = await startRig({ engine: { mode: { generate: 100_000 } }, gateway: { ackTimeoutMs: 300 } });
+    const rig = await gw.start({ engine: { mode: { generate: 100_000 } }, gateway: { ackTimeoutMs: 300 } });
     const s = await open(rig);
     const start = startMsg({ params: {} });
     const id = start.request_id as string;
@@ -88,7 +79,7 @@ describe('stream-v1 flow control', () => {
 
   it('a client that acks as it reads gets a long stream whole, never more than the window ahead', async () => {
     const n = 3000;
-    rig = await startRig({ engine: { mode: { generate: n } } });
+    const rig = await gw.start({ engine: { mode: { generate: n } } });
     const s = await open(rig);
     const start = startMsg({ params: {} });
     s.send(start);
@@ -100,7 +91,7 @@ describe('stream-v1 flow control', () => {
 
 describe('stream-v1 cancel', () => {
   it('cancel mid-stream reaches the engine and ends the request as cancelled', async () => {
-    rig = await startRig({ engine: { mode: { generate: 100_000, delayMs: 2 } } });
+    const rig = await gw.start({ engine: { mode: { generate: 100_000, delayMs: 2 } } });
     const s = await open(rig);
     const start = startMsg({ params: {} });
     const id = start.request_id as string;
@@ -119,7 +110,7 @@ describe('stream-v1 cancel', () => {
   });
 
   it('cancel of a queued request takes it out of the scheduler queue before it reaches the engine', async () => {
-    rig = await startRig({ engine: { mode: { generate: 100_000, delayMs: 2 } }, maxConcurrentPerEndpoint: 1 });
+    const rig = await gw.start({ engine: { mode: { generate: 100_000, delayMs: 2 } }, maxConcurrentPerEndpoint: 1 });
     const s = await open(rig);
     const running = startMsg({ params: {} });
     const queued = startMsg({ params: {} });

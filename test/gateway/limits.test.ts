@@ -1,31 +1,22 @@
 // Per-key limits (token bucket + concurrent streams) and the shared scheduler's own refusals, as each
 // dialect reports them: stream-v1 rate_limited/rejected with retry_after, seed 002 rate_limit, HTTP 429.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { generatedText } from '../support/traces';
 import { JsonSocket, type Msg } from './json-socket';
-import { MODEL, startRig, type Rig } from './rig';
+import { MODEL, rigPerTest, type Rig } from './rig';
 import { collect, startMsg } from './stream-client';
 
-let rig: Rig | undefined;
-const sockets: JsonSocket[] = [];
-
-afterEach(async () => {
-  for (const s of sockets.splice(0)) s.ws.terminate();
-  await rig?.close();
-  rig = undefined;
-});
+const gw = rigPerTest();
 
 async function open(r: Rig, path: string, key = r.key): Promise<JsonSocket> {
-  const s = await JsonSocket.open(r.ws(`${path}${path.includes('stream') ? '?api_key=' : '?apiKey='}${key}`), path.includes('stream') ? 'stream-v1' : undefined);
-  sockets.push(s);
-  return s;
+  return gw.open(r.ws(`${path}${path.includes('stream') ? '?api_key=' : '?apiKey='}${key}`), path.includes('stream') ? 'stream-v1' : undefined);
 }
 
 const terminal = (id: unknown) => (m: Msg) => (m.type === 'error' || m.type === 'complete') && m.request_id === id;
 
 describe('per-key limits', () => {
   it('the token bucket refuses a burst beyond its size with rate_limited and retry_after; other keys are unaffected', async () => {
-    rig = await startRig({ engine: { mode: { generate: 2 } }, gateway: { limits: { burst: 2, ratePerMinute: 6 } } });
+    const rig = await gw.start({ engine: { mode: { generate: 2 } }, gateway: { limits: { burst: 2, ratePerMinute: 6 } } });
     const s = await open(rig, '/v1/stream');
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
@@ -49,7 +40,7 @@ describe('per-key limits', () => {
   });
 
   it('caps concurrent streams per key; a slot frees when a stream ends', async () => {
-    rig = await startRig({ engine: { mode: { generate: 100_000, delayMs: 5 } }, gateway: { limits: { maxConcurrent: 2 } } });
+    const rig = await gw.start({ engine: { mode: { generate: 100_000, delayMs: 5 } }, gateway: { limits: { maxConcurrent: 2 } } });
     const s = await open(rig, '/v1/stream');
     const a = startMsg({ params: {} });
     const b = startMsg({ params: {} });
@@ -70,7 +61,7 @@ describe('per-key limits', () => {
   });
 
   it('the shared scheduler refusing (queue full) reaches the client as rate_limited after started', async () => {
-    rig = await startRig({ engine: { mode: { generate: 100_000, delayMs: 5 } }, maxConcurrentPerEndpoint: 1, maxQueuePerModel: 0 });
+    const rig = await gw.start({ engine: { mode: { generate: 100_000, delayMs: 5 } }, maxConcurrentPerEndpoint: 1, maxQueuePerModel: 0 });
     const s = await open(rig, '/v1/stream');
     const a = startMsg({ params: {} });
     s.send(a);
@@ -86,7 +77,7 @@ describe('per-key limits', () => {
   });
 
   it('/v1/ws answers rate_limit with retry_after; HTTP answers 429 with Retry-After', async () => {
-    rig = await startRig({ engine: { mode: { generate: 2 } }, gateway: { limits: { burst: 1, ratePerMinute: 1 } } });
+    const rig = await gw.start({ engine: { mode: { generate: 2 } }, gateway: { limits: { burst: 1, ratePerMinute: 1 } } });
     const ws = await open(rig, '/v1/ws');
     ws.send({ type: 'chat.message', model: MODEL, messages: [{ role: 'user', content: 'hi' }], stream: true, request_id: 'one' });
     expect(await ws.waitFor((m) => m.request_id === 'one' && m.done === true)).toMatchObject({ type: 'chat.chunk' });

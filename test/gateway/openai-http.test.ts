@@ -1,29 +1,24 @@
 // GET /v1/models and POST /v1/chat/completions with the official `openai` npm client, plus the raw
 // HTTP cases a client library hides (errors, origin, bodies).
 import OpenAI from 'openai';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { generatedText, summarizeTrace } from '../support/traces';
-import { MODEL, startRig, type Rig } from './rig';
+import { MODEL, rigPerTest, type Rig } from './rig';
 
-let rig: Rig | undefined;
-
-afterEach(async () => {
-  await rig?.close();
-  rig = undefined;
-});
+const gw = rigPerTest();
 
 const client = (r: Rig, key = r.key) => new OpenAI({ apiKey: key, baseURL: `${r.gateway.url}/v1`, maxRetries: 0, timeout: 10_000 });
 
 describe('OpenAI-compatible HTTP', () => {
   it('lists the enabled models', async () => {
-    rig = await startRig();
+    const rig = await gw.start();
     const list = await client(rig).models.list();
     expect(list.data.map((m) => m.id)).toEqual([MODEL]);
     expect((await client(rig).models.retrieve(MODEL)).id).toBe(MODEL);
   });
 
   it('streams chat completions over SSE, with usage when asked', async () => {
-    rig = await startRig({ engine: { mode: { generate: 7 } } });
+    const rig = await gw.start({ engine: { mode: { generate: 7 } } });
     const stream = await client(rig).chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'count' }], stream: true, stream_options: { include_usage: true } });
     let text = '';
     let usage: OpenAI.CompletionUsage | undefined;
@@ -37,14 +32,14 @@ describe('OpenAI-compatible HTTP', () => {
   });
 
   it('answers non-stream chat completions with the engine JSON', async () => {
-    rig = await startRig();
+    const rig = await gw.start();
     const r = await client(rig).chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], temperature: 0.2 });
     expect(r.choices[0]?.message.content).toBe(summarizeTrace('vllm-chat-basic.sse').text);
     expect(rig.engine.requests.at(-1)?.body).toMatchObject({ model: 'Qwen/Qwen3-0.6B', temperature: 0.2 });
   });
 
   it('turns errors into OpenAI errors the client understands', async () => {
-    rig = await startRig({ engine: { mode: { generate: 2 } } });
+    const rig = await gw.start({ engine: { mode: { generate: 2 } } });
     await expect(client(rig, 'sk-wrong').models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
     await expect(client(rig).chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'hi' }] })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     await expect(client(rig).chat.completions.create({ model: MODEL, messages: [] })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
@@ -63,7 +58,7 @@ describe('OpenAI-compatible HTTP', () => {
   });
 
   it('an engine failing mid-stream ends the SSE with an error event', async () => {
-    rig = await startRig({ engine: { mode: { generate: 50, dropAfterEvents: 5 } } });
+    const rig = await gw.start({ engine: { mode: { generate: 50, dropAfterEvents: 5 } } });
     const stream = await client(rig).chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], stream: true });
     let text = '';
     const consume = async () => {
@@ -75,7 +70,7 @@ describe('OpenAI-compatible HTTP', () => {
   });
 
   it('a client that goes away cancels the request at the engine', async () => {
-    rig = await startRig({ engine: { mode: { generate: 100_000, delayMs: 2 } } });
+    const rig = await gw.start({ engine: { mode: { generate: 100_000, delayMs: 2 } } });
     const ac = new AbortController();
     const stream = await client(rig).chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], stream: true }, { signal: ac.signal });
     const read = (async () => {

@@ -3,20 +3,13 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { repoRoot, summarizeTrace } from '../support/traces';
 import { JsonSocket } from './json-socket';
-import { MODEL, startRig, type Rig } from './rig';
+import { MODEL, rigPerTest, type Rig } from './rig';
 import { NODE_EXAMPLE, PYTHON_EXAMPLE, BROWSER_EXAMPLE, withUrl } from './seed-002-examples';
 
-let rig: Rig | undefined;
-const sockets: JsonSocket[] = [];
-
-afterEach(async () => {
-  for (const s of sockets.splice(0)) s.ws.terminate();
-  await rig?.close();
-  rig = undefined;
-});
+const gw = rigPerTest();
 
 const TEXT = summarizeTrace('vllm-chat-basic.sse').text;
 
@@ -29,9 +22,7 @@ function run(cmd: string, args: string[]): Promise<{ code: number | null; stdout
 }
 
 async function open(r: Rig, query = `?apiKey=${r.key}`, protocols?: string | string[], opts?: Parameters<typeof JsonSocket.open>[2]): Promise<JsonSocket> {
-  const s = await JsonSocket.open(r.ws(`/v1/ws${query}`), protocols, opts);
-  sockets.push(s);
-  return s;
+  return gw.open(r.ws(`/v1/ws${query}`), protocols, opts);
 }
 
 const chat = (over: Record<string, unknown> = {}) => ({ type: 'chat.message', model: MODEL, messages: [{ role: 'user', content: 'Tell me a joke' }], stream: true, ...over });
@@ -46,7 +37,7 @@ describe('seed 002 examples, run as written', () => {
   });
 
   it('the Python websockets example prints the answer and "Complete!"', async () => {
-    rig = await startRig();
+    const rig = await gw.start();
     const r = await run('/usr/bin/python3', ['-c', withUrl(PYTHON_EXAMPLE, rig.ws(`/v1/ws?apiKey=${rig.key}`))]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
@@ -55,7 +46,7 @@ describe('seed 002 examples, run as written', () => {
   });
 
   it('the Node ws example prints Connected, the answer, Complete! and Disconnected', async () => {
-    rig = await startRig();
+    const rig = await gw.start();
     const r = await run(process.execPath, ['--input-type=module', '-e', withUrl(NODE_EXAMPLE, rig.ws(`/v1/ws?apiKey=${rig.key}`))]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
@@ -65,7 +56,7 @@ describe('seed 002 examples, run as written', () => {
 
 describe('/v1/ws protocol', () => {
   it('streams chat.chunk {content, done:false, request_id} then a final done chunk with usage; ping answers pong', async () => {
-    rig = await startRig({ engine: { chatTrace: 'vllm-chat-reasoning-include-usage.sse' } });
+    const rig = await gw.start({ engine: { chatTrace: 'vllm-chat-reasoning-include-usage.sse' } });
     const s = await open(rig);
     expect(s.ws.extensions).toContain('permessage-deflate');
     s.send({ type: 'ping' });
@@ -82,7 +73,7 @@ describe('/v1/ws protocol', () => {
   });
 
   it('stream:false answers one chat.complete {content, usage}; a request id is made up when none is given', async () => {
-    rig = await startRig();
+    const rig = await gw.start();
     const s = await open(rig);
     s.send(chat({ stream: false }));
     const c = await s.type('chat.complete');
@@ -93,7 +84,7 @@ describe('/v1/ws protocol', () => {
   });
 
   it('authenticates with the subprotocol pair; refuses a missing or wrong key with auth_error', async () => {
-    rig = await startRig({ engine: { mode: { generate: 2 } } });
+    const rig = await gw.start({ engine: { mode: { generate: 2 } } });
     const viaProto = await open(rig, '', ['access_token', rig.key]);
     expect(viaProto.ws.protocol).toBe('access_token');
     viaProto.send(chat());
@@ -108,7 +99,7 @@ describe('/v1/ws protocol', () => {
   });
 
   it('cancel stops the engine and ends the stream with a done chunk marked cancelled', async () => {
-    rig = await startRig({ engine: { mode: { generate: 100_000, delayMs: 2 } } });
+    const rig = await gw.start({ engine: { mode: { generate: 100_000, delayMs: 2 } } });
     const s = await open(rig);
     s.send(chat({ request_id: 'long' }));
     await s.waitFor((m) => m.type === 'chat.chunk' && m.request_id === 'long');
@@ -120,7 +111,7 @@ describe('/v1/ws protocol', () => {
   });
 
   it('closing the socket cancels its running requests at the engine', async () => {
-    rig = await startRig({ engine: { mode: { generate: 100_000, delayMs: 2 } } });
+    const rig = await gw.start({ engine: { mode: { generate: 100_000, delayMs: 2 } } });
     const s = await open(rig);
     s.send(chat());
     await s.type('chat.chunk');
@@ -129,7 +120,7 @@ describe('/v1/ws protocol', () => {
   });
 
   it('malformed input gets invalid_request, an engine failure provider_error; the connection survives', async () => {
-    rig = await startRig({ engine: { mode: { status: 500 } } });
+    const rig = await gw.start({ engine: { mode: { status: 500 } } });
     const s = await open(rig);
     const cases: Array<[unknown, RegExp]> = [
       ['nope', /not valid JSON/],
@@ -152,7 +143,7 @@ describe('/v1/ws protocol', () => {
   });
 
   it('closes an idle connection (seed 002 websocket_timeout) and refuses messages over 1 MB', async () => {
-    rig = await startRig({ gateway: { idleTimeoutMs: 200 } });
+    const rig = await gw.start({ gateway: { idleTimeoutMs: 200 } });
     const idle = await open(rig);
     const closed = await idle.closed;
     expect(closed.code).toBe(1000);
@@ -163,7 +154,7 @@ describe('/v1/ws protocol', () => {
   });
 
   it('websocket_auth off works without a key on loopback, with a loud warning in the log', async () => {
-    rig = await startRig({ engine: { mode: { generate: 2 } }, gateway: { websocketAuth: false } });
+    const rig = await gw.start({ engine: { mode: { generate: 2 } }, gateway: { websocketAuth: false } });
     expect(rig.log.entries().some((e) => e.level === 'warn' && e.msg.includes('WITHOUT an API key'))).toBe(true);
     const s = await open(rig, '');
     s.send(chat());

@@ -3,27 +3,18 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadResumeKey, ResumeTokens } from '../../src/core/gateway/resume-token';
 import { generatedText } from '../support/traces';
 import { engineStalled } from './engine-stall';
 import { JsonSocket } from './json-socket';
-import { startRig, type Rig } from './rig';
+import { rigPerTest, type Rig } from './rig';
 import { collect, startMsg } from './stream-client';
 
-let rig: Rig | undefined;
-const sockets: JsonSocket[] = [];
-
-afterEach(async () => {
-  for (const s of sockets.splice(0)) s.ws.terminate();
-  await rig?.close();
-  rig = undefined;
-});
+const gw = rigPerTest();
 
 async function open(r: Rig, key = r.key): Promise<JsonSocket> {
-  const s = await JsonSocket.open(r.ws(`/v1/stream?api_key=${key}`), 'stream-v1');
-  sockets.push(s);
-  return s;
+  return gw.open(r.ws(`/v1/stream?api_key=${key}`), 'stream-v1');
 }
 
 function finished(r: Rig, requestId: string): Promise<void> {
@@ -42,7 +33,7 @@ function finished(r: Rig, requestId: string): Promise<void> {
 describe('stream-v1 resume', () => {
   it('drops at random points and resumes: every delta arrives exactly once, nothing lost', async () => {
     const n = 150;
-    rig = await startRig({ engine: { mode: { generate: n, delayMs: 1 } } });
+    const rig = await gw.start({ engine: { mode: { generate: n, delayMs: 1 } } });
     for (let round = 0; round < 4; round++) {
       const k = 1 + Math.floor(Math.random() * (n - 10));
       const a = await open(rig);
@@ -65,7 +56,7 @@ describe('stream-v1 resume', () => {
 
   it('generation keeps running while the client is away; the resumed client gets the rest from retention', async () => {
     const n = 60;
-    rig = await startRig({ engine: { mode: { generate: n } } });
+    const rig = await gw.start({ engine: { mode: { generate: n } } });
     const a = await open(rig);
     const start = startMsg({ params: {} });
     const id = start.request_id as string;
@@ -84,7 +75,7 @@ describe('stream-v1 resume', () => {
   });
 
   it('while away, the retention cap pauses the engine; resuming lets it continue with no gap', async () => {
-    rig = await startRig({ engine: { mode: { generate: 100_000 } }, gateway: { retentionBytes: 8 * 1024 } });
+    const rig = await gw.start({ engine: { mode: { generate: 100_000 } }, gateway: { retentionBytes: 8 * 1024 } });
     const a = await open(rig);
     const start = startMsg({ params: {} });
     const id = start.request_id as string;
@@ -106,7 +97,7 @@ describe('stream-v1 resume', () => {
 
   it('a repeated start with the same request_id attaches to the running request and never starts a second one', async () => {
     const n = 80;
-    rig = await startRig({ engine: { mode: { generate: n, delayMs: 1 } } });
+    const rig = await gw.start({ engine: { mode: { generate: n, delayMs: 1 } } });
     // Twice on the same connection: one stream, no repeats.
     const s = await open(rig);
     const start = startMsg({ params: {} });
@@ -146,7 +137,7 @@ describe('stream-v1 resume', () => {
   });
 
   it('refuses tampered, expired, foreign and stale resume tokens with clear errors', async () => {
-    rig = await startRig({ engine: { mode: { generate: 5 } } });
+    const rig = await gw.start({ engine: { mode: { generate: 5 } } });
     const s = await open(rig);
     const start = startMsg({ params: {} });
     const id = start.request_id as string;
@@ -186,7 +177,7 @@ describe('stream-v1 resume', () => {
   });
 
   it('a client that does not come back within the TTL has its request cancelled at the engine and forgotten', async () => {
-    rig = await startRig({ engine: { mode: { generate: 100_000, delayMs: 5 } }, gateway: { resumeTtlMs: 300 } });
+    const rig = await gw.start({ engine: { mode: { generate: 100_000, delayMs: 5 } }, gateway: { resumeTtlMs: 300 } });
     const a = await open(rig);
     const start = startMsg({ params: {} });
     const id = start.request_id as string;
@@ -203,22 +194,21 @@ describe('stream-v1 resume', () => {
   it('resume tokens survive a gateway restart with the same home; retained state does not', async () => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-gateway-restart-'));
     try {
-      rig = await startRig({ home, engine: { mode: { generate: 3 } } });
+      let rig = await gw.start({ home, engine: { mode: { generate: 3 } } });
       const key = rig.key;
       const s = await open(rig);
       const start = startMsg({ params: {} });
       s.send(start);
       const got = await collect(s, start.request_id as string);
-      await rig.close();
-      rig = await startRig({ home, engine: { mode: { generate: 3 } } });
+      await gw.close();
+      rig = await gw.start({ home, engine: { mode: { generate: 3 } } });
       const s2 = await open(rig, key);
       s2.send({ type: 'start', resume_token: got.lastToken });
       // The signature checks out (same key file); the request itself is gone.
       expect(await s2.type('error')).toMatchObject({ code: 'resume_unavailable', request_id: start.request_id });
       expect(fs.statSync(path.join(home, 'gateway-resume.key')).mode & 0o777).toBe(0o600);
     } finally {
-      await rig?.close();
-      rig = undefined;
+      await gw.close();
       fs.rmSync(home, { recursive: true, force: true });
     }
   });

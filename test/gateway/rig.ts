@@ -3,6 +3,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { afterEach } from 'vitest';
+import type { ClientOptions } from 'ws';
 import { InferenceRunner } from '../../src/core/agent/inference';
 import { ModelRegistry } from '../../src/core/agent/models';
 import { describeFleet } from '../../src/core/gateway/fleet';
@@ -13,6 +15,7 @@ import { memoryLog, type Log } from '../../src/core/log';
 import { RequestBook } from '../../src/core/requests';
 import { Scheduler } from '../../src/core/scheduler/scheduler';
 import { startTestEngine, type TestEngine, type TestEngineOptions } from '../support/engine-server';
+import { JsonSocket } from './json-socket';
 
 /** The model the seed 002 examples ask for; the rig serves it under this name. */
 export const MODEL = 'gemini-2.5-pro';
@@ -86,5 +89,37 @@ export async function startRig(o: RigOptions = {}): Promise<Rig> {
       await engine.close();
       if (!o.home) fs.rmSync(home, { recursive: true, force: true });
     },
+  };
+}
+
+export interface RigPerTest {
+  /** Starts the test's rig; it is closed after the test (a second start replaces it: close the first yourself). */
+  start(o?: RigOptions): Promise<Rig>;
+  /** Opens a JSON socket that is terminated after the test. */
+  open(url: string, protocols?: string | string[], opts?: ClientOptions): Promise<JsonSocket>;
+  /** Closes the rig now (before the test removes a home folder it passed in). */
+  close(): Promise<void>;
+}
+
+/** Call once at the top of a test file: one rig per test, and every socket it opened, closed after each test. */
+export function rigPerTest(): RigPerTest {
+  let rig: Rig | undefined;
+  const sockets: JsonSocket[] = [];
+  const close = async (): Promise<void> => {
+    await rig?.close();
+    rig = undefined;
+  };
+  afterEach(async () => {
+    for (const s of sockets.splice(0)) s.ws.terminate();
+    await close();
+  });
+  return {
+    start: async (o) => (rig = await startRig(o)),
+    open: async (url, protocols, opts) => {
+      const s = await JsonSocket.open(url, protocols, opts);
+      sockets.push(s);
+      return s;
+    },
+    close,
   };
 }

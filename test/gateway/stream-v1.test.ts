@@ -1,29 +1,20 @@
 // /v1/stream end to end: a real ws client, the real gateway, runner, scheduler and test engine.
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { generatedText, summarizeTrace } from '../support/traces';
 import { JsonSocket } from './json-socket';
-import { MODEL, startRig, type Rig } from './rig';
+import { MODEL, rigPerTest, type Rig } from './rig';
 import { collect, startMsg } from './stream-client';
 
-let rig: Rig | undefined;
-const sockets: JsonSocket[] = [];
-
-afterEach(async () => {
-  for (const s of sockets.splice(0)) s.ws.terminate();
-  await rig?.close();
-  rig = undefined;
-});
+const gw = rigPerTest();
 
 async function open(r: Rig, query = `?api_key=${r.key}`, protocols: string | string[] = 'stream-v1', headers?: Record<string, string>): Promise<JsonSocket> {
-  const s = await JsonSocket.open(r.ws(`/v1/stream${query}`), protocols, headers ? { headers } : undefined);
-  sockets.push(s);
-  return s;
+  return gw.open(r.ws(`/v1/stream${query}`), protocols, headers ? { headers } : undefined);
 }
 
 describe('stream-v1 basics', () => {
   it('streams a real engine trace: started, accepted, numbered deltas, complete with usage; the console sees it', async () => {
-    rig = await startRig();
+    const rig = await gw.start();
     const s = await open(rig);
     expect(s.ws.protocol).toBe('stream-v1');
     const start = startMsg();
@@ -48,7 +39,7 @@ describe('stream-v1 basics', () => {
   });
 
   it('passes token ids beside the text when the engine gives them, and a prompt goes to /v1/completions', async () => {
-    rig = await startRig({ engine: { mode: { generate: 5 }, tokenIds: true } });
+    const rig = await gw.start({ engine: { mode: { generate: 5 }, tokenIds: true } });
     const s = await open(rig);
     const start = startMsg({ messages: undefined, prompt: 'Once upon a time' });
     s.send(start);
@@ -59,7 +50,7 @@ describe('stream-v1 basics', () => {
   });
 
   it('authenticates by bearer header, by the access_token subprotocol pair, and by a first auth message', async () => {
-    rig = await startRig({ engine: { mode: { generate: 3 } } });
+    const rig = await gw.start({ engine: { mode: { generate: 3 } } });
     const r = rig;
     const viaHeader = await open(r, '', 'stream-v1', { Authorization: `Bearer ${r.key}` });
     const viaProto = await open(r, '', ['stream-v1', 'access_token', r.key]);
@@ -75,7 +66,7 @@ describe('stream-v1 basics', () => {
   });
 
   it('refuses a wrong key, work before auth, and a connection that never authenticates', async () => {
-    rig = await startRig({ gateway: { authTimeoutMs: 200 } });
+    const rig = await gw.start({ gateway: { authTimeoutMs: 200 } });
     const bad = await open(rig, '?api_key=sk-swan-not-a-key');
     expect(await bad.type('error')).toMatchObject({ code: 'unauthorized', kind: 'rejected' });
     expect((await bad.closed).code).toBe(1008);
@@ -94,7 +85,7 @@ describe('stream-v1 basics', () => {
   });
 
   it('a revoked key stops starting new work on an open connection', async () => {
-    rig = await startRig({ engine: { mode: { generate: 2 } } });
+    const rig = await gw.start({ engine: { mode: { generate: 2 } } });
     const s = await open(rig);
     rig.keys.revoke('test');
     s.send(startMsg());
@@ -103,7 +94,7 @@ describe('stream-v1 basics', () => {
   });
 
   it('negotiates versions: the newest known one is picked, unknown-only offers are refused with a reason', async () => {
-    rig = await startRig();
+    const rig = await gw.start();
     const mixed = await open(rig, `?api_key=${rig.key}`, ['stream-v2', 'stream-v1']);
     expect(mixed.ws.protocol).toBe('stream-v1');
     const refused = await JsonSocket.open(rig.ws(`/v1/stream?api_key=${rig.key}`), ['stream-v2']).then(
@@ -117,7 +108,7 @@ describe('stream-v1 basics', () => {
   });
 
   it('every malformed message gets a clear error and the connection keeps working', async () => {
-    rig = await startRig({ engine: { mode: { generate: 2 } } });
+    const rig = await gw.start({ engine: { mode: { generate: 2 } } });
     const s = await open(rig);
     await s.type('quota');
     const cases: Array<[unknown, string, RegExp]> = [
@@ -152,14 +143,14 @@ describe('stream-v1 basics', () => {
   });
 
   it('refuses a message over 1 MB by closing with 1009', async () => {
-    rig = await startRig();
+    const rig = await gw.start();
     const s = await open(rig);
     s.send({ type: 'start', request_id: randomUUID(), model: MODEL, prompt: 'x'.repeat(1024 * 1024 + 10) });
     expect((await s.closed).code).toBe(1009);
   });
 
   it('describe_fleet answers with the seed 003 snapshot; heartbeats carry ts and quota follows', async () => {
-    rig = await startRig({ gateway: { heartbeatMs: 100 } });
+    const rig = await gw.start({ gateway: { heartbeatMs: 100 } });
     const s = await open(rig);
     s.send({ type: 'describe_fleet', request_id: 'f1' });
     const f = await s.type('fleet');
@@ -172,7 +163,7 @@ describe('stream-v1 basics', () => {
   });
 
   it('refuses browser pages from origins the owner did not allow; allowed ones connect', async () => {
-    rig = await startRig({ gateway: { allowedOrigins: ['http://localhost:5173'] } });
+    const rig = await gw.start({ gateway: { allowedOrigins: ['http://localhost:5173'] } });
     const evil = await JsonSocket.open(rig.ws(`/v1/stream?api_key=${rig.key}`), 'stream-v1', { headers: { Origin: 'http://evil.example' } }).then(
       () => undefined,
       (e: { status?: number; body?: string }) => e,
