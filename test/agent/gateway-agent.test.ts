@@ -1,22 +1,12 @@
 // The local gateway started by the Agent: owner traffic shares the scheduler and lands in the
 // request book and the ledger as "local".
-import net from 'node:net';
 import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { summarizeTrace } from '../support/traces';
-import { registered, startStack, until, type Stack } from '../support/stack';
+import { registered, freePort, startStack, until, type Stack } from '../support/stack';
 
 let stack: Stack | undefined;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 afterEach(async () => {
   await stack?.close();
   stack = undefined;

@@ -1,9 +1,8 @@
 // The hub link's life: reconnects, a hub that starts late, a hub that stops answering, 401,
 // malformed input from the hub.
-import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDevHub, type DevHub } from '../../src/cli/dev-hub';
-import { TEST_KEY, chat, chunkText, readSse, registered, startStack, until, type Stack } from '../support/stack';
+import { TEST_KEY, chat, chunkText, readSse, registered, freePort, startStack, until, type Stack } from '../support/stack';
 
 let stack: Stack | undefined;
 let extraHub: DevHub | undefined;
@@ -13,16 +12,6 @@ afterEach(async () => {
   stack = undefined;
   extraHub = undefined;
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 describe('hub link', () => {
   it('reconnects after the hub drops it, registers again and re-sends model health', async () => {

@@ -1,6 +1,7 @@
 // A whole provider stack for integration tests: the real dev hub, real test engines serving real
 // traces, and the real Agent with a config.toml written to a fresh temp home. Fast timings.
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Agent } from '../../src/core/agent';
@@ -41,6 +42,17 @@ const FAST: Record<string, number | boolean> = {
   ResumeGraceSeconds: 0.5,
   Discovery: false,
 };
+
+/** A port nothing listens on right now (127.0.0.1), for a server a test starts later. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
 
 export function tempHome(prefix = 'swan-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
