@@ -8,20 +8,9 @@ import { pathToFileURL } from 'node:url';
 import type { UsageRecord } from '../src/shared/types';
 import { Ledger } from '../src/core/ledger/ledger';
 import { DAY_MS } from '../src/core/ledger/time-buckets';
+import { mulberry32 } from '../test/support/rng';
 
 const MODELS = ['llama-3.1-8b-instruct', 'qwen2.5-7b-instruct', 'mistral-7b-instruct', 'gemma-2-9b-it', 'phi-3.5-mini', 'deepseek-r1-distill-14b'];
-
-/** A small deterministic PRNG so every run inserts the same data. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function synthetic(i: number, finishedAt: number, rand: () => number): UsageRecord {
   const model = MODELS[Math.floor(rand() * rand() * MODELS.length)]!;
@@ -73,7 +62,7 @@ export async function benchLedger(rows = 1_000_000): Promise<Record<string, numb
   try {
     ledger.setPrice('*', 0.1, 0.3, 0);
     ledger.setPrice(MODELS[0]!, 0.05, 0.15, 0);
-    const rand = rng(42);
+    const rand = mulberry32(42);
     const now = Date.now();
     const start = now - 365 * DAY_MS;
     const step = (365 * DAY_MS) / rows;

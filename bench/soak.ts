@@ -11,6 +11,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startDevHub, type DevHub } from '../src/cli/dev-hub';
 import { startTestEngine, type TestEngine } from '../test/support/engine-server';
 import { generatedText } from '../test/support/traces';
+import { mulberry32 } from '../test/support/rng';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const KEY = 'sk-prov-soak-0000000000';
@@ -54,18 +55,6 @@ export interface SoakReport {
   samples: SoakSample[];
   agentExitCode: number | null;
   unexpectedErrors: string[];
-}
-
-/** Seeded PRNG, so every soak sends the same mix. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function procStatus(pid: number): { rssMb: number; fds: number } {
@@ -238,7 +227,7 @@ export async function soak(minutes = 10): Promise<SoakReport> {
       hub.dropProviders();
     }, DROP_EVERY_MS);
     const sampler = setInterval(sample, SAMPLE_EVERY_MS);
-    const rand = rng(0x50a4);
+    const rand = mulberry32(0x50a4);
     const worker = async (): Promise<void> => {
       while (Date.now() < endAt) {
         // Wait out a link drop: the dev hub answers 404 while no provider is connected.

@@ -1,6 +1,7 @@
 // Shared pieces of the fault-injection suite: a seeded PRNG, the per-scenario counts line, and an
 // audit of generated streams ("tok0 tok1 …") that tells lost chunks from doubled ones.
 import type { DevHub } from '../../../src/cli/dev-hub';
+import { mulberry32 } from '../../support/rng';
 import { chat, chunkText, readSse } from '../../support/stack';
 
 /** FAULTS_FULL=1 runs the long form: more rounds, more fuzz. */
@@ -21,14 +22,7 @@ export interface Rng {
 }
 
 export function rng(seed: number): Rng {
-  let s = seed >>> 0;
-  const next = (): number => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
   const r = next as Rng;
   r.int = (min, max) => min + Math.floor(next() * (max - min + 1));
   r.pick = (items) => items[Math.floor(next() * items.length)]!;
