@@ -53,15 +53,9 @@ export interface GatewayOptions {
   authTimeoutMs?: number;
 }
 
-export interface ResolvedGatewayOptions {
+export interface ResolvedGatewayOptions extends Pick<GatewayOptions, 'runner' | 'models' | 'keys' | 'home' | 'log' | 'fleet'> {
   host: string;
   port: number;
-  runner: InferenceRunner;
-  models: () => string[];
-  keys: GatewayKeys;
-  home: string;
-  log: Logger;
-  fleet: () => FleetSnapshot;
   websocketAuth: boolean;
   allowedOrigins: string[];
   limits: Required<GatewayLimitOptions>;
