@@ -6,7 +6,7 @@ import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AgentSnapshot, BridgeBackend, BridgeEvent } from '../shared/bridge';
-import type { EngineInfo, GpuInventory, GpuSample, PauseState } from '../shared/types';
+import type { EngineInfo, GpuInventory, GpuSample, PauseState, UsageRecord } from '../shared/types';
 import type { AgentOptions } from './agent-options';
 import { BridgeHandlers } from './agent/bridge-handlers';
 import { InferenceRunner } from './agent/inference';
@@ -80,6 +80,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   private lastAnnounced = '';
   /** Whether a key was configured when the agent started: such an owner skips onboarding. */
   private keyAtStart = false;
+  private readonly ledgerBatch: UsageRecord[] = [];
 
   private constructor(
     readonly opts: AgentOptions,
@@ -197,6 +198,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.started = false;
     clearTimeout(this.snapshotTimer);
     clearInterval(this.gpuBusyTimer);
+    this.flushLedger();
     await this.gateway?.close();
     this.gateway = undefined;
     this.relay.close();
@@ -206,6 +208,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.discovery?.stop();
     this.pause.close();
     await this.sampler?.stop();
+    this.flushLedger();
     this.ledger?.close();
     this.log.flush();
   }
@@ -468,7 +471,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.book.on('update', (request) => this.emit('bridge', { type: 'request.update', request: { ...request } }));
     this.book.on('text', (id, delta) => this.emit('bridge', { type: 'request.text', id, delta }));
     this.book.on('finished', (record) => {
-      this.ledger?.record(record);
+      this.queueLedger(record);
       const tps = record.tokensPerSecond ? `, ${record.tokensPerSecond.toFixed(1)} tok/s` : '';
       const line = `${record.source} request ${record.requestId} ${record.model}: ${record.status}${record.error ? ` (${record.error})` : ''}, ${record.tokensIn} in / ${record.tokensOut} out${record.estimated ? ' (estimated)' : ''}, ${record.latencyMs} ms${tps}`;
       if (record.status === 'ok') this.log.child('requests').info(line, { requestId: record.requestId });
@@ -476,6 +479,24 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       this.emitSnapshot();
     });
     this.log.on('entry', (entry) => this.emit('bridge', { type: 'log', entry }));
+  }
+
+  /**
+   * Requests that finish in the same turn of the event loop (a burst of streams ending together) are
+   * written to the ledger in one transaction right after it, instead of one commit each while other
+   * streams wait. A record is written within that one turn of its request ending.
+   */
+  private queueLedger(record: UsageRecord): void {
+    if (!this.ledger) return;
+    this.ledgerBatch.push(record);
+    if (this.ledgerBatch.length > 1) return;
+    setImmediate(() => this.flushLedger());
+  }
+
+  private flushLedger(): void {
+    const batch = this.ledgerBatch.splice(0);
+    if (batch.length === 1) this.ledger?.record(batch[0]!);
+    else if (batch.length > 1) this.ledger?.recordBatch(batch);
   }
 
   private async onHubMessage(m: Inbound): Promise<void> {
