@@ -1,8 +1,40 @@
 #!/usr/bin/env node
-// Entry of the `swan-provider` command: runs the TypeScript CLI through tsx's loader,
-// so `npx swan-provider --help` works right after `npm install` with no build step.
-import { register } from 'tsx/esm/api';
+// Entry of the `swan-provider` command. Runs the prebuilt bundle (out/cli/main.mjs, made by
+// scripts/build-cli.mjs on `npm install`) when it is newer than every source file, else the
+// TypeScript sources through tsx's loader — so `npx swan-provider --help` works right after
+// `npm install`, and an edited checkout never runs stale code.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
-register();
-const { main } = await import('../src/cli/main.ts');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const bundle = path.join(root, 'out', 'cli', 'main.mjs');
+
+function newestMtime(dir) {
+  let newest = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : fs.statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+function bundleIsFresh() {
+  try {
+    const built = fs.statSync(bundle).mtimeMs;
+    const src = path.join(root, 'src');
+    return !fs.existsSync(src) || built >= newestMtime(src);
+  } catch {
+    return false;
+  }
+}
+
+let main;
+if (process.env.SWAN_NO_BUNDLE !== '1' && bundleIsFresh()) {
+  ({ main } = await import(pathToFileURL(bundle).href));
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  ({ main } = await import('../src/cli/main.ts'));
+}
 await main(process.argv);
