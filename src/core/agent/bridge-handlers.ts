@@ -14,6 +14,7 @@ import type { UsageTotals } from '../../shared/types';
 import type { Agent } from '../agent';
 import { checkProviderKey } from '../hub/provider-status';
 import { KEY_SECRET } from '../agent';
+import { hubDialUrl } from '../config/config';
 import { validateSettingsPatch } from './settings';
 import { normaliseBaseUrl } from './models';
 import { listGpuProcesses } from '../gpu/processes';
@@ -60,7 +61,7 @@ export class BridgeHandlers {
           if (providerKey === '') a.secrets.delete(KEY_SECRET);
           else a.secrets.set(KEY_SECRET, providerKey.trim());
         }
-        if (rest.hubUrl !== undefined) a.link.setUrl(`${rest.hubUrl.replace(/\/+$/, '').replace(/\/ws$/, '')}/ws`);
+        if (rest.hubUrl !== undefined) a.link.setUrl(hubDialUrl(rest.hubUrl).url);
         if (providerKey !== undefined) {
           if (a.providerKey() && a.link.state.state === 'idle') a.link.start();
           else a.link.reconnect('the provider key changed');
