@@ -1,14 +1,9 @@
-// Where the agent keeps its files when --home is not given: the OS's app-data folder.
-import os from 'node:os';
+// Paths the CLI needs: the home folder (see src/core/config/home.ts), the package root, the built console.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { defaultHome } from '../core/config/home';
 
-export function defaultHome(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.SWAN_HOME) return env.SWAN_HOME;
-  if (process.platform === 'win32') return path.join(env.APPDATA ?? path.join(os.homedir(), 'AppData', 'Roaming'), 'Swan Provider Console');
-  if (process.platform === 'darwin') return path.join(os.homedir(), 'Library', 'Application Support', 'Swan Provider Console');
-  return path.join(env.XDG_CONFIG_HOME ?? path.join(os.homedir(), '.config'), 'swan-provider');
-}
+export { defaultHome };
 
 /** The repository (or installed package) root: bin/, out/renderer and resources/ live below it. */
 export const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');

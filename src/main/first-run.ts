@@ -2,7 +2,7 @@
 // `swan-provider usage` or `doctor` see the desktop's data), and a config.toml written from the
 // `swan-provider init` template when there is none — the onboarding then asks for the key.
 import path from 'node:path';
-import { defaultHome } from '../cli/home';
+import { defaultHome } from '../core/config/home';
 import { ensureConfig } from '../core/config/first-run';
 
 /** SWAN_HOME, else the OS app-data folder the CLI also uses. */
