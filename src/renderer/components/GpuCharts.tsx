@@ -1,4 +1,5 @@
 // Per-GPU live charts (utilisation, VRAM, temperature, power) and the host's CPU and memory.
+import { useMemo } from 'react';
 import type { GpuInfo } from '../../shared/types';
 import { series } from '../store/actions';
 import { downsample } from '../store/series';
@@ -8,6 +9,30 @@ import { MetricChart, type ChartPoint } from './MetricChart';
 
 /** Points drawn per chart at most (the 60-minute window holds 3,600 samples). */
 const MAX_DRAWN = 300;
+
+/**
+ * How often a window's plot is redrawn: once per drawn point's span (5 min: every second; 15 min: every
+ * 3 s; 60 min: every 12 s). Drawing faster would only redraw the same downsampled points. The value next
+ * to each chart's title stays live every second.
+ */
+export function redrawMs(windowMinutes: number): number {
+  return Math.max(1000, (windowMinutes * 60_000) / MAX_DRAWN);
+}
+
+/**
+ * The plot's data and time axis, recomputed only when a new drawn point is due: every sample while the
+ * window holds no more samples than are drawn, then once per drawn point's span. Also returns the
+ * newest sample, for the live value beside the title.
+ */
+function usePlotData<P extends { ts: number }>(windowMinutes: number, read: (now: number) => P[], key: string): { data: ChartPoint[]; now: number; last: P | undefined } {
+  const version = useStore((s) => s.seriesVersion);
+  const now = Date.now();
+  const raw = read(now);
+  const due = raw.length <= MAX_DRAWN ? `v${version}` : `t${Math.floor(now / redrawMs(windowMinutes))}`;
+  // `raw` and `now` are read fresh on every render; `due` says when the drawn points actually change.
+  const plot = useMemo(() => ({ data: downsample(raw, MAX_DRAWN) as unknown as ChartPoint[], now }), [due, windowMinutes, key]);
+  return { ...plot, last: raw[raw.length - 1] };
+}
 
 export const WINDOWS = [5, 15, 60] as const;
 export type WindowMinutes = (typeof WINDOWS)[number];
@@ -26,10 +51,7 @@ export function WindowPicker({ value, onChange }: { value: WindowMinutes; onChan
 
 export function GpuPanel({ index, info, windowMinutes }: { index: number; info?: GpuInfo; windowMinutes: WindowMinutes }) {
   useStore((s) => s.seriesVersion); // re-render on every recorded sample; the points live in `series`
-  const now = Date.now();
-  const raw = series.gpuWindow(index, windowMinutes, now);
-  const data = downsample(raw, MAX_DRAWN) as unknown as ChartPoint[];
-  const last = raw[raw.length - 1];
+  const { data, now, last } = usePlotData(windowMinutes, (t) => series.gpuWindow(index, windowMinutes, t), `gpu-${index}`);
   const totalGb = last?.vramTotalGb ?? (info ? info.vramTotalMb / 1024 : null);
   const name = info ? `GPU ${index} · ${info.model}` : `GPU ${index}`;
   return (
@@ -61,10 +83,7 @@ export function GpuPanel({ index, info, windowMinutes }: { index: number; info?:
 
 export function HostPanel({ windowMinutes }: { windowMinutes: WindowMinutes }) {
   useStore((s) => s.seriesVersion);
-  const now = Date.now();
-  const raw = series.hostWindow(windowMinutes, now);
-  const data = downsample(raw, MAX_DRAWN) as unknown as ChartPoint[];
-  const last = raw[raw.length - 1];
+  const { data, now, last } = usePlotData(windowMinutes, (t) => series.hostWindow(windowMinutes, t), 'host');
   return (
     <Card title="This machine" className="host-panel" testId="host-panel">
       <div className="chart-grid-2">

@@ -26,20 +26,27 @@ export interface MetricChartProps {
   current: number | null;
 }
 
-function MetricChartView(p: MetricChartProps) {
+type PlotProps = Omit<MetricChartProps, 'testId' | 'series' | 'current'>;
+
+/**
+ * The plot alone, memoised: the caption's live value changes every second, but the plot redraws only
+ * when its data or time axis change (callers hand it new data at most once per drawn point's span).
+ */
+function samePlot(a: PlotProps, b: PlotProps): boolean {
+  for (const k of Object.keys(a) as Array<keyof PlotProps>) {
+    if (k === 'yDomain') {
+      if (a.yDomain?.[0] !== b.yDomain?.[0] || a.yDomain?.[1] !== b.yDomain?.[1]) return false;
+    } else if (a[k] !== b[k]) return false;
+  }
+  return Object.keys(a).length === Object.keys(b).length;
+}
+
+const Plot = memo(function Plot(p: PlotProps) {
   // The axis spans the chosen window once there is that much data; until then, the data there is.
   const first = p.data[0]?.ts;
   const from = Math.max(p.now - p.windowMinutes * 60_000, first !== undefined && first < p.now - 10_000 ? first : p.now - 10_000);
   const tickFmt = p.windowMinutes <= 5 ? fmtTime : fmtClock;
-  const latest = p.current === null ? '—' : `${fmtNumber(p.current, p.digits ?? 0)} ${p.unit}`;
   return (
-    <figure className={`chart series-${p.series}`} data-testid={p.testId} data-points={p.data.length}>
-      <figcaption>
-        <span className="chart-title">{p.title}</span>
-        <span className="chart-value" data-testid={`${p.testId}-value`}>
-          {latest}
-        </span>
-      </figcaption>
       <div className="chart-body">
         <ResponsiveContainer width="100%" height={150}>
           <LineChart data={p.data} margin={{ top: 6, right: 10, bottom: 2, left: 0 }}>
@@ -84,6 +91,20 @@ function MetricChartView(p: MetricChartProps) {
           </LineChart>
         </ResponsiveContainer>
       </div>
+  );
+}, samePlot);
+
+function MetricChartView({ testId, series, current, ...plot }: MetricChartProps) {
+  const latest = current === null ? '—' : `${fmtNumber(current, plot.digits ?? 0)} ${plot.unit}`;
+  return (
+    <figure className={`chart series-${series}`} data-testid={testId} data-points={plot.data.length}>
+      <figcaption>
+        <span className="chart-title">{plot.title}</span>
+        <span className="chart-value" data-testid={`${testId}-value`}>
+          {latest}
+        </span>
+      </figcaption>
+      <Plot {...plot} />
     </figure>
   );
 }
