@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Entry of the `swan-provider` command. Runs the prebuilt bundle (out/cli/main.mjs, made by
-// scripts/build-cli.mjs on `npm install`) when it is newer than every source file, else the
+// scripts/build-cli.mjs on `npm install`) when it is newer than every source file in it, else the
 // TypeScript sources through tsx's loader — so `npx swan-provider --help` works right after
 // `npm install`, and an edited checkout never runs stale code.
 import fs from 'node:fs';
@@ -19,11 +19,13 @@ function newestMtime(dir) {
   return newest;
 }
 
+/** The folders the bundle is built from (the renderer, main and preload are not in it). */
+const BUNDLED = ['cli', 'core', 'shared'].map((d) => path.join(root, 'src', d));
+
 function bundleIsFresh() {
   try {
     const built = fs.statSync(bundle).mtimeMs;
-    const src = path.join(root, 'src');
-    return !fs.existsSync(src) || built >= newestMtime(src);
+    return BUNDLED.every((dir) => !fs.existsSync(dir) || built >= newestMtime(dir));
   } catch {
     return false;
   }
