@@ -346,8 +346,10 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
           return;
         }
         if (msg.type === 'ack') {
-          const ackFor = msg.payload.request_id ?? msg.requestId;
-          if (!registered && (ackFor === this.registerId || ackFor === undefined) && msg.payload.success !== false) {
+          // Go types the ack's request_id without omitempty, so a hub that leaves it unset sends "": any
+          // successful ack completes registration, as the Go client accepts it (HUB-PROTOCOL.md, Envelope).
+          const ackFor = msg.payload.request_id || msg.requestId;
+          if (!registered && msg.payload.success !== false) {
             onRegistered();
             return;
           }
