@@ -145,7 +145,8 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
           ws,
         };
         providers.set(nodeId, provider);
-        send(ws, { type: 'ack', request_id: msg.request_id, payload: { request_id: msg.request_id, success: true, message: 'registered successfully' } });
+        // resume-v1 is an extension of ours: the agent keeps streams alive across a drop only when the ack says so.
+        send(ws, { type: 'ack', request_id: msg.request_id, payload: { request_id: msg.request_id, success: true, message: 'registered successfully', ...(resumeOn ? { extensions: ['resume-v1'] } : {}) } });
         log(`provider ${provider.nodeName || nodeId.slice(0, 12)} registered with ${provider.models.length} model(s): ${provider.models.join(', ')}`);
         events.emit('register', provider);
         if (resumeOn && provider.capabilities.includes('resume-v1')) {
@@ -290,6 +291,7 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
           return;
         }
         if (type === 'stream_chunk') {
+          if (pl.error !== undefined) return; // a failure before data: stream_end follows with its status
           if (!res.headersSent) res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
           if (pl.done === true) {
             sawDone = true;

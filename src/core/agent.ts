@@ -19,7 +19,9 @@ import { FileSecretStore, type SecretStore } from './config/secrets';
 import { EngineDiscovery } from './engine/discovery';
 import { HealthMonitor } from './engine/health';
 import { detectGpus } from './gpu/detect';
-import { hardwareBlock } from './gpu/hardware';
+import { hardwareBlock, mostCommonEngine } from './gpu/hardware';
+import { ContextLengths } from './engine/context-length';
+import { RequestMetrics } from './hub/request-metrics';
 import { GpuSampler } from './gpu/sampler';
 import { heartbeatMetrics } from './gpu/metrics';
 import { listGpuProcesses } from './gpu/processes';
@@ -37,7 +39,7 @@ import { parseListen } from './gateway/options';
 import { startGateway, type Gateway } from './gateway/server';
 import os from 'node:os';
 import { Log, type Logger } from './log';
-import { CAPABILITIES, out, PROTOCOL_VERSION, type Inbound, type RegisterPayload } from './protocol/messages';
+import { CAPABILITIES, out, PROTOCOL_VERSION, type HubHardware, type Inbound, type ModelHash, type RegisterPayload } from './protocol/messages';
 import { RequestBook } from './requests';
 import { PauseController } from './scheduler/pause';
 import { bindPause } from './scheduler/pause-binding';
@@ -81,6 +83,10 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   /** Whether a key was configured when the agent started: such an owner skips onboarding. */
   private keyAtStart = false;
   private readonly ledgerBatch: UsageRecord[] = [];
+  /** Rolling request figures for the heartbeat (Go metric keys). */
+  readonly requestMetrics = new RequestMetrics();
+  /** Each announced model's context window (models.json override, else what the engine reports). */
+  readonly contexts = new ContextLengths();
 
   private constructor(
     readonly opts: AgentOptions,
@@ -127,9 +133,11 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
         metrics: {
           ...heartbeatMetrics(this.sampler?.latest() ?? null),
           active_requests: this.scheduler.inFlight(),
+          ...this.requestMetrics.snapshot(),
           retained_bytes: this.relay.retainedBytes,
           retained_requests: this.relay.retainedRequests,
         },
+        ...(this.hardware() ? { hardware: this.hardware() } : {}),
       }),
       modelHealth: () => (this.pause.state().paused ? {} : this.registry.healthMap()),
     });
@@ -159,10 +167,11 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     fs.mkdirSync(opts.home, { recursive: true });
     const configPath = opts.configPath ?? path.join(opts.home, 'config.toml');
     const config = loadConfig(configPath, opts.env ?? process.env);
-    const identity = loadOrCreateIdentity(opts.home);
+    const identity = loadOrCreateIdentity(opts.home, opts.env ?? process.env);
     const agent = new Agent(opts, config, identity);
     agent.keyAtStart = agent.providerKey() !== '';
     for (const w of config.warnings) agent.l.info(w);
+    for (const n of identity.notes) agent.l.info(n);
     return agent;
   }
 
@@ -383,6 +392,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       },
       hasKey: this.providerKey() !== '',
       onboarded: s.onboarded ?? this.keyAtStart,
+      identity: { source: this.identity.source, file: this.identity.file, ...(this.identity.from ? { from: this.identity.from } : {}) },
     };
   }
 
@@ -412,12 +422,30 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       );
     }
     this.health.setEndpoints(this.registry.healthTargets());
+    this.refreshContexts();
     this.announce();
+  }
+
+  /** Re-reads the context windows of the announced models (overrides at once, engines probed). */
+  refreshContexts(): void {
+    void this.contexts.refresh(
+      this.announcedModels().map((id) => {
+        const m = this.registry.get(id);
+        return { model: id, endpoints: m?.endpoints ?? [], ...(m?.entry?.context_length ? { override: m.entry.context_length } : {}) };
+      }),
+    );
+  }
+
+  /** Go's HardwareInfo for register and heartbeat; undefined without a GPU. */
+  hardware(): HubHardware | undefined {
+    const types = this.registry.all().flatMap((m) => m.endpoints.map((e) => (e.engineType && e.engineType !== 'unknown' ? e.engineType : this.contexts.typeOf(e.url))));
+    return hardwareBlock(this.gpu, mostCommonEngine(types));
   }
 
   /** Sends register again when the announced model set (or hardware) changed. */
   announce(): void {
-    const key = JSON.stringify([this.announcedModels(), this.gpu.detectedAt]);
+    const models = this.announcedModels();
+    const key = JSON.stringify([models, this.gpu.detectedAt, models.map((id) => this.contexts.get(id)), this.hardware()?.serving_engine]);
     if (key !== this.lastAnnounced) {
       this.lastAnnounced = key;
       this.link.reRegister();
@@ -425,22 +453,33 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.emitSnapshot();
   }
 
+  /** Go's RegisterPayload (+ v0.5's context_length and cp_version); see docs/hub-dialect.md. */
   registerPayload(): RegisterPayload {
     const models = this.announcedModels();
-    const engineTypes = [...new Set(this.registry.all().flatMap((m) => m.endpoints.map((e) => e.engineType ?? 'unknown')))].filter((t) => t !== 'unknown');
+    const hardware = this.hardware();
     return {
       node_id: this.identity.nodeId,
       provider_id: this.identity.nodeId,
-      node_name: this.nodeName(),
+      worker_addr: this.identity.nodeId,
+      owner_addr: this.config.agent.ownerAddr,
       token: this.providerKey(),
       models,
-      model_hashes: models.map((id) => {
+      model_hashes: models.map((id): ModelHash => {
         const e = this.registry.get(id)?.entry;
-        return { model_id: id, weight_hash: '', hash_algo: 'sha256', format: e?.format ?? '', quantization: e?.quantization ?? '' };
+        const ctx = this.contexts.get(id);
+        // No weight hash is computed here, so no hash_algo either (never an algorithm with an empty hash).
+        return {
+          model_id: id,
+          ...(e?.format ? { format: e.format } : {}),
+          ...(e?.quantization ? { quantization: e.quantization } : {}),
+          ...(ctx.length > 0 && (ctx.source === 'override' || ctx.source === 'detected') ? { context_length: ctx.length, context_source: ctx.source } : {}),
+        };
       }),
       capabilities: [...CAPABILITIES],
+      ...(hardware ? { hardware } : {}),
+      cp_version: AGENT_VERSION,
+      node_name: this.nodeName(),
       protocol_version: PROTOCOL_VERSION,
-      hardware: { ...hardwareBlock(this.gpu, engineTypes[0] ?? 'unknown') },
     };
   }
 
@@ -449,7 +488,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       this.emitSnapshot();
       if (st.state === 'connected') this.l.info('connected to the hub and registered');
     });
+    this.contexts.on('change', () => this.announce());
     this.health.on('change', (c: { url: string; health: 'healthy' | 'degraded' | 'unhealthy'; error?: string }) => {
+      if (c.health === 'healthy') this.refreshContexts();
       this.registry.setEndpointHealth(c.url, c.health, c.error);
       this.scheduler.setEndpointHealth(c.url, c.health);
       this.l.info(`engine ${c.url} is ${c.health}${c.error ? `: ${c.error}` : ''}`);
@@ -472,6 +513,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.book.on('text', (id, delta) => this.emit('bridge', { type: 'request.text', id, delta }));
     this.book.on('finished', (record) => {
       this.queueLedger(record);
+      this.requestMetrics.record(record);
       const tps = record.tokensPerSecond ? `, ${record.tokensPerSecond.toFixed(1)} tok/s` : '';
       const line = `${record.source} request ${record.requestId} ${record.model}: ${record.status}${record.error ? ` (${record.error})` : ''}, ${record.tokensIn} in / ${record.tokensOut} out${record.estimated ? ' (estimated)' : ''}, ${record.latencyMs} ms${tps}`;
       if (record.status === 'ok') this.log.child('requests').info(line, { requestId: record.requestId });

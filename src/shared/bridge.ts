@@ -29,6 +29,8 @@ export interface AgentSnapshot {
   /** false until the owner has saved a provider key (drives the onboarding screen). */
   hasKey: boolean;
   onboarded: boolean;
+  /** Where the node identity (secp256k1 key) comes from: made here, reused from the Go provider, or migrated. */
+  identity?: { source: 'generated' | 'computing-provider' | 'migrated' | 'home'; file: string; from?: string };
 }
 
 export interface SettingsView {

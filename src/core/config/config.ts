@@ -50,6 +50,10 @@ const tomlSchema = z
         EngineHeadersTimeoutSeconds: seconds.optional(),
         EngineIdleTimeoutSeconds: seconds.optional(),
         RetentionMegabytes: z.number().positive().max(65_536).optional(),
+        HandshakeTimeoutSeconds: seconds.optional(),
+        WriteTimeoutSeconds: seconds.optional(),
+        /** The owner's wallet address, sent as register's owner_addr ("" when unset, as the Go provider without a wallet). */
+        OwnerAddr: z.string().regex(/^(0x[0-9a-fA-F]{40})?$/, 'must be a 0x-prefixed 40-hex-digit address, or empty').optional(),
       })
       .strict()
       .optional(),
@@ -74,6 +78,8 @@ const modelEntry = z
     format: z.string().optional(),
     quantization: z.string().optional(),
     max_concurrent: z.number().int().min(1).max(1024).optional(),
+    /** The context window the engine serves this model with; wins over what the engine reports. */
+    context_length: z.number().int().min(1).max(100_000_000).optional(),
   })
   .passthrough();
 export type ModelEntry = z.infer<typeof modelEntry>;
@@ -94,6 +100,8 @@ export interface AgentTimings {
   engineIdleTimeoutMs: number;
   /** Memory for answers kept for resume-v1 across link drops. */
   retentionBytes: number;
+  handshakeTimeoutMs: number;
+  writeTimeoutMs: number;
 }
 
 export interface ProviderConfig {
@@ -106,7 +114,7 @@ export interface ProviderConfig {
   /** Models the config names; empty = every model in models.json. */
   models: string[];
   modelEntries: Record<string, ModelEntry>;
-  agent: AgentTimings & { maxConcurrentPerEndpoint: number; maxQueuePerModel: number; discovery: boolean; engineHosts: string[] };
+  agent: AgentTimings & { maxConcurrentPerEndpoint: number; maxQueuePerModel: number; discovery: boolean; engineHosts: string[]; ownerAddr: string };
   gateway: { enable: boolean; listen: string; websocketAuth: boolean; allowedOrigins: string[] };
   /** Notes for the log: env overrides applied, odd values accepted. */
   warnings: string[];
@@ -229,7 +237,8 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
     models: inf.Models ?? [],
     modelEntries: readModelsJson(path.join(path.dirname(file), 'models.json')),
     agent: {
-      heartbeatIntervalMs: ms(ag.HeartbeatIntervalSeconds, 54),
+      // The Go provider's heartbeatPump ticks every 30 s (inference_client.go).
+      heartbeatIntervalMs: ms(ag.HeartbeatIntervalSeconds, 30),
       healthCheckIntervalMs: ms(ag.HealthCheckIntervalSeconds, 30),
       pingIntervalMs: ms(ag.PingIntervalSeconds, 54),
       readTimeoutMs: ms(ag.ReadTimeoutSeconds, 60),
@@ -242,6 +251,10 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
       engineHeadersTimeoutMs: ms(ag.EngineHeadersTimeoutSeconds, 60),
       engineIdleTimeoutMs: ms(ag.EngineIdleTimeoutSeconds, 120),
       retentionBytes: Math.round((ag.RetentionMegabytes ?? 64) * 1024 * 1024),
+      // Go's dialer HandshakeTimeout and writeWait.
+      handshakeTimeoutMs: ms(ag.HandshakeTimeoutSeconds, 10),
+      writeTimeoutMs: ms(ag.WriteTimeoutSeconds, 10),
+      ownerAddr: ag.OwnerAddr ?? '',
       maxConcurrentPerEndpoint: ag.MaxConcurrentPerEndpoint ?? 4,
       maxQueuePerModel: ag.MaxQueuePerModel ?? 32,
       discovery: ag.Discovery ?? true,
