@@ -70,7 +70,7 @@ describe('swan-provider', () => {
     const r = await runCli(['init', '--dir', dir], { PATH: '/nonexistent' });
     expect(r.code).toBe(0);
     const cfg = loadConfig(path.join(dir, 'config.toml'), {});
-    expect(cfg.agent.heartbeatIntervalMs).toBe(54_000);
+    expect(cfg.agent.heartbeatIntervalMs).toBe(30_000);
     expect(cfg.webSocketUrl).toMatch(/^ws:\/\//);
     expect(JSON.parse(fs.readFileSync(path.join(dir, 'models.json'), 'utf8'))).toEqual(expect.any(Object));
     const again = await runCli(['init', '--dir', dir]);
