@@ -56,7 +56,9 @@ export type Inbound =
   | { type: 'verify'; requestId?: string; payload: unknown }
   | { type: 'benchmark'; requestId?: string; payload: unknown }
   | { type: 'cancel'; requestId: string }
-  | { type: 'resume'; requestId: string; lastSeq: number };
+  | { type: 'resume'; requestId: string; lastSeq: number }
+  /** Hub notice (v0.5): validated and clamped by hub/notices.ts, never refused here (a notice is never answered). */
+  | { type: 'notice'; requestId?: string; payload: unknown };
 
 /** Why an inbound frame was refused; `requestId` is set when the frame named one (so we can answer). */
 export class InboundError extends Error {
@@ -140,6 +142,8 @@ export function parseInbound(text: string): Inbound {
       if (!id) throw new InboundError('resume without request_id', undefined, type);
       return { type, requestId: id, lastSeq: r.last_seq };
     }
+    case 'notice':
+      return { type, requestId, payload: payload ?? {} };
     default:
       throw new InboundError(`unknown message type "${type.slice(0, 64)}"`, requestId, type);
   }
