@@ -6,7 +6,7 @@
 // - severity: info | warning | critical; anything else becomes warning (it may not claim to be critical);
 // - model_id: the characters a Hugging Face id uses, at most 200; a control character drops the notice;
 // - message: control characters stripped (newlines kept), clamped to 1000 with a visible mark;
-//   empty drops it, and one over 4 × that limit (or a payload over 16 KiB) is dropped as oversized;
+//   empty drops it, and one over 4 × that limit (or a payload over 64 KiB) is dropped as oversized;
 // - details: at most 16 entries, keys like event names, values stripped and clamped to 200.
 // At most 20 notices an hour are shown (the rest are counted and reported). A notice is never answered.
 // The last notices are kept in <home>/notices.json (0600) so they survive a restart and a page reload.
@@ -24,7 +24,7 @@ export const NOTICE_LIMITS = {
   detailLength: 200,
   /** A message longer than this is not a long notice but a broken or hostile hub: dropped. */
   messageDropLength: 4000,
-  payloadBytes: 16 * 1024,
+  payloadBytes: 64 * 1024,
   perHour: 20,
   kept: 50,
 } as const;
