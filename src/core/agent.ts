@@ -25,7 +25,9 @@ import { RequestMetrics } from './hub/request-metrics';
 import { GpuSampler } from './gpu/sampler';
 import { heartbeatMetrics } from './gpu/metrics';
 import { listGpuProcesses } from './gpu/processes';
-import { fetchProviderStatus } from './hub/provider-status';
+import { fetchProviderStatus, ProviderGate } from './hub/provider-status';
+import { NoticeBook } from './hub/notices';
+import { Catalogue } from './platform/catalogue';
 import { handleBenchmark } from './hub/benchmark';
 import { HubLink } from './hub/link';
 import { HubRelay } from './hub/relay';
@@ -73,6 +75,10 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   private readonly discovery?: EngineDiscovery;
   private readonly handlers: BridgeHandlers;
   readonly warmup: Warmup;
+  readonly notices: NoticeBook;
+  readonly providerGate: ProviderGate;
+  readonly catalogue: Catalogue;
+  private catalogueTimer?: NodeJS.Timeout;
   private readonly l: Logger;
   private gpu: GpuInventory = { gpus: [], detectedAt: 0, note: 'GPU detection has not run yet' };
   private engines: EngineInfo[] = [];
@@ -159,6 +165,10 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       retentionBytes: a.retentionBytes,
       onOther: (m) => void this.onHubMessage(m),
     });
+    this.notices = new NoticeBook({ home: opts.home, log: this.log.child('notices') });
+    const serviceUrl = (): string => this.settings.get().serviceUrl ?? this.config.serviceUrl;
+    this.providerGate = new ProviderGate({ serviceUrl, key: () => this.providerKey(), log: this.log.child('status'), connect: () => this.link.start() });
+    this.catalogue = new Catalogue({ serviceUrl, log: this.log.child('catalogue') });
     this.handlers = new BridgeHandlers(this);
     this.wire();
   }
@@ -196,7 +206,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.applyPauseSchedule();
     void this.refreshEarningsFlag();
     await this.applyGateway();
-    if (this.config.enable && this.providerKey()) this.link.start();
+    this.refreshCatalogue();
+    if (this.config.enable && this.providerKey()) void this.providerGate.check();
     else if (!this.providerKey()) this.l.warn('No provider key yet: paste it in the console (Settings) or set ApiKey in config.toml / INFERENCE_API_KEY.');
     else this.l.warn('[Inference] Enable = false in config.toml: not connecting to the hub.');
     this.emitSnapshot();
@@ -207,6 +218,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.started = false;
     clearTimeout(this.snapshotTimer);
     clearInterval(this.gpuBusyTimer);
+    clearInterval(this.catalogueTimer);
+    this.providerGate.stop();
     this.flushLedger();
     await this.gateway?.close();
     this.gateway = undefined;
@@ -302,6 +315,15 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     else if (r.error) this.l.debug(`provider status unavailable: ${r.error}`);
   }
 
+  /** Fetches the network's model catalogue now and every 30 minutes (a failure keeps the last good list). */
+  refreshCatalogue(): void {
+    const run = (): void => void this.catalogue.refresh(true).then(() => this.emitSnapshot());
+    run();
+    clearInterval(this.catalogueTimer);
+    this.catalogueTimer = setInterval(run, 30 * 60_000);
+    this.catalogueTimer.unref();
+  }
+
   /** Starts, restarts or stops the local gateway to match the settings ([Gateway] overlaid by the console's). */
   async applyGateway(): Promise<void> {
     const s = this.settings.get();
@@ -393,6 +415,10 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       hasKey: this.providerKey() !== '',
       onboarded: s.onboarded ?? this.keyAtStart,
       identity: { source: this.identity.source, file: this.identity.file, ...(this.identity.from ? { from: this.identity.from } : {}) },
+      providerStatus: this.providerGate.view(),
+      catalogue: this.catalogue.view(
+        this.registry.all().map((m) => ({ id: m.id, explicit: m.fromConfig, ...(m.endpoints[0]?.localModel ? { localName: m.endpoints[0].localModel } : {}) })),
+      ),
     };
   }
 
@@ -521,6 +547,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       this.emitSnapshot();
     });
     this.log.on('entry', (entry) => this.emit('bridge', { type: 'log', entry }));
+    this.notices.on('notice', (notice) => this.emit('bridge', { type: 'notice', notice }));
+    this.providerGate.on('change', () => this.emitSnapshot());
   }
 
   /**
@@ -542,6 +570,10 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   }
 
   private async onHubMessage(m: Inbound): Promise<void> {
+    if (m.type === 'notice') {
+      this.notices.receive(m.payload);
+      return;
+    }
     if (m.type === 'warmup') {
       const r = await this.warmup.run(m.payload.model_id);
       this.link.sendControl(out.warmupResult(m.requestId, { modelId: m.payload.model_id, ...r }));

@@ -31,6 +31,69 @@ export interface AgentSnapshot {
   onboarded: boolean;
   /** Where the node identity (secp256k1 key) comes from: made here, reused from the Go provider, or migrated. */
   identity?: { source: 'generated' | 'computing-provider' | 'migrated' | 'home'; file: string; from?: string };
+  /** What GET {ServiceURL}/api/v1/provider/status said, and whether the agent connects because of it. */
+  providerStatus?: ProviderStatusView;
+  /** Whether the network's model catalogue knows each announced model (GET /api/v1/models). */
+  catalogue?: CatalogueView;
+}
+
+export type NoticeSeverity = 'info' | 'warning' | 'critical';
+
+/** A notice the hub sent (validated and clamped; see src/core/hub/notices.ts). */
+export interface HubNoticeView {
+  id: string;
+  receivedAt: number;
+  event: string;
+  severity: NoticeSeverity;
+  modelId?: string;
+  message: string;
+  details?: Record<string, string>;
+}
+
+/**
+ * The provider's standing on the platform. state: checking | ok (the agent connects) | waiting
+ * (can_connect false: re-checked every minute) | invalid_key (api_key_valid false: not connecting) |
+ * unreachable (the check failed: the agent connects anyway, as the Go provider does) | no_key.
+ */
+export interface ProviderStatusView {
+  state: 'checking' | 'ok' | 'waiting' | 'invalid_key' | 'unreachable' | 'no_key';
+  url: string;
+  checkedAt?: number;
+  nextCheckAt?: number;
+  error?: string;
+  providerId?: string;
+  name?: string;
+  status?: string;
+  canConnect?: boolean;
+  apiKeyValid?: boolean;
+  message?: string;
+  warning?: string;
+  nextSteps: string[];
+  step?: number;
+  totalSteps?: number;
+  stepLabel?: string;
+  earningsEnabled?: boolean;
+}
+
+export interface CatalogueMatchView {
+  /** The catalogue has this exact id: the network routes requests for it. */
+  known: boolean;
+  /** explicit: the id is a models.json key; engine: the engine's own name, as discovered. */
+  source: 'explicit' | 'engine';
+  /** The catalogue id the engine name matches (discovery.go's matching), when one does. */
+  matchedId?: string;
+  confidence?: number;
+  /** The closest catalogue ids, best first (at most 3). */
+  suggestions: string[];
+}
+
+export interface CatalogueView {
+  state: 'idle' | 'ok' | 'error';
+  url: string;
+  fetchedAt?: number;
+  error?: string;
+  size: number;
+  models: Record<string, CatalogueMatchView>;
 }
 
 export interface SettingsView {
@@ -169,6 +232,8 @@ export const invokeSchemas = {
   'prices.set': z
     .object({ model: z.union([modelId, z.literal('*')]), inputPerM: z.number().min(0).max(1_000_000), outputPerM: z.number().min(0).max(1_000_000) })
     .strict(),
+  'notices.list': z.object({}).strict(),
+  'providerStatus.refresh': z.object({}).strict(),
 } as const;
 
 export type InvokeChannel = keyof typeof invokeSchemas;
@@ -200,6 +265,8 @@ export interface InvokeResults {
   'onboarding.complete': AgentSnapshot;
   'prices.list': PricesView;
   'prices.set': PricesView;
+  'notices.list': HubNoticeView[];
+  'providerStatus.refresh': ProviderStatusView;
 }
 
 /** Events pushed to the UI, in batches (a few per second at most). */
@@ -208,7 +275,8 @@ export type BridgeEvent =
   | { type: 'gpu.sample'; sample: GpuSample }
   | { type: 'request.update'; request: RequestView }
   | { type: 'request.text'; id: string; delta: string }
-  | { type: 'log'; entry: LogEntry };
+  | { type: 'log'; entry: LogEntry }
+  | { type: 'notice'; notice: HubNoticeView };
 
 export type BridgeEventType = BridgeEvent['type'];
 

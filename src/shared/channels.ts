@@ -26,6 +26,8 @@ export const INVOKE_CHANNELS = [
   'onboarding.complete',
   'prices.list',
   'prices.set',
+  'notices.list',
+  'providerStatus.refresh',
 ] as const;
 
 export type ChannelName = (typeof INVOKE_CHANNELS)[number];

@@ -63,7 +63,12 @@ describe('hub link', () => {
   });
 
   it('goes to "auth failed" on 401, does not hammer the hub, and retries when the key changes', async () => {
-    stack = await startStack({ key: 'sk-prov-wrong-key-000000' });
+    // The platform's status check cannot be read here (ServiceURL points nowhere), so the agent dials
+    // anyway, as the Go provider does, and meets the hub's refusal. (A key the platform calls invalid
+    // is never dialled with: test/agent/provider-status.test.ts.)
+    stack = await startStack({ key: 'sk-prov-wrong-key-000000', start: false });
+    stack.agent.settings.update((s) => ({ ...s, serviceUrl: 'http://127.0.0.1:9' }));
+    await stack.agent.start();
     await until(() => stack!.agent.link.state.state === 'auth_failed', 'auth failed');
     expect(stack.agent.link.state.reason).toMatch(/refused the provider key/);
     const dials = stack.agent.link.counters.dials;

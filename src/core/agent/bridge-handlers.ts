@@ -63,8 +63,12 @@ export class BridgeHandlers {
         }
         if (rest.hubUrl !== undefined) a.link.setUrl(hubDialUrl(rest.hubUrl).url);
         if (providerKey !== undefined) {
-          if (a.providerKey() && a.link.state.state === 'idle') a.link.start();
-          else a.link.reconnect('the provider key changed');
+          // A new key is checked with the platform first (provider status), then the link starts.
+          if (a.link.state.state === 'idle') void a.providerGate.check();
+          else {
+            a.link.reconnect('the provider key changed');
+            void a.providerGate.check();
+          }
         } else if (rest.nodeName !== undefined) {
           a.link.reRegister();
         }
@@ -73,6 +77,7 @@ export class BridgeHandlers {
         if (rest.pauseSchedule !== undefined) a.applyPauseSchedule();
         if (rest.gatewayEnabled !== undefined || rest.gatewayListen !== undefined) await a.applyGateway();
         if (providerKey !== undefined || rest.serviceUrl !== undefined) void a.refreshEarningsFlag();
+        if (rest.serviceUrl !== undefined) a.refreshCatalogue();
         a.emitSnapshot();
         return { ok: true as const };
       },
@@ -129,6 +134,8 @@ export class BridgeHandlers {
         a.emitSnapshot();
         return this.prices();
       },
+      'notices.list': () => a.notices.list(),
+      'providerStatus.refresh': () => a.providerGate.check(),
       'onboarding.complete': () => {
         if (!a.providerKey()) throw new Error('Paste your provider key first.');
         a.settings.update((s) => ({ ...s, onboarded: true }));

@@ -231,7 +231,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
     nodeName: c.API?.NodeName ?? 'my-provider',
     enable: inf.Enable ?? true,
     // computing-provider writes ServiceURL = "" to mean "derive it from WebSocketURL".
-    serviceUrl: inf.ServiceURL || webSocketUrl.replace(/^ws/, 'http').replace(/\/ws\/?$/, ''),
+    serviceUrl: inf.ServiceURL || deriveServiceUrl(webSocketUrl),
     webSocketUrl,
     apiKey,
     models: inf.Models ?? [],
@@ -263,6 +263,18 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
     gateway: { enable: gw.Enable ?? false, listen, websocketAuth: gw.WebsocketAuth ?? true, allowedOrigins: gw.AllowedOrigins ?? [] },
     warnings,
   };
+}
+
+/**
+ * The HTTP API address for an empty ServiceURL, derived from the WebSocket URL exactly as the Go
+ * provider's NewInferenceClient does (internal/computing/inference_client.go): wss:// -> https://,
+ * ws:// -> http://, a trailing "/ws" dropped, then the first "-ws" dropped (the host's, as in
+ * wss://inference-ws.swanchain.io -> https://inference.swanchain.io).
+ */
+export function deriveServiceUrl(webSocketUrl: string): string {
+  let u = webSocketUrl.replace('wss://', 'https://').replace('ws://', 'http://');
+  if (u.endsWith('/ws')) u = u.slice(0, -3);
+  return u.replace('-ws', '');
 }
 
 /** The hub URL the link dials: WebSocketURL + "/ws" (a URL already ending in /ws is accepted, with a warning). */

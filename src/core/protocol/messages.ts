@@ -72,7 +72,9 @@ export type Inbound =
   | { type: 'cancel'; requestId: string; reason?: string }
   | { type: 'resume'; requestId: string; lastSeq: number }
   /** A type this agent does not know: logged once per type, never answered (HUB-PROTOCOL.md, Envelope). */
-  | { type: 'unknown'; messageType: string; requestId?: string };
+  | { type: 'unknown'; messageType: string; requestId?: string }
+  /** Hub notice (v0.5): validated and clamped by hub/notices.ts, never refused here (a notice is never answered). */
+  | { type: 'notice'; requestId?: string; payload: unknown };
 
 /** Why an inbound frame was refused; `requestId` is set when the frame named one (so we can answer). */
 export class InboundError extends Error {
@@ -159,6 +161,8 @@ export function parseInbound(text: string): Inbound {
       if (!id) throw new InboundError('resume without request_id', undefined, type);
       return { type, requestId: id, lastSeq: r.last_seq };
     }
+    case 'notice':
+      return { type, requestId, payload: payload ?? {} };
     default:
       return { type: 'unknown', messageType: type, ...(requestId !== undefined ? { requestId } : {}) };
   }

@@ -22,7 +22,7 @@ afterAll(async () => {
   await stack?.close();
 });
 
-const SNAPSHOT_KEYS = ['engines', 'gateway', 'gpu', 'hasKey', 'link', 'models', 'nodeId', 'nodeName', 'onboarded', 'pause', 'today', 'version'];
+const SNAPSHOT_KEYS = ['catalogue', 'engines', 'gateway', 'gpu', 'hasKey', 'link', 'models', 'nodeId', 'nodeName', 'onboarded', 'pause', 'providerStatus', 'today', 'version'];
 
 function expectModelStates(models: ModelState[]): void {
   for (const m of models) {
@@ -264,6 +264,8 @@ describe('refusals', () => {
     'onboarding.complete': { args: { skip: true }, detail: 'Unrecognized key' },
     'prices.list': { args: { all: true }, detail: 'Unrecognized key' },
     'prices.set': { args: { model: 'm', inputPerM: -1, outputPerM: 1 }, detail: 'inputPerM' },
+    'notices.list': { args: { all: true }, detail: 'Unrecognized key' },
+    'providerStatus.refresh': { args: { now: 1 }, detail: 'Unrecognized key' },
   };
 
   it('the table below covers every channel', () => {

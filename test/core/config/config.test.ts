@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_HUB_URL, hubDialUrl, loadConfig } from '../../../src/core/config/config';
+import { ConfigError, DEFAULT_HUB_URL, deriveServiceUrl, hubDialUrl, loadConfig } from '../../../src/core/config/config';
 
 let dir: string;
 beforeEach(() => {
@@ -146,6 +146,17 @@ AllowedOrigins = ["http://localhost:5173"]
   it('derives ServiceURL from WebSocketURL when it is missing or empty', () => {
     expect(loadConfig(write('[Inference]\nWebSocketURL = "wss://hub.example.org/ws"\n'), {}).serviceUrl).toBe('https://hub.example.org');
     expect(loadConfig(write('[Inference]\nServiceURL = ""\nWebSocketURL = "ws://10.1.2.3:8081"\n'), {}).serviceUrl).toBe('http://10.1.2.3:8081');
+  });
+
+  it('derives ServiceURL exactly as the Go NewInferenceClient does', () => {
+    // wss -> https, ws -> http, a trailing /ws dropped, then the first "-ws" dropped.
+    expect(deriveServiceUrl('wss://inference-ws.swanchain.io')).toBe('https://inference.swanchain.io');
+    expect(deriveServiceUrl('wss://inference-ws-dev.swanchain.io/ws')).toBe('https://inference-dev.swanchain.io');
+    expect(deriveServiceUrl('ws://127.0.0.1:8081')).toBe('http://127.0.0.1:8081');
+    expect(deriveServiceUrl('ws://127.0.0.1:8081/ws')).toBe('http://127.0.0.1:8081');
+    // Go's TrimSuffix takes "/ws" only: a trailing slash after it stays, as in Go.
+    expect(deriveServiceUrl('ws://hub.example/ws/')).toBe('http://hub.example/ws/');
+    expect(loadConfig(write('[Inference]\nWebSocketURL = "wss://inference-ws.swanchain.io"\n'), {}).serviceUrl).toBe('https://inference.swanchain.io');
   });
 
   it('reads models.json beside the config, keeping extra fields', () => {
