@@ -29,6 +29,8 @@ export interface AgentSnapshot {
   /** false until the owner has saved a provider key (drives the onboarding screen). */
   hasKey: boolean;
   onboarded: boolean;
+  /** false: the default engine ports are not probed (only owner-added addresses and models.json endpoints). */
+  discovery?: boolean;
 }
 
 export interface SettingsView {
@@ -103,6 +105,17 @@ export interface PricesView {
   earningsEnabled: boolean;
   /** Prices in force now (newest row per model); changes are kept as history in the ledger. */
   prices: PriceRow[];
+}
+
+/** What the hub's provider status says about a key beyond valid/invalid (status, onboarding step, next steps). */
+export interface KeyStatusDetailView {
+  status?: string;
+  canConnect?: boolean;
+  step?: number;
+  totalSteps?: number;
+  stepLabel?: string;
+  warning?: string;
+  nextSteps: string[];
 }
 
 export interface GatewayKeyView {
@@ -181,7 +194,7 @@ export interface InvokeResults {
   'serving.resume': PauseState;
   'settings.get': SettingsView;
   'settings.save': SaveResult;
-  'settings.checkKey': { valid: boolean; message: string };
+  'settings.checkKey': { valid: boolean; message: string; detail?: KeyStatusDetailView };
   'requests.list': RequestView[];
   'requests.text': string;
   'usage.report': UsageReport;
