@@ -34,7 +34,9 @@ export function consoleUiState(root = packageRoot, out = rendererDir): ConsoleUi
 
 function viteBin(root: string): string | undefined {
   try {
-    return createRequire(path.join(root, 'package.json')).resolve('vite/bin/vite.js');
+    const pkgFile = createRequire(path.join(root, 'package.json')).resolve('vite/package.json');
+    const bin = (JSON.parse(fs.readFileSync(pkgFile, 'utf8')) as { bin?: { vite?: string } }).bin?.vite ?? 'bin/vite.js';
+    return path.join(path.dirname(pkgFile), bin);
   } catch {
     return undefined;
   }
