@@ -20,7 +20,24 @@ export interface DevHubOptions {
   log?: (line: string) => void;
   /** What GET /api/v1/provider/status says about earnings (default false). */
   earningsEnabled?: boolean;
+  /** A key the status API reports as registered but still pending review (can_connect false, with next steps). */
+  pendingToken?: string;
 }
+
+/** The provider status of `pendingToken`, in HUB-PROTOCOL.md's shape. */
+export const PENDING_STATUS = {
+  provider_id: 'dev-pending',
+  name: 'dev hub (pending provider)',
+  status: 'pending',
+  can_connect: false,
+  api_key_valid: true,
+  message: 'Your provider registration is waiting for review.',
+  next_steps: ['Wait for the review of your registration (usually within a day).', 'Keep this machine running: it connects as soon as the review passes.'],
+  step: 2,
+  total_steps: 4,
+  step_label: 'Under review',
+  earnings_enabled: false,
+};
 
 export interface DevProvider {
   nodeId: string;
@@ -364,6 +381,7 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
           );
         case 'GET /api/v1/provider/status': {
           const key = (req.headers.authorization ?? '').replace(/^Bearer\s+/i, '');
+          if (opts.pendingToken && key === opts.pendingToken) return json(res, 200, PENDING_STATUS);
           const valid = key !== '' && (opts.token === undefined || key === opts.token);
           return json(res, valid ? 200 : 401, {
             provider_id: '',

@@ -48,6 +48,7 @@ export async function main(argv: string[]): Promise<void> {
     .option('--port <n>', 'port to listen on (0 = any free port)', '8081')
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--token <key>', 'the provider key the hub accepts (default: any)')
+    .option('--pending-token <key>', 'a key the status API reports as pending review, with next steps (to try onboarding)')
     .action(async (o) => {
       const { devHubCommand } = await import('./dev-hub-command');
       process.exitCode = await devHubCommand(o);
