@@ -4,7 +4,9 @@
 //
 //   node scripts/newcomer-check.mjs           this checkout: npm start serves the console, stops cleanly
 //   node scripts/newcomer-check.mjs --clone   a `git clone` of HEAD into an empty temp folder (nothing
-//                                             beside it): install, npm start, demo
+//                                             beside it): install, npm start, demo; then the same clone
+//                                             without dev dependencies (`npm prune --omit=dev`) and without
+//                                             out/renderer: npm start builds the console itself
 //
 // --clone does not download the packages again: it hard-links this checkout's node_modules into the
 // clone (a copy where hard links are impossible), which is what `npm ci` would unpack from the same
@@ -156,6 +158,13 @@ async function main() {
     try {
       await checkNpmStart(root);
       await checkDemo(root);
+      execFileSync(npm, ['prune', '--omit=dev', '--ignore-scripts', '--offline', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit', timeout: 300_000 });
+      for (const dev of ['electron', 'typescript', 'vitest', '@playwright/test']) {
+        if (fs.existsSync(path.join(root, 'node_modules', dev))) throw new Error(`npm prune --omit=dev left ${dev} in place`);
+      }
+      fs.rmSync(path.join(root, 'out', 'renderer'), { recursive: true, force: true });
+      say('pruned the dev dependencies and removed out/renderer');
+      await checkNpmStart(root);
     } finally {
       cleanup();
     }
