@@ -138,10 +138,25 @@ export function cloneAndInstall(source = here) {
   execFileSync('git', ['clone', '--quiet', '--no-hardlinks', source, root], { stdio: 'inherit', timeout: 120_000 });
   say(`cloned HEAD into ${root} (nothing beside it: ${fs.readdirSync(parent).join(', ')})`);
   const started = Date.now();
+  const from = path.join(source, 'node_modules');
+  const to = path.join(root, 'node_modules');
   try {
-    execFileSync('cp', ['-al', path.join(source, 'node_modules'), path.join(root, 'node_modules')], { timeout: 300_000 });
+    execFileSync('cp', ['-al', from, to], { timeout: 300_000 });
   } catch {
-    fs.cpSync(path.join(source, 'node_modules'), path.join(root, 'node_modules'), { recursive: true, verbatimSymlinks: true });
+    fs.rmSync(to, { recursive: true, force: true });
+    fs.cpSync(from, to, { recursive: true, verbatimSymlinks: true });
+  }
+  // A hard link shares its bytes: a file that npm or vite rewrites in place (npm's hidden lockfile, the
+  // vite caches) must be the clone's own copy, or the rewrite would reach the source checkout.
+  for (const name of fs.readdirSync(to).filter((n) => n.startsWith('.') && n !== '.bin')) {
+    const p = path.join(to, name);
+    if (name === '.package-lock.json') {
+      const bytes = fs.readFileSync(p);
+      fs.rmSync(p);
+      fs.writeFileSync(p, bytes);
+    } else {
+      fs.rmSync(p, { recursive: true, force: true });
+    }
   }
   say(`node_modules linked from ${source} in ${((Date.now() - started) / 1000).toFixed(1)} s (the packages of the same lockfile)`);
   if (fs.existsSync(path.join(root, 'out'))) throw new Error('the clone already has out/: it must start unbuilt');
