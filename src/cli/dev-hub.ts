@@ -23,6 +23,8 @@ export interface DevHubOptions {
   earningsEnabled?: boolean;
   /** Provider status per key for GET /api/v1/provider/status (fixtures in dev-hub-fixtures/); others: active, unknown keys invalid. */
   statuses?: Record<string, DevStatusName>;
+  /** A key the status API reports as pending review (the fixtures' "pending" status, with next steps). */
+  pendingToken?: string;
 }
 
 export interface DevProvider {
@@ -116,7 +118,10 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
   const received: DevHub['received'] = [];
   const behaviour = { ackHeartbeats: true, answerPings: true, stallReads: false, duplicates: 0, ackWithoutIds: false };
   const resumeOn = opts.resume ?? true;
-  const platform = new DevPlatform(opts.token, opts.earningsEnabled ?? false, opts.statuses);
+  const platform = new DevPlatform(opts.token, opts.earningsEnabled ?? false, {
+    ...opts.statuses,
+    ...(opts.pendingToken ? { [opts.pendingToken]: 'pending' as const } : {}),
+  });
   /** Provider key per node, for the platform's per-key stats. */
   const keyOf = new Map<string, string>();
 

@@ -72,7 +72,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   private gatewayError?: string;
   readonly secrets: SecretStore;
   private readonly health: HealthMonitor;
-  private readonly discovery?: EngineDiscovery;
+  private readonly discovery: EngineDiscovery;
+  /** Whether the default engine ports are probed ([Agent] Discovery / --no-discovery). */
+  readonly autoDiscovery: boolean;
   private readonly handlers: BridgeHandlers;
   readonly warmup: Warmup;
   readonly notices: NoticeBook;
@@ -113,9 +115,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.pause = new PauseController({ engineInFlight: () => this.scheduler.inFlight(), log: this.log.child('pause') });
     bindPause(this.pause, this.scheduler);
     this.health = new HealthMonitor({ intervalMs: a.healthCheckIntervalMs, log: this.log.child('health') });
-    if (opts.discovery ?? config.agent.discovery) {
-      this.discovery = new EngineDiscovery({ hosts: this.engineHosts(), log: this.log.child('discovery') });
-    }
+    // With discovery off, only the addresses the owner named are probed (none of the default ports).
+    this.autoDiscovery = opts.discovery ?? config.agent.discovery;
+    this.discovery = new EngineDiscovery({ hosts: this.engineHosts(), ...(this.autoDiscovery ? {} : { probeUrls: [] }), log: this.log.child('discovery') });
     if (opts.gpu ?? true) this.sampler = new GpuSampler({ intervalMs: a.gpuSampleIntervalMs, env: opts.env ?? process.env, log: this.log.child('gpu') });
     try {
       this.ledger = Ledger.open(path.join(opts.home, 'ledger.sqlite'), { log: this.log.child('ledger') });
@@ -192,7 +194,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.l.info(`node ${this.identity.nodeId.slice(0, 16)}… (${this.nodeName()}) starting; hub ${this.link.state.hubUrl}`);
     this.rebuildModels();
     this.health.start();
-    this.discovery?.start();
+    this.discovery.start();
     this.sampler?.start();
     const gpuDone = detectGpus({ env: this.opts.env ?? process.env, log: this.log.child('gpu') }).then((inv) => {
       this.gpu = inv;
@@ -227,7 +229,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.scheduler.close();
     await this.link.stop();
     this.health.stop();
-    this.discovery?.stop();
+    this.discovery.stop();
     this.pause.close();
     await this.sampler?.stop();
     this.flushLedger();
@@ -264,10 +266,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
 
   /** Probes engines now (plus `extra` URLs the owner just added) and rebuilds the model set. */
   async rescanEngines(extra: string[] = []): Promise<void> {
-    if (!this.discovery) {
-      this.l.info('engine discovery is off ([Agent] Discovery = false); models come from models.json only');
-      return;
-    }
+    if (!this.autoDiscovery) this.l.info('engine discovery is off ([Agent] Discovery = false): probing only the addresses you added and models.json');
     this.engines = await this.discovery.setHosts([...this.engineHosts(), ...extra]);
     this.rebuildModels();
   }
@@ -368,7 +367,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
 
   /** Engine URLs the owner named: config's EngineHosts and endpoints added in the console. */
   private engineHosts(): string[] {
-    return [...this.config.agent.engineHosts, ...(this.settings.get().extraEndpoints ?? []).map((e) => e.url)];
+    // models.json endpoints too: the Engines card then shows the engine behind each model, with its type.
+    const fromModels = Object.values(this.config.modelEntries).map((e) => e.endpoint);
+    return [...this.config.agent.engineHosts, ...(this.settings.get().extraEndpoints ?? []).map((e) => e.url), ...fromModels];
   }
 
   gpuInventory(): GpuInventory {
@@ -419,6 +420,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       catalogue: this.catalogue.view(
         this.registry.all().map((m) => ({ id: m.id, explicit: m.fromConfig, ...(m.endpoints[0]?.localModel ? { localName: m.endpoints[0].localModel } : {}) })),
       ),
+      discovery: this.autoDiscovery,
     };
   }
 
@@ -523,7 +525,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       if (!this.pause.state().paused) this.link.sendControl(out.modelHealth(this.identity.nodeId, this.registry.healthMap()));
       this.emitSnapshot();
     });
-    this.discovery?.on('change', (engines: EngineInfo[]) => {
+    this.discovery.on('change', (engines: EngineInfo[]) => {
       this.engines = engines;
       this.rebuildModels();
     });
