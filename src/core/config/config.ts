@@ -41,7 +41,8 @@ const tomlSchema = z
         AuthFailedBackoffSeconds: seconds.optional(),
         ResumeGraceSeconds: z.number().min(0).max(3600).optional(),
         ResumeTtlSeconds: seconds.optional(),
-        MaxConcurrentPerEndpoint: z.number().int().min(1).max(1024).optional(),
+        // "auto" (the default): as many as the engine says it runs at once (llama.cpp slots, SGLang max_running_requests…).
+        MaxConcurrentPerEndpoint: z.union([z.number().int().min(1).max(1024), z.literal('auto')]).optional(),
         MaxQueuePerModel: z.number().int().min(0).max(10_000).optional(),
         QueueTimeoutSeconds: seconds.optional(),
         Discovery: z.boolean().optional(),
@@ -106,7 +107,15 @@ export interface ProviderConfig {
   /** Models the config names; empty = every model in models.json. */
   models: string[];
   modelEntries: Record<string, ModelEntry>;
-  agent: AgentTimings & { maxConcurrentPerEndpoint: number; maxQueuePerModel: number; discovery: boolean; engineHosts: string[] };
+  agent: AgentTimings & {
+    /** The fixed per-endpoint limit, or the fallback (4) when capacityAuto and the engine does not say. */
+    maxConcurrentPerEndpoint: number;
+    /** MaxConcurrentPerEndpoint = "auto" (the default): read each engine's own capacity. */
+    capacityAuto: boolean;
+    maxQueuePerModel: number;
+    discovery: boolean;
+    engineHosts: string[];
+  };
   gateway: { enable: boolean; listen: string; websocketAuth: boolean; allowedOrigins: string[] };
   /** Notes for the log: env overrides applied, odd values accepted. */
   warnings: string[];
@@ -135,7 +144,7 @@ function lineOf(text: string, section: string | undefined, key: string | undefin
   return undefined;
 }
 
-function readModelsJson(file: string): Record<string, ModelEntry> {
+export function readModelsJson(file: string): Record<string, ModelEntry> {
   if (!fs.existsSync(file)) return {};
   const text = fs.readFileSync(file, 'utf8');
   let raw: unknown;
@@ -242,7 +251,8 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
       engineHeadersTimeoutMs: ms(ag.EngineHeadersTimeoutSeconds, 60),
       engineIdleTimeoutMs: ms(ag.EngineIdleTimeoutSeconds, 120),
       retentionBytes: Math.round((ag.RetentionMegabytes ?? 64) * 1024 * 1024),
-      maxConcurrentPerEndpoint: ag.MaxConcurrentPerEndpoint ?? 4,
+      maxConcurrentPerEndpoint: typeof ag.MaxConcurrentPerEndpoint === 'number' ? ag.MaxConcurrentPerEndpoint : 4,
+      capacityAuto: typeof ag.MaxConcurrentPerEndpoint !== 'number',
       maxQueuePerModel: ag.MaxQueuePerModel ?? 32,
       discovery: ag.Discovery ?? true,
       engineHosts: ag.EngineHosts ?? [],
