@@ -416,7 +416,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
         m.id,
         m.endpoints.map((ep) => ({
           url: ep.url,
-          health: this.registry.endpointHealthOf(ep.url),
+          health: this.registry.endpointConditionOf(ep.url) === 'key_rejected' ? 'degraded' : this.registry.endpointHealthOf(ep.url),
           maxConcurrent: endpointLimit(this.config.agent, this.registry.endpointCapacityOf(ep.url)).max,
         })),
         { ...(m.maxConcurrent !== undefined ? { maxConcurrent: m.maxConcurrent } : {}), ...(m.maxQueue !== undefined ? { maxQueue: m.maxQueue } : {}) },
@@ -468,7 +468,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       this.registry.setEndpointHealth(c.url, c.health, c.error, c.condition);
       // An engine back after a restart: discovery re-reads its models now rather than on its next round.
       if (c.health === 'healthy' && this.discovery && !this.engines.some((e) => e.url === c.url && e.reachable)) void this.rescanEngines();
-      this.scheduler.setEndpointHealth(c.url, c.health);
+      // An engine that refuses our key still gets requests when nothing else serves the model, so clients
+      // learn "engine rejected the provider's key" (502) rather than a vague "unavailable"; the hub sees unhealthy.
+      this.scheduler.setEndpointHealth(c.url, c.condition === 'key_rejected' ? 'degraded' : c.health);
       this.l.info(`engine ${c.url} is ${c.health}${c.error ? `: ${c.error}` : ''}`);
       if (!this.pause.state().paused) this.link.sendControl(out.modelHealth(this.identity.nodeId, this.registry.healthMap()));
       this.emitSnapshot();

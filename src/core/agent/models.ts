@@ -162,6 +162,10 @@ export class ModelRegistry {
     else this.endpointConditions.delete(url);
   }
 
+  endpointConditionOf(url: string): 'down' | 'key_rejected' | 'loading' | undefined {
+    return this.endpointConditions.get(url);
+  }
+
   endpointHealthOf(url: string): ModelHealth {
     return this.endpointHealth.get(url) ?? 'healthy';
   }

@@ -178,11 +178,17 @@ export class HealthMonitor extends EventEmitter {
       this.entries.delete(url);
     }
     for (const [url, t] of next) {
-      const e = this.entries.get(url);
+      let e = this.entries.get(url);
+      // A new endpoint, or a new key for one (models.json edited): look at it now, not a round later.
+      const fresh = !e || e.apiKey !== t.apiKey;
       if (e) {
         e.apiKey = t.apiKey;
         e.engineType = t.engineType;
-      } else this.entries.set(url, { url, apiKey: t.apiKey, engineType: t.engineType, health: 'healthy', consecutiveFailures: 0, backoffMs: this.retryMs });
+      } else {
+        e = { url, apiKey: t.apiKey, engineType: t.engineType, health: 'healthy', consecutiveFailures: 0, backoffMs: this.retryMs };
+        this.entries.set(url, e);
+      }
+      if (fresh && this.running) void this.checkOne(e);
     }
   }
 
