@@ -25,7 +25,7 @@ export function watchModelsJson(config: ProviderConfig, log: Logger, onChange: (
       next = readModelsJson(file);
     } catch (e) {
       const why = e instanceof ConfigError ? e.message : `${file}: ${(e as Error).message}`;
-      log.error(`models.json change refused: ${why}. The models in use are kept until the file is fixed.`);
+      log.error(`models.json change refused: ${why.replace(/\.+$/, '')}. The models in use are kept until the file is fixed.`);
       return false;
     }
     const text = JSON.stringify(next);

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import { z } from 'zod';
+import { jsonErrorOffset, lineAt } from './json-position';
 
 export class ConfigError extends Error {
   constructor(
@@ -152,7 +153,8 @@ export function readModelsJson(file: string): Record<string, ModelEntry> {
     raw = JSON.parse(text);
   } catch (e) {
     const m = /position (\d+)/.exec(String(e));
-    const line = m ? text.slice(0, Number(m[1])).split('\n').length : undefined;
+    const at = m ? Number(m[1]) : jsonErrorOffset(text);
+    const line = at !== undefined ? lineAt(text, at) : undefined;
     throw new ConfigError(file, line, `not valid JSON (${(e as Error).message}). Fix the syntax or delete the file.`);
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
