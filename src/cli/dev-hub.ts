@@ -93,6 +93,12 @@ function json(res: http.ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
+/** A usage-only stream chunk (`choices: []` plus usage), as engines send for stream_options.include_usage. */
+function isUsageOnly(chunk: unknown): boolean {
+  const c = chunk as { choices?: unknown; usage?: unknown } | null;
+  return !!c && typeof c === 'object' && Array.isArray(c.choices) && c.choices.length === 0 && c.usage != null;
+}
+
 function readBody(req: http.IncomingMessage, limit = 1024 * 1024): Promise<string> {
   return new Promise((resolve, reject) => {
     let size = 0;
@@ -300,6 +306,9 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
     }
     const id = crypto.randomUUID();
     const stream = body.stream === true;
+    // The provider always forwards the engine's usage chunk (the hub bills from it); like the real hub,
+    // pass it on only to a client that asked for it (a `choices: []` chunk breaks `chunk.choices[0]`).
+    const wantsUsage = (body.stream_options as { include_usage?: unknown } | null | undefined)?.include_usage === true;
     const request = path === '/v1/completions' && body.prompt === undefined ? { ...body, prompt: '' } : body;
     let finished = false;
     let sawDone = false;
@@ -355,7 +364,7 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
           if (pl.done === true) {
             sawDone = true;
             res.write('data: [DONE]\n\n');
-          } else res.write(`data: ${JSON.stringify(pl.chunk)}\n\n`);
+          } else if (wantsUsage || !isUsageOnly(pl.chunk)) res.write(`data: ${JSON.stringify(pl.chunk)}\n\n`);
           return;
         }
         if (type === 'stream_end') {

@@ -17,7 +17,9 @@ import { hubDialUrl, loadConfig, type ProviderConfig } from './config/config';
 import { loadOrCreateIdentity, type Identity } from './config/identity';
 import { FileSecretStore, type SecretStore } from './config/secrets';
 import { EngineDiscovery } from './engine/discovery';
-import { HealthMonitor } from './engine/health';
+import { HealthMonitor, type CapacityChange, type HealthChange } from './engine/health';
+import { endpointLimit, engineSlots } from './scheduler/capacity';
+import { watchModelsJson, type ModelsJsonWatch } from './agent/models-watch';
 import { detectGpus } from './gpu/detect';
 import { hardwareBlock, mostCommonEngine } from './gpu/hardware';
 import { ContextLengths } from './engine/context-length';
@@ -95,6 +97,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   readonly requestMetrics = new RequestMetrics();
   /** Each announced model's context window (models.json override, else what the engine reports). */
   readonly contexts = new ContextLengths();
+  private modelsWatch?: ModelsJsonWatch;
 
   private constructor(
     readonly opts: AgentOptions,
@@ -156,6 +159,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       log: this.log.child('requests'),
       headersTimeoutMs: a.engineHeadersTimeoutMs,
       idleTimeoutMs: a.engineIdleTimeoutMs,
+      onEngineTrouble: (url, condition, error) => this.health.markDown(url, condition, error),
     });
     this.warmup = new Warmup(this.registry, this.log.child('warmup'), () => this.sampler?.latest() ?? null);
     this.relay = new HubRelay({
@@ -193,6 +197,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.started = true;
     this.l.info(`node ${this.identity.nodeId.slice(0, 16)}… (${this.nodeName()}) starting; hub ${this.link.state.hubUrl}`);
     this.rebuildModels();
+    this.modelsWatch = watchModelsJson(this.config, this.l, () => this.rebuildModels());
     this.health.start();
     this.discovery.start();
     this.sampler?.start();
@@ -222,6 +227,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     clearInterval(this.gpuBusyTimer);
     clearInterval(this.catalogueTimer);
     this.providerGate.stop();
+    this.modelsWatch?.close();
     this.flushLedger();
     await this.gateway?.close();
     this.gateway = undefined;
@@ -403,6 +409,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
           maxConcurrent: st?.maxConcurrent ?? this.config.agent.maxConcurrentPerEndpoint,
           maxQueue: st?.maxQueue ?? this.config.agent.maxQueuePerModel,
           endpointInFlight: (url) => st?.endpoints.find((e) => e.url === url)?.inFlight ?? 0,
+          endpointCap: (url) => endpointLimit(this.config.agent, this.registry.endpointCapacityOf(url)),
         };
       }),
       today: this.ledger?.today() ?? { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0 },
@@ -445,7 +452,11 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       if (!enabled.has(m.id)) continue;
       this.scheduler.setModel(
         m.id,
-        m.endpoints.map((ep) => ({ url: ep.url, health: this.registry.endpointHealthOf(ep.url) })),
+        m.endpoints.map((ep) => ({
+          url: ep.url,
+          health: this.registry.endpointConditionOf(ep.url) === 'key_rejected' ? 'degraded' : this.registry.endpointHealthOf(ep.url),
+          maxConcurrent: endpointLimit(this.config.agent, this.registry.endpointCapacityOf(ep.url)).max,
+        })),
         { ...(m.maxConcurrent !== undefined ? { maxConcurrent: m.maxConcurrent } : {}), ...(m.maxQueue !== undefined ? { maxQueue: m.maxQueue } : {}) },
       );
     }
@@ -517,10 +528,18 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       if (st.state === 'connected') this.l.info('connected to the hub and registered');
     });
     this.contexts.on('change', () => this.announce());
-    this.health.on('change', (c: { url: string; health: 'healthy' | 'degraded' | 'unhealthy'; error?: string }) => {
+    this.health.on('capacity', (c: CapacityChange) => {
+      this.registry.setEndpointCapacity(c.url, engineSlots(c.capacity, c.load));
+      this.rebuildModels();
+    });
+    this.health.on('change', (c: HealthChange) => {
       if (c.health === 'healthy') this.refreshContexts();
-      this.registry.setEndpointHealth(c.url, c.health, c.error);
-      this.scheduler.setEndpointHealth(c.url, c.health);
+      this.registry.setEndpointHealth(c.url, c.health, c.error, c.condition);
+      // An engine back after a restart: discovery re-reads its models now rather than on its next round.
+      if (c.health === 'healthy' && this.discovery && !this.engines.some((e) => e.url === c.url && e.reachable)) void this.rescanEngines();
+      // An engine that refuses our key still gets requests when nothing else serves the model, so clients
+      // learn "engine rejected the provider's key" (502) rather than a vague "unavailable"; the hub sees unhealthy.
+      this.scheduler.setEndpointHealth(c.url, c.condition === 'key_rejected' ? 'degraded' : c.health);
       this.l.info(`engine ${c.url} is ${c.health}${c.error ? `: ${c.error}` : ''}`);
       if (!this.pause.state().paused) this.link.sendControl(out.modelHealth(this.identity.nodeId, this.registry.healthMap()));
       this.emitSnapshot();

@@ -6,6 +6,7 @@ import { Card } from '../components/Card';
 import { AddEndpointForm, EngineList, RescanButton } from '../components/Discovery';
 import { ErrorText } from '../components/Field';
 import { ModelsTable, modelSlug } from '../components/ModelsTable';
+import { EndpointCapacity } from '../components/EndpointCapacity';
 import { PauseSchedule } from '../components/PauseSchedule';
 import { Toggle } from '../components/Toggle';
 import { useCall, useFetch } from '../lib/use-call';
@@ -124,6 +125,7 @@ export function Engines() {
       <Card title="Models" testId="engines-models-card">
         <ModelsTable models={snapshot.models} />
       </Card>
+      <Card title="Endpoints: capacity and state" testId="endpoint-capacity-card"><EndpointCapacity models={snapshot.models} /></Card>
       <div className="grid-2">
         <Card title="Per-model limits" testId="limits-card">
           {snapshot.models.length === 0 ? (
