@@ -65,6 +65,8 @@ export interface UsageBucket {
   tokensOut: number;
   earnings: number;
   errors: number;
+  energyWh?: number;
+  cost?: number;
 }
 
 export interface ModelUsage extends UsageTotals {

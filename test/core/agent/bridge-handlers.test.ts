@@ -45,7 +45,7 @@ describe('every channel answers with its documented shape', () => {
     expect(Object.keys(s).sort()).toEqual(SNAPSHOT_KEYS);
     expect(s.nodeId).toBe(stack.agent.identity.nodeId);
     expect(s).toMatchObject({ nodeName: 'test-node', hasKey: true, onboarded: true, link: { state: 'connected' }, pause: { paused: false } });
-    expect(s.today).toEqual({ requests: expect.any(Number), errors: expect.any(Number), tokensIn: expect.any(Number), tokensOut: expect.any(Number), earnings: expect.any(Number) });
+    expect(s.today).toEqual({ requests: expect.any(Number), errors: expect.any(Number), tokensIn: expect.any(Number), tokensOut: expect.any(Number), earnings: expect.any(Number), energyWh: expect.any(Number), cost: expect.any(Number) });
     expect(s.gateway).toEqual({ enabled: false, listen: '127.0.0.1:18080', running: false, keys: expect.any(Number) });
     expect(s.models.map((m) => m.id)).toEqual([model]);
     expectModelStates(s.models);
