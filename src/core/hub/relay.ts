@@ -22,6 +22,11 @@ export interface HubRelayOptions {
   lingerMs?: number;
   /** Hub messages other than inference/cancel/resume (warmup, verify, benchmark) go here. */
   onOther?: (msg: Inbound) => void;
+  /** Called synchronously right before a request's last message (stream_end, result, error) is
+   * sent: the agent commits the request's ledger row here, so what the hub is told is never lost. */
+  beforeFinal?: (id: string) => void;
+  /** A request's last message was handed to the hub link (now, or replayed on resume). */
+  finalSent?: (id: string) => void;
 }
 
 interface Active {
@@ -184,13 +189,17 @@ export class HubRelay {
       }
     }
     if (a && this.active.get(id) === a) a.attached = true;
-    else this.retention.finished(id);
+    else {
+      this.retention.finished(id);
+      this.o.finalSent?.(id);
+    }
     this.o.log.info(`request ${id} resumed after seq ${lastSeq}`, { requestId: id });
   }
 
-  private async send(id: string, msg: Outbound): Promise<void> {
+  /** Resolves true when the message was handed to the link. */
+  private async send(id: string, msg: Outbound): Promise<boolean> {
     const a = this.active.get(id);
-    if (!a || a.dropped) return;
+    if (!a || a.dropped) return false;
     // Serialised once: the same text is retained for resume and handed to the socket.
     const enc = encodeOnce(msg);
     const bytes = enc.bytes;
@@ -204,10 +213,13 @@ export class HubRelay {
       await this.send(id, { ...err, payload: { ...err.payload, seq: msg.payload.seq } });
       a.dropped = true;
       a.ctl.abort();
-      return;
+      return false;
     }
     this.retention.add(id, enc.seq, enc, bytes);
-    if (a.attached && !(await this.o.link.sendData(enc))) a.attached = false;
+    if (!a.attached) return false;
+    if (await this.o.link.sendData(enc)) return true;
+    a.attached = false;
+    return false;
   }
 
   private next(id: string): number {
@@ -254,18 +266,22 @@ export class HubRelay {
   private async finish(id: string, stream: boolean, r: InferenceResult): Promise<void> {
     if (r.status === 'ok') this.counters.served++;
     else this.counters.failed++;
+    this.o.beforeFinal?.(id);
+    const sent = (ok: boolean): void => {
+      if (ok) this.o.finalSent?.(id);
+    };
     const withSeq = (m: Outbound): Outbound => ({ ...m, payload: { ...m.payload, seq: this.next(id) } });
     if (r.status === 'rejected') {
-      await this.send(id, withSeq(out.error(id, r.statusCode, r.error ?? 'rejected')));
+      sent(await this.send(id, withSeq(out.error(id, r.statusCode, r.error ?? 'rejected'))));
       return;
     }
     if (!stream) {
       const result = out.inferenceResult(id, { response: r.response ?? null, statusCode: r.statusCode, latencyMs: r.latencyMs, ...(r.error ? { error: r.error } : {}) });
-      await this.send(id, withSeq(result));
+      sent(await this.send(id, withSeq(result)));
       return;
     }
     if (r.status === 'ok') await this.send(id, out.streamChunk(id, this.next(id), null, true));
-    await this.send(
+    const ended = await this.send(
       id,
       out.streamEnd(id, this.next(id), {
         latencyMs: r.latencyMs,
@@ -275,5 +291,6 @@ export class HubRelay {
         ...(r.status !== 'ok' ? { statusCode: r.statusCode, error: r.error ?? r.status } : {}),
       }),
     );
+    sent(ended);
   }
 }
