@@ -41,6 +41,8 @@ interface Active {
   dropped: boolean;
   /** Cancelled because its retained answer outgrew the memory cap. */
   evicted?: boolean;
+  /** Whether the last message sent for it was handed to the link. */
+  handed?: boolean;
 }
 
 export class HubRelay {
@@ -196,10 +198,12 @@ export class HubRelay {
     this.o.log.info(`request ${id} resumed after seq ${lastSeq}`, { requestId: id });
   }
 
-  /** Resolves true when the message was handed to the link. */
-  private async send(id: string, msg: Outbound): Promise<boolean> {
+  /** Sends (or only retains, while detached); `handed` says whether it reached the link. */
+  private async send(id: string, msg: Outbound): Promise<void> {
     const a = this.active.get(id);
-    if (!a || a.dropped) return false;
+    if (!a) return;
+    a.handed = false;
+    if (a.dropped) return;
     // Serialised once: the same text is retained for resume and handed to the socket.
     const enc = encodeOnce(msg);
     const bytes = enc.bytes;
@@ -213,13 +217,12 @@ export class HubRelay {
       await this.send(id, { ...err, payload: { ...err.payload, seq: msg.payload.seq } });
       a.dropped = true;
       a.ctl.abort();
-      return false;
+      return;
     }
     this.retention.add(id, enc.seq, enc, bytes);
-    if (!a.attached) return false;
-    if (await this.o.link.sendData(enc)) return true;
-    a.attached = false;
-    return false;
+    if (!a.attached) return;
+    if (await this.o.link.sendData(enc)) a.handed = true;
+    else a.attached = false;
   }
 
   private next(id: string): number {
@@ -235,7 +238,7 @@ export class HubRelay {
     }
     const { model_id: model, request } = msg.payload;
     const stream = msg.payload.stream ?? request.stream === true;
-    const a: Active = { ctl: new AbortController(), seq: 0, attached: this.o.link.connected, resumed: false, dropped: false };
+    const a: Active = { ctl: new AbortController(), seq: 0, attached: this.o.link.connected, resumed: false, dropped: false, handed: false };
     this.active.set(id, a);
     let result: InferenceResult;
     try {
@@ -267,21 +270,23 @@ export class HubRelay {
     if (r.status === 'ok') this.counters.served++;
     else this.counters.failed++;
     this.o.beforeFinal?.(id);
-    const sent = (ok: boolean): void => {
-      if (ok) this.o.finalSent?.(id);
+    const sent = (): void => {
+      if (this.active.get(id)?.handed) this.o.finalSent?.(id);
     };
     const withSeq = (m: Outbound): Outbound => ({ ...m, payload: { ...m.payload, seq: this.next(id) } });
     if (r.status === 'rejected') {
-      sent(await this.send(id, withSeq(out.error(id, r.statusCode, r.error ?? 'rejected'))));
+      await this.send(id, withSeq(out.error(id, r.statusCode, r.error ?? 'rejected')));
+      sent();
       return;
     }
     if (!stream) {
       const result = out.inferenceResult(id, { response: r.response ?? null, statusCode: r.statusCode, latencyMs: r.latencyMs, ...(r.error ? { error: r.error } : {}) });
-      sent(await this.send(id, withSeq(result)));
+      await this.send(id, withSeq(result));
+      sent();
       return;
     }
     if (r.status === 'ok') await this.send(id, out.streamChunk(id, this.next(id), null, true));
-    const ended = await this.send(
+    await this.send(
       id,
       out.streamEnd(id, this.next(id), {
         latencyMs: r.latencyMs,
@@ -291,6 +296,6 @@ export class HubRelay {
         ...(r.status !== 'ok' ? { statusCode: r.statusCode, error: r.error ?? r.status } : {}),
       }),
     );
-    sent(ended);
+    sent();
   }
 }
