@@ -109,8 +109,9 @@ export class EarningsService {
     });
   }
 
-  async overview(refresh = false): Promise<EarningsOverview> {
-    const [rates, platform] = await Promise.all([this.rates.get(refresh), this.stats.get(refresh)]);
+  /** `offline`: from the cached copies only, never asking the platform (the `usage` CLI). */
+  async overview(refresh = false, offline = false): Promise<EarningsOverview> {
+    const [rates, platform] = offline ? [this.rates.view(), this.stats.view()] : await Promise.all([this.rates.get(refresh), this.stats.get(refresh)]);
     const ledger = this.o.ledger;
     const now = this.now();
     const local = ledger ? ledger.hubLifetime() : EMPTY_LOCAL;

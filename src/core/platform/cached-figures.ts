@@ -96,7 +96,7 @@ export class CachedFigures<T> extends EventEmitter<{ change: [CachedView<T>] }> 
       if (value === null || typeof saved.asOf !== 'number' || !Number.isFinite(saved.asOf)) throw new Error('unexpected content');
       this.value = value;
       this.asOf = saved.asOf;
-      this.error = 'not checked since the agent started';
+      this.error = 'a saved copy, not checked again yet';
     } catch (e) {
       this.o.log.warn(`${this.o.label}: ignoring the saved copy ${file} (${(e as Error).message}).`);
     }
