@@ -90,6 +90,19 @@ export class BridgeHandlers {
         if (!a.ledger) throw new Error('The usage history is unavailable right now (see Logs).');
         return a.ledger.exportCsv(from, to);
       },
+      'earnings.overview': ({ refresh }: { refresh?: boolean }) => a.earnings.overview(refresh ?? false),
+      'earnings.setElectricity': ({ perKwh, currency, usdPerUnit }: { perKwh: number | null; currency?: string; usdPerUnit?: number }) => {
+        if (!a.ledger) throw new Error('The usage history is unavailable right now (see Logs), so the electricity price cannot be saved.');
+        const cur = currency ?? 'USD';
+        if (perKwh !== null && cur !== 'USD' && usdPerUnit === undefined) throw new Error(`Give the value of 1 ${cur} in USD too, so power cost and earnings (paid in USD) can be compared.`);
+        try {
+          a.ledger.setElectricityPrice(perKwh === null ? null : { perKwh, currency: cur, usdPerUnit: cur === 'USD' ? 1 : (usdPerUnit ?? 1) });
+        } catch (e) {
+          throw new Error(e instanceof RangeError ? e.message : `The electricity price could not be saved: ${(e as Error).message}`);
+        }
+        a.emitSnapshot();
+        return a.earnings.overview();
+      },
       'engines.rescan': async () => {
         await a.rescanEngines();
         return a.engineList();
