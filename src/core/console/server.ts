@@ -10,6 +10,7 @@ import type { BridgeBackend, BridgeEvent } from '../../shared/bridge';
 import { createEventBatcher, type EventBatcher } from '../../shared/batcher';
 import type { Logger } from '../log';
 import { checkToken, hostAllowed, newToken, originAllowed, sessionCookie } from './auth';
+import { requestTarget } from '../http/request-target';
 import { serveBridgeSocket } from './bridge-socket';
 import { resolveStatic, securityHeaders, sendFile } from './static-files';
 
@@ -114,9 +115,10 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const hostHeader = req.headers.host ?? `${host}:${port}`;
-    const url = new URL(req.url ?? '/', `http://${hostHeader}`);
+    const url = requestTarget(req.url);
+    if (!url) return refuse(res, 400, 'The request target is not a path on this console.');
     if (!hostAllowed(req, host, port)) return refuse(res, 421, 'This console answers only on its own address.');
+    const hostHeader = (req.headers.host as string).toLowerCase();
     const auth = checkToken(req, url, token, port);
     if (!auth) {
       return refuse(res, 401, 'Access token missing or wrong. Open the URL that `swan-provider run` printed (it ends with ?token=…).');
@@ -162,7 +164,18 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
       else res.destroy();
     });
   });
-  server.on('clientError', (_err, socket) => socket.destroy());
+  // Unparseable requests (Node's parser refused them) get a plain answer; the socket is closed after it.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+    if (socket.writable) socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    else socket.destroy();
+  });
+
+  // CONNECT (proxy tunnels) is not served; without this listener Node would just drop the socket.
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => socket.destroy());
+    socket.end('HTTP/1.1 405 Method Not Allowed\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+  });
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
@@ -170,7 +183,8 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
       log?.warn(`console: refused a WebSocket: ${text}`);
       socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\n${text}\n`);
     };
-    const url = new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`);
+    const url = requestTarget(req.url);
+    if (!url) return reject(400, 'The request target is not a path on this console.');
     if (url.pathname !== '/bridge') return reject(404, 'Unknown path; the bridge is at /bridge.');
     if (!hostAllowed(req, host, port)) return reject(421, 'Wrong host.');
     const auth = checkToken(req, url, token, port);

@@ -6,6 +6,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { requestTarget } from '../http/request-target';
 import { isLoopbackAddress, isLoopbackHost, offeredProtocols, presentedKey } from './auth';
 import { KeyLimits } from './limits';
 import { OpenAiHttp } from './openai-http';
@@ -55,24 +56,36 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const streamWss = new WebSocketServer({ ...wsOptions, handleProtocols: (offered: Set<string>) => negotiate([...offered]).protocol ?? false });
   const relayWss = new WebSocketServer({ ...wsOptions, handleProtocols: (offered: Set<string>) => (offered.has('access_token') ? 'access_token' : false) });
 
-  const urlOf = (req: IncomingMessage) => new URL(req.url ?? '/', 'http://gateway.local');
+  const BAD_TARGET = 'The request target is not a path on this server (it must start with a single "/").';
 
   const server = http.createServer((req: IncomingMessage, res: ServerResponse) => {
+    const url = requestTarget(req.url);
+    if (!url) {
+      log.debug(`refused ${req.method} with a malformed request target`);
+      const body = JSON.stringify({ error: { message: BAD_TARGET, type: 'invalid_request_error', param: null, code: 'bad_request_target' } });
+      res.writeHead(400, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
+      res.end(body);
+      return;
+    }
     const denied = origins.check(req);
     if (denied) {
-      log.warn(`refused ${req.method} ${urlOf(req).pathname}: ${denied}`);
+      log.warn(`refused ${req.method} ${url.pathname}: ${denied}`);
       const body = JSON.stringify({ error: { message: denied, type: 'permission_error', param: null, code: 'origin_not_allowed' } });
       res.writeHead(403, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
       res.end(body);
       return;
     }
     origins.cors(req, res);
-    void api.handle(req, res, urlOf(req));
+    void api.handle(req, res, url);
   });
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', (e) => log.debug(`upgrade socket: ${e.message}`));
-    const url = urlOf(req);
+    const url = requestTarget(req.url);
+    if (!url) {
+      log.debug('refused a WebSocket with a malformed request target');
+      return refuse(socket, 400, BAD_TARGET);
+    }
     const denied = origins.check(req);
     if (denied) {
       log.warn(`refused a WebSocket to ${url.pathname}: ${denied}`);
@@ -95,9 +108,15 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     }
     refuse(socket, 404, `No WebSocket endpoint at ${url.pathname}; use /v1/stream (stream-v1) or /v1/ws.`);
   });
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => socket.destroy());
+    refuse(socket, 405, 'CONNECT is not served by this gateway.');
+  });
   server.on('clientError', (err, socket) => {
     log.debug(`bad HTTP request: ${err.message}`);
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    const status = (err as NodeJS.ErrnoException).code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+    if (socket.writable) socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    else socket.destroy();
   });
 
   await new Promise<void>((resolve, reject) => {
