@@ -17,6 +17,9 @@ import { loadResumeKey, ResumeTokens } from './resume-token';
 import { negotiate } from './stream-v1-messages';
 import { StreamV1Service } from './stream-v1';
 
+/** How often revocations made elsewhere (CLI, console) are looked for: they take effect within this. */
+const REVOCATION_POLL_MS = 250;
+
 export interface Gateway {
   url: string;
   port: number;
@@ -51,6 +54,20 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const stream = new StreamV1Service(o, tokens, limits);
   const relay = new RelayService(o, limits);
   const api = new OpenAiHttp(o, limits);
+
+  // Revocation takes effect on what is already running: the keys file is re-read when it changed
+  // (a stat per tick), and connections, streams and HTTP requests of keys no longer in it are ended.
+  const isValid = (id: string) => o.keys.isValid(id);
+  const revocations = setInterval(() => {
+    try {
+      stream.revoked(isValid);
+      relay.revoked(isValid);
+      api.revoked(isValid);
+    } catch (e) {
+      log.error(`checking for revoked keys failed: ${(e as Error).message}`);
+    }
+  }, REVOCATION_POLL_MS);
+  revocations.unref();
 
   const wsOptions = { noServer: true, maxPayload: o.maxMessageBytes, perMessageDeflate: { threshold: 1024 }, clientTracking: false } as const;
   const streamWss = new WebSocketServer({ ...wsOptions, handleProtocols: (offered: Set<string>) => negotiate([...offered]).protocol ?? false });
@@ -146,6 +163,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     port,
     close: () => {
       closing ??= (async () => {
+        clearInterval(revocations);
         stream.close();
         relay.close();
         streamWss.close();
