@@ -10,7 +10,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { BridgeBackend, BridgeEvent } from '../../shared/bridge';
 import { createEventBatcher, type EventBatcher } from '../../shared/batcher';
 import type { Logger } from '../log';
-import { allowedHosts, ConsoleAuth, exposureWarning, hostAllowed, newToken, originAllowed, sessionCookie } from './auth';
+import { allowedHosts, ConsoleAuth, exposureWarning, hostAllowed, isLoopbackListen, newToken, originAllowed, sessionCookie } from './auth';
 import { requestTarget } from '../http/request-target';
 import { serveBridgeSocket } from './bridge-socket';
 import { resolveStatic, securityHeaders, sendFile } from './static-files';
@@ -60,7 +60,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
   const auth = new ConsoleAuth(token, () => port);
   // Filled once the port is known (no request arrives before listen).
   let allowed = new Set<string>();
-  let exposure: string | undefined;
+  const lan = !isLoopbackListen(host);
 
   const clients = new Set<WebSocket>();
   const alive = new WeakSet<WebSocket>();
@@ -139,7 +139,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
       );
     }
     const headers = securityHeaders(hostHeader);
-    if (exposure) headers['X-Swan-Exposure'] = 'lan';
+    if (lan) headers['X-Swan-Exposure'] = 'lan';
 
     if (req.method !== 'GET' && req.method !== 'HEAD') return refuse(res, 405, 'Only GET is served here.');
 
@@ -222,7 +222,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
   });
   port = (server.address() as AddressInfo).port;
   allowed = allowedHosts(host, port, opts.allowedHostNames);
-  exposure = exposureWarning(host, port);
+  const exposure = exposureWarning(host, port);
   if (exposure) log?.warn(exposure);
   const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   const newUrl = () => `http://${shownHost}:${port}/?code=${auth.newCode()}`;
