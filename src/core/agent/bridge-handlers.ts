@@ -16,6 +16,7 @@ import { checkProviderKey } from '../hub/provider-status';
 import { KEY_SECRET } from '../agent';
 import { hubDialUrl } from '../config/config';
 import { validateSettingsPatch } from './settings';
+import { checkKeyDestination } from './key-destination';
 import { normaliseBaseUrl } from './models';
 import { listGpuProcesses } from '../gpu/processes';
 
@@ -55,7 +56,9 @@ export class BridgeHandlers {
       'settings.save': async ({ patch }: { patch: import('../../shared/bridge').SettingsPatch }) => {
         const errors = validateSettingsPatch(patch);
         if (Object.keys(errors).length > 0) return { ok: false as const, errors };
-        const { providerKey, ...rest } = patch;
+        const destination = checkKeyDestination(this.settingsView(), patch);
+        if (destination.confirm) return { ok: false as const, errors: destination.errors, confirm: destination.confirm };
+        const { providerKey, confirmKeyDestination: _c, confirmInsecure: _i, ...rest } = patch;
         a.settings.update((s) => ({ ...s, ...rest }));
         if (providerKey !== undefined) {
           if (providerKey === '') a.secrets.delete(KEY_SECRET);
