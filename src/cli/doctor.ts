@@ -6,6 +6,7 @@ import { ConfigError, hubDialUrl, loadConfig } from '../core/config/config';
 import { checkEndpoint } from '../core/engine/health';
 import { checkProviderKey } from '../core/hub/provider-status';
 import { noConfigHelp } from './run';
+import { forTerminal } from '../core/terminal';
 
 type Check = { ok: boolean; what: string; fix?: string };
 
@@ -37,7 +38,7 @@ export async function doctorCommand(o: { home: string; config?: string }): Promi
     checks.push({ ok: true, what: `config ${configPath} reads fine (${Object.keys(cfg.modelEntries).length} model(s) in models.json)` });
   } catch (e) {
     const msg = e instanceof ConfigError ? e.message : (e as Error).message;
-    process.stdout.write(`✗ config: ${msg}\n`);
+    process.stdout.write(forTerminal(`✗ config: ${msg}\n`));
     return 1;
   }
   const key = cfg.apiKey;
@@ -55,7 +56,8 @@ export async function doctorCommand(o: { home: string; config?: string }): Promi
     const h = await checkEndpoint(entry.endpoint.replace(/\/v1\/?$/, ''), 5000);
     checks.push(h.ok ? { ok: true, what: `engine for ${model} at ${entry.endpoint} answers` } : { ok: false, what: `engine for ${model} at ${entry.endpoint}: ${h.error}`, fix: 'start the engine or fix the endpoint in models.json' });
   }
-  for (const c of checks) process.stdout.write(`${c.ok ? '✓' : '✗'} ${c.what}${c.fix ? `\n    → ${c.fix}` : ''}\n`);
+  // Answers of the hub, the service and the engines are outside text: printed through forTerminal.
+  for (const c of checks) process.stdout.write(forTerminal(`${c.ok ? '✓' : '✗'} ${c.what}${c.fix ? `\n    → ${c.fix}` : ''}\n`));
   const bad = checks.filter((c) => !c.ok).length;
   process.stdout.write(bad ? `${bad} problem(s) found.\n` : 'All good.\n');
   return bad ? 1 : 0;

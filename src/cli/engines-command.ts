@@ -3,6 +3,7 @@
 import type { EngineInfo } from '../shared/types';
 import { defaultProbeUrls } from '../core/engine/detect';
 import { EngineDiscovery } from '../core/engine/discovery';
+import { terminalWriter } from '../core/terminal';
 
 export interface EnginesCommandOptions {
   json: boolean;
@@ -28,7 +29,8 @@ function table(engines: EngineInfo[]): string {
 }
 
 export async function enginesCommand(opts: EnginesCommandOptions): Promise<number> {
-  const out = opts.stdout ?? process.stdout;
+  // Engine versions and model ids come from the engines: printed through forTerminal.
+  const out = terminalWriter(opts.stdout ?? process.stdout);
   const probeUrls = opts.probeUrls ?? defaultProbeUrls();
   const discovery = new EngineDiscovery({ hosts: opts.hosts, probeUrls, intervalMs: 0, timeoutMs: opts.timeoutMs ?? 800 });
   const engines = await discovery.rescan();

@@ -9,6 +9,7 @@ import { csvHeaderLine } from '../core/ledger/csv';
 import { Ledger } from '../core/ledger/ledger';
 import type { WritableLike } from '../core/ledger/write-stream';
 import { DAY_MS } from '../core/ledger/time-buckets';
+import { forTerminal, terminalWriter } from '../core/terminal';
 
 export interface UsageCommandOptions {
   home: string;
@@ -107,7 +108,7 @@ function summary(ledger: Ledger, file: string, out: NodeJS.WritableStream): void
   }
   if (!ledger.isEarningsEnabled()) lines.push('', 'Earnings are off for this provider (the hub reports earnings_enabled = false).');
   else if (ledger.prices().length === 0) lines.push('', 'No prices are set, so earnings show 0.');
-  out.write(`${lines.join('\n')}\n`);
+  out.write(forTerminal(`${lines.join('\n')}\n`));
 }
 
 function exportRange(opts: UsageCommandOptions): { from: number; to: number } {
@@ -136,7 +137,7 @@ async function toTarget(opts: UsageCommandOptions, out: NodeJS.WritableStream, w
 /** Exit codes: 0 done, 1 the ledger or the output could not be used, 2 bad arguments. */
 export async function usageCommand(opts: UsageCommandOptions): Promise<number> {
   const out = opts.stdout ?? process.stdout;
-  const err = opts.stderr ?? process.stderr;
+  const err = terminalWriter(opts.stderr ?? process.stderr);
   const file = ledgerPath(opts.home);
   let ledger: Ledger | undefined;
   try {

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pino, type Logger as PinoLogger } from 'pino';
 import type { LogEntry } from '../shared/types';
+import { forTerminal } from './terminal';
 
 export type Level = LogEntry['level'];
 
@@ -65,7 +66,7 @@ export class Log extends EventEmitter implements LogSink {
     this.file?.[level]({ subsystem, ...fields }, clean);
     if (LEVELS[level] >= this.consoleLevel) {
       const time = new Date(entry.ts).toISOString().slice(11, 19);
-      process.stderr.write(`${time} ${level.toUpperCase().padEnd(5)} [${subsystem}] ${clean}\n`);
+      process.stderr.write(forTerminal(`${time} ${level.toUpperCase().padEnd(5)} [${subsystem}] ${clean}`) + '\n');
     }
     this.emit('entry', entry);
   }
