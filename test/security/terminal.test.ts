@@ -26,7 +26,6 @@ const NASTY = [
   '\r\x08\x07\x00\x7f',
   '\u202e', // right-to-left override
 ];
-// eslint-disable-next-line no-control-regex
 const ANY_CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
 
 const cleanups: Array<() => Promise<void> | void> = [];
