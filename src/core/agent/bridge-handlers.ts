@@ -62,7 +62,10 @@ export class BridgeHandlers {
         a.settings.update((s) => ({ ...s, ...rest }));
         if (providerKey !== undefined) {
           if (providerKey === '') a.secrets.delete(KEY_SECRET);
-          else a.secrets.set(KEY_SECRET, providerKey.trim());
+          else {
+            a.secrets.set(KEY_SECRET, providerKey.trim());
+            a.log.addSecrets([providerKey.trim()]);
+          }
         }
         if (rest.hubUrl !== undefined) a.link.setUrl(hubDialUrl(rest.hubUrl).url);
         if (providerKey !== undefined) {
@@ -199,6 +202,7 @@ export class BridgeHandlers {
       settings: { ...this.settingsView() },
       logs: a.log.entries(500),
     };
-    return JSON.stringify(bundle, null, 2);
+    // Last pass over everything: configured secret values and secret-shaped text (URLs with user:pass@).
+    return a.log.redactText(JSON.stringify(bundle, null, 2));
   }
 }

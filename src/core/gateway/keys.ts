@@ -31,6 +31,8 @@ export interface KeyIdentity {
 export class GatewayKeys {
   private keys: Stored[] = [];
   private readonly file: string;
+  /** Called with every full key this process sees (created here, or presented and valid): for log redaction. */
+  onKnownKey?: (key: string) => void;
   /** What the file looked like when last read or written ("" = never). */
   private stamp = '';
 
@@ -87,6 +89,7 @@ export class GatewayKeys {
     const key = KEY_PREFIX + crypto.randomBytes(32).toString('base64url');
     this.keys = [...this.keys, { name, hash: keyIdOf(key), createdAt: Date.now() }];
     this.save();
+    this.onKnownKey?.(key);
     return { name, key };
   }
 
@@ -116,8 +119,10 @@ export class GatewayKeys {
     const h = hashKey(key);
     let found: Stored | undefined;
     for (const k of this.keys) if (crypto.timingSafeEqual(h, Buffer.from(k.hash, 'hex'))) found = k;
-    if (found) found.lastUsedAt = Date.now();
-    return found ? { name: found.name, id: found.hash } : undefined;
+    if (!found) return undefined;
+    found.lastUsedAt = Date.now();
+    this.onKnownKey?.(key);
+    return { name: found.name, id: found.hash };
   }
 
   /** Whether the key with this id is still valid (re-reads the file if it changed: revocations elsewhere count). */
