@@ -11,6 +11,7 @@ import { csvHeaderLine } from '../core/ledger/csv';
 import { Ledger } from '../core/ledger/ledger';
 import type { WritableLike } from '../core/ledger/write-stream';
 import { DAY_MS } from '../core/ledger/time-buckets';
+import { forTerminal, terminalWriter } from '../core/terminal';
 
 export interface UsageCommandOptions {
   home: string;
@@ -171,7 +172,7 @@ async function summary(ledger: Ledger, file: string, home: string, out: NodeJS.W
   });
   lines.push(...earningsLines(await earnings.overview(false, true)));
   if (!ledger.isEarningsEnabled()) lines.push('', 'Earnings are off for this provider (the hub reports earnings_enabled = false).');
-  out.write(`${lines.join('\n')}\n`);
+  out.write(forTerminal(`${lines.join('\n')}\n`));
 }
 
 function exportRange(opts: UsageCommandOptions): { from: number; to: number } {
@@ -200,7 +201,7 @@ async function toTarget(opts: UsageCommandOptions, out: NodeJS.WritableStream, w
 /** Exit codes: 0 done, 1 the ledger or the output could not be used, 2 bad arguments. */
 export async function usageCommand(opts: UsageCommandOptions): Promise<number> {
   const out = opts.stdout ?? process.stdout;
-  const err = opts.stderr ?? process.stderr;
+  const err = terminalWriter(opts.stderr ?? process.stderr);
   const file = ledgerPath(opts.home);
   let ledger: Ledger | undefined;
   try {

@@ -112,6 +112,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.settings = SettingsFile.in(opts.home);
     this.secrets = opts.secrets ?? new FileSecretStore(opts.home);
     this.gatewayKeys = new GatewayKeys(opts.home);
+    // Secret values are redacted by value in logs and the support bundle (see log.ts).
+    this.gatewayKeys.onKnownKey = (k) => this.log.addSecrets([k]);
     const a = config.agent;
     this.scheduler = new Scheduler(
       { maxConcurrentPerEndpoint: a.maxConcurrentPerEndpoint, maxQueuePerModel: a.maxQueuePerModel, queueTimeoutMs: a.queueTimeoutMs },
@@ -199,6 +201,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     const identity = loadOrCreateIdentity(opts.home, opts.env ?? process.env);
     const agent = new Agent(opts, config, identity);
     agent.keyAtStart = agent.providerKey() !== '';
+    agent.log.addSecrets([agent.providerKey(), config.apiKey]);
     for (const w of config.warnings) agent.l.info(w);
     for (const n of identity.notes) agent.l.info(n);
     return agent;
@@ -463,6 +466,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   /** Re-reads models (config + discovery + the owner's toggles) and tells the scheduler, health monitor and hub. */
   rebuildModels(): void {
     const s = this.settings.get();
+    this.log.addSecrets(Object.values(this.config.modelEntries).map((e) => e.api_key));
     this.registry.rebuild({ entries: this.config.modelEntries, configModels: this.config.models, engines: this.engines, prefs: s.models ?? {} });
     const enabled = new Set(this.registry.announced());
     for (const st of this.scheduler.stats()) if (!enabled.has(st.model)) this.scheduler.removeModel(st.model);

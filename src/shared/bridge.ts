@@ -125,7 +125,14 @@ export interface PauseWindowView {
   to: string;
 }
 
-export type SaveResult = { ok: true } | { ok: false; errors: Record<string, string> };
+export type SaveResult =
+  | { ok: true }
+  | {
+      ok: false;
+      errors: Record<string, string>;
+      /** The key would go to new hosts / over plain ws:// or http://: save again with these confirmed. */
+      confirm?: { keyDestination: string[]; insecure: string[] };
+    };
 
 export interface UsageBucket {
   start: number; // epoch ms
@@ -291,6 +298,10 @@ export const settingsPatchSchema = z
     autoPauseOnGpuBusy: z.boolean(),
     pauseSchedule: z.array(z.object({ days: z.array(z.number().int()).max(7), from: z.string().max(8), to: z.string().max(8) }).strict()).max(20),
     retentionDays: z.number().int(),
+    /** The new hub / service host(s) the owner agreed to send the key to (not stored). */
+    confirmKeyDestination: z.union([z.string().max(256), z.array(z.string().max(256)).max(4)]),
+    /** The owner agreed to a plain ws:// / http:// hub or service URL off this machine (not stored). */
+    confirmInsecure: z.boolean(),
   })
   .partial()
   .strict();

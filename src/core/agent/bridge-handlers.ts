@@ -16,6 +16,7 @@ import { checkProviderKey } from '../hub/provider-status';
 import { KEY_SECRET } from '../agent';
 import { hubDialUrl } from '../config/config';
 import { validateSettingsPatch } from './settings';
+import { checkKeyDestination } from './key-destination';
 import { normaliseBaseUrl } from './models';
 import { listGpuProcesses } from '../gpu/processes';
 
@@ -55,11 +56,16 @@ export class BridgeHandlers {
       'settings.save': async ({ patch }: { patch: import('../../shared/bridge').SettingsPatch }) => {
         const errors = validateSettingsPatch(patch);
         if (Object.keys(errors).length > 0) return { ok: false as const, errors };
-        const { providerKey, ...rest } = patch;
+        const destination = checkKeyDestination(this.settingsView(), patch);
+        if (destination.confirm) return { ok: false as const, errors: destination.errors, confirm: destination.confirm };
+        const { providerKey, confirmKeyDestination: _c, confirmInsecure: _i, ...rest } = patch;
         a.settings.update((s) => ({ ...s, ...rest }));
         if (providerKey !== undefined) {
           if (providerKey === '') a.secrets.delete(KEY_SECRET);
-          else a.secrets.set(KEY_SECRET, providerKey.trim());
+          else {
+            a.secrets.set(KEY_SECRET, providerKey.trim());
+            a.log.addSecrets([providerKey.trim()]);
+          }
         }
         if (rest.hubUrl !== undefined) a.link.setUrl(hubDialUrl(rest.hubUrl).url);
         if (providerKey !== undefined) {
@@ -216,6 +222,7 @@ export class BridgeHandlers {
       settings: { ...this.settingsView() },
       logs: a.log.entries(500),
     };
-    return JSON.stringify(bundle, null, 2);
+    // Last pass over everything: configured secret values and secret-shaped text (URLs with user:pass@).
+    return a.log.redactText(JSON.stringify(bundle, null, 2));
   }
 }
