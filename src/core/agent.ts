@@ -42,6 +42,10 @@ import { RequestBook } from './requests';
 import { PauseController } from './scheduler/pause';
 import { bindPause } from './scheduler/pause-binding';
 import { Scheduler } from './scheduler/scheduler';
+import { AlertList } from './alerts/alert-list';
+import { noticesFromBridge } from './alerts/notice-source';
+import { watchForAlerts } from './alerts/watch';
+import { DEFAULT_COOLDOWN_MINUTES, WebhookTransport } from './alerts/webhook';
 
 export const AGENT_VERSION = '0.1.0';
 export const KEY_SECRET = 'providerKey';
@@ -81,6 +85,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   /** Whether a key was configured when the agent started: such an owner skips onboarding. */
   private keyAtStart = false;
   private readonly ledgerBatch: UsageRecord[] = [];
+  /** The one alert list (link down, key refused, engine down, auto-paused, hub notice); transports subscribe. */
+  readonly alerts = new AlertList();
+  readonly webhook: WebhookTransport;
 
   private constructor(
     readonly opts: AgentOptions,
@@ -150,6 +157,12 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       resumeTtlMs: a.resumeTtlMs,
       retentionBytes: a.retentionBytes,
       onOther: (m) => void this.onHubMessage(m),
+    });
+    this.webhook = new WebhookTransport({
+      url: () => this.settings.get().alertWebhookUrl || undefined,
+      cooldownMs: () => (this.settings.get().alertCooldownMinutes ?? DEFAULT_COOLDOWN_MINUTES) * 60_000,
+      node: () => this.nodeName(),
+      log: this.log.child('alerts'),
     });
     this.handlers = new BridgeHandlers(this);
     this.wire();
@@ -479,6 +492,12 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       this.emitSnapshot();
     });
     this.log.on('entry', (entry) => this.emit('bridge', { type: 'log', entry }));
+    watchForAlerts({ link: this.link, health: this.health, pause: this.pause, notices: noticesFromBridge((cb) => this.subscribe(cb)) }, this.alerts);
+    this.alerts.on('alert', (alert) => {
+      this.log.child('alerts').warn(`${alert.title}: ${alert.text}`);
+      this.webhook.handle(alert);
+      this.emit('bridge', { type: 'alert', alert });
+    });
   }
 
   /**

@@ -14,6 +14,7 @@ import type {
   RequestView,
   UsageTotals,
 } from './types';
+import type { Alert, AlertTestResult } from './alerts';
 
 export interface AgentSnapshot {
   version: string;
@@ -47,6 +48,34 @@ export interface SettingsView {
   /** Weekly windows (local time) during which serving pauses by itself. */
   pauseSchedule: PauseWindowView[];
   retentionDays: number;
+  /** Alerts: '' = no webhook; one alert per kind per cooldown. */
+  alertWebhookUrl: string;
+  alertCooldownMinutes: number;
+  desktopNotifications: boolean;
+  /** Where the update check looks ('' = the default feed). */
+  updateFeedUrl: string;
+}
+
+/** What the update check found. It never downloads anything. */
+export interface UpdateCheckView {
+  current: string;
+  latest?: string;
+  available: boolean;
+  feed: string;
+  checkedAt: number;
+  error?: string;
+}
+
+/** The version and build Settings shows. */
+export interface AppInfoView {
+  version: string;
+  build: string;
+  mode: 'desktop' | 'headless';
+}
+
+/** A test prompt's request id (its stream arrives as request.update / request.text events). */
+export interface TryResult {
+  id: string;
 }
 
 /** days: 0 = Sunday … 6 = Saturday; from/to "HH:MM"; to before from runs past midnight; equal = all day. */
@@ -129,6 +158,10 @@ export const settingsPatchSchema = z
     autoPauseOnGpuBusy: z.boolean(),
     pauseSchedule: z.array(z.object({ days: z.array(z.number().int()).max(7), from: z.string().max(8), to: z.string().max(8) }).strict()).max(20),
     retentionDays: z.number().int(),
+    alertWebhookUrl: z.string().max(2048),
+    alertCooldownMinutes: z.number().int(),
+    desktopNotifications: z.boolean(),
+    updateFeedUrl: z.string().max(2048),
   })
   .partial()
   .strict();
@@ -167,6 +200,12 @@ export const invokeSchemas = {
   'prices.set': z
     .object({ model: z.union([modelId, z.literal('*')]), inputPerM: z.number().min(0).max(1_000_000), outputPerM: z.number().min(0).max(1_000_000) })
     .strict(),
+  'alerts.list': z.object({}).strict(),
+  'alerts.test': z.object({}).strict(),
+  'models.try': z.object({ model: modelId, prompt: z.string().trim().min(1, 'type a short prompt').max(4000), maxTokens: z.number().int().min(1).max(1024).optional() }).strict(),
+  'update.check': z.object({}).strict(),
+  'app.info': z.object({}).strict(),
+  'link.retry': z.object({}).strict(),
 } as const;
 
 export type InvokeChannel = keyof typeof invokeSchemas;
@@ -198,6 +237,12 @@ export interface InvokeResults {
   'onboarding.complete': AgentSnapshot;
   'prices.list': PricesView;
   'prices.set': PricesView;
+  'alerts.list': Alert[];
+  'alerts.test': AlertTestResult;
+  'models.try': TryResult;
+  'update.check': UpdateCheckView;
+  'app.info': AppInfoView;
+  'link.retry': LinkStatus;
 }
 
 /** Events pushed to the UI, in batches (a few per second at most). */
@@ -206,7 +251,8 @@ export type BridgeEvent =
   | { type: 'gpu.sample'; sample: GpuSample }
   | { type: 'request.update'; request: RequestView }
   | { type: 'request.text'; id: string; delta: string }
-  | { type: 'log'; entry: LogEntry };
+  | { type: 'log'; entry: LogEntry }
+  | { type: 'alert'; alert: Alert };
 
 export type BridgeEventType = BridgeEvent['type'];
 

@@ -26,6 +26,12 @@ export const INVOKE_CHANNELS = [
   'onboarding.complete',
   'prices.list',
   'prices.set',
+  'alerts.list',
+  'alerts.test',
+  'models.try',
+  'update.check',
+  'app.info',
+  'link.retry',
 ] as const;
 
 export type ChannelName = (typeof INVOKE_CHANNELS)[number];
