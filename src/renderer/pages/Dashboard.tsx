@@ -4,6 +4,7 @@ import { GpuList } from '../components/Discovery';
 import { GpuPanel, HostPanel, useGpuIndexes, WindowPicker, type WindowMinutes } from '../components/GpuCharts';
 import { LinkCard } from '../components/LinkCard';
 import { ModelsTable } from '../components/ModelsTable';
+import { OperationalSummary } from '../components/OperationalSummary';
 import { fmtInt, fmtMoney } from '../lib/format';
 import { useStore } from '../store/store';
 
@@ -57,6 +58,7 @@ export function Dashboard() {
   return (
     <div className="page" data-testid="page-dashboard">
       <h1>Dashboard</h1>
+      <OperationalSummary />
       <div className="grid-2">
         <LinkCard />
         <Today />

@@ -8,6 +8,7 @@ import { ErrorText } from '../components/Field';
 import { ModelsTable, modelSlug } from '../components/ModelsTable';
 import { PauseSchedule } from '../components/PauseSchedule';
 import { Toggle } from '../components/Toggle';
+import { TryIt } from '../components/TryIt';
 import { useCall, useFetch } from '../lib/use-call';
 import { notify, setModels, setSettings } from '../store/actions';
 import { useStore } from '../store/store';
@@ -124,6 +125,7 @@ export function Engines() {
       <Card title="Models" testId="engines-models-card">
         <ModelsTable models={snapshot.models} />
       </Card>
+      <TryIt />
       <div className="grid-2">
         <Card title="Per-model limits" testId="limits-card">
           {snapshot.models.length === 0 ? (
