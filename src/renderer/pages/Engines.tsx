@@ -126,11 +126,12 @@ export function Engines() {
         <ModelsTable models={snapshot.models} />
       </Card>
       <TryIt />
-      <div className="grid-2">
+      <div className="grid-2 grid-collapse">
         <Card title="Per-model limits" testId="limits-card">
           {snapshot.models.length === 0 ? (
             <p className="empty">No models yet.</p>
           ) : (
+            <div className="table-scroll">
             <table className="table">
               <thead>
                 <tr>
@@ -148,6 +149,7 @@ export function Engines() {
                 ))}
               </tbody>
             </table>
+            </div>
           )}
         </Card>
         <PauseRules />

@@ -181,7 +181,7 @@ export function Settings() {
         }}
       >
         <Card title="Swan network">
-          <Field label="Hub WebSocket URL" hint="Where the agent registers, e.g. wss://inference.swanchain.io/ws" error={errors.hubUrl} testId="field-hubUrl">
+          <Field label="Hub WebSocket URL" hint="Where the agent registers, for example wss://inference.swanchain.io (the agent adds /ws itself)." error={errors.hubUrl} testId="field-hubUrl">
             {(id, d) => <input id={id} aria-describedby={d} value={draft.hubUrl} onChange={(e) => set('hubUrl', e.target.value)} data-testid="input-hubUrl" />}
           </Field>
           <Field label="Service URL" hint="Used to check your key before connecting." error={errors.serviceUrl} testId="field-serviceUrl">
