@@ -116,3 +116,21 @@ test('update check: says a newer version is available from a local feed, never d
     await feed.close();
   }
 });
+
+test('Dashboard: the summary line says all is well or names what needs attention; speed and share by model', async ({ app, stack }) => {
+  const model = stack.engine.models[0]!;
+  await expect(app.getByTestId('op-summary')).toHaveAttribute('data-tone', 'ok');
+  await expect(app.getByTestId('op-summary')).toContainText('All is well');
+  await stack.chat(model, 8);
+  await stack.chat(model, 8);
+  await expect.poll(async () => Number(await app.getByTestId('chart-ttft').getAttribute('data-points'))).toBeGreaterThanOrEqual(1);
+  await expect.poll(async () => Number(await app.getByTestId('chart-tps').getAttribute('data-points'))).toBeGreaterThanOrEqual(1);
+  await expect(app.getByTestId('model-share-row').first()).toContainText(model);
+  await expect(app.getByTestId('model-share-row').first()).toContainText('100 %');
+  await app.getByTestId('pause-button').click();
+  await expect(app.getByTestId('op-summary').locator('[data-code=paused]')).toBeVisible();
+  await app.getByTestId('resume-button').click();
+  await stack.engine.close();
+  await expect(app.getByTestId('op-summary').locator('[data-code=unhealthy]')).toBeVisible({ timeout: 20_000 });
+  await expect(app.getByTestId('op-summary')).toHaveAttribute('data-tone', 'bad');
+});

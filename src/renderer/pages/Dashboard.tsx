@@ -5,6 +5,7 @@ import { GpuPanel, HostPanel, useGpuIndexes, WindowPicker, type WindowMinutes } 
 import { LinkCard } from '../components/LinkCard';
 import { ModelsTable } from '../components/ModelsTable';
 import { OperationalSummary } from '../components/OperationalSummary';
+import { Performance } from '../components/Performance';
 import { fmtInt, fmtMoney } from '../lib/format';
 import { useStore } from '../store/store';
 
@@ -66,6 +67,7 @@ export function Dashboard() {
       <Card title="Models" testId="models-card">
         <ModelsTable models={models} compact />
       </Card>
+      <Performance />
       <GpuSection />
     </div>
   );
