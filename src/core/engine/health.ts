@@ -246,6 +246,12 @@ export class HealthMonitor extends EventEmitter {
     this.apply(e, { ok: false, condition, error });
   }
 
+  /** Something went wrong on a real request: check this endpoint now instead of at the next round. */
+  probeNow(url: string): Promise<void> {
+    const e = this.entry(url);
+    return e ? this.checkOne(e) : Promise.resolve();
+  }
+
   private checkOne(e: Entry): Promise<void> {
     e.checking ??= checkEndpoint(e.url, this.opts.timeoutMs ?? 10_000, e.apiKey, e.engineType)
       .then((r) => {
