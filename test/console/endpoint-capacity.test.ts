@@ -1,10 +1,12 @@
 // The Engines & models endpoint table: capacity with its source, the state (loading amber, a refused key
 // red) and the engine model behind an announced id, rendered as the console renders it.
-import { createElement } from 'react';
+import { createElement, type FunctionComponent } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import { EndpointCapacity } from '../../src/renderer/components/EndpointCapacity';
 import type { ModelState } from '../../src/shared/types';
+
+// A .tsx module: loaded at run time (vitest compiles it), out of reach of the Node-side typecheck, which has no JSX.
+const COMPONENT = '../../src/renderer/components/EndpointCapacity';
 
 const model = (id: string, ep: Partial<ModelState['endpoints'][0]>): ModelState => ({
   id,
@@ -18,7 +20,8 @@ const model = (id: string, ep: Partial<ModelState['endpoints'][0]>): ModelState 
 });
 
 describe('EndpointCapacity', () => {
-  it('shows slots and their source, the engine model, and conditions with their tone', () => {
+  it('shows slots and their source, the engine model, and conditions with their tone', async () => {
+    const { EndpointCapacity } = (await import(COMPONENT)) as { EndpointCapacity: FunctionComponent<{ models: ModelState[] }> };
     const html = renderToStaticMarkup(
       createElement(EndpointCapacity, {
         models: [
