@@ -52,7 +52,7 @@ export async function doctorCommand(o: { home: string; config?: string }): Promi
   const err = await dialOnce(dial.url);
   checks.push(err ? { ok: false, what: `hub ${dial.url} not reachable: ${err}`, fix: 'check WebSocketURL and your connection' } : { ok: true, what: `hub ${dial.url} answers` });
   for (const [model, entry] of Object.entries(cfg.modelEntries)) {
-    const h = await checkEndpoint(entry.endpoint.replace(/\/v1\/?$/, ''), 5000, entry.api_key);
+    const h = await checkEndpoint(entry.endpoint.replace(/\/v1\/?$/, ''), 5000, entry.api_key, undefined, { verifyKey: true });
     const fix = h.condition === 'key_rejected' ? `set "api_key" of ${model} in models.json to the engine's key` : h.condition === 'loading' ? 'wait for the engine to finish loading its model' : 'start the engine or fix the endpoint in models.json';
     checks.push(h.ok ? { ok: true, what: `engine for ${model} at ${entry.endpoint} answers` } : { ok: false, what: `engine for ${model} at ${entry.endpoint}: ${h.error}`, fix });
   }
