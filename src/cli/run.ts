@@ -6,6 +6,7 @@ import { ConfigError } from '../core/config/config';
 import { startConsoleServer, type ConsoleServer } from '../core/console/server';
 import { renderMetrics } from '../core/console/prometheus';
 import { ensureConfig } from '../core/config/first-run';
+import { ensureHome } from '../core/config/home';
 import { Log } from '../core/log';
 import { parseHostPort, rendererDir } from './home';
 
@@ -33,6 +34,7 @@ export function noConfigHelp(configPath: string, home: string): string {
 
 /** Starts the agent (and console); resolves with the exit code once SIGINT/SIGTERM stops it. */
 export async function runCommand(o: RunOptions): Promise<number> {
+  ensureHome(o.home);
   const log = new Log({ file: path.join(o.home, 'logs', 'agent.jsonl'), console: o.quiet ? 'warn' : 'info' });
   const configPath = path.resolve(o.config ?? (o.initIfMissing ? ensureConfig(o.home, log.child('agent')) : path.join(o.home, 'config.toml')));
   if (!fs.existsSync(configPath)) {

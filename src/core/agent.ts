@@ -15,6 +15,7 @@ import { SettingsFile } from './agent/settings';
 import { Warmup } from './agent/warmup';
 import { hubDialUrl, loadConfig, type ProviderConfig } from './config/config';
 import { loadOrCreateIdentity, type Identity } from './config/identity';
+import { ensureHome } from './config/home';
 import { FileSecretStore, type SecretStore } from './config/secrets';
 import { EngineDiscovery } from './engine/discovery';
 import { HealthMonitor } from './engine/health';
@@ -158,7 +159,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   }
 
   static async create(opts: AgentOptions): Promise<Agent> {
-    fs.mkdirSync(opts.home, { recursive: true });
+    const tightened = ensureHome(opts.home);
     const configPath = opts.configPath ?? path.join(opts.home, 'config.toml');
     const config = loadConfig(configPath, opts.env ?? process.env);
     const identity = loadOrCreateIdentity(opts.home);
@@ -166,6 +167,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     agent.keyAtStart = agent.providerKey() !== '';
     agent.log.addSecrets([agent.providerKey(), config.apiKey]);
     for (const w of config.warnings) agent.l.info(w);
+    if (tightened.length) agent.l.warn(`These files were readable by other users; they are now private (0600/0700): ${tightened.join(', ')}`);
     return agent;
   }
 
