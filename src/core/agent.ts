@@ -3,7 +3,6 @@
 // typed bridge (invoke + subscribe) that the desktop app and the browser console use.
 import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import fs from 'node:fs';
 import path from 'node:path';
 import type { AgentSnapshot, BridgeBackend, BridgeEvent } from '../shared/bridge';
 import type { EngineInfo, GpuInventory, GpuSample, PauseState, UsageRecord } from '../shared/types';
