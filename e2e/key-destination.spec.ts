@@ -24,7 +24,7 @@ test('a new hub host is confirmed by name before the key goes there; cancelling 
   await app.reload();
   await expect(app.locator('[data-app-state="loaded"]')).toBeVisible();
   await expect(app.getByTestId('input-hubUrl')).toHaveValue(moved);
-  await expect(app.getByTestId('link-state')).toHaveText('Serving');
+  await expect(app.getByTestId('sidebar-link-state')).toContainText('Serving');
 });
 
 test('plain ws:// to another machine carries a visible insecure warning', async ({ app }) => {
