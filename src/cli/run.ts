@@ -20,6 +20,8 @@ export interface RunOptions {
   initIfMissing?: boolean;
   /** Also serve /metrics (Prometheus text) on the console's address; it needs the console token. */
   metrics?: boolean;
+  /** Extra Host names the console answers to when bound to every interface (the Host check still applies). */
+  consoleAllowHost?: string[];
 }
 
 export function noConfigHelp(configPath: string, home: string): string {
@@ -62,6 +64,7 @@ export async function runCommand(o: RunOptions): Promise<number> {
       port,
       staticDir: rendererDir,
       log: log.child('console'),
+      ...(o.consoleAllowHost?.length ? { allowedHostNames: o.consoleAllowHost } : {}),
       ...(o.metrics ? { metrics: () => renderMetrics(agent.snapshot(), agent.sampler?.latest() ?? null) } : {}),
     });
     // The link goes to stdout only, never to the JSON log; it holds a one-time code, not the token
