@@ -36,6 +36,7 @@ export async function main(argv: string[]): Promise<void> {
     .option('--console-token-file <path>', 'keep the console token in this file (0600, created when missing) so the console URL stays the same')
     .option('--init-if-missing', 'first run: write a default config.toml in the home folder when there is none (the console then asks for the key)')
     .option('--metrics', 'with --console: also serve /metrics in Prometheus format (needs the console token)')
+    .option('--console-allow-host <name...>', 'with --console on 0.0.0.0: extra host names the console answers to (e.g. gpu-box.lan)')
     .option('--no-discovery', 'do not probe local engine ports')
     .option('--quiet', 'only warnings and errors on the terminal')
     .action(async (o) => {

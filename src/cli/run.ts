@@ -8,6 +8,7 @@ import { parseListen } from '../core/gateway/options';
 import { startConsoleServer, type ConsoleServer } from '../core/console/server';
 import { renderMetrics } from '../core/console/prometheus';
 import { ensureConfig } from '../core/config/first-run';
+import { ensureHome } from '../core/config/home';
 import { Log } from '../core/log';
 import { ensureConsoleUi } from './console-ui';
 import { parseHostPort, rendererDir } from './home';
@@ -26,6 +27,8 @@ export interface RunOptions {
   metrics?: boolean;
   /** Keep the console token in this file (0600, created when missing) so the console URL stays the same. */
   consoleTokenFile?: string;
+  /** Extra Host names the console answers to when bound to every interface (the Host check still applies). */
+  consoleAllowHost?: string[];
 }
 
 export function noConfigHelp(configPath: string, home: string): string {
@@ -70,6 +73,7 @@ export async function runCommand(o: RunOptions): Promise<number> {
     process.stderr.write(`${(e as Error).message}\n`);
     return 2;
   }
+  ensureHome(o.home);
   const log = new Log({ file: path.join(o.home, 'logs', 'agent.jsonl'), console: o.quiet ? 'warn' : 'info' });
   const configPath = path.resolve(o.config ?? (o.initIfMissing ? ensureConfig(o.home, log.child('agent')) : path.join(o.home, 'config.toml')));
   if (!fs.existsSync(configPath)) {
@@ -110,6 +114,7 @@ export async function runCommand(o: RunOptions): Promise<number> {
         staticDir: rendererDir,
         log: log.child('console'),
         ...(token ? { token } : {}),
+        ...(o.consoleAllowHost?.length ? { allowedHostNames: o.consoleAllowHost } : {}),
         ...(o.metrics ? { metrics: () => renderMetrics(agent.snapshot(), agent.sampler?.latest() ?? null) } : {}),
       });
     } catch (e) {

@@ -3,7 +3,6 @@
 // typed bridge (invoke + subscribe) that the desktop app and the browser console use.
 import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import fs from 'node:fs';
 import path from 'node:path';
 import type { AgentSnapshot, BridgeBackend, BridgeEvent } from '../shared/bridge';
 import type { EngineInfo, GpuInventory, GpuSample, PauseState, UsageRecord } from '../shared/types';
@@ -16,6 +15,7 @@ import { SettingsFile } from './agent/settings';
 import { Warmup } from './agent/warmup';
 import { hubDialUrl, loadConfig, type ProviderConfig } from './config/config';
 import { loadOrCreateIdentity, type Identity } from './config/identity';
+import { ensureHome } from './config/home';
 import { FileSecretStore, type SecretStore } from './config/secrets';
 import { EngineDiscovery } from './engine/discovery';
 import { HealthMonitor, type CapacityChange, type HealthChange } from './engine/health';
@@ -208,7 +208,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   }
 
   static async create(opts: AgentOptions): Promise<Agent> {
-    fs.mkdirSync(opts.home, { recursive: true });
+    const tightened = ensureHome(opts.home);
     const configPath = opts.configPath ?? path.join(opts.home, 'config.toml');
     const config = loadConfig(configPath, opts.env ?? process.env);
     const identity = loadOrCreateIdentity(opts.home, opts.env ?? process.env);
@@ -217,6 +217,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     agent.log.addSecrets([agent.providerKey(), config.apiKey]);
     for (const w of config.warnings) agent.l.info(w);
     for (const n of identity.notes) agent.l.info(n);
+    if (tightened.length) agent.l.warn(`These files were readable by other users; they are now private (0600/0700): ${tightened.join(', ')}`);
     return agent;
   }
 

@@ -53,11 +53,11 @@ export class Log extends EventEmitter implements LogSink {
     this.ringSize = opts.ringSize ?? 2000;
     this.consoleLevel = opts.console === false || opts.console === undefined ? Infinity : LEVELS[opts.console];
     if (opts.file) {
-      fs.mkdirSync(path.dirname(opts.file), { recursive: true });
+      fs.mkdirSync(path.dirname(opts.file), { recursive: true, mode: 0o700 });
       this.file = pino(
         { level: 'debug', base: undefined, redact: { paths: ['token', 'apiKey', 'key', '*.token', '*.apiKey', 'headers.authorization'], censor: '[redacted]' } },
         // Opened synchronously so a process that exits right away never meets an unready stream.
-        pino.destination({ fd: fs.openSync(opts.file, 'a'), sync: false }),
+        pino.destination({ fd: fs.openSync(opts.file, 'a', 0o600), sync: false }),
       );
     }
   }

@@ -1,4 +1,5 @@
 // What the window may load and what may leave it: pure rules, used by src/main/security.ts.
+import { contentSecurityPolicy as sharedPolicy } from '../shared/csp';
 import type { RendererLocation } from './ipc-guard';
 
 /** Only http(s) links go to the owner's browser; file:, javascript:, custom schemes never do. */
@@ -11,27 +12,7 @@ export function isExternalHttpUrl(url: string): boolean {
   }
 }
 
-/**
- * The Content-Security-Policy of the app page. Production allows only our own files; the dev server also
- * needs inline scripts (React refresh preamble) and its HMR socket.
- */
+/** The Content-Security-Policy of the app page: the one policy (src/shared/csp.ts), with the dev server's needs in dev. */
 export function contentSecurityPolicy(renderer: RendererLocation): string {
-  const dev = renderer.kind === 'dev' ? new URL(renderer.url) : undefined;
-  const devSocket = dev ? `${dev.protocol === 'https:' ? 'wss:' : 'ws:'}//${dev.host}` : '';
-  const rules: [string, string][] = [
-    ['default-src', "'self'"],
-    ['script-src', dev ? "'self' 'unsafe-inline'" : "'self'"],
-    // recharts and React set style attributes.
-    ['style-src', "'self' 'unsafe-inline'"],
-    ['img-src', "'self' data: blob:"],
-    ['font-src', "'self' data:"],
-    ['connect-src', dev ? `'self' ${devSocket}` : "'self'"],
-    ['worker-src', "'self' blob:"],
-    ['object-src', "'none'"],
-    ['frame-src', "'none'"],
-    ['base-uri', "'none'"],
-    ['form-action', "'none'"],
-    ['frame-ancestors', "'none'"],
-  ];
-  return rules.map(([k, v]) => `${k} ${v}`).join('; ');
+  return sharedPolicy(renderer.kind === 'dev' ? { dev: renderer.url } : {});
 }

@@ -18,6 +18,7 @@ import { DEFAULT_COOLDOWN_MINUTES } from '../alerts/webhook';
 import { hubDialUrl } from '../config/config';
 import { validateSettingsPatch } from './settings';
 import { checkKeyDestination } from './key-destination';
+import { ownerEndpointUrl } from '../engine/url';
 import { normaliseBaseUrl } from './models';
 import { listGpuProcesses } from '../gpu/processes';
 import { checkForUpdate } from '../update/check';
@@ -117,8 +118,7 @@ export class BridgeHandlers {
         return a.engineList();
       },
       'engines.addEndpoint': async ({ url, model }: { url: string; model?: string }) => {
-        if (!/^https?:\/\/[^\s/]+/.test(url)) throw new Error('The endpoint URL must start with http:// or https://, for example http://127.0.0.1:8000');
-        const base = normaliseBaseUrl(url);
+        const base = normaliseBaseUrl(ownerEndpointUrl(url));
         a.settings.update((s) => ({ ...s, extraEndpoints: [...(s.extraEndpoints ?? []).filter((e) => e.url !== base), { url: base, ...(model ? { model } : {}) }] }));
         await a.rescanEngines([base]);
         // The owner named the model to serve from it: switch it on when the engine offers it.

@@ -67,7 +67,8 @@ export class SettingsFile {
     this.data = fn(structuredClone(this.data));
     fs.mkdirSync(path.dirname(this.file), { recursive: true });
     const tmp = `${this.file}.tmp`;
-    fs.writeFileSync(tmp, JSON.stringify(this.data, null, 2));
+    fs.rmSync(tmp, { force: true }); // a stale temp file would keep its old mode
+    fs.writeFileSync(tmp, JSON.stringify(this.data, null, 2), { mode: 0o600 });
     fs.renameSync(tmp, this.file);
   }
 }

@@ -12,9 +12,9 @@ export function ensureConfig(home: string, log: Logger): string {
   if (fs.existsSync(configPath)) return configPath;
   fs.mkdirSync(home, { recursive: true });
   const name = os.hostname().replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 64) || 'my-provider';
-  fs.writeFileSync(configPath, configTemplate(name), { flag: 'wx' });
+  fs.writeFileSync(configPath, configTemplate(name), { flag: 'wx', mode: 0o600 });
   const modelsPath = path.join(home, 'models.json');
-  if (!fs.existsSync(modelsPath)) fs.writeFileSync(modelsPath, '{}\n', { flag: 'wx' });
+  if (!fs.existsSync(modelsPath)) fs.writeFileSync(modelsPath, '{}\n', { flag: 'wx', mode: 0o600 });
   log.info(`First run: wrote ${configPath}. Engines on this machine are found automatically; the provider key is asked for in the console.`);
   return configPath;
 }

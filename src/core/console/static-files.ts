@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ServerResponse } from 'node:http';
+import { contentSecurityPolicy as sharedPolicy } from '../../shared/csp';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -14,23 +15,12 @@ const TYPES: Record<string, string> = {
   '.png': 'image/png',
   '.ico': 'image/x-icon',
   '.woff2': 'font/woff2',
-  '.map': 'application/json; charset=utf-8',
   '.txt': 'text/plain; charset=utf-8',
 };
 
+/** The one UI policy (src/shared/csp.ts) plus this console's own WebSocket origin. */
 export function contentSecurityPolicy(host: string): string {
-  return [
-    "default-src 'self'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self' data:",
-    "font-src 'self'",
-    `connect-src 'self' ws://${host} wss://${host}`,
-    "object-src 'none'",
-    "base-uri 'none'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-  ].join('; ');
+  return sharedPolicy({ socketHost: host });
 }
 
 export function securityHeaders(host: string): Record<string, string> {
@@ -52,6 +42,8 @@ export function resolveStatic(root: string, urlPath: string): string | null {
     return null;
   }
   if (decoded.includes('\0')) return null;
+  // Source maps are never served (a build may still hold some): they would publish the sources.
+  if (/\.map$/i.test(decoded)) return null;
   const rel = decoded === '/' || decoded === '' ? 'index.html' : decoded.replace(/^\/+/, '');
   const full = path.resolve(root, rel);
   const base = path.resolve(root);

@@ -8,3 +8,22 @@ export function normalizeBaseUrl(url: string): string {
   if (p.endsWith('/v1')) p = p.slice(0, -3);
   return `${u.protocol}//${u.host}${p}`;
 }
+
+/**
+ * An engine address the owner adds (engines.addEndpoint), checked before anything is sent to it: http(s)
+ * only, a host, no user name or password (they would be stored in settings.json and sent on every
+ * probe; an engine's key belongs in models.json's api_key). Returns the bare base; throws a message
+ * that says what to fix.
+ */
+export function ownerEndpointUrl(raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw.trim());
+  } catch {
+    throw new Error('The endpoint URL must start with http:// or https://, for example http://127.0.0.1:8000');
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('The endpoint URL must start with http:// or https://, for example http://127.0.0.1:8000');
+  if (!u.hostname) throw new Error('The endpoint URL has no host; use http://HOST:PORT, for example http://127.0.0.1:8000');
+  if (u.username || u.password) throw new Error('The endpoint URL must not contain a user name or password; put an engine key in models.json (api_key) instead.');
+  return normalizeBaseUrl(`${u.protocol}//${u.host}${u.pathname}`);
+}

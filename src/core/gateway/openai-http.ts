@@ -11,7 +11,7 @@ import { retryAfterSeconds } from './limits';
 import type { ResolvedGatewayOptions } from './options';
 import { presentedKey } from './auth';
 import type { KeyIdentity } from './keys';
-import { chatMessageSchema, describeIssues } from './request-schema';
+import { chatMessageSchema, describeIssues, samplingParamsSchema } from './request-schema';
 
 const chatBodySchema = z.looseObject({
   model: z.string().min(1).max(256),
@@ -148,7 +148,18 @@ export class OpenAiHttp {
     }
     const p = chatBodySchema.safeParse(json);
     if (!p.success) throw new HttpError(400, describeIssues(p.error), 'invalid_request');
-    const body = p.data;
+    // Only allow-listed fields reach the engine, as on the WebSocket dialects (a typo is reported, and a
+    // client cannot pass engine-specific knobs such as chat templates or grammars through the gateway).
+    const { model: _m, messages: _ms, stream: _s, stream_options: _so, ...others } = p.data;
+    const sampling = samplingParamsSchema.safeParse(others);
+    if (!sampling.success) throw new HttpError(400, describeIssues(sampling.error), 'invalid_request');
+    const body = {
+      ...sampling.data,
+      model: p.data.model,
+      messages: p.data.messages,
+      ...(p.data.stream !== undefined ? { stream: p.data.stream } : {}),
+      ...(p.data.stream_options?.include_usage !== undefined ? { stream_options: { include_usage: p.data.stream_options.include_usage } } : {}),
+    };
     const models = this.o.models();
     if (!models.includes(body.model)) {
       throw new HttpError(404, `Model "${body.model}" is not served by this provider. ${models.length ? `Models served here: ${models.join(', ')}.` : 'No model is enabled right now.'}`, 'model_not_found');

@@ -122,10 +122,16 @@ async function fingerprint(
     };
   }
   const root = path.resolve(modelDir);
+  const realRoot = await fs.realpath(root).catch(() => root);
+  const allowed = linkRoot(realRoot);
   const refused: string[] = [];
   const out: FingerprintResponse['files'] = [];
   for (const f of files) {
-    const full = insideDir(root, f.filename);
+    const lexical = insideDir(root, f.filename);
+    // Symlinks are followed, then the real path must still be inside the model folder: a link to any
+    // other file would make the provider a content oracle for the hub.
+    const real = lexical ? await fs.realpath(lexical).catch(() => undefined) : undefined;
+    const full = lexical && (real === undefined || insideDir(allowed, path.relative(allowed, real)) !== undefined) ? (real ?? lexical) : undefined;
     if (!full) {
       refused.push(f.filename);
       out.push({ filename: f.filename, hash: '', status: 'missing' });
@@ -138,6 +144,16 @@ async function fingerprint(
   const success = refused.length === 0 && out.every((f) => f.status === 'pass');
   const error = refused.length > 0 ? `refused ${refused.length} file name(s) that point outside the model folder: ${refused.slice(0, 5).join(', ')}` : undefined;
   return { success, response: { files: out }, ...(error ? { error } : {}) };
+}
+
+/**
+ * Where the real files of a model folder may live. Normally the folder itself; for a Hugging Face cache
+ * snapshot (`…/models--org--name/snapshots/<rev>`, whose files are links to `../../blobs/…`) the repo
+ * folder `models--org--name`, which holds nothing but that model.
+ */
+function linkRoot(realRoot: string): string {
+  const m = /^(.*[\\/]models--[^\\/]+)[\\/]snapshots[\\/][^\\/]+$/.exec(realRoot);
+  return m ? (m[1] as string) : realRoot;
 }
 
 /** The absolute path of `name` under `root`, or undefined when it is absolute, empty or escapes root. */

@@ -478,6 +478,8 @@ export class Ledger extends EventEmitter {
     let db: Database.Database | undefined;
     try {
       fs.mkdirSync(path.dirname(this.file), { recursive: true });
+      // Created 0600 before SQLite opens it: its -wal and -shm files take the database file's mode.
+      fs.closeSync(fs.openSync(this.file, 'a', 0o600));
       db = new Database(this.file, { timeout: this.busyTimeoutMs });
       const mode = db.pragma('journal_mode = WAL', { simple: true });
       if (mode !== 'wal') this.log.warn(`The usage database could not switch to WAL mode (it uses ${String(mode)}); writes are still safe but slower.`);
