@@ -11,6 +11,7 @@ import { ensureConsoleUi } from './console-ui';
 import { parseHostPort, rendererDir } from './home';
 import { consoleFix, firstListenProblem } from './port-check';
 import { startSimulatedEngine } from './sim-engine';
+import { homePath } from '../core/config/home-layout';
 
 const DEMO_KEY = 'sk-prov-demo-0000000000';
 
@@ -30,17 +31,17 @@ export async function demoCommand(o: { home: string; console: string }): Promise
   const why = await ensureConsoleUi((line) => process.stdout.write(`${line}\n`));
   if (why) process.stderr.write(`${why}\n`);
   const home = path.join(o.home, 'demo');
-  const log = new Log({ file: path.join(home, 'logs', 'agent.jsonl'), console: 'info' });
+  const log = new Log({ file: homePath(home, 'log'), console: 'info' });
   const hub = await startDevHub({ token: DEMO_KEY, log: (l) => log.child('dev-hub').info(l) });
   const engine = await startSimulatedEngine({ host: '127.0.0.1' });
   fs.mkdirSync(home, { recursive: true });
-  const configPath = path.join(home, 'config.toml');
+  const configPath = homePath(home, 'config');
   fs.writeFileSync(
     configPath,
     `[API]\nNodeName = "demo-provider"\n[Inference]\nWebSocketURL = "${hub.wsUrl}"\nServiceURL = "${hub.url}"\nApiKey = "${DEMO_KEY}"\n[Agent]\nDiscovery = false\nHealthCheckIntervalSeconds = 5\n`,
   );
   const models = await (await fetch(`${engine.url}/v1/models`)).json() as { data: Array<{ id: string }> };
-  fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify(Object.fromEntries(models.data.map((m) => [m.id, { endpoint: engine.url }])), null, 2));
+  fs.writeFileSync(homePath(home, 'models'), JSON.stringify(Object.fromEntries(models.data.map((m) => [m.id, { endpoint: engine.url }])), null, 2));
   const agent = await Agent.create({ home, configPath, log, mode: 'headless', discovery: false });
   agent.settings.update((s) => ({ ...s, onboarded: true }));
   await agent.start();

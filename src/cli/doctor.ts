@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import WebSocket from 'ws';
-import { KEY_SECRET } from '../core/agent';
+import { homePath, KEY_SECRET } from '../core/config/home-layout';
 import { ModelRegistry } from '../core/agent/models';
 import { SettingsFile } from '../core/agent/settings';
 import { ConfigError, hubDialUrl, loadConfig, type ProviderConfig } from '../core/config/config';
@@ -41,7 +41,7 @@ function dialOnce(url: string, timeoutMs = 5000): Promise<string | undefined> {
 export function agentKey(home: string, cfg: ProviderConfig, env: NodeJS.ProcessEnv): { key: string; from: string } {
   if (env.INFERENCE_API_KEY) return { key: env.INFERENCE_API_KEY, from: 'INFERENCE_API_KEY' };
   const saved = new FileSecretStore(home).get(KEY_SECRET);
-  if (saved) return { key: saved, from: `the console (${path.join(home, 'secrets.json')})` };
+  if (saved) return { key: saved, from: `the console (${homePath(home, 'secrets')})` };
   return { key: cfg.apiKey, from: `ApiKey in ${cfg.file}` };
 }
 
@@ -56,7 +56,7 @@ function keychainHasKey(home: string): boolean {
 
 export async function doctorCommand(o: { home: string; config?: string; env?: NodeJS.ProcessEnv }): Promise<number> {
   const env = o.env ?? process.env;
-  const configPath = path.resolve(o.config ?? path.join(o.home, 'config.toml'));
+  const configPath = path.resolve(o.config ?? homePath(o.home, 'config'));
   const checks: Check[] = [];
   if (!fs.existsSync(configPath)) {
     process.stdout.write(`✗ ${noConfigHelp(configPath, o.home)}\n`);

@@ -2,13 +2,13 @@
 // version and models — on the default ports, at the home's EngineHosts / console-added endpoints, and
 // at --host. Exit code 0 when the scan ran (nothing found included: `[]` with a hint on stderr).
 import fs from 'node:fs';
-import path from 'node:path';
 import type { EngineInfo } from '../shared/types';
 import { SettingsFile } from '../core/agent/settings';
 import { loadConfig } from '../core/config/config';
 import { defaultProbeUrls } from '../core/engine/detect';
 import { EngineDiscovery } from '../core/engine/discovery';
 import { terminalWriter } from '../core/terminal';
+import { homePath } from '../core/config/home-layout';
 
 export interface EnginesCommandOptions {
   json: boolean;
@@ -24,7 +24,7 @@ export interface EnginesCommandOptions {
 /** The engine addresses the agent of this home is told about: config EngineHosts and console-added endpoints. */
 export function homeEngineHosts(home: string): string[] {
   const out: string[] = [];
-  const config = path.join(home, 'config.toml');
+  const config = homePath(home, 'config');
   if (fs.existsSync(config)) {
     try {
       out.push(...loadConfig(config).agent.engineHosts);

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { EngineDiscovery } from '../core/engine/discovery';
 import type { EngineInfo } from '../shared/types';
 import { configTemplate, type TemplateNetwork } from '../core/config/template';
+import { homePath } from '../core/config/home-layout';
 
 export { configTemplate };
 
@@ -27,8 +28,8 @@ export interface InitOptions {
 
 export async function initCommand(o: InitOptions): Promise<number> {
   const dir = path.resolve(o.dir ?? o.home);
-  const configFile = path.join(dir, 'config.toml');
-  const modelsFile = path.join(dir, 'models.json');
+  const configFile = homePath(dir, 'config');
+  const modelsFile = homePath(dir, 'models');
   for (const f of [configFile, modelsFile]) {
     if (fs.existsSync(f) && !o.force) {
       process.stderr.write(`${f} already exists; not touching it (use --force to overwrite).\n`);

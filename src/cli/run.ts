@@ -14,6 +14,7 @@ import { ensureConsoleUi } from './console-ui';
 import { parseHostPort, rendererDir } from './home';
 import { consoleFix, firstListenProblem, type ListenTarget } from './port-check';
 import { loadOrCreateToken } from './token-file';
+import { homePath } from '../core/config/home-layout';
 
 export interface RunOptions {
   home: string;
@@ -74,8 +75,8 @@ export async function runCommand(o: RunOptions): Promise<number> {
     return 2;
   }
   ensureHome(o.home);
-  const log = new Log({ file: path.join(o.home, 'logs', 'agent.jsonl'), console: o.quiet ? 'warn' : 'info' });
-  const configPath = path.resolve(o.config ?? (o.initIfMissing ? ensureConfig(o.home, log.child('agent')) : path.join(o.home, 'config.toml')));
+  const log = new Log({ file: homePath(o.home, 'log'), console: o.quiet ? 'warn' : 'info' });
+  const configPath = path.resolve(o.config ?? (o.initIfMissing ? ensureConfig(o.home, log.child('agent')) : homePath(o.home, 'config')));
   if (!fs.existsSync(configPath)) {
     process.stderr.write(`${noConfigHelp(configPath, o.home)}\n`);
     return 2;

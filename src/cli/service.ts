@@ -7,9 +7,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { packageRoot, parseHostPort } from './home';
 import { loadOrCreateToken } from './token-file';
+import { HOME_FILES, homePath } from '../core/config/home-layout';
 
 export const UNIT_NAME = 'swan-provider.service';
-export const TOKEN_FILE_NAME = 'console-token';
+export const TOKEN_FILE_NAME = HOME_FILES.consoleToken;
 
 export function unitPath(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(env.XDG_CONFIG_HOME ?? path.join(os.homedir(), '.config'), 'systemd', 'user', UNIT_NAME);
@@ -65,7 +66,7 @@ export async function serviceInstallCommand(o: { home: string; config?: string; 
     return 1;
   }
   const home = path.resolve(o.home);
-  const config = o.config ? path.resolve(o.config) : path.join(home, 'config.toml');
+  const config = o.config ? path.resolve(o.config) : homePath(home, 'config');
   if (!fs.existsSync(config)) {
     process.stderr.write(
       `No config at ${config}: the service would have nothing to run. Make one first:\n` +

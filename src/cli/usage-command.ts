@@ -12,6 +12,7 @@ import { Ledger } from '../core/ledger/ledger';
 import type { WritableLike } from '../core/ledger/write-stream';
 import { DAY_MS } from '../core/ledger/time-buckets';
 import { forTerminal, terminalWriter } from '../core/terminal';
+import { homePath } from '../core/config/home-layout';
 
 export interface UsageCommandOptions {
   home: string;
@@ -28,7 +29,7 @@ export interface UsageCommandOptions {
 
 /** The ledger file of an agent home folder. */
 export function ledgerPath(home: string): string {
-  return path.join(home, 'ledger.sqlite');
+  return homePath(home, 'ledger');
 }
 
 /** A --from/--to value that is not a date, or a range that ends before it starts. */

@@ -3,7 +3,6 @@
 // typed bridge (invoke + subscribe) that the desktop app and the browser console use.
 import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import path from 'node:path';
 import type { AgentSnapshot, BridgeBackend, BridgeEvent } from '../shared/bridge';
 import type { EngineInfo, GpuInventory, GpuSample, PauseState, UsageRecord } from '../shared/types';
 import type { AgentOptions } from './agent-options';
@@ -53,9 +52,9 @@ import { AlertList } from './alerts/alert-list';
 import { noticesFromBridge } from './alerts/notice-source';
 import { watchForAlerts } from './alerts/watch';
 import { DEFAULT_COOLDOWN_MINUTES, WebhookTransport } from './alerts/webhook';
+import { homePath, KEY_SECRET } from './config/home-layout';
 
 export const AGENT_VERSION = '0.1.0';
-export const KEY_SECRET = 'providerKey';
 
 export interface AgentEvents {
   state: [AgentSnapshot];
@@ -114,7 +113,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     readonly identity: Identity,
   ) {
     super();
-    this.log = opts.log ?? new Log({ file: path.join(opts.home, 'logs', 'agent.jsonl'), console: false });
+    this.log = opts.log ?? new Log({ file: homePath(opts.home, 'log'), console: false });
     this.l = this.log.child('agent');
     this.settings = SettingsFile.in(opts.home);
     this.secrets = opts.secrets ?? new FileSecretStore(opts.home);
@@ -134,7 +133,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.discovery = new EngineDiscovery({ hosts: this.engineHosts(), ...(this.autoDiscovery ? {} : { probeUrls: [] }), log: this.log.child('discovery') });
     if (opts.gpu ?? true) this.sampler = new GpuSampler({ intervalMs: a.gpuSampleIntervalMs, env: opts.env ?? process.env, log: this.log.child('gpu') });
     try {
-      this.ledger = Ledger.open(path.join(opts.home, 'ledger.sqlite'), { log: this.log.child('ledger') });
+      this.ledger = Ledger.open(homePath(opts.home, 'ledger'), { log: this.log.child('ledger') });
     } catch (e) {
       this.l.error(`usage history is unavailable: ${(e as Error).message}. Serving continues; records are kept in memory.`);
     }
@@ -209,7 +208,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
 
   static async create(opts: AgentOptions): Promise<Agent> {
     const tightened = ensureHome(opts.home);
-    const configPath = opts.configPath ?? path.join(opts.home, 'config.toml');
+    const configPath = opts.configPath ?? homePath(opts.home, 'config');
     const config = loadConfig(configPath, opts.env ?? process.env);
     const identity = loadOrCreateIdentity(opts.home, opts.env ?? process.env);
     const agent = new Agent(opts, config, identity);

@@ -14,6 +14,7 @@ import { createDesktopSecretStore } from './secrets-safe-storage';
 import { hardenApp } from './security';
 import { AppTray } from './tray';
 import { createMainWindow, loadRenderer, reveal, windowPreferences } from './window';
+import { homePath } from '../core/config/home-layout';
 
 // One home for the desktop and the headless CLI; Chromium's own files go in a subfolder of it.
 const HOME = desktopHome();
@@ -186,7 +187,7 @@ function boot(): void {
     return;
   }
   const home = app.getPath('userData');
-  const log = new Log({ file: path.join(home, 'logs', 'agent.jsonl'), console: 'info' });
+  const log = new Log({ file: homePath(home, 'log'), console: 'info' });
   const l = log.child('desktop');
   const desktop = new DesktopApp(home, log, l);
 
@@ -208,7 +209,7 @@ function boot(): void {
       l.error(`The app could not start: ${text}`);
       dialog.showErrorBox(
         'Swan Provider Console could not start',
-        `${text}\n\nCheck ${path.join(home, 'config.toml')} and the log in ${path.join(home, 'logs')}, then start the app again.`,
+        `${text}\n\nCheck ${homePath(home, 'config')} and the log in ${homePath(home, 'logs')}, then start the app again.`,
       );
       app.exit(1);
     });

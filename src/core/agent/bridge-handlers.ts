@@ -13,7 +13,7 @@ import {
 import type { UsageTotals } from '../../shared/types';
 import type { Agent } from '../agent';
 import { checkProviderKey } from '../hub/provider-status';
-import { KEY_SECRET } from '../agent';
+import { KEY_SECRET } from '../config/home-layout';
 import { DEFAULT_COOLDOWN_MINUTES } from '../alerts/webhook';
 import { hubDialUrl } from '../config/config';
 import { validateSettingsPatch } from './settings';

@@ -10,6 +10,7 @@ import type { Logger } from '../log';
 import { NetworkRates } from '../platform/rates';
 import { ProviderStatsClient } from '../platform/stats';
 import { explainDifference, projection, recentWindow, zeroReason } from './earnings-view';
+import { homePath } from '../config/home-layout';
 
 export interface EarningsServiceOptions {
   home: string;
@@ -37,7 +38,7 @@ export class EarningsService {
 
   constructor(private readonly o: EarningsServiceOptions) {
     this.now = o.now ?? Date.now;
-    const cache = path.join(o.home, 'cache');
+    const cache = homePath(o.home, 'cache');
     const timeout = o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {};
     this.rates = new NetworkRates({ serviceUrl: o.serviceUrl, log: o.log, cacheFile: path.join(cache, 'network-rates.json'), now: this.now, ...timeout });
     this.stats = new ProviderStatsClient({

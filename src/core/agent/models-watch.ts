@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError, readModelsJson, type ProviderConfig } from '../config/config';
 import type { Logger } from '../log';
+import { HOME_FILES, homePath } from '../config/home-layout';
 
 export interface ModelsJsonWatch {
   close(): void;
@@ -16,7 +17,7 @@ const SETTLE_MS = 150;
 
 export function watchModelsJson(config: ProviderConfig, log: Logger, onChange: () => void): ModelsJsonWatch {
   const dir = path.dirname(config.file);
-  const file = path.join(dir, 'models.json');
+  const file = homePath(dir, 'models');
   let last = JSON.stringify(config.modelEntries);
   let timer: NodeJS.Timeout | undefined;
   const reload = (): boolean => {
@@ -39,7 +40,7 @@ export function watchModelsJson(config: ProviderConfig, log: Logger, onChange: (
   let watcher: fs.FSWatcher | undefined;
   try {
     watcher = fs.watch(dir, { persistent: false }, (_event, name) => {
-      if (name !== null && name !== 'models.json') return;
+      if (name !== null && name !== HOME_FILES.models) return;
       clearTimeout(timer);
       timer = setTimeout(reload, SETTLE_MS);
       timer.unref();

@@ -7,6 +7,7 @@ import type { SettingsPatch } from '../../shared/bridge';
 import { parseSchedule } from '../scheduler/pause-schedule';
 import { webhookUrlProblem } from '../alerts/webhook';
 import { feedUrlProblem } from '../update/check';
+import { homePath } from '../config/home-layout';
 
 const stored = z
   .object({
@@ -42,7 +43,7 @@ export class SettingsFile {
   }
 
   static in(home: string): SettingsFile {
-    return new SettingsFile(path.join(home, 'settings.json'));
+    return new SettingsFile(homePath(home, 'settings'));
   }
 
   private static read(file: string): StoredSettings {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import { z } from 'zod';
 import { jsonErrorOffset, lineAt } from './json-position';
+import { homePath } from './home-layout';
 
 export class ConfigError extends Error {
   constructor(
@@ -262,7 +263,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
     webSocketUrl,
     apiKey,
     models: inf.Models ?? [],
-    modelEntries: readModelsJson(path.join(path.dirname(file), 'models.json')),
+    modelEntries: readModelsJson(homePath(path.dirname(file), 'models')),
     agent: {
       // The Go provider's heartbeatPump ticks every 30 s (inference_client.go).
       heartbeatIntervalMs: ms(ag.HeartbeatIntervalSeconds, 30),

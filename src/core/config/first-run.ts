@@ -2,18 +2,18 @@
 // models.json) in the home folder, so the agent can start and the console's onboarding asks for the key.
 import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import type { Logger } from '../log';
 import { configTemplate } from './template';
+import { homePath } from './home-layout';
 
 /** Returns `<home>/config.toml`, writing a default one (and an empty models.json) when absent. */
 export function ensureConfig(home: string, log: Logger): string {
-  const configPath = path.join(home, 'config.toml');
+  const configPath = homePath(home, 'config');
   if (fs.existsSync(configPath)) return configPath;
   fs.mkdirSync(home, { recursive: true });
   const name = os.hostname().replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 64) || 'my-provider';
   fs.writeFileSync(configPath, configTemplate(name), { flag: 'wx', mode: 0o600 });
-  const modelsPath = path.join(home, 'models.json');
+  const modelsPath = homePath(home, 'models');
   if (!fs.existsSync(modelsPath)) fs.writeFileSync(modelsPath, '{}\n', { flag: 'wx', mode: 0o600 });
   log.info(`First run: wrote ${configPath}. Engines on this machine are found automatically; the provider key is asked for in the console.`);
   return configPath;

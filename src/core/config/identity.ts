@@ -11,6 +11,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { HOME_FILES } from './home-layout';
 
 export type IdentitySource = 'generated' | 'computing-provider' | 'migrated' | 'home';
 
@@ -28,9 +29,9 @@ export interface Identity {
   notes: string[];
 }
 
-export const KEY_FILE = 'private_key';
-const ORIGIN_FILE = 'identity.json';
-const LEGACY_FILE = 'node-key.pem';
+export const KEY_FILE = HOME_FILES.nodeKey;
+const ORIGIN_FILE = HOME_FILES.identity;
+const LEGACY_FILE = HOME_FILES.legacyNodeKey;
 
 function nodeIdOf(raw: Buffer): string {
   const ecdh = crypto.createECDH('secp256k1');

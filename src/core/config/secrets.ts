@@ -2,6 +2,7 @@
 // safeStorage (OS keychain); headless runs use a 0600 file in the home folder, and say so.
 import fs from 'node:fs';
 import path from 'node:path';
+import { HOME_FILES } from './home-layout';
 
 export interface SecretStore {
   /** 'keychain' when the OS keychain protects the values, 'file' for a 0600 file. */
@@ -17,7 +18,7 @@ export class FileSecretStore implements SecretStore {
   private readonly file: string;
   private values: Record<string, string>;
 
-  constructor(home: string, fileName = 'secrets.json') {
+  constructor(home: string, fileName: string = HOME_FILES.secrets) {
     this.file = path.join(home, fileName);
     this.values = FileSecretStore.read(this.file);
   }

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { GatewayKeyView } from '../../shared/bridge';
+import { homePath } from '../config/home-layout';
 
 const fileSchema = z.array(z.object({ name: z.string(), hash: z.string().regex(/^[0-9a-f]{64}$/), createdAt: z.number(), lastUsedAt: z.number().optional() }));
 type Stored = z.infer<typeof fileSchema>[number];
@@ -37,7 +38,7 @@ export class GatewayKeys {
   private stamp = '';
 
   constructor(home: string) {
-    this.file = path.join(home, 'gateway-keys.json');
+    this.file = homePath(home, 'gatewayKeys');
     this.refresh();
   }
 

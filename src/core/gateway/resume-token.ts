@@ -6,8 +6,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { Logger } from '../log';
+import { HOME_FILES } from '../config/home-layout';
 
-export const RESUME_KEY_FILE = 'gateway-resume.key';
+export const RESUME_KEY_FILE = HOME_FILES.gatewayResumeKey;
 const PREFIX = 'v1';
 
 const payloadSchema = z.object({ r: z.string().min(1), k: z.string(), s: z.number().int().min(0), e: z.number().int() });

@@ -12,9 +12,9 @@
 // The last notices are kept in <home>/notices.json (0600) so they survive a restart and a page reload.
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
-import path from 'node:path';
 import type { HubNoticeView, NoticeSeverity } from '../../shared/bridge';
 import type { Logger } from '../log';
+import { homePath } from '../config/home-layout';
 
 export const NOTICE_LIMITS = {
   eventLength: 64,
@@ -169,7 +169,7 @@ export class NoticeBook extends EventEmitter<NoticeBookEvents> {
 
   constructor(private readonly o: NoticeBookOptions) {
     super();
-    this.file = path.join(o.home, 'notices.json');
+    this.file = homePath(o.home, 'notices');
     this.keep = o.keep ?? NOTICE_LIMITS.kept;
     this.now = o.now ?? Date.now;
     this.limiter = o.limiter ?? new NoticeRateLimiter(NOTICE_LIMITS.perHour, 3_600_000, this.now);

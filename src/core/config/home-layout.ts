@@ -1,0 +1,46 @@
+// The one place naming the files of the home folder (see home.ts for where the folder is and its modes).
+// Everything that reads or writes a file in the home joins the home with a name from here.
+import path from 'node:path';
+
+export const HOME_FILES = {
+  /** The agent's settings (TOML), written by `init` / first run. */
+  config: 'config.toml',
+  /** Hand-kept engine endpoints per model, beside config.toml. */
+  models: 'models.json',
+  /** The node key: raw 32-byte secp256k1 private key, as the Go computing-provider names it. */
+  nodeKey: 'private_key',
+  /** Our earlier Ed25519 node key, migrated once (kept as .bak). */
+  legacyNodeKey: 'node-key.pem',
+  /** Where the node key came from, for the Settings line. */
+  identity: 'identity.json',
+  /** The console's overlays on config.toml. */
+  settings: 'settings.json',
+  /** The provider key and other secrets when no OS keychain is used. */
+  secrets: 'secrets.json',
+  /** The local gateway's API keys (hashes). */
+  gatewayKeys: 'gateway-keys.json',
+  /** The gateway's resume-token signing key. */
+  gatewayResumeKey: 'gateway-resume.key',
+  /** The usage ledger (SQLite). */
+  ledger: 'ledger.sqlite',
+  /** The folder of the agent's log. */
+  logs: 'logs',
+  /** The agent's JSON-lines log. */
+  log: path.join('logs', 'agent.jsonl'),
+  /** The last hub notices. */
+  notices: 'notices.json',
+  /** The folder of cached platform answers (rates, stats). */
+  cache: 'cache',
+  /** The console token kept by the service install (`run --console-token-file`). */
+  consoleToken: 'console-token',
+} as const;
+
+export type HomeFile = keyof typeof HOME_FILES;
+
+/** The path of one of the home folder's files. */
+export function homePath(home: string, file: HomeFile): string {
+  return path.join(home, HOME_FILES[file]);
+}
+
+/** The secret-store key under which the provider key (the hub's API key) is kept. */
+export const KEY_SECRET = 'providerKey';
