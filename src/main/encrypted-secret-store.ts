@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { SecretStore } from '../core/config/secrets';
+import { writeJsonAtomic } from '../core/config/atomic-file';
 
 /** The two safeStorage calls we use. */
 export interface StringCipher {
@@ -77,10 +78,7 @@ export class EncryptedSecretStore implements SecretStore {
   }
 
   private save(): void {
-    fs.mkdirSync(path.dirname(this.file), { recursive: true });
-    const tmp = `${this.file}.tmp`;
-    fs.writeFileSync(tmp, JSON.stringify(this.values, null, 2), { mode: 0o600 });
-    fs.renameSync(tmp, this.file);
+    writeJsonAtomic(this.file, this.values);
   }
 }
 

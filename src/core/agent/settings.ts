@@ -1,13 +1,13 @@
 // What the owner changes in the console, kept in the home folder (config.toml stays as the owner
 // wrote it): settings.json overlays the config; model toggles and limits live beside it.
 import fs from 'node:fs';
-import path from 'node:path';
 import { z } from 'zod';
 import type { SettingsPatch } from '../../shared/bridge';
 import { parseSchedule } from '../scheduler/pause-schedule';
 import { webhookUrlProblem } from '../alerts/webhook';
 import { feedUrlProblem } from '../update/check';
 import { homePath } from '../config/home-layout';
+import { writeJsonAtomic } from '../config/atomic-file';
 
 const stored = z
   .object({
@@ -66,11 +66,7 @@ export class SettingsFile {
 
   update(fn: (s: StoredSettings) => StoredSettings): void {
     this.data = fn(structuredClone(this.data));
-    fs.mkdirSync(path.dirname(this.file), { recursive: true });
-    const tmp = `${this.file}.tmp`;
-    fs.rmSync(tmp, { force: true }); // a stale temp file would keep its old mode
-    fs.writeFileSync(tmp, JSON.stringify(this.data, null, 2), { mode: 0o600 });
-    fs.renameSync(tmp, this.file);
+    writeJsonAtomic(this.file, this.data);
   }
 }
 

@@ -12,6 +12,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { HOME_FILES } from './home-layout';
+import { writeFileAtomic } from './atomic-file';
 
 export type IdentitySource = 'generated' | 'computing-provider' | 'migrated' | 'home';
 
@@ -119,7 +120,7 @@ function readOrigin(home: string): { source: IdentitySource; from?: string } {
 
 function writeOrigin(home: string, source: IdentitySource, from?: string): void {
   try {
-    fs.writeFileSync(path.join(home, ORIGIN_FILE), `${JSON.stringify({ source, ...(from ? { from } : {}), at: new Date().toISOString() })}\n`, { mode: 0o600 });
+    writeFileAtomic(path.join(home, ORIGIN_FILE), `${JSON.stringify({ source, ...(from ? { from } : {}), at: new Date().toISOString() })}\n`);
   } catch {
     // only the Settings line depends on it
   }

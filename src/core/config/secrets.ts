@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { HOME_FILES } from './home-layout';
+import { writeJsonAtomic } from './atomic-file';
 
 export interface SecretStore {
   /** 'keychain' when the OS keychain protects the values, 'file' for a 0600 file. */
@@ -51,11 +52,6 @@ export class FileSecretStore implements SecretStore {
   }
 
   private save(): void {
-    fs.mkdirSync(path.dirname(this.file), { recursive: true });
-    const tmp = `${this.file}.tmp`;
-    // A stale temp file keeps its old mode (writeFileSync's mode applies only on creation): remove it first.
-    fs.rmSync(tmp, { force: true });
-    fs.writeFileSync(tmp, JSON.stringify(this.values, null, 2), { mode: 0o600 });
-    fs.renameSync(tmp, this.file);
+    writeJsonAtomic(this.file, this.values);
   }
 }

@@ -4,10 +4,10 @@
 // re-reads it when it changed on disk, so a key created or revoked anywhere takes effect at once.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
 import { z } from 'zod';
 import type { GatewayKeyView } from '../../shared/bridge';
 import { homePath } from '../config/home-layout';
+import { writeJsonAtomic } from '../config/atomic-file';
 
 const fileSchema = z.array(z.object({ name: z.string(), hash: z.string().regex(/^[0-9a-f]{64}$/), createdAt: z.number(), lastUsedAt: z.number().optional() }));
 type Stored = z.infer<typeof fileSchema>[number];
@@ -73,12 +73,7 @@ export class GatewayKeys {
   }
 
   private save(): void {
-    fs.mkdirSync(path.dirname(this.file), { recursive: true });
-    const tmp = `${this.file}.tmp`;
-    // A stale temp file keeps its old mode (writeFileSync's mode applies only on creation): remove it first.
-    fs.rmSync(tmp, { force: true });
-    fs.writeFileSync(tmp, JSON.stringify(this.keys, null, 2), { mode: 0o600 });
-    fs.renameSync(tmp, this.file);
+    writeJsonAtomic(this.file, this.keys);
     this.stamp = this.fileStamp();
   }
 

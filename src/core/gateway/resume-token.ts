@@ -7,6 +7,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { Logger } from '../log';
 import { HOME_FILES } from '../config/home-layout';
+import { writeFileAtomic } from '../config/atomic-file';
 
 export const RESUME_KEY_FILE = HOME_FILES.gatewayResumeKey;
 const PREFIX = 'v1';
@@ -42,12 +43,8 @@ export function loadResumeKey(home: string, log?: Logger): Buffer {
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`cannot read the resume-token key ${file}: ${(e as Error).message}`);
   }
-  fs.mkdirSync(home, { recursive: true });
   const key = crypto.randomBytes(32);
-  const tmp = `${file}.tmp`;
-  fs.rmSync(tmp, { force: true }); // a stale temp file would keep its old mode
-  fs.writeFileSync(tmp, key, { mode: 0o600 });
-  fs.renameSync(tmp, file);
+  writeFileAtomic(file, key);
   return key;
 }
 

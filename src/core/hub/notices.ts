@@ -15,6 +15,7 @@ import fs from 'node:fs';
 import type { HubNoticeView, NoticeSeverity } from '../../shared/bridge';
 import type { Logger } from '../log';
 import { homePath } from '../config/home-layout';
+import { writeJsonAtomic } from '../config/atomic-file';
 
 export const NOTICE_LIMITS = {
   eventLength: 64,
@@ -221,10 +222,8 @@ export class NoticeBook extends EventEmitter<NoticeBookEvents> {
   }
 
   private write(): void {
-    const tmp = `${this.file}.tmp`;
     try {
-      fs.writeFileSync(tmp, JSON.stringify(this.items), { mode: 0o600 });
-      fs.renameSync(tmp, this.file);
+      writeJsonAtomic(this.file, this.items, 0);
     } catch (e) {
       this.o.log.error(`could not keep hub notices in ${this.file}: ${(e as Error).message}. They are shown until the agent restarts.`);
     }

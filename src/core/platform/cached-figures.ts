@@ -5,8 +5,8 @@
 // while the platform is down still shows it, marked stale. Failures go to the log, once per change.
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
-import path from 'node:path';
 import type { Logger } from '../log';
+import { writeJsonAtomic } from '../config/atomic-file';
 
 export type Fetched<T> = { ok: true; value: T } | { ok: false; error: string };
 
@@ -106,10 +106,7 @@ export class CachedFigures<T> extends EventEmitter<{ change: [CachedView<T>] }> 
     const file = this.o.cacheFile;
     if (!file) return;
     try {
-      fs.mkdirSync(path.dirname(file), { recursive: true });
-      const tmp = `${file}.${process.pid}.tmp`;
-      fs.writeFileSync(tmp, JSON.stringify({ asOf: this.asOf, value: this.value }), { mode: 0o600 });
-      fs.renameSync(tmp, file);
+      writeJsonAtomic(file, { asOf: this.asOf, value: this.value }, 0);
     } catch (e) {
       this.o.log.debug(`${this.o.label}: could not save a copy to ${file}: ${(e as Error).message}`);
     }
