@@ -9,6 +9,7 @@ import path from 'node:path';
 import { pino, type Logger as PinoLogger } from 'pino';
 import type { LogEntry } from '../shared/types';
 import { forTerminal } from './terminal';
+import { Ring } from '../shared/ring';
 
 export type Level = LogEntry['level'];
 
@@ -41,8 +42,7 @@ export interface LogOptions {
 }
 
 export class Log extends EventEmitter implements LogSink {
-  private readonly ring: LogEntry[] = [];
-  private readonly ringSize: number;
+  private readonly ring: Ring<LogEntry>;
   private readonly file?: PinoLogger;
   private readonly consoleLevel: number;
   /** Configured secret values, longest first (so a key containing another is replaced whole). */
@@ -50,7 +50,7 @@ export class Log extends EventEmitter implements LogSink {
 
   constructor(opts: LogOptions = {}) {
     super();
-    this.ringSize = opts.ringSize ?? 2000;
+    this.ring = new Ring(opts.ringSize ?? 2000);
     this.consoleLevel = opts.console === false || opts.console === undefined ? Infinity : LEVELS[opts.console];
     if (opts.file) {
       fs.mkdirSync(path.dirname(opts.file), { recursive: true, mode: 0o700 });
@@ -90,7 +90,6 @@ export class Log extends EventEmitter implements LogSink {
     const requestId = typeof fields?.requestId === 'string' ? fields.requestId : undefined;
     const entry: LogEntry = { ts: Date.now(), level, subsystem, msg: clean, ...(requestId ? { requestId } : {}) };
     this.ring.push(entry);
-    if (this.ring.length > this.ringSize) this.ring.splice(0, this.ring.length - this.ringSize);
     this.file?.[level]({ subsystem, ...fields }, clean);
     if (LEVELS[level] >= this.consoleLevel) {
       const time = new Date(entry.ts).toISOString().slice(11, 19);
@@ -101,7 +100,7 @@ export class Log extends EventEmitter implements LogSink {
 
   entries(limit = 500, minLevel: Level = 'debug'): LogEntry[] {
     const min = LEVELS[minLevel];
-    const out = this.ring.filter((e) => LEVELS[e.level] >= min);
+    const out = this.ring.toArray().filter((e) => LEVELS[e.level] >= min);
     return out.slice(Math.max(0, out.length - limit));
   }
 

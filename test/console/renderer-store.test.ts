@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { GpuSample, RequestView } from '../../src/shared/types';
 import { RequestList } from '../../src/renderer/store/request-list';
-import { Ring } from '../../src/renderer/store/ring';
+import { Ring } from '../../src/shared/ring';
 import { downsample, LiveSeries, SERIES_CAPACITY } from '../../src/renderer/store/series';
 import { joinFetched, TextCache } from '../../src/renderer/store/text-cache';
 

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GpuSampler, heartbeatMetrics, type GpuSamplerOptions } from '../../src/core/gpu';
-import { Ring } from '../../src/core/gpu/ring';
+import { Ring } from '../../src/shared/ring';
 import type { GpuDeviceSample, GpuSample } from '../../src/shared/types';
 import { fixture, makeFakeBin, writeFakeAmdSmi, writeFakeNvidiaSmi, writeFakeRocmSmi, type FakeBin } from './support/fake-tools';
 import { alive, collectUntil, waitFor } from './support/samples';
@@ -256,7 +256,7 @@ describe('no GPU', () => {
     for (let i = 1; i <= 5; i++) r.push(i);
     expect(r.toArray()).toEqual([3, 4, 5]);
     expect(r.last()).toBe(5);
-    expect(r.length).toBe(3);
+    expect(r.size).toBe(3);
     expect(() => new Ring(0)).toThrow(RangeError);
   });
 });

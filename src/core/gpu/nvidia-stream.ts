@@ -8,6 +8,7 @@ import type { Logger } from '../log';
 import { parseSampleLine, queryArgs, SAMPLE_FIELDS } from './nvidia-parse';
 import { killTree, spawnTool } from './run-tool';
 import { backoffDelay, type Backoff, type SampleSource, type SourceEvents } from './sample-source';
+import { Ring } from '../../shared/ring';
 
 export interface StreamOptions {
   file: string;
@@ -37,7 +38,8 @@ export class NvidiaStreamSource implements SampleSource {
   private attempts = 0;
   private lastTickAt = 0;
   private stopped = false;
-  private exits: Promise<void>[] = [];
+  // Settled exits are of no further use: the last few are kept.
+  private readonly exits = new Ring<Promise<void>>(4);
 
   constructor(
     private readonly opts: StreamOptions,
@@ -75,10 +77,10 @@ export class NvidiaStreamSource implements SampleSource {
     if (child) {
       killTree(child, 'SIGTERM');
       const hard = setTimeout(() => killTree(child, 'SIGKILL'), 1000);
-      await this.exits.at(-1);
+      await this.exits.last();
       clearTimeout(hard);
     }
-    await Promise.all(this.exits);
+    await Promise.all(this.exits.toArray());
   }
 
   private spawnChild(): void {
@@ -113,8 +115,6 @@ export class NvidiaStreamSource implements SampleSource {
         });
       }),
     );
-    // Keep the list short: settled exits are of no further use.
-    if (this.exits.length > 4) this.exits.splice(0, this.exits.length - 4);
 
     child.stdout?.setEncoding('utf8');
     child.stdout?.on('data', (chunk: string) => this.onData(child, chunk));

@@ -7,7 +7,7 @@ import type { GpuDeviceSample, GpuSample } from '../../shared/types';
 import type { Logger } from '../log';
 import { HostStats } from './host-stats';
 import { NvidiaStreamSource } from './nvidia-stream';
-import { Ring } from './ring';
+import { Ring } from '../../shared/ring';
 import { findOnPath } from './run-tool';
 import { DEFAULT_BACKOFF, type Backoff, type SampleSource } from './sample-source';
 import { amdSmiReader, nvidiaPollReader, rocmSmiReader, ToolPollSource, type PollReader } from './tool-poll';

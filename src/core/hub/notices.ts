@@ -16,6 +16,7 @@ import type { HubNoticeView, NoticeSeverity } from '../../shared/bridge';
 import type { Logger } from '../log';
 import { homePath } from '../config/home-layout';
 import { writeJsonAtomic } from '../config/atomic-file';
+import { Ring } from '../../shared/ring';
 
 export const NOTICE_LIMITS = {
   eventLength: 64,
@@ -164,7 +165,7 @@ export class NoticeBook extends EventEmitter<NoticeBookEvents> {
   private readonly keep: number;
   private readonly limiter: NoticeRateLimiter;
   private readonly now: () => number;
-  private items: HubNoticeView[];
+  private readonly items: Ring<HubNoticeView>;
   private seq = 0;
   readonly counters = { accepted: 0, dropped: 0, rateLimited: 0 };
 
@@ -174,12 +175,13 @@ export class NoticeBook extends EventEmitter<NoticeBookEvents> {
     this.keep = o.keep ?? NOTICE_LIMITS.kept;
     this.now = o.now ?? Date.now;
     this.limiter = o.limiter ?? new NoticeRateLimiter(NOTICE_LIMITS.perHour, 3_600_000, this.now);
-    this.items = this.read();
+    this.items = new Ring(this.keep);
+    for (const n of this.read()) this.items.push(n);
   }
 
   /** Newest first. */
   list(): HubNoticeView[] {
-    return this.items.slice().reverse();
+    return this.items.toArray().reverse();
   }
 
   /** Handles one inbound notice payload. Never throws; returns the stored notice, or undefined when dropped. */
@@ -199,7 +201,6 @@ export class NoticeBook extends EventEmitter<NoticeBookEvents> {
     if (rate.dropped > 0) this.o.log.warn(`${rate.dropped} hub notice(s) were dropped by the rate limit in the last hour`, { code: 'notice_rate_limited' });
     const n: HubNoticeView = { id: `${this.now().toString(36)}-${(this.seq++).toString(36)}`, receivedAt: this.now(), ...v.notice };
     this.items.push(n);
-    if (this.items.length > this.keep) this.items.splice(0, this.items.length - this.keep);
     this.counters.accepted++;
     const line = `hub notice ${n.event}${n.modelId ? ` (${n.modelId})` : ''}: ${n.message}${v.notes.length ? ` [${v.notes.join('; ')}]` : ''}`;
     if (n.severity === 'critical') this.o.log.error(line, { code: 'notice' });
@@ -223,7 +224,7 @@ export class NoticeBook extends EventEmitter<NoticeBookEvents> {
 
   private write(): void {
     try {
-      writeJsonAtomic(this.file, this.items, 0);
+      writeJsonAtomic(this.file, this.items.toArray(), 0);
     } catch (e) {
       this.o.log.error(`could not keep hub notices in ${this.file}: ${(e as Error).message}. They are shown until the agent restarts.`);
     }

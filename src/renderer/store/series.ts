@@ -1,6 +1,6 @@
 // Live GPU and host series: one ring of 1 Hz points per GPU (60 minutes), never persisted.
 import type { GpuSample } from '../../shared/types';
-import { Ring } from './ring';
+import { Ring } from '../../shared/ring';
 
 export interface GpuPoint {
   ts: number;

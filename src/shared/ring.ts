@@ -1,11 +1,12 @@
-// A fixed-capacity ring: live series never grow without bound (60 minutes at 1 Hz per GPU).
+// The one fixed-capacity ring (core and renderer): the newest `capacity` items, oldest first; O(1) push,
+// no array shifting. Live series, GPU history, log lines, alerts and notices never grow without bound.
 export class Ring<T> {
   private readonly items: (T | undefined)[];
   private start = 0;
   private count = 0;
 
   constructor(readonly capacity: number) {
-    if (!Number.isInteger(capacity) || capacity < 1) throw new Error('ring capacity must be a positive integer');
+    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError('ring capacity must be a positive integer');
     this.items = new Array<T | undefined>(capacity);
   }
 
