@@ -7,6 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { requestTarget } from '../core/http/request-target';
+import { formatIssues } from '../shared/zod-issues';
 
 export interface SimulatedEngineOptions {
   host?: string;
@@ -146,7 +147,7 @@ export async function startSimulatedEngine(opts: SimulatedEngineOptions = {}): P
       return openAiError(res, 400, `The body is not valid JSON: ${(e as Error).message}`);
     }
     const parsed = (kind === 'chat' ? chatBody : completionBody).safeParse(raw);
-    if (!parsed.success) return openAiError(res, 400, parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
+    if (!parsed.success) return openAiError(res, 400, formatIssues(parsed.error, { root: 'body' }));
     const body = parsed.data;
     if (!models.includes(body.model)) return openAiError(res, 404, `The model \`${body.model}\` does not exist. This simulated engine serves: ${models.join(', ')}.`, 'NotFoundError');
 

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from '../core/log';
 import { invokeSchemas, isInvokeChannel, type BridgeBackend, type InvokeChannel, type InvokeReply } from '../shared/bridge';
+import { formatIssues } from '../shared/zod-issues';
 
 /** Where our renderer is loaded from: the built file, or the electron-vite dev server. */
 export type RendererLocation = { kind: 'file'; indexFile: string } | { kind: 'dev'; url: string };
@@ -94,8 +95,7 @@ export function validateCall(channel: unknown, args: unknown): ValidatedCall {
   }
   const parsed = invokeSchemas[channel].safeParse(input);
   if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.length ? i.path.join('.') : 'arguments'}: ${i.message}`);
-    return { ok: false, error: `Invalid arguments for ${channel}: ${issues.join('; ')}` };
+    return { ok: false, error: `Invalid arguments for ${channel}: ${formatIssues(parsed.error, { root: 'arguments', limit: 5 })}` };
   }
   return { ok: true, channel, args: parsed.data };
 }

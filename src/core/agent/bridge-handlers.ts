@@ -23,6 +23,7 @@ import { normaliseBaseUrl } from './models';
 import { listGpuProcesses } from '../gpu/processes';
 import { checkForUpdate } from '../update/check';
 import { appInfo, startTestPrompt } from './console-extras';
+import { formatIssues } from '../../shared/zod-issues';
 
 type Handler<C extends InvokeChannel> = (args: never) => Promise<InvokeResults[C]> | InvokeResults[C];
 
@@ -184,7 +185,7 @@ export class BridgeHandlers {
     if (!isInvokeChannel(channel)) throw new Error(`Unknown request "${String(channel).slice(0, 64)}".`);
     const parsed = invokeSchemas[channel].safeParse(args ?? {});
     if (!parsed.success) {
-      const detail = parsed.error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`).join('; ');
+      const detail = formatIssues(parsed.error, { root: 'arguments' });
       throw new Error(`Invalid arguments for ${channel}: ${detail}`);
     }
     const handler = this.table[channel] as (a: unknown) => unknown;

@@ -5,6 +5,7 @@ import type { WebSocket } from 'ws';
 import { z } from 'zod';
 import { invokeSchemas, isInvokeChannel, type BridgeBackend, type InvokeReply } from '../../shared/bridge';
 import type { Logger } from '../log';
+import { formatIssues } from '../../shared/zod-issues';
 
 const requestSchema = z.object({
   id: z.union([z.string().min(1).max(64), z.number().int().nonnegative()]),
@@ -17,9 +18,6 @@ export const MAX_IN_FLIGHT = 64;
 
 export type ReplyMessage = { id: string | number | null; reply: InvokeReply<unknown> };
 
-function describeZod(err: z.ZodError): string {
-  return err.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');
-}
 
 function errorText(err: unknown): string {
   if (err instanceof Error) return err.message || err.name;
@@ -37,12 +35,12 @@ export async function handleBridgeMessage(backend: BridgeBackend, raw: string, l
   const parsed = requestSchema.safeParse(data);
   if (!parsed.success) {
     const id = typeof data === 'object' && data !== null && 'id' in data && (typeof data.id === 'string' || typeof data.id === 'number') ? data.id : null;
-    return { id, reply: { ok: false, error: `Malformed request: ${describeZod(parsed.error)}` } };
+    return { id, reply: { ok: false, error: `Malformed request: ${formatIssues(parsed.error)}` } };
   }
   const { id, channel } = parsed.data;
   if (!isInvokeChannel(channel)) return { id, reply: { ok: false, error: `Unknown channel "${channel}".` } };
   const args = invokeSchemas[channel].safeParse(parsed.data.args ?? {});
-  if (!args.success) return { id, reply: { ok: false, error: `Invalid arguments for ${channel}: ${describeZod(args.error)}` } };
+  if (!args.success) return { id, reply: { ok: false, error: `Invalid arguments for ${channel}: ${formatIssues(args.error)}` } };
   try {
     const value = await backend.invoke(channel, args.data);
     return { id, reply: { ok: true, value } };

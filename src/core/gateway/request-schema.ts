@@ -1,6 +1,7 @@
 // Pieces of client requests shared by every dialect: chat messages, sampling parameters (an allowlist,
 // so a typo is reported instead of silently ignored), request ids, and readable validation errors.
 import { z } from 'zod';
+import { formatIssues } from '../../shared/zod-issues';
 
 export const requestIdSchema = z.string().regex(/^[\x21-\x7e]{1,128}$/, 'use 1-128 printable ASCII characters without spaces (a UUID is best)');
 
@@ -34,14 +35,11 @@ export const SAMPLING_KEYS = Object.keys(samplingParamsSchema.shape) as Array<ke
 
 /** "params.temperature: Too big: expected number to be <=2; model: …" */
 export function describeIssues(err: z.ZodError, prefix = ''): string {
-  return err.issues
-    .slice(0, 5)
-    .map((i) => {
-      const where = [prefix, ...i.path.map(String)].filter(Boolean).join('.');
-      const msg = i.code === 'unrecognized_keys' ? `${i.message}; supported: ${SAMPLING_KEYS.join(', ')}` : i.message;
-      return where ? `${where}: ${msg}` : msg;
-    })
-    .join('; ');
+  return formatIssues(err, {
+    prefix,
+    limit: 5,
+    message: (i) => (i.code === 'unrecognized_keys' ? `${i.message}; supported: ${SAMPLING_KEYS.join(', ')}` : i.message),
+  });
 }
 
 export type ParsedJson = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };

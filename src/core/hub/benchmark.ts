@@ -6,6 +6,7 @@ import type { EngineRequestOptions, NonStreamResult } from '../engine/types';
 import { EngineHttpError } from '../engine/types';
 import type { Logger } from '../log';
 import type { ResolvedModel } from './verify';
+import { formatIssues } from '../../shared/zod-issues';
 
 export interface BenchmarkDeps {
   resolve(model: string): ResolvedModel | undefined;
@@ -52,9 +53,6 @@ const benchmarkPayload = z.object({
   timeout_ms: z.number().int().min(1).max(3_600_000).optional(),
 });
 
-function issues(err: z.ZodError): string {
-  return err.issues.map((i) => `${i.path.join('.') || '(payload)'}: ${i.message}`).join('; ');
-}
 
 /** Lower-case, compatibility-normalised, without any whitespace. */
 export function normalizeAnswer(s: string): string {
@@ -73,7 +71,7 @@ export async function handleBenchmark(payload: unknown, deps: BenchmarkDeps, req
   const parsed = benchmarkPayload.safeParse(payload);
   if (!parsed.success) {
     const id = payload && typeof payload === 'object' ? (payload as Record<string, unknown>).benchmark_id : undefined;
-    const error = `invalid benchmark payload: ${issues(parsed.error)}`;
+    const error = `invalid benchmark payload: ${formatIssues(parsed.error, { root: '(payload)' })}`;
     deps.log?.warn(`Refused a benchmark: ${error}`);
     return { request_id: requestId, benchmark_id: typeof id === 'string' ? id : '', results: [], total_latency_ms: 0, error };
   }

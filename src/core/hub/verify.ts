@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { EngineEndpoint, EngineRequestOptions, NonStreamResult } from '../engine/types';
 import { EngineHttpError } from '../engine/types';
 import type { Logger } from '../log';
+import { formatIssues } from '../../shared/zod-issues';
 
 export interface ResolvedModel {
   endpoint: EngineEndpoint;
@@ -62,15 +63,12 @@ const deterministicChallenge = z.object({
   max_tokens: z.number().int().min(1).max(8192),
 });
 
-function issues(err: z.ZodError): string {
-  return err.issues.map((i) => `${i.path.join('.') || '(payload)'}: ${i.message}`).join('; ');
-}
 
 export async function handleVerify(payload: unknown, deps: VerifyDeps): Promise<VerifyReply> {
   const parsed = verifyPayload.safeParse(payload);
   if (!parsed.success) {
     const id = payload && typeof payload === 'object' ? (payload as Record<string, unknown>).challenge_id : undefined;
-    const error = `invalid verify payload: ${issues(parsed.error)}`;
+    const error = `invalid verify payload: ${formatIssues(parsed.error, { root: '(payload)' })}`;
     deps.log?.warn(`Refused a verify challenge: ${error}`);
     return { challenge_id: typeof id === 'string' ? id : '', success: false, response: null, error };
   }
@@ -85,7 +83,7 @@ export async function handleVerify(payload: unknown, deps: VerifyDeps): Promise<
   switch (p.challenge_type) {
     case 'fingerprint': {
       const c = fingerprintChallenge.safeParse(p.challenge);
-      if (!c.success) return fail(`invalid fingerprint challenge: ${issues(c.error)}`);
+      if (!c.success) return fail(`invalid fingerprint challenge: ${formatIssues(c.error, { root: '(payload)' })}`);
       const reply = await fingerprint(c.data.files, resolved.modelDir, deps.hashCache);
       if (reply.error) return fail(reply.error, reply.response);
       deps.log?.info(`Verify fingerprint ${p.challenge_id} for ${p.model_id}: ${reply.success ? 'all files match' : 'some files differ'}`);
@@ -93,7 +91,7 @@ export async function handleVerify(payload: unknown, deps: VerifyDeps): Promise<
     }
     case 'deterministic': {
       const c = deterministicChallenge.safeParse(p.challenge);
-      if (!c.success) return fail(`invalid deterministic challenge: ${issues(c.error)}`);
+      if (!c.success) return fail(`invalid deterministic challenge: ${formatIssues(c.error, { root: '(payload)' })}`);
       try {
         const response = await deterministic(p.model_id, c.data, resolved.endpoint, deps);
         deps.log?.info(`Verify deterministic ${p.challenge_id} for ${p.model_id}: ${response.tokens.length} tokens`);
@@ -242,7 +240,7 @@ const chatAnswer = z.object({
 
 function readDeterministic(json: unknown): DeterministicResponse {
   const r = chatAnswer.safeParse(json);
-  if (!r.success) throw new Error(`the engine's answer has no choices (${issues(r.error)})`);
+  if (!r.success) throw new Error(`the engine's answer has no choices (${formatIssues(r.error, { root: '(payload)' })})`);
   const choice = r.data.choices[0]!;
   const text = choice.message?.content ?? choice.text ?? '';
   const lp = choice.logprobs?.content;

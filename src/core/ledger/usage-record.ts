@@ -1,6 +1,7 @@
 // Validation of a finished request before it is stored, and the row <-> UsageRecord mapping.
 import { z } from 'zod';
 import type { UsageRecord } from '../../shared/types';
+import { formatIssues } from '../../shared/zod-issues';
 
 const count = z.number().int().nonnegative();
 const epochMs = z.number().int().nonnegative();
@@ -38,7 +39,7 @@ export type ValidRecord = z.infer<typeof usageRecordSchema>;
 export function validateRecord(input: unknown): { ok: true; record: ValidRecord } | { ok: false; reason: string } {
   const parsed = usageRecordSchema.safeParse(input);
   if (parsed.success) return { ok: true, record: parsed.data };
-  const reason = parsed.error.issues.map((i) => `${i.path.join('.') || 'record'}: ${i.message}`).join('; ');
+  const reason = formatIssues(parsed.error, { root: 'record' });
   return { ok: false, reason };
 }
 

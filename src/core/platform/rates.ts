@@ -9,6 +9,7 @@ import type { Logger } from '../log';
 import type { Rate } from '../ledger/price-book';
 import { CachedFigures, type CachedView, type Fetched } from './cached-figures';
 import { apiBase, getJson } from './get-json';
+import { formatIssues } from '../../shared/zod-issues';
 
 /** Above this (USD per 1M tokens) a rate is taken as a platform error, not a price. */
 export const MAX_RATE_PER_M = 1000;
@@ -46,8 +47,7 @@ export function parseModelDemand(json: unknown): Fetched<NetworkRate[]> {
   if (a.data.code !== 0) return { ok: false, error: `the platform answered code ${a.data.code}${a.data.message ?? a.data.msg ? ` (${String(a.data.message ?? a.data.msg).slice(0, 200)})` : ''}` };
   const d = data.safeParse(a.data.data);
   if (!d.success) {
-    const i = d.error.issues[0];
-    return { ok: false, error: `the model-demand answer is malformed (${i ? `${i.path.join('.')}: ${i.message}` : 'no models list'})` };
+    return { ok: false, error: `the model-demand answer is malformed (${formatIssues(d.error, { limit: 1 }) || 'no models list'})` };
   }
   const out: NetworkRate[] = [];
   for (const m of d.data.models) {

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { Logger } from '../log';
 import { CachedFigures, type CachedView, type Fetched } from './cached-figures';
 import { apiBase, getJson } from './get-json';
+import { formatIssues } from '../../shared/zod-issues';
 
 export const STATS_TTL_MS = 2 * 60_000;
 
@@ -45,8 +46,7 @@ export function parseProviderStats(json: unknown): Fetched<PlatformStats> {
   const body = obj.data !== undefined && obj.data !== null ? obj.data : obj;
   const p = stats.safeParse(body);
   if (!p.success) {
-    const i = p.error.issues[0];
-    return { ok: false, error: `the provider stats answer is malformed (${i ? `${i.path.join('.')}: ${i.message}` : 'unexpected shape'})` };
+    return { ok: false, error: `the provider stats answer is malformed (${formatIssues(p.error, { limit: 1 }) || 'unexpected shape'})` };
   }
   const s = p.data;
   return {

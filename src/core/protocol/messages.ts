@@ -2,6 +2,7 @@
 // against (../shared/HUB-PROTOCOL.md; docs/hub-dialect.md). Inbound messages are schema-checked here
 // (both the Go and the seed 000 forms are accepted); outbound ones are typed builders of the Go form.
 import { z } from 'zod';
+import { formatIssues } from '../../shared/zod-issues';
 
 export const PROTOCOL_VERSION = '1';
 /**
@@ -107,9 +108,6 @@ export function jsonDepth(value: unknown, limit: number): number {
 /** Deeper OpenAI bodies than this are refused: no real request nests so far. */
 export const MAX_REQUEST_DEPTH = 64;
 
-function issues(err: z.ZodError, root = '(payload)'): string {
-  return err.issues.map((i) => `${i.path.join('.') || root}: ${i.message}`).join('; ');
-}
 
 /** Parses and validates one text frame from the hub. Throws InboundError with a clear reason. */
 export function parseInbound(text: string): Inbound {
@@ -120,14 +118,14 @@ export function parseInbound(text: string): Inbound {
     throw new InboundError('message is not valid JSON');
   }
   const env = envelope.safeParse(raw);
-  if (!env.success) throw new InboundError(`message has no valid envelope (${issues(env.error, '(message)')})`);
+  if (!env.success) throw new InboundError(`message has no valid envelope (${formatIssues(env.error, { root: '(message)' })})`);
   const { type, payload } = env.data;
   const p = (payload ?? {}) as Record<string, unknown>;
   const requestId = env.data.request_id ?? (typeof p.request_id === 'string' ? p.request_id : undefined);
   const stream = type === 'inference' ? p.stream === true || (typeof p.request === 'object' && (p.request as Record<string, unknown> | null)?.stream === true) : undefined;
   const check = <T>(schema: z.ZodType<T>): T => {
     const r = schema.safeParse(payload ?? {});
-    if (!r.success) throw new InboundError(`invalid ${type} payload: ${issues(r.error)}`, requestId, type, stream);
+    if (!r.success) throw new InboundError(`invalid ${type} payload: ${formatIssues(r.error, { root: '(payload)' })}`, requestId, type, stream);
     return r.data;
   };
   switch (type) {

@@ -1,5 +1,6 @@
 // The owner's pause schedule: weekly windows in local time during which serving is paused.
 import { z } from 'zod';
+import { formatIssues } from '../../shared/zod-issues';
 
 const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'use 24-hour HH:MM, e.g. "22:30"');
 
@@ -18,7 +19,7 @@ export const pauseScheduleSchema = z.array(pauseWindowSchema).max(100);
 /** Parses a schedule from outside (settings, IPC); throws an Error saying what is wrong. */
 export function parseSchedule(input: unknown): PauseWindow[] {
   const parsed = pauseScheduleSchema.safeParse(input);
-  if (!parsed.success) throw new Error(`Invalid pause schedule: ${z.prettifyError(parsed.error)}`);
+  if (!parsed.success) throw new Error(`Invalid pause schedule: ${formatIssues(parsed.error)}`);
   return parsed.data;
 }
 

@@ -14,6 +14,7 @@ import {
   type SchedulerLimits,
   type SchedulerModelStats,
 } from './types';
+import { formatIssues } from '../../shared/zod-issues';
 
 export const DEFAULT_LIMITS: SchedulerLimits = { maxConcurrentPerEndpoint: 4, maxQueuePerModel: 32, queueTimeoutMs: 30_000 };
 
@@ -90,16 +91,16 @@ export class Scheduler extends EventEmitter {
   ) {
     super();
     const parsed = limitsSchema.safeParse(limits);
-    if (!parsed.success) throw new TypeError(`Invalid scheduler limits: ${z.prettifyError(parsed.error)}`);
+    if (!parsed.success) throw new TypeError(`Invalid scheduler limits: ${formatIssues(parsed.error)}`);
     this.limits = { ...DEFAULT_LIMITS, ...stripUndefined(parsed.data) };
   }
 
   /** Adds or replaces a model's endpoints and limits. Running and queued requests are kept. */
   setModel(model: string, endpoints: SchedulerEndpoint[], limits: ModelLimits = {}): void {
     const eps = z.array(endpointSchema).safeParse(endpoints);
-    if (!eps.success) throw new TypeError(`Invalid endpoints for model "${model}": ${z.prettifyError(eps.error)}`);
+    if (!eps.success) throw new TypeError(`Invalid endpoints for model "${model}": ${formatIssues(eps.error)}`);
     const lim = modelLimitsSchema.safeParse(limits);
-    if (!lim.success) throw new TypeError(`Invalid limits for model "${model}": ${z.prettifyError(lim.error)}`);
+    if (!lim.success) throw new TypeError(`Invalid limits for model "${model}": ${formatIssues(lim.error)}`);
 
     let entry = this.models.get(model);
     if (!entry) {
