@@ -19,7 +19,6 @@ import { hubDialUrl } from '../config/config';
 import { validateSettingsPatch } from './settings';
 import { checkKeyDestination } from './key-destination';
 import { ownerEndpointUrl } from '../engine/url';
-import { normaliseBaseUrl } from './models';
 import { listGpuProcesses } from '../gpu/processes';
 import { checkForUpdate } from '../update/check';
 import { appInfo, startTestPrompt } from './console-extras';
@@ -119,7 +118,7 @@ export class BridgeHandlers {
         return a.engineList();
       },
       'engines.addEndpoint': async ({ url, model }: { url: string; model?: string }) => {
-        const base = normaliseBaseUrl(ownerEndpointUrl(url));
+        const base = ownerEndpointUrl(url);
         a.settings.update((s) => ({ ...s, extraEndpoints: [...(s.extraEndpoints ?? []).filter((e) => e.url !== base), { url: base, ...(model ? { model } : {}) }] }));
         await a.rescanEngines([base]);
         // The owner named the model to serve from it: switch it on when the engine offers it.

@@ -4,13 +4,7 @@
 import type { EngineInfo, EngineType, ModelHealth, ModelState } from '../../shared/types';
 import type { ModelEntry } from '../config/config';
 import type { EngineEndpoint } from '../engine/types';
-
-export function normaliseBaseUrl(url: string): string {
-  return url
-    .trim()
-    .replace(/\/+$/, '')
-    .replace(/\/v1$/, '');
-}
+import { endpointKey } from '../engine/url';
 
 const RANK: Record<ModelHealth, number> = { healthy: 2, degraded: 1, unhealthy: 0 };
 
@@ -74,7 +68,7 @@ export class ModelRegistry {
       add(
         id,
         {
-          url: normaliseBaseUrl(e.endpoint),
+          url: endpointKey(e.endpoint),
           ...(e.local_model ? { localModel: e.local_model } : {}),
           ...(e.api_key ? { apiKey: e.api_key } : {}),
         },
@@ -85,7 +79,7 @@ export class ModelRegistry {
     const typeByUrl = new Map<string, EngineType>();
     for (const eng of opts.engines) {
       if (!eng.reachable) continue;
-      const url = normaliseBaseUrl(eng.url);
+      const url = endpointKey(eng.url);
       typeByUrl.set(url, eng.type);
       for (const model of eng.models) {
         // A model the config already maps to this engine (under another hub-facing id) is not repeated.

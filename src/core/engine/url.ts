@@ -1,4 +1,5 @@
 // Engine base URLs: models.json endpoints may carry /v1 or a trailing slash; we keep the bare base.
+// The one rule: the registry, health, discovery and the engine client all key endpoints by it.
 
 /** "http://h:8000/v1/" -> "http://h:8000". Throws on a URL that is not http(s). */
 export function normalizeBaseUrl(url: string): string {
@@ -7,6 +8,18 @@ export function normalizeBaseUrl(url: string): string {
   let p = u.pathname.replace(/\/+$/, '');
   if (p.endsWith('/v1')) p = p.slice(0, -3);
   return `${u.protocol}//${u.host}${p}`;
+}
+
+/**
+ * The key of an endpoint (registry and health): normalizeBaseUrl's form; an address that is not an
+ * http(s) URL (a hand-edited models.json) stays as written, trimmed, so it still shows — never healthy.
+ */
+export function endpointKey(url: string): string {
+  try {
+    return normalizeBaseUrl(url);
+  } catch {
+    return url.trim();
+  }
 }
 
 /**

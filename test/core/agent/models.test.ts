@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import type { EngineInfo } from '../../../src/shared/types';
 import type { ModelEntry } from '../../../src/core/config/config';
-import { ModelRegistry, normaliseBaseUrl, type ModelPrefs } from '../../../src/core/agent/models';
+import { ModelRegistry, type ModelPrefs } from '../../../src/core/agent/models';
+import { endpointKey, normalizeBaseUrl } from '../../../src/core/engine/url';
 
 const engine = (url: string, models: string[], o: Partial<EngineInfo> = {}): EngineInfo => ({ url, type: 'vllm', models, reachable: true, origin: 'probe', ...o });
 
@@ -22,11 +23,22 @@ const zeroCounts = (): { inFlight: number; queued: number; endpointInFlight: (ur
   maxQueue: 32,
 });
 
-describe('normaliseBaseUrl', () => {
-  it('drops trailing slashes and /v1', () => {
-    expect(normaliseBaseUrl(' http://127.0.0.1:8000/v1/ ')).toBe('http://127.0.0.1:8000');
-    expect(normaliseBaseUrl('http://h:1//')).toBe('http://h:1');
-    expect(normaliseBaseUrl('http://h:1/api')).toBe('http://h:1/api');
+describe('endpoint keys', () => {
+  it('drop trailing slashes and /v1', () => {
+    expect(endpointKey(' http://127.0.0.1:8000/v1/ ')).toBe('http://127.0.0.1:8000');
+    expect(endpointKey('http://h:1//')).toBe('http://h:1');
+    expect(endpointKey('http://h:1/api')).toBe('http://h:1/api');
+  });
+
+  it('the registry keys an endpoint as health does (one rule: host case, default port)', () => {
+    const r = build({ entries: { m: { endpoint: 'http://LocalHost:80/v1/' } } });
+    expect(r.get('m')?.endpoints[0]?.url).toBe(normalizeBaseUrl('http://LocalHost:80/v1/'));
+    expect(r.get('m')?.endpoints[0]?.url).toBe('http://localhost');
+  });
+
+  it('a models.json endpoint that is not a URL stays listed, as written', () => {
+    const r = build({ entries: { m: { endpoint: ' localhost:8000 ' } } });
+    expect(r.get('m')?.endpoints[0]?.url).toBe('localhost:8000');
   });
 });
 
