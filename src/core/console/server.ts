@@ -47,7 +47,7 @@ export interface ConsoleServer {
 }
 
 /** Largest WebSocket message accepted from a client. */
-export const MAX_MESSAGE_BYTES = 1024 * 1024;
+const MAX_CONSOLE_FRAME_BYTES = 1024 * 1024;
 /** A client whose unsent data grows beyond this is too slow to follow; it is dropped and reconnects. */
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 const PING_MS = 30_000;
@@ -94,7 +94,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
     batcher = undefined;
   };
 
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_CONSOLE_FRAME_BYTES });
   wss.on('connection', (ws: WebSocket) => {
     clients.add(ws);
     alive.add(ws);
