@@ -2,6 +2,7 @@
 // the desktop over Electron IPC (src/main + src/preload), the browser console over a WebSocket
 // (src/core/console). Every argument is validated on the agent side with these schemas.
 import { z } from 'zod';
+import type { ChannelName } from './channels';
 import type {
   EngineInfo,
   GpuInventory,
@@ -389,7 +390,7 @@ export const invokeSchemas = {
   'update.check': z.object({}).strict(),
   'app.info': z.object({}).strict(),
   'link.retry': z.object({}).strict(),
-} as const;
+} as const satisfies { readonly [C in ChannelName]: z.ZodType }; // the names are channels.ts's: none missing, none extra
 
 export type InvokeChannel = keyof typeof invokeSchemas;
 export type InvokeArgs<C extends InvokeChannel> = z.infer<(typeof invokeSchemas)[C]>;

@@ -3,6 +3,7 @@
 import {
   invokeSchemas,
   isInvokeChannel,
+  type InvokeArgs,
   type InvokeChannel,
   type InvokeResults,
   type PriceRow,
@@ -24,7 +25,8 @@ import { checkForUpdate } from '../update/check';
 import { appInfo, startTestPrompt } from './console-extras';
 import { formatIssues } from '../../shared/zod-issues';
 
-type Handler<C extends InvokeChannel> = (args: never) => Promise<InvokeResults[C]> | InvokeResults[C];
+/** A channel's handler: its arguments are what the channel's schema parsed (checked once, in invoke()). */
+type Handler<C extends InvokeChannel> = (args: InvokeArgs<C>) => Promise<InvokeResults[C]> | InvokeResults[C];
 
 const EMPTY_TOTALS: UsageTotals = { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0 };
 
@@ -35,20 +37,20 @@ export class BridgeHandlers {
     const a = agent;
     this.table = {
       'snapshot.get': () => a.snapshot(),
-      'models.setEnabled': ({ model, enabled }: { model: string; enabled: boolean }) => {
+      'models.setEnabled': ({ model, enabled }) => {
         if (!a.registry.get(model)) throw new Error(`No model "${model}" is known here. Rescan engines or add it to models.json.`);
         a.settings.update((s) => ({ ...s, models: { ...s.models, [model]: { ...s.models?.[model], enabled } } }));
         a.rebuildModels();
         return a.snapshot().models;
       },
-      'models.warmup': ({ model }: { model: string }) => a.warmup.run(model),
-      'models.setLimits': ({ model, maxConcurrent, maxQueue }: { model: string; maxConcurrent: number; maxQueue: number }) => {
+      'models.warmup': ({ model }) => a.warmup.run(model),
+      'models.setLimits': ({ model, maxConcurrent, maxQueue }) => {
         if (!a.registry.get(model)) throw new Error(`No model "${model}" is known here.`);
         a.settings.update((s) => ({ ...s, models: { ...s.models, [model]: { ...s.models?.[model], maxConcurrent, maxQueue } } }));
         a.rebuildModels();
         return a.snapshot().models;
       },
-      'serving.pause': ({ reason }: { reason?: string }) => {
+      'serving.pause': ({ reason }) => {
         a.pause.pauseManual(reason);
         return a.pause.state();
       },
@@ -57,7 +59,7 @@ export class BridgeHandlers {
         return a.pause.state();
       },
       'settings.get': () => this.settingsView(),
-      'settings.save': async ({ patch }: { patch: import('../../shared/bridge').SettingsPatch }) => {
+      'settings.save': async ({ patch }) => {
         const errors = validateSettingsPatch(patch);
         if (Object.keys(errors).length > 0) return { ok: false as const, errors };
         const destination = checkKeyDestination(this.settingsView(), patch);
@@ -91,17 +93,17 @@ export class BridgeHandlers {
         a.emitSnapshot();
         return { ok: true as const };
       },
-      'settings.checkKey': ({ key }: { key: string }) => checkProviderKey(this.settingsView().serviceUrl, key),
-      'requests.list': ({ limit }: { limit?: number }) => a.book.list(limit ?? 500),
-      'requests.text': ({ id }: { id: string }) => a.book.text(id),
-      'usage.report': ({ from, to, bucket }: { from: number; to: number; bucket: '15m' | 'hour' | 'day' }): UsageReport =>
+      'settings.checkKey': ({ key }) => checkProviderKey(this.settingsView().serviceUrl, key),
+      'requests.list': ({ limit }) => a.book.list(limit ?? 500),
+      'requests.text': ({ id }) => a.book.text(id),
+      'usage.report': ({ from, to, bucket }): UsageReport =>
         a.ledger?.report(from, to, bucket) ?? { from, to, totals: EMPTY_TOTALS, buckets: [], perModel: [], errorRate: 0 },
-      'usage.exportCsv': ({ from, to }: { from: number; to: number }) => {
+      'usage.exportCsv': ({ from, to }) => {
         if (!a.ledger) throw new Error('The usage history is unavailable right now (see Logs).');
         return a.ledger.exportCsv(from, to);
       },
-      'earnings.overview': ({ refresh }: { refresh?: boolean }) => a.earnings.overview(refresh ?? false),
-      'earnings.setElectricity': ({ perKwh, currency, usdPerUnit }: { perKwh: number | null; currency?: string; usdPerUnit?: number }) => {
+      'earnings.overview': ({ refresh }) => a.earnings.overview(refresh ?? false),
+      'earnings.setElectricity': ({ perKwh, currency, usdPerUnit }) => {
         if (!a.ledger) throw new Error('The usage history is unavailable right now (see Logs), so the electricity price cannot be saved.');
         const cur = currency ?? 'USD';
         if (perKwh !== null && cur !== 'USD' && usdPerUnit === undefined) throw new Error(`Give the value of 1 ${cur} in USD too, so power cost and earnings (paid in USD) can be compared.`);
@@ -117,7 +119,7 @@ export class BridgeHandlers {
         await a.rescanEngines();
         return a.engineList();
       },
-      'engines.addEndpoint': async ({ url, model }: { url: string; model?: string }) => {
+      'engines.addEndpoint': async ({ url, model }) => {
         const base = ownerEndpointUrl(url);
         a.settings.update((s) => ({ ...s, extraEndpoints: [...(s.extraEndpoints ?? []).filter((e) => e.url !== base), { url: base, ...(model ? { model } : {}) }] }));
         await a.rescanEngines([base]);
@@ -128,7 +130,7 @@ export class BridgeHandlers {
         }
         return a.engineList();
       },
-      'gpu.history': ({ minutes }: { minutes: number }) => a.sampler?.history(minutes) ?? [],
+      'gpu.history': ({ minutes }) => a.sampler?.history(minutes) ?? [],
       'gpu.processes': async () => {
         try {
           return await listGpuProcesses({ env: a.opts.env ?? process.env });
@@ -136,21 +138,21 @@ export class BridgeHandlers {
           throw new Error(`The GPU process list is unavailable: ${(e as Error).message}`);
         }
       },
-      'logs.list': ({ level, limit }: { level?: 'debug' | 'info' | 'warn' | 'error'; limit?: number }) => a.log.entries(limit ?? 500, level ?? 'debug'),
+      'logs.list': ({ level, limit }) => a.log.entries(limit ?? 500, level ?? 'debug'),
       'logs.bundle': () => this.supportBundle(),
       'gateway.keys.list': () => a.gatewayKeys.list(),
-      'gateway.keys.create': ({ name }: { name: string }) => {
+      'gateway.keys.create': ({ name }) => {
         const k = a.gatewayKeys.create(name);
         a.emitSnapshot();
         return k;
       },
-      'gateway.keys.revoke': ({ name }: { name: string }) => {
+      'gateway.keys.revoke': ({ name }) => {
         if (!a.gatewayKeys.revoke(name)) throw new Error(`No gateway key named "${name}".`);
         a.emitSnapshot();
         return a.gatewayKeys.list();
       },
       'prices.list': () => this.prices(),
-      'prices.set': ({ model, inputPerM, outputPerM }: { model: string; inputPerM: number; outputPerM: number }) => {
+      'prices.set': ({ model, inputPerM, outputPerM }) => {
         if (!a.ledger) throw new Error('The usage history is unavailable right now (see Logs), so prices cannot be saved.');
         a.ledger.setPrice(model, inputPerM, outputPerM);
         a.emitSnapshot();
@@ -163,7 +165,7 @@ export class BridgeHandlers {
         const alert = a.alerts.raise('test', 'Test alert', 'This is a test alert from Swan Provider Console. If you see it, alerts reach you.');
         return await a.webhook.send(alert);
       },
-      'models.try': ({ model, prompt, maxTokens }: { model: string; prompt: string; maxTokens?: number }) => startTestPrompt(a, model, prompt, maxTokens ?? 128),
+      'models.try': ({ model, prompt, maxTokens }) => startTestPrompt(a, model, prompt, maxTokens ?? 128),
       'update.check': () => checkForUpdate({ current: a.snapshot().version, feed: a.settings.get().updateFeedUrl ?? '', mode: a.opts.mode ?? 'headless' }),
       'app.info': () => appInfo(a.snapshot().version, a.opts.mode ?? 'headless'),
       'link.retry': () => {
