@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { GpuSampler, type SamplerMode } from '../src/core/gpu';
+import { GpuSampler, type SamplerMode } from '../src/core/gpu/sampler';
 import type { GpuSample } from '../src/shared/types';
 import { fixture, makeFakeBin, writeFakeNvidiaSmi, type FakeBin } from '../test/gpu/support/fake-tools';
 

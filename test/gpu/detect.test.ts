@@ -3,7 +3,8 @@
 // replaying real captures, and on this machine (no GPU) for real.
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { detectGpus, hardwareBlock } from '../../src/core/gpu';
+import { detectGpus } from '../../src/core/gpu/detect';
+import { hardwareBlock } from '../../src/core/gpu/hardware';
 import { findOnPath } from '../../src/core/gpu/run-tool';
 import { mapSiControllers } from '../../src/core/gpu/si-map';
 import { memoryLog } from '../../src/core/log';

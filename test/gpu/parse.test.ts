@@ -1,7 +1,7 @@
 // The readers of vendor tool output, on real captures and on the format variants they must survive.
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { gpuSlug } from '../../src/core/gpu';
+import { gpuSlug } from '../../src/core/gpu/slug';
 import { amdNumber, AmdParseError, parseAmdMetric, parseAmdStatic, parseRocmStatic, parseToolJson } from '../../src/core/gpu/amd-parse';
 import {
   cellNumber,

@@ -1,7 +1,7 @@
 // listGpuProcesses: who uses the GPU, and which of them are our engines.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { GpuToolError, isEngineProcess, listGpuProcesses } from '../../src/core/gpu';
+import { GpuToolError, isEngineProcess, listGpuProcesses } from '../../src/core/gpu/processes';
 import { fixture, makeFakeBin, writeFakeNvidiaSmi, type FakeBin } from './support/fake-tools';
 import fs from 'node:fs';
 import path from 'node:path';

@@ -3,7 +3,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { GpuSampler, heartbeatMetrics, type GpuSamplerOptions } from '../../src/core/gpu';
+import { GpuSampler, type GpuSamplerOptions } from '../../src/core/gpu/sampler';
+import { heartbeatMetrics } from '../../src/core/gpu/metrics';
 import { Ring } from '../../src/shared/ring';
 import type { GpuDeviceSample, GpuSample } from '../../src/shared/types';
 import { fixture, makeFakeBin, writeFakeAmdSmi, writeFakeNvidiaSmi, writeFakeRocmSmi, type FakeBin } from './support/fake-tools';

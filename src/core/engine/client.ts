@@ -27,12 +27,6 @@ export interface StreamRequestOptions extends EngineRequestOptions {
   idleTimeoutMs?: number;
 }
 
-/** Close idle keep-alive sockets to engines (at shutdown). */
-export function closeEngineConnections(): void {
-  httpAgent.destroy();
-  httpsAgent.destroy();
-}
-
 /**
  * The body to forward: a shallow copy with `local_model` as `model`. Stream: `stream: true` and
  * `stream_options.include_usage: true` (other stream options kept). Non-stream: no stream options.

@@ -1,6 +1,6 @@
 // Waiting on a sampler's 'sample' events, with a deadline (no sleeps).
 import type { GpuSample } from '../../../src/shared/types';
-import type { GpuSampler } from '../../../src/core/gpu';
+import type { GpuSampler } from '../../../src/core/gpu/sampler';
 
 /**
  * Resolves with every sample emitted from now until `done(collected)` returns true.
