@@ -10,11 +10,27 @@ export type LinkState =
   | 'auth_failed' // the hub refused our key; long backoff until the key changes
   | 'stopped'; // stopped by the owner
 
+/** Why the hub link is not connected, stable for tests and tools (the prose in `reason` may change). */
+export type LinkReasonCode =
+  | 'READ_DEADLINE' // the hub sent nothing for the read timeout
+  | 'HEARTBEAT_UNACKED' // heartbeats went unacknowledged
+  | 'REGISTER_TIMEOUT' // no register ack in time
+  | 'REGISTER_REFUSED' // the hub refused registration
+  | 'AUTH_FAILED' // the hub refused the provider key
+  | 'WRITE_DEADLINE' // a write to the hub did not complete in time
+  | 'UPGRADE_REFUSED' // an HTTP answer instead of a WebSocket upgrade
+  | 'UNREACHABLE' // connection refused
+  | 'MESSAGE_TOO_LARGE' // the hub sent a message over the 1 MB limit
+  | 'SOCKET_ERROR' // another socket or network error
+  | 'CLOSED'; // the connection closed (by the hub, or ours: stop, hub URL change)
+
 export interface LinkStatus {
   state: LinkState;
   hubUrl: string;
   /** Plain-language reason when not connected (what happened, what to do). */
   reason?: string;
+  /** The stable code of `reason`. */
+  code?: LinkReasonCode;
   since: number; // epoch ms of the last state change
   nextRetryAt?: number; // epoch ms, in backoff / auth_failed
   attempts: number; // dials since the last successful register

@@ -138,8 +138,8 @@ describe('1 MB message boundaries', () => {
 
     const down = nextDisconnect(agent.link);
     hub.broadcastRaw(paddedFrame('over-limit', MAX_MESSAGE_BYTES + 1));
-    const reason = await down;
-    expect(reason).toMatch(/max payload|too big|1009/i);
+    const { reason, code } = await down;
+    expect(code).toBe('MESSAGE_TOO_LARGE');
     await until(() => agent.link.connected, 'reconnected');
     const o = await client;
     const a = audit(o.text, n);

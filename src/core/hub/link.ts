@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events';
 import crypto from 'node:crypto';
 import WebSocket from 'ws';
-import type { LinkState, LinkStatus } from '../../shared/types';
+import type { LinkReasonCode, LinkState, LinkStatus } from '../../shared/types';
 import type { Logger } from '../log';
 import {
   encodeOnce,
@@ -61,7 +61,7 @@ export interface HubLinkEvents {
   state: [LinkStatus];
   registered: [];
   message: [Inbound];
-  disconnected: [string];
+  disconnected: [string, LinkReasonCode];
 }
 
 const MISSED_HEARTBEATS_LIMIT = 3;
@@ -246,13 +246,14 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
     this.pendingWrites = 0;
   }
 
-  private setState(state: LinkState, reason?: string, nextRetryAt?: number): void {
+  private setState(state: LinkState, reason?: string, nextRetryAt?: number, code?: LinkReasonCode): void {
     this.status = {
       state,
       hubUrl: this.opts.url,
       since: Date.now(),
       attempts: this.status.attempts,
       ...(reason ? { reason } : {}),
+      ...(reason && code ? { code } : {}),
       ...(nextRetryAt ? { nextRetryAt } : {}),
     };
     this.emit('state', this.status);
@@ -275,17 +276,19 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
     // Failed dials in a row; the first redial after a working link is immediate (Go reconnect()).
     let failures = 1;
     let lastReason: string | undefined;
+    let lastCode: LinkReasonCode | undefined;
     while (!this.stopped) {
       this.status.attempts = failures + 1;
       // A redial keeps saying why the last connection ended (the console shows it while connecting).
-      this.setState('connecting', lastReason);
+      this.setState('connecting', lastReason, undefined, lastCode);
       const result = await this.session();
       if (this.stopped) break;
       lastReason = result.reason;
-      this.emit('disconnected', result.reason);
+      lastCode = result.code;
+      this.emit('disconnected', result.reason, result.code);
       if (result.authFailed) {
         const next = Date.now() + authFailedBackoffMs;
-        this.setState('auth_failed', result.reason, next);
+        this.setState('auth_failed', result.reason, next, result.code);
         this.opts.log.error(result.reason);
         await this.sleep(authFailedBackoffMs);
         failures = 1;
@@ -296,14 +299,14 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
       failures = result.registered && result.upMs >= 1000 ? 0 : failures;
       const delay = reconnectDelayMs(failures, reconnectMaxBackoffMs);
       failures++;
-      this.setState('backoff', result.reason, Date.now() + delay);
+      this.setState('backoff', result.reason, Date.now() + delay, result.code);
       this.opts.log.warn(`hub link down (${result.reason}); ${delay === 0 ? 'redialling now' : `retrying in ${(delay / 1000).toFixed(1)} s`}`);
       if (delay > 0) await this.sleep(delay);
     }
   }
 
   /** One connection, from dial to close. Never rejects. */
-  private session(): Promise<{ registered: boolean; authFailed: boolean; reason: string; upMs: number }> {
+  private session(): Promise<{ registered: boolean; authFailed: boolean; reason: string; code: LinkReasonCode; upMs: number }> {
     const { pingIntervalMs, readTimeoutMs, heartbeatIntervalMs } = this.opts.timings;
     const handshakeTimeout = this.opts.timings.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS;
     const writeTimeoutMs = this.opts.timings.writeTimeoutMs ?? WRITE_TIMEOUT_MS;
@@ -316,6 +319,7 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
       let registerTimer: NodeJS.Timeout | undefined;
       let writeTimer: NodeJS.Timeout | undefined;
       let reason = 'connection closed';
+      let code: LinkReasonCode = 'CLOSED';
       let readTimer: NodeJS.Timeout | undefined;
       let pingTimer: NodeJS.Timeout | undefined;
       let heartbeatTimer: NodeJS.Timeout | undefined;
@@ -327,12 +331,14 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
       const resetRead = (): void => {
         clearTimeout(readTimer);
         readTimer = setTimeout(() => {
+          code = 'READ_DEADLINE';
           reason = `the hub sent nothing for ${readTimeoutMs / 1000} s (read deadline)`;
           ws.terminate();
         }, readTimeoutMs);
       };
       const beat = (): void => {
         if (missedHeartbeats >= MISSED_HEARTBEATS_LIMIT) {
+          code = 'HEARTBEAT_UNACKED';
           reason = `${MISSED_HEARTBEATS_LIMIT} heartbeats were not acknowledged`;
           ws.terminate();
           return;
@@ -366,12 +372,14 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
         this.sendControl(out.register(this.registerId, this.opts.register()));
         // No register ack within 3 heartbeat ticks: a hub that does not answer is a dead link (Go #73).
         registerTimer = setTimeout(() => {
+          code = 'REGISTER_TIMEOUT';
           reason = `the hub did not acknowledge registration within ${(MISSED_HEARTBEATS_LIMIT * heartbeatIntervalMs) / 1000} s`;
           ws.terminate();
         }, MISSED_HEARTBEATS_LIMIT * heartbeatIntervalMs);
         // Write deadline: a message the socket has not taken within writeTimeoutMs ends the connection.
         writeTimer = setInterval(() => {
           if (this.ws === ws && this.pendingWrites > 0 && Date.now() - this.writeProgressAt > writeTimeoutMs) {
+            code = 'WRITE_DEADLINE';
             reason = `a write to the hub did not complete within ${writeTimeoutMs / 1000} s (write deadline)`;
             ws.terminate();
           }
@@ -381,16 +389,20 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
       ws.on('unexpected-response', (_req, res) => {
         if (res.statusCode === 401 || res.statusCode === 403) {
           authFailed = true;
+          code = 'AUTH_FAILED';
           reason = `The hub refused the provider key (HTTP ${res.statusCode}). Check the key in Settings or config.toml.`;
         } else {
+          code = 'UPGRADE_REFUSED';
           reason = `the hub answered HTTP ${res.statusCode} instead of a WebSocket upgrade`;
         }
         res.resume();
         ws.terminate();
       });
       ws.on('error', (err) => {
-        const code = (err as NodeJS.ErrnoException).code;
-        if (!authFailed) reason = code === 'ECONNREFUSED' ? `cannot reach the hub at ${this.opts.url} (connection refused)` : err.message;
+        const errno = (err as NodeJS.ErrnoException).code;
+        if (authFailed) return;
+        code = errno === 'ECONNREFUSED' ? 'UNREACHABLE' : errno === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH' ? 'MESSAGE_TOO_LARGE' : 'SOCKET_ERROR';
+        reason = errno === 'ECONNREFUSED' ? `cannot reach the hub at ${this.opts.url} (connection refused)` : err.message;
       });
       ws.on('message', (data, isBinary) => {
         resetRead();
@@ -428,6 +440,7 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
           if (!registered) {
             if (msg.payload.success === true) onRegistered(msg.payload.extensions ?? []);
             else if (msg.payload.success === false) {
+              code = 'REGISTER_REFUSED';
               reason = `the hub refused registration: ${msg.payload.message ?? 'no reason given'}`;
               ws.close();
             } else log.warn('ignored an ack without "success" while registering');
@@ -435,6 +448,7 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
           }
           if (ackFor && ackFor === this.registerId) {
             if (msg.payload.success === false) {
+              code = 'REGISTER_REFUSED';
               reason = `the hub refused registration: ${msg.payload.message ?? 'no reason given'}`;
               ws.close();
               return;
@@ -445,14 +459,16 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
           return;
         }
         if (msg.type === 'error') {
-          const code = Number(msg.payload.code);
-          if (code === 401 || code === 403) {
+          const errCode = Number(msg.payload.code);
+          if (errCode === 401 || errCode === 403) {
             authFailed = true;
-            reason = `The hub refused the provider key: ${msg.payload.message ?? `code ${code}`}. Check the key in Settings or config.toml.`;
+            code = 'AUTH_FAILED';
+            reason = `The hub refused the provider key: ${msg.payload.message ?? `code ${errCode}`}. Check the key in Settings or config.toml.`;
             ws.close(1000, 'auth failed');
             return;
           }
           if (!registered && (msg.requestId === this.registerId || msg.requestId === undefined)) {
+            code = 'REGISTER_REFUSED';
             reason = `the hub refused registration: ${msg.payload.message ?? `code ${String(msg.payload.code)}`}`;
             ws.close();
             return;
@@ -460,7 +476,7 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
         }
         this.emit('message', msg);
       });
-      ws.on('close', (code) => {
+      ws.on('close', (closeCode) => {
         clearTimeout(readTimer);
         clearTimeout(registerTimer);
         clearInterval(writeTimer);
@@ -468,8 +484,8 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
         clearInterval(heartbeatTimer);
         if (this.ws === ws) this.ws = undefined;
         this.failQueued();
-        if (reason === 'connection closed' && code) reason = `connection closed (code ${code})`;
-        resolve({ registered, authFailed, reason, upMs: registered ? Date.now() - registeredAt : 0 });
+        if (reason === 'connection closed' && closeCode) reason = `connection closed (code ${closeCode})`;
+        resolve({ registered, authFailed, reason, code, upMs: registered ? Date.now() - registeredAt : 0 });
       });
     });
   }

@@ -3,6 +3,7 @@
 import type { DevHub } from '../../../src/cli/dev-hub';
 import { mulberry32 } from '../../support/rng';
 import { chat, chunkText, readSse } from '../../support/stack';
+import type { LinkReasonCode } from '../../../src/shared/types';
 
 /** FAULTS_FULL=1 runs the long form: more rounds, more fuzz. */
 export const FULL = process.env.FAULTS_FULL === '1';
@@ -94,7 +95,7 @@ async function readStream(hub: DevHub, model: string, maxTokens: number, signal?
   };
 }
 
-/** Resolves with the reason of the link's next disconnect. */
-export function nextDisconnect(link: { once(ev: 'disconnected', cb: (reason: string) => void): unknown }): Promise<string> {
-  return new Promise((resolve) => link.once('disconnected', resolve));
+/** Resolves with the reason (prose, for reports) and the stable code of the link's next disconnect. */
+export function nextDisconnect(link: { once(ev: 'disconnected', cb: (reason: string, code: LinkReasonCode) => void): unknown }): Promise<{ reason: string; code: LinkReasonCode }> {
+  return new Promise((resolve) => link.once('disconnected', (reason, code) => resolve({ reason, code })));
 }
