@@ -611,7 +611,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.log.on('entry', (entry) => this.emit('bridge', { type: 'log', entry }));
     this.notices.on('notice', (notice) => this.emit('bridge', { type: 'notice', notice }));
     this.providerGate.on('change', () => this.emitSnapshot());
-    watchForAlerts({ link: this.link, health: this.health, pause: this.pause, notices: noticesFromBridge((cb) => this.subscribe(cb)) }, this.alerts);
+    watchForAlerts({ link: this.link, health: this.health, pause: this.pause, providerStatus: this.providerGate, notices: noticesFromBridge((cb) => this.subscribe(cb)) }, this.alerts);
     this.alerts.on('alert', (alert) => {
       this.log.child('alerts').warn(`${alert.title}: ${alert.text}`);
       this.webhook.handle(alert);
