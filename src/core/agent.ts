@@ -137,7 +137,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
           retained_bytes: this.relay.retainedBytes,
           retained_requests: this.relay.retainedRequests,
         },
-        ...(this.hardware() ? { hardware: this.hardware() } : {}),
+        ...this.hardwareField(),
       }),
       modelHealth: () => (this.pause.state().paused ? {} : this.registry.healthMap()),
     });
@@ -436,9 +436,16 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     );
   }
 
+  private hardwareField(): { hardware?: HubHardware } {
+    const hardware = this.hardware();
+    return hardware ? { hardware } : {};
+  }
+
   /** Go's HardwareInfo for register and heartbeat; undefined without a GPU. */
   hardware(): HubHardware | undefined {
-    const types = this.registry.all().flatMap((m) => m.endpoints.map((e) => (e.engineType && e.engineType !== 'unknown' ? e.engineType : this.contexts.typeOf(e.url))));
+    const types = this.announcedModels().flatMap((id) =>
+      (this.registry.get(id)?.endpoints ?? []).map((e) => (e.engineType && e.engineType !== 'unknown' ? e.engineType : this.contexts.typeOf(e.url))),
+    );
     return hardwareBlock(this.gpu, mostCommonEngine(types));
   }
 

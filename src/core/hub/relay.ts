@@ -301,8 +301,9 @@ export class HubRelay {
       id,
       out.streamEnd(id, this.next(id), {
         latencyMs: r.latencyMs,
-        // Token counts only as the engine reported them: per-request pay is tokens x price.
-        ...(r.estimated ? {} : { tokensIn: r.tokensIn, tokensOut: r.tokensOut }),
+        // Token counts only as the engine reported them (per-request pay is tokens x price); none
+        // reported (an estimate, or a failure before usage came) leaves them out, as Go's omitempty does.
+        ...(r.estimated || (r.tokensIn === 0 && r.tokensOut === 0) ? {} : { tokensIn: r.tokensIn, tokensOut: r.tokensOut }),
         ...(r.status !== 'ok' ? { statusCode: r.statusCode, error } : {}),
       }),
     );
