@@ -87,6 +87,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   readonly requestMetrics = new RequestMetrics();
   /** Each announced model's context window (models.json override, else what the engine reports). */
   readonly contexts = new ContextLengths();
+  private contextsReady: Promise<void> = Promise.resolve();
 
   private constructor(
     readonly opts: AgentOptions,
@@ -190,8 +191,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       else this.l.info(`GPUs: ${inv.gpus.map((g) => `${g.model} (${Math.round(g.vramTotalMb / 1024)} GB)`).join(', ')}`);
       this.announce();
     });
-    // Register with what we know now; GPU details follow by re-registering once detected (bounded wait).
-    await Promise.race([gpuDone, new Promise((r) => setTimeout(r, 3000).unref())]);
+    // Register with what we know now; GPU details and context windows follow by re-registering once
+    // detected (bounded wait), so the first register usually carries them already.
+    await Promise.race([Promise.all([gpuDone, this.contextsReady]), new Promise((r) => setTimeout(r, 3000).unref())]);
     this.watchGpuBusy();
     this.applyPauseSchedule();
     void this.refreshEarningsFlag();
@@ -427,12 +429,13 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   }
 
   /** Re-reads the context windows of the announced models (overrides at once, engines probed). */
-  refreshContexts(): void {
-    void this.contexts.refresh(
+  refreshContexts(onlyMissing = false): void {
+    this.contextsReady = this.contexts.refresh(
       this.announcedModels().map((id) => {
         const m = this.registry.get(id);
         return { model: id, endpoints: m?.endpoints ?? [], ...(m?.entry?.context_length ? { override: m.entry.context_length } : {}) };
       }),
+      onlyMissing,
     );
   }
 
@@ -497,7 +500,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     });
     this.contexts.on('change', () => this.announce());
     this.health.on('change', (c: { url: string; health: 'healthy' | 'degraded' | 'unhealthy'; error?: string }) => {
-      if (c.health === 'healthy') this.refreshContexts();
+      if (c.health === 'healthy') this.refreshContexts(true);
       this.registry.setEndpointHealth(c.url, c.health, c.error);
       this.scheduler.setEndpointHealth(c.url, c.health);
       this.l.info(`engine ${c.url} is ${c.health}${c.error ? `: ${c.error}` : ''}`);
