@@ -4,6 +4,7 @@ import type { SettingsPatch, SettingsView } from '../../shared/bridge';
 import { getBridge } from '../bridge';
 import { Card } from '../components/Card';
 import { ErrorText, Field } from '../components/Field';
+import { IdentityRow } from '../components/IdentityRow';
 import { Toggle } from '../components/Toggle';
 import { fmtDateTime } from '../lib/format';
 import { applyTheme } from '../lib/theme';
@@ -178,6 +179,7 @@ export function Settings() {
           <Field label="Node name" hint="How this machine appears on the network." error={errors.nodeName} testId="field-nodeName">
             {(id, d) => <input id={id} aria-describedby={d} value={draft.nodeName} onChange={(e) => set('nodeName', e.target.value)} data-testid="input-nodeName" />}
           </Field>
+          <IdentityRow />
         </Card>
         <Card title="Local gateway">
           <Toggle checked={draft.gatewayEnabled} onChange={(v) => set('gatewayEnabled', v)} label="Let my own apps use my engines through the local gateway" testId="input-gatewayEnabled" />
