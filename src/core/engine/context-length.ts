@@ -70,12 +70,12 @@ function postJson(url: string, body: unknown, timeoutMs: number, headers: Record
   });
 }
 
-function modelEntry(models: Record<string, unknown> | undefined, model: string): Record<string, unknown> | undefined {
+function modelEntry(models: Record<string, unknown> | undefined, model: string, type: EngineType): Record<string, unknown> | undefined {
   const data = models?.data;
   if (!Array.isArray(data)) return undefined;
   const items = data.filter((m): m is Record<string, unknown> => !!m && typeof m === 'object');
-  // An engine serving one model answers for it whatever the name (llama.cpp lists its file path).
-  return items.find((m) => m.id === model) ?? (items.length === 1 ? items[0] : undefined);
+  // llama-server serves one model whatever name a request uses (it lists its file path or alias).
+  return items.find((m) => m.id === model) ?? (type === 'llamacpp' && items.length === 1 ? items[0] : undefined);
 }
 
 /** What the engine at `baseUrl` reports as `model`'s window, or undefined. */
@@ -100,7 +100,7 @@ export async function detectContextLength(baseUrl: string, model: string, type: 
     const nCtx = plausible(settings?.n_ctx);
     if (nCtx) return nCtx;
   }
-  const entry = modelEntry(jsonObject(await httpGet(`${base}/v1/models`, timeoutMs, headers)), model);
+  const entry = modelEntry(jsonObject(await httpGet(`${base}/v1/models`, timeoutMs, headers)), model, type);
   if (!entry) return undefined;
   const meta = entry.meta as Record<string, unknown> | undefined;
   return plausible(entry.max_model_len) ?? plausible(meta?.n_ctx);
