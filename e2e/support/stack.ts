@@ -119,6 +119,7 @@ export class ConsoleStack {
     const baseEnv: NodeJS.ProcessEnv = { ...process.env };
     delete baseEnv.INFERENCE_API_KEY;
     delete baseEnv.INFERENCE_WS_URL;
+    baseEnv.CP_PATH = path.join(root, 'no-go-provider'); // never the developer's ~/.swan/computing key
     const hub = startCli('dev hub', ['dev-hub', '--port', '0', '--token', PROVIDER_KEY, '--home', path.join(root, 'hub')], baseEnv);
     let engine: SimulatedEngine | undefined;
     let agent: Proc | undefined;

@@ -107,6 +107,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   /** The one alert list (link down, key refused, engine down, auto-paused, hub notice); transports subscribe. */
   readonly alerts = new AlertList();
   readonly webhook: WebhookTransport;
+  private contextsReady: Promise<void> = Promise.resolve();
 
   private constructor(
     readonly opts: AgentOptions,
@@ -167,7 +168,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
           retained_bytes: this.relay.retainedBytes,
           retained_requests: this.relay.retainedRequests,
         },
-        ...(this.hardware() ? { hardware: this.hardware() } : {}),
+        ...this.hardwareField(),
       }),
       modelHealth: () => (this.pause.state().paused ? {} : this.registry.healthMap()),
     });
@@ -237,8 +238,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       else this.l.info(`GPUs: ${inv.gpus.map((g) => `${g.model} (${Math.round(g.vramTotalMb / 1024)} GB)`).join(', ')}`);
       this.announce();
     });
-    // Register with what we know now; GPU details follow by re-registering once detected (bounded wait).
-    await Promise.race([gpuDone, new Promise((r) => setTimeout(r, 3000).unref())]);
+    // Register with what we know now; GPU details and context windows follow by re-registering once
+    // detected (bounded wait), so the first register usually carries them already.
+    await Promise.race([Promise.all([gpuDone, this.contextsReady]), new Promise((r) => setTimeout(r, 3000).unref())]);
     this.watchGpuBusy();
     this.applyPauseSchedule();
     void this.refreshEarningsFlag();
@@ -502,18 +504,26 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   }
 
   /** Re-reads the context windows of the announced models (overrides at once, engines probed). */
-  refreshContexts(): void {
-    void this.contexts.refresh(
+  refreshContexts(onlyMissing = false): void {
+    this.contextsReady = this.contexts.refresh(
       this.announcedModels().map((id) => {
         const m = this.registry.get(id);
         return { model: id, endpoints: m?.endpoints ?? [], ...(m?.entry?.context_length ? { override: m.entry.context_length } : {}) };
       }),
+      onlyMissing,
     );
+  }
+
+  private hardwareField(): { hardware?: HubHardware } {
+    const hardware = this.hardware();
+    return hardware ? { hardware } : {};
   }
 
   /** Go's HardwareInfo for register and heartbeat; undefined without a GPU. */
   hardware(): HubHardware | undefined {
-    const types = this.registry.all().flatMap((m) => m.endpoints.map((e) => (e.engineType && e.engineType !== 'unknown' ? e.engineType : this.contexts.typeOf(e.url))));
+    const types = this.announcedModels().flatMap((id) =>
+      (this.registry.get(id)?.endpoints ?? []).map((e) => (e.engineType && e.engineType !== 'unknown' ? e.engineType : this.contexts.typeOf(e.url))),
+    );
     return hardwareBlock(this.gpu, mostCommonEngine(types));
   }
 
@@ -569,7 +579,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       this.rebuildModels();
     });
     this.health.on('change', (c: HealthChange) => {
-      if (c.health === 'healthy') this.refreshContexts();
+      if (c.health === 'healthy') this.refreshContexts(true);
       this.registry.setEndpointHealth(c.url, c.health, c.error, c.condition);
       // An engine back after a restart: discovery re-reads its models now rather than on its next round.
       if (c.health === 'healthy' && this.discovery && !this.engines.some((e) => e.url === c.url && e.reachable)) void this.rescanEngines();

@@ -7,6 +7,7 @@ import { AlertsCard } from '../components/AlertsCard';
 import { Card } from '../components/Card';
 import { ErrorText, Field } from '../components/Field';
 import { KeyDestinationConfirm, type PendingDestination } from '../components/KeyDestinationConfirm';
+import { IdentityRow } from '../components/IdentityRow';
 import { Toggle } from '../components/Toggle';
 import { fmtDateTime } from '../lib/format';
 import { applyTheme } from '../lib/theme';
@@ -214,6 +215,7 @@ export function Settings() {
           <Field label="Node name" hint="How this machine appears on the network." error={errors.nodeName} testId="field-nodeName">
             {(id, d) => <input id={id} aria-describedby={d} value={draft.nodeName} onChange={(e) => set('nodeName', e.target.value)} data-testid="input-nodeName" />}
           </Field>
+          <IdentityRow />
         </Card>
         <Card title="Local gateway">
           <Toggle checked={draft.gatewayEnabled} onChange={(v) => set('gatewayEnabled', v)} label="Let my own apps use my engines through the local gateway" testId="input-gatewayEnabled" />

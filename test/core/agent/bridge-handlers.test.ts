@@ -22,7 +22,7 @@ afterAll(async () => {
   await stack?.close();
 });
 
-const SNAPSHOT_KEYS = ['catalogue', 'engines', 'gateway', 'gpu', 'hasKey', 'link', 'models', 'nodeId', 'nodeName', 'onboarded', 'pause', 'providerStatus', 'today', 'todayEarningsReason', 'version'];
+const SNAPSHOT_KEYS = ['catalogue', 'discovery', 'engines', 'gateway', 'gpu', 'hasKey', 'identity', 'link', 'models', 'nodeId', 'nodeName', 'onboarded', 'pause', 'providerStatus', 'today', 'todayEarningsReason', 'version'];
 
 function expectModelStates(models: ModelState[]): void {
   for (const m of models) {
@@ -44,6 +44,8 @@ describe('every channel answers with its documented shape', () => {
     const s = await invoke<AgentSnapshot>('snapshot.get', {});
     expect(Object.keys(s).sort()).toEqual(SNAPSHOT_KEYS);
     expect(s.nodeId).toBe(stack.agent.identity.nodeId);
+    // Where the node key comes from (made here, in this fresh home), for the Settings line.
+    expect(s.identity).toEqual({ source: 'generated', file: stack.agent.identity.file });
     expect(s).toMatchObject({ nodeName: 'test-node', hasKey: true, onboarded: true, link: { state: 'connected' }, pause: { paused: false } });
     expect(s.today).toEqual({ requests: expect.any(Number), errors: expect.any(Number), tokensIn: expect.any(Number), tokensOut: expect.any(Number), earnings: expect.any(Number), energyWh: expect.any(Number), cost: expect.any(Number) });
     expect(s.gateway).toEqual({ enabled: false, listen: '127.0.0.1:18080', running: false, keys: expect.any(Number) });
