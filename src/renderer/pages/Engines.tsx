@@ -3,6 +3,7 @@ import { useState } from 'react';
 import type { ModelState } from '../../shared/types';
 import { getBridge } from '../bridge';
 import { Card } from '../components/Card';
+import { CatalogueCard } from '../components/CatalogueMark';
 import { AddEndpointForm, EngineList, RescanButton } from '../components/Discovery';
 import { ErrorText } from '../components/Field';
 import { ModelsTable, modelSlug } from '../components/ModelsTable';
@@ -124,6 +125,7 @@ export function Engines() {
       <Card title="Models" testId="engines-models-card">
         <ModelsTable models={snapshot.models} />
       </Card>
+      <CatalogueCard />
       <div className="grid-2">
         <Card title="Per-model limits" testId="limits-card">
           {snapshot.models.length === 0 ? (
