@@ -4,7 +4,7 @@ import path from 'node:path';
 import WebSocket from 'ws';
 import { ConfigError, hubDialUrl, loadConfig } from '../core/config/config';
 import { checkEndpoint } from '../core/engine/health';
-import { checkProviderKey } from '../core/hub/provider-status';
+import { describeStatus, fetchProviderStatus, statusView } from '../core/hub/provider-status';
 import { noConfigHelp } from './run';
 
 type Check = { ok: boolean; what: string; fix?: string };
@@ -45,8 +45,13 @@ export async function doctorCommand(o: { home: string; config?: string }): Promi
   else if (!/^[\w.-]{8,256}$/.test(key)) checks.push({ ok: false, what: 'the provider key has an unexpected format', fix: 'copy it again, without spaces or quotes' });
   else checks.push({ ok: true, what: `provider key set (${key.slice(0, 8)}…)` });
   if (key) {
-    const r = await checkProviderKey(cfg.serviceUrl, key);
-    checks.push({ ok: r.valid, what: `key check at ${cfg.serviceUrl}: ${r.message}`, ...(r.valid ? {} : { fix: 'check ServiceURL and the key' }) });
+    // The platform's provider status decides whether the agent connects (api_key_valid, can_connect).
+    const v = statusView(`${cfg.serviceUrl.replace(/\/+$/, '')}/api/v1/provider/status`, await fetchProviderStatus(cfg.serviceUrl, key));
+    const lines = describeStatus(v).map((l) => `\n    ${l}`).join('');
+    if (v.state === 'invalid_key') checks.push({ ok: false, what: `provider status at ${v.url}: the key is not valid${lines}`, fix: 'copy the key again from your Swan Inference provider page (the agent does not connect with this one)' });
+    else if (v.state === 'waiting') checks.push({ ok: false, what: `provider status at ${v.url}: this provider cannot connect yet${lines}`, fix: 'follow the next steps above; the agent re-checks every minute and connects once approved' });
+    else if (v.state === 'unreachable') checks.push({ ok: false, what: `provider status at ${v.url} could not be read: ${v.error ?? 'no answer'}`, fix: 'check ServiceURL and your connection (the agent connects anyway)' });
+    else checks.push({ ok: true, what: `provider status at ${v.url}: can connect${lines}` });
   }
   const dial = hubDialUrl(cfg.webSocketUrl);
   const err = await dialOnce(dial.url);
