@@ -32,20 +32,35 @@ function findElectron() {
   return { exe };
 }
 
-/** Runs a command to the end, with our stdio; resolves with its exit code. */
+/**
+ * Runs a command to the end, with our stdio; resolves with its exit code. SIGINT, SIGTERM and SIGHUP
+ * are passed on to it. `npm start` runs us under `sh -c`, and a SIGTERM to npm stops that shell without
+ * telling us: when our parent goes away we stop the child the same way, so nothing is left running.
+ */
 function run(cmd, args, opts = {}) {
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { cwd: root, stdio: 'inherit', ...opts });
     const forward = (signal) => child.kill(signal);
     process.on('SIGINT', forward);
     process.on('SIGTERM', forward);
+    process.on('SIGHUP', forward);
+    const parent = process.ppid;
+    const orphanWatch = setInterval(() => {
+      if (process.ppid !== parent) {
+        clearInterval(orphanWatch);
+        child.kill('SIGTERM');
+      }
+    }, 250);
     child.on('error', (err) => {
+      clearInterval(orphanWatch);
       console.error(`Could not start ${cmd}: ${err.message}`);
       resolve(1);
     });
     child.on('exit', (code, signal) => {
+      clearInterval(orphanWatch);
       process.off('SIGINT', forward);
       process.off('SIGTERM', forward);
+      process.off('SIGHUP', forward);
       resolve(code ?? (signal ? 1 : 0));
     });
   });

@@ -60,7 +60,7 @@ test('logs: level filter and the support bundle', async ({ app, context }) => {
   expect(JSON.stringify(bundle)).not.toContain('sk-prov-e2e-0123456789');
 });
 
-test('screenshots of every page', async ({ app, stack }) => {
+test('screenshots of every page @screenshots', async ({ app, stack }) => {
   await expect(app.getByTestId('link-state')).toHaveText('Serving');
   const [a, b] = stack.engine.models as [string, string];
   await Promise.all([stack.chat(a, 24), stack.chat(b, 24), stack.chat(a, 24)]);

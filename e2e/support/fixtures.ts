@@ -38,13 +38,21 @@ export async function go(page: Page, name: 'dashboard' | 'requests' | 'usage' | 
   await expect(page.getByTestId(`page-${name}`)).toBeVisible();
 }
 
-/** Saves a screenshot as a test artefact (e2e/artifacts) and as the docs' copy (docs/screenshots). */
+/** `npm run screenshots` sets this; only then are the docs' copies (tracked files) rewritten. */
+export const WRITE_DOCS_SCREENSHOTS = process.env.SWAN_SCREENSHOTS === '1';
+
+/**
+ * Saves a screenshot as a test artefact (e2e/artifacts, ignored by git), and as the docs' copy
+ * (docs/screenshots) only under `npm run screenshots`: an e2e run never rewrites tracked files.
+ */
 export async function shoot(page: Page, name: string): Promise<void> {
   const file = path.join(repoRoot, 'e2e', 'artifacts', `${name}.png`);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   await page.screenshot({ path: file, animations: 'disabled', caret: 'hide' });
-  const docs = path.join(repoRoot, 'docs', 'screenshots');
-  fs.mkdirSync(docs, { recursive: true });
-  fs.copyFileSync(file, path.join(docs, `${name}.png`));
+  if (WRITE_DOCS_SCREENSHOTS) {
+    const docs = path.join(repoRoot, 'docs', 'screenshots');
+    fs.mkdirSync(docs, { recursive: true });
+    fs.copyFileSync(file, path.join(docs, `${name}.png`));
+  }
   await test.info().attach(name, { path: file, contentType: 'image/png' });
 }

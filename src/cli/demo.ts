@@ -7,12 +7,28 @@ import { startConsoleServer } from '../core/console/server';
 import { renderMetrics } from '../core/console/prometheus';
 import { Log } from '../core/log';
 import { startDevHub } from './dev-hub';
+import { ensureConsoleUi } from './console-ui';
 import { parseHostPort, rendererDir } from './home';
+import { consoleFix, firstListenProblem } from './port-check';
 import { startSimulatedEngine } from './sim-engine';
 
 const DEMO_KEY = 'sk-prov-demo-0000000000';
 
 export async function demoCommand(o: { home: string; console: string }): Promise<number> {
+  let at: { host: string; port: number };
+  try {
+    at = parseHostPort(o.console, '--console');
+  } catch (e) {
+    process.stderr.write(`${(e as Error).message}\n`);
+    return 2;
+  }
+  const busy = await firstListenProblem([{ what: 'console', ...at, fix: consoleFix(at.host) }]);
+  if (busy) {
+    process.stderr.write(`${busy}\n`);
+    return 2;
+  }
+  const why = await ensureConsoleUi((line) => process.stdout.write(`${line}\n`));
+  if (why) process.stderr.write(`${why}\n`);
   const home = path.join(o.home, 'demo');
   const log = new Log({ file: path.join(home, 'logs', 'agent.jsonl'), console: 'info' });
   const hub = await startDevHub({ token: DEMO_KEY, log: (l) => log.child('dev-hub').info(l) });
@@ -28,7 +44,7 @@ export async function demoCommand(o: { home: string; console: string }): Promise
   const agent = await Agent.create({ home, configPath, log, mode: 'headless', discovery: false });
   agent.settings.update((s) => ({ ...s, onboarded: true }));
   await agent.start();
-  const { host, port } = parseHostPort(o.console, '--console');
+  const { host, port } = at;
   const con = await startConsoleServer({ backend: agent, host, port, staticDir: rendererDir, log: log.child('console'), metrics: () => renderMetrics(agent.snapshot(), agent.sampler?.latest() ?? null) });
   process.stdout.write(`\nDemo running. The engine is SIMULATED (every answer starts with "[simulated]").\n`);
   process.stdout.write(`console: ${con.url}\n`);

@@ -23,6 +23,8 @@ export interface DevHubOptions {
   earningsEnabled?: boolean;
   /** Provider status per key for GET /api/v1/provider/status (fixtures in dev-hub-fixtures/); others: active, unknown keys invalid. */
   statuses?: Record<string, DevStatusName>;
+  /** A key the status API reports as pending review (the fixtures' "pending" status, with next steps). */
+  pendingToken?: string;
 }
 
 export interface DevProvider {
@@ -91,6 +93,12 @@ function json(res: http.ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
+/** A usage-only stream chunk (`choices: []` plus usage), as engines send for stream_options.include_usage. */
+function isUsageOnly(chunk: unknown): boolean {
+  const c = chunk as { choices?: unknown; usage?: unknown } | null;
+  return !!c && typeof c === 'object' && Array.isArray(c.choices) && c.choices.length === 0 && c.usage != null;
+}
+
 function readBody(req: http.IncomingMessage, limit = 1024 * 1024): Promise<string> {
   return new Promise((resolve, reject) => {
     let size = 0;
@@ -116,7 +124,10 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
   const received: DevHub['received'] = [];
   const behaviour = { ackHeartbeats: true, answerPings: true, stallReads: false, duplicates: 0, ackWithoutIds: false };
   const resumeOn = opts.resume ?? true;
-  const platform = new DevPlatform(opts.token, opts.earningsEnabled ?? false, opts.statuses);
+  const platform = new DevPlatform(opts.token, opts.earningsEnabled ?? false, {
+    ...opts.statuses,
+    ...(opts.pendingToken ? { [opts.pendingToken]: 'pending' as const } : {}),
+  });
   /** Provider key per node, for the platform's per-key stats. */
   const keyOf = new Map<string, string>();
 
@@ -181,7 +192,8 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
         providers.set(nodeId, provider);
         keyOf.set(nodeId, token);
         platform.connected(token);
-        send(ws, { type: 'ack', request_id: msg.request_id, payload: { request_id: msg.request_id, success: true, message: 'registered successfully' } });
+        // resume-v1 is an extension of ours: the agent keeps streams alive across a drop only when the ack says so.
+        send(ws, { type: 'ack', request_id: msg.request_id, payload: { request_id: msg.request_id, success: true, message: 'registered successfully', ...(resumeOn ? { extensions: ['resume-v1'] } : {}) } });
         log(`provider ${provider.nodeName || nodeId.slice(0, 12)} registered with ${provider.models.length} model(s): ${provider.models.join(', ')}`);
         events.emit('register', provider);
         if (resumeOn && provider.capabilities.includes('resume-v1')) {
@@ -294,6 +306,9 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
     }
     const id = crypto.randomUUID();
     const stream = body.stream === true;
+    // The provider always forwards the engine's usage chunk (the hub bills from it); like the real hub,
+    // pass it on only to a client that asked for it (a `choices: []` chunk breaks `chunk.choices[0]`).
+    const wantsUsage = (body.stream_options as { include_usage?: unknown } | null | undefined)?.include_usage === true;
     const request = path === '/v1/completions' && body.prompt === undefined ? { ...body, prompt: '' } : body;
     let finished = false;
     let sawDone = false;
@@ -349,7 +364,7 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
           if (pl.done === true) {
             sawDone = true;
             res.write('data: [DONE]\n\n');
-          } else res.write(`data: ${JSON.stringify(pl.chunk)}\n\n`);
+          } else if (wantsUsage || !isUsageOnly(pl.chunk)) res.write(`data: ${JSON.stringify(pl.chunk)}\n\n`);
           return;
         }
         if (type === 'stream_end') {

@@ -1,13 +1,25 @@
-// `swan-provider doctor`: checks config, key format, hub reachability and engines, and says what to fix.
+// `swan-provider doctor`: checks what the agent of this home would use — config.toml overlaid by the
+// console's settings.json, the provider key where the agent finds it (INFERENCE_API_KEY, then the
+// saved secret, then ApiKey), the hub, the engines and whether anything would be served — and says
+// what to fix. Exit 0 when all is well, 1 when a check failed, 2 when there is no usable config.
 import fs from 'node:fs';
 import path from 'node:path';
 import WebSocket from 'ws';
-import { ConfigError, hubDialUrl, loadConfig } from '../core/config/config';
+import { KEY_SECRET } from '../core/agent';
+import { ModelRegistry } from '../core/agent/models';
+import { SettingsFile } from '../core/agent/settings';
+import { ConfigError, hubDialUrl, loadConfig, type ProviderConfig } from '../core/config/config';
+import { FileSecretStore } from '../core/config/secrets';
+import { EngineDiscovery } from '../core/engine/discovery';
 import { checkEndpoint } from '../core/engine/health';
 import { describeStatus, fetchProviderStatus, statusView } from '../core/hub/provider-status';
+import { networkOf } from '../shared/networks';
 import { noConfigHelp } from './run';
 
 type Check = { ok: boolean; what: string; fix?: string };
+
+/** The desktop app keeps the key encrypted by the OS keychain here; doctor can see it exists, not read it. */
+const KEYCHAIN_FILE = 'secrets.keychain.json';
 
 function dialOnce(url: string, timeoutMs = 5000): Promise<string | undefined> {
   return new Promise((resolve) => {
@@ -24,41 +36,89 @@ function dialOnce(url: string, timeoutMs = 5000): Promise<string | undefined> {
   });
 }
 
-export async function doctorCommand(o: { home: string; config?: string }): Promise<number> {
+/** The key the agent would use, and where it comes from (the agent's own order). */
+export function agentKey(home: string, cfg: ProviderConfig, env: NodeJS.ProcessEnv): { key: string; from: string } {
+  if (env.INFERENCE_API_KEY) return { key: env.INFERENCE_API_KEY, from: 'INFERENCE_API_KEY' };
+  const saved = new FileSecretStore(home).get(KEY_SECRET);
+  if (saved) return { key: saved, from: `the console (${path.join(home, 'secrets.json')})` };
+  return { key: cfg.apiKey, from: `ApiKey in ${cfg.file}` };
+}
+
+function keychainHasKey(home: string): boolean {
+  try {
+    const parsed = JSON.parse(fs.readFileSync(path.join(home, KEYCHAIN_FILE), 'utf8')) as Record<string, unknown>;
+    return typeof parsed[KEY_SECRET] === 'string';
+  } catch {
+    return false;
+  }
+}
+
+export async function doctorCommand(o: { home: string; config?: string; env?: NodeJS.ProcessEnv }): Promise<number> {
+  const env = o.env ?? process.env;
   const configPath = path.resolve(o.config ?? path.join(o.home, 'config.toml'));
   const checks: Check[] = [];
   if (!fs.existsSync(configPath)) {
     process.stdout.write(`✗ ${noConfigHelp(configPath, o.home)}\n`);
-    return 1;
+    return 2;
   }
-  let cfg;
+  let cfg: ProviderConfig;
   try {
-    cfg = loadConfig(configPath);
+    cfg = loadConfig(configPath, env);
     checks.push({ ok: true, what: `config ${configPath} reads fine (${Object.keys(cfg.modelEntries).length} model(s) in models.json)` });
   } catch (e) {
     const msg = e instanceof ConfigError ? e.message : (e as Error).message;
     process.stdout.write(`✗ config: ${msg}\n`);
-    return 1;
+    return 2;
   }
-  const key = cfg.apiKey;
-  if (!key) checks.push({ ok: false, what: 'no provider key', fix: 'set ApiKey in [Inference] or INFERENCE_API_KEY (or paste it in the console)' });
-  else if (!/^[\w.-]{8,256}$/.test(key)) checks.push({ ok: false, what: 'the provider key has an unexpected format', fix: 'copy it again, without spaces or quotes' });
-  else checks.push({ ok: true, what: `provider key set (${key.slice(0, 8)}…)` });
+  const settings = SettingsFile.in(o.home).get();
+  const hubUrl = settings.hubUrl ?? cfg.webSocketUrl;
+  const serviceUrl = settings.serviceUrl ?? cfg.serviceUrl;
+  const network = networkOf(hubUrl);
+  checks.push({ ok: true, what: `network: ${network === 'custom' ? 'custom hub' : network} (${hubUrl}, API ${serviceUrl})${settings.hubUrl ? ' — set in the console' : ''}` });
+
+  const { key, from } = agentKey(o.home, cfg, env);
+  const inKeychain = !key && keychainHasKey(o.home);
+  if (inKeychain) checks.push({ ok: true, what: 'provider key saved by the desktop app in the OS keychain (doctor cannot read it, so it is not checked with the hub)' });
+  else if (!key) checks.push({ ok: false, what: 'no provider key', fix: 'paste it in the console (onboarding or Settings), or set ApiKey in [Inference] or INFERENCE_API_KEY' });
+  else if (!/^[\w.-]{8,256}$/.test(key)) checks.push({ ok: false, what: `the provider key from ${from} has an unexpected format`, fix: 'copy it again, without spaces or quotes' });
+  else checks.push({ ok: true, what: `provider key set (${key.slice(0, 8)}…, from ${from})` });
   if (key) {
     // The platform's provider status decides whether the agent connects (api_key_valid, can_connect).
-    const v = statusView(`${cfg.serviceUrl.replace(/\/+$/, '')}/api/v1/provider/status`, await fetchProviderStatus(cfg.serviceUrl, key));
+    const v = statusView(`${serviceUrl.replace(/\/+$/, '')}/api/v1/provider/status`, await fetchProviderStatus(serviceUrl, key));
     const lines = describeStatus(v).map((l) => `\n    ${l}`).join('');
-    if (v.state === 'invalid_key') checks.push({ ok: false, what: `provider status at ${v.url}: the key is not valid${lines}`, fix: 'copy the key again from your Swan Inference provider page (the agent does not connect with this one)' });
+    if (v.state === 'invalid_key') checks.push({ ok: false, what: `provider status at ${v.url}: the key is not valid${lines}`, fix: 'copy the key again from your Swan Inference provider page, and check the network in Settings (the agent does not connect with this key)' });
     else if (v.state === 'waiting') checks.push({ ok: false, what: `provider status at ${v.url}: this provider cannot connect yet${lines}`, fix: 'follow the next steps above; the agent re-checks every minute and connects once approved' });
-    else if (v.state === 'unreachable') checks.push({ ok: false, what: `provider status at ${v.url} could not be read: ${v.error ?? 'no answer'}`, fix: 'check ServiceURL and your connection (the agent connects anyway)' });
+    else if (v.state === 'unreachable') checks.push({ ok: false, what: `provider status at ${v.url} could not be read: ${v.error ?? 'no answer'}`, fix: 'check the network (ServiceURL) and your connection (the agent connects anyway)' });
     else checks.push({ ok: true, what: `provider status at ${v.url}: can connect${lines}` });
   }
-  const dial = hubDialUrl(cfg.webSocketUrl);
+  const dial = hubDialUrl(hubUrl);
   const err = await dialOnce(dial.url);
-  checks.push(err ? { ok: false, what: `hub ${dial.url} not reachable: ${err}`, fix: 'check WebSocketURL and your connection' } : { ok: true, what: `hub ${dial.url} answers` });
-  for (const [model, entry] of Object.entries(cfg.modelEntries)) {
-    const h = await checkEndpoint(entry.endpoint.replace(/\/v1\/?$/, ''), 5000);
-    checks.push(h.ok ? { ok: true, what: `engine for ${model} at ${entry.endpoint} answers` } : { ok: false, what: `engine for ${model} at ${entry.endpoint}: ${h.error}`, fix: 'start the engine or fix the endpoint in models.json' });
+  checks.push(err ? { ok: false, what: `hub ${dial.url} not reachable: ${err}`, fix: 'check the network (WebSocketURL) and your connection' } : { ok: true, what: `hub ${dial.url} answers` });
+
+  // What the agent would serve: models.json + engines found (the agent's discovery rule) + the owner's toggles.
+  const ownerHosts = [...cfg.agent.engineHosts, ...(settings.extraEndpoints ?? []).map((e) => e.url)];
+  const engines = await new EngineDiscovery({ hosts: ownerHosts, ...(cfg.agent.discovery ? {} : { probeUrls: [] }), intervalMs: 0 }).rescan();
+  const registry = new ModelRegistry();
+  registry.rebuild({ entries: cfg.modelEntries, configModels: cfg.models, engines, prefs: settings.models ?? {} });
+  for (const e of engines.filter((x) => !x.reachable)) checks.push({ ok: false, what: `engine at ${e.url}: ${e.error ?? 'not answering'}`, fix: 'start it, or remove the address' });
+  const found = engines.filter((e) => e.reachable);
+  if (found.length) checks.push({ ok: true, what: `engines found: ${found.map((e) => `${e.type} at ${e.url}`).join(', ')}` });
+  const served = registry.announced();
+  for (const model of served) {
+    const ep = registry.get(model)!.endpoints[0]!;
+    const h = await checkEndpoint(ep.url, 5000, ep.apiKey, ep.engineType);
+    const fix = h.condition === 'key_rejected' ? `set "api_key" of ${model} in models.json to the engine's key` : h.condition === 'loading' ? 'wait for the engine to finish loading its model' : 'start the engine or fix the endpoint in models.json';
+    checks.push(h.ok ? { ok: true, what: `engine for ${model} at ${ep.url} answers` } : { ok: false, what: `engine for ${model} at ${ep.url}: ${h.error}`, fix });
+  }
+  const off = registry.all().filter((m) => !m.enabled).map((m) => m.id);
+  if (served.length === 0) {
+    checks.push({
+      ok: false,
+      what: `nothing to serve: ${off.length ? `${off.length} model(s) found but none switched on (${off.slice(0, 5).join(', ')})` : 'no model in models.json and no engine found'}`,
+      fix: off.length ? 'switch models on in the console (Engines & models)' : 'start an engine (for example `ollama serve`), or add one with `swan-provider engines --host HOST:PORT` and models.json',
+    });
+  } else {
+    checks.push({ ok: true, what: `serving ${served.length} model(s): ${served.join(', ')}${off.length ? ` (${off.length} more found, switched off)` : ''}` });
   }
   for (const c of checks) process.stdout.write(`${c.ok ? '✓' : '✗'} ${c.what}${c.fix ? `\n    → ${c.fix}` : ''}\n`);
   const bad = checks.filter((c) => !c.ok).length;

@@ -1,6 +1,11 @@
-// `swan-provider engines [--json] [--host URL…]`: what discovery finds — each engine's URL, type,
-// version and models. Exit code 0 when at least one engine answers, 1 when none does.
+// `swan-provider engines [--json] [--host HOST:PORT…]`: what discovery finds — each engine's URL, type,
+// version and models — on the default ports, at the home's EngineHosts / console-added endpoints, and
+// at --host. Exit code 0 when the scan ran (nothing found included: `[]` with a hint on stderr).
+import fs from 'node:fs';
+import path from 'node:path';
 import type { EngineInfo } from '../shared/types';
+import { SettingsFile } from '../core/agent/settings';
+import { loadConfig } from '../core/config/config';
 import { defaultProbeUrls } from '../core/engine/detect';
 import { EngineDiscovery } from '../core/engine/discovery';
 
@@ -12,6 +17,22 @@ export interface EnginesCommandOptions {
   probeUrls?: string[];
   timeoutMs?: number;
   stdout?: NodeJS.WritableStream;
+  stderr?: NodeJS.WritableStream;
+}
+
+/** The engine addresses the agent of this home is told about: config EngineHosts and console-added endpoints. */
+export function homeEngineHosts(home: string): string[] {
+  const out: string[] = [];
+  const config = path.join(home, 'config.toml');
+  if (fs.existsSync(config)) {
+    try {
+      out.push(...loadConfig(config).agent.engineHosts);
+    } catch {
+      // doctor and run report a bad config; engines still scans the default ports.
+    }
+  }
+  out.push(...(SettingsFile.in(home).get().extraEndpoints ?? []).map((e) => e.url));
+  return out;
 }
 
 function table(engines: EngineInfo[]): string {
@@ -29,21 +50,20 @@ function table(engines: EngineInfo[]): string {
 
 export async function enginesCommand(opts: EnginesCommandOptions): Promise<number> {
   const out = opts.stdout ?? process.stdout;
+  const err = opts.stderr ?? process.stderr;
   const probeUrls = opts.probeUrls ?? defaultProbeUrls();
   const discovery = new EngineDiscovery({ hosts: opts.hosts, probeUrls, intervalMs: 0, timeoutMs: opts.timeoutMs ?? 800 });
   const engines = await discovery.rescan();
   const found = engines.some((e) => e.reachable);
-  if (opts.json) {
-    out.write(`${JSON.stringify(engines, null, 2)}\n`);
-    return found ? 0 : 1;
-  }
-  if (engines.length) out.write(`${table(engines)}\n`);
+  if (opts.json) out.write(`${JSON.stringify(engines, null, 2)}\n`);
+  else if (engines.length) out.write(`${table(engines)}\n`);
   if (!found) {
     const where = probeUrls.map((u) => new URL(u).port).join(', ');
-    out.write(
+    // The hint goes to stderr so that `--json` output stays parseable.
+    err.write(
       `No inference engine found on 127.0.0.1 (ports ${where})${opts.hosts.length ? ' or at the addresses given' : ''}.\n` +
-        'Start one (for example `ollama serve` or `vllm serve <model>`), or give its address with --host http://HOST:PORT.\n',
+        'Start one (for example `ollama serve` or `vllm serve <model>`), or give its address with --host HOST:PORT.\n',
     );
   }
-  return found ? 0 : 1;
+  return 0;
 }

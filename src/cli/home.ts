@@ -16,3 +16,22 @@ export function parseHostPort(value: string, what: string): { host: string; port
   if (!m || Number(m[2]) > 65535) throw new Error(`${what} "${value}" must look like 127.0.0.1:7777`);
   return { host: m[1]!.replace(/^\[|\]$/g, ''), port: Number(m[2]) };
 }
+
+/**
+ * An engine address from the command line: a base URL (`http://h:8000`) or a bare `host:port`
+ * (`127.0.0.1:18123`, which means http). Throws a message naming the flag otherwise.
+ */
+export function engineAddress(value: string, what = '--host'): string {
+  const v = value.trim();
+  if (/^https?:\/\//i.test(v)) {
+    try {
+      const u = new URL(v);
+      if (u.hostname) return v;
+    } catch {
+      /* fall through to the message */
+    }
+    throw new Error(`${what} "${value}" is not a valid URL; use http://HOST:PORT or HOST:PORT`);
+  }
+  const { host, port } = parseHostPort(v, what);
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}

@@ -1,11 +1,11 @@
-// `swan-provider init`: a commented config.toml and a models.json to start from, filled with the
-// engines found on this machine's default ports.
+// `swan-provider init`: a commented config.toml and a models.json to start from, in the home folder
+// (or --dir), filled with the engines found on this machine's default ports and at --host addresses.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { EngineDiscovery } from '../core/engine/discovery';
 import type { EngineInfo } from '../shared/types';
-import { configTemplate } from '../core/config/template';
+import { configTemplate, type TemplateNetwork } from '../core/config/template';
 
 export { configTemplate };
 
@@ -15,8 +15,18 @@ export function modelsFromEngines(engines: EngineInfo[]): Record<string, { endpo
   return out;
 }
 
-export async function initCommand(o: { dir: string; force?: boolean }): Promise<number> {
-  const dir = path.resolve(o.dir);
+export interface InitOptions {
+  home: string;
+  dir?: string;
+  network?: TemplateNetwork;
+  host?: string[];
+  force?: boolean;
+  /** Addresses probed automatically (tests: none). */
+  probeUrls?: string[];
+}
+
+export async function initCommand(o: InitOptions): Promise<number> {
+  const dir = path.resolve(o.dir ?? o.home);
   const configFile = path.join(dir, 'config.toml');
   const modelsFile = path.join(dir, 'models.json');
   for (const f of [configFile, modelsFile]) {
@@ -26,14 +36,18 @@ export async function initCommand(o: { dir: string; force?: boolean }): Promise<
     }
   }
   fs.mkdirSync(dir, { recursive: true });
+  const hosts = o.host ?? [];
   process.stdout.write('Looking for inference engines on this machine…\n');
-  const engines = await new EngineDiscovery({ intervalMs: 0 }).rescan();
+  const engines = await new EngineDiscovery({ intervalMs: 0, hosts, ...(o.probeUrls ? { probeUrls: o.probeUrls } : {}) }).rescan();
   const models = modelsFromEngines(engines);
-  fs.writeFileSync(configFile, configTemplate(os.hostname().replace(/[^\w.-]/g, '-').slice(0, 64) || 'my-provider'));
+  const network = o.network ?? 'mainnet';
+  fs.writeFileSync(configFile, configTemplate(os.hostname().replace(/[^\w.-]/g, '-').slice(0, 64) || 'my-provider', { network, engineHosts: hosts }));
   fs.writeFileSync(modelsFile, `${JSON.stringify(models, null, 2)}\n`);
   const found = engines.filter((e) => e.reachable);
-  process.stdout.write(`Wrote ${configFile}\nWrote ${modelsFile} with ${Object.keys(models).length} model(s)`);
+  process.stdout.write(`Wrote ${configFile} (network: ${network})\nWrote ${modelsFile} with ${Object.keys(models).length} model(s)`);
   process.stdout.write(found.length ? ` from ${found.map((e) => `${e.type} at ${e.url}`).join(', ')}.\n` : ' (no engine found: start one, or add {"<model>": {"endpoint": "http://127.0.0.1:8000"}}).\n');
-  process.stdout.write('Next: put your provider key in ApiKey, then run:  swan-provider run --config ' + configFile + '\n');
+  for (const e of engines.filter((x) => !x.reachable)) process.stderr.write(`No engine answered at ${e.url}: ${e.error ?? 'not answering'}\n`);
+  const runArgs = o.dir ? `--config "${configFile}"` : `--home "${dir}"`;
+  process.stdout.write(`Next: put your provider key in ApiKey (or paste it in the console), then run:  swan-provider run ${runArgs} --console 127.0.0.1:7777\n`);
   return 0;
 }

@@ -1,9 +1,20 @@
 // `swan-provider`: the headless entry. Each command lives in its own module; this file only parses.
-import { Command, Option } from 'commander';
-import { defaultHome } from './home';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { AGENT_VERSION } from '../core/agent';
+import { defaultHome, engineAddress } from './home';
 
+/** --host values: a base URL or a bare HOST:PORT (http). */
+function hostArg(value: string, previous: string[] | undefined): string[] {
+  try {
+    return [...(previous ?? []), engineAddress(value)];
+  } catch (e) {
+    throw new InvalidArgumentError((e as Error).message);
+  }
+}
+
+/** Every command takes --home; without it, SWAN_HOME, else the OS app-data folder (one rule everywhere). */
 function withHome(cmd: Command): Command {
-  return cmd.addOption(new Option('--home <dir>', 'the agent home folder (identity key, ledger, logs, settings)').default(defaultHome(), 'the OS app-data folder'));
+  return cmd.addOption(new Option('--home <dir>', 'the agent home folder (config, identity key, ledger, logs, settings)').default(defaultHome(), 'SWAN_HOME, else the OS app-data folder'));
 }
 
 export async function main(argv: string[]): Promise<void> {
@@ -11,12 +22,18 @@ export async function main(argv: string[]): Promise<void> {
   program
     .name('swan-provider')
     .description('Swan Provider Console: serve your GPU on the Swan Inference network (headless agent, dev hub and tools).')
+    .version(AGENT_VERSION, '-V, --version', 'print the version')
     .showHelpAfterError('(run "swan-provider --help" for the commands)');
+  // Usage errors (unknown flag, bad value) exit 2, like a bad config; failed checks exit 1.
+  program.exitOverride((err) => {
+    process.exit(err.exitCode === 0 || err.code === 'commander.version' || err.code === 'commander.helpDisplayed' ? 0 : 2);
+  });
 
   withHome(program.command('run'))
     .description('run the provider agent headless')
     .option('--config <path>', 'computing-provider config.toml (models.json beside it)')
     .option('--console <host:port>', 'serve the browser console (e.g. 127.0.0.1:7777)')
+    .option('--console-token-file <path>', 'keep the console token in this file (0600, created when missing) so the console URL stays the same')
     .option('--init-if-missing', 'first run: write a default config.toml in the home folder when there is none (the console then asks for the key)')
     .option('--metrics', 'with --console: also serve /metrics in Prometheus format (needs the console token)')
     .option('--no-discovery', 'do not probe local engine ports')
@@ -31,6 +48,7 @@ export async function main(argv: string[]): Promise<void> {
     .option('--port <n>', 'port to listen on (0 = any free port)', '8081')
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--token <key>', 'the provider key the hub accepts (default: any)')
+    .option('--pending-token <key>', 'a key the status API reports as pending review, with next steps (to try onboarding)')
     .action(async (o) => {
       const { devHubCommand } = await import('./dev-hub-command');
       process.exitCode = await devHubCommand(o);
@@ -44,24 +62,24 @@ export async function main(argv: string[]): Promise<void> {
       process.exitCode = await doctorCommand(o);
     });
 
-  program
-    .command('init')
-    .description('write a commented config.toml and models.json to start from, filled with what can be detected')
-    .option('--dir <dir>', 'where to write them', '.')
+  withHome(program.command('init'))
+    .description('write a commented config.toml and models.json in the home folder, filled with what can be detected')
+    .option('--dir <dir>', 'write them here instead of the home folder')
+    .addOption(new Option('--network <name>', 'the Swan Inference network to connect to').choices(['mainnet', 'testnet', 'local']).default('mainnet'))
+    .option('--host <host:port...>', 'also look for engines at these addresses (written to EngineHosts)', hostArg)
     .option('--force', 'overwrite existing files')
     .action(async (o) => {
       const { initCommand } = await import('./init');
       process.exitCode = await initCommand(o);
     });
 
-  program
-    .command('engines')
+  withHome(program.command('engines'))
     .description('find local inference engines (vLLM, SGLang, Ollama, llama.cpp, LM Studio, TGI) and list their models')
     .option('--json', 'print JSON')
-    .option('--host <url...>', 'also probe these base URLs')
-    .action(async (o: { json?: boolean; host?: string[] }) => {
-      const { enginesCommand } = await import('./engines-command');
-      process.exitCode = await enginesCommand({ json: o.json === true, hosts: o.host ?? [] });
+    .option('--host <host:port...>', 'also probe these addresses (HOST:PORT or a base URL)', hostArg)
+    .action(async (o: { json?: boolean; host?: string[]; home: string }) => {
+      const { enginesCommand, homeEngineHosts } = await import('./engines-command');
+      process.exitCode = await enginesCommand({ json: o.json === true, hosts: [...homeEngineHosts(o.home), ...(o.host ?? [])] });
     });
 
   const usage = program.command('usage').description('usage and earnings from the ledger');
@@ -113,12 +131,18 @@ export async function main(argv: string[]): Promise<void> {
 
   const service = program.command('service').description('run the agent as a service');
   withHome(service.command('install'))
-    .description('write a systemd user unit (Linux) that runs "swan-provider run"')
+    .description('write a systemd user unit (Linux) that runs "swan-provider run" with the console on a fixed address')
     .option('--config <path>', 'config.toml the service uses')
-    .option('--console <host:port>', 'serve the browser console from the service')
+    .option('--console <host:port>', 'where the service serves the browser console', '127.0.0.1:7777')
     .action(async (o) => {
       const { serviceInstallCommand } = await import('./service');
       process.exitCode = await serviceInstallCommand(o);
+    });
+  withHome(service.command('status'))
+    .description('say whether the service unit is installed and running, and print its console URL')
+    .action(async (o) => {
+      const { serviceStatusCommand } = await import('./service');
+      process.exitCode = await serviceStatusCommand(o);
     });
 
   await program.parseAsync(argv);

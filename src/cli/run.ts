@@ -2,12 +2,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Agent } from '../core/agent';
-import { ConfigError } from '../core/config/config';
+import { SettingsFile } from '../core/agent/settings';
+import { ConfigError, loadConfig } from '../core/config/config';
+import { parseListen } from '../core/gateway/options';
 import { startConsoleServer, type ConsoleServer } from '../core/console/server';
 import { renderMetrics } from '../core/console/prometheus';
 import { ensureConfig } from '../core/config/first-run';
 import { Log } from '../core/log';
+import { ensureConsoleUi } from './console-ui';
 import { parseHostPort, rendererDir } from './home';
+import { consoleFix, firstListenProblem, type ListenTarget } from './port-check';
+import { loadOrCreateToken } from './token-file';
 
 export interface RunOptions {
   home: string;
@@ -19,25 +24,73 @@ export interface RunOptions {
   initIfMissing?: boolean;
   /** Also serve /metrics (Prometheus text) on the console's address; it needs the console token. */
   metrics?: boolean;
+  /** Keep the console token in this file (0600, created when missing) so the console URL stays the same. */
+  consoleTokenFile?: string;
 }
 
 export function noConfigHelp(configPath: string, home: string): string {
   return [
     `No config file at ${configPath}.`,
     'To get one:',
-    `  swan-provider init --dir "${home}"     # writes config.toml and models.json, filled with what it detects`,
+    `  swan-provider init --home "${home}"     # writes config.toml and models.json, filled with what it detects`,
     '  then put your provider key in ApiKey (or set INFERENCE_API_KEY), and run again.',
     'Or point at an existing computing-provider config:  swan-provider run --config /path/to/config.toml',
   ].join('\n');
 }
 
 /** Starts the agent (and console); resolves with the exit code once SIGINT/SIGTERM stops it. */
+/**
+ * What must be free before the agent starts: the console (which also serves /metrics) and the local
+ * gateway when it is on (config.toml's [Gateway], overlaid by the console's settings, as the agent reads it).
+ */
+function listenTargets(o: RunOptions, consoleAt: { host: string; port: number } | undefined, configPath: string): ListenTarget[] {
+  const targets: ListenTarget[] = [];
+  if (consoleAt) targets.push({ what: o.metrics ? 'console (and /metrics)' : 'console', ...consoleAt, fix: consoleFix(consoleAt.host) });
+  try {
+    const cfg = loadConfig(configPath);
+    const s = SettingsFile.in(o.home).get();
+    if (s.gatewayEnabled ?? cfg.gateway.enable) {
+      const listen = s.gatewayListen ?? cfg.gateway.listen;
+      const at = parseListen(listen);
+      const where = s.gatewayListen !== undefined ? 'the gateway address in the console\'s Settings' : `[Gateway] Listen in ${configPath}`;
+      targets.push({ what: 'local gateway', ...at, fix: (next) => `Change ${where} (for example ${at.host}:${next}).` });
+    }
+  } catch {
+    // A bad config is reported by Agent.create with its file and line.
+  }
+  return targets;
+}
+
+/** Starts the agent (and console); resolves with the exit code once SIGINT/SIGTERM stops it. */
 export async function runCommand(o: RunOptions): Promise<number> {
+  let consoleAt: { host: string; port: number } | undefined;
+  try {
+    if (o.console) consoleAt = parseHostPort(o.console, '--console');
+  } catch (e) {
+    process.stderr.write(`${(e as Error).message}\n`);
+    return 2;
+  }
   const log = new Log({ file: path.join(o.home, 'logs', 'agent.jsonl'), console: o.quiet ? 'warn' : 'info' });
   const configPath = path.resolve(o.config ?? (o.initIfMissing ? ensureConfig(o.home, log.child('agent')) : path.join(o.home, 'config.toml')));
   if (!fs.existsSync(configPath)) {
     process.stderr.write(`${noConfigHelp(configPath, o.home)}\n`);
     return 2;
+  }
+  const busy = await firstListenProblem(listenTargets(o, consoleAt, configPath));
+  if (busy) {
+    process.stderr.write(`${busy}\n`);
+    return 2;
+  }
+  let token: string | undefined;
+  if (consoleAt) {
+    try {
+      if (o.consoleTokenFile) token = loadOrCreateToken(o.consoleTokenFile);
+    } catch (e) {
+      process.stderr.write(`${(e as Error).message}\n`);
+      return 2;
+    }
+    const why = await ensureConsoleUi((line) => process.stdout.write(`${line}\n`));
+    if (why) log.child('console').warn(why);
   }
   let agent: Agent;
   try {
@@ -46,23 +99,34 @@ export async function runCommand(o: RunOptions): Promise<number> {
     process.stderr.write(`${e instanceof ConfigError ? `Config error: ${e.message}` : (e as Error).message}\n`);
     return 2;
   }
-  await agent.start();
   let consoleServer: ConsoleServer | undefined;
-  if (o.console) {
-    const { host, port } = parseHostPort(o.console, '--console');
+  if (consoleAt) {
+    const { host, port } = consoleAt;
+    try {
+      consoleServer = await startConsoleServer({
+        backend: agent,
+        host,
+        port,
+        staticDir: rendererDir,
+        log: log.child('console'),
+        ...(token ? { token } : {}),
+        ...(o.metrics ? { metrics: () => renderMetrics(agent.snapshot(), agent.sampler?.latest() ?? null) } : {}),
+      });
+    } catch (e) {
+      // Taken between the check and now: the same one line, nothing started.
+      const line = await firstListenProblem(listenTargets(o, consoleAt, configPath));
+      process.stderr.write(`${line ?? `The console could not listen on ${o.console}: ${(e as Error).message}`}\n`);
+      await agent.stop();
+      return 2;
+    }
     if (!fs.existsSync(path.join(rendererDir, 'index.html'))) {
       log.child('console').warn(`the console UI is not built (${rendererDir} is missing): run "npm run build:renderer" first`);
     }
-    consoleServer = await startConsoleServer({
-      backend: agent,
-      host,
-      port,
-      staticDir: rendererDir,
-      log: log.child('console'),
-      ...(o.metrics ? { metrics: () => renderMetrics(agent.snapshot(), agent.sampler?.latest() ?? null) } : {}),
-    });
+  }
+  await agent.start();
+  if (consoleServer) {
     process.stdout.write(`console: ${consoleServer.url}\n`);
-    if (o.metrics) process.stdout.write(`metrics: http://${host}:${consoleServer.port}/metrics (send the token as "Authorization: Bearer ${consoleServer.token}")\n`);
+    if (o.metrics) process.stdout.write(`metrics: http://${consoleAt!.host}:${consoleServer.port}/metrics (send the token as "Authorization: Bearer ${consoleServer.token}")\n`);
   }
   process.stdout.write(`agent running (node ${agent.identity.nodeId.slice(0, 16)}…); press Ctrl+C to stop\n`);
   await new Promise<void>((resolve) => {

@@ -1,11 +1,31 @@
-// `swan-provider service install`: a systemd user unit so the agent starts with the session (Linux).
+// `swan-provider service install|status`: a systemd user unit so the agent starts with the session
+// (Linux). The unit serves the console on a fixed address with its token kept in a 0600 file in the
+// home folder, so the console URL (and a bookmark of it) stays the same across restarts.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { packageRoot } from './home';
+import { packageRoot, parseHostPort } from './home';
+import { loadOrCreateToken } from './token-file';
 
-export function systemdUnit(o: { home: string; config?: string; console?: string; node: string; bin: string }): string {
-  const args = ['run', '--home', JSON.stringify(o.home), ...(o.config ? ['--config', JSON.stringify(path.resolve(o.config))] : []), ...(o.console ? ['--console', o.console] : [])];
+export const UNIT_NAME = 'swan-provider.service';
+export const TOKEN_FILE_NAME = 'console-token';
+
+export function unitPath(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(env.XDG_CONFIG_HOME ?? path.join(os.homedir(), '.config'), 'systemd', 'user', UNIT_NAME);
+}
+
+export function systemdUnit(o: { home: string; config?: string; console: string; tokenFile: string; node: string; bin: string }): string {
+  const args = [
+    'run',
+    '--home',
+    JSON.stringify(o.home),
+    ...(o.config ? ['--config', JSON.stringify(path.resolve(o.config))] : []),
+    '--console',
+    o.console,
+    '--console-token-file',
+    JSON.stringify(o.tokenFile),
+  ];
   return `[Unit]
 Description=Swan Provider Console agent (serves this machine's GPU on Swan Inference)
 After=network-online.target
@@ -21,15 +41,84 @@ WantedBy=default.target
 `;
 }
 
-export async function serviceInstallCommand(o: { home: string; config?: string; console?: string }): Promise<number> {
+/** The console address and token file written in a unit by `service install`. */
+export function readUnit(text: string): { console?: string; tokenFile?: string; home?: string } {
+  const exec = /^ExecStart=(.*)$/m.exec(text)?.[1] ?? '';
+  const arg = (flag: string) => {
+    const m = new RegExp(`${flag} ("(?:[^"\\\\]|\\\\.)*"|\\S+)`).exec(exec);
+    if (!m) return undefined;
+    const v = m[1]!;
+    return v.startsWith('"') ? (JSON.parse(v) as string) : v;
+  };
+  return { console: arg('--console'), tokenFile: arg('--console-token-file'), home: arg('--home') };
+}
+
+function consoleUrl(at: string, token: string): string {
+  const { host, port } = parseHostPort(at, '--console');
+  const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  return `http://${shown}:${port}/?token=${token}`;
+}
+
+export async function serviceInstallCommand(o: { home: string; config?: string; console: string }): Promise<number> {
   if (process.platform !== 'linux') {
     process.stderr.write('service install writes a systemd user unit and works on Linux only. On Windows and macOS, use "Start at login" in the desktop app.\n');
     return 1;
   }
-  const dir = path.join(process.env.XDG_CONFIG_HOME ?? path.join(os.homedir(), '.config'), 'systemd', 'user');
-  fs.mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, 'swan-provider.service');
-  fs.writeFileSync(file, systemdUnit({ ...o, node: process.execPath, bin: path.join(packageRoot, 'bin', 'swan-provider.js') }));
-  process.stdout.write(`Wrote ${file}\nEnable it with:\n  systemctl --user daemon-reload && systemctl --user enable --now swan-provider\n`);
+  const home = path.resolve(o.home);
+  const config = o.config ? path.resolve(o.config) : path.join(home, 'config.toml');
+  if (!fs.existsSync(config)) {
+    process.stderr.write(
+      `No config at ${config}: the service would have nothing to run. Make one first:\n` +
+        `  swan-provider init --home "${home}"     (then paste your provider key in the console, or put it in ApiKey)\n` +
+        `or run "npm start -- --home ${home}" once and finish the console's onboarding.\n`,
+    );
+    return 2;
+  }
+  try {
+    parseHostPort(o.console, '--console');
+  } catch (e) {
+    process.stderr.write(`${(e as Error).message}\n`);
+    return 2;
+  }
+  const tokenFile = path.join(home, TOKEN_FILE_NAME);
+  const token = loadOrCreateToken(tokenFile);
+  const file = unitPath();
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, systemdUnit({ home, ...(o.config ? { config } : {}), console: o.console, tokenFile, node: process.execPath, bin: path.join(packageRoot, 'bin', 'swan-provider.js') }));
+  process.stdout.write(
+    `Wrote ${file}\nEnable it with:\n  systemctl --user daemon-reload && systemctl --user enable --now swan-provider\n` +
+      `The console will be at (bookmark it; the token is kept in ${tokenFile}):\n  ${consoleUrl(o.console, token)}\n` +
+      'Print it again with:  swan-provider service status\n',
+  );
+  return 0;
+}
+
+function systemctlState(): string | undefined {
+  try {
+    return execFileSync('systemctl', ['--user', 'is-active', 'swan-provider'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000 }).trim();
+  } catch (e) {
+    const out = (e as { stdout?: string }).stdout?.trim();
+    return out || undefined;
+  }
+}
+
+/** Exit 0 when the unit is installed (whatever systemd says about it), 1 when it is not. */
+export async function serviceStatusCommand(_o: { home: string }): Promise<number> {
+  const file = unitPath();
+  if (!fs.existsSync(file)) {
+    process.stdout.write(`No service installed (${file} does not exist). Install it with:  swan-provider service install\n`);
+    return 1;
+  }
+  const unit = readUnit(fs.readFileSync(file, 'utf8'));
+  const state = systemctlState();
+  process.stdout.write(`unit: ${file}\nstate: ${state ?? 'unknown (systemctl is not available here)'}\n`);
+  if (unit.home) process.stdout.write(`home: ${unit.home}\n`);
+  if (unit.console && unit.tokenFile && fs.existsSync(unit.tokenFile)) {
+    process.stdout.write(`console: ${consoleUrl(unit.console, loadOrCreateToken(unit.tokenFile))}\n`);
+  } else if (unit.console) {
+    process.stdout.write(`console: ${unit.console} (no token file; reinstall with "swan-provider service install" to get a stable URL)\n`);
+  } else {
+    process.stdout.write('console: not served by this unit (reinstall with "swan-provider service install")\n');
+  }
   return 0;
 }

@@ -17,9 +17,13 @@ import { hubDialUrl, loadConfig, type ProviderConfig } from './config/config';
 import { loadOrCreateIdentity, type Identity } from './config/identity';
 import { FileSecretStore, type SecretStore } from './config/secrets';
 import { EngineDiscovery } from './engine/discovery';
-import { HealthMonitor } from './engine/health';
+import { HealthMonitor, type CapacityChange, type HealthChange } from './engine/health';
+import { endpointLimit, engineSlots } from './scheduler/capacity';
+import { watchModelsJson, type ModelsJsonWatch } from './agent/models-watch';
 import { detectGpus } from './gpu/detect';
-import { hardwareBlock } from './gpu/hardware';
+import { hardwareBlock, mostCommonEngine } from './gpu/hardware';
+import { ContextLengths } from './engine/context-length';
+import { RequestMetrics } from './hub/request-metrics';
 import { GpuSampler } from './gpu/sampler';
 import { heartbeatMetrics } from './gpu/metrics';
 import { listGpuProcesses } from './gpu/processes';
@@ -39,7 +43,7 @@ import { parseListen } from './gateway/options';
 import { startGateway, type Gateway } from './gateway/server';
 import os from 'node:os';
 import { Log, type Logger } from './log';
-import { CAPABILITIES, out, PROTOCOL_VERSION, type Inbound, type RegisterPayload } from './protocol/messages';
+import { CAPABILITIES, out, PROTOCOL_VERSION, type HubHardware, type Inbound, type ModelHash, type RegisterPayload } from './protocol/messages';
 import { RequestBook } from './requests';
 import { PauseController } from './scheduler/pause';
 import { bindPause } from './scheduler/pause-binding';
@@ -70,7 +74,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   private gatewayError?: string;
   readonly secrets: SecretStore;
   private readonly health: HealthMonitor;
-  private readonly discovery?: EngineDiscovery;
+  private readonly discovery: EngineDiscovery;
+  /** Whether the default engine ports are probed ([Agent] Discovery / --no-discovery). */
+  readonly autoDiscovery: boolean;
   private readonly handlers: BridgeHandlers;
   readonly warmup: Warmup;
   readonly notices: NoticeBook;
@@ -87,6 +93,11 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   /** Whether a key was configured when the agent started: such an owner skips onboarding. */
   private keyAtStart = false;
   private readonly ledgerBatch: UsageRecord[] = [];
+  /** Rolling request figures for the heartbeat (Go metric keys). */
+  readonly requestMetrics = new RequestMetrics();
+  /** Each announced model's context window (models.json override, else what the engine reports). */
+  readonly contexts = new ContextLengths();
+  private modelsWatch?: ModelsJsonWatch;
 
   private constructor(
     readonly opts: AgentOptions,
@@ -107,9 +118,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.pause = new PauseController({ engineInFlight: () => this.scheduler.inFlight(), log: this.log.child('pause') });
     bindPause(this.pause, this.scheduler);
     this.health = new HealthMonitor({ intervalMs: a.healthCheckIntervalMs, log: this.log.child('health') });
-    if (opts.discovery ?? config.agent.discovery) {
-      this.discovery = new EngineDiscovery({ hosts: this.engineHosts(), log: this.log.child('discovery') });
-    }
+    // With discovery off, only the addresses the owner named are probed (none of the default ports).
+    this.autoDiscovery = opts.discovery ?? config.agent.discovery;
+    this.discovery = new EngineDiscovery({ hosts: this.engineHosts(), ...(this.autoDiscovery ? {} : { probeUrls: [] }), log: this.log.child('discovery') });
     if (opts.gpu ?? true) this.sampler = new GpuSampler({ intervalMs: a.gpuSampleIntervalMs, env: opts.env ?? process.env, log: this.log.child('gpu') });
     try {
       this.ledger = Ledger.open(path.join(opts.home, 'ledger.sqlite'), { log: this.log.child('ledger') });
@@ -133,9 +144,11 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
         metrics: {
           ...heartbeatMetrics(this.sampler?.latest() ?? null),
           active_requests: this.scheduler.inFlight(),
+          ...this.requestMetrics.snapshot(),
           retained_bytes: this.relay.retainedBytes,
           retained_requests: this.relay.retainedRequests,
         },
+        ...(this.hardware() ? { hardware: this.hardware() } : {}),
       }),
       modelHealth: () => (this.pause.state().paused ? {} : this.registry.healthMap()),
     });
@@ -146,6 +159,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       log: this.log.child('requests'),
       headersTimeoutMs: a.engineHeadersTimeoutMs,
       idleTimeoutMs: a.engineIdleTimeoutMs,
+      onEngineTrouble: (url, condition, error) => this.health.markDown(url, condition, error),
     });
     this.warmup = new Warmup(this.registry, this.log.child('warmup'), () => this.sampler?.latest() ?? null);
     this.relay = new HubRelay({
@@ -169,10 +183,11 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     fs.mkdirSync(opts.home, { recursive: true });
     const configPath = opts.configPath ?? path.join(opts.home, 'config.toml');
     const config = loadConfig(configPath, opts.env ?? process.env);
-    const identity = loadOrCreateIdentity(opts.home);
+    const identity = loadOrCreateIdentity(opts.home, opts.env ?? process.env);
     const agent = new Agent(opts, config, identity);
     agent.keyAtStart = agent.providerKey() !== '';
     for (const w of config.warnings) agent.l.info(w);
+    for (const n of identity.notes) agent.l.info(n);
     return agent;
   }
 
@@ -182,8 +197,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.started = true;
     this.l.info(`node ${this.identity.nodeId.slice(0, 16)}… (${this.nodeName()}) starting; hub ${this.link.state.hubUrl}`);
     this.rebuildModels();
+    this.modelsWatch = watchModelsJson(this.config, this.l, () => this.rebuildModels());
     this.health.start();
-    this.discovery?.start();
+    this.discovery.start();
     this.sampler?.start();
     const gpuDone = detectGpus({ env: this.opts.env ?? process.env, log: this.log.child('gpu') }).then((inv) => {
       this.gpu = inv;
@@ -211,6 +227,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     clearInterval(this.gpuBusyTimer);
     clearInterval(this.catalogueTimer);
     this.providerGate.stop();
+    this.modelsWatch?.close();
     this.flushLedger();
     await this.gateway?.close();
     this.gateway = undefined;
@@ -218,7 +235,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.scheduler.close();
     await this.link.stop();
     this.health.stop();
-    this.discovery?.stop();
+    this.discovery.stop();
     this.pause.close();
     await this.sampler?.stop();
     this.flushLedger();
@@ -255,10 +272,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
 
   /** Probes engines now (plus `extra` URLs the owner just added) and rebuilds the model set. */
   async rescanEngines(extra: string[] = []): Promise<void> {
-    if (!this.discovery) {
-      this.l.info('engine discovery is off ([Agent] Discovery = false); models come from models.json only');
-      return;
-    }
+    if (!this.autoDiscovery) this.l.info('engine discovery is off ([Agent] Discovery = false): probing only the addresses you added and models.json');
     this.engines = await this.discovery.setHosts([...this.engineHosts(), ...extra]);
     this.rebuildModels();
   }
@@ -359,7 +373,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
 
   /** Engine URLs the owner named: config's EngineHosts and endpoints added in the console. */
   private engineHosts(): string[] {
-    return [...this.config.agent.engineHosts, ...(this.settings.get().extraEndpoints ?? []).map((e) => e.url)];
+    // models.json endpoints too: the Engines card then shows the engine behind each model, with its type.
+    const fromModels = Object.values(this.config.modelEntries).map((e) => e.endpoint);
+    return [...this.config.agent.engineHosts, ...(this.settings.get().extraEndpoints ?? []).map((e) => e.url), ...fromModels];
   }
 
   gpuInventory(): GpuInventory {
@@ -393,6 +409,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
           maxConcurrent: st?.maxConcurrent ?? this.config.agent.maxConcurrentPerEndpoint,
           maxQueue: st?.maxQueue ?? this.config.agent.maxQueuePerModel,
           endpointInFlight: (url) => st?.endpoints.find((e) => e.url === url)?.inFlight ?? 0,
+          endpointCap: (url) => endpointLimit(this.config.agent, this.registry.endpointCapacityOf(url)),
         };
       }),
       today: this.ledger?.today() ?? { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0 },
@@ -405,10 +422,12 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       },
       hasKey: this.providerKey() !== '',
       onboarded: s.onboarded ?? this.keyAtStart,
+      identity: { source: this.identity.source, file: this.identity.file, ...(this.identity.from ? { from: this.identity.from } : {}) },
       providerStatus: this.providerGate.view(),
       catalogue: this.catalogue.view(
         this.registry.all().map((m) => ({ id: m.id, explicit: m.fromConfig, ...(m.endpoints[0]?.localModel ? { localName: m.endpoints[0].localModel } : {}) })),
       ),
+      discovery: this.autoDiscovery,
     };
   }
 
@@ -433,17 +452,39 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       if (!enabled.has(m.id)) continue;
       this.scheduler.setModel(
         m.id,
-        m.endpoints.map((ep) => ({ url: ep.url, health: this.registry.endpointHealthOf(ep.url) })),
+        m.endpoints.map((ep) => ({
+          url: ep.url,
+          health: this.registry.endpointConditionOf(ep.url) === 'key_rejected' ? 'degraded' : this.registry.endpointHealthOf(ep.url),
+          maxConcurrent: endpointLimit(this.config.agent, this.registry.endpointCapacityOf(ep.url)).max,
+        })),
         { ...(m.maxConcurrent !== undefined ? { maxConcurrent: m.maxConcurrent } : {}), ...(m.maxQueue !== undefined ? { maxQueue: m.maxQueue } : {}) },
       );
     }
     this.health.setEndpoints(this.registry.healthTargets());
+    this.refreshContexts();
     this.announce();
+  }
+
+  /** Re-reads the context windows of the announced models (overrides at once, engines probed). */
+  refreshContexts(): void {
+    void this.contexts.refresh(
+      this.announcedModels().map((id) => {
+        const m = this.registry.get(id);
+        return { model: id, endpoints: m?.endpoints ?? [], ...(m?.entry?.context_length ? { override: m.entry.context_length } : {}) };
+      }),
+    );
+  }
+
+  /** Go's HardwareInfo for register and heartbeat; undefined without a GPU. */
+  hardware(): HubHardware | undefined {
+    const types = this.registry.all().flatMap((m) => m.endpoints.map((e) => (e.engineType && e.engineType !== 'unknown' ? e.engineType : this.contexts.typeOf(e.url))));
+    return hardwareBlock(this.gpu, mostCommonEngine(types));
   }
 
   /** Sends register again when the announced model set (or hardware) changed. */
   announce(): void {
-    const key = JSON.stringify([this.announcedModels(), this.gpu.detectedAt]);
+    const models = this.announcedModels();
+    const key = JSON.stringify([models, this.gpu.detectedAt, models.map((id) => this.contexts.get(id)), this.hardware()?.serving_engine]);
     if (key !== this.lastAnnounced) {
       this.lastAnnounced = key;
       this.link.reRegister();
@@ -451,22 +492,33 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.emitSnapshot();
   }
 
+  /** Go's RegisterPayload (+ v0.5's context_length and cp_version); see docs/hub-dialect.md. */
   registerPayload(): RegisterPayload {
     const models = this.announcedModels();
-    const engineTypes = [...new Set(this.registry.all().flatMap((m) => m.endpoints.map((e) => e.engineType ?? 'unknown')))].filter((t) => t !== 'unknown');
+    const hardware = this.hardware();
     return {
       node_id: this.identity.nodeId,
       provider_id: this.identity.nodeId,
-      node_name: this.nodeName(),
+      worker_addr: this.identity.nodeId,
+      owner_addr: this.config.agent.ownerAddr,
       token: this.providerKey(),
       models,
-      model_hashes: models.map((id) => {
+      model_hashes: models.map((id): ModelHash => {
         const e = this.registry.get(id)?.entry;
-        return { model_id: id, weight_hash: '', hash_algo: 'sha256', format: e?.format ?? '', quantization: e?.quantization ?? '' };
+        const ctx = this.contexts.get(id);
+        // No weight hash is computed here, so no hash_algo either (never an algorithm with an empty hash).
+        return {
+          model_id: id,
+          ...(e?.format ? { format: e.format } : {}),
+          ...(e?.quantization ? { quantization: e.quantization } : {}),
+          ...(ctx.length > 0 && (ctx.source === 'override' || ctx.source === 'detected') ? { context_length: ctx.length, context_source: ctx.source } : {}),
+        };
       }),
       capabilities: [...CAPABILITIES],
+      ...(hardware ? { hardware } : {}),
+      cp_version: AGENT_VERSION,
+      node_name: this.nodeName(),
       protocol_version: PROTOCOL_VERSION,
-      hardware: { ...hardwareBlock(this.gpu, engineTypes[0] ?? 'unknown') },
     };
   }
 
@@ -475,14 +527,24 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       this.emitSnapshot();
       if (st.state === 'connected') this.l.info('connected to the hub and registered');
     });
-    this.health.on('change', (c: { url: string; health: 'healthy' | 'degraded' | 'unhealthy'; error?: string }) => {
-      this.registry.setEndpointHealth(c.url, c.health, c.error);
-      this.scheduler.setEndpointHealth(c.url, c.health);
+    this.contexts.on('change', () => this.announce());
+    this.health.on('capacity', (c: CapacityChange) => {
+      this.registry.setEndpointCapacity(c.url, engineSlots(c.capacity, c.load));
+      this.rebuildModels();
+    });
+    this.health.on('change', (c: HealthChange) => {
+      if (c.health === 'healthy') this.refreshContexts();
+      this.registry.setEndpointHealth(c.url, c.health, c.error, c.condition);
+      // An engine back after a restart: discovery re-reads its models now rather than on its next round.
+      if (c.health === 'healthy' && this.discovery && !this.engines.some((e) => e.url === c.url && e.reachable)) void this.rescanEngines();
+      // An engine that refuses our key still gets requests when nothing else serves the model, so clients
+      // learn "engine rejected the provider's key" (502) rather than a vague "unavailable"; the hub sees unhealthy.
+      this.scheduler.setEndpointHealth(c.url, c.condition === 'key_rejected' ? 'degraded' : c.health);
       this.l.info(`engine ${c.url} is ${c.health}${c.error ? `: ${c.error}` : ''}`);
       if (!this.pause.state().paused) this.link.sendControl(out.modelHealth(this.identity.nodeId, this.registry.healthMap()));
       this.emitSnapshot();
     });
-    this.discovery?.on('change', (engines: EngineInfo[]) => {
+    this.discovery.on('change', (engines: EngineInfo[]) => {
       this.engines = engines;
       this.rebuildModels();
     });
@@ -498,6 +560,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.book.on('text', (id, delta) => this.emit('bridge', { type: 'request.text', id, delta }));
     this.book.on('finished', (record) => {
       this.queueLedger(record);
+      this.requestMetrics.record(record);
       const tps = record.tokensPerSecond ? `, ${record.tokensPerSecond.toFixed(1)} tok/s` : '';
       const line = `${record.source} request ${record.requestId} ${record.model}: ${record.status}${record.error ? ` (${record.error})` : ''}, ${record.tokensIn} in / ${record.tokensOut} out${record.estimated ? ' (estimated)' : ''}, ${record.latencyMs} ms${tps}`;
       if (record.status === 'ok') this.log.child('requests').info(line, { requestId: record.requestId });

@@ -29,6 +29,10 @@ export interface AgentSnapshot {
   /** false until the owner has saved a provider key (drives the onboarding screen). */
   hasKey: boolean;
   onboarded: boolean;
+  /** false: the default engine ports are not probed (only owner-added addresses and models.json endpoints). */
+  discovery?: boolean;
+  /** Where the node identity (secp256k1 key) comes from: made here, reused from the Go provider, or migrated. */
+  identity?: { source: 'generated' | 'computing-provider' | 'migrated' | 'home'; file: string; from?: string };
   /** What GET {ServiceURL}/api/v1/provider/status said, and whether the agent connects because of it. */
   providerStatus?: ProviderStatusView;
   /** Whether the network's model catalogue knows each announced model (GET /api/v1/models). */
@@ -168,6 +172,17 @@ export interface PricesView {
   prices: PriceRow[];
 }
 
+/** What the hub's provider status says about a key beyond valid/invalid (status, onboarding step, next steps). */
+export interface KeyStatusDetailView {
+  status?: string;
+  canConnect?: boolean;
+  step?: number;
+  totalSteps?: number;
+  stepLabel?: string;
+  warning?: string;
+  nextSteps: string[];
+}
+
 export interface GatewayKeyView {
   name: string;
   createdAt: number;
@@ -246,7 +261,7 @@ export interface InvokeResults {
   'serving.resume': PauseState;
   'settings.get': SettingsView;
   'settings.save': SaveResult;
-  'settings.checkKey': { valid: boolean; message: string };
+  'settings.checkKey': { valid: boolean; message: string; detail?: KeyStatusDetailView };
   'requests.list': RequestView[];
   'requests.text': string;
   'usage.report': UsageReport;

@@ -93,6 +93,8 @@ export interface EngineInfo {
   /** How it was found: default-port probe, owner-added host, or models.json. */
   origin: 'probe' | 'owner' | 'config';
   error?: string;
+  /** Answers 503 "Loading model" (llama-server while it loads): an engine, not ready yet. */
+  loading?: boolean;
 }
 
 export interface EndpointState {
@@ -103,6 +105,12 @@ export interface EndpointState {
   maxConcurrent: number;
   consecutiveFailures: number;
   lastError?: string;
+  /** Why it is not serving, beyond plain failures: engine gone, key refused, model loading. */
+  condition?: 'down' | 'key_rejected' | 'loading';
+  /** Where maxConcurrent comes from: "config", "llama.cpp /props total_slots", "default", … */
+  capacitySource?: string;
+  /** The engine's own name of the model when it differs from the announced id (a file path, an alias). */
+  localModel?: string;
 }
 
 export interface ModelState {

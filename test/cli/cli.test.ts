@@ -70,8 +70,9 @@ describe('swan-provider', () => {
     const r = await runCli(['init', '--dir', dir], { PATH: '/nonexistent' });
     expect(r.code).toBe(0);
     const cfg = loadConfig(path.join(dir, 'config.toml'), {});
-    expect(cfg.agent.heartbeatIntervalMs).toBe(54_000);
-    expect(cfg.webSocketUrl).toMatch(/^ws:\/\//);
+    expect(cfg.agent.heartbeatIntervalMs).toBe(30_000);
+    // The first-run network is mainnet (HUB-PROTOCOL.md "Addresses"); nothing here dials it.
+    expect([cfg.webSocketUrl, cfg.serviceUrl]).toEqual(['wss://inference-ws.swanchain.io', 'https://api.swanchain.io']);
     expect(JSON.parse(fs.readFileSync(path.join(dir, 'models.json'), 'utf8'))).toEqual(expect.any(Object));
     const again = await runCli(['init', '--dir', dir]);
     expect(again.code).toBe(1);

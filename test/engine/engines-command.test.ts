@@ -41,8 +41,21 @@ describe('enginesCommand', () => {
 
     await v.setMode('down');
     const none = capture();
-    expect(await enginesCommand({ json: false, hosts: [], probeUrls: [v.url], stdout: none.stream })).toBe(1);
-    expect(none.text()).toContain(`No inference engine found on 127.0.0.1 (ports ${v.port})`);
-    expect(none.text()).toContain('--host http://HOST:PORT');
+    const hint = capture();
+    expect(await enginesCommand({ json: false, hosts: [], probeUrls: [v.url], stdout: none.stream, stderr: hint.stream })).toBe(0);
+    expect(none.text()).toBe('');
+    expect(hint.text()).toContain(`No inference engine found on 127.0.0.1 (ports ${v.port})`);
+    expect(hint.text()).toContain('--host HOST:PORT');
+  });
+
+  it('--json with nothing found prints [] on stdout, exits 0, and keeps the hint on stderr', async () => {
+    const v = await startTestEngine({ engineType: 'vllm' });
+    engines.push(v);
+    await v.setMode('down');
+    const out = capture();
+    const hint = capture();
+    expect(await enginesCommand({ json: true, hosts: [], probeUrls: [v.url], stdout: out.stream, stderr: hint.stream })).toBe(0);
+    expect(JSON.parse(out.text())).toEqual([]);
+    expect(hint.text()).toContain('No inference engine found');
   });
 });

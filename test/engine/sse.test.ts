@@ -19,7 +19,7 @@ interface Expected {
 
 const VLLM_ERR = 'EngineCore encountered an issue. See stack trace (above) for the root cause.';
 
-// Values read from the trace files themselves (see ../shared/engine-traces/SOURCES.md).
+// Values read from the trace files themselves (see test/fixtures/engine-traces/SOURCES.md).
 const EXPECTED: Record<string, Expected> = {
   'llamacpp-chat-include-usage.sse': { text: '', reasoning: 'Analyze', finish: 'length', usage: [13, 10], done: true, truncated: false, chunks: 4 },
   'llamacpp-chat-midstream-error.sse': {

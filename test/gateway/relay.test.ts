@@ -28,9 +28,9 @@ async function open(r: Rig, query = `?apiKey=${r.key}`, protocols?: string | str
 const chat = (over: Record<string, unknown> = {}) => ({ type: 'chat.message', model: MODEL, messages: [{ role: 'user', content: 'Tell me a joke' }], stream: true, ...over });
 
 describe('seed 002 examples, run as written', () => {
-  const seedsDir = path.resolve(repoRoot, '..', 'shared', 'seeds');
-  // Skipped only where the shared seeds folder is not checked out beside the repo.
-  it.skipIf(!fs.existsSync(seedsDir))('the examples under test are the seed text, byte for byte', () => {
+  // The seed 002 text, copied into the repo (test/fixtures/seeds/README.md says from where).
+  const seedsDir = path.join(repoRoot, 'test', 'fixtures', 'seeds');
+  it('the examples under test are the seed text, byte for byte', () => {
     const file = fs.readdirSync(seedsDir).find((f) => f.startsWith('002_')) as string;
     const seed = fs.readFileSync(path.join(seedsDir, file), 'utf8');
     for (const ex of [PYTHON_EXAMPLE, NODE_EXAMPLE, BROWSER_EXAMPLE]) expect(seed.includes(ex)).toBe(true);

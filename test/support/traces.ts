@@ -1,4 +1,4 @@
-// The real engine SSE traces in ../shared/engine-traces: where they are, their bytes, split on event
+// The real engine SSE traces in test/fixtures/engine-traces: where they are, their bytes, split on event
 // boundaries, and a minimal independent summary (text + usage) the test engine uses for non-stream replies.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -7,11 +7,9 @@ import { fileURLToPath } from 'node:url';
 /** The repository root (this file lives in test/support). */
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** The shared traces folder, ../shared/engine-traces relative to the repo root. */
+/** The in-repo traces folder (test/fixtures/engine-traces; FROM.md says where it was copied from). */
 export function tracesDir(): string {
-  const dir = path.resolve(repoRoot, '..', 'shared', 'engine-traces');
-  if (!fs.existsSync(dir)) throw new Error(`engine traces not found at ${dir}: the tests need ../shared/engine-traces beside the repo`);
-  return dir;
+  return path.join(repoRoot, 'test', 'fixtures', 'engine-traces');
 }
 
 /** Every *.sse trace file name, sorted. */

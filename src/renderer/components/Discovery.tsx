@@ -5,6 +5,7 @@ import { getBridge } from '../bridge';
 import { fmtAgo } from '../lib/format';
 import { useCall } from '../lib/use-call';
 import { setEngines } from '../store/actions';
+import { useStore } from '../store/store';
 import { Badge } from './Badge';
 import { ErrorText, Field } from './Field';
 
@@ -87,13 +88,34 @@ export function EngineList({ engines }: { engines: EngineInfo[] }) {
   );
 }
 
+/** What a rescan did, in plain words: which addresses it probed and what answered. */
+export function rescanSummary(engines: EngineInfo[], discovery: boolean | undefined): string {
+  const found = engines.filter((e) => e.reachable).length;
+  const what = found === 0 ? 'no engine answered' : `${found} engine(s) answered`;
+  return discovery === false
+    ? `Discovery is off, so only the addresses you added and models.json were probed: ${what}.`
+    : `Probed the default engine ports and the addresses you added: ${what}.`;
+}
+
 export function RescanButton() {
-  const [rescan, state] = useCall(async () => setEngines(await getBridge().invoke('engines.rescan', {})));
+  const discovery = useStore((s) => s.snapshot?.discovery);
+  const [summary, setSummary] = useState<string | null>(null);
+  const [rescan, state] = useCall(async () => {
+    setSummary(null);
+    const engines = await getBridge().invoke('engines.rescan', {});
+    setEngines(engines);
+    setSummary(rescanSummary(engines, discovery));
+  });
   return (
     <>
       <button type="button" onClick={() => void rescan()} disabled={state.pending} data-testid="rescan-button">
         {state.pending ? 'Scanning…' : 'Rescan'}
       </button>
+      {summary && (
+        <span className="muted small" role="status" data-testid="rescan-result">
+          {summary}
+        </span>
+      )}
       <ErrorText error={state.error} />
     </>
   );
@@ -106,7 +128,13 @@ export function AddEndpointForm() {
   const [add, state] = useCall(async () => {
     const engines = await getBridge().invoke('engines.addEndpoint', { url: url.trim(), ...(model.trim() ? { model: model.trim() } : {}) });
     setEngines(engines);
-    setDone(`Added ${url.trim()}.`);
+    const base = url.trim().replace(/\/+$/, '').replace(/\/v1$/, '');
+    const e = engines.find((x) => x.url === base);
+    setDone(
+      e?.reachable
+        ? `Added ${base}: ${e.type}${e.version ? ` ${e.version}` : ''} with ${e.models.length} model(s).`
+        : `Added ${base}, but no engine answers there yet${e?.error ? ` (${e.error})` : ''}. It is checked again on every rescan.`,
+    );
     setUrl('');
     setModel('');
   });
@@ -131,7 +159,7 @@ export function AddEndpointForm() {
           {state.pending ? 'Checking…' : 'Add endpoint'}
         </button>
         {done && (
-          <span className="muted small" role="status">
+          <span className="muted small" role="status" data-testid="endpoint-result">
             {done}
           </span>
         )}

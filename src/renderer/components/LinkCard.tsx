@@ -4,7 +4,8 @@ import { fmtAgo, fmtTime } from '../lib/format';
 import { useCall } from '../lib/use-call';
 import { notify, setPause } from '../store/actions';
 import { useStore } from '../store/store';
-import { Badge, LINK_LABEL, LINK_TONE } from './Badge';
+import { linkBadge } from '../lib/serving-state';
+import { Badge } from './Badge';
 import { Card } from './Card';
 import { ErrorText } from './Field';
 
@@ -44,8 +45,8 @@ export function LinkCard() {
       }
     >
       <div className="link-row">
-        <Badge tone={p.paused ? 'warn' : LINK_TONE[link.state]} testId="link-state">
-          {p.paused ? 'Paused' : LINK_LABEL[link.state]}
+        <Badge tone={linkBadge(snapshot).tone} testId="link-state">
+          {linkBadge(snapshot).label}
         </Badge>
         <span className="muted small" data-testid="link-hub">
           {link.hubUrl}
@@ -56,6 +57,11 @@ export function LinkCard() {
         <p data-testid="pause-reason">
           Not taking requests: {p.cause ? PAUSE_CAUSE[p.cause] : 'paused'}
           {p.reason && p.cause !== 'manual' ? ` (${p.reason})` : ''}.
+        </p>
+      )}
+      {linkBadge(snapshot).nothingToServe && (
+        <p className="link-reason" data-testid="nothing-to-serve">
+          The hub is connected, but no model is switched on with a working engine, so no requests come in. Start an engine or switch a model on in Engines &amp; models.
         </p>
       )}
       {link.state !== 'connected' && link.reason && (

@@ -1,5 +1,6 @@
 import { go, type Page } from '../lib/route';
 import { useStore } from '../store/store';
+import { linkBadge } from '../lib/serving-state';
 import { LINK_LABEL, LINK_TONE } from './Badge';
 
 const ITEMS: { page: Page; label: string }[] = [
@@ -31,9 +32,9 @@ export function Sidebar({ page, transport }: { page: Page; transport: 'ipc' | 'w
         ))}
       </ul>
       <div className="sidebar-foot">
-        <div className={`link-dot tone-${paused ? 'warn' : LINK_TONE[state]}`} data-testid="sidebar-link-state" data-state={state}>
+        <div className={`link-dot tone-${snapshot ? linkBadge(snapshot).tone : paused ? 'warn' : LINK_TONE[state]}`} data-testid="sidebar-link-state" data-state={state}>
           <span aria-hidden="true" className="dot" />
-          {paused ? 'Paused' : LINK_LABEL[state]}
+          {snapshot ? linkBadge(snapshot).label : LINK_LABEL[state]}
         </div>
         {snapshot && (
           <div className="muted small">

@@ -7,6 +7,7 @@ import { CatalogueCard } from '../components/CatalogueMark';
 import { AddEndpointForm, EngineList, RescanButton } from '../components/Discovery';
 import { ErrorText } from '../components/Field';
 import { ModelsTable, modelSlug } from '../components/ModelsTable';
+import { EndpointCapacity } from '../components/EndpointCapacity';
 import { PauseSchedule } from '../components/PauseSchedule';
 import { Toggle } from '../components/Toggle';
 import { useCall, useFetch } from '../lib/use-call';
@@ -125,6 +126,7 @@ export function Engines() {
       <Card title="Models" testId="engines-models-card">
         <ModelsTable models={snapshot.models} />
       </Card>
+      <Card title="Endpoints: capacity and state" testId="endpoint-capacity-card"><EndpointCapacity models={snapshot.models} /></Card>
       <CatalogueCard />
       <div className="grid-2">
         <Card title="Per-model limits" testId="limits-card">

@@ -1,134 +1,34 @@
-// First run: paste the provider key (checked against the hub), see what was found, pick models, go.
+// First run, in four steps on one page: 1 network, 2 provider key (with the hub's status of it),
+// 3 engines and the models to serve, 4 done. Settings stay one click away at every step.
 import { useState } from 'react';
 import { getBridge } from '../bridge';
 import { Card } from '../components/Card';
-import { AddEndpointForm, EngineList, GpuList, RescanButton } from '../components/Discovery';
-import { ErrorText, Field } from '../components/Field';
-import { modelSlug } from '../components/ModelsTable';
-import { HealthBadge } from '../components/Badge';
+import { ErrorText } from '../components/Field';
+import { KeyStep } from '../components/onboarding/KeyStep';
+import { NetworkStep } from '../components/onboarding/NetworkStep';
+import { ServeStep } from '../components/onboarding/ServeStep';
+import { servedModels } from '../lib/serving-state';
 import { useCall } from '../lib/use-call';
-import { finishOnboarding, notify, setModels, setSettings, setSnapshot } from '../store/actions';
+import { finishOnboarding } from '../store/actions';
 import { useStore } from '../store/store';
+import { Settings } from './Settings';
 
-function KeyStep() {
-  const hasKey = useStore((s) => s.snapshot?.hasKey ?? false);
-  const [key, setKey] = useState('');
-  const [result, setResult] = useState<{ valid: boolean; message: string } | null>(null);
-  const [fieldError, setFieldError] = useState<string | null>(null);
-  const [submit, state] = useCall(async () => {
-    setResult(null);
-    setFieldError(null);
-    const k = key.trim();
-    if (!k) {
-      setFieldError('Paste the provider key from your Swan dashboard.');
-      return;
-    }
-    const check = await getBridge().invoke('settings.checkKey', { key: k });
-    setResult(check);
-    if (!check.valid) return;
-    const saved = await getBridge().invoke('settings.save', { patch: { providerKey: k } });
-    if (!saved.ok) {
-      setFieldError(saved.errors.providerKey ?? Object.values(saved.errors).join(' '));
-      return;
-    }
-    setKey('');
-    setSnapshot(await getBridge().invoke('snapshot.get', {}));
-    setSettings(await getBridge().invoke('settings.get', {}));
-  });
-  return (
-    <Card title="1. Your provider key" testId="onboarding-key">
-      {hasKey && (
-        <p className="ok-text" data-testid="key-saved">
-          A key is saved. You can replace it by pasting another one.
-        </p>
-      )}
-      <form
-        className="inline-form"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void submit();
-        }}
-      >
-        <Field label="Provider key" hint="From your Swan Inference provider dashboard. It is checked with the hub, then stored safely on this machine." error={fieldError ?? (result && !result.valid ? result.message : null)} testId="key-field">
-          {(id, d) => (
-            <input id={id} aria-describedby={d} type="password" autoComplete="off" value={key} onChange={(e) => setKey(e.target.value)} placeholder="sk-…" data-testid="key-input" />
-          )}
-        </Field>
-        <div className="form-actions">
-          <button type="submit" className="primary" disabled={state.pending} data-testid="key-check">
-            {state.pending ? 'Checking…' : 'Check and save'}
-          </button>
-        </div>
-      </form>
-      {result?.valid && (
-        <p className="ok-text" role="status" data-testid="key-valid">
-          {result.message || 'Key accepted.'}
-        </p>
-      )}
-      <ErrorText error={state.error} testId="key-error" />
-    </Card>
-  );
-}
-
-function ModelsStep() {
-  const models = useStore((s) => s.snapshot?.models ?? []);
-  const [wanted, setWanted] = useState<Record<string, boolean>>({});
-  const toggle = async (id: string, enabled: boolean) => {
-    setWanted((w) => ({ ...w, [id]: enabled }));
-    try {
-      setModels(await getBridge().invoke('models.setEnabled', { model: id, enabled }));
-    } catch (err) {
-      notify('error', `Could not change ${id}: ${(err as Error).message}`);
-    } finally {
-      setWanted((w) => {
-        const { [id]: _done, ...rest } = w;
-        return rest;
-      });
-    }
-  };
-  return (
-    <Card title="4. Models to serve" testId="onboarding-models">
-      {models.length === 0 ? (
-        <p className="empty">No models yet: they appear when an engine is found. You can also finish now and add engines later.</p>
-      ) : (
-        <fieldset className="model-picks">
-          <legend className="sr-only">Models to serve</legend>
-          {models.map((m) => (
-            <label key={m.id} className="check-row">
-              <input type="checkbox" checked={wanted[m.id] ?? m.enabled} disabled={m.id in wanted} onChange={(e) => void toggle(m.id, e.target.checked)} data-testid={`pick-${modelSlug(m.id)}`} />
-              <span className="mono">{m.id}</span> <HealthBadge health={m.health} />
-            </label>
-          ))}
-        </fieldset>
-      )}
-    </Card>
-  );
-}
-
-export function Onboarding() {
+function DoneStep({ networkDone }: { networkDone: boolean }) {
   const snapshot = useStore((s) => s.snapshot);
   const [finish, finishState] = useCall(async () => {
     finishOnboarding(await getBridge().invoke('onboarding.complete', {}));
   });
   if (!snapshot) return null;
+  const served = servedModels(snapshot);
   return (
-    <div className="page onboarding" data-testid="page-onboarding">
-      <h1>Welcome to Swan Provider</h1>
-      <p className="lead">Your GPU can serve AI models to the Swan Inference network and earn for each request. Four short steps.</p>
-      <KeyStep />
-      <div className="grid-2">
-        <Card title="2. GPUs on this machine" testId="onboarding-gpus">
-          <GpuList inventory={snapshot.gpu} />
-        </Card>
-        <Card title="3. Engines found" actions={<RescanButton />} testId="onboarding-engines">
-          <EngineList engines={snapshot.engines} />
-          <details>
-            <summary>Add an engine by address</summary>
-            <AddEndpointForm />
-          </details>
-        </Card>
-      </div>
-      <ModelsStep />
+    <Card title="4. Done" testId="onboarding-done">
+      <ul className="plain-list small">
+        <li>{networkDone ? '✓' : '•'} Network: <span className="mono">{snapshot.link.hubUrl}</span></li>
+        <li>{snapshot.hasKey ? '✓ Provider key saved' : '✗ No provider key yet'}</li>
+        <li data-testid="onboarding-summary-models">
+          {served.length > 0 ? `✓ ${served.length} model(s) to serve: ${served.join(', ')}` : '⚠ Nothing to serve yet: the hub connects, but sends no requests until a model is served.'}
+        </li>
+      </ul>
       <div className="form-actions">
         <button type="button" className="primary big" disabled={!snapshot.hasKey || finishState.pending} onClick={() => void finish()} data-testid="onboarding-go">
           {finishState.pending ? 'Starting…' : 'Start serving'}
@@ -136,6 +36,40 @@ export function Onboarding() {
         {!snapshot.hasKey && <span className="muted">Save a valid key first.</span>}
         <ErrorText error={finishState.error} />
       </div>
+    </Card>
+  );
+}
+
+export function Onboarding() {
+  const snapshot = useStore((s) => s.snapshot);
+  const [showSettings, setShowSettings] = useState(false);
+  const [networkDone, setNetworkDone] = useState(false);
+  if (!snapshot) return null;
+  if (showSettings) {
+    return (
+      <div className="page onboarding" data-testid="page-onboarding-settings">
+        <div className="form-actions">
+          <button type="button" onClick={() => setShowSettings(false)} data-testid="onboarding-back">
+            ← Back to setup
+          </button>
+        </div>
+        <Settings />
+      </div>
+    );
+  }
+  return (
+    <div className="page onboarding" data-testid="page-onboarding">
+      <div className="page-head">
+        <h1>Welcome to Swan Provider</h1>
+        <button type="button" onClick={() => setShowSettings(true)} data-testid="onboarding-settings">
+          Settings
+        </button>
+      </div>
+      <p className="lead">Your GPU can serve AI models to the Swan Inference network and earn for each request. Four short steps.</p>
+      <NetworkStep done={networkDone} onDone={() => setNetworkDone(true)} />
+      <KeyStep />
+      <ServeStep />
+      <DoneStep networkDone={networkDone} />
     </div>
   );
 }

@@ -24,7 +24,7 @@ describe('a computing-provider config.toml', () => {
     expect(c.apiKey).toBe('sk-prov-fixture0000000000');
     expect(c.models).toEqual(['meta-llama/Llama-3.2-3B-Instruct']);
     // No [Agent] / [Gateway]: our defaults.
-    expect(c.agent.heartbeatIntervalMs).toBe(54_000);
+    expect(c.agent.heartbeatIntervalMs).toBe(30_000);
     expect(c.gateway.enable).toBe(false);
   });
 

@@ -1,0 +1,197 @@
+#!/usr/bin/env node
+// The newcomer path, as the README tells it: `npm start` (and `npx swan-provider demo`) serve the built
+// console. Used by .ci/run right after `npm ci`, and by test/cli/newcomer.test.ts.
+//
+//   node scripts/newcomer-check.mjs           this checkout: npm start serves the console, stops cleanly
+//   node scripts/newcomer-check.mjs --clone   a `git clone` of HEAD into an empty temp folder (nothing
+//                                             beside it): install, npm start, demo; then the same clone
+//                                             without dev dependencies (`npm prune --omit=dev`) and without
+//                                             out/renderer: npm start builds the console itself
+//
+// --clone does not download the packages again: it hard-links this checkout's node_modules into the
+// clone (a copy where hard links are impossible), which is what `npm ci` would unpack from the same
+// lockfile, and then runs `npm run prepare` there (the build step `npm install` runs). Everything else —
+// the clone, the build, the commands — is the real thing. Each step is bounded in time.
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const CONSOLE_LINE = /console: (http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]+)/;
+
+function say(line) {
+  process.stdout.write(`[newcomer] ${line}\n`);
+}
+
+/** Starts a command, resolves with its console URL once printed; rejects on exit or after timeoutMs. */
+export function startAndWaitForConsole(cmd, args, { cwd, env = process.env, timeoutMs = 60_000 }) {
+  const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32' });
+  let out = '';
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const url = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${cmd} ${args.join(' ')} printed no console URL within ${timeoutMs / 1000} s:\n${out}`)), timeoutMs);
+    const onData = (d) => {
+      out += d.toString();
+      const m = CONSOLE_LINE.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', (d) => (out += d.toString()));
+    void exited.then(({ code }) => {
+      clearTimeout(timer);
+      reject(new Error(`${cmd} ${args.join(' ')} exited (${code}) before printing a console URL:\n${out}`));
+    });
+  });
+  return { child, url, exited, output: () => out };
+}
+
+/** Fetches the console with its token as a browser would (token → cookie → page) and checks it is the app. */
+export async function checkConsole(url) {
+  const first = await fetch(url, { redirect: 'manual' });
+  const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0];
+  if (!cookie) throw new Error(`the console did not accept its own token (HTTP ${first.status})`);
+  const base = new URL(url);
+  const page = await fetch(new URL('/', base), { headers: { cookie } });
+  const html = await page.text();
+  if (page.status !== 200) throw new Error(`the console page answered HTTP ${page.status}: ${html.slice(0, 200)}`);
+  if (!html.includes('<title>Swan Provider</title>') || !html.includes('id="root"')) throw new Error(`the console page is not the app:\n${html.slice(0, 300)}`);
+  const script = /<script[^>]+src="\.?\/?([^"]+\.js)"/.exec(html)?.[1];
+  if (!script) throw new Error('the console page loads no script');
+  const js = await fetch(new URL(`/${script}`, base), { headers: { cookie } });
+  if (js.status !== 200 || !(js.headers.get('content-type') ?? '').includes('javascript')) throw new Error(`the console script ${script} answered HTTP ${js.status}`);
+  return { script };
+}
+
+/** Every process whose command line mentions `marker` (Linux /proc; empty elsewhere). */
+export function processesMentioning(marker) {
+  if (process.platform !== 'linux') return [];
+  const found = [];
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      if (cmdline.includes(marker) && Number(pid) !== process.pid) found.push(`${pid} ${cmdline.trim()}`);
+    } catch {
+      /* gone */
+    }
+  }
+  return found;
+}
+
+/** Sends `signal` to the started command (npm itself, not its group), waits for it and checks nothing it started is left. */
+export async function stopAndCheck(run, marker, signal = 'SIGTERM', timeoutMs = 15_000) {
+  run.child.kill(signal);
+  const timer = setTimeout(() => run.child.kill('SIGKILL'), timeoutMs);
+  const exit = await run.exited;
+  clearTimeout(timer);
+  const deadline = Date.now() + timeoutMs;
+  let left = processesMentioning(marker);
+  while (left.length && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    left = processesMentioning(marker);
+  }
+  if (left.length) {
+    for (const p of left) process.kill(Number(p.split(' ')[0]), 'SIGKILL');
+    throw new Error(`still running after ${signal} to the command:\n${left.join('\n')}`);
+  }
+  return exit;
+}
+
+/** `npm start` in `root` with a fresh home: serves the built console; SIGTERM to npm stops everything. */
+export async function checkNpmStart(root, { timeoutMs = 60_000 } = {}) {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-newcomer-home-'));
+  try {
+    const run = startAndWaitForConsole(npm, ['start', '--', '--home', home, '--no-discovery', '--console', '127.0.0.1:0'], { cwd: root, timeoutMs });
+    const url = await run.url;
+    const { script } = await checkConsole(url);
+    say(`npm start served the built console (${script}) at ${url.replace(/token=.*/, 'token=…')}`);
+    const exit = await stopAndCheck(run, home);
+    say(`npm start stopped on SIGTERM (exit ${exit.code ?? exit.signal}); nothing left running`);
+  } finally {
+    fs.rmSync(home, { recursive: true, force: true });
+  }
+}
+
+/** `swan-provider demo` in `root`: serves the built console too. */
+export async function checkDemo(root, { timeoutMs = 60_000 } = {}) {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-newcomer-demo-'));
+  try {
+    const run = startAndWaitForConsole(process.execPath, [path.join(root, 'bin', 'swan-provider.js'), 'demo', '--home', home, '--console', '127.0.0.1:0'], { cwd: root, timeoutMs });
+    const url = await run.url;
+    await checkConsole(url);
+    say(`demo served the built console at ${url.replace(/token=.*/, 'token=…')}`);
+    await stopAndCheck(run, home);
+  } finally {
+    fs.rmSync(home, { recursive: true, force: true });
+  }
+}
+
+/** A clone of HEAD in an empty temp folder, installed from this checkout's node_modules (see the top). */
+export function cloneAndInstall(source = here) {
+  const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-newcomer-'));
+  const root = path.join(parent, 'swan-provider-console');
+  execFileSync('git', ['clone', '--quiet', '--no-hardlinks', source, root], { stdio: 'inherit', timeout: 120_000 });
+  say(`cloned HEAD into ${root} (nothing beside it: ${fs.readdirSync(parent).join(', ')})`);
+  const started = Date.now();
+  const from = path.join(source, 'node_modules');
+  const to = path.join(root, 'node_modules');
+  try {
+    execFileSync('cp', ['-al', from, to], { timeout: 300_000 });
+  } catch {
+    fs.rmSync(to, { recursive: true, force: true });
+    fs.cpSync(from, to, { recursive: true, verbatimSymlinks: true });
+  }
+  // A hard link shares its bytes: a file that npm or vite rewrites in place (npm's hidden lockfile, the
+  // vite caches) must be the clone's own copy, or the rewrite would reach the source checkout.
+  for (const name of fs.readdirSync(to).filter((n) => n.startsWith('.') && n !== '.bin')) {
+    const p = path.join(to, name);
+    if (name === '.package-lock.json') {
+      const bytes = fs.readFileSync(p);
+      fs.rmSync(p);
+      fs.writeFileSync(p, bytes);
+    } else {
+      fs.rmSync(p, { recursive: true, force: true });
+    }
+  }
+  say(`node_modules linked from ${source} in ${((Date.now() - started) / 1000).toFixed(1)} s (the packages of the same lockfile)`);
+  if (fs.existsSync(path.join(root, 'out'))) throw new Error('the clone already has out/: it must start unbuilt');
+  execFileSync(npm, ['run', 'prepare'], { cwd: root, stdio: 'inherit', timeout: 300_000 });
+  if (!fs.existsSync(path.join(root, 'out', 'renderer', 'index.html'))) throw new Error('the install step did not build the console (out/renderer/index.html is missing)');
+  say('install step built out/cli/main.mjs and out/renderer');
+  return { root, cleanup: () => fs.rmSync(parent, { recursive: true, force: true }) };
+}
+
+async function main() {
+  const started = Date.now();
+  if (process.argv.includes('--clone')) {
+    const { root, cleanup } = cloneAndInstall();
+    try {
+      await checkNpmStart(root);
+      await checkDemo(root);
+      execFileSync(npm, ['prune', '--omit=dev', '--ignore-scripts', '--offline', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit', timeout: 300_000 });
+      for (const dev of ['electron', 'typescript', 'vitest', '@playwright/test']) {
+        if (fs.existsSync(path.join(root, 'node_modules', dev))) throw new Error(`npm prune --omit=dev left ${dev} in place`);
+      }
+      fs.rmSync(path.join(root, 'out', 'renderer'), { recursive: true, force: true });
+      say('pruned the dev dependencies and removed out/renderer');
+      await checkNpmStart(root);
+    } finally {
+      cleanup();
+    }
+  } else {
+    await checkNpmStart(here);
+  }
+  say(`passed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((e) => {
+    process.stderr.write(`[newcomer] FAILED: ${e instanceof Error ? e.message : e}\n`);
+    process.exit(1);
+  });
+}

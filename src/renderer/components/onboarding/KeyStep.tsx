@@ -1,0 +1,97 @@
+// Onboarding step 2: the provider key, with where keys come from (the Swan Inference dashboard) and the
+// hub's live word on it: valid or not, its status, the onboarding step and the next steps.
+import { useState } from 'react';
+import type { KeyStatusDetailView } from '../../../shared/bridge';
+import { PROVIDER_DASHBOARD_URL } from '../../../shared/networks';
+import { getBridge } from '../../bridge';
+import { useCall } from '../../lib/use-call';
+import { setSettings, setSnapshot } from '../../store/actions';
+import { useStore } from '../../store/store';
+import { Card } from '../Card';
+import { ErrorText, Field } from '../Field';
+import { KeyStatus } from './KeyStatus';
+
+type Check = { valid: boolean; message: string; detail?: KeyStatusDetailView };
+
+export function KeyStep() {
+  const hasKey = useStore((s) => s.snapshot?.hasKey ?? false);
+  const serviceUrl = useStore((s) => s.settings?.serviceUrl ?? '');
+  const [key, setKey] = useState('');
+  // The key just checked, kept only in this page's memory so "Check again" can ask the hub once more.
+  const [checked, setChecked] = useState('');
+  const [result, setResult] = useState<Check | null>(null);
+  const [fieldError, setFieldError] = useState<string | null>(null);
+  const check = async (k: string): Promise<Check> => {
+    const r = await getBridge().invoke('settings.checkKey', { key: k });
+    setResult(r);
+    return r;
+  };
+  const [submit, state] = useCall(async () => {
+    setResult(null);
+    setFieldError(null);
+    const k = key.trim();
+    if (!k) {
+      setFieldError('Paste the provider key from your Swan Inference dashboard.');
+      return;
+    }
+    const r = await check(k);
+    if (!r.valid) return;
+    const saved = await getBridge().invoke('settings.save', { patch: { providerKey: k } });
+    if (!saved.ok) {
+      setFieldError(saved.errors.providerKey ?? Object.values(saved.errors).join(' '));
+      return;
+    }
+    setChecked(k);
+    setKey('');
+    setSnapshot(await getBridge().invoke('snapshot.get', {}));
+    setSettings(await getBridge().invoke('settings.get', {}));
+  });
+  const [again, againState] = useCall(async () => {
+    await check(checked);
+  });
+  return (
+    <Card title={`2. Your provider key${hasKey ? ' ✓' : ''}`} testId="onboarding-key">
+      <p className="small">
+        Get a provider key from your{' '}
+        <a href={PROVIDER_DASHBOARD_URL} target="_blank" rel="noopener noreferrer" data-testid="dashboard-link">
+          Swan Inference dashboard
+        </a>{' '}
+        (register this machine as a provider there). It is checked with the hub at <span className="mono">{serviceUrl}</span>, then stored safely on this
+        machine.
+      </p>
+      {hasKey && (
+        <p className="ok-text" data-testid="key-saved">
+          A key is saved. You can replace it by pasting another one.
+        </p>
+      )}
+      <form
+        className="inline-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void submit();
+        }}
+      >
+        <Field label="Provider key" hint="It looks like sk-prov-… and is shown once on the dashboard." error={fieldError ?? (result && !result.valid ? result.message : null)} testId="key-field">
+          {(id, d) => <input id={id} aria-describedby={d} type="password" autoComplete="off" value={key} onChange={(e) => setKey(e.target.value)} placeholder="sk-prov-…" data-testid="key-input" />}
+        </Field>
+        <div className="form-actions">
+          <button type="submit" className="primary" disabled={state.pending} data-testid="key-check">
+            {state.pending ? 'Checking…' : 'Check and save'}
+          </button>
+          {checked && (
+            <button type="button" onClick={() => void again()} disabled={againState.pending} data-testid="key-recheck">
+              {againState.pending ? 'Checking…' : 'Check again'}
+            </button>
+          )}
+        </div>
+      </form>
+      {result?.valid && (
+        <p className="ok-text" role="status" data-testid="key-valid">
+          {result.message || 'Key accepted.'}
+        </p>
+      )}
+      {result?.detail && <KeyStatus detail={result.detail} />}
+      <ErrorText error={state.error ?? againState.error} testId="key-error" />
+    </Card>
+  );
+}

@@ -1,0 +1,35 @@
+// The Swan Inference networks an owner can pick (Settings, onboarding, `swan-provider init`): the
+// addresses are the Go computing-provider's own (build/version.go for mainnet, its Makefile for
+// testnet; see HUB-PROTOCOL.md "Addresses"). Anything else is a custom hub, such as the dev hub.
+
+export type NetworkName = 'mainnet' | 'testnet' | 'custom';
+
+export interface NetworkAddresses {
+  /** WebSocketURL: where providers connect (the link dials `…/ws`). */
+  hubUrl: string;
+  /** ServiceURL: the hub's HTTP API (provider status, stats). */
+  serviceUrl: string;
+}
+
+export const NETWORKS: Record<Exclude<NetworkName, 'custom'>, NetworkAddresses & { label: string }> = {
+  mainnet: { label: 'Swan Inference mainnet', hubUrl: 'wss://inference-ws.swanchain.io', serviceUrl: 'https://api.swanchain.io' },
+  testnet: { label: 'Swan Inference testnet', hubUrl: 'wss://inference-ws-dev.swanchain.io', serviceUrl: 'https://inference-dev.swanchain.io' },
+};
+
+/** The local dev hub (`swan-provider dev-hub`, port 8081): a custom hub for trying things on one machine. */
+export const LOCAL_DEV_HUB: NetworkAddresses = { hubUrl: 'ws://127.0.0.1:8081', serviceUrl: 'http://127.0.0.1:8081' };
+
+/** Where provider keys come from: the Swan Inference dashboard. */
+export const PROVIDER_DASHBOARD_URL = 'https://inference.swanchain.io';
+
+function same(a: string, b: string): boolean {
+  return a.trim().replace(/\/+$/, '').toLowerCase() === b.trim().replace(/\/+$/, '').toLowerCase();
+}
+
+/** Which named network these addresses are (the hub URL decides; ServiceURL may be derived), else custom. */
+export function networkOf(hubUrl: string): NetworkName {
+  for (const [name, n] of Object.entries(NETWORKS) as Array<[Exclude<NetworkName, 'custom'>, NetworkAddresses]>) {
+    if (same(hubUrl, n.hubUrl) || same(hubUrl, `${n.hubUrl}/ws`)) return name;
+  }
+  return 'custom';
+}
