@@ -36,7 +36,7 @@ export interface DevProviderView {
 
 type Child = ChildProcessByStdio<null, Readable, Readable>;
 
-const CONSOLE_LINE = /console: (http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]+)/;
+const CONSOLE_LINE = /console: (http:\/\/127\.0\.0\.1:\d+\/\?code=[A-Za-z0-9_-]+)/;
 
 class Proc {
   readonly output: string[] = [];

@@ -8,6 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, WebSocket } from 'ws';
 import { DevPlatform, DEV_STATUS_NAMES, type DevStatusName, type FailureKind } from './dev-hub-platform';
+import { requestTarget } from '../core/http/request-target';
 
 export interface DevHubOptions {
   host?: string;
@@ -434,7 +435,8 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
   };
 
   const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://x');
+    const url = requestTarget(req.url);
+    if (!url) return json(res, 400, { error: { message: 'the request target must be a path starting with a single "/"' } });
     const route = `${req.method} ${url.pathname}`;
     const run = async (): Promise<void> => {
       switch (route) {
@@ -498,8 +500,10 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
       else res.end();
     });
   });
+  server.on('connect', (_req, socket) => socket.end('HTTP/1.1 405 Method Not Allowed\r\nConnection: close\r\n\r\n'));
   server.on('upgrade', (req, socket, head) => {
-    if (new URL(req.url ?? '/', 'http://x').pathname !== '/ws') {
+    socket.on('error', () => socket.destroy());
+    if (requestTarget(req.url)?.pathname !== '/ws') {
       socket.end('HTTP/1.1 404 Not Found\r\n\r\n');
       return;
     }

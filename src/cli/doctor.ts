@@ -15,6 +15,7 @@ import { checkEndpoint } from '../core/engine/health';
 import { describeStatus, fetchProviderStatus, statusView } from '../core/hub/provider-status';
 import { networkOf } from '../shared/networks';
 import { noConfigHelp } from './run';
+import { forTerminal } from '../core/terminal';
 
 type Check = { ok: boolean; what: string; fix?: string };
 
@@ -67,7 +68,7 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
     checks.push({ ok: true, what: `config ${configPath} reads fine (${Object.keys(cfg.modelEntries).length} model(s) in models.json)` });
   } catch (e) {
     const msg = e instanceof ConfigError ? e.message : (e as Error).message;
-    process.stdout.write(`✗ config: ${msg}\n`);
+    process.stdout.write(forTerminal(`✗ config: ${msg}\n`));
     return 2;
   }
   const settings = SettingsFile.in(o.home).get();
@@ -120,7 +121,8 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
   } else {
     checks.push({ ok: true, what: `serving ${served.length} model(s): ${served.join(', ')}${off.length ? ` (${off.length} more found, switched off)` : ''}` });
   }
-  for (const c of checks) process.stdout.write(`${c.ok ? '✓' : '✗'} ${c.what}${c.fix ? `\n    → ${c.fix}` : ''}\n`);
+  // Answers of the hub, the service and the engines are outside text: printed through forTerminal.
+  for (const c of checks) process.stdout.write(forTerminal(`${c.ok ? '✓' : '✗'} ${c.what}${c.fix ? `\n    → ${c.fix}` : ''}\n`));
   const bad = checks.filter((c) => !c.ok).length;
   process.stdout.write(bad ? `${bad} problem(s) found.\n` : 'All good.\n');
   return bad ? 1 : 0;

@@ -9,6 +9,7 @@ import type { AgentSnapshot, BridgeBackend, BridgeEvent } from '../shared/bridge
 import type { EngineInfo, GpuInventory, GpuSample, PauseState, UsageRecord } from '../shared/types';
 import type { AgentOptions } from './agent-options';
 import { BridgeHandlers } from './agent/bridge-handlers';
+import { EarningsService } from './agent/earnings';
 import { InferenceRunner } from './agent/inference';
 import { ModelRegistry } from './agent/models';
 import { SettingsFile } from './agent/settings';
@@ -68,6 +69,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   readonly runner: InferenceRunner;
   readonly sampler?: GpuSampler;
   readonly ledger?: Ledger;
+  readonly earnings: EarningsService;
   readonly settings: SettingsFile;
   readonly gatewayKeys: GatewayKeys;
   private gateway?: Gateway;
@@ -110,6 +112,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.settings = SettingsFile.in(opts.home);
     this.secrets = opts.secrets ?? new FileSecretStore(opts.home);
     this.gatewayKeys = new GatewayKeys(opts.home);
+    // Secret values are redacted by value in logs and the support bundle (see log.ts).
+    this.gatewayKeys.onKnownKey = (k) => this.log.addSecrets([k]);
     const a = config.agent;
     this.scheduler = new Scheduler(
       { maxConcurrentPerEndpoint: a.maxConcurrentPerEndpoint, maxQueuePerModel: a.maxQueuePerModel, queueTimeoutMs: a.queueTimeoutMs },
@@ -127,6 +131,14 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     } catch (e) {
       this.l.error(`usage history is unavailable: ${(e as Error).message}. Serving continues; records are kept in memory.`);
     }
+    this.earnings = new EarningsService({
+      home: opts.home,
+      ...(this.ledger ? { ledger: this.ledger } : {}),
+      log: this.log.child('earnings'),
+      serviceUrl: () => this.settings.get().serviceUrl ?? this.config.serviceUrl,
+      providerKey: () => this.providerKey(),
+      models: () => this.registry.announced(),
+    });
     const s = this.settings.get();
     const dial = hubDialUrl(s.hubUrl ?? config.webSocketUrl);
     if (dial.warning) this.l.warn(dial.warning);
@@ -170,6 +182,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       resumeTtlMs: a.resumeTtlMs,
       retentionBytes: a.retentionBytes,
       onOther: (m) => void this.onHubMessage(m),
+      // Commit before send: the ledger row of a request is durable before its stream_end/result leaves.
+      beforeFinal: () => this.flushLedger(),
+      finalSent: (id) => this.ledger?.markDelivered(id),
     });
     this.notices = new NoticeBook({ home: opts.home, log: this.log.child('notices') });
     const serviceUrl = (): string => this.settings.get().serviceUrl ?? this.config.serviceUrl;
@@ -186,6 +201,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     const identity = loadOrCreateIdentity(opts.home, opts.env ?? process.env);
     const agent = new Agent(opts, config, identity);
     agent.keyAtStart = agent.providerKey() !== '';
+    agent.log.addSecrets([agent.providerKey(), config.apiKey]);
     for (const w of config.warnings) agent.l.info(w);
     for (const n of identity.notes) agent.l.info(n);
     return agent;
@@ -212,6 +228,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.watchGpuBusy();
     this.applyPauseSchedule();
     void this.refreshEarningsFlag();
+    this.earnings.start();
     await this.applyGateway();
     this.refreshCatalogue();
     if (this.config.enable && this.providerKey()) void this.providerGate.check();
@@ -228,6 +245,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     clearInterval(this.catalogueTimer);
     this.providerGate.stop();
     this.modelsWatch?.close();
+    this.earnings.stop();
     this.flushLedger();
     await this.gateway?.close();
     this.gateway = undefined;
@@ -393,6 +411,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   snapshot(): AgentSnapshot {
     const stats = new Map(this.scheduler.stats().map((s) => [s.model, s]));
     const s = this.settings.get();
+    const today = this.ledger?.today() ?? { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0 };
+    const todayEarningsReason = this.earnings.todayReason(today);
     return {
       version: AGENT_VERSION,
       nodeId: this.identity.nodeId,
@@ -412,7 +432,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
           endpointCap: (url) => endpointLimit(this.config.agent, this.registry.endpointCapacityOf(url)),
         };
       }),
-      today: this.ledger?.today() ?? { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0 },
+      today,
+      ...(todayEarningsReason ? { todayEarningsReason } : {}),
       gateway: {
         enabled: s.gatewayEnabled ?? this.config.gateway.enable,
         listen: this.gateway ? this.gateway.url.replace(/^http:\/\//, '') : (s.gatewayListen ?? this.config.gateway.listen),
@@ -445,6 +466,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   /** Re-reads models (config + discovery + the owner's toggles) and tells the scheduler, health monitor and hub. */
   rebuildModels(): void {
     const s = this.settings.get();
+    this.log.addSecrets(Object.values(this.config.modelEntries).map((e) => e.api_key));
     this.registry.rebuild({ entries: this.config.modelEntries, configModels: this.config.models, engines: this.engines, prefs: s.models ?? {} });
     const enabled = new Set(this.registry.announced());
     for (const st of this.scheduler.stats()) if (!enabled.has(st.model)) this.scheduler.removeModel(st.model);
@@ -554,11 +576,16 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     });
     this.scheduler.on('change', () => this.emitSnapshot());
     this.sampler?.on('sample', (sample: GpuSample) => {
+      this.earnings.onSample(sample);
       this.emit('bridge', { type: 'gpu.sample', sample });
     });
-    this.book.on('update', (request) => this.emit('bridge', { type: 'request.update', request: { ...request } }));
+    this.book.on('update', (request) => {
+      this.earnings.onRequestUpdate(request);
+      this.emit('bridge', { type: 'request.update', request: { ...request } });
+    });
     this.book.on('text', (id, delta) => this.emit('bridge', { type: 'request.text', id, delta }));
     this.book.on('finished', (record) => {
+      this.earnings.onFinished(record);
       this.queueLedger(record);
       this.requestMetrics.record(record);
       const tps = record.tokensPerSecond ? `, ${record.tokensPerSecond.toFixed(1)} tok/s` : '';
@@ -575,7 +602,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   /**
    * Requests that finish in the same turn of the event loop (a burst of streams ending together) are
    * written to the ledger in one transaction right after it, instead of one commit each while other
-   * streams wait. A record is written within that one turn of its request ending.
+   * streams wait. A record is written within that one turn of its request ending, and never after
+   * its last message to the hub: the relay calls flushLedger() (beforeFinal) right before sending
+   * a stream_end or result, so the commit always precedes the send.
    */
   private queueLedger(record: UsageRecord): void {
     if (!this.ledger) return;

@@ -1,6 +1,7 @@
 import { useEffect } from 'react';
 import { getBridge } from './bridge';
 import { ConnectionBanner, Notices } from './components/Banners';
+import { ExposureBanner } from './components/ExposureBanner';
 import { Sidebar } from './components/Sidebar';
 import { usePage, type Page } from './lib/route';
 import { applyTheme } from './lib/theme';
@@ -38,6 +39,7 @@ export function App() {
       {!needsOnboarding && <Sidebar page={page} transport={getBridge().transport} />}
       <main id="main" className="main" tabIndex={-1}>
         <ConnectionBanner />
+        <ExposureBanner />
         {appState === 'loading' ? (
           <p className="loading" data-testid="loading">
             Connecting to the agent…

@@ -25,6 +25,8 @@ export interface AgentSnapshot {
   engines: EngineInfo[];
   models: ModelState[];
   today: UsageTotals;
+  /** Why today's earnings are zero, when they are (the Today card shows it instead of a bare $0.00). */
+  todayEarningsReason?: EarningsZeroReason;
   gateway: { enabled: boolean; listen: string; running: boolean; keys: number; error?: string };
   /** false until the owner has saved a provider key (drives the onboarding screen). */
   hasKey: boolean;
@@ -123,7 +125,14 @@ export interface PauseWindowView {
   to: string;
 }
 
-export type SaveResult = { ok: true } | { ok: false; errors: Record<string, string> };
+export type SaveResult =
+  | { ok: true }
+  | {
+      ok: false;
+      errors: Record<string, string>;
+      /** The key would go to new hosts / over plain ws:// or http://: save again with these confirmed. */
+      confirm?: { keyDestination: string[]; insecure: string[] };
+    };
 
 export interface UsageBucket {
   start: number; // epoch ms
@@ -132,6 +141,8 @@ export interface UsageBucket {
   tokensOut: number;
   earnings: number;
   errors: number;
+  energyWh?: number;
+  cost?: number;
 }
 
 export interface ModelUsage extends UsageTotals {
@@ -183,6 +194,86 @@ export interface KeyStatusDetailView {
   nextSteps: string[];
 }
 
+export type EarningsZeroReason = 'earnings_disabled' | 'no_priced_model' | 'no_requests' | 'no_paid_requests';
+
+/** One model's payout rate from the network (USD per 1M tokens). */
+export interface NetworkRateView {
+  modelId: string;
+  inputPerM: number;
+  outputPerM: number;
+  listInputPerM: number;
+  listOutputPerM: number;
+  tier: string;
+}
+
+/** Figures fetched from the platform: the last good ones, with when and why they are stale. */
+export interface PlatformFigures<T> {
+  value: T | null;
+  asOf: number | null;
+  stale: boolean;
+  error?: string;
+}
+
+export interface PlatformStatsView {
+  totalInferences: number;
+  successfulInferences: number;
+  failedInferences: number;
+  totalInputTokens: number;
+  totalOutputTokens: number;
+  totalTokens: number;
+  totalEarningsUsd: number;
+  uptime7dPercent: number;
+  lastConnected: string;
+}
+
+export interface LocalLifetimeView {
+  requests: number;
+  failed: number;
+  tokensIn: number;
+  tokensOut: number;
+  earnings: number;
+  firstAt: number | null;
+  undelivered: { requests: number; tokensIn: number; tokensOut: number; earnings: number };
+}
+
+/** Why the platform's totals and the local ledger differ; `code` is stable, `text` is for the owner. */
+export interface DifferenceReason {
+  code: 'undelivered' | 'failed' | 'ledger_age' | 'platform_stale' | 'platform_unavailable' | 'rates_differ' | 'match';
+  text: string;
+}
+
+export interface ModelPricingView {
+  model: string;
+  /** network: the platform's payout rate; override: the owner's own price ("your estimate"); none: unpriced. */
+  source: 'network' | 'override' | 'none';
+  inputPerM: number | null;
+  outputPerM: number | null;
+}
+
+export interface ElectricityView {
+  perKwh: number;
+  currency: string;
+  usdPerUnit: number;
+}
+
+export interface EarningsOverview {
+  generatedAt: number;
+  earningsEnabled: boolean;
+  rates: PlatformFigures<NetworkRateView[]>;
+  platform: PlatformFigures<PlatformStatsView>;
+  local: LocalLifetimeView;
+  /** platform − local (hub traffic), when the platform's record is known. */
+  difference: { requests: number; tokens: number; earningsUsd: number } | null;
+  reasons: DifferenceReason[];
+  pricing: ModelPricingView[];
+  electricity: ElectricityView | null;
+  /** The last 24 hours (or the ledger's life, when shorter). */
+  recent: { windowMs: number; requests: number; earnings: number; energyWh: number; cost: number; net: number };
+  /** Net per day and per 30-day month at the recent rate; null when there is too little history. */
+  projection: { perDay: number; perMonth: number; assumptions: string[] } | null;
+  projectionUnavailable?: string;
+}
+
 export interface GatewayKeyView {
   name: string;
   createdAt: number;
@@ -207,6 +298,10 @@ export const settingsPatchSchema = z
     autoPauseOnGpuBusy: z.boolean(),
     pauseSchedule: z.array(z.object({ days: z.array(z.number().int()).max(7), from: z.string().max(8), to: z.string().max(8) }).strict()).max(20),
     retentionDays: z.number().int(),
+    /** The new hub / service host(s) the owner agreed to send the key to (not stored). */
+    confirmKeyDestination: z.union([z.string().max(256), z.array(z.string().max(256)).max(4)]),
+    /** The owner agreed to a plain ws:// / http:// hub or service URL off this machine (not stored). */
+    confirmInsecure: z.boolean(),
   })
   .partial()
   .strict();
@@ -231,6 +326,14 @@ export const invokeSchemas = {
     .strict()
     .refine((r) => r.to >= r.from, 'to must not be before from'),
   'usage.exportCsv': range,
+  'earnings.overview': z.object({ refresh: z.boolean().optional() }).strict(),
+  'earnings.setElectricity': z
+    .object({
+      perKwh: z.number().min(0).max(100).nullable(),
+      currency: z.string().regex(/^[A-Z]{3}$/, 'use a three-letter currency code such as USD or EUR').optional(),
+      usdPerUnit: z.number().positive().max(100_000).optional(),
+    })
+    .strict(),
   'engines.rescan': z.object({}).strict(),
   'engines.addEndpoint': z.object({ url: z.string().min(1).max(2048), model: modelId.optional() }).strict(),
   'gpu.history': z.object({ minutes: z.number().int().min(1).max(60) }).strict(),
@@ -266,6 +369,8 @@ export interface InvokeResults {
   'requests.text': string;
   'usage.report': UsageReport;
   'usage.exportCsv': string;
+  'earnings.overview': EarningsOverview;
+  'earnings.setElectricity': EarningsOverview;
   'engines.rescan': EngineInfo[];
   'engines.addEndpoint': EngineInfo[];
   'gpu.history': GpuSample[];

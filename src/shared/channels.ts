@@ -14,6 +14,8 @@ export const INVOKE_CHANNELS = [
   'requests.text',
   'usage.report',
   'usage.exportCsv',
+  'earnings.overview',
+  'earnings.setElectricity',
   'engines.rescan',
   'engines.addEndpoint',
   'gpu.history',

@@ -172,6 +172,11 @@ export interface UsageRecord {
   status: 'ok' | 'error' | 'cancelled' | 'rejected';
   statusCode: number | null;
   error: string | null;
+  /** GPU energy attributed to this request (Wh); absent or null when no power samples covered it. */
+  energyWh?: number | null;
+  /** A hub request whose last message (stream_end / result) is about to be sent: stored as not yet
+   * delivered until Ledger.markDelivered(). Absent: delivered (local requests, imports). */
+  awaitingHub?: boolean;
 }
 
 export interface UsageTotals {
@@ -180,6 +185,9 @@ export interface UsageTotals {
   tokensIn: number;
   tokensOut: number;
   earnings: number; // in the price currency (USD by default)
+  /** GPU energy attributed to these requests (Wh) and its cost at the owner's electricity price (USD). */
+  energyWh?: number;
+  cost?: number;
 }
 
 export interface LogEntry {

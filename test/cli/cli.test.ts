@@ -55,7 +55,7 @@ describe('swan-provider', () => {
       if (child.exitCode === null) child.kill('SIGKILL');
       await exited;
     });
-    await until(() => /console: http:\/\/127\.0\.0\.1:\d+\/\?token=\S+/.test(out), 'console URL printed', 15_000);
+    await until(() => /console: http:\/\/127\.0\.0\.1:\d+\/\?code=\S+/.test(out), 'console URL printed', 15_000);
     expect(fs.existsSync(path.join(home, 'config.toml'))).toBe(true);
     const url = /console: (\S+)/.exec(out)![1]!;
     const page = await fetch(url, { redirect: 'manual' });

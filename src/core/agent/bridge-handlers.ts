@@ -16,6 +16,7 @@ import { checkProviderKey } from '../hub/provider-status';
 import { KEY_SECRET } from '../agent';
 import { hubDialUrl } from '../config/config';
 import { validateSettingsPatch } from './settings';
+import { checkKeyDestination } from './key-destination';
 import { normaliseBaseUrl } from './models';
 import { listGpuProcesses } from '../gpu/processes';
 
@@ -55,11 +56,16 @@ export class BridgeHandlers {
       'settings.save': async ({ patch }: { patch: import('../../shared/bridge').SettingsPatch }) => {
         const errors = validateSettingsPatch(patch);
         if (Object.keys(errors).length > 0) return { ok: false as const, errors };
-        const { providerKey, ...rest } = patch;
+        const destination = checkKeyDestination(this.settingsView(), patch);
+        if (destination.confirm) return { ok: false as const, errors: destination.errors, confirm: destination.confirm };
+        const { providerKey, confirmKeyDestination: _c, confirmInsecure: _i, ...rest } = patch;
         a.settings.update((s) => ({ ...s, ...rest }));
         if (providerKey !== undefined) {
           if (providerKey === '') a.secrets.delete(KEY_SECRET);
-          else a.secrets.set(KEY_SECRET, providerKey.trim());
+          else {
+            a.secrets.set(KEY_SECRET, providerKey.trim());
+            a.log.addSecrets([providerKey.trim()]);
+          }
         }
         if (rest.hubUrl !== undefined) a.link.setUrl(hubDialUrl(rest.hubUrl).url);
         if (providerKey !== undefined) {
@@ -89,6 +95,19 @@ export class BridgeHandlers {
       'usage.exportCsv': ({ from, to }: { from: number; to: number }) => {
         if (!a.ledger) throw new Error('The usage history is unavailable right now (see Logs).');
         return a.ledger.exportCsv(from, to);
+      },
+      'earnings.overview': ({ refresh }: { refresh?: boolean }) => a.earnings.overview(refresh ?? false),
+      'earnings.setElectricity': ({ perKwh, currency, usdPerUnit }: { perKwh: number | null; currency?: string; usdPerUnit?: number }) => {
+        if (!a.ledger) throw new Error('The usage history is unavailable right now (see Logs), so the electricity price cannot be saved.');
+        const cur = currency ?? 'USD';
+        if (perKwh !== null && cur !== 'USD' && usdPerUnit === undefined) throw new Error(`Give the value of 1 ${cur} in USD too, so power cost and earnings (paid in USD) can be compared.`);
+        try {
+          a.ledger.setElectricityPrice(perKwh === null ? null : { perKwh, currency: cur, usdPerUnit: cur === 'USD' ? 1 : (usdPerUnit ?? 1) });
+        } catch (e) {
+          throw new Error(e instanceof RangeError ? e.message : `The electricity price could not be saved: ${(e as Error).message}`);
+        }
+        a.emitSnapshot();
+        return a.earnings.overview();
       },
       'engines.rescan': async () => {
         await a.rescanEngines();
@@ -203,6 +222,7 @@ export class BridgeHandlers {
       settings: { ...this.settingsView() },
       logs: a.log.entries(500),
     };
-    return JSON.stringify(bundle, null, 2);
+    // Last pass over everything: configured secret values and secret-shaped text (URLs with user:pass@).
+    return a.log.redactText(JSON.stringify(bundle, null, 2));
   }
 }

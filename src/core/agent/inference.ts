@@ -151,7 +151,8 @@ export class InferenceRunner {
     const opts = {
       endpoint,
       path,
-      body: req.body,
+      // What runs is the model the owner enabled (local_model ?? model id), never what the body names.
+      body: endpoint.localModel || req.body.model === req.model ? req.body : { ...req.body, model: req.model },
       signal: req.signal,
       headersTimeoutMs: this.deps.headersTimeoutMs ?? 60_000,
       idleTimeoutMs: this.deps.idleTimeoutMs ?? 120_000,

@@ -27,6 +27,11 @@ export interface HubRelayOptions {
   lingerMs?: number;
   /** Hub messages other than inference/cancel/resume (warmup, verify, benchmark) go here. */
   onOther?: (msg: Inbound) => void;
+  /** Called synchronously right before a request's last message (stream_end, result, error) is
+   * sent: the agent commits the request's ledger row here, so what the hub is told is never lost. */
+  beforeFinal?: (id: string) => void;
+  /** A request's last message was handed to the hub link (now, or replayed on resume). */
+  finalSent?: (id: string) => void;
 }
 
 interface Active {
@@ -43,6 +48,8 @@ interface Active {
   evicted?: boolean;
   /** The hub sent `cancel`: nothing more is sent for it (Go cancel_test.go). */
   hubCancelled?: boolean;
+  /** Whether the last message sent for it was handed to the link. */
+  handed?: boolean;
 }
 
 export class HubRelay {
@@ -212,13 +219,19 @@ export class HubRelay {
       }
     }
     if (a && this.active.get(id) === a) a.attached = true;
-    else this.retention.finished(id);
+    else {
+      this.retention.finished(id);
+      this.o.finalSent?.(id);
+    }
     this.o.log.info(`request ${id} resumed after seq ${lastSeq}`, { requestId: id });
   }
 
+  /** Sends (or only retains, while detached); `handed` says whether it reached the link. */
   private async send(id: string, msg: Outbound): Promise<void> {
     const a = this.active.get(id);
-    if (!a || a.dropped) return;
+    if (!a) return;
+    a.handed = false;
+    if (a.dropped) return;
     // Serialised once: the same text is retained for resume and handed to the socket.
     const enc = encodeOnce(msg);
     const bytes = enc.bytes;
@@ -236,7 +249,8 @@ export class HubRelay {
     }
     // Retained for resume only when the hub resumes; the Go hub does not, so nothing is kept for it.
     if (this.o.link.hubResumes) this.retention.add(id, enc.seq, enc, bytes);
-    if (a.attached && !(await this.o.link.sendData(enc))) a.attached = false;
+    a.handed = a.attached && (await this.o.link.sendData(enc));
+    if (!a.handed) a.attached = false;
   }
 
   private next(id: string): number {
@@ -252,7 +266,7 @@ export class HubRelay {
     }
     const { model_id: model, request } = msg.payload;
     const stream = msg.payload.stream ?? request.stream === true;
-    const a: Active = { ctl: new AbortController(), seq: 0, attached: this.o.link.connected, resumed: false, dropped: false };
+    const a: Active = { ctl: new AbortController(), seq: 0, attached: this.o.link.connected, resumed: false, dropped: false, handed: false };
     this.active.set(id, a);
     let result: InferenceResult;
     try {
@@ -284,6 +298,11 @@ export class HubRelay {
     if (r.status === 'ok') this.counters.served++;
     else this.counters.failed++;
     if (this.active.get(id)?.hubCancelled) return; // the hub abandoned it: nothing more goes out
+    // Commit before send: the ledger row is durable before the last message can leave (issue 15).
+    this.o.beforeFinal?.(id);
+    const sent = (): void => {
+      if (this.active.get(id)?.handed) this.o.finalSent?.(id);
+    };
     const withSeq = (m: Outbound): Outbound => ({ ...m, payload: { ...m.payload, seq: this.next(id) } });
     const error = r.error ?? r.status;
     if (!stream) {
@@ -292,6 +311,7 @@ export class HubRelay {
       const ok = r.status === 'ok';
       const result = out.inferenceResult(id, { response: ok ? (r.response ?? null) : null, statusCode: r.statusCode, latencyMs: r.latencyMs, ...(ok ? {} : { error }) });
       await this.send(id, withSeq(result));
+      sent();
       return;
     }
     if (r.status === 'ok') await this.send(id, out.streamChunk(id, this.next(id), null, true));
@@ -306,5 +326,6 @@ export class HubRelay {
         ...(r.status !== 'ok' ? { statusCode: r.statusCode, error } : {}),
       }),
     );
+    sent();
   }
 }

@@ -6,11 +6,13 @@ import { ProviderStatusCard } from '../components/ProviderStatusCard';
 import { GpuPanel, HostPanel, useGpuIndexes, WindowPicker, type WindowMinutes } from '../components/GpuCharts';
 import { LinkCard } from '../components/LinkCard';
 import { ModelsTable } from '../components/ModelsTable';
-import { fmtInt, fmtMoney } from '../lib/format';
+import { TodayEarnings } from '../components/TodayEarnings';
+import { fmtInt } from '../lib/format';
 import { useStore } from '../store/store';
 
 function Today() {
   const today = useStore((s) => s.snapshot?.today);
+  const reason = useStore((s) => s.snapshot?.todayEarningsReason);
   if (!today) return null;
   return (
     <Card title="Today" testId="today-card">
@@ -18,7 +20,7 @@ function Today() {
         <Stat label="Requests" value={fmtInt(today.requests)} testId="today-requests" />
         <Stat label="Tokens in" value={fmtInt(today.tokensIn)} testId="today-tokens-in" />
         <Stat label="Tokens out" value={fmtInt(today.tokensOut)} testId="today-tokens-out" />
-        <Stat label="Earnings" value={fmtMoney(today.earnings)} testId="today-earnings" />
+        <TodayEarnings earnings={today.earnings} reason={reason} />
         <Stat label="Errors" value={fmtInt(today.errors)} testId="today-errors" />
       </div>
     </Card>

@@ -1,9 +1,10 @@
 // Settings: every field shows the agent's refusal right next to it; the key is write-only.
 import { useEffect, useState } from 'react';
-import type { SettingsPatch, SettingsView } from '../../shared/bridge';
+import type { SaveResult, SettingsPatch, SettingsView } from '../../shared/bridge';
 import { getBridge } from '../bridge';
 import { Card } from '../components/Card';
 import { ErrorText, Field } from '../components/Field';
+import { KeyDestinationConfirm, type PendingDestination } from '../components/KeyDestinationConfirm';
 import { Toggle } from '../components/Toggle';
 import { fmtDateTime } from '../lib/format';
 import { applyTheme } from '../lib/theme';
@@ -105,6 +106,19 @@ export function Settings() {
   const [draft, setDraft] = useState<Draft | null>(settings ? toDraft(settings) : null);
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [saved, setSaved] = useState(false);
+  const [destination, setDestination] = useState<PendingDestination | null>(null);
+  const afterSave = async (r: SaveResult, patch: SettingsPatch) => {
+    setDestination(!r.ok && r.confirm ? { patch, confirm: r.confirm } : null);
+    if (!r.ok) {
+      setErrors(r.errors);
+      return;
+    }
+    setErrors({});
+    setSaved(true);
+    const fresh = await getBridge().invoke('settings.get', {});
+    setSettings(fresh);
+    setDraft(toDraft(fresh));
+  };
   useEffect(() => {
     if (settings && !draft) setDraft(toDraft(settings));
   }, [settings, draft]);
@@ -121,16 +135,7 @@ export function Settings() {
       notify('info', 'Nothing changed.');
       return;
     }
-    const r = await getBridge().invoke('settings.save', { patch });
-    if (!r.ok) {
-      setErrors(r.errors);
-      return;
-    }
-    setErrors({});
-    setSaved(true);
-    const fresh = await getBridge().invoke('settings.get', {});
-    setSettings(fresh);
-    setDraft(toDraft(fresh));
+    await afterSave(await getBridge().invoke('settings.save', { patch }), patch);
   });
   if (!settings || !draft) return <p className="muted">Loading settings…</p>;
   const set = <K extends keyof Draft>(k: K, v: Draft[K]) => {
@@ -226,6 +231,7 @@ export function Settings() {
             )}
           </Field>
         </Card>
+        {destination && <KeyDestinationConfirm pending={destination} onResult={(r) => void afterSave(r, destination.patch)} onCancel={() => setDestination(null)} />}
         <div className="form-actions sticky-actions">
           <button type="submit" className="primary" disabled={saveState.pending} data-testid="settings-save">
             {saveState.pending ? 'Saving…' : 'Save settings'}
