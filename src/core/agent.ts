@@ -49,6 +49,10 @@ import { RequestBook } from './requests';
 import { PauseController } from './scheduler/pause';
 import { bindPause } from './scheduler/pause-binding';
 import { Scheduler } from './scheduler/scheduler';
+import { AlertList } from './alerts/alert-list';
+import { noticesFromBridge } from './alerts/notice-source';
+import { watchForAlerts } from './alerts/watch';
+import { DEFAULT_COOLDOWN_MINUTES, WebhookTransport } from './alerts/webhook';
 
 export const AGENT_VERSION = '0.1.0';
 export const KEY_SECRET = 'providerKey';
@@ -100,6 +104,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   /** Each announced model's context window (models.json override, else what the engine reports). */
   readonly contexts = new ContextLengths();
   private modelsWatch?: ModelsJsonWatch;
+  /** The one alert list (link down, key refused, engine down, auto-paused, hub notice); transports subscribe. */
+  readonly alerts = new AlertList();
+  readonly webhook: WebhookTransport;
 
   private constructor(
     readonly opts: AgentOptions,
@@ -190,6 +197,12 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     const serviceUrl = (): string => this.settings.get().serviceUrl ?? this.config.serviceUrl;
     this.providerGate = new ProviderGate({ serviceUrl, key: () => this.providerKey(), log: this.log.child('status'), connect: () => this.link.start() });
     this.catalogue = new Catalogue({ serviceUrl, log: this.log.child('catalogue') });
+    this.webhook = new WebhookTransport({
+      url: () => this.settings.get().alertWebhookUrl || undefined,
+      cooldownMs: () => (this.settings.get().alertCooldownMinutes ?? DEFAULT_COOLDOWN_MINUTES) * 60_000,
+      node: () => this.nodeName(),
+      log: this.log.child('alerts'),
+    });
     this.handlers = new BridgeHandlers(this);
     this.wire();
   }
@@ -597,6 +610,12 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.log.on('entry', (entry) => this.emit('bridge', { type: 'log', entry }));
     this.notices.on('notice', (notice) => this.emit('bridge', { type: 'notice', notice }));
     this.providerGate.on('change', () => this.emitSnapshot());
+    watchForAlerts({ link: this.link, health: this.health, pause: this.pause, notices: noticesFromBridge((cb) => this.subscribe(cb)) }, this.alerts);
+    this.alerts.on('alert', (alert) => {
+      this.log.child('alerts').warn(`${alert.title}: ${alert.text}`);
+      this.webhook.handle(alert);
+      this.emit('bridge', { type: 'alert', alert });
+    });
   }
 
   /**

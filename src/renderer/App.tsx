@@ -30,6 +30,11 @@ export function App() {
   const theme = useStore((s) => settingsTheme(s.settings));
   const page = usePage();
   useEffect(() => applyTheme(theme), [theme]);
+  // A new page (or leaving onboarding with "Start serving") starts at its top, not where the last one was scrolled.
+  useEffect(() => {
+    document.getElementById('main')?.scrollTo(0, 0);
+    window.scrollTo(0, 0);
+  }, [page, needsOnboarding]);
   const PageView = PAGES[page];
   return (
     <div className="app" data-app-state={appState} data-testid="app" data-onboarding={needsOnboarding ? 'yes' : 'no'}>

@@ -14,6 +14,7 @@ import type {
   RequestView,
   UsageTotals,
 } from './types';
+import type { Alert, AlertTestResult } from './alerts';
 
 export interface AgentSnapshot {
   version: string;
@@ -116,6 +117,34 @@ export interface SettingsView {
   /** Weekly windows (local time) during which serving pauses by itself. */
   pauseSchedule: PauseWindowView[];
   retentionDays: number;
+  /** Alerts: '' = no webhook; one alert per kind per cooldown. */
+  alertWebhookUrl: string;
+  alertCooldownMinutes: number;
+  desktopNotifications: boolean;
+  /** Where the update check looks ('' = the default feed). */
+  updateFeedUrl: string;
+}
+
+/** What the update check found. It never downloads anything. */
+export interface UpdateCheckView {
+  current: string;
+  latest?: string;
+  available: boolean;
+  feed: string;
+  checkedAt: number;
+  error?: string;
+}
+
+/** The version and build Settings shows. */
+export interface AppInfoView {
+  version: string;
+  build: string;
+  mode: 'desktop' | 'headless';
+}
+
+/** A test prompt's request id (its stream arrives as request.update / request.text events). */
+export interface TryResult {
+  id: string;
 }
 
 /** days: 0 = Sunday … 6 = Saturday; from/to "HH:MM"; to before from runs past midnight; equal = all day. */
@@ -302,6 +331,10 @@ export const settingsPatchSchema = z
     confirmKeyDestination: z.union([z.string().max(256), z.array(z.string().max(256)).max(4)]),
     /** The owner agreed to a plain ws:// / http:// hub or service URL off this machine (not stored). */
     confirmInsecure: z.boolean(),
+    alertWebhookUrl: z.string().max(2048),
+    alertCooldownMinutes: z.number().int(),
+    desktopNotifications: z.boolean(),
+    updateFeedUrl: z.string().max(2048),
   })
   .partial()
   .strict();
@@ -350,6 +383,12 @@ export const invokeSchemas = {
     .strict(),
   'notices.list': z.object({}).strict(),
   'providerStatus.refresh': z.object({}).strict(),
+  'alerts.list': z.object({}).strict(),
+  'alerts.test': z.object({}).strict(),
+  'models.try': z.object({ model: modelId, prompt: z.string().trim().min(1, 'type a short prompt').max(4000), maxTokens: z.number().int().min(1).max(1024).optional() }).strict(),
+  'update.check': z.object({}).strict(),
+  'app.info': z.object({}).strict(),
+  'link.retry': z.object({}).strict(),
 } as const;
 
 export type InvokeChannel = keyof typeof invokeSchemas;
@@ -385,6 +424,12 @@ export interface InvokeResults {
   'prices.set': PricesView;
   'notices.list': HubNoticeView[];
   'providerStatus.refresh': ProviderStatusView;
+  'alerts.list': Alert[];
+  'alerts.test': AlertTestResult;
+  'models.try': TryResult;
+  'update.check': UpdateCheckView;
+  'app.info': AppInfoView;
+  'link.retry': LinkStatus;
 }
 
 /** Events pushed to the UI, in batches (a few per second at most). */
@@ -394,7 +439,8 @@ export type BridgeEvent =
   | { type: 'request.update'; request: RequestView }
   | { type: 'request.text'; id: string; delta: string }
   | { type: 'log'; entry: LogEntry }
-  | { type: 'notice'; notice: HubNoticeView };
+  | { type: 'notice'; notice: HubNoticeView }
+  | { type: 'alert'; alert: Alert };
 
 export type BridgeEventType = BridgeEvent['type'];
 

@@ -30,6 +30,12 @@ export const INVOKE_CHANNELS = [
   'prices.set',
   'notices.list',
   'providerStatus.refresh',
+  'alerts.list',
+  'alerts.test',
+  'models.try',
+  'update.check',
+  'app.info',
+  'link.retry',
 ] as const;
 
 export type ChannelName = (typeof INVOKE_CHANNELS)[number];

@@ -14,11 +14,14 @@ import type { UsageTotals } from '../../shared/types';
 import type { Agent } from '../agent';
 import { checkProviderKey } from '../hub/provider-status';
 import { KEY_SECRET } from '../agent';
+import { DEFAULT_COOLDOWN_MINUTES } from '../alerts/webhook';
 import { hubDialUrl } from '../config/config';
 import { validateSettingsPatch } from './settings';
 import { checkKeyDestination } from './key-destination';
 import { normaliseBaseUrl } from './models';
 import { listGpuProcesses } from '../gpu/processes';
+import { checkForUpdate } from '../update/check';
+import { appInfo, startTestPrompt } from './console-extras';
 
 type Handler<C extends InvokeChannel> = (args: never) => Promise<InvokeResults[C]> | InvokeResults[C];
 
@@ -155,6 +158,18 @@ export class BridgeHandlers {
       },
       'notices.list': () => a.notices.list(),
       'providerStatus.refresh': () => a.providerGate.check(),
+      'alerts.list': () => a.alerts.list(),
+      'alerts.test': async () => {
+        const alert = a.alerts.raise('test', 'Test alert', 'This is a test alert from Swan Provider Console. If you see it, alerts reach you.');
+        return await a.webhook.send(alert);
+      },
+      'models.try': ({ model, prompt, maxTokens }: { model: string; prompt: string; maxTokens?: number }) => startTestPrompt(a, model, prompt, maxTokens ?? 128),
+      'update.check': () => checkForUpdate({ current: a.snapshot().version, feed: a.settings.get().updateFeedUrl ?? '', mode: a.opts.mode ?? 'headless' }),
+      'app.info': () => appInfo(a.snapshot().version, a.opts.mode ?? 'headless'),
+      'link.retry': () => {
+        a.link.retryNow();
+        return a.link.state;
+      },
       'onboarding.complete': () => {
         if (!a.providerKey()) throw new Error('Paste your provider key first.');
         a.settings.update((s) => ({ ...s, onboarded: true }));
@@ -204,6 +219,10 @@ export class BridgeHandlers {
       autoPauseOnGpuBusy: s.autoPauseOnGpuBusy ?? false,
       pauseSchedule: s.pauseSchedule ?? [],
       retentionDays: s.retentionDays ?? 365,
+      alertWebhookUrl: s.alertWebhookUrl ?? '',
+      alertCooldownMinutes: s.alertCooldownMinutes ?? DEFAULT_COOLDOWN_MINUTES,
+      desktopNotifications: s.desktopNotifications ?? true,
+      updateFeedUrl: s.updateFeedUrl ?? '',
     };
   }
 
@@ -219,7 +238,8 @@ export class BridgeHandlers {
       gpu: snap.gpu,
       engines: snap.engines,
       models: snap.models.map((m) => ({ id: m.id, enabled: m.enabled, health: m.health, endpoints: m.endpoints.map((e) => `${e.url} ${e.health}`) })),
-      settings: { ...this.settingsView() },
+      // A webhook URL often carries its own token (Discord, Slack): the bundle says only whether one is set.
+      settings: { ...this.settingsView(), alertWebhookUrl: this.settingsView().alertWebhookUrl ? '(set, not shown)' : '' },
       logs: a.log.entries(500),
     };
     // Last pass over everything: configured secret values and secret-shaped text (URLs with user:pass@).

@@ -175,10 +175,23 @@ export function readModelsJson(file: string): Record<string, ModelEntry> {
     const model = String(i?.path[0] ?? '');
     // The model's key (its id followed by a colon), not an earlier value that happens to equal it.
     const at = model ? new RegExp(`${escapeRegExp(JSON.stringify(model))}\\s*:`).exec(text) : null;
-    const line = at ? text.slice(0, at.index).split('\n').length : undefined;
+    // Then the field inside it ("max_concurrent": "4" → that line), when the problem is in one.
+    const field = i?.path[1];
+    const fieldAt = at && typeof field === 'string' ? new RegExp(`${escapeRegExp(JSON.stringify(field))}\\s*:`).exec(text.slice(at.index)) : null;
+    const pos = at ? at.index + (fieldAt?.index ?? 0) : undefined;
+    const line = pos !== undefined ? text.slice(0, pos).split('\n').length : undefined;
     throw new ConfigError(file, line, `model "${model}": ${i?.path.slice(1).join('.') || 'entry'} ${i?.message}. Each model needs at least {"endpoint": "http://127.0.0.1:8000"}.`);
   }
   return parsed.data;
+}
+
+/** The TOML parser's message, or a plainer one where it misleads (an unclosed quote reads as "control characters"). */
+function tomlProblem(e: TomlError, text: string): string {
+  const first = e.message.split('\n')[0]!.replace(/^Invalid TOML document:\s*/, '');
+  const line = text.split('\n')[(e.line ?? 1) - 1] ?? '';
+  const quotes = (line.replace(/\\./g, '').replace(/#.*$/, '').match(/"/g) ?? []).length;
+  if (/control characters/.test(first) && quotes % 2 === 1) return 'a quoted value is not closed: add the missing " at the end of the value.';
+  return first;
 }
 
 function ms(s: number | undefined, dflt: number): number {
@@ -197,7 +210,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
   try {
     raw = parseToml(text);
   } catch (e) {
-    if (e instanceof TomlError) throw new ConfigError(file, e.line, `TOML syntax error: ${e.message.split('\n')[0]}`);
+    if (e instanceof TomlError) throw new ConfigError(file, e.line, `TOML syntax error: ${tomlProblem(e, text)}`);
     throw new ConfigError(file, undefined, `TOML syntax error: ${(e as Error).message}`);
   }
   const parsed = tomlSchema.safeParse(raw);

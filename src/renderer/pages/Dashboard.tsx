@@ -7,6 +7,8 @@ import { GpuPanel, HostPanel, useGpuIndexes, WindowPicker, type WindowMinutes } 
 import { LinkCard } from '../components/LinkCard';
 import { ModelsTable } from '../components/ModelsTable';
 import { TodayEarnings } from '../components/TodayEarnings';
+import { OperationalSummary } from '../components/OperationalSummary';
+import { Performance } from '../components/Performance';
 import { fmtInt } from '../lib/format';
 import { useStore } from '../store/store';
 
@@ -61,6 +63,7 @@ export function Dashboard() {
   return (
     <div className="page" data-testid="page-dashboard">
       <h1>Dashboard</h1>
+      <OperationalSummary />
       <div className="grid-2">
         <LinkCard />
         <Today />
@@ -72,6 +75,7 @@ export function Dashboard() {
       <Card title="Models" testId="models-card">
         <ModelsTable models={models} compact />
       </Card>
+      <Performance />
       <GpuSection />
     </div>
   );

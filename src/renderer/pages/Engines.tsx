@@ -10,6 +10,7 @@ import { ModelsTable, modelSlug } from '../components/ModelsTable';
 import { EndpointCapacity } from '../components/EndpointCapacity';
 import { PauseSchedule } from '../components/PauseSchedule';
 import { Toggle } from '../components/Toggle';
+import { TryIt } from '../components/TryIt';
 import { useCall, useFetch } from '../lib/use-call';
 import { notify, setModels, setSettings } from '../store/actions';
 import { useStore } from '../store/store';
@@ -128,11 +129,13 @@ export function Engines() {
       </Card>
       <Card title="Endpoints: capacity and state" testId="endpoint-capacity-card"><EndpointCapacity models={snapshot.models} /></Card>
       <CatalogueCard />
-      <div className="grid-2">
+      <TryIt />
+      <div className="grid-2 grid-collapse">
         <Card title="Per-model limits" testId="limits-card">
           {snapshot.models.length === 0 ? (
             <p className="empty">No models yet.</p>
           ) : (
+            <div className="table-scroll">
             <table className="table">
               <thead>
                 <tr>
@@ -150,6 +153,7 @@ export function Engines() {
                 ))}
               </tbody>
             </table>
+            </div>
           )}
         </Card>
         <PauseRules />
