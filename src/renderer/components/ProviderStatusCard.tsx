@@ -4,6 +4,7 @@ import type { ProviderStatusView } from '../../shared/bridge';
 import { getBridge } from '../bridge';
 import { fmtTime } from '../lib/format';
 import { useCall } from '../lib/use-call';
+import { setProviderStatus } from '../store/actions';
 import { useStore } from '../store/store';
 import { Badge } from './Badge';
 import { Card } from './Card';
@@ -35,7 +36,7 @@ function explain(v: ProviderStatusView): string | undefined {
 
 export function ProviderStatusCard() {
   const v = useStore((s) => s.snapshot?.providerStatus);
-  const [refresh, state] = useCall(() => getBridge().invoke('providerStatus.refresh', {}));
+  const [refresh, state] = useCall(async () => setProviderStatus(await getBridge().invoke('providerStatus.refresh', {})));
   if (!v) return null;
   const s = STATE[v.state];
   const why = explain(v);

@@ -85,6 +85,11 @@ export function setLogs(logs: LogEntry[], level: LogLevel): void {
 /** Hub notices kept in the console (the agent keeps its own last 50 in the home folder). */
 export const MAX_HUB_NOTICES = 50;
 
+export function setProviderStatus(providerStatus: NonNullable<AgentSnapshot['providerStatus']>): void {
+  const s = useStore.getState().snapshot;
+  if (s) useStore.setState({ snapshot: { ...s, providerStatus } });
+}
+
 export function setHubNotices(list: HubNoticeView[]): void {
   useStore.setState({ hubNotices: list.slice(0, MAX_HUB_NOTICES) });
 }
