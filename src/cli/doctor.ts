@@ -107,7 +107,7 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
   const served = registry.announced();
   for (const model of served) {
     const ep = registry.get(model)!.endpoints[0]!;
-    const h = await checkEndpoint(ep.url, 5000, ep.apiKey, ep.engineType);
+    const h = await checkEndpoint(ep.url, 5000, ep.apiKey, ep.engineType, { verifyKey: true });
     const fix = h.condition === 'key_rejected' ? `set "api_key" of ${model} in models.json to the engine's key` : h.condition === 'loading' ? 'wait for the engine to finish loading its model' : 'start the engine or fix the endpoint in models.json';
     checks.push(h.ok ? { ok: true, what: `engine for ${model} at ${ep.url} answers` } : { ok: false, what: `engine for ${model} at ${ep.url}: ${h.error}`, fix });
   }

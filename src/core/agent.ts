@@ -178,7 +178,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       log: this.log.child('requests'),
       headersTimeoutMs: a.engineHeadersTimeoutMs,
       idleTimeoutMs: a.engineIdleTimeoutMs,
-      onEngineTrouble: (url, condition, error) => this.health.markDown(url, condition, error),
+      onEngineTrouble: (url, condition, error) => (condition === 'suspect' ? void this.health.probeNow(url) : this.health.markDown(url, condition, error)),
     });
     this.warmup = new Warmup(this.registry, this.log.child('warmup'), () => this.sampler?.latest() ?? null);
     this.relay = new HubRelay({

@@ -153,3 +153,28 @@ describe('HealthMonitor', () => {
     expect(m.health(a.url)).toBeUndefined();
   });
 });
+
+describe('key check on an engine whose /v1/models is public', () => {
+  it('proves the key with one 1-token request, once per key', async () => {
+    const posts: string[] = [];
+    const s = http.createServer((req, res) => {
+      if (req.method === 'GET') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[{"id":"m","owned_by":"me"}]}');
+      posts.push(String(req.headers.authorization));
+      res.writeHead(req.headers.authorization === 'Bearer good' ? 200 : 401, { 'content-type': 'application/json' }).end('{}');
+    });
+    servers.push(s);
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+    const bad = await checkEndpoint(url, 1000, 'bad', undefined, { verifyKey: true });
+    expect(bad).toMatchObject({ ok: false, condition: 'key_rejected' });
+    expect(bad.error).toContain('a 1-token POST /v1/chat/completions');
+    expect(await checkEndpoint(url, 1000, 'good', undefined, { verifyKey: true })).toEqual({ ok: true, keyVerified: true });
+    const m = new HealthMonitor({ intervalMs: 60_000, timeoutMs: 1000 });
+    monitors.push(m);
+    m.setEndpoints([{ url, apiKey: 'good' }]);
+    await m.checkNow();
+    await m.checkNow();
+    expect(posts).toEqual(['Bearer bad', 'Bearer good', 'Bearer good']);
+    s.closeAllConnections();
+  });
+});

@@ -107,3 +107,22 @@ describe('models.json watch', () => {
     }
   });
 });
+
+describe('a llama-server loading its model', () => {
+  it('is found as a loading llama.cpp engine, not "not an inference engine"', async () => {
+    const http = await import('node:http');
+    const { detectEngine } = await import('../../src/core/engine/detect');
+    // The bytes of ../shared/engines/llama.cpp/captures/loading-v1-models.json (every route answers them while loading).
+    const body = '{"error":{"message":"Loading model","type":"unavailable_error","code":503}}';
+    const s = http.createServer((_q, res) => res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length }).end(body));
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(s.address() as { port: number }).port}`;
+      const info = await detectEngine(url, 1000, 'owner');
+      expect(info).toMatchObject({ url, type: 'llamacpp', loading: true, reachable: false, models: [] });
+      expect(info?.error).toMatch(/loading its model/);
+    } finally {
+      s.close();
+    }
+  });
+});

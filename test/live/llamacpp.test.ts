@@ -170,11 +170,11 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
   it('capacity comes from /props total_slots: 8 streams on 2 slots all finish with a 1 s headers timeout (item 3, -np 2)', async () => {
     expect(await endpointOf('small', w.a.url)).toMatchObject({ maxConcurrent: 2, capacitySource: 'llama.cpp /props total_slots' });
     const client = hubClient();
-    // Size the answers to this machine: each about 0.7 s, so the last of 4 waves waits over 2 s for a slot.
+    // Size the answers to this machine: each about 0.5 s alone, so the last of 4 waves waits over 1.5 s for a slot.
     const t = Date.now();
     await client.chat.completions.create({ model: 'small', messages: MSG, max_tokens: 64 });
     const perToken = (Date.now() - t) / 64;
-    const maxTokens = Math.max(32, Math.min(480, Math.round(700 / perToken)));
+    const maxTokens = Math.max(24, Math.min(200, Math.round(500 / perToken)));
     const t0 = Date.now();
     const runs = Array.from({ length: 8 }, async () => {
       const s = await client.chat.completions.create({ model: 'small', messages: MSG, stream: true, max_tokens: maxTokens, stream_options: { include_usage: true } });

@@ -114,10 +114,16 @@ export class Bridge {
     });
   }
 
-  /** From the URL `swan-provider run --console` printed (http://host:port/?token=…). */
+  /**
+   * From the link `swan-provider run --console` printed (http://host:port/?code=…, a one-time code): the
+   * code is exchanged for the session cookie as a browser does, and the bridge opened with it.
+   */
   static async open(consoleUrl: string): Promise<Bridge> {
     const u = new URL(consoleUrl);
-    const ws = new WebSocket(`ws://${u.host}/bridge?token=${u.searchParams.get('token')}`);
+    const res = await fetch(consoleUrl, { redirect: 'manual' });
+    const cookie = res.headers.get('set-cookie')?.split(';')[0];
+    if (!cookie) throw new Error(`the console link gave no session cookie (HTTP ${res.status})`);
+    const ws = new WebSocket(`ws://${u.host}/bridge`, { headers: { cookie, origin: `http://${u.host}` } });
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
       ws.once('error', reject);

@@ -50,8 +50,11 @@ export interface RunnerDeps {
   /** Longest wait for an engine's response headers (default 60 s) and between stream bytes (default 120 s). */
   headersTimeoutMs?: number;
   idleTimeoutMs?: number;
-  /** A real request found the engine gone or refusing our key: take the endpoint out at once. */
-  onEngineTrouble?(url: string, condition: 'down' | 'key_rejected', error: string): void;
+  /**
+   * A real request found the engine gone ('down': connection refused), refusing our key, or lost its
+   * connection ('suspect': probe it now, it is down if the probe is refused too).
+   */
+  onEngineTrouble?(url: string, condition: 'down' | 'key_rejected' | 'suspect', error: string): void;
 }
 
 /** What hub and gateway clients are told when the engine refuses the provider's own engine key. */
@@ -167,7 +170,7 @@ export class InferenceRunner {
   private async failover(req: InferenceRequest, url: string, e: unknown, delivered: boolean): Promise<Lease | undefined> {
     if (req.signal.aborted || !(e instanceof EngineHttpError)) return undefined;
     const keyRefused = e.statusCode === 401 || e.statusCode === 403;
-    if (e.unreachable) this.deps.onEngineTrouble?.(url, 'down', e.message);
+    if (e.unreachable) this.deps.onEngineTrouble?.(url, e.unreachable === 'ECONNREFUSED' ? 'down' : 'suspect', e.message);
     else if (keyRefused) this.deps.onEngineTrouble?.(url, 'key_rejected', `engine refuses our key: it answered ${e.statusCode} to a request`);
     else return undefined;
     if (delivered || (this.deps.registry.get(req.model)?.endpoints.length ?? 0) < 2) return undefined;
@@ -227,7 +230,7 @@ export class InferenceRunner {
     const tokensIn = usage?.promptTokens ?? estimateTokens(promptText(req.body));
     const tokensOut = usage?.completionTokens ?? (delivered || estimateTokens(text));
     if (req.signal.aborted) throw new Cancelled({ status: 'cancelled', statusCode: 499, error: 'cancelled', kind: 'cancelled', tokensIn, tokensOut, estimated });
-    if (lost && error) this.deps.onEngineTrouble?.(opts.endpoint.url, 'down', error);
+    if (lost && error) this.deps.onEngineTrouble?.(opts.endpoint.url, 'suspect', error);
     if (!error && truncated) error = 'the engine ended the stream before finishing the answer (no [DONE] and no finish_reason)';
     if (error) {
       this.deps.log.warn(`request ${req.id} (${req.model}) failed mid-stream: ${error}`, { requestId: req.id });

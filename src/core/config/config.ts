@@ -43,7 +43,9 @@ const tomlSchema = z
         ResumeGraceSeconds: z.number().min(0).max(3600).optional(),
         ResumeTtlSeconds: seconds.optional(),
         // "auto" (the default): as many as the engine says it runs at once (llama.cpp slots, SGLang max_running_requests…).
-        MaxConcurrentPerEndpoint: z.union([z.number().int().min(1).max(1024), z.literal('auto')]).optional(),
+        MaxConcurrentPerEndpoint: z
+          .union([z.number().int().min(1).max(1024), z.literal('auto')], { error: 'must be a whole number from 1 to 1024, or "auto"' })
+          .optional(),
         MaxQueuePerModel: z.number().int().min(0).max(10_000).optional(),
         QueueTimeoutSeconds: seconds.optional(),
         Discovery: z.boolean().optional(),

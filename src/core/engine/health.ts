@@ -1,5 +1,6 @@
 // Engine health. Each unique endpoint is checked once per interval (GET /v1/models, else GET /health,
-// with the endpoint's key; llama.cpp also GET /props, which needs the key and gives the slot count).
+// with the endpoint's key; llama.cpp also GET /props, which needs the key and gives the slot count; an
+// engine whose /v1/models is public gets one 1-token request per configured key, to prove the key).
 // - refused connection, a key the engine refuses (401/403) or a model still loading (503 "Loading
 //   model", llama-server's answer on every route while it loads) -> unhealthy at once, with that
 //   condition ('down', 'key_rejected', 'loading');
@@ -13,7 +14,7 @@ import { EventEmitter } from 'node:events';
 import type { EngineType, ModelHealth } from '../../shared/types';
 import type { Logger } from '../log';
 import { readCapacity, type EngineCapacity, type EngineLoad } from './capacity';
-import { httpGet, jsonObject, type GetResult } from './http-get';
+import { httpGet, httpPost, jsonObject, type GetResult } from './http-get';
 import { normalizeBaseUrl } from './url';
 
 /** Why an endpoint is not serving, beyond plain failures. */
@@ -25,6 +26,8 @@ export interface CheckResult {
   condition?: EndpointCondition;
   capacity?: EngineCapacity;
   load?: EngineLoad;
+  /** The key was proven by a route that needs it (set when verifyKey asked for it). */
+  keyVerified?: boolean;
 }
 
 export interface HealthChange {
@@ -72,9 +75,9 @@ function ownedBy(models: GetResult): string | undefined {
   return typeof first?.owned_by === 'string' ? first.owned_by : undefined;
 }
 
-function keyRejected(base: string, path: string, status: number, apiKey?: string): CheckResult {
+function keyRejected(base: string, request: string, status: number, apiKey?: string): CheckResult {
   const fix = apiKey ? 'the api_key in models.json does not match the engine\'s key; fix it' : 'the engine needs a key: set "api_key" for this endpoint in models.json';
-  return { ok: false, condition: 'key_rejected', error: `${KEY_REJECTED}: GET ${path} at ${base} answered ${status}; ${fix}` };
+  return { ok: false, condition: 'key_rejected', error: `${KEY_REJECTED}: ${request} at ${base} answered ${status}; ${fix}` };
 }
 
 function loading(base: string): CheckResult {
@@ -82,10 +85,29 @@ function loading(base: string): CheckResult {
 }
 
 /**
+ * When /v1/models answers without any key, it proves nothing about ours: a 1-token completion (needs
+ * the key wherever the engine checks keys) does. Returns the refusing status, or undefined.
+ */
+async function keyRefusedByCompletion(base: string, models: GetResult, timeoutMs: number, headers: Record<string, string>): Promise<number | undefined> {
+  const open = await httpGet(`${base}/v1/models`, timeoutMs);
+  if (open.status < 200 || open.status >= 300) return undefined; // /v1/models itself needs the key: proven
+  const data = jsonObject(models)?.data;
+  const model = Array.isArray(data) ? (data[0] as Record<string, unknown> | undefined)?.id : undefined;
+  const r = await httpPost(`${base}/v1/chat/completions`, { model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }, timeoutMs, headers);
+  return r === 401 || r === 403 ? r : undefined;
+}
+
+/**
  * One health check: GET /v1/models (with the key), else GET /health; llama.cpp engines also GET
  * /props, which needs the key (its /v1/models and /health are public) and reports total_slots.
  */
-export async function checkEndpoint(url: string, timeoutMs = 10_000, apiKey?: string, engineType?: EngineType): Promise<CheckResult> {
+export async function checkEndpoint(
+  url: string,
+  timeoutMs = 10_000,
+  apiKey?: string,
+  engineType?: EngineType,
+  opts: { verifyKey?: boolean } = {},
+): Promise<CheckResult> {
   let base: string;
   try {
     base = normalizeBaseUrl(url);
@@ -95,19 +117,23 @@ export async function checkEndpoint(url: string, timeoutMs = 10_000, apiKey?: st
   const headers: Record<string, string> = apiKey ? { authorization: `Bearer ${apiKey}` } : {};
   const models = await httpGet(`${base}/v1/models`, timeoutMs, headers);
   if (models.refused) return { ok: false, condition: 'down', error: `the engine at ${base} refused the connection (not running?)` };
-  if (models.status === 401 || models.status === 403) return keyRejected(base, '/v1/models', models.status, apiKey);
+  if (models.status === 401 || models.status === 403) return keyRejected(base, 'GET /v1/models', models.status, apiKey);
   if (isLoadingAnswer(models)) return loading(base);
   if (models.status >= 200 && models.status < 300) {
     const type = engineType && engineType !== 'unknown' && engineType !== 'openai' ? engineType : ownedBy(models) === 'llamacpp' ? 'llamacpp' : engineType;
     let props: Record<string, unknown> | undefined;
     if (type === 'llamacpp') {
       const p = await httpGet(`${base}/props`, timeoutMs, headers);
-      if (p.status === 401 || p.status === 403) return keyRejected(base, '/props', p.status, apiKey);
+      if (p.status === 401 || p.status === 403) return keyRejected(base, 'GET /props', p.status, apiKey);
       if (isLoadingAnswer(p)) return loading(base);
       props = jsonObject(p);
     }
+    if (apiKey && opts.verifyKey && type !== 'llamacpp') {
+      const refused = await keyRefusedByCompletion(base, models, timeoutMs, headers);
+      if (refused) return keyRejected(base, 'a 1-token POST /v1/chat/completions', refused, apiKey);
+    }
     const { capacity, load } = await readCapacity(base, type, timeoutMs, headers, props);
-    return { ok: true, ...(capacity ? { capacity } : {}), ...(load ? { load } : {}) };
+    return { ok: true, ...(capacity ? { capacity } : {}), ...(load ? { load } : {}), ...(apiKey && opts.verifyKey ? { keyVerified: true } : {}) };
   }
   const health = await httpGet(`${base}/health`, timeoutMs, headers);
   if (isLoadingAnswer(health)) return loading(base);
@@ -133,6 +159,8 @@ export interface HealthTarget {
 
 interface Entry extends EndpointHealth {
   apiKey?: string;
+  /** The key passed a check that needs it (a 1-token request is made once per key, not every round). */
+  keyVerified?: boolean;
   engineType?: EngineType;
   backoffMs: number;
   retry?: NodeJS.Timeout;
@@ -182,6 +210,7 @@ export class HealthMonitor extends EventEmitter {
       // A new endpoint, or a new key for one (models.json edited): look at it now, not a round later.
       const fresh = !e || e.apiKey !== t.apiKey;
       if (e) {
+        if (e.apiKey !== t.apiKey) e.keyVerified = false;
         e.apiKey = t.apiKey;
         e.engineType = t.engineType;
       } else {
@@ -205,7 +234,7 @@ export class HealthMonitor extends EventEmitter {
   }
 
   states(): EndpointHealth[] {
-    return [...this.entries.values()].map(({ apiKey: _k, engineType: _t, backoffMs: _b, retry: _r, checking: _c, ...s }) => ({ ...s }));
+    return [...this.entries.values()].map(({ apiKey: _k, keyVerified: _v, engineType: _t, backoffMs: _b, retry: _r, checking: _c, ...s }) => ({ ...s }));
   }
 
   /** Check at once, then every intervalMs. */
@@ -246,9 +275,16 @@ export class HealthMonitor extends EventEmitter {
     this.apply(e, { ok: false, condition, error });
   }
 
+  /** Something went wrong on a real request: check this endpoint now instead of at the next round. */
+  probeNow(url: string): Promise<void> {
+    const e = this.entry(url);
+    return e ? this.checkOne(e) : Promise.resolve();
+  }
+
   private checkOne(e: Entry): Promise<void> {
-    e.checking ??= checkEndpoint(e.url, this.opts.timeoutMs ?? 10_000, e.apiKey, e.engineType)
+    e.checking ??= checkEndpoint(e.url, this.opts.timeoutMs ?? 10_000, e.apiKey, e.engineType, { verifyKey: !e.keyVerified })
       .then((r) => {
+        if (r.keyVerified) e.keyVerified = true;
         if (this.entries.get(e.url) === e) this.apply(e, r);
       })
       .finally(() => (e.checking = undefined));

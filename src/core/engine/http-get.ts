@@ -68,3 +68,28 @@ export function jsonObject(r: GetResult): Record<string, unknown> | undefined {
     return undefined;
   }
 }
+
+/** A small bounded JSON POST (the 1-token key check): the HTTP status, or 0 when no answer came. */
+export function httpPost(url: string, body: unknown, timeoutMs: number, headers: http.OutgoingHttpHeaders = {}): Promise<number> {
+  return new Promise((resolve) => {
+    let u: URL;
+    try {
+      u = new URL(url);
+    } catch {
+      return resolve(0);
+    }
+    const payload = Buffer.from(JSON.stringify(body));
+    const lib = u.protocol === 'https:' ? https : http;
+    const req = lib.request(u, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': payload.length, ...headers } }, (res) => {
+      resolve(res.statusCode ?? 0);
+      req.destroy(); // the status is all we need
+    });
+    const timer = setTimeout(() => {
+      req.destroy();
+      resolve(0);
+    }, timeoutMs);
+    req.on('close', () => clearTimeout(timer));
+    req.on('error', () => resolve(0));
+    req.end(payload);
+  });
+}

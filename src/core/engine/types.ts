@@ -62,8 +62,8 @@ export class EngineHttpError extends Error {
     readonly statusCode: number,
     /** The engine's JSON error body when it sent one. */
     readonly body?: unknown,
-    /** No HTTP answer at all: the connection was refused or reset (the engine is likely down). */
-    readonly unreachable = false,
+    /** No HTTP answer at all: the socket error code (ECONNREFUSED: nothing listens; ECONNRESET…). */
+    readonly unreachable?: string,
   ) {
     super(message);
     this.name = 'EngineHttpError';

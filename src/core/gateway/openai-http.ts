@@ -169,36 +169,40 @@ export class OpenAiHttp {
     const stream = body.stream === true;
     const wantsUsage = body.stream_options?.include_usage === true;
     const headers = { ...rateHeaders, 'x-request-id': id };
-    const write = async (data: Record<string, unknown>): Promise<void> => {
+    /** Writes one event; a promise only when the socket is backed up (no await per chunk otherwise). */
+    const write = (data: Record<string, unknown>): Promise<void> | undefined => {
       if (!res.headersSent) res.writeHead(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
-      if (!res.write(`data: ${JSON.stringify(data)}\n\n`)) await drained(res);
+      return res.write(`data: ${JSON.stringify(data)}\n\n`) ? undefined : drained(res);
     };
     // The agent always asks the engine for usage. A client that did not ask gets no usage chunk, but
     // keeps what the engine would have sent it: llama.cpp moves `timings` from the finish chunk onto the
     // usage chunk when usage is on, so the finish chunk waits for it and takes its extras back.
     let held: Record<string, unknown> | undefined;
-    const flush = async (): Promise<void> => {
+    const flush = (): Promise<void> | undefined => {
       const h = held;
       held = undefined;
-      if (h && !res.destroyed) await write(h);
+      return h && !res.destroyed ? write(h) : undefined;
     };
     try {
       const r = await this.o.runner.run(
         { id, source: 'local', model: body.model, body: body as Record<string, unknown>, stream, signal: ac.signal },
         {
-          chunk: async (ev) => {
+          chunk: (ev) => {
             if (ev.emptyChoices) {
               if (wantsUsage && ev.usage) return write(ev.data);
               if (held) for (const [k, v] of Object.entries(ev.data)) if (k !== 'usage' && k !== 'choices' && !(k in held)) held[k] = v;
-              return;
+              return undefined;
             }
-            await flush();
-            if (!wantsUsage && ev.finishReason) held = ev.data;
-            else await write(ev.data);
+            const backedUp = held ? flush() : undefined;
+            if (!wantsUsage && ev.finishReason) {
+              held = ev.data;
+              return backedUp;
+            }
+            return backedUp ? backedUp.then(() => write(ev.data)) : write(ev.data);
           },
         },
       );
-      await flush();
+      if (held) await flush();
       if (r.status === 'ok') {
         if (!stream) return sendJson(res, 200, r.response, headers);
         if (!res.headersSent) res.writeHead(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });

@@ -124,6 +124,7 @@ OwnerAddr = "0x00000000000000000000000000000000000000aB"
       engineIdleTimeoutMs: 4250,
       retentionBytes: 512 * 1024,
       maxConcurrentPerEndpoint: 9,
+      capacityAuto: false,
       maxQueuePerModel: 0,
       discovery: false,
       engineHosts: ['http://192.168.1.20:8000', 'http://10.0.0.5:11434'],
@@ -254,7 +255,7 @@ describe('a bad file is refused with the file, the line and what is wrong', () =
     ['[Agent] zero seconds', '[Agent]\nPingIntervalSeconds = 1\nReadTimeoutSeconds = 0\n', 3, '[Agent] ReadTimeoutSeconds', '>0'],
     ['[Agent] negative seconds', '[Agent]\nHeartbeatIntervalSeconds = -1\n', 2, '[Agent] HeartbeatIntervalSeconds', '>0'],
     ['[Agent] over a day', '[Agent]\nReconnectMaxBackoffSeconds = 90000\n', 2, '[Agent] ReconnectMaxBackoffSeconds', '86400'],
-    ['[Agent] fractional count', '[Agent]\nMaxConcurrentPerEndpoint = 1.5\n', 2, '[Agent] MaxConcurrentPerEndpoint', 'expected int'],
+    ['[Agent] fractional count', '[Agent]\nMaxConcurrentPerEndpoint = 1.5\n', 2, '[Agent] MaxConcurrentPerEndpoint', 'a whole number from 1 to 1024, or "auto"'],
     ['[Gateway] Enable as a number', '[Gateway]\nEnable = 1\n', 2, '[Gateway] Enable', 'expected boolean'],
   ])('wrong type: %s', (_name, toml, line, where, what) => {
     const e = refusal(write(toml));
