@@ -247,7 +247,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.earnings.start();
     await this.applyGateway();
     this.refreshCatalogue();
-    if (this.config.enable && this.providerKey()) void this.providerGate.check();
+    if (this.config.enable && this.providerKey()) void this.providerGate.start();
     else if (!this.providerKey()) this.l.warn('No provider key yet: paste it in the console (Settings) or set ApiKey in config.toml / INFERENCE_API_KEY.');
     else this.l.warn('[Inference] Enable = false in config.toml: not connecting to the hub.');
     this.emitSnapshot();

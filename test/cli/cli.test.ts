@@ -120,7 +120,16 @@ describe('swan-provider', () => {
     );
     const doctor = await runCli(['doctor', '--home', home]);
     expect(doctor.stdout).toContain('All good');
+    expect(doctor.stdout).toContain('status: active (step 4 of 4: Active)');
     expect(doctor.code).toBe(0);
+    // A pending provider: doctor says it cannot connect yet, with the platform's next steps.
+    hub.platform.setStatus(TEST_KEY, 'pending');
+    const pending = await runCli(['doctor', '--home', home]);
+    expect(pending.code).toBe(1);
+    expect(pending.stdout).toContain('this provider cannot connect yet');
+    expect(pending.stdout).toContain('status: pending (step 1 of 4: Request approval)');
+    expect(pending.stdout).toMatch(/next: 1\. Run/);
+    hub.platform.setStatus(TEST_KEY, 'active');
     const child: ChildProcess = spawn(process.execPath, [BIN, 'run', '--home', home, '--config', path.join(home, 'config.toml')], { env: { ...process.env, CP_PATH: NO_GO_KEY }, stdio: ['ignore', 'pipe', 'pipe'] });
     let err = '';
     child.stderr!.on('data', (d: Buffer) => (err += d.toString()));

@@ -1,6 +1,8 @@
 import { useState } from 'react';
 import { Card, Stat } from '../components/Card';
 import { GpuList } from '../components/Discovery';
+import { HubNotices } from '../components/HubNotices';
+import { ProviderStatusCard } from '../components/ProviderStatusCard';
 import { GpuPanel, HostPanel, useGpuIndexes, WindowPicker, type WindowMinutes } from '../components/GpuCharts';
 import { LinkCard } from '../components/LinkCard';
 import { ModelsTable } from '../components/ModelsTable';
@@ -65,6 +67,10 @@ export function Dashboard() {
       <div className="grid-2">
         <LinkCard />
         <Today />
+      </div>
+      <div className="grid-2">
+        <ProviderStatusCard />
+        <HubNotices />
       </div>
       <Card title="Models" testId="models-card">
         <ModelsTable models={models} compact />
