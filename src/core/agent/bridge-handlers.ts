@@ -98,6 +98,8 @@ export class BridgeHandlers {
         a.emitSnapshot();
         return a.earnings.overview();
       },
+      'demand.list': () => a.earnings.demand(),
+      'demand.pull': ({ engineUrl, model }: { engineUrl: string; model: string }) => a.earnings.pull(engineUrl, model),
       'engines.rescan': async () => {
         await a.rescanEngines();
         return a.engineList();

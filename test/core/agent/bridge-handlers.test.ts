@@ -265,6 +265,8 @@ describe('refusals', () => {
     'prices.list': { args: { all: true }, detail: 'Unrecognized key' },
     'prices.set': { args: { model: 'm', inputPerM: -1, outputPerM: 1 }, detail: 'inputPerM' },
     'earnings.overview': { args: { refresh: 'yes' }, detail: 'refresh:' },
+    'demand.list': { args: { all: 1 }, detail: 'Unrecognized key' },
+    'demand.pull': { args: { engineUrl: 'http://127.0.0.1:11434' }, detail: 'model:' },
     'earnings.setElectricity': { args: { perKwh: 0.3, currency: 'euro' }, detail: 'currency: use a three-letter currency code' },
   };
 
