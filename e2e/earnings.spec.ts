@@ -45,6 +45,8 @@ test.describe('with the platform API', () => {
     await expect(app.getByTestId('usage-earnings-chart')).toHaveAttribute('data-empty', 'false');
     await expect(app.getByTestId('usage-earnings-chart').getByTestId('chart-legend')).toContainText('Power cost');
     await expect(app.getByTestId('usage-tokens-chart').getByTestId('chart-legend')).toContainText('Tokens out');
+    // Demand: what the network pays for, beside what this machine serves.
+    await expect(app.getByTestId('demand-table').locator('tr[data-here="serving"]')).toContainText(model);
   });
 });
 

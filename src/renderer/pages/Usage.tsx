@@ -7,6 +7,7 @@ import { Card, Stat } from '../components/Card';
 import { PricesCard } from '../components/PricesCard';
 import { KeepCard, PlatformRecordCard, RatesCard } from '../components/EarningsCards';
 import { ChartLegend } from '../components/ChartLegend';
+import { DemandCard } from '../components/DemandCard';
 import { useStore } from '../store/store';
 import { ErrorText } from '../components/Field';
 import { fmtInt, fmtMoney, fmtMs, fmtNumber, fmtPercent } from '../lib/format';
@@ -223,6 +224,7 @@ export function Usage() {
           <RatesCard o={ov} />
         </>
       )}
+      <DemandCard />
       <PricesCard models={models} />
     </div>
   );
