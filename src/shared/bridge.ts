@@ -264,7 +264,7 @@ export const invokeSchemas = {
   'requests.list': z.object({ limit: z.number().int().min(1).max(10_000).optional() }).strict(),
   'requests.text': z.object({ id: z.string().min(1).max(256) }).strict(),
   'usage.report': z
-    .object({ from: z.number().int().nonnegative(), to: z.number().int().nonnegative(), bucket: z.enum(['15m', 'hour', 'day']) })
+    .object({ from: z.number().int().nonnegative(), to: z.number().int().nonnegative(), bucket: z.enum(['15m', 'hour', 'day', 'month']) })
     .strict()
     .refine((r) => r.to >= r.from, 'to must not be before from'),
   'usage.exportCsv': range,
