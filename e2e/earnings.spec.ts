@@ -2,7 +2,7 @@
 // of the platform API: the Usage page shows the platform's totals beside the local ledger with the
 // difference explained, what you keep after power at the owner's electricity price, and the
 // projection with its assumptions. The Dashboard's Today card says why earnings are zero.
-import { expect, go, test } from './support/fixtures';
+import { expect, go, shoot, test } from './support/fixtures';
 import { defaultStackOptions } from './support/stack';
 
 test.describe('with the platform API', () => {
@@ -47,6 +47,8 @@ test.describe('with the platform API', () => {
     await expect(app.getByTestId('usage-tokens-chart').getByTestId('chart-legend')).toContainText('Tokens out');
     // Demand: what the network pays for, beside what this machine serves.
     await expect(app.getByTestId('demand-table').locator('tr[data-here="serving"]')).toContainText(model);
+    await app.setViewportSize({ width: 1280, height: 3000 });
+    await shoot(app, 'usage-earnings');
   });
 });
 
