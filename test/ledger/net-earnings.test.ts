@@ -133,3 +133,14 @@ describe('per month', () => {
     ]);
   });
 });
+
+describe('delivery marks on close', () => {
+  it('a mark made in the last turn before close is written', () => {
+    const file = path.join(dir, 'ledger.sqlite');
+    ledger.record(rec(T0, { requestId: 'last', awaitingHub: true }));
+    ledger.markDelivered('last');
+    ledger.close();
+    ledger = Ledger.open(file);
+    expect(ledger.hubLifetime().undelivered.requests).toBe(0);
+  });
+});
