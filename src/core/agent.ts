@@ -146,6 +146,12 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       serviceUrl: () => this.settings.get().serviceUrl ?? this.config.serviceUrl,
       providerKey: () => this.providerKey(),
       models: () => this.registry.announced(),
+      machine: () => ({
+        known: this.registry.all().map((m) => m.id),
+        ollamaEngines: this.engines.filter((e) => e.type === 'ollama' && e.reachable).map((e) => e.url),
+        vramGb: this.gpu.gpus.length > 0 ? this.gpu.gpus.reduce((t, g) => t + g.vramTotalMb, 0) / 1024 : null,
+      }),
+      onPulled: () => void this.rescanEngines(),
     });
     const s = this.settings.get();
     const dial = hubDialUrl(s.hubUrl ?? config.webSocketUrl);

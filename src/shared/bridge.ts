@@ -303,6 +303,37 @@ export interface EarningsOverview {
   projectionUnavailable?: string;
 }
 
+export interface DemandRowView {
+  modelId: string;
+  inputPerM: number;
+  outputPerM: number;
+  tier: string;
+  here: 'serving' | 'on_disk' | 'pullable' | 'none';
+  sizeGb: number | null;
+  fits: 'yes' | 'no' | 'unknown';
+}
+
+export interface PullStateView {
+  engineUrl: string;
+  model: string;
+  status: string;
+  completed: number;
+  total: number;
+  done: boolean;
+  error?: string;
+  startedAt: number;
+  finishedAt?: number;
+}
+
+export interface DemandView {
+  rates: { asOf: number | null; stale: boolean; error?: string };
+  rows: DemandRowView[];
+  vramGb: number | null;
+  /** Ollama engines here that can pull a model. */
+  ollamaEngines: string[];
+  pulls: PullStateView[];
+}
+
 export interface GatewayKeyView {
   name: string;
   createdAt: number;
@@ -355,11 +386,13 @@ export const invokeSchemas = {
   'requests.list': z.object({ limit: z.number().int().min(1).max(10_000).optional() }).strict(),
   'requests.text': z.object({ id: z.string().min(1).max(256) }).strict(),
   'usage.report': z
-    .object({ from: z.number().int().nonnegative(), to: z.number().int().nonnegative(), bucket: z.enum(['15m', 'hour', 'day']) })
+    .object({ from: z.number().int().nonnegative(), to: z.number().int().nonnegative(), bucket: z.enum(['15m', 'hour', 'day', 'month']) })
     .strict()
     .refine((r) => r.to >= r.from, 'to must not be before from'),
   'usage.exportCsv': range,
   'earnings.overview': z.object({ refresh: z.boolean().optional() }).strict(),
+  'demand.list': z.object({}).strict(),
+  'demand.pull': z.object({ engineUrl: z.string().min(1).max(2048), model: z.string().min(1).max(200) }).strict(),
   'earnings.setElectricity': z
     .object({
       perKwh: z.number().min(0).max(100).nullable(),
@@ -409,6 +442,8 @@ export interface InvokeResults {
   'usage.report': UsageReport;
   'usage.exportCsv': string;
   'earnings.overview': EarningsOverview;
+  'demand.list': DemandView;
+  'demand.pull': DemandView;
   'earnings.setElectricity': EarningsOverview;
   'engines.rescan': EngineInfo[];
   'engines.addEndpoint': EngineInfo[];

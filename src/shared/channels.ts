@@ -16,6 +16,8 @@ export const INVOKE_CHANNELS = [
   'usage.exportCsv',
   'earnings.overview',
   'earnings.setElectricity',
+  'demand.list',
+  'demand.pull',
   'engines.rescan',
   'engines.addEndpoint',
   'gpu.history',

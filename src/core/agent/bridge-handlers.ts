@@ -94,7 +94,7 @@ export class BridgeHandlers {
       'settings.checkKey': ({ key }: { key: string }) => checkProviderKey(this.settingsView().serviceUrl, key),
       'requests.list': ({ limit }: { limit?: number }) => a.book.list(limit ?? 500),
       'requests.text': ({ id }: { id: string }) => a.book.text(id),
-      'usage.report': ({ from, to, bucket }: { from: number; to: number; bucket: '15m' | 'hour' | 'day' }): UsageReport =>
+      'usage.report': ({ from, to, bucket }: { from: number; to: number; bucket: '15m' | 'hour' | 'day' | 'month' }): UsageReport =>
         a.ledger?.report(from, to, bucket) ?? { from, to, totals: EMPTY_TOTALS, buckets: [], perModel: [], errorRate: 0 },
       'usage.exportCsv': ({ from, to }: { from: number; to: number }) => {
         if (!a.ledger) throw new Error('The usage history is unavailable right now (see Logs).');
@@ -113,6 +113,8 @@ export class BridgeHandlers {
         a.emitSnapshot();
         return a.earnings.overview();
       },
+      'demand.list': () => a.earnings.demand(),
+      'demand.pull': ({ engineUrl, model }: { engineUrl: string; model: string }) => a.earnings.pull(engineUrl, model),
       'engines.rescan': async () => {
         await a.rescanEngines();
         return a.engineList();

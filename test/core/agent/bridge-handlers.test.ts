@@ -269,6 +269,8 @@ describe('refusals', () => {
     'notices.list': { args: { all: true }, detail: 'Unrecognized key' },
     'providerStatus.refresh': { args: { now: 1 }, detail: 'Unrecognized key' },
     'earnings.overview': { args: { refresh: 'yes' }, detail: 'refresh:' },
+    'demand.list': { args: { all: 1 }, detail: 'Unrecognized key' },
+    'demand.pull': { args: { engineUrl: 'http://127.0.0.1:11434' }, detail: 'model:' },
     'earnings.setElectricity': { args: { perKwh: 0.3, currency: 'euro' }, detail: 'currency: use a three-letter currency code' },
   };
 
