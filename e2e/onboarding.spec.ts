@@ -31,6 +31,12 @@ test('first run in four steps: network, a pending then a valid key, models to se
   // Settings are one click away, and the way back keeps the setup.
   await app.getByTestId('onboarding-settings').click();
   await expect(app.getByTestId('page-settings')).toBeVisible();
+  await expect(app.getByTestId('network-name')).toHaveText('custom hub');
+  await app.getByTestId('use-testnet').click();
+  await expect(app.getByTestId('input-hubUrl')).toHaveValue('wss://inference-ws-dev.swanchain.io');
+  await expect(app.getByTestId('input-serviceUrl')).toHaveValue('https://inference-dev.swanchain.io');
+  await expect(app.getByTestId('network-name')).toHaveText('Swan Inference testnet');
+  // Not saved: back to the setup, still on the dev hub.
   await app.getByTestId('onboarding-back').click();
   await expect(app.getByTestId('page-onboarding')).toBeVisible();
 

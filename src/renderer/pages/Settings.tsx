@@ -4,6 +4,7 @@ import type { SettingsPatch, SettingsView } from '../../shared/bridge';
 import { getBridge } from '../bridge';
 import { Card } from '../components/Card';
 import { ErrorText, Field } from '../components/Field';
+import { NetworkChoice } from '../components/NetworkChoice';
 import { Toggle } from '../components/Toggle';
 import { fmtDateTime } from '../lib/format';
 import { applyTheme } from '../lib/theme';
@@ -150,6 +151,7 @@ export function Settings() {
         }}
       >
         <Card title="Swan network">
+          <NetworkChoice hubUrl={draft.hubUrl} onPick={(n) => setDraft({ ...draft, ...n })} />
           <Field label="Hub WebSocket URL" hint="Where the agent registers, e.g. wss://inference.swanchain.io/ws" error={errors.hubUrl} testId="field-hubUrl">
             {(id, d) => <input id={id} aria-describedby={d} value={draft.hubUrl} onChange={(e) => set('hubUrl', e.target.value)} data-testid="input-hubUrl" />}
           </Field>
