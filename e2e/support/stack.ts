@@ -38,7 +38,7 @@ export interface DevProviderView {
 
 type Child = ChildProcessByStdio<null, Readable, Readable>;
 
-const CONSOLE_LINE = /console: (http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]+)/;
+const CONSOLE_LINE = /console: (http:\/\/127\.0\.0\.1:\d+\/\?code=[A-Za-z0-9_-]+)/;
 
 class Proc {
   readonly output: string[] = [];
@@ -106,7 +106,7 @@ export class ConsoleStack {
     readonly hubUrl: string,
     readonly consoleUrl: string,
     readonly engine: SimulatedEngine,
-    private readonly hub: Proc,
+    private hub: Proc,
     private agent: Proc,
     private readonly root: string,
     private readonly agentArgs: string[],
@@ -191,6 +191,18 @@ export class ConsoleStack {
       text += chunk.choices?.[0]?.delta?.content ?? '';
     }
     return text;
+  }
+
+  /** Stops the dev hub (the agent's link drops and it keeps redialling). */
+  stopHub(): Promise<void> {
+    return this.hub.stop();
+  }
+
+  /** Starts the dev hub again on the same port; resolves once it listens. */
+  async startHub(): Promise<void> {
+    const port = new URL(this.hubUrl).port;
+    this.hub = startCli('dev hub', ['dev-hub', '--port', port, '--token', PROVIDER_KEY, '--home', path.join(this.root, 'hub')], this.agentEnv);
+    await this.hub.waitForLine(/dev hub listening on/);
   }
 
   /** Stops the agent (the console goes with it). */

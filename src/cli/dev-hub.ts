@@ -7,6 +7,8 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, WebSocket } from 'ws';
+import { DevPlatform, DEV_STATUS_NAMES, type DevStatusName, type FailureKind } from './dev-hub-platform';
+import { requestTarget } from '../core/http/request-target';
 
 export interface DevHubOptions {
   host?: string;
@@ -20,24 +22,11 @@ export interface DevHubOptions {
   log?: (line: string) => void;
   /** What GET /api/v1/provider/status says about earnings (default false). */
   earningsEnabled?: boolean;
-  /** A key the status API reports as registered but still pending review (can_connect false, with next steps). */
+  /** Provider status per key for GET /api/v1/provider/status (fixtures in dev-hub-fixtures/); others: active, unknown keys invalid. */
+  statuses?: Record<string, DevStatusName>;
+  /** A key the status API reports as pending review (the fixtures' "pending" status, with next steps). */
   pendingToken?: string;
 }
-
-/** The provider status of `pendingToken`, in HUB-PROTOCOL.md's shape. */
-export const PENDING_STATUS = {
-  provider_id: 'dev-pending',
-  name: 'dev hub (pending provider)',
-  status: 'pending',
-  can_connect: false,
-  api_key_valid: true,
-  message: 'Your provider registration is waiting for review.',
-  next_steps: ['Wait for the review of your registration (usually within a day).', 'Keep this machine running: it connects as soon as the review passes.'],
-  step: 2,
-  total_steps: 4,
-  step_label: 'Under review',
-  earnings_enabled: false,
-};
 
 export interface DevProvider {
   nodeId: string;
@@ -49,7 +38,17 @@ export interface DevProvider {
   registers: number;
   heartbeats: number;
   connected: boolean;
+  /** The last heartbeat's metrics, as sent (Go keys: utilisation in percent 0..100). */
+  metrics: Record<string, number>;
   ws?: WebSocket;
+}
+
+/** A heartbeat's metrics as a line a person reads: the Go keys are percent and MiB. */
+export function describeMetrics(m: Record<string, number>): string {
+  const pct = (k: string): string => (typeof m[k] === 'number' ? `${Math.round(m[k]!)} %` : 'n/a');
+  const parts = [`GPU ${pct('gpu_utilization')}`, `memory ${pct('memory_utilization')}`];
+  if (typeof m.active_requests === 'number') parts.push(`${m.active_requests} active request(s)`);
+  return parts.join(', ');
 }
 
 interface Pending {
@@ -74,7 +73,18 @@ export interface DevHub {
   /** Sends a hub -> provider request and waits for the reply of `replyType` with the same id. */
   call(nodeId: string, type: string, payload: Record<string, unknown>, replyType: string, timeoutMs?: number): Promise<Record<string, unknown>>;
   dropProviders(): void;
-  behaviour: { ackHeartbeats: boolean; answerPings: boolean; stallReads: boolean; duplicates: number };
+  /** Sends a `notice` (hub -> provider) to one provider or to every connected one; returns how many got it. */
+  notice(payload: Record<string, unknown>, nodeId?: string): number;
+  /** The platform HTTP API stand-in: per-key status and what was served. */
+  platform: DevPlatform;
+  behaviour: {
+    ackHeartbeats: boolean;
+    answerPings: boolean;
+    stallReads: boolean;
+    duplicates: number;
+    /** Ack with `"request_id": ""` (a hub that leaves it unset; Go's AckPayload has no omitempty). */
+    ackWithoutIds: boolean;
+  };
   close(): Promise<void>;
 }
 
@@ -82,6 +92,12 @@ function json(res: http.ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
+}
+
+/** A usage-only stream chunk (`choices: []` plus usage), as engines send for stream_options.include_usage. */
+function isUsageOnly(chunk: unknown): boolean {
+  const c = chunk as { choices?: unknown; usage?: unknown } | null;
+  return !!c && typeof c === 'object' && Array.isArray(c.choices) && c.choices.length === 0 && c.usage != null;
 }
 
 function readBody(req: http.IncomingMessage, limit = 1024 * 1024): Promise<string> {
@@ -107,11 +123,23 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
   const events = new EventEmitter();
   events.setMaxListeners(0);
   const received: DevHub['received'] = [];
-  const behaviour = { ackHeartbeats: true, answerPings: true, stallReads: false, duplicates: 0 };
+  const behaviour = { ackHeartbeats: true, answerPings: true, stallReads: false, duplicates: 0, ackWithoutIds: false };
   const resumeOn = opts.resume ?? true;
+  const platform = new DevPlatform(opts.token, opts.earningsEnabled ?? false, {
+    ...opts.statuses,
+    ...(opts.pendingToken ? { [opts.pendingToken]: 'pending' as const } : {}),
+  });
+  /** Provider key per node, for the platform's per-key stats. */
+  const keyOf = new Map<string, string>();
 
-  const send = (ws: WebSocket | undefined, msg: unknown): boolean => {
+  const send = (ws: WebSocket | undefined, msg: { type: string; request_id?: string; payload?: Record<string, unknown> }): boolean => {
     if (!ws || ws.readyState !== WebSocket.OPEN) return false;
+    if (msg.type === 'ack') {
+      // Go's AckPayload {request_id string (no omitempty), success, message}: the id is always there, "" when unset.
+      const id = behaviour.ackWithoutIds ? '' : (msg.request_id ?? (typeof msg.payload?.request_id === 'string' ? msg.payload.request_id : ''));
+      const { request_id: _env, ...rest } = msg;
+      msg = { ...rest, ...(id ? { request_id: id } : {}), payload: { message: '', ...msg.payload, request_id: id, success: msg.payload?.success ?? true } };
+    }
     ws.send(JSON.stringify(msg));
     return true;
   };
@@ -140,7 +168,7 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
       const type = String(msg.type);
       if (type === 'register') {
         const token = String(payload.token ?? '');
-        if (!token || (opts.token !== undefined && token !== opts.token)) {
+        if (!platform.knowsKey(token)) {
           send(ws, { type: 'error', request_id: msg.request_id, payload: { request_id: msg.request_id, code: 401, message: 'invalid provider API key' } });
           log(`refused a provider: invalid key`);
           ws.close(4001, 'invalid provider API key');
@@ -159,10 +187,14 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
           registers: (prev?.registers ?? 0) + 1,
           heartbeats: prev?.heartbeats ?? 0,
           connected: true,
+          metrics: prev?.metrics ?? {},
           ws,
         };
         providers.set(nodeId, provider);
-        send(ws, { type: 'ack', request_id: msg.request_id, payload: { request_id: msg.request_id, success: true, message: 'registered successfully' } });
+        keyOf.set(nodeId, token);
+        platform.connected(token);
+        // resume-v1 is an extension of ours: the agent keeps streams alive across a drop only when the ack says so.
+        send(ws, { type: 'ack', request_id: msg.request_id, payload: { request_id: msg.request_id, success: true, message: 'registered successfully', ...(resumeOn ? { extensions: ['resume-v1'] } : {}) } });
         log(`provider ${provider.nodeName || nodeId.slice(0, 12)} registered with ${provider.models.length} model(s): ${provider.models.join(', ')}`);
         events.emit('register', provider);
         if (resumeOn && provider.capabilities.includes('resume-v1')) {
@@ -180,6 +212,10 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
       events.emit('message', { nodeId: provider.nodeId, type, payload, requestId: msg.request_id });
       if (type === 'heartbeat') {
         provider.heartbeats++;
+        if (payload.metrics && typeof payload.metrics === 'object') {
+          provider.metrics = Object.fromEntries(Object.entries(payload.metrics as Record<string, unknown>).filter((e): e is [string, number] => typeof e[1] === 'number'));
+          if (provider.heartbeats === 1) log(`provider ${provider.nodeName || provider.nodeId.slice(0, 12)} heartbeat: ${describeMetrics(provider.metrics)}`);
+        }
         if (Array.isArray(payload.models)) provider.models = payload.models.map(String);
         if (payload.model_health && typeof payload.model_health === 'object') provider.health = payload.model_health as Record<string, string>;
         if (behaviour.ackHeartbeats) send(ws, { type: 'ack', request_id: msg.request_id, payload: { request_id: msg.request_id, success: true } });
@@ -191,7 +227,8 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
         events.emit('health', provider);
         return;
       }
-      const rid = String(payload.request_id ?? msg.request_id ?? '');
+      // Replies are routed by the envelope's request_id (the Go provider sets it), else the payload's.
+      const rid = String(msg.request_id || (payload.request_id ?? ''));
       const p = pending.get(rid);
       if (!p) return;
       const seq = typeof payload.seq === 'number' ? payload.seq : undefined;
@@ -270,9 +307,19 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
     }
     const id = crypto.randomUUID();
     const stream = body.stream === true;
+    // The provider always forwards the engine's usage chunk (the hub bills from it); like the real hub,
+    // pass it on only to a client that asked for it (a `choices: []` chunk breaks `chunk.choices[0]`).
+    const wantsUsage = (body.stream_options as { include_usage?: unknown } | null | undefined)?.include_usage === true;
     const request = path === '/v1/completions' && body.prompt === undefined ? { ...body, prompt: '' } : body;
     let finished = false;
     let sawDone = false;
+    let sawData = false;
+    /** The error-first chunk's text: the hub classifies a failed stream from its first chunk. */
+    let errorFirst: string | undefined;
+    const account = (ok: boolean, failure?: FailureKind, pl?: Record<string, unknown>): void => {
+      const tokens = (k: string): number => (typeof pl?.[k] === 'number' ? (pl[k] as number) : 0);
+      platform.record(keyOf.get(provider.nodeId) ?? '', { ok, ...(failure ? { failure } : {}), tokensIn: tokens('tokens_input'), tokensOut: tokens('tokens_output') });
+    };
     const finish = (): void => {
       finished = true;
       clearTimeout(entry.timer);
@@ -303,23 +350,40 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
           const body = pl.response;
           const usable = status < 400 ? body !== undefined && body !== null : typeof body === 'object' && body !== null && !Array.isArray(body);
           json(res, status, usable ? body : { error: { message: String(pl.error ?? 'no response'), code: status } });
+          account(status < 400, status < 400 ? undefined : 'non_stream', pl);
           finish();
           return;
         }
         if (type === 'stream_chunk') {
+          if (pl.error !== undefined && pl.error !== null && !sawData) {
+            // Error-first chunk {chunk: null, done: true, error}: the failure is classified; stream_end brings its status.
+            errorFirst = String(pl.error);
+            return;
+          }
+          sawData = true;
           if (!res.headersSent) res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
           if (pl.done === true) {
             sawDone = true;
             res.write('data: [DONE]\n\n');
-          } else res.write(`data: ${JSON.stringify(pl.chunk)}\n\n`);
+          } else if (wantsUsage || !isUsageOnly(pl.chunk)) res.write(`data: ${JSON.stringify(pl.chunk)}\n\n`);
           return;
         }
         if (type === 'stream_end') {
-          if (pl.error !== undefined) {
+          if (pl.error !== undefined || errorFirst !== undefined) {
             const status = Number(pl.status_code) || 502;
-            if (!res.headersSent) json(res, status, { error: { message: String(pl.error), code: status } });
-            else res.end(`data: ${JSON.stringify({ error: { message: String(pl.error), code: status } })}\n\n`);
+            const message = String(pl.error ?? errorFirst);
+            let failure: FailureKind = 'mid_stream';
+            if (errorFirst !== undefined) failure = 'error_first';
+            else if (!sawData) {
+              // What the real hub does with it: no error-first chunk, so the stream reads as a provider failure.
+              failure = 'provider_failure';
+              log(`request ${id.slice(0, 8)} ${model}: provider failure (error only in stream_end, no error-first chunk; the real hub would send this request to another provider): ${message}`);
+            }
+            account(false, failure, pl);
+            if (!res.headersSent) json(res, status, { error: { message, code: status } });
+            else res.end(`data: ${JSON.stringify({ error: { message, code: status } })}\n\n`);
           } else {
+            account(true, undefined, pl);
             if (!res.headersSent) res.writeHead(200, { 'content-type': 'text/event-stream' });
             res.end(sawDone ? '' : 'data: [DONE]\n\n');
           }
@@ -361,8 +425,18 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
     send(provider.ws, { type: 'inference', request_id: id, payload: { endpoint_id: crypto.randomUUID(), model_id: model, stream, request } });
   }
 
+  const noticeTo = (payload: Record<string, unknown>, nodeId?: string): number => {
+    let sent = 0;
+    for (const p of providers.values()) {
+      if (nodeId && p.nodeId !== nodeId) continue;
+      if (send(p.ws, { type: 'notice', payload })) sent++;
+    }
+    return sent;
+  };
+
   const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://x');
+    const url = requestTarget(req.url);
+    if (!url) return json(res, 400, { error: { message: 'the request target must be a path starting with a single "/"' } });
     const route = `${req.method} ${url.pathname}`;
     const run = async (): Promise<void> => {
       switch (route) {
@@ -377,21 +451,33 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
           return json(
             res,
             200,
-            [...providers.values()].map(({ ws: _ws, ...p }) => p),
+            [...providers.values()].map(({ ws: _ws, ...p }) => ({ ...p, metricsSummary: describeMetrics(p.metrics) })),
           );
-        case 'GET /api/v1/provider/status': {
-          const key = (req.headers.authorization ?? '').replace(/^Bearer\s+/i, '');
-          if (opts.pendingToken && key === opts.pendingToken) return json(res, 200, PENDING_STATUS);
-          const valid = key !== '' && (opts.token === undefined || key === opts.token);
-          return json(res, valid ? 200 : 401, {
-            provider_id: '',
-            name: 'dev hub',
-            status: valid ? 'active' : 'unauthorized',
-            can_connect: valid,
-            api_key_valid: valid,
-            message: valid ? 'Key accepted by the dev hub.' : 'The dev hub does not accept this key.',
-            earnings_enabled: opts.earningsEnabled ?? false,
-          });
+        case 'POST /dev/notice': {
+          // Body: a notice payload ({event, severity, model_id?, message, details?}), optionally {node_id, notice: {...}}.
+          let body: Record<string, unknown>;
+          try {
+            body = JSON.parse((await readBody(req)) || '{}') as Record<string, unknown>;
+          } catch {
+            return json(res, 400, { error: { message: 'the body is not JSON' } });
+          }
+          const notice = typeof body.notice === 'object' && body.notice !== null ? (body.notice as Record<string, unknown>) : body;
+          const sent = noticeTo(notice, typeof body.node_id === 'string' ? body.node_id : undefined);
+          log(`sent a notice (${String(notice.event).slice(0, 64)}) to ${sent} provider(s)`);
+          return json(res, sent > 0 ? 200 : 404, sent > 0 ? { sent } : { sent, error: { message: 'no connected provider' } });
+        }
+        case 'POST /dev/status': {
+          let body: { key?: unknown; status?: unknown };
+          try {
+            body = JSON.parse((await readBody(req)) || '{}') as typeof body;
+          } catch {
+            return json(res, 400, { error: { message: 'the body is not JSON' } });
+          }
+          if (typeof body.key !== 'string' || !DEV_STATUS_NAMES.includes(body.status as DevStatusName)) {
+            return json(res, 400, { error: { message: `send {"key": "...", "status": one of ${DEV_STATUS_NAMES.join(', ')}}` } });
+          }
+          platform.setStatus(body.key, body.status as DevStatusName);
+          return json(res, 200, { key: `${body.key.slice(0, 8)}…`, status: body.status });
         }
         case 'POST /dev/warmup':
         case 'POST /dev/verify':
@@ -405,6 +491,7 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
           return json(res, 200, reply);
         }
         default:
+          if (platform.handle(route, url, req, (status, body) => json(res, status, body))) return;
           return json(res, 404, { error: { message: `no route ${route}` } });
       }
     };
@@ -413,8 +500,10 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
       else res.end();
     });
   });
+  server.on('connect', (_req, socket) => socket.end('HTTP/1.1 405 Method Not Allowed\r\nConnection: close\r\n\r\n'));
   server.on('upgrade', (req, socket, head) => {
-    if (new URL(req.url ?? '/', 'http://x').pathname !== '/ws') {
+    socket.on('error', () => socket.destroy());
+    if (requestTarget(req.url)?.pathname !== '/ws') {
       socket.end('HTTP/1.1 404 Not Found\r\n\r\n');
       return;
     }
@@ -432,6 +521,8 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
     events,
     behaviour,
     call,
+    notice: noticeTo,
+    platform,
     broadcastRaw: (text) => {
       for (const p of providers.values()) if (p.ws?.readyState === WebSocket.OPEN) p.ws.send(text);
     },

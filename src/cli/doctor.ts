@@ -15,6 +15,7 @@ import { checkEndpoint } from '../core/engine/health';
 import { checkProviderKey } from '../core/hub/provider-status';
 import { networkOf } from '../shared/networks';
 import { noConfigHelp } from './run';
+import { forTerminal } from '../core/terminal';
 
 type Check = { ok: boolean; what: string; fix?: string };
 
@@ -67,7 +68,7 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
     checks.push({ ok: true, what: `config ${configPath} reads fine (${Object.keys(cfg.modelEntries).length} model(s) in models.json)` });
   } catch (e) {
     const msg = e instanceof ConfigError ? e.message : (e as Error).message;
-    process.stdout.write(`✗ config: ${msg}\n`);
+    process.stdout.write(forTerminal(`✗ config: ${msg}\n`));
     return 2;
   }
   const settings = SettingsFile.in(o.home).get();
@@ -108,8 +109,9 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
   const served = registry.announced();
   for (const model of served) {
     const ep = registry.get(model)!.endpoints[0]!;
-    const h = await checkEndpoint(ep.url, 5000);
-    checks.push(h.ok ? { ok: true, what: `engine for ${model} at ${ep.url} answers` } : { ok: false, what: `engine for ${model} at ${ep.url}: ${h.error}`, fix: 'start the engine or fix the endpoint in models.json' });
+    const h = await checkEndpoint(ep.url, 5000, ep.apiKey, ep.engineType);
+    const fix = h.condition === 'key_rejected' ? `set "api_key" of ${model} in models.json to the engine's key` : h.condition === 'loading' ? 'wait for the engine to finish loading its model' : 'start the engine or fix the endpoint in models.json';
+    checks.push(h.ok ? { ok: true, what: `engine for ${model} at ${ep.url} answers` } : { ok: false, what: `engine for ${model} at ${ep.url}: ${h.error}`, fix });
   }
   const off = registry.all().filter((m) => !m.enabled).map((m) => m.id);
   if (served.length === 0) {
@@ -121,7 +123,8 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
   } else {
     checks.push({ ok: true, what: `serving ${served.length} model(s): ${served.join(', ')}${off.length ? ` (${off.length} more found, switched off)` : ''}` });
   }
-  for (const c of checks) process.stdout.write(`${c.ok ? '✓' : '✗'} ${c.what}${c.fix ? `\n    → ${c.fix}` : ''}\n`);
+  // Answers of the hub, the service and the engines are outside text: printed through forTerminal.
+  for (const c of checks) process.stdout.write(forTerminal(`${c.ok ? '✓' : '✗'} ${c.what}${c.fix ? `\n    → ${c.fix}` : ''}\n`));
   const bad = checks.filter((c) => !c.ok).length;
   process.stdout.write(bad ? `${bad} problem(s) found.\n` : 'All good.\n');
   return bad ? 1 : 0;

@@ -8,6 +8,7 @@ import { SettingsFile } from '../core/agent/settings';
 import { loadConfig } from '../core/config/config';
 import { defaultProbeUrls } from '../core/engine/detect';
 import { EngineDiscovery } from '../core/engine/discovery';
+import { terminalWriter } from '../core/terminal';
 
 export interface EnginesCommandOptions {
   json: boolean;
@@ -49,8 +50,9 @@ function table(engines: EngineInfo[]): string {
 }
 
 export async function enginesCommand(opts: EnginesCommandOptions): Promise<number> {
-  const out = opts.stdout ?? process.stdout;
-  const err = opts.stderr ?? process.stderr;
+  // Engine versions and model ids come from the engines: printed through forTerminal.
+  const out = terminalWriter(opts.stdout ?? process.stdout);
+  const err = terminalWriter(opts.stderr ?? process.stderr);
   const probeUrls = opts.probeUrls ?? defaultProbeUrls();
   const discovery = new EngineDiscovery({ hosts: opts.hosts, probeUrls, intervalMs: 0, timeoutMs: opts.timeoutMs ?? 800 });
   const engines = await discovery.rescan();

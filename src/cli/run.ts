@@ -133,9 +133,22 @@ export async function runCommand(o: RunOptions): Promise<number> {
     }
   }
   await agent.start();
+  let onEnter: (() => void) | undefined;
   if (consoleServer) {
-    process.stdout.write(`console: ${consoleServer.url}\n`);
-    if (o.metrics) process.stdout.write(`metrics: http://${consoleAt!.host}:${consoleServer.port}/metrics (send the token as "Authorization: Bearer ${consoleServer.token}")\n`);
+    // The link goes to stdout only, never to the JSON log; it holds a one-time code, not the token
+    // (docs/security.md): after one use, or CODE_TTL_MS, the line in a scrollback or journal opens nothing.
+    const con = consoleServer;
+    process.stdout.write(`console: ${con.url}\n`);
+    process.stdout.write(`  (a one-time link: it opens one browser session${process.stdin.isTTY ? '; press Enter here for another' : ''})\n`);
+    if (process.stdin.isTTY) {
+      onEnter = () => process.stdout.write(`console: ${con.newUrl()}\n`);
+      process.stdin.on('data', onEnter);
+    }
+    if (o.metrics) {
+      // The token itself is shown on a terminal only (a service's stdout is its journal).
+      const shown = process.stdout.isTTY ? con.token : '<the console token; shown on a terminal only>';
+      process.stdout.write(`metrics: http://${consoleAt!.host}:${con.port}/metrics (send "Authorization: Bearer ${shown}")\n`);
+    }
   }
   process.stdout.write(`agent running (node ${agent.identity.nodeId.slice(0, 16)}…); press Ctrl+C to stop\n`);
   await new Promise<void>((resolve) => {
@@ -143,6 +156,10 @@ export async function runCommand(o: RunOptions): Promise<number> {
     process.once('SIGTERM', resolve);
   });
   process.stdout.write('stopping…\n');
+  if (onEnter) {
+    process.stdin.off('data', onEnter);
+    process.stdin.pause();
+  }
   await consoleServer?.close();
   await agent.stop();
   return 0;

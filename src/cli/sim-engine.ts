@@ -6,6 +6,7 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
+import { requestTarget } from '../core/http/request-target';
 
 export interface SimulatedEngineOptions {
   host?: string;
@@ -189,7 +190,7 @@ export async function startSimulatedEngine(opts: SimulatedEngineOptions = {}): P
   }
 
   const server = http.createServer((req, res) => {
-    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    const path = requestTarget(req.url)?.pathname ?? '(bad target)';
     const route = `${req.method} ${path}`;
     const run = async (): Promise<void> => {
       switch (route) {

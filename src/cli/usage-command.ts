@@ -3,12 +3,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { finished } from 'node:stream/promises';
-import type { ModelUsage } from '../shared/bridge';
+import type { EarningsOverview, ModelUsage } from '../shared/bridge';
+import { EarningsService } from '../core/agent/earnings';
+import { memoryLog } from '../core/log';
 import type { UsageTotals } from '../shared/types';
 import { csvHeaderLine } from '../core/ledger/csv';
 import { Ledger } from '../core/ledger/ledger';
 import type { WritableLike } from '../core/ledger/write-stream';
 import { DAY_MS } from '../core/ledger/time-buckets';
+import { forTerminal, terminalWriter } from '../core/terminal';
 
 export interface UsageCommandOptions {
   home: string;
@@ -79,21 +82,75 @@ function table(rows: string[][]): string {
 }
 
 function totalsRow(label: string, t: UsageTotals): string[] {
-  return [label, num(t.requests), `${num(t.errors)} (${pct(t.errors, t.requests)})`, num(t.tokensIn), num(t.tokensOut), money(t.earnings)];
+  const cost = t.cost ?? 0;
+  return [label, num(t.requests), `${num(t.errors)} (${pct(t.errors, t.requests)})`, num(t.tokensIn), num(t.tokensOut), money(t.earnings), money(cost), money(t.earnings - cost)];
 }
 
 function modelRow(m: ModelUsage): string[] {
-  return [m.model, num(m.requests), pct(m.errors, m.requests), ms(m.p50LatencyMs), ms(m.p95LatencyMs), m.p50TokensPerSecond === null ? '-' : m.p50TokensPerSecond.toFixed(1), num(m.tokensOut), money(m.earnings)];
+  const cost = m.cost ?? 0;
+  return [
+    m.model,
+    num(m.requests),
+    pct(m.errors, m.requests),
+    ms(m.p50LatencyMs),
+    ms(m.p95LatencyMs),
+    m.p50TokensPerSecond === null ? '-' : m.p50TokensPerSecond.toFixed(1),
+    num(m.tokensOut),
+    money(m.earnings),
+    money(cost),
+    money(m.earnings - cost),
+  ];
 }
 
-function summary(ledger: Ledger, file: string, out: NodeJS.WritableStream): void {
+function asOf(f: { asOf: number | null; stale: boolean; error?: string }): string {
+  if (f.asOf === null) return f.error ? `unavailable (${f.error})` : 'not fetched yet';
+  return `as of ${new Date(f.asOf).toISOString()}${f.stale ? ' (stale)' : ''}`;
+}
+
+/** The same earnings figures as the console's Usage page, from the ledger and the agent's cached copies of the platform's answers. */
+function earningsLines(o: EarningsOverview): string[] {
+  const lines: string[] = ['', 'What you keep, last 24 hours:'];
+  lines.push(
+    `  earnings ${money(o.recent.earnings)} USD, power ${(o.recent.energyWh / 1000).toFixed(3)} kWh = ${o.electricity ? `${money(o.recent.cost)} USD` : 'no electricity price set'}, net ${money(o.recent.net)} USD`,
+  );
+  if (o.projection) {
+    lines.push(`  at the last 24 h rate: ${money(o.projection.perDay)} USD/day, ${money(o.projection.perMonth)} USD/month (net)`);
+    for (const a of o.projection.assumptions) lines.push(`    - ${a}`);
+  } else if (o.projectionUnavailable) lines.push(`  ${o.projectionUnavailable}`);
+  lines.push('', `The platform's record (${asOf(o.platform)}) beside this ledger, all time, hub requests:`);
+  const p = o.platform.value;
+  const d = o.difference;
+  lines.push(
+    table([
+      ['', 'platform', 'this ledger', 'difference'],
+      ['requests', p ? num(p.totalInferences) : '-', num(o.local.requests), d ? num(d.requests) : '-'],
+      ['failed', p ? num(p.failedInferences) : '-', num(o.local.failed), p ? num(p.failedInferences - o.local.failed) : '-'],
+      ['tokens', p ? num(p.totalTokens) : '-', num(o.local.tokensIn + o.local.tokensOut), d ? num(d.tokens) : '-'],
+      ['earnings (USD)', p ? money(p.totalEarningsUsd) : '-', money(o.local.earnings), d ? money(d.earningsUsd) : '-'],
+    ]),
+  );
+  if (p) lines.push(`Uptime over 7 days (the platform's figure): ${p.uptime7dPercent.toFixed(1)}%`);
+  for (const r of o.reasons) lines.push(`  - ${r.text}`);
+  if (o.pricing.length > 0) {
+    lines.push('', `Rates (network rates ${asOf(o.rates)}), USD per 1M tokens:`);
+    lines.push(
+      table([
+        ['model', 'rate', 'in', 'out'],
+        ...o.pricing.map((r) => [r.model, r.source === 'network' ? 'network' : r.source === 'override' ? 'your estimate' : 'not priced', r.inputPerM === null ? '-' : String(r.inputPerM), r.outputPerM === null ? '-' : String(r.outputPerM)]),
+      ]),
+    );
+  }
+  return lines;
+}
+
+async function summary(ledger: Ledger, file: string, home: string, out: NodeJS.WritableStream): Promise<void> {
   const now = Date.now();
   const month = ledger.report(now - 30 * DAY_MS, now + 1, 'day');
   const lines = [
     `Usage and earnings (${file})`,
     '',
     table([
-      ['', 'requests', 'errors', 'tokens in', 'tokens out', 'earnings'],
+      ['', 'requests', 'errors', 'tokens in', 'tokens out', 'earnings', 'power cost', 'net'],
       totalsRow('Today', ledger.today()),
       totalsRow('Last 7 days', ledger.last(7)),
       totalsRow('Last 30 days', month.totals),
@@ -103,11 +160,19 @@ function summary(ledger: Ledger, file: string, out: NodeJS.WritableStream): void
   if (month.perModel.length === 0) lines.push('No requests in the last 30 days.');
   else {
     lines.push(`Per model, last 30 days (error rate ${pct(month.totals.errors, month.totals.requests)}; latency and speed of successful requests):`);
-    lines.push(table([['model', 'requests', 'errors', 'p50 latency', 'p95 latency', 'p50 tok/s', 'tokens out', 'earnings'], ...month.perModel.map(modelRow)]));
+    lines.push(table([['model', 'requests', 'errors', 'p50 latency', 'p95 latency', 'p50 tok/s', 'tokens out', 'earnings', 'power cost', 'net'], ...month.perModel.map(modelRow)]));
   }
+  const earnings = new EarningsService({
+    home,
+    ledger,
+    log: memoryLog().child('earnings'),
+    serviceUrl: () => '',
+    providerKey: () => '',
+    models: () => month.perModel.map((m) => m.model),
+  });
+  lines.push(...earningsLines(await earnings.overview(false, true)));
   if (!ledger.isEarningsEnabled()) lines.push('', 'Earnings are off for this provider (the hub reports earnings_enabled = false).');
-  else if (ledger.prices().length === 0) lines.push('', 'No prices are set, so earnings show 0.');
-  out.write(`${lines.join('\n')}\n`);
+  out.write(forTerminal(`${lines.join('\n')}\n`));
 }
 
 function exportRange(opts: UsageCommandOptions): { from: number; to: number } {
@@ -136,7 +201,7 @@ async function toTarget(opts: UsageCommandOptions, out: NodeJS.WritableStream, w
 /** Exit codes: 0 done, 1 the ledger or the output could not be used, 2 bad arguments. */
 export async function usageCommand(opts: UsageCommandOptions): Promise<number> {
   const out = opts.stdout ?? process.stdout;
-  const err = opts.stderr ?? process.stderr;
+  const err = terminalWriter(opts.stderr ?? process.stderr);
   const file = ledgerPath(opts.home);
   let ledger: Ledger | undefined;
   try {
@@ -158,7 +223,7 @@ export async function usageCommand(opts: UsageCommandOptions): Promise<number> {
       return 1;
     }
     if (!range) {
-      summary(ledger, file, out);
+      await summary(ledger, file, opts.home, out);
       return 0;
     }
     const open = ledger;

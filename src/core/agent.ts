@@ -9,6 +9,7 @@ import type { AgentSnapshot, BridgeBackend, BridgeEvent } from '../shared/bridge
 import type { EngineInfo, GpuInventory, GpuSample, PauseState, UsageRecord } from '../shared/types';
 import type { AgentOptions } from './agent-options';
 import { BridgeHandlers } from './agent/bridge-handlers';
+import { EarningsService } from './agent/earnings';
 import { InferenceRunner } from './agent/inference';
 import { ModelRegistry } from './agent/models';
 import { SettingsFile } from './agent/settings';
@@ -17,13 +18,19 @@ import { hubDialUrl, loadConfig, type ProviderConfig } from './config/config';
 import { loadOrCreateIdentity, type Identity } from './config/identity';
 import { FileSecretStore, type SecretStore } from './config/secrets';
 import { EngineDiscovery } from './engine/discovery';
-import { HealthMonitor } from './engine/health';
+import { HealthMonitor, type CapacityChange, type HealthChange } from './engine/health';
+import { endpointLimit, engineSlots } from './scheduler/capacity';
+import { watchModelsJson, type ModelsJsonWatch } from './agent/models-watch';
 import { detectGpus } from './gpu/detect';
-import { hardwareBlock } from './gpu/hardware';
+import { hardwareBlock, mostCommonEngine } from './gpu/hardware';
+import { ContextLengths } from './engine/context-length';
+import { RequestMetrics } from './hub/request-metrics';
 import { GpuSampler } from './gpu/sampler';
 import { heartbeatMetrics } from './gpu/metrics';
 import { listGpuProcesses } from './gpu/processes';
-import { fetchProviderStatus } from './hub/provider-status';
+import { fetchProviderStatus, ProviderGate } from './hub/provider-status';
+import { NoticeBook } from './hub/notices';
+import { Catalogue } from './platform/catalogue';
 import { handleBenchmark } from './hub/benchmark';
 import { HubLink } from './hub/link';
 import { HubRelay } from './hub/relay';
@@ -37,11 +44,15 @@ import { parseListen } from './gateway/options';
 import { startGateway, type Gateway } from './gateway/server';
 import os from 'node:os';
 import { Log, type Logger } from './log';
-import { CAPABILITIES, out, PROTOCOL_VERSION, type Inbound, type RegisterPayload } from './protocol/messages';
+import { CAPABILITIES, out, PROTOCOL_VERSION, type HubHardware, type Inbound, type ModelHash, type RegisterPayload } from './protocol/messages';
 import { RequestBook } from './requests';
 import { PauseController } from './scheduler/pause';
 import { bindPause } from './scheduler/pause-binding';
 import { Scheduler } from './scheduler/scheduler';
+import { AlertList } from './alerts/alert-list';
+import { noticesFromBridge } from './alerts/notice-source';
+import { watchForAlerts } from './alerts/watch';
+import { DEFAULT_COOLDOWN_MINUTES, WebhookTransport } from './alerts/webhook';
 
 export const AGENT_VERSION = '0.1.0';
 export const KEY_SECRET = 'providerKey';
@@ -62,6 +73,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   readonly runner: InferenceRunner;
   readonly sampler?: GpuSampler;
   readonly ledger?: Ledger;
+  readonly earnings: EarningsService;
   readonly settings: SettingsFile;
   readonly gatewayKeys: GatewayKeys;
   private gateway?: Gateway;
@@ -73,6 +85,10 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   readonly autoDiscovery: boolean;
   private readonly handlers: BridgeHandlers;
   readonly warmup: Warmup;
+  readonly notices: NoticeBook;
+  readonly providerGate: ProviderGate;
+  readonly catalogue: Catalogue;
+  private catalogueTimer?: NodeJS.Timeout;
   private readonly l: Logger;
   private gpu: GpuInventory = { gpus: [], detectedAt: 0, note: 'GPU detection has not run yet' };
   private engines: EngineInfo[] = [];
@@ -83,6 +99,14 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   /** Whether a key was configured when the agent started: such an owner skips onboarding. */
   private keyAtStart = false;
   private readonly ledgerBatch: UsageRecord[] = [];
+  /** Rolling request figures for the heartbeat (Go metric keys). */
+  readonly requestMetrics = new RequestMetrics();
+  /** Each announced model's context window (models.json override, else what the engine reports). */
+  readonly contexts = new ContextLengths();
+  private modelsWatch?: ModelsJsonWatch;
+  /** The one alert list (link down, key refused, engine down, auto-paused, hub notice); transports subscribe. */
+  readonly alerts = new AlertList();
+  readonly webhook: WebhookTransport;
 
   private constructor(
     readonly opts: AgentOptions,
@@ -95,6 +119,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.settings = SettingsFile.in(opts.home);
     this.secrets = opts.secrets ?? new FileSecretStore(opts.home);
     this.gatewayKeys = new GatewayKeys(opts.home);
+    // Secret values are redacted by value in logs and the support bundle (see log.ts).
+    this.gatewayKeys.onKnownKey = (k) => this.log.addSecrets([k]);
     const a = config.agent;
     this.scheduler = new Scheduler(
       { maxConcurrentPerEndpoint: a.maxConcurrentPerEndpoint, maxQueuePerModel: a.maxQueuePerModel, queueTimeoutMs: a.queueTimeoutMs },
@@ -112,6 +138,14 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     } catch (e) {
       this.l.error(`usage history is unavailable: ${(e as Error).message}. Serving continues; records are kept in memory.`);
     }
+    this.earnings = new EarningsService({
+      home: opts.home,
+      ...(this.ledger ? { ledger: this.ledger } : {}),
+      log: this.log.child('earnings'),
+      serviceUrl: () => this.settings.get().serviceUrl ?? this.config.serviceUrl,
+      providerKey: () => this.providerKey(),
+      models: () => this.registry.announced(),
+    });
     const s = this.settings.get();
     const dial = hubDialUrl(s.hubUrl ?? config.webSocketUrl);
     if (dial.warning) this.l.warn(dial.warning);
@@ -129,9 +163,11 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
         metrics: {
           ...heartbeatMetrics(this.sampler?.latest() ?? null),
           active_requests: this.scheduler.inFlight(),
+          ...this.requestMetrics.snapshot(),
           retained_bytes: this.relay.retainedBytes,
           retained_requests: this.relay.retainedRequests,
         },
+        ...(this.hardware() ? { hardware: this.hardware() } : {}),
       }),
       modelHealth: () => (this.pause.state().paused ? {} : this.registry.healthMap()),
     });
@@ -142,6 +178,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       log: this.log.child('requests'),
       headersTimeoutMs: a.engineHeadersTimeoutMs,
       idleTimeoutMs: a.engineIdleTimeoutMs,
+      onEngineTrouble: (url, condition, error) => this.health.markDown(url, condition, error),
     });
     this.warmup = new Warmup(this.registry, this.log.child('warmup'), () => this.sampler?.latest() ?? null);
     this.relay = new HubRelay({
@@ -152,6 +189,19 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       resumeTtlMs: a.resumeTtlMs,
       retentionBytes: a.retentionBytes,
       onOther: (m) => void this.onHubMessage(m),
+      // Commit before send: the ledger row of a request is durable before its stream_end/result leaves.
+      beforeFinal: () => this.flushLedger(),
+      finalSent: (id) => this.ledger?.markDelivered(id),
+    });
+    this.notices = new NoticeBook({ home: opts.home, log: this.log.child('notices') });
+    const serviceUrl = (): string => this.settings.get().serviceUrl ?? this.config.serviceUrl;
+    this.providerGate = new ProviderGate({ serviceUrl, key: () => this.providerKey(), log: this.log.child('status'), connect: () => this.link.start() });
+    this.catalogue = new Catalogue({ serviceUrl, log: this.log.child('catalogue') });
+    this.webhook = new WebhookTransport({
+      url: () => this.settings.get().alertWebhookUrl || undefined,
+      cooldownMs: () => (this.settings.get().alertCooldownMinutes ?? DEFAULT_COOLDOWN_MINUTES) * 60_000,
+      node: () => this.nodeName(),
+      log: this.log.child('alerts'),
     });
     this.handlers = new BridgeHandlers(this);
     this.wire();
@@ -161,10 +211,12 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     fs.mkdirSync(opts.home, { recursive: true });
     const configPath = opts.configPath ?? path.join(opts.home, 'config.toml');
     const config = loadConfig(configPath, opts.env ?? process.env);
-    const identity = loadOrCreateIdentity(opts.home);
+    const identity = loadOrCreateIdentity(opts.home, opts.env ?? process.env);
     const agent = new Agent(opts, config, identity);
     agent.keyAtStart = agent.providerKey() !== '';
+    agent.log.addSecrets([agent.providerKey(), config.apiKey]);
     for (const w of config.warnings) agent.l.info(w);
+    for (const n of identity.notes) agent.l.info(n);
     return agent;
   }
 
@@ -174,6 +226,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.started = true;
     this.l.info(`node ${this.identity.nodeId.slice(0, 16)}… (${this.nodeName()}) starting; hub ${this.link.state.hubUrl}`);
     this.rebuildModels();
+    this.modelsWatch = watchModelsJson(this.config, this.l, () => this.rebuildModels());
     this.health.start();
     this.discovery.start();
     this.sampler?.start();
@@ -188,8 +241,10 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.watchGpuBusy();
     this.applyPauseSchedule();
     void this.refreshEarningsFlag();
+    this.earnings.start();
     await this.applyGateway();
-    if (this.config.enable && this.providerKey()) this.link.start();
+    this.refreshCatalogue();
+    if (this.config.enable && this.providerKey()) void this.providerGate.check();
     else if (!this.providerKey()) this.l.warn('No provider key yet: paste it in the console (Settings) or set ApiKey in config.toml / INFERENCE_API_KEY.');
     else this.l.warn('[Inference] Enable = false in config.toml: not connecting to the hub.');
     this.emitSnapshot();
@@ -200,6 +255,10 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.started = false;
     clearTimeout(this.snapshotTimer);
     clearInterval(this.gpuBusyTimer);
+    clearInterval(this.catalogueTimer);
+    this.providerGate.stop();
+    this.modelsWatch?.close();
+    this.earnings.stop();
     this.flushLedger();
     await this.gateway?.close();
     this.gateway = undefined;
@@ -292,6 +351,15 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     else if (r.error) this.l.debug(`provider status unavailable: ${r.error}`);
   }
 
+  /** Fetches the network's model catalogue now and every 30 minutes (a failure keeps the last good list). */
+  refreshCatalogue(): void {
+    const run = (): void => void this.catalogue.refresh(true).then(() => this.emitSnapshot());
+    run();
+    clearInterval(this.catalogueTimer);
+    this.catalogueTimer = setInterval(run, 30 * 60_000);
+    this.catalogueTimer.unref();
+  }
+
   /** Starts, restarts or stops the local gateway to match the settings ([Gateway] overlaid by the console's). */
   async applyGateway(): Promise<void> {
     const s = this.settings.get();
@@ -356,6 +424,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   snapshot(): AgentSnapshot {
     const stats = new Map(this.scheduler.stats().map((s) => [s.model, s]));
     const s = this.settings.get();
+    const today = this.ledger?.today() ?? { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0 };
+    const todayEarningsReason = this.earnings.todayReason(today);
     return {
       version: AGENT_VERSION,
       nodeId: this.identity.nodeId,
@@ -372,9 +442,11 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
           maxConcurrent: st?.maxConcurrent ?? this.config.agent.maxConcurrentPerEndpoint,
           maxQueue: st?.maxQueue ?? this.config.agent.maxQueuePerModel,
           endpointInFlight: (url) => st?.endpoints.find((e) => e.url === url)?.inFlight ?? 0,
+          endpointCap: (url) => endpointLimit(this.config.agent, this.registry.endpointCapacityOf(url)),
         };
       }),
-      today: this.ledger?.today() ?? { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0 },
+      today,
+      ...(todayEarningsReason ? { todayEarningsReason } : {}),
       gateway: {
         enabled: s.gatewayEnabled ?? this.config.gateway.enable,
         listen: this.gateway ? this.gateway.url.replace(/^http:\/\//, '') : (s.gatewayListen ?? this.config.gateway.listen),
@@ -384,6 +456,11 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       },
       hasKey: this.providerKey() !== '',
       onboarded: s.onboarded ?? this.keyAtStart,
+      identity: { source: this.identity.source, file: this.identity.file, ...(this.identity.from ? { from: this.identity.from } : {}) },
+      providerStatus: this.providerGate.view(),
+      catalogue: this.catalogue.view(
+        this.registry.all().map((m) => ({ id: m.id, explicit: m.fromConfig, ...(m.endpoints[0]?.localModel ? { localName: m.endpoints[0].localModel } : {}) })),
+      ),
       discovery: this.autoDiscovery,
     };
   }
@@ -402,6 +479,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   /** Re-reads models (config + discovery + the owner's toggles) and tells the scheduler, health monitor and hub. */
   rebuildModels(): void {
     const s = this.settings.get();
+    this.log.addSecrets(Object.values(this.config.modelEntries).map((e) => e.api_key));
     this.registry.rebuild({ entries: this.config.modelEntries, configModels: this.config.models, engines: this.engines, prefs: s.models ?? {} });
     const enabled = new Set(this.registry.announced());
     for (const st of this.scheduler.stats()) if (!enabled.has(st.model)) this.scheduler.removeModel(st.model);
@@ -409,17 +487,39 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       if (!enabled.has(m.id)) continue;
       this.scheduler.setModel(
         m.id,
-        m.endpoints.map((ep) => ({ url: ep.url, health: this.registry.endpointHealthOf(ep.url) })),
+        m.endpoints.map((ep) => ({
+          url: ep.url,
+          health: this.registry.endpointConditionOf(ep.url) === 'key_rejected' ? 'degraded' : this.registry.endpointHealthOf(ep.url),
+          maxConcurrent: endpointLimit(this.config.agent, this.registry.endpointCapacityOf(ep.url)).max,
+        })),
         { ...(m.maxConcurrent !== undefined ? { maxConcurrent: m.maxConcurrent } : {}), ...(m.maxQueue !== undefined ? { maxQueue: m.maxQueue } : {}) },
       );
     }
     this.health.setEndpoints(this.registry.healthTargets());
+    this.refreshContexts();
     this.announce();
+  }
+
+  /** Re-reads the context windows of the announced models (overrides at once, engines probed). */
+  refreshContexts(): void {
+    void this.contexts.refresh(
+      this.announcedModels().map((id) => {
+        const m = this.registry.get(id);
+        return { model: id, endpoints: m?.endpoints ?? [], ...(m?.entry?.context_length ? { override: m.entry.context_length } : {}) };
+      }),
+    );
+  }
+
+  /** Go's HardwareInfo for register and heartbeat; undefined without a GPU. */
+  hardware(): HubHardware | undefined {
+    const types = this.registry.all().flatMap((m) => m.endpoints.map((e) => (e.engineType && e.engineType !== 'unknown' ? e.engineType : this.contexts.typeOf(e.url))));
+    return hardwareBlock(this.gpu, mostCommonEngine(types));
   }
 
   /** Sends register again when the announced model set (or hardware) changed. */
   announce(): void {
-    const key = JSON.stringify([this.announcedModels(), this.gpu.detectedAt]);
+    const models = this.announcedModels();
+    const key = JSON.stringify([models, this.gpu.detectedAt, models.map((id) => this.contexts.get(id)), this.hardware()?.serving_engine]);
     if (key !== this.lastAnnounced) {
       this.lastAnnounced = key;
       this.link.reRegister();
@@ -427,22 +527,33 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.emitSnapshot();
   }
 
+  /** Go's RegisterPayload (+ v0.5's context_length and cp_version); see docs/hub-dialect.md. */
   registerPayload(): RegisterPayload {
     const models = this.announcedModels();
-    const engineTypes = [...new Set(this.registry.all().flatMap((m) => m.endpoints.map((e) => e.engineType ?? 'unknown')))].filter((t) => t !== 'unknown');
+    const hardware = this.hardware();
     return {
       node_id: this.identity.nodeId,
       provider_id: this.identity.nodeId,
-      node_name: this.nodeName(),
+      worker_addr: this.identity.nodeId,
+      owner_addr: this.config.agent.ownerAddr,
       token: this.providerKey(),
       models,
-      model_hashes: models.map((id) => {
+      model_hashes: models.map((id): ModelHash => {
         const e = this.registry.get(id)?.entry;
-        return { model_id: id, weight_hash: '', hash_algo: 'sha256', format: e?.format ?? '', quantization: e?.quantization ?? '' };
+        const ctx = this.contexts.get(id);
+        // No weight hash is computed here, so no hash_algo either (never an algorithm with an empty hash).
+        return {
+          model_id: id,
+          ...(e?.format ? { format: e.format } : {}),
+          ...(e?.quantization ? { quantization: e.quantization } : {}),
+          ...(ctx.length > 0 && (ctx.source === 'override' || ctx.source === 'detected') ? { context_length: ctx.length, context_source: ctx.source } : {}),
+        };
       }),
       capabilities: [...CAPABILITIES],
+      ...(hardware ? { hardware } : {}),
+      cp_version: AGENT_VERSION,
+      node_name: this.nodeName(),
       protocol_version: PROTOCOL_VERSION,
-      hardware: { ...hardwareBlock(this.gpu, engineTypes[0] ?? 'unknown') },
     };
   }
 
@@ -451,9 +562,19 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       this.emitSnapshot();
       if (st.state === 'connected') this.l.info('connected to the hub and registered');
     });
-    this.health.on('change', (c: { url: string; health: 'healthy' | 'degraded' | 'unhealthy'; error?: string }) => {
-      this.registry.setEndpointHealth(c.url, c.health, c.error);
-      this.scheduler.setEndpointHealth(c.url, c.health);
+    this.contexts.on('change', () => this.announce());
+    this.health.on('capacity', (c: CapacityChange) => {
+      this.registry.setEndpointCapacity(c.url, engineSlots(c.capacity, c.load));
+      this.rebuildModels();
+    });
+    this.health.on('change', (c: HealthChange) => {
+      if (c.health === 'healthy') this.refreshContexts();
+      this.registry.setEndpointHealth(c.url, c.health, c.error, c.condition);
+      // An engine back after a restart: discovery re-reads its models now rather than on its next round.
+      if (c.health === 'healthy' && this.discovery && !this.engines.some((e) => e.url === c.url && e.reachable)) void this.rescanEngines();
+      // An engine that refuses our key still gets requests when nothing else serves the model, so clients
+      // learn "engine rejected the provider's key" (502) rather than a vague "unavailable"; the hub sees unhealthy.
+      this.scheduler.setEndpointHealth(c.url, c.condition === 'key_rejected' ? 'degraded' : c.health);
       this.l.info(`engine ${c.url} is ${c.health}${c.error ? `: ${c.error}` : ''}`);
       if (!this.pause.state().paused) this.link.sendControl(out.modelHealth(this.identity.nodeId, this.registry.healthMap()));
       this.emitSnapshot();
@@ -468,12 +589,18 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     });
     this.scheduler.on('change', () => this.emitSnapshot());
     this.sampler?.on('sample', (sample: GpuSample) => {
+      this.earnings.onSample(sample);
       this.emit('bridge', { type: 'gpu.sample', sample });
     });
-    this.book.on('update', (request) => this.emit('bridge', { type: 'request.update', request: { ...request } }));
+    this.book.on('update', (request) => {
+      this.earnings.onRequestUpdate(request);
+      this.emit('bridge', { type: 'request.update', request: { ...request } });
+    });
     this.book.on('text', (id, delta) => this.emit('bridge', { type: 'request.text', id, delta }));
     this.book.on('finished', (record) => {
+      this.earnings.onFinished(record);
       this.queueLedger(record);
+      this.requestMetrics.record(record);
       const tps = record.tokensPerSecond ? `, ${record.tokensPerSecond.toFixed(1)} tok/s` : '';
       const line = `${record.source} request ${record.requestId} ${record.model}: ${record.status}${record.error ? ` (${record.error})` : ''}, ${record.tokensIn} in / ${record.tokensOut} out${record.estimated ? ' (estimated)' : ''}, ${record.latencyMs} ms${tps}`;
       if (record.status === 'ok') this.log.child('requests').info(line, { requestId: record.requestId });
@@ -481,12 +608,22 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       this.emitSnapshot();
     });
     this.log.on('entry', (entry) => this.emit('bridge', { type: 'log', entry }));
+    this.notices.on('notice', (notice) => this.emit('bridge', { type: 'notice', notice }));
+    this.providerGate.on('change', () => this.emitSnapshot());
+    watchForAlerts({ link: this.link, health: this.health, pause: this.pause, notices: noticesFromBridge((cb) => this.subscribe(cb)) }, this.alerts);
+    this.alerts.on('alert', (alert) => {
+      this.log.child('alerts').warn(`${alert.title}: ${alert.text}`);
+      this.webhook.handle(alert);
+      this.emit('bridge', { type: 'alert', alert });
+    });
   }
 
   /**
    * Requests that finish in the same turn of the event loop (a burst of streams ending together) are
    * written to the ledger in one transaction right after it, instead of one commit each while other
-   * streams wait. A record is written within that one turn of its request ending.
+   * streams wait. A record is written within that one turn of its request ending, and never after
+   * its last message to the hub: the relay calls flushLedger() (beforeFinal) right before sending
+   * a stream_end or result, so the commit always precedes the send.
    */
   private queueLedger(record: UsageRecord): void {
     if (!this.ledger) return;
@@ -502,6 +639,10 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   }
 
   private async onHubMessage(m: Inbound): Promise<void> {
+    if (m.type === 'notice') {
+      this.notices.receive(m.payload);
+      return;
+    }
     if (m.type === 'warmup') {
       const r = await this.warmup.run(m.payload.model_id);
       this.link.sendControl(out.warmupResult(m.requestId, { modelId: m.payload.model_id, ...r }));

@@ -1,11 +1,14 @@
 // Logging: pino JSON lines to a file in the home folder, one readable line per event on the
 // console (for `swan-provider run`), and a bounded in-memory ring the console UI reads.
-// Secrets (provider key, gateway keys, Authorization headers) are redacted everywhere.
+// Secrets are redacted everywhere: by pattern (sk-… keys, Bearer values, user:pass@ in URLs) and by
+// value — the configured secrets themselves (provider key in any format, engine api_keys, gateway keys)
+// are handed to the Log with addSecrets() and replaced wherever they appear.
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pino, type Logger as PinoLogger } from 'pino';
 import type { LogEntry } from '../shared/types';
+import { forTerminal } from './terminal';
 
 export type Level = LogEntry['level'];
 
@@ -17,10 +20,15 @@ export interface LogSink {
 
 const LEVELS: Record<Level, number> = { debug: 20, info: 30, warn: 40, error: 50 };
 // The auth scheme is case-insensitive on the wire ("bearer x" is as secret as "Bearer x").
-const SECRET = /(sk-[A-Za-z0-9_-]{6})[A-Za-z0-9_-]+|(Bearer\s+)[^\s"']+/gi;
+const SECRET = /(sk-[A-Za-z0-9_-]{6})[A-Za-z0-9_-]+|(Bearer\s+)[^\s"']+|(\/\/)[^\s/@:"']+:[^\s/@"']*@/gi;
+/** Shorter values are not treated as secrets (they would shred ordinary words). */
+const MIN_SECRET_LENGTH = 6;
+const REDACTED = '[redacted]';
 
 export function redact(text: string): string {
-  return text.replace(SECRET, (_m, sk: string | undefined, bearer: string | undefined) => (sk ? `${sk}…` : `${bearer}…`));
+  return text.replace(SECRET, (_m, sk: string | undefined, bearer: string | undefined, slashes: string | undefined) =>
+    sk ? `${sk}…` : bearer ? `${bearer}…` : `${slashes}${REDACTED}@`,
+  );
 }
 
 export interface LogOptions {
@@ -37,6 +45,8 @@ export class Log extends EventEmitter implements LogSink {
   private readonly ringSize: number;
   private readonly file?: PinoLogger;
   private readonly consoleLevel: number;
+  /** Configured secret values, longest first (so a key containing another is replaced whole). */
+  private secrets: string[] = [];
 
   constructor(opts: LogOptions = {}) {
     super();
@@ -52,12 +62,31 @@ export class Log extends EventEmitter implements LogSink {
     }
   }
 
+  /** Values to redact wherever they appear from now on (provider key, engine api_keys, gateway keys). */
+  addSecrets(values: Iterable<string | undefined>): void {
+    const fresh = [...values].filter((v): v is string => !!v && v.length >= MIN_SECRET_LENGTH && !this.secrets.includes(v));
+    if (fresh.length === 0) return;
+    this.secrets = [...new Set([...this.secrets, ...fresh])].sort((a, b) => b.length - a.length);
+  }
+
+  /** `text` with every known secret value and secret-shaped pattern replaced. */
+  redactText(text: string): string {
+    let out = text;
+    for (const s of this.secrets) if (out.includes(s)) out = out.split(s).join(REDACTED);
+    return redact(out);
+  }
+
   child(subsystem: string): Logger {
     return new Logger(this, subsystem);
   }
 
   write(level: Level, subsystem: string, msg: string, fields?: Record<string, unknown>): void {
-    const clean = redact(msg);
+    const clean = this.redactText(msg);
+    if (fields && this.secrets.length) {
+      const f: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(fields)) f[k] = typeof v === 'string' ? this.redactText(v) : v;
+      fields = f;
+    }
     const requestId = typeof fields?.requestId === 'string' ? fields.requestId : undefined;
     const entry: LogEntry = { ts: Date.now(), level, subsystem, msg: clean, ...(requestId ? { requestId } : {}) };
     this.ring.push(entry);
@@ -65,7 +94,7 @@ export class Log extends EventEmitter implements LogSink {
     this.file?.[level]({ subsystem, ...fields }, clean);
     if (LEVELS[level] >= this.consoleLevel) {
       const time = new Date(entry.ts).toISOString().slice(11, 19);
-      process.stderr.write(`${time} ${level.toUpperCase().padEnd(5)} [${subsystem}] ${clean}\n`);
+      process.stderr.write(forTerminal(`${time} ${level.toUpperCase().padEnd(5)} [${subsystem}] ${clean}`) + '\n');
     }
     this.emit('entry', entry);
   }

@@ -7,6 +7,7 @@ import { Log, type Logger } from '../core/log';
 import type { BridgeBackend, InvokeArgs, InvokeChannel, InvokeResults, SettingsView } from '../shared/bridge';
 import { desktopHome, ensureConfig } from './first-run';
 import { installIpc } from './ipc';
+import { installDesktopNotifications } from './notifications';
 import { applyStartAtLogin, launchedHidden } from './login-item';
 import { appPaths, rendererLocation } from './paths';
 import { createDesktopSecretStore } from './secrets-safe-storage';
@@ -41,6 +42,7 @@ class DesktopApp {
   private closeToTray = true;
   private startAtLogin?: boolean;
   private toldAboutTray = false;
+  private desktopNotifications = true;
 
   constructor(
     private readonly home: string,
@@ -104,6 +106,7 @@ class DesktopApp {
       if (hidden) reveal(win);
     }
 
+    installDesktopNotifications({ alerts: agent.alerts, enabled: () => this.desktopNotifications, open: () => this.open(), log: this.l.child('notifications') });
     if (process.env.SWAN_E2E === '1') this.exposeForTests();
     await loadRenderer(win, renderer).catch((err: unknown) => this.l.error(`The window could not load the console: ${message(err)}`));
     await agent.start();
@@ -152,6 +155,7 @@ class DesktopApp {
 
   private applySettings(s: SettingsView, first: boolean): void {
     this.closeToTray = s.closeToTray;
+    this.desktopNotifications = s.desktopNotifications;
     nativeTheme.themeSource = s.theme;
     // Registered only when the owner changes it (or it is on): a fresh profile never touches the OS.
     if ((first && s.startAtLogin) || (!first && s.startAtLogin !== this.startAtLogin)) applyStartAtLogin(s.startAtLogin, this.l.child('login'));

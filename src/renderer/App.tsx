@@ -1,6 +1,7 @@
 import { useEffect } from 'react';
 import { getBridge } from './bridge';
 import { ConnectionBanner, Notices } from './components/Banners';
+import { ExposureBanner } from './components/ExposureBanner';
 import { Sidebar } from './components/Sidebar';
 import { usePage, type Page } from './lib/route';
 import { applyTheme } from './lib/theme';
@@ -29,6 +30,11 @@ export function App() {
   const theme = useStore((s) => settingsTheme(s.settings));
   const page = usePage();
   useEffect(() => applyTheme(theme), [theme]);
+  // A new page (or leaving onboarding with "Start serving") starts at its top, not where the last one was scrolled.
+  useEffect(() => {
+    document.getElementById('main')?.scrollTo(0, 0);
+    window.scrollTo(0, 0);
+  }, [page, needsOnboarding]);
   const PageView = PAGES[page];
   return (
     <div className="app" data-app-state={appState} data-testid="app" data-onboarding={needsOnboarding ? 'yes' : 'no'}>
@@ -38,6 +44,7 @@ export function App() {
       {!needsOnboarding && <Sidebar page={page} transport={getBridge().transport} />}
       <main id="main" className="main" tabIndex={-1}>
         <ConnectionBanner />
+        <ExposureBanner />
         {appState === 'loading' ? (
           <p className="loading" data-testid="loading">
             Connecting to the agent…

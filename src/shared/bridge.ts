@@ -14,6 +14,7 @@ import type {
   RequestView,
   UsageTotals,
 } from './types';
+import type { Alert, AlertTestResult } from './alerts';
 
 export interface AgentSnapshot {
   version: string;
@@ -25,12 +26,79 @@ export interface AgentSnapshot {
   engines: EngineInfo[];
   models: ModelState[];
   today: UsageTotals;
+  /** Why today's earnings are zero, when they are (the Today card shows it instead of a bare $0.00). */
+  todayEarningsReason?: EarningsZeroReason;
   gateway: { enabled: boolean; listen: string; running: boolean; keys: number; error?: string };
   /** false until the owner has saved a provider key (drives the onboarding screen). */
   hasKey: boolean;
   onboarded: boolean;
   /** false: the default engine ports are not probed (only owner-added addresses and models.json endpoints). */
   discovery?: boolean;
+  /** Where the node identity (secp256k1 key) comes from: made here, reused from the Go provider, or migrated. */
+  identity?: { source: 'generated' | 'computing-provider' | 'migrated' | 'home'; file: string; from?: string };
+  /** What GET {ServiceURL}/api/v1/provider/status said, and whether the agent connects because of it. */
+  providerStatus?: ProviderStatusView;
+  /** Whether the network's model catalogue knows each announced model (GET /api/v1/models). */
+  catalogue?: CatalogueView;
+}
+
+export type NoticeSeverity = 'info' | 'warning' | 'critical';
+
+/** A notice the hub sent (validated and clamped; see src/core/hub/notices.ts). */
+export interface HubNoticeView {
+  id: string;
+  receivedAt: number;
+  event: string;
+  severity: NoticeSeverity;
+  modelId?: string;
+  message: string;
+  details?: Record<string, string>;
+}
+
+/**
+ * The provider's standing on the platform. state: checking | ok (the agent connects) | waiting
+ * (can_connect false: re-checked every minute) | invalid_key (api_key_valid false: not connecting) |
+ * unreachable (the check failed: the agent connects anyway, as the Go provider does) | no_key.
+ */
+export interface ProviderStatusView {
+  state: 'checking' | 'ok' | 'waiting' | 'invalid_key' | 'unreachable' | 'no_key';
+  url: string;
+  checkedAt?: number;
+  nextCheckAt?: number;
+  error?: string;
+  providerId?: string;
+  name?: string;
+  status?: string;
+  canConnect?: boolean;
+  apiKeyValid?: boolean;
+  message?: string;
+  warning?: string;
+  nextSteps: string[];
+  step?: number;
+  totalSteps?: number;
+  stepLabel?: string;
+  earningsEnabled?: boolean;
+}
+
+export interface CatalogueMatchView {
+  /** The catalogue has this exact id: the network routes requests for it. */
+  known: boolean;
+  /** explicit: the id is a models.json key; engine: the engine's own name, as discovered. */
+  source: 'explicit' | 'engine';
+  /** The catalogue id the engine name matches (discovery.go's matching), when one does. */
+  matchedId?: string;
+  confidence?: number;
+  /** The closest catalogue ids, best first (at most 3). */
+  suggestions: string[];
+}
+
+export interface CatalogueView {
+  state: 'idle' | 'ok' | 'error';
+  url: string;
+  fetchedAt?: number;
+  error?: string;
+  size: number;
+  models: Record<string, CatalogueMatchView>;
 }
 
 export interface SettingsView {
@@ -49,6 +117,34 @@ export interface SettingsView {
   /** Weekly windows (local time) during which serving pauses by itself. */
   pauseSchedule: PauseWindowView[];
   retentionDays: number;
+  /** Alerts: '' = no webhook; one alert per kind per cooldown. */
+  alertWebhookUrl: string;
+  alertCooldownMinutes: number;
+  desktopNotifications: boolean;
+  /** Where the update check looks ('' = the default feed). */
+  updateFeedUrl: string;
+}
+
+/** What the update check found. It never downloads anything. */
+export interface UpdateCheckView {
+  current: string;
+  latest?: string;
+  available: boolean;
+  feed: string;
+  checkedAt: number;
+  error?: string;
+}
+
+/** The version and build Settings shows. */
+export interface AppInfoView {
+  version: string;
+  build: string;
+  mode: 'desktop' | 'headless';
+}
+
+/** A test prompt's request id (its stream arrives as request.update / request.text events). */
+export interface TryResult {
+  id: string;
 }
 
 /** days: 0 = Sunday … 6 = Saturday; from/to "HH:MM"; to before from runs past midnight; equal = all day. */
@@ -58,7 +154,14 @@ export interface PauseWindowView {
   to: string;
 }
 
-export type SaveResult = { ok: true } | { ok: false; errors: Record<string, string> };
+export type SaveResult =
+  | { ok: true }
+  | {
+      ok: false;
+      errors: Record<string, string>;
+      /** The key would go to new hosts / over plain ws:// or http://: save again with these confirmed. */
+      confirm?: { keyDestination: string[]; insecure: string[] };
+    };
 
 export interface UsageBucket {
   start: number; // epoch ms
@@ -67,6 +170,8 @@ export interface UsageBucket {
   tokensOut: number;
   earnings: number;
   errors: number;
+  energyWh?: number;
+  cost?: number;
 }
 
 export interface ModelUsage extends UsageTotals {
@@ -118,6 +223,86 @@ export interface KeyStatusDetailView {
   nextSteps: string[];
 }
 
+export type EarningsZeroReason = 'earnings_disabled' | 'no_priced_model' | 'no_requests' | 'no_paid_requests';
+
+/** One model's payout rate from the network (USD per 1M tokens). */
+export interface NetworkRateView {
+  modelId: string;
+  inputPerM: number;
+  outputPerM: number;
+  listInputPerM: number;
+  listOutputPerM: number;
+  tier: string;
+}
+
+/** Figures fetched from the platform: the last good ones, with when and why they are stale. */
+export interface PlatformFigures<T> {
+  value: T | null;
+  asOf: number | null;
+  stale: boolean;
+  error?: string;
+}
+
+export interface PlatformStatsView {
+  totalInferences: number;
+  successfulInferences: number;
+  failedInferences: number;
+  totalInputTokens: number;
+  totalOutputTokens: number;
+  totalTokens: number;
+  totalEarningsUsd: number;
+  uptime7dPercent: number;
+  lastConnected: string;
+}
+
+export interface LocalLifetimeView {
+  requests: number;
+  failed: number;
+  tokensIn: number;
+  tokensOut: number;
+  earnings: number;
+  firstAt: number | null;
+  undelivered: { requests: number; tokensIn: number; tokensOut: number; earnings: number };
+}
+
+/** Why the platform's totals and the local ledger differ; `code` is stable, `text` is for the owner. */
+export interface DifferenceReason {
+  code: 'undelivered' | 'failed' | 'ledger_age' | 'platform_stale' | 'platform_unavailable' | 'rates_differ' | 'match';
+  text: string;
+}
+
+export interface ModelPricingView {
+  model: string;
+  /** network: the platform's payout rate; override: the owner's own price ("your estimate"); none: unpriced. */
+  source: 'network' | 'override' | 'none';
+  inputPerM: number | null;
+  outputPerM: number | null;
+}
+
+export interface ElectricityView {
+  perKwh: number;
+  currency: string;
+  usdPerUnit: number;
+}
+
+export interface EarningsOverview {
+  generatedAt: number;
+  earningsEnabled: boolean;
+  rates: PlatformFigures<NetworkRateView[]>;
+  platform: PlatformFigures<PlatformStatsView>;
+  local: LocalLifetimeView;
+  /** platform − local (hub traffic), when the platform's record is known. */
+  difference: { requests: number; tokens: number; earningsUsd: number } | null;
+  reasons: DifferenceReason[];
+  pricing: ModelPricingView[];
+  electricity: ElectricityView | null;
+  /** The last 24 hours (or the ledger's life, when shorter). */
+  recent: { windowMs: number; requests: number; earnings: number; energyWh: number; cost: number; net: number };
+  /** Net per day and per 30-day month at the recent rate; null when there is too little history. */
+  projection: { perDay: number; perMonth: number; assumptions: string[] } | null;
+  projectionUnavailable?: string;
+}
+
 export interface GatewayKeyView {
   name: string;
   createdAt: number;
@@ -142,6 +327,14 @@ export const settingsPatchSchema = z
     autoPauseOnGpuBusy: z.boolean(),
     pauseSchedule: z.array(z.object({ days: z.array(z.number().int()).max(7), from: z.string().max(8), to: z.string().max(8) }).strict()).max(20),
     retentionDays: z.number().int(),
+    /** The new hub / service host(s) the owner agreed to send the key to (not stored). */
+    confirmKeyDestination: z.union([z.string().max(256), z.array(z.string().max(256)).max(4)]),
+    /** The owner agreed to a plain ws:// / http:// hub or service URL off this machine (not stored). */
+    confirmInsecure: z.boolean(),
+    alertWebhookUrl: z.string().max(2048),
+    alertCooldownMinutes: z.number().int(),
+    desktopNotifications: z.boolean(),
+    updateFeedUrl: z.string().max(2048),
   })
   .partial()
   .strict();
@@ -166,6 +359,14 @@ export const invokeSchemas = {
     .strict()
     .refine((r) => r.to >= r.from, 'to must not be before from'),
   'usage.exportCsv': range,
+  'earnings.overview': z.object({ refresh: z.boolean().optional() }).strict(),
+  'earnings.setElectricity': z
+    .object({
+      perKwh: z.number().min(0).max(100).nullable(),
+      currency: z.string().regex(/^[A-Z]{3}$/, 'use a three-letter currency code such as USD or EUR').optional(),
+      usdPerUnit: z.number().positive().max(100_000).optional(),
+    })
+    .strict(),
   'engines.rescan': z.object({}).strict(),
   'engines.addEndpoint': z.object({ url: z.string().min(1).max(2048), model: modelId.optional() }).strict(),
   'gpu.history': z.object({ minutes: z.number().int().min(1).max(60) }).strict(),
@@ -180,6 +381,14 @@ export const invokeSchemas = {
   'prices.set': z
     .object({ model: z.union([modelId, z.literal('*')]), inputPerM: z.number().min(0).max(1_000_000), outputPerM: z.number().min(0).max(1_000_000) })
     .strict(),
+  'notices.list': z.object({}).strict(),
+  'providerStatus.refresh': z.object({}).strict(),
+  'alerts.list': z.object({}).strict(),
+  'alerts.test': z.object({}).strict(),
+  'models.try': z.object({ model: modelId, prompt: z.string().trim().min(1, 'type a short prompt').max(4000), maxTokens: z.number().int().min(1).max(1024).optional() }).strict(),
+  'update.check': z.object({}).strict(),
+  'app.info': z.object({}).strict(),
+  'link.retry': z.object({}).strict(),
 } as const;
 
 export type InvokeChannel = keyof typeof invokeSchemas;
@@ -199,6 +408,8 @@ export interface InvokeResults {
   'requests.text': string;
   'usage.report': UsageReport;
   'usage.exportCsv': string;
+  'earnings.overview': EarningsOverview;
+  'earnings.setElectricity': EarningsOverview;
   'engines.rescan': EngineInfo[];
   'engines.addEndpoint': EngineInfo[];
   'gpu.history': GpuSample[];
@@ -211,6 +422,14 @@ export interface InvokeResults {
   'onboarding.complete': AgentSnapshot;
   'prices.list': PricesView;
   'prices.set': PricesView;
+  'notices.list': HubNoticeView[];
+  'providerStatus.refresh': ProviderStatusView;
+  'alerts.list': Alert[];
+  'alerts.test': AlertTestResult;
+  'models.try': TryResult;
+  'update.check': UpdateCheckView;
+  'app.info': AppInfoView;
+  'link.retry': LinkStatus;
 }
 
 /** Events pushed to the UI, in batches (a few per second at most). */
@@ -219,7 +438,9 @@ export type BridgeEvent =
   | { type: 'gpu.sample'; sample: GpuSample }
   | { type: 'request.update'; request: RequestView }
   | { type: 'request.text'; id: string; delta: string }
-  | { type: 'log'; entry: LogEntry };
+  | { type: 'log'; entry: LogEntry }
+  | { type: 'notice'; notice: HubNoticeView }
+  | { type: 'alert'; alert: Alert };
 
 export type BridgeEventType = BridgeEvent['type'];
 

@@ -14,6 +14,8 @@ export const INVOKE_CHANNELS = [
   'requests.text',
   'usage.report',
   'usage.exportCsv',
+  'earnings.overview',
+  'earnings.setElectricity',
   'engines.rescan',
   'engines.addEndpoint',
   'gpu.history',
@@ -26,6 +28,14 @@ export const INVOKE_CHANNELS = [
   'onboarding.complete',
   'prices.list',
   'prices.set',
+  'notices.list',
+  'providerStatus.refresh',
+  'alerts.list',
+  'alerts.test',
+  'models.try',
+  'update.check',
+  'app.info',
+  'link.retry',
 ] as const;
 
 export type ChannelName = (typeof INVOKE_CHANNELS)[number];

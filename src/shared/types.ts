@@ -93,6 +93,8 @@ export interface EngineInfo {
   /** How it was found: default-port probe, owner-added host, or models.json. */
   origin: 'probe' | 'owner' | 'config';
   error?: string;
+  /** Answers 503 "Loading model" (llama-server while it loads): an engine, not ready yet. */
+  loading?: boolean;
 }
 
 export interface EndpointState {
@@ -103,6 +105,12 @@ export interface EndpointState {
   maxConcurrent: number;
   consecutiveFailures: number;
   lastError?: string;
+  /** Why it is not serving, beyond plain failures: engine gone, key refused, model loading. */
+  condition?: 'down' | 'key_rejected' | 'loading';
+  /** Where maxConcurrent comes from: "config", "llama.cpp /props total_slots", "default", … */
+  capacitySource?: string;
+  /** The engine's own name of the model when it differs from the announced id (a file path, an alias). */
+  localModel?: string;
 }
 
 export interface ModelState {
@@ -164,6 +172,11 @@ export interface UsageRecord {
   status: 'ok' | 'error' | 'cancelled' | 'rejected';
   statusCode: number | null;
   error: string | null;
+  /** GPU energy attributed to this request (Wh); absent or null when no power samples covered it. */
+  energyWh?: number | null;
+  /** A hub request whose last message (stream_end / result) is about to be sent: stored as not yet
+   * delivered until Ledger.markDelivered(). Absent: delivered (local requests, imports). */
+  awaitingHub?: boolean;
 }
 
 export interface UsageTotals {
@@ -172,6 +185,9 @@ export interface UsageTotals {
   tokensIn: number;
   tokensOut: number;
   earnings: number; // in the price currency (USD by default)
+  /** GPU energy attributed to these requests (Wh) and its cost at the owner's electricity price (USD). */
+  energyWh?: number;
+  cost?: number;
 }
 
 export interface LogEntry {

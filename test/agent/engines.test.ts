@@ -102,7 +102,8 @@ describe('engines, toggles, balancing, capacity, pause', () => {
     await until(() => stack!.hub!.providers()[0]!.models.length === 0, 'models withdrawn while paused');
     // a new request sent straight to the agent is refused while paused
     const refused = await stack.hub!.call(stack.hub!.providers()[0]!.nodeId, 'inference', { model_id: model, stream: true, request: { model, messages: [{ role: 'user', content: 'x' }] } }, 'stream_end', 3000);
-    expect(refused).toMatchObject({ _type: 'error', code: 429 });
+    // Refused on the stream's result path (stream_end with the status), not as an error frame.
+    expect(refused).toMatchObject({ _type: 'stream_end', status_code: 429, error: expect.any(String) });
     // the in-flight one completes in full
     expect(chunkText(await readSse(await inFlight))).toBe(generatedText(60));
     await stack.agent.invoke('serving.resume', {});

@@ -55,7 +55,7 @@ describe('swan-provider', () => {
       if (child.exitCode === null) child.kill('SIGKILL');
       await exited;
     });
-    await until(() => /console: http:\/\/127\.0\.0\.1:\d+\/\?token=\S+/.test(out), 'console URL printed', 15_000);
+    await until(() => /console: http:\/\/127\.0\.0\.1:\d+\/\?code=\S+/.test(out), 'console URL printed', 15_000);
     expect(fs.existsSync(path.join(home, 'config.toml'))).toBe(true);
     const url = /console: (\S+)/.exec(out)![1]!;
     const page = await fetch(url, { redirect: 'manual' });
@@ -70,7 +70,7 @@ describe('swan-provider', () => {
     const r = await runCli(['init', '--dir', dir], { PATH: '/nonexistent' });
     expect(r.code).toBe(0);
     const cfg = loadConfig(path.join(dir, 'config.toml'), {});
-    expect(cfg.agent.heartbeatIntervalMs).toBe(54_000);
+    expect(cfg.agent.heartbeatIntervalMs).toBe(30_000);
     // The first-run network is mainnet (HUB-PROTOCOL.md "Addresses"); nothing here dials it.
     expect([cfg.webSocketUrl, cfg.serviceUrl]).toEqual(['wss://inference-ws.swanchain.io', 'https://api.swanchain.io']);
     expect(JSON.parse(fs.readFileSync(path.join(dir, 'models.json'), 'utf8'))).toEqual(expect.any(Object));

@@ -115,9 +115,9 @@ async function start(backend: BridgeBackend, extra: Partial<Parameters<typeof st
 }
 
 describe('console HTTP', () => {
-  it('prints a loopback URL with a long random token', async () => {
+  it('prints a loopback URL (a one-time link, see session.test.ts) and has a long random token', async () => {
     const s = await start(new TestBackend());
-    expect(s.url).toBe(`http://127.0.0.1:${s.port}/?token=${s.token}`);
+    expect(s.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${s.port}/\\?code=`));
     expect(s.token.length).toBeGreaterThanOrEqual(32);
     const other = await startConsoleServer({ backend: new TestBackend(), port: 0, staticDir });
     expect(other.token).not.toBe(s.token);

@@ -35,12 +35,26 @@ describe('checkEndpoint', () => {
     expect(r.error).toBe(`the engine at ${e.url} refused the connection (not running?)`);
   });
 
-  it('falls back to /health when /v1/models is refused (API key)', async () => {
+  it('a key the engine refuses (401 on /v1/models) is "engine refuses our key", not a fallback to /health', async () => {
     const e = await engine({ apiKey: 'secret' });
-    expect(await checkEndpoint(e.url)).toEqual({ ok: true });
-    expect(e.requests.map((r) => [r.path])).toEqual([['/v1/models'], ['/health']]);
+    const r = await checkEndpoint(e.url);
+    expect(r).toMatchObject({ ok: false, condition: 'key_rejected' });
+    expect(r.error).toMatch(/^engine refuses our key: GET \/v1\/models at .* answered 401/);
+    expect((await checkEndpoint(e.url, 1000, 'wrong')).condition).toBe('key_rejected');
     expect(await checkEndpoint(e.url, 1000, 'secret')).toEqual({ ok: true });
-    expect(e.requests).toHaveLength(3);
+  });
+
+  it('llama.cpp: /props with the key gives the slot count; 503 Loading model is "loading"', async () => {
+    const e = await engine({ engineType: 'llamacpp' });
+    expect(await checkEndpoint(e.url, 1000, undefined, 'llamacpp')).toEqual({ ok: true, capacity: { slots: 1, source: 'llama.cpp /props total_slots' } });
+    const s = http.createServer((_req, res) => {
+      res.writeHead(503, { 'content-type': 'application/json; charset=utf-8' }).end('{"error":{"message":"Loading model","type":"unavailable_error","code":503}}');
+    });
+    servers.push(s);
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    const r = await checkEndpoint(`http://127.0.0.1:${(s.address() as AddressInfo).port}`, 500);
+    expect(r.condition).toBe('loading');
+    expect(r.ok).toBe(false);
   });
 
   it('fails with both answers named when neither route works, and on a timeout', async () => {
@@ -59,21 +73,25 @@ describe('checkEndpoint', () => {
 
 describe('HealthMonitor', () => {
   it('healthy -> degraded -> unhealthy after 3 failures -> healthy, emitting only changes', async () => {
-    const e = await engine();
+    let failing = false;
+    const s = http.createServer((_req, res) => void (failing ? res.writeHead(500).end('no') : res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}')));
+    servers.push(s);
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
     const m = new HealthMonitor({ intervalMs: 60_000, timeoutMs: 500 });
     monitors.push(m);
     const changes: HealthChange[] = [];
     m.on('change', (c: HealthChange) => changes.push(c));
-    m.setEndpoints([e.url, `${e.url}/v1`, { url: `${e.url}/`, apiKey: undefined }]);
+    m.setEndpoints([url, `${url}/v1`, { url: `${url}/`, apiKey: undefined }]);
     expect(m.states()).toHaveLength(1);
     await m.checkNow();
     expect(changes).toEqual([]);
-    expect(m.health(e.url)).toBe('healthy');
+    expect(m.health(url)).toBe('healthy');
 
-    await e.setMode('down');
+    failing = true;
     await m.checkNow();
     expect(changes.map((c) => c.health)).toEqual(['degraded']);
-    expect(changes[0]?.error).toContain('refused');
+    expect(changes[0]?.error).toContain('answered 500');
     await m.checkNow();
     expect(changes.map((c) => c.health)).toEqual(['degraded']);
     expect(m.states()[0]?.consecutiveFailures).toBe(2);
@@ -82,10 +100,28 @@ describe('HealthMonitor', () => {
     await m.checkNow();
     expect(changes).toHaveLength(2);
 
-    await e.setMode('ok');
+    failing = false;
     await m.checkNow();
+    expect(changes.at(-1)).toEqual({ url, health: 'healthy' });
+    expect(m.health(`${url}/v1/`)).toBe('healthy');
+    s.closeAllConnections();
+  });
+
+  it('a refused connection is unhealthy at once; probes back off from 1 s and bring it back', async () => {
+    const e = await engine();
+    const m = new HealthMonitor({ intervalMs: 60_000, timeoutMs: 500, retryMs: 50 });
+    monitors.push(m);
+    const changes: HealthChange[] = [];
+    m.on('change', (c: HealthChange) => changes.push(c));
+    m.setEndpoints([e.url]);
+    m.start();
+    await e.waitForRequests(1);
+    await e.setMode('down');
+    m.markDown(e.url, 'down', 'a request was refused');
+    expect(changes).toEqual([{ url: e.url, health: 'unhealthy', condition: 'down', error: 'a request was refused' }]);
+    await e.setMode('ok');
+    await new Promise((r) => m.once('change', r));
     expect(changes.at(-1)).toEqual({ url: e.url, health: 'healthy' });
-    expect(m.health(`${e.url}/v1/`)).toBe('healthy');
   });
 
   it('checks each unique endpoint once per round, on its interval', async () => {

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { keyIdOf } from '../../src/core/gateway/keys';
 import { loadResumeKey, ResumeTokens } from '../../src/core/gateway/resume-token';
 import { generatedText } from '../support/traces';
 import { engineStalled } from './engine-stall';
@@ -154,12 +155,12 @@ describe('stream-v1 resume', () => {
     expect(String(tampered.message)).toContain('signature does not match');
 
     const signer = new ResumeTokens(loadResumeKey(rig.home));
-    s.send({ type: 'start', resume_token: signer.sign({ requestId: id, keyName: 'test', lastSeq: 1, expiresAt: Date.now() - 1000 }) });
+    s.send({ type: 'start', resume_token: signer.sign({ requestId: id, keyId: keyIdOf(rig.key), lastSeq: 1, expiresAt: Date.now() - 1000 }) });
     const expired = await s.type('error');
     expect(expired).toMatchObject({ code: 'resume_token_expired', kind: 'invalid', request_id: id });
     expect(String(expired.message)).toMatch(/expired at .*new request_id/);
 
-    s.send({ type: 'start', resume_token: signer.sign({ requestId: 'gone-long-ago', keyName: 'test', lastSeq: 3, expiresAt: Date.now() + 60_000 }) });
+    s.send({ type: 'start', resume_token: signer.sign({ requestId: 'gone-long-ago', keyId: keyIdOf(rig.key), lastSeq: 3, expiresAt: Date.now() + 60_000 }) });
     expect(await s.type('error')).toMatchObject({ code: 'resume_unavailable', request_id: 'gone-long-ago' });
 
     s.send({ type: 'start', request_id: 'another-id', resume_token: token });
@@ -171,7 +172,7 @@ describe('stream-v1 resume', () => {
     expect(await o.type('error')).toMatchObject({ code: 'invalid_resume_token', message: expect.stringContaining('another API key') });
 
     // A token from another gateway (another home, another signing key) is refused too.
-    const foreign = new ResumeTokens(Buffer.alloc(32, 7)).sign({ requestId: id, keyName: 'test', lastSeq: 1, expiresAt: Date.now() + 60_000 });
+    const foreign = new ResumeTokens(Buffer.alloc(32, 7)).sign({ requestId: id, keyId: keyIdOf(rig.key), lastSeq: 1, expiresAt: Date.now() + 60_000 });
     s.send({ type: 'start', resume_token: foreign });
     expect(await s.type('error')).toMatchObject({ code: 'invalid_resume_token' });
   });
@@ -187,7 +188,7 @@ describe('stream-v1 resume', () => {
     await rig.engine.waitForAbort(1);
     const signer = new ResumeTokens(loadResumeKey(rig.home));
     const b = await open(rig);
-    b.send({ type: 'start', resume_token: signer.sign({ requestId: id, keyName: 'test', lastSeq: 1, expiresAt: Date.now() + 60_000 }) });
+    b.send({ type: 'start', resume_token: signer.sign({ requestId: id, keyId: keyIdOf(rig.key), lastSeq: 1, expiresAt: Date.now() + 60_000 }) });
     expect(await b.type('error')).toMatchObject({ code: 'resume_unavailable', request_id: id });
   });
 

@@ -1,5 +1,6 @@
-// detectGpus + hardwareBlock against fake vendor tools replaying real captures, and on this
-// machine (no GPU) for real.
+// detectGpus + hardwareBlock (the Go provider's HardwareInfo form: vendor prefix stripped from gpu_type,
+// VRAM floored to whole GiB, "" for unknown strings, no block without a GPU) against fake vendor tools
+// replaying real captures, and on this machine (no GPU) for real.
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { detectGpus, hardwareBlock } from '../../src/core/gpu';
@@ -55,7 +56,7 @@ describe('NVIDIA via nvidia-smi', () => {
       },
     ]);
     expect(hardwareBlock(inv, 'llamacpp')).toEqual({
-      gpu_type: 'rtx3080',
+      gpu_type: 'RTX 3080',
       gpu_model: 'NVIDIA GeForce RTX 3080',
       vram_gb: 10,
       gpu_count: 1,
@@ -76,9 +77,9 @@ describe('NVIDIA via nvidia-smi', () => {
     ]);
     expect(inv.gpus.every((g) => g.cudaVersion === '13.2' && g.driverVersion === '595.71.05')).toBe(true);
     expect(hardwareBlock(inv, 'vllm')).toEqual({
-      gpu_type: 'rtx4080super',
+      gpu_type: 'RTX 4080 SUPER',
       gpu_model: 'NVIDIA GeForce RTX 4080 SUPER',
-      vram_gb: 16,
+      vram_gb: 15, // 16376 MiB floored, as Go's vramMiB / 1024
       gpu_count: 2,
       compute_capability: '8.9',
       driver_version: '595.71.05',
@@ -98,9 +99,9 @@ describe('NVIDIA via nvidia-smi', () => {
       [3, 'NVIDIA H100 80GB HBM3', { parentIndex: 0, profile: '1g.10gb' }, 9984, 'MIG-00000003-0000-0000-0000-000000000003'],
     ]);
     expect(hardwareBlock(inv, 'vllm')).toEqual({
-      gpu_type: 'h100',
+      gpu_type: 'H100 80GB HBM3',
       gpu_model: 'NVIDIA H100 80GB HBM3',
-      vram_gb: 40, // 40448 MiB = 39.5 GB, rounded
+      vram_gb: 39, // the first slice: 40448 MiB = 39.5 GiB, floored as Go does
       gpu_count: 4,
       compute_capability: '9.0',
       driver_version: '590.48.01',
@@ -119,7 +120,7 @@ describe('NVIDIA via nvidia-smi', () => {
     expect(inv.gpus).toEqual(baseline.gpus);
     expect(inv.note).toMatch(/^No GPU found: nvidia-smi: Failed to initialize NVML: Driver\/library version mismatch NVML library version: 570\.124\./);
     expect(inv.note).toContain('reboot the machine');
-    expect(hardwareBlock(inv, 'unknown')).toMatchObject({ gpu_type: 'cpu', gpu_model: 'none', vram_gb: 0, gpu_count: 0 });
+    expect(hardwareBlock(inv, 'unknown')).toBeUndefined();
     expect(log.entries().some((e) => e.level === 'warn' && e.msg.includes('version mismatch'))).toBe(true);
   });
 
@@ -155,11 +156,13 @@ describe('AMD via amd-smi / rocm-smi', () => {
       },
     ]);
     expect(hardwareBlock(inv, 'llamacpp')).toEqual({
-      gpu_type: 'rx7900xtx',
+      gpu_type: 'Radeon RX 7900 XTX',
       gpu_model: 'AMD Radeon RX 7900 XTX',
-      vram_gb: 24,
+      vram_gb: 23, // 24560 MiB floored
       gpu_count: 1,
+      compute_capability: '',
       driver_version: '6.12.12',
+      cuda_version: '',
       serving_engine: 'llamacpp',
     });
   });
@@ -170,7 +173,7 @@ describe('AMD via amd-smi / rocm-smi', () => {
     writeFakeRocmSmi(b, fixture('amd/rx7900xt-rocm/rocm-smi.json'));
     const inv = await detectGpus({ env: b.env({ FAKE_AMDSMI_FAIL: '1' }) });
     expect(inv.gpus.map((g) => [g.model, g.slug, g.vramTotalMb, g.source])).toEqual([['Radeon RX 7900 XT', 'rx7900xt', 20464, 'rocm-smi']]);
-    expect(hardwareBlock(inv, 'vllm')).toMatchObject({ gpu_type: 'rx7900xt', vram_gb: 20, gpu_count: 1 });
+    expect(hardwareBlock(inv, 'vllm')).toMatchObject({ gpu_count: 1, serving_engine: 'vllm' });
   });
 
   it('amd-smi failing with no rocm-smi: the driver problem is in the note', async () => {
@@ -191,10 +194,13 @@ describe('systeminformation fallback (Apple Silicon, Intel, others)', () => {
       { index: 0, vendor: 'apple', model: 'Apple M2 Max', slug: 'm2max', vramTotalMb: 98304, sharedMemory: true, source: 'systeminformation' },
     ]);
     expect(hardwareBlock({ gpus, detectedAt: 0 }, 'ollama')).toEqual({
-      gpu_type: 'm2max',
+      gpu_type: 'm2_max', // Go's detectAppleSiliconHardware form
       gpu_model: 'Apple M2 Max',
       vram_gb: 96,
       gpu_count: 1,
+      compute_capability: '',
+      driver_version: '',
+      cuda_version: '',
       serving_engine: 'ollama',
     });
   });
@@ -232,7 +238,7 @@ describe('this machine (no GPU)', () => {
     expect(inv.note).toBe(
       'No GPU found: no NVIDIA (nvidia-smi), AMD (amd-smi, rocm-smi) or other GPU was detected. This machine registers with gpu_count 0 and can serve CPU engines only.',
     );
-    expect(hardwareBlock(inv, 'unknown')).toEqual({ gpu_type: 'cpu', gpu_model: 'none', vram_gb: 0, gpu_count: 0, serving_engine: 'unknown' });
+    expect(hardwareBlock(inv, 'unknown')).toBeUndefined(); // Go's nil *HardwareInfo: no block at all
     expect(log.entries().some((e) => e.msg.startsWith('No GPU found'))).toBe(true);
   });
 });

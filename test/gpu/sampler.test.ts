@@ -82,9 +82,10 @@ describe('NVIDIA, one long-running nvidia-smi -lms', () => {
     const got = await waitFor(sampler, 2, (s) => s.available);
     expect(got.map((s) => s.devices)).toEqual([[dev(0, null, 59, 81559, 42, 71.15, 700, null)], [dev(0, null, 11125, 81559, 53, 433.78, 700, null)]]);
     const m = heartbeatMetrics(got[1] ?? null);
-    expect(m.gpu_utilization).toBeUndefined();
+    // No GPU reports utilisation: the average is 0 (as Go's), the per-GPU key is left out rather than a made-up 0.
+    expect(m.gpu_utilization).toBe(0);
     expect(m.gpu_0_utilization).toBeUndefined();
-    expect(m).toMatchObject({ vram_used_gb: 10.86, gpu_0_vram_used_gb: 10.86, gpu_0_temperature: 53, gpu_0_power_w: 433.8 });
+    expect(m).toMatchObject({ memory_utilization: 13.64, gpu_0_memory_used_mb: 11125, gpu_0_memory_total_mb: 81559, gpu_0_temperature_c: 53, gpu_0_power_draw_w: 433.78 });
   });
 
   it('RTX 3080: the captured reading, repeated every interval', async () => {
@@ -112,8 +113,7 @@ describe('NVIDIA, one long-running nvidia-smi -lms', () => {
       // Never a frozen value passed off as live: every GPU reading is null while down.
       expect(s.devices.map((d) => d.index)).toEqual([0, 1]);
       expect(s.devices.every((d) => Object.entries(d).every(([k, v]) => k === 'index' || v === null))).toBe(true);
-      expect(heartbeatMetrics(s).gpu_utilization).toBeUndefined();
-      expect(heartbeatMetrics(s).vram_used_gb).toBeUndefined();
+      expect(heartbeatMetrics(s)).toEqual({ gpu_utilization: 0, memory_utilization: 0 });
     }
     const back = seq.slice(firstDown).filter((s) => s.available);
     expect(back[0]?.devices[0]?.vramUsedMb).toBe(596); // the restarted tool starts at frame 1 again
@@ -197,7 +197,7 @@ describe('AMD (amd-smi / rocm-smi spawned per sample)', () => {
     expect(sampler.sourceName).toBe('amd-smi');
     const [s] = await waitFor(sampler, 1, (x) => x.available);
     expect(s?.devices).toEqual([dev(0, 0.01, 27, 24560, 29, 47, null, null)]);
-    expect(heartbeatMetrics(s ?? null)).toMatchObject({ gpu_utilization: 0.01, vram_used_gb: 0.03, gpu_0_temperature: 29, gpu_0_power_w: 47 });
+    expect(heartbeatMetrics(s ?? null)).toMatchObject({ gpu_utilization: 1, memory_utilization: 0.11, gpu_0_memory_used_mb: 27, gpu_0_temperature_c: 29, gpu_0_power_draw_w: 47 });
   });
 
   it('amd-smi failing hands over to rocm-smi; missing readings stay null', async () => {
@@ -234,8 +234,8 @@ describe('no GPU', () => {
       expect(s.cpuPercent as number).toBeLessThanOrEqual(100);
       expect(s.ramUsedMb as number).toBeLessThanOrEqual(s.ramTotalMb as number);
     }
-    const m = heartbeatMetrics(got[2] ?? null);
-    expect(Object.keys(m).sort()).toEqual(['cpu_utilization', 'ram_used_gb']);
+    // No GPU: the two averages are 0, as the Go provider sends them, and nothing else.
+    expect(heartbeatMetrics(got[2] ?? null)).toEqual({ gpu_utilization: 0, memory_utilization: 0 });
   });
 
   it('history is bounded and filtered by age', async () => {
@@ -272,27 +272,26 @@ describe('heartbeatMetrics', () => {
     ...over,
   });
 
-  it('seed keys (0..1 utilization, GB) plus per-GPU gpu_N_* keys', () => {
+  it('Go keys and units: percent 0..100 averaged over GPUs, per-GPU MiB, °C and W (collectMetrics)', () => {
     expect(heartbeatMetrics(sample(), { now: 1_000_500 })).toEqual({
-      cpu_utilization: 0.125,
-      ram_used_gb: 8,
-      gpu_utilization: 0.075,
-      vram_used_gb: 2.24,
-      memory_utilization: 0.0933,
-      gpu_0_utilization: 0.07,
-      gpu_0_vram_used_gb: 1.44,
-      gpu_0_temperature: 46,
-      gpu_0_power_w: 84.2,
-      gpu_1_utilization: 0.08,
-      gpu_1_vram_used_gb: 0.8,
-      gpu_1_temperature: 45,
-      gpu_1_power_w: 111.5,
+      gpu_utilization: 7.5,
+      memory_utilization: 9.5, // mean of 1474/16376 and 819/8192, in percent
+      gpu_0_utilization: 7,
+      gpu_0_memory_used_mb: 1474,
+      gpu_0_memory_total_mb: 16376,
+      gpu_0_temperature_c: 46,
+      gpu_0_power_draw_w: 84.24,
+      gpu_1_utilization: 8,
+      gpu_1_memory_used_mb: 819,
+      gpu_1_memory_total_mb: 8192,
+      gpu_1_temperature_c: 45,
+      gpu_1_power_draw_w: 111.5,
     });
   });
 
-  it('omits what is not live: unavailable samples, stale samples, no sample', () => {
-    expect(heartbeatMetrics(sample({ available: false, reason: 'x' }), { now: 1_000_500 })).toEqual({ cpu_utilization: 0.125, ram_used_gb: 8 });
-    expect(heartbeatMetrics(sample(), { now: 1_000_000 + 60_000 })).toEqual({});
-    expect(heartbeatMetrics(null)).toEqual({});
+  it('nothing live (unavailable, stale, no sample): the averages are 0 and no per-GPU value is made up', () => {
+    expect(heartbeatMetrics(sample({ available: false, reason: 'x' }), { now: 1_000_500 })).toEqual({ gpu_utilization: 0, memory_utilization: 0 });
+    expect(heartbeatMetrics(sample(), { now: 1_000_000 + 60_000 })).toEqual({ gpu_utilization: 0, memory_utilization: 0 });
+    expect(heartbeatMetrics(null)).toEqual({ gpu_utilization: 0, memory_utilization: 0 });
   });
 });

@@ -37,6 +37,7 @@ interface FakeState {
   loginItem: unknown;
   errorBox: unknown;
   openedExternal: string[];
+  notifications: { title: string; body: string; silent: boolean }[];
 }
 
 interface MainProcess {
@@ -262,6 +263,22 @@ describe('desktop main process (real bundle, stand-in Electron)', () => {
     // Back to the right key: serving again.
     expect(await invoke('settings.save', { patch: { providerKey: KEY } })).toEqual({ ok: true, value: { ok: true } });
     await until('tray serving with the right key', state, (v) => !!v.tray?.image.endsWith('tray-serving.png'), 10_000);
+  });
+
+  it('shows alerts as desktop notifications while they are on', async () => {
+    // The refused key of the test before raised key_refused.
+    await until('a key_refused notification', state, (v) => v.notifications.some((n) => n.title === 'The hub refused your provider key'));
+    expect(await invoke('alerts.test', {})).toEqual({ ok: true, value: { webhook: 'off' } });
+    const shown = await until('the test notification', state, (v) => v.notifications.some((n) => n.title === 'Test alert'));
+    expect(shown.notifications.find((n) => n.title === 'Test alert')).toMatchObject({ silent: true, body: expect.stringContaining('test alert') });
+    expect(await invoke('settings.save', { patch: { desktopNotifications: false } })).toEqual({ ok: true, value: { ok: true } });
+    const count = shown.notifications.length;
+    await until('settings applied in main', () => invoke('settings.get', {}), (r) => r.ok && (r.value as { desktopNotifications: boolean }).desktopNotifications === false);
+    await invoke('alerts.test', {});
+    expect(await invoke('alerts.list', {})).toMatchObject({ ok: true });
+    expect((await state()).notifications.length).toBe(count);
+    expect(await invoke('settings.save', { patch: { desktopNotifications: true } })).toEqual({ ok: true, value: { ok: true } });
+    expect(await ask('clickNotification', { index: 0 })).toBe(true);
   });
 
   it('closing the window keeps serving in the tray', async () => {

@@ -72,7 +72,7 @@ describe('a corrupt database file', () => {
     expect(l.health()).toMatchObject({ ok: false, pending: 2, dropped: 0 });
     expect(() => l.totals(0, T + 10)).toThrow(LedgerUnavailableError);
     expect(() => l.report(0, T + 10, 'day')).toThrow(/damaged/);
-    expect(l.today()).toEqual({ requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0 });
+    expect(l.today()).toEqual({ requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0, energyWh: 0, cost: 0 });
 
     fs.renameSync(file, `${file}.damaged`);
     await waitForHealth(l, (x) => x.ok && x.pending === 0);

@@ -100,7 +100,7 @@ describe('Ledger: totals', () => {
     l.record(rec(T0 + 1, { status: 'error', tokensIn: 20, tokensOut: 2 }));
     l.record(rec(T0 + 2, { status: 'rejected', tokensIn: 0, tokensOut: 0 }));
     l.record(rec(T0 + 3, { status: 'cancelled', tokensIn: 40, tokensOut: 4 }));
-    expect(l.totals(T0, T0 + 4)).toEqual({ requests: 4, errors: 2, tokensIn: 70, tokensOut: 7, earnings: 0 });
+    expect(l.totals(T0, T0 + 4)).toEqual({ requests: 4, errors: 2, tokensIn: 70, tokensOut: 7, earnings: 0, energyWh: 0, cost: 0 });
     expect(l.totals(T0 + 1, T0 + 3)).toMatchObject({ requests: 2, errors: 2 });
     expect(l.totals(T0 + 4, T0 + 4)).toMatchObject({ requests: 0 });
     expect(() => l.totals(T0 + 5, T0)).toThrow(/before its start/);

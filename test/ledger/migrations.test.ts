@@ -39,7 +39,7 @@ describe('schema migrations', () => {
       expect(log.entries().map((e) => e.msg).join('\n')).toContain(`upgraded to schema v${LATEST_VERSION}`);
       expect(ledger.recent(10).map((r) => r.requestId).sort()).toEqual(['old-1', 'old-2', 'old-3']);
       // Whole 15-minute buckets are read from the rollups, so this proves they were backfilled.
-      expect(ledger.totals(T, T + 3_600_000)).toEqual({ requests: 3, errors: 1, tokensIn: 16, tokensOut: 27, earnings: 0 });
+      expect(ledger.totals(T, T + 3_600_000)).toEqual({ requests: 3, errors: 1, tokensIn: 16, tokensOut: 27, earnings: 0, energyWh: 0, cost: 0 });
       const r = ledger.report(T, T + 3_600_000, '15m');
       expect(r.perModel.map((m) => [m.model, m.requests, m.p50LatencyMs])).toEqual([
         ['m', 2, 500],

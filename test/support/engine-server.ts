@@ -487,8 +487,7 @@ function identityRoute(type: EngineType, method: string, path: string, ctx: { ve
       return text('404 page not found', 404);
     case 'llamacpp':
       if (get && (path === '/health' || path === '/v1/health')) return json({ status: 'ok' });
-      // llama-server answers the Ollama model list route with its /v1/models body.
-      if (get && path === '/api/tags') return { status: 200, contentType: 'application/json', body: ctx.modelsBody };
+      // llama-server (b10470, ../shared/engines/llama.cpp/captures/api-tags.json) answers /api/tags 404 like any unknown route.
       if (get && path === '/props') {
         return json({ default_generation_settings: { n_ctx: 16384 }, total_slots: 1, model_path: `/models/${first}`, build_info: version, modalities: { vision: false } });
       }

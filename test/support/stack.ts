@@ -21,6 +21,8 @@ export interface StackOptions {
   key?: string;
   /** Hub URL to dial when hub is false (e.g. a port nothing listens on yet). */
   hubUrl?: string;
+  /** ServiceURL (the platform's HTTP API) when it is not the dev hub, e.g. a platform stand-in. */
+  serviceUrl?: string;
   start?: boolean;
 }
 
@@ -80,7 +82,7 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
       'NodeName = "test-node"',
       '[Inference]',
       `WebSocketURL = "${o.hubUrl ?? hub?.wsUrl ?? 'ws://127.0.0.1:9'}"`,
-      `ServiceURL = "${hub?.url ?? 'http://127.0.0.1:9'}"`,
+      `ServiceURL = "${o.serviceUrl ?? hub?.url ?? 'http://127.0.0.1:9'}"`,
       `ApiKey = "${o.key ?? TEST_KEY}"`,
       '[Agent]',
       ...agentLines,

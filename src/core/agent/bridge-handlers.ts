@@ -14,10 +14,14 @@ import type { UsageTotals } from '../../shared/types';
 import type { Agent } from '../agent';
 import { checkProviderKey } from '../hub/provider-status';
 import { KEY_SECRET } from '../agent';
+import { DEFAULT_COOLDOWN_MINUTES } from '../alerts/webhook';
 import { hubDialUrl } from '../config/config';
 import { validateSettingsPatch } from './settings';
+import { checkKeyDestination } from './key-destination';
 import { normaliseBaseUrl } from './models';
 import { listGpuProcesses } from '../gpu/processes';
+import { checkForUpdate } from '../update/check';
+import { appInfo, startTestPrompt } from './console-extras';
 
 type Handler<C extends InvokeChannel> = (args: never) => Promise<InvokeResults[C]> | InvokeResults[C];
 
@@ -55,16 +59,25 @@ export class BridgeHandlers {
       'settings.save': async ({ patch }: { patch: import('../../shared/bridge').SettingsPatch }) => {
         const errors = validateSettingsPatch(patch);
         if (Object.keys(errors).length > 0) return { ok: false as const, errors };
-        const { providerKey, ...rest } = patch;
+        const destination = checkKeyDestination(this.settingsView(), patch);
+        if (destination.confirm) return { ok: false as const, errors: destination.errors, confirm: destination.confirm };
+        const { providerKey, confirmKeyDestination: _c, confirmInsecure: _i, ...rest } = patch;
         a.settings.update((s) => ({ ...s, ...rest }));
         if (providerKey !== undefined) {
           if (providerKey === '') a.secrets.delete(KEY_SECRET);
-          else a.secrets.set(KEY_SECRET, providerKey.trim());
+          else {
+            a.secrets.set(KEY_SECRET, providerKey.trim());
+            a.log.addSecrets([providerKey.trim()]);
+          }
         }
         if (rest.hubUrl !== undefined) a.link.setUrl(hubDialUrl(rest.hubUrl).url);
         if (providerKey !== undefined) {
-          if (a.providerKey() && a.link.state.state === 'idle') a.link.start();
-          else a.link.reconnect('the provider key changed');
+          // A new key is checked with the platform first (provider status), then the link starts.
+          if (a.link.state.state === 'idle') void a.providerGate.check();
+          else {
+            a.link.reconnect('the provider key changed');
+            void a.providerGate.check();
+          }
         } else if (rest.nodeName !== undefined) {
           a.link.reRegister();
         }
@@ -73,6 +86,7 @@ export class BridgeHandlers {
         if (rest.pauseSchedule !== undefined) a.applyPauseSchedule();
         if (rest.gatewayEnabled !== undefined || rest.gatewayListen !== undefined) await a.applyGateway();
         if (providerKey !== undefined || rest.serviceUrl !== undefined) void a.refreshEarningsFlag();
+        if (rest.serviceUrl !== undefined) a.refreshCatalogue();
         a.emitSnapshot();
         return { ok: true as const };
       },
@@ -84,6 +98,19 @@ export class BridgeHandlers {
       'usage.exportCsv': ({ from, to }: { from: number; to: number }) => {
         if (!a.ledger) throw new Error('The usage history is unavailable right now (see Logs).');
         return a.ledger.exportCsv(from, to);
+      },
+      'earnings.overview': ({ refresh }: { refresh?: boolean }) => a.earnings.overview(refresh ?? false),
+      'earnings.setElectricity': ({ perKwh, currency, usdPerUnit }: { perKwh: number | null; currency?: string; usdPerUnit?: number }) => {
+        if (!a.ledger) throw new Error('The usage history is unavailable right now (see Logs), so the electricity price cannot be saved.');
+        const cur = currency ?? 'USD';
+        if (perKwh !== null && cur !== 'USD' && usdPerUnit === undefined) throw new Error(`Give the value of 1 ${cur} in USD too, so power cost and earnings (paid in USD) can be compared.`);
+        try {
+          a.ledger.setElectricityPrice(perKwh === null ? null : { perKwh, currency: cur, usdPerUnit: cur === 'USD' ? 1 : (usdPerUnit ?? 1) });
+        } catch (e) {
+          throw new Error(e instanceof RangeError ? e.message : `The electricity price could not be saved: ${(e as Error).message}`);
+        }
+        a.emitSnapshot();
+        return a.earnings.overview();
       },
       'engines.rescan': async () => {
         await a.rescanEngines();
@@ -128,6 +155,20 @@ export class BridgeHandlers {
         a.ledger.setPrice(model, inputPerM, outputPerM);
         a.emitSnapshot();
         return this.prices();
+      },
+      'notices.list': () => a.notices.list(),
+      'providerStatus.refresh': () => a.providerGate.check(),
+      'alerts.list': () => a.alerts.list(),
+      'alerts.test': async () => {
+        const alert = a.alerts.raise('test', 'Test alert', 'This is a test alert from Swan Provider Console. If you see it, alerts reach you.');
+        return await a.webhook.send(alert);
+      },
+      'models.try': ({ model, prompt, maxTokens }: { model: string; prompt: string; maxTokens?: number }) => startTestPrompt(a, model, prompt, maxTokens ?? 128),
+      'update.check': () => checkForUpdate({ current: a.snapshot().version, feed: a.settings.get().updateFeedUrl ?? '', mode: a.opts.mode ?? 'headless' }),
+      'app.info': () => appInfo(a.snapshot().version, a.opts.mode ?? 'headless'),
+      'link.retry': () => {
+        a.link.retryNow();
+        return a.link.state;
       },
       'onboarding.complete': () => {
         if (!a.providerKey()) throw new Error('Paste your provider key first.');
@@ -178,6 +219,10 @@ export class BridgeHandlers {
       autoPauseOnGpuBusy: s.autoPauseOnGpuBusy ?? false,
       pauseSchedule: s.pauseSchedule ?? [],
       retentionDays: s.retentionDays ?? 365,
+      alertWebhookUrl: s.alertWebhookUrl ?? '',
+      alertCooldownMinutes: s.alertCooldownMinutes ?? DEFAULT_COOLDOWN_MINUTES,
+      desktopNotifications: s.desktopNotifications ?? true,
+      updateFeedUrl: s.updateFeedUrl ?? '',
     };
   }
 
@@ -193,9 +238,11 @@ export class BridgeHandlers {
       gpu: snap.gpu,
       engines: snap.engines,
       models: snap.models.map((m) => ({ id: m.id, enabled: m.enabled, health: m.health, endpoints: m.endpoints.map((e) => `${e.url} ${e.health}`) })),
-      settings: { ...this.settingsView() },
+      // A webhook URL often carries its own token (Discord, Slack): the bundle says only whether one is set.
+      settings: { ...this.settingsView(), alertWebhookUrl: this.settingsView().alertWebhookUrl ? '(set, not shown)' : '' },
       logs: a.log.entries(500),
     };
-    return JSON.stringify(bundle, null, 2);
+    // Last pass over everything: configured secret values and secret-shaped text (URLs with user:pass@).
+    return a.log.redactText(JSON.stringify(bundle, null, 2));
   }
 }

@@ -50,6 +50,18 @@ export interface RunnerDeps {
   /** Longest wait for an engine's response headers (default 60 s) and between stream bytes (default 120 s). */
   headersTimeoutMs?: number;
   idleTimeoutMs?: number;
+  /** A real request found the engine gone or refusing our key: take the endpoint out at once. */
+  onEngineTrouble?(url: string, condition: 'down' | 'key_rejected', error: string): void;
+}
+
+/** What hub and gateway clients are told when the engine refuses the provider's own engine key. */
+export const ENGINE_KEY_REJECTED = "engine rejected the provider's key";
+
+/** Thrown out of stream() when the request was cancelled after data flowed: carries what was delivered. */
+class Cancelled extends Error {
+  constructor(readonly partial: Omit<InferenceResult, 'latencyMs'>) {
+    super('cancelled');
+  }
 }
 
 function promptText(body: Record<string, unknown>): string {
@@ -93,32 +105,35 @@ export class InferenceRunner {
         estimated: false,
       });
     }
+    const sent = { any: false };
     try {
-      const endpoint = this.deps.registry.endpoint(req.model, lease.endpointUrl) ?? { url: lease.endpointUrl };
-      book.running(req.id, lease.endpointUrl);
-      const path = req.body.messages === undefined && req.body.prompt !== undefined ? '/v1/completions' : '/v1/chat/completions';
-      const opts = {
-        endpoint,
-        path,
-        body: req.body,
-        signal: req.signal,
-        headersTimeoutMs: this.deps.headersTimeoutMs ?? 60_000,
-        idleTimeoutMs: this.deps.idleTimeoutMs ?? 120_000,
-      } as const;
-      const result = req.stream ? await this.stream(req, opts, sink) : await this.once(req, opts);
+      let result: Omit<InferenceResult, 'latencyMs'>;
+      try {
+        result = await this.call(req, lease.endpointUrl, sink, sent);
+      } catch (e) {
+        // The engine is gone or refuses our key and nothing reached the client: another endpoint, once.
+        const next = await this.failover(req, lease.endpointUrl, e, sent.any);
+        if (!next) throw e;
+        lease.release();
+        lease = next;
+        result = await this.call(req, lease.endpointUrl, sink, sent);
+      }
       return done(result);
     } catch (e) {
+      if (e instanceof Cancelled) return done(e.partial);
       const aborted = req.signal.aborted;
       const err = e instanceof EngineHttpError ? e : undefined;
-      const statusCode = aborted ? 499 : (err?.statusCode ?? 502);
-      const message = aborted ? 'cancelled' : (err?.message ?? `engine request failed: ${(e as Error).message}`);
-      if (!aborted) log.warn(`request ${req.id} (${req.model}) failed: ${message}`, { requestId: req.id });
+      // The engine refusing the provider's own key is the provider's problem, never the client's auth error.
+      const keyRefused = !aborted && (err?.statusCode === 401 || err?.statusCode === 403);
+      const statusCode = aborted ? 499 : keyRefused ? 502 : (err?.statusCode ?? 502);
+      const message = aborted ? 'cancelled' : keyRefused ? ENGINE_KEY_REJECTED : (err?.message ?? `engine request failed: ${(e as Error).message}`);
+      if (!aborted) log.warn(`request ${req.id} (${req.model}) failed: ${message}${keyRefused ? ` (${err?.message})` : ''}`, { requestId: req.id });
       return done({
         status: aborted ? 'cancelled' : 'error',
         statusCode,
         error: message,
         kind: aborted ? 'cancelled' : 'internal',
-        ...(err?.body !== undefined ? { response: err.body } : {}),
+        ...(err?.body !== undefined && !keyRefused ? { response: err.body } : {}),
         tokensIn: 0,
         tokensOut: 0,
         estimated: false,
@@ -128,10 +143,52 @@ export class InferenceRunner {
     }
   }
 
+  /** One engine call on the leased endpoint. */
+  private call(req: InferenceRequest, url: string, sink: InferenceSink, sent: { any: boolean }): Promise<Omit<InferenceResult, 'latencyMs'>> {
+    const endpoint = this.deps.registry.endpoint(req.model, url) ?? { url };
+    this.deps.book.running(req.id, url);
+    const path = req.body.messages === undefined && req.body.prompt !== undefined ? '/v1/completions' : '/v1/chat/completions';
+    const opts = {
+      endpoint,
+      path,
+      // What runs is the model the owner enabled (local_model ?? model id), never what the body names.
+      body: endpoint.localModel || req.body.model === req.model ? req.body : { ...req.body, model: req.model },
+      signal: req.signal,
+      headersTimeoutMs: this.deps.headersTimeoutMs ?? 60_000,
+      idleTimeoutMs: this.deps.idleTimeoutMs ?? 120_000,
+    } as const;
+    return req.stream ? this.stream(req, opts, sink, sent) : this.once(req, opts);
+  }
+
+  /**
+   * After a failed call: report an engine that is gone (refused/reset) or refuses our key, so the
+   * endpoint is taken out at once; then, when nothing reached the client, a lease on another endpoint.
+   */
+  private async failover(req: InferenceRequest, url: string, e: unknown, delivered: boolean): Promise<Lease | undefined> {
+    if (req.signal.aborted || !(e instanceof EngineHttpError)) return undefined;
+    const keyRefused = e.statusCode === 401 || e.statusCode === 403;
+    if (e.unreachable) this.deps.onEngineTrouble?.(url, 'down', e.message);
+    else if (keyRefused) this.deps.onEngineTrouble?.(url, 'key_rejected', `engine refuses our key: it answered ${e.statusCode} to a request`);
+    else return undefined;
+    if (delivered || (this.deps.registry.get(req.model)?.endpoints.length ?? 0) < 2) return undefined;
+    try {
+      const lease = await this.deps.admit(req.model, { requestId: req.id, source: req.source, signal: req.signal });
+      if (lease.endpointUrl !== url) {
+        this.deps.log.info(`request ${req.id} (${req.model}): ${e.message}; trying ${lease.endpointUrl}`, { requestId: req.id });
+        return lease;
+      }
+      lease.release();
+    } catch {
+      // no other endpoint can take it: the first failure is reported
+    }
+    return undefined;
+  }
+
   private async stream(
     req: InferenceRequest,
     opts: Parameters<typeof streamRequest>[0],
     sink: InferenceSink,
+    sent: { any: boolean } = { any: false },
   ): Promise<Omit<InferenceResult, 'latencyMs'>> {
     let text = '';
     let usage: TokenUsage | undefined;
@@ -139,29 +196,39 @@ export class InferenceRunner {
     let errorStatus: number | undefined;
     let finishReason: string | undefined;
     let truncated = false;
+    let lost = false;
+    /** Tokens relayed to the caller, counted by chunk (token ids when the engine sends them): the estimate when usage is missing. */
+    let delivered = 0;
     const events = await streamRequest(opts);
     for await (const ev of events) {
       if (ev.type === 'chunk') {
-        if (ev.text || ev.reasoning) {
+        const carries = ev.text !== '' || ev.reasoning !== '';
+        if (carries) {
           text += ev.text + ev.reasoning;
           this.deps.book.appendText(req.id, ev.text || ev.reasoning);
         }
         if (ev.finishReason) finishReason = ev.finishReason;
         if (ev.usage) usage = ev.usage;
+        // Clients get the model id they asked for, never the engine's own name (a file path, an alias).
+        if (typeof ev.data.model === 'string' && ev.data.model !== req.model) ev.data.model = req.model;
         await sink.chunk?.(ev);
+        sent.any = true;
+        if (carries) delivered += ev.tokenIds?.length || 1;
       } else if (ev.type === 'error') {
         error = ev.message;
         errorStatus = ev.statusCode;
+        if (ev.connectionLost) lost = true;
       } else {
         usage = ev.usage ?? usage;
         truncated = ev.truncated;
       }
     }
-    if (req.signal.aborted) throw new Error('cancelled');
-    if (!error && truncated) error = 'the engine ended the stream before finishing the answer (no [DONE] and no finish_reason)';
     const estimated = !usage;
     const tokensIn = usage?.promptTokens ?? estimateTokens(promptText(req.body));
-    const tokensOut = usage?.completionTokens ?? estimateTokens(text);
+    const tokensOut = usage?.completionTokens ?? (delivered || estimateTokens(text));
+    if (req.signal.aborted) throw new Cancelled({ status: 'cancelled', statusCode: 499, error: 'cancelled', kind: 'cancelled', tokensIn, tokensOut, estimated });
+    if (lost && error) this.deps.onEngineTrouble?.(opts.endpoint.url, 'down', error);
+    if (!error && truncated) error = 'the engine ended the stream before finishing the answer (no [DONE] and no finish_reason)';
     if (error) {
       this.deps.log.warn(`request ${req.id} (${req.model}) failed mid-stream: ${error}`, { requestId: req.id });
       return { status: 'error', statusCode: errorStatus ?? 502, error, kind: 'internal', tokensIn, tokensOut, estimated };
@@ -172,7 +239,8 @@ export class InferenceRunner {
   private async once(req: InferenceRequest, opts: Parameters<typeof requestJson>[0]): Promise<Omit<InferenceResult, 'latencyMs'>> {
     // A non-stream answer arrives whole, after the generation: the engine client's long JSON timeout applies.
     const r = await requestJson({ ...opts, headersTimeoutMs: undefined });
-    const json = r.json as { choices?: Array<{ message?: { content?: string }; text?: string; finish_reason?: string }> };
+    const json = r.json as { model?: unknown; choices?: Array<{ message?: { content?: string }; text?: string; finish_reason?: string }> };
+    if (json && typeof json === 'object' && typeof json.model === 'string') json.model = req.model;
     const text = json?.choices?.[0]?.message?.content ?? json?.choices?.[0]?.text ?? '';
     if (text) this.deps.book.appendText(req.id, text);
     const estimated = !r.usage;

@@ -14,6 +14,25 @@ export function normaliseBaseUrl(url: string): string {
 
 const RANK: Record<ModelHealth, number> = { healthy: 2, degraded: 1, unhealthy: 0 };
 
+/**
+ * The name a discovered engine model is announced under: the engine's own id, unless that is a local
+ * file path (llama-server reports its -m path when started without --alias), then the file's stem
+ * ("/srv/models/tiny.gguf" -> "tiny", split GGUFs lose their "-00001-of-00003"). Hugging Face ids
+ * ("org/name") are kept as they are.
+ */
+export function announcedName(engineModel: string): string {
+  const looksLikePath = /^(\/|~|\.{1,2}[\\/]|[A-Za-z]:[\\/])/.test(engineModel) || engineModel.includes('\\') || /\.(gguf|bin|safetensors|ggml)$/i.test(engineModel);
+  if (!looksLikePath) return engineModel;
+  const file = engineModel.split(/[\\/]/).filter(Boolean).pop() ?? engineModel;
+  const stem = file.replace(/\.(gguf|bin|safetensors|ggml)$/i, '').replace(/-\d{5}-of-\d{5}$/, '');
+  return stem || engineModel;
+}
+
+export interface EndpointCapacityInfo {
+  slots: number;
+  source: string;
+}
+
 export interface RegisteredModel {
   id: string;
   endpoints: EngineEndpoint[];
@@ -34,6 +53,8 @@ export class ModelRegistry {
   private models = new Map<string, RegisteredModel>();
   private readonly endpointHealth = new Map<string, ModelHealth>();
   private readonly endpointErrors = new Map<string, string>();
+  private readonly endpointConditions = new Map<string, 'down' | 'key_rejected' | 'loading'>();
+  private readonly endpointCapacity = new Map<string, EndpointCapacityInfo>();
 
   /** Rebuilds the set from config and discovery; keeps the owner's choices in `prefs`. */
   rebuild(opts: {
@@ -69,7 +90,8 @@ export class ModelRegistry {
       for (const model of eng.models) {
         // A model the config already maps to this engine (under another hub-facing id) is not repeated.
         const known = [...next.values()].some((m) => m.endpoints.some((ep) => ep.url === url && (ep.localModel ?? m.id) === model));
-        if (!known) add(model, { url, engineType: eng.type }, false);
+        const name = announcedName(model);
+        if (!known) add(name, { url, engineType: eng.type, ...(name !== model ? { localModel: model } : {}) }, false);
       }
     }
     for (const m of next.values()) {
@@ -104,23 +126,44 @@ export class ModelRegistry {
   }
 
   /** Unique endpoints of enabled models, with the key their health check needs. */
-  healthTargets(): Array<{ url: string; apiKey?: string }> {
-    const byUrl = new Map<string, { url: string; apiKey?: string }>();
+  healthTargets(): Array<{ url: string; apiKey?: string; engineType?: EngineType }> {
+    const byUrl = new Map<string, { url: string; apiKey?: string; engineType?: EngineType }>();
     for (const m of this.models.values()) {
       if (!m.enabled) continue;
-      for (const ep of m.endpoints) if (!byUrl.has(ep.url) || ep.apiKey) byUrl.set(ep.url, { url: ep.url, ...(ep.apiKey ? { apiKey: ep.apiKey } : {}) });
+      for (const ep of m.endpoints) {
+        const prev = byUrl.get(ep.url);
+        const apiKey = ep.apiKey ?? prev?.apiKey;
+        const engineType = ep.engineType ?? prev?.engineType;
+        byUrl.set(ep.url, { url: ep.url, ...(apiKey ? { apiKey } : {}), ...(engineType ? { engineType } : {}) });
+      }
     }
     return [...byUrl.values()];
+  }
+
+  /** What the engine says about its slots (undefined: not published; the default applies). */
+  setEndpointCapacity(url: string, capacity: EndpointCapacityInfo | undefined): void {
+    if (capacity) this.endpointCapacity.set(url, capacity);
+    else this.endpointCapacity.delete(url);
+  }
+
+  endpointCapacityOf(url: string): EndpointCapacityInfo | undefined {
+    return this.endpointCapacity.get(url);
   }
 
   endpoint(model: string, url: string): EngineEndpoint | undefined {
     return this.models.get(model)?.endpoints.find((e) => e.url === url);
   }
 
-  setEndpointHealth(url: string, health: ModelHealth, error?: string): void {
+  setEndpointHealth(url: string, health: ModelHealth, error?: string, condition?: 'down' | 'key_rejected' | 'loading'): void {
     this.endpointHealth.set(url, health);
     if (error) this.endpointErrors.set(url, error);
     else this.endpointErrors.delete(url);
+    if (condition) this.endpointConditions.set(url, condition);
+    else this.endpointConditions.delete(url);
+  }
+
+  endpointConditionOf(url: string): 'down' | 'key_rejected' | 'loading' | undefined {
+    return this.endpointConditions.get(url);
   }
 
   endpointHealthOf(url: string): ModelHealth {
@@ -138,7 +181,17 @@ export class ModelRegistry {
   }
 
   /** The models as the console shows them; counts come from the scheduler. */
-  view(counts: (model: string) => { inFlight: number; queued: number; endpointInFlight: (url: string) => number; maxConcurrent: number; maxQueue: number }): ModelState[] {
+  view(
+    counts: (model: string) => {
+      inFlight: number;
+      queued: number;
+      endpointInFlight: (url: string) => number;
+      maxConcurrent: number;
+      maxQueue: number;
+      /** The scheduler's limit for one endpoint and where it comes from. */
+      endpointCap?: (url: string) => { max: number; source: string } | undefined;
+    },
+  ): ModelState[] {
     return this.all().map((m) => {
       const c = counts(m.id);
       return {
@@ -154,9 +207,12 @@ export class ModelRegistry {
           engineType: ep.engineType ?? 'unknown',
           health: this.endpointHealthOf(ep.url),
           inFlight: c.endpointInFlight(ep.url),
-          maxConcurrent: m.maxConcurrent ?? c.maxConcurrent,
+          maxConcurrent: c.endpointCap?.(ep.url)?.max ?? m.maxConcurrent ?? c.maxConcurrent,
           consecutiveFailures: 0,
           ...(this.endpointErrors.get(ep.url) ? { lastError: this.endpointErrors.get(ep.url) } : {}),
+          ...(this.endpointConditions.get(ep.url) ? { condition: this.endpointConditions.get(ep.url) } : {}),
+          ...(c.endpointCap?.(ep.url) ? { capacitySource: c.endpointCap(ep.url)?.source } : {}),
+          ...(ep.localModel && ep.localModel !== m.id ? { localModel: ep.localModel } : {}),
         })),
       };
     });

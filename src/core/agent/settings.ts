@@ -5,6 +5,8 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { SettingsPatch } from '../../shared/bridge';
 import { parseSchedule } from '../scheduler/pause-schedule';
+import { webhookUrlProblem } from '../alerts/webhook';
+import { feedUrlProblem } from '../update/check';
 
 const stored = z
   .object({
@@ -20,6 +22,10 @@ const stored = z
     pauseSchedule: z.array(z.object({ days: z.array(z.number()), from: z.string(), to: z.string() })),
     retentionDays: z.number().int(),
     onboarded: z.boolean(),
+    alertWebhookUrl: z.string(),
+    alertCooldownMinutes: z.number().int(),
+    desktopNotifications: z.boolean(),
+    updateFeedUrl: z.string(),
     extraEndpoints: z.array(z.object({ url: z.string(), model: z.string().optional() })),
     models: z.record(
       z.string(),
@@ -94,6 +100,17 @@ export function validateSettingsPatch(p: SettingsPatch): Record<string, string> 
   }
   if (p.retentionDays !== undefined && (p.retentionDays < 1 || p.retentionDays > 3650)) {
     errors.retentionDays = 'Keep history for 1 to 3650 days.';
+  }
+  if (p.alertWebhookUrl !== undefined) {
+    const problem = webhookUrlProblem(p.alertWebhookUrl.trim());
+    if (problem) errors.alertWebhookUrl = problem;
+  }
+  if (p.alertCooldownMinutes !== undefined && (p.alertCooldownMinutes < 1 || p.alertCooldownMinutes > 1440)) {
+    errors.alertCooldownMinutes = 'Use 1 to 1440 minutes between alerts of the same kind.';
+  }
+  if (p.updateFeedUrl !== undefined) {
+    const problem = feedUrlProblem(p.updateFeedUrl.trim());
+    if (problem) errors.updateFeedUrl = problem;
   }
   return errors;
 }

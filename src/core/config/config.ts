@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
 import { z } from 'zod';
+import { jsonErrorOffset, lineAt } from './json-position';
 
 export class ConfigError extends Error {
   constructor(
@@ -41,7 +42,8 @@ const tomlSchema = z
         AuthFailedBackoffSeconds: seconds.optional(),
         ResumeGraceSeconds: z.number().min(0).max(3600).optional(),
         ResumeTtlSeconds: seconds.optional(),
-        MaxConcurrentPerEndpoint: z.number().int().min(1).max(1024).optional(),
+        // "auto" (the default): as many as the engine says it runs at once (llama.cpp slots, SGLang max_running_requests…).
+        MaxConcurrentPerEndpoint: z.union([z.number().int().min(1).max(1024), z.literal('auto')]).optional(),
         MaxQueuePerModel: z.number().int().min(0).max(10_000).optional(),
         QueueTimeoutSeconds: seconds.optional(),
         Discovery: z.boolean().optional(),
@@ -50,6 +52,10 @@ const tomlSchema = z
         EngineHeadersTimeoutSeconds: seconds.optional(),
         EngineIdleTimeoutSeconds: seconds.optional(),
         RetentionMegabytes: z.number().positive().max(65_536).optional(),
+        HandshakeTimeoutSeconds: seconds.optional(),
+        WriteTimeoutSeconds: seconds.optional(),
+        /** The owner's wallet address, sent as register's owner_addr ("" when unset, as the Go provider without a wallet). */
+        OwnerAddr: z.string().regex(/^(0x[0-9a-fA-F]{40})?$/, 'must be a 0x-prefixed 40-hex-digit address, or empty').optional(),
       })
       .strict()
       .optional(),
@@ -74,6 +80,8 @@ const modelEntry = z
     format: z.string().optional(),
     quantization: z.string().optional(),
     max_concurrent: z.number().int().min(1).max(1024).optional(),
+    /** The context window the engine serves this model with; wins over what the engine reports. */
+    context_length: z.number().int().min(1).max(100_000_000).optional(),
   })
   .passthrough();
 export type ModelEntry = z.infer<typeof modelEntry>;
@@ -94,6 +102,8 @@ export interface AgentTimings {
   engineIdleTimeoutMs: number;
   /** Memory for answers kept for resume-v1 across link drops. */
   retentionBytes: number;
+  handshakeTimeoutMs: number;
+  writeTimeoutMs: number;
 }
 
 export interface ProviderConfig {
@@ -106,7 +116,16 @@ export interface ProviderConfig {
   /** Models the config names; empty = every model in models.json. */
   models: string[];
   modelEntries: Record<string, ModelEntry>;
-  agent: AgentTimings & { maxConcurrentPerEndpoint: number; maxQueuePerModel: number; discovery: boolean; engineHosts: string[] };
+  agent: AgentTimings & {
+    /** The fixed per-endpoint limit, or the fallback (4) when capacityAuto and the engine does not say. */
+    maxConcurrentPerEndpoint: number;
+    /** MaxConcurrentPerEndpoint = "auto" (the default): read each engine's own capacity. */
+    capacityAuto: boolean;
+    maxQueuePerModel: number;
+    discovery: boolean;
+    engineHosts: string[];
+    ownerAddr: string;
+  };
   gateway: { enable: boolean; listen: string; websocketAuth: boolean; allowedOrigins: string[] };
   /** Notes for the log: env overrides applied, odd values accepted. */
   warnings: string[];
@@ -135,7 +154,7 @@ function lineOf(text: string, section: string | undefined, key: string | undefin
   return undefined;
 }
 
-function readModelsJson(file: string): Record<string, ModelEntry> {
+export function readModelsJson(file: string): Record<string, ModelEntry> {
   if (!fs.existsSync(file)) return {};
   const text = fs.readFileSync(file, 'utf8');
   let raw: unknown;
@@ -143,7 +162,8 @@ function readModelsJson(file: string): Record<string, ModelEntry> {
     raw = JSON.parse(text);
   } catch (e) {
     const m = /position (\d+)/.exec(String(e));
-    const line = m ? text.slice(0, Number(m[1])).split('\n').length : undefined;
+    const at = m ? Number(m[1]) : jsonErrorOffset(text);
+    const line = at !== undefined ? lineAt(text, at) : undefined;
     throw new ConfigError(file, line, `not valid JSON (${(e as Error).message}). Fix the syntax or delete the file.`);
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
@@ -155,10 +175,23 @@ function readModelsJson(file: string): Record<string, ModelEntry> {
     const model = String(i?.path[0] ?? '');
     // The model's key (its id followed by a colon), not an earlier value that happens to equal it.
     const at = model ? new RegExp(`${escapeRegExp(JSON.stringify(model))}\\s*:`).exec(text) : null;
-    const line = at ? text.slice(0, at.index).split('\n').length : undefined;
+    // Then the field inside it ("max_concurrent": "4" → that line), when the problem is in one.
+    const field = i?.path[1];
+    const fieldAt = at && typeof field === 'string' ? new RegExp(`${escapeRegExp(JSON.stringify(field))}\\s*:`).exec(text.slice(at.index)) : null;
+    const pos = at ? at.index + (fieldAt?.index ?? 0) : undefined;
+    const line = pos !== undefined ? text.slice(0, pos).split('\n').length : undefined;
     throw new ConfigError(file, line, `model "${model}": ${i?.path.slice(1).join('.') || 'entry'} ${i?.message}. Each model needs at least {"endpoint": "http://127.0.0.1:8000"}.`);
   }
   return parsed.data;
+}
+
+/** The TOML parser's message, or a plainer one where it misleads (an unclosed quote reads as "control characters"). */
+function tomlProblem(e: TomlError, text: string): string {
+  const first = e.message.split('\n')[0]!.replace(/^Invalid TOML document:\s*/, '');
+  const line = text.split('\n')[(e.line ?? 1) - 1] ?? '';
+  const quotes = (line.replace(/\\./g, '').replace(/#.*$/, '').match(/"/g) ?? []).length;
+  if (/control characters/.test(first) && quotes % 2 === 1) return 'a quoted value is not closed: add the missing " at the end of the value.';
+  return first;
 }
 
 function ms(s: number | undefined, dflt: number): number {
@@ -177,7 +210,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
   try {
     raw = parseToml(text);
   } catch (e) {
-    if (e instanceof TomlError) throw new ConfigError(file, e.line, `TOML syntax error: ${e.message.split('\n')[0]}`);
+    if (e instanceof TomlError) throw new ConfigError(file, e.line, `TOML syntax error: ${tomlProblem(e, text)}`);
     throw new ConfigError(file, undefined, `TOML syntax error: ${(e as Error).message}`);
   }
   const parsed = tomlSchema.safeParse(raw);
@@ -223,13 +256,14 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
     nodeName: c.API?.NodeName ?? 'my-provider',
     enable: inf.Enable ?? true,
     // computing-provider writes ServiceURL = "" to mean "derive it from WebSocketURL".
-    serviceUrl: inf.ServiceURL || webSocketUrl.replace(/^ws/, 'http').replace(/\/ws\/?$/, ''),
+    serviceUrl: inf.ServiceURL || deriveServiceUrl(webSocketUrl),
     webSocketUrl,
     apiKey,
     models: inf.Models ?? [],
     modelEntries: readModelsJson(path.join(path.dirname(file), 'models.json')),
     agent: {
-      heartbeatIntervalMs: ms(ag.HeartbeatIntervalSeconds, 54),
+      // The Go provider's heartbeatPump ticks every 30 s (inference_client.go).
+      heartbeatIntervalMs: ms(ag.HeartbeatIntervalSeconds, 30),
       healthCheckIntervalMs: ms(ag.HealthCheckIntervalSeconds, 30),
       pingIntervalMs: ms(ag.PingIntervalSeconds, 54),
       readTimeoutMs: ms(ag.ReadTimeoutSeconds, 60),
@@ -242,7 +276,12 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
       engineHeadersTimeoutMs: ms(ag.EngineHeadersTimeoutSeconds, 60),
       engineIdleTimeoutMs: ms(ag.EngineIdleTimeoutSeconds, 120),
       retentionBytes: Math.round((ag.RetentionMegabytes ?? 64) * 1024 * 1024),
-      maxConcurrentPerEndpoint: ag.MaxConcurrentPerEndpoint ?? 4,
+      // Go's dialer HandshakeTimeout and writeWait.
+      handshakeTimeoutMs: ms(ag.HandshakeTimeoutSeconds, 10),
+      writeTimeoutMs: ms(ag.WriteTimeoutSeconds, 10),
+      ownerAddr: ag.OwnerAddr ?? '',
+      maxConcurrentPerEndpoint: typeof ag.MaxConcurrentPerEndpoint === 'number' ? ag.MaxConcurrentPerEndpoint : 4,
+      capacityAuto: typeof ag.MaxConcurrentPerEndpoint !== 'number',
       maxQueuePerModel: ag.MaxQueuePerModel ?? 32,
       discovery: ag.Discovery ?? true,
       engineHosts: ag.EngineHosts ?? [],
@@ -250,6 +289,18 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
     gateway: { enable: gw.Enable ?? false, listen, websocketAuth: gw.WebsocketAuth ?? true, allowedOrigins: gw.AllowedOrigins ?? [] },
     warnings,
   };
+}
+
+/**
+ * The HTTP API address for an empty ServiceURL, derived from the WebSocket URL exactly as the Go
+ * provider's NewInferenceClient does (internal/computing/inference_client.go): wss:// -> https://,
+ * ws:// -> http://, a trailing "/ws" dropped, then the first "-ws" dropped (the host's, as in
+ * wss://inference-ws.swanchain.io -> https://inference.swanchain.io).
+ */
+export function deriveServiceUrl(webSocketUrl: string): string {
+  let u = webSocketUrl.replace('wss://', 'https://').replace('ws://', 'http://');
+  if (u.endsWith('/ws')) u = u.slice(0, -3);
+  return u.replace('-ws', '');
 }
 
 /** The hub URL the link dials: WebSocketURL + "/ws" (a URL already ending in /ws is accepted, with a warning). */

@@ -32,7 +32,7 @@ ApiKey = ""                         # your provider key, from ${PROVIDER_DASHBOA
 Models = []                         # models to serve; empty = every model in models.json
 
 [Agent]
-HeartbeatIntervalSeconds = 54
+HeartbeatIntervalSeconds = 30      # as the Go provider
 HealthCheckIntervalSeconds = 30
 PingIntervalSeconds = 54
 ReadTimeoutSeconds = 60

@@ -1,7 +1,8 @@
 // The browser console: serves the built renderer and carries the bridge over a WebSocket at /bridge,
-// so a headless rig shows the same UI as the desktop app. Every HTTP request and the WebSocket need the
-// access token (see auth.ts); /metrics (Prometheus text) exists only when `metrics` is given and needs the
-// token as well — scrapers send it as `Authorization: Bearer <token>` or `?token=`.
+// so a headless rig shows the same UI as the desktop app. Every HTTP request and the WebSocket need a
+// credential (see auth.ts): a browser opens a one-time link (or the token, e.g. a bookmark of a stable
+// token file) once and then holds a session cookie; /metrics (Prometheus text) exists only when
+// `metrics` is given and takes the token — scrapers send `Authorization: Bearer <token>` or `?token=`.
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -9,7 +10,8 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { BridgeBackend, BridgeEvent } from '../../shared/bridge';
 import { createEventBatcher, type EventBatcher } from '../../shared/batcher';
 import type { Logger } from '../log';
-import { checkToken, hostAllowed, newToken, originAllowed, sessionCookie } from './auth';
+import { allowedHosts, ConsoleAuth, exposureWarning, hostAllowed, isLoopbackListen, newToken, originAllowed, sessionCookie } from './auth';
+import { requestTarget } from '../http/request-target';
 import { serveBridgeSocket } from './bridge-socket';
 import { resolveStatic, securityHeaders, sendFile } from './static-files';
 
@@ -28,13 +30,19 @@ export interface ConsoleServerOptions {
   metrics?: () => Promise<string> | string;
   /** Event batch interval (ms). */
   batchMs?: number;
+  /** Extra Host names the console answers to when it listens on every interface (e.g. "gpu-box.lan"). */
+  allowedHostNames?: string[];
 }
 
 export interface ConsoleServer {
-  /** `http://host:port/?token=…` — the one URL to open. */
+  /** `http://host:port/?code=…` — a one-time link to open (see auth.ts). */
   url: string;
+  /** Another one-time link (each opens one browser session). */
+  newUrl(): string;
   token: string;
   port: number;
+  /** Set when other machines can reach the console (LAN bind over plain HTTP): printed and shown. */
+  exposure?: string;
   close(): Promise<void>;
 }
 
@@ -49,6 +57,10 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
   const token = opts.token ?? newToken();
   const log = opts.log;
   let port = opts.port;
+  const auth = new ConsoleAuth(token, () => port);
+  // Filled once the port is known (no request arrives before listen).
+  let allowed = new Set<string>();
+  const lan = !isLoopbackListen(host);
 
   const clients = new Set<WebSocket>();
   const alive = new WeakSet<WebSocket>();
@@ -114,17 +126,31 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const hostHeader = req.headers.host ?? `${host}:${port}`;
-    const url = new URL(req.url ?? '/', `http://${hostHeader}`);
-    if (!hostAllowed(req, host, port)) return refuse(res, 421, 'This console answers only on its own address.');
-    const auth = checkToken(req, url, token, port);
-    if (!auth) {
-      return refuse(res, 401, 'Access token missing or wrong. Open the URL that `swan-provider run` printed (it ends with ?token=…).');
+    const url = requestTarget(req.url);
+    if (!url) return refuse(res, 400, 'The request target is not a path on this console.');
+    if (!hostAllowed(req, allowed)) return refuse(res, 421, 'This console answers only on its own address.');
+    const hostHeader = (req.headers.host as string).toLowerCase();
+    const cred = auth.check(req, url, { acceptCode: true });
+    if (!cred) {
+      return refuse(
+        res,
+        401,
+        'Access token missing or wrong. Open a new link from `swan-provider run` (each link works once; press Enter in its terminal for another), or your bookmark ending in ?token=… when the agent uses a token file.',
+      );
     }
     const headers = securityHeaders(hostHeader);
-    if (auth === 'query') headers['Set-Cookie'] = sessionCookie(port, token);
+    if (lan) headers['X-Swan-Exposure'] = 'lan';
 
     if (req.method !== 'GET' && req.method !== 'HEAD') return refuse(res, 405, 'Only GET is served here.');
+
+    // A browser that brought a code or the token gets a session cookie and an address without them
+    // (the history keeps nothing usable). /metrics and /session are for programs: no cookie there.
+    if ((cred === 'code' || cred === 'token-query') && url.pathname !== '/metrics' && url.pathname !== '/session') {
+      url.searchParams.delete('token');
+      url.searchParams.delete('code');
+      res.writeHead(302, { ...headers, 'Set-Cookie': sessionCookie(port, auth.newSession()), Location: `${url.pathname}${url.search}` });
+      return res.end();
+    }
 
     if (url.pathname === '/metrics') {
       if (!opts.metrics) return refuse(res, 404, 'Metrics are off. Start the console with metrics enabled to scrape /metrics.');
@@ -142,12 +168,6 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
       res.writeHead(204, headers);
       return res.end();
     }
-    // The token has become a cookie: drop it from the address bar (and from history and screenshots).
-    if (auth === 'query' && (url.pathname === '/' || url.pathname === '/index.html')) {
-      url.searchParams.delete('token');
-      res.writeHead(302, { ...headers, Location: `/${url.search}` });
-      return res.end();
-    }
     const file = resolveStatic(opts.staticDir, url.pathname);
     if (!file) {
       return refuse(res, 404, url.pathname === '/' ? 'The console UI is not built. Run `npm run build:renderer` and start again.' : 'Not found.');
@@ -162,7 +182,18 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
       else res.destroy();
     });
   });
-  server.on('clientError', (_err, socket) => socket.destroy());
+  // Unparseable requests (Node's parser refused them) get a plain answer; the socket is closed after it.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+    if (socket.writable) socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    else socket.destroy();
+  });
+
+  // CONNECT (proxy tunnels) is not served; without this listener Node would just drop the socket.
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => socket.destroy());
+    socket.end('HTTP/1.1 405 Method Not Allowed\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+  });
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
@@ -170,14 +201,15 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
       log?.warn(`console: refused a WebSocket: ${text}`);
       socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\n${text}\n`);
     };
-    const url = new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`);
+    const url = requestTarget(req.url);
+    if (!url) return reject(400, 'The request target is not a path on this console.');
     if (url.pathname !== '/bridge') return reject(404, 'Unknown path; the bridge is at /bridge.');
-    if (!hostAllowed(req, host, port)) return reject(421, 'Wrong host.');
-    const auth = checkToken(req, url, token, port);
-    if (!auth) return reject(401, 'Access token missing or wrong.');
+    if (!hostAllowed(req, allowed)) return reject(421, 'Wrong host.');
+    const cred = auth.check(req, url, { acceptCode: false });
+    if (!cred) return reject(401, 'Access token missing or wrong.');
     // Pages of another site must never reach the bridge; a cookie alone proves nothing about the page.
     const origin = req.headers.origin;
-    if (origin !== undefined ? !originAllowed(req) : auth === 'cookie') return reject(403, 'Cross-origin WebSocket refused.');
+    if (origin !== undefined ? !originAllowed(req) : cred === 'cookie') return reject(403, 'Cross-origin WebSocket refused.');
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
   });
 
@@ -189,15 +221,20 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
     });
   });
   port = (server.address() as AddressInfo).port;
+  allowed = allowedHosts(host, port, opts.allowedHostNames);
+  const exposure = exposureWarning(host, port);
+  if (exposure) log?.warn(exposure);
   const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
-  const url = `http://${shownHost}:${port}/?token=${token}`;
+  const newUrl = () => `http://${shownHost}:${port}/?code=${auth.newCode()}`;
   log?.info(`console listening on http://${shownHost}:${port}/`);
 
   let closing: Promise<void> | undefined;
   return {
-    url,
+    url: newUrl(),
+    newUrl,
     token,
     port,
+    ...(exposure ? { exposure } : {}),
     close(): Promise<void> {
       closing ??= new Promise<void>((resolve) => {
         clearInterval(pinger);

@@ -152,7 +152,7 @@ function send(opts: EngineRequestOptions, body: Record<string, unknown>, accept:
         return;
       }
       if (err instanceof EngineHttpError) return fail(err);
-      fail(new EngineHttpError(`could not reach the engine at ${base} (${err.code ?? err.message}); check that it is running`, 502));
+      fail(new EngineHttpError(`could not reach the engine at ${base} (${err.code ?? err.message}); check that it is running`, 502, undefined, true));
     });
     req.on('response', (res) => {
       gotResponse = true;

@@ -2,8 +2,12 @@
 // 200 to every unknown path, so a 200 alone proves nothing):
 //   sglang /get_server_args · vllm /version · llama.cpp /props · ollama /api/tags or "Ollama is running"
 //   · LM Studio /api/v0/models · TGI /info · else an OpenAI-compatible /v1/models -> 'openai'.
+// A llama-server still loading its model answers 503 {"error":{"message":"Loading model",
+// "type":"unavailable_error"}} on every route, /v1/models and /health included: that is an engine that
+// is loading (EngineInfo.loading), not "something that is not an inference engine".
 import type { EngineInfo, EngineType } from '../../shared/types';
 import { httpGet, jsonObject, type GetResult } from './http-get';
+import { isLoadingAnswer } from './health';
 import { normalizeBaseUrl } from './url';
 
 /** Default ports of local engines (DESIGN.md). TGI shares 8080 with llama.cpp. */
@@ -52,7 +56,8 @@ function classify(p: Probes, port: number): { type: EngineType; version?: string
   if (args && ('model_path' in args || 'tp_size' in args)) return { type: 'sglang' };
   const version = jsonObject(p.version);
   if (version && str(version.version)) return { type: 'vllm', version: str(version.version) };
-  // llama.cpp before Ollama: llama-server also answers /api/tags (Ollama compatibility).
+  // llama.cpp before Ollama: /props is llama-server's own (it answers /api/tags 404, and its /v1/models
+  // carries an Ollama-style "models" list beside "data").
   const props = jsonObject(p.props);
   if (props && ('default_generation_settings' in props || 'total_slots' in props)) return { type: 'llamacpp', version: str(props.build_info) };
   const tags = jsonObject(p.tags);
@@ -90,6 +95,19 @@ export async function detectEngine(baseUrl: string, timeoutMs = 800, origin: Eng
   if (models.refused) return null;
   if (models.status === 0 && models.error?.startsWith('no answer')) {
     return { url: base, type: 'unknown', models: [], reachable: false, origin, error: `nothing answered at ${base} within ${timeoutMs} ms` };
+  }
+  if (isLoadingAnswer(models)) {
+    // llama.cpp's error type names; the models are unknown until it has loaded.
+    const llama = /unavailable_error/.test(models.body);
+    return {
+      url: base,
+      type: llama ? 'llamacpp' : 'unknown',
+      models: [],
+      reachable: false,
+      loading: true,
+      origin,
+      error: `the engine at ${base} is loading its model (503 Loading model); it is used once loaded`,
+    };
   }
   const [serverArgs, version, tags, root, props, lmModels, tgiInfo] = await Promise.all([
     get('/get_server_args'),

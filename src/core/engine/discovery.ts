@@ -21,11 +21,13 @@ export interface DiscoveryOptions {
   intervalMs?: number;
   /** How long a vanished engine is kept with reachable:false (default 5 min). */
   keepMissingMs?: number;
+  /** While an engine is loading its model, scan again this soon (default 1 s, doubling up to intervalMs). */
+  loadingRetryMs?: number;
   log?: Logger;
 }
 
 function signature(list: EngineInfo[]): string {
-  return JSON.stringify(list.map((e) => [e.url, e.type, e.version, [...e.models].sort(), e.reachable, e.error]));
+  return JSON.stringify(list.map((e) => [e.url, e.type, e.version, [...e.models].sort(), e.reachable, e.error, e.loading]));
 }
 
 export class EngineDiscovery extends EventEmitter {
@@ -36,6 +38,8 @@ export class EngineDiscovery extends EventEmitter {
   private scan?: Promise<EngineInfo[]>;
   private next?: Promise<EngineInfo[]>;
   private lastSignature = '[]';
+  private loadingTimer?: NodeJS.Timeout;
+  private loadingWait = 0;
 
   constructor(private readonly opts: DiscoveryOptions = {}) {
     super();
@@ -62,6 +66,8 @@ export class EngineDiscovery extends EventEmitter {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    clearTimeout(this.loadingTimer);
+    this.loadingTimer = undefined;
   }
 
   /** Replace the owner-added hosts and scan again. */
@@ -115,7 +121,7 @@ export class EngineDiscovery extends EventEmitter {
     for (let i = 0; i < targets.length; i++) {
       const url = targets[i] as string;
       const r = results[i];
-      if (r && 'type' in r && r.reachable) {
+      if (r && 'type' in r && (r.reachable || r.loading)) {
         seen.add(url);
         this.known.set(url, r);
       } else if (owner.has(url)) {
@@ -134,6 +140,7 @@ export class EngineDiscovery extends EventEmitter {
       if (now - (e.lastSeen ?? 0) >= keep) this.known.delete(url);
     }
     const list = this.engines();
+    this.watchLoading(list);
     const sig = signature(list);
     if (sig !== this.lastSignature) {
       this.lastSignature = sig;
@@ -141,6 +148,22 @@ export class EngineDiscovery extends EventEmitter {
       this.emit('change', list);
     }
     return list;
+  }
+
+  /** An engine loading its model is looked at again soon, so it is used as soon as it is ready. */
+  private watchLoading(list: EngineInfo[]): void {
+    if (!list.some((e) => e.loading) || !this.timer) {
+      this.loadingWait = 0;
+      return;
+    }
+    if (this.loadingTimer) return;
+    const every = this.opts.intervalMs ?? 30_000;
+    this.loadingWait = Math.min(every, this.loadingWait ? this.loadingWait * 2 : (this.opts.loadingRetryMs ?? 1000));
+    this.loadingTimer = setTimeout(() => {
+      this.loadingTimer = undefined;
+      void this.rescan();
+    }, this.loadingWait);
+    this.loadingTimer.unref();
   }
 
   private markMissing(e: EngineInfo, error: string): void {

@@ -149,7 +149,7 @@ export async function* parseEngineStream(
   } catch (e) {
     if (!overflow) {
       const reason = e instanceof Error ? e.message : String(e);
-      queue.push({ type: 'error', message: `the engine connection broke off mid-stream (${reason})`, statusCode: 502 });
+      queue.push({ type: 'error', message: `the engine connection broke off mid-stream (${reason})`, statusCode: 502, connectionLost: true });
     }
   }
   for (const ev of queue) yield ev;

@@ -38,7 +38,13 @@ export type EngineStreamEvent =
       /** true when `choices` is empty or missing (usage-only chunks and the like). */
       emptyChoices: boolean;
     }
-  | { type: 'error'; message: string; statusCode?: number }
+  | {
+      type: 'error';
+      message: string;
+      statusCode?: number;
+      /** The connection to the engine broke (reset, closed early): the engine may be gone. */
+      connectionLost?: boolean;
+    }
   | {
       type: 'end';
       /** Saw `data: [DONE]`. */
@@ -56,6 +62,8 @@ export class EngineHttpError extends Error {
     readonly statusCode: number,
     /** The engine's JSON error body when it sent one. */
     readonly body?: unknown,
+    /** No HTTP answer at all: the connection was refused or reset (the engine is likely down). */
+    readonly unreachable = false,
   ) {
     super(message);
     this.name = 'EngineHttpError';

@@ -17,9 +17,22 @@ function hashKey(key: string): Buffer {
   return crypto.createHash('sha256').update(key).digest();
 }
 
+/** The id of a key (what streams and resume tokens are bound to): its SHA-256, hex. */
+export function keyIdOf(key: string): string {
+  return hashKey(key).toString('hex');
+}
+
+/** A key as the gateway knows it: its name (for people) and its id, the key's SHA-256 (for binding). */
+export interface KeyIdentity {
+  name: string;
+  id: string;
+}
+
 export class GatewayKeys {
   private keys: Stored[] = [];
   private readonly file: string;
+  /** Called with every full key this process sees (created here, or presented and valid): for log redaction. */
+  onKnownKey?: (key: string) => void;
   /** What the file looked like when last read or written ("" = never). */
   private stamp = '';
 
@@ -74,8 +87,9 @@ export class GatewayKeys {
     if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) throw new Error('Key names use letters, digits, dot, dash or underscore (1-64).');
     if (this.keys.some((k) => k.name === name)) throw new Error(`A key named "${name}" already exists; revoke it first or pick another name.`);
     const key = KEY_PREFIX + crypto.randomBytes(32).toString('base64url');
-    this.keys = [...this.keys, { name, hash: hashKey(key).toString('hex'), createdAt: Date.now() }];
+    this.keys = [...this.keys, { name, hash: keyIdOf(key), createdAt: Date.now() }];
     this.save();
+    this.onKnownKey?.(key);
     return { name, key };
   }
 
@@ -95,13 +109,26 @@ export class GatewayKeys {
 
   /** The key's name when it is valid, else undefined. Constant time per stored key. */
   verify(key: string | undefined | null): string | undefined {
+    return this.identify(key)?.name;
+  }
+
+  /** The key's name and id when it is valid, else undefined. Constant time per stored key. */
+  identify(key: string | undefined | null): KeyIdentity | undefined {
     if (!key) return undefined;
     this.refresh();
     const h = hashKey(key);
     let found: Stored | undefined;
     for (const k of this.keys) if (crypto.timingSafeEqual(h, Buffer.from(k.hash, 'hex'))) found = k;
-    if (found) found.lastUsedAt = Date.now();
-    return found?.name;
+    if (!found) return undefined;
+    found.lastUsedAt = Date.now();
+    this.onKnownKey?.(key);
+    return { name: found.name, id: found.hash };
+  }
+
+  /** Whether the key with this id is still valid (re-reads the file if it changed: revocations elsewhere count). */
+  isValid(id: string): boolean {
+    this.refresh();
+    return this.keys.some((k) => k.hash === id);
   }
 
   get size(): number {

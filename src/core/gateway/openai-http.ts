@@ -10,6 +10,7 @@ import type { KeyLimits } from './limits';
 import { retryAfterSeconds } from './limits';
 import type { ResolvedGatewayOptions } from './options';
 import { presentedKey } from './auth';
+import type { KeyIdentity } from './keys';
 import { chatMessageSchema, describeIssues } from './request-schema';
 
 const chatBodySchema = z.looseObject({
@@ -51,14 +52,32 @@ async function readBody(req: IncomingMessage, limit: number): Promise<string> {
   return Buffer.concat(parts).toString('utf8');
 }
 
+interface Running {
+  keyId: string;
+  ac: AbortController;
+  revoked: boolean;
+}
+
+const REVOKED = 'The API key of this request was revoked. Create a new key with `swan-provider keys create --name NAME` or in the console settings.';
+
 export class OpenAiHttp {
   private readonly log: Logger;
+  private readonly running = new Set<Running>();
 
   constructor(
     private readonly o: ResolvedGatewayOptions,
     private readonly limits: KeyLimits,
   ) {
     this.log = o.log.child('http');
+  }
+
+  /** Stops the requests of revoked keys (the gateway polls this). */
+  revoked(isValid: (keyId: string) => boolean): void {
+    for (const r of this.running) {
+      if (r.revoked || isValid(r.keyId)) continue;
+      r.revoked = true;
+      r.ac.abort(new Error('the API key was revoked'));
+    }
   }
 
   async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
@@ -102,23 +121,24 @@ export class OpenAiHttp {
     }
     if (path === '/v1/chat/completions') {
       if (req.method !== 'POST') throw new HttpError(405, `${req.method} is not allowed on ${path}; use POST.`, 'method_not_allowed');
-      const keyName = this.auth(req, url);
-      return this.chat(req, res, keyName);
+      const who = this.auth(req, url);
+      return this.chat(req, res, who);
     }
     throw new HttpError(404, `No route ${req.method} ${path}. This gateway serves GET /v1/models, POST /v1/chat/completions, and WebSockets at /v1/stream and /v1/ws.`, 'not_found');
   }
 
-  private auth(req: IncomingMessage, url: URL): string {
+  private auth(req: IncomingMessage, url: URL): KeyIdentity {
     const key = presentedKey(req, url);
-    const name = this.o.keys.verify(key);
-    if (!name) {
+    const who = this.o.keys.identify(key);
+    if (!who) {
       const why = key === undefined ? 'No API key: send `Authorization: Bearer KEY`.' : 'The API key is not valid (unknown or revoked).';
       throw new HttpError(401, `${why} Create a key with \`swan-provider keys create --name NAME\` or in the console settings.`, 'invalid_api_key');
     }
-    return name;
+    return who;
   }
 
-  private async chat(req: IncomingMessage, res: ServerResponse, keyName: string): Promise<void> {
+  private async chat(req: IncomingMessage, res: ServerResponse, who: KeyIdentity): Promise<void> {
+    const keyName = who.name;
     const raw = await readBody(req, this.o.maxMessageBytes);
     let json: unknown;
     try {
@@ -141,27 +161,53 @@ export class OpenAiHttp {
     }
     const id = `${keyName}/${crypto.randomUUID()}`;
     const ac = new AbortController();
+    const running: Running = { keyId: who.id, ac, revoked: false };
+    this.running.add(running);
     res.on('close', () => {
       if (!res.writableFinished) ac.abort(new Error('the client closed the connection'));
     });
     const stream = body.stream === true;
     const wantsUsage = body.stream_options?.include_usage === true;
     const headers = { ...rateHeaders, 'x-request-id': id };
+    const write = async (data: Record<string, unknown>): Promise<void> => {
+      if (!res.headersSent) res.writeHead(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+      if (!res.write(`data: ${JSON.stringify(data)}\n\n`)) await drained(res);
+    };
+    // The agent always asks the engine for usage. A client that did not ask gets no usage chunk, but
+    // keeps what the engine would have sent it: llama.cpp moves `timings` from the finish chunk onto the
+    // usage chunk when usage is on, so the finish chunk waits for it and takes its extras back.
+    let held: Record<string, unknown> | undefined;
+    const flush = async (): Promise<void> => {
+      const h = held;
+      held = undefined;
+      if (h && !res.destroyed) await write(h);
+    };
     try {
       const r = await this.o.runner.run(
         { id, source: 'local', model: body.model, body: body as Record<string, unknown>, stream, signal: ac.signal },
         {
           chunk: async (ev) => {
-            if (ev.emptyChoices && !(wantsUsage && ev.usage)) return;
-            if (!res.headersSent) res.writeHead(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
-            if (!res.write(`data: ${JSON.stringify(ev.data)}\n\n`)) await drained(res);
+            if (ev.emptyChoices) {
+              if (wantsUsage && ev.usage) return write(ev.data);
+              if (held) for (const [k, v] of Object.entries(ev.data)) if (k !== 'usage' && k !== 'choices' && !(k in held)) held[k] = v;
+              return;
+            }
+            await flush();
+            if (!wantsUsage && ev.finishReason) held = ev.data;
+            else await write(ev.data);
           },
         },
       );
+      await flush();
       if (r.status === 'ok') {
         if (!stream) return sendJson(res, 200, r.response, headers);
         if (!res.headersSent) res.writeHead(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
         res.end('data: [DONE]\n\n');
+        return;
+      }
+      if (running.revoked) {
+        if (!res.headersSent) throw new HttpError(401, REVOKED, 'invalid_api_key');
+        res.end(`data: ${JSON.stringify(errorBody(401, REVOKED, 'invalid_api_key'))}\n\ndata: [DONE]\n\n`);
         return;
       }
       if (ac.signal.aborted) return void res.end();
@@ -175,6 +221,7 @@ export class OpenAiHttp {
       throw new HttpError(e.status, e.message, e.code, { ...headers, ...extra });
     } finally {
       admission.release();
+      this.running.delete(running);
     }
   }
 }

@@ -30,6 +30,8 @@ interface Conn {
   id: number;
   ws: WebSocket;
   keyName: string;
+  /** The key's id (hash); undefined when websocket_auth is off and no key was given. */
+  keyId?: string;
   requests: Map<string, AbortController>;
   idle?: NodeJS.Timeout;
   stopKeepAlive?: () => void;
@@ -56,7 +58,8 @@ export class RelayService {
   /** A new WebSocket on /v1/ws. `authOff`: websocket_auth is false (loopback only) and no key is needed. */
   handle(ws: WebSocket, key: string | undefined, authOff: boolean): void {
     ws.on('error', (e) => this.log.debug(`relay connection: ${e.message}`));
-    const keyName = key !== undefined ? this.o.keys.verify(key) : undefined;
+    const who = key !== undefined ? this.o.keys.identify(key) : undefined;
+    const keyName = who?.name;
     if (!keyName && !(authOff && key === undefined)) {
       const message =
         key === undefined
@@ -67,7 +70,7 @@ export class RelayService {
       ws.close(CLOSE.policy, 'auth_error');
       return;
     }
-    const c: Conn = { id: this.nextId++, ws, keyName: keyName ?? ANONYMOUS_KEY, requests: new Map() };
+    const c: Conn = { id: this.nextId++, ws, keyName: keyName ?? ANONYMOUS_KEY, ...(who ? { keyId: who.id } : {}), requests: new Map() };
     this.conns.add(c);
     c.stopKeepAlive = keepAlive(ws, this.o.heartbeatMs);
     this.touch(c);
@@ -86,6 +89,18 @@ export class RelayService {
         sendJson(ws, { type: 'error', code: 'provider_error', message: `The gateway failed to handle that message: ${(e as Error).message}` });
       }
     });
+  }
+
+  /** Ends every connection of a revoked key and stops its requests (the gateway polls this). */
+  revoked(isValid: (keyId: string) => boolean): void {
+    for (const c of this.conns) {
+      if (c.keyId === undefined || isValid(c.keyId)) continue;
+      this.log.info(`relay connection ${c.id}: its API key was revoked; closing it`);
+      for (const ac of c.requests.values()) ac.abort(new Error('the API key was revoked'));
+      sendJson(c.ws, { type: 'error', code: 'auth_error', message: 'This connection\'s API key was revoked. Create a new key with `swan-provider keys create --name NAME` or in the console settings.' });
+      c.keyId = undefined;
+      c.ws.close(CLOSE.policy, 'auth_error');
+    }
   }
 
   close(): void {

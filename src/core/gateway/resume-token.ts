@@ -1,5 +1,5 @@
-// Resume tokens of stream-v1: request id + last seq + expiry (+ the key name, so another key cannot
-// resume it), signed with HMAC-SHA256. The signing key is 32 random bytes in the home folder (0600),
+// Resume tokens of stream-v1: request id + last seq + expiry (+ the key's id, its SHA-256, so another
+// key — even a new one under a revoked key's name — cannot resume it), signed with HMAC-SHA256. The signing key is 32 random bytes in the home folder (0600),
 // so tokens survive a restart of the process but not a copy to another machine.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -14,7 +14,8 @@ const payloadSchema = z.object({ r: z.string().min(1), k: z.string(), s: z.numbe
 
 export interface ResumeClaim {
   requestId: string;
-  keyName: string;
+  /** The id (hash) of the key that started the request: names can be reused, ids cannot. */
+  keyId: string;
   lastSeq: number;
   expiresAt: number;
 }
@@ -56,7 +57,7 @@ export class ResumeTokens {
   ) {}
 
   sign(c: ResumeClaim): string {
-    const body = Buffer.from(JSON.stringify({ r: c.requestId, k: c.keyName, s: c.lastSeq, e: c.expiresAt })).toString('base64url');
+    const body = Buffer.from(JSON.stringify({ r: c.requestId, k: c.keyId, s: c.lastSeq, e: c.expiresAt })).toString('base64url');
     return `${PREFIX}.${body}.${this.mac(body)}`;
   }
 
@@ -88,7 +89,7 @@ export class ResumeTokens {
         message: `The resume token for request ${claim.r} expired at ${new Date(claim.e).toISOString()}. Send the full start again with a new request_id.`,
       };
     }
-    return { ok: true, requestId: claim.r, keyName: claim.k, lastSeq: claim.s, expiresAt: claim.e };
+    return { ok: true, requestId: claim.r, keyId: claim.k, lastSeq: claim.s, expiresAt: claim.e };
   }
 
   private mac(body: string): string {

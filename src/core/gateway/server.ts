@@ -6,6 +6,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { requestTarget } from '../http/request-target';
 import { isLoopbackAddress, isLoopbackHost, offeredProtocols, presentedKey } from './auth';
 import { KeyLimits } from './limits';
 import { OpenAiHttp } from './openai-http';
@@ -15,6 +16,9 @@ import { RelayService } from './relay-ws';
 import { loadResumeKey, ResumeTokens } from './resume-token';
 import { negotiate } from './stream-v1-messages';
 import { StreamV1Service } from './stream-v1';
+
+/** How often revocations made elsewhere (CLI, console) are looked for: they take effect within this. */
+const REVOCATION_POLL_MS = 250;
 
 export interface Gateway {
   url: string;
@@ -51,28 +55,54 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const relay = new RelayService(o, limits);
   const api = new OpenAiHttp(o, limits);
 
+  // Revocation takes effect on what is already running: the keys file is re-read when it changed
+  // (a stat per tick), and connections, streams and HTTP requests of keys no longer in it are ended.
+  const isValid = (id: string) => o.keys.isValid(id);
+  const revocations = setInterval(() => {
+    try {
+      stream.revoked(isValid);
+      relay.revoked(isValid);
+      api.revoked(isValid);
+    } catch (e) {
+      log.error(`checking for revoked keys failed: ${(e as Error).message}`);
+    }
+  }, REVOCATION_POLL_MS);
+  revocations.unref();
+
   const wsOptions = { noServer: true, maxPayload: o.maxMessageBytes, perMessageDeflate: { threshold: 1024 }, clientTracking: false } as const;
   const streamWss = new WebSocketServer({ ...wsOptions, handleProtocols: (offered: Set<string>) => negotiate([...offered]).protocol ?? false });
   const relayWss = new WebSocketServer({ ...wsOptions, handleProtocols: (offered: Set<string>) => (offered.has('access_token') ? 'access_token' : false) });
 
-  const urlOf = (req: IncomingMessage) => new URL(req.url ?? '/', 'http://gateway.local');
+  const BAD_TARGET = 'The request target is not a path on this server (it must start with a single "/").';
 
   const server = http.createServer((req: IncomingMessage, res: ServerResponse) => {
+    const url = requestTarget(req.url);
+    if (!url) {
+      log.debug(`refused ${req.method} with a malformed request target`);
+      const body = JSON.stringify({ error: { message: BAD_TARGET, type: 'invalid_request_error', param: null, code: 'bad_request_target' } });
+      res.writeHead(400, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
+      res.end(body);
+      return;
+    }
     const denied = origins.check(req);
     if (denied) {
-      log.warn(`refused ${req.method} ${urlOf(req).pathname}: ${denied}`);
+      log.warn(`refused ${req.method} ${url.pathname}: ${denied}`);
       const body = JSON.stringify({ error: { message: denied, type: 'permission_error', param: null, code: 'origin_not_allowed' } });
       res.writeHead(403, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
       res.end(body);
       return;
     }
     origins.cors(req, res);
-    void api.handle(req, res, urlOf(req));
+    void api.handle(req, res, url);
   });
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', (e) => log.debug(`upgrade socket: ${e.message}`));
-    const url = urlOf(req);
+    const url = requestTarget(req.url);
+    if (!url) {
+      log.debug('refused a WebSocket with a malformed request target');
+      return refuse(socket, 400, BAD_TARGET);
+    }
     const denied = origins.check(req);
     if (denied) {
       log.warn(`refused a WebSocket to ${url.pathname}: ${denied}`);
@@ -95,9 +125,15 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     }
     refuse(socket, 404, `No WebSocket endpoint at ${url.pathname}; use /v1/stream (stream-v1) or /v1/ws.`);
   });
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => socket.destroy());
+    refuse(socket, 405, 'CONNECT is not served by this gateway.');
+  });
   server.on('clientError', (err, socket) => {
     log.debug(`bad HTTP request: ${err.message}`);
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    const status = (err as NodeJS.ErrnoException).code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+    if (socket.writable) socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    else socket.destroy();
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -127,6 +163,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     port,
     close: () => {
       closing ??= (async () => {
+        clearInterval(revocations);
         stream.close();
         relay.close();
         streamWss.close();

@@ -3,6 +3,7 @@
 // (kept for the TTL so a resume or a repeated start still finds them). Memory is bounded by a total
 // byte cap: finished requests nobody is attached to are dropped first, oldest first.
 import type { Logger } from '../log';
+import type { KeyIdentity } from './keys';
 import { StreamState, type StreamConn, type StreamLimits } from './stream-state';
 
 export interface StreamRegistryOptions {
@@ -21,22 +22,42 @@ export class StreamRegistry {
 
   constructor(private readonly o: StreamRegistryOptions) {}
 
-  private static id(keyName: string, requestId: string): string {
-    return `${keyName}\n${requestId}`;
+  private static id(keyId: string, requestId: string): string {
+    return `${keyId}\n${requestId}`;
   }
 
-  get(keyName: string, requestId: string): StreamState | undefined {
-    return this.states.get(StreamRegistry.id(keyName, requestId));
+  /** The request `requestId` of the key with this id (its hash; names can be reused). */
+  get(keyId: string, requestId: string): StreamState | undefined {
+    return this.states.get(StreamRegistry.id(keyId, requestId));
   }
 
-  create(keyName: string, requestId: string, model: string): StreamState {
-    const state = new StreamState(keyName, requestId, model, this.o.limits, {
-      onBytes: (d) => this.onBytes(d),
-      overGlobalCap: () => this.total > this.o.maxRetainedBytes,
-      onAckTimeout: (s, c) => this.o.onAckTimeout(s, c),
-    });
-    this.states.set(StreamRegistry.id(keyName, requestId), state);
+  create(key: KeyIdentity, requestId: string, model: string): StreamState {
+    const state = new StreamState(
+      key.name,
+      requestId,
+      model,
+      this.o.limits,
+      {
+        onBytes: (d) => this.onBytes(d),
+        overGlobalCap: () => this.total > this.o.maxRetainedBytes,
+        onAckTimeout: (s, c) => this.o.onAckTimeout(s, c),
+      },
+      key.id,
+    );
+    this.states.set(StreamRegistry.id(key.id, requestId), state);
     return state;
+  }
+
+  /** Cancels and forgets every request of a key that is no longer valid; returns how many. */
+  dropRevoked(isValid: (keyId: string) => boolean): number {
+    let n = 0;
+    for (const s of [...this.states.values()]) {
+      if (isValid(s.keyId)) continue;
+      this.o.log.info(`stream ${s.requestId}: its API key was revoked; cancelling it`, { requestId: s.requestId });
+      this.remove(s, 'the API key was revoked');
+      n++;
+    }
+    return n;
   }
 
   /** Re-arms the expiry of a state after it was attached, detached or finished. */
@@ -52,7 +73,7 @@ export class StreamRegistry {
   }
 
   remove(state: StreamState, reason: string): void {
-    const id = StreamRegistry.id(state.keyName, state.requestId);
+    const id = StreamRegistry.id(state.keyId, state.requestId);
     if (this.states.get(id) === state) this.states.delete(id);
     const t = this.timers.get(state);
     if (t) clearTimeout(t);

@@ -62,6 +62,8 @@ export class StreamState {
     readonly model: string,
     private readonly limits: StreamLimits,
     private readonly hooks: StreamHooks,
+    /** The id (hash) of the key that started it: what it is bound to, since key names can be reused. */
+    readonly keyId: string = keyName,
   ) {
     // A cancelled request must not stay parked waiting for room.
     this.controller.signal.addEventListener('abort', () => this.notify(), { once: true });

@@ -23,7 +23,7 @@ export function internalId(s: StreamState): string {
 }
 
 export function resumeToken(deps: RunDeps, s: StreamState, lastSeq: number): string {
-  return deps.tokens.sign({ requestId: s.requestId, keyName: s.keyName, lastSeq, expiresAt: Date.now() + deps.resumeTtlMs });
+  return deps.tokens.sign({ requestId: s.requestId, keyId: s.keyId, lastSeq, expiresAt: Date.now() + deps.resumeTtlMs });
 }
 
 /** Starts the request; `release` frees the key's concurrency slot when it ends. Never throws. */

@@ -20,7 +20,8 @@ const NEED_KEY = 'Create a key with `swan-provider keys create --name NAME` (or 
 class Connection implements StreamConn {
   readonly attached = new Set<StreamState>();
   keyName?: string;
-  rawKey?: string;
+  /** The key's id (its hash): streams, resume tokens and revocation go by it. */
+  keyId?: string;
   stopKeepAlive?: () => void;
   authTimer?: NodeJS.Timeout;
 
@@ -103,16 +104,30 @@ export class StreamV1Service {
     this.registry.close();
   }
 
+  /** Ends every connection and request of keys that were revoked (the gateway polls this). */
+  revoked(isValid: (keyId: string) => boolean): void {
+    for (const c of this.conns.values()) {
+      if (!c.keyId || isValid(c.keyId)) continue;
+      this.log.info(`stream connection ${c.id}: its API key was revoked; closing it`);
+      c.error('unauthorized', 'rejected', `This connection's API key was revoked. ${NEED_KEY}`);
+      c.keyId = undefined;
+      c.keyName = undefined;
+      c.ws.close(CLOSE.policy, 'API key revoked');
+    }
+    this.registry.dropRevoked(isValid);
+  }
+
   private authenticate(c: Connection, key: string): boolean {
-    const name = this.o.keys.verify(key);
-    if (!name) {
+    const who = this.o.keys.identify(key);
+    const name = who?.name;
+    if (!who || !name) {
       this.log.info(`stream connection ${c.id}: refused an unknown or revoked API key`);
       c.error('unauthorized', 'rejected', `The API key is not valid (unknown or revoked). ${NEED_KEY}`);
       c.ws.close(CLOSE.policy, 'invalid API key');
       return false;
     }
     c.keyName = name;
-    c.rawKey = key;
+    c.keyId = who.id;
     if (c.authTimer) clearTimeout(c.authTimer);
     c.json({ type: 'quota', ...this.limits.quota(name) });
     return true;
@@ -139,7 +154,7 @@ export class StreamV1Service {
       return;
     }
     // A key revoked while connected stops working for new work at once.
-    if (m.type === 'start' && this.o.keys.verify(c.rawKey) !== c.keyName) {
+    if (m.type === 'start' && !this.o.keys.isValid(c.keyId as string)) {
       c.error('unauthorized', 'rejected', `This connection's API key was revoked. ${NEED_KEY}`, at);
       c.ws.close(CLOSE.policy, 'API key revoked');
       return;
@@ -175,10 +190,11 @@ export class StreamV1Service {
 
   private start(c: Connection, m: StartMessage): void {
     const keyName = c.keyName as string;
-    if (m.resume_token) return this.resume(c, keyName, m);
+    const keyId = c.keyId as string;
+    if (m.resume_token) return this.resume(c, keyId, m);
     const requestId = m.request_id as string;
     const model = m.model as string;
-    const existing = this.registry.get(keyName, requestId);
+    const existing = this.registry.get(keyId, requestId);
     if (existing) return this.reattach(c, existing, model);
 
     const models = this.o.models();
@@ -196,7 +212,7 @@ export class StreamV1Service {
       c.json({ type: 'quota', ...this.limits.quota(keyName) });
       return;
     }
-    const state = this.registry.create(keyName, requestId, model);
+    const state = this.registry.create({ name: keyName, id: keyId }, requestId, model);
     this.attach(c, state, 0);
     c.json({
       type: 'started',
@@ -225,18 +241,18 @@ export class StreamV1Service {
     this.attach(c, s, s.lastAcked);
   }
 
-  private resume(c: Connection, keyName: string, m: StartMessage): void {
+  private resume(c: Connection, keyId: string, m: StartMessage): void {
     const check = this.tokens.verify(m.resume_token as string);
     if (!check.ok) {
       const rid = check.requestId ?? m.request_id;
       return c.error(check.code, 'invalid', check.message, rid ? { request_id: rid } : {});
     }
     const at2 = { request_id: check.requestId };
-    if (check.keyName !== keyName) return c.error('invalid_resume_token', 'invalid', 'The resume token was issued to another API key; resume with the key that started the request.', at2);
+    if (check.keyId !== keyId) return c.error('invalid_resume_token', 'invalid', 'The resume token was issued to another API key; resume with the key that started the request.', at2);
     if (m.request_id && m.request_id !== check.requestId) {
       return c.error('invalid_resume_token', 'invalid', `The resume token belongs to request ${check.requestId}, not ${m.request_id}.`, at2);
     }
-    const s = this.registry.get(keyName, check.requestId);
+    const s = this.registry.get(keyId, check.requestId);
     if (!s) {
       return c.error(
         'resume_unavailable',
@@ -275,7 +291,7 @@ export class StreamV1Service {
   }
 
   private ack(c: Connection, requestId: string, seq: number): void {
-    const s = this.registry.get(c.keyName as string, requestId);
+    const s = this.registry.get(c.keyId as string, requestId);
     if (!s) return c.error('unknown_request', 'invalid', `No request ${requestId} is kept for this key (it finished long ago or never started).`, { request_id: requestId });
     const r = s.ack(c, seq);
     if (r === 'not_attached') {
@@ -285,7 +301,7 @@ export class StreamV1Service {
   }
 
   private cancel(c: Connection, requestId: string): void {
-    const s = this.registry.get(c.keyName as string, requestId);
+    const s = this.registry.get(c.keyId as string, requestId);
     if (!s) return c.error('unknown_request', 'invalid', `No request ${requestId} is running for this key.`, { request_id: requestId });
     if (s.finished) return; // it ended before the cancel arrived: its terminal message says how
     s.cancelledByClient = true;

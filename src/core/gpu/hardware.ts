@@ -1,37 +1,56 @@
-// The `hardware` block of the hub's register message, built from a GPU inventory.
-import type { GpuInventory } from '../../shared/types';
+// The `hardware` block of the hub's register and heartbeat messages, in the Go provider's form
+// (HardwareInfo + detectNvidiaHardware in internal/computing/inference_client.go): the primary GPU's
+// type and model, its VRAM in whole GiB (floored, at least 1), the count of all GPUs, and strings
+// that are "" when unknown. No GPU: no block at all (Go sends a nil *HardwareInfo).
+import type { EngineType, GpuInfo, GpuInventory } from '../../shared/types';
+import { SERVING_ENGINES, type HubHardware, type ServingEngine } from '../protocol/messages';
 
-export interface HubHardware {
-  gpu_type: string; // slug: 'rtx3080', 'h200', 'rx7900xtx', 'm2max'; 'cpu' without a GPU
-  gpu_model: string; // 'NVIDIA GeForce RTX 3080'; 'none' without a GPU
-  /** VRAM of ONE GPU (the primary one), in whole GB, as the Go provider reports it. */
-  vram_gb: number;
-  gpu_count: number;
-  compute_capability?: string;
-  driver_version?: string;
-  cuda_version?: string;
-  serving_engine: string;
-}
+export type { HubHardware } from '../protocol/messages';
 
 /**
- * Like the Go provider: type, model and VRAM of the first (primary) GPU, and the count of all.
- * VRAM is rounded to the nearest GB (81559 MiB on an H100 -> 80; the Go code floors it to 79),
- * never 0 for a GPU that has memory. MIG slices count as GPUs: each one serves an engine.
+ * "NVIDIA GeForce RTX 3080" -> "RTX 3080", "NVIDIA Tesla T4" -> "T4", "NVIDIA H200" -> "H200" (Go's
+ * rules); "AMD Radeon RX 7900 XTX" -> "Radeon RX 7900 XTX"; Apple "Apple M2 Max" -> "m2_max" (Go's
+ * detectAppleSiliconHardware).
  */
-export function hardwareBlock(inv: GpuInventory, servingEngine: string): HubHardware {
-  const primary = inv.gpus[0];
-  if (!primary) {
-    return { gpu_type: 'cpu', gpu_model: 'none', vram_gb: 0, gpu_count: 0, serving_engine: servingEngine };
+export function gpuTypeOf(gpu: Pick<GpuInfo, 'model' | 'vendor'>): string {
+  const name = gpu.model.trim();
+  if (gpu.vendor === 'apple') return name.toLowerCase().replace(/apple /g, '').replace(/ /g, '_');
+  if (name.includes('GeForce')) return name.replace('NVIDIA GeForce ', '');
+  if (name.includes('Tesla')) return name.replace('NVIDIA ', '').replace('Tesla ', '');
+  if (name.includes('NVIDIA')) return name.replace('NVIDIA ', '');
+  if (name.startsWith('AMD ')) return name.slice(4);
+  return name;
+}
+
+/** Our engine types in the Go set (sglang, vllm, ollama, llamacpp, tgi, unknown). */
+export function servingEngineOf(type: EngineType | undefined): ServingEngine {
+  return (SERVING_ENGINES as readonly string[]).includes(type ?? '') ? (type as ServingEngine) : 'unknown';
+}
+
+/** The most common known engine among the endpoints (Go's detectServingEngine), else "unknown". */
+export function mostCommonEngine(types: Array<EngineType | undefined>): ServingEngine {
+  const counts = new Map<ServingEngine, number>();
+  for (const t of types) {
+    const e = servingEngineOf(t);
+    if (e !== 'unknown') counts.set(e, (counts.get(e) ?? 0) + 1);
   }
-  const vramGb = primary.vramTotalMb > 0 ? Math.max(1, Math.round(primary.vramTotalMb / 1024)) : 0;
+  let best: ServingEngine = 'unknown';
+  let n = 0;
+  for (const [e, c] of counts) if (c > n) [best, n] = [e, c];
+  return best;
+}
+
+export function hardwareBlock(inv: GpuInventory, servingEngine: ServingEngine): HubHardware | undefined {
+  const primary = inv.gpus[0];
+  if (!primary) return undefined;
   return {
-    gpu_type: primary.slug,
+    gpu_type: gpuTypeOf(primary),
     gpu_model: primary.model,
-    vram_gb: vramGb,
+    vram_gb: Math.max(1, Math.floor(primary.vramTotalMb / 1024)),
     gpu_count: inv.gpus.length,
-    ...(primary.computeCapability ? { compute_capability: primary.computeCapability } : {}),
-    ...(primary.driverVersion ? { driver_version: primary.driverVersion } : {}),
-    ...(primary.cudaVersion ? { cuda_version: primary.cudaVersion } : {}),
+    compute_capability: primary.computeCapability ?? '',
+    driver_version: primary.driverVersion ?? '',
+    cuda_version: primary.cudaVersion ?? '',
     serving_engine: servingEngine,
   };
 }

@@ -1,6 +1,7 @@
-// The heartbeat's `metrics` map from the latest sample. Seed 000: gpu_utilization is a 0..1
-// fraction and vram_used_gb a number; per-GPU gpu_N_* keys follow the Go provider's habit.
-// A value that is not live is left out, never sent stale.
+// The heartbeat's GPU `metrics` in the Go provider's keys and units (collectMetrics in
+// internal/computing/inference_client.go, gpu_metrics_collector.go): utilisation and memory use in
+// percent 0..100 averaged over the GPUs, per GPU `gpu_N_*` in %, MiB, °C and W, and 0 for the two
+// averages when there is no GPU (or no live sample). The console keeps its own units (GpuSample).
 import type { GpuSample } from '../../shared/types';
 
 export interface HeartbeatMetricsOptions {
@@ -15,32 +16,30 @@ const round = (x: number, digits: number): number => {
   return Math.round(x * f) / f;
 };
 
+const mean = (xs: number[]): number => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+
 export function heartbeatMetrics(sample: GpuSample | null, opts: HeartbeatMetricsOptions = {}): Record<string, number> {
-  const out: Record<string, number> = {};
+  const out: Record<string, number> = { gpu_utilization: 0, memory_utilization: 0 };
   if (!sample) return out;
   const now = opts.now ?? Date.now();
-  if (now - sample.ts > (opts.maxAgeMs ?? 10_000)) return out;
+  if (now - sample.ts > (opts.maxAgeMs ?? 10_000) || !sample.available) return out;
 
-  if (sample.cpuPercent !== null) out.cpu_utilization = round(sample.cpuPercent / 100, 4);
-  if (sample.ramUsedMb !== null) out.ram_used_gb = round(sample.ramUsedMb / 1024, 2);
-  if (!sample.available) return out;
-
-  const utils = sample.devices.flatMap((d) => (d.utilization === null ? [] : [d.utilization]));
-  if (utils.length) out.gpu_utilization = round(utils.reduce((a, b) => a + b, 0) / utils.length, 4);
-  const used = sample.devices.flatMap((d) => (d.vramUsedMb === null ? [] : [d.vramUsedMb]));
-  if (used.length) out.vram_used_gb = round(used.reduce((a, b) => a + b, 0) / 1024, 2);
-  const totals = sample.devices.flatMap((d) => (d.vramTotalMb === null ? [] : [d.vramTotalMb]));
-  if (totals.length === used.length && totals.length) {
-    const total = totals.reduce((a, b) => a + b, 0);
-    if (total > 0) out.memory_utilization = round(used.reduce((a, b) => a + b, 0) / total, 4);
-  }
-
+  const utils: number[] = [];
+  const memPcts: number[] = [];
   for (const d of sample.devices) {
     const p = `gpu_${d.index}_`;
-    if (d.utilization !== null) out[`${p}utilization`] = round(d.utilization, 4);
-    if (d.vramUsedMb !== null) out[`${p}vram_used_gb`] = round(d.vramUsedMb / 1024, 2);
-    if (d.temperatureC !== null) out[`${p}temperature`] = d.temperatureC;
-    if (d.powerW !== null) out[`${p}power_w`] = round(d.powerW, 1);
+    if (d.utilization !== null) {
+      const pct = round(d.utilization * 100, 2);
+      utils.push(pct);
+      out[`${p}utilization`] = pct;
+    }
+    if (d.vramUsedMb !== null) out[`${p}memory_used_mb`] = d.vramUsedMb;
+    if (d.vramTotalMb !== null) out[`${p}memory_total_mb`] = d.vramTotalMb;
+    if (d.vramUsedMb !== null && d.vramTotalMb) memPcts.push((d.vramUsedMb / d.vramTotalMb) * 100);
+    if (d.temperatureC !== null) out[`${p}temperature_c`] = d.temperatureC;
+    if (d.powerW !== null) out[`${p}power_draw_w`] = round(d.powerW, 2);
   }
+  out.gpu_utilization = round(mean(utils), 2);
+  out.memory_utilization = round(mean(memPcts), 2);
   return out;
 }

@@ -13,6 +13,7 @@ import {
   InboundError,
   MAX_MESSAGE_BYTES,
   out,
+  RESUME_EXTENSION,
   parseInbound,
   type Health,
   type HeartbeatPayload,
@@ -28,6 +29,20 @@ export interface LinkTimings {
   readTimeoutMs: number;
   reconnectMaxBackoffMs: number;
   authFailedBackoffMs: number;
+  /** WebSocket handshake (Go dialer: 10 s). */
+  handshakeTimeoutMs?: number;
+  /** A write the socket has not taken within this ends the connection (Go writeWait: 10 s). */
+  writeTimeoutMs?: number;
+}
+
+/** Go's dialer HandshakeTimeout and writeWait (inference_client.go). */
+export const HANDSHAKE_TIMEOUT_MS = 10_000;
+export const WRITE_TIMEOUT_MS = 10_000;
+
+/** Reconnect delay after `n` failed dials in a row: 0 (immediate), then 1, 2, 4 … s up to the cap (Go). */
+export function reconnectDelayMs(n: number, maxMs: number): number {
+  if (n <= 0) return 0;
+  return Math.min(maxMs, 1000 * 2 ** Math.min(n - 1, 16));
 }
 
 export interface HubLinkOptions {
@@ -50,6 +65,8 @@ export interface HubLinkEvents {
 }
 
 const MISSED_HEARTBEATS_LIMIT = 3;
+/** Distinct unknown message types remembered for "logged once per type". */
+const UNKNOWN_TYPES_REMEMBERED = 64;
 
 export class HubLink extends EventEmitter<HubLinkEvents> {
   private ws?: WebSocket;
@@ -59,6 +76,11 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
   private status: LinkStatus;
   private registerId = '';
   private heartbeatSeq = 0;
+  /** Extensions of the last register ack (the dev hub: resume-v1; the Go hub: none). */
+  private extensions: readonly string[] = [];
+  private readonly unknownTypes = new Set<string>();
+  private pendingWrites = 0;
+  private writeProgressAt = 0;
   private dataInFlight = 0;
   private corked = false;
   private readonly dataQueue: Array<{ text: string; bytes: number; resolve: (ok: boolean) => void }> = [];
@@ -78,6 +100,11 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
 
   get connected(): boolean {
     return this.status.state === 'connected';
+  }
+
+  /** Whether the hub said (in its last register ack) that it resumes streams across a dropped link. */
+  get hubResumes(): boolean {
+    return this.extensions.includes(RESUME_EXTENSION);
   }
 
   start(): void {
@@ -127,10 +154,21 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
     if (!ws || ws.readyState !== WebSocket.OPEN) return false;
     const enc = encodeOnce(msg);
     if (!this.sizeOk(enc)) return false;
-    ws.send(enc.text);
+    this.writeStarted();
+    ws.send(enc.text, this.writeDone);
     this.counters.sent++;
     return true;
   }
+
+  private writeStarted(): void {
+    if (this.pendingWrites++ === 0) this.writeProgressAt = Date.now();
+  }
+
+  private readonly writeDone = (): void => {
+    // A callback of a socket already closed may come after the next session reset the count.
+    if (this.pendingWrites > 0) this.pendingWrites--;
+    this.writeProgressAt = Date.now();
+  };
 
   /**
    * Sends a data message (stream chunk). Resolves true once it is handed to the socket, false when
@@ -165,7 +203,9 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
     this.dataInFlight += bytes;
     this.counters.sent++;
     this.corkForThisTick(ws);
+    this.writeStarted();
     ws.send(text, () => {
+      this.writeDone();
       this.dataInFlight -= bytes;
       this.pump();
     });
@@ -203,6 +243,7 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
   private failQueued(): void {
     for (const q of this.dataQueue.splice(0)) q.resolve(false);
     this.dataInFlight = 0;
+    this.pendingWrites = 0;
   }
 
   private setState(state: LinkState, reason?: string, nextRetryAt?: number): void {
@@ -231,7 +272,8 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
 
   private async run(): Promise<void> {
     const { reconnectMaxBackoffMs, authFailedBackoffMs } = this.opts.timings;
-    let failures = 0;
+    // Failed dials in a row; the first redial after a working link is immediate (Go reconnect()).
+    let failures = 1;
     let lastReason: string | undefined;
     while (!this.stopped) {
       this.status.attempts = failures + 1;
@@ -246,33 +288,41 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
         this.setState('auth_failed', result.reason, next);
         this.opts.log.error(result.reason);
         await this.sleep(authFailedBackoffMs);
-        failures = 0;
+        failures = 1;
         continue;
       }
-      failures = result.registered ? 1 : failures + 1;
-      const base = Math.min(reconnectMaxBackoffMs, 1000 * 2 ** Math.min(failures - 1, 16));
-      const delay = Math.round(base * (0.5 + Math.random() * 0.5));
+      // A link that was up for a while is redialled at once; one that dies right after its register ack
+      // (a hub that accepts and drops) backs off like a failed dial instead of spinning.
+      failures = result.registered && result.upMs >= 1000 ? 0 : failures;
+      const delay = reconnectDelayMs(failures, reconnectMaxBackoffMs);
+      failures++;
       this.setState('backoff', result.reason, Date.now() + delay);
-      this.opts.log.warn(`hub link down (${result.reason}); retrying in ${(delay / 1000).toFixed(1)} s`);
-      await this.sleep(delay);
+      this.opts.log.warn(`hub link down (${result.reason}); ${delay === 0 ? 'redialling now' : `retrying in ${(delay / 1000).toFixed(1)} s`}`);
+      if (delay > 0) await this.sleep(delay);
     }
   }
 
   /** One connection, from dial to close. Never rejects. */
-  private session(): Promise<{ registered: boolean; authFailed: boolean; reason: string }> {
+  private session(): Promise<{ registered: boolean; authFailed: boolean; reason: string; upMs: number }> {
     const { pingIntervalMs, readTimeoutMs, heartbeatIntervalMs } = this.opts.timings;
+    const handshakeTimeout = this.opts.timings.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS;
+    const writeTimeoutMs = this.opts.timings.writeTimeoutMs ?? WRITE_TIMEOUT_MS;
     const log = this.opts.log;
     this.counters.dials++;
     return new Promise((resolve) => {
       let registered = false;
+      let registeredAt = 0;
       let authFailed = false;
+      let registerTimer: NodeJS.Timeout | undefined;
+      let writeTimer: NodeJS.Timeout | undefined;
       let reason = 'connection closed';
       let readTimer: NodeJS.Timeout | undefined;
       let pingTimer: NodeJS.Timeout | undefined;
       let heartbeatTimer: NodeJS.Timeout | undefined;
       let missedHeartbeats = 0;
-      const ws = new WebSocket(this.opts.url, { maxPayload: MAX_MESSAGE_BYTES, handshakeTimeout: readTimeoutMs, perMessageDeflate: false });
+      const ws = new WebSocket(this.opts.url, { maxPayload: MAX_MESSAGE_BYTES, handshakeTimeout, perMessageDeflate: false });
       this.ws = ws;
+      this.pendingWrites = 0;
 
       const resetRead = (): void => {
         clearTimeout(readTimer);
@@ -291,11 +341,14 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
         this.heartbeatSeq++;
         this.sendControl({ ...out.heartbeat(this.opts.heartbeat()), request_id: `hb-${this.heartbeatSeq}` });
       };
-      const onRegistered = (): void => {
+      const onRegistered = (extensions: readonly string[]): void => {
         registered = true;
+        registeredAt = Date.now();
+        clearTimeout(registerTimer);
+        this.extensions = extensions;
         this.status.attempts = 0;
         this.setState('connected');
-        log.info(`registered with ${this.opts.url}`);
+        log.info(`registered with ${this.opts.url}${extensions.length ? ` (hub extensions: ${extensions.join(', ')})` : ''}`);
         // Health right after every register ack, or the hub keeps a stale status (Go provider PR 32).
         this.sendControl(out.modelHealth(this.opts.nodeId, this.opts.modelHealth()));
         clearInterval(heartbeatTimer);
@@ -311,6 +364,18 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
         }, pingIntervalMs);
         this.registerId = crypto.randomUUID();
         this.sendControl(out.register(this.registerId, this.opts.register()));
+        // No register ack within 3 heartbeat ticks: a hub that does not answer is a dead link (Go #73).
+        registerTimer = setTimeout(() => {
+          reason = `the hub did not acknowledge registration within ${(MISSED_HEARTBEATS_LIMIT * heartbeatIntervalMs) / 1000} s`;
+          ws.terminate();
+        }, MISSED_HEARTBEATS_LIMIT * heartbeatIntervalMs);
+        // Write deadline: a message the socket has not taken within writeTimeoutMs ends the connection.
+        writeTimer = setInterval(() => {
+          if (this.ws === ws && this.pendingWrites > 0 && Date.now() - this.writeProgressAt > writeTimeoutMs) {
+            reason = `a write to the hub did not complete within ${writeTimeoutMs / 1000} s (write deadline)`;
+            ws.terminate();
+          }
+        }, Math.max(10, Math.min(1000, writeTimeoutMs / 4)));
       });
       ws.on('pong', resetRead);
       ws.on('unexpected-response', (_req, res) => {
@@ -342,21 +407,39 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
           this.counters.invalid++;
           const err = e as InboundError;
           log.warn(`invalid message from the hub: ${err.message}`, { requestId: err.requestId });
-          if (err.requestId) this.sendControl(out.error(err.requestId, 400, err.message));
+          if (err.requestId && err.messageType === 'inference') {
+            // A refused inference goes out on its result path (stream_end / ack with a status), not as an error frame.
+            for (const m of out.refusal(err.requestId, err.stream === true, 400, err.message)) this.sendControl(m);
+          } else if (err.requestId) this.sendControl(out.error(err.requestId, 400, err.message));
+          return;
+        }
+        if (msg.type === 'unknown') {
+          // Logged once per type, never answered: the hub may speak newer types than we know.
+          if (!this.unknownTypes.has(msg.messageType) && this.unknownTypes.size < UNKNOWN_TYPES_REMEMBERED) {
+            this.unknownTypes.add(msg.messageType);
+            log.warn(`ignored a message of unknown type "${msg.messageType.slice(0, 64)}" from the hub (further ones of this type are ignored silently)`);
+          }
           return;
         }
         if (msg.type === 'ack') {
           // Go types the ack's request_id without omitempty, so a hub that leaves it unset sends "": any
           // successful ack completes registration, as the Go client accepts it (HUB-PROTOCOL.md, Envelope).
           const ackFor = msg.payload.request_id || msg.requestId;
-          if (!registered && msg.payload.success !== false) {
-            onRegistered();
+          if (!registered) {
+            if (msg.payload.success === true) onRegistered(msg.payload.extensions ?? []);
+            else if (msg.payload.success === false) {
+              reason = `the hub refused registration: ${msg.payload.message ?? 'no reason given'}`;
+              ws.close();
+            } else log.warn('ignored an ack without "success" while registering');
             return;
           }
-          if (ackFor === this.registerId && msg.payload.success === false) {
-            reason = `the hub refused registration: ${msg.payload.message ?? 'no reason given'}`;
-            ws.close();
-            return;
+          if (ackFor && ackFor === this.registerId) {
+            if (msg.payload.success === false) {
+              reason = `the hub refused registration: ${msg.payload.message ?? 'no reason given'}`;
+              ws.close();
+              return;
+            }
+            this.extensions = msg.payload.extensions ?? [];
           }
           missedHeartbeats = 0;
           return;
@@ -379,12 +462,14 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
       });
       ws.on('close', (code) => {
         clearTimeout(readTimer);
+        clearTimeout(registerTimer);
+        clearInterval(writeTimer);
         clearInterval(pingTimer);
         clearInterval(heartbeatTimer);
         if (this.ws === ws) this.ws = undefined;
         this.failQueued();
         if (reason === 'connection closed' && code) reason = `connection closed (code ${code})`;
-        resolve({ registered, authFailed, reason });
+        resolve({ registered, authFailed, reason, upMs: registered ? Date.now() - registeredAt : 0 });
       });
     });
   }

@@ -1,9 +1,14 @@
-// HubRelay: serves the hub's inference requests and keeps their answers safe across link drops.
-// Every stream_chunk / stream_end / result carries `seq` (from 1, per request) and is retained until
-// the hub can no longer ask for it. While the link is down generation goes on; after the next register
-// ack the hub may send `resume {request_id, last_seq}` and gets everything after last_seq, once.
-// A request not resumed within the grace period (or whose link stays down past the TTL) is cancelled
-// at the engine so the GPU is freed.
+// HubRelay: serves the hub's inference requests in the Go provider's dialect (docs/hub-dialect.md):
+// request_id in the envelope and payload of every answer, a stream that fails before any data opens
+// with an error chunk, refusals on the result paths (never `error` frames), token counts only as the
+// engine reported them, and silence after a hub `cancel`.
+// Resume-v1 is ours: only when the hub's last register ack carried "extensions": ["resume-v1"] (the
+// dev hub) is every stream_chunk / stream_end / result retained (by `seq`, from 1 per request) and
+// generation kept going while the link is down; after the next register ack the hub may send
+// `resume {request_id, last_seq}` and gets everything after last_seq, once. A request not resumed
+// within the grace period (or whose link stays down past the TTL) is cancelled at the engine. Against
+// a hub without it (the real one), in-flight requests are aborted at the engine on disconnect, as the
+// Go provider does.
 import type { Logger } from '../log';
 import { encodeOnce, out, MAX_MESSAGE_BYTES, type EncodedMessage, type Inbound, type Outbound } from '../protocol/messages';
 import type { InferenceRunner, InferenceResult } from '../agent/inference';
@@ -22,6 +27,11 @@ export interface HubRelayOptions {
   lingerMs?: number;
   /** Hub messages other than inference/cancel/resume (warmup, verify, benchmark) go here. */
   onOther?: (msg: Inbound) => void;
+  /** Called synchronously right before a request's last message (stream_end, result, error) is
+   * sent: the agent commits the request's ledger row here, so what the hub is told is never lost. */
+  beforeFinal?: (id: string) => void;
+  /** A request's last message was handed to the hub link (now, or replayed on resume). */
+  finalSent?: (id: string) => void;
 }
 
 interface Active {
@@ -36,6 +46,10 @@ interface Active {
   dropped: boolean;
   /** Cancelled because its retained answer outgrew the memory cap. */
   evicted?: boolean;
+  /** The hub sent `cancel`: nothing more is sent for it (Go cancel_test.go). */
+  hubCancelled?: boolean;
+  /** Whether the last message sent for it was handed to the link. */
+  handed?: boolean;
 }
 
 export class HubRelay {
@@ -47,7 +61,7 @@ export class HubRelay {
   private linkUp = false;
   /** Finished while detached and not yet resumed: dropped when the grace period ends. */
   private readonly detachedFinished = new Set<string>();
-  readonly counters = { served: 0, failed: 0, cancelledUnresumed: 0, resumed: 0, replayedMessages: 0, evicted: 0 };
+  readonly counters = { served: 0, failed: 0, cancelledUnresumed: 0, resumed: 0, replayedMessages: 0, evicted: 0, abortedOnDisconnect: 0, cancelledByHub: 0 };
 
   constructor(private readonly o: HubRelayOptions) {
     this.retention = new Retention<EncodedMessage>(o.retentionBytes ?? 64 * 1024 * 1024, (id) => {
@@ -97,8 +111,12 @@ export class HubRelay {
         return;
       case 'cancel': {
         const a = this.active.get(msg.requestId);
-        if (a) {
-          this.o.log.info(`hub cancelled request ${msg.requestId}`, { requestId: msg.requestId });
+        if (a && !a.hubCancelled) {
+          this.o.log.info(`hub cancelled request ${msg.requestId}${msg.reason ? ` (${msg.reason.slice(0, 64)})` : ''}; stopping the engine and sending nothing more for it`, { requestId: msg.requestId });
+          a.hubCancelled = true;
+          a.dropped = true;
+          this.counters.cancelledByHub++;
+          this.retention.drop(msg.requestId);
           a.ctl.abort();
         }
         return;
@@ -121,6 +139,21 @@ export class HubRelay {
   private onDisconnected(): void {
     this.linkUp = false;
     clearTimeout(this.graceTimer);
+    if (!this.o.link.hubResumes) {
+      // The hub never said it resumes: nobody will read these answers. Free the GPU now.
+      if (this.active.size > 0) {
+        this.o.log.warn(`hub link down and the hub does not resume streams: cancelling ${this.active.size} in-flight request(s) at the engine`);
+      }
+      for (const [id, a] of this.active) {
+        this.counters.abortedOnDisconnect++;
+        a.dropped = true;
+        a.attached = false;
+        a.ctl.abort();
+        this.retention.drop(id);
+      }
+      for (const id of this.retention.ids()) this.retention.drop(id);
+      return;
+    }
     for (const a of this.active.values()) {
       a.attached = false;
       a.resumed = false;
@@ -165,7 +198,9 @@ export class HubRelay {
 
   private async resume(id: string, lastSeq: number): Promise<void> {
     const a = this.active.get(id);
-    if (!this.retention.has(id)) {
+    // A request still running with nothing retained yet (the hub asked right after a re-register) has
+    // nothing to replay: it just stays attached.
+    if (!this.retention.has(id) && !a) {
       this.o.link.sendControl(out.error(id, 410, 'nothing to resume for this request: it was cancelled or finished too long ago'));
       return;
     }
@@ -184,13 +219,19 @@ export class HubRelay {
       }
     }
     if (a && this.active.get(id) === a) a.attached = true;
-    else this.retention.finished(id);
+    else {
+      this.retention.finished(id);
+      this.o.finalSent?.(id);
+    }
     this.o.log.info(`request ${id} resumed after seq ${lastSeq}`, { requestId: id });
   }
 
+  /** Sends (or only retains, while detached); `handed` says whether it reached the link. */
   private async send(id: string, msg: Outbound): Promise<void> {
     const a = this.active.get(id);
-    if (!a || a.dropped) return;
+    if (!a) return;
+    a.handed = false;
+    if (a.dropped) return;
     // Serialised once: the same text is retained for resume and handed to the socket.
     const enc = encodeOnce(msg);
     const bytes = enc.bytes;
@@ -206,8 +247,10 @@ export class HubRelay {
       a.ctl.abort();
       return;
     }
-    this.retention.add(id, enc.seq, enc, bytes);
-    if (a.attached && !(await this.o.link.sendData(enc))) a.attached = false;
+    // Retained for resume only when the hub resumes; the Go hub does not, so nothing is kept for it.
+    if (this.o.link.hubResumes) this.retention.add(id, enc.seq, enc, bytes);
+    a.handed = a.attached && (await this.o.link.sendData(enc));
+    if (!a.handed) a.attached = false;
   }
 
   private next(id: string): number {
@@ -223,7 +266,7 @@ export class HubRelay {
     }
     const { model_id: model, request } = msg.payload;
     const stream = msg.payload.stream ?? request.stream === true;
-    const a: Active = { ctl: new AbortController(), seq: 0, attached: this.o.link.connected, resumed: false, dropped: false };
+    const a: Active = { ctl: new AbortController(), seq: 0, attached: this.o.link.connected, resumed: false, dropped: false, handed: false };
     this.active.set(id, a);
     let result: InferenceResult;
     try {
@@ -254,26 +297,35 @@ export class HubRelay {
   private async finish(id: string, stream: boolean, r: InferenceResult): Promise<void> {
     if (r.status === 'ok') this.counters.served++;
     else this.counters.failed++;
+    if (this.active.get(id)?.hubCancelled) return; // the hub abandoned it: nothing more goes out
+    // Commit before send: the ledger row is durable before the last message can leave (issue 15).
+    this.o.beforeFinal?.(id);
+    const sent = (): void => {
+      if (this.active.get(id)?.handed) this.o.finalSent?.(id);
+    };
     const withSeq = (m: Outbound): Outbound => ({ ...m, payload: { ...m.payload, seq: this.next(id) } });
-    if (r.status === 'rejected') {
-      await this.send(id, withSeq(out.error(id, r.statusCode, r.error ?? 'rejected')));
-      return;
-    }
+    const error = r.error ?? r.status;
     if (!stream) {
-      const result = out.inferenceResult(id, { response: r.response ?? null, statusCode: r.statusCode, latencyMs: r.latencyMs, ...(r.error ? { error: r.error } : {}) });
+      // Go's InferenceResponse: the engine's JSON on success; on an error or refusal, response null
+      // with the status and the error text (refusals take this path too, not an `error` frame).
+      const ok = r.status === 'ok';
+      const result = out.inferenceResult(id, { response: ok ? (r.response ?? null) : null, statusCode: r.statusCode, latencyMs: r.latencyMs, ...(ok ? {} : { error }) });
       await this.send(id, withSeq(result));
+      sent();
       return;
     }
     if (r.status === 'ok') await this.send(id, out.streamChunk(id, this.next(id), null, true));
+    // Nothing sent yet: the hub classifies a failed stream from its first chunk, so an error chunk goes first.
+    else if (this.active.get(id)?.seq === 0) await this.send(id, out.streamErrorChunk(id, this.next(id), error));
     await this.send(
       id,
       out.streamEnd(id, this.next(id), {
         latencyMs: r.latencyMs,
-        tokensIn: r.tokensIn,
-        tokensOut: r.tokensOut,
-        estimated: r.estimated,
-        ...(r.status !== 'ok' ? { statusCode: r.statusCode, error: r.error ?? r.status } : {}),
+        // Token counts only as the engine reported them: per-request pay is tokens x price.
+        ...(r.estimated ? {} : { tokensIn: r.tokensIn, tokensOut: r.tokensOut }),
+        ...(r.status !== 'ok' ? { statusCode: r.statusCode, error } : {}),
       }),
     );
+    sent();
   }
 }

@@ -4,6 +4,9 @@
 // Text that comes from outside (engine error messages, model names) and starts with = + - @ or a
 // tab is prefixed with a single quote, so a spreadsheet shows it as text instead of running it as a
 // formula (OWASP "CSV injection"). Numbers are never altered.
+// The rate columns hold the rate the row earned at (rate_source: network = the platform's payout
+// rate, override = the owner's own estimate); cost is the GPU energy at the owner's electricity
+// price in USD; net = earnings - cost.
 import type { UsageRow } from './usage-record';
 
 export const CSV_HEADER = [
@@ -25,6 +28,10 @@ export const CSV_HEADER = [
   'input_price_per_m',
   'output_price_per_m',
   'earnings',
+  'rate_source',
+  'energy_wh',
+  'cost',
+  'net',
 ] as const;
 
 /** A usage row with the prices it was earned at and what it earned. */
@@ -32,6 +39,11 @@ export interface CsvRow extends UsageRow {
   input_per_m: number | null;
   output_per_m: number | null;
   earnings: number;
+  /** network | override (the owner's estimate) | null (unpriced). */
+  rate_source: string | null;
+  energy_wh: number | null;
+  /** USD of electricity at the owner's price; null when no price or no power samples. */
+  cost: number | null;
 }
 
 const NEEDS_QUOTES = /[",\r\n]/;
@@ -79,6 +91,10 @@ export function csvLine(r: CsvRow): string {
       csvNumber(r.input_per_m),
       csvNumber(r.output_per_m),
       csvNumber(r.earnings),
+      csvText(r.rate_source),
+      csvNumber(r.energy_wh),
+      csvNumber(r.cost),
+      csvNumber(r.earnings - (r.cost ?? 0)),
     ].join(',') + '\r\n'
   );
 }

@@ -23,8 +23,8 @@ import { BoundedQueue } from './bounded-queue';
 import { csvHeaderLine, csvLine } from './csv';
 import { LedgerUnavailableError, describeDbFailure, type DbFailure } from './db-errors';
 import { migrate, ROLLUP_MS } from './migrations';
-import { PriceBook, type PriceRow } from './price-book';
-import { UsageQueries, emptyTotals, type Cursor, type CsvPageRow } from './queries';
+import { PriceBook, type PriceRow, type Rate } from './price-book';
+import { UsageQueries, emptyTotals, type Cursor, type CsvPageRow, type HubLifetime } from './queries';
 import { DAY_MS, startOfLocalDay, type BucketSize } from './time-buckets';
 import { validateRecord, type ValidRecord } from './usage-record';
 import { waitForDrain, type WritableLike } from './write-stream';
@@ -62,10 +62,24 @@ export interface PriceView {
   effectiveFrom: number;
 }
 
+/** The owner's electricity price: `perKwh` in `currency`; `usdPerUnit` converts it to USD (1 for USD). */
+export interface ElectricityPrice {
+  perKwh: number;
+  currency: string;
+  usdPerUnit: number;
+}
+
 interface Pending {
   rec: ValidRecord;
   /** Whether earnings were enabled when the request finished (null: not known yet, use the stored flag). */
   earningsOn: boolean | null;
+  /** The network rates and electricity price in force when it finished. */
+  rates: ReadonlyMap<string, Rate>;
+  power: ElectricityPrice | null;
+  /** false while its last message has not been handed to the hub (awaitingHub records). */
+  delivered: boolean;
+  /** Its row, once written (awaitingHub records only). */
+  rowId?: number;
 }
 
 interface Connection {
@@ -75,6 +89,7 @@ interface Connection {
   insertMany: (items: Pending[]) => void;
   insertPrice: Database.Statement;
   putSetting: Database.Statement;
+  markDelivered: (rowIds: number[]) => void;
 }
 
 const FLUSH_BATCH = 5000;
@@ -82,8 +97,12 @@ const CSV_PAGE = 5000;
 const DROP_LOG_EVERY_MS = 10_000;
 
 const INSERT_SQL = `INSERT INTO usage (request_id, source, model, endpoint, started_at, finished_at, tokens_in, tokens_out,
-  estimated, latency_ms, ttft_ms, tokens_per_second, status, status_code, error, earnings, price_id)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  estimated, latency_ms, ttft_ms, tokens_per_second, status, status_code, error, earnings, price_id,
+  rate_in, rate_out, rate_source, energy_wh, cost, delivered)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+const NO_RATES: ReadonlyMap<string, Rate> = new Map();
+/** Rows awaiting delivery that are tracked in memory (the oldest are forgotten beyond this: they stay undelivered). */
+const MAX_AWAITING = 10_000;
 
 function checkRange(from: number, to: number): void {
   if (!Number.isFinite(from) || !Number.isFinite(to) || from < 0) throw new RangeError(`Invalid time range ${from}..${to}: use epoch milliseconds.`);
@@ -99,6 +118,11 @@ export class Ledger extends EventEmitter {
   private earningsOn: boolean | null = null;
   /** Set when the owner/agent changed the flag while the database was away: write it on reconnect. */
   private earningsUnsaved = false;
+  private networkRates: ReadonlyMap<string, Rate> = NO_RATES;
+  private power: ElectricityPrice | null = null;
+  /** Records written (or held) as not yet delivered, by request id. */
+  private readonly awaiting = new Map<string, Pending>();
+  private readonly deliveredBatch: number[] = [];
   private dropped = 0;
   private droppedThisEpisode = 0;
   private lastDropLog = 0;
@@ -147,7 +171,7 @@ export class Ledger extends EventEmitter {
         this.log.error(`Usage record refused (${checked.reason}); it was not stored.`, { requestId: (r as Partial<UsageRecord> | null)?.requestId });
         return;
       }
-      const item: Pending = { rec: checked.record, earningsOn: this.earningsOn };
+      const item = this.pending(checked.record);
       if (this.closed) {
         this.dropped++;
         this.log.error('Usage record arrived after the ledger was closed; it was not stored.', { requestId: item.rec.requestId });
@@ -173,7 +197,7 @@ export class Ledger extends EventEmitter {
     const items: Pending[] = [];
     for (const r of records) {
       const checked = validateRecord(r);
-      if (checked.ok) items.push({ rec: checked.record, earningsOn: this.earningsOn });
+      if (checked.ok) items.push(this.pending(checked.record));
       else {
         this.invalid++;
         this.log.error(`Usage record refused (${checked.reason}); it was not stored.`);
@@ -189,6 +213,41 @@ export class Ledger extends EventEmitter {
       }
     }
     this.hold(items);
+  }
+
+  /**
+   * The last message of an awaitingHub record was handed to the hub link: its row becomes delivered.
+   * Rows of one event-loop turn are updated together, right after it; until then (and after a crash
+   * in between) the row stays marked undelivered, which is the safe side: it is never counted as
+   * told to the hub when that is not known.
+   */
+  markDelivered(requestId: string): void {
+    const item = this.awaiting.get(requestId);
+    if (item === undefined) return;
+    this.awaiting.delete(requestId);
+    item.delivered = true; // a record still held in memory is written as delivered
+    if (item.rowId === undefined) return;
+    this.deliveredBatch.push(item.rowId);
+    if (this.deliveredBatch.length === 1) setImmediate(() => this.flushDelivered());
+  }
+
+  private flushDelivered(): void {
+    const ids = this.deliveredBatch.splice(0);
+    if (ids.length === 0 || !this.conn || this.closed) return;
+    try {
+      this.conn.markDelivered(ids);
+    } catch (err) {
+      this.log.warn(`Could not mark ${ids.length} usage records as delivered to the hub: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  private pending(rec: ValidRecord): Pending {
+    const item: Pending = { rec, earningsOn: this.earningsOn, rates: this.networkRates, power: this.power, delivered: rec.awaitingHub !== true };
+    if (!item.delivered) {
+      if (this.awaiting.size >= MAX_AWAITING) this.awaiting.delete(this.awaiting.keys().next().value as string);
+      this.awaiting.set(rec.requestId, item);
+    }
+    return item;
   }
 
   health(): LedgerHealth {
@@ -240,6 +299,38 @@ export class Ledger extends EventEmitter {
     return this.earningsOn ?? true;
   }
 
+  /**
+   * The network's payout rates per model (USD per 1M tokens), as last fetched from the platform.
+   * Requests finishing from now on earn at these; a model missing here falls back to the owner's
+   * own price. Kept in memory: the platform client restores its last good answer on start.
+   */
+  setNetworkRates(rates: ReadonlyMap<string, Rate>): void {
+    this.networkRates = new Map(rates);
+  }
+
+  networkRateOf(model: string): Rate | undefined {
+    return this.networkRates.get(model);
+  }
+
+  /** The owner's electricity price (null: not set, power costs nothing here). Stored; applies to
+   * requests finishing from now on. */
+  setElectricityPrice(p: ElectricityPrice | null): void {
+    if (p !== null) {
+      if (!Number.isFinite(p.perKwh) || p.perKwh < 0 || p.perKwh > 100) throw new RangeError(`The electricity price must be 0 to 100 per kWh (got ${p.perKwh}).`);
+      if (!/^[A-Z]{3}$/.test(p.currency)) throw new RangeError(`The currency must be a three-letter code such as USD or EUR (got "${p.currency}").`);
+      if (!Number.isFinite(p.usdPerUnit) || p.usdPerUnit <= 0 || p.usdPerUnit > 100_000) throw new RangeError(`The exchange rate to USD must be a positive number (got ${p.usdPerUnit}).`);
+      if (p.currency === 'USD' && p.usdPerUnit !== 1) throw new RangeError('For USD the exchange rate is 1.');
+    }
+    const conn = this.requireConn();
+    conn.putSetting.run('electricity', JSON.stringify(p));
+    this.power = p === null ? null : { perKwh: p.perKwh, currency: p.currency, usdPerUnit: p.usdPerUnit };
+    this.log.info(p === null ? 'Electricity price cleared: power cost is no longer counted.' : `Electricity price set to ${p.perKwh} ${p.currency} per kWh.`);
+  }
+
+  electricityPrice(): ElectricityPrice | null {
+    return this.power;
+  }
+
   // ---------- queries (throw LedgerUnavailableError with owner-facing text when the file is unreadable) ----------
 
   totals(from: number, to: number): UsageTotals {
@@ -272,6 +363,11 @@ export class Ledger extends EventEmitter {
       if (!(err instanceof LedgerUnavailableError)) throw err;
       return emptyTotals();
     }
+  }
+
+  /** What this ledger holds of hub traffic over its whole life (for comparing with the platform's record). */
+  hubLifetime(): HubLifetime {
+    return this.read((q) => q.hubLifetime());
   }
 
   topModels(from: number, to: number, n: number): ModelUsage[] {
@@ -405,12 +501,20 @@ export class Ledger extends EventEmitter {
         }),
         insertPrice: open.prepare('INSERT INTO prices (model, input_per_m, output_per_m, effective_from, created_at) VALUES (?, ?, ?, ?, ?)'),
         putSetting: open.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
+        markDelivered: (() => {
+          const mark = open.prepare('UPDATE usage SET delivered = 1 WHERE id = ?');
+          return open.transaction((ids: number[]) => {
+            for (const id of ids) mark.run(id);
+          });
+        })(),
       };
       const prices = open
         .prepare('SELECT id, model, input_per_m AS inputPerM, output_per_m AS outputPerM, effective_from AS effectiveFrom FROM prices')
         .all() as PriceRow[];
       this.book = new PriceBook(prices);
       const flag = open.prepare("SELECT value FROM settings WHERE key = 'earnings_enabled'").get() as { value: string } | undefined;
+      const power = open.prepare("SELECT value FROM settings WHERE key = 'electricity'").get() as { value: string } | undefined;
+      this.power = parseElectricity(power?.value);
       this.conn = conn;
       if (this.earningsUnsaved) this.saveEarningsFlag();
       else this.earningsOn = flag ? flag.value === '1' : true;
@@ -427,9 +531,12 @@ export class Ledger extends EventEmitter {
     }
   }
 
-  private insertRow(conn: Connection, { rec, earningsOn }: Pending): void {
-    const e = this.book.earningFor(rec, earningsOn ?? this.earningsOn ?? true);
-    conn.insert.run(
+  private insertRow(conn: Connection, item: Pending): void {
+    const { rec, earningsOn, rates, power } = item;
+    const e = this.book.earningFor(rec, earningsOn ?? this.earningsOn ?? true, rates);
+    const energy = rec.energyWh ?? null;
+    const cost = energy !== null && power ? (energy / 1000) * power.perKwh * power.usdPerUnit : null;
+    const info = conn.insert.run(
       rec.requestId,
       rec.source,
       rec.model,
@@ -447,11 +554,19 @@ export class Ledger extends EventEmitter {
       rec.error,
       e.earnings,
       e.priceId,
+      e.rate?.inputPerM ?? null,
+      e.rate?.outputPerM ?? null,
+      e.source,
+      energy,
+      cost,
+      item.delivered ? 1 : 0,
     );
+    if (!item.delivered) item.rowId = Number(info.lastInsertRowid);
   }
 
   private hold(items: Pending[]): void {
     let droppedNow = 0;
+    for (const it of items) it.rowId = undefined; // a failed transaction rolled its rows back
     for (const it of items) if (this.queue.push(it)) droppedNow++;
     if (droppedNow > 0) {
       this.dropped += droppedNow;
@@ -518,6 +633,7 @@ export class Ledger extends EventEmitter {
       }
       return true;
     } catch (err) {
+      for (const it of this.queue.peek(FLUSH_BATCH)) it.rowId = undefined; // rolled back
       this.fail(err);
       return false;
     }
@@ -560,5 +676,16 @@ export class Ledger extends EventEmitter {
     } catch (err) {
       this.log.warn(`Closing the usage database failed: ${err instanceof Error ? err.message : String(err)}`);
     }
+  }
+}
+
+function parseElectricity(text: string | undefined): ElectricityPrice | null {
+  if (!text) return null;
+  try {
+    const v = JSON.parse(text) as Partial<ElectricityPrice> | null;
+    if (!v || typeof v.perKwh !== 'number' || typeof v.currency !== 'string' || typeof v.usdPerUnit !== 'number') return null;
+    return { perKwh: v.perKwh, currency: v.currency, usdPerUnit: v.usdPerUnit };
+  } catch {
+    return null;
   }
 }

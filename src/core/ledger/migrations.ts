@@ -104,6 +104,66 @@ export const migrations: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 4,
+    name: 'rate used per row, power cost, delivery to the hub',
+    up(db) {
+      // rate_*: the payout rate the row earned at (USD per 1M tokens) and where it came from
+      // ('network' = the platform's model-demand rates, 'override' = the owner's own price for a
+      // model the network does not price). energy_wh: GPU energy attributed to the request (NULL:
+      // no power samples covered it); cost: that energy at the owner's electricity price, in USD
+      // (NULL: no price set). delivered: 0 while the request's last message (stream_end / result)
+      // has not been handed to the hub link — the row is written before it is sent.
+      db.exec(`
+        ALTER TABLE usage ADD COLUMN rate_in REAL;
+        ALTER TABLE usage ADD COLUMN rate_out REAL;
+        ALTER TABLE usage ADD COLUMN rate_source TEXT;
+        ALTER TABLE usage ADD COLUMN energy_wh REAL;
+        ALTER TABLE usage ADD COLUMN cost REAL;
+        ALTER TABLE usage ADD COLUMN delivered INTEGER NOT NULL DEFAULT 1;
+        UPDATE usage SET rate_in = (SELECT input_per_m FROM prices p WHERE p.id = usage.price_id),
+                         rate_out = (SELECT output_per_m FROM prices p WHERE p.id = usage.price_id),
+                         rate_source = 'override'
+          WHERE price_id IS NOT NULL;
+        CREATE INDEX usage_undelivered ON usage (finished_at) WHERE delivered = 0;
+        ALTER TABLE usage_15m ADD COLUMN hub_requests INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE usage_15m ADD COLUMN hub_errors INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE usage_15m ADD COLUMN hub_tokens_in INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE usage_15m ADD COLUMN hub_tokens_out INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE usage_15m ADD COLUMN energy_wh REAL NOT NULL DEFAULT 0;
+        ALTER TABLE usage_15m ADD COLUMN cost REAL NOT NULL DEFAULT 0;
+        DROP INDEX usage_15m_model;
+        CREATE INDEX usage_15m_model ON usage_15m (model, bucket, requests, errors, tokens_in, tokens_out, earnings, energy_wh, cost);
+        DROP TRIGGER usage_rollup;
+        CREATE TRIGGER usage_rollup AFTER INSERT ON usage BEGIN
+          INSERT INTO usage_15m (bucket, model, requests, errors, tokens_in, tokens_out, earnings,
+                                 hub_requests, hub_errors, hub_tokens_in, hub_tokens_out, energy_wh, cost)
+          VALUES (NEW.finished_at - NEW.finished_at % ${ROLLUP_MS}, NEW.model, 1,
+                  NEW.status IN ('error', 'rejected'), NEW.tokens_in, NEW.tokens_out, NEW.earnings,
+                  NEW.source = 'hub', NEW.source = 'hub' AND NEW.status IN ('error', 'rejected'),
+                  CASE WHEN NEW.source = 'hub' THEN NEW.tokens_in ELSE 0 END,
+                  CASE WHEN NEW.source = 'hub' THEN NEW.tokens_out ELSE 0 END,
+                  coalesce(NEW.energy_wh, 0), coalesce(NEW.cost, 0))
+          ON CONFLICT (bucket, model) DO UPDATE SET
+            requests       = requests + 1,
+            errors         = errors + excluded.errors,
+            tokens_in      = tokens_in + excluded.tokens_in,
+            tokens_out     = tokens_out + excluded.tokens_out,
+            earnings       = earnings + excluded.earnings,
+            hub_requests   = hub_requests + excluded.hub_requests,
+            hub_errors     = hub_errors + excluded.hub_errors,
+            hub_tokens_in  = hub_tokens_in + excluded.hub_tokens_in,
+            hub_tokens_out = hub_tokens_out + excluded.hub_tokens_out,
+            energy_wh      = energy_wh + excluded.energy_wh,
+            cost           = cost + excluded.cost;
+        END;
+        UPDATE usage_15m SET (hub_requests, hub_errors, hub_tokens_in, hub_tokens_out) = (
+          SELECT count(*), coalesce(sum(status IN ('error', 'rejected')), 0), coalesce(sum(tokens_in), 0), coalesce(sum(tokens_out), 0)
+          FROM usage u WHERE u.source = 'hub' AND u.model = usage_15m.model
+            AND u.finished_at >= usage_15m.bucket AND u.finished_at < usage_15m.bucket + ${ROLLUP_MS});
+      `);
+    },
+  },
 ];
 
 export const LATEST_VERSION = migrations[migrations.length - 1]!.version;

@@ -11,12 +11,23 @@ export interface PriceRow {
   effectiveFrom: number; // epoch ms
 }
 
+/** A payout rate, USD per 1M tokens. */
+export interface Rate {
+  inputPerM: number;
+  outputPerM: number;
+}
+
+export type RateSource = 'network' | 'override';
+
 export interface Earning {
   earnings: number;
   priceId: number | null;
+  /** The rate the request earned at, and where it came from; null when nothing priced it. */
+  rate: Rate | null;
+  source: RateSource | null;
 }
 
-const NOTHING: Earning = { earnings: 0, priceId: null };
+const NOTHING: Earning = { earnings: 0, priceId: null, rate: null, source: null };
 
 export class PriceBook {
   private readonly byModel = new Map<string, PriceRow[]>();
@@ -45,12 +56,25 @@ export class PriceBook {
   /**
    * What one finished request earned. Only successful requests from the hub earn: the owner's own
    * use through the local gateway is free, and failed, cancelled or rejected requests are not paid.
+   * The network's payout rate for the model wins; the owner's own price (the model's, else '*') is
+   * only an override for a model the network does not price.
    */
-  earningFor(r: { source: string; status: string; model: string; finishedAt: number; tokensIn: number; tokensOut: number }, enabled: boolean): Earning {
+  earningFor(
+    r: { source: string; status: string; model: string; finishedAt: number; tokensIn: number; tokensOut: number },
+    enabled: boolean,
+    network?: ReadonlyMap<string, Rate>,
+  ): Earning {
     if (!enabled || r.source !== 'hub' || r.status !== 'ok') return NOTHING;
+    const net = network?.get(r.model);
+    if (net) return { earnings: (r.tokensIn * net.inputPerM + r.tokensOut * net.outputPerM) / 1_000_000, priceId: null, rate: net, source: 'network' };
     const price = this.priceAt(r.model, r.finishedAt);
     if (!price) return NOTHING;
-    return { earnings: (r.tokensIn * price.inputPerM + r.tokensOut * price.outputPerM) / 1_000_000, priceId: price.id };
+    return {
+      earnings: (r.tokensIn * price.inputPerM + r.tokensOut * price.outputPerM) / 1_000_000,
+      priceId: price.id,
+      rate: { inputPerM: price.inputPerM, outputPerM: price.outputPerM },
+      source: 'override',
+    };
   }
 }
 

@@ -25,14 +25,31 @@ interface SumRow {
   tokens_in: number | null;
   tokens_out: number | null;
   earnings: number | null;
+  energy_wh: number | null;
+  cost: number | null;
+}
+
+/** Hub traffic over the ledger's whole life, to set beside the platform's own record. */
+export interface HubLifetime {
+  requests: number;
+  failed: number;
+  tokensIn: number;
+  tokensOut: number;
+  earnings: number;
+  /** When the oldest record still kept finished (null: the ledger is empty). */
+  firstAt: number | null;
+  /** Hub requests whose last message was not handed to the hub (link down, cancelled by the hub
+   * link's loss, or the agent stopped while sending). */
+  undelivered: { requests: number; tokensIn: number; tokensOut: number; earnings: number };
 }
 interface ModelSum extends SumRow {
   model: string;
 }
 
 const ERROR_STATUSES = "status IN ('error', 'rejected')";
-const RAW_SUMS = `count(*) AS requests, sum(${ERROR_STATUSES}) AS errors, sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out, sum(earnings) AS earnings`;
-const ROLLUP_SUMS = 'sum(requests) AS requests, sum(errors) AS errors, sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out, sum(earnings) AS earnings';
+const RAW_SUMS = `count(*) AS requests, sum(${ERROR_STATUSES}) AS errors, sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out, sum(earnings) AS earnings, sum(energy_wh) AS energy_wh, sum(cost) AS cost`;
+const ROLLUP_SUMS =
+  'sum(requests) AS requests, sum(errors) AS errors, sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out, sum(earnings) AS earnings, sum(energy_wh) AS energy_wh, sum(cost) AS cost';
 const RANGE = 'finished_at >= ? AND finished_at < ?';
 /** Values per model above which percentiles are taken from an even sample. */
 export const SAMPLE_CAP = 100_000;
@@ -45,7 +62,7 @@ export interface Cursor {
 export type CsvPageRow = CsvRow & { id: number };
 
 export function emptyTotals(): UsageTotals {
-  return { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0 };
+  return { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0, energyWh: 0, cost: 0 };
 }
 
 function addInto(t: UsageTotals, r: SumRow): void {
@@ -54,6 +71,8 @@ function addInto(t: UsageTotals, r: SumRow): void {
   t.tokensIn += r.tokens_in ?? 0;
   t.tokensOut += r.tokens_out ?? 0;
   t.earnings += r.earnings ?? 0;
+  t.energyWh = (t.energyWh ?? 0) + (r.energy_wh ?? 0);
+  t.cost = (t.cost ?? 0) + (r.cost ?? 0);
 }
 
 /** Splits [from, to) into raw edges and whole rollup buckets. */
@@ -78,12 +97,17 @@ export class UsageQueries {
     | 'speeds'
     | 'recent'
     | 'csvFirst'
-    | 'csvNext',
+    | 'csvNext'
+    | 'hubRollup'
+    | 'firstAt'
+    | 'undelivered',
     Stmt
   >;
 
   constructor(db: Db) {
-    const csvSelect = `SELECT u.id, u.${USAGE_COLUMNS.split(', ').join(', u.')}, u.earnings, p.input_per_m, p.output_per_m
+    const csvSelect = `SELECT u.id, u.${USAGE_COLUMNS.split(', ').join(', u.')}, u.earnings,
+      coalesce(u.rate_in, p.input_per_m) AS input_per_m, coalesce(u.rate_out, p.output_per_m) AS output_per_m,
+      coalesce(u.rate_source, CASE WHEN p.id IS NULL THEN NULL ELSE 'override' END) AS rate_source, u.energy_wh, u.cost
       FROM usage u LEFT JOIN prices p ON p.id = u.price_id`;
     this.s = {
       rawTotals: db.prepare(`SELECT ${RAW_SUMS} FROM usage WHERE ${RANGE}`),
@@ -109,6 +133,13 @@ export class UsageQueries {
       csvFirst: db.prepare(`${csvSelect} WHERE u.finished_at >= ? AND u.finished_at < ? ORDER BY u.finished_at, u.id LIMIT ?`),
       csvNext: db.prepare(
         `${csvSelect} WHERE u.finished_at >= ? AND u.finished_at < ? AND (u.finished_at > ? OR u.id > ?) ORDER BY u.finished_at, u.id LIMIT ?`,
+      ),
+      hubRollup: db.prepare(
+        'SELECT sum(hub_requests) AS requests, sum(hub_errors) AS failed, sum(hub_tokens_in) AS tokens_in, sum(hub_tokens_out) AS tokens_out, sum(earnings) AS earnings FROM usage_15m',
+      ),
+      firstAt: db.prepare('SELECT min(finished_at) FROM usage').pluck(),
+      undelivered: db.prepare(
+        "SELECT count(*) AS requests, sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out, sum(earnings) AS earnings FROM usage INDEXED BY usage_undelivered WHERE delivered = 0 AND source = 'hub'",
       ),
     };
   }
@@ -166,7 +197,7 @@ export class UsageQueries {
   buckets(from: number, to: number, size: BucketSize): UsageBucket[] {
     return bucketStarts(from, to, size).map((start) => {
       const t = this.totals(Math.max(from, start), Math.min(to, nextBucket(start, size)));
-      return { start, requests: t.requests, tokensIn: t.tokensIn, tokensOut: t.tokensOut, earnings: t.earnings, errors: t.errors };
+      return { start, requests: t.requests, tokensIn: t.tokensIn, tokensOut: t.tokensOut, earnings: t.earnings, errors: t.errors, energyWh: t.energyWh ?? 0, cost: t.cost ?? 0 };
     });
   }
 
@@ -179,6 +210,20 @@ export class UsageQueries {
       buckets: this.buckets(from, to, size),
       perModel: this.perModel(from, to),
       errorRate: totals.requests === 0 ? 0 : totals.errors / totals.requests,
+    };
+  }
+
+  hubLifetime(): HubLifetime {
+    const r = this.s.hubRollup.get() as { requests: number | null; failed: number | null; tokens_in: number | null; tokens_out: number | null; earnings: number | null };
+    const u = this.s.undelivered.get() as { requests: number; tokens_in: number | null; tokens_out: number | null; earnings: number | null };
+    return {
+      requests: r.requests ?? 0,
+      failed: r.failed ?? 0,
+      tokensIn: r.tokens_in ?? 0,
+      tokensOut: r.tokens_out ?? 0,
+      earnings: r.earnings ?? 0,
+      firstAt: (this.s.firstAt.get() as number | null) ?? null,
+      undelivered: { requests: u.requests, tokensIn: u.tokens_in ?? 0, tokensOut: u.tokens_out ?? 0, earnings: u.earnings ?? 0 },
     };
   }
 

@@ -28,6 +28,8 @@ export const usageRecordSchema = z.object({
     .string()
     .nullable()
     .transform((e) => (e !== null && e.length > MAX_ERROR_CHARS ? `${e.slice(0, MAX_ERROR_CHARS)}…` : e)),
+  energyWh: z.number().nonnegative().finite().nullable().optional(),
+  awaitingHub: z.boolean().optional(),
 });
 
 export type ValidRecord = z.infer<typeof usageRecordSchema>;

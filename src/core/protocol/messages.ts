@@ -1,10 +1,17 @@
-// Swan Inference provider protocol (seed 000 + the fields DESIGN.md lists from the Go provider).
-// Inbound messages are schema-checked here; outbound ones are typed builders.
+// Swan Inference provider protocol, in the dialect of the Go computing-provider the real hub is built
+// against (../shared/HUB-PROTOCOL.md; docs/hub-dialect.md). Inbound messages are schema-checked here
+// (both the Go and the seed 000 forms are accepted); outbound ones are typed builders of the Go form.
 import { z } from 'zod';
 
 export const PROTOCOL_VERSION = '1';
-/** What register advertises; hubs ignore capabilities they do not know. */
-export const CAPABILITIES = ['stream', 'warmup', 'verify', 'benchmark', 'resume-v1', 'cancel'] as const;
+/**
+ * What register advertises. The Go provider sends ["inference", "verification"]; those two come first
+ * and the rest are ours (hubs ignore capabilities they do not know). resume-v1 is only an offer: the
+ * agent keeps a stream going across a dropped link only when the hub's register ack says it resumes.
+ */
+export const CAPABILITIES = ['inference', 'verification', 'stream', 'warmup', 'benchmark', 'cancel', 'resume-v1'] as const;
+/** The register ack extension a hub that resumes streams announces (`payload.extensions`). */
+export const RESUME_EXTENSION = 'resume-v1';
 export const MAX_MESSAGE_BYTES = 1024 * 1024;
 
 const envelope = z.object({
@@ -35,15 +42,22 @@ export const warmupPayload = z.object({
   warmup_type: z.string().max(64).optional(),
 });
 
+/** Go's AckPayload: `request_id` has no omitempty, so a hub that leaves it unset sends "". */
 export const ackPayload = z
-  .object({ request_id: z.string().optional(), success: z.boolean().optional(), message: z.string().optional() })
+  .object({
+    request_id: z.string().max(256).optional(),
+    success: z.boolean().optional(),
+    message: z.string().optional(),
+    /** Hub features (ours: "resume-v1"); the Go hub sends none. */
+    extensions: z.array(z.string().max(64)).max(32).optional(),
+  })
   .passthrough();
 
 export const errorPayload = z
   .object({ request_id: z.string().optional(), code: z.union([z.number(), z.string()]).optional(), message: z.string().optional() })
   .passthrough();
 
-export const cancelPayload = z.object({ request_id: z.string().min(1).max(256) });
+export const cancelPayload = z.object({ request_id: z.string().min(1).max(256), reason: z.string().max(256).optional() });
 export const resumePayload = z.object({ request_id: z.string().min(1).max(256), last_seq: z.number().int().min(0) });
 
 export type InferencePayload = z.infer<typeof inferencePayload>;
@@ -55,8 +69,12 @@ export type Inbound =
   | { type: 'warmup'; requestId?: string; payload: z.infer<typeof warmupPayload> }
   | { type: 'verify'; requestId?: string; payload: unknown }
   | { type: 'benchmark'; requestId?: string; payload: unknown }
-  | { type: 'cancel'; requestId: string }
-  | { type: 'resume'; requestId: string; lastSeq: number };
+  | { type: 'cancel'; requestId: string; reason?: string }
+  | { type: 'resume'; requestId: string; lastSeq: number }
+  /** A type this agent does not know: logged once per type, never answered (HUB-PROTOCOL.md, Envelope). */
+  | { type: 'unknown'; messageType: string; requestId?: string }
+  /** Hub notice (v0.5): validated and clamped by hub/notices.ts, never refused here (a notice is never answered). */
+  | { type: 'notice'; requestId?: string; payload: unknown };
 
 /** Why an inbound frame was refused; `requestId` is set when the frame named one (so we can answer). */
 export class InboundError extends Error {
@@ -64,6 +82,8 @@ export class InboundError extends Error {
     message: string,
     readonly requestId?: string,
     readonly messageType?: string,
+    /** For a refused inference: whether it asked to stream (its answer goes on that result path). */
+    readonly stream?: boolean,
   ) {
     super(message);
     this.name = 'InboundError';
@@ -104,9 +124,10 @@ export function parseInbound(text: string): Inbound {
   const { type, payload } = env.data;
   const p = (payload ?? {}) as Record<string, unknown>;
   const requestId = env.data.request_id ?? (typeof p.request_id === 'string' ? p.request_id : undefined);
+  const stream = type === 'inference' ? p.stream === true || (typeof p.request === 'object' && (p.request as Record<string, unknown> | null)?.stream === true) : undefined;
   const check = <T>(schema: z.ZodType<T>): T => {
     const r = schema.safeParse(payload ?? {});
-    if (!r.success) throw new InboundError(`invalid ${type} payload: ${issues(r.error)}`, requestId, type);
+    if (!r.success) throw new InboundError(`invalid ${type} payload: ${issues(r.error)}`, requestId, type, stream);
     return r.data;
   };
   switch (type) {
@@ -118,7 +139,7 @@ export function parseInbound(text: string): Inbound {
       if (!requestId) throw new InboundError('inference without request_id', undefined, type);
       const inf = check(inferencePayload);
       if (jsonDepth(inf.request, MAX_REQUEST_DEPTH) > MAX_REQUEST_DEPTH) {
-        throw new InboundError(`invalid inference payload: request nests deeper than ${MAX_REQUEST_DEPTH} levels`, requestId, type);
+        throw new InboundError(`invalid inference payload: request nests deeper than ${MAX_REQUEST_DEPTH} levels`, requestId, type, stream);
       }
       return { type, requestId, payload: inf };
     }
@@ -131,7 +152,7 @@ export function parseInbound(text: string): Inbound {
       const c = check(cancelPayload.partial());
       const id = c.request_id ?? requestId;
       if (!id) throw new InboundError('cancel without request_id', undefined, type);
-      return { type, requestId: id };
+      return { type, requestId: id, ...(c.reason !== undefined ? { reason: c.reason } : {}) };
     }
     case 'resume': {
       // Like cancel: the request id may be in the payload or at the top level.
@@ -140,30 +161,60 @@ export function parseInbound(text: string): Inbound {
       if (!id) throw new InboundError('resume without request_id', undefined, type);
       return { type, requestId: id, lastSeq: r.last_seq };
     }
+    case 'notice':
+      return { type, requestId, payload: payload ?? {} };
     default:
-      throw new InboundError(`unknown message type "${type.slice(0, 64)}"`, requestId, type);
+      return { type: 'unknown', messageType: type, ...(requestId !== undefined ? { requestId } : {}) };
   }
 }
 
 // ---- outbound ----
+/** Go's ModelInfo: every field but model_id is omitempty, so an unknown one is left out, never "". */
 export interface ModelHash {
   model_id: string;
-  weight_hash: string;
-  hash_algo: string;
-  format: string;
-  quantization: string;
+  weight_hash?: string;
+  /** Only with a weight_hash: a declared algorithm with an empty hash is never sent. */
+  hash_algo?: string;
+  format?: string;
+  quantization?: string;
+  /** v0.5: the context window the engine serves, when known (models.json override or detected). */
+  context_length?: number;
+  context_source?: 'override' | 'detected';
 }
+
+/** Go's HardwareInfo (inference_client.go): every field present, strings "" when unknown. */
+export interface HubHardware {
+  gpu_type: string;
+  gpu_model: string;
+  vram_gb: number;
+  gpu_count: number;
+  compute_capability: string;
+  driver_version: string;
+  cuda_version: string;
+  serving_engine: ServingEngine;
+}
+
+/** The serving engines the Go provider names (detectServingEngine). */
+export const SERVING_ENGINES = ['sglang', 'vllm', 'ollama', 'llamacpp', 'tgi', 'unknown'] as const;
+export type ServingEngine = (typeof SERVING_ENGINES)[number];
 
 export interface RegisterPayload {
   node_id: string;
+  /** Deprecated in Go (= node_id) but still sent by it. */
   provider_id: string;
-  node_name: string;
+  worker_addr: string;
+  owner_addr: string;
   token: string;
   models: string[];
   model_hashes: ModelHash[];
   capabilities: string[];
+  /** Omitted without a GPU, as Go's `*HardwareInfo` with omitempty. */
+  hardware?: HubHardware;
+  /** The app version, as v0.5's cp_version. */
+  cp_version: string;
+  /** Ours (harmless extras): the owner's name for this machine and the protocol revision. */
+  node_name: string;
   protocol_version: string;
-  hardware: Record<string, unknown>;
 }
 
 export type Health = 'healthy' | 'degraded' | 'unhealthy';
@@ -173,13 +224,24 @@ export interface HeartbeatPayload {
   timestamp: number;
   models: string[];
   model_health: Record<string, Health>;
+  /** Go keys and units: percent utilisation, MiB, °C, W, request rates (HUB-PROTOCOL.md, heartbeat). */
   metrics: Record<string, number>;
+  hardware?: HubHardware;
 }
 
 export interface Outbound {
   type: string;
   request_id?: string;
   payload: Record<string, unknown>;
+}
+
+/** What a finished stream reports. Token counts only when the engine reported them (never estimates). */
+export interface StreamEndFields {
+  latencyMs: number;
+  tokensIn?: number;
+  tokensOut?: number;
+  statusCode?: number;
+  error?: string;
 }
 
 export const out = {
@@ -189,28 +251,35 @@ export const out = {
     type: 'model_health_update',
     payload: { node_id: nodeId, model_health: health, timestamp: Math.floor(Date.now() / 1000) },
   }),
+  /** request_id in the envelope and the payload, as Go's sendStreamChunk. `seq` is ours (resume-v1). */
   streamChunk: (requestId: string, seq: number, chunk: unknown, done: boolean): Outbound => ({
     type: 'stream_chunk',
+    request_id: requestId,
     payload: { request_id: requestId, chunk, done, seq },
   }),
-  streamEnd: (
-    requestId: string,
-    seq: number,
-    f: { latencyMs: number; tokensIn: number; tokensOut: number; statusCode?: number; error?: string; estimated?: boolean },
-  ): Outbound => ({
+  /**
+   * A stream that fails before any data: this chunk goes first, then stream_end. The hub classifies a
+   * failed stream from its first chunk (Go stream_error_test.go).
+   */
+  streamErrorChunk: (requestId: string, seq: number, error: string): Outbound => ({
+    type: 'stream_chunk',
+    request_id: requestId,
+    payload: { request_id: requestId, chunk: null, done: true, error, seq },
+  }),
+  streamEnd: (requestId: string, seq: number, f: StreamEndFields): Outbound => ({
     type: 'stream_end',
+    request_id: requestId,
     payload: {
       request_id: requestId,
       latency_ms: f.latencyMs,
-      tokens_input: f.tokensIn,
-      tokens_output: f.tokensOut,
+      ...(f.tokensIn !== undefined ? { tokens_input: f.tokensIn } : {}),
+      ...(f.tokensOut !== undefined ? { tokens_output: f.tokensOut } : {}),
       seq,
       ...(f.statusCode !== undefined ? { status_code: f.statusCode } : {}),
       ...(f.error !== undefined ? { error: f.error } : {}),
-      ...(f.estimated ? { tokens_estimated: true } : {}),
     },
   }),
-  /** Non-streaming answer: an ack carrying the engine's JSON (Go provider form). */
+  /** Non-streaming answer: an ack carrying the engine's JSON (Go's InferenceResponse); response null on error. */
   inferenceResult: (requestId: string, f: { response: unknown; statusCode: number; latencyMs: number; error?: string }): Outbound => ({
     type: 'ack',
     request_id: requestId,
@@ -222,6 +291,16 @@ export const out = {
       ...(f.error !== undefined ? { error: f.error } : {}),
     },
   }),
+  /**
+   * A refused inference (invalid, unknown or unhealthy model, queue full, paused) on its result path:
+   * for a stream the error chunk then stream_end with the status; otherwise an ack with response null.
+   * Never an `error` frame: the Go hub reads refusals only there. `seq` numbers the messages (from 1).
+   */
+  refusal: (requestId: string, stream: boolean, statusCode: number, error: string, latencyMs = 0, firstSeq = 1): Outbound[] => {
+    if (stream) return [out.streamErrorChunk(requestId, firstSeq, error), out.streamEnd(requestId, firstSeq + 1, { latencyMs, statusCode, error })];
+    const ack = out.inferenceResult(requestId, { response: null, statusCode, latencyMs, error });
+    return [{ ...ack, payload: { ...ack.payload, seq: firstSeq } }];
+  },
   warmupResult: (
     requestId: string | undefined,
     f: { modelId: string; success: boolean; loadTimeMs: number; memoryMb: number; error?: string },
@@ -233,7 +312,7 @@ export const out = {
       model_id: f.modelId,
       success: f.success,
       load_time_ms: f.loadTimeMs,
-      memory_mb: f.memoryMb,
+      memory_mb: Math.round(f.memoryMb),
       ...(f.error !== undefined ? { error: f.error } : {}),
     },
   }),

@@ -15,8 +15,8 @@ export function ConnectionBanner() {
   if (connection === 'unauthorized') {
     return (
       <div className="banner banner-bad" role="alert" data-testid="unauthorized-banner">
-        The agent refused this page's access token (it changes each time the agent starts). Open the URL that <code>swan-provider run</code> printed, ending in
-        <code>?token=…</code>.
+        The agent no longer knows this page's session (sessions end when the agent stops). Open a new link from <code>swan-provider run</code> (each link works once;
+        press Enter in its terminal for another), or your bookmark ending in <code>?token=…</code> if the agent uses a token file.
       </div>
     );
   }

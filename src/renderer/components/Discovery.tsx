@@ -11,7 +11,9 @@ import { ErrorText, Field } from './Field';
 
 export function GpuList({ inventory }: { inventory: GpuInventory }) {
   if (inventory.gpus.length === 0) {
-    const detail = inventory.note?.replace(/^No GPU found[:.]?\s*/i, '').trim();
+    const rest = inventory.note?.replace(/^No GPU found[:.]?\s*/i, '').trim();
+    // The note's own sentence after "No GPU found:" starts in lower case; shown as its own line, it starts a sentence.
+    const detail = rest ? rest.charAt(0).toUpperCase() + rest.slice(1) : rest;
     return (
       <div className="empty" data-testid="no-gpu">
         <strong>No GPU found.</strong>

@@ -15,6 +15,17 @@ const PAUSE_CAUSE: Record<string, string> = {
   schedule: 'outside the serving schedule',
 };
 
+/**
+ * When the link left "connected" (kept across redial attempts, which each restart the link's own
+ * `since`); null while connected. Module state: one link, one card.
+ */
+let downSince: number | null = null;
+function linkDownSince(state: string, since: number): number | null {
+  if (state === 'connected') downSince = null;
+  else if (downSince === null) downSince = since;
+  return downSince;
+}
+
 export function LinkCard() {
   const snapshot = useStore((s) => s.snapshot);
   const [pause, pauseState] = useCall(async () => {
@@ -25,9 +36,14 @@ export function LinkCard() {
     setPause(await getBridge().invoke('serving.resume', {}));
     notify('info', 'Serving resumed.');
   });
+  const [retry, retryState] = useCall(async () => {
+    await getBridge().invoke('link.retry', {});
+  });
   if (!snapshot) return null;
   const { link, pause: p } = snapshot;
   const busy = pauseState.pending || resumeState.pending;
+  const down = linkDownSince(link.state, link.since);
+  const since = p.paused && p.since ? `paused since ${fmtAgo(p.since)}` : link.state === 'connected' ? `since ${fmtAgo(link.since)}` : down ? `down since ${fmtAgo(down)}` : '';
   return (
     <Card
       title="Connection"
@@ -51,7 +67,11 @@ export function LinkCard() {
         <span className="muted small" data-testid="link-hub">
           {link.hubUrl}
         </span>
-        <span className="muted small">since {fmtAgo(link.since)}</span>
+        {since && (
+          <span className="muted small" data-testid="link-since">
+            {since}
+          </span>
+        )}
       </div>
       {p.paused && (
         <p data-testid="pause-reason">
@@ -71,10 +91,13 @@ export function LinkCard() {
       )}
       {link.nextRetryAt && link.state !== 'connected' && (
         <p className="muted small">
-          Next attempt at {fmtTime(link.nextRetryAt)} (attempt {link.attempts + 1}).
+          Next attempt at {fmtTime(link.nextRetryAt)} (attempt {link.attempts + 1}).{' '}
+          <button type="button" className="small-button" onClick={() => void retry()} disabled={retryState.pending} data-testid="link-retry">
+            Retry now
+          </button>
         </p>
       )}
-      <ErrorText error={pauseState.error ?? resumeState.error} />
+      <ErrorText error={pauseState.error ?? resumeState.error ?? retryState.error} />
     </Card>
   );
 }

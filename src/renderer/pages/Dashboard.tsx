@@ -4,11 +4,15 @@ import { GpuList } from '../components/Discovery';
 import { GpuPanel, HostPanel, useGpuIndexes, WindowPicker, type WindowMinutes } from '../components/GpuCharts';
 import { LinkCard } from '../components/LinkCard';
 import { ModelsTable } from '../components/ModelsTable';
-import { fmtInt, fmtMoney } from '../lib/format';
+import { TodayEarnings } from '../components/TodayEarnings';
+import { OperationalSummary } from '../components/OperationalSummary';
+import { Performance } from '../components/Performance';
+import { fmtInt } from '../lib/format';
 import { useStore } from '../store/store';
 
 function Today() {
   const today = useStore((s) => s.snapshot?.today);
+  const reason = useStore((s) => s.snapshot?.todayEarningsReason);
   if (!today) return null;
   return (
     <Card title="Today" testId="today-card">
@@ -16,7 +20,7 @@ function Today() {
         <Stat label="Requests" value={fmtInt(today.requests)} testId="today-requests" />
         <Stat label="Tokens in" value={fmtInt(today.tokensIn)} testId="today-tokens-in" />
         <Stat label="Tokens out" value={fmtInt(today.tokensOut)} testId="today-tokens-out" />
-        <Stat label="Earnings" value={fmtMoney(today.earnings)} testId="today-earnings" />
+        <TodayEarnings earnings={today.earnings} reason={reason} />
         <Stat label="Errors" value={fmtInt(today.errors)} testId="today-errors" />
       </div>
     </Card>
@@ -57,6 +61,7 @@ export function Dashboard() {
   return (
     <div className="page" data-testid="page-dashboard">
       <h1>Dashboard</h1>
+      <OperationalSummary />
       <div className="grid-2">
         <LinkCard />
         <Today />
@@ -64,6 +69,7 @@ export function Dashboard() {
       <Card title="Models" testId="models-card">
         <ModelsTable models={models} compact />
       </Card>
+      <Performance />
       <GpuSection />
     </div>
   );

@@ -6,8 +6,10 @@ import { Card } from '../components/Card';
 import { AddEndpointForm, EngineList, RescanButton } from '../components/Discovery';
 import { ErrorText } from '../components/Field';
 import { ModelsTable, modelSlug } from '../components/ModelsTable';
+import { EndpointCapacity } from '../components/EndpointCapacity';
 import { PauseSchedule } from '../components/PauseSchedule';
 import { Toggle } from '../components/Toggle';
+import { TryIt } from '../components/TryIt';
 import { useCall, useFetch } from '../lib/use-call';
 import { notify, setModels, setSettings } from '../store/actions';
 import { useStore } from '../store/store';
@@ -124,11 +126,14 @@ export function Engines() {
       <Card title="Models" testId="engines-models-card">
         <ModelsTable models={snapshot.models} />
       </Card>
-      <div className="grid-2">
+      <Card title="Endpoints: capacity and state" testId="endpoint-capacity-card"><EndpointCapacity models={snapshot.models} /></Card>
+      <TryIt />
+      <div className="grid-2 grid-collapse">
         <Card title="Per-model limits" testId="limits-card">
           {snapshot.models.length === 0 ? (
             <p className="empty">No models yet.</p>
           ) : (
+            <div className="table-scroll">
             <table className="table">
               <thead>
                 <tr>
@@ -146,6 +151,7 @@ export function Engines() {
                 ))}
               </tbody>
             </table>
+            </div>
           )}
         </Card>
         <PauseRules />

@@ -8,6 +8,7 @@ import { fmtTime } from '../lib/format';
 import { useCall } from '../lib/use-call';
 import { setLogs } from '../store/actions';
 import { useStore, type LogLevel } from '../store/store';
+import type { LogEntry } from '../../shared/types';
 
 const LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error'];
 const ROW = 26;
@@ -18,6 +19,7 @@ export function Logs() {
   const [search, setSearch] = useState('');
   const [bundle, setBundle] = useState<string | null>(null);
   const [copied, setCopied] = useState(false);
+  const [opened, setOpened] = useState<LogEntry | null>(null);
   const [load, loadState] = useCall(async (l: LogLevel) => setLogs(await getBridge().invoke('logs.list', { level: l, limit: 2000 }), l));
   useEffect(() => {
     void load(level);
@@ -72,7 +74,27 @@ export function Logs() {
           <textarea className="bundle" readOnly value={bundle} rows={10} data-testid="bundle-text" onFocus={(e) => e.currentTarget.select()} />
         </Card>
       )}
-      <div className="log-view" ref={scrollRef} data-testid="log-list" data-level={level} role="log" aria-label="Log entries">
+      {opened && (
+        <Card
+          title="Log entry"
+          testId="log-entry"
+          actions={
+            <button type="button" className="small-button" onClick={() => setOpened(null)} data-testid="log-entry-close">
+              Close
+            </button>
+          }
+        >
+          <p className="muted small">
+            {fmtTime(opened.ts)} · {opened.level} · {opened.subsystem}
+            {opened.requestId ? ` · request ${opened.requestId}` : ''}
+          </p>
+          <pre className="request-text selectable" data-testid="log-entry-text">
+            {opened.msg}
+          </pre>
+        </Card>
+      )}
+      {/* Focusable, so the keyboard scrolls it (arrow keys, Page Up/Down). */}
+      <div className="log-view" ref={scrollRef} data-testid="log-list" data-level={level} role="log" aria-label="Log entries" tabIndex={0}>
         {shown.length === 0 && <p className="empty">No log entries at this level.</p>}
         <div style={{ height: v.getTotalSize(), position: 'relative' }}>
           {v.getVirtualItems().map((item) => {
@@ -82,9 +104,9 @@ export function Logs() {
                 <span className="mono muted">{fmtTime(e.ts)}</span>
                 <span className={`log-level lvl-${e.level}`}>{e.level}</span>
                 <span className="mono muted">{e.subsystem}</span>
-                <span className="log-msg" title={e.msg}>
+                <button type="button" className="log-msg" title="Show the whole line" onClick={() => setOpened(e)} data-testid="log-msg">
                   {e.msg}
-                </span>
+                </button>
               </div>
             );
           })}

@@ -41,39 +41,45 @@ function useFiltered(requests: RequestView[], f: Filters): RequestView[] {
 const RequestRow = memo(function RequestRow({ r, index, start, selected, now }: { r: RequestView; index: number; start: number; selected: boolean; now: number }) {
   const tps = tokensPerSecond(r, now);
   return (
-    <button
-      type="button"
+    <div
       role="row"
+      tabIndex={0}
       aria-rowindex={index + 2}
       aria-selected={selected}
       className="request-row"
       style={{ transform: `translateY(${start}px)`, height: ROW_HEIGHT }}
       onClick={() => selectRequest(r.id)}
+      onKeyDown={(e) => {
+        if (e.key === 'Enter' || e.key === ' ') {
+          e.preventDefault();
+          selectRequest(r.id);
+        }
+      }}
       data-testid="request-row"
       data-id={r.id}
       data-status={r.status}
     >
-      <span role="cell">{fmtTime(r.startedAt)}</span>
-      <span role="cell" className="mono ellipsis">
+      <span role="gridcell">{fmtTime(r.startedAt)}</span>
+      <span role="gridcell" className="mono ellipsis">
         {r.model}
       </span>
-      <span role="cell">{r.source === 'hub' ? 'network' : 'local'}</span>
-      <span role="cell" className="num">
+      <span role="gridcell">{r.source === 'hub' ? 'network' : 'local'}</span>
+      <span role="gridcell" className="num">
         {fmtInt(r.tokensIn)}
       </span>
-      <span role="cell" className="num" data-testid="request-tokens-out">
+      <span role="gridcell" className="num" data-testid="request-tokens-out">
         {fmtInt(r.tokensOut)}
       </span>
-      <span role="cell" className="num">
+      <span role="gridcell" className="num">
         {tps === null ? '—' : fmtNumber(tps, 1)}
       </span>
-      <span role="cell" className="num">
+      <span role="gridcell" className="num">
         {fmtMs(latencyOf(r, now))}
       </span>
-      <span role="cell">
+      <span role="gridcell">
         <StatusBadge status={r.status} />
       </span>
-    </button>
+    </div>
   );
 });
 
@@ -174,8 +180,9 @@ export function Requests() {
   const scrollRef = useRef<HTMLDivElement>(null);
   const virtualizer = useVirtualizer({ count: rows.length, getScrollElement: () => scrollRef.current, estimateSize: () => ROW_HEIGHT, overscan: 12 });
   const selected = selectedId ? requests.find((r) => r.id === selectedId) : undefined;
-  // Whole seconds, so rows of finished requests keep equal props (and skip re-rendering) while scrolling.
-  const now = Math.floor(Date.now() / 1000) * 1000;
+  // Running rows get the precise clock (tok/s and latency of a live request); finished rows ignore it
+  // and get a constant, so they keep equal props (and skip re-rendering) while scrolling.
+  const now = performance.timeOrigin + performance.now();
   return (
     <div className="page page-requests" data-testid="page-requests">
       <h1>Requests</h1>
@@ -215,7 +222,7 @@ export function Requests() {
         </span>
       </div>
       <div className={`requests-split${selected ? ' has-detail' : ''}`}>
-        <div className="request-table" role="table" aria-label="Requests" aria-rowcount={rows.length + 1}>
+        <div className="request-table" role="grid" aria-label="Requests" aria-rowcount={rows.length + 1}>
           <div className="request-row request-head" role="row">
             <span role="columnheader">Time</span>
             <span role="columnheader">Model</span>
@@ -240,7 +247,7 @@ export function Requests() {
               {virtualizer.getVirtualItems().map((v) => {
                 const r = rows[v.index]!;
                 // Keys from a small pool: scrolling reuses row elements instead of creating new ones.
-                return <RequestRow key={v.index % 128} r={r} index={v.index} start={v.start} selected={r.id === selectedId} now={now} />;
+                return <RequestRow key={v.index % 128} r={r} index={v.index} start={v.start} selected={r.id === selectedId} now={r.finishedAt === undefined ? now : 0} />;
               })}
             </div>
           </div>

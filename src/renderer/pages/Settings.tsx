@@ -1,9 +1,12 @@
 // Settings: every field shows the agent's refusal right next to it; the key is write-only.
 import { useEffect, useState } from 'react';
-import type { SettingsPatch, SettingsView } from '../../shared/bridge';
+import type { SaveResult, SettingsPatch, SettingsView } from '../../shared/bridge';
 import { getBridge } from '../bridge';
+import { AboutCard } from '../components/AboutCard';
+import { AlertsCard } from '../components/AlertsCard';
 import { Card } from '../components/Card';
 import { ErrorText, Field } from '../components/Field';
+import { KeyDestinationConfirm, type PendingDestination } from '../components/KeyDestinationConfirm';
 import { NetworkChoice } from '../components/NetworkChoice';
 import { Toggle } from '../components/Toggle';
 import { fmtDateTime } from '../lib/format';
@@ -34,6 +37,8 @@ function diff(s: SettingsView, d: Draft): { patch: SettingsPatch; local: Record<
   return { patch, local };
 }
 
+const KEY_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
 const KEY_STORAGE: Record<SettingsView['keyStorage'], string> = {
   keychain: 'kept in the system keychain',
   file: 'kept in a private file in the agent folder (no system keychain here)',
@@ -46,19 +51,39 @@ function GatewayKeys() {
   const list = useFetch(() => getBridge().invoke('gateway.keys.list', {}), []);
   const [name, setName] = useState('');
   const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
+  const gateway = useStore((s) => s.snapshot?.gateway);
+  const [copied, setCopied] = useState(false);
   const [create, createState] = useCall(async () => {
-    const r = await getBridge().invoke('gateway.keys.create', { name: name.trim() });
+    const n = name.trim();
+    // Said here in plain words rather than as the agent's argument check.
+    if (!KEY_NAME.test(n)) throw new Error('A key name uses only letters, digits, dots, dashes or underscores (1 to 64 characters), for example my-app.');
+    const r = await getBridge().invoke('gateway.keys.create', { name: n });
     setCreated(r);
+    setCopied(false);
     setName('');
     list.reload();
   });
   const [revoke, revokeState] = useCall(async (n: string) => {
     await getBridge().invoke('gateway.keys.revoke', { name: n });
+    // The "copy it now" banner of a key that no longer exists goes with it.
+    setCreated((c) => (c?.name === n ? null : c));
     list.reload();
+  });
+  const [copyKey, copyState] = useCall(async () => {
+    if (!created) return;
+    await navigator.clipboard.writeText(created.key).catch(() => {
+      throw new Error('This page has no clipboard access: select the key and copy it by hand.');
+    });
+    setCopied(true);
   });
   return (
     <div className="gateway-keys" data-testid="gateway-keys">
       <p className="muted small">Your own apps use these keys to reach your engines through the local gateway.</p>
+      {gateway && !gateway.enabled && (
+        <p className="banner banner-warn" data-testid="gateway-off-hint">
+          The local gateway is off, so these keys do nothing yet: turn it on under Local gateway and save.
+        </p>
+      )}
       {list.error && <ErrorText error={list.error} />}
       {list.data && list.data.length === 0 && <p className="muted small">No keys yet.</p>}
       {list.data && list.data.length > 0 && (
@@ -92,8 +117,15 @@ function GatewayKeys() {
       </form>
       <ErrorText error={revokeState.error} />
       {created && (
-        <div className="banner banner-info" role="status" data-testid="gateway-key-created">
-          Key <span className="mono">{created.name}</span>: <code className="mono selectable">{created.key}</code> — copy it now, it is not shown again.
+        <div className="banner banner-info key-banner" role="status" data-testid="gateway-key-created">
+          <span>
+            Key <span className="mono">{created.name}</span>: <code className="mono selectable" data-testid="gateway-key-value">{created.key}</code>
+          </span>
+          <button type="button" className="small-button" onClick={() => void copyKey()} data-testid="gateway-key-copy">
+            {copied ? 'Copied' : 'Copy'}
+          </button>
+          <span>Copy it now: it is not shown again.</span>
+          <ErrorText error={copyState.error} />
         </div>
       )}
     </div>
@@ -106,6 +138,19 @@ export function Settings() {
   const [draft, setDraft] = useState<Draft | null>(settings ? toDraft(settings) : null);
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [saved, setSaved] = useState(false);
+  const [destination, setDestination] = useState<PendingDestination | null>(null);
+  const afterSave = async (r: SaveResult, patch: SettingsPatch) => {
+    setDestination(!r.ok && r.confirm ? { patch, confirm: r.confirm } : null);
+    if (!r.ok) {
+      setErrors(r.errors);
+      return;
+    }
+    setErrors({});
+    setSaved(true);
+    const fresh = await getBridge().invoke('settings.get', {});
+    setSettings(fresh);
+    setDraft(toDraft(fresh));
+  };
   useEffect(() => {
     if (settings && !draft) setDraft(toDraft(settings));
   }, [settings, draft]);
@@ -122,16 +167,7 @@ export function Settings() {
       notify('info', 'Nothing changed.');
       return;
     }
-    const r = await getBridge().invoke('settings.save', { patch });
-    if (!r.ok) {
-      setErrors(r.errors);
-      return;
-    }
-    setErrors({});
-    setSaved(true);
-    const fresh = await getBridge().invoke('settings.get', {});
-    setSettings(fresh);
-    setDraft(toDraft(fresh));
+    await afterSave(await getBridge().invoke('settings.save', { patch }), patch);
   });
   if (!settings || !draft) return <p className="muted">Loading settings…</p>;
   const set = <K extends keyof Draft>(k: K, v: Draft[K]) => {
@@ -152,7 +188,7 @@ export function Settings() {
       >
         <Card title="Swan network">
           <NetworkChoice hubUrl={draft.hubUrl} onPick={(n) => setDraft({ ...draft, ...n })} />
-          <Field label="Hub WebSocket URL" hint="Where the agent registers, e.g. wss://inference.swanchain.io/ws" error={errors.hubUrl} testId="field-hubUrl">
+          <Field label="Hub WebSocket URL" hint="Where the agent registers, for example wss://inference.swanchain.io (the agent adds /ws itself)." error={errors.hubUrl} testId="field-hubUrl">
             {(id, d) => <input id={id} aria-describedby={d} value={draft.hubUrl} onChange={(e) => set('hubUrl', e.target.value)} data-testid="input-hubUrl" />}
           </Field>
           <Field label="Service URL" hint="Used to check your key before connecting." error={errors.serviceUrl} testId="field-serviceUrl">
@@ -212,6 +248,7 @@ export function Settings() {
           {desktopOnly && <p className="field-hint">{desktopOnly}</p>}
           {errors.startAtLogin && <p className="field-error">{errors.startAtLogin}</p>}
           <Toggle checked={draft.closeToTray} onChange={(v) => set('closeToTray', v)} label="Keep serving in the tray when the window is closed" testId="input-closeToTray" />
+          {desktopOnly && <p className="field-hint" data-testid="tray-desktop-only">{desktopOnly}</p>}
           {errors.closeToTray && <p className="field-error">{errors.closeToTray}</p>}
           <Toggle checked={draft.autoPauseOnGpuBusy} onChange={(v) => set('autoPauseOnGpuBusy', v)} label="Pause while another program uses the GPU" testId="input-autoPauseOnGpuBusy" />
           <Field label="Keep request history (days)" error={errors.retentionDays} testId="field-retentionDays">
@@ -228,6 +265,7 @@ export function Settings() {
             )}
           </Field>
         </Card>
+        {destination && <KeyDestinationConfirm pending={destination} onResult={(r) => void afterSave(r, destination.patch)} onCancel={() => setDestination(null)} />}
         <div className="form-actions sticky-actions">
           <button type="submit" className="primary" disabled={saveState.pending} data-testid="settings-save">
             {saveState.pending ? 'Saving…' : 'Save settings'}
@@ -262,6 +300,8 @@ export function Settings() {
       <Card title="Gateway keys">
         <GatewayKeys />
       </Card>
+      <AlertsCard />
+      <AboutCard />
     </div>
   );
 }

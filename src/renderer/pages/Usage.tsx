@@ -1,10 +1,12 @@
 // Usage and earnings from the ledger: per hour or day, per model, totals, CSV export.
 import { useMemo, useState } from 'react';
 import { Bar, BarChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
-import type { UsageReport } from '../../shared/bridge';
+import type { EarningsOverview, UsageReport } from '../../shared/bridge';
 import { getBridge } from '../bridge';
 import { Card, Stat } from '../components/Card';
 import { PricesCard } from '../components/PricesCard';
+import { KeepCard, PlatformRecordCard, RatesCard } from '../components/EarningsCards';
+import { ChartLegend } from '../components/ChartLegend';
 import { useStore } from '../store/store';
 import { ErrorText } from '../components/Field';
 import { fmtInt, fmtMoney, fmtMs, fmtNumber, fmtPercent } from '../lib/format';
@@ -34,24 +36,40 @@ function download(name: string, text: string, type: string): void {
 }
 
 function UsageCharts({ report, bucket }: { report: UsageReport; bucket: 'hour' | 'day' }) {
-  const data = useMemo(() => report.buckets.map((b) => ({ ...b, label: bucketLabel(b.start, bucket) })), [report, bucket]);
+  const data = useMemo(() => report.buckets.map((b) => ({ ...b, cost: b.cost ?? 0, label: bucketLabel(b.start, bucket) })), [report, bucket]);
+  // An all-zero series would draw an empty $0–$4 axis: say what is missing instead.
+  const anyMoney = data.some((b) => b.earnings > 0 || b.cost > 0);
+  const anyTokens = data.some((b) => b.tokensIn > 0 || b.tokensOut > 0);
   return (
     <div className="grid-2">
-      <Card title={`Earnings per ${bucket}`}>
-        <div className="chart-body series-earn" data-testid="usage-earnings-chart" data-points={data.length}>
-          <ResponsiveContainer width="100%" height={220}>
-            <BarChart data={data} margin={{ top: 8, right: 8, bottom: 4, left: 0 }}>
-              <CartesianGrid className="chart-grid" vertical={false} />
-              <XAxis dataKey="label" className="chart-axis" minTickGap={12} />
-              <YAxis width={64} className="chart-axis" tickFormatter={(v: number) => fmtMoney(v)} />
-              <Tooltip isAnimationActive={false} formatter={(v) => [fmtMoney(Number(v)), 'Earnings']} />
-              <Bar dataKey="earnings" className="chart-bar" isAnimationActive={false} />
-            </BarChart>
-          </ResponsiveContainer>
+      <Card title={`Earnings and power cost per ${bucket}`}>
+        <div className="chart-body series-earn" data-testid="usage-earnings-chart" data-points={data.length} data-empty={!anyMoney}>
+          {anyMoney ? (
+            <>
+              <ResponsiveContainer width="100%" height={220}>
+                <BarChart data={data} margin={{ top: 8, right: 8, bottom: 4, left: 0 }}>
+                  <CartesianGrid className="chart-grid" vertical={false} />
+                  <XAxis dataKey="label" className="chart-axis" minTickGap={12} />
+                  <YAxis width={72} className="chart-axis" domain={[0, 'auto']} tickFormatter={(v: number) => fmtMoney(v)} />
+                  <Tooltip isAnimationActive={false} formatter={(v, name) => [fmtMoney(Number(v)), name === 'cost' ? 'Power cost' : 'Earnings']} />
+                  <Bar dataKey="earnings" className="chart-bar" isAnimationActive={false} />
+                  <Bar dataKey="cost" className="chart-bar-cost" isAnimationActive={false} />
+                </BarChart>
+              </ResponsiveContainer>
+              <ChartLegend items={[{ label: 'Earnings', swatch: 'earn' }, { label: 'Power cost', swatch: 'cost' }]} />
+            </>
+          ) : (
+            <p className="empty chart-empty" data-testid="usage-earnings-empty">
+              {report.totals.requests === 0 ? 'No requests in this period.' : 'No earnings in this period: the requests served were not priced or not paid (see Where the rates come from).'}
+            </p>
+          )}
         </div>
       </Card>
       <Card title={`Tokens per ${bucket}`}>
-        <div className="chart-body series-tokens" data-testid="usage-tokens-chart">
+        <div className="chart-body series-tokens" data-testid="usage-tokens-chart" data-empty={!anyTokens}>
+          {!anyTokens && <p className="empty chart-empty">No tokens in this period.</p>}
+          {anyTokens && (
+          <>
           <ResponsiveContainer width="100%" height={220}>
             <BarChart data={data} margin={{ top: 8, right: 8, bottom: 4, left: 0 }}>
               <CartesianGrid className="chart-grid" vertical={false} />
@@ -62,6 +80,9 @@ function UsageCharts({ report, bucket }: { report: UsageReport; bucket: 'hour' |
               <Bar dataKey="tokensOut" stackId="t" className="chart-bar-out" isAnimationActive={false} />
             </BarChart>
           </ResponsiveContainer>
+          <ChartLegend items={[{ label: 'Tokens in', swatch: 'in' }, { label: 'Tokens out', swatch: 'out' }]} />
+          </>
+          )}
         </div>
       </Card>
     </div>
@@ -80,6 +101,9 @@ export function Usage() {
     download(`swan-usage-${new Date(from).toISOString().slice(0, 10)}-${new Date(to).toISOString().slice(0, 10)}.csv`, csv, 'text/csv');
   });
   const rep = report.data;
+  const overview = useFetch(() => getBridge().invoke('earnings.overview', {}), [to]);
+  const [overviewSet, setOverview] = useState<EarningsOverview | undefined>(undefined);
+  const ov = overviewSet && overview.data && overviewSet.generatedAt > overview.data.generatedAt ? overviewSet : (overview.data ?? overviewSet);
   // A joined string keeps the selector's result stable between snapshots with the same models.
   const models = useStore((s) => s.snapshot?.models.map((m) => m.id).join('\n') ?? '')
     .split('\n')
@@ -120,6 +144,8 @@ export function Usage() {
               <Stat label="Tokens in" value={fmtInt(rep.totals.tokensIn)} />
               <Stat label="Tokens out" value={fmtInt(rep.totals.tokensOut)} testId="usage-tokens-out" />
               <Stat label="Earnings" value={fmtMoney(rep.totals.earnings)} testId="usage-earnings" />
+              <Stat label="Power cost" value={fmtMoney(rep.totals.cost ?? 0)} testId="usage-cost" />
+              <Stat label="Net" value={fmtMoney(rep.totals.earnings - (rep.totals.cost ?? 0))} testId="usage-net" />
               <Stat label="Error rate" value={fmtPercent(rep.errorRate)} />
             </div>
           </Card>
@@ -156,6 +182,12 @@ export function Usage() {
                     <th scope="col" className="num">
                       Earnings
                     </th>
+                    <th scope="col" className="num">
+                      Power cost
+                    </th>
+                    <th scope="col" className="num">
+                      Net
+                    </th>
                   </tr>
                 </thead>
                 <tbody>
@@ -172,6 +204,8 @@ export function Usage() {
                       <td className="num">{fmtNumber(m.p50TokensPerSecond, 1)}</td>
                       <td className="num">{fmtInt(m.errors)}</td>
                       <td className="num">{fmtMoney(m.earnings)}</td>
+                      <td className="num">{fmtMoney(m.cost ?? 0)}</td>
+                      <td className="num">{fmtMoney(m.earnings - (m.cost ?? 0))}</td>
                     </tr>
                   ))}
                 </tbody>
@@ -181,6 +215,14 @@ export function Usage() {
         </>
       )}
       {report.loading && !rep && <p className="muted">Loading usage…</p>}
+      <ErrorText error={overview.error} />
+      {ov && (
+        <>
+          <KeepCard o={ov} onChange={setOverview} />
+          <PlatformRecordCard o={ov} />
+          <RatesCard o={ov} />
+        </>
+      )}
       <PricesCard models={models} />
     </div>
   );

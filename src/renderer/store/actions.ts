@@ -2,6 +2,7 @@
 import type { AgentSnapshot, BridgeEvent, SettingsView } from '../../shared/bridge';
 import type { GpuSample, LogEntry, ModelState, PauseState, RequestView } from '../../shared/types';
 import type { ConnectionStatus } from '../bridge/connection';
+import type { Alert } from '../../shared/alerts';
 import { RequestList } from './request-list';
 import { LiveSeries } from './series';
 import { useStore, type LogLevel, type Notice } from './store';
@@ -122,6 +123,9 @@ export function applyEvents(events: BridgeEvent[]): void {
       case 'log':
         newLogs.push(e.entry);
         break;
+      case 'alert':
+        alertListeners.forEach((l) => l(e.alert));
+        break;
     }
   }
   useStore.setState((s) => {
@@ -145,6 +149,15 @@ export function applyEvents(events: BridgeEvent[]): void {
     }
     return next;
   });
+}
+
+type AlertListener = (alert: Alert) => void;
+const alertListeners = new Set<AlertListener>();
+
+/** Hears each alert the agent raises (browser notifications and the alerts card use it). */
+export function onAlert(cb: AlertListener): () => void {
+  alertListeners.add(cb);
+  return () => alertListeners.delete(cb);
 }
 
 type TextListener = (id: string, delta: string) => void;

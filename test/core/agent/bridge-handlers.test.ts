@@ -22,7 +22,7 @@ afterAll(async () => {
   await stack?.close();
 });
 
-const SNAPSHOT_KEYS = ['discovery', 'engines', 'gateway', 'gpu', 'hasKey', 'link', 'models', 'nodeId', 'nodeName', 'onboarded', 'pause', 'today', 'version'];
+const SNAPSHOT_KEYS = ['catalogue', 'discovery', 'engines', 'gateway', 'gpu', 'hasKey', 'link', 'models', 'nodeId', 'nodeName', 'onboarded', 'pause', 'providerStatus', 'today', 'todayEarningsReason', 'version'];
 
 function expectModelStates(models: ModelState[]): void {
   for (const m of models) {
@@ -45,7 +45,7 @@ describe('every channel answers with its documented shape', () => {
     expect(Object.keys(s).sort()).toEqual(SNAPSHOT_KEYS);
     expect(s.nodeId).toBe(stack.agent.identity.nodeId);
     expect(s).toMatchObject({ nodeName: 'test-node', hasKey: true, onboarded: true, link: { state: 'connected' }, pause: { paused: false } });
-    expect(s.today).toEqual({ requests: expect.any(Number), errors: expect.any(Number), tokensIn: expect.any(Number), tokensOut: expect.any(Number), earnings: expect.any(Number) });
+    expect(s.today).toEqual({ requests: expect.any(Number), errors: expect.any(Number), tokensIn: expect.any(Number), tokensOut: expect.any(Number), earnings: expect.any(Number), energyWh: expect.any(Number), cost: expect.any(Number) });
     expect(s.gateway).toEqual({ enabled: false, listen: '127.0.0.1:18080', running: false, keys: expect.any(Number) });
     expect(s.models.map((m) => m.id)).toEqual([model]);
     expectModelStates(s.models);
@@ -168,7 +168,7 @@ describe('every channel answers with its documented shape', () => {
     expect(Object.keys(r).sort()).toEqual(['buckets', 'errorRate', 'from', 'perModel', 'to', 'totals']);
     expect(r.totals.requests).toBeGreaterThanOrEqual(1);
     expect(r.buckets.length).toBeGreaterThanOrEqual(4);
-    expect(r.buckets[0]).toEqual({ start: expect.any(Number), requests: expect.any(Number), tokensIn: expect.any(Number), tokensOut: expect.any(Number), earnings: expect.any(Number), errors: expect.any(Number) });
+    expect(r.buckets[0]).toEqual({ start: expect.any(Number), requests: expect.any(Number), tokensIn: expect.any(Number), tokensOut: expect.any(Number), earnings: expect.any(Number), errors: expect.any(Number), energyWh: expect.any(Number), cost: expect.any(Number) });
     expect(r.perModel.map((m) => m.model)).toContain(model);
     const csv = await invoke<string>('usage.exportCsv', { from: now - 3_600_000, to: now + 1000 });
     const rows = csv.trimEnd().split('\r\n');
@@ -266,6 +266,10 @@ describe('refusals', () => {
     'onboarding.complete': { args: { skip: true }, detail: 'Unrecognized key' },
     'prices.list': { args: { all: true }, detail: 'Unrecognized key' },
     'prices.set': { args: { model: 'm', inputPerM: -1, outputPerM: 1 }, detail: 'inputPerM' },
+    'notices.list': { args: { all: true }, detail: 'Unrecognized key' },
+    'providerStatus.refresh': { args: { now: 1 }, detail: 'Unrecognized key' },
+    'earnings.overview': { args: { refresh: 'yes' }, detail: 'refresh:' },
+    'earnings.setElectricity': { args: { perKwh: 0.3, currency: 'euro' }, detail: 'currency: use a three-letter currency code' },
   };
 
   it('the table below covers every channel', () => {

@@ -19,11 +19,12 @@ describe('a computing-provider config.toml', () => {
     expect(c.nodeName).toBe('rig-01');
     expect(c.enable).toBe(true);
     expect(c.webSocketUrl).toBe('wss://inference-ws.example.org');
-    expect(c.serviceUrl).toBe('https://inference-ws.example.org');
+    // As the Go NewInferenceClient derives it: the host's "-ws" goes.
+    expect(c.serviceUrl).toBe('https://inference.example.org');
     expect(c.apiKey).toBe('sk-prov-fixture0000000000');
     expect(c.models).toEqual(['meta-llama/Llama-3.2-3B-Instruct']);
     // No [Agent] / [Gateway]: our defaults.
-    expect(c.agent.heartbeatIntervalMs).toBe(54_000);
+    expect(c.agent.heartbeatIntervalMs).toBe(30_000);
     expect(c.gateway.enable).toBe(false);
   });
 

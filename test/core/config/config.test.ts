@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_HUB_URL, hubDialUrl, loadConfig } from '../../../src/core/config/config';
+import { ConfigError, DEFAULT_HUB_URL, deriveServiceUrl, hubDialUrl, loadConfig } from '../../../src/core/config/config';
 
 let dir: string;
 beforeEach(() => {
@@ -35,7 +35,7 @@ function refusal(file: string, env: NodeJS.ProcessEnv = {}): ConfigError {
 describe('values and defaults', () => {
   it('an empty file gives the documented defaults', () => {
     const c = loadConfig(write(''), {});
-    expect(c.agent.heartbeatIntervalMs).toBe(54_000);
+    expect(c.agent.heartbeatIntervalMs).toBe(30_000); // the Go provider's heartbeatPump
     expect(c.agent.healthCheckIntervalMs).toBe(30_000);
     expect(c.agent.pingIntervalMs).toBe(54_000);
     expect(c.agent.readTimeoutMs).toBe(60_000);
@@ -47,7 +47,9 @@ describe('values and defaults', () => {
     expect(c.agent.gpuSampleIntervalMs).toBe(1_000);
     expect(c.agent.engineHeadersTimeoutMs).toBe(60_000);
     expect(c.agent.engineIdleTimeoutMs).toBe(120_000);
-    expect(c.agent).toMatchObject({ maxConcurrentPerEndpoint: 4, maxQueuePerModel: 32, discovery: true, engineHosts: [] });
+    expect(c.agent).toMatchObject({ maxConcurrentPerEndpoint: 4, maxQueuePerModel: 32, discovery: true, engineHosts: [], ownerAddr: '' });
+    expect(c.agent.handshakeTimeoutMs).toBe(10_000); // Go's dialer HandshakeTimeout
+    expect(c.agent.writeTimeoutMs).toBe(10_000); // Go's writeWait
     expect(c.gateway).toEqual({ enable: false, listen: '127.0.0.1:18080', websocketAuth: true, allowedOrigins: [] });
     expect(c).toMatchObject({ nodeName: 'my-provider', enable: true, webSocketUrl: DEFAULT_HUB_URL, serviceUrl: 'http://127.0.0.1:8081', apiKey: '', models: [], modelEntries: {} });
     expect(c.file).toBe(path.resolve(dir, 'config.toml'));
@@ -98,10 +100,16 @@ GpuSampleIntervalSeconds = 0.5
 EngineHeadersTimeoutSeconds = 3
 EngineIdleTimeoutSeconds = 4.25
 RetentionMegabytes = 0.5
+HandshakeTimeoutSeconds = 3
+WriteTimeoutSeconds = 2
+OwnerAddr = "0x00000000000000000000000000000000000000aB"
 `),
       {},
     );
     expect(c.agent).toEqual({
+      handshakeTimeoutMs: 3000,
+      writeTimeoutMs: 2000,
+      ownerAddr: '0x00000000000000000000000000000000000000aB',
       heartbeatIntervalMs: 200,
       healthCheckIntervalMs: 100,
       pingIntervalMs: 250,
@@ -138,6 +146,17 @@ AllowedOrigins = ["http://localhost:5173"]
   it('derives ServiceURL from WebSocketURL when it is missing or empty', () => {
     expect(loadConfig(write('[Inference]\nWebSocketURL = "wss://hub.example.org/ws"\n'), {}).serviceUrl).toBe('https://hub.example.org');
     expect(loadConfig(write('[Inference]\nServiceURL = ""\nWebSocketURL = "ws://10.1.2.3:8081"\n'), {}).serviceUrl).toBe('http://10.1.2.3:8081');
+  });
+
+  it('derives ServiceURL exactly as the Go NewInferenceClient does', () => {
+    // wss -> https, ws -> http, a trailing /ws dropped, then the first "-ws" dropped.
+    expect(deriveServiceUrl('wss://inference-ws.swanchain.io')).toBe('https://inference.swanchain.io');
+    expect(deriveServiceUrl('wss://inference-ws-dev.swanchain.io/ws')).toBe('https://inference-dev.swanchain.io');
+    expect(deriveServiceUrl('ws://127.0.0.1:8081')).toBe('http://127.0.0.1:8081');
+    expect(deriveServiceUrl('ws://127.0.0.1:8081/ws')).toBe('http://127.0.0.1:8081');
+    // Go's TrimSuffix takes "/ws" only: a trailing slash after it stays, as in Go.
+    expect(deriveServiceUrl('ws://hub.example/ws/')).toBe('http://hub.example/ws/');
+    expect(loadConfig(write('[Inference]\nWebSocketURL = "wss://inference-ws.swanchain.io"\n'), {}).serviceUrl).toBe('https://inference.swanchain.io');
   });
 
   it('reads models.json beside the config, keeping extra fields', () => {

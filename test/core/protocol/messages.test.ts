@@ -165,35 +165,60 @@ describe('parseInbound: malformed frames', () => {
     expect(refused(text).message).toMatch(/^message has no valid envelope \(.+\)$/);
   });
 
-  it('unknown type: refused, naming the type and carrying the request id', () => {
-    const e = refused(frame({ type: 'teleport', request_id: 'u1', payload: {} }));
-    expect(e.message).toBe('unknown message type "teleport"');
-    expect(e.requestId).toBe('u1');
-    expect(e.messageType).toBe('teleport');
-    expect(refused(frame({ type: 'teleport', payload: { request_id: 'u2' } })).requestId).toBe('u2');
+  it('unknown type: parsed as unknown (logged, never answered), naming the type and the request id', () => {
+    expect(parseInbound(frame({ type: 'teleport', request_id: 'u1', payload: {} }))).toEqual({ type: 'unknown', messageType: 'teleport', requestId: 'u1' });
+    expect(parseInbound(frame({ type: 'teleport', payload: { request_id: 'u2' } }))).toEqual({ type: 'unknown', messageType: 'teleport', requestId: 'u2' });
+    expect(parseInbound(frame({ type: 'teleport' }))).toEqual({ type: 'unknown', messageType: 'teleport' });
+  });
+
+  it('a Go-typed ack (request_id "", extensions absent) and an ack with extensions', () => {
+    expect(parseInbound(frame({ type: 'ack', payload: { request_id: '', success: true, message: 'Registration successful' } }))).toEqual({
+      type: 'ack',
+      requestId: '',
+      payload: { request_id: '', success: true, message: 'Registration successful' },
+    });
+    expect(parseInbound(frame({ type: 'ack', request_id: 'r', payload: { request_id: 'r', success: true, extensions: ['resume-v1'] } }))).toMatchObject({ payload: { extensions: ['resume-v1'] } });
+    expect(refused(frame({ type: 'ack', request_id: 'r', payload: { success: true, extensions: 'resume-v1' } })).message).toContain('extensions:');
+  });
+
+  it('an invalid inference says whether it asked to stream (so it is refused on that result path)', () => {
+    expect(refused(frame({ type: 'inference', request_id: 's', payload: { model_id: 'm', stream: true, request: {} } })).stream).toBe(true);
+    expect(refused(frame({ type: 'inference', request_id: 's', payload: { model_id: 'm', request: { stream: true } } })).stream).toBe(true);
+    expect(refused(frame({ type: 'inference', request_id: 'n', payload: { model_id: 'm', request: {} } })).stream).toBe(false);
+  });
+
+  it('cancel keeps the reason', () => {
+    expect(parseInbound(frame({ type: 'cancel', payload: { request_id: 'c', reason: 'attempt_timeout' } }))).toEqual({ type: 'cancel', requestId: 'c', reason: 'attempt_timeout' });
   });
 });
 
-describe('outbound builders (seed 000 + DESIGN.md shapes)', () => {
+describe('outbound builders (the Go provider\'s shapes, HUB-PROTOCOL.md)', () => {
+  const nodeId = `04${'a'.repeat(128)}`;
   const register: RegisterPayload = {
-    node_id: 'a'.repeat(64),
-    provider_id: 'a'.repeat(64),
+    node_id: nodeId,
+    provider_id: nodeId,
+    worker_addr: nodeId,
+    owner_addr: '',
     node_name: 'rig',
     token: 'sk-prov-x',
     models: ['m1'],
-    model_hashes: [{ model_id: 'm1', weight_hash: '', hash_algo: 'sha256', format: 'gguf', quantization: 'q4_k_m' }],
+    model_hashes: [{ model_id: 'm1', format: 'gguf', quantization: 'q4_k_m', context_length: 16384, context_source: 'detected' }],
     capabilities: [...CAPABILITIES],
     protocol_version: PROTOCOL_VERSION,
-    hardware: { gpu_type: 'rtx3080', gpu_model: 'NVIDIA RTX 3080', vram_gb: 10, gpu_count: 1, serving_engine: 'sglang', compute_capability: '8.6', driver_version: '550', cuda_version: '12.4' },
+    cp_version: '0.1.0',
+    hardware: { gpu_type: 'RTX 3080', gpu_model: 'NVIDIA GeForce RTX 3080', vram_gb: 10, gpu_count: 1, serving_engine: 'sglang', compute_capability: '8.6', driver_version: '550', cuda_version: '12.4' },
   };
 
-  it('register carries every documented field plus provider_id, model_hashes and capabilities', () => {
+  it('register carries the Go fields (worker_addr, owner_addr, capabilities inference+verification first) and cp_version', () => {
     const m = JSON.parse(encode(out.register('reg-uuid', register))) as { type: string; request_id: string; payload: Record<string, unknown> };
     expect(m.type).toBe('register');
     expect(m.request_id).toBe('reg-uuid');
-    expect(Object.keys(m.payload).sort()).toEqual(['capabilities', 'hardware', 'model_hashes', 'models', 'node_id', 'node_name', 'protocol_version', 'provider_id', 'token'].sort());
+    expect(Object.keys(m.payload).sort()).toEqual(
+      ['capabilities', 'cp_version', 'hardware', 'model_hashes', 'models', 'node_id', 'node_name', 'owner_addr', 'protocol_version', 'provider_id', 'token', 'worker_addr'].sort(),
+    );
     expect(m.payload).toEqual(register);
-    expect(m.payload.capabilities).toEqual(expect.arrayContaining(['stream', 'warmup', 'verify', 'benchmark', 'resume-v1', 'cancel']));
+    expect((m.payload.capabilities as string[]).slice(0, 2)).toEqual(['inference', 'verification']);
+    expect(m.payload.capabilities).toContain('resume-v1');
   });
 
   it('register copies its payload (a later change to the input does not leak into the message)', () => {
@@ -219,14 +244,16 @@ describe('outbound builders (seed 000 + DESIGN.md shapes)', () => {
 
   it('stream_chunk {request_id, chunk, done, seq}, the chunk passed on untouched, and the final null chunk', () => {
     const chunk = { id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'Hi' } }] };
-    expect(out.streamChunk('r', 3, chunk, false)).toEqual({ type: 'stream_chunk', payload: { request_id: 'r', chunk, done: false, seq: 3 } });
+    expect(out.streamChunk('r', 3, chunk, false)).toEqual({ type: 'stream_chunk', request_id: 'r', payload: { request_id: 'r', chunk, done: false, seq: 3 } });
     expect(out.streamChunk('r', 4, chunk, false).payload.chunk).toBe(chunk);
-    expect(JSON.parse(encode(out.streamChunk('r', 9, null, true)))).toEqual({ type: 'stream_chunk', payload: { request_id: 'r', chunk: null, done: true, seq: 9 } });
+    expect(JSON.parse(encode(out.streamChunk('r', 9, null, true)))).toEqual({ type: 'stream_chunk', request_id: 'r', payload: { request_id: 'r', chunk: null, done: true, seq: 9 } });
+    expect(out.streamErrorChunk('r', 1, 'engine said 400')).toEqual({ type: 'stream_chunk', request_id: 'r', payload: { request_id: 'r', chunk: null, done: true, error: 'engine said 400', seq: 1 } });
   });
 
   it('stream_end {request_id, latency_ms, tokens_input, tokens_output, seq}; status_code and error only when set', () => {
     expect(out.streamEnd('r', 10, { latencyMs: 1234, tokensIn: 42, tokensOut: 128 })).toEqual({
       type: 'stream_end',
+      request_id: 'r',
       payload: { request_id: 'r', latency_ms: 1234, tokens_input: 42, tokens_output: 128, seq: 10 },
     });
     expect(out.streamEnd('r', 5, { latencyMs: 9, tokensIn: 1, tokensOut: 2, statusCode: 502, error: 'engine closed the stream' }).payload).toEqual({
@@ -238,8 +265,8 @@ describe('outbound builders (seed 000 + DESIGN.md shapes)', () => {
       status_code: 502,
       error: 'engine closed the stream',
     });
-    expect(out.streamEnd('r', 1, { latencyMs: 1, tokensIn: 3, tokensOut: 4, estimated: true }).payload.tokens_estimated).toBe(true);
-    expect(out.streamEnd('r', 1, { latencyMs: 1, tokensIn: 3, tokensOut: 4, estimated: false }).payload).not.toHaveProperty('tokens_estimated');
+    // Unknown (estimated) counts are left out, never sent as numbers.
+    expect(out.streamEnd('r', 1, { latencyMs: 1 }).payload).toEqual({ request_id: 'r', latency_ms: 1, seq: 1 });
   });
 
   it('a non-stream result is an ack {request_id, response, status_code, latency_ms}', () => {
@@ -263,6 +290,16 @@ describe('outbound builders (seed 000 + DESIGN.md shapes)', () => {
       type: 'ack',
       payload: { model_id: 'm', success: false, load_time_ms: 0, memory_mb: 0, error: 'unknown model' },
     });
+  });
+
+  it('refusals on the result paths: error chunk + stream_end for a stream, ack with response null otherwise', () => {
+    expect(out.refusal('r', true, 429, 'queue full').map((m) => [m.type, m.request_id, m.payload])).toEqual([
+      ['stream_chunk', 'r', { request_id: 'r', chunk: null, done: true, error: 'queue full', seq: 1 }],
+      ['stream_end', 'r', { request_id: 'r', latency_ms: 0, seq: 2, status_code: 429, error: 'queue full' }],
+    ]);
+    expect(out.refusal('r', false, 404, 'no such model')).toEqual([
+      { type: 'ack', request_id: 'r', payload: { request_id: 'r', response: null, status_code: 404, latency_ms: 0, error: 'no such model', seq: 1 } },
+    ]);
   });
 
   it('error {request_id, code, message}, with or without a request id', () => {

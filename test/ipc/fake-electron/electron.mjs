@@ -17,6 +17,7 @@ const record = {
   loginItem: null,
   errorBox: null,
   openedExternal: [],
+  notifications: [],
 };
 
 class Emitter extends EventEmitter {}
@@ -215,6 +216,24 @@ export const shell = {
     record.openedExternal.push(url);
   },
 };
+// Electron's Notification: static isSupported(); new Notification({ title, body, silent }); show(); 'click'/'close' events.
+export class Notification extends Emitter {
+  static isSupported() {
+    return true;
+  }
+  constructor(options = {}) {
+    super();
+    this.options = options;
+    this.shown = false;
+  }
+  show() {
+    this.shown = true;
+    record.notifications.push(this);
+  }
+  close() {
+    this.emit('close');
+  }
+}
 export const contextBridge = {};
 export const ipcRenderer = {};
 
@@ -238,6 +257,7 @@ function state() {
     loginItem: record.loginItem,
     errorBox: record.errorBox,
     openedExternal: record.openedExternal,
+    notifications: record.notifications.map((n) => ({ title: n.options.title, body: n.options.body, silent: n.options.silent })),
   };
 }
 
@@ -276,6 +296,12 @@ const commands = {
   permission({ name }) {
     return new Promise((resolve) => record.permissionHandler(record.windows[0].webContents, name, resolve));
   },
+  clickNotification({ index }) {
+    const n = record.notifications[index];
+    if (!n) throw new Error(`no notification ${index}`);
+    n.emit('click');
+    return true;
+  },
   quit() {
     app.quit();
     return true;
@@ -292,4 +318,4 @@ process.on('message', async (msg) => {
   }
 });
 
-export default { app, BrowserWindow, ipcMain, session, safeStorage, Menu, Tray, nativeImage, nativeTheme, dialog, shell, contextBridge, ipcRenderer };
+export default { app, BrowserWindow, ipcMain, session, safeStorage, Menu, Tray, nativeImage, nativeTheme, dialog, shell, Notification, contextBridge, ipcRenderer };

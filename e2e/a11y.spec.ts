@@ -1,0 +1,51 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+// axe-core on every page of the console, in light and dark, at 1280×800 and 1024×640: any violation
+// fails the run. The stack serves real traffic first, so Requests has rows and the Dashboard has data.
+import { axeViolations, describeViolations } from './support/axe';
+import { expect, go, test } from './support/fixtures';
+
+const PAGES = ['dashboard', 'requests', 'usage', 'engines', 'logs', 'settings'] as const;
+const VIEWPORTS = [
+  { width: 1280, height: 800 },
+  { width: 1024, height: 640 },
+];
+
+for (const colorScheme of ['light', 'dark'] as const) {
+  for (const viewport of VIEWPORTS) {
+    test.describe(`${colorScheme} ${viewport.width}×${viewport.height}`, () => {
+      test.use({ colorScheme, viewport });
+      test('every page passes axe', async ({ app, stack }) => {
+        test.setTimeout(180_000); // axe walks every page's whole DOM, several times
+        await expect(app.getByTestId('link-state')).toHaveText('Serving');
+        await stack.chat(stack.engine.models[0]!, 8);
+        await expect(app.locator('html')).toHaveAttribute('data-theme', colorScheme);
+        const report: string[] = [];
+        for (const page of PAGES) {
+          await go(app, page);
+          if (page === 'requests') await expect(app.getByTestId('request-row').first()).toBeVisible();
+          if (page === 'logs') await expect(app.getByTestId('log-row').first()).toBeVisible();
+          const vs = await axeViolations(app);
+          if (vs.length) report.push(describeViolations(page, vs));
+        }
+        // A selected request and an expanded log line are states of their pages too.
+        await go(app, 'requests');
+        await app.getByTestId('request-row').first().click();
+        await expect(app.getByTestId('request-detail')).toBeVisible();
+        const detail = await axeViolations(app);
+        if (detail.length) report.push(describeViolations('requests (detail open)', detail));
+        // The paused Dashboard with its notice on screen (18 contrast nodes were seen there once).
+        await go(app, 'dashboard');
+        await app.getByTestId('pause-button').click();
+        await expect(app.getByTestId('link-state')).toHaveText('Paused');
+        await expect(app.locator('.notice').first()).toBeVisible();
+        const paused = await axeViolations(app);
+        if (paused.length) report.push(describeViolations('dashboard (paused, notice)', paused));
+        expect(report.join('\n'), 'axe violations').toBe('');
+        // The check can fail: a nameless button put into the page is reported.
+        await app.evaluate(() => document.querySelector('main')!.append(Object.assign(document.createElement('button'), { id: 'axe-control' })));
+        expect((await axeViolations(app)).map((v) => v.id)).toContain('button-name');
+      });
+    });
+  }
+}

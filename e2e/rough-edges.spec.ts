@@ -1,0 +1,128 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+// The rough edges a walkthrough found, each checked where the owner saw it.
+import { expect, go, slug, test } from './support/fixtures';
+import { PROVIDER_KEY } from './support/stack';
+
+test('Settings: toggles one per line, desktop-only options say so, the hub example has no /ws', async ({ app }) => {
+  await go(app, 'settings');
+  const login = await app.getByTestId('input-startAtLogin').locator('..').boundingBox();
+  const tray = await app.getByTestId('input-closeToTray').locator('..').boundingBox();
+  expect(tray!.y).toBeGreaterThanOrEqual(login!.y + login!.height);
+  await expect(app.getByTestId('tray-desktop-only')).toHaveText('Applies to the desktop app.');
+  await expect(app.getByTestId('field-hubUrl')).not.toContainText('/ws"');
+  await expect(app.getByTestId('field-hubUrl')).toContainText('wss://inference.swanchain.io (the agent adds /ws itself)');
+});
+
+test('gateway keys: plain error, hint while off, copy button, banner gone on revoke', async ({ app, context }) => {
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  await go(app, 'settings');
+  const keys = app.getByTestId('gateway-keys');
+  await expect(keys.getByTestId('gateway-off-hint')).toBeVisible();
+  await keys.getByTestId('gateway-key-name').fill('bad name!');
+  await keys.getByTestId('gateway-key-create').click();
+  const err = keys.getByTestId('gateway-key-name-field-error');
+  await expect(err).toContainText('letters, digits, dots, dashes or underscores');
+  await expect(err).not.toContainText('Invalid arguments');
+  await keys.getByTestId('gateway-key-name').fill('my-app');
+  await keys.getByTestId('gateway-key-create').click();
+  const banner = keys.getByTestId('gateway-key-created');
+  await expect(banner).toBeVisible();
+  const key = await keys.getByTestId('gateway-key-value').textContent();
+  await keys.getByTestId('gateway-key-copy').click();
+  await expect(keys.getByTestId('gateway-key-copy')).toHaveText('Copied');
+  expect(await app.evaluate(() => navigator.clipboard.readText())).toBe(key);
+  await keys.getByRole('button', { name: 'Revoke key my-app' }).click();
+  await expect(banner).toHaveCount(0);
+  await expect(keys.getByTestId('gateway-key')).toHaveCount(0);
+});
+
+test('Logs: the list scrolls by keyboard and a cut line opens whole', async ({ app, stack }) => {
+  await stack.chat(stack.engine.models[0]!, 8);
+  await go(app, 'logs');
+  const list = app.getByTestId('log-list');
+  await expect(list).toHaveAttribute('tabindex', '0');
+  await list.focus();
+  await expect(list).toBeFocused();
+  const line = app.getByTestId('log-msg').first();
+  const text = await line.textContent();
+  await line.click();
+  await expect(app.getByTestId('log-entry-text')).toHaveText(text!);
+  await app.getByTestId('log-entry-close').click();
+  await expect(app.getByTestId('log-entry')).toHaveCount(0);
+});
+
+test('Requests: rows are focusable grid rows (not buttons); Enter opens one; live tok/s uses a precise clock', async ({ app, stack }) => {
+  const answer = stack.chat(stack.engine.models[0]!, 200);
+  await go(app, 'requests');
+  const running = app.locator('[data-testid=request-row][data-status=running]');
+  await expect(running).toHaveCount(1);
+  expect(await running.evaluate((el) => [el.tagName, el.getAttribute('role'), el.tabIndex])).toEqual(['DIV', 'row', 0]);
+  await expect(app.getByTestId('request-scroll').locator('button')).toHaveCount(0);
+  // The list and the detail pane agree on a running request's speed (same clock), within rounding of a moving figure.
+  await running.focus();
+  await app.keyboard.press('Enter');
+  await expect(app.getByTestId('request-detail')).toBeVisible();
+  const [list, detail] = await app.evaluate(() => {
+    const row = document.querySelector('[data-testid=request-row][data-status=running]');
+    const cell = row?.querySelectorAll('[role=gridcell]')[5]?.textContent ?? '';
+    const dd = [...document.querySelectorAll('[data-testid=request-detail] dt')].find((d) => d.textContent === 'Speed')?.nextElementSibling?.textContent ?? '';
+    return [parseFloat(cell), parseFloat(dd)];
+  });
+  if (Number.isFinite(list) && Number.isFinite(detail)) expect(Math.abs(list - detail) / detail).toBeLessThan(0.25);
+  expect(await answer).toContain('[simulated]');
+});
+
+test('Connection card: paused since the pause, down since the drop across attempts, Retry now', async ({ app, stack }) => {
+  await expect(app.getByTestId('link-state')).toHaveText('Serving');
+  await app.getByTestId('pause-button').click();
+  await expect(app.getByTestId('link-since')).toHaveText(/^paused since [0-5] s ago$/);
+  await app.getByTestId('resume-button').click();
+  await expect(app.getByTestId('link-since')).toHaveText(/^since /);
+  await stack.stopHub();
+  await expect(app.getByTestId('link-retry')).toBeVisible({ timeout: 20_000 });
+  await expect(app.getByTestId('link-since')).toHaveText(/^down since /);
+  await app.getByTestId('link-retry').click();
+  await expect(app.getByTestId('link-card').getByRole('alert')).toHaveCount(0);
+  await stack.startHub();
+  await app.getByTestId('link-retry').click().catch(() => undefined);
+  await expect(app.getByTestId('link-state')).toHaveText('Serving', { timeout: 30_000 });
+});
+
+test.describe('at 1024×640', () => {
+  test.use({ viewport: { width: 1024, height: 640 } });
+  test('the limits table stays in its card, names wrap sensibly, Today labels stay on one line', async ({ app, stack }) => {
+    const model = stack.engine.models[0]!;
+    for (const label of await app.getByTestId('today-card').locator('.stat-label').all()) {
+      const h = await label.evaluate((el) => el.getBoundingClientRect().height);
+      expect(h).toBeLessThan(24);
+    }
+    await go(app, 'engines');
+    const card = app.getByTestId('limits-card');
+    expect(await card.evaluate((el) => el.scrollWidth <= el.clientWidth + 1)).toBe(true);
+    const name = app.getByTestId(`limits-row-${slug(model)}`).locator('th');
+    const lines = await name.evaluate((el) => {
+      const cs = getComputedStyle(el);
+      const content = el.getBoundingClientRect().height - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom) - parseFloat(cs.borderBottomWidth);
+      return Math.round(content / (parseFloat(cs.lineHeight) || parseFloat(cs.fontSize) * 1.2));
+    });
+    expect(lines).toBeLessThanOrEqual(2);
+  });
+});
+
+test.describe('after onboarding', () => {
+  test.use({ stackOptions: { withKey: false, gpu: true, tokensPerSecond: 40 }, viewport: { width: 1024, height: 640 } });
+  test('the Dashboard opens at its top after "Start serving"', async ({ app }) => {
+    await app.getByTestId('key-input').fill(PROVIDER_KEY);
+    await app.getByTestId('key-check').click();
+    await expect(app.getByTestId('key-saved')).toBeVisible();
+    await app.evaluate(() => {
+      document.getElementById('main')?.scrollTo(0, 10_000);
+      window.scrollTo(0, 10_000);
+    });
+    await app.getByTestId('onboarding-go').click();
+    await expect(app.getByTestId('page-dashboard')).toBeVisible();
+    expect(await app.evaluate(() => (document.getElementById('main')?.scrollTop ?? 0) + window.scrollY)).toBe(0);
+    await expect(app.getByTestId('op-summary')).toBeInViewport();
+  });
+});

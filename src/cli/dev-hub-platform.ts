@@ -1,0 +1,137 @@
+// The dev hub's stand-in of the platform HTTP API (HUB-PROTOCOL.md, "HTTP API"), answered from the
+// fixtures in dev-hub-fixtures/ and from what the dev hub actually served:
+//   GET /api/v1/provider/status     (Bearer key) per-key status: active by default, or as configured;
+//                                   an unknown key gets 401 with api_key_valid false
+//   GET /api/v1/provider/me/stats   (Bearer key) {data: {...}} from the requests this hub routed
+//   GET /api/v1/stats/model-demand  public prices, {code: 0, data: {models: [...]}}
+//   GET /api/v1/models?page_size=N  public catalogue, {code: 0, data: {list: [...]}}
+// plus the dev routes POST /dev/status {key, status} (change a key's status) and GET /dev/stats.
+import type http from 'node:http';
+import catalogue from './dev-hub-fixtures/models.json';
+import demand from './dev-hub-fixtures/model-demand.json';
+import statuses from './dev-hub-fixtures/provider-status.json';
+
+export type DevStatusName = keyof typeof statuses;
+export const DEV_STATUS_NAMES = Object.keys(statuses) as DevStatusName[];
+
+export interface ServedStats {
+  requests: number;
+  ok: number;
+  failed: number;
+  /** A stream that failed before data with an error-first chunk: the failure is the request's (not retried). */
+  errorFirstFailures: number;
+  /** An error only in stream_end, before any data: the real hub reads it as a provider failure and retries elsewhere. */
+  providerFailures: number;
+  /** An error in stream_end after data flowed. */
+  midStreamFailures: number;
+  tokensIn: number;
+  tokensOut: number;
+  lastConnected?: string;
+}
+
+const emptyStats = (): ServedStats => ({ requests: 0, ok: 0, failed: 0, errorFirstFailures: 0, providerFailures: 0, midStreamFailures: 0, tokensIn: 0, tokensOut: 0 });
+
+export type FailureKind = 'error_first' | 'provider_failure' | 'mid_stream' | 'non_stream';
+
+export class DevPlatform {
+  private readonly perKey = new Map<string, DevStatusName>();
+  /** Served totals, per provider key and overall. */
+  readonly served = new Map<string, ServedStats>();
+  readonly total = emptyStats();
+
+  constructor(
+    private readonly acceptedKey: string | undefined,
+    private readonly earningsEnabled: boolean,
+    initial: Record<string, DevStatusName> = {},
+  ) {
+    for (const [k, v] of Object.entries(initial)) this.perKey.set(k, v);
+  }
+
+  setStatus(key: string, status: DevStatusName): void {
+    this.perKey.set(key, status);
+  }
+
+  private statusOf(key: string): DevStatusName {
+    const set = this.perKey.get(key);
+    if (set) return set;
+    if (key !== '' && (this.acceptedKey === undefined || key === this.acceptedKey)) return 'active';
+    return 'invalid';
+  }
+
+  /** Whether the WebSocket register should accept this key (a key the platform knows, whatever its status). */
+  knowsKey(key: string): boolean {
+    return key !== '' && this.statusOf(key) !== 'invalid';
+  }
+
+  private stats(key: string): ServedStats {
+    let s = this.served.get(key);
+    if (!s) this.served.set(key, (s = emptyStats()));
+    return s;
+  }
+
+  connected(key: string): void {
+    this.stats(key).lastConnected = new Date().toISOString();
+  }
+
+  /** Records one finished request the hub routed to a provider holding `key`. */
+  record(key: string, f: { ok: boolean; failure?: FailureKind; tokensIn?: number; tokensOut?: number }): void {
+    for (const s of [this.stats(key), this.total]) {
+      s.requests++;
+      if (f.ok) s.ok++;
+      else s.failed++;
+      if (f.failure === 'error_first') s.errorFirstFailures++;
+      if (f.failure === 'provider_failure') s.providerFailures++;
+      if (f.failure === 'mid_stream') s.midStreamFailures++;
+      s.tokensIn += f.tokensIn ?? 0;
+      s.tokensOut += f.tokensOut ?? 0;
+    }
+  }
+
+  /** Answers a platform route; false when `route` is not one. */
+  handle(route: string, url: URL, req: http.IncomingMessage, json: (status: number, body: unknown) => void): boolean {
+    const key = (req.headers.authorization ?? '').replace(/^Bearer\s+/i, '').trim();
+    switch (route) {
+      case 'GET /api/v1/provider/status': {
+        const name = this.statusOf(key);
+        const body = { ...statuses[name], ...(name === 'invalid' ? {} : { earnings_enabled: this.earningsEnabled }) };
+        json(name === 'invalid' ? 401 : 200, body);
+        return true;
+      }
+      case 'GET /api/v1/provider/me/stats': {
+        if (this.statusOf(key) === 'invalid') {
+          json(401, { error: { message: 'invalid or revoked provider API key' } });
+          return true;
+        }
+        const s = this.served.get(key) ?? emptyStats();
+        json(200, {
+          data: {
+            total_inferences: s.requests,
+            successful_inferences: s.ok,
+            failed_inferences: s.failed,
+            total_input_tokens: s.tokensIn,
+            total_output_tokens: s.tokensOut,
+            total_tokens: s.tokensIn + s.tokensOut,
+            total_earnings_usdc: 0,
+            uptime_7d_percent: s.lastConnected ? 100 : 0,
+            last_connected: s.lastConnected ?? '',
+          },
+        });
+        return true;
+      }
+      case 'GET /api/v1/stats/model-demand':
+        json(200, demand);
+        return true;
+      case 'GET /api/v1/models': {
+        const size = Math.min(Math.max(Number(url.searchParams.get('page_size') ?? 20) || 20, 1), 200);
+        const list = catalogue.data.list.slice(0, size);
+        json(200, { ...catalogue, data: { ...catalogue.data, list, total: catalogue.data.list.length } });
+        return true;
+      }
+      case 'GET /dev/stats':
+        json(200, { total: this.total, perKey: Object.fromEntries([...this.served].map(([k, v]) => [`${k.slice(0, 8)}…`, v])) });
+        return true;
+      default:
+        return false;
+    }
+  }
+}

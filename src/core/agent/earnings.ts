@@ -1,0 +1,146 @@
+// Earnings beside serving: the network's payout rates (fed to the ledger), the platform's own record,
+// GPU energy per request (fed to each ledger row), and the overview the Usage page and the CLI show.
+// Nothing here is on the request path except EnergyMeter's O(running) bookkeeping at start/end.
+import path from 'node:path';
+import type { EarningsOverview, ElectricityView, ModelPricingView, NetworkRateView } from '../../shared/bridge';
+import type { GpuSample, RequestView, UsageRecord, UsageTotals } from '../../shared/types';
+import type { Ledger } from '../ledger/ledger';
+import { EnergyMeter, samplePowerW } from '../ledger/energy-meter';
+import type { Logger } from '../log';
+import { NetworkRates } from '../platform/rates';
+import { ProviderStatsClient } from '../platform/stats';
+import { explainDifference, projection, recentWindow, zeroReason } from './earnings-view';
+
+export interface EarningsServiceOptions {
+  home: string;
+  ledger?: Ledger;
+  log: Logger;
+  serviceUrl: () => string;
+  providerKey: () => string;
+  /** The models this machine announces (for the pricing table and the Today reason). */
+  models: () => string[];
+  /** How often the rates are looked at (each look fetches only when the 5-minute cache is due). */
+  pollMs?: number;
+  now?: () => number;
+  /** Platform request timeout (default 10 s). */
+  timeoutMs?: number;
+}
+
+const EMPTY_LOCAL = { requests: 0, failed: 0, tokensIn: 0, tokensOut: 0, earnings: 0, firstAt: null, undelivered: { requests: 0, tokensIn: 0, tokensOut: 0, earnings: 0 } };
+
+export class EarningsService {
+  readonly meter = new EnergyMeter();
+  readonly rates: NetworkRates;
+  readonly stats: ProviderStatsClient;
+  private timer?: NodeJS.Timeout;
+  private readonly now: () => number;
+
+  constructor(private readonly o: EarningsServiceOptions) {
+    this.now = o.now ?? Date.now;
+    const cache = path.join(o.home, 'cache');
+    const timeout = o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {};
+    this.rates = new NetworkRates({ serviceUrl: o.serviceUrl, log: o.log, cacheFile: path.join(cache, 'network-rates.json'), now: this.now, ...timeout });
+    this.stats = new ProviderStatsClient({
+      serviceUrl: o.serviceUrl,
+      providerKey: o.providerKey,
+      log: o.log,
+      cacheFile: path.join(cache, 'provider-stats.json'),
+      now: this.now,
+      ...timeout,
+    });
+    this.rates.cache.on('change', () => o.ledger?.setNetworkRates(this.rates.rateMap()));
+    // Rates saved by an earlier run are used until the platform answers (stale beats blank).
+    o.ledger?.setNetworkRates(this.rates.rateMap());
+  }
+
+  start(): void {
+    void this.rates.get();
+    clearInterval(this.timer);
+    this.timer = setInterval(() => void this.rates.get(), this.o.pollMs ?? 30_000);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  onSample(sample: GpuSample): void {
+    this.meter.sample(sample.ts, samplePowerW(sample));
+  }
+
+  /** Energy is attributed from when a request starts running on the engine. */
+  onRequestUpdate(view: RequestView): void {
+    if (view.status === 'running' && !this.meter.has(view.id)) this.meter.begin(view.id, this.now());
+  }
+
+  /** Completes a finished record before the ledger stores it: its energy, and (hub requests) that
+   * its delivery to the hub is still to come. */
+  onFinished(record: UsageRecord): void {
+    const wh = this.meter.end(record.requestId, record.finishedAt);
+    if (wh !== null) record.energyWh = wh;
+    if (record.source === 'hub') record.awaitingHub = true;
+  }
+
+  pricing(models: string[]): ModelPricingView[] {
+    const ledger = this.o.ledger;
+    const net = this.rates.rateMap();
+    const overrides = new Map<string, { inputPerM: number; outputPerM: number; effectiveFrom: number }>();
+    for (const p of ledger?.prices() ?? []) {
+      const cur = overrides.get(p.model);
+      if (!cur || p.effectiveFrom >= cur.effectiveFrom) overrides.set(p.model, p);
+    }
+    return models.map((model) => {
+      const r = net.get(model);
+      if (r) return { model, source: 'network' as const, inputPerM: r.inputPerM, outputPerM: r.outputPerM };
+      const o = overrides.get(model) ?? overrides.get('*');
+      if (o) return { model, source: 'override' as const, inputPerM: o.inputPerM, outputPerM: o.outputPerM };
+      return { model, source: 'none' as const, inputPerM: null, outputPerM: null };
+    });
+  }
+
+  todayReason(today: UsageTotals): ReturnType<typeof zeroReason> {
+    const ledger = this.o.ledger;
+    return zeroReason({
+      earnings: today.earnings,
+      requests: today.requests,
+      enabled: ledger?.isEarningsEnabled() ?? true,
+      anyPriced: this.pricing(this.o.models()).some((p) => p.source !== 'none'),
+    });
+  }
+
+  /** `offline`: from the cached copies only, never asking the platform (the `usage` CLI). */
+  async overview(refresh = false, offline = false): Promise<EarningsOverview> {
+    const [rates, platform] = offline ? [this.rates.view(), this.stats.view()] : await Promise.all([this.rates.get(refresh), this.stats.get(refresh)]);
+    const ledger = this.o.ledger;
+    const now = this.now();
+    const local = ledger ? ledger.hubLifetime() : EMPTY_LOCAL;
+    const { difference, reasons } = explainDifference(platform, local);
+    const windowMs = recentWindow(now, local.firstAt);
+    const recent = windowMs > 0 && ledger ? ledger.totals(now - windowMs, now + 1) : { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0, energyWh: 0, cost: 0 };
+    const electricity: ElectricityView | null = ledger?.electricityPrice() ?? null;
+    const proj = projection({ now, firstAt: local.firstAt, recent, windowMs, electricitySet: electricity !== null });
+    const rateList: NetworkRateView[] | null = rates.value ? rates.value.map((r) => ({ ...r })) : null;
+    return {
+      generatedAt: now,
+      earningsEnabled: ledger?.isEarningsEnabled() ?? true,
+      rates: { ...rates, value: rateList },
+      platform,
+      local,
+      difference,
+      reasons,
+      pricing: this.pricing(this.o.models()),
+      electricity,
+      recent: {
+        windowMs,
+        requests: recent.requests,
+        earnings: recent.earnings,
+        energyWh: recent.energyWh ?? 0,
+        cost: recent.cost ?? 0,
+        net: recent.earnings - (recent.cost ?? 0),
+      },
+      projection: 'unavailable' in proj ? null : proj,
+      ...('unavailable' in proj ? { projectionUnavailable: proj.unavailable } : {}),
+    };
+  }
+}

@@ -1,0 +1,112 @@
+// The update check: asks a feed which version is newest and says whether it is newer than ours.
+// It never downloads or installs anything; the owner decides. Two feed shapes are read:
+// - npm registry metadata (the default: https://registry.npmjs.org/<package>), `dist-tags.latest`;
+// - an electron-builder "generic" feed (a folder holding latest.yml / latest-mac.yml / latest-linux.yml),
+//   its `version:` line — what electron-updater's generic provider reads, checked here over plain HTTP.
+import type { UpdateCheckView } from '../../shared/bridge';
+
+export const PACKAGE_NAME = 'swan-provider-console';
+export const DEFAULT_FEED = `https://registry.npmjs.org/${PACKAGE_NAME}`;
+const MAX_BYTES = 4 * 1024 * 1024;
+
+/** An error message for a feed URL, or undefined when it is fine ('' = the default feed). */
+export function feedUrlProblem(raw: string): string | undefined {
+  if (raw === '') return undefined;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return 'The update feed is not a valid address; it must start with https:// or http://.';
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') return 'The update feed must start with https:// or http://.';
+  if (u.username || u.password) return 'Put no user name or password in the update feed URL.';
+  return undefined;
+}
+
+/** The file a generic feed folder holds for this platform (electron-builder's names). */
+export function genericChannelFile(platform: NodeJS.Platform = process.platform): string {
+  return platform === 'darwin' ? 'latest-mac.yml' : platform === 'linux' ? 'latest-linux.yml' : 'latest.yml';
+}
+
+/** Where to ask: a .json/.yml URL as given; a folder URL (desktop generic feed) gets the channel file. */
+export function feedRequestUrl(feed: string, mode: 'desktop' | 'headless', platform: NodeJS.Platform = process.platform): string {
+  if (feed === DEFAULT_FEED || mode === 'headless' || /\.(ya?ml|json)$/i.test(new URL(feed).pathname)) return feed;
+  return `${feed.replace(/\/+$/, '')}/${genericChannelFile(platform)}`;
+}
+
+const SEMVER = /^v?(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$/;
+
+/** Compares two semantic versions: < 0 when a is older. Throws on a version it cannot read. */
+export function compareVersions(a: string, b: string): number {
+  const pa = SEMVER.exec(a.trim());
+  const pb = SEMVER.exec(b.trim());
+  if (!pa || !pb) throw new Error(`"${(pa ? b : a).slice(0, 40)}" is not a version number like 1.2.3`);
+  for (let i = 1; i <= 3; i++) {
+    const d = Number(pa[i]) - Number(pb[i]);
+    if (d !== 0) return d;
+  }
+  // A pre-release (1.0.0-beta) is older than its release.
+  if (pa[4] === pb[4]) return 0;
+  if (pa[4] === undefined) return 1;
+  if (pb[4] === undefined) return -1;
+  return pa[4] < pb[4] ? -1 : 1;
+}
+
+/** The newest version a feed body names. */
+export function latestFromFeed(body: string): string {
+  const text = body.trim();
+  if (text.startsWith('{')) {
+    let j: unknown;
+    try {
+      j = JSON.parse(text);
+    } catch {
+      throw new Error('the feed sent JSON that does not parse');
+    }
+    const o = j as { 'dist-tags'?: { latest?: unknown }; version?: unknown };
+    const v = o['dist-tags']?.latest ?? o.version;
+    if (typeof v !== 'string') throw new Error('the feed names no latest version (no "dist-tags.latest" or "version")');
+    compareVersions(v, v);
+    return v;
+  }
+  const m = /^version:\s*['"]?([^'"\s#]+)['"]?\s*(?:#.*)?$/m.exec(text);
+  if (!m) throw new Error('the feed is neither npm metadata nor a latest.yml with a "version:" line');
+  compareVersions(m[1]!, m[1]!);
+  return m[1]!;
+}
+
+export interface CheckOptions {
+  current: string;
+  feed: string; // '' = default
+  mode: 'desktop' | 'headless';
+  timeoutMs?: number;
+}
+
+export async function checkForUpdate(o: CheckOptions): Promise<UpdateCheckView> {
+  const feed = o.feed || DEFAULT_FEED;
+  const base = { current: o.current, feed, checkedAt: Date.now(), available: false };
+  try {
+    const url = feedRequestUrl(feed, o.mode);
+    const res = await fetch(url, {
+      headers: { accept: 'application/vnd.npm.install-v1+json, application/json;q=0.9, text/yaml;q=0.8, */*;q=0.1', 'user-agent': `swan-provider/${o.current}` },
+      redirect: 'follow',
+      signal: AbortSignal.timeout(o.timeoutMs ?? 8000),
+    });
+    if (!res.ok) {
+      await res.body?.cancel();
+      throw new Error(res.status === 404 ? `the feed has no such package or file (HTTP 404 at ${url})` : `the feed answered HTTP ${res.status}`);
+    }
+    const len = Number(res.headers.get('content-length') ?? 0);
+    if (len > MAX_BYTES) {
+      await res.body?.cancel();
+      throw new Error('the feed answer is too large');
+    }
+    const body = await res.text();
+    if (body.length > MAX_BYTES) throw new Error('the feed answer is too large');
+    const latest = latestFromFeed(body);
+    return { ...base, latest, available: compareVersions(latest, o.current) > 0 };
+  } catch (e) {
+    const err = e as Error;
+    const why = err.name === 'TimeoutError' ? 'the feed did not answer in time' : ((err.cause as Error | undefined)?.message ?? err.message);
+    return { ...base, error: `Could not check for updates: ${why}. Check the feed address in Settings or try again later.` };
+  }
+}

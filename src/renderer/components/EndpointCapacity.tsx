@@ -1,0 +1,68 @@
+// Per endpoint: what it can take at once and where that figure comes from (the engine's own word, the
+// config, or the default), its state (a model loading is amber, a refused key red), and which engine
+// model the announced id maps to (edit the mapping in models.json; edits apply live).
+import type { EndpointState, ModelState } from '../../shared/types';
+import { Badge, HealthBadge } from './Badge';
+import { modelSlug } from './ModelsTable';
+
+const CONDITION: Record<NonNullable<EndpointState['condition']>, { tone: 'warn' | 'bad'; label: string }> = {
+  loading: { tone: 'warn', label: 'loading' },
+  key_rejected: { tone: 'bad', label: 'engine refuses our key' },
+  down: { tone: 'bad', label: 'not running' },
+};
+
+function EndpointRow({ model, ep }: { model: ModelState; ep: EndpointState }) {
+  const c = ep.condition ? CONDITION[ep.condition] : undefined;
+  const id = `${modelSlug(model.id)}-${modelSlug(ep.url)}`;
+  return (
+    <tr data-testid={`endpoint-capacity-${id}`}>
+      <th scope="row" className="mono">
+        {model.id}
+        {ep.localModel && <div className="muted small">engine model: {ep.localModel}</div>}
+      </th>
+      <td className="mono">{ep.url}</td>
+      <td>
+        {c ? (
+          <Badge tone={c.tone} testId={`endpoint-condition-${id}`}>
+            {c.label}
+          </Badge>
+        ) : (
+          <HealthBadge health={ep.health} />
+        )}
+        {ep.lastError && <div className="muted small">{ep.lastError}</div>}
+      </td>
+      <td data-testid={`endpoint-slots-${id}`}>
+        {ep.inFlight} / {ep.maxConcurrent}
+        {ep.capacitySource && <div className="muted small">{ep.capacitySource}</div>}
+      </td>
+    </tr>
+  );
+}
+
+export function EndpointCapacity({ models }: { models: ModelState[] }) {
+  const rows = models.flatMap((m) => m.endpoints.map((ep) => ({ m, ep })));
+  if (rows.length === 0) return <p className="empty">No endpoints yet.</p>;
+  return (
+    <>
+      <table className="table" data-testid="endpoint-capacity">
+        <thead>
+          <tr>
+            <th scope="col">Model</th>
+            <th scope="col">Endpoint</th>
+            <th scope="col">State</th>
+            <th scope="col">Running / at once</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map(({ m, ep }) => (
+            <EndpointRow key={`${m.id} ${ep.url}`} model={m} ep={ep} />
+          ))}
+        </tbody>
+      </table>
+      <p className="muted small">
+        Requests beyond an engine&apos;s slots wait in this provider&apos;s queue. Set MaxConcurrentPerEndpoint in config.toml to override; rename models or map
+        them to engine models in models.json (changes apply without a restart).
+      </p>
+    </>
+  );
+}

@@ -1,0 +1,92 @@
+// Dashboard → Performance: TTFT and tokens/s over the last 30 minutes (p50 and p95 per minute), and
+// today's share of requests and earnings by model.
+import { useMemo } from 'react';
+import { CartesianGrid, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { getBridge } from '../bridge';
+import { fmtClock, fmtMoney, fmtNumber, fmtPercent } from '../lib/format';
+import { modelShare, perfSeries, type PerfPoint } from '../lib/perf';
+import { useFetch } from '../lib/use-call';
+import { useStore } from '../store/store';
+import { Card } from './Card';
+
+function PercentileChart({ data, p50, p95, unit, title, testId }: { data: PerfPoint[]; p50: keyof PerfPoint; p95: keyof PerfPoint; unit: string; title: string; testId: string }) {
+  const points = data.filter((d) => d[p50] !== null).length;
+  return (
+    <figure className="chart series-util" data-testid={testId} data-points={points}>
+      <figcaption>
+        <span className="chart-title">{title}</span>
+        <span className="chart-value muted small">p50 solid · p95 dashed</span>
+      </figcaption>
+      <div className="chart-body">
+        <ResponsiveContainer width="100%" height={150}>
+          <LineChart data={data} margin={{ top: 6, right: 10, bottom: 2, left: 0 }}>
+            <CartesianGrid className="chart-grid" vertical={false} />
+            <XAxis dataKey="ts" type="number" scale="time" domain={['dataMin', 'dataMax']} tickFormatter={(v: number) => fmtClock(v)} tickCount={5} minTickGap={24} className="chart-axis" />
+            <YAxis width={56} domain={[0, 'auto']} tickFormatter={(v: number) => `${fmtNumber(v, 0)} ${unit}`} className="chart-axis" />
+            <Tooltip isAnimationActive={false} labelFormatter={(v) => fmtClock(Number(v))} formatter={(v, name) => [`${fmtNumber(Number(v), 1)} ${unit}`, String(name)]} />
+            <Line type="monotone" dataKey={p50} name="p50" className="chart-line" dot={false} isAnimationActive={false} strokeWidth={2} connectNulls />
+            <Line type="monotone" dataKey={p95} name="p95" className="chart-line chart-p95" dot={false} isAnimationActive={false} strokeWidth={1.5} strokeDasharray="5 3" connectNulls />
+          </LineChart>
+        </ResponsiveContainer>
+      </div>
+    </figure>
+  );
+}
+
+function ModelShare() {
+  const todayRequests = useStore((s) => s.snapshot?.today.requests ?? 0);
+  const report = useFetch(() => {
+    const from = new Date();
+    from.setHours(0, 0, 0, 0);
+    return getBridge().invoke('usage.report', { from: from.getTime(), to: Date.now(), bucket: 'hour' });
+  }, [todayRequests]);
+  const rows = useMemo(() => modelShare(report.data?.perModel ?? []), [report.data]);
+  if (rows.length === 0) return <p className="empty">No requests today yet.</p>;
+  return (
+    <table className="table share-table" data-testid="model-share">
+      <thead>
+        <tr>
+          <th scope="col">Model</th>
+          <th scope="col">Requests</th>
+          <th scope="col">Earnings</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((r) => (
+          <tr key={r.model} data-testid="model-share-row">
+            <th scope="row" className="mono">
+              {r.model}
+            </th>
+            <td>
+              <span className="share-bar" style={{ width: `${Math.round(r.requestShare * 100)}%` }} aria-hidden="true" />
+              {fmtPercent(r.requestShare, 0)} <span className="muted small">({fmtNumber(r.requests)})</span>
+            </td>
+            <td>
+              <span className="share-bar share-earn" style={{ width: `${Math.round(r.earningShare * 100)}%` }} aria-hidden="true" />
+              {fmtPercent(r.earningShare, 0)} <span className="muted small">({fmtMoney(r.earnings)})</span>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+export function Performance() {
+  const requests = useStore((s) => s.requests);
+  const now = Math.floor(Date.now() / 60_000) * 60_000 + 60_000;
+  const data = useMemo(() => perfSeries(requests, now), [requests, now]);
+  return (
+    <div className="grid-2 grid-collapse" data-testid="performance">
+      <Card title="Speed, last 30 minutes">
+        <div className="chart-grid-2">
+          <PercentileChart data={data} p50="ttftP50" p95="ttftP95" unit="ms" title="Time to first token" testId="chart-ttft" />
+          <PercentileChart data={data} p50="tpsP50" p95="tpsP95" unit="tok/s" title="Tokens per second" testId="chart-tps" />
+        </div>
+      </Card>
+      <Card title="Share by model, today">
+        <ModelShare />
+      </Card>
+    </div>
+  );
+}

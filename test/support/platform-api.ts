@@ -1,0 +1,99 @@
+// A stand-in of the Swan platform's HTTP API (what HUB-PROTOCOL.md "HTTP API" and the Go provider's
+// model_price.go / provider_stats.go read): GET /api/v1/stats/model-demand (public),
+// GET /api/v1/provider/me/stats and /api/v1/provider/status (Bearer provider key). Each route's answer
+// can be switched to a failure: an HTTP status, raw text, a hang, or a delay. Records every hit.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type RouteBehaviour =
+  | { kind: 'json'; body: unknown; delayMs?: number }
+  | { kind: 'status'; status: number; body?: string }
+  | { kind: 'raw'; text: string }
+  | { kind: 'hang' };
+
+/** model-demand as the Go test fixture has it: provider payout rates present. */
+export const MODEL_DEMAND = {
+  code: 0,
+  data: {
+    models: [
+      { model_id: 'openai/gpt-5.4', input_price: 2, output_price: 12, provider_input_price: 1.8, provider_output_price: 10.8, tier: 'standard' },
+      { model_id: 'legacy/model', input_price: 0.5, output_price: 1.5 },
+    ],
+  },
+};
+
+export const ME_STATS = {
+  total_inferences: 120,
+  successful_inferences: 117,
+  failed_inferences: 3,
+  total_input_tokens: 24_000,
+  total_output_tokens: 36_000,
+  total_tokens: 60_000,
+  total_earnings_usdc: 0.4321,
+  uptime_7d_percent: 97.5,
+  last_connected: '2026-11-30T22:10:00Z',
+};
+
+export class PlatformApi {
+  readonly hits: Array<{ path: string; auth?: string }> = [];
+  routes: Record<string, RouteBehaviour> = {
+    '/api/v1/stats/model-demand': { kind: 'json', body: MODEL_DEMAND },
+    '/api/v1/provider/me/stats': { kind: 'json', body: { data: ME_STATS } },
+    '/api/v1/provider/status': {
+      kind: 'json',
+      body: { provider_id: 'p1', name: 'test', status: 'active', can_connect: true, api_key_valid: true, message: 'ok', earnings_enabled: true },
+    },
+  };
+  private readonly hanging = new Set<http.ServerResponse>();
+
+  private constructor(
+    private readonly server: http.Server,
+    readonly key: string,
+  ) {
+    server.on('request', (req, res) => this.handle(req, res));
+  }
+
+  static start(key: string, port = 0): Promise<PlatformApi> {
+    const server = http.createServer();
+    const api = new PlatformApi(server, key);
+    return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(api)));
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  count(p: string): number {
+    return this.hits.filter((h) => h.path === p).length;
+  }
+
+  close(): Promise<void> {
+    for (const r of this.hanging) r.destroy();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const p = (req.url ?? '/').split('?')[0]!;
+    this.hits.push({ path: p, ...(req.headers.authorization ? { auth: req.headers.authorization } : {}) });
+    const route = this.routes[p];
+    if (!route || req.method !== 'GET') return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"code":404,"message":"not found"}');
+    if (p.startsWith('/api/v1/provider/') && req.headers.authorization !== `Bearer ${this.key}`) {
+      return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"code":401,"message":"invalid api key"}');
+    }
+    switch (route.kind) {
+      case 'json': {
+        const send = (): void => void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(route.body));
+        if (route.delayMs) setTimeout(send, route.delayMs);
+        else send();
+        return;
+      }
+      case 'status':
+        return void res.writeHead(route.status, { 'content-type': 'text/plain' }).end(route.body ?? '');
+      case 'raw':
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(route.text);
+      case 'hang':
+        this.hanging.add(res);
+        return;
+    }
+  }
+}
