@@ -49,11 +49,12 @@ test('first run in four steps: network, a pending then a valid key, models to se
   // A key pending review: saved, with the hub's status, step and next steps.
   await app.getByTestId('key-input').fill(PENDING_KEY);
   await app.getByTestId('key-check').click();
-  await expect(app.getByTestId('key-valid')).toContainText('waiting for review');
+  await expect(app.getByTestId('key-valid')).toContainText('registered but not approved yet');
   await expect(app.getByTestId('key-status')).toHaveAttribute('data-can-connect', 'false');
   await expect(app.getByTestId('key-status-badge')).toHaveText('pending');
-  await expect(app.getByTestId('key-step')).toHaveText('Step 2 of 4: Under review');
-  await expect(app.getByTestId('key-next-steps')).toContainText('Wait for the review of your registration');
+  await expect(app.getByTestId('key-step')).toHaveText('Step 1 of 4: Request approval');
+  await expect(app.getByTestId('key-warning')).toContainText('not routed to this provider');
+  await expect(app.getByTestId('key-next-steps')).toContainText('Wait for admin review');
   await expect(app.getByTestId('key-saved')).toBeVisible();
   await shoot(app, 'onboarding');
 

@@ -12,7 +12,7 @@ import { AGENT_VERSION } from '../../src/core/agent';
 import { loadConfig } from '../../src/core/config/config';
 import { startTestEngine } from '../support/engine-server';
 import { TEST_KEY, freePort, tempHome } from '../support/stack';
-import { CliProcess, runCli } from './support';
+import { CliProcess, offlineHome, runCli } from './support';
 
 const cleanup: Array<() => Promise<unknown> | unknown> = [];
 afterEach(async () => {
@@ -33,7 +33,7 @@ async function occupy(port?: number): Promise<number> {
   return p;
 }
 
-const CONSOLE_URL = /console: (http:\/\/127\.0\.0\.1:(\d+)\/\?token=([A-Za-z0-9_-]+))/;
+const CONSOLE_URL = /console: (http:\/\/127\.0\.0\.1:(\d+)\/\?code=([A-Za-z0-9_-]+))/;
 
 describe('flags every command shares', () => {
   it('--version prints the app version and exits 0; an unknown flag exits 2', async () => {
@@ -132,22 +132,24 @@ describe('busy ports', () => {
 });
 
 describe('a console URL that stays the same', () => {
-  it('run --console-token-file creates a 0600 token file and serves the same URL on every start', async () => {
-    const h = home();
+  it('run --console-token-file creates a 0600 token file; its bookmark URL (?token=) opens the console on every start', async () => {
+    const h = offlineHome(home());
     const tokenFile = path.join(h, 'console-token');
     const port = await freePort();
-    const urls: string[] = [];
     for (let i = 0; i < 2; i++) {
       const p = CliProcess.start(['run', '--home', h, '--init-if-missing', '--no-discovery', '--console', `127.0.0.1:${port}`, '--console-token-file', tokenFile]);
       cleanup.push(() => p.stop());
-      const [, url] = await p.line(CONSOLE_URL, 'console URL printed');
-      urls.push(url!);
-      expect((await fetch(url!, { redirect: 'manual' })).status).toBe(302);
+      await p.line(CONSOLE_URL, 'console URL printed');
+      const bookmark = `http://127.0.0.1:${port}/?token=${fs.readFileSync(tokenFile, 'utf8').trim()}`;
+      const res = await fetch(bookmark, { redirect: 'manual' });
+      expect(res.status).toBe(302);
+      expect(res.headers.get('set-cookie')).toMatch(/^swan_session_\d+=/);
       expect(await p.stop()).toBe(0);
     }
-    expect(urls[0]).toBe(urls[1]);
-    expect(urls[0]).toContain(`token=${fs.readFileSync(tokenFile, 'utf8').trim()}`);
     expect(fs.statSync(tokenFile).mode & 0o777).toBe(0o600);
+    const wrong = await runCli(['run', '--home', h, '--console', `127.0.0.1:${port}`, '--console-token-file', path.join(h, 'config.toml')]);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain('does not hold a console token');
   });
 
   it('service install refuses a home without config and says how to make one; with one, the unit serves the console with the token file, and service status prints the URL', async () => {
@@ -212,8 +214,9 @@ describe('doctor reads what the agent reads', () => {
     fs.writeFileSync(path.join(h, 'config.toml'), `[Inference]\nWebSocketURL = "${hub.wsUrl}"\nServiceURL = "${hub.url}"\nApiKey = "sk-prov-pending-000000"\n[Agent]\nDiscovery = false\n`);
     const r = await runCli(['doctor', '--home', h]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain('[status pending, step 2/4 Under review]');
-    expect(r.stdout).toContain('Wait for the review of your registration');
+    // The dev hub's "pending" fixture (HUB-PROTOCOL.md's shape).
+    expect(r.stdout).toContain('[status pending, step 1/4 Request approval]');
+    expect(r.stdout).toContain('Wait for admin review');
   });
 
   it('no config: exit 2 with how to make one', async () => {

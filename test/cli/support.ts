@@ -1,11 +1,23 @@
 // Running `swan-provider` as users do (a child process of bin/swan-provider.js) in the CLI tests.
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { repoRoot } from '../support/traces';
 import { until } from '../support/stack';
 
 export const BIN = path.join(repoRoot, 'bin', 'swan-provider.js');
+
+/**
+ * Tests never reach the real Swan Inference hosts: before a first run (whose config.toml points at
+ * mainnet) the home gets the console's own overlay, settings.json, naming a closed local port instead.
+ * config.toml itself stays the first-run file the test checks.
+ */
+export function offlineHome(home: string): string {
+  fs.mkdirSync(home, { recursive: true });
+  fs.writeFileSync(path.join(home, 'settings.json'), JSON.stringify({ hubUrl: 'ws://127.0.0.1:9', serviceUrl: 'http://127.0.0.1:9' }));
+  return home;
+}
 
 /** The environment of a user with none of our variables set, plus `env`. */
 export function cleanEnv(env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
