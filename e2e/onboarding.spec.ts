@@ -44,7 +44,8 @@ test('first run in four steps: network, a pending then a valid key, models to se
   await expect(app.getByTestId('dashboard-link')).toHaveAttribute('href', 'https://inference.swanchain.io');
   await app.getByTestId('key-input').fill('sk-prov-wrong-0000000');
   await app.getByTestId('key-check').click();
-  await expect(app.getByTestId('key-field-error')).toContainText('does not accept this key');
+  // The hub's own words (the dev hub's "invalid" fixture).
+  await expect(app.getByTestId('key-field-error')).toContainText('Invalid or revoked API key.');
 
   // A key pending review: saved, with the hub's status, step and next steps.
   await app.getByTestId('key-input').fill(PENDING_KEY);
