@@ -14,6 +14,8 @@ import { PlatformApi } from '../../test/support/platform-api';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const PROVIDER_KEY = 'sk-prov-e2e-0123456789';
+/** A key the dev hub's status API reports as pending review (with next steps); the hub refuses it on /ws. */
+export const PENDING_KEY = 'sk-prov-e2e-pending-000';
 const FAKE_GPU_DIR = path.join(repoRoot, 'e2e', 'support', 'fake-gpu');
 const CLI = path.join(repoRoot, 'bin', 'swan-provider.js');
 
@@ -126,7 +128,7 @@ export class ConsoleStack {
     delete baseEnv.INFERENCE_API_KEY;
     delete baseEnv.INFERENCE_WS_URL;
     baseEnv.CP_PATH = path.join(root, 'no-go-provider'); // never the developer's ~/.swan/computing key
-    const hub = startCli('dev hub', ['dev-hub', '--port', '0', '--token', PROVIDER_KEY, '--home', path.join(root, 'hub')], baseEnv);
+    const hub = startCli('dev hub', ['dev-hub', '--port', '0', '--token', PROVIDER_KEY, '--pending-token', PENDING_KEY, '--home', path.join(root, 'hub')], baseEnv);
     let engine: SimulatedEngine | undefined;
     let agent: Proc | undefined;
     let platform: PlatformApi | undefined;

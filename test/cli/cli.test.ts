@@ -49,6 +49,8 @@ describe('swan-provider', () => {
   it('run --init-if-missing (npm start headless) writes a first config and serves the console for onboarding', async () => {
     const home = tempHome();
     cleanup.push(() => fs.rmSync(home, { recursive: true, force: true }));
+    // The first-run config points at mainnet; the console's overlay keeps this test off the real hosts.
+    fs.writeFileSync(path.join(home, 'settings.json'), JSON.stringify({ hubUrl: 'ws://127.0.0.1:9', serviceUrl: 'http://127.0.0.1:9' }));
     const child = spawn(process.execPath, [BIN, 'run', '--home', home, '--init-if-missing', '--no-discovery', '--console', '127.0.0.1:0'], { env: { ...process.env, CP_PATH: NO_GO_KEY }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INVOKE_CHANNELS, type AgentSnapshot, type BridgeEvent, type GatewayKeyView, type SettingsView, type UsageReport } from '../../../src/shared/bridge';
-import type { LogEntry, ModelState, PauseState, RequestView } from '../../../src/shared/types';
+import type { EngineInfo, LogEntry, ModelState, PauseState, RequestView } from '../../../src/shared/types';
 import { startTestEngine, type TestEngine } from '../../support/engine-server';
 import { chat, registered, startStack, TEST_KEY, until, type Stack } from '../../support/stack';
 
@@ -143,8 +143,9 @@ describe('every channel answers with its documented shape', () => {
   });
 
   it('settings.checkKey asks the hub', async () => {
-    expect(await invoke('settings.checkKey', { key: TEST_KEY })).toEqual({ valid: true, message: expect.any(String) });
-    expect(await invoke('settings.checkKey', { key: 'sk-prov-not-the-key' })).toEqual({ valid: false, message: expect.any(String) });
+    // detail: what the hub's status says beyond valid/invalid (status, step, next steps).
+    expect(await invoke('settings.checkKey', { key: TEST_KEY })).toEqual({ valid: true, message: expect.any(String), detail: expect.objectContaining({ status: 'active', canConnect: true, nextSteps: [] }) });
+    expect(await invoke('settings.checkKey', { key: 'sk-prov-not-the-key' })).toEqual({ valid: false, message: expect.any(String), detail: expect.objectContaining({ canConnect: false }) });
   });
 
   it('requests.list and requests.text after a streamed request through the hub', async () => {
@@ -178,8 +179,9 @@ describe('every channel answers with its documented shape', () => {
     await expect(invoke('usage.exportCsv', { from: 10, to: 5 })).rejects.toThrow('Invalid arguments for usage.exportCsv: arguments: to must not be before from');
   });
 
-  it('engines.rescan with discovery off: the (empty) engine list', async () => {
-    expect(await invoke('engines.rescan', {})).toEqual([]);
+  it('engines.rescan with discovery off: only the engines models.json names, probed', async () => {
+    const list = await invoke<EngineInfo[]>('engines.rescan', {});
+    expect(list.map((e) => [e.url, e.reachable, e.origin])).toEqual(stack.engines.map((e) => [e.url, true, 'owner']));
   });
 
   it('gpu.history and gpu.processes', async () => {
