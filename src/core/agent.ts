@@ -46,6 +46,7 @@ import { AlertList } from './alerts/alert-list';
 import { noticesFromBridge } from './alerts/notice-source';
 import { watchForAlerts } from './alerts/watch';
 import { DEFAULT_COOLDOWN_MINUTES, WebhookTransport } from './alerts/webhook';
+import { MinuteHistory } from './gpu/minute-history';
 
 export const AGENT_VERSION = '0.1.0';
 export const KEY_SECRET = 'providerKey';
@@ -88,6 +89,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   /** The one alert list (link down, key refused, engine down, auto-paused, hub notice); transports subscribe. */
   readonly alerts = new AlertList();
   readonly webhook: WebhookTransport;
+  /** GPU metrics per minute for the last 7 days (<home>/gpu-history.jsonl). */
+  readonly gpuHistory?: MinuteHistory;
 
   private constructor(
     readonly opts: AgentOptions,
@@ -111,7 +114,10 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     if (opts.discovery ?? config.agent.discovery) {
       this.discovery = new EngineDiscovery({ hosts: this.engineHosts(), log: this.log.child('discovery') });
     }
-    if (opts.gpu ?? true) this.sampler = new GpuSampler({ intervalMs: a.gpuSampleIntervalMs, env: opts.env ?? process.env, log: this.log.child('gpu') });
+    if (opts.gpu ?? true) {
+      this.sampler = new GpuSampler({ intervalMs: a.gpuSampleIntervalMs, env: opts.env ?? process.env, log: this.log.child('gpu') });
+      this.gpuHistory = new MinuteHistory(path.join(opts.home, 'gpu-history.jsonl'), this.log.child('gpu'));
+    }
     try {
       this.ledger = Ledger.open(path.join(opts.home, 'ledger.sqlite'), { log: this.log.child('ledger') });
     } catch (e) {
@@ -221,6 +227,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.discovery?.stop();
     this.pause.close();
     await this.sampler?.stop();
+    this.gpuHistory?.close();
+    await this.gpuHistory?.flushed();
     this.flushLedger();
     this.ledger?.close();
     this.log.flush();
@@ -479,6 +487,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     });
     this.scheduler.on('change', () => this.emitSnapshot());
     this.sampler?.on('sample', (sample: GpuSample) => {
+      this.gpuHistory?.add(sample);
       this.emit('bridge', { type: 'gpu.sample', sample });
     });
     this.book.on('update', (request) => this.emit('bridge', { type: 'request.update', request: { ...request } }));

@@ -206,6 +206,7 @@ export const invokeSchemas = {
   'update.check': z.object({}).strict(),
   'app.info': z.object({}).strict(),
   'link.retry': z.object({}).strict(),
+  'gpu.longHistory': z.object({ hours: z.number().int().min(1).max(168) }).strict(),
 } as const;
 
 export type InvokeChannel = keyof typeof invokeSchemas;
@@ -243,6 +244,8 @@ export interface InvokeResults {
   'update.check': UpdateCheckView;
   'app.info': AppInfoView;
   'link.retry': LinkStatus;
+  /** One point per minute (utilisation and power averaged; VRAM, temperature, RAM at their peak). */
+  'gpu.longHistory': GpuSample[];
 }
 
 /** Events pushed to the UI, in batches (a few per second at most). */

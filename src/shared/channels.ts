@@ -32,6 +32,7 @@ export const INVOKE_CHANNELS = [
   'update.check',
   'app.info',
   'link.retry',
+  'gpu.longHistory',
 ] as const;
 
 export type ChannelName = (typeof INVOKE_CHANNELS)[number];

@@ -140,6 +140,7 @@ export class BridgeHandlers {
       'models.try': ({ model, prompt, maxTokens }: { model: string; prompt: string; maxTokens?: number }) => startTestPrompt(a, model, prompt, maxTokens ?? 128),
       'update.check': () => checkForUpdate({ current: a.snapshot().version, feed: a.settings.get().updateFeedUrl ?? '', mode: a.opts.mode ?? 'headless' }),
       'app.info': () => appInfo(a.snapshot().version, a.opts.mode ?? 'headless'),
+      'gpu.longHistory': ({ hours }: { hours: number }) => a.gpuHistory?.since(Date.now() - hours * 3_600_000) ?? [],
       'link.retry': () => {
         a.link.retryNow();
         return a.link.state;
