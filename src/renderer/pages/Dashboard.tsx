@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { Card, Stat } from '../components/Card';
 import { GpuList } from '../components/Discovery';
+import { GpuHistory } from '../components/GpuHistory';
 import { GpuPanel, HostPanel, useGpuIndexes, WindowPicker, type WindowMinutes } from '../components/GpuCharts';
 import { LinkCard } from '../components/LinkCard';
 import { ModelsTable } from '../components/ModelsTable';
@@ -50,6 +51,7 @@ function GpuSection() {
         <GpuPanel key={g.index} index={g.index} info={g.info} windowMinutes={windowMinutes} />
       ))}
       <HostPanel windowMinutes={windowMinutes} />
+      <GpuHistory />
     </section>
   );
 }
