@@ -26,6 +26,13 @@ for (const colorScheme of ['light', 'dark'] as const) {
           const vs = await axeViolations(app);
           if (vs.length) report.push(describeViolations(page, vs));
         }
+        // The per-model page, reached from the share table.
+        await go(app, 'dashboard');
+        await app.getByTestId('model-link').first().click();
+        await expect(app.getByTestId('page-model')).toBeVisible();
+        await expect(app.getByTestId('model-requests')).toHaveText('1');
+        const modelPage = await axeViolations(app);
+        if (modelPage.length) report.push(describeViolations('model', modelPage));
         // A selected request and an expanded log line are states of their pages too.
         await go(app, 'requests');
         await app.getByTestId('request-row').first().click();

@@ -33,6 +33,7 @@ export const INVOKE_CHANNELS = [
   'app.info',
   'link.retry',
   'gpu.longHistory',
+  'usage.model',
 ] as const;
 
 export type ChannelName = (typeof INVOKE_CHANNELS)[number];

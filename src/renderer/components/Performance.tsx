@@ -5,6 +5,7 @@ import { CartesianGrid, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YA
 import { getBridge } from '../bridge';
 import { fmtClock, fmtMoney, fmtNumber, fmtPercent } from '../lib/format';
 import { modelShare, perfSeries, type PerfPoint } from '../lib/perf';
+import { modelHref } from '../lib/route';
 import { useFetch } from '../lib/use-call';
 import { useStore } from '../store/store';
 import { Card } from './Card';
@@ -55,7 +56,9 @@ function ModelShare() {
         {rows.map((r) => (
           <tr key={r.model} data-testid="model-share-row">
             <th scope="row" className="mono">
-              {r.model}
+              <a href={modelHref(r.model)} data-testid="model-link">
+                {r.model}
+              </a>
             </th>
             <td>
               <span className="share-bar" style={{ width: `${Math.round(r.requestShare * 100)}%` }} aria-hidden="true" />
