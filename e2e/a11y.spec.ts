@@ -14,7 +14,7 @@ for (const colorScheme of ['light', 'dark'] as const) {
     test.describe(`${colorScheme} ${viewport.width}×${viewport.height}`, () => {
       test.use({ colorScheme, viewport });
       test('every page passes axe', async ({ app, stack }) => {
-        test.setTimeout(180_000); // axe walks every page's whole DOM, several times
+        test.setTimeout(420_000); // axe walks every page's whole DOM (about 10-25 s a page on a busy 2-core machine)
         await expect(app.getByTestId('link-state')).toHaveText('Serving');
         await stack.chat(stack.engine.models[0]!, 8);
         await expect(app.locator('html')).toHaveAttribute('data-theme', colorScheme);
