@@ -53,6 +53,7 @@ import { AlertList } from './alerts/alert-list';
 import { noticesFromBridge } from './alerts/notice-source';
 import { watchForAlerts } from './alerts/watch';
 import { DEFAULT_COOLDOWN_MINUTES, WebhookTransport } from './alerts/webhook';
+import { MinuteHistory } from './gpu/minute-history';
 
 export const AGENT_VERSION = '0.1.0';
 export const KEY_SECRET = 'providerKey';
@@ -108,6 +109,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   readonly alerts = new AlertList();
   readonly webhook: WebhookTransport;
   private contextsReady: Promise<void> = Promise.resolve();
+  /** GPU metrics per minute for the last 7 days (<home>/gpu-history.jsonl). */
+  readonly gpuHistory?: MinuteHistory;
 
   private constructor(
     readonly opts: AgentOptions,
@@ -133,7 +136,10 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     // With discovery off, only the addresses the owner named are probed (none of the default ports).
     this.autoDiscovery = opts.discovery ?? config.agent.discovery;
     this.discovery = new EngineDiscovery({ hosts: this.engineHosts(), ...(this.autoDiscovery ? {} : { probeUrls: [] }), log: this.log.child('discovery') });
-    if (opts.gpu ?? true) this.sampler = new GpuSampler({ intervalMs: a.gpuSampleIntervalMs, env: opts.env ?? process.env, log: this.log.child('gpu') });
+    if (opts.gpu ?? true) {
+      this.sampler = new GpuSampler({ intervalMs: a.gpuSampleIntervalMs, env: opts.env ?? process.env, log: this.log.child('gpu') });
+      this.gpuHistory = new MinuteHistory(path.join(opts.home, 'gpu-history.jsonl'), this.log.child('gpu'));
+    }
     try {
       this.ledger = Ledger.open(path.join(opts.home, 'ledger.sqlite'), { log: this.log.child('ledger') });
     } catch (e) {
@@ -278,6 +284,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.discovery.stop();
     this.pause.close();
     await this.sampler?.stop();
+    this.gpuHistory?.close();
+    await this.gpuHistory?.flushed();
     this.flushLedger();
     this.ledger?.close();
     this.log.flush();
@@ -607,6 +615,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.scheduler.on('change', () => this.emitSnapshot());
     this.sampler?.on('sample', (sample: GpuSample) => {
       this.earnings.onSample(sample);
+      this.gpuHistory?.add(sample);
       this.emit('bridge', { type: 'gpu.sample', sample });
     });
     this.book.on('update', (request) => {

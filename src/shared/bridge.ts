@@ -135,6 +135,16 @@ export interface UpdateCheckView {
   error?: string;
 }
 
+/** One model over time (the per-model page): 24 equal buckets over the span, and the span's totals. */
+export interface ModelReport {
+  model: string;
+  from: number;
+  to: number;
+  bucketMs: number;
+  buckets: Array<Omit<ModelUsage, 'model' | 'tokensIn' | 'tokensOut'> & { start: number }>;
+  totals: ModelUsage | null;
+}
+
 /** The version and build Settings shows. */
 export interface AppInfoView {
   version: string;
@@ -422,6 +432,8 @@ export const invokeSchemas = {
   'update.check': z.object({}).strict(),
   'app.info': z.object({}).strict(),
   'link.retry': z.object({}).strict(),
+  'gpu.longHistory': z.object({ hours: z.number().int().min(1).max(168) }).strict(),
+  'usage.model': z.object({ model: modelId, hours: z.number().int().min(1).max(168) }).strict(),
 } as const;
 
 export type InvokeChannel = keyof typeof invokeSchemas;
@@ -465,6 +477,9 @@ export interface InvokeResults {
   'update.check': UpdateCheckView;
   'app.info': AppInfoView;
   'link.retry': LinkStatus;
+  /** One point per minute (utilisation and power averaged; VRAM, temperature, RAM at their peak). */
+  'gpu.longHistory': GpuSample[];
+  'usage.model': ModelReport;
 }
 
 /** Events pushed to the UI, in batches (a few per second at most). */

@@ -38,6 +38,8 @@ export const INVOKE_CHANNELS = [
   'update.check',
   'app.info',
   'link.retry',
+  'gpu.longHistory',
+  'usage.model',
 ] as const;
 
 export type ChannelName = (typeof INVOKE_CHANNELS)[number];

@@ -22,7 +22,7 @@ import { ownerEndpointUrl } from '../engine/url';
 import { normaliseBaseUrl } from './models';
 import { listGpuProcesses } from '../gpu/processes';
 import { checkForUpdate } from '../update/check';
-import { appInfo, startTestPrompt } from './console-extras';
+import { appInfo, modelReport, startTestPrompt } from './console-extras';
 
 type Handler<C extends InvokeChannel> = (args: never) => Promise<InvokeResults[C]> | InvokeResults[C];
 
@@ -168,6 +168,8 @@ export class BridgeHandlers {
       'models.try': ({ model, prompt, maxTokens }: { model: string; prompt: string; maxTokens?: number }) => startTestPrompt(a, model, prompt, maxTokens ?? 128),
       'update.check': () => checkForUpdate({ current: a.snapshot().version, feed: a.settings.get().updateFeedUrl ?? '', mode: a.opts.mode ?? 'headless' }),
       'app.info': () => appInfo(a.snapshot().version, a.opts.mode ?? 'headless'),
+      'gpu.longHistory': ({ hours }: { hours: number }) => a.gpuHistory?.since(Date.now() - hours * 3_600_000) ?? [],
+      'usage.model': ({ model, hours }: { model: string; hours: number }) => modelReport(a, model, hours),
       'link.retry': () => {
         a.link.retryNow();
         return a.link.state;

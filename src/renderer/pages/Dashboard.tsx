@@ -3,6 +3,7 @@ import { Card, Stat } from '../components/Card';
 import { GpuList } from '../components/Discovery';
 import { HubNotices } from '../components/HubNotices';
 import { ProviderStatusCard } from '../components/ProviderStatusCard';
+import { GpuHistory } from '../components/GpuHistory';
 import { GpuPanel, HostPanel, useGpuIndexes, WindowPicker, type WindowMinutes } from '../components/GpuCharts';
 import { LinkCard } from '../components/LinkCard';
 import { ModelsTable } from '../components/ModelsTable';
@@ -54,6 +55,7 @@ function GpuSection() {
         <GpuPanel key={g.index} index={g.index} info={g.info} windowMinutes={windowMinutes} />
       ))}
       <HostPanel windowMinutes={windowMinutes} />
+      <GpuHistory />
     </section>
   );
 }

@@ -112,6 +112,10 @@ describe('every channel answers with its documented shape', () => {
       autoPauseOnGpuBusy: false,
       pauseSchedule: [],
       retentionDays: 365,
+      alertWebhookUrl: '',
+      alertCooldownMinutes: 10,
+      desktopNotifications: true,
+      updateFeedUrl: '',
     });
     expect(JSON.stringify(s)).not.toContain(TEST_KEY);
   });
@@ -274,6 +278,14 @@ describe('refusals', () => {
     'demand.list': { args: { all: 1 }, detail: 'Unrecognized key' },
     'demand.pull': { args: { engineUrl: 'http://127.0.0.1:11434' }, detail: 'model:' },
     'earnings.setElectricity': { args: { perKwh: 0.3, currency: 'euro' }, detail: 'currency: use a three-letter currency code' },
+    'alerts.list': { args: { all: true }, detail: 'Unrecognized key' },
+    'alerts.test': { args: { url: 'http://x' }, detail: 'Unrecognized key' },
+    'models.try': { args: { model: 'm', prompt: 'x'.repeat(4001) }, detail: 'prompt:' },
+    'update.check': { args: { download: true }, detail: 'Unrecognized key' },
+    'app.info': { args: 1, detail: 'expected object' },
+    'link.retry': { args: { now: true }, detail: 'Unrecognized key' },
+    'gpu.longHistory': { args: { hours: 169 }, detail: 'hours:' },
+    'usage.model': { args: { model: 'm', hours: 0 }, detail: 'hours:' },
   };
 
   it('the table below covers every channel', () => {
