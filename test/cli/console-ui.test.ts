@@ -34,8 +34,10 @@ describe('the console UI build', () => {
     expect(await ensureConsoleUi((l) => lines.push(l), root, out)).toBeUndefined();
     expect(lines).toEqual([]);
 
-    const later = new Date(fs.statSync(path.join(out, 'index.html')).mtimeMs + 5000);
-    fs.utimesSync(path.join(root, 'src', 'renderer', 'App.tsx'), later, later);
+    // A source edited after the build: the build is made older than App.tsx (moving the source into the
+    // future instead would leave a build made within that margin "stale" still).
+    const earlier = new Date(fs.statSync(path.join(root, 'src', 'renderer', 'App.tsx')).mtimeMs - 5000);
+    fs.utimesSync(path.join(out, 'index.html'), earlier, earlier);
     expect(consoleUiState(root, out)).toBe('stale');
     expect(await ensureConsoleUi((l) => lines.push(l), root, out)).toBeUndefined();
     expect(lines[0]).toContain('older than its sources; rebuilding');

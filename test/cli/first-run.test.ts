@@ -215,7 +215,7 @@ describe('doctor reads what the agent reads', () => {
     const r = await runCli(['doctor', '--home', h]);
     expect(r.code).toBe(1);
     // The dev hub's "pending" fixture (HUB-PROTOCOL.md's shape).
-    expect(r.stdout).toContain('[status pending, step 1/4 Request approval]');
+    expect(r.stdout).toContain('status: pending (step 1 of 4: Request approval)');
     expect(r.stdout).toContain('Wait for admin review');
   });
 
