@@ -7,9 +7,9 @@
 //   GET /api/v1/models?page_size=N  public catalogue, {code: 0, data: {list: [...]}}
 // plus the dev routes POST /dev/status {key, status} (change a key's status) and GET /dev/stats.
 import type http from 'node:http';
-import catalogue from './dev-hub-fixtures/models.json';
-import demand from './dev-hub-fixtures/model-demand.json';
-import statuses from './dev-hub-fixtures/provider-status.json';
+import catalogue from './dev-hub-fixtures/models.json' with { type: 'json' };
+import demand from './dev-hub-fixtures/model-demand.json' with { type: 'json' };
+import statuses from './dev-hub-fixtures/provider-status.json' with { type: 'json' };
 
 export type DevStatusName = keyof typeof statuses;
 export const DEV_STATUS_NAMES = Object.keys(statuses) as DevStatusName[];
