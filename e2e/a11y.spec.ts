@@ -16,7 +16,7 @@ for (const colorScheme of ['light', 'dark'] as const) {
     test.describe(`${colorScheme} ${viewport.width}×${viewport.height}`, () => {
       test.use({ colorScheme, viewport });
       test('every page passes axe', async ({ app, stack }) => {
-        test.setTimeout(180_000); // axe walks every page's whole DOM, several times
+        test.setTimeout(420_000); // axe walks every page's whole DOM (about 10-25 s a page on a busy 2-core machine)
         await expect(app.getByTestId('link-state')).toHaveText('Serving');
         await stack.chat(stack.engine.models[0]!, 8);
         await expect(app.locator('html')).toHaveAttribute('data-theme', colorScheme);
@@ -28,6 +28,13 @@ for (const colorScheme of ['light', 'dark'] as const) {
           const vs = await axeViolations(app);
           if (vs.length) report.push(describeViolations(page, vs));
         }
+        // The per-model page, reached from the share table.
+        await go(app, 'dashboard');
+        await app.getByTestId('model-link').first().click();
+        await expect(app.getByTestId('page-model')).toBeVisible();
+        await expect(app.getByTestId('model-requests')).toHaveText('1');
+        const modelPage = await axeViolations(app);
+        if (modelPage.length) report.push(describeViolations('model', modelPage));
         // A selected request and an expanded log line are states of their pages too.
         await go(app, 'requests');
         await app.getByTestId('request-row').first().click();
@@ -43,7 +50,7 @@ for (const colorScheme of ['light', 'dark'] as const) {
         if (paused.length) report.push(describeViolations('dashboard (paused, notice)', paused));
         expect(report.join('\n'), 'axe violations').toBe('');
         // The check can fail: a nameless button put into the page is reported.
-        await app.evaluate(() => document.querySelector('main')!.append(Object.assign(document.createElement('button'), { id: 'axe-control' })));
+        await app.evaluate("document.querySelector('main').append(Object.assign(document.createElement('button'), { id: 'axe-control' }))");
         expect((await axeViolations(app)).map((v) => v.id)).toContain('button-name');
       });
     });

@@ -127,6 +127,15 @@ test('Dashboard: the summary line says all is well or names what needs attention
   await expect.poll(async () => Number(await app.getByTestId('chart-tps').getAttribute('data-points'))).toBeGreaterThanOrEqual(1);
   await expect(app.getByTestId('model-share-row').first()).toContainText(model);
   await expect(app.getByTestId('model-share-row').first()).toContainText('100 %');
+  // Its own page: requests, latency, errors and earnings over time, and its newest requests.
+  await app.getByTestId('model-share-row').first().getByTestId('model-link').click();
+  await expect(app.getByTestId('page-model')).toContainText(model);
+  await expect(app.getByTestId('model-requests')).toHaveText('2');
+  await expect(app.getByTestId('model-errors')).toHaveText('0');
+  await expect(app.getByTestId('model-recent-request')).toHaveCount(2);
+  await app.getByTestId('model-span-168').click();
+  await expect(app.getByTestId('model-requests')).toHaveText('2');
+  await go(app, 'dashboard');
   await app.getByTestId('pause-button').click();
   await expect(app.getByTestId('op-summary').locator('[data-code=paused]')).toBeVisible();
   await app.getByTestId('resume-button').click();

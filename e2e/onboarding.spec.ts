@@ -1,45 +1,106 @@
+// First run in the browser console, against the real agent and the dev hub's provider-status API:
+// 1 network (with its addresses), 2 the key (a pending key shows its status and next steps; a valid key
+// connects), 3 engines and models with a Serve switch each, 4 done. Settings are reachable throughout.
 import { expect, go, shoot, slug, test } from './support/fixtures';
-import { PROVIDER_KEY } from './support/stack';
+import { PENDING_KEY, PROVIDER_KEY } from './support/stack';
 
 test.use({ stackOptions: { withKey: false, gpu: true, tokensPerSecond: 40 } });
 
-test('first run: the key is checked with the hub, GPUs and models are shown, the chosen models reach the hub', async ({ app, stack }) => {
+test('first run in four steps: network, a pending then a valid key, models to serve, done @screenshots', async ({ app, stack }) => {
+  // Many steps, each waiting on the real agent and hub; on 2 shared cores this is the longest spec.
+  test.setTimeout(120_000);
   const [first, second] = stack.engine.models as [string, string];
   await expect(app.getByTestId('page-onboarding')).toBeVisible();
   await expect(app.locator('nav.sidebar')).toHaveCount(0);
-  await expect(app.getByTestId('onboarding-gpus')).toContainText('Simulated NVIDIA GPU (e2e)');
   await expect(app.getByTestId('onboarding-go')).toBeDisabled();
-  // Nothing reaches the hub without a key.
   expect(await stack.providers()).toEqual([]);
 
-  // A wrong key is refused with the hub's own words, next to the field.
+  // Step 1: the networks are named with their addresses; this stack's config points at the dev hub (custom).
+  await expect(app.getByTestId('network-custom')).toBeChecked();
+  await expect(app.getByTestId('network-mainnet-urls')).toHaveText('wss://inference-ws.swanchain.io · https://api.swanchain.io');
+  await expect(app.getByTestId('network-testnet-urls')).toHaveText('wss://inference-ws-dev.swanchain.io · https://inference-dev.swanchain.io');
+  await app.getByTestId('network-mainnet').check();
+  await expect(app.getByTestId('custom-hub-url')).toHaveCount(0);
+  await app.getByTestId('network-custom').check();
+  const wsUrl = stack.hubUrl.replace(/^http/, 'ws');
+  await expect(app.getByTestId('custom-hub-url')).toHaveValue(wsUrl);
+  await expect(app.getByTestId('custom-service-url')).toHaveValue(stack.hubUrl);
+  await app.getByTestId('network-save').click();
+  await expect(app.getByTestId('network-current')).toContainText(wsUrl);
+
+  // Settings are one click away, and the way back keeps the setup.
+  await app.getByTestId('onboarding-settings').click();
+  await expect(app.getByTestId('page-settings')).toBeVisible();
+  await expect(app.getByTestId('network-name')).toHaveText('custom hub');
+  await app.getByTestId('use-testnet').click();
+  await expect(app.getByTestId('input-hubUrl')).toHaveValue('wss://inference-ws-dev.swanchain.io');
+  await expect(app.getByTestId('input-serviceUrl')).toHaveValue('https://inference-dev.swanchain.io');
+  await expect(app.getByTestId('network-name')).toHaveText('Swan Inference testnet');
+  // Not saved: back to the setup, still on the dev hub.
+  await app.getByTestId('onboarding-back').click();
+  await expect(app.getByTestId('page-onboarding')).toBeVisible();
+
+  // Step 2: where keys come from, then a wrong key, refused in the hub's words next to the field.
+  await expect(app.getByTestId('dashboard-link')).toHaveAttribute('href', 'https://inference.swanchain.io');
   await app.getByTestId('key-input').fill('sk-prov-wrong-0000000');
   await app.getByTestId('key-check').click();
-  await expect(app.getByTestId('key-field-error')).toContainText('does not accept this key');
-  await expect(app.getByTestId('onboarding-go')).toBeDisabled();
+  // The hub's own words (the dev hub's "invalid" fixture).
+  await expect(app.getByTestId('key-field-error')).toContainText('Invalid or revoked API key.');
 
+  // A key pending review: saved, with the hub's status, step and next steps.
+  await app.getByTestId('key-input').fill(PENDING_KEY);
+  await app.getByTestId('key-check').click();
+  await expect(app.getByTestId('key-valid')).toContainText('registered but not approved yet');
+  await expect(app.getByTestId('key-status')).toHaveAttribute('data-can-connect', 'false');
+  await expect(app.getByTestId('key-status-badge')).toHaveText('pending');
+  await expect(app.getByTestId('key-step')).toHaveText('Step 1 of 4: Request approval');
+  await expect(app.getByTestId('key-warning')).toContainText('not routed to this provider');
+  await expect(app.getByTestId('key-next-steps')).toContainText('Wait for admin review');
+  await expect(app.getByTestId('key-saved')).toBeVisible();
   await shoot(app, 'onboarding');
 
-  // The right key is accepted and saved.
+  // The valid key: accepted, active, and the agent connects.
   await app.getByTestId('key-input').fill(PROVIDER_KEY);
   await app.getByTestId('key-check').click();
-  await expect(app.getByTestId('key-valid')).toBeVisible();
-  await expect(app.getByTestId('key-saved')).toBeVisible();
+  await expect(app.getByTestId('key-status-badge')).toHaveText('active');
+  await expect(app.getByTestId('key-status')).toHaveAttribute('data-can-connect', 'true');
+  await expect.poll(async () => (await stack.provider())?.connected).toBe(true);
 
-  // Serve only the first model.
+  // Step 3: GPUs, the engine behind models.json (probed although discovery is off), every model with a switch.
+  await expect(app.getByTestId('onboarding-gpus')).toContainText('Simulated NVIDIA GPU (e2e)');
+  await expect(app.getByTestId('engine-row')).toHaveCount(1);
+  await expect(app.getByTestId('pick-' + slug(first))).toBeChecked();
+  await expect(app.getByTestId('pick-' + slug(second))).toBeChecked();
   await app.getByTestId(`pick-${slug(second)}`).uncheck();
-  await expect(app.getByTestId(`pick-${slug(second)}`)).not.toBeChecked();
-  await expect(app.getByTestId(`pick-${slug(first)}`)).toBeChecked();
+  await expect(app.getByTestId(`serve-row-${slug(second)}`)).toContainText('off');
+  await expect(app.getByTestId(`serve-row-${slug(first)}`)).toContainText('served');
 
+  // Step 4: done.
+  await expect(app.getByTestId('onboarding-summary-models')).toContainText(`1 model(s) to serve: ${first}`);
   await app.getByTestId('onboarding-go').click();
   await expect(app.getByTestId('page-dashboard')).toBeVisible();
   await expect(app.getByTestId('link-state')).toHaveText('Serving');
   await expect.poll(async () => (await stack.provider())?.models).toEqual([first]);
 
-  // The choice survives a reload: no onboarding again.
   await app.reload();
   await expect(app.locator('[data-app-state="loaded"]')).toBeVisible();
   await expect(app.getByTestId('page-dashboard')).toBeVisible();
   await go(app, 'settings');
   await expect(app.getByTestId('field-providerKey')).toContainText('A key is set');
+});
+
+test('finishing with nothing to serve: the badge says so in amber, not a green "Serving"', async ({ app, stack }) => {
+  const [first, second] = stack.engine.models as [string, string];
+  await app.getByTestId('key-input').fill(PROVIDER_KEY);
+  await app.getByTestId('key-check').click();
+  await expect(app.getByTestId('key-valid')).toBeVisible();
+  for (const m of [first, second]) await app.getByTestId(`pick-${slug(m)}`).uncheck();
+  await expect(app.getByTestId('onboarding-summary-models')).toContainText('Nothing to serve yet');
+  await app.getByTestId('onboarding-go').click();
+  await expect(app.getByTestId('page-dashboard')).toBeVisible();
+  await expect(app.getByTestId('link-state')).toHaveText('Connected, nothing to serve');
+  await expect(app.getByTestId('link-state')).toHaveClass(/badge-warn/);
+  await expect(app.getByTestId('sidebar-link-state')).toContainText('Connected, nothing to serve');
+  await expect(app.getByTestId('nothing-to-serve')).toBeVisible();
+  await expect.poll(async () => (await stack.provider())?.models).toEqual([]);
 });

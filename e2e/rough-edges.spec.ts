@@ -31,7 +31,7 @@ test('gateway keys: plain error, hint while off, copy button, banner gone on rev
   const key = await keys.getByTestId('gateway-key-value').textContent();
   await keys.getByTestId('gateway-key-copy').click();
   await expect(keys.getByTestId('gateway-key-copy')).toHaveText('Copied');
-  expect(await app.evaluate(() => navigator.clipboard.readText())).toBe(key);
+  expect(await app.evaluate<string>('navigator.clipboard.readText()')).toBe(key);
   await keys.getByRole('button', { name: 'Revoke key my-app' }).click();
   await expect(banner).toHaveCount(0);
   await expect(keys.getByTestId('gateway-key')).toHaveCount(0);
@@ -63,12 +63,8 @@ test('Requests: rows are focusable grid rows (not buttons); Enter opens one; liv
   await running.focus();
   await app.keyboard.press('Enter');
   await expect(app.getByTestId('request-detail')).toBeVisible();
-  const [list, detail] = await app.evaluate(() => {
-    const row = document.querySelector('[data-testid=request-row][data-status=running]');
-    const cell = row?.querySelectorAll('[role=gridcell]')[5]?.textContent ?? '';
-    const dd = [...document.querySelectorAll('[data-testid=request-detail] dt')].find((d) => d.textContent === 'Speed')?.nextElementSibling?.textContent ?? '';
-    return [parseFloat(cell), parseFloat(dd)];
-  });
+  const list = parseFloat((await running.locator('[role=gridcell]').nth(5).textContent()) ?? '');
+  const detail = parseFloat((await app.getByTestId('request-detail').locator('dt:text-is("Speed") + dd').textContent()) ?? '');
   if (Number.isFinite(list) && Number.isFinite(detail)) expect(Math.abs(list - detail) / detail).toBeLessThan(0.25);
   expect(await answer).toContain('[simulated]');
 });
@@ -102,7 +98,7 @@ test.describe('at 1024×640', () => {
     expect(await card.evaluate((el) => el.scrollWidth <= el.clientWidth + 1)).toBe(true);
     const name = app.getByTestId(`limits-row-${slug(model)}`).locator('th');
     const lines = await name.evaluate((el) => {
-      const cs = getComputedStyle(el);
+      const cs = (el.ownerDocument.defaultView as unknown as { getComputedStyle(e: unknown): Record<'paddingTop' | 'paddingBottom' | 'borderBottomWidth' | 'lineHeight' | 'fontSize', string> }).getComputedStyle(el);
       const content = el.getBoundingClientRect().height - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom) - parseFloat(cs.borderBottomWidth);
       return Math.round(content / (parseFloat(cs.lineHeight) || parseFloat(cs.fontSize) * 1.2));
     });
@@ -116,13 +112,10 @@ test.describe('after onboarding', () => {
     await app.getByTestId('key-input').fill(PROVIDER_KEY);
     await app.getByTestId('key-check').click();
     await expect(app.getByTestId('key-saved')).toBeVisible();
-    await app.evaluate(() => {
-      document.getElementById('main')?.scrollTo(0, 10_000);
-      window.scrollTo(0, 10_000);
-    });
+    await app.evaluate("document.getElementById('main')?.scrollTo(0, 10000); window.scrollTo(0, 10000)");
     await app.getByTestId('onboarding-go').click();
     await expect(app.getByTestId('page-dashboard')).toBeVisible();
-    expect(await app.evaluate(() => (document.getElementById('main')?.scrollTop ?? 0) + window.scrollY)).toBe(0);
+    expect(await app.evaluate<number>("(document.getElementById('main')?.scrollTop ?? 0) + window.scrollY")).toBe(0);
     await expect(app.getByTestId('op-summary')).toBeInViewport();
   });
 });

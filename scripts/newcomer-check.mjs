@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-const CONSOLE_LINE = /console: (http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]+)/;
+const CONSOLE_LINE = /console: (http:\/\/127\.0\.0\.1:\d+\/\?(?:code|token)=[A-Za-z0-9_-]+)/;
 
 function say(line) {
   process.stdout.write(`[newcomer] ${line}\n`);
@@ -105,11 +105,16 @@ export async function stopAndCheck(run, marker, signal = 'SIGTERM', timeoutMs = 
 /** `npm start` in `root` with a fresh home: serves the built console; SIGTERM to npm stops everything. */
 export async function checkNpmStart(root, { timeoutMs = 60_000 } = {}) {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-newcomer-home-'));
+  // The first-run config points at mainnet; the console's overlay names a closed local port instead, so
+  // this check never reaches the real Swan Inference hosts (config.toml is still the first-run file).
+  fs.writeFileSync(path.join(home, 'settings.json'), JSON.stringify({ hubUrl: 'ws://127.0.0.1:9', serviceUrl: 'http://127.0.0.1:9' }));
   try {
     const run = startAndWaitForConsole(npm, ['start', '--', '--home', home, '--no-discovery', '--console', '127.0.0.1:0'], { cwd: root, timeoutMs });
     const url = await run.url;
     const { script } = await checkConsole(url);
-    say(`npm start served the built console (${script}) at ${url.replace(/token=.*/, 'token=…')}`);
+    say(`npm start served the built console (${script}) at ${url.replace(/(token|code)=.*/, '$1=…')}`);
+    const config = fs.readFileSync(path.join(home, 'config.toml'), 'utf8');
+    if (!config.includes('WebSocketURL = "wss://inference-ws.swanchain.io"')) throw new Error('the first-run config.toml does not point at mainnet');
     const exit = await stopAndCheck(run, home);
     say(`npm start stopped on SIGTERM (exit ${exit.code ?? exit.signal}); nothing left running`);
   } finally {
@@ -124,7 +129,7 @@ export async function checkDemo(root, { timeoutMs = 60_000 } = {}) {
     const run = startAndWaitForConsole(process.execPath, [path.join(root, 'bin', 'swan-provider.js'), 'demo', '--home', home, '--console', '127.0.0.1:0'], { cwd: root, timeoutMs });
     const url = await run.url;
     await checkConsole(url);
-    say(`demo served the built console at ${url.replace(/token=.*/, 'token=…')}`);
+    say(`demo served the built console at ${url.replace(/(token|code)=.*/, '$1=…')}`);
     await stopAndCheck(run, home);
   } finally {
     fs.rmSync(home, { recursive: true, force: true });

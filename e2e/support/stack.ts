@@ -9,9 +9,13 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { startSimulatedEngine, type SimulatedEngine } from '../../src/cli/sim-engine';
+import { Ledger } from '../../src/core/ledger/ledger';
+import { PlatformApi } from '../../test/support/platform-api';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const PROVIDER_KEY = 'sk-prov-e2e-0123456789';
+/** A key the dev hub's status API reports as pending review (with next steps); the hub refuses it on /ws. */
+export const PENDING_KEY = 'sk-prov-e2e-pending-000';
 const FAKE_GPU_DIR = path.join(repoRoot, 'e2e', 'support', 'fake-gpu');
 const CLI = path.join(repoRoot, 'bin', 'swan-provider.js');
 
@@ -22,6 +26,9 @@ export interface StackOptions {
   gpu: boolean;
   /** Tokens per second of the simulated engine. */
   tokensPerSecond: number;
+  /** Point ServiceURL at a stand-in of the platform API (rates for the engine's first model, me/stats)
+   * instead of the dev hub, and put one hub request finished this many hours ago in the ledger. */
+  platform?: { historyHoursAgo: number };
 }
 
 export const defaultStackOptions: StackOptions = { withKey: true, gpu: true, tokensPerSecond: 40 };
@@ -109,6 +116,7 @@ export class ConsoleStack {
     private readonly root: string,
     private readonly agentArgs: string[],
     private readonly agentEnv: NodeJS.ProcessEnv,
+    readonly platform?: PlatformApi,
   ) {}
 
   static async start(o: StackOptions): Promise<ConsoleStack> {
@@ -119,12 +127,44 @@ export class ConsoleStack {
     const baseEnv: NodeJS.ProcessEnv = { ...process.env };
     delete baseEnv.INFERENCE_API_KEY;
     delete baseEnv.INFERENCE_WS_URL;
-    const hub = startCli('dev hub', ['dev-hub', '--port', '0', '--token', PROVIDER_KEY, '--home', path.join(root, 'hub')], baseEnv);
+    baseEnv.CP_PATH = path.join(root, 'no-go-provider'); // never the developer's ~/.swan/computing key
+    const hub = startCli('dev hub', ['dev-hub', '--port', '0', '--token', PROVIDER_KEY, '--pending-token', PENDING_KEY, '--home', path.join(root, 'hub')], baseEnv);
     let engine: SimulatedEngine | undefined;
     let agent: Proc | undefined;
+    let platform: PlatformApi | undefined;
     try {
       const [, hubUrl] = await hub.waitForLine(/dev hub listening on (http:\/\/127\.0\.0\.1:\d+)/);
       engine = await startSimulatedEngine({ host: '127.0.0.1', tokensPerSecond: o.tokensPerSecond, firstTokenMs: 50 });
+      if (o.platform) {
+        platform = await PlatformApi.start(PROVIDER_KEY);
+        const model = engine.models[0]!;
+        platform.routes['/api/v1/stats/model-demand'] = {
+          kind: 'json',
+          body: { code: 0, data: { models: [{ model_id: model, input_price: 0.5, output_price: 2, provider_input_price: 0.4, provider_output_price: 1.6, tier: 'standard' }] } },
+        };
+        const ledger = Ledger.open(path.join(home, 'ledger.sqlite'));
+        const at = Date.now() - o.platform.historyHoursAgo * 3_600_000;
+        ledger.setNetworkRates(new Map([[model, { inputPerM: 0.4, outputPerM: 1.6 }]]));
+        ledger.record({
+          requestId: 'e2e-history-1',
+          source: 'hub',
+          model,
+          endpoint: engine.url,
+          startedAt: at - 2000,
+          finishedAt: at,
+          tokensIn: 1000,
+          tokensOut: 10_000,
+          estimated: false,
+          latencyMs: 2000,
+          ttftMs: 100,
+          tokensPerSecond: 5000,
+          status: 'ok',
+          statusCode: 200,
+          error: null,
+          energyWh: 100,
+        });
+        ledger.close();
+      }
       const config = path.join(root, 'config.toml');
       const wsUrl = hubUrl!.replace(/^http/, 'ws');
       fs.writeFileSync(
@@ -135,7 +175,7 @@ export class ConsoleStack {
           '[Inference]',
           'Enable = true',
           `WebSocketURL = "${wsUrl}"`,
-          `ServiceURL = "${hubUrl}"`,
+          `ServiceURL = "${platform?.url ?? hubUrl}"`,
           ...(o.withKey ? [`ApiKey = "${PROVIDER_KEY}"`] : []),
           '[Agent]',
           'Discovery = false',
@@ -148,9 +188,10 @@ export class ConsoleStack {
       const args = ['run', '--config', config, '--home', home, '--no-discovery'];
       agent = startCli('agent', [...args, '--console', '127.0.0.1:0'], env);
       const [, consoleUrl] = await agent.waitForLine(CONSOLE_LINE);
-      return new ConsoleStack(home, hubUrl!, consoleUrl!, engine, hub, agent, root, args, env);
+      return new ConsoleStack(home, hubUrl!, consoleUrl!, engine, hub, agent, root, args, env, platform);
     } catch (e) {
       await agent?.stop();
+      await platform?.close();
       await engine?.close();
       await hub.stop();
       fs.rmSync(root, { recursive: true, force: true });
@@ -219,6 +260,7 @@ export class ConsoleStack {
 
   async close(): Promise<void> {
     await this.agent.stop();
+    await this.platform?.close();
     await this.engine.close();
     await this.hub.stop();
     fs.rmSync(this.root, { recursive: true, force: true });

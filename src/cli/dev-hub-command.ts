@@ -10,6 +10,7 @@ export async function devHubCommand(o: { port: string; host: string; token?: str
   const hub = await startDevHub({ port, host: o.host, ...(o.token ? { token: o.token } : {}), ...(o.pendingToken ? { pendingToken: o.pendingToken } : {}), log: (l) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${l}\n`) });
   process.stdout.write(`dev hub listening on ${hub.url}\n`);
   process.stdout.write(`  providers connect to WebSocketURL = "${hub.wsUrl}"${o.token ? '' : ' (any provider key is accepted)'}\n`);
+  process.stdout.write(`  a hub notice: curl -X POST ${hub.url}/dev/notice -d '{"event":"payout_pending","severity":"info","message":"A payout is pending."}'\n`);
   process.stdout.write(`  try: curl ${hub.url}/v1/chat/completions -H 'content-type: application/json' -d '{"model":"<model>","messages":[{"role":"user","content":"hi"}]}'\n`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);

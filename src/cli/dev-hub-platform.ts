@@ -7,9 +7,9 @@
 //   GET /api/v1/models?page_size=N  public catalogue, {code: 0, data: {list: [...]}}
 // plus the dev routes POST /dev/status {key, status} (change a key's status) and GET /dev/stats.
 import type http from 'node:http';
-import catalogue from './dev-hub-fixtures/models.json';
-import demand from './dev-hub-fixtures/model-demand.json';
-import statuses from './dev-hub-fixtures/provider-status.json';
+import catalogue from './dev-hub-fixtures/models.json' with { type: 'json' };
+import demand from './dev-hub-fixtures/model-demand.json' with { type: 'json' };
+import statuses from './dev-hub-fixtures/provider-status.json' with { type: 'json' };
 
 export type DevStatusName = keyof typeof statuses;
 export const DEV_STATUS_NAMES = Object.keys(statuses) as DevStatusName[];
@@ -26,10 +26,19 @@ export interface ServedStats {
   midStreamFailures: number;
   tokensIn: number;
   tokensOut: number;
+  /** USD: tokens × the model-demand fixture's payout (provider_*_price, else the list price) per 1M tokens. */
+  earningsUsd: number;
   lastConnected?: string;
 }
 
-const emptyStats = (): ServedStats => ({ requests: 0, ok: 0, failed: 0, errorFirstFailures: 0, providerFailures: 0, midStreamFailures: 0, tokensIn: 0, tokensOut: 0 });
+const PAYOUT = new Map(
+  demand.data.models.map((m) => [
+    m.model_id,
+    { input: (m as { provider_input_price?: number }).provider_input_price ?? m.input_price, output: (m as { provider_output_price?: number }).provider_output_price ?? m.output_price },
+  ]),
+);
+
+const emptyStats = (): ServedStats => ({ requests: 0, ok: 0, failed: 0, errorFirstFailures: 0, providerFailures: 0, midStreamFailures: 0, tokensIn: 0, tokensOut: 0, earningsUsd: 0 });
 
 export type FailureKind = 'error_first' | 'provider_failure' | 'mid_stream' | 'non_stream';
 
@@ -74,8 +83,11 @@ export class DevPlatform {
   }
 
   /** Records one finished request the hub routed to a provider holding `key`. */
-  record(key: string, f: { ok: boolean; failure?: FailureKind; tokensIn?: number; tokensOut?: number }): void {
+  record(key: string, f: { ok: boolean; model?: string; failure?: FailureKind; tokensIn?: number; tokensOut?: number }): void {
+    const price = f.ok && f.model ? PAYOUT.get(f.model) : undefined;
+    const earned = price ? ((f.tokensIn ?? 0) * price.input + (f.tokensOut ?? 0) * price.output) / 1_000_000 : 0;
     for (const s of [this.stats(key), this.total]) {
+      s.earningsUsd += earned;
       s.requests++;
       if (f.ok) s.ok++;
       else s.failed++;
@@ -111,7 +123,7 @@ export class DevPlatform {
             total_input_tokens: s.tokensIn,
             total_output_tokens: s.tokensOut,
             total_tokens: s.tokensIn + s.tokensOut,
-            total_earnings_usdc: 0,
+            total_earnings_usdc: Math.round(s.earningsUsd * 1e6) / 1e6,
             uptime_7d_percent: s.lastConnected ? 100 : 0,
             last_connected: s.lastConnected ?? '',
           },

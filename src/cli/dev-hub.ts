@@ -318,7 +318,7 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
     let errorFirst: string | undefined;
     const account = (ok: boolean, failure?: FailureKind, pl?: Record<string, unknown>): void => {
       const tokens = (k: string): number => (typeof pl?.[k] === 'number' ? (pl[k] as number) : 0);
-      platform.record(keyOf.get(provider.nodeId) ?? '', { ok, ...(failure ? { failure } : {}), tokensIn: tokens('tokens_input'), tokensOut: tokens('tokens_output') });
+      platform.record(keyOf.get(provider.nodeId) ?? '', { ok, model, ...(failure ? { failure } : {}), tokensIn: tokens('tokens_input'), tokensOut: tokens('tokens_output') });
     };
     const finish = (): void => {
       finished = true;

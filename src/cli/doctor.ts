@@ -12,7 +12,7 @@ import { ConfigError, hubDialUrl, loadConfig, type ProviderConfig } from '../cor
 import { FileSecretStore } from '../core/config/secrets';
 import { EngineDiscovery } from '../core/engine/discovery';
 import { checkEndpoint } from '../core/engine/health';
-import { checkProviderKey } from '../core/hub/provider-status';
+import { describeStatus, fetchProviderStatus, statusView } from '../core/hub/provider-status';
 import { networkOf } from '../shared/networks';
 import { noConfigHelp } from './run';
 import { forTerminal } from '../core/terminal';
@@ -20,7 +20,6 @@ import { forTerminal } from '../core/terminal';
 type Check = { ok: boolean; what: string; fix?: string };
 
 /** The desktop app keeps the key encrypted by the OS keychain here; doctor can see it exists, not read it. */
-const KEYCHAIN_FILE = 'secrets.keychain.json';
 
 function dialOnce(url: string, timeoutMs = 5000): Promise<string | undefined> {
   return new Promise((resolve) => {
@@ -47,7 +46,7 @@ export function agentKey(home: string, cfg: ProviderConfig, env: NodeJS.ProcessE
 
 function keychainHasKey(home: string): boolean {
   try {
-    const parsed = JSON.parse(fs.readFileSync(path.join(home, KEYCHAIN_FILE), 'utf8')) as Record<string, unknown>;
+    const parsed = JSON.parse(fs.readFileSync(homePath(home, 'keychainSecrets'), 'utf8')) as Record<string, unknown>;
     return typeof parsed[KEY_SECRET] === 'string';
   } catch {
     return false;
@@ -84,15 +83,13 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
   else if (!/^[\w.-]{8,256}$/.test(key)) checks.push({ ok: false, what: `the provider key from ${from} has an unexpected format`, fix: 'copy it again, without spaces or quotes' });
   else checks.push({ ok: true, what: `provider key set (${key.slice(0, 8)}…, from ${from})` });
   if (key) {
-    const r = await checkProviderKey(serviceUrl, key);
-    const d = r.detail;
-    const state = d?.status ? ` [status ${d.status}${d.step !== undefined && d.totalSteps ? `, step ${d.step}/${d.totalSteps}${d.stepLabel ? ` ${d.stepLabel}` : ''}` : ''}]` : '';
-    const waiting = r.valid && d?.canConnect === false;
-    checks.push({
-      ok: r.valid && !waiting,
-      what: `key check at ${serviceUrl}: ${r.message}${state}`,
-      ...(!r.valid ? { fix: 'check the network in Settings and the key' } : waiting ? { fix: d.nextSteps.length ? `the hub does not take connections from this key yet: ${d.nextSteps.join('; ')}` : 'the hub does not take connections from this key yet; see your dashboard' } : {}),
-    });
+    // The platform's provider status decides whether the agent connects (api_key_valid, can_connect).
+    const v = statusView(`${serviceUrl.replace(/\/+$/, '')}/api/v1/provider/status`, await fetchProviderStatus(serviceUrl, key));
+    const lines = describeStatus(v).map((l) => `\n    ${l}`).join('');
+    if (v.state === 'invalid_key') checks.push({ ok: false, what: `provider status at ${v.url}: the key is not valid${lines}`, fix: 'copy the key again from your Swan Inference provider page, and check the network in Settings (the agent does not connect with this key)' });
+    else if (v.state === 'waiting') checks.push({ ok: false, what: `provider status at ${v.url}: this provider cannot connect yet${lines}`, fix: 'follow the next steps above; the agent re-checks every minute and connects once approved' });
+    else if (v.state === 'unreachable') checks.push({ ok: false, what: `provider status at ${v.url} could not be read: ${v.error ?? 'no answer'}`, fix: 'check the network (ServiceURL) and your connection (the agent connects anyway)' });
+    else checks.push({ ok: true, what: `provider status at ${v.url}: can connect${lines}` });
   }
   const dial = hubDialUrl(hubUrl);
   const err = await dialOnce(dial.url);

@@ -17,7 +17,8 @@ function withHome(cmd: Command): Command {
   return cmd.addOption(new Option('--home <dir>', 'the agent home folder (config, identity key, ledger, logs, settings)').default(defaultHome(), 'SWAN_HOME, else the OS app-data folder'));
 }
 
-export async function main(argv: string[]): Promise<void> {
+/** Every command and option; `main` parses with it, tests walk it (README table, --home everywhere). */
+export function buildProgram(): Command {
   const program = new Command();
   program
     .name('swan-provider')
@@ -146,5 +147,9 @@ export async function main(argv: string[]): Promise<void> {
       process.exitCode = await serviceStatusCommand(o);
     });
 
-  await program.parseAsync(argv);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  await buildProgram().parseAsync(argv);
 }

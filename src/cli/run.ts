@@ -47,9 +47,12 @@ export function noConfigHelp(configPath: string, home: string): string {
  * What must be free before the agent starts: the console (which also serves /metrics) and the local
  * gateway when it is on (config.toml's [Gateway], overlaid by the console's settings, as the agent reads it).
  */
-function listenTargets(o: RunOptions, consoleAt: { host: string; port: number } | undefined, configPath: string): ListenTarget[] {
+function consoleTarget(o: RunOptions, consoleAt: { host: string; port: number } | undefined): ListenTarget[] {
+  return consoleAt ? [{ what: o.metrics ? 'console (and /metrics)' : 'console', ...consoleAt, fix: consoleFix(consoleAt.host) }] : [];
+}
+
+function gatewayTarget(o: RunOptions, configPath: string): ListenTarget[] {
   const targets: ListenTarget[] = [];
-  if (consoleAt) targets.push({ what: o.metrics ? 'console (and /metrics)' : 'console', ...consoleAt, fix: consoleFix(consoleAt.host) });
   try {
     const cfg = loadConfig(configPath);
     const s = SettingsFile.in(o.home).get();
@@ -74,6 +77,12 @@ export async function runCommand(o: RunOptions): Promise<number> {
     process.stderr.write(`${(e as Error).message}\n`);
     return 2;
   }
+  // The console port first: a busy one stops here, before even a first-run config is written.
+  const consoleBusy = await firstListenProblem(consoleTarget(o, consoleAt));
+  if (consoleBusy) {
+    process.stderr.write(`${consoleBusy}\n`);
+    return 2;
+  }
   ensureHome(o.home);
   const log = new Log({ file: homePath(o.home, 'log'), console: o.quiet ? 'warn' : 'info' });
   const configPath = path.resolve(o.config ?? (o.initIfMissing ? ensureConfig(o.home, log.child('agent')) : homePath(o.home, 'config')));
@@ -81,7 +90,7 @@ export async function runCommand(o: RunOptions): Promise<number> {
     process.stderr.write(`${noConfigHelp(configPath, o.home)}\n`);
     return 2;
   }
-  const busy = await firstListenProblem(listenTargets(o, consoleAt, configPath));
+  const busy = await firstListenProblem(gatewayTarget(o, configPath));
   if (busy) {
     process.stderr.write(`${busy}\n`);
     return 2;
@@ -120,7 +129,7 @@ export async function runCommand(o: RunOptions): Promise<number> {
       });
     } catch (e) {
       // Taken between the check and now: the same one line, nothing started.
-      const line = await firstListenProblem(listenTargets(o, consoleAt, configPath));
+      const line = await firstListenProblem(consoleTarget(o, consoleAt));
       process.stderr.write(`${line ?? `The console could not listen on ${o.console}: ${(e as Error).message}`}\n`);
       await agent.stop();
       return 2;

@@ -53,6 +53,7 @@ import { noticesFromBridge } from './alerts/notice-source';
 import { watchForAlerts } from './alerts/watch';
 import { DEFAULT_COOLDOWN_MINUTES, WebhookTransport } from './alerts/webhook';
 import { homePath, KEY_SECRET } from './config/home-layout';
+import { MinuteHistory } from './gpu/minute-history';
 
 export const AGENT_VERSION = '0.1.0';
 
@@ -106,6 +107,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   /** The one alert list (link down, key refused, engine down, auto-paused, hub notice); transports subscribe. */
   readonly alerts = new AlertList();
   readonly webhook: WebhookTransport;
+  private contextsReady: Promise<void> = Promise.resolve();
+  /** GPU metrics per minute for the last 7 days (<home>/gpu-history.jsonl). */
+  readonly gpuHistory?: MinuteHistory;
 
   private constructor(
     readonly opts: AgentOptions,
@@ -131,7 +135,10 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     // With discovery off, only the addresses the owner named are probed (none of the default ports).
     this.autoDiscovery = opts.discovery ?? config.agent.discovery;
     this.discovery = new EngineDiscovery({ hosts: this.engineHosts(), ...(this.autoDiscovery ? {} : { probeUrls: [] }), log: this.log.child('discovery') });
-    if (opts.gpu ?? true) this.sampler = new GpuSampler({ intervalMs: a.gpuSampleIntervalMs, env: opts.env ?? process.env, log: this.log.child('gpu') });
+    if (opts.gpu ?? true) {
+      this.sampler = new GpuSampler({ intervalMs: a.gpuSampleIntervalMs, env: opts.env ?? process.env, log: this.log.child('gpu') });
+      this.gpuHistory = new MinuteHistory(homePath(opts.home, 'gpuHistory'), this.log.child('gpu'));
+    }
     try {
       this.ledger = Ledger.open(homePath(opts.home, 'ledger'), { log: this.log.child('ledger') });
     } catch (e) {
@@ -144,6 +151,12 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       serviceUrl: () => this.settings.get().serviceUrl ?? this.config.serviceUrl,
       providerKey: () => this.providerKey(),
       models: () => this.registry.announced(),
+      machine: () => ({
+        known: this.registry.all().map((m) => m.id),
+        ollamaEngines: this.engines.filter((e) => e.type === 'ollama' && e.reachable).map((e) => e.url),
+        vramGb: this.gpu.gpus.length > 0 ? this.gpu.gpus.reduce((t, g) => t + g.vramTotalMb, 0) / 1024 : null,
+      }),
+      onPulled: () => void this.rescanEngines(),
     });
     const s = this.settings.get();
     const dial = hubDialUrl(s.hubUrl ?? config.webSocketUrl);
@@ -166,7 +179,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
           retained_bytes: this.relay.retainedBytes,
           retained_requests: this.relay.retainedRequests,
         },
-        ...(this.hardware() ? { hardware: this.hardware() } : {}),
+        ...this.hardwareField(),
       }),
       modelHealth: () => (this.pause.state().paused ? {} : this.registry.healthMap()),
     });
@@ -236,15 +249,16 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       else this.l.info(`GPUs: ${inv.gpus.map((g) => `${g.model} (${Math.round(g.vramTotalMb / 1024)} GB)`).join(', ')}`);
       this.announce();
     });
-    // Register with what we know now; GPU details follow by re-registering once detected (bounded wait).
-    await Promise.race([gpuDone, new Promise((r) => setTimeout(r, 3000).unref())]);
+    // Register with what we know now; GPU details and context windows follow by re-registering once
+    // detected (bounded wait), so the first register usually carries them already.
+    await Promise.race([Promise.all([gpuDone, this.contextsReady]), new Promise((r) => setTimeout(r, 3000).unref())]);
     this.watchGpuBusy();
     this.applyPauseSchedule();
     void this.refreshEarningsFlag();
     this.earnings.start();
     await this.applyGateway();
     this.refreshCatalogue();
-    if (this.config.enable && this.providerKey()) void this.providerGate.check();
+    if (this.config.enable && this.providerKey()) void this.providerGate.start();
     else if (!this.providerKey()) this.l.warn('No provider key yet: paste it in the console (Settings) or set ApiKey in config.toml / INFERENCE_API_KEY.');
     else this.l.warn('[Inference] Enable = false in config.toml: not connecting to the hub.');
     this.emitSnapshot();
@@ -269,6 +283,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.discovery.stop();
     this.pause.close();
     await this.sampler?.stop();
+    this.gpuHistory?.close();
+    await this.gpuHistory?.flushed();
     this.flushLedger();
     this.ledger?.close();
     this.log.flush();
@@ -501,18 +517,26 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   }
 
   /** Re-reads the context windows of the announced models (overrides at once, engines probed). */
-  refreshContexts(): void {
-    void this.contexts.refresh(
+  refreshContexts(onlyMissing = false): void {
+    this.contextsReady = this.contexts.refresh(
       this.announcedModels().map((id) => {
         const m = this.registry.get(id);
         return { model: id, endpoints: m?.endpoints ?? [], ...(m?.entry?.context_length ? { override: m.entry.context_length } : {}) };
       }),
+      onlyMissing,
     );
+  }
+
+  private hardwareField(): { hardware?: HubHardware } {
+    const hardware = this.hardware();
+    return hardware ? { hardware } : {};
   }
 
   /** Go's HardwareInfo for register and heartbeat; undefined without a GPU. */
   hardware(): HubHardware | undefined {
-    const types = this.registry.all().flatMap((m) => m.endpoints.map((e) => (e.engineType && e.engineType !== 'unknown' ? e.engineType : this.contexts.typeOf(e.url))));
+    const types = this.announcedModels().flatMap((id) =>
+      (this.registry.get(id)?.endpoints ?? []).map((e) => (e.engineType && e.engineType !== 'unknown' ? e.engineType : this.contexts.typeOf(e.url))),
+    );
     return hardwareBlock(this.gpu, mostCommonEngine(types));
   }
 
@@ -568,7 +592,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       this.rebuildModels();
     });
     this.health.on('change', (c: HealthChange) => {
-      if (c.health === 'healthy') this.refreshContexts();
+      if (c.health === 'healthy') this.refreshContexts(true);
       this.registry.setEndpointHealth(c.url, c.health, c.error, c.condition);
       // An engine back after a restart: discovery re-reads its models now rather than on its next round.
       if (c.health === 'healthy' && this.discovery && !this.engines.some((e) => e.url === c.url && e.reachable)) void this.rescanEngines();
@@ -590,6 +614,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.scheduler.on('change', () => this.emitSnapshot());
     this.sampler?.on('sample', (sample: GpuSample) => {
       this.earnings.onSample(sample);
+      this.gpuHistory?.add(sample);
       this.emit('bridge', { type: 'gpu.sample', sample });
     });
     this.book.on('update', (request) => {
@@ -610,7 +635,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.log.on('entry', (entry) => this.emit('bridge', { type: 'log', entry }));
     this.notices.on('notice', (notice) => this.emit('bridge', { type: 'notice', notice }));
     this.providerGate.on('change', () => this.emitSnapshot());
-    watchForAlerts({ link: this.link, health: this.health, pause: this.pause, notices: noticesFromBridge((cb) => this.subscribe(cb)) }, this.alerts);
+    watchForAlerts({ link: this.link, health: this.health, pause: this.pause, providerStatus: this.providerGate, notices: noticesFromBridge((cb) => this.subscribe(cb)) }, this.alerts);
     this.alerts.on('alert', (alert) => {
       this.log.child('alerts').warn(`${alert.title}: ${alert.text}`);
       this.webhook.handle(alert);

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { SecretStore } from '../core/config/secrets';
 import { writeJsonAtomic } from '../core/config/atomic-file';
+import { HOME_FILES } from '../core/config/home-layout';
 
 /** The two safeStorage calls we use. */
 export interface StringCipher {
@@ -12,7 +13,7 @@ export interface StringCipher {
   decryptString(encrypted: Buffer): string;
 }
 
-export const KEYCHAIN_FILE = 'secrets.keychain.json';
+export const KEYCHAIN_FILE = HOME_FILES.keychainSecrets;
 
 /** `<home>/secrets.keychain.json`: `{ name: base64(ciphertext) }`, mode 0600. Plain text never hits the disk. */
 export class EncryptedSecretStore implements SecretStore {

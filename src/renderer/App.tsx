@@ -8,6 +8,7 @@ import { applyTheme } from './lib/theme';
 import { Dashboard } from './pages/Dashboard';
 import { Engines } from './pages/Engines';
 import { Logs } from './pages/Logs';
+import { ModelPage } from './pages/ModelPage';
 import { Onboarding } from './pages/Onboarding';
 import { Requests } from './pages/Requests';
 import { Settings } from './pages/Settings';
@@ -22,6 +23,7 @@ const PAGES: Record<Page, () => React.JSX.Element | null> = {
   engines: Engines,
   logs: Logs,
   settings: Settings,
+  model: ModelPage,
 };
 
 export function App() {

@@ -136,6 +136,16 @@ export interface UpdateCheckView {
   error?: string;
 }
 
+/** One model over time (the per-model page): 24 equal buckets over the span, and the span's totals. */
+export interface ModelReport {
+  model: string;
+  from: number;
+  to: number;
+  bucketMs: number;
+  buckets: Array<Omit<ModelUsage, 'model' | 'tokensIn' | 'tokensOut'> & { start: number }>;
+  totals: ModelUsage | null;
+}
+
 /** The version and build Settings shows. */
 export interface AppInfoView {
   version: string;
@@ -304,6 +314,37 @@ export interface EarningsOverview {
   projectionUnavailable?: string;
 }
 
+export interface DemandRowView {
+  modelId: string;
+  inputPerM: number;
+  outputPerM: number;
+  tier: string;
+  here: 'serving' | 'on_disk' | 'pullable' | 'none';
+  sizeGb: number | null;
+  fits: 'yes' | 'no' | 'unknown';
+}
+
+export interface PullStateView {
+  engineUrl: string;
+  model: string;
+  status: string;
+  completed: number;
+  total: number;
+  done: boolean;
+  error?: string;
+  startedAt: number;
+  finishedAt?: number;
+}
+
+export interface DemandView {
+  rates: { asOf: number | null; stale: boolean; error?: string };
+  rows: DemandRowView[];
+  vramGb: number | null;
+  /** Ollama engines here that can pull a model. */
+  ollamaEngines: string[];
+  pulls: PullStateView[];
+}
+
 export interface GatewayKeyView {
   name: string;
   createdAt: number;
@@ -356,11 +397,13 @@ export const invokeSchemas = {
   'requests.list': z.object({ limit: z.number().int().min(1).max(10_000).optional() }).strict(),
   'requests.text': z.object({ id: z.string().min(1).max(256) }).strict(),
   'usage.report': z
-    .object({ from: z.number().int().nonnegative(), to: z.number().int().nonnegative(), bucket: z.enum(['15m', 'hour', 'day']) })
+    .object({ from: z.number().int().nonnegative(), to: z.number().int().nonnegative(), bucket: z.enum(['15m', 'hour', 'day', 'month']) })
     .strict()
     .refine((r) => r.to >= r.from, 'to must not be before from'),
   'usage.exportCsv': range,
   'earnings.overview': z.object({ refresh: z.boolean().optional() }).strict(),
+  'demand.list': z.object({}).strict(),
+  'demand.pull': z.object({ engineUrl: z.string().min(1).max(2048), model: z.string().min(1).max(200) }).strict(),
   'earnings.setElectricity': z
     .object({
       perKwh: z.number().min(0).max(100).nullable(),
@@ -390,6 +433,8 @@ export const invokeSchemas = {
   'update.check': z.object({}).strict(),
   'app.info': z.object({}).strict(),
   'link.retry': z.object({}).strict(),
+  'gpu.longHistory': z.object({ hours: z.number().int().min(1).max(168) }).strict(),
+  'usage.model': z.object({ model: modelId, hours: z.number().int().min(1).max(168) }).strict(),
 } as const satisfies { readonly [C in ChannelName]: z.ZodType }; // the names are channels.ts's: none missing, none extra
 
 export type InvokeChannel = keyof typeof invokeSchemas;
@@ -410,6 +455,8 @@ export interface InvokeResults {
   'usage.report': UsageReport;
   'usage.exportCsv': string;
   'earnings.overview': EarningsOverview;
+  'demand.list': DemandView;
+  'demand.pull': DemandView;
   'earnings.setElectricity': EarningsOverview;
   'engines.rescan': EngineInfo[];
   'engines.addEndpoint': EngineInfo[];
@@ -431,6 +478,9 @@ export interface InvokeResults {
   'update.check': UpdateCheckView;
   'app.info': AppInfoView;
   'link.retry': LinkStatus;
+  /** One point per minute (utilisation and power averaged; VRAM, temperature, RAM at their peak). */
+  'gpu.longHistory': GpuSample[];
+  'usage.model': ModelReport;
 }
 
 /** Events pushed to the UI, in batches (a few per second at most). */

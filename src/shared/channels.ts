@@ -16,6 +16,8 @@ export const INVOKE_CHANNELS = [
   'usage.exportCsv',
   'earnings.overview',
   'earnings.setElectricity',
+  'demand.list',
+  'demand.pull',
   'engines.rescan',
   'engines.addEndpoint',
   'gpu.history',
@@ -36,6 +38,8 @@ export const INVOKE_CHANNELS = [
   'update.check',
   'app.info',
   'link.retry',
+  'gpu.longHistory',
+  'usage.model',
 ] as const;
 
 export type ChannelName = (typeof INVOKE_CHANNELS)[number];

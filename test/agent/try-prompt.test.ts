@@ -37,3 +37,21 @@ it('refuses an unknown or switched-off model and an empty prompt', async () => {
   await expect(stack.agent.invoke('models.try', { model: 'm-a', prompt: 'hi' })).rejects.toThrow(/switched off/);
   await expect(stack.agent.invoke('models.try', { model: 'm-a', prompt: '   ' })).rejects.toThrow(/Invalid arguments for models.try/);
 });
+
+it('the per-model report counts a model’s requests in its bucket and leaves others out', async () => {
+  stack = await startStack({ hub: false, engines: [{ models: ['m-a', 'm-b'] }] });
+  await until(() => stack!.agent.registry.get('m-a')?.enabled === true, 'model m-a enabled');
+  for (const model of ['m-a', 'm-a', 'm-b']) {
+    const before = stack.agent.ledger!.today().requests;
+    await stack.agent.invoke('models.try', { model, prompt: 'hi' });
+    await until(() => stack!.agent.ledger!.today().requests === before + 1, 'recorded');
+  }
+  const r = (await stack.agent.invoke('usage.model', { model: 'm-a', hours: 24 })) as import('../../src/shared/bridge').ModelReport;
+  expect(r.buckets).toHaveLength(24);
+  expect(r.bucketMs).toBe(3_600_000);
+  expect(r.totals).toMatchObject({ model: 'm-a', requests: 2, errors: 0 });
+  expect(r.buckets.reduce((s, b) => s + b.requests, 0)).toBe(2);
+  expect(r.buckets.at(-1)!.requests).toBe(2);
+  expect(r.buckets.at(-1)!.p50LatencyMs).not.toBeNull();
+  await expect(stack.agent.invoke('usage.model', { model: 'm-a', hours: 0 })).rejects.toThrow(/Invalid arguments/);
+});

@@ -11,10 +11,12 @@ import { TEST_KEY, chunkText, readSse, tempHome, until } from '../support/stack'
 import { summarizeTrace } from '../support/traces';
 
 const BIN = path.join(repoRoot, 'bin', 'swan-provider.js');
+const NO_GO_KEY = path.join(repoRoot, 'no-go-provider-here');
 
 function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // CP_PATH points nowhere: the agent never reads a real Go provider key (~/.swan/computing) in tests.
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, CP_PATH: NO_GO_KEY, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -47,7 +49,9 @@ describe('swan-provider', () => {
   it('run --init-if-missing (npm start headless) writes a first config and serves the console for onboarding', async () => {
     const home = tempHome();
     cleanup.push(() => fs.rmSync(home, { recursive: true, force: true }));
-    const child = spawn(process.execPath, [BIN, 'run', '--home', home, '--init-if-missing', '--no-discovery', '--console', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // The first-run config points at mainnet; the console's overlay keeps this test off the real hosts.
+    fs.writeFileSync(path.join(home, 'settings.json'), JSON.stringify({ hubUrl: 'ws://127.0.0.1:9', serviceUrl: 'http://127.0.0.1:9' }));
+    const child = spawn(process.execPath, [BIN, 'run', '--home', home, '--init-if-missing', '--no-discovery', '--console', '127.0.0.1:0'], { env: { ...process.env, CP_PATH: NO_GO_KEY }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -118,8 +122,17 @@ describe('swan-provider', () => {
     );
     const doctor = await runCli(['doctor', '--home', home]);
     expect(doctor.stdout).toContain('All good');
+    expect(doctor.stdout).toContain('status: active (step 4 of 4: Active)');
     expect(doctor.code).toBe(0);
-    const child: ChildProcess = spawn(process.execPath, [BIN, 'run', '--home', home, '--config', path.join(home, 'config.toml')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // A pending provider: doctor says it cannot connect yet, with the platform's next steps.
+    hub.platform.setStatus(TEST_KEY, 'pending');
+    const pending = await runCli(['doctor', '--home', home]);
+    expect(pending.code).toBe(1);
+    expect(pending.stdout).toContain('this provider cannot connect yet');
+    expect(pending.stdout).toContain('status: pending (step 1 of 4: Request approval)');
+    expect(pending.stdout).toMatch(/next: 1\. Run/);
+    hub.platform.setStatus(TEST_KEY, 'active');
+    const child: ChildProcess = spawn(process.execPath, [BIN, 'run', '--home', home, '--config', path.join(home, 'config.toml')], { env: { ...process.env, CP_PATH: NO_GO_KEY }, stdio: ['ignore', 'pipe', 'pipe'] });
     let err = '';
     child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
     cleanup.push(

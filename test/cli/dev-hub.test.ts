@@ -84,10 +84,11 @@ describe('dev hub dialect', () => {
   it('an error only in stream_end is a provider failure; an error-first chunk is a classified failure', async () => {
     const lines: string[] = [];
     hub = await startDevHub({ token: TEST_KEY, log: (l) => lines.push(l) });
-    const p = await provider(hub);
-    const streamOnce = async (frames: (id: string) => unknown[]): Promise<Response> => {
+    const priced = 'simulated-llama-3.1-8b-instruct'; // in the model-demand fixture: 0.1 in / 0.2 out per 1M
+    const p = await provider(hub, ['m1', priced]);
+    const streamOnce = async (frames: (id: string) => unknown[], model = 'm1'): Promise<Response> => {
       const before = p.frames.filter((f) => f.type === 'inference').length;
-      const r = fetch(`${hub!.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'm1', stream: true, messages: [{ role: 'user', content: 'hi' }] }) });
+      const r = fetch(`${hub!.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: 'hi' }] }) });
       await until(() => p.frames.filter((f) => f.type === 'inference').length > before, 'inference sent');
       const id = p.frames.filter((f) => f.type === 'inference')[before]!.request_id!;
       for (const f of frames(id)) p.send(f);
@@ -104,16 +105,16 @@ describe('dev hub dialect', () => {
     const good = await streamOnce((id) => [
       { type: 'stream_chunk', request_id: id, payload: { request_id: id, chunk: { choices: [{ delta: { content: 'hi' } }] }, done: false } },
       { type: 'stream_chunk', request_id: id, payload: { request_id: id, chunk: null, done: true } },
-      { type: 'stream_end', request_id: id, payload: { request_id: id, latency_ms: 5, tokens_input: 3, tokens_output: 1 } },
-    ]);
+      { type: 'stream_end', request_id: id, payload: { request_id: id, latency_ms: 5, tokens_input: 3000, tokens_output: 1000 } },
+    ], priced);
     expect(good.status).toBe(200);
     await good.text();
-    expect(await stats(hub)).toMatchObject({ requests: 3, ok: 1, failed: 2, providerFailures: 1, errorFirstFailures: 1, midStreamFailures: 0, tokensIn: 3, tokensOut: 1 });
+    expect(await stats(hub)).toMatchObject({ requests: 3, ok: 1, failed: 2, providerFailures: 1, errorFirstFailures: 1, midStreamFailures: 0, tokensIn: 3000, tokensOut: 1000 });
     expect(lines.filter((l) => /provider failure/.test(l))).toHaveLength(1);
 
     // The platform's own record of this key follows what was served.
     const me = (await (await fetch(`${hub.url}/api/v1/provider/me/stats`, { headers: { authorization: `Bearer ${TEST_KEY}` } })).json()) as { data: Record<string, unknown> };
-    expect(me.data).toMatchObject({ total_inferences: 3, successful_inferences: 1, failed_inferences: 2, total_input_tokens: 3, total_output_tokens: 1, total_tokens: 4 });
+    expect(me.data).toMatchObject({ total_inferences: 3, successful_inferences: 1, failed_inferences: 2, total_input_tokens: 3000, total_output_tokens: 1000, total_tokens: 4000, total_earnings_usdc: 0.0005 });
   });
 
   it('POST /dev/notice sends a notice frame to the connected providers', async () => {

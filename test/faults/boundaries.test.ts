@@ -125,7 +125,7 @@ describe('1 MB message boundaries', () => {
     const engine = stack.engines[0]!;
     const replies = new Map<string, Record<string, unknown>>();
     hub.events.on('message', (m: { type: string; payload: Record<string, unknown> }) => {
-      if (m.type === 'error' && typeof m.payload.request_id === 'string') replies.set(m.payload.request_id, m.payload);
+      if (m.type === 'stream_end' && typeof m.payload.request_id === 'string') replies.set(m.payload.request_id, m.payload);
     });
     const n = 600;
     const client = streamChat(hub, engine.modelIds[0]!, n);
@@ -133,7 +133,7 @@ describe('1 MB message boundaries', () => {
 
     hub.broadcastRaw(paddedFrame('at-limit', MAX_MESSAGE_BYTES));
     await until(() => replies.has('at-limit'), 'the 1 MB frame answered');
-    expect(replies.get('at-limit')).toMatchObject({ code: 404 }); // parsed and served: the model is not here
+    expect(replies.get('at-limit')).toMatchObject({ status_code: 404 }); // parsed and served: the model is not here
     expect(agent.link.counters.dials).toBe(1);
 
     const down = nextDisconnect(agent.link);
@@ -159,7 +159,8 @@ describe('1 MB message boundaries', () => {
     const o = await streamChat(hub, 'big-model', 10);
     await until(() => agent.relay.activeCount === 0, 'request finished');
     const toHub = hub.received.filter((m) => m.payload.request_id !== undefined && ['stream_chunk', 'stream_end', 'error'].includes(m.type));
-    const oversize = toHub.find((m) => m.type === 'error');
+    // The refused chunk ends the stream on its result path: stream_end with 413 (data already flowed).
+    const oversize = toHub.find((m) => m.type === 'stream_end');
     const errorLogs = agent.log.entries(500, 'error').map((e) => e.msg);
     const end = toHub.find((m) => m.type === 'stream_end');
     report(
@@ -167,7 +168,8 @@ describe('1 MB message boundaries', () => {
       { injected: 1, recovered: oversize && o.error ? 1 : 0, lost: oversize ? 0 : 1, duplicated: 0 },
       { clientError: o.error, afterErrorSent: toHub.slice(toHub.indexOf(oversize!) + 1).map((m) => m.type), endStatus: end?.payload.status_code, errorLogs: errorLogs.length },
     );
-    expect(oversize?.payload).toMatchObject({ code: 413, message: expect.stringMatching(/over the 1 MB message limit/) });
+    expect(oversize?.payload).toMatchObject({ status_code: 413, error: expect.stringMatching(/over the 1 MB message limit/) });
+    expect(toHub.some((m) => m.type === 'error')).toBe(false);
     expect(o.error).toMatch(/1 MB/);
     expect(o.text).toBe('tok0 tok1 tok2'); // what came before the refused chunk, nothing after it
     expect(errorLogs.some((m) => /1 MB/.test(m))).toBe(true);

@@ -42,7 +42,9 @@ describe('burst beyond capacity', () => {
     let lost = 0;
     const other: unknown[] = [];
     for (const { reply, stream } of results) {
-      if (reply._type === 'error' && (reply.code === 429 || reply.code === 503) && String(reply.message ?? '') !== '') rejected++;
+      // Refused on the request's own result path (stream_end / ack with the status), never an error frame.
+      const code = Number(reply.status_code);
+      if (reply._type === (stream ? 'stream_end' : 'ack') && (code === 429 || code === 503) && String(reply.error ?? '') !== '') rejected++;
       else if (reply._type === (stream ? 'stream_end' : 'ack') && reply.error === undefined && (stream || reply.status_code === 200)) served++;
       else if (reply._type === 'lost') lost++;
       else other.push(reply);

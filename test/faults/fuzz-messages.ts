@@ -1,6 +1,7 @@
 // Seeded generator of hub -> provider frames for the fuzz scenario: valid messages of every type the
-// agent serves, mutations of them that the protocol (seed 000 + DESIGN.md) makes invalid, and random
-// frames. Each frame carries what the agent must do with it, worked out here from how it was built,
+// agent serves, mutations of them that the protocol (HUB-PROTOCOL.md, seed 000) makes invalid, and random
+// frames. Inference answers and refusals go on their result path (stream_end / ack with a status), never
+// as `error` frames; unknown types are not answered. Each frame carries what the agent must do with it, worked out here from how it was built,
 // not by asking the agent's own parser.
 import type { Rng } from './support/faults';
 
@@ -14,7 +15,7 @@ export type Expect =
    * One reply of one of these types with this request id; an `error` must have one of `codes`; with
    * `failed`, the reply must report a failure (status_code in it, or an `error` text matching it).
    */
-  | { kind: 'reply'; id: string; types: string[]; codes?: number[]; failed?: { statusCodes?: number[]; error: RegExp } };
+  | { kind: 'reply'; id: string; types: string[]; codes?: number[]; failed?: { statusCodes?: number[]; error: RegExp }; invalid?: boolean };
 
 export interface Frame {
   text: string;
@@ -83,19 +84,21 @@ function valid(r: Rng, id: string, model: string): { msg: Obj; expect: Expect; l
   const kind = r.pick(['inference', 'inference', 'warmup', 'cancel', 'resume', 'verify', 'benchmark', 'hub-ack', 'hub-error', 'real'] as const);
   const request = { model: NOT_SERVED, messages: [{ role: 'user', content: 'hello' }], max_tokens: 1 };
   switch (kind) {
-    case 'inference':
+    case 'inference': {
+      const stream = r.chance(0.5);
       return {
         label: 'inference',
-        msg: { type: 'inference', request_id: id, payload: { endpoint_id: 'ep', model_id: NOT_SERVED, stream: r.chance(0.5), request } },
-        expect: { kind: 'reply', id, types: ['error'], codes: [404] },
+        msg: { type: 'inference', request_id: id, payload: { endpoint_id: 'ep', model_id: NOT_SERVED, stream, request } },
+        expect: { kind: 'reply', id, types: [stream ? 'stream_end' : 'ack'], failed: { statusCodes: [404], error: /./ } },
       };
+    }
     case 'real': {
       const stream = r.chance(0.5);
       return {
         label: 'real-inference',
         msg: { type: 'inference', request_id: id, payload: { model_id: model, stream, request: { ...request, model } } },
-        // Served, or refused at capacity.
-        expect: { kind: 'reply', id, types: [stream ? 'stream_end' : 'ack', 'error'], codes: [429] },
+        // Served, or refused at capacity on the same result path.
+        expect: { kind: 'reply', id, types: [stream ? 'stream_end' : 'ack'] },
       };
     }
     case 'warmup':
@@ -125,7 +128,7 @@ function valid(r: Rng, id: string, model: string): { msg: Obj; expect: Expect; l
 }
 
 /** Payload mutations that break the message type's schema; the envelope (and so the id) stays valid. */
-function invalidPayload(r: Rng, id: string, huge: boolean): { msg: Obj; label: string; verifyLike?: string } {
+function invalidPayload(r: Rng, id: string, huge: boolean): { msg: Obj; label: string; verifyLike?: string; unknown?: boolean } {
   const big = 'x'.repeat(huge ? r.int(64_000, 300_000) : 300);
   const request = { model: NOT_SERVED, messages: [{ role: 'user', content: 'hi' }] };
   const pick = r.int(0, 21);
@@ -167,7 +170,7 @@ function invalidPayload(r: Rng, id: string, huge: boolean): { msg: Obj; label: s
       return { msg: { type: 'cancel', request_id: id, payload: { request_id: 5 } }, label: 'cancel:request_id number' };
     case 17: {
       const t = r.pick(['teleport', 'Inference', 'INFERENCE', 'stream_chunk', 'register', 'heartbeat', randomString(r, 12)]);
-      return { msg: { type: t === '' || KNOWN.has(t) ? 'x-unknown' : t, request_id: id, payload: randomJson(r) }, label: 'unknown type' };
+      return { msg: { type: t === '' || KNOWN.has(t) ? 'x-unknown' : t, request_id: id, payload: randomJson(r) }, label: 'unknown type', unknown: true };
     }
     case 18:
       return { msg: { type: 'error', request_id: id, payload: { request_id: id, code: { nested: true } } }, label: 'error:code object' };
@@ -225,9 +228,10 @@ export function fuzzFrame(r: Rng, i: number, model: string): Frame {
       (p.request as Obj).messages = [{ role: 'user', content: 'y'.repeat(r.int(0, r.chance(0.05) ? 200_000 : 100)) }];
     }
     if (v.label === 'real-inference' && r.chance(0.2)) {
-      // Nested deeper than any real request: refused as invalid (error 400 with its id), never a crash.
+      // Nested deeper than any real request: refused as invalid (400 on its result path), never a crash.
       ((noisy.payload as Obj).request as Obj).messages = deepValue(20_000, '{"role":"user","content":"z"}');
-      return { text: render(v.msg), expect: { kind: 'bad', id }, label: 'real-inference:deep' };
+      const stream = (noisy.payload as Obj).stream === true;
+      return { text: render(v.msg), expect: { kind: 'reply', id, types: [stream ? 'stream_end' : 'ack'], failed: { statusCodes: [400], error: /deeper/ }, invalid: true }, label: 'real-inference:deep' };
     }
     return { text: render(v.msg), expect: v.expect, label: v.label };
   }
@@ -235,6 +239,10 @@ export function fuzzFrame(r: Rng, i: number, model: string): Frame {
     const m = invalidPayload(r, id, r.chance(0.01));
     // verify / benchmark answer in their own reply type, with the reason in `error` (Go provider form).
     if (m.verifyLike) return { text: render(m.msg), expect: { kind: 'reply', id, types: [m.verifyLike, 'error'], codes: [400], failed: { error: /invalid/ } }, label: m.label };
+    // A type the agent does not know: logged once, never answered, and not an invalid frame.
+    if (m.unknown) return { text: render(m.msg), expect: { kind: 'none', invalid: false }, label: m.label };
+    // An invalid inference is refused on its result path: none of these mutations asks to stream, so an ack.
+    if (m.label.startsWith('inference:')) return { text: render(m.msg), expect: { kind: 'reply', id, types: ['ack'], failed: { statusCodes: [400], error: /./ }, invalid: true }, label: m.label };
     // Every mutation keeps the envelope's request_id, so the agent can (and must) answer it.
     return { text: render(m.msg), expect: { kind: 'bad', id }, label: m.label };
   }

@@ -91,6 +91,7 @@ describe('hub killed mid-stream', () => {
     const rounds = scale(2, 8);
     const counts = { injected: 0, recovered: 0, lost: 0, duplicated: 0 };
     for (let round = 0; round < rounds; round++) {
+      await registered(stack); // the engine is now told at once, so a round can begin before the redial
       const n = r.int(2, 3);
       const abortsBefore = engine.abortedCount;
       const pending = Array.from({ length: n }, () => streamChat(hub, model, 50_000));
@@ -105,17 +106,18 @@ describe('hub killed mid-stream', () => {
         expect(o.error).toMatch(/disconnected before finishing/);
         expect(o.sawDone).toBe(false);
       }
-      // The agent reconnects, the hub asks for nothing, the grace period ends: the engine is told.
+      // The hub did not offer resume-v1 in its register ack: the engine is told at once, as the Go provider does.
       await engine.waitForAbort(abortsBefore + n);
       counts.recovered += outcomes.filter((o) => o.error).length;
       counts.lost += outcomes.filter((o) => !o.error).length;
       for (const o of outcomes) counts.duplicated += audit(o.text, 0).duplicated;
       await until(() => stack!.agent.relay.activeCount === 0, 'no request left running');
     }
-    report('hub-kill-no-resume', counts, { rounds, cancelledUnresumed: stack.agent.relay.counters.cancelledUnresumed, engineAborts: engine.abortedCount });
+    report('hub-kill-no-resume', counts, { rounds, abortedOnDisconnect: stack.agent.relay.counters.abortedOnDisconnect, engineAborts: engine.abortedCount });
     expect(counts.lost).toBe(0);
     expect(counts.duplicated).toBe(0);
-    expect(stack.agent.relay.counters.cancelledUnresumed).toBe(engine.abortedCount);
+    expect(stack.agent.relay.counters.abortedOnDisconnect).toBe(engine.abortedCount);
+    expect(stack.agent.relay.counters.cancelledUnresumed).toBe(0);
     expect(stack.agent.relay.retainedRequests).toBe(0);
   });
 

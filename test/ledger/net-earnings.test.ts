@@ -117,3 +117,30 @@ describe('what you keep', () => {
     expect(life).toMatchObject({ requests: 2, firstAt: T0, undelivered: { requests: 1, tokensIn: 7, tokensOut: 3 } });
   });
 });
+
+describe('per month', () => {
+  it('month buckets start at local month starts and sum the rows in them, cost and net included', () => {
+    const jan = new Date(2026, 0, 15).getTime();
+    const feb = new Date(2026, 1, 3).getTime();
+    ledger.setNetworkRates(new Map([['m', { inputPerM: 1, outputPerM: 1 }]]));
+    ledger.setElectricityPrice({ perKwh: 1, currency: 'USD', usdPerUnit: 1 });
+    ledger.record(rec(jan, { model: 'm', tokensIn: 500_000, tokensOut: 500_000, energyWh: 100 })); // earns 1, costs 0.1
+    ledger.record(rec(feb, { model: 'm', tokensIn: 1_000_000, tokensOut: 1_000_000, energyWh: 500 })); // earns 2, costs 0.5
+    const r = ledger.report(new Date(2026, 0, 1).getTime(), new Date(2026, 2, 1).getTime(), 'month');
+    expect(r.buckets.map((b) => [b.start, b.requests, b.earnings, b.cost])).toEqual([
+      [new Date(2026, 0, 1).getTime(), 1, 1, expect.closeTo(0.1, 12)],
+      [new Date(2026, 1, 1).getTime(), 1, 2, expect.closeTo(0.5, 12)],
+    ]);
+  });
+});
+
+describe('delivery marks on close', () => {
+  it('a mark made in the last turn before close is written', () => {
+    const file = path.join(dir, 'ledger.sqlite');
+    ledger.record(rec(T0, { requestId: 'last', awaitingHub: true }));
+    ledger.markDelivered('last');
+    ledger.close();
+    ledger = Ledger.open(file);
+    expect(ledger.hubLifetime().undelivered.requests).toBe(0);
+  });
+});

@@ -68,6 +68,10 @@ describe('file modes', () => {
 
   it.skipIf(process.platform === 'win32')('`swan-provider run` on a fresh home: 0700 folder, 0600 agent.jsonl and config', async () => {
     const home = path.join(root(), 'fresh');
+    // The first-run config points at mainnet; the console's overlay names a closed local port instead, so
+    // nothing here looks up the real network's hosts (the catalogue and rates are fetched without a key).
+    fs.mkdirSync(home, { recursive: true });
+    fs.writeFileSync(path.join(home, 'settings.json'), JSON.stringify({ hubUrl: 'ws://127.0.0.1:9', serviceUrl: 'http://127.0.0.1:9' }));
     const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'swan-provider.js'), 'run', '--home', home, '--init-if-missing', '--no-discovery'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));

@@ -109,7 +109,7 @@ describe('terminal writers', () => {
       child.stdout.on('data', (d: Buffer) => (text += d.toString()));
       child.on('close', () => resolve(text));
     });
-    expect(out).toContain('key check at');
+    expect(out).toContain('provider status at');
     expect(out).not.toMatch(ANY_CONTROL);
   });
 });

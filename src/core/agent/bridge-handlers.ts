@@ -22,7 +22,7 @@ import { checkKeyDestination } from './key-destination';
 import { ownerEndpointUrl } from '../engine/url';
 import { listGpuProcesses } from '../gpu/processes';
 import { checkForUpdate } from '../update/check';
-import { appInfo, startTestPrompt } from './console-extras';
+import { appInfo, modelReport, startTestPrompt } from './console-extras';
 import { formatIssues } from '../../shared/zod-issues';
 
 /** A channel's handler: its arguments are what the channel's schema parsed (checked once, in invoke()). */
@@ -115,6 +115,8 @@ export class BridgeHandlers {
         a.emitSnapshot();
         return a.earnings.overview();
       },
+      'demand.list': () => a.earnings.demand(),
+      'demand.pull': ({ engineUrl, model }: { engineUrl: string; model: string }) => a.earnings.pull(engineUrl, model),
       'engines.rescan': async () => {
         await a.rescanEngines();
         return a.engineList();
@@ -168,6 +170,8 @@ export class BridgeHandlers {
       'models.try': ({ model, prompt, maxTokens }) => startTestPrompt(a, model, prompt, maxTokens ?? 128),
       'update.check': () => checkForUpdate({ current: a.snapshot().version, feed: a.settings.get().updateFeedUrl ?? '', mode: a.opts.mode ?? 'headless' }),
       'app.info': () => appInfo(a.snapshot().version, a.opts.mode ?? 'headless'),
+      'gpu.longHistory': ({ hours }: { hours: number }) => a.gpuHistory?.since(Date.now() - hours * 3_600_000) ?? [],
+      'usage.model': ({ model, hours }: { model: string; hours: number }) => modelReport(a, model, hours),
       'link.retry': () => {
         a.link.retryNow();
         return a.link.state;

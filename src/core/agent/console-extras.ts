@@ -1,7 +1,7 @@
 // Console verbs that are not about serving: the test prompt ("Try it" on Engines & models) and the
 // version/build Settings shows.
 import crypto from 'node:crypto';
-import type { AppInfoView, TryResult } from '../../shared/bridge';
+import type { AppInfoView, ModelReport, TryResult } from '../../shared/bridge';
 import type { Agent } from '../agent';
 
 /** At most this many test prompts run at once (each also counts against the model's own limits). */
@@ -38,4 +38,23 @@ export function startTestPrompt(a: Agent, model: string, prompt: string, maxToke
 export function appInfo(version: string, mode: 'desktop' | 'headless'): AppInfoView {
   const electron = process.versions.electron ? `Electron ${process.versions.electron}, ` : '';
   return { version, mode, build: `${electron}Node ${process.versions.node}, ${process.platform}-${process.arch}` };
+}
+
+const BUCKETS = 24;
+
+/** One model over the last `hours`, from the ledger's per-model sums and percentiles per bucket. */
+export function modelReport(a: Agent, model: string, hours: number, now = Date.now()): ModelReport {
+  const bucketMs = (hours * 3_600_000) / BUCKETS;
+  const to = Math.ceil(now / 60_000) * 60_000;
+  const from = to - BUCKETS * bucketMs;
+  const empty = { requests: 0, errors: 0, earnings: 0, p50LatencyMs: null, p95LatencyMs: null, p50TokensPerSecond: null };
+  if (!a.ledger) return { model, from, to, bucketMs, buckets: [], totals: null };
+  const buckets: ModelReport['buckets'] = [];
+  for (let i = 0; i < BUCKETS; i++) {
+    const start = from + i * bucketMs;
+    const m = a.ledger.topModels(start, start + bucketMs, 10_000).find((x) => x.model === model);
+    buckets.push(m ? { start, requests: m.requests, errors: m.errors, earnings: m.earnings, p50LatencyMs: m.p50LatencyMs, p95LatencyMs: m.p95LatencyMs, p50TokensPerSecond: m.p50TokensPerSecond } : { start, ...empty });
+  }
+  const totals = a.ledger.topModels(from, to, 10_000).find((x) => x.model === model) ?? null;
+  return { model, from, to, bucketMs, buckets, totals };
 }

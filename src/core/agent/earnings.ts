@@ -2,7 +2,9 @@
 // GPU energy per request (fed to each ledger row), and the overview the Usage page and the CLI show.
 // Nothing here is on the request path except EnergyMeter's O(running) bookkeeping at start/end.
 import path from 'node:path';
-import type { EarningsOverview, ElectricityView, ModelPricingView, NetworkRateView } from '../../shared/bridge';
+import type { DemandView, EarningsOverview, ElectricityView, ModelPricingView, NetworkRateView } from '../../shared/bridge';
+import { demandRows } from '../platform/demand';
+import { OllamaPulls } from './ollama-pull';
 import type { GpuSample, RequestView, UsageRecord, UsageTotals } from '../../shared/types';
 import type { Ledger } from '../ledger/ledger';
 import { EnergyMeter, samplePowerW } from '../ledger/energy-meter';
@@ -25,6 +27,10 @@ export interface EarningsServiceOptions {
   now?: () => number;
   /** Platform request timeout (default 10 s). */
   timeoutMs?: number;
+  /** What this machine has, for the demand table. */
+  machine?: () => { known: string[]; ollamaEngines: string[]; vramGb: number | null };
+  /** A pull finished: rescan the engines so the new model shows up. */
+  onPulled?: () => void;
 }
 
 const EMPTY_LOCAL = { requests: 0, failed: 0, tokensIn: 0, tokensOut: 0, earnings: 0, firstAt: null, undelivered: { requests: 0, tokensIn: 0, tokensOut: 0, earnings: 0 } };
@@ -33,6 +39,7 @@ export class EarningsService {
   readonly meter = new EnergyMeter();
   readonly rates: NetworkRates;
   readonly stats: ProviderStatsClient;
+  readonly pulls: OllamaPulls;
   private timer?: NodeJS.Timeout;
   private readonly now: () => number;
 
@@ -49,6 +56,7 @@ export class EarningsService {
       now: this.now,
       ...timeout,
     });
+    this.pulls = new OllamaPulls(o.log, undefined, () => o.onPulled?.());
     this.rates.cache.on('change', () => o.ledger?.setNetworkRates(this.rates.rateMap()));
     // Rates saved by an earlier run are used until the platform answers (stale beats blank).
     o.ledger?.setNetworkRates(this.rates.rateMap());
@@ -98,6 +106,26 @@ export class EarningsService {
       if (o) return { model, source: 'override' as const, inputPerM: o.inputPerM, outputPerM: o.outputPerM };
       return { model, source: 'none' as const, inputPerM: null, outputPerM: null };
     });
+  }
+
+  async demand(): Promise<DemandView> {
+    const rates = await this.rates.get();
+    const m = this.o.machine?.() ?? { known: [], ollamaEngines: [], vramGb: null };
+    return {
+      rates: { asOf: rates.asOf, stale: rates.stale, ...(rates.error ? { error: rates.error } : {}) },
+      rows: demandRows({ rates: rates.value ?? [], announced: this.o.models(), known: m.known, ollama: m.ollamaEngines.length > 0, vramGb: m.vramGb }),
+      vramGb: m.vramGb,
+      ollamaEngines: m.ollamaEngines,
+      pulls: this.pulls.list(),
+    };
+  }
+
+  /** Pulls `model` into one of this machine's Ollama engines (never another URL). */
+  async pull(engineUrl: string, model: string): Promise<DemandView> {
+    const m = this.o.machine?.() ?? { known: [], ollamaEngines: [], vramGb: null };
+    if (!m.ollamaEngines.includes(engineUrl)) throw new Error(`${engineUrl.slice(0, 200)} is not an Ollama engine found on this machine; rescan engines first.`);
+    this.pulls.start(engineUrl, model);
+    return this.demand();
   }
 
   todayReason(today: UsageTotals): ReturnType<typeof zeroReason> {

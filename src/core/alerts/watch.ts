@@ -2,6 +2,7 @@
 // engine endpoint going unhealthy, serving pausing by itself, and notices from the hub. Each source is
 // an emitter the Agent already has; notices come through a small adapter (see notice-source.ts).
 import type { EventEmitter } from 'node:events';
+import type { ProviderStatusView } from '../../shared/bridge';
 import type { LinkStatus, PauseState } from '../../shared/types';
 import type { AlertList } from './alert-list';
 import type { HubNotice, NoticeSource } from './notice-source';
@@ -11,6 +12,8 @@ export interface AlertSources {
   health: Pick<EventEmitter, 'on' | 'off'>; // 'change' ({ url, health, error? })
   pause: Pick<EventEmitter, 'on' | 'off'>; // 'change' (PauseState)
   notices?: NoticeSource;
+  /** The platform's status check ('change' with ProviderStatusView): an invalid key is refused before any dial. */
+  providerStatus?: Pick<EventEmitter, 'on' | 'off'>;
 }
 
 const PAUSE_CAUSE: Record<string, string> = {
@@ -48,17 +51,26 @@ export function watchForAlerts(src: AlertSources, alerts: AlertList): () => void
     if (!p.paused || was || p.cause === 'manual' || p.cause === undefined) return;
     alerts.raise('auto_paused', 'Serving paused by itself', `Serving paused because ${PAUSE_CAUSE[p.cause] ?? p.cause}${p.reason ? ` (${p.reason})` : ''}. It resumes on its own.`);
   };
+  let statusWas: ProviderStatusView['state'] | undefined;
+  const onStatus = (v: ProviderStatusView): void => {
+    const was = statusWas;
+    statusWas = v.state;
+    if (v.state !== 'invalid_key' || was === 'invalid_key') return;
+    alerts.raise('key_refused', 'The network refused your provider key', `${v.message ?? 'The key was not accepted.'} Paste a valid key in Settings; the agent checks again when the key changes.`);
+  };
   const onNotice = (n: HubNotice): void => {
     alerts.raise('hub_notice', n.title ? `Hub notice: ${n.title}` : 'Notice from the hub', n.message);
   };
   src.link.on('state', onLink);
   src.health.on('change', onHealth);
   src.pause.on('change', onPause);
+  src.providerStatus?.on('change', onStatus);
   const offNotices = src.notices?.(onNotice);
   return () => {
     src.link.off('state', onLink);
     src.health.off('change', onHealth);
     src.pause.off('change', onPause);
+    src.providerStatus?.off('change', onStatus);
     offNotices?.();
   };
 }

@@ -17,6 +17,8 @@ export const HOME_FILES = {
   settings: 'settings.json',
   /** The provider key and other secrets when no OS keychain is used. */
   secrets: 'secrets.json',
+  /** The desktop's secrets, encrypted with the OS keychain (Electron safeStorage). */
+  keychainSecrets: 'secrets.keychain.json',
   /** The local gateway's API keys (hashes). */
   gatewayKeys: 'gateway-keys.json',
   /** The gateway's resume-token signing key. */
@@ -27,6 +29,8 @@ export const HOME_FILES = {
   logs: 'logs',
   /** The agent's JSON-lines log. */
   log: path.join('logs', 'agent.jsonl'),
+  /** GPU metrics per minute for the last 7 days. */
+  gpuHistory: 'gpu-history.jsonl',
   /** The last hub notices. */
   notices: 'notices.json',
   /** The folder of cached platform answers (rates, stats). */

@@ -70,12 +70,12 @@ function postJson(url: string, body: unknown, timeoutMs: number, headers: Record
   });
 }
 
-function modelEntry(models: Record<string, unknown> | undefined, model: string): Record<string, unknown> | undefined {
+function modelEntry(models: Record<string, unknown> | undefined, model: string, type: EngineType): Record<string, unknown> | undefined {
   const data = models?.data;
   if (!Array.isArray(data)) return undefined;
   const items = data.filter((m): m is Record<string, unknown> => !!m && typeof m === 'object');
-  // An engine serving one model answers for it whatever the name (llama.cpp lists its file path).
-  return items.find((m) => m.id === model) ?? (items.length === 1 ? items[0] : undefined);
+  // llama-server serves one model whatever name a request uses (it lists its file path or alias).
+  return items.find((m) => m.id === model) ?? (type === 'llamacpp' && items.length === 1 ? items[0] : undefined);
 }
 
 /** What the engine at `baseUrl` reports as `model`'s window, or undefined. */
@@ -100,7 +100,7 @@ export async function detectContextLength(baseUrl: string, model: string, type: 
     const nCtx = plausible(settings?.n_ctx);
     if (nCtx) return nCtx;
   }
-  const entry = modelEntry(jsonObject(await httpGet(`${base}/v1/models`, timeoutMs, headers)), model);
+  const entry = modelEntry(jsonObject(await httpGet(`${base}/v1/models`, timeoutMs, headers)), model, type);
   if (!entry) return undefined;
   const meta = entry.meta as Record<string, unknown> | undefined;
   return plausible(entry.max_model_len) ?? plausible(meta?.n_ctx);
@@ -136,8 +136,11 @@ export class ContextLengths extends EventEmitter {
     return this.types.get(url);
   }
 
-  /** Sets overrides at once and probes the rest; a probe already running is joined, then run again. */
-  refresh(targets: ContextTarget[]): Promise<void> {
+  /**
+   * Sets overrides at once and probes the rest (with onlyMissing, only models without a detected
+   * window); a probe already running is waited for, then this one runs.
+   */
+  refresh(targets: ContextTarget[], onlyMissing = false): Promise<void> {
     let changed = false;
     const wanted = new Set(targets.map((t) => t.model));
     for (const id of [...this.byModel.keys()]) if (!wanted.has(id)) this.byModel.delete(id);
@@ -146,7 +149,7 @@ export class ContextLengths extends EventEmitter {
       else if (this.byModel.get(t.model)?.source === 'override') this.byModel.delete(t.model);
     }
     if (changed) this.emit('change');
-    const probe = targets.filter((t) => !t.override);
+    const probe = targets.filter((t) => !t.override && !(onlyMissing && this.byModel.get(t.model)?.source === 'detected'));
     const run = async (): Promise<void> => {
       let any = false;
       await Promise.all(
@@ -161,7 +164,11 @@ export class ContextLengths extends EventEmitter {
           }
           // The smallest window among the endpoints: a prompt the hub routes must fit wherever it lands.
           const next: ModelContext = lengths.length ? { length: Math.min(...lengths), source: 'detected' } : { length: 0, source: answered ? 'unknown' : 'pending' };
-          if (this.byModel.get(t.model)?.source === 'override') return;
+          const prev = this.byModel.get(t.model);
+          if (prev?.source === 'override') return;
+          // A window once detected stays until the engine reports another one: a busy or restarting
+          // engine that does not answer a probe has not changed its window.
+          if (prev?.source === 'detected' && next.source !== 'detected') return;
           any = this.set(t.model, next) || any;
         }),
       );

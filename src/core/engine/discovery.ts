@@ -36,7 +36,7 @@ export class EngineDiscovery extends EventEmitter {
   private readonly probeUrls: string[];
   private timer?: NodeJS.Timeout;
   private scan?: Promise<EngineInfo[]>;
-  private again = false;
+  private next?: Promise<EngineInfo[]>;
   private lastSignature = '[]';
   private loadingTimer?: NodeJS.Timeout;
   private loadingWait = 0;
@@ -77,18 +77,20 @@ export class EngineDiscovery extends EventEmitter {
     return this.rescan();
   }
 
-  /** Scan now. A call during a scan runs one more scan after it (so new hosts are never missed). */
+  /**
+   * Scan now. A call during a scan gets the scan after it (one, however many calls), so an address
+   * added meanwhile is in the answer, never just in a later one.
+   */
   rescan(): Promise<EngineInfo[]> {
     if (this.scan) {
-      this.again = true;
-      return this.scan;
+      this.next ??= this.scan.then(() => {
+        this.next = undefined;
+        return this.rescan();
+      });
+      return this.next;
     }
     this.scan = this.runScan().finally(() => {
       this.scan = undefined;
-      if (this.again) {
-        this.again = false;
-        void this.rescan();
-      }
     });
     return this.scan;
   }

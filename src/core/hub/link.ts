@@ -78,6 +78,8 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
   private heartbeatSeq = 0;
   /** Extensions of the last register ack (the dev hub: resume-v1; the Go hub: none). */
   private extensions: readonly string[] = [];
+  /** extensions.includes('resume-v1'), kept as a flag: the relay reads it for every chunk. */
+  private resumes = false;
   private readonly unknownTypes = new Set<string>();
   private pendingWrites = 0;
   private writeProgressAt = 0;
@@ -104,7 +106,12 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
 
   /** Whether the hub said (in its last register ack) that it resumes streams across a dropped link. */
   get hubResumes(): boolean {
-    return this.extensions.includes(RESUME_EXTENSION);
+    return this.resumes;
+  }
+
+  private setExtensions(extensions: readonly string[]): void {
+    this.extensions = extensions;
+    this.resumes = extensions.includes(RESUME_EXTENSION);
   }
 
   start(): void {
@@ -351,7 +358,7 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
         registered = true;
         registeredAt = Date.now();
         clearTimeout(registerTimer);
-        this.extensions = extensions;
+        this.setExtensions(extensions);
         this.status.attempts = 0;
         this.setState('connected');
         log.info(`registered with ${this.opts.url}${extensions.length ? ` (hub extensions: ${extensions.join(', ')})` : ''}`);
@@ -453,7 +460,7 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
               ws.close();
               return;
             }
-            this.extensions = msg.payload.extensions ?? [];
+            this.setExtensions(msg.payload.extensions ?? []);
           }
           missedHeartbeats = 0;
           return;

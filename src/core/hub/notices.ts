@@ -10,6 +10,7 @@
 // - details: at most 16 entries, keys like event names, values stripped and clamped to 200.
 // At most 20 notices an hour are shown (the rest are counted and reported). A notice is never answered.
 // The last notices are kept in <home>/notices.json (0600) so they survive a restart and a page reload.
+import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import type { HubNoticeView, NoticeSeverity } from '../../shared/bridge';
@@ -166,7 +167,6 @@ export class NoticeBook extends EventEmitter<NoticeBookEvents> {
   private readonly limiter: NoticeRateLimiter;
   private readonly now: () => number;
   private readonly items: Ring<HubNoticeView>;
-  private seq = 0;
   readonly counters = { accepted: 0, dropped: 0, rateLimited: 0 };
 
   constructor(private readonly o: NoticeBookOptions) {
@@ -199,7 +199,7 @@ export class NoticeBook extends EventEmitter<NoticeBookEvents> {
       return undefined;
     }
     if (rate.dropped > 0) this.o.log.warn(`${rate.dropped} hub notice(s) were dropped by the rate limit in the last hour`, { code: 'notice_rate_limited' });
-    const n: HubNoticeView = { id: `${this.now().toString(36)}-${(this.seq++).toString(36)}`, receivedAt: this.now(), ...v.notice };
+    const n: HubNoticeView = { id: crypto.randomUUID(), receivedAt: this.now(), ...v.notice };
     this.items.push(n);
     this.counters.accepted++;
     const line = `hub notice ${n.event}${n.modelId ? ` (${n.modelId})` : ''}: ${n.message}${v.notes.length ? ` [${v.notes.join('; ')}]` : ''}`;

@@ -174,9 +174,15 @@ export class ProviderGate extends EventEmitter<ProviderGateEvents> {
     clearTimeout(this.timer);
   }
 
-  /** Checks now (coalescing concurrent calls) and connects when allowed. */
-  check(): Promise<ProviderStatusView> {
+  /** (Re)starts the gate after stop() and checks at once. */
+  start(): Promise<ProviderStatusView> {
     this.stopped = false;
+    return this.check();
+  }
+
+  /** Checks now (coalescing concurrent calls) and connects when allowed. Does nothing once stopped. */
+  check(): Promise<ProviderStatusView> {
+    if (this.stopped) return Promise.resolve(this.current);
     this.running ??= this.run().finally(() => {
       this.running = undefined;
     });

@@ -50,6 +50,7 @@ interface Active {
   hubCancelled?: boolean;
   /** Whether the last message sent for it was handed to the link. */
   handed?: boolean;
+  startedAt: number;
 }
 
 export class HubRelay {
@@ -236,13 +237,17 @@ export class HubRelay {
     const enc = encodeOnce(msg);
     const bytes = enc.bytes;
     if (bytes > MAX_MESSAGE_BYTES) {
-      // Oversize: never sent. The hub gets a clear error in its place, and that error ends the request:
-      // the engine request is cancelled and nothing after the hole is sent (an answer with a chunk
-      // missing must not end as a success).
+      // Oversize: never sent. The request ends in its place, on its result path with status 413 (an error
+      // chunk first when nothing was sent yet, as for any failure before data); the engine request is
+      // cancelled and nothing after the hole is sent (an answer with a chunk missing must not end as a success).
       const text = `an answer ${msg.type === 'stream_chunk' ? 'chunk' : 'message'} of ${bytes} bytes is over the 1 MB message limit`;
       this.o.log.error(`request ${id}: ${text}; refused it and ended the request`, { requestId: id });
-      const err = out.error(id, 413, text);
-      await this.send(id, { ...err, payload: { ...err.payload, seq: msg.payload.seq } });
+      const seq = Number(msg.payload.seq ?? a.seq);
+      const latencyMs = Date.now() - a.startedAt;
+      const stream = msg.type !== 'ack';
+      const ending = stream && seq > 1 ? [out.streamEnd(id, seq, { latencyMs, statusCode: 413, error: text })] : out.refusal(id, stream, 413, text, latencyMs, seq);
+      a.seq = seq + ending.length - 1;
+      for (const m of ending) await this.send(id, m);
       a.dropped = true;
       a.ctl.abort();
       return;
@@ -266,7 +271,7 @@ export class HubRelay {
     }
     const { model_id: model, request } = msg.payload;
     const stream = msg.payload.stream ?? request.stream === true;
-    const a: Active = { ctl: new AbortController(), seq: 0, attached: this.o.link.connected, resumed: false, dropped: false, handed: false };
+    const a: Active = { ctl: new AbortController(), seq: 0, attached: this.o.link.connected, resumed: false, dropped: false, handed: false, startedAt: Date.now() };
     this.active.set(id, a);
     let result: InferenceResult;
     try {
@@ -321,8 +326,9 @@ export class HubRelay {
       id,
       out.streamEnd(id, this.next(id), {
         latencyMs: r.latencyMs,
-        // Token counts only as the engine reported them: per-request pay is tokens x price.
-        ...(r.estimated ? {} : { tokensIn: r.tokensIn, tokensOut: r.tokensOut }),
+        // Token counts only as the engine reported them (per-request pay is tokens x price); none
+        // reported (an estimate, or a failure before usage came) leaves them out, as Go's omitempty does.
+        ...(r.estimated || (r.tokensIn === 0 && r.tokensOut === 0) ? {} : { tokensIn: r.tokensIn, tokensOut: r.tokensOut }),
         ...(r.status !== 'ok' ? { statusCode: r.statusCode, error } : {}),
       }),
     );

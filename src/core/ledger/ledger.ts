@@ -463,6 +463,7 @@ export class Ledger extends EventEmitter {
   close(): void {
     if (this.closed) return;
     if (this.queue.length > 0 && this.conn) this.flush();
+    this.flushDelivered();
     this.closed = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;

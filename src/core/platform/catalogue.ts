@@ -184,6 +184,8 @@ export class Catalogue {
   private error?: string;
   private running?: Promise<void>;
   private lastUrl = '';
+  /** Match views per (id, source, engine name) for the current list: the snapshot asks often. */
+  private readonly memo = new Map<string, CatalogueMatchView>();
 
   constructor(private readonly o: CatalogueOptions) {}
 
@@ -221,6 +223,7 @@ export class Catalogue {
       }
       const { models, skipped } = parseCatalogue(json);
       this.list = models;
+      this.memo.clear();
       this.fetchedAt = Date.now();
       this.lastUrl = url;
       this.error = undefined;
@@ -238,7 +241,16 @@ export class Catalogue {
     const base = { url: this.url(), size: this.list.length, ...(this.fetchedAt ? { fetchedAt: this.fetchedAt } : {}), ...(this.error ? { error: this.error } : {}) };
     if (this.fetchedAt === undefined) return { ...base, state: this.error ? 'error' : 'idle', models: {} };
     const out: Record<string, CatalogueMatchView> = {};
-    for (const m of models) out[m.id] = matchView(m.id, m.explicit ? 'explicit' : 'engine', m.localName, this.list);
+    for (const m of models) {
+      const source = m.explicit ? 'explicit' : 'engine';
+      const key = `${m.id}\u0000${source}\u0000${m.localName ?? ''}`;
+      let v = this.memo.get(key);
+      if (!v) {
+        if (this.memo.size > 2000) this.memo.clear();
+        this.memo.set(key, (v = matchView(m.id, source, m.localName, this.list)));
+      }
+      out[m.id] = v;
+    }
     return { ...base, state: this.error ? 'error' : 'ok', models: out };
   }
 }

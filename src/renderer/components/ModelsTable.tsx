@@ -6,6 +6,7 @@ import { getBridge } from '../bridge';
 import { fmtMs } from '../lib/format';
 import { notify, setModels } from '../store/actions';
 import { HealthBadge } from './Badge';
+import { CatalogueMark } from './CatalogueMark';
 import { Toggle } from './Toggle';
 
 function slug(id: string): string {
@@ -84,7 +85,7 @@ export function ModelsTable({ models, compact }: { models: ModelState[]; compact
         {models.map((m) => (
           <tr key={m.id} data-testid={`model-row-${slug(m.id)}`} data-enabled={m.enabled}>
             <th scope="row" className="mono">
-              {m.id}
+              {m.id} <CatalogueMark model={m.id} />
             </th>
             <td>
               <HealthBadge health={m.health} testId={`model-health-${slug(m.id)}`} />

@@ -5,6 +5,7 @@ import { CartesianGrid, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YA
 import { getBridge } from '../bridge';
 import { fmtClock, fmtMoney, fmtNumber, fmtPercent } from '../lib/format';
 import { modelShare, perfSeries, type PerfPoint } from '../lib/perf';
+import { modelHref } from '../lib/route';
 import { useFetch } from '../lib/use-call';
 import { useStore } from '../store/store';
 import { Card } from './Card';
@@ -15,7 +16,6 @@ function PercentileChart({ data, p50, p95, unit, title, testId }: { data: PerfPo
     <figure className="chart series-util" data-testid={testId} data-points={points}>
       <figcaption>
         <span className="chart-title">{title}</span>
-        <span className="chart-value muted small">p50 solid · p95 dashed</span>
       </figcaption>
       <div className="chart-body">
         <ResponsiveContainer width="100%" height={150}>
@@ -24,8 +24,8 @@ function PercentileChart({ data, p50, p95, unit, title, testId }: { data: PerfPo
             <XAxis dataKey="ts" type="number" scale="time" domain={['dataMin', 'dataMax']} tickFormatter={(v: number) => fmtClock(v)} tickCount={5} minTickGap={24} className="chart-axis" />
             <YAxis width={56} domain={[0, 'auto']} tickFormatter={(v: number) => `${fmtNumber(v, 0)} ${unit}`} className="chart-axis" />
             <Tooltip isAnimationActive={false} labelFormatter={(v) => fmtClock(Number(v))} formatter={(v, name) => [`${fmtNumber(Number(v), 1)} ${unit}`, String(name)]} />
-            <Line type="monotone" dataKey={p50} name="p50" className="chart-line" dot={false} isAnimationActive={false} strokeWidth={2} connectNulls />
-            <Line type="monotone" dataKey={p95} name="p95" className="chart-line chart-p95" dot={false} isAnimationActive={false} strokeWidth={1.5} strokeDasharray="5 3" connectNulls />
+            <Line type="monotone" dataKey={p50} name="p50" className="chart-line" dot={points <= 3 ? { r: 3 } : false} isAnimationActive={false} strokeWidth={2} connectNulls />
+            <Line type="monotone" dataKey={p95} name="p95" className="chart-line chart-p95" dot={points <= 3 ? { r: 2 } : false} isAnimationActive={false} strokeWidth={1.5} strokeDasharray="5 3" connectNulls />
           </LineChart>
         </ResponsiveContainer>
       </div>
@@ -55,7 +55,9 @@ function ModelShare() {
         {rows.map((r) => (
           <tr key={r.model} data-testid="model-share-row">
             <th scope="row" className="mono">
-              {r.model}
+              <a href={modelHref(r.model)} data-testid="model-link">
+                {r.model}
+              </a>
             </th>
             <td>
               <span className="share-bar" style={{ width: `${Math.round(r.requestShare * 100)}%` }} aria-hidden="true" />
@@ -83,6 +85,7 @@ export function Performance() {
           <PercentileChart data={data} p50="ttftP50" p95="ttftP95" unit="ms" title="Time to first token" testId="chart-ttft" />
           <PercentileChart data={data} p50="tpsP50" p95="tpsP95" unit="tok/s" title="Tokens per second" testId="chart-tps" />
         </div>
+        <p className="muted small">Per minute: median (p50) solid, p95 dashed.</p>
       </Card>
       <Card title="Share by model, today">
         <ModelShare />

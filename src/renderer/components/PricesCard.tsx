@@ -35,10 +35,10 @@ export function PricesCard({ models }: { models: string[] }) {
     setOutput('');
   });
   return (
-    <Card title="Prices" testId="prices">
+    <Card title="Your own prices (estimates)" testId="prices">
       <p className="muted" data-testid="earnings-enabled">
         {current?.earningsEnabled
-          ? 'The hub has earnings enabled for this provider: served hub requests earn at the prices below.'
+          ? 'The hub has earnings enabled for this provider. Served hub requests earn at the network’s rates; the prices below are your estimate, used only for models the network does not price.'
           : 'The hub has not enabled earnings for this provider yet: requests are counted, earnings stay at $0 until it does.'}
       </p>
       {current && current.prices.length > 0 ? (
@@ -69,7 +69,7 @@ export function PricesCard({ models }: { models: string[] }) {
           </tbody>
         </table>
       ) : (
-        <p className="empty">No prices set: earnings are $0 until you set one.</p>
+        <p className="empty">No estimates set: models the network does not price earn nothing here.</p>
       )}
       <form
         className="inline-form"

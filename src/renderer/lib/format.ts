@@ -38,6 +38,10 @@ export function fmtMs(ms: number | null | undefined): string {
   return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
 }
 
+export function fmtGb(gb: number | null | undefined, digits = 1): string {
+  return gb === null || gb === undefined ? DASH : `${fmtNumber(gb, digits)} GB`;
+}
+
 export function fmtTime(ts: number | null | undefined): string {
   if (!ts) return DASH;
   return timeFormat.format(ts);

@@ -1,7 +1,7 @@
 // Hash routing (#/requests): works under file:// in the desktop app and over http in the console.
 import { useSyncExternalStore } from 'react';
 
-export const PAGES = ['dashboard', 'requests', 'usage', 'engines', 'logs', 'settings'] as const;
+export const PAGES = ['dashboard', 'requests', 'usage', 'engines', 'logs', 'settings', 'model'] as const;
 export type Page = (typeof PAGES)[number];
 
 function current(): Page {
@@ -20,4 +20,14 @@ export function usePage(): Page {
 
 export function go(page: Page): void {
   window.location.hash = `#/${page}`;
+}
+
+/** The model a per-model page shows (#/model?id=<model>). */
+export function routeModel(): string {
+  const q = window.location.hash.split('?')[1] ?? '';
+  return new URLSearchParams(q).get('id') ?? '';
+}
+
+export function modelHref(model: string): string {
+  return `#/model?id=${encodeURIComponent(model)}`;
 }

@@ -1,6 +1,9 @@
 import { useState } from 'react';
 import { Card, Stat } from '../components/Card';
 import { GpuList } from '../components/Discovery';
+import { HubNotices } from '../components/HubNotices';
+import { ProviderStatusCard } from '../components/ProviderStatusCard';
+import { GpuHistory } from '../components/GpuHistory';
 import { GpuPanel, HostPanel, useGpuIndexes, WindowPicker, type WindowMinutes } from '../components/GpuCharts';
 import { LinkCard } from '../components/LinkCard';
 import { ModelsTable } from '../components/ModelsTable';
@@ -52,6 +55,7 @@ function GpuSection() {
         <GpuPanel key={g.index} index={g.index} info={g.info} windowMinutes={windowMinutes} />
       ))}
       <HostPanel windowMinutes={windowMinutes} />
+      <GpuHistory />
     </section>
   );
 }
@@ -65,6 +69,10 @@ export function Dashboard() {
       <div className="grid-2">
         <LinkCard />
         <Today />
+      </div>
+      <div className="grid-2">
+        <ProviderStatusCard />
+        <HubNotices />
       </div>
       <Card title="Models" testId="models-card">
         <ModelsTable models={models} compact />

@@ -3,6 +3,7 @@ import { useState } from 'react';
 import type { ModelState } from '../../shared/types';
 import { getBridge } from '../bridge';
 import { Card } from '../components/Card';
+import { CatalogueCard } from '../components/CatalogueMark';
 import { AddEndpointForm, EngineList, RescanButton } from '../components/Discovery';
 import { ErrorText } from '../components/Field';
 import { ModelsTable, modelSlug } from '../components/ModelsTable';
@@ -127,6 +128,7 @@ export function Engines() {
         <ModelsTable models={snapshot.models} />
       </Card>
       <Card title="Endpoints: capacity and state" testId="endpoint-capacity-card"><EndpointCapacity models={snapshot.models} /></Card>
+      <CatalogueCard />
       <TryIt />
       <div className="grid-2 grid-collapse">
         <Card title="Per-model limits" testId="limits-card">

@@ -7,6 +7,8 @@ import { AlertsCard } from '../components/AlertsCard';
 import { Card } from '../components/Card';
 import { ErrorText, Field } from '../components/Field';
 import { KeyDestinationConfirm, type PendingDestination } from '../components/KeyDestinationConfirm';
+import { IdentityRow } from '../components/IdentityRow';
+import { NetworkChoice } from '../components/NetworkChoice';
 import { Toggle } from '../components/Toggle';
 import { fmtDateTime } from '../lib/format';
 import { applyTheme } from '../lib/theme';
@@ -186,6 +188,7 @@ export function Settings() {
         }}
       >
         <Card title="Swan network">
+          <NetworkChoice hubUrl={draft.hubUrl} onPick={(n) => setDraft({ ...draft, ...n })} />
           <Field label="Hub WebSocket URL" hint="Where the agent registers, for example wss://inference.swanchain.io (the agent adds /ws itself)." error={errors.hubUrl} testId="field-hubUrl">
             {(id, d) => <input id={id} aria-describedby={d} value={draft.hubUrl} onChange={(e) => set('hubUrl', e.target.value)} data-testid="input-hubUrl" />}
           </Field>
@@ -214,6 +217,7 @@ export function Settings() {
           <Field label="Node name" hint="How this machine appears on the network." error={errors.nodeName} testId="field-nodeName">
             {(id, d) => <input id={id} aria-describedby={d} value={draft.nodeName} onChange={(e) => set('nodeName', e.target.value)} data-testid="input-nodeName" />}
           </Field>
+          <IdentityRow />
         </Card>
         <Card title="Local gateway">
           <Toggle checked={draft.gatewayEnabled} onChange={(v) => set('gatewayEnabled', v)} label="Let my own apps use my engines through the local gateway" testId="input-gatewayEnabled" />

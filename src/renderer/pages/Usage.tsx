@@ -7,6 +7,7 @@ import { Card, Stat } from '../components/Card';
 import { PricesCard } from '../components/PricesCard';
 import { KeepCard, PlatformRecordCard, RatesCard } from '../components/EarningsCards';
 import { ChartLegend } from '../components/ChartLegend';
+import { DemandCard } from '../components/DemandCard';
 import { useStore } from '../store/store';
 import { ErrorText } from '../components/Field';
 import { fmtInt, fmtMoney, fmtMs, fmtNumber, fmtPercent } from '../lib/format';
@@ -16,11 +17,13 @@ const RANGES = {
   '24h': { label: 'Last 24 hours', ms: 24 * 3600_000, bucket: 'hour' as const },
   '7d': { label: 'Last 7 days', ms: 7 * 86_400_000, bucket: 'day' as const },
   '30d': { label: 'Last 30 days', ms: 30 * 86_400_000, bucket: 'day' as const },
+  '12mo': { label: 'Last 12 months', ms: 365 * 86_400_000, bucket: 'month' as const },
 };
 type RangeKey = keyof typeof RANGES;
 
-function bucketLabel(ts: number, bucket: 'hour' | 'day'): string {
+function bucketLabel(ts: number, bucket: 'hour' | 'day' | 'month'): string {
   const d = new Date(ts);
+  if (bucket === 'month') return d.toLocaleDateString(undefined, { month: 'short', year: '2-digit' });
   return bucket === 'hour' ? d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', hour12: false }) : d.toLocaleDateString(undefined, { month: 'short', day: 'numeric' });
 }
 
@@ -35,7 +38,7 @@ function download(name: string, text: string, type: string): void {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
-function UsageCharts({ report, bucket }: { report: UsageReport; bucket: 'hour' | 'day' }) {
+function UsageCharts({ report, bucket }: { report: UsageReport; bucket: 'hour' | 'day' | 'month' }) {
   const data = useMemo(() => report.buckets.map((b) => ({ ...b, cost: b.cost ?? 0, label: bucketLabel(b.start, bucket) })), [report, bucket]);
   // An all-zero series would draw an empty $0–$4 axis: say what is missing instead.
   const anyMoney = data.some((b) => b.earnings > 0 || b.cost > 0);
@@ -223,6 +226,7 @@ export function Usage() {
           <RatesCard o={ov} />
         </>
       )}
+      <DemandCard />
       <PricesCard models={models} />
     </div>
   );

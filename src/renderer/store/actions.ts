@@ -1,5 +1,5 @@
 // State changes, as plain functions the bridge listener and the pages call.
-import type { AgentSnapshot, BridgeEvent, SettingsView } from '../../shared/bridge';
+import type { AgentSnapshot, BridgeEvent, HubNoticeView, SettingsView } from '../../shared/bridge';
 import type { GpuSample, LogEntry, ModelState, PauseState, RequestView } from '../../shared/types';
 import type { ConnectionStatus } from '../bridge/connection';
 import type { Alert } from '../../shared/alerts';
@@ -82,6 +82,18 @@ export function setLogs(logs: LogEntry[], level: LogLevel): void {
   useStore.setState({ logs: logs.slice(-MAX_LOGS), logLevel: level });
 }
 
+/** Hub notices kept in the console (the agent keeps its own last 50 in the home folder). */
+export const MAX_HUB_NOTICES = 50;
+
+export function setProviderStatus(providerStatus: NonNullable<AgentSnapshot['providerStatus']>): void {
+  const s = useStore.getState().snapshot;
+  if (s) useStore.setState({ snapshot: { ...s, providerStatus } });
+}
+
+export function setHubNotices(list: HubNoticeView[]): void {
+  useStore.setState({ hubNotices: list.slice(0, MAX_HUB_NOTICES) });
+}
+
 let noticeId = 0;
 export function notify(kind: Notice['kind'], text: string): void {
   const id = ++noticeId;
@@ -101,6 +113,7 @@ export function applyEvents(events: BridgeEvent[]): void {
   const updates: RequestView[] = [];
   const newLogs: LogEntry[] = [];
   let textChanged = false;
+  const hubNotices: HubNoticeView[] = [];
   for (const e of events) {
     switch (e.type) {
       case 'snapshot':
@@ -123,6 +136,9 @@ export function applyEvents(events: BridgeEvent[]): void {
       case 'log':
         newLogs.push(e.entry);
         break;
+      case 'notice':
+        hubNotices.unshift(e.notice);
+        break;
       case 'alert':
         alertListeners.forEach((l) => l(e.alert));
         break;
@@ -142,6 +158,7 @@ export function applyEvents(events: BridgeEvent[]): void {
     }
     if (updates.length) next.requests = requestList.apply(updates);
     if (textChanged) next.textVersion = s.textVersion + 1;
+    if (hubNotices.length) next.hubNotices = [...hubNotices, ...s.hubNotices.filter((n) => !hubNotices.some((h) => h.id === n.id))].slice(0, MAX_HUB_NOTICES);
     if (newLogs.length) {
       const min = LEVEL_RANK[s.logLevel];
       const kept = newLogs.filter((l) => LEVEL_RANK[l.level] >= min);

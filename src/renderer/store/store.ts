@@ -2,7 +2,7 @@
 // actions.ts; components read with selectors. Bounded series and lists live in series.ts,
 // request-list.ts and text-cache.ts; the store carries version counters that re-render their readers.
 import { create } from 'zustand';
-import type { AgentSnapshot, SettingsView } from '../../shared/bridge';
+import type { AgentSnapshot, HubNoticeView, SettingsView } from '../../shared/bridge';
 import type { GpuSample, LogEntry, RequestView } from '../../shared/types';
 import type { ConnectionStatus } from '../bridge/connection';
 
@@ -37,6 +37,8 @@ export interface State {
   logs: LogEntry[];
   logLevel: LogLevel;
   notices: Notice[];
+  /** What the hub told this provider (newest first); loaded on every (re)connect, so it survives a reload. */
+  hubNotices: HubNoticeView[];
 }
 
 export const useStore = create<State>()(() => ({
@@ -54,4 +56,5 @@ export const useStore = create<State>()(() => ({
   logs: [],
   logLevel: 'info',
   notices: [],
+  hubNotices: [],
 }));

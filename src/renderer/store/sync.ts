@@ -2,7 +2,7 @@
 // whenever the transport (re)connects — events missed while disconnected are not replayed.
 import type { SwanBridge } from '../../shared/bridge';
 import type { ConnectionSource } from '../bridge/connection';
-import { applyEvents, loadHistory, resetRequests, setConnection, setLoadError, setSettings, setSnapshot } from './actions';
+import { applyEvents, loadHistory, resetRequests, setConnection, setHubNotices, setLoadError, setSettings, setSnapshot } from './actions';
 
 export async function loadAll(bridge: SwanBridge): Promise<void> {
   try {
@@ -16,6 +16,7 @@ export async function loadAll(bridge: SwanBridge): Promise<void> {
     bridge.invoke('settings.get', {}).then(setSettings),
     bridge.invoke('requests.list', { limit: 10_000 }).then(resetRequests),
     bridge.invoke('gpu.history', { minutes: 60 }).then(loadHistory),
+    bridge.invoke('notices.list', {}).then(setHubNotices),
   ];
   const results = await Promise.allSettled(parts);
   for (const r of results) if (r.status === 'rejected') console.warn(`console: ${(r.reason as Error).message}`);

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INVOKE_CHANNELS, type AgentSnapshot, type BridgeEvent, type GatewayKeyView, type SettingsView, type UsageReport } from '../../../src/shared/bridge';
-import type { LogEntry, ModelState, PauseState, RequestView } from '../../../src/shared/types';
+import type { EngineInfo, LogEntry, ModelState, PauseState, RequestView } from '../../../src/shared/types';
 import { startTestEngine, type TestEngine } from '../../support/engine-server';
 import { chat, registered, startStack, TEST_KEY, until, type Stack } from '../../support/stack';
 
@@ -22,7 +22,7 @@ afterAll(async () => {
   await stack?.close();
 });
 
-const SNAPSHOT_KEYS = ['catalogue', 'engines', 'gateway', 'gpu', 'hasKey', 'link', 'models', 'nodeId', 'nodeName', 'onboarded', 'pause', 'providerStatus', 'today', 'todayEarningsReason', 'version'];
+const SNAPSHOT_KEYS = ['catalogue', 'discovery', 'engines', 'gateway', 'gpu', 'hasKey', 'identity', 'link', 'models', 'nodeId', 'nodeName', 'onboarded', 'pause', 'providerStatus', 'today', 'todayEarningsReason', 'version'];
 
 function expectModelStates(models: ModelState[]): void {
   for (const m of models) {
@@ -44,6 +44,8 @@ describe('every channel answers with its documented shape', () => {
     const s = await invoke<AgentSnapshot>('snapshot.get', {});
     expect(Object.keys(s).sort()).toEqual(SNAPSHOT_KEYS);
     expect(s.nodeId).toBe(stack.agent.identity.nodeId);
+    // Where the node key comes from (made here, in this fresh home), for the Settings line.
+    expect(s.identity).toEqual({ source: 'generated', file: stack.agent.identity.file });
     expect(s).toMatchObject({ nodeName: 'test-node', hasKey: true, onboarded: true, link: { state: 'connected' }, pause: { paused: false } });
     expect(s.today).toEqual({ requests: expect.any(Number), errors: expect.any(Number), tokensIn: expect.any(Number), tokensOut: expect.any(Number), earnings: expect.any(Number), energyWh: expect.any(Number), cost: expect.any(Number) });
     expect(s.gateway).toEqual({ enabled: false, listen: '127.0.0.1:18080', running: false, keys: expect.any(Number) });
@@ -110,6 +112,10 @@ describe('every channel answers with its documented shape', () => {
       autoPauseOnGpuBusy: false,
       pauseSchedule: [],
       retentionDays: 365,
+      alertWebhookUrl: '',
+      alertCooldownMinutes: 10,
+      desktopNotifications: true,
+      updateFeedUrl: '',
     });
     expect(JSON.stringify(s)).not.toContain(TEST_KEY);
   });
@@ -141,8 +147,9 @@ describe('every channel answers with its documented shape', () => {
   });
 
   it('settings.checkKey asks the hub', async () => {
-    expect(await invoke('settings.checkKey', { key: TEST_KEY })).toEqual({ valid: true, message: expect.any(String) });
-    expect(await invoke('settings.checkKey', { key: 'sk-prov-not-the-key' })).toEqual({ valid: false, message: expect.any(String) });
+    // detail: what the hub's status says beyond valid/invalid (status, step, next steps).
+    expect(await invoke('settings.checkKey', { key: TEST_KEY })).toEqual({ valid: true, message: expect.any(String), detail: expect.objectContaining({ status: 'active', canConnect: true, nextSteps: [] }) });
+    expect(await invoke('settings.checkKey', { key: 'sk-prov-not-the-key' })).toEqual({ valid: false, message: expect.any(String), detail: expect.objectContaining({ canConnect: false }) });
   });
 
   it('requests.list and requests.text after a streamed request through the hub', async () => {
@@ -176,8 +183,9 @@ describe('every channel answers with its documented shape', () => {
     await expect(invoke('usage.exportCsv', { from: 10, to: 5 })).rejects.toThrow('Invalid arguments for usage.exportCsv: arguments: to must not be before from');
   });
 
-  it('engines.rescan with discovery off: the (empty) engine list', async () => {
-    expect(await invoke('engines.rescan', {})).toEqual([]);
+  it('engines.rescan with discovery off: only the engines models.json names, probed', async () => {
+    const list = await invoke<EngineInfo[]>('engines.rescan', {});
+    expect(list.map((e) => [e.url, e.reachable, e.origin])).toEqual(stack.engines.map((e) => [e.url, true, 'owner']));
   });
 
   it('gpu.history and gpu.processes', async () => {
@@ -267,7 +275,17 @@ describe('refusals', () => {
     'notices.list': { args: { all: true }, detail: 'Unrecognized key' },
     'providerStatus.refresh': { args: { now: 1 }, detail: 'Unrecognized key' },
     'earnings.overview': { args: { refresh: 'yes' }, detail: 'refresh:' },
+    'demand.list': { args: { all: 1 }, detail: 'Unrecognized key' },
+    'demand.pull': { args: { engineUrl: 'http://127.0.0.1:11434' }, detail: 'model:' },
     'earnings.setElectricity': { args: { perKwh: 0.3, currency: 'euro' }, detail: 'currency: use a three-letter currency code' },
+    'alerts.list': { args: { all: true }, detail: 'Unrecognized key' },
+    'alerts.test': { args: { url: 'http://x' }, detail: 'Unrecognized key' },
+    'models.try': { args: { model: 'm', prompt: 'x'.repeat(4001) }, detail: 'prompt:' },
+    'update.check': { args: { download: true }, detail: 'Unrecognized key' },
+    'app.info': { args: 1, detail: 'expected object' },
+    'link.retry': { args: { now: true }, detail: 'Unrecognized key' },
+    'gpu.longHistory': { args: { hours: 169 }, detail: 'hours:' },
+    'usage.model': { args: { model: 'm', hours: 0 }, detail: 'hours:' },
   };
 
   it('the table below covers every channel', () => {

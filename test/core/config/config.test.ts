@@ -333,6 +333,14 @@ describe('a bad file is refused with the file, the line and what is wrong', () =
     expect(e.problem).toContain('model "llama3": endpoint');
   });
 
+  it('[Agent] OwnerAddr must be a 0x address (or empty); models.json context_length a positive integer', () => {
+    expect(refusal(write('[Agent]\nOwnerAddr = "my wallet"\n')).problem).toMatch(/OwnerAddr: must be a 0x-prefixed 40-hex-digit address/);
+    expect(loadConfig(write('[Agent]\nOwnerAddr = ""\n'), {}).agent.ownerAddr).toBe('');
+    const e = refusal(write('', JSON.stringify({ m: { endpoint: 'http://127.0.0.1:8000', context_length: -5 } })));
+    expect(e.problem).toMatch(/model "m": context_length/);
+    expect(loadConfig(write('', JSON.stringify({ m: { endpoint: 'http://127.0.0.1:8000', context_length: 32768 } })), {}).modelEntries.m?.context_length).toBe(32768);
+  });
+
   it('models.json that is not an object', () => {
     const e = refusal(write('', '[{"endpoint": "http://x"}]'));
     expect(e.line).toBe(1);

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { memoryLog } from '../../../src/core/log';
 import { Catalogue, closestIds, matchModel, matchView, modelInfo, normalizeModelName, parseCatalogue, type CatalogueModel } from '../../../src/core/platform/catalogue';
-import fixture from '../../../src/cli/dev-hub-fixtures/models.json';
+import fixture from '../../../src/cli/dev-hub-fixtures/models.json' with { type: 'json' };
 
 describe('normalizeModelName', () => {
   it.each([

@@ -15,10 +15,10 @@ type Check = { valid: boolean; message: string; detail?: KeyStatusDetailView };
 
 export function KeyStep() {
   const hasKey = useStore((s) => s.snapshot?.hasKey ?? false);
+  // The agent's own, re-checked status of the saved key (GET /api/v1/provider/status).
+  const live = useStore((s) => s.snapshot?.providerStatus);
   const serviceUrl = useStore((s) => s.settings?.serviceUrl ?? '');
   const [key, setKey] = useState('');
-  // The key just checked, kept only in this page's memory so "Check again" can ask the hub once more.
-  const [checked, setChecked] = useState('');
   const [result, setResult] = useState<Check | null>(null);
   const [fieldError, setFieldError] = useState<string | null>(null);
   const check = async (k: string): Promise<Check> => {
@@ -41,14 +41,17 @@ export function KeyStep() {
       setFieldError(saved.errors.providerKey ?? Object.values(saved.errors).join(' '));
       return;
     }
-    setChecked(k);
     setKey('');
     setSnapshot(await getBridge().invoke('snapshot.get', {}));
     setSettings(await getBridge().invoke('settings.get', {}));
   });
+  // "Check again" asks the agent to re-read the saved key's status now; the live status then shows.
   const [again, againState] = useCall(async () => {
-    await check(checked);
+    await getBridge().invoke('providerStatus.refresh', {});
+    setResult(null);
+    setSnapshot(await getBridge().invoke('snapshot.get', {}));
   });
+  const liveShown = !result && hasKey && live && live.state !== 'no_key' && live.state !== 'checking';
   return (
     <Card title={`2. Your provider key${hasKey ? ' ✓' : ''}`} testId="onboarding-key">
       <p className="small">
@@ -78,7 +81,7 @@ export function KeyStep() {
           <button type="submit" className="primary" disabled={state.pending} data-testid="key-check">
             {state.pending ? 'Checking…' : 'Check and save'}
           </button>
-          {checked && (
+          {hasKey && (
             <button type="button" onClick={() => void again()} disabled={againState.pending} data-testid="key-recheck">
               {againState.pending ? 'Checking…' : 'Check again'}
             </button>
@@ -91,6 +94,14 @@ export function KeyStep() {
         </p>
       )}
       {result?.detail && <KeyStatus detail={result.detail} />}
+      {liveShown && (
+        <>
+          <p className={live.state === 'ok' ? 'ok-text' : 'warn-text'} data-testid="key-live">
+            {live.message ?? (live.state === 'unreachable' ? `The hub could not be reached: ${live.error ?? live.url}` : `Status: ${live.state}`)}
+          </p>
+          <KeyStatus detail={live} />
+        </>
+      )}
       <ErrorText error={state.error ?? againState.error} testId="key-error" />
     </Card>
   );

@@ -1,0 +1,117 @@
+// "Serve this" with Ollama: POST {engine}/api/pull {model, stream: true}. Ollama answers with one JSON
+// object per line — {status: "pulling manifest"}, {status: "pulling <digest>", digest, total, completed}
+// per layer, {status: "verifying sha256 digest"}, {status: "writing manifest"}, {status: "success"} —
+// or {error: "..."} (Ollama API docs, "Pull a Model"). Progress is summed over layers. Only an Ollama
+// engine this agent found may be asked (never a URL from the UI), one pull per engine and model.
+import type { Logger } from '../log';
+
+export interface PullState {
+  engineUrl: string;
+  model: string;
+  status: string;
+  completed: number;
+  total: number;
+  done: boolean;
+  error?: string;
+  startedAt: number;
+  finishedAt?: number;
+}
+
+export const OLLAMA_MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/;
+const IDLE_MS = 120_000;
+const MAX_LINE = 64 * 1024;
+
+export class OllamaPulls {
+  private readonly pulls = new Map<string, PullState>();
+
+  constructor(
+    private readonly log: Logger,
+    private readonly onChange: () => void = () => {},
+    private readonly onSuccess: (p: PullState) => void = () => {},
+  ) {}
+
+  list(): PullState[] {
+    return [...this.pulls.values()].map((p) => ({ ...p }));
+  }
+
+  /** Starts a pull (or returns the running one). `engineUrl` must be a known Ollama engine. */
+  start(engineUrl: string, model: string): PullState {
+    if (!OLLAMA_MODEL_NAME.test(model)) throw new Error(`"${model.slice(0, 64)}" is not an Ollama model name (like llama3.1:8b or qwen2.5:7b-instruct).`);
+    const key = `${engineUrl} ${model}`;
+    const cur = this.pulls.get(key);
+    if (cur && !cur.done) return { ...cur };
+    const p: PullState = { engineUrl, model, status: 'starting', completed: 0, total: 0, done: false, startedAt: Date.now() };
+    this.pulls.set(key, p);
+    this.log.info(`pulling ${model} into the Ollama engine at ${engineUrl}`);
+    void this.run(p);
+    return { ...p };
+  }
+
+  private async run(p: PullState): Promise<void> {
+    const ctl = new AbortController();
+    let idle = setTimeout(() => ctl.abort(), IDLE_MS);
+    const layers = new Map<string, { completed: number; total: number }>();
+    const finish = (error?: string): void => {
+      clearTimeout(idle);
+      p.done = true;
+      p.finishedAt = Date.now();
+      if (error) {
+        p.error = error;
+        this.log.error(`pulling ${p.model} into ${p.engineUrl} failed: ${error}`);
+      } else {
+        p.status = 'success';
+        this.log.info(`pulled ${p.model} into ${p.engineUrl}`);
+        this.onSuccess(p);
+      }
+      this.onChange();
+    };
+    try {
+      const res = await fetch(`${p.engineUrl.replace(/\/+$/, '')}/api/pull`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: p.model, stream: true }),
+        signal: ctl.signal,
+        redirect: 'error',
+      });
+      if (!res.body) return finish(`Ollama answered HTTP ${res.status} with no body`);
+      const decoder = new TextDecoder();
+      let buf = '';
+      let ended = false;
+      const reader = res.body.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        clearTimeout(idle);
+        idle = setTimeout(() => ctl.abort(), IDLE_MS);
+        buf += decoder.decode(value, { stream: true });
+        if (buf.length > MAX_LINE && !buf.includes('\n')) return finish('Ollama sent a line over 64 KB; stopped reading');
+        let nl: number;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, nl).trim();
+          buf = buf.slice(nl + 1);
+          if (!line) continue;
+          let m: { status?: unknown; digest?: unknown; total?: unknown; completed?: unknown; error?: unknown };
+          try {
+            m = JSON.parse(line) as typeof m;
+          } catch {
+            return finish(`Ollama sent a line that is not JSON: ${line.slice(0, 120)}`);
+          }
+          if (typeof m.error === 'string') return finish(m.error.slice(0, 500));
+          if (typeof m.status === 'string') p.status = m.status.slice(0, 200);
+          if (typeof m.digest === 'string' && typeof m.total === 'number' && Number.isFinite(m.total) && m.total >= 0) {
+            const completed = typeof m.completed === 'number' && Number.isFinite(m.completed) ? Math.max(0, Math.min(m.completed, m.total)) : 0;
+            layers.set(m.digest, { completed, total: m.total });
+            p.completed = [...layers.values()].reduce((s, l) => s + l.completed, 0);
+            p.total = [...layers.values()].reduce((s, l) => s + l.total, 0);
+          }
+          if (p.status === 'success') ended = true;
+          this.onChange();
+        }
+      }
+      if (!res.ok) return finish(`Ollama answered HTTP ${res.status}`);
+      finish(ended ? undefined : 'the pull ended before Ollama said "success"');
+    } catch (e) {
+      finish(ctl.signal.aborted ? `Ollama sent nothing for ${IDLE_MS / 1000} s` : `could not reach Ollama at ${p.engineUrl} (${(e as { cause?: Error }).cause?.message ?? (e as Error).message})`);
+    }
+  }
+}

@@ -1,0 +1,114 @@
+// Demand: which models the network pays for, beside what this machine serves, with "serve this":
+// switch on a model an engine here already has, or pull it into an Ollama engine here (progress shown).
+import { useEffect, useState } from 'react';
+import type { DemandRowView, DemandView } from '../../shared/bridge';
+import { getBridge } from '../bridge';
+import { Card } from './Card';
+import { ErrorText } from './Field';
+import { fmtGb, fmtMoney, fmtPercent } from '../lib/format';
+import { useCall, useFetch } from '../lib/use-call';
+
+const HERE: Record<DemandRowView['here'], string> = {
+  serving: 'serving here',
+  on_disk: 'on disk, switched off',
+  pullable: 'an Ollama engine here can pull it',
+  none: 'no engine here can get it',
+};
+
+function ServeThis({ row, view, onView }: { row: DemandRowView; view: DemandView; onView: (v: DemandView) => void }) {
+  const [name, setName] = useState(row.modelId.split('/').pop()?.toLowerCase() ?? row.modelId);
+  const [enable, enableState] = useCall(async () => {
+    await getBridge().invoke('models.setEnabled', { model: row.modelId, enabled: true });
+    onView(await getBridge().invoke('demand.list', {}));
+  });
+  const [pull, pullState] = useCall(async () => onView(await getBridge().invoke('demand.pull', { engineUrl: view.ollamaEngines[0]!, model: name.trim() })));
+  if (row.here === 'on_disk') {
+    return (
+      <>
+        <button type="button" onClick={() => void enable()} disabled={enableState.pending}>
+          Serve this
+        </button>
+        <ErrorText error={enableState.error} />
+      </>
+    );
+  }
+  if (row.here !== 'pullable') return null;
+  const p = view.pulls.find((x) => x.model === name.trim());
+  return (
+    <div className="inline-form">
+      <input aria-label={`Ollama name for ${row.modelId}`} value={name} onChange={(e) => setName(e.target.value)} />
+      <button type="button" onClick={() => void pull()} disabled={pullState.pending || (p !== undefined && !p.done)}>
+        Serve this (pull)
+      </button>
+      {p && (
+        <span className="muted" data-testid="pull-progress">
+          {p.error ? `Failed: ${p.error}` : p.done ? 'Pulled' : `${p.status}${p.total > 0 ? ` ${fmtPercent(p.completed / p.total, 0)}` : ''}`}
+        </span>
+      )}
+      <ErrorText error={pullState.error} />
+    </div>
+  );
+}
+
+export function DemandCard() {
+  const fetched = useFetch(() => getBridge().invoke('demand.list', {}), []);
+  const [view, setView] = useState<DemandView | undefined>(undefined);
+  const v = view ?? fetched.data;
+  const pulling = v?.pulls.some((p) => !p.done) ?? false;
+  useEffect(() => {
+    if (!pulling) return;
+    const t = setInterval(() => void getBridge().invoke('demand.list', {}).then(setView, () => {}), 1000);
+    return () => clearInterval(t);
+  }, [pulling]);
+  return (
+    <Card title="What the network pays for" testId="demand-card">
+      <ErrorText error={fetched.error} />
+      {v && (
+        <>
+          <p className="muted">
+            Payout per 1M tokens{v.rates.asOf ? `, as of ${new Date(v.rates.asOf).toLocaleString()}` : ''}
+            {v.rates.stale ? ' (stale)' : ''}. GPU memory here: {v.vramGb === null ? 'no GPU found' : fmtGb(v.vramGb)}.
+          </p>
+          {v.rows.length === 0 ? (
+            <p className="empty">{v.rates.error ? `The network's rates are unavailable: ${v.rates.error}` : 'The network lists no paid models right now.'}</p>
+          ) : (
+            <table className="table" data-testid="demand-table">
+              <thead>
+                <tr>
+                  <th scope="col">Model</th>
+                  <th scope="col" className="num">
+                    In / 1M
+                  </th>
+                  <th scope="col" className="num">
+                    Out / 1M
+                  </th>
+                  <th scope="col">Fits this GPU</th>
+                  <th scope="col">Here</th>
+                  <th scope="col">
+                    <span className="sr-only">Action</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {v.rows.map((r) => (
+                  <tr key={r.modelId} data-here={r.here}>
+                    <th scope="row" className="mono">
+                      {r.modelId}
+                    </th>
+                    <td className="num">{fmtMoney(r.inputPerM)}</td>
+                    <td className="num">{fmtMoney(r.outputPerM)}</td>
+                    <td>{r.fits === 'unknown' ? 'size unknown' : r.fits === 'yes' ? `yes (${fmtGb(r.sizeGb)})` : `no (${fmtGb(r.sizeGb)})`}</td>
+                    <td>{HERE[r.here]}</td>
+                    <td>
+                      <ServeThis row={r} view={v} onView={setView} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </>
+      )}
+    </Card>
+  );
+}
