@@ -11,7 +11,8 @@ import { endpointLimit, engineSlots } from '../../src/core/scheduler/capacity';
 import { memoryLog } from '../../src/core/log';
 import { tempHome, until } from '../support/stack';
 
-const CAPTURES = path.resolve(__dirname, '..', '..', '..', 'shared', 'engines', 'llama.cpp', 'captures');
+// The real llama-server's /props answer, copied into the repo (test/fixtures/llama.cpp/FROM.md).
+const PROPS = path.resolve(__dirname, '..', 'fixtures', 'llama.cpp', 'props.json');
 
 describe('announced names', () => {
   it('a file path becomes its stem; aliases and Hugging Face ids stay', () => {
@@ -27,7 +28,7 @@ describe('announced names', () => {
 
 describe('engine capacity', () => {
   it('reads llama.cpp total_slots (the real /props capture) and SGLang max_running_requests', () => {
-    const props = fs.existsSync(CAPTURES) ? JSON.parse(fs.readFileSync(path.join(CAPTURES, 'props.json'), 'utf8')) : { total_slots: 2 };
+    const props = JSON.parse(fs.readFileSync(PROPS, 'utf8')) as Record<string, unknown>;
     expect(llamaCppSlots(props)).toEqual({ slots: 2, source: 'llama.cpp /props total_slots' });
     expect(llamaCppSlots({ total_slots: 0 })).toBeUndefined();
     expect(sglangSlots({ max_running_requests: 48, tp_size: 1 })).toEqual({ slots: 48, source: 'SGLang /get_server_args max_running_requests' });
@@ -112,7 +113,7 @@ describe('a llama-server loading its model', () => {
   it('is found as a loading llama.cpp engine, not "not an inference engine"', async () => {
     const http = await import('node:http');
     const { detectEngine } = await import('../../src/core/engine/detect');
-    // The bytes of ../shared/engines/llama.cpp/captures/loading-v1-models.json (every route answers them while loading).
+    // The bytes of llama-server's captured loading-v1-models.json (every route answers them while loading).
     const body = '{"error":{"message":"Loading model","type":"unavailable_error","code":503}}';
     const s = http.createServer((_q, res) => res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length }).end(body));
     await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
