@@ -20,6 +20,29 @@ export interface CachedView<T> {
   error?: string;
 }
 
+/** What each client of a platform figure (rates, stats) is given. */
+export interface PlatformFiguresOptions {
+  serviceUrl: () => string;
+  log: Logger;
+  cacheFile?: string;
+  now?: () => number;
+  ttlMs?: number;
+  retryMs?: number;
+  timeoutMs?: number;
+}
+
+/** The CachedFigures options every platform client passes through the same way (its own TTL as default). */
+export function cacheKnobs(o: PlatformFiguresOptions, label: string, defaultTtlMs: number): Pick<CachedFiguresOptions<unknown>, 'label' | 'log' | 'ttlMs' | 'retryMs' | 'cacheFile' | 'now'> {
+  return {
+    label,
+    log: o.log,
+    ttlMs: o.ttlMs ?? defaultTtlMs,
+    ...(o.retryMs !== undefined ? { retryMs: o.retryMs } : {}),
+    ...(o.cacheFile ? { cacheFile: o.cacheFile } : {}),
+    ...(o.now ? { now: o.now } : {}),
+  };
+}
+
 export interface CachedFiguresOptions<T> {
   label: string;
   fetch: () => Promise<Fetched<T>>;

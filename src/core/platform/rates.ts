@@ -5,9 +5,8 @@
 // good rates stay in use (marked stale) while the platform is down, slow, says code != 0, sends
 // something malformed or a negative or absurd rate — then the whole answer is refused.
 import { z } from 'zod';
-import type { Logger } from '../log';
 import type { Rate } from '../ledger/price-book';
-import { CachedFigures, type CachedView, type Fetched } from './cached-figures';
+import { CachedFigures, cacheKnobs, type CachedView, type Fetched, type PlatformFiguresOptions } from './cached-figures';
 import { apiBase, getJson } from './get-json';
 import { formatIssues } from '../../shared/zod-issues';
 
@@ -67,15 +66,7 @@ export function parseModelDemand(json: unknown): Fetched<NetworkRate[]> {
   return { ok: true, value: out };
 }
 
-export interface NetworkRatesOptions {
-  serviceUrl: () => string;
-  log: Logger;
-  cacheFile?: string;
-  now?: () => number;
-  ttlMs?: number;
-  retryMs?: number;
-  timeoutMs?: number;
-}
+export type NetworkRatesOptions = PlatformFiguresOptions;
 
 export type RatesView = CachedView<NetworkRate[]>;
 
@@ -84,12 +75,7 @@ export class NetworkRates {
 
   constructor(o: NetworkRatesOptions) {
     this.cache = new CachedFigures<NetworkRate[]>({
-      label: 'Network rates (model-demand)',
-      log: o.log,
-      ttlMs: o.ttlMs ?? RATES_TTL_MS,
-      ...(o.retryMs !== undefined ? { retryMs: o.retryMs } : {}),
-      ...(o.cacheFile ? { cacheFile: o.cacheFile } : {}),
-      ...(o.now ? { now: o.now } : {}),
+      ...cacheKnobs(o, 'Network rates (model-demand)', RATES_TTL_MS),
       fetch: async () => {
         const r = await getJson(`${apiBase(o.serviceUrl())}/stats/model-demand`, o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {});
         return r.ok ? parseModelDemand(r.json) : r;

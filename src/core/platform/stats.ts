@@ -4,8 +4,7 @@
 // possibly wrapped in {data: …} (provider_stats.go). Cached 2 minutes, retried 30 s after a failure;
 // the last good figures stay (marked stale) while the platform cannot be read.
 import { z } from 'zod';
-import type { Logger } from '../log';
-import { CachedFigures, type CachedView, type Fetched } from './cached-figures';
+import { CachedFigures, cacheKnobs, type CachedView, type Fetched, type PlatformFiguresOptions } from './cached-figures';
 import { apiBase, getJson } from './get-json';
 import { formatIssues } from '../../shared/zod-issues';
 
@@ -65,15 +64,8 @@ export function parseProviderStats(json: unknown): Fetched<PlatformStats> {
   };
 }
 
-export interface ProviderStatsOptions {
-  serviceUrl: () => string;
+export interface ProviderStatsOptions extends PlatformFiguresOptions {
   providerKey: () => string;
-  log: Logger;
-  cacheFile?: string;
-  now?: () => number;
-  ttlMs?: number;
-  retryMs?: number;
-  timeoutMs?: number;
 }
 
 export type StatsView = CachedView<PlatformStats>;
@@ -83,12 +75,7 @@ export class ProviderStatsClient {
 
   constructor(o: ProviderStatsOptions) {
     this.cache = new CachedFigures<PlatformStats>({
-      label: 'The platform record (provider/me/stats)',
-      log: o.log,
-      ttlMs: o.ttlMs ?? STATS_TTL_MS,
-      ...(o.retryMs !== undefined ? { retryMs: o.retryMs } : {}),
-      ...(o.cacheFile ? { cacheFile: o.cacheFile } : {}),
-      ...(o.now ? { now: o.now } : {}),
+      ...cacheKnobs(o, 'The platform record (provider/me/stats)', STATS_TTL_MS),
       fetch: async () => {
         const key = o.providerKey();
         if (!key) return { ok: false, error: 'no provider key is configured' };
