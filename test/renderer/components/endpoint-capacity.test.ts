@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { ModelState } from '../../../src/shared/types';
 
 // A .tsx module: loaded at run time (vitest compiles it), out of reach of the Node-side typecheck, which has no JSX.
-const COMPONENT = '../../src/renderer/components/EndpointCapacity';
+const COMPONENT = '../../../src/renderer/components/EndpointCapacity';
 
 const model = (id: string, ep: Partial<ModelState['endpoints'][0]>): ModelState => ({
   id,
