@@ -48,6 +48,7 @@ export class EarningsService {
   readonly pulls: OllamaPulls;
   private timer?: NodeJS.Timeout;
   private readonly now: () => number;
+  private readonly tagErrors = new Map<string, string>();
 
   constructor(private readonly o: EarningsServiceOptions) {
     this.now = o.now ?? Date.now;
@@ -142,9 +143,14 @@ export class EarningsService {
     const lists = await Promise.all(
       engines.map((url) =>
         ollamaTags(url).then(
-          (models) => models.map((model) => ({ engineUrl: url, model })),
+          (models) => {
+            this.tagErrors.delete(url);
+            return models.map((model) => ({ engineUrl: url, model }));
+          },
           (e: Error) => {
-            this.o.log.warn(`the models on disk of the Ollama engine at ${url} are unknown: ${e.message}`);
+            // Logged once per engine and error: the demand card asks every second while a pull runs.
+            if (this.tagErrors.get(url) !== e.message) this.o.log.warn(`the models on disk of the Ollama engine at ${url} are unknown: ${e.message}`);
+            this.tagErrors.set(url, e.message);
             return [];
           },
         ),
