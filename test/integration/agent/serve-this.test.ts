@@ -5,12 +5,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Agent } from '../../src/core/agent';
-import { memoryLog } from '../../src/core/log';
-import type { DemandView } from '../../src/shared/bridge';
-import { OllamaStandIn } from '../support/ollama-standin';
-import { PlatformApi } from '../support/platform-api';
-import { TEST_KEY, chat, chunkText, readSse, registered, startStack, until, type Stack } from '../support/stack';
+import { Agent } from '../../../src/core/agent';
+import { memoryLog } from '../../../src/core/log';
+import type { DemandView } from '../../../src/shared/bridge';
+import { OllamaStandIn } from '../../support/ollama-standin';
+import { PlatformApi } from '../../support/platform-api';
+import { TEST_KEY, chat, chunkText, readSse, registered, startStack, until, type Stack } from '../../support/stack';
 
 const QWEN = 'Qwen/Qwen2.5-0.5B-Instruct';
 const TAG = 'qwen2.5:0.5b';
