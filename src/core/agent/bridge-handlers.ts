@@ -116,7 +116,8 @@ export class BridgeHandlers {
         return a.earnings.overview();
       },
       'demand.list': () => a.earnings.demand(),
-      'demand.pull': ({ engineUrl, model }: { engineUrl: string; model: string }) => a.earnings.pull(engineUrl, model),
+      'demand.pull': ({ engineUrl, model, networkId }) => a.earnings.pull(engineUrl, model, networkId),
+      'demand.serve': ({ modelId }) => a.earnings.serve(modelId),
       'engines.rescan': async () => {
         await a.rescanEngines();
         return a.engineList();

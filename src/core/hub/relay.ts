@@ -11,7 +11,7 @@
 // Go provider does.
 import type { Logger } from '../log';
 import { encodeOnce, out, MAX_MESSAGE_BYTES, type EncodedMessage, type Inbound, type Outbound } from '../protocol/messages';
-import type { InferenceRunner, InferenceResult } from '../agent/inference';
+import type { InferenceRunner, InferenceResult } from '../inference/runner';
 import type { HubLink } from './link';
 import { Retention } from './retention';
 

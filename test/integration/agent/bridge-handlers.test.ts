@@ -277,6 +277,7 @@ describe('refusals', () => {
     'earnings.overview': { args: { refresh: 'yes' }, detail: 'refresh:' },
     'demand.list': { args: { all: 1 }, detail: 'Unrecognized key' },
     'demand.pull': { args: { engineUrl: 'http://127.0.0.1:11434' }, detail: 'model:' },
+    'demand.serve': { args: { modelId: '' }, detail: 'modelId:' },
     'earnings.setElectricity': { args: { perKwh: 0.3, currency: 'euro' }, detail: 'currency: use a three-letter currency code' },
     'alerts.list': { args: { all: true }, detail: 'Unrecognized key' },
     'alerts.test': { args: { url: 'http://x' }, detail: 'Unrecognized key' },
