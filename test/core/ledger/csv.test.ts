@@ -1,21 +1,11 @@
-import path from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CSV_HEADER, csvNumber } from '../../../src/core/ledger/csv';
-import { Ledger } from '../../../src/core/ledger/ledger';
-import { parseCsv, rec, tempDir } from '../../support/ledger/helpers';
+import type { Ledger } from '../../../src/core/ledger/ledger';
+import { ledgerPerTest, parseCsv, rec } from '../../support/ledger/helpers';
 
-let dir: string;
-let cleanup: () => void;
 let ledger: Ledger;
-beforeEach(() => {
-  ({ dir, cleanup } = tempDir());
-  ledger = Ledger.open(path.join(dir, 'ledger.sqlite'));
-});
-afterEach(() => {
-  ledger.close();
-  cleanup();
-});
+ledgerPerTest((l) => (ledger = l));
 
 const T = Date.UTC(2025, 4, 6, 7, 8, 9, 10);
 

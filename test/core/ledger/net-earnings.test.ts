@@ -2,24 +2,14 @@
 // the model), and what you keep: GPU energy from recorded power samples, shared by the requests
 // running in each slice of time, times the electricity price; net = earnings − cost. Every expected
 // figure below is worked out by hand in the comments.
-import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CSV_HEADER } from '../../../src/core/ledger/csv';
 import { EnergyMeter, samplePowerW } from '../../../src/core/ledger/energy-meter';
-import { Ledger } from '../../../src/core/ledger/ledger';
-import { parseCsv, rec, tempDir } from '../../support/ledger/helpers';
+import type { Ledger } from '../../../src/core/ledger/ledger';
+import { ledgerPerTest, parseCsv, rec } from '../../support/ledger/helpers';
 
-let dir: string;
-let cleanup: () => void;
 let ledger: Ledger;
-beforeEach(() => {
-  ({ dir, cleanup } = tempDir());
-  ledger = Ledger.open(path.join(dir, 'ledger.sqlite'));
-});
-afterEach(() => {
-  ledger.close();
-  cleanup();
-});
+const fx = ledgerPerTest((l) => (ledger = l));
 
 const T0 = Date.parse('2026-11-30T10:00:00Z');
 const S = 1000;
@@ -102,8 +92,7 @@ describe('what you keep', () => {
     expect(() => ledger.setElectricityPrice({ perKwh: -1, currency: 'USD', usdPerUnit: 1 })).toThrow(RangeError);
     expect(() => ledger.setElectricityPrice({ perKwh: 0.2, currency: 'euro', usdPerUnit: 1 })).toThrow(/three-letter/);
     ledger.setElectricityPrice({ perKwh: 0.2, currency: 'USD', usdPerUnit: 1 });
-    ledger.close();
-    ledger = Ledger.open(path.join(dir, 'ledger.sqlite'));
+    fx.reopen();
     expect(ledger.electricityPrice()).toEqual({ perKwh: 0.2, currency: 'USD', usdPerUnit: 1 });
   });
 
@@ -136,11 +125,9 @@ describe('per month', () => {
 
 describe('delivery marks on close', () => {
   it('a mark made in the last turn before close is written', () => {
-    const file = path.join(dir, 'ledger.sqlite');
     ledger.record(rec(T0, { requestId: 'last', awaitingHub: true }));
     ledger.markDelivered('last');
-    ledger.close();
-    ledger = Ledger.open(file);
+    fx.reopen();
     expect(ledger.hubLifetime().undelivered.requests).toBe(0);
   });
 });

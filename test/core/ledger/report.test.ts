@@ -1,12 +1,11 @@
 // Reports in local time. The file runs in India time (UTC+5:30), where local hours start at :30 UTC,
 // so hour and day buckets that were secretly UTC would fail here; one block switches to Berlin for
 // a daylight-saving day.
-import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UsageRecord } from '../../../src/shared/types';
-import { Ledger } from '../../../src/core/ledger/ledger';
+import type { Ledger } from '../../../src/core/ledger/ledger';
 import { bucketStarts, type BucketSize } from '../../../src/core/ledger/time-buckets';
-import { rec, tempDir } from '../../support/ledger/helpers';
+import { ledgerPerTest, rec } from '../../support/ledger/helpers';
 
 const savedTz = process.env.TZ;
 beforeAll(() => {
@@ -17,17 +16,8 @@ afterAll(() => {
   else process.env.TZ = savedTz;
 });
 
-let dir: string;
-let cleanup: () => void;
 let ledger: Ledger;
-beforeEach(() => {
-  ({ dir, cleanup } = tempDir());
-  ledger = Ledger.open(path.join(dir, 'ledger.sqlite'));
-});
-afterEach(() => {
-  ledger.close();
-  cleanup();
-});
+ledgerPerTest((l) => (ledger = l));
 
 const local = (y: number, mo: number, d: number, h = 0, mi = 0, s = 0, ms = 0): number => new Date(y, mo - 1, d, h, mi, s, ms).getTime();
 

@@ -3,11 +3,55 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { UsageRecord } from '../../../src/shared/types';
-import type { Ledger, LedgerHealth } from '../../../src/core/ledger/ledger';
+import { afterEach, beforeEach } from 'vitest';
+import { Ledger, type LedgerHealth } from '../../../src/core/ledger/ledger';
 
 export function tempDir(): { dir: string; cleanup: () => void } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-ledger-test-'));
   return { dir, cleanup: () => fs.rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface LedgerPerTest {
+  /** This test's temp folder. */
+  readonly dir: string;
+  /** This test's ledger file (ledger.sqlite in dir). */
+  readonly file: string;
+  /** Closes this test's ledger and opens the same file again (hands the new one to `use` and returns it). */
+  reopen(): Ledger;
+}
+
+/**
+ * A real ledger file of its own for every test: opened in a fresh temp folder before each test, closed
+ * and removed after it. `use` receives every ledger opened (each test's, and the one reopen() opens),
+ * so a test file keeps a plain `let ledger: Ledger`.
+ */
+export function ledgerPerTest(use: (ledger: Ledger) => void): LedgerPerTest {
+  let current: { dir: string; cleanup: () => void; ledger: Ledger } | undefined;
+  const file = (): string => path.join(current!.dir, 'ledger.sqlite');
+  beforeEach(() => {
+    const { dir, cleanup } = tempDir();
+    current = { dir, cleanup, ledger: Ledger.open(path.join(dir, 'ledger.sqlite')) };
+    use(current.ledger);
+  });
+  afterEach(() => {
+    current?.ledger.close();
+    current?.cleanup();
+    current = undefined;
+  });
+  return {
+    get dir() {
+      return current!.dir;
+    },
+    get file() {
+      return file();
+    },
+    reopen() {
+      current!.ledger.close();
+      current!.ledger = Ledger.open(file());
+      use(current!.ledger);
+      return current!.ledger;
+    },
+  };
 }
 
 let seq = 0;
