@@ -3,7 +3,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { memoryLog } from '../../src/core/log';
-import type { BridgeBackend, BridgeEvent } from '../../src/shared/bridge';
+import { StandInBackend } from '../support/bridge-backend';
 import {
   MAX_ARGS_BYTES,
   checkSender,
@@ -20,21 +20,6 @@ const indexFile = path.resolve('/opt/Swan Provider Console/resources/app.asar/ou
 const fileApp: RendererLocation = { kind: 'file', indexFile };
 const devApp: RendererLocation = { kind: 'dev', url: 'http://localhost:5173/' };
 const appUrl = pathToFileURL(indexFile).href;
-
-/** A backend that records calls and answers from a table: stands in for the Agent behind the interface. */
-class TableBackend implements BridgeBackend {
-  readonly calls: { channel: string; args: unknown }[] = [];
-  constructor(private readonly answers: Record<string, (args: unknown) => unknown>) {}
-  async invoke(channel: string, args: unknown): Promise<unknown> {
-    this.calls.push({ channel, args });
-    const answer = this.answers[channel];
-    if (!answer) throw new Error(`no answer for ${channel}`);
-    return answer(args);
-  }
-  subscribe(_cb: (event: BridgeEvent) => void): () => void {
-    return () => {};
-  }
-}
 
 const sender = (over: Partial<SenderInfo> = {}): SenderInfo => ({ webContentsId: 7, frameUrl: appUrl, isMainFrame: true, ...over });
 const expected = { webContentsId: 7, renderer: fileApp };
@@ -161,7 +146,7 @@ describe('replies', () => {
 
 describe('guardedInvoke', () => {
   it('calls the backend with validated arguments and returns its value', async () => {
-    const backend = new TableBackend({ 'serving.pause': (a) => ({ paused: true, cause: 'manual', reason: (a as { reason: string }).reason }) });
+    const backend = new StandInBackend({ 'serving.pause': (a) => ({ paused: true, cause: 'manual', reason: a.reason }) });
     const log = memoryLog();
     const reply = await guardedInvoke({ backend, log: log.child('ipc'), expected }, sender(), 'serving.pause', { reason: 'gaming' });
     expect(reply).toEqual({ ok: true, value: { paused: true, cause: 'manual', reason: 'gaming' } });
@@ -169,7 +154,7 @@ describe('guardedInvoke', () => {
   });
 
   it('drops calls from unknown senders without reaching the backend, and logs them', async () => {
-    const backend = new TableBackend({ 'snapshot.get': () => ({}) });
+    const backend = new StandInBackend();
     const log = memoryLog();
     const reply = await guardedInvoke({ backend, log: log.child('ipc'), expected }, sender({ frameUrl: 'https://evil.example/' }), 'snapshot.get', {});
     expect(reply).toEqual({ ok: false, error: 'Refused: this page is not allowed to talk to the agent.' });
@@ -178,7 +163,7 @@ describe('guardedInvoke', () => {
   });
 
   it('answers bad channels and bad arguments with text, never calling the backend', async () => {
-    const backend = new TableBackend({});
+    const backend = new StandInBackend();
     const log = memoryLog();
     const ctx = { backend, log: log.child('ipc'), expected };
     const badChannel = await guardedInvoke(ctx, sender(), 'shell.exec', { cmd: 'ls' });
@@ -190,7 +175,7 @@ describe('guardedInvoke', () => {
   });
 
   it('turns a backend error into { ok: false, error }', async () => {
-    const backend = new TableBackend({
+    const backend = new StandInBackend({
       'settings.checkKey': () => {
         throw new Error('The hub says this key is not valid. Copy the key again from your Swan dashboard.');
       },

@@ -7,8 +7,9 @@ import path from 'node:path';
 import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryLog } from '../../src/core/log';
-import type { BridgeBackend, BridgeEvent, SwanBridge } from '../../src/shared/bridge';
+import type { BridgeEvent, SwanBridge } from '../../src/shared/bridge';
 import { guardedInvoke, type SenderInfo } from '../../src/main/ipc-guard';
+import { StandInBackend } from '../support/bridge-backend';
 
 const root = path.resolve(__dirname, '../..');
 let outDir: string;
@@ -29,22 +30,14 @@ afterAll(() => {
   if (outDir) fs.rmSync(outDir, { recursive: true, force: true });
 });
 
-class TableBackend implements BridgeBackend {
-  calls = 0;
-  async invoke(channel: string, args: unknown): Promise<unknown> {
-    this.calls++;
-    if (channel === 'models.warmup') throw new Error(`Model ${(args as { model: string }).model} is not served by any engine. Start its engine first.`);
-    if (channel === 'serving.resume') return { paused: false };
-    return null;
-  }
-  subscribe(_cb: (event: BridgeEvent) => void): () => void {
-    return () => {};
-  }
-}
-
 /** Loads the bundle in a sandbox-like context and records what it does with ipcRenderer. */
 function loadPreload() {
-  const backend = new TableBackend();
+  const backend = new StandInBackend({
+    'models.warmup': ({ model }) => {
+      throw new Error(`Model ${model} is not served by any engine. Start its engine first.`);
+    },
+    'serving.resume': () => ({ paused: false }),
+  });
   const exposed = new Map<string, unknown>();
   const sent: string[] = [];
   const listeners = new Map<string, (event: unknown, ...args: unknown[]) => void>();
@@ -107,7 +100,7 @@ describe('preload bundle', () => {
   it('returns the value of a valid call through the real guard', async () => {
     const p = loadPreload();
     await expect(p.bridge.invoke('serving.resume', {})).resolves.toEqual({ paused: false });
-    expect(p.backend.calls).toBe(1);
+    expect(p.backend.calls).toEqual([{ channel: 'serving.resume', args: {} }]);
   });
 
   it('rejects unknown channels in the preload, before anything is sent', async () => {
@@ -120,7 +113,7 @@ describe('preload bundle', () => {
   it('turns { ok: false } into a thrown Error carrying the text: bad arguments and backend errors', async () => {
     const p = loadPreload();
     await expect(p.bridge.invoke('gpu.history', { minutes: 0 })).rejects.toThrow(/Invalid arguments for gpu\.history: minutes/);
-    expect(p.backend.calls).toBe(0);
+    expect(p.backend.calls).toEqual([]);
     await expect(p.bridge.invoke('models.warmup', { model: 'llama3' })).rejects.toThrow('Model llama3 is not served by any engine. Start its engine first.');
   });
 

@@ -1,56 +1,31 @@
-// The browser console server over real HTTP and a real WebSocket. The agent side is a small
-// BridgeBackend written here (a peer of the transport, not a mock of our code).
+// The browser console server over real HTTP and a real WebSocket. The agent side is the typed
+// BridgeBackend stand-in of test/support (a peer of the transport, not a mock of our code).
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { BridgeBackend, BridgeEvent } from '../../../src/shared/bridge';
 import { startConsoleServer, type ConsoleServer } from '../../../src/core/console/server';
+import { StandInBackend } from '../../support/bridge-backend';
+import { get, type Res } from '../../support/console/http';
 
-class TestBackend implements BridgeBackend {
-  readonly calls: { channel: string; args: unknown }[] = [];
-  private listeners = new Set<(e: BridgeEvent) => void>();
-  async invoke(channel: string, args: unknown): Promise<unknown> {
-    this.calls.push({ channel, args });
-    if (channel === 'serving.pause') return { paused: true, cause: 'manual', reason: (args as { reason?: string }).reason };
-    if (channel === 'logs.bundle') throw new Error('The log folder is not readable: check its permissions.');
-    if (channel === 'requests.text') {
+const RESUMED = { paused: false, since: 1_700_000_000_000 };
+
+function testBackend(): StandInBackend {
+  const backend: StandInBackend = new StandInBackend({
+    'serving.pause': ({ reason }) => ({ paused: true, cause: 'manual', reason }),
+    'serving.resume': () => RESUMED,
+    'logs.bundle': () => {
+      throw new Error('The log folder is not readable: check its permissions.');
+    },
+    'requests.text': () => {
       // The agent emits a delta, then reads the text (which includes it).
-      this.emit({ type: 'request.text', id: 'r1', delta: 'xx' });
+      backend.emit({ type: 'request.text', id: 'r1', delta: 'xx' });
       return 'x'.repeat(10);
-    }
-    return { channel };
-  }
-  subscribe(cb: (e: BridgeEvent) => void): () => void {
-    this.listeners.add(cb);
-    return () => this.listeners.delete(cb);
-  }
-  emit(e: BridgeEvent): void {
-    for (const l of this.listeners) l(e);
-  }
-  get subscribers(): number {
-    return this.listeners.size;
-  }
-}
-
-interface Res {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
-function get(port: number, pathName: string, headers: Record<string, string> = {}): Promise<Res> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path: pathName, headers: { host: `127.0.0.1:${port}`, ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-    });
-    req.on('error', reject);
-    req.end();
+    },
   });
+  return backend;
 }
 
 function cookieOf(res: Res): string {
@@ -116,16 +91,16 @@ async function start(backend: BridgeBackend, extra: Partial<Parameters<typeof st
 
 describe('console HTTP', () => {
   it('prints a loopback URL (a one-time link, see session.test.ts) and has a long random token', async () => {
-    const s = await start(new TestBackend());
+    const s = await start(testBackend());
     expect(s.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${s.port}/\\?code=`));
     expect(s.token.length).toBeGreaterThanOrEqual(32);
-    const other = await startConsoleServer({ backend: new TestBackend(), port: 0, staticDir });
+    const other = await startConsoleServer({ backend: testBackend(), port: 0, staticDir });
     expect(other.token).not.toBe(s.token);
     await other.close();
   });
 
   it('refuses every request without the token', async () => {
-    const s = await start(new TestBackend());
+    const s = await start(testBackend());
     for (const p of ['/', '/index.html', '/assets/app.js', '/metrics', '/session']) {
       const r = await get(s.port, p);
       expect(r.status, p).toBe(401);
@@ -135,7 +110,7 @@ describe('console HTTP', () => {
   });
 
   it('trades the token for an HttpOnly SameSite=Strict cookie, drops it from the URL, then serves with a strict CSP', async () => {
-    const s = await start(new TestBackend());
+    const s = await start(testBackend());
     const first = await get(s.port, `/?token=${s.token}`);
     expect(first.status).toBe(302);
     expect(first.headers.location).toBe('/');
@@ -158,7 +133,7 @@ describe('console HTTP', () => {
   });
 
   it('does not serve files outside the static folder', async () => {
-    const s = await start(new TestBackend());
+    const s = await start(testBackend());
     const auth = { authorization: `Bearer ${s.token}` };
     for (const p of ['/../swan-secret.txt', '/%2e%2e/swan-secret.txt', '/assets/../../swan-secret.txt', '/%2e%2e%2fswan-secret.txt']) {
       const r = await get(s.port, p, auth);
@@ -168,17 +143,17 @@ describe('console HTTP', () => {
   });
 
   it('answers only for its own host name (DNS rebinding)', async () => {
-    const s = await start(new TestBackend());
+    const s = await start(testBackend());
     const r = await get(s.port, `/?token=${s.token}`, { host: `evil.example:${s.port}` });
     expect(r.status).toBe(421);
     expect((await get(s.port, '/session', { host: `localhost:${s.port}`, authorization: `Bearer ${s.token}` })).status).toBe(204);
   });
 
   it('serves /metrics only when enabled, and only with the token', async () => {
-    const off = await start(new TestBackend());
+    const off = await start(testBackend());
     expect((await get(off.port, '/metrics', { authorization: `Bearer ${off.token}` })).status).toBe(404);
     await off.close();
-    const s = await start(new TestBackend(), { metrics: async () => '# TYPE swan_up gauge\nswan_up 1\n' });
+    const s = await start(testBackend(), { metrics: async () => '# TYPE swan_up gauge\nswan_up 1\n' });
     expect((await get(s.port, '/metrics')).status).toBe(401);
     const r = await get(s.port, '/metrics', { authorization: `Bearer ${s.token}` });
     expect(r.status).toBe(200);
@@ -188,7 +163,7 @@ describe('console HTTP', () => {
   });
 
   it('answers 500 with a message when collecting metrics fails', async () => {
-    const s = await start(new TestBackend(), {
+    const s = await start(testBackend(), {
       metrics: () => {
         throw new Error('boom');
       },
@@ -204,7 +179,7 @@ describe('console WebSocket bridge', () => {
   const bridgeUrl = (s: ConsoleServer, withToken = true) => `ws://127.0.0.1:${s.port}/bridge${withToken ? `?token=${s.token}` : ''}`;
 
   it('refuses sockets without the token, from another origin, or with a cookie but no origin', async () => {
-    const s = await start(new TestBackend());
+    const s = await start(testBackend());
     await expect(openSocket(bridgeUrl(s, false), { origin: origin(s) })).rejects.toThrow('HTTP 401');
     await expect(openSocket(bridgeUrl(s), { origin: 'http://evil.example' })).rejects.toThrow('HTTP 403');
     await expect(openSocket(bridgeUrl(s), { origin: `http://localhost:${s.port + 1}` })).rejects.toThrow('HTTP 403');
@@ -213,7 +188,7 @@ describe('console WebSocket bridge', () => {
   });
 
   it('accepts the page: cookie plus same-host origin; invokes reach the backend with validated args', async () => {
-    const backend = new TestBackend();
+    const backend = testBackend();
     const s = await start(backend);
     const cookie = cookieOf(await get(s.port, `/?token=${s.token}`));
     const ws = await openSocket(bridgeUrl(s, false), { cookie, origin: origin(s) });
@@ -225,7 +200,7 @@ describe('console WebSocket bridge', () => {
   });
 
   it('answers every malformed message with an error reply and keeps serving', async () => {
-    const backend = new TestBackend();
+    const backend = testBackend();
     const s = await start(backend);
     const ws = await openSocket(bridgeUrl(s), { origin: origin(s) });
     sockets.push(ws);
@@ -250,12 +225,12 @@ describe('console WebSocket bridge', () => {
     ws.send(Buffer.from([1, 2, 3]), { binary: true });
     expect((await box.next()).reply?.error).toMatch(/Binary/);
     expect(backend.calls.map((c) => c.channel)).toEqual(['logs.bundle']);
-    ws.send(JSON.stringify({ id: 'ok', channel: 'snapshot.get', args: {} }));
-    expect(await box.next()).toEqual({ id: 'ok', reply: { ok: true, value: { channel: 'snapshot.get' } } });
+    ws.send(JSON.stringify({ id: 'ok', channel: 'serving.resume', args: {} }));
+    expect(await box.next()).toEqual({ id: 'ok', reply: { ok: true, value: RESUMED } });
   });
 
   it('closes a socket that sends more than 1 MB, and still serves others', async () => {
-    const s = await start(new TestBackend());
+    const s = await start(testBackend());
     const big = await openSocket(bridgeUrl(s), { origin: origin(s) });
     sockets.push(big);
     const closed = new Promise<number>((r) => big.once('close', (code) => r(code)));
@@ -264,12 +239,12 @@ describe('console WebSocket bridge', () => {
     const ws = await openSocket(bridgeUrl(s), { origin: origin(s) });
     sockets.push(ws);
     const box = inbox(ws);
-    ws.send(JSON.stringify({ id: 2, channel: 'snapshot.get', args: {} }));
-    expect((await box.next()).reply).toEqual({ ok: true, value: { channel: 'snapshot.get' } });
+    ws.send(JSON.stringify({ id: 2, channel: 'serving.resume', args: {} }));
+    expect((await box.next()).reply).toEqual({ ok: true, value: RESUMED });
   });
 
   it('pushes events in batches, not one message per token, and stops listening when the last page leaves', async () => {
-    const backend = new TestBackend();
+    const backend = testBackend();
     const s = await start(backend);
     expect(backend.subscribers).toBe(0);
     const ws = await openSocket(bridgeUrl(s), { origin: origin(s) });
@@ -290,7 +265,7 @@ describe('console WebSocket bridge', () => {
   });
 
   it('delivers the events emitted before a reply ahead of that reply (no overlap of fetched text and deltas)', async () => {
-    const backend = new TestBackend();
+    const backend = testBackend();
     const s = await start(backend, { batchMs: 10_000 });
     const ws = await openSocket(bridgeUrl(s), { origin: origin(s) });
     sockets.push(ws);
@@ -302,7 +277,7 @@ describe('console WebSocket bridge', () => {
   });
 
   it('sends each batch to every open page', async () => {
-    const backend = new TestBackend();
+    const backend = testBackend();
     const s = await start(backend);
     const a = await openSocket(bridgeUrl(s), { origin: origin(s) });
     const b = await openSocket(bridgeUrl(s), { origin: origin(s) });
@@ -315,7 +290,7 @@ describe('console WebSocket bridge', () => {
   });
 
   it('close() ends open sockets and frees the port', async () => {
-    const s = await start(new TestBackend());
+    const s = await start(testBackend());
     const ws = await openSocket(bridgeUrl(s), { origin: origin(s) });
     const closed = new Promise<void>((r) => ws.once('close', () => r()));
     await s.close();

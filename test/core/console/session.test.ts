@@ -8,29 +8,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import type { BridgeBackend } from '../../../src/shared/bridge';
 import { allowedHosts, ConsoleAuth, CODE_TTL_MS, cookieName, exposureWarning } from '../../../src/core/console/auth';
 import { startConsoleServer, type ConsoleServer } from '../../../src/core/console/server';
+import { StandInBackend } from '../../support/bridge-backend';
+import { get, type Res } from '../../support/console/http';
 
-const backend: BridgeBackend = { invoke: async (channel) => ({ channel }), subscribe: () => () => undefined };
-
-interface Res {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
-function get(port: number, pathName: string, headers: Record<string, string> = {}): Promise<Res> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path: pathName, agent: false, headers: { host: `127.0.0.1:${port}`, ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const backend = new StandInBackend();
 
 function cookieOf(res: Res): { name: string; value: string; header: string } {
   const set = res.headers['set-cookie']?.[0];
