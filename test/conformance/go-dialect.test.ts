@@ -14,6 +14,8 @@ import { startTestEngine, type TestEngine } from '../support/engine-server';
 import { repoRoot, summarizeTrace } from '../support/traces';
 import { until } from '../support/stack';
 import { startGoHub, type Frame, type GoHub } from '../support/conformance/go-hub';
+import type { ConfigFile } from '../../src/core/config/config';
+import { writeConfigToml } from '../support/config-toml';
 
 const BIN = path.join(repoRoot, 'bin', 'swan-provider.js');
 const KEY = 'sk-prov-conformance-0000000000';
@@ -30,7 +32,7 @@ interface RunningAgent {
   stop(): Promise<void>;
 }
 
-function spawnAgent(o: { hub: GoHub; models: Record<string, Record<string, unknown>>; agentLines: string[]; bin: FakeBin; goKey?: Buffer }): RunningAgent {
+function spawnAgent(o: { hub: GoHub; models: Record<string, Record<string, unknown>>; agent?: ConfigFile['Agent']; bin: FakeBin; goKey?: Buffer }): RunningAgent {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-conf-'));
   const userHome = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-conf-user-'));
   if (o.goKey) {
@@ -38,10 +40,7 @@ function spawnAgent(o: { hub: GoHub; models: Record<string, Record<string, unkno
     fs.writeFileSync(path.join(userHome, '.swan', 'computing', 'private_key'), o.goKey);
   }
   fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify(o.models, null, 2));
-  fs.writeFileSync(
-    path.join(home, 'config.toml'),
-    ['[API]', 'NodeName = "conformance"', '[Inference]', `WebSocketURL = "${o.hub.wsUrl}"`, `ServiceURL = "${o.hub.url}"`, `ApiKey = "${KEY}"`, ...(o.agentLines.length ? ['[Agent]', ...o.agentLines] : []), ''].join('\n'),
-  );
+  writeConfigToml(home, { API: { NodeName: 'conformance' }, Inference: { WebSocketURL: o.hub.wsUrl, ServiceURL: o.hub.url, ApiKey: KEY }, Agent: o.agent });
   // PATH is the stand-in tools folder only; HOME is a temp folder, so the real ~/.swan is never read.
   const child = spawn(process.execPath, [BIN, 'run', '--home', home], { env: { PATH: o.bin.dir, HOME: userHome, LANG: 'C' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -86,12 +85,12 @@ beforeAll(async () => {
   hub = await startGoHub({ token: KEY });
   defaultsHub = await startGoHub({ token: KEY });
   // The agent with default timings starts first: its first heartbeat is due 30 s after its register ack.
-  defaultsAgent = spawnAgent({ hub: defaultsHub, models: { [QWEN]: { endpoint: engines.usage.url } }, agentLines: [], bin, goKey: KEY_ONE });
+  defaultsAgent = spawnAgent({ hub: defaultsHub, models: { [QWEN]: { endpoint: engines.usage.url } }, bin, goKey: KEY_ONE });
   const reg = defaultsHub.waitFor((f) => f.type === 'register', 'register (defaults agent)', 25_000).then((f) => (defaultsRegisteredAt = f.at));
   agent = spawnAgent({
     hub,
     bin,
-    agentLines: ['HeartbeatIntervalSeconds = 0.5'],
+    agent: { HeartbeatIntervalSeconds: 0.5 },
     models: {
       [QWEN]: { endpoint: engines.usage.url },
       'qwen-override': { endpoint: engines.usage.url, local_model: QWEN, context_length: 2048 },

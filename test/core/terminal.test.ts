@@ -16,6 +16,7 @@ import { startTestEngine, type TestEngine } from '../support/engine-server';
 import { repoRoot } from '../support/traces';
 import { tempHome } from '../support/stack';
 import { rec } from '../support/ledger/helpers';
+import { writeConfigToml } from '../support/config-toml';
 
 const NASTY = [
   '\x1b]0;pwned\x07', // OSC: window title
@@ -99,10 +100,7 @@ describe('terminal writers', () => {
     const home = tempHome();
     cleanups.push(() => fs.rmSync(home, { recursive: true, force: true }));
     fs.writeFileSync(path.join(home, 'models.json'), '{}');
-    fs.writeFileSync(
-      path.join(home, 'config.toml'),
-      `[API]\nNodeName = "n"\n[Inference]\nWebSocketURL = "ws://127.0.0.1:9"\nServiceURL = "http://127.0.0.1:${port}"\nApiKey = "sk-prov-0123456789"\n`,
-    );
+    writeConfigToml(home, { API: { NodeName: 'n' }, Inference: { WebSocketURL: 'ws://127.0.0.1:9', ServiceURL: `http://127.0.0.1:${port}`, ApiKey: 'sk-prov-0123456789' } });
     const out = await new Promise<string>((resolve) => {
       const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'swan-provider.js'), 'doctor', '--home', home], { stdio: ['ignore', 'pipe', 'pipe'] });
       let text = '';

@@ -14,6 +14,7 @@ import { MAX_MESSAGE_BYTES } from '../../src/core/protocol/messages';
 import { TEST_KEY, registered, startStack, tempHome, until, type Stack } from '../support/stack';
 import { generatedText } from '../support/traces';
 import { audit, nextDisconnect, report, streamChat } from '../support/faults/faults';
+import { writeConfigToml } from '../support/config-toml';
 
 const cleanups: Array<() => Promise<void>> = [];
 let stack: Stack | undefined;
@@ -91,22 +92,10 @@ async function hugeChunkEngine(hugeChars: number, tailDelayMs = 50): Promise<{ u
 async function agentFor(hub: DevHub, model: string, endpoint: string): Promise<Agent> {
   const home = tempHome();
   fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify({ [model]: { endpoint } }));
-  fs.writeFileSync(
-    path.join(home, 'config.toml'),
-    [
-      '[Inference]',
-      `WebSocketURL = "${hub.wsUrl}"`,
-      `ApiKey = "${TEST_KEY}"`,
-      '[Agent]',
-      'HeartbeatIntervalSeconds = 0.2',
-      'HealthCheckIntervalSeconds = 0.1',
-      'PingIntervalSeconds = 0.2',
-      'ReadTimeoutSeconds = 2',
-      'ReconnectMaxBackoffSeconds = 0.2',
-      'Discovery = false',
-      '',
-    ].join('\n'),
-  );
+  writeConfigToml(home, {
+    Inference: { WebSocketURL: hub.wsUrl, ApiKey: TEST_KEY },
+    Agent: { HeartbeatIntervalSeconds: 0.2, HealthCheckIntervalSeconds: 0.1, PingIntervalSeconds: 0.2, ReadTimeoutSeconds: 2, ReconnectMaxBackoffSeconds: 0.2, Discovery: false },
+  });
   const agent = await Agent.create({ home, log: memoryLog(), gpu: false, discovery: false, env: { PATH: process.env.PATH } });
   cleanups.push(async () => {
     await agent.stop();

@@ -13,6 +13,7 @@ import type { EndpointState, RequestView } from '../../src/shared/types';
 import { GatewayKeys } from '../../src/core/gateway/keys';
 import { freePort, tempHome } from '../support/stack';
 import { Bridge, Cli, eventually, get, Llama, LLAMA_PRESENT, runCli, SMALL } from '../support/live/llama';
+import { writeConfigToml } from '../support/config-toml';
 
 const KEY = 'sk-prov-live-1234567890';
 const ENGINE_KEY = 'engine-key-1';
@@ -66,27 +67,13 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
     const home = tempHome('swan-live-');
     cleanup.push(() => fs.rmSync(home, { recursive: true, force: true }));
     const keys = new GatewayKeys(home);
-    fs.writeFileSync(
-      path.join(home, 'config.toml'),
-      [
-        '[API]',
-        'NodeName = "live"',
-        '[Inference]',
-        `WebSocketURL = "ws://127.0.0.1:${ph}"`,
-        `ServiceURL = "http://127.0.0.1:${ph}"`,
-        `ApiKey = "${KEY}"`,
-        'Models = ["small", "keyed", "four", "loader"]',
-        '[Agent]',
-        // The default 30 s health interval: fast recovery must come from the failure path, not the timer.
-        `EngineHosts = ["http://127.0.0.1:${pa}"]`,
-        'EngineHeadersTimeoutSeconds = 1',
-        'HeartbeatIntervalSeconds = 2',
-        '[Gateway]',
-        'Enable = true',
-        `Listen = "127.0.0.1:${pg}"`,
-        '',
-      ].join('\n'),
-    );
+    writeConfigToml(home, {
+      API: { NodeName: 'live' },
+      Inference: { WebSocketURL: `ws://127.0.0.1:${ph}`, ServiceURL: `http://127.0.0.1:${ph}`, ApiKey: KEY, Models: ['small', 'keyed', 'four', 'loader'] },
+      // The default 30 s health interval: fast recovery must come from the failure path, not the timer.
+      Agent: { EngineHosts: [`http://127.0.0.1:${pa}`], EngineHeadersTimeoutSeconds: 1, HeartbeatIntervalSeconds: 2 },
+      Gateway: { Enable: true, Listen: `127.0.0.1:${pg}` },
+    });
     w = { a, b, hub, hubUrl: `http://127.0.0.1:${ph}`, home, gatewayUrl: `http://127.0.0.1:${pg}`, keys, cleanup } as World;
     writeModels(keyedModels('wrong-key'));
     await hub.waitFor(/dev hub listening/, 'dev hub up');

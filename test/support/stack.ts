@@ -7,6 +7,8 @@ import path from 'node:path';
 import { Agent } from '../../src/core/agent';
 import { memoryLog } from '../../src/core/log';
 import { startDevHub, type DevHub, type DevHubOptions } from '../../src/cli/dev-hub';
+import type { ConfigFile } from '../../src/core/config/config';
+import { writeConfigToml } from './config-toml';
 import { startTestEngine, type TestEngine, type TestEngineOptions } from './engine-server';
 
 export const TEST_KEY = 'sk-prov-test-1234567890';
@@ -16,8 +18,8 @@ export interface StackOptions {
   /** model id -> { engine index, local_model?, api_key? } ; default: every engine model at its engine. */
   models?: Record<string, { engine: number; local_model?: string; api_key?: string }>;
   hub?: DevHubOptions | false;
-  /** Extra lines for the [Agent] section. */
-  agent?: Record<string, number | boolean>;
+  /** [Agent] keys over the fast test timings. */
+  agent?: ConfigFile['Agent'];
   key?: string;
   /** Hub URL to dial when hub is false (e.g. a port nothing listens on yet). */
   hubUrl?: string;
@@ -34,7 +36,7 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-const FAST: Record<string, number | boolean> = {
+const FAST: NonNullable<ConfigFile['Agent']> = {
   HeartbeatIntervalSeconds: 0.2,
   HealthCheckIntervalSeconds: 0.1,
   PingIntervalSeconds: 0.2,
@@ -74,22 +76,12 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
     for (const e of engines) for (const id of e.modelIds) models[id] ??= { endpoint: e.url };
   }
   fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify(models, null, 2));
-  const agentLines = Object.entries({ ...FAST, ...o.agent }).map(([k, v]) => `${k} = ${v}`);
-  fs.writeFileSync(
-    path.join(home, 'config.toml'),
-    [
-      '[API]',
-      'NodeName = "test-node"',
-      '[Inference]',
-      `WebSocketURL = "${o.hubUrl ?? hub?.wsUrl ?? 'ws://127.0.0.1:9'}"`,
-      `ServiceURL = "${o.serviceUrl ?? hub?.url ?? 'http://127.0.0.1:9'}"`,
-      `ApiKey = "${o.key ?? TEST_KEY}"`,
-      '[Agent]',
-      ...agentLines,
-      '',
-    ].join('\n'),
-  );
-  const agent = await Agent.create({ home, configPath: path.join(home, 'config.toml'), log: memoryLog(), gpu: false, discovery: o.agent?.Discovery === true, env: { PATH: process.env.PATH } });
+  const configPath = writeConfigToml(home, {
+    API: { NodeName: 'test-node' },
+    Inference: { WebSocketURL: o.hubUrl ?? hub?.wsUrl ?? 'ws://127.0.0.1:9', ServiceURL: o.serviceUrl ?? hub?.url ?? 'http://127.0.0.1:9', ApiKey: o.key ?? TEST_KEY },
+    Agent: { ...FAST, ...o.agent },
+  });
+  const agent = await Agent.create({ home, configPath, log: memoryLog(), gpu: false, discovery: o.agent?.Discovery === true, env: { PATH: process.env.PATH } });
   if (o.start !== false) await agent.start();
   return {
     hub,

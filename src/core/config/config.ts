@@ -74,6 +74,9 @@ const tomlSchema = z
   })
   .passthrough();
 
+/** config.toml as written on disk (before defaults): what a test or a tool may write. */
+export type ConfigFile = z.input<typeof tomlSchema>;
+
 const modelEntry = z
   .object({
     endpoint: z.string().min(1),

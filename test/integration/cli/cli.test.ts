@@ -9,6 +9,7 @@ import { startTestEngine, type TestEngine } from '../../support/engine-server';
 import { repoRoot } from '../../support/traces';
 import { TEST_KEY, chunkText, readSse, tempHome, until } from '../../support/stack';
 import { summarizeTrace } from '../../support/traces';
+import { writeConfigToml } from '../../support/config-toml';
 
 const BIN = path.join(repoRoot, 'bin', 'swan-provider.js');
 const NO_GO_KEY = path.join(repoRoot, 'no-go-provider-here');
@@ -116,10 +117,7 @@ describe('swan-provider', () => {
     cleanup.push(() => fs.rmSync(home, { recursive: true, force: true }));
     const model = engine.modelIds[0]!;
     fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify({ [model]: { endpoint: `${engine.url}/v1` } }));
-    fs.writeFileSync(
-      path.join(home, 'config.toml'),
-      `[API]\nNodeName = "cli-node"\n[Inference]\nWebSocketURL = "${hub.wsUrl}"\nServiceURL = "${hub.url}"\nApiKey = "${TEST_KEY}"\n[Agent]\nDiscovery = false\n`,
-    );
+    writeConfigToml(home, { API: { NodeName: 'cli-node' }, Inference: { WebSocketURL: hub.wsUrl, ServiceURL: hub.url, ApiKey: TEST_KEY }, Agent: { Discovery: false } });
     const doctor = await runCli(['doctor', '--home', home]);
     expect(doctor.stdout).toContain('All good');
     expect(doctor.stdout).toContain('status: active (step 4 of 4: Active)');

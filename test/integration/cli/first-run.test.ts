@@ -13,6 +13,7 @@ import { loadConfig } from '../../../src/core/config/config';
 import { startTestEngine } from '../../support/engine-server';
 import { TEST_KEY, freePort, tempHome } from '../../support/stack';
 import { CliProcess, offlineHome, runCli } from '../../support/cli/cli';
+import { writeConfigToml } from '../../support/config-toml';
 
 const cleanup: Array<() => Promise<unknown> | unknown> = [];
 afterEach(async () => {
@@ -115,7 +116,7 @@ describe('busy ports', () => {
   it('a busy gateway port (from config.toml) is refused the same way, naming the setting to change', async () => {
     const h = home();
     const port = await occupy();
-    fs.writeFileSync(path.join(h, 'config.toml'), `[Inference]\nWebSocketURL = "ws://127.0.0.1:1"\n[Agent]\nDiscovery = false\n[Gateway]\nEnable = true\nListen = "127.0.0.1:${port}"\n`);
+    writeConfigToml(h, { Inference: { WebSocketURL: 'ws://127.0.0.1:1' }, Agent: { Discovery: false }, Gateway: { Enable: true, Listen: `127.0.0.1:${port}` } });
     const r = await runCli(['run', '--home', h]);
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
@@ -211,7 +212,7 @@ describe('doctor reads what the agent reads', () => {
     const hub = await startDevHub({ token: TEST_KEY, pendingToken: 'sk-prov-pending-000000' });
     cleanup.push(() => hub.close());
     const h = home();
-    fs.writeFileSync(path.join(h, 'config.toml'), `[Inference]\nWebSocketURL = "${hub.wsUrl}"\nServiceURL = "${hub.url}"\nApiKey = "sk-prov-pending-000000"\n[Agent]\nDiscovery = false\n`);
+    writeConfigToml(h, { Inference: { WebSocketURL: hub.wsUrl, ServiceURL: hub.url, ApiKey: 'sk-prov-pending-000000' }, Agent: { Discovery: false } });
     const r = await runCli(['doctor', '--home', h]);
     expect(r.code).toBe(1);
     // The dev hub's "pending" fixture (HUB-PROTOCOL.md's shape).

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RecordingHub, type ReceivedEnd } from '../../support/recording-hub';
 import { startTestEngine, type TestEngine } from '../../support/engine-server';
 import { TEST_KEY, tempHome } from '../../support/stack';
+import { writeConfigToml } from '../../support/config-toml';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const CLI = path.join(root, 'bin', 'swan-provider.js');
@@ -27,21 +28,10 @@ beforeAll(async () => {
   hub = await RecordingHub.start();
   home = tempHome('swan-agent-crash-');
   fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify({ [MODEL]: { endpoint: engine.url } }));
-  fs.writeFileSync(
-    path.join(home, 'config.toml'),
-    [
-      '[Inference]',
-      'Enable = true',
-      `WebSocketURL = "${hub.wsUrl}"`,
-      'ServiceURL = "http://127.0.0.1:9"',
-      `ApiKey = "${TEST_KEY}"`,
-      '[Agent]',
-      'Discovery = false',
-      'HealthCheckIntervalSeconds = 0.1',
-      'MaxConcurrentPerEndpoint = 12',
-      '',
-    ].join('\n'),
-  );
+  writeConfigToml(home, {
+    Inference: { Enable: true, WebSocketURL: hub.wsUrl, ServiceURL: 'http://127.0.0.1:9', ApiKey: TEST_KEY },
+    Agent: { Discovery: false, HealthCheckIntervalSeconds: 0.1, MaxConcurrentPerEndpoint: 12 },
+  });
 });
 
 afterAll(async () => {

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevHub, type DevHub, type DevProvider } from '../../../src/cli/dev-hub';
 import type { InvokeReply } from '../../../src/shared/bridge';
 import { startTestEngine, type TestEngine } from '../../support/engine-server';
+import { writeConfigToml } from '../../support/config-toml';
 
 const root = path.resolve(__dirname, '../../..');
 const KEY = 'sk-prov-main-test-1234567890';
@@ -139,23 +140,11 @@ beforeAll(async () => {
   engine = await startTestEngine({});
   hub = await startDevHub({ token: KEY });
   fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify(Object.fromEntries(engine.modelIds.map((id) => [id, { endpoint: engine.url }]))));
-  fs.writeFileSync(
-    path.join(home, 'config.toml'),
-    [
-      '[API]',
-      'NodeName = "smoke"',
-      '[Inference]',
-      `WebSocketURL = "${hub.wsUrl}"`,
-      `ServiceURL = "${hub.url}"`,
-      `ApiKey = "${KEY}"`,
-      '[Agent]',
-      'Discovery = false',
-      'HeartbeatIntervalSeconds = 0.3',
-      'HealthCheckIntervalSeconds = 0.1',
-      'ReconnectMaxBackoffSeconds = 0.2',
-      '',
-    ].join('\n'),
-  );
+  writeConfigToml(home, {
+    API: { NodeName: 'smoke' },
+    Inference: { WebSocketURL: hub.wsUrl, ServiceURL: hub.url, ApiKey: KEY },
+    Agent: { Discovery: false, HeartbeatIntervalSeconds: 0.3, HealthCheckIntervalSeconds: 0.1, ReconnectMaxBackoffSeconds: 0.2 },
+  });
 
   main = launchMain(home, { FAKE_KEYCHAIN: '1' });
 }, 60_000);

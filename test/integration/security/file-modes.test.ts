@@ -10,6 +10,7 @@ import { ensureHome } from '../../../src/core/config/home';
 import { memoryLog } from '../../../src/core/log';
 import { repoRoot } from '../../support/traces';
 import { until } from '../../support/stack';
+import { writeConfigToml } from '../../support/config-toml';
 
 const mode = (p: string) => fs.statSync(p).mode & 0o777;
 const roots: string[] = [];
@@ -51,7 +52,7 @@ describe('file modes', () => {
     fs.mkdirSync(home, { mode: 0o755 });
     fs.chmodSync(home, 0o755);
     fs.writeFileSync(path.join(home, 'models.json'), '{}', { mode: 0o644 });
-    fs.writeFileSync(path.join(home, 'config.toml'), '[API]\nNodeName = "m"\n[Inference]\nWebSocketURL = "ws://127.0.0.1:9"\n[Agent]\nDiscovery = false\n', { mode: 0o644 });
+    writeConfigToml(home, { API: { NodeName: 'm' }, Inference: { WebSocketURL: 'ws://127.0.0.1:9' }, Agent: { Discovery: false } }, { mode: 0o644 });
     const agent = await Agent.create({ home, log: memoryLog(), gpu: false, discovery: false, env: {} });
     try {
       await agent.start();

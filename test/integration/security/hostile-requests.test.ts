@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEngine, type TestEngine } from '../../support/engine-server';
 import { repoRoot } from '../../support/traces';
 import { TEST_KEY, freePort, tempHome, until } from '../../support/stack';
+import { writeConfigToml } from '../../support/config-toml';
 
 const BIN = path.join(repoRoot, 'bin', 'swan-provider.js');
 
@@ -87,23 +88,12 @@ beforeAll(async () => {
   gatewayPort = await freePort();
   const model = engine.modelIds[0]!;
   fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify({ [model]: { endpoint: `${engine.url}/v1` } }));
-  fs.writeFileSync(
-    path.join(home, 'config.toml'),
-    [
-      '[API]',
-      'NodeName = "hostile-node"',
-      '[Inference]',
-      `WebSocketURL = "ws://127.0.0.1:${hubPort}"`,
-      `ServiceURL = "http://127.0.0.1:${hubPort}"`,
-      `ApiKey = "${TEST_KEY}"`,
-      '[Agent]',
-      'Discovery = false',
-      '[Gateway]',
-      'Enable = true',
-      `Listen = "127.0.0.1:${gatewayPort}"`,
-      '',
-    ].join('\n'),
-  );
+  writeConfigToml(home, {
+    API: { NodeName: 'hostile-node' },
+    Inference: { WebSocketURL: `ws://127.0.0.1:${hubPort}`, ServiceURL: `http://127.0.0.1:${hubPort}`, ApiKey: TEST_KEY },
+    Agent: { Discovery: false },
+    Gateway: { Enable: true, Listen: `127.0.0.1:${gatewayPort}` },
+  });
   agent = startCli(['run', '--home', home, '--no-discovery', '--console', `127.0.0.1:${consolePort}`]);
   await until(() => /console: http/.test(agent.out) && /local gateway listening/.test(agent.out), 'agent started', 30_000);
 }, 60_000);
