@@ -1,9 +1,10 @@
 // The bridge verbs through a real Agent (real dev hub, real test engine, real ledger file): each
 // channel's answer has the documented shape (src/shared/bridge.ts InvokeResults), bad arguments are
-// refused with "Invalid arguments for <channel>: …", and the support bundle holds no secret.
+// refused with "Invalid arguments for <channel>: …", and the support bundle holds no secret. Each test
+// that changes the agent's state has a stack of its own (beforeEach), so none depends on another's order.
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { INVOKE_CHANNELS, type AgentSnapshot, type BridgeEvent, type GatewayKeyView, type SettingsView, type UsageReport } from '../../../src/shared/bridge';
 import type { EngineInfo, LogEntry, ModelState, PauseState, RequestView } from '../../../src/shared/types';
 import { startTestEngine, type TestEngine } from '../../support/engine-server';
@@ -13,14 +14,22 @@ let stack: Stack;
 let model: string;
 const invoke = <T>(channel: string, args: unknown): Promise<T> => stack.agent.invoke(channel, args) as Promise<T>;
 
-beforeAll(async () => {
+async function freshStack(): Promise<void> {
   stack = await startStack();
   await registered(stack);
   model = stack.engines[0]!.modelIds[0]!;
-});
-afterAll(async () => {
+}
+async function closeStack(): Promise<void> {
   await stack?.close();
-});
+}
+
+/** One streamed request through the hub, finished and in the request book. */
+async function streamOne(): Promise<void> {
+  const res = await chat(stack.hub!, { model, messages: [{ role: 'user', content: 'hello' }], stream: true });
+  expect(res.status).toBe(200);
+  await res.text();
+  await until(() => stack.agent.book.list().some((v) => v.status === 'ok'), 'the request finished');
+}
 
 const SNAPSHOT_KEYS = ['catalogue', 'discovery', 'engines', 'gateway', 'gpu', 'hasKey', 'identity', 'link', 'models', 'nodeId', 'nodeName', 'onboarded', 'pause', 'providerStatus', 'today', 'todayEarningsReason', 'version'];
 
@@ -40,6 +49,9 @@ function expectModelStates(models: ModelState[]): void {
 }
 
 describe('every channel answers with its documented shape', () => {
+  beforeEach(freshStack);
+  afterEach(closeStack);
+
   it('snapshot.get', async () => {
     const s = await invoke<AgentSnapshot>('snapshot.get', {});
     expect(Object.keys(s).sort()).toEqual(SNAPSHOT_KEYS);
@@ -129,6 +141,7 @@ describe('every channel answers with its documented shape', () => {
   });
 
   it('settings.save: validation errors per field, nothing saved', async () => {
+    const before = await invoke<SettingsView>('settings.get', {});
     const r = await invoke('settings.save', {
       patch: { hubUrl: 'http://hub', serviceUrl: 'hub', nodeName: '', providerKey: 'bad key', gatewayListen: 'nowhere', retentionDays: 0, theme: 'light' },
     });
@@ -143,7 +156,7 @@ describe('every channel answers with its documented shape', () => {
         retentionDays: expect.stringContaining('1 to 3650'),
       },
     });
-    expect((await invoke<SettingsView>('settings.get', {})).theme).toBe('dark');
+    expect(await invoke<SettingsView>('settings.get', {})).toEqual(before);
   });
 
   it('settings.checkKey asks the hub', async () => {
@@ -153,10 +166,7 @@ describe('every channel answers with its documented shape', () => {
   });
 
   it('requests.list and requests.text after a streamed request through the hub', async () => {
-    const res = await chat(stack.hub!, { model, messages: [{ role: 'user', content: 'hello' }], stream: true });
-    expect(res.status).toBe(200);
-    await res.text();
-    await until(() => stack.agent.book.list().some((v) => v.status === 'ok'), 'the request finished');
+    await streamOne();
     const list = await invoke<RequestView[]>('requests.list', {});
     const done = list.find((v) => v.status === 'ok')!;
     expect(done).toMatchObject({ id: expect.any(String), source: 'hub', model, stream: true, startedAt: expect.any(Number), tokensIn: expect.any(Number), tokensOut: expect.any(Number), estimated: expect.any(Boolean) });
@@ -168,6 +178,7 @@ describe('every channel answers with its documented shape', () => {
   });
 
   it('usage.report and usage.exportCsv read the ledger', async () => {
+    await streamOne();
     await until(() => stack.agent.snapshot().today.requests > 0, 'the ledger has the request');
     const now = Date.now();
     const r = await invoke<UsageReport>('usage.report', { from: now - 3_600_000, to: now + 1000, bucket: '15m' });
@@ -240,6 +251,10 @@ describe('every channel answers with its documented shape', () => {
 });
 
 describe('refusals', () => {
+  // Every call here is refused before it reaches the agent's state, so one stack serves them all.
+  beforeAll(freshStack);
+  afterAll(closeStack);
+
   it('an unknown channel', async () => {
     await expect(invoke('models.delete', {})).rejects.toThrow('Unknown request "models.delete".');
     await expect(invoke('__proto__', {})).rejects.toThrow('Unknown request "__proto__".');
