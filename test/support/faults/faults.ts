@@ -67,6 +67,8 @@ export interface StreamOutcome {
   text: string;
   /** An error the hub put in the body (JSON error or an SSE `error` event). */
   error?: string;
+  /** That error's code, when the hub gave one (the dev hub passes on the provider's status code). */
+  code?: number | string;
   sawDone: boolean;
 }
 
@@ -82,16 +84,17 @@ export async function streamChat(hub: DevHub, model: string, maxTokens: number, 
 async function readStream(hub: DevHub, model: string, maxTokens: number, signal?: AbortSignal): Promise<StreamOutcome> {
   const res = await chat(hub, { model, stream: true, max_tokens: maxTokens, messages: [{ role: 'user', content: `n=${maxTokens}` }] }, signal ? { signal } : {});
   if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
-    const body = (await res.json()) as { error?: { message?: string } };
-    return { status: res.status, text: '', error: body.error?.message ?? 'no error message', sawDone: false };
+    const body = (await res.json()) as { error?: { message?: string; code?: number | string } };
+    return { status: res.status, text: '', error: body.error?.message ?? 'no error message', ...(body.error?.code !== undefined ? { code: body.error.code } : {}), sawDone: false };
   }
   const events = await readSse(res);
-  const err = events.find((e): e is { error: { message?: string } } => typeof e === 'object' && e !== null && 'error' in e);
+  const err = events.find((e): e is { error: { message?: string; code?: number | string } } => typeof e === 'object' && e !== null && 'error' in e);
   return {
     status: res.status,
     text: chunkText(events),
     sawDone: events.includes('[DONE]'),
     ...(err ? { error: err.error.message ?? 'error without message' } : {}),
+    ...(err?.error.code !== undefined ? { code: err.error.code } : {}),
   };
 }
 
