@@ -5,7 +5,7 @@ import type { DemandRowView, DemandView } from '../../shared/bridge';
 import { getBridge } from '../bridge';
 import { Card } from './Card';
 import { ErrorText } from './Field';
-import { fmtGb, fmtMoney, fmtPercent } from '../lib/format';
+import { fmtDateTime, fmtGb, fmtMoney, fmtPercent } from '../lib/format';
 import { useCall, useFetch } from '../lib/use-call';
 
 const HERE: Record<DemandRowView['here'], string> = {
@@ -66,7 +66,7 @@ export function DemandCard() {
       {v && (
         <>
           <p className="muted">
-            Payout per 1M tokens{v.rates.asOf ? `, as of ${new Date(v.rates.asOf).toLocaleString()}` : ''}
+            Payout per 1M tokens{v.rates.asOf ? `, as of ${fmtDateTime(v.rates.asOf)}` : ''}
             {v.rates.stale ? ' (stale)' : ''}. GPU memory here: {v.vramGb === null ? 'no GPU found' : fmtGb(v.vramGb)}.
           </p>
           {v.rows.length === 0 ? (

@@ -5,7 +5,7 @@ import type { PricesView } from '../../shared/bridge';
 import { getBridge } from '../bridge';
 import { Card } from './Card';
 import { ErrorText, Field } from './Field';
-import { fmtMoney } from '../lib/format';
+import { fmtDateTime, fmtMoney } from '../lib/format';
 import { useCall, useFetch } from '../lib/use-call';
 
 function parsePrice(text: string): number | null {
@@ -63,7 +63,7 @@ export function PricesCard({ models }: { models: string[] }) {
                 </th>
                 <td className="num">{fmtMoney(p.inputPerM)}</td>
                 <td className="num">{fmtMoney(p.outputPerM)}</td>
-                <td>{new Date(p.effectiveFrom).toLocaleString()}</td>
+                <td>{fmtDateTime(p.effectiveFrom)}</td>
               </tr>
             ))}
           </tbody>

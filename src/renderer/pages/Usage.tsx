@@ -10,7 +10,7 @@ import { ChartLegend } from '../components/ChartLegend';
 import { DemandCard } from '../components/DemandCard';
 import { useStore } from '../store/store';
 import { ErrorText } from '../components/Field';
-import { fmtInt, fmtMoney, fmtMs, fmtNumber, fmtPercent } from '../lib/format';
+import { fmtClock, fmtDate, fmtDay, fmtInt, fmtMoney, fmtMonth, fmtMs, fmtNumber, fmtPercent } from '../lib/format';
 import { useCall, useFetch } from '../lib/use-call';
 
 const RANGES = {
@@ -22,9 +22,7 @@ const RANGES = {
 type RangeKey = keyof typeof RANGES;
 
 function bucketLabel(ts: number, bucket: 'hour' | 'day' | 'month'): string {
-  const d = new Date(ts);
-  if (bucket === 'month') return d.toLocaleDateString(undefined, { month: 'short', year: '2-digit' });
-  return bucket === 'hour' ? d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', hour12: false }) : d.toLocaleDateString(undefined, { month: 'short', day: 'numeric' });
+  return bucket === 'month' ? fmtMonth(ts) : bucket === 'hour' ? fmtClock(ts) : fmtDay(ts);
 }
 
 function download(name: string, text: string, type: string): void {
@@ -101,7 +99,7 @@ export function Usage() {
   const report = useFetch(() => getBridge().invoke('usage.report', { from, to, bucket: r.bucket }), [from, to, r.bucket]);
   const [exportCsv, exportState] = useCall(async () => {
     const csv = await getBridge().invoke('usage.exportCsv', { from, to });
-    download(`swan-usage-${new Date(from).toISOString().slice(0, 10)}-${new Date(to).toISOString().slice(0, 10)}.csv`, csv, 'text/csv');
+    download(`swan-usage-${fmtDate(from)}-${fmtDate(to)}.csv`, csv, 'text/csv');
   });
   const rep = report.data;
   const overview = useFetch(() => getBridge().invoke('earnings.overview', {}), [to]);
