@@ -8,6 +8,7 @@ import { setEngines } from '../store/actions';
 import { useStore } from '../store/store';
 import { Badge } from './Badge';
 import { ErrorText, Field } from './Field';
+import { DataTable } from './DataTable';
 
 export function GpuList({ inventory }: { inventory: GpuInventory }) {
   if (inventory.gpus.length === 0) {
@@ -56,17 +57,7 @@ export function EngineList({ engines }: { engines: EngineInfo[] }) {
     );
   }
   return (
-    <table className="table" data-testid="engine-list">
-      <thead>
-        <tr>
-          <th scope="col">Address</th>
-          <th scope="col">Type</th>
-          <th scope="col">Models</th>
-          <th scope="col">State</th>
-          <th scope="col">Found by</th>
-        </tr>
-      </thead>
-      <tbody>
+    <DataTable testId="engine-list" columns={[{ label: 'Address' }, { label: 'Type' }, { label: 'Models' }, { label: 'State' }, { label: 'Found by' }]}>
         {engines.map((e) => (
           <tr key={e.url} data-testid="engine-row">
             <th scope="row" className="mono">
@@ -85,8 +76,7 @@ export function EngineList({ engines }: { engines: EngineInfo[] }) {
             <td className="small">{e.origin === 'probe' ? 'port probe' : e.origin === 'owner' ? 'added by you' : 'models.json'}</td>
           </tr>
         ))}
-      </tbody>
-    </table>
+    </DataTable>
   );
 }
 

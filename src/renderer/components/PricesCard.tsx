@@ -7,6 +7,7 @@ import { Card } from './Card';
 import { ErrorText, Field } from './Field';
 import { fmtDateTime, fmtMoney } from '../lib/format';
 import { useCall, useFetch } from '../lib/use-call';
+import { DataTable } from './DataTable';
 
 function parsePrice(text: string): number | null {
   const n = Number(text.trim());
@@ -42,20 +43,7 @@ export function PricesCard({ models }: { models: string[] }) {
           : 'The hub has not enabled earnings for this provider yet: requests are counted, earnings stay at $0 until it does.'}
       </p>
       {current && current.prices.length > 0 ? (
-        <table className="table" data-testid="prices-table">
-          <thead>
-            <tr>
-              <th scope="col">Model</th>
-              <th scope="col" className="num">
-                Input / 1M tokens
-              </th>
-              <th scope="col" className="num">
-                Output / 1M tokens
-              </th>
-              <th scope="col">Since</th>
-            </tr>
-          </thead>
-          <tbody>
+        <DataTable testId="prices-table" columns={[{ label: 'Model' }, { label: 'Input / 1M tokens', num: true }, { label: 'Output / 1M tokens', num: true }, { label: 'Since' }]}>
             {current.prices.map((p) => (
               <tr key={p.model}>
                 <th scope="row" className="mono">
@@ -66,8 +54,7 @@ export function PricesCard({ models }: { models: string[] }) {
                 <td>{fmtDateTime(p.effectiveFrom)}</td>
               </tr>
             ))}
-          </tbody>
-        </table>
+        </DataTable>
       ) : (
         <p className="empty">No estimates set: models the network does not price earn nothing here.</p>
       )}

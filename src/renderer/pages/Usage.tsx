@@ -4,6 +4,7 @@ import { Bar, BarChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxi
 import type { EarningsOverview, UsageReport } from '../../shared/bridge';
 import { getBridge } from '../bridge';
 import { Card, Stat } from '../components/Card';
+import { DataTable, ModelCell } from '../components/DataTable';
 import { PricesCard } from '../components/PricesCard';
 import { KeepCard, PlatformRecordCard, RatesCard } from '../components/EarningsCards';
 import { ChartLegend } from '../components/ChartLegend';
@@ -155,48 +156,17 @@ export function Usage() {
             {rep.perModel.length === 0 ? (
               <p className="empty">No requests in this period.</p>
             ) : (
-              <table className="table" data-testid="usage-per-model">
-                <thead>
-                  <tr>
-                    <th scope="col">Model</th>
-                    <th scope="col" className="num">
-                      Requests
-                    </th>
-                    <th scope="col" className="num">
-                      Tokens in
-                    </th>
-                    <th scope="col" className="num">
-                      Tokens out
-                    </th>
-                    <th scope="col" className="num">
-                      p50 latency
-                    </th>
-                    <th scope="col" className="num">
-                      p95 latency
-                    </th>
-                    <th scope="col" className="num">
-                      p50 tok/s
-                    </th>
-                    <th scope="col" className="num">
-                      Errors
-                    </th>
-                    <th scope="col" className="num">
-                      Earnings
-                    </th>
-                    <th scope="col" className="num">
-                      Power cost
-                    </th>
-                    <th scope="col" className="num">
-                      Net
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
+              <DataTable
+                testId="usage-per-model"
+                dense
+                columns={[
+                  { label: 'Model' },
+                  ...['Requests', 'Tokens in', 'Tokens out', 'p50 latency', 'p95 latency', 'p50 tok/s', 'Errors', 'Earnings', 'Power cost', 'Net'].map((label) => ({ label, num: true })),
+                ]}
+              >
                   {rep.perModel.map((m) => (
                     <tr key={m.model}>
-                      <th scope="row" className="mono">
-                        {m.model}
-                      </th>
+                      <ModelCell model={m.model} />
                       <td className="num">{fmtInt(m.requests)}</td>
                       <td className="num">{fmtInt(m.tokensIn)}</td>
                       <td className="num">{fmtInt(m.tokensOut)}</td>
@@ -209,8 +179,7 @@ export function Usage() {
                       <td className="num">{fmtMoney(m.earnings - (m.cost ?? 0))}</td>
                     </tr>
                   ))}
-                </tbody>
-              </table>
+              </DataTable>
             )}
           </Card>
         </>
