@@ -10,7 +10,7 @@ import { useCall, useFetch } from '../lib/use-call';
 import { setSettings } from '../store/actions';
 import { useStore } from '../store/store';
 import { Card } from './Card';
-import { ErrorText, Field } from './Field';
+import { ErrorText, TextField } from './Field';
 
 function DownloadSteps({ d }: { d: UpdateDownloadView }) {
   const [download, downloadState] = useCall(() => getBridge().invoke('update.download', {}));
@@ -109,18 +109,7 @@ export function AboutCard() {
           {info.data ? `${info.data.build} (${info.data.mode === 'desktop' ? 'desktop app' : 'headless agent'})` : '…'}
         </dd>
       </dl>
-      <Field label="Update feed" hint="Empty: the npm registry's record of swan-provider-console. A desktop build may use a folder with latest.yml." error={feedError} testId="field-updateFeedUrl">
-        {(id, d) => (
-          <input
-            id={id}
-            aria-describedby={d}
-            value={feed ?? settings?.updateFeedUrl ?? ''}
-            placeholder="https://registry.npmjs.org/swan-provider-console"
-            onChange={(e) => setFeed(e.target.value)}
-            data-testid="input-updateFeedUrl"
-          />
-        )}
-      </Field>
+      <TextField label="Update feed" hint="Empty: the npm registry's record of swan-provider-console. A desktop build may use a folder with latest.yml." error={feedError} testId="field-updateFeedUrl" value={feed ?? settings?.updateFeedUrl ?? ''} placeholder="https://registry.npmjs.org/swan-provider-console" onChange={setFeed} inputTestId="input-updateFeedUrl" />
       <div className="form-actions">
         <button type="button" onClick={() => void check()} disabled={checkState.pending || !settings} data-testid="update-check">
           {checkState.pending ? 'Checking…' : 'Check for updates'}

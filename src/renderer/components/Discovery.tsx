@@ -7,7 +7,7 @@ import { useCall } from '../lib/use-call';
 import { setEngines } from '../store/actions';
 import { useStore } from '../store/store';
 import { Badge } from './Badge';
-import { ErrorText, Field } from './Field';
+import { ErrorText, TextField } from './Field';
 import { DataTable } from './DataTable';
 
 export function GpuList({ inventory }: { inventory: GpuInventory }) {
@@ -140,12 +140,8 @@ export function AddEndpointForm() {
         void add();
       }}
     >
-      <Field label="Engine address" hint="For example http://127.0.0.1:8000 or http://192.168.1.20:11434" error={state.error}>
-        {(id, d) => <input id={id} aria-describedby={d} type="url" value={url} onChange={(e) => setUrl(e.target.value)} required placeholder="http://127.0.0.1:8000" data-testid="endpoint-url" />}
-      </Field>
-      <Field label="Model (optional)" hint="Only this model from that engine; leave empty for all of them.">
-        {(id, d) => <input id={id} aria-describedby={d} value={model} onChange={(e) => setModel(e.target.value)} data-testid="endpoint-model" />}
-      </Field>
+      <TextField label="Engine address" hint="For example http://127.0.0.1:8000 or http://192.168.1.20:11434" error={state.error} type="url" value={url} onChange={setUrl} required placeholder="http://127.0.0.1:8000" inputTestId="endpoint-url" />
+      <TextField label="Model (optional)" hint="Only this model from that engine; leave empty for all of them." value={model} onChange={setModel} inputTestId="endpoint-model" />
       <div className="form-actions">
         <button type="submit" disabled={state.pending || !url.trim()} data-testid="endpoint-add">
           {state.pending ? 'Checking…' : 'Add endpoint'}

@@ -4,7 +4,7 @@ import { useState } from 'react';
 import type { PricesView } from '../../shared/bridge';
 import { getBridge } from '../bridge';
 import { Card } from './Card';
-import { ErrorText, Field } from './Field';
+import { ErrorText, Field, TextField } from './Field';
 import { fmtDateTime, fmtMoney } from '../lib/format';
 import { useCall, useFetch } from '../lib/use-call';
 import { DataTable } from './DataTable';
@@ -77,12 +77,8 @@ export function PricesCard({ models }: { models: string[] }) {
             </select>
           )}
         </Field>
-        <Field label="Input, $ per 1M tokens" error={errors.input ?? null} testId="price-input-field">
-          {(id, d) => <input id={id} aria-describedby={d} inputMode="decimal" value={input} onChange={(e) => setInput(e.target.value)} data-testid="price-input" />}
-        </Field>
-        <Field label="Output, $ per 1M tokens" error={errors.output ?? null} testId="price-output-field">
-          {(id, d) => <input id={id} aria-describedby={d} inputMode="decimal" value={output} onChange={(e) => setOutput(e.target.value)} data-testid="price-output" />}
-        </Field>
+        <TextField label="Input, $ per 1M tokens" error={errors.input ?? null} testId="price-input-field" inputMode="decimal" value={input} onChange={setInput} inputTestId="price-input" />
+        <TextField label="Output, $ per 1M tokens" error={errors.output ?? null} testId="price-output-field" inputMode="decimal" value={output} onChange={setOutput} inputTestId="price-output" />
         <button type="submit" disabled={saveState.pending} data-testid="price-save">
           {saveState.pending ? 'Saving…' : 'Set price'}
         </button>
