@@ -13,7 +13,9 @@ export function loopLine(name: string, l: LoopSummary | undefined): string {
   if (!l) return `${name}: no loop figures`;
   return (
     `${name}: loop busy ${Math.round(l.utilization * 100)}%, delay p50 ${l.delayP50} / p99 ${l.delayP99} / p99.9 ${l.delayP999} / max ${l.delayMax} ms; ` +
-    `GC ${l.gcCount}× ${l.gcTotalMs} ms (longest ${l.gcMaxMs} ms, ${l.gcOver1ms} over 1 ms); RSS ${l.rssMb} MB`
+    `CPU ${l.cpuUsPerChunk} µs/chunk; GC ${Object.entries(l.gcByKind)
+      .map(([k, g]) => `${k} ${g.count}× ${g.totalMs} ms (max ${g.maxMs})`)
+      .join(', ')}; RSS ${l.rssMb} MB`
   );
 }
 

@@ -6,6 +6,7 @@
 // - an event-loop delay histogram (perf_hooks.monitorEventLoopDelay, 1 ms resolution): how late a 1 ms
 //   timer fires, i.e. how long the loop was busy in one go. Values include the resolution.
 // - event-loop utilisation (the share of the window the loop was not idle),
+// - CPU time of the process (user + system, all threads: V8's GC helpers too),
 // - every GC pause (a PerformanceObserver on 'gc'): count, total and longest, by kind.
 // On SIGUSR2 it writes one line `loop-probe {json}` to stdout with the figures since the last signal and
 // starts over, so the bench reads exactly the window of one measurement (signal, workload, signal).
@@ -21,6 +22,7 @@ const KINDS = {
 const delay = monitorEventLoopDelay({ resolution: 1 });
 delay.enable();
 let elu = performance.eventLoopUtilization();
+let cpu = process.cpuUsage();
 let gc = {};
 /** GC pauses longer than 1 ms, as [kind, ms] (the last 200). */
 let longGc = [];
@@ -48,11 +50,16 @@ process.on('SIGUSR2', () => {
     delay: { count: delay.count, p50: ms(delay.percentile(50)), p90: ms(delay.percentile(90)), p99: ms(delay.percentile(99)), p999: ms(delay.percentile(99.9)), max: ms(delay.max) },
     gc: Object.fromEntries(Object.entries(gc).map(([k, v]) => [k, { count: v.count, totalMs: round(v.totalMs), maxMs: round(v.maxMs) }])),
     longGc,
+    cpuMs: (() => {
+      const d = process.cpuUsage(cpu);
+      return round((d.user + d.system) / 1000);
+    })(),
     rssMb: Math.round((process.memoryUsage.rss() / 1048576) * 10) / 10,
   };
   process.stdout.write(`loop-probe ${JSON.stringify(figures)}\n`);
   delay.reset();
   elu = performance.eventLoopUtilization();
+  cpu = process.cpuUsage();
   gc = {};
   longGc = [];
 });

@@ -30,7 +30,10 @@ export interface LoopFigures {
   delay: { count: number; p50: number; p90: number; p99: number; p999: number; max: number };
   gc: Record<string, { count: number; totalMs: number; maxMs: number }>;
   longGc: Array<[string, number]>;
+  cpuMs: number;
   rssMb: number;
+  /** Chunks relayed in the window (set by the bench). */
+  chunks?: number;
 }
 
 /** The loop figures of one path over its turns: delay percentiles are the worst turn's, GC is summed. */
@@ -46,7 +49,24 @@ export interface LoopSummary {
   gcMaxMs: number;
   /** GC pauses over 1 ms during the turns. */
   gcOver1ms: number;
+  /** GC pause time by kind (minor = scavenge, major = mark-compact), summed. */
+  gcByKind: Record<string, { count: number; totalMs: number; maxMs: number }>;
+  /** Process CPU time (user + system) per relayed chunk, µs. */
+  cpuUsPerChunk: number;
   rssMb: number;
+}
+
+function byKind(turns: LoopFigures[]): LoopSummary['gcByKind'] {
+  const out: LoopSummary['gcByKind'] = {};
+  for (const t of turns) {
+    for (const [k, g] of Object.entries(t.gc)) {
+      const o = (out[k] ??= { count: 0, totalMs: 0, maxMs: 0 });
+      o.count += g.count;
+      o.totalMs = round(o.totalMs + g.totalMs, 1);
+      o.maxMs = Math.max(o.maxMs, g.maxMs);
+    }
+  }
+  return out;
 }
 
 export function summarizeLoop(turns: LoopFigures[]): LoopSummary | undefined {
@@ -64,6 +84,8 @@ export function summarizeLoop(turns: LoopFigures[]): LoopSummary | undefined {
     gcTotalMs: round(gcs.reduce((a, g) => a + g.totalMs, 0), 1),
     gcMaxMs: round(Math.max(0, ...gcs.map((g) => g.maxMs)), 2),
     gcOver1ms: turns.reduce((a, t) => a + t.longGc.length, 0),
+    gcByKind: byKind(turns),
+    cpuUsPerChunk: round((turns.reduce((a, t) => a + t.cpuMs, 0) * 1000) / Math.max(1, turns.reduce((a, t) => a + (t.chunks ?? 0), 0)), 1),
     rssMb: max((t) => t.rssMb),
   };
 }
@@ -117,7 +139,11 @@ export async function relayLevel(rig: Rig, s: BenchSettings, streams: number, ph
       const proc = p === 'direct' ? undefined : rig.processOf(p);
       await proc?.probe(); // starts the probe's window
       const traces: StreamTrace[] = await concurrentStreams(rig, p, streams, Math.ceil(chunks / reps));
-      if (proc && p !== 'direct') (loops[p] ??= []).push((await proc.probe()) as LoopFigures);
+      if (proc && p !== 'direct') {
+        const f = (await proc.probe()) as LoopFigures;
+        f.chunks = traces.reduce((a, t) => a + t.chunks, 0);
+        (loops[p] ??= []).push(f);
+      }
       for (const t of traces) {
         lat[p].push(...t.latencies);
         first[p].push(ttft(t));

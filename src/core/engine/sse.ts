@@ -55,6 +55,32 @@ export function readChunk(data: Record<string, unknown>, completions = false): E
   return event;
 }
 
+/** `"model"` as an object key: after `{` or `,` a quote cannot be inside a string, so only keys match. */
+const MODEL_KEY = /[{,]\s*"model"\s*:\s*/g;
+
+/**
+ * The JSON text of a chunk to relay: the engine's own bytes when `data` is as parsed, the same bytes with
+ * the top-level model's value swapped when only `model` was rewritten (one `"model"` key in the text,
+ * its value written as JSON.stringify writes it), else `data` stringified. JSON.parse of the result
+ * equals `data` in every case.
+ */
+export function chunkJson(ev: EngineChunkEvent): string {
+  const raw = ev.raw;
+  if (raw === undefined) return JSON.stringify(ev.data);
+  const model = ev.data.model;
+  if (model === ev.rawModel) return raw;
+  if (typeof model === 'string' && typeof ev.rawModel === 'string') {
+    MODEL_KEY.lastIndex = 0;
+    const m = MODEL_KEY.exec(raw);
+    if (m && MODEL_KEY.exec(raw) === null) {
+      const at = m.index + m[0].length;
+      const old = JSON.stringify(ev.rawModel);
+      if (raw.startsWith(old, at)) return raw.slice(0, at) + JSON.stringify(model) + raw.slice(at + old.length);
+    }
+  }
+  return JSON.stringify(ev.data);
+}
+
 /** An error frame's data (JSON or plain text) as an error event. */
 function errorEvent(data: string | Record<string, unknown>): EngineErrorEvent {
   let body: unknown = data;
@@ -119,6 +145,8 @@ export async function* parseEngineStream(
       return;
     }
     const chunk = readChunk(parsed, completions);
+    chunk.raw = data;
+    chunk.rawModel = parsed.model;
     if (chunk.finishReason) finished = true;
     if (chunk.usage) usage = chunk.usage; // last non-zero wins: running totals and zero placeholders
     const t = readTimings(parsed.timings);

@@ -10,7 +10,8 @@
 // a hub without it (the real one), in-flight requests are aborted at the engine on disconnect, as the
 // Go provider does.
 import type { Logger } from '../log';
-import { encodeOnce, out, MAX_MESSAGE_BYTES, type EncodedMessage, type Inbound, type Outbound } from '../protocol/messages';
+import { chunkJson } from '../engine/sse';
+import { encodeOnce, encodeStreamChunk, out, MAX_MESSAGE_BYTES, type EncodedMessage, type Inbound, type Outbound } from '../protocol/messages';
 import type { InferenceRunner, InferenceResult } from '../agent/inference';
 import type { HubLink } from './link';
 import { Retention } from './retention';
@@ -228,23 +229,26 @@ export class HubRelay {
   }
 
   /** Sends (or only retains, while detached); `handed` says whether it reached the link. */
-  private async send(id: string, msg: Outbound): Promise<void> {
+  private send(id: string, msg: Outbound): Promise<void> {
+    // Serialised once: the same text is retained for resume and handed to the socket.
+    return this.sendEncoded(id, encodeOnce(msg));
+  }
+
+  private async sendEncoded(id: string, enc: EncodedMessage): Promise<void> {
     const a = this.active.get(id);
     if (!a) return;
     a.handed = false;
     if (a.dropped) return;
-    // Serialised once: the same text is retained for resume and handed to the socket.
-    const enc = encodeOnce(msg);
     const bytes = enc.bytes;
     if (bytes > MAX_MESSAGE_BYTES) {
       // Oversize: never sent. The request ends in its place, on its result path with status 413 (an error
       // chunk first when nothing was sent yet, as for any failure before data); the engine request is
       // cancelled and nothing after the hole is sent (an answer with a chunk missing must not end as a success).
-      const text = `an answer ${msg.type === 'stream_chunk' ? 'chunk' : 'message'} of ${bytes} bytes is over the 1 MB message limit`;
+      const text = `an answer ${enc.type === 'stream_chunk' ? 'chunk' : 'message'} of ${bytes} bytes is over the 1 MB message limit`;
       this.o.log.error(`request ${id}: ${text}; refused it and ended the request`, { requestId: id });
-      const seq = Number(msg.payload.seq ?? a.seq);
+      const seq = enc.seq || a.seq;
       const latencyMs = Date.now() - a.startedAt;
-      const stream = msg.type !== 'ack';
+      const stream = enc.type !== 'ack';
       const ending = stream && seq > 1 ? [out.streamEnd(id, seq, { latencyMs, statusCode: 413, error: text })] : out.refusal(id, stream, 413, text, latencyMs, seq);
       a.seq = seq + ending.length - 1;
       for (const m of ending) await this.send(id, m);
@@ -277,7 +281,8 @@ export class HubRelay {
     try {
       result = await this.o.runner.run(
         { id, source: 'hub', model, body: request as Record<string, unknown>, stream, signal: a.ctl.signal },
-        { chunk: (ev) => (ev.emptyChoices && !ev.usage ? undefined : this.send(id, out.streamChunk(id, this.next(id), ev.data, false))) },
+        // The chunk's JSON as the engine wrote it (model patched), not stringified again.
+        { chunk: (ev) => (ev.emptyChoices && !ev.usage ? undefined : this.sendEncoded(id, encodeStreamChunk(id, this.next(id), chunkJson(ev)))) },
       );
     } catch (e) {
       result = { status: 'error', statusCode: 500, error: `internal error: ${(e as Error).message}`, tokensIn: 0, tokensOut: 0, estimated: false, latencyMs: 0 };

@@ -334,6 +334,16 @@ export interface EncodedMessage {
   bytes: number;
 }
 
+/**
+ * A data stream_chunk (done false) with its chunk given as JSON text (the engine's bytes, sse.ts
+ * chunkJson): the text out.streamChunk + encodeOnce would give, without stringifying the chunk again.
+ */
+export function encodeStreamChunk(requestId: string, seq: number, chunkJson: string): EncodedMessage {
+  const id = JSON.stringify(requestId);
+  const text = `{"type":"stream_chunk","request_id":${id},"payload":{"request_id":${id},"chunk":${chunkJson},"done":false,"seq":${seq}}}`;
+  return { type: 'stream_chunk', requestId, seq, text, bytes: Buffer.byteLength(text) };
+}
+
 export function encodeOnce(msg: Outbound): EncodedMessage {
   const text = encode(msg);
   const requestId = (msg.payload.request_id as string | undefined) ?? msg.request_id;
