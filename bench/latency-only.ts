@@ -25,6 +25,12 @@ export function levelLines(l: RelayLevel): string[] {
       `(agent - forwarder ${round(l.addedP50 - l.forwarderAddedP50, 3)}); added p99 agent +${l.addedP99} / forwarder +${l.forwarderAddedP99} ms ` +
       `(agent - forwarder ${round(l.addedP99 - l.forwarderAddedP99, 3)})`,
   ];
+  if (l.steady && l.firstChunk) {
+    lines.push(
+      `  without each stream's first 2 chunks: added p50 agent +${l.steady.addedP50} / forwarder +${l.steady.forwarderAddedP50}, p99 +${l.steady.addedP99} / +${l.steady.forwarderAddedP99} ms; ` +
+        `first chunks only: p50 +${l.firstChunk.addedP50} / +${l.firstChunk.forwarderAddedP50}, p99 +${l.firstChunk.addedP99} / +${l.firstChunk.forwarderAddedP99} ms`,
+    );
+  }
   if (l.agentB) lines.push(`  agent B (other build): added p50 +${l.agentB.addedP50}, p99 +${l.agentB.addedP99} ms`);
   for (const p of ['agent', 'agentB', 'forwarder'] as const) if (l.loop?.[p]) lines.push(`  ${loopLine(p, l.loop[p])}`);
   return lines;

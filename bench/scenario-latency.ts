@@ -93,6 +93,10 @@ export function summarizeLoop(turns: LoopFigures[]): LoopSummary | undefined {
 export interface RelayLevel extends PathComparison {
   /** The loop probe in each relay process during its measured turns. */
   loop?: Partial<Record<Exclude<PathName, 'direct'>, LoopSummary>>;
+  /** The same without each stream's first two chunks (request set-up and the first decode step). */
+  steady?: PathComparison;
+  /** Each stream's first chunk only (it leaves the engine as the request arrives, while 63 others are set up). */
+  firstChunk?: PathComparison;
   /** A/B diagnostic: a second agent from another build (BENCH_AGENT_B). */
   agentB?: { agent: Summary; addedP50: number; addedP99: number };
   /** Diagnostic path: the agent with its ledger unavailable (64-stream levels). */
@@ -133,6 +137,8 @@ export async function relayLevel(rig: Rig, s: BenchSettings, streams: number, ph
   for (const p of paths) await concurrentStreams(rig, p, streams, 10); // warm-up, not counted
   const lat = empty();
   const first = empty();
+  const steady = empty();
+  const firstChunk = empty();
   const loops: Partial<Record<Exclude<PathName, 'direct'>, LoopFigures[]>> = {};
   for (let r = 0; r < reps; r++) {
     for (const p of paths) {
@@ -146,13 +152,15 @@ export async function relayLevel(rig: Rig, s: BenchSettings, streams: number, ph
       }
       for (const t of traces) {
         lat[p].push(...t.latencies);
+        steady[p].push(...t.latencies.slice(2));
+        if (t.latencies.length > 0) firstChunk[p].push(t.latencies[0] as number);
         first[p].push(ttft(t));
       }
     }
   }
   await rig.setStep(s.stepMs);
   const main = compare(lat);
-  const level: RelayLevel = { streams, phase, chunksPerStream: chunks, ...main, ttft: compare(first) };
+  const level: RelayLevel = { streams, phase, chunksPerStream: chunks, ...main, ttft: compare(first), steady: compare(steady), firstChunk: compare(firstChunk) };
   if (lat.agentNoLedger.length > 0) {
     const agent = summarize(lat.agentNoLedger);
     level.noLedger = { agent, addedP50: round(agent.p50 - main.direct.p50, 3), addedP99: round(agent.p99 - main.direct.p99, 3) };
