@@ -8,7 +8,7 @@ import type { EngineInfo, GpuInventory, GpuSample, PauseState, UsageRecord } fro
 import type { AgentOptions } from './agent-options';
 import { BridgeHandlers } from './agent/bridge-handlers';
 import { EarningsService } from './agent/earnings';
-import { InferenceRunner } from './agent/inference';
+import { InferenceRunner } from './inference/runner';
 import { ModelRegistry } from './agent/models';
 import { SettingsFile } from './agent/settings';
 import { Warmup } from './agent/warmup';

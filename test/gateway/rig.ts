@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach } from 'vitest';
 import type { ClientOptions } from 'ws';
-import { InferenceRunner } from '../../src/core/agent/inference';
+import { InferenceRunner } from '../../src/core/inference/runner';
 import { ModelRegistry } from '../../src/core/agent/models';
 import { describeFleet } from '../../src/core/gateway/fleet';
 import { GatewayKeys } from '../../src/core/gateway/keys';

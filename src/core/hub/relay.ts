@@ -12,7 +12,7 @@
 import type { Logger } from '../log';
 import { chunkJson } from '../engine/sse';
 import { encodeOnce, encodeStreamChunk, out, MAX_MESSAGE_BYTES, type EncodedMessage, type Inbound, type Outbound } from '../protocol/messages';
-import type { InferenceRunner, InferenceResult } from '../agent/inference';
+import type { InferenceRunner, InferenceResult } from '../inference/runner';
 import type { HubLink } from './link';
 import { Retention } from './retention';
 

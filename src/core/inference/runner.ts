@@ -7,7 +7,7 @@ import { SchedulerRejection, type AdmitOptions, type Lease } from '../scheduler/
 import type { RequestSource } from '../../shared/types';
 import type { Logger } from '../log';
 import type { RequestBook } from '../requests';
-import type { ModelRegistry } from './models';
+import type { ModelRegistry } from '../agent/models';
 
 export type ChunkEvent = Extract<EngineStreamEvent, { type: 'chunk' }>;
 
