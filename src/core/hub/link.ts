@@ -178,18 +178,18 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
   };
 
   /**
-   * Sends a data message (stream chunk). Resolves true once it is handed to the socket, false when
-   * the link is down or the message is refused. While the socket is backed up the promise waits, so
+   * Sends a data message (stream chunk). True when it was handed to the socket at once, false when the
+   * link is down; while the socket is backed up it returns a promise of that instead, which waits, so
    * a producer that awaits it reads its engine no faster than the hub takes the data.
    * The message is encoded once and its size checked once, by the relay (which answers an oversize one
    * with the hub's 413 error): no second check here on the hot path.
    */
-  sendData(enc: EncodedMessage): Promise<boolean> {
+  sendData(enc: EncodedMessage): boolean | Promise<boolean> {
     const ws = this.ws;
-    if (!ws || ws.readyState !== WebSocket.OPEN || !this.connected) return Promise.resolve(false);
+    if (!ws || ws.readyState !== WebSocket.OPEN || !this.connected) return false;
     if (this.dataQueue.length === 0 && this.dataInFlight < this.highWater) {
       this.write(ws, enc.text, enc.bytes);
-      return Promise.resolve(true);
+      return true;
     }
     return new Promise((resolve) => this.dataQueue.push({ text: enc.text, bytes: enc.bytes, resolve }));
   }

@@ -229,37 +229,47 @@ export class HubRelay {
   }
 
   /** Sends (or only retains, while detached); `handed` says whether it reached the link. */
-  private send(id: string, msg: Outbound): Promise<void> {
+  private send(id: string, msg: Outbound): void | Promise<void> {
     // Serialised once: the same text is retained for resume and handed to the socket.
     return this.sendEncoded(id, encodeOnce(msg));
   }
 
-  private async sendEncoded(id: string, enc: EncodedMessage): Promise<void> {
+  /** As send(); returns a promise only when the link is backed up (the caller then waits for it). */
+  private sendEncoded(id: string, enc: EncodedMessage): void | Promise<void> {
     const a = this.active.get(id);
     if (!a) return;
     a.handed = false;
     if (a.dropped) return;
     const bytes = enc.bytes;
-    if (bytes > MAX_MESSAGE_BYTES) {
-      // Oversize: never sent. The request ends in its place, on its result path with status 413 (an error
-      // chunk first when nothing was sent yet, as for any failure before data); the engine request is
-      // cancelled and nothing after the hole is sent (an answer with a chunk missing must not end as a success).
-      const text = `an answer ${enc.type === 'stream_chunk' ? 'chunk' : 'message'} of ${bytes} bytes is over the 1 MB message limit`;
-      this.o.log.error(`request ${id}: ${text}; refused it and ended the request`, { requestId: id });
-      const seq = enc.seq || a.seq;
-      const latencyMs = Date.now() - a.startedAt;
-      const stream = enc.type !== 'ack';
-      const ending = stream && seq > 1 ? [out.streamEnd(id, seq, { latencyMs, statusCode: 413, error: text })] : out.refusal(id, stream, 413, text, latencyMs, seq);
-      a.seq = seq + ending.length - 1;
-      for (const m of ending) await this.send(id, m);
-      a.dropped = true;
-      a.ctl.abort();
-      return;
-    }
+    if (bytes > MAX_MESSAGE_BYTES) return this.refuseOversize(id, a, enc);
     // Retained for resume only when the hub resumes; the Go hub does not, so nothing is kept for it.
     if (this.o.link.hubResumes) this.retention.add(id, enc.seq, enc, bytes);
-    a.handed = a.attached && (await this.o.link.sendData(enc));
-    if (!a.handed) a.attached = false;
+    if (!a.attached) return;
+    const took = this.o.link.sendData(enc);
+    if (took === true) a.handed = true;
+    else if (took === false) a.attached = false;
+    else
+      return took.then((ok) => {
+        a.handed = ok;
+        if (!ok) a.attached = false;
+      });
+  }
+
+  private async refuseOversize(id: string, a: Active, enc: EncodedMessage): Promise<void> {
+    const bytes = enc.bytes;
+    // Oversize: never sent. The request ends in its place, on its result path with status 413 (an error
+    // chunk first when nothing was sent yet, as for any failure before data); the engine request is
+    // cancelled and nothing after the hole is sent (an answer with a chunk missing must not end as a success).
+    const text = `an answer ${enc.type === 'stream_chunk' ? 'chunk' : 'message'} of ${bytes} bytes is over the 1 MB message limit`;
+    this.o.log.error(`request ${id}: ${text}; refused it and ended the request`, { requestId: id });
+    const seq = enc.seq || a.seq;
+    const latencyMs = Date.now() - a.startedAt;
+    const stream = enc.type !== 'ack';
+    const ending = stream && seq > 1 ? [out.streamEnd(id, seq, { latencyMs, statusCode: 413, error: text })] : out.refusal(id, stream, 413, text, latencyMs, seq);
+    a.seq = seq + ending.length - 1;
+    for (const m of ending) await this.send(id, m);
+    a.dropped = true;
+    a.ctl.abort();
   }
 
   private next(id: string): number {
