@@ -72,6 +72,7 @@ describe('encodeStreamChunk', () => {
     const id = 'req-"1"';
     const fast = encodeStreamChunk(id, 7, JSON.stringify(chunk));
     const slow = encodeOnce(out.streamChunk(id, 7, chunk, false));
-    expect(fast).toEqual(slow);
+    expect({ ...fast, text: Buffer.from(fast.text).toString('utf8') }).toEqual(slow);
+    expect(fast.bytes).toBe(Buffer.byteLength(slow.text));
   });
 });
