@@ -9,7 +9,7 @@ import { machine, machineLines } from './machine';
 import { renderMarkdown, updateReadme, writeResults, type BenchResults } from './report';
 import { startRig, type Rig } from './rig';
 import { idleCost } from './scenario-idle';
-import { latencyOnly } from './latency-only';
+import { latencyOnly, levelLines } from './latency-only';
 import { relayLevel, ttftSequential, type RelayLevel } from './scenario-latency';
 import { memoryUnderLoad } from './scenario-memory';
 import { profileRelay, type ProfileKind, type RelayProfile } from './scenario-profile';
@@ -82,6 +82,7 @@ async function main(): Promise<number> {
             `p99 ${l.direct.p99} / ${l.agent.p99} (+${l.addedP99}) / ${l.forwarder.p99} ms` +
             (l.noLedger ? `; agent without ledger +${l.noLedger.addedP50} / +${l.noLedger.addedP99} ms` : ''),
         );
+        if (n === 64) for (const line of levelLines(l).slice(1)) say(line);
       }
     } finally {
       await stopNoLedger();
