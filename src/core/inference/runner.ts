@@ -203,7 +203,8 @@ export class InferenceRunner {
     /** Tokens relayed to the caller, counted by chunk (token ids when the engine sends them): the estimate when usage is missing. */
     let delivered = 0;
     const events = await streamRequest(opts);
-    for await (const ev of events) {
+    // Pushed from the engine socket: no promise per chunk unless the sink is backed up.
+    await events.forEach((ev) => {
       if (ev.type === 'chunk') {
         const carries = ev.text !== '' || ev.reasoning !== '';
         if (carries) {
@@ -214,11 +215,17 @@ export class InferenceRunner {
         if (ev.usage) usage = ev.usage;
         // Clients get the model id they asked for, never the engine's own name (a file path, an alias).
         if (typeof ev.data.model === 'string' && ev.data.model !== req.model) ev.data.model = req.model;
-        // Awaited only when the sink is backed up: a sink that took the chunk at once returns nothing.
+        const counted = carries ? ev.tokenIds?.length || 1 : 0;
+        // Waited for only when the sink is backed up: a sink that took the chunk at once returns nothing.
         const pending = sink.chunk?.(ev);
-        if (pending) await pending;
+        if (pending) {
+          return pending.then(() => {
+            sent.any = true;
+            delivered += counted;
+          });
+        }
         sent.any = true;
-        if (carries) delivered += ev.tokenIds?.length || 1;
+        delivered += counted;
       } else if (ev.type === 'error') {
         error = ev.message;
         errorStatus = ev.statusCode;
@@ -227,7 +234,8 @@ export class InferenceRunner {
         usage = ev.usage ?? usage;
         truncated = ev.truncated;
       }
-    }
+      return undefined;
+    });
     const estimated = !usage;
     const tokensIn = usage?.promptTokens ?? estimateTokens(promptText(req.body));
     const tokensOut = usage?.completionTokens ?? (delivered || estimateTokens(text));
