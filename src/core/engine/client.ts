@@ -171,17 +171,13 @@ function send(opts: EngineRequestOptions, body: Record<string, unknown>, accept:
  * abort is a cancellation (499), not an engine failure. Ending early (return(), a `break`) closes the
  * connection so the engine stops.
  */
-class EngineEvents implements EngineEventStream {
+class EngineEvents implements AsyncIterableIterator<EngineStreamEvent> {
   private readonly parser: EngineStreamParser;
   private readonly queue: EngineStreamEvent[];
   private head = 0;
   private waiter: ((r: IteratorResult<EngineStreamEvent, void>) => void) | undefined;
   private paused = false;
   private done = false;
-  /** forEach(): the handler, whether it is waiting on a promise it returned, and how the walk ends. */
-  private handler: ((ev: EngineStreamEvent) => void | Promise<void>) | undefined;
-  private busy = false;
-  private settle: { resolve: () => void; reject: (e: unknown) => void } | undefined;
   private readonly timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -196,7 +192,7 @@ class EngineEvents implements EngineEventStream {
     this.timer =
       idleMs && idleMs > 0
         ? setTimeout(() => {
-            if ((this.waiter || (this.handler && !this.busy)) && !this.parser.closed) res.destroy(new Error(`the engine at ${sent.base} sent nothing for ${idleMs} ms`));
+            if (this.waiter && !this.parser.closed) res.destroy(new Error(`the engine at ${sent.base} sent nothing for ${idleMs} ms`));
             else this.timer?.refresh();
           }, idleMs)
         : undefined;
@@ -223,74 +219,11 @@ class EngineEvents implements EngineEventStream {
     return new Promise((resolve) => (this.waiter = resolve));
   }
 
-  /** As a finished generator does: ends the stream (closing the connection) and rethrows. */
-  throw(e: unknown): Promise<IteratorResult<EngineStreamEvent, void>> {
-    void this.return();
-    return Promise.reject(e);
-  }
-
   return(): Promise<IteratorResult<EngineStreamEvent, void>> {
     this.finish();
     this.parser.closed = true;
     this.head = this.queue.length;
     return Promise.resolve({ value: undefined, done: true });
-  }
-
-  /**
-   * Push form: calls `handler` with every event, in order, straight from the socket's 'data' (no promise
-   * per event); a promise the handler returns is awaited before the next event (the response paused
-   * meanwhile). Resolves after the final 'end' was handled; rejects with what the handler threw (the
-   * connection is then closed, as by return()). Use either this or the iterator, not both.
-   */
-  forEach(handler: (ev: EngineStreamEvent) => void | Promise<void>): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.handler = handler;
-      this.settle = { resolve, reject };
-      this.drain();
-    });
-  }
-
-  private drain(): void {
-    const handler = this.handler;
-    if (!handler || this.busy || this.done) return;
-    while (this.head < this.queue.length) {
-      let r: void | Promise<void>;
-      try {
-        r = handler(this.take());
-      } catch (e) {
-        this.fail(e);
-        return;
-      }
-      if (r) {
-        this.busy = true;
-        if (!this.paused && !this.parser.closed) {
-          this.paused = true;
-          this.sent.res.pause();
-        }
-        r.then(
-          () => {
-            this.busy = false;
-            this.drain();
-          },
-          (e: unknown) => this.fail(e),
-        );
-        return;
-      }
-    }
-    if (this.parser.closed) {
-      this.finish();
-      this.settle?.resolve();
-    } else if (this.paused) {
-      this.paused = false;
-      this.sent.res.resume();
-    }
-  }
-
-  private fail(e: unknown): void {
-    this.finish();
-    this.parser.closed = true;
-    this.head = this.queue.length;
-    this.settle?.reject(e);
   }
 
   private take(): EngineStreamEvent {
@@ -306,7 +239,6 @@ class EngineEvents implements EngineEventStream {
 
   /** Hands the next event to a waiting next(); pauses the response while events wait untaken. */
   private deliver(): void {
-    if (this.handler) return this.drain();
     const w = this.waiter;
     if (w && this.head < this.queue.length) {
       this.waiter = undefined;
@@ -366,12 +298,7 @@ class EngineEvents implements EngineEventStream {
  * yields chunk/error events and one final 'end'. Iterate it to the end or break/return() (which closes
  * the connection). opts.signal aborts at any time.
  */
-/** What streamRequest hands back: iterate it (for await), or walk it with forEach() (push, no promise per event). */
-export interface EngineEventStream extends AsyncGenerator<EngineStreamEvent, void, undefined> {
-  forEach(handler: (ev: EngineStreamEvent) => void | Promise<void>): Promise<void>;
-}
-
-export async function streamRequest(opts: StreamRequestOptions): Promise<EngineEventStream> {
+export async function streamRequest(opts: StreamRequestOptions): Promise<AsyncIterableIterator<EngineStreamEvent>> {
   const body = prepareBody(opts.body, opts.endpoint, true);
   const sent = await send(opts, body, 'text/event-stream', opts.headersTimeoutMs ?? STREAM_HEADERS_TIMEOUT_MS);
   // The headers timer only covers the wait for headers; the abort listener stays until the stream ends.

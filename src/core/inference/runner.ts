@@ -203,8 +203,7 @@ export class InferenceRunner {
     /** Tokens relayed to the caller, counted by chunk (token ids when the engine sends them): the estimate when usage is missing. */
     let delivered = 0;
     const events = await streamRequest(opts);
-    // Pushed from the engine socket: no promise per chunk unless the sink is backed up.
-    await events.forEach((ev) => {
+    for await (const ev of events) {
       if (ev.type === 'chunk') {
         const carries = ev.text !== '' || ev.reasoning !== '';
         if (carries) {
@@ -215,17 +214,11 @@ export class InferenceRunner {
         if (ev.usage) usage = ev.usage;
         // Clients get the model id they asked for, never the engine's own name (a file path, an alias).
         if (typeof ev.data.model === 'string' && ev.data.model !== req.model) ev.data.model = req.model;
-        const counted = carries ? ev.tokenIds?.length || 1 : 0;
-        // Waited for only when the sink is backed up: a sink that took the chunk at once returns nothing.
+        // Awaited only when the sink is backed up: a sink that took the chunk at once returns nothing.
         const pending = sink.chunk?.(ev);
-        if (pending) {
-          return pending.then(() => {
-            sent.any = true;
-            delivered += counted;
-          });
-        }
+        if (pending) await pending;
         sent.any = true;
-        delivered += counted;
+        if (carries) delivered += ev.tokenIds?.length || 1;
       } else if (ev.type === 'error') {
         error = ev.message;
         errorStatus = ev.statusCode;
@@ -234,8 +227,7 @@ export class InferenceRunner {
         usage = ev.usage ?? usage;
         truncated = ev.truncated;
       }
-      return undefined;
-    });
+    }
     const estimated = !usage;
     const tokensIn = usage?.promptTokens ?? estimateTokens(promptText(req.body));
     const tokensOut = usage?.completionTokens ?? (delivered || estimateTokens(text));
