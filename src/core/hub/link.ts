@@ -68,6 +68,9 @@ const MISSED_HEARTBEATS_LIMIT = 3;
 /** Distinct unknown message types remembered for "logged once per type". */
 const UNKNOWN_TYPES_REMEMBERED = 64;
 
+/** ws.send options: always a text frame (the hub reads JSON text frames). */
+const TEXT_FRAME = { binary: false } as const;
+
 export class HubLink extends EventEmitter<HubLinkEvents> {
   private ws?: WebSocket;
   private stopped = true;
@@ -85,7 +88,7 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
   private writeProgressAt = 0;
   private dataInFlight = 0;
   private corked = false;
-  private readonly dataQueue: Array<{ text: string; bytes: number; resolve: (ok: boolean) => void }> = [];
+  private readonly dataQueue: Array<{ text: string | Buffer; bytes: number; resolve: (ok: boolean) => void }> = [];
   private readonly highWater: number;
   /** Count of messages sent and received, for the console and tests. */
   readonly counters = { sent: 0, received: 0, invalid: 0, dials: 0, refusedOversize: 0 };
@@ -178,18 +181,18 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
   };
 
   /**
-   * Sends a data message (stream chunk). Resolves true once it is handed to the socket, false when
-   * the link is down or the message is refused. While the socket is backed up the promise waits, so
+   * Sends a data message (stream chunk). True when it was handed to the socket at once, false when the
+   * link is down; while the socket is backed up it returns a promise of that instead, which waits, so
    * a producer that awaits it reads its engine no faster than the hub takes the data.
    * The message is encoded once and its size checked once, by the relay (which answers an oversize one
    * with the hub's 413 error): no second check here on the hot path.
    */
-  sendData(enc: EncodedMessage): Promise<boolean> {
+  sendData(enc: EncodedMessage): boolean | Promise<boolean> {
     const ws = this.ws;
-    if (!ws || ws.readyState !== WebSocket.OPEN || !this.connected) return Promise.resolve(false);
+    if (!ws || ws.readyState !== WebSocket.OPEN || !this.connected) return false;
     if (this.dataQueue.length === 0 && this.dataInFlight < this.highWater) {
       this.write(ws, enc.text, enc.bytes);
-      return Promise.resolve(true);
+      return true;
     }
     return new Promise((resolve) => this.dataQueue.push({ text: enc.text, bytes: enc.bytes, resolve }));
   }
@@ -206,12 +209,13 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
     return false;
   }
 
-  private write(ws: WebSocket, text: string, bytes: number): void {
+  private write(ws: WebSocket, text: string | Buffer, bytes: number): void {
     this.dataInFlight += bytes;
     this.counters.sent++;
     this.corkForThisTick(ws);
     this.writeStarted();
-    ws.send(text, () => {
+    // A text frame also when the JSON comes as UTF-8 bytes (ws would send a Buffer as binary).
+    ws.send(text, TEXT_FRAME, () => {
       this.writeDone();
       this.dataInFlight -= bytes;
       this.pump();

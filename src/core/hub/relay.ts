@@ -10,7 +10,8 @@
 // a hub without it (the real one), in-flight requests are aborted at the engine on disconnect, as the
 // Go provider does.
 import type { Logger } from '../log';
-import { encodeOnce, out, MAX_MESSAGE_BYTES, type EncodedMessage, type Inbound, type Outbound } from '../protocol/messages';
+import { chunkJson } from '../engine/sse';
+import { encodeOnce, encodeStreamChunk, out, MAX_MESSAGE_BYTES, type EncodedMessage, type Inbound, type Outbound } from '../protocol/messages';
 import type { InferenceRunner, InferenceResult } from '../inference/runner';
 import type { HubLink } from './link';
 import { Retention } from './retention';
@@ -228,34 +229,47 @@ export class HubRelay {
   }
 
   /** Sends (or only retains, while detached); `handed` says whether it reached the link. */
-  private async send(id: string, msg: Outbound): Promise<void> {
+  private send(id: string, msg: Outbound): void | Promise<void> {
+    // Serialised once: the same text is retained for resume and handed to the socket.
+    return this.sendEncoded(id, encodeOnce(msg));
+  }
+
+  /** As send(); returns a promise only when the link is backed up (the caller then waits for it). */
+  private sendEncoded(id: string, enc: EncodedMessage): void | Promise<void> {
     const a = this.active.get(id);
     if (!a) return;
     a.handed = false;
     if (a.dropped) return;
-    // Serialised once: the same text is retained for resume and handed to the socket.
-    const enc = encodeOnce(msg);
     const bytes = enc.bytes;
-    if (bytes > MAX_MESSAGE_BYTES) {
-      // Oversize: never sent. The request ends in its place, on its result path with status 413 (an error
-      // chunk first when nothing was sent yet, as for any failure before data); the engine request is
-      // cancelled and nothing after the hole is sent (an answer with a chunk missing must not end as a success).
-      const text = `an answer ${msg.type === 'stream_chunk' ? 'chunk' : 'message'} of ${bytes} bytes is over the 1 MB message limit`;
-      this.o.log.error(`request ${id}: ${text}; refused it and ended the request`, { requestId: id });
-      const seq = Number(msg.payload.seq ?? a.seq);
-      const latencyMs = Date.now() - a.startedAt;
-      const stream = msg.type !== 'ack';
-      const ending = stream && seq > 1 ? [out.streamEnd(id, seq, { latencyMs, statusCode: 413, error: text })] : out.refusal(id, stream, 413, text, latencyMs, seq);
-      a.seq = seq + ending.length - 1;
-      for (const m of ending) await this.send(id, m);
-      a.dropped = true;
-      a.ctl.abort();
-      return;
-    }
+    if (bytes > MAX_MESSAGE_BYTES) return this.refuseOversize(id, a, enc);
     // Retained for resume only when the hub resumes; the Go hub does not, so nothing is kept for it.
     if (this.o.link.hubResumes) this.retention.add(id, enc.seq, enc, bytes);
-    a.handed = a.attached && (await this.o.link.sendData(enc));
-    if (!a.handed) a.attached = false;
+    if (!a.attached) return;
+    const took = this.o.link.sendData(enc);
+    if (took === true) a.handed = true;
+    else if (took === false) a.attached = false;
+    else
+      return took.then((ok) => {
+        a.handed = ok;
+        if (!ok) a.attached = false;
+      });
+  }
+
+  private async refuseOversize(id: string, a: Active, enc: EncodedMessage): Promise<void> {
+    const bytes = enc.bytes;
+    // Oversize: never sent. The request ends in its place, on its result path with status 413 (an error
+    // chunk first when nothing was sent yet, as for any failure before data); the engine request is
+    // cancelled and nothing after the hole is sent (an answer with a chunk missing must not end as a success).
+    const text = `an answer ${enc.type === 'stream_chunk' ? 'chunk' : 'message'} of ${bytes} bytes is over the 1 MB message limit`;
+    this.o.log.error(`request ${id}: ${text}; refused it and ended the request`, { requestId: id });
+    const seq = enc.seq || a.seq;
+    const latencyMs = Date.now() - a.startedAt;
+    const stream = enc.type !== 'ack';
+    const ending = stream && seq > 1 ? [out.streamEnd(id, seq, { latencyMs, statusCode: 413, error: text })] : out.refusal(id, stream, 413, text, latencyMs, seq);
+    a.seq = seq + ending.length - 1;
+    for (const m of ending) await this.send(id, m);
+    a.dropped = true;
+    a.ctl.abort();
   }
 
   private next(id: string): number {
@@ -277,7 +291,8 @@ export class HubRelay {
     try {
       result = await this.o.runner.run(
         { id, source: 'hub', model, body: request as Record<string, unknown>, stream, signal: a.ctl.signal },
-        { chunk: (ev) => (ev.emptyChoices && !ev.usage ? undefined : this.send(id, out.streamChunk(id, this.next(id), ev.data, false))) },
+        // The chunk's JSON as the engine wrote it (model patched), not stringified again.
+        { chunk: (ev) => (ev.emptyChoices && !ev.usage ? undefined : this.sendEncoded(id, encodeStreamChunk(id, this.next(id), chunkJson(ev)))) },
       );
     } catch (e) {
       result = { status: 'error', statusCode: 500, error: `internal error: ${(e as Error).message}`, tokensIn: 0, tokensOut: 0, estimated: false, latencyMs: 0 };

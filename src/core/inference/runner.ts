@@ -22,7 +22,7 @@ export interface InferenceRequest {
 
 export interface InferenceSink {
   accepted?(queuePosition: number): void;
-  /** Each engine chunk. Awaited: a slow consumer slows reading from the engine. */
+  /** Each engine chunk. A returned promise is awaited: a slow consumer slows reading from the engine. */
   chunk?(ev: ChunkEvent): Promise<void> | void;
 }
 
@@ -214,7 +214,9 @@ export class InferenceRunner {
         if (ev.usage) usage = ev.usage;
         // Clients get the model id they asked for, never the engine's own name (a file path, an alias).
         if (typeof ev.data.model === 'string' && ev.data.model !== req.model) ev.data.model = req.model;
-        await sink.chunk?.(ev);
+        // Awaited only when the sink is backed up: a sink that took the chunk at once returns nothing.
+        const pending = sink.chunk?.(ev);
+        if (pending) await pending;
         sent.any = true;
         if (carries) delivered += ev.tokenIds?.length || 1;
       } else if (ev.type === 'error') {
