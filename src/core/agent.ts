@@ -1,7 +1,6 @@
 // The Agent: the one façade over the provider. Composes config, identity, hub link, model registry,
 // engine discovery and health, scheduler and pause, GPU, ledger and the request book; implements the
 // typed bridge (invoke + subscribe) that the desktop app and the browser console use.
-import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { AgentSnapshot, BridgeBackend, BridgeEvent } from '../shared/bridge';
 import type { EngineInfo, GpuInventory, GpuSample, PauseState, UsageRecord } from '../shared/types';
@@ -9,6 +8,7 @@ import type { AgentOptions } from './agent-options';
 import { BridgeHandlers } from './agent/bridge-handlers';
 import { EarningsService } from './agent/earnings';
 import { InferenceRunner } from './inference/runner';
+import { INTERNAL_ID } from './inference/internal';
 import { ModelRegistry } from './agent/models';
 import { SettingsFile } from './agent/settings';
 import { Warmup } from './agent/warmup';
@@ -192,7 +192,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       idleTimeoutMs: a.engineIdleTimeoutMs,
       onEngineTrouble: (url, condition, error) => (condition === 'suspect' ? void this.health.probeNow(url) : this.health.markDown(url, condition, error)),
     });
-    this.warmup = new Warmup(this.registry, this.log.child('warmup'), () => this.sampler?.latest() ?? null);
+    this.warmup = new Warmup(this.registry, this.runner, this.log.child('warmup'), () => this.sampler?.latest() ?? null);
     this.relay = new HubRelay({
       link: this.link,
       runner: this.runner,
@@ -625,7 +625,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.book.on('finished', (record) => {
       this.earnings.onFinished(record);
       this.queueLedger(record);
-      this.requestMetrics.record(record);
+      if (!INTERNAL_ID.test(record.requestId)) this.requestMetrics.record(record);
       const tps = record.tokensPerSecond ? `, ${record.tokensPerSecond.toFixed(1)} tok/s` : '';
       const line = `${record.source} request ${record.requestId} ${record.model}: ${record.status}${record.error ? ` (${record.error})` : ''}, ${record.tokensIn} in / ${record.tokensOut} out${record.estimated ? ' (estimated)' : ''}, ${record.latencyMs} ms${tps}`;
       if (record.status === 'ok') this.log.child('requests').info(line, { requestId: record.requestId });
@@ -669,7 +669,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       return;
     }
     if (m.type === 'warmup') {
-      const r = await this.warmup.run(m.payload.model_id);
+      const r = await this.warmup.run(m.payload.model_id, 'hub');
       this.link.sendControl(out.warmupResult(m.requestId, { modelId: m.payload.model_id, ...r }));
       return;
     }
@@ -681,15 +681,10 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       const modelDir = root?.roots?.[ep.localModel ?? model];
       return { endpoint: ep, ...(modelDir ? { modelDir } : {}) };
     };
-    // Verify and benchmark generations count against capacity like any request.
-    const complete = async (o: EngineRequestOptions): Promise<NonStreamResult> => {
-      const lease = await this.scheduler.admit(String(o.body.model ?? ''), { requestId: `${m.type}-${crypto.randomUUID()}`, source: 'hub' });
-      try {
-        return await requestJson(o);
-      } finally {
-        lease.release();
-      }
-    };
+    // Verify and benchmark generations go through the inference service: admitted, on the lease's endpoint, booked.
+    const kind = m.type === 'verify' ? 'verify' : 'benchmark';
+    const complete = (o: EngineRequestOptions): Promise<NonStreamResult> =>
+      this.runner.generate({ kind, model: String(o.body.model ?? ''), lane: 'hub', signal: o.signal, call: (endpoint) => requestJson({ ...o, endpoint }) });
     if (m.type === 'verify') {
       const reply = await handleVerify(m.payload, { resolve, complete, log: this.l });
       this.link.sendControl({ type: 'verify', ...(m.requestId ? { request_id: m.requestId } : {}), payload: { ...reply } });
