@@ -30,12 +30,10 @@ import { listGpuProcesses } from './gpu/processes';
 import { fetchProviderStatus, ProviderGate } from './hub/provider-status';
 import { NoticeBook } from './hub/notices';
 import { Catalogue } from './platform/catalogue';
-import { handleBenchmark } from './hub/benchmark';
+import { HubChallenges } from './hub/challenges';
+import { hubTable } from './hub/dispatch';
 import { HubLink } from './hub/link';
 import { HubRelay } from './hub/relay';
-import { handleVerify } from './hub/verify';
-import { requestJson } from './engine/client';
-import type { EngineEndpoint, EngineRequestOptions, NonStreamResult } from './engine/types';
 import { Ledger } from './ledger/ledger';
 import { describeFleet } from './gateway/fleet';
 import { GatewayKeys } from './gateway/keys';
@@ -43,7 +41,7 @@ import { parseListen } from './gateway/options';
 import { startGateway, type Gateway } from './gateway/server';
 import os from 'node:os';
 import { Log, type Logger } from './log';
-import { CAPABILITIES, out, PROTOCOL_VERSION, type HubHardware, type Inbound, type ModelHash, type RegisterPayload } from './protocol/messages';
+import { CAPABILITIES, out, PROTOCOL_VERSION, type HubHardware, type ModelHash, type RegisterPayload } from './protocol/messages';
 import { RequestBook } from './requests';
 import { PauseController } from './scheduler/pause';
 import { bindPause } from './scheduler/pause-binding';
@@ -86,6 +84,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   private readonly handlers: BridgeHandlers;
   readonly warmup: Warmup;
   readonly notices: NoticeBook;
+  private readonly challenges: HubChallenges;
   readonly providerGate: ProviderGate;
   readonly catalogue: Catalogue;
   private catalogueTimer?: NodeJS.Timeout;
@@ -182,6 +181,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
         ...this.hardwareField(),
       }),
       modelHealth: () => (this.pause.state().paused ? {} : this.registry.healthMap()),
+      // Built per connection, after the constructor: every inbound type routed from one table.
+      dispatch: (session) => hubTable(session, { relay: this.relay, notices: this.notices, challenges: this.challenges, log: this.log.child('hub') }),
     });
     this.runner = new InferenceRunner({
       registry: this.registry,
@@ -200,12 +201,19 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       resumeGraceMs: a.resumeGraceMs,
       resumeTtlMs: a.resumeTtlMs,
       retentionBytes: a.retentionBytes,
-      onOther: (m) => void this.onHubMessage(m),
       // Commit before send: the ledger row of a request is durable before its stream_end/result leaves.
       beforeFinal: () => this.flushLedger(),
       finalSent: (id) => this.ledger?.markDelivered(id),
     });
     this.notices = new NoticeBook({ home: opts.home, log: this.log.child('notices') });
+    this.challenges = new HubChallenges({
+      warmup: this.warmup,
+      service: this.runner,
+      registry: this.registry,
+      engines: () => this.engines,
+      send: (m) => void this.link.sendControl(m),
+      log: this.l,
+    });
     const serviceUrl = (): string => this.settings.get().serviceUrl ?? this.config.serviceUrl;
     this.providerGate = new ProviderGate({ serviceUrl, key: () => this.providerKey(), log: this.log.child('status'), connect: () => this.link.start() });
     this.catalogue = new Catalogue({ serviceUrl, log: this.log.child('catalogue') });
@@ -661,38 +669,5 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     const batch = this.ledgerBatch.splice(0);
     if (batch.length === 1) this.ledger?.record(batch[0]!);
     else if (batch.length > 1) this.ledger?.recordBatch(batch);
-  }
-
-  private async onHubMessage(m: Inbound): Promise<void> {
-    if (m.type === 'notice') {
-      this.notices.receive(m.payload);
-      return;
-    }
-    if (m.type === 'warmup') {
-      const r = await this.warmup.run(m.payload.model_id, 'hub');
-      this.link.sendControl(out.warmupResult(m.requestId, { modelId: m.payload.model_id, ...r }));
-      return;
-    }
-    const resolve = (model: string): { endpoint: EngineEndpoint; modelDir?: string } | undefined => {
-      const reg = this.registry.get(model);
-      const ep = reg?.enabled ? reg.endpoints.find((e) => this.registry.endpointHealthOf(e.url) !== 'unhealthy') : undefined;
-      if (!ep) return undefined;
-      const root = this.engines.find((e) => e.url === ep.url) as (EngineInfo & { roots?: Record<string, string> }) | undefined;
-      const modelDir = root?.roots?.[ep.localModel ?? model];
-      return { endpoint: ep, ...(modelDir ? { modelDir } : {}) };
-    };
-    // Verify and benchmark generations go through the inference service: admitted, on the lease's endpoint, booked.
-    const kind = m.type === 'verify' ? 'verify' : 'benchmark';
-    const complete = (o: EngineRequestOptions): Promise<NonStreamResult> =>
-      this.runner.generate({ kind, model: String(o.body.model ?? ''), lane: 'hub', signal: o.signal, call: (endpoint) => requestJson({ ...o, endpoint }) });
-    if (m.type === 'verify') {
-      const reply = await handleVerify(m.payload, { resolve, complete, log: this.l });
-      this.link.sendControl({ type: 'verify', ...(m.requestId ? { request_id: m.requestId } : {}), payload: { ...reply } });
-      return;
-    }
-    if (m.type === 'benchmark') {
-      const reply = await handleBenchmark(m.payload, { resolve, complete, log: this.l }, m.requestId ?? '');
-      this.link.sendControl({ type: 'benchmark_response', ...(m.requestId ? { request_id: m.requestId } : {}), payload: { ...reply } });
-    }
   }
 }
