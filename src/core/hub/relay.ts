@@ -26,8 +26,6 @@ export interface HubRelayOptions {
   retentionBytes?: number;
   /** How long a finished request's messages are kept while the link stays up (default 30 s). */
   lingerMs?: number;
-  /** Hub messages other than inference/cancel/resume (warmup, verify, benchmark) go here. */
-  onOther?: (msg: Inbound) => void;
   /** Called synchronously right before a request's last message (stream_end, result, error) is
    * sent: the agent commits the request's ledger row here, so what the hub is told is never lost. */
   beforeFinal?: (id: string) => void;
@@ -77,7 +75,6 @@ export class HubRelay {
       o.log.error(`request ${id}: its answer outgrew the resume buffer's memory cap; cancelling it at the engine`, { requestId: id });
       a.ctl.abort();
     });
-    o.link.on('message', (m) => this.onMessage(m));
     o.link.on('disconnected', () => this.onDisconnected());
     o.link.on('registered', () => this.onRegistered());
     this.sweeper = setInterval(() => {
@@ -106,36 +103,27 @@ export class HubRelay {
     for (const a of this.active.values()) a.ctl.abort();
   }
 
-  private onMessage(msg: Inbound): void {
-    switch (msg.type) {
-      case 'inference':
-        void this.serve(msg);
-        return;
-      case 'cancel': {
-        const a = this.active.get(msg.requestId);
-        if (a && !a.hubCancelled) {
-          this.o.log.info(`hub cancelled request ${msg.requestId}${msg.reason ? ` (${msg.reason.slice(0, 64)})` : ''}; stopping the engine and sending nothing more for it`, { requestId: msg.requestId });
-          a.hubCancelled = true;
-          a.dropped = true;
-          this.counters.cancelledByHub++;
-          this.retention.drop(msg.requestId);
-          a.ctl.abort();
-        }
-        return;
-      }
-      case 'resume':
-        void this.resume(msg.requestId, msg.lastSeq);
-        return;
-      case 'error':
-        this.o.log.warn(`hub error${msg.requestId ? ` for ${msg.requestId}` : ''}: ${msg.payload.message ?? String(msg.payload.code ?? '')}`, {
-          requestId: msg.requestId,
-        });
-        return;
-      case 'ack':
-        return;
-      default:
-        this.o.onOther?.(msg);
+  /** A hub inference request (routed here by dispatch.ts). */
+  inference(msg: Extract<Inbound, { type: 'inference' }>): void {
+    void this.serve(msg);
+  }
+
+  /** The hub's cancel: stop the engine and send nothing more for it (Go cancel_test.go). */
+  cancel(msg: Extract<Inbound, { type: 'cancel' }>): void {
+    const a = this.active.get(msg.requestId);
+    if (a && !a.hubCancelled) {
+      this.o.log.info(`hub cancelled request ${msg.requestId}${msg.reason ? ` (${msg.reason.slice(0, 64)})` : ''}; stopping the engine and sending nothing more for it`, { requestId: msg.requestId });
+      a.hubCancelled = true;
+      a.dropped = true;
+      this.counters.cancelledByHub++;
+      this.retention.drop(msg.requestId);
+      a.ctl.abort();
     }
+  }
+
+  /** resume-v1: everything after last_seq, once. */
+  resume(msg: Extract<Inbound, { type: 'resume' }>): void {
+    void this.replay(msg.requestId, msg.lastSeq);
   }
 
   private onDisconnected(): void {
@@ -198,7 +186,7 @@ export class HubRelay {
     }, this.o.resumeGraceMs);
   }
 
-  private async resume(id: string, lastSeq: number): Promise<void> {
+  private async replay(id: string, lastSeq: number): Promise<void> {
     const a = this.active.get(id);
     // A request still running with nothing retained yet (the hub asked right after a re-register) has
     // nothing to replay: it just stays attached.

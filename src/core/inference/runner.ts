@@ -8,6 +8,7 @@ import type { RequestSource } from '../../shared/types';
 import type { Logger } from '../log';
 import type { RequestBook } from '../requests';
 import type { ModelRegistry } from '../agent/models';
+import { generateInternal, type InternalGeneration } from './internal';
 
 export type ChunkEvent = Extract<EngineStreamEvent, { type: 'chunk' }>;
 
@@ -74,6 +75,11 @@ function promptText(body: Record<string, unknown>): string {
 
 export class InferenceRunner {
   constructor(private readonly deps: RunnerDeps) {}
+
+  /** The agent's own engine calls (warmup, verify, benchmark): admitted, on the lease's endpoint, booked. See internal.ts. */
+  generate<T>(g: InternalGeneration<T>): Promise<T> {
+    return generateInternal(this.deps, g);
+  }
 
   async run(req: InferenceRequest, sink: InferenceSink = {}): Promise<InferenceResult> {
     const { book, log } = this.deps;
