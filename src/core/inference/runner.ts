@@ -8,6 +8,7 @@ import type { RequestSource } from '../../shared/types';
 import type { Logger } from '../log';
 import type { RequestBook } from '../requests';
 import type { ModelRegistry } from '../agent/models';
+import { generateInternal, type InternalGeneration } from './internal';
 
 export type ChunkEvent = Extract<EngineStreamEvent, { type: 'chunk' }>;
 
@@ -22,7 +23,7 @@ export interface InferenceRequest {
 
 export interface InferenceSink {
   accepted?(queuePosition: number): void;
-  /** Each engine chunk. Awaited: a slow consumer slows reading from the engine. */
+  /** Each engine chunk. A returned promise is awaited: a slow consumer slows reading from the engine. */
   chunk?(ev: ChunkEvent): Promise<void> | void;
 }
 
@@ -74,6 +75,11 @@ function promptText(body: Record<string, unknown>): string {
 
 export class InferenceRunner {
   constructor(private readonly deps: RunnerDeps) {}
+
+  /** The agent's own engine calls (warmup, verify, benchmark): admitted, on the lease's endpoint, booked. See internal.ts. */
+  generate<T>(g: InternalGeneration<T>): Promise<T> {
+    return generateInternal(this.deps, g);
+  }
 
   async run(req: InferenceRequest, sink: InferenceSink = {}): Promise<InferenceResult> {
     const { book, log } = this.deps;
@@ -214,7 +220,9 @@ export class InferenceRunner {
         if (ev.usage) usage = ev.usage;
         // Clients get the model id they asked for, never the engine's own name (a file path, an alias).
         if (typeof ev.data.model === 'string' && ev.data.model !== req.model) ev.data.model = req.model;
-        await sink.chunk?.(ev);
+        // Awaited only when the sink is backed up: a sink that took the chunk at once returns nothing.
+        const pending = sink.chunk?.(ev);
+        if (pending) await pending;
         sent.any = true;
         if (carries) delivered += ev.tokenIds?.length || 1;
       } else if (ev.type === 'error') {

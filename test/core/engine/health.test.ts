@@ -35,6 +35,19 @@ describe('checkEndpoint', () => {
     expect(r.error).toBe(`the engine at ${e.url} refused the connection (not running?)`);
   });
 
+  it('an engine that goes away during the probe (its connection reset, then the port closed) is down at once, not degraded', async () => {
+    // The race behind a flaky "refused -> unhealthy at once" run: the engine stopped while a probe was in flight.
+    const server = http.createServer((req) => {
+      server.close();
+      req.socket.destroy();
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const r = await checkEndpoint(url, 1000);
+    expect(r).toMatchObject({ ok: false, condition: 'down' });
+  });
+
   it('a key the engine refuses (401 on /v1/models) is "engine refuses our key", not a fallback to /health', async () => {
     const e = await engine({ apiKey: 'secret' });
     const r = await checkEndpoint(e.url);
@@ -134,7 +147,8 @@ describe('HealthMonitor', () => {
     await a.waitForRequests(3);
     await b.setMode('down');
     const [change] = (await once(m, 'change')) as [HealthChange];
-    expect(change).toMatchObject({ url: b.url, health: 'degraded' });
+    // Down is down at once, whether a probe was in flight when the port closed (reset, asked again) or not.
+    expect(change).toMatchObject({ url: b.url, health: 'unhealthy', condition: 'down' });
     m.stop();
     await m.checkNow(); // joins the round that may still be under way
     const n = a.requests.length;

@@ -3,7 +3,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkForUpdate, compareVersions, DEFAULT_FEED, feedRequestUrl, feedUrlProblem, genericChannelFile, latestFromFeed } from '../../../src/core/update/check';
+import { checkForUpdate, compareVersions, DEFAULT_FEED, feedRequestUrl, feedUrlProblem, genericChannelFile, genericFeedFolder, latestFromFeed } from '../../../src/core/update/check';
 import { startStack, type Stack } from '../../support/stack';
 
 let server: http.Server | undefined;
@@ -59,6 +59,19 @@ describe('versions and feeds', () => {
   });
 });
 
+describe('which feeds the desktop app hands to electron-updater', () => {
+  it('takes a folder or a latest*.yml URL as its folder, and leaves npm metadata to the plain check', () => {
+    expect(genericFeedFolder('https://dl.example.com/swan')).toBe('https://dl.example.com/swan/');
+    expect(genericFeedFolder('https://dl.example.com/swan/latest-linux.yml?x=1')).toBe('https://dl.example.com/swan/');
+    expect(genericFeedFolder('http://127.0.0.1:8080/latest.yml')).toBe('http://127.0.0.1:8080/');
+    expect(genericFeedFolder('')).toBeUndefined();
+    expect(genericFeedFolder(DEFAULT_FEED)).toBeUndefined();
+    expect(genericFeedFolder('https://registry.npmjs.org/other-name')).toBeUndefined();
+    expect(genericFeedFolder('https://example.com/meta.json')).toBeUndefined();
+    expect(genericFeedFolder('ftp://example.com/')).toBeUndefined();
+  });
+});
+
 describe('checkForUpdate against a local feed', () => {
   it('says a newer version is available from npm metadata', async () => {
     const base = await feed({ '/swan-provider-console': { body: npmMeta('0.2.0') } });
@@ -98,5 +111,13 @@ describe('checkForUpdate against a local feed', () => {
     const info = (await stack.agent.invoke('app.info', {})) as { version: string; build: string };
     expect(info.version).toMatch(/^\d+\.\d+\.\d+/);
     expect(info.build).toContain(`Node ${process.versions.node}`);
+  });
+});
+
+describe('the headless agent and downloads', () => {
+  it('refuses update.download and update.install with what to do instead', async () => {
+    stack = await startStack({});
+    await expect(stack.agent.invoke('update.download', {})).rejects.toThrow(/only in the desktop app\. Install the new version with npm/);
+    await expect(stack.agent.invoke('update.install', { when: 'now' })).rejects.toThrow(/only in the desktop app/);
   });
 });

@@ -298,6 +298,8 @@ describe('refusals', () => {
     'alerts.test': { args: { url: 'http://x' }, detail: 'Unrecognized key' },
     'models.try': { args: { model: 'm', prompt: 'x'.repeat(4001) }, detail: 'prompt:' },
     'update.check': { args: { download: true }, detail: 'Unrecognized key' },
+    'update.download': { args: { version: '9.9.9' }, detail: 'Unrecognized key' },
+    'update.install': { args: { when: 'later' }, detail: 'when:' },
     'app.info': { args: 1, detail: 'expected object' },
     'link.retry': { args: { now: true }, detail: 'Unrecognized key' },
     'gpu.longHistory': { args: { hours: 169 }, detail: 'hours:' },

@@ -4,13 +4,16 @@
 // the window's settings, IPC sender checks, pushes after ready, the tray following the agent, close to
 // tray, the keychain store, and a clean quit.
 import { fork, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevHub, type DevHub, type DevProvider } from '../../../src/cli/dev-hub';
-import type { InvokeReply } from '../../../src/shared/bridge';
+import type { InvokeReply, UpdateCheckView } from '../../../src/shared/bridge';
 import { startTestEngine, type TestEngine } from '../../support/engine-server';
 import { writeConfigToml } from '../../support/config-toml';
 
@@ -39,6 +42,8 @@ interface FakeState {
   errorBox: unknown;
   openedExternal: string[];
   notifications: { title: string; body: string; silent: boolean }[];
+  /** URLs electron-updater asked Electron's net module for. */
+  netRequests: string[];
 }
 
 interface MainProcess {
@@ -308,5 +313,105 @@ describe('desktop main process on a brand-new machine', () => {
     expect(settings).toMatchObject({ ok: true, value: { keyStorage: 'none', startAtLogin: false, closeToTray: true } });
     await p.ask('quit');
     expect(await p.exited).toBe(0);
+  });
+});
+
+// electron-updater (the real package) inside the real main bundle, reading a real generic feed from
+// 127.0.0.1: latest-linux.yml naming an "AppImage" (a shell script, so installing it can be seen).
+describe('desktop updates through electron-updater and a local generic feed', () => {
+  const NEW = '99.0.0';
+  const channelFile = process.arch === 'x64' ? 'latest-linux.yml' : `latest-linux-${process.arch}.yml`;
+  let dir: string;
+  let feed: http.Server;
+  let feedUrl: string;
+  const served: string[] = [];
+  let proc: MainProcess | undefined;
+
+  beforeAll(async () => {
+    dir = path.join(work, 'updates');
+    fs.mkdirSync(dir, { recursive: true });
+    const marker = path.join(dir, 'installed-ran.txt');
+    const script = Buffer.from(`#!/bin/sh\necho "version ${NEW} ran (silent=$APPIMAGE_SILENT_INSTALL)" >> '${marker}'\n`);
+    const sha512 = crypto.createHash('sha512').update(script).digest('base64');
+    const appImage = `swan-provider-console-${NEW}.AppImage`;
+    const yml = [`version: ${NEW}`, 'files:', `  - url: ${appImage}`, `    sha512: ${sha512}`, `    size: ${script.length}`, `path: ${appImage}`, `sha512: ${sha512}`, "releaseDate: '2026-12-01T00:00:00.000Z'", ''].join('\n');
+    feed = http.createServer((req, res) => {
+      const p = new URL(req.url!, 'http://x').pathname;
+      served.push(p);
+      if (p === `/feed/${channelFile}`) res.writeHead(200, { 'content-type': 'text/yaml' }).end(yml);
+      else if (p === `/feed/${appImage}`) res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': script.length }).end(script);
+      else if (p === '/npm.json') res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ 'dist-tags': { latest: NEW } }));
+      else res.writeHead(404).end('not found');
+    });
+    feed.listen(0, '127.0.0.1');
+    await once(feed, 'listening');
+    feedUrl = `http://127.0.0.1:${(feed.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    await proc?.kill();
+    feed?.close();
+  });
+
+  /** A desktop app "installed" as an AppImage (APPIMAGE names the file electron-updater replaces). */
+  function launchInstalled(name: string): { p: MainProcess; appImage: string; call: (channel: string, args: unknown) => Promise<InvokeReply<unknown>> } {
+    const appImage = path.join(dir, `${name}.AppImage`);
+    fs.writeFileSync(appImage, '#!/bin/sh\necho old\n', { mode: 0o755 });
+    const p = launchMain(path.join(dir, `${name}-home`), { FAKE_KEYCHAIN: '1', APPIMAGE: appImage, XDG_CACHE_HOME: path.join(dir, 'cache') });
+    proc = p;
+    return { p, appImage, call: (channel, args) => p.ask<InvokeReply<unknown>>('invoke', { url: appUrl, channel, args }) };
+  }
+
+  const downloaded = (r: InvokeReply<unknown>) => r.ok && (r.value as UpdateCheckView).download?.state === 'downloaded';
+
+  it('checks the generic feed without downloading, downloads only when asked, installs at quit only when chosen', async () => {
+    const { p, appImage, call } = launchInstalled('first');
+    await until('the tray', () => p.ask<FakeState>('state'), (v) => !!v.tray, 8000, p);
+    expect(await call('update.download', {})).toMatchObject({ ok: false, error: expect.stringMatching(/^Check for updates first/) });
+
+    // A folder with no latest.yml, then npm-style metadata (the plain check: no download offered).
+    expect(await call('settings.save', { patch: { updateFeedUrl: `${feedUrl}/nothing/` } })).toEqual({ ok: true, value: { ok: true } });
+    expect(await call('update.check', {})).toMatchObject({ ok: true, value: { available: false, error: expect.stringContaining('no latest.yml') } });
+    await call('settings.save', { patch: { updateFeedUrl: `${feedUrl}/npm.json` } });
+    const plain = await call('update.check', {});
+    expect(plain).toMatchObject({ ok: true, value: { available: true, latest: NEW } });
+    expect(plain.ok && (plain.value as UpdateCheckView).download).toBeUndefined();
+
+    await call('settings.save', { patch: { updateFeedUrl: `${feedUrl}/feed/` } });
+    const found = await call('update.check', {});
+    expect(found).toEqual({ ok: true, value: expect.objectContaining({ available: true, latest: NEW, download: { state: 'available', version: NEW, installOnQuit: false } }) });
+    expect(served).toContain(`/feed/${channelFile}`);
+    expect(served.some((s) => s.endsWith('.AppImage'))).toBe(false); // nothing downloaded without consent
+    expect((await p.ask<FakeState>('state')).netRequests.some((u) => u.includes(`/feed/${channelFile}`))).toBe(true); // through Electron's net
+    expect(await call('update.install', { when: 'on-quit' })).toMatchObject({ ok: false, error: expect.stringMatching(/^Download the new version first/) });
+    expect(await call('update.install', { when: 'later' })).toMatchObject({ ok: false, error: expect.stringMatching(/^Invalid arguments for update.install/) });
+
+    await p.ask('ready', { url: appUrl });
+    expect(await call('update.download', {})).toMatchObject({ ok: true, value: { state: 'downloading', version: NEW } });
+    await until('the download', () => call('update.check', {}), downloaded, 10_000, p);
+    expect(served).toContain(`/feed/swan-provider-console-${NEW}.AppImage`);
+    await until('an update.download push', () => p.ask<FakeState>('state'), (s) => s.sent.some((b) => b.types?.includes('update.download')), 5000, p);
+    expect(fs.readFileSync(appImage, 'utf8')).toContain('old'); // downloaded, not installed
+
+    expect(await call('update.install', { when: 'on-quit' })).toMatchObject({ ok: true, value: { state: 'downloaded', installOnQuit: true } });
+    await p.ask('clickTray', { id: 'quit' });
+    expect(await p.exited).toBe(0);
+    expect(fs.readFileSync(appImage, 'utf8')).toContain(`version ${NEW} ran`); // the new file took the old one's place
+    expect(fs.readFileSync(path.join(dir, 'installed-ran.txt'), 'utf8')).toContain('silent=true');
+  });
+
+  it('Restart installs the downloaded version and starts it', async () => {
+    fs.rmSync(path.join(dir, 'installed-ran.txt'), { force: true });
+    const { p, appImage, call } = launchInstalled('second');
+    await until('the tray', () => p.ask<FakeState>('state'), (v) => !!v.tray, 8000, p);
+    await call('settings.save', { patch: { updateFeedUrl: `${feedUrl}/feed/${channelFile}` } }); // a file URL means its folder
+    expect(await call('update.check', {})).toMatchObject({ ok: true, value: { available: true, download: { state: 'available' } } });
+    await call('update.download', {});
+    await until('the download', () => call('update.check', {}), downloaded, 10_000, p);
+    expect(await call('update.install', { when: 'now' })).toMatchObject({ ok: true, value: { state: 'downloaded' } });
+    expect(await p.exited).toBe(0);
+    expect(fs.readFileSync(appImage, 'utf8')).toContain(`version ${NEW} ran`);
+    // Started detached after the swap, once this one had let go of the single-instance lock.
+    await until('the new version to run', async () => fs.existsSync(path.join(dir, 'installed-ran.txt')) && fs.readFileSync(path.join(dir, 'installed-ran.txt'), 'utf8'), (t) => !!t && t.includes('silent=true'), 5000, p);
   });
 });

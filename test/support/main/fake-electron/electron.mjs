@@ -2,6 +2,13 @@
 // plain Node where no Electron binary exists. It records what main does with windows, tray, IPC and
 // sessions, and takes commands from the test over the child-process channel. Only what main uses.
 import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+
+/** The project folder: what Electron's app.getAppPath() gives for `electron .` (package.json, dev-app-update.yml). */
+const APP_PATH = new URL('../../../', import.meta.url).pathname.replace(/\/$/, '');
+const PACKAGE = JSON.parse(fs.readFileSync(`${APP_PATH}/package.json`, 'utf8'));
 
 const record = {
   lockRequested: false,
@@ -18,6 +25,8 @@ const record = {
   errorBox: null,
   openedExternal: [],
   notifications: [],
+  netRequests: [],
+  lockReleased: false,
 };
 
 class Emitter extends EventEmitter {}
@@ -36,6 +45,19 @@ export const app = new (class extends Emitter {
     throw new Error(`fake electron: getPath(${name})`);
   }
   setAppUserModelId() {}
+  getVersion() {
+    return PACKAGE.version;
+  }
+  getName() {
+    return PACKAGE.name;
+  }
+  getAppPath() {
+    return APP_PATH;
+  }
+  releaseSingleInstanceLock() {
+    record.lockReleased = true;
+  }
+  relaunch() {}
   whenReady() {
     return Promise.resolve();
   }
@@ -49,7 +71,9 @@ export const app = new (class extends Emitter {
     this.emit('before-quit', { preventDefault() {} });
     let prevented = false;
     this.emit('will-quit', { preventDefault: () => (prevented = true) });
-    if (!prevented) setImmediate(() => process.exit(0));
+    if (prevented) return;
+    this.emit('quit', { preventDefault() {} }, 0);
+    setImmediate(() => process.exit(0));
   }
   exit(code = 0) {
     process.exit(code);
@@ -156,7 +180,63 @@ export const session = {
     },
     setPermissionCheckHandler() {},
   },
+  fromPartition(partition) {
+    return { partition };
+  },
 };
+
+// Electron's net.request (ClientRequest): options { method, protocol, hostname, port, path, headers,
+// redirect: 'follow' | 'error' | 'manual' }; events 'response' (IncomingMessage: statusCode,
+// statusMessage, headers, data/end), 'redirect' (statusCode, method, url, headers) under 'manual',
+// 'error', 'abort'; end(), abort(), followRedirect(), setHeader(). Done here with Node's http client.
+class ClientRequest extends Emitter {
+  constructor(options) {
+    super();
+    this.options = options;
+    this.headers = { ...(options.headers ?? {}) };
+    this.aborted = false;
+  }
+  setHeader(name, value) {
+    this.headers[name] = value;
+  }
+  end(data) {
+    const o = this.options;
+    const mod = o.protocol === 'https:' ? https : http;
+    const req = mod.request({ method: o.method ?? 'GET', hostname: o.hostname, port: o.port, path: o.path, headers: this.headers });
+    this.req = req;
+    req.on('response', (res) => {
+      if (this.aborted) return res.resume();
+      const location = res.headers.location;
+      if (res.statusCode >= 300 && res.statusCode < 400 && location && o.redirect === 'manual') {
+        res.resume();
+        this.emit('redirect', res.statusCode, o.method ?? 'GET', new URL(location, `${o.protocol}//${o.hostname}:${o.port ?? ''}${o.path}`).href, res.headers);
+        return;
+      }
+      this.emit('response', res);
+    });
+    req.on('error', (err) => {
+      if (!this.aborted) this.emit('error', err);
+    });
+    req.end(data);
+  }
+  abort() {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.req?.destroy();
+    this.emit('abort');
+  }
+  followRedirect() {
+    throw new Error('fake electron: followRedirect is not implemented');
+  }
+}
+export const net = {
+  request(options) {
+    record.netRequests.push(`${options.protocol}//${options.hostname}:${options.port ?? ''}${options.path}`);
+    return new ClientRequest(options);
+  },
+};
+// Electron's own autoUpdater: electron-updater only emits 'before-quit-for-update' on it.
+export const autoUpdater = new Emitter();
 
 export const safeStorage = {
   isEncryptionAvailable: () => process.env.FAKE_KEYCHAIN === '1',
@@ -257,6 +337,8 @@ function state() {
     loginItem: record.loginItem,
     errorBox: record.errorBox,
     openedExternal: record.openedExternal,
+    netRequests: record.netRequests,
+    lockReleased: record.lockReleased,
     notifications: record.notifications.map((n) => ({ title: n.options.title, body: n.options.body, silent: n.options.silent })),
   };
 }
@@ -318,4 +400,4 @@ process.on('message', async (msg) => {
   }
 });
 
-export default { app, BrowserWindow, ipcMain, session, safeStorage, Menu, Tray, nativeImage, nativeTheme, dialog, shell, Notification, contextBridge, ipcRenderer };
+export default { app, BrowserWindow, ipcMain, session, safeStorage, Menu, Tray, nativeImage, nativeTheme, dialog, shell, Notification, contextBridge, ipcRenderer, net, autoUpdater };
