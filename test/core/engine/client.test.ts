@@ -17,7 +17,7 @@ async function start(opts?: TestEngineOptions): Promise<TestEngine> {
   return e;
 }
 
-async function drain(gen: AsyncGenerator<EngineStreamEvent>): Promise<EngineStreamEvent[]> {
+async function drain(gen: AsyncIterable<EngineStreamEvent>): Promise<EngineStreamEvent[]> {
   const out: EngineStreamEvent[] = [];
   for await (const ev of gen) out.push(ev);
   return out;
