@@ -12,7 +12,7 @@ import { InferenceRunner } from './inference/runner';
 import { ModelRegistry } from './agent/models';
 import { SettingsFile } from './agent/settings';
 import { Warmup } from './agent/warmup';
-import { hubDialUrl, loadConfig, type ProviderConfig } from './config/config';
+import { hubDialUrl, loadConfig, readModelsJson, type ProviderConfig } from './config/config';
 import { loadOrCreateIdentity, type Identity } from './config/identity';
 import { ensureHome } from './config/home';
 import { FileSecretStore, type SecretStore } from './config/secrets';
@@ -53,6 +53,7 @@ import { noticesFromBridge } from './alerts/notice-source';
 import { watchForAlerts } from './alerts/watch';
 import { DEFAULT_COOLDOWN_MINUTES, WebhookTransport } from './alerts/webhook';
 import { homePath, KEY_SECRET } from './config/home-layout';
+import { modelsJsonOf } from './agent/network-model-map';
 import { MinuteHistory } from './gpu/minute-history';
 
 export const AGENT_VERSION = '0.1.0';
@@ -157,6 +158,13 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
         vramGb: this.gpu.gpus.length > 0 ? this.gpu.gpus.reduce((t, g) => t + g.vramTotalMb, 0) / 1024 : null,
       }),
       onPulled: () => void this.rescanEngines(),
+      modelsFile: modelsJsonOf(config),
+      // "Serve this": models.json now maps the network id to the engine's own name; switch it on, tell the hub.
+      onMapped: (id) => {
+        this.settings.update((s) => ({ ...s, models: { ...s.models, [id]: { ...s.models?.[id], enabled: true } } }));
+        if (!this.modelsWatch?.reload()) this.config.modelEntries = readModelsJson(modelsJsonOf(this.config));
+        this.rebuildModels();
+      },
     });
     const s = this.settings.get();
     const dial = hubDialUrl(s.hubUrl ?? config.webSocketUrl);

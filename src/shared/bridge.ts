@@ -134,6 +134,20 @@ export interface UpdateCheckView {
   feed: string;
   checkedAt: number;
   error?: string;
+  /** Desktop app with a generic feed only (electron-updater): where the owner-approved download stands. */
+  download?: UpdateDownloadView;
+}
+
+/** The desktop app's copy of a newer version: fetched only when the owner presses Download, installed
+ *  only when they press Restart (or chose "install when I quit"). */
+export interface UpdateDownloadView {
+  state: 'available' | 'downloading' | 'downloaded' | 'error';
+  version: string;
+  /** 0-100 while downloading. */
+  percent?: number;
+  /** The owner chose to install when the app quits. */
+  installOnQuit: boolean;
+  error?: string;
 }
 
 /** One model over time (the per-model page): 24 equal buckets over the span, and the span's totals. */
@@ -239,11 +253,15 @@ export type EarningsZeroReason = 'earnings_disabled' | 'no_priced_model' | 'no_r
 /** One model's payout rate from the network (USD per 1M tokens). */
 export interface NetworkRateView {
   modelId: string;
+  /** What this provider is paid, USD per 1M tokens. */
   inputPerM: number;
   outputPerM: number;
+  /** What the consumer pays (the list price). */
   listInputPerM: number;
   listOutputPerM: number;
   tier: string;
+  /** GPU memory the network says the model needs (`min_vram_gb`, the Go provider's recommend-models), when it says. */
+  minVramGb?: number;
 }
 
 /** Figures fetched from the platform: the last good ones, with when and why they are stale. */
@@ -261,18 +279,23 @@ export interface PlatformStatsView {
   totalInputTokens: number;
   totalOutputTokens: number;
   totalTokens: number;
+  /** USDC, a dollar stablecoin: shown as USD. */
   totalEarningsUsd: number;
   uptime7dPercent: number;
   lastConnected: string;
 }
 
+/** Hub traffic over the ledger's whole life, to set beside the platform's own record. */
 export interface LocalLifetimeView {
   requests: number;
   failed: number;
   tokensIn: number;
   tokensOut: number;
   earnings: number;
+  /** When the oldest record still kept finished (null: the ledger is empty). */
   firstAt: number | null;
+  /** Hub requests whose last message was not handed to the hub (link down, cancelled by the hub
+   * link's loss, or the agent stopped while sending). */
   undelivered: { requests: number; tokensIn: number; tokensOut: number; earnings: number };
 }
 
@@ -319,14 +342,27 @@ export interface DemandRowView {
   inputPerM: number;
   outputPerM: number;
   tier: string;
+  /** serving: announced here · on_disk: an engine here has it, switched off (`local`: under the engine's own
+   * name, e.g. an Ollama tag) · pullable: an Ollama engine here could pull it · none */
   here: 'serving' | 'on_disk' | 'pullable' | 'none';
+  /** The engine model here that is this network model under another name (an Ollama tag on disk). */
+  local?: { engineUrl: string; model: string };
+  /** GPU memory the network says the model needs (model-demand `min_vram_gb`); null when it does not say. */
+  minVramGb: number | null;
+  /** The model's size on disk as its engine reports it (Ollama /api/tags `size`, GiB); null when unknown. */
   sizeGb: number | null;
+  /** Ollama's details of the model on disk (`parameter_size` "7.6B", `quantization_level` "Q4_K_M"). */
+  parameterSize?: string;
+  quantization?: string;
+  /** Judged from min_vram_gb when the network gives it, else from the size on disk; unknown without either. */
   fits: 'yes' | 'no' | 'unknown';
 }
 
 export interface PullStateView {
   engineUrl: string;
   model: string;
+  /** The network model id this pull is for: announced with `model` as its local name once pulled. */
+  networkId?: string;
   status: string;
   completed: number;
   total: number;
@@ -403,7 +439,8 @@ export const invokeSchemas = {
   'usage.exportCsv': range,
   'earnings.overview': z.object({ refresh: z.boolean().optional() }).strict(),
   'demand.list': z.object({}).strict(),
-  'demand.pull': z.object({ engineUrl: z.string().min(1).max(2048), model: z.string().min(1).max(200) }).strict(),
+  'demand.pull': z.object({ engineUrl: z.string().min(1).max(2048), model: z.string().min(1).max(200), networkId: z.string().min(1).max(256).optional() }).strict(),
+  'demand.serve': z.object({ modelId: z.string().min(1).max(256) }).strict(),
   'earnings.setElectricity': z
     .object({
       perKwh: z.number().min(0).max(100).nullable(),
@@ -431,6 +468,8 @@ export const invokeSchemas = {
   'alerts.test': z.object({}).strict(),
   'models.try': z.object({ model: modelId, prompt: z.string().trim().min(1, 'type a short prompt').max(4000), maxTokens: z.number().int().min(1).max(1024).optional() }).strict(),
   'update.check': z.object({}).strict(),
+  'update.download': z.object({}).strict(),
+  'update.install': z.object({ when: z.enum(['now', 'on-quit']) }).strict(),
   'app.info': z.object({}).strict(),
   'link.retry': z.object({}).strict(),
   'gpu.longHistory': z.object({ hours: z.number().int().min(1).max(168) }).strict(),
@@ -457,6 +496,7 @@ export interface InvokeResults {
   'earnings.overview': EarningsOverview;
   'demand.list': DemandView;
   'demand.pull': DemandView;
+  'demand.serve': DemandView;
   'earnings.setElectricity': EarningsOverview;
   'engines.rescan': EngineInfo[];
   'engines.addEndpoint': EngineInfo[];
@@ -476,6 +516,10 @@ export interface InvokeResults {
   'alerts.test': AlertTestResult;
   'models.try': TryResult;
   'update.check': UpdateCheckView;
+  /** Desktop app only: starts (or joins) the download of the version the last check found. */
+  'update.download': UpdateDownloadView;
+  /** Desktop app only: 'now' restarts into the downloaded version; 'on-quit' installs it when the app quits. */
+  'update.install': UpdateDownloadView;
   'app.info': AppInfoView;
   'link.retry': LinkStatus;
   /** One point per minute (utilisation and power averaged; VRAM, temperature, RAM at their peak). */
@@ -491,7 +535,8 @@ export type BridgeEvent =
   | { type: 'request.text'; id: string; delta: string }
   | { type: 'log'; entry: LogEntry }
   | { type: 'notice'; notice: HubNoticeView }
-  | { type: 'alert'; alert: Alert };
+  | { type: 'alert'; alert: Alert }
+  | { type: 'update.download'; download: UpdateDownloadView };
 
 export type BridgeEventType = BridgeEvent['type'];
 

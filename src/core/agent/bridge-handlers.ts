@@ -116,7 +116,8 @@ export class BridgeHandlers {
         return a.earnings.overview();
       },
       'demand.list': () => a.earnings.demand(),
-      'demand.pull': ({ engineUrl, model }: { engineUrl: string; model: string }) => a.earnings.pull(engineUrl, model),
+      'demand.pull': ({ engineUrl, model, networkId }) => a.earnings.pull(engineUrl, model, networkId),
+      'demand.serve': ({ modelId }) => a.earnings.serve(modelId),
       'engines.rescan': async () => {
         await a.rescanEngines();
         return a.engineList();
@@ -169,6 +170,13 @@ export class BridgeHandlers {
       },
       'models.try': ({ model, prompt, maxTokens }) => startTestPrompt(a, model, prompt, maxTokens ?? 128),
       'update.check': () => checkForUpdate({ current: a.snapshot().version, feed: a.settings.get().updateFeedUrl ?? '', mode: a.opts.mode ?? 'headless' }),
+      // Downloads are the desktop app's (src/main/updater.ts answers these there); headless installs with npm.
+      'update.download': () => {
+        throw new Error('Downloading updates is only in the desktop app. Install the new version with npm, then restart the agent.');
+      },
+      'update.install': () => {
+        throw new Error('Installing updates is only in the desktop app. Install the new version with npm, then restart the agent.');
+      },
       'app.info': () => appInfo(a.snapshot().version, a.opts.mode ?? 'headless'),
       'gpu.longHistory': ({ hours }: { hours: number }) => a.gpuHistory?.since(Date.now() - hours * 3_600_000) ?? [],
       'usage.model': ({ model, hours }: { model: string; hours: number }) => modelReport(a, model, hours),

@@ -1,12 +1,14 @@
 // Demand: which models the network pays for, beside what this machine serves, with "serve this":
-// switch on a model an engine here already has, or pull it into an Ollama engine here (progress shown).
+// switch on a model an engine here already has (under the network's id, or under an Ollama tag: then it
+// is announced as the network's id), or pull it into an Ollama engine here (progress shown).
 import { useEffect, useState } from 'react';
 import type { DemandRowView, DemandView } from '../../shared/bridge';
 import { getBridge } from '../bridge';
 import { Card } from './Card';
 import { ErrorText } from './Field';
-import { fmtGb, fmtMoney, fmtPercent } from '../lib/format';
+import { fmtDateTime, fmtGb, fmtMoney, fmtPercent } from '../lib/format';
 import { useCall, useFetch } from '../lib/use-call';
+import { DataTable, ModelCell } from './DataTable';
 
 const HERE: Record<DemandRowView['here'], string> = {
   serving: 'serving here',
@@ -15,13 +17,32 @@ const HERE: Record<DemandRowView['here'], string> = {
   none: 'no engine here can get it',
 };
 
+/** The fit and what it is judged from: the network's min_vram_gb, else the size on disk. */
+function fitText(r: DemandRowView): string {
+  const basis = r.minVramGb !== null ? `needs ${fmtGb(r.minVramGb, 0)}` : r.sizeGb !== null ? `${fmtGb(r.sizeGb)} on disk` : null;
+  const details = [r.parameterSize, r.quantization].filter(Boolean).join(' ');
+  if (r.fits === 'unknown') return basis ? `${basis}; no GPU found` : 'size unknown';
+  return `${r.fits === 'yes' ? 'yes' : 'no'} (${basis}${details ? `, ${details}` : ''})`;
+}
+
 function ServeThis({ row, view, onView }: { row: DemandRowView; view: DemandView; onView: (v: DemandView) => void }) {
   const [name, setName] = useState(row.modelId.split('/').pop()?.toLowerCase() ?? row.modelId);
   const [enable, enableState] = useCall(async () => {
     await getBridge().invoke('models.setEnabled', { model: row.modelId, enabled: true });
     onView(await getBridge().invoke('demand.list', {}));
   });
-  const [pull, pullState] = useCall(async () => onView(await getBridge().invoke('demand.pull', { engineUrl: view.ollamaEngines[0]!, model: name.trim() })));
+  const [serve, serveState] = useCall(async () => onView(await getBridge().invoke('demand.serve', { modelId: row.modelId })));
+  const [pull, pullState] = useCall(async () => onView(await getBridge().invoke('demand.pull', { engineUrl: view.ollamaEngines[0]!, model: name.trim(), networkId: row.modelId })));
+  if (row.here === 'on_disk' && row.local) {
+    return (
+      <>
+        <button type="button" onClick={() => void serve()} disabled={serveState.pending} title={`Announce ${row.local.model} as ${row.modelId}`}>
+          Serve this
+        </button>
+        <ErrorText error={serveState.error} />
+      </>
+    );
+  }
   if (row.here === 'on_disk') {
     return (
       <>
@@ -66,46 +87,29 @@ export function DemandCard() {
       {v && (
         <>
           <p className="muted">
-            Payout per 1M tokens{v.rates.asOf ? `, as of ${new Date(v.rates.asOf).toLocaleString()}` : ''}
+            Payout per 1M tokens{v.rates.asOf ? `, as of ${fmtDateTime(v.rates.asOf)}` : ''}
             {v.rates.stale ? ' (stale)' : ''}. GPU memory here: {v.vramGb === null ? 'no GPU found' : fmtGb(v.vramGb)}.
           </p>
           {v.rows.length === 0 ? (
             <p className="empty">{v.rates.error ? `The network's rates are unavailable: ${v.rates.error}` : 'The network lists no paid models right now.'}</p>
           ) : (
-            <table className="table" data-testid="demand-table">
-              <thead>
-                <tr>
-                  <th scope="col">Model</th>
-                  <th scope="col" className="num">
-                    In / 1M
-                  </th>
-                  <th scope="col" className="num">
-                    Out / 1M
-                  </th>
-                  <th scope="col">Fits this GPU</th>
-                  <th scope="col">Here</th>
-                  <th scope="col">
-                    <span className="sr-only">Action</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
+            <DataTable testId="demand-table" columns={[{ label: 'Model' }, { label: 'In / 1M', num: true }, { label: 'Out / 1M', num: true }, { label: 'Fits this GPU' }, { label: 'Here' }, { label: 'Action', srOnly: true }]}>
                 {v.rows.map((r) => (
                   <tr key={r.modelId} data-here={r.here}>
-                    <th scope="row" className="mono">
-                      {r.modelId}
-                    </th>
+                    <ModelCell model={r.modelId} />
                     <td className="num">{fmtMoney(r.inputPerM)}</td>
                     <td className="num">{fmtMoney(r.outputPerM)}</td>
-                    <td>{r.fits === 'unknown' ? 'size unknown' : r.fits === 'yes' ? `yes (${fmtGb(r.sizeGb)})` : `no (${fmtGb(r.sizeGb)})`}</td>
-                    <td>{HERE[r.here]}</td>
+                    <td data-testid="demand-fit">{fitText(r)}</td>
+                    <td>
+                      {HERE[r.here]}
+                      {r.local && <span className="muted mono"> as {r.local.model}</span>}
+                    </td>
                     <td>
                       <ServeThis row={r} view={v} onView={setView} />
                     </td>
                   </tr>
                 ))}
-              </tbody>
-            </table>
+            </DataTable>
           )}
         </>
       )}
