@@ -27,8 +27,8 @@ export interface Throughput {
 export async function throughput(rig: Rig, s: BenchSettings): Promise<Throughput> {
   await rig.setStep(0);
   for (const p of PATHS) await concurrentStreams(rig, p, s.throughputStreams, 50); // warm-up
-  const runs: Record<PathName, number[]> = { direct: [], agent: [], forwarder: [], agentNoLedger: [] };
-  const cpu: Record<PathName, number[]> = { direct: [], agent: [], forwarder: [], agentNoLedger: [] };
+  const runs: Record<PathName, number[]> = { direct: [], agent: [], forwarder: [], agentNoLedger: [], agentB: [] };
+  const cpu: Record<PathName, number[]> = { direct: [], agent: [], forwarder: [], agentNoLedger: [], agentB: [] };
   for (let r = 0; r < s.throughputReps; r++) {
     for (const p of PATHS) {
       const pid = p === 'agent' ? rig.agent.pid : p === 'forwarder' ? rig.forwarder.pid : undefined;

@@ -171,7 +171,7 @@ function send(opts: EngineRequestOptions, body: Record<string, unknown>, accept:
  * abort is a cancellation (499), not an engine failure. Ending early (return(), a `break`) closes the
  * connection so the engine stops.
  */
-class EngineEvents implements AsyncIterableIterator<EngineStreamEvent> {
+class EngineEvents implements AsyncGenerator<EngineStreamEvent, void, undefined> {
   private readonly parser: EngineStreamParser;
   private readonly queue: EngineStreamEvent[];
   private head = 0;
@@ -217,6 +217,12 @@ class EngineEvents implements AsyncIterableIterator<EngineStreamEvent> {
       this.sent.res.resume();
     }
     return new Promise((resolve) => (this.waiter = resolve));
+  }
+
+  /** As a finished generator does: ends the stream (closing the connection) and rethrows. */
+  throw(e: unknown): Promise<IteratorResult<EngineStreamEvent, void>> {
+    void this.return();
+    return Promise.reject(e);
   }
 
   return(): Promise<IteratorResult<EngineStreamEvent, void>> {
@@ -298,7 +304,7 @@ class EngineEvents implements AsyncIterableIterator<EngineStreamEvent> {
  * yields chunk/error events and one final 'end'. Iterate it to the end or break/return() (which closes
  * the connection). opts.signal aborts at any time.
  */
-export async function streamRequest(opts: StreamRequestOptions): Promise<AsyncIterableIterator<EngineStreamEvent>> {
+export async function streamRequest(opts: StreamRequestOptions): Promise<AsyncGenerator<EngineStreamEvent, void, undefined>> {
   const body = prepareBody(opts.body, opts.endpoint, true);
   const sent = await send(opts, body, 'text/event-stream', opts.headersTimeoutMs ?? STREAM_HEADERS_TIMEOUT_MS);
   // The headers timer only covers the wait for headers; the abort listener stays until the stream ends.

@@ -70,9 +70,6 @@ const MISSED_HEARTBEATS_LIMIT = 3;
 /** Distinct unknown message types remembered for "logged once per type". */
 const UNKNOWN_TYPES_REMEMBERED = 64;
 
-/** ws.send options: always a text frame (the hub reads JSON text frames). */
-const TEXT_FRAME = { binary: false } as const;
-
 export class HubLink extends EventEmitter<HubLinkEvents> {
   private ws?: WebSocket;
   private stopped = true;
@@ -90,7 +87,7 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
   private writeProgressAt = 0;
   private dataInFlight = 0;
   private corked = false;
-  private readonly dataQueue: Array<{ text: string | Buffer; bytes: number; resolve: (ok: boolean) => void }> = [];
+  private readonly dataQueue: Array<{ text: string; bytes: number; resolve: (ok: boolean) => void }> = [];
   private readonly highWater: number;
   /** Count of messages sent and received, for the console and tests. */
   readonly counters = { sent: 0, received: 0, invalid: 0, dials: 0, refusedOversize: 0 };
@@ -211,13 +208,12 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
     return false;
   }
 
-  private write(ws: WebSocket, text: string | Buffer, bytes: number): void {
+  private write(ws: WebSocket, text: string, bytes: number): void {
     this.dataInFlight += bytes;
     this.counters.sent++;
     this.corkForThisTick(ws);
     this.writeStarted();
-    // A text frame also when the JSON comes as UTF-8 bytes (ws would send a Buffer as binary).
-    ws.send(text, TEXT_FRAME, () => {
+    ws.send(text, () => {
       this.writeDone();
       this.dataInFlight -= bytes;
       this.pump();
