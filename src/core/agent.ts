@@ -18,13 +18,14 @@ import { GpuBusyWatch } from './agent/gpu-busy';
 import { LedgerBatch } from './agent/ledger-batch';
 import { logFinished } from './agent/request-log';
 import { buildSnapshot } from './agent/snapshot';
+import { syncScheduler } from './agent/scheduler-sync';
 import { hubDialUrl, loadConfig, readModelsJson, type ProviderConfig } from './config/config';
 import { loadOrCreateIdentity, type Identity } from './config/identity';
 import { ensureHome } from './config/home';
 import { FileSecretStore, type SecretStore } from './config/secrets';
 import { EngineDiscovery } from './engine/discovery';
 import { HealthMonitor, type CapacityChange, type HealthChange } from './engine/health';
-import { endpointLimit, engineSlots } from './scheduler/capacity';
+import { engineSlots } from './scheduler/capacity';
 import { watchModelsJson, type ModelsJsonWatch } from './agent/models-watch';
 import { detectGpus } from './gpu/detect';
 import { ContextLengths } from './engine/context-length';
@@ -475,20 +476,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     const s = this.settings.get();
     this.log.addSecrets(Object.values(this.config.modelEntries).map((e) => e.api_key));
     this.registry.rebuild({ entries: this.config.modelEntries, configModels: this.config.models, engines: this.engines, prefs: s.models ?? {} });
-    const enabled = new Set(this.registry.announced());
-    for (const st of this.scheduler.stats()) if (!enabled.has(st.model)) this.scheduler.removeModel(st.model);
-    for (const m of this.registry.all()) {
-      if (!enabled.has(m.id)) continue;
-      this.scheduler.setModel(
-        m.id,
-        m.endpoints.map((ep) => ({
-          url: ep.url,
-          health: this.registry.endpointConditionOf(ep.url) === 'key_rejected' ? 'degraded' : this.registry.endpointHealthOf(ep.url),
-          maxConcurrent: endpointLimit(this.config.agent, this.registry.endpointCapacityOf(ep.url)).max,
-        })),
-        { ...(m.maxConcurrent !== undefined ? { maxConcurrent: m.maxConcurrent } : {}), ...(m.maxQueue !== undefined ? { maxQueue: m.maxQueue } : {}) },
-      );
-    }
+    syncScheduler(this.registry, this.scheduler, this.config.agent);
     this.health.setEndpoints(this.registry.healthTargets());
     this.refreshContexts();
     this.announce();
