@@ -94,10 +94,12 @@ export class UsageQueries {
   >;
 
   constructor(db: Db) {
+    // Every priced row carries the rate it earned at (written with the row; migration v4 filled them in
+    // from prices for older rows), so the CSV reads them without a join on prices: that join made the
+    // 30-day export 1.4-1.7x slower than before v4 (docs/benchmarks.md, "Ledger").
     const csvSelect = `SELECT u.id, u.${USAGE_COLUMNS.split(', ').join(', u.')}, u.earnings,
-      coalesce(u.rate_in, p.input_per_m) AS input_per_m, coalesce(u.rate_out, p.output_per_m) AS output_per_m,
-      coalesce(u.rate_source, CASE WHEN p.id IS NULL THEN NULL ELSE 'override' END) AS rate_source, u.energy_wh, u.cost
-      FROM usage u LEFT JOIN prices p ON p.id = u.price_id`;
+      u.rate_in AS input_per_m, u.rate_out AS output_per_m, u.rate_source, u.energy_wh, u.cost
+      FROM usage u`;
     this.s = {
       rawTotals: db.prepare(`SELECT ${RAW_SUMS} FROM usage WHERE ${RANGE}`),
       rollTotals: db.prepare(`SELECT ${ROLLUP_SUMS} FROM usage_15m WHERE bucket >= ? AND bucket < ?`),
