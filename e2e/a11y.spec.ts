@@ -2,8 +2,10 @@
 /// <reference lib="dom.iterable" />
 // axe-core on every page of the console, in light and dark, at 1280×800 and 1024×640: any violation
 // fails the run. The stack serves real traffic first, so Requests has rows and the Dashboard has data.
+// The first-run pages (a fresh agent without a key) are checked in each of their states.
 import { axeViolations, describeViolations } from './support/axe';
-import { expect, go, test } from './support/fixtures';
+import { expect, go, slug, test } from './support/fixtures';
+import { PENDING_KEY, PROVIDER_KEY } from './support/stack';
 
 const PAGES = ['dashboard', 'requests', 'usage', 'engines', 'logs', 'settings'] as const;
 const VIEWPORTS = [
@@ -52,6 +54,42 @@ for (const colorScheme of ['light', 'dark'] as const) {
         // The check can fail: a nameless button put into the page is reported.
         await app.evaluate("document.querySelector('main').append(Object.assign(document.createElement('button'), { id: 'axe-control' }))");
         expect((await axeViolations(app)).map((v) => v.id)).toContain('button-name');
+      });
+    });
+  }
+}
+
+for (const colorScheme of ['light', 'dark'] as const) {
+  for (const viewport of VIEWPORTS) {
+    test.describe(`onboarding ${colorScheme} ${viewport.width}×${viewport.height}`, () => {
+      test.use({ colorScheme, viewport, stackOptions: { withKey: false, gpu: true, tokensPerSecond: 40 } });
+      test('every onboarding state passes axe', async ({ app, stack }) => {
+        test.setTimeout(300_000);
+        await expect(app.getByTestId('page-onboarding')).toBeVisible();
+        await expect(app.locator('html')).toHaveAttribute('data-theme', colorScheme);
+        const report: string[] = [];
+        const check = async (state: string) => {
+          const vs = await axeViolations(app);
+          if (vs.length) report.push(describeViolations(`onboarding (${state})`, vs));
+        };
+        await check('fresh: network and key');
+        await app.getByTestId('key-input').fill('sk-prov-wrong-0000000');
+        await app.getByTestId('key-check').click();
+        await expect(app.getByTestId('key-field-error')).toBeVisible();
+        await check('key refused');
+        await app.getByTestId('key-input').fill(PENDING_KEY);
+        await app.getByTestId('key-check').click();
+        await expect(app.getByTestId('key-status-badge')).toHaveText('pending');
+        await check('key pending review');
+        await app.getByTestId('key-input').fill(PROVIDER_KEY);
+        await app.getByTestId('key-check').click();
+        await expect(app.getByTestId('key-status-badge')).toHaveText('active');
+        await expect(app.getByTestId('pick-' + slug(stack.engine.models[0]!))).toBeVisible();
+        await check('key valid, models to serve');
+        await app.getByTestId('onboarding-settings').click();
+        await expect(app.getByTestId('page-settings')).toBeVisible();
+        await check('settings during setup');
+        expect(report.join('\n'), 'axe violations').toBe('');
       });
     });
   }

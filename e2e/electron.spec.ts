@@ -3,7 +3,10 @@
 // reason) where no Electron binary or no display exists — e.g. the build machine of this project.
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -61,7 +64,7 @@ interface Rig {
 }
 
 /** Hub + engine + a home folder whose config points at them, then the app on that home. */
-async function launch(opts: { withKey: boolean }): Promise<Rig> {
+async function launch(opts: { withKey: boolean; env?: Record<string, string> }): Promise<Rig> {
   const engine = await startTestEngine({});
   const hub = await startDevHub({ token: KEY });
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-electron-e2e-'));
@@ -92,7 +95,7 @@ async function launch(opts: { withKey: boolean }): Promise<Rig> {
     executablePath: (found as { exe: string }).exe,
     args,
     cwd: root,
-    env: { ...env, SWAN_HOME: home, SWAN_E2E: '1' },
+    env: { ...env, SWAN_HOME: home, SWAN_E2E: '1', ...opts.env },
     timeout: 30_000,
   });
   const page = await app.firstWindow();
@@ -258,4 +261,47 @@ test('a model toggle reaches the hub as a new register; the tray pauses and resu
   } finally {
     await rig.close();
   }
+});
+
+test('Settings → About: electron-updater finds a version in a local generic feed, downloads it on Download, installs it at quit when chosen', async () => {
+  test.skip(process.platform !== 'linux', 'the install step checked here is the AppImage one (Linux)');
+  const NEW = '99.0.0';
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-electron-update-'));
+  const appImage = path.join(dir, 'SwanProviderConsole.AppImage');
+  fs.writeFileSync(appImage, '#!/bin/sh\necho old\n', { mode: 0o755 });
+  const script = Buffer.from(`#!/bin/sh\necho "version ${NEW}" > '${path.join(dir, 'ran.txt')}'\n`);
+  const sha512 = crypto.createHash('sha512').update(script).digest('base64');
+  const file = `swan-provider-console-${NEW}.AppImage`;
+  const channel = process.arch === 'x64' ? 'latest-linux.yml' : `latest-linux-${process.arch}.yml`;
+  const served: string[] = [];
+  const feed = http.createServer((req, res) => {
+    const p = new URL(req.url ?? '/', 'http://x').pathname;
+    served.push(p);
+    if (p === `/${channel}`) res.end([`version: ${NEW}`, 'files:', `  - url: ${file}`, `    sha512: ${sha512}`, `    size: ${script.length}`, `path: ${file}`, `sha512: ${sha512}`, ''].join('\n'));
+    else if (p === `/${file}`) res.writeHead(200, { 'content-length': script.length }).end(script);
+    else res.writeHead(404).end();
+  });
+  feed.listen(0, '127.0.0.1');
+  await once(feed, 'listening');
+  const rig = await launch({ withKey: true, env: { APPIMAGE: appImage, XDG_CACHE_HOME: path.join(dir, 'cache') } });
+  try {
+    const { page } = rig;
+    await page.getByTestId('nav-settings').click();
+    const card = page.getByTestId('about-card');
+    await card.getByTestId('input-updateFeedUrl').fill(`http://127.0.0.1:${(feed.address() as AddressInfo).port}/`);
+    await card.getByTestId('update-check').click();
+    await expect(card.getByTestId('update-latest')).toHaveText(NEW);
+    await expect(card.getByTestId('update-download')).toHaveAttribute('data-state', 'available');
+    expect(served.some((p) => p.endsWith('.AppImage'))).toBe(false);
+    await card.getByTestId('update-download-start').click();
+    await expect(card.getByTestId('update-download')).toHaveAttribute('data-state', 'downloaded', { timeout: 15_000 });
+    expect(fs.readFileSync(appImage, 'utf8')).toContain('old');
+    await card.getByTestId('update-install-on-quit').click();
+    await expect(card.getByTestId('update-install-on-quit')).toHaveCount(0);
+  } finally {
+    await rig.close();
+    feed.close();
+  }
+  expect(fs.readFileSync(appImage, 'utf8')).toContain(`version ${NEW}`);
+  fs.rmSync(dir, { recursive: true, force: true });
 });

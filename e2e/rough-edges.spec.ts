@@ -104,6 +104,26 @@ test.describe('at 1024×640', () => {
     });
     expect(lines).toBeLessThanOrEqual(2);
   });
+
+  test('the Usage per-model table keeps clear of its card edge', async ({ app, stack }) => {
+    await stack.chat(stack.engine.models[0]!, 8);
+    await go(app, 'usage');
+    const table = app.getByTestId('usage-per-model');
+    await expect(table.locator('tbody tr')).toHaveCount(1);
+    const g = await table.evaluate((el) => {
+      const card = el.closest('.card')!;
+      const cs = (el.ownerDocument.defaultView as unknown as { getComputedStyle(e: unknown): Record<'paddingLeft' | 'paddingRight', string> }).getComputedStyle(card);
+      const c = card.getBoundingClientRect();
+      const t = el.getBoundingClientRect();
+      const box = el.parentElement!;
+      return { left: t.left - c.left, right: c.right - t.right, padLeft: parseFloat(cs.paddingLeft), padRight: parseFloat(cs.paddingRight), overflow: box.scrollWidth - box.clientWidth };
+    });
+    // Inside the card's padding on both sides, and nothing hidden sideways at this width.
+    expect(g.padRight).toBeGreaterThanOrEqual(8);
+    expect(g.left).toBeGreaterThanOrEqual(g.padLeft - 0.5);
+    expect(g.right).toBeGreaterThanOrEqual(g.padRight - 0.5);
+    expect(g.overflow).toBeLessThanOrEqual(0);
+  });
 });
 
 test.describe('after onboarding', () => {

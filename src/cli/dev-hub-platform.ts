@@ -10,6 +10,7 @@ import type http from 'node:http';
 import catalogue from './dev-hub-fixtures/models.json' with { type: 'json' };
 import demand from './dev-hub-fixtures/model-demand.json' with { type: 'json' };
 import statuses from './dev-hub-fixtures/provider-status.json' with { type: 'json' };
+import { isoTime } from '../shared/dates';
 
 export type DevStatusName = keyof typeof statuses;
 export const DEV_STATUS_NAMES = Object.keys(statuses) as DevStatusName[];
@@ -79,7 +80,7 @@ export class DevPlatform {
   }
 
   connected(key: string): void {
-    this.stats(key).lastConnected = new Date().toISOString();
+    this.stats(key).lastConnected = isoTime(Date.now());
   }
 
   /** Records one finished request the hub routed to a provider holding `key`. */

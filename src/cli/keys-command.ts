@@ -1,5 +1,6 @@
 // `swan-provider keys create|list|revoke`: API keys of the local gateway.
 import { GatewayKeys } from '../core/gateway/keys';
+import { fmtDateTime } from '../shared/dates';
 
 export function keysCommand(o: { home: string; action: 'create' | 'list' | 'revoke'; name?: string }): number {
   const keys = new GatewayKeys(o.home);
@@ -12,7 +13,7 @@ export function keysCommand(o: { home: string; action: 'create' | 'list' | 'revo
       const list = keys.list();
       if (list.length === 0) process.stdout.write('No gateway keys yet. Create one with: swan-provider keys create --name NAME\n');
       for (const k of list) {
-        process.stdout.write(`${k.name}\tcreated ${new Date(k.createdAt).toISOString()}${k.lastUsedAt ? `\tlast used ${new Date(k.lastUsedAt).toISOString()}` : ''}\n`);
+        process.stdout.write(`${k.name}\tcreated ${fmtDateTime(k.createdAt)}${k.lastUsedAt ? `\tlast used ${fmtDateTime(k.lastUsedAt)}` : ''}\n`);
       }
     } else {
       if (!keys.revoke(o.name ?? '')) {

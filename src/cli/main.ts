@@ -2,6 +2,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { AGENT_VERSION } from '../core/agent';
 import { defaultHome, engineAddress } from './home';
+import { fmtDate } from '../shared/dates';
 
 /** --host values: a base URL or a bare HOST:PORT (http). */
 function hostArg(value: string, previous: string[] | undefined): string[] {
@@ -104,7 +105,7 @@ export function buildProgram(): Command {
   const keys = program.command('keys').description('API keys of the local gateway');
   withHome(keys.command('create'))
     .description('create a key (printed once; only its hash is kept)')
-    .option('--name <name>', 'a name to tell keys apart', `key-${new Date().toISOString().slice(0, 10)}`)
+    .option('--name <name>', 'a name to tell keys apart', `key-${fmtDate(Date.now())}`)
     .action(async (o: { home: string; name: string }) => {
       const { keysCommand } = await import('./keys-command');
       process.exitCode = keysCommand({ home: o.home, action: 'create', name: o.name });

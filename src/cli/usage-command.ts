@@ -13,6 +13,7 @@ import type { WritableLike } from '../core/ledger/write-stream';
 import { DAY_MS } from '../core/ledger/time-buckets';
 import { forTerminal, terminalWriter } from '../core/terminal';
 import { homePath } from '../core/config/home-layout';
+import { fmtDateTime } from '../shared/dates';
 
 export interface UsageCommandOptions {
   home: string;
@@ -60,8 +61,9 @@ export function parseDateArg(value: string, edge: 'from' | 'to'): number {
   return t;
 }
 
+const COUNT = new Intl.NumberFormat('en-US');
 function num(n: number): string {
-  return n.toLocaleString('en-US');
+  return COUNT.format(n);
 }
 
 function money(n: number): string {
@@ -105,7 +107,7 @@ function modelRow(m: ModelUsage): string[] {
 
 function asOf(f: { asOf: number | null; stale: boolean; error?: string }): string {
   if (f.asOf === null) return f.error ? `unavailable (${f.error})` : 'not fetched yet';
-  return `as of ${new Date(f.asOf).toISOString()}${f.stale ? ' (stale)' : ''}`;
+  return `as of ${fmtDateTime(f.asOf)}${f.stale ? ' (stale)' : ''}`;
 }
 
 /** The same earnings figures as the console's Usage page, from the ledger and the agent's cached copies of the platform's answers. */
@@ -179,7 +181,7 @@ async function summary(ledger: Ledger, file: string, home: string, out: NodeJS.W
 function exportRange(opts: UsageCommandOptions): { from: number; to: number } {
   const from = opts.from ? parseDateArg(opts.from, 'from') : 0;
   const to = opts.to ? parseDateArg(opts.to, 'to') : Date.now() + 1;
-  if (to < from) throw new UsageArgError(`--to (${new Date(to).toISOString()}) is before --from (${new Date(from).toISOString()}).`);
+  if (to < from) throw new UsageArgError(`--to (${fmtDateTime(to)}) is before --from (${fmtDateTime(from)}).`);
   return { from, to };
 }
 

@@ -11,6 +11,8 @@ import { installDesktopNotifications } from './notifications';
 import { applyStartAtLogin, launchedHidden } from './login-item';
 import { appPaths, rendererLocation } from './paths';
 import { createDesktopSecretStore } from './secrets-safe-storage';
+import { desktopBackend } from './desktop-backend';
+import { DesktopUpdater } from './updater';
 import { hardenApp } from './security';
 import { AppTray } from './tray';
 import { createMainWindow, loadRenderer, reveal, windowPreferences } from './window';
@@ -44,12 +46,15 @@ class DesktopApp {
   private startAtLogin?: boolean;
   private toldAboutTray = false;
   private desktopNotifications = true;
+  readonly updater: DesktopUpdater;
 
   constructor(
     private readonly home: string,
     private readonly log: Log,
     private readonly l: Logger,
-  ) {}
+  ) {
+    this.updater = new DesktopUpdater({ current: app.getVersion(), packaged: app.isPackaged, log: l.child('updates') });
+  }
 
   async start(): Promise<void> {
     const renderer = rendererLocation(app.isPackaged);
@@ -66,7 +71,7 @@ class DesktopApp {
     const win = createMainWindow({ show: !hidden, dark: nativeTheme.shouldUseDarkColors });
     this.win = win;
     this.disposeIpc = installIpc({
-      backend: agent,
+      backend: desktopBackend({ agent, updater: this.updater, restartToInstall: () => void this.restartToInstall() }),
       window: win,
       renderer,
       log: this.l.child('ipc'),
@@ -141,6 +146,20 @@ class DesktopApp {
     this.log.flush();
   }
 
+  /** The owner pressed Restart: stop the agent, let the new version take the single-instance lock, install. */
+  async restartToInstall(): Promise<void> {
+    this.quitting = true;
+    await this.shutdown();
+    app.releaseSingleInstanceLock();
+    this.updater.installAndQuit(true);
+    app.quit();
+  }
+
+  /** After the agent stopped at quit: the version the owner chose to install at quit goes in now. */
+  installChosenUpdate(): void {
+    if (this.updater.installOnQuit) this.updater.installAndQuit(false);
+  }
+
   get isStopped(): boolean {
     return this.stopped;
   }
@@ -198,7 +217,11 @@ function boot(): void {
   app.on('will-quit', (event) => {
     if (desktop.isStopped) return;
     event.preventDefault();
-    void desktop.shutdown().finally(() => app.quit());
+    void desktop
+      .shutdown()
+      .then(() => desktop.installChosenUpdate())
+      .catch((e: unknown) => l.warn(`Quitting: ${message(e)}`))
+      .finally(() => app.quit());
   });
 
   app

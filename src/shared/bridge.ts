@@ -134,6 +134,20 @@ export interface UpdateCheckView {
   feed: string;
   checkedAt: number;
   error?: string;
+  /** Desktop app with a generic feed only (electron-updater): where the owner-approved download stands. */
+  download?: UpdateDownloadView;
+}
+
+/** The desktop app's copy of a newer version: fetched only when the owner presses Download, installed
+ *  only when they press Restart (or chose "install when I quit"). */
+export interface UpdateDownloadView {
+  state: 'available' | 'downloading' | 'downloaded' | 'error';
+  version: string;
+  /** 0-100 while downloading. */
+  percent?: number;
+  /** The owner chose to install when the app quits. */
+  installOnQuit: boolean;
+  error?: string;
 }
 
 /** One model over time (the per-model page): 24 equal buckets over the span, and the span's totals. */
@@ -454,6 +468,8 @@ export const invokeSchemas = {
   'alerts.test': z.object({}).strict(),
   'models.try': z.object({ model: modelId, prompt: z.string().trim().min(1, 'type a short prompt').max(4000), maxTokens: z.number().int().min(1).max(1024).optional() }).strict(),
   'update.check': z.object({}).strict(),
+  'update.download': z.object({}).strict(),
+  'update.install': z.object({ when: z.enum(['now', 'on-quit']) }).strict(),
   'app.info': z.object({}).strict(),
   'link.retry': z.object({}).strict(),
   'gpu.longHistory': z.object({ hours: z.number().int().min(1).max(168) }).strict(),
@@ -500,6 +516,10 @@ export interface InvokeResults {
   'alerts.test': AlertTestResult;
   'models.try': TryResult;
   'update.check': UpdateCheckView;
+  /** Desktop app only: starts (or joins) the download of the version the last check found. */
+  'update.download': UpdateDownloadView;
+  /** Desktop app only: 'now' restarts into the downloaded version; 'on-quit' installs it when the app quits. */
+  'update.install': UpdateDownloadView;
   'app.info': AppInfoView;
   'link.retry': LinkStatus;
   /** One point per minute (utilisation and power averaged; VRAM, temperature, RAM at their peak). */
@@ -515,7 +535,8 @@ export type BridgeEvent =
   | { type: 'request.text'; id: string; delta: string }
   | { type: 'log'; entry: LogEntry }
   | { type: 'notice'; notice: HubNoticeView }
-  | { type: 'alert'; alert: Alert };
+  | { type: 'alert'; alert: Alert }
+  | { type: 'update.download'; download: UpdateDownloadView };
 
 export type BridgeEventType = BridgeEvent['type'];
 

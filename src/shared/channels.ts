@@ -37,6 +37,8 @@ export const INVOKE_CHANNELS = [
   'alerts.test',
   'models.try',
   'update.check',
+  'update.download',
+  'update.install',
   'app.info',
   'link.retry',
   'gpu.longHistory',

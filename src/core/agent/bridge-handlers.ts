@@ -25,6 +25,44 @@ import { checkForUpdate } from '../update/check';
 import { appInfo, modelReport, startTestPrompt } from './console-extras';
 import { formatIssues } from '../../shared/zod-issues';
 
+/** What the bridge verbs use of the agent: its parts and a few of its actions, nothing else. */
+export type BridgeDeps = Pick<
+  Agent,
+  'alerts'
+  | 'applyGateway'
+  | 'applyPauseSchedule'
+  | 'book'
+  | 'config'
+  | 'earnings'
+  | 'emitSnapshot'
+  | 'engineList'
+  | 'gatewayKeys'
+  | 'gpuHistory'
+  | 'keyStorage'
+  | 'ledger'
+  | 'link'
+  | 'log'
+  | 'nodeName'
+  | 'notices'
+  | 'opts'
+  | 'pause'
+  | 'providerGate'
+  | 'providerKey'
+  | 'rebuildModels'
+  | 'refreshCatalogue'
+  | 'refreshEarningsFlag'
+  | 'registry'
+  | 'rescanEngines'
+  | 'runner'
+  | 'sampler'
+  | 'secrets'
+  | 'settings'
+  | 'snapshot'
+  | 'warmup'
+  | 'watchGpuBusy'
+  | 'webhook'
+>;
+
 /** A channel's handler: its arguments are what the channel's schema parsed (checked once, in invoke()). */
 type Handler<C extends InvokeChannel> = (args: InvokeArgs<C>) => Promise<InvokeResults[C]> | InvokeResults[C];
 
@@ -33,7 +71,7 @@ const EMPTY_TOTALS: UsageTotals = { requests: 0, errors: 0, tokensIn: 0, tokensO
 export class BridgeHandlers {
   private readonly table: { [C in InvokeChannel]: Handler<C> };
 
-  constructor(private readonly agent: Agent) {
+  constructor(private readonly agent: BridgeDeps) {
     const a = agent;
     this.table = {
       'snapshot.get': () => a.snapshot(),
@@ -170,6 +208,13 @@ export class BridgeHandlers {
       },
       'models.try': ({ model, prompt, maxTokens }) => startTestPrompt(a, model, prompt, maxTokens ?? 128),
       'update.check': () => checkForUpdate({ current: a.snapshot().version, feed: a.settings.get().updateFeedUrl ?? '', mode: a.opts.mode ?? 'headless' }),
+      // Downloads are the desktop app's (src/main/updater.ts answers these there); headless installs with npm.
+      'update.download': () => {
+        throw new Error('Downloading updates is only in the desktop app. Install the new version with npm, then restart the agent.');
+      },
+      'update.install': () => {
+        throw new Error('Installing updates is only in the desktop app. Install the new version with npm, then restart the agent.');
+      },
       'app.info': () => appInfo(a.snapshot().version, a.opts.mode ?? 'headless'),
       'gpu.longHistory': ({ hours }: { hours: number }) => a.gpuHistory?.since(Date.now() - hours * 3_600_000) ?? [],
       'usage.model': ({ model, hours }: { model: string; hours: number }) => modelReport(a, model, hours),

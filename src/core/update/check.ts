@@ -110,3 +110,18 @@ export async function checkForUpdate(o: CheckOptions): Promise<UpdateCheckView> 
     return { ...base, error: `Could not check for updates: ${why}. Check the feed address in Settings or try again later.` };
   }
 }
+
+/**
+ * The folder an electron-updater generic provider should read, or undefined when the feed is not one
+ * (empty = npm's metadata, or a .json URL): the desktop app then keeps the plain check above.
+ * A URL naming a latest*.yml file gives that file's folder.
+ */
+export function genericFeedFolder(feed: string): string | undefined {
+  if (feed === '' || feed === DEFAULT_FEED || feedUrlProblem(feed)) return undefined;
+  const u = new URL(feed);
+  if (/\.json$/i.test(u.pathname) || u.hostname === 'registry.npmjs.org') return undefined;
+  u.pathname = u.pathname.replace(/\/latest[^/]*\.ya?ml$/i, '/');
+  u.search = '';
+  u.hash = '';
+  return u.href.endsWith('/') ? u.href : `${u.href}/`;
+}

@@ -9,7 +9,7 @@ import { useCall } from '../lib/use-call';
 import { onAlert, setSettings } from '../store/actions';
 import { useStore } from '../store/store';
 import { Card } from './Card';
-import { ErrorText, Field } from './Field';
+import { ErrorText, TextField } from './Field';
 import { Toggle } from './Toggle';
 
 const KIND_LABEL: Record<AlertKind, string> = {
@@ -133,36 +133,8 @@ export function AlertsCard() {
           void saveHook();
         }}
       >
-        <Field
-          label="Webhook URL"
-          hint="For a rig without a screen: alerts are posted as JSON with the text in “content” and “text” (Discord, Slack, ntfy and most chat webhooks read one of them). Leave empty for none."
-          error={errors.alertWebhookUrl}
-          testId="field-alertWebhookUrl"
-        >
-          {(id, d) => (
-            <input
-              id={id}
-              aria-describedby={d}
-              value={url ?? settings.alertWebhookUrl}
-              placeholder="https://ntfy.sh/my-rig"
-              onChange={(e) => setUrl(e.target.value)}
-              data-testid="input-alertWebhookUrl"
-            />
-          )}
-        </Field>
-        <Field label="Minutes between alerts of the same kind" error={errors.alertCooldownMinutes} testId="field-alertCooldownMinutes">
-          {(id, d) => (
-            <input
-              id={id}
-              aria-describedby={d}
-              inputMode="numeric"
-              className="num-input"
-              value={cooldown ?? String(settings.alertCooldownMinutes)}
-              onChange={(e) => setCooldown(e.target.value)}
-              data-testid="input-alertCooldownMinutes"
-            />
-          )}
-        </Field>
+        <TextField label="Webhook URL" hint="For a rig without a screen: alerts are posted as JSON with the text in “content” and “text” (Discord, Slack, ntfy and most chat webhooks read one of them). Leave empty for none." error={errors.alertWebhookUrl} testId="field-alertWebhookUrl" value={url ?? settings.alertWebhookUrl} placeholder="https://ntfy.sh/my-rig" onChange={setUrl} inputTestId="input-alertWebhookUrl" />
+        <TextField label="Minutes between alerts of the same kind" error={errors.alertCooldownMinutes} testId="field-alertCooldownMinutes" inputMode="numeric" className="num-input" value={cooldown ?? String(settings.alertCooldownMinutes)} onChange={setCooldown} inputTestId="input-alertCooldownMinutes" />
         <div className="form-actions">
           <button type="submit" disabled={!changed || saveState.pending} data-testid="alerts-save">
             Save alert settings

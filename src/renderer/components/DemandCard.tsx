@@ -6,8 +6,9 @@ import type { DemandRowView, DemandView } from '../../shared/bridge';
 import { getBridge } from '../bridge';
 import { Card } from './Card';
 import { ErrorText } from './Field';
-import { fmtGb, fmtMoney, fmtPercent } from '../lib/format';
+import { fmtDateTime, fmtGb, fmtMoney, fmtPercent } from '../lib/format';
 import { useCall, useFetch } from '../lib/use-call';
+import { DataTable, ModelCell } from './DataTable';
 
 const HERE: Record<DemandRowView['here'], string> = {
   serving: 'serving here',
@@ -86,35 +87,16 @@ export function DemandCard() {
       {v && (
         <>
           <p className="muted">
-            Payout per 1M tokens{v.rates.asOf ? `, as of ${new Date(v.rates.asOf).toLocaleString()}` : ''}
+            Payout per 1M tokens{v.rates.asOf ? `, as of ${fmtDateTime(v.rates.asOf)}` : ''}
             {v.rates.stale ? ' (stale)' : ''}. GPU memory here: {v.vramGb === null ? 'no GPU found' : fmtGb(v.vramGb)}.
           </p>
           {v.rows.length === 0 ? (
             <p className="empty">{v.rates.error ? `The network's rates are unavailable: ${v.rates.error}` : 'The network lists no paid models right now.'}</p>
           ) : (
-            <table className="table" data-testid="demand-table">
-              <thead>
-                <tr>
-                  <th scope="col">Model</th>
-                  <th scope="col" className="num">
-                    In / 1M
-                  </th>
-                  <th scope="col" className="num">
-                    Out / 1M
-                  </th>
-                  <th scope="col">Fits this GPU</th>
-                  <th scope="col">Here</th>
-                  <th scope="col">
-                    <span className="sr-only">Action</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
+            <DataTable testId="demand-table" columns={[{ label: 'Model' }, { label: 'In / 1M', num: true }, { label: 'Out / 1M', num: true }, { label: 'Fits this GPU' }, { label: 'Here' }, { label: 'Action', srOnly: true }]}>
                 {v.rows.map((r) => (
                   <tr key={r.modelId} data-here={r.here}>
-                    <th scope="row" className="mono">
-                      {r.modelId}
-                    </th>
+                    <ModelCell model={r.modelId} />
                     <td className="num">{fmtMoney(r.inputPerM)}</td>
                     <td className="num">{fmtMoney(r.outputPerM)}</td>
                     <td data-testid="demand-fit">{fitText(r)}</td>
@@ -127,8 +109,7 @@ export function DemandCard() {
                     </td>
                   </tr>
                 ))}
-              </tbody>
-            </table>
+            </DataTable>
           )}
         </>
       )}

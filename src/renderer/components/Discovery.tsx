@@ -7,7 +7,8 @@ import { useCall } from '../lib/use-call';
 import { setEngines } from '../store/actions';
 import { useStore } from '../store/store';
 import { Badge } from './Badge';
-import { ErrorText, Field } from './Field';
+import { ErrorText, TextField } from './Field';
+import { DataTable } from './DataTable';
 
 export function GpuList({ inventory }: { inventory: GpuInventory }) {
   if (inventory.gpus.length === 0) {
@@ -56,17 +57,7 @@ export function EngineList({ engines }: { engines: EngineInfo[] }) {
     );
   }
   return (
-    <table className="table" data-testid="engine-list">
-      <thead>
-        <tr>
-          <th scope="col">Address</th>
-          <th scope="col">Type</th>
-          <th scope="col">Models</th>
-          <th scope="col">State</th>
-          <th scope="col">Found by</th>
-        </tr>
-      </thead>
-      <tbody>
+    <DataTable testId="engine-list" columns={[{ label: 'Address' }, { label: 'Type' }, { label: 'Models' }, { label: 'State' }, { label: 'Found by' }]}>
         {engines.map((e) => (
           <tr key={e.url} data-testid="engine-row">
             <th scope="row" className="mono">
@@ -85,8 +76,7 @@ export function EngineList({ engines }: { engines: EngineInfo[] }) {
             <td className="small">{e.origin === 'probe' ? 'port probe' : e.origin === 'owner' ? 'added by you' : 'models.json'}</td>
           </tr>
         ))}
-      </tbody>
-    </table>
+    </DataTable>
   );
 }
 
@@ -150,12 +140,8 @@ export function AddEndpointForm() {
         void add();
       }}
     >
-      <Field label="Engine address" hint="For example http://127.0.0.1:8000 or http://192.168.1.20:11434" error={state.error}>
-        {(id, d) => <input id={id} aria-describedby={d} type="url" value={url} onChange={(e) => setUrl(e.target.value)} required placeholder="http://127.0.0.1:8000" data-testid="endpoint-url" />}
-      </Field>
-      <Field label="Model (optional)" hint="Only this model from that engine; leave empty for all of them.">
-        {(id, d) => <input id={id} aria-describedby={d} value={model} onChange={(e) => setModel(e.target.value)} data-testid="endpoint-model" />}
-      </Field>
+      <TextField label="Engine address" hint="For example http://127.0.0.1:8000 or http://192.168.1.20:11434" error={state.error} type="url" value={url} onChange={setUrl} required placeholder="http://127.0.0.1:8000" inputTestId="endpoint-url" />
+      <TextField label="Model (optional)" hint="Only this model from that engine; leave empty for all of them." value={model} onChange={setModel} inputTestId="endpoint-model" />
       <div className="form-actions">
         <button type="submit" disabled={state.pending || !url.trim()} data-testid="endpoint-add">
           {state.pending ? 'Checking…' : 'Add endpoint'}

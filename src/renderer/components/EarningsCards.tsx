@@ -9,6 +9,7 @@ import { Card } from './Card';
 import { ErrorText, Field } from './Field';
 import { fmtDateTime, fmtInt, fmtMoney, fmtNumber, fmtPercent } from '../lib/format';
 import { useCall } from '../lib/use-call';
+import { DataTable, ModelCell } from './DataTable';
 
 function AsOf({ asOf, stale, error, testId }: { asOf: number | null; stale: boolean; error?: string | undefined; testId: string }) {
   if (asOf === null) return <span className="muted" data-testid={testId}>{error ? `Unavailable: ${error}` : 'Not fetched yet'}</span>;
@@ -40,22 +41,7 @@ export function PlatformRecordCard({ o }: { o: EarningsOverview }) {
   ];
   return (
     <Card title="The platform's record and this machine's" testId="platform-record" actions={<AsOf asOf={o.platform.asOf} stale={o.platform.stale} error={o.platform.error} testId="platform-asof" />}>
-      <table className="table" data-testid="platform-vs-local">
-        <thead>
-          <tr>
-            <th scope="col">All time, hub requests</th>
-            <th scope="col" className="num">
-              Platform
-            </th>
-            <th scope="col" className="num">
-              This ledger
-            </th>
-            <th scope="col" className="num">
-              Difference
-            </th>
-          </tr>
-        </thead>
-        <tbody>
+      <DataTable testId="platform-vs-local" columns={[{ label: 'All time, hub requests' }, { label: 'Platform', num: true }, { label: 'This ledger', num: true }, { label: 'Difference', num: true }]}>
           {rows.map(([label, plat, local, diff, id]) => (
             <tr key={id}>
               <th scope="row">{label}</th>
@@ -70,8 +56,7 @@ export function PlatformRecordCard({ o }: { o: EarningsOverview }) {
               </td>
             </tr>
           ))}
-        </tbody>
-      </table>
+      </DataTable>
       <p className="muted">
         Uptime over 7 days (the platform&apos;s figure): <strong data-testid="platform-uptime">{p ? fmtPercent(p.uptime7dPercent / 100) : '—'}</strong>
         {l.firstAt !== null && <> · this ledger starts {fmtDateTime(l.firstAt)}</>}
@@ -190,32 +175,16 @@ export function RatesCard({ o }: { o: EarningsOverview }) {
       {o.pricing.length === 0 ? (
         <p className="empty">No models are announced yet.</p>
       ) : (
-        <table className="table" data-testid="pricing-table">
-          <thead>
-            <tr>
-              <th scope="col">Model</th>
-              <th scope="col">Rate</th>
-              <th scope="col" className="num">
-                In / 1M
-              </th>
-              <th scope="col" className="num">
-                Out / 1M
-              </th>
-            </tr>
-          </thead>
-          <tbody>
+        <DataTable testId="pricing-table" columns={[{ label: 'Model' }, { label: 'Rate' }, { label: 'In / 1M', num: true }, { label: 'Out / 1M', num: true }]}>
             {o.pricing.map((p) => (
               <tr key={p.model} data-source={p.source}>
-                <th scope="row" className="mono">
-                  {p.model}
-                </th>
+                <ModelCell model={p.model} />
                 <td>{p.source === 'network' ? 'the network pays' : p.source === 'override' ? 'your estimate (the network does not price it)' : 'not priced: earns nothing'}</td>
                 <td className="num">{p.inputPerM === null ? '—' : fmtMoney(p.inputPerM)}</td>
                 <td className="num">{p.outputPerM === null ? '—' : fmtMoney(p.outputPerM)}</td>
               </tr>
             ))}
-          </tbody>
-        </table>
+        </DataTable>
       )}
     </Card>
   );

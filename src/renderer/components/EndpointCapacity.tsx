@@ -4,6 +4,7 @@
 import type { EndpointState, ModelState } from '../../shared/types';
 import { Badge, HealthBadge } from './Badge';
 import { modelSlug } from './ModelsTable';
+import { DataTable, ModelCell } from './DataTable';
 
 const CONDITION: Record<NonNullable<EndpointState['condition']>, { tone: 'warn' | 'bad'; label: string }> = {
   loading: { tone: 'warn', label: 'loading' },
@@ -16,10 +17,7 @@ function EndpointRow({ model, ep }: { model: ModelState; ep: EndpointState }) {
   const id = `${modelSlug(model.id)}-${modelSlug(ep.url)}`;
   return (
     <tr data-testid={`endpoint-capacity-${id}`}>
-      <th scope="row" className="mono">
-        {model.id}
-        {ep.localModel && <div className="muted small">engine model: {ep.localModel}</div>}
-      </th>
+      <ModelCell model={model.id}>{ep.localModel && <div className="muted small">engine model: {ep.localModel}</div>}</ModelCell>
       <td className="mono">{ep.url}</td>
       <td>
         {c ? (
@@ -44,21 +42,11 @@ export function EndpointCapacity({ models }: { models: ModelState[] }) {
   if (rows.length === 0) return <p className="empty">No endpoints yet.</p>;
   return (
     <>
-      <table className="table" data-testid="endpoint-capacity">
-        <thead>
-          <tr>
-            <th scope="col">Model</th>
-            <th scope="col">Endpoint</th>
-            <th scope="col">State</th>
-            <th scope="col">Running / at once</th>
-          </tr>
-        </thead>
-        <tbody>
+      <DataTable testId="endpoint-capacity" columns={[{ label: 'Model' }, { label: 'Endpoint' }, { label: 'State' }, { label: 'Running / at once' }]}>
           {rows.map(({ m, ep }) => (
             <EndpointRow key={`${m.id} ${ep.url}`} model={m} ep={ep} />
           ))}
-        </tbody>
-      </table>
+      </DataTable>
       <p className="muted small">
         Requests beyond an engine&apos;s slots wait in this provider&apos;s queue. Set MaxConcurrentPerEndpoint in config.toml to override; rename models or map
         them to engine models in models.json (changes apply without a restart).

@@ -32,3 +32,23 @@ export function ErrorText({ error, testId }: { error: string | null | undefined;
     </p>
   );
 }
+
+type InputProps = Omit<React.InputHTMLAttributes<HTMLInputElement>, 'id' | 'aria-describedby' | 'value' | 'onChange'>;
+
+/** The settings row most forms are made of: a Field holding one text input. */
+export function TextField({
+  label,
+  hint,
+  error,
+  testId,
+  inputTestId,
+  value,
+  onChange,
+  ...input
+}: { label: string; hint?: string; error?: string | null; testId?: string; inputTestId?: string; value: string; onChange: (value: string) => void } & InputProps) {
+  return (
+    <Field label={label} hint={hint} error={error} testId={testId}>
+      {(id, d) => <input id={id} aria-describedby={d} value={value} onChange={(e) => onChange(e.target.value)} data-testid={inputTestId} {...input} />}
+    </Field>
+  );
+}

@@ -2,6 +2,7 @@
 // severity, model and time of each notice, newest first. The agent keeps them, so a reload shows them again.
 import type { HubNoticeView, NoticeSeverity } from '../../shared/bridge';
 import { fmtDateTime } from '../lib/format';
+import { isoTime } from '../../shared/dates';
 import { useStore } from '../store/store';
 import { Badge } from './Badge';
 import { Card } from './Card';
@@ -28,7 +29,7 @@ function NoticeItem({ n }: { n: HubNoticeView }) {
             {n.modelId}
           </span>
         )}
-        <time className="muted small" dateTime={new Date(n.receivedAt).toISOString()} data-testid="hub-notice-time">
+        <time className="muted small" dateTime={isoTime(n.receivedAt)} data-testid="hub-notice-time">
           {fmtDateTime(n.receivedAt)}
         </time>
       </div>

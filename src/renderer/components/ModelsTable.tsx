@@ -8,6 +8,7 @@ import { notify, setModels } from '../store/actions';
 import { HealthBadge } from './Badge';
 import { CatalogueMark } from './CatalogueMark';
 import { Toggle } from './Toggle';
+import { DataTable, ModelCell } from './DataTable';
 
 function slug(id: string): string {
   return id.replace(/[^A-Za-z0-9_.-]/g, '_');
@@ -65,28 +66,13 @@ export function ModelsTable({ models, compact }: { models: ModelState[]; compact
     );
   }
   return (
-    <table className="table" data-testid="models-table">
-      <thead>
-        <tr>
-          <th scope="col">Model</th>
-          <th scope="col">Health</th>
-          {!compact && <th scope="col">Endpoints</th>}
-          <th scope="col" className="num">
-            In flight
-          </th>
-          <th scope="col" className="num">
-            Queued
-          </th>
-          <th scope="col">Serve</th>
-          <th scope="col">Warmup</th>
-        </tr>
-      </thead>
-      <tbody>
+    <DataTable testId="models-table" columns={[{ label: 'Model' }, { label: 'Health' }, !compact && { label: 'Endpoints' }, { label: 'In flight', num: true }, { label: 'Queued', num: true }, { label: 'Serve' }, { label: 'Warmup' }]}>
         {models.map((m) => (
           <tr key={m.id} data-testid={`model-row-${slug(m.id)}`} data-enabled={m.enabled}>
-            <th scope="row" className="mono">
-              {m.id} <CatalogueMark model={m.id} />
-            </th>
+            <ModelCell model={m.id}>
+              {' '}
+              <CatalogueMark model={m.id} />
+            </ModelCell>
             <td>
               <HealthBadge health={m.health} testId={`model-health-${slug(m.id)}`} />
             </td>
@@ -120,8 +106,7 @@ export function ModelsTable({ models, compact }: { models: ModelState[]; compact
             </td>
           </tr>
         ))}
-      </tbody>
-    </table>
+    </DataTable>
   );
 }
 

@@ -9,6 +9,7 @@ import { modelHref } from '../lib/route';
 import { useFetch } from '../lib/use-call';
 import { useStore } from '../store/store';
 import { Card } from './Card';
+import { DataTable } from './DataTable';
 
 function PercentileChart({ data, p50, p95, unit, title, testId }: { data: PerfPoint[]; p50: keyof PerfPoint; p95: keyof PerfPoint; unit: string; title: string; testId: string }) {
   const points = data.filter((d) => d[p50] !== null).length;
@@ -43,15 +44,7 @@ function ModelShare() {
   const rows = useMemo(() => modelShare(report.data?.perModel ?? []), [report.data]);
   if (rows.length === 0) return <p className="empty">No requests today yet.</p>;
   return (
-    <table className="table share-table" data-testid="model-share">
-      <thead>
-        <tr>
-          <th scope="col">Model</th>
-          <th scope="col">Requests</th>
-          <th scope="col">Earnings</th>
-        </tr>
-      </thead>
-      <tbody>
+    <DataTable testId="model-share" className="share-table" columns={[{ label: 'Model' }, { label: 'Requests' }, { label: 'Earnings' }]}>
         {rows.map((r) => (
           <tr key={r.model} data-testid="model-share-row">
             <th scope="row" className="mono">
@@ -69,8 +62,7 @@ function ModelShare() {
             </td>
           </tr>
         ))}
-      </tbody>
-    </table>
+    </DataTable>
   );
 }
 

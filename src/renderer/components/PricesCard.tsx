@@ -4,9 +4,10 @@ import { useState } from 'react';
 import type { PricesView } from '../../shared/bridge';
 import { getBridge } from '../bridge';
 import { Card } from './Card';
-import { ErrorText, Field } from './Field';
-import { fmtMoney } from '../lib/format';
+import { ErrorText, Field, TextField } from './Field';
+import { fmtDateTime, fmtMoney } from '../lib/format';
 import { useCall, useFetch } from '../lib/use-call';
+import { DataTable } from './DataTable';
 
 function parsePrice(text: string): number | null {
   const n = Number(text.trim());
@@ -42,20 +43,7 @@ export function PricesCard({ models }: { models: string[] }) {
           : 'The hub has not enabled earnings for this provider yet: requests are counted, earnings stay at $0 until it does.'}
       </p>
       {current && current.prices.length > 0 ? (
-        <table className="table" data-testid="prices-table">
-          <thead>
-            <tr>
-              <th scope="col">Model</th>
-              <th scope="col" className="num">
-                Input / 1M tokens
-              </th>
-              <th scope="col" className="num">
-                Output / 1M tokens
-              </th>
-              <th scope="col">Since</th>
-            </tr>
-          </thead>
-          <tbody>
+        <DataTable testId="prices-table" columns={[{ label: 'Model' }, { label: 'Input / 1M tokens', num: true }, { label: 'Output / 1M tokens', num: true }, { label: 'Since' }]}>
             {current.prices.map((p) => (
               <tr key={p.model}>
                 <th scope="row" className="mono">
@@ -63,11 +51,10 @@ export function PricesCard({ models }: { models: string[] }) {
                 </th>
                 <td className="num">{fmtMoney(p.inputPerM)}</td>
                 <td className="num">{fmtMoney(p.outputPerM)}</td>
-                <td>{new Date(p.effectiveFrom).toLocaleString()}</td>
+                <td>{fmtDateTime(p.effectiveFrom)}</td>
               </tr>
             ))}
-          </tbody>
-        </table>
+        </DataTable>
       ) : (
         <p className="empty">No estimates set: models the network does not price earn nothing here.</p>
       )}
@@ -90,12 +77,8 @@ export function PricesCard({ models }: { models: string[] }) {
             </select>
           )}
         </Field>
-        <Field label="Input, $ per 1M tokens" error={errors.input ?? null} testId="price-input-field">
-          {(id, d) => <input id={id} aria-describedby={d} inputMode="decimal" value={input} onChange={(e) => setInput(e.target.value)} data-testid="price-input" />}
-        </Field>
-        <Field label="Output, $ per 1M tokens" error={errors.output ?? null} testId="price-output-field">
-          {(id, d) => <input id={id} aria-describedby={d} inputMode="decimal" value={output} onChange={(e) => setOutput(e.target.value)} data-testid="price-output" />}
-        </Field>
+        <TextField label="Input, $ per 1M tokens" error={errors.input ?? null} testId="price-input-field" inputMode="decimal" value={input} onChange={setInput} inputTestId="price-input" />
+        <TextField label="Output, $ per 1M tokens" error={errors.output ?? null} testId="price-output-field" inputMode="decimal" value={output} onChange={setOutput} inputTestId="price-output" />
         <button type="submit" disabled={saveState.pending} data-testid="price-save">
           {saveState.pending ? 'Saving…' : 'Set price'}
         </button>

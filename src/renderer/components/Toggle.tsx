@@ -16,3 +16,18 @@ export function Toggle(props: { checked: boolean; onChange: (v: boolean) => void
     </label>
   );
 }
+
+/** A settings row: the switch, a hint under it, and its error. */
+export function ToggleRow(props: { checked: boolean; onChange: (v: boolean) => void; label: string; testId?: string; hint?: string | null; hintTestId?: string; error?: string | null }) {
+  return (
+    <>
+      <Toggle checked={props.checked} onChange={props.onChange} label={props.label} testId={props.testId} />
+      {props.hint && (
+        <p className="field-hint" data-testid={props.hintTestId}>
+          {props.hint}
+        </p>
+      )}
+      {props.error && <p className="field-error">{props.error}</p>}
+    </>
+  );
+}

@@ -1,5 +1,7 @@
 // Display formatting: units always shown, nulls as an em dash. Intl formatters are built once and
-// reused (building one per call costs more than the rest of a list row).
+// reused (building one per call costs more than the rest of a list row). Dates and times have their one
+// home in src/shared/dates.ts (shared with the CLI), re-exported here.
+export { fmtClock, fmtDate, fmtDateTime, fmtDay, fmtMonth, fmtTime } from '../../shared/dates';
 const DASH = '—';
 
 const numberFormats = new Map<number, Intl.NumberFormat>();
@@ -13,9 +15,6 @@ function numberFormat(digits: number): Intl.NumberFormat {
 }
 const moneySmall = new Intl.NumberFormat(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 4 });
 const moneyLarge = new Intl.NumberFormat(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 });
-const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
-const clockFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', hour12: false });
-const dateTimeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'short', timeStyle: 'medium', hour12: false });
 
 export function fmtNumber(n: number | null | undefined, digits = 0): string {
   if (n === null || n === undefined || !Number.isFinite(n)) return DASH;
@@ -40,20 +39,6 @@ export function fmtMs(ms: number | null | undefined): string {
 
 export function fmtGb(gb: number | null | undefined, digits = 1): string {
   return gb === null || gb === undefined ? DASH : `${fmtNumber(gb, digits)} GB`;
-}
-
-export function fmtTime(ts: number | null | undefined): string {
-  if (!ts) return DASH;
-  return timeFormat.format(ts);
-}
-
-export function fmtClock(ts: number): string {
-  return clockFormat.format(ts);
-}
-
-export function fmtDateTime(ts: number | null | undefined): string {
-  if (!ts) return DASH;
-  return dateTimeFormat.format(ts);
 }
 
 export function fmtAgo(ts: number | null | undefined, now = Date.now()): string {

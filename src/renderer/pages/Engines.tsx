@@ -14,6 +14,7 @@ import { TryIt } from '../components/TryIt';
 import { useCall, useFetch } from '../lib/use-call';
 import { notify, setModels, setSettings } from '../store/actions';
 import { useStore } from '../store/store';
+import { DataTable, ModelCell } from '../components/DataTable';
 
 function LimitsRow({ model }: { model: ModelState }) {
   const [maxConcurrent, setMaxConcurrent] = useState(String(model.maxConcurrent));
@@ -30,9 +31,7 @@ function LimitsRow({ model }: { model: ModelState }) {
   const changed = maxConcurrent !== String(model.maxConcurrent) || maxQueue !== String(model.maxQueue);
   return (
     <tr data-testid={`limits-row-${s}`}>
-      <th scope="row" className="mono">
-        {model.id}
-      </th>
+      <ModelCell model={model.id} />
       <td>
         <input
           type="number"
@@ -135,25 +134,11 @@ export function Engines() {
           {snapshot.models.length === 0 ? (
             <p className="empty">No models yet.</p>
           ) : (
-            <div className="table-scroll">
-            <table className="table">
-              <thead>
-                <tr>
-                  <th scope="col">Model</th>
-                  <th scope="col">Concurrent</th>
-                  <th scope="col">Queue</th>
-                  <th scope="col">
-                    <span className="sr-only">Save</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {snapshot.models.map((m) => (
-                  <LimitsRow key={`${m.id}:${m.maxConcurrent}:${m.maxQueue}`} model={m} />
-                ))}
-              </tbody>
-            </table>
-            </div>
+            <DataTable columns={[{ label: 'Model' }, { label: 'Concurrent' }, { label: 'Queue' }, { label: 'Save', srOnly: true }]}>
+              {snapshot.models.map((m) => (
+                <LimitsRow key={`${m.id}:${m.maxConcurrent}:${m.maxQueue}`} model={m} />
+              ))}
+            </DataTable>
           )}
         </Card>
         <PauseRules />

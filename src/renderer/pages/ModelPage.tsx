@@ -5,7 +5,7 @@ import type { ModelReport } from '../../shared/bridge';
 import { getBridge } from '../bridge';
 import { HealthBadge, StatusBadge } from '../components/Badge';
 import { Card, Stat } from '../components/Card';
-import { fmtClock, fmtDateTime, fmtInt, fmtMoney, fmtMs, fmtNumber, fmtPercent, fmtTime } from '../lib/format';
+import { fmtClock, fmtDateTime, fmtDay, fmtInt, fmtMoney, fmtMs, fmtNumber, fmtPercent, fmtTime } from '../lib/format';
 import { go, routeModel } from '../lib/route';
 import { useFetch } from '../lib/use-call';
 import { selectRequest } from '../store/actions';
@@ -19,7 +19,7 @@ const SPANS = [
 type Row = ModelReport['buckets'][number];
 
 function Chart({ data, keys, unit, title, testId, hours }: { data: Row[]; keys: { key: keyof Row; name: string; dashed?: boolean }[]; unit: string; title: string; testId: string; hours: number }) {
-  const tick = (v: number) => (hours > 24 ? new Date(v).toLocaleDateString(undefined, { weekday: 'short' }) : fmtClock(v));
+  const tick = (v: number) => (hours > 24 ? fmtDay(v) : fmtClock(v));
   return (
     <figure className="chart series-util" data-testid={testId}>
       <figcaption>

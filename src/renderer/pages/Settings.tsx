@@ -5,11 +5,11 @@ import { getBridge } from '../bridge';
 import { AboutCard } from '../components/AboutCard';
 import { AlertsCard } from '../components/AlertsCard';
 import { Card } from '../components/Card';
-import { ErrorText, Field } from '../components/Field';
+import { ErrorText, Field, TextField } from '../components/Field';
 import { KeyDestinationConfirm, type PendingDestination } from '../components/KeyDestinationConfirm';
 import { IdentityRow } from '../components/IdentityRow';
 import { NetworkChoice } from '../components/NetworkChoice';
-import { Toggle } from '../components/Toggle';
+import { Toggle, ToggleRow } from '../components/Toggle';
 import { fmtDateTime } from '../lib/format';
 import { applyTheme } from '../lib/theme';
 import { useCall, useFetch } from '../lib/use-call';
@@ -107,9 +107,7 @@ function GatewayKeys() {
           void create();
         }}
       >
-        <Field label="New key name" hint="Letters, digits, dot, dash or underscore." error={createState.error} testId="gateway-key-name-field">
-          {(id, d) => <input id={id} aria-describedby={d} value={name} onChange={(e) => setName(e.target.value)} data-testid="gateway-key-name" />}
-        </Field>
+        <TextField label="New key name" hint="Letters, digits, dot, dash or underscore." error={createState.error} testId="gateway-key-name-field" value={name} onChange={setName} inputTestId="gateway-key-name" />
         <div className="form-actions">
           <button type="submit" disabled={!name.trim() || createState.pending} data-testid="gateway-key-create">
             Create key
@@ -189,42 +187,15 @@ export function Settings() {
       >
         <Card title="Swan network">
           <NetworkChoice hubUrl={draft.hubUrl} onPick={(n) => setDraft({ ...draft, ...n })} />
-          <Field label="Hub WebSocket URL" hint="Where the agent registers, for example wss://inference.swanchain.io (the agent adds /ws itself)." error={errors.hubUrl} testId="field-hubUrl">
-            {(id, d) => <input id={id} aria-describedby={d} value={draft.hubUrl} onChange={(e) => set('hubUrl', e.target.value)} data-testid="input-hubUrl" />}
-          </Field>
-          <Field label="Service URL" hint="Used to check your key before connecting." error={errors.serviceUrl} testId="field-serviceUrl">
-            {(id, d) => <input id={id} aria-describedby={d} value={draft.serviceUrl} onChange={(e) => set('serviceUrl', e.target.value)} data-testid="input-serviceUrl" />}
-          </Field>
-          <Field
-            label="Provider key"
-            hint={`${settings.keySet ? 'A key is set' : 'No key set'} (${KEY_STORAGE[settings.keyStorage]}). Type a new one to replace it; the key is never shown.`}
-            error={errors.providerKey}
-            testId="field-providerKey"
-          >
-            {(id, d) => (
-              <input
-                id={id}
-                aria-describedby={d}
-                type="password"
-                autoComplete="off"
-                value={draft.providerKey}
-                placeholder={settings.keySet ? '•••••••• (unchanged)' : 'sk-…'}
-                onChange={(e) => set('providerKey', e.target.value)}
-                data-testid="input-providerKey"
-              />
-            )}
-          </Field>
-          <Field label="Node name" hint="How this machine appears on the network." error={errors.nodeName} testId="field-nodeName">
-            {(id, d) => <input id={id} aria-describedby={d} value={draft.nodeName} onChange={(e) => set('nodeName', e.target.value)} data-testid="input-nodeName" />}
-          </Field>
+          <TextField label="Hub WebSocket URL" hint="Where the agent registers, for example wss://inference.swanchain.io (the agent adds /ws itself)." error={errors.hubUrl} testId="field-hubUrl" value={draft.hubUrl} onChange={(v) => set('hubUrl', v)} inputTestId="input-hubUrl" />
+          <TextField label="Service URL" hint="Used to check your key before connecting." error={errors.serviceUrl} testId="field-serviceUrl" value={draft.serviceUrl} onChange={(v) => set('serviceUrl', v)} inputTestId="input-serviceUrl" />
+          <TextField label="Provider key" hint={`${settings.keySet ? 'A key is set' : 'No key set'} (${KEY_STORAGE[settings.keyStorage]}). Type a new one to replace it; the key is never shown.`} error={errors.providerKey} testId="field-providerKey" type="password" autoComplete="off" value={draft.providerKey} placeholder={settings.keySet ? '•••••••• (unchanged)' : 'sk-…'} onChange={(v) => set('providerKey', v)} inputTestId="input-providerKey" />
+          <TextField label="Node name" hint="How this machine appears on the network." error={errors.nodeName} testId="field-nodeName" value={draft.nodeName} onChange={(v) => set('nodeName', v)} inputTestId="input-nodeName" />
           <IdentityRow />
         </Card>
         <Card title="Local gateway">
-          <Toggle checked={draft.gatewayEnabled} onChange={(v) => set('gatewayEnabled', v)} label="Let my own apps use my engines through the local gateway" testId="input-gatewayEnabled" />
-          {errors.gatewayEnabled && <p className="field-error">{errors.gatewayEnabled}</p>}
-          <Field label="Gateway address" hint="host:port; 127.0.0.1 keeps it on this machine." error={errors.gatewayListen} testId="field-gatewayListen">
-            {(id, d) => <input id={id} aria-describedby={d} value={draft.gatewayListen} onChange={(e) => set('gatewayListen', e.target.value)} data-testid="input-gatewayListen" />}
-          </Field>
+          <ToggleRow checked={draft.gatewayEnabled} onChange={(v) => set('gatewayEnabled', v)} label="Let my own apps use my engines through the local gateway" testId="input-gatewayEnabled" error={errors.gatewayEnabled} />
+          <TextField label="Gateway address" hint="host:port; 127.0.0.1 keeps it on this machine." error={errors.gatewayListen} testId="field-gatewayListen" value={draft.gatewayListen} onChange={(v) => set('gatewayListen', v)} inputTestId="input-gatewayListen" />
         </Card>
         <Card title="App">
           <Field label="Theme" error={errors.theme} testId="field-theme">
@@ -246,26 +217,18 @@ export function Settings() {
               </select>
             )}
           </Field>
-          <Toggle checked={draft.startAtLogin} onChange={(v) => set('startAtLogin', v)} label="Start at login" testId="input-startAtLogin" />
-          {desktopOnly && <p className="field-hint">{desktopOnly}</p>}
-          {errors.startAtLogin && <p className="field-error">{errors.startAtLogin}</p>}
-          <Toggle checked={draft.closeToTray} onChange={(v) => set('closeToTray', v)} label="Keep serving in the tray when the window is closed" testId="input-closeToTray" />
-          {desktopOnly && <p className="field-hint" data-testid="tray-desktop-only">{desktopOnly}</p>}
-          {errors.closeToTray && <p className="field-error">{errors.closeToTray}</p>}
+          <ToggleRow checked={draft.startAtLogin} onChange={(v) => set('startAtLogin', v)} label="Start at login" testId="input-startAtLogin" hint={desktopOnly} error={errors.startAtLogin} />
+          <ToggleRow
+            checked={draft.closeToTray}
+            onChange={(v) => set('closeToTray', v)}
+            label="Keep serving in the tray when the window is closed"
+            testId="input-closeToTray"
+            hint={desktopOnly}
+            hintTestId="tray-desktop-only"
+            error={errors.closeToTray}
+          />
           <Toggle checked={draft.autoPauseOnGpuBusy} onChange={(v) => set('autoPauseOnGpuBusy', v)} label="Pause while another program uses the GPU" testId="input-autoPauseOnGpuBusy" />
-          <Field label="Keep request history (days)" error={errors.retentionDays} testId="field-retentionDays">
-            {(id, d) => (
-              <input
-                id={id}
-                aria-describedby={d}
-                inputMode="numeric"
-                className="num-input"
-                value={draft.retentionDaysText}
-                onChange={(e) => set('retentionDaysText', e.target.value)}
-                data-testid="input-retentionDays"
-              />
-            )}
-          </Field>
+          <TextField label="Keep request history (days)" error={errors.retentionDays} testId="field-retentionDays" inputMode="numeric" className="num-input" value={draft.retentionDaysText} onChange={(v) => set('retentionDaysText', v)} inputTestId="input-retentionDays" />
         </Card>
         {destination && <KeyDestinationConfirm pending={destination} onResult={(r) => void afterSave(r, destination.patch)} onCancel={() => setDestination(null)} />}
         <div className="form-actions sticky-actions">

@@ -4,13 +4,14 @@ import { Bar, BarChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxi
 import type { EarningsOverview, UsageReport } from '../../shared/bridge';
 import { getBridge } from '../bridge';
 import { Card, Stat } from '../components/Card';
+import { DataTable, ModelCell } from '../components/DataTable';
 import { PricesCard } from '../components/PricesCard';
 import { KeepCard, PlatformRecordCard, RatesCard } from '../components/EarningsCards';
 import { ChartLegend } from '../components/ChartLegend';
 import { DemandCard } from '../components/DemandCard';
 import { useStore } from '../store/store';
 import { ErrorText } from '../components/Field';
-import { fmtInt, fmtMoney, fmtMs, fmtNumber, fmtPercent } from '../lib/format';
+import { fmtClock, fmtDate, fmtDay, fmtInt, fmtMoney, fmtMonth, fmtMs, fmtNumber, fmtPercent } from '../lib/format';
 import { useCall, useFetch } from '../lib/use-call';
 
 const RANGES = {
@@ -22,9 +23,7 @@ const RANGES = {
 type RangeKey = keyof typeof RANGES;
 
 function bucketLabel(ts: number, bucket: 'hour' | 'day' | 'month'): string {
-  const d = new Date(ts);
-  if (bucket === 'month') return d.toLocaleDateString(undefined, { month: 'short', year: '2-digit' });
-  return bucket === 'hour' ? d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', hour12: false }) : d.toLocaleDateString(undefined, { month: 'short', day: 'numeric' });
+  return bucket === 'month' ? fmtMonth(ts) : bucket === 'hour' ? fmtClock(ts) : fmtDay(ts);
 }
 
 function download(name: string, text: string, type: string): void {
@@ -101,7 +100,7 @@ export function Usage() {
   const report = useFetch(() => getBridge().invoke('usage.report', { from, to, bucket: r.bucket }), [from, to, r.bucket]);
   const [exportCsv, exportState] = useCall(async () => {
     const csv = await getBridge().invoke('usage.exportCsv', { from, to });
-    download(`swan-usage-${new Date(from).toISOString().slice(0, 10)}-${new Date(to).toISOString().slice(0, 10)}.csv`, csv, 'text/csv');
+    download(`swan-usage-${fmtDate(from)}-${fmtDate(to)}.csv`, csv, 'text/csv');
   });
   const rep = report.data;
   const overview = useFetch(() => getBridge().invoke('earnings.overview', {}), [to]);
@@ -157,48 +156,17 @@ export function Usage() {
             {rep.perModel.length === 0 ? (
               <p className="empty">No requests in this period.</p>
             ) : (
-              <table className="table" data-testid="usage-per-model">
-                <thead>
-                  <tr>
-                    <th scope="col">Model</th>
-                    <th scope="col" className="num">
-                      Requests
-                    </th>
-                    <th scope="col" className="num">
-                      Tokens in
-                    </th>
-                    <th scope="col" className="num">
-                      Tokens out
-                    </th>
-                    <th scope="col" className="num">
-                      p50 latency
-                    </th>
-                    <th scope="col" className="num">
-                      p95 latency
-                    </th>
-                    <th scope="col" className="num">
-                      p50 tok/s
-                    </th>
-                    <th scope="col" className="num">
-                      Errors
-                    </th>
-                    <th scope="col" className="num">
-                      Earnings
-                    </th>
-                    <th scope="col" className="num">
-                      Power cost
-                    </th>
-                    <th scope="col" className="num">
-                      Net
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
+              <DataTable
+                testId="usage-per-model"
+                dense
+                columns={[
+                  { label: 'Model' },
+                  ...['Requests', 'Tokens in', 'Tokens out', 'p50 latency', 'p95 latency', 'p50 tok/s', 'Errors', 'Earnings', 'Power cost', 'Net'].map((label) => ({ label, num: true })),
+                ]}
+              >
                   {rep.perModel.map((m) => (
                     <tr key={m.model}>
-                      <th scope="row" className="mono">
-                        {m.model}
-                      </th>
+                      <ModelCell model={m.model} />
                       <td className="num">{fmtInt(m.requests)}</td>
                       <td className="num">{fmtInt(m.tokensIn)}</td>
                       <td className="num">{fmtInt(m.tokensOut)}</td>
@@ -211,8 +179,7 @@ export function Usage() {
                       <td className="num">{fmtMoney(m.earnings - (m.cost ?? 0))}</td>
                     </tr>
                   ))}
-                </tbody>
-              </table>
+              </DataTable>
             )}
           </Card>
         </>

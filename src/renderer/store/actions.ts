@@ -1,5 +1,5 @@
 // State changes, as plain functions the bridge listener and the pages call.
-import type { AgentSnapshot, BridgeEvent, HubNoticeView, SettingsView } from '../../shared/bridge';
+import type { AgentSnapshot, BridgeEvent, HubNoticeView, SettingsView, UpdateDownloadView } from '../../shared/bridge';
 import type { GpuSample, LogEntry, ModelState, PauseState, RequestView } from '../../shared/types';
 import type { ConnectionStatus } from '../bridge/connection';
 import type { Alert } from '../../shared/alerts';
@@ -114,6 +114,7 @@ export function applyEvents(events: BridgeEvent[]): void {
   const newLogs: LogEntry[] = [];
   let textChanged = false;
   const hubNotices: HubNoticeView[] = [];
+  let updateDownload: UpdateDownloadView | undefined;
   for (const e of events) {
     switch (e.type) {
       case 'snapshot':
@@ -142,6 +143,9 @@ export function applyEvents(events: BridgeEvent[]): void {
       case 'alert':
         alertListeners.forEach((l) => l(e.alert));
         break;
+      case 'update.download':
+        updateDownload = e.download;
+        break;
     }
   }
   useStore.setState((s) => {
@@ -156,6 +160,7 @@ export function applyEvents(events: BridgeEvent[]): void {
       next.seriesVersion = s.seriesVersion + 1;
       next.lastSample = lastSample ?? null;
     }
+    if (updateDownload) next.updateDownload = updateDownload;
     if (updates.length) next.requests = requestList.apply(updates);
     if (textChanged) next.textVersion = s.textVersion + 1;
     if (hubNotices.length) next.hubNotices = [...hubNotices, ...s.hubNotices.filter((n) => !hubNotices.some((h) => h.id === n.id))].slice(0, MAX_HUB_NOTICES);

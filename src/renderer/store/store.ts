@@ -2,7 +2,7 @@
 // actions.ts; components read with selectors. Bounded series and lists live in series.ts,
 // request-list.ts and text-cache.ts; the store carries version counters that re-render their readers.
 import { create } from 'zustand';
-import type { AgentSnapshot, HubNoticeView, SettingsView } from '../../shared/bridge';
+import type { AgentSnapshot, HubNoticeView, SettingsView, UpdateDownloadView } from '../../shared/bridge';
 import type { GpuSample, LogEntry, RequestView } from '../../shared/types';
 import type { ConnectionStatus } from '../bridge/connection';
 
@@ -39,6 +39,8 @@ export interface State {
   notices: Notice[];
   /** What the hub told this provider (newest first); loaded on every (re)connect, so it survives a reload. */
   hubNotices: HubNoticeView[];
+  /** Desktop app: the owner-approved update download, as main last reported it. */
+  updateDownload: UpdateDownloadView | null;
 }
 
 export const useStore = create<State>()(() => ({
@@ -57,4 +59,5 @@ export const useStore = create<State>()(() => ({
   logLevel: 'info',
   notices: [],
   hubNotices: [],
+  updateDownload: null,
 }));

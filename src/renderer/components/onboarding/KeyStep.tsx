@@ -8,7 +8,7 @@ import { useCall } from '../../lib/use-call';
 import { setSettings, setSnapshot } from '../../store/actions';
 import { useStore } from '../../store/store';
 import { Card } from '../Card';
-import { ErrorText, Field } from '../Field';
+import { ErrorText, TextField } from '../Field';
 import { KeyStatus } from './KeyStatus';
 
 type Check = { valid: boolean; message: string; detail?: KeyStatusDetailView };
@@ -74,9 +74,7 @@ export function KeyStep() {
           void submit();
         }}
       >
-        <Field label="Provider key" hint="It looks like sk-prov-… and is shown once on the dashboard." error={fieldError ?? (result && !result.valid ? result.message : null)} testId="key-field">
-          {(id, d) => <input id={id} aria-describedby={d} type="password" autoComplete="off" value={key} onChange={(e) => setKey(e.target.value)} placeholder="sk-prov-…" data-testid="key-input" />}
-        </Field>
+        <TextField label="Provider key" hint="It looks like sk-prov-… and is shown once on the dashboard." error={fieldError ?? (result && !result.valid ? result.message : null)} testId="key-field" type="password" autoComplete="off" value={key} onChange={setKey} placeholder="sk-prov-…" inputTestId="key-input" />
         <div className="form-actions">
           <button type="submit" className="primary" disabled={state.pending} data-testid="key-check">
             {state.pending ? 'Checking…' : 'Check and save'}

@@ -7,7 +7,7 @@ import { useCall } from '../../lib/use-call';
 import { setSettings, setSnapshot } from '../../store/actions';
 import { useStore } from '../../store/store';
 import { Card } from '../Card';
-import { ErrorText, Field } from '../Field';
+import { ErrorText, TextField } from '../Field';
 
 const CHOICES: Array<{ name: NetworkName; label: string; hint: string }> = [
   { name: 'mainnet', label: NETWORKS.mainnet.label, hint: 'The live network: real requests, real earnings.' },
@@ -69,12 +69,8 @@ export function NetworkStep({ done, onDone }: { done: boolean; onDone: () => voi
         </fieldset>
         {choice === 'custom' && (
           <div className="grid-2">
-            <Field label="Hub WebSocket URL" hint="WebSocketURL, without /ws (it is added)." error={errors.hubUrl} testId="custom-hub-field">
-              {(id, d) => <input id={id} aria-describedby={d} value={hubUrl} onChange={(e) => setHubUrl(e.target.value)} data-testid="custom-hub-url" />}
-            </Field>
-            <Field label="Hub API URL" hint="ServiceURL: where the key is checked." error={errors.serviceUrl} testId="custom-service-field">
-              {(id, d) => <input id={id} aria-describedby={d} value={serviceUrl} onChange={(e) => setServiceUrl(e.target.value)} data-testid="custom-service-url" />}
-            </Field>
+            <TextField label="Hub WebSocket URL" hint="WebSocketURL, without /ws (it is added)." error={errors.hubUrl} testId="custom-hub-field" value={hubUrl} onChange={setHubUrl} inputTestId="custom-hub-url" />
+            <TextField label="Hub API URL" hint="ServiceURL: where the key is checked." error={errors.serviceUrl} testId="custom-service-field" value={serviceUrl} onChange={setServiceUrl} inputTestId="custom-service-url" />
           </div>
         )}
         <div className="form-actions">
