@@ -59,7 +59,8 @@ export function csvText(value: string | null): string {
 export function csvNumber(value: number | null): string {
   if (value === null || !Number.isFinite(value)) return '';
   if (Number.isInteger(value)) return String(value);
-  return value.toFixed(9).replace(/0+$/, '').replace(/\.$/, '');
+  // One pass: trailing zeros, and the point when nothing is left after it.
+  return value.toFixed(9).replace(/\.?0+$/, '');
 }
 
 function iso(ms: number): string {
@@ -71,6 +72,7 @@ export function csvHeaderLine(): string {
 }
 
 export function csvLine(r: CsvRow): string {
+  const earnings = csvNumber(r.earnings);
   return (
     [
       csvText(r.request_id),
@@ -90,11 +92,11 @@ export function csvLine(r: CsvRow): string {
       csvText(r.error),
       csvNumber(r.input_per_m),
       csvNumber(r.output_per_m),
-      csvNumber(r.earnings),
+      earnings,
       csvText(r.rate_source),
       csvNumber(r.energy_wh),
       csvNumber(r.cost),
-      csvNumber(r.earnings - (r.cost ?? 0)),
+      r.cost === null ? earnings : csvNumber(r.earnings - r.cost),
     ].join(',') + '\r\n'
   );
 }

@@ -94,10 +94,13 @@ export class UsageQueries {
   >;
 
   constructor(db: Db) {
+    // Every priced row carries the rate it earned at (written with the row; migration v4 filled it in
+    // from prices for older rows), so the CSV needs no join on prices. Its pages are read as arrays and
+    // made into rows of one fixed shape (csvRow): better-sqlite3's objects of 20-odd keys cost 2-3x
+    // more, and v4's extra columns had made the 30-day export 1.4-1.7x slower (docs/benchmarks.md).
     const csvSelect = `SELECT u.id, u.${USAGE_COLUMNS.split(', ').join(', u.')}, u.earnings,
-      coalesce(u.rate_in, p.input_per_m) AS input_per_m, coalesce(u.rate_out, p.output_per_m) AS output_per_m,
-      coalesce(u.rate_source, CASE WHEN p.id IS NULL THEN NULL ELSE 'override' END) AS rate_source, u.energy_wh, u.cost
-      FROM usage u LEFT JOIN prices p ON p.id = u.price_id`;
+      u.rate_in, u.rate_out, u.rate_source, u.energy_wh, u.cost
+      FROM usage u`;
     this.s = {
       rawTotals: db.prepare(`SELECT ${RAW_SUMS} FROM usage WHERE ${RANGE}`),
       rollTotals: db.prepare(`SELECT ${ROLLUP_SUMS} FROM usage_15m WHERE bucket >= ? AND bucket < ?`),
@@ -119,10 +122,10 @@ export class UsageQueries {
         )
         .pluck(),
       recent: db.prepare(`SELECT ${USAGE_COLUMNS} FROM usage ORDER BY finished_at DESC, id DESC LIMIT ?`),
-      csvFirst: db.prepare(`${csvSelect} WHERE u.finished_at >= ? AND u.finished_at < ? ORDER BY u.finished_at, u.id LIMIT ?`),
-      csvNext: db.prepare(
-        `${csvSelect} WHERE u.finished_at >= ? AND u.finished_at < ? AND (u.finished_at > ? OR u.id > ?) ORDER BY u.finished_at, u.id LIMIT ?`,
-      ),
+      csvFirst: db.prepare(`${csvSelect} WHERE u.finished_at >= ? AND u.finished_at < ? ORDER BY u.finished_at, u.id LIMIT ?`).raw(true),
+      csvNext: db
+        .prepare(`${csvSelect} WHERE u.finished_at >= ? AND u.finished_at < ? AND (u.finished_at > ? OR u.id > ?) ORDER BY u.finished_at, u.id LIMIT ?`)
+        .raw(true),
       hubRollup: db.prepare(
         'SELECT sum(hub_requests) AS requests, sum(hub_errors) AS failed, sum(hub_tokens_in) AS tokens_in, sum(hub_tokens_out) AS tokens_out, sum(earnings) AS earnings FROM usage_15m',
       ),
@@ -226,6 +229,59 @@ export class UsageQueries {
       ? // The cursor's time is the new lower bound, so each page starts its index search where the last one ended.
         this.s.csvNext.all(Math.max(from, after.finishedAt), to, after.finishedAt, after.id, limit)
       : this.s.csvFirst.all(from, to, limit);
-    return rows as CsvPageRow[];
+    return (rows as CsvRaw[]).map(csvRow);
   }
+}
+
+/** One csvSelect row as an array, in its column order. */
+type CsvRaw = [
+  number,
+  string,
+  string,
+  string,
+  string,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number | null,
+  number | null,
+  string,
+  number | null,
+  string | null,
+  number,
+  number | null,
+  number | null,
+  string | null,
+  number | null,
+  number | null,
+];
+
+function csvRow(a: CsvRaw): CsvPageRow {
+  return {
+    id: a[0],
+    request_id: a[1],
+    source: a[2],
+    model: a[3],
+    endpoint: a[4],
+    started_at: a[5],
+    finished_at: a[6],
+    tokens_in: a[7],
+    tokens_out: a[8],
+    estimated: a[9],
+    latency_ms: a[10],
+    ttft_ms: a[11],
+    tokens_per_second: a[12],
+    status: a[13],
+    status_code: a[14],
+    error: a[15],
+    earnings: a[16],
+    input_per_m: a[17],
+    output_per_m: a[18],
+    rate_source: a[19],
+    energy_wh: a[20],
+    cost: a[21],
+  };
 }
