@@ -15,6 +15,11 @@ export interface Child {
   /** Last lines of output (stdout and stderr), for error messages. */
   tail(): string;
   stop(timeoutMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; killed: boolean }>;
+  /**
+   * The loop probe's figures since the last call (bench/loop-probe.mjs, preloaded with --import): sends
+   * SIGUSR2 and resolves with the JSON of the `loop-probe` line the process answers with.
+   */
+  probe(timeoutMs?: number): Promise<unknown>;
 }
 
 export interface StartOptions {
@@ -35,6 +40,14 @@ export function startChild(o: StartOptions): Promise<Child> {
   };
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
   const tail = (): string => lines.join('\n');
+  // Whole stdout lines, for the loop probe's answers.
+  const probeWaiters: Array<(json: unknown) => void> = [];
+  let partial = '';
+  proc.stdout?.on('data', (text: string) => {
+    const parts = (partial + text).split('\n');
+    partial = parts.pop() ?? '';
+    for (const l of parts) if (l.startsWith('loop-probe ')) probeWaiters.shift()?.(JSON.parse(l.slice('loop-probe '.length)));
+  });
   return new Promise<Child>((resolve, reject) => {
     let buffered = '';
     let ready = false;
@@ -58,6 +71,15 @@ export function startChild(o: StartOptions): Promise<Child> {
         pid: proc.pid as number,
         readyLine: line,
         tail,
+        probe: (timeoutMs = 5000) =>
+          new Promise((res, rej) => {
+            const timer = setTimeout(() => rej(new Error(`${o.name} did not answer the loop probe within ${timeoutMs} ms (started without --import ./bench/loop-probe.mjs?)`)), timeoutMs);
+            probeWaiters.push((json) => {
+              clearTimeout(timer);
+              res(json);
+            });
+            proc.kill('SIGUSR2');
+          }),
         stop: async (timeoutMs = 10_000) => {
           if (proc.exitCode !== null || proc.signalCode !== null) return { ...(await exited), killed: false };
           proc.kill('SIGINT');

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { GpuSampler, type SamplerMode } from '../src/core/gpu/sampler';
 import type { GpuSample } from '../src/shared/types';
-import { fixture, makeFakeBin, writeFakeNvidiaSmi, type FakeBin } from '../test/gpu/support/fake-tools';
+import { fixture, makeFakeBin, writeFakeNvidiaSmi, type FakeBin } from '../test/support/gpu/fake-tools';
 
 export interface GpuSamplerBench {
   spawnPerSampleCpuMsPerSample: number;

@@ -9,6 +9,7 @@ import { machine, machineLines } from './machine';
 import { renderMarkdown, updateReadme, writeResults, type BenchResults } from './report';
 import { startRig, type Rig } from './rig';
 import { idleCost } from './scenario-idle';
+import { latencyOnly, levelLines } from './latency-only';
 import { relayLevel, ttftSequential, type RelayLevel } from './scenario-latency';
 import { memoryUnderLoad } from './scenario-memory';
 import { profileRelay, type ProfileKind, type RelayProfile } from './scenario-profile';
@@ -36,6 +37,10 @@ async function main(): Promise<number> {
     rig = await startRig();
     say(`rig up: bench engine ${rig.engineUrl} (pid ${rig.engine.pid}), dev hub ${rig.hub.url}, agent pid ${rig.agent.pid}, forwarder pid ${rig.forwarder.pid}`);
     say(`engine clock offset ${rig.offset.offsetMs.toFixed(3)} ms (probe round trip ${rig.offset.rttMs.toFixed(3)} ms)`);
+    if (settings.only === 'latency') {
+      await latencyOnly(rig, settings, say);
+      return 0;
+    }
 
     say(`idle for ${settings.idleSeconds} s…`);
     const idle = await idleCost(rig, settings.idleSeconds);
@@ -77,6 +82,7 @@ async function main(): Promise<number> {
             `p99 ${l.direct.p99} / ${l.agent.p99} (+${l.addedP99}) / ${l.forwarder.p99} ms` +
             (l.noLedger ? `; agent without ledger +${l.noLedger.addedP50} / +${l.noLedger.addedP99} ms` : ''),
         );
+        if (n === 64) for (const line of levelLines(l).slice(1)) say(line);
       }
     } finally {
       await stopNoLedger();

@@ -3,13 +3,13 @@
 // by a second agent whose SQLite ledger is unavailable.
 import { AGENT_NAME } from './agent-home';
 import type { Rig } from './rig';
-import { FORWARDER_NAME, NO_LEDGER_NAME } from './rig';
+import { AGENT_B_NAME, FORWARDER_NAME, NO_LEDGER_NAME } from './rig';
 import type { StreamTrace } from './trace';
 
-export type PathName = 'direct' | 'agent' | 'forwarder' | 'agentNoLedger';
+export type PathName = 'direct' | 'agent' | 'forwarder' | 'agentNoLedger' | 'agentB';
 export const PATHS: PathName[] = ['direct', 'agent', 'forwarder'];
 
-const PROVIDER: Record<Exclude<PathName, 'direct'>, string> = { agent: AGENT_NAME, forwarder: FORWARDER_NAME, agentNoLedger: NO_LEDGER_NAME };
+const PROVIDER: Record<Exclude<PathName, 'direct'>, string> = { agent: AGENT_NAME, forwarder: FORWARDER_NAME, agentNoLedger: NO_LEDGER_NAME, agentB: AGENT_B_NAME };
 
 export function streamVia(rig: Rig, path: PathName, chunks: number): Promise<StreamTrace> {
   if (path === 'direct') return rig.direct.stream(chunks);

@@ -7,13 +7,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startDevHub, type DevHub } from '../src/cli/dev-hub';
 import { AGENT_NAME, BENCH_KEY, writeAgentHome } from './agent-home';
 import type { StepPhase } from './bench-engine';
-import { startChild, type Child } from './child';
+import { pathToFileURL } from 'node:url';
+import { ROOT, startChild, type Child } from './child';
 import { measureClockOffset, type ClockOffset } from './clock';
 import { DirectClient } from './direct-client';
 import { HubDriver } from './hub-driver';
 
 export const FORWARDER_NAME = 'bench-forwarder';
 export const NO_LEDGER_NAME = 'bench-agent-noledger';
+/** node options that preload the loop probe (bench/loop-probe.mjs) into a measured relay process. */
+export const PROBE_ARGS = ['--import', pathToFileURL(path.join(ROOT, 'bench', 'loop-probe.mjs')).href];
 
 export interface Rig {
   engine: Child;
@@ -36,6 +39,10 @@ export interface Rig {
    * so it keeps usage in memory, its own fallback. Stopped by the returned function or by close().
    */
   startNoLedgerAgent(): Promise<() => Promise<void>>;
+  /** A/B: a second agent (AGENT_B_NAME) run from another build of the CLI (bench/ab.ts), on its own home. */
+  startAgentB(entry: string): Promise<() => Promise<void>>;
+  /** The relay processes by path name (for the loop probe). */
+  processOf(path: 'agent' | 'forwarder' | 'agentNoLedger' | 'agentB'): Child | undefined;
   close(): Promise<void>;
 }
 
@@ -55,10 +62,14 @@ async function waitForProvider(hub: DevHub, name: string, timeoutMs = 20_000): P
   }
 }
 
-export async function startAgentChild(hub: DevHub, home: string, cpuProfDir?: string, name = AGENT_NAME): Promise<Child> {
+export const AGENT_B_NAME = 'bench-agent-b';
+
+/** `entry`: the script that runs the CLI (bin/swan-provider.js, or an A/B launcher from bench/ab.ts). */
+export async function startAgentChild(hub: DevHub, home: string, cpuProfDir?: string, name = AGENT_NAME, entry = 'bin/swan-provider.js'): Promise<Child> {
   const args = [
+    ...PROBE_ARGS,
     ...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []),
-    'bin/swan-provider.js',
+    entry,
     'run',
     '--config',
     path.join(home, 'config.toml'),
@@ -79,7 +90,7 @@ export async function startAgentChild(hub: DevHub, home: string, cpuProfDir?: st
 export function startForwarderChild(hub: DevHub, engineUrl: string, cpuProfDir?: string): Promise<Child> {
   return startChild({
     name: 'minimal forwarder',
-    args: [...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []), '--import', 'tsx', 'bench/minimal-forwarder.ts', hub.wsUrl, BENCH_KEY, engineUrl],
+    args: [...PROBE_ARGS, ...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []), '--import', 'tsx', 'bench/minimal-forwarder.ts', hub.wsUrl, BENCH_KEY, engineUrl],
     ready: /forwarder registered/,
     env: childEnv(),
   });
@@ -143,6 +154,18 @@ async function assemble(started: Array<() => Promise<unknown>>): Promise<Rig> {
       const e = { child: await startAgentChild(hub, h, undefined, NO_LEDGER_NAME), home: h };
       extra.add(e);
       return () => stopExtra(e);
+    },
+    startAgentB: async (entry) => {
+      const h = writeAgentHome(hub.wsUrl, hub.url, engineUrl, AGENT_B_NAME);
+      const e = { child: await startAgentChild(hub, h, undefined, AGENT_B_NAME, entry), home: h };
+      extra.add(e);
+      return () => stopExtra(e);
+    },
+    processOf: (p) => {
+      if (p === 'agent') return rig.agent;
+      if (p === 'forwarder') return rig.forwarder;
+      const name = p === 'agentB' ? AGENT_B_NAME : NO_LEDGER_NAME;
+      return [...extra].find((e) => e.child.name === name)?.child;
     },
     close: async () => {
       rig.driver.close();

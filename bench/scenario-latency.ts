@@ -22,7 +22,83 @@ export interface PathComparison {
   forwarderAddedP99: number;
 }
 
+/** What the loop probe (bench/loop-probe.mjs) saw in a relay process during one measured turn. */
+export interface LoopFigures {
+  windowMs: number;
+  utilization: number;
+  /** Event-loop delay (ms, 1 ms resolution included). */
+  delay: { count: number; p50: number; p90: number; p99: number; p999: number; max: number };
+  gc: Record<string, { count: number; totalMs: number; maxMs: number }>;
+  longGc: Array<[string, number]>;
+  cpuMs: number;
+  rssMb: number;
+  /** Chunks relayed in the window (set by the bench). */
+  chunks?: number;
+}
+
+/** The loop figures of one path over its turns: delay percentiles are the worst turn's, GC is summed. */
+export interface LoopSummary {
+  turns: number;
+  utilization: number;
+  delayP50: number;
+  delayP99: number;
+  delayP999: number;
+  delayMax: number;
+  gcCount: number;
+  gcTotalMs: number;
+  gcMaxMs: number;
+  /** GC pauses over 1 ms during the turns. */
+  gcOver1ms: number;
+  /** GC pause time by kind (minor = scavenge, major = mark-compact), summed. */
+  gcByKind: Record<string, { count: number; totalMs: number; maxMs: number }>;
+  /** Process CPU time (user + system) per relayed chunk, µs. */
+  cpuUsPerChunk: number;
+  rssMb: number;
+}
+
+function byKind(turns: LoopFigures[]): LoopSummary['gcByKind'] {
+  const out: LoopSummary['gcByKind'] = {};
+  for (const t of turns) {
+    for (const [k, g] of Object.entries(t.gc)) {
+      const o = (out[k] ??= { count: 0, totalMs: 0, maxMs: 0 });
+      o.count += g.count;
+      o.totalMs = round(o.totalMs + g.totalMs, 1);
+      o.maxMs = Math.max(o.maxMs, g.maxMs);
+    }
+  }
+  return out;
+}
+
+export function summarizeLoop(turns: LoopFigures[]): LoopSummary | undefined {
+  if (turns.length === 0) return undefined;
+  const max = (f: (t: LoopFigures) => number): number => Math.max(...turns.map(f));
+  const gcs = turns.flatMap((t) => Object.values(t.gc));
+  return {
+    turns: turns.length,
+    utilization: round(turns.reduce((a, t) => a + t.utilization, 0) / turns.length, 3),
+    delayP50: max((t) => t.delay.p50),
+    delayP99: max((t) => t.delay.p99),
+    delayP999: max((t) => t.delay.p999),
+    delayMax: max((t) => t.delay.max),
+    gcCount: gcs.reduce((a, g) => a + g.count, 0),
+    gcTotalMs: round(gcs.reduce((a, g) => a + g.totalMs, 0), 1),
+    gcMaxMs: round(Math.max(0, ...gcs.map((g) => g.maxMs)), 2),
+    gcOver1ms: turns.reduce((a, t) => a + t.longGc.length, 0),
+    gcByKind: byKind(turns),
+    cpuUsPerChunk: round((turns.reduce((a, t) => a + t.cpuMs, 0) * 1000) / Math.max(1, turns.reduce((a, t) => a + (t.chunks ?? 0), 0)), 1),
+    rssMb: max((t) => t.rssMb),
+  };
+}
+
 export interface RelayLevel extends PathComparison {
+  /** The loop probe in each relay process during its measured turns. */
+  loop?: Partial<Record<Exclude<PathName, 'direct'>, LoopSummary>>;
+  /** The same without each stream's first two chunks (request set-up and the first decode step). */
+  steady?: PathComparison;
+  /** Each stream's first chunk only (it leaves the engine as the request arrives, while 63 others are set up). */
+  firstChunk?: PathComparison;
+  /** A/B diagnostic: a second agent from another build (BENCH_AGENT_B). */
+  agentB?: { agent: Summary; addedP50: number; addedP99: number };
   /** Diagnostic path: the agent with its ledger unavailable (64-stream levels). */
   noLedger?: { agent: Summary; addedP50: number; addedP99: number };
   streams: number;
@@ -50,7 +126,7 @@ export function compare(samples: Record<PathName, number[]>): PathComparison {
   };
 }
 
-const empty = (): Record<PathName, number[]> => ({ direct: [], agent: [], forwarder: [], agentNoLedger: [] });
+const empty = (): Record<PathName, number[]> => ({ direct: [], agent: [], forwarder: [], agentNoLedger: [], agentB: [] });
 
 /** Chunk latency at `streams` concurrent streams, decoding one chunk per stream every settings.stepMs. */
 export async function relayLevel(rig: Rig, s: BenchSettings, streams: number, phase: StepPhase = 'batched', extra: PathName[] = []): Promise<RelayLevel> {
@@ -61,21 +137,42 @@ export async function relayLevel(rig: Rig, s: BenchSettings, streams: number, ph
   for (const p of paths) await concurrentStreams(rig, p, streams, 10); // warm-up, not counted
   const lat = empty();
   const first = empty();
+  const steady = empty();
+  const firstChunk = empty();
+  const loops: Partial<Record<Exclude<PathName, 'direct'>, LoopFigures[]>> = {};
   for (let r = 0; r < reps; r++) {
     for (const p of paths) {
+      const proc = p === 'direct' ? undefined : rig.processOf(p);
+      await proc?.probe(); // starts the probe's window
       const traces: StreamTrace[] = await concurrentStreams(rig, p, streams, Math.ceil(chunks / reps));
+      if (proc && p !== 'direct') {
+        const f = (await proc.probe()) as LoopFigures;
+        f.chunks = traces.reduce((a, t) => a + t.chunks, 0);
+        (loops[p] ??= []).push(f);
+      }
       for (const t of traces) {
         lat[p].push(...t.latencies);
+        steady[p].push(...t.latencies.slice(2));
+        if (t.latencies.length > 0) firstChunk[p].push(t.latencies[0] as number);
         first[p].push(ttft(t));
       }
     }
   }
   await rig.setStep(s.stepMs);
   const main = compare(lat);
-  const level: RelayLevel = { streams, phase, chunksPerStream: chunks, ...main, ttft: compare(first) };
+  const level: RelayLevel = { streams, phase, chunksPerStream: chunks, ...main, ttft: compare(first), steady: compare(steady), firstChunk: compare(firstChunk) };
   if (lat.agentNoLedger.length > 0) {
     const agent = summarize(lat.agentNoLedger);
     level.noLedger = { agent, addedP50: round(agent.p50 - main.direct.p50, 3), addedP99: round(agent.p99 - main.direct.p99, 3) };
+  }
+  if (lat.agentB.length > 0) {
+    const agent = summarize(lat.agentB);
+    level.agentB = { agent, addedP50: round(agent.p50 - main.direct.p50, 3), addedP99: round(agent.p99 - main.direct.p99, 3) };
+  }
+  level.loop = {};
+  for (const [p, turns] of Object.entries(loops)) {
+    const sum = summarizeLoop(turns);
+    if (sum) level.loop[p as Exclude<PathName, 'direct'>] = sum;
   }
   return level;
 }

@@ -5,6 +5,10 @@
 //   BENCH_PROFILE=1          take the CPU profiles even when every target is met
 //   BENCH_NO_README=1        do not rewrite the README table
 //   BENCH_SOAK=1             also run the fault suite's soak (bench/soak.ts), when it exists
+//   BENCH_ONLY=latency       only the 64-stream latency levels (batched, staggered), printed, nothing
+//                            written: the quick loop for relay work (about 30 s; BENCH_LATENCY_ROUNDS=n repeats)
+//   BENCH_AGENT_B=<launcher> A/B: a second agent from another build takes its turn beside the agent
+//                            (make one with `node --import tsx bench/ab.ts <label>`; see docs/benchmarks.md)
 import { z } from 'zod';
 
 export interface BenchSettings {
@@ -25,6 +29,12 @@ export interface BenchSettings {
   memoryChunks: number;
   /** GPU sampler bench duration per mode (undefined: its default). */
   gpuDurationMs?: number;
+  /** 'latency': only the 64-stream latency levels, printed (BENCH_ONLY=latency). */
+  only?: 'latency';
+  /** Rounds of the latency-only run. */
+  latencyRounds: number;
+  /** A/B: the launcher of another build of the agent, run beside it (BENCH_AGENT_B). */
+  agentB?: string;
 }
 
 const flag = z.enum(['0', '1', 'true', 'false', '']).optional();
@@ -35,6 +45,9 @@ const envSchema = z.object({
   BENCH_LEDGER_ROWS: count,
   BENCH_PROFILE: flag,
   BENCH_NO_README: flag,
+  BENCH_ONLY: z.enum(['latency', '']).optional(),
+  BENCH_LATENCY_ROUNDS: z.coerce.number().int().min(1).max(20).optional(),
+  BENCH_AGENT_B: z.string().optional(),
 });
 
 const on = (v: string | undefined): boolean => v === '1' || v === 'true';
@@ -62,5 +75,8 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): BenchSetting
     memoryRounds: 5,
     memoryChunks: quick ? 50 : 100,
     ...(quick ? { gpuDurationMs: 3000 } : {}),
+    ...(e.BENCH_ONLY === 'latency' ? { only: 'latency' as const } : {}),
+    latencyRounds: e.BENCH_LATENCY_ROUNDS ?? 1,
+    ...(e.BENCH_AGENT_B ? { agentB: e.BENCH_AGENT_B } : {}),
   };
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The newcomer path, as the README tells it: `npm start` (and `npx swan-provider demo`) serve the built
-// console. Used by .ci/run right after `npm ci`, and by test/cli/newcomer.test.ts.
+// console. Used by .ci/run right after `npm ci`, and by test/integration/cli/newcomer.test.ts.
 //
 //   node scripts/newcomer-check.mjs           this checkout: npm start serves the console, stops cleanly
 //   node scripts/newcomer-check.mjs --clone   a `git clone` of HEAD into an empty temp folder (nothing

@@ -1,18 +1,24 @@
 // The Agent: the one façade over the provider. Composes config, identity, hub link, model registry,
 // engine discovery and health, scheduler and pause, GPU, ledger and the request book; implements the
 // typed bridge (invoke + subscribe) that the desktop app and the browser console use.
-import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { AgentSnapshot, BridgeBackend, BridgeEvent } from '../shared/bridge';
-import type { EngineInfo, GpuInventory, GpuSample, PauseState, UsageRecord } from '../shared/types';
+import type { EngineInfo, GpuInventory, GpuSample, PauseState } from '../shared/types';
 import type { AgentOptions } from './agent-options';
 import { BridgeHandlers } from './agent/bridge-handlers';
 import { EarningsService } from './agent/earnings';
-import { InferenceRunner } from './agent/inference';
+import { InferenceRunner } from './inference/runner';
+import { INTERNAL_ID } from './inference/internal';
 import { ModelRegistry } from './agent/models';
 import { SettingsFile } from './agent/settings';
 import { Warmup } from './agent/warmup';
-import { hubDialUrl, loadConfig, type ProviderConfig } from './config/config';
+import { Announcer } from './agent/announce';
+import { GatewayLifecycle } from './agent/gateway-lifecycle';
+import { GpuBusyWatch } from './agent/gpu-busy';
+import { LedgerBatch } from './agent/ledger-batch';
+import { logFinished } from './agent/request-log';
+import { buildSnapshot } from './agent/snapshot';
+import { hubDialUrl, loadConfig, readModelsJson, type ProviderConfig } from './config/config';
 import { loadOrCreateIdentity, type Identity } from './config/identity';
 import { ensureHome } from './config/home';
 import { FileSecretStore, type SecretStore } from './config/secrets';
@@ -21,29 +27,22 @@ import { HealthMonitor, type CapacityChange, type HealthChange } from './engine/
 import { endpointLimit, engineSlots } from './scheduler/capacity';
 import { watchModelsJson, type ModelsJsonWatch } from './agent/models-watch';
 import { detectGpus } from './gpu/detect';
-import { hardwareBlock, mostCommonEngine } from './gpu/hardware';
 import { ContextLengths } from './engine/context-length';
 import { RequestMetrics } from './hub/request-metrics';
 import { GpuSampler } from './gpu/sampler';
-import { heartbeatMetrics } from './gpu/metrics';
-import { listGpuProcesses } from './gpu/processes';
 import { fetchProviderStatus, ProviderGate } from './hub/provider-status';
 import { NoticeBook } from './hub/notices';
 import { Catalogue } from './platform/catalogue';
-import { handleBenchmark } from './hub/benchmark';
+import { HubChallenges } from './hub/challenges';
+import { hubTable } from './hub/dispatch';
 import { HubLink } from './hub/link';
 import { HubRelay } from './hub/relay';
-import { handleVerify } from './hub/verify';
-import { requestJson } from './engine/client';
-import type { EngineEndpoint, EngineRequestOptions, NonStreamResult } from './engine/types';
 import { Ledger } from './ledger/ledger';
 import { describeFleet } from './gateway/fleet';
 import { GatewayKeys } from './gateway/keys';
-import { parseListen } from './gateway/options';
-import { startGateway, type Gateway } from './gateway/server';
 import os from 'node:os';
 import { Log, type Logger } from './log';
-import { CAPABILITIES, out, PROTOCOL_VERSION, type HubHardware, type Inbound, type ModelHash, type RegisterPayload } from './protocol/messages';
+import { out } from './protocol/messages';
 import { RequestBook } from './requests';
 import { PauseController } from './scheduler/pause';
 import { bindPause } from './scheduler/pause-binding';
@@ -53,6 +52,7 @@ import { noticesFromBridge } from './alerts/notice-source';
 import { watchForAlerts } from './alerts/watch';
 import { DEFAULT_COOLDOWN_MINUTES, WebhookTransport } from './alerts/webhook';
 import { homePath, KEY_SECRET } from './config/home-layout';
+import { modelsJsonOf } from './agent/network-model-map';
 import { MinuteHistory } from './gpu/minute-history';
 
 export const AGENT_VERSION = '0.1.0';
@@ -76,8 +76,10 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   readonly earnings: EarningsService;
   readonly settings: SettingsFile;
   readonly gatewayKeys: GatewayKeys;
-  private gateway?: Gateway;
-  private gatewayError?: string;
+  private readonly gatewayLife: GatewayLifecycle;
+  private readonly announcer: Announcer;
+  private readonly gpuBusy: GpuBusyWatch;
+  private readonly ledgerBatch: LedgerBatch;
   readonly secrets: SecretStore;
   private readonly health: HealthMonitor;
   private readonly discovery: EngineDiscovery;
@@ -86,6 +88,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   private readonly handlers: BridgeHandlers;
   readonly warmup: Warmup;
   readonly notices: NoticeBook;
+  private readonly challenges: HubChallenges;
   readonly providerGate: ProviderGate;
   readonly catalogue: Catalogue;
   private catalogueTimer?: NodeJS.Timeout;
@@ -93,12 +96,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   private gpu: GpuInventory = { gpus: [], detectedAt: 0, note: 'GPU detection has not run yet' };
   private engines: EngineInfo[] = [];
   private snapshotTimer?: NodeJS.Timeout;
-  private gpuBusyTimer?: NodeJS.Timeout;
   private started = false;
-  private lastAnnounced = '';
   /** Whether a key was configured when the agent started: such an owner skips onboarding. */
   private keyAtStart = false;
-  private readonly ledgerBatch: UsageRecord[] = [];
   /** Rolling request figures for the heartbeat (Go metric keys). */
   readonly requestMetrics = new RequestMetrics();
   /** Each announced model's context window (models.json override, else what the engine reports). */
@@ -157,6 +157,13 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
         vramGb: this.gpu.gpus.length > 0 ? this.gpu.gpus.reduce((t, g) => t + g.vramTotalMb, 0) / 1024 : null,
       }),
       onPulled: () => void this.rescanEngines(),
+      modelsFile: modelsJsonOf(config),
+      // "Serve this": models.json now maps the network id to the engine's own name; switch it on, tell the hub.
+      onMapped: (id) => {
+        this.settings.update((s) => ({ ...s, models: { ...s.models, [id]: { ...s.models?.[id], enabled: true } } }));
+        if (!this.modelsWatch?.reload()) this.config.modelEntries = readModelsJson(modelsJsonOf(this.config));
+        this.rebuildModels();
+      },
     });
     const s = this.settings.get();
     const dial = hubDialUrl(s.hubUrl ?? config.webSocketUrl);
@@ -166,22 +173,30 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       nodeId: identity.nodeId,
       log: this.log.child('hub'),
       timings: a,
-      register: () => this.registerPayload(),
-      heartbeat: () => ({
-        node_id: identity.nodeId,
-        timestamp: Math.floor(Date.now() / 1000),
-        models: this.announcedModels(),
-        model_health: this.registry.healthMap(),
-        metrics: {
-          ...heartbeatMetrics(this.sampler?.latest() ?? null),
-          active_requests: this.scheduler.inFlight(),
-          ...this.requestMetrics.snapshot(),
-          retained_bytes: this.relay.retainedBytes,
-          retained_requests: this.relay.retainedRequests,
-        },
-        ...this.hardwareField(),
-      }),
+      register: () => this.announcer.register(),
+      heartbeat: () => this.announcer.heartbeat(),
       modelHealth: () => (this.pause.state().paused ? {} : this.registry.healthMap()),
+      // Built per connection, after the constructor: every inbound type routed from one table.
+      dispatch: (session) => hubTable(session, { relay: this.relay, notices: this.notices, challenges: this.challenges, log: this.log.child('hub') }),
+    });
+    this.announcer = new Announcer({
+      identity,
+      config,
+      version: AGENT_VERSION,
+      registry: this.registry,
+      contexts: this.contexts,
+      announced: () => this.announcedModels(),
+      gpu: () => this.gpu,
+      nodeName: () => this.nodeName(),
+      providerKey: () => this.providerKey(),
+      metrics: () => ({
+        active_requests: this.scheduler.inFlight(),
+        ...this.requestMetrics.snapshot(),
+        retained_bytes: this.relay.retainedBytes,
+        retained_requests: this.relay.retainedRequests,
+      }),
+      latestSample: () => this.sampler?.latest() ?? null,
+      reRegister: () => this.link.reRegister(),
     });
     this.runner = new InferenceRunner({
       registry: this.registry,
@@ -192,7 +207,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       idleTimeoutMs: a.engineIdleTimeoutMs,
       onEngineTrouble: (url, condition, error) => (condition === 'suspect' ? void this.health.probeNow(url) : this.health.markDown(url, condition, error)),
     });
-    this.warmup = new Warmup(this.registry, this.log.child('warmup'), () => this.sampler?.latest() ?? null);
+    this.warmup = new Warmup(this.registry, this.runner, this.log.child('warmup'), () => this.sampler?.latest() ?? null);
     this.relay = new HubRelay({
       link: this.link,
       runner: this.runner,
@@ -200,12 +215,19 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       resumeGraceMs: a.resumeGraceMs,
       resumeTtlMs: a.resumeTtlMs,
       retentionBytes: a.retentionBytes,
-      onOther: (m) => void this.onHubMessage(m),
       // Commit before send: the ledger row of a request is durable before its stream_end/result leaves.
-      beforeFinal: () => this.flushLedger(),
+      beforeFinal: () => this.ledgerBatch.flush(),
       finalSent: (id) => this.ledger?.markDelivered(id),
     });
     this.notices = new NoticeBook({ home: opts.home, log: this.log.child('notices') });
+    this.challenges = new HubChallenges({
+      warmup: this.warmup,
+      service: this.runner,
+      registry: this.registry,
+      engines: () => this.engines,
+      send: (m) => void this.link.sendControl(m),
+      log: this.l,
+    });
     const serviceUrl = (): string => this.settings.get().serviceUrl ?? this.config.serviceUrl;
     this.providerGate = new ProviderGate({ serviceUrl, key: () => this.providerKey(), log: this.log.child('status'), connect: () => this.link.start() });
     this.catalogue = new Catalogue({ serviceUrl, log: this.log.child('catalogue') });
@@ -214,6 +236,39 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       cooldownMs: () => (this.settings.get().alertCooldownMinutes ?? DEFAULT_COOLDOWN_MINUTES) * 60_000,
       node: () => this.nodeName(),
       log: this.log.child('alerts'),
+    });
+    this.ledgerBatch = new LedgerBatch(this.ledger);
+    this.gpuBusy = new GpuBusyWatch({
+      pause: this.pause,
+      enabled: () => this.settings.get().autoPauseOnGpuBusy ?? false,
+      latestSample: () => this.sampler?.latest() ?? undefined,
+      env: opts.env ?? process.env,
+      log: this.l,
+    });
+    this.gatewayLife = new GatewayLifecycle({
+      wanted: () => {
+        const st = this.settings.get();
+        return { enabled: st.gatewayEnabled ?? this.config.gateway.enable, listen: st.gatewayListen ?? this.config.gateway.listen };
+      },
+      keys: this.gatewayKeys,
+      log: this.log.child('gateway'),
+      options: () => ({
+        runner: this.runner,
+        // Not announcedModels(): while paused, local clients get the scheduler's clear "paused" refusal.
+        models: () => this.registry.announced(),
+        home: this.opts.home,
+        websocketAuth: this.config.gateway.websocketAuth,
+        allowedOrigins: this.config.gateway.allowedOrigins,
+        resumeTtlMs: this.config.agent.resumeTtlMs,
+        fleet: () =>
+          describeFleet({
+            hostname: os.hostname(),
+            gpus: this.gpu.gpus,
+            models: this.registry.all().filter((m) => m.enabled),
+            activeRequests: this.scheduler.inFlight(),
+          }),
+      }),
+      changed: () => this.emitSnapshot(),
     });
     this.handlers = new BridgeHandlers(this);
     this.wire();
@@ -268,14 +323,13 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     if (!this.started) return;
     this.started = false;
     clearTimeout(this.snapshotTimer);
-    clearInterval(this.gpuBusyTimer);
+    this.gpuBusy.stop();
     clearInterval(this.catalogueTimer);
     this.providerGate.stop();
     this.modelsWatch?.close();
     this.earnings.stop();
-    this.flushLedger();
-    await this.gateway?.close();
-    this.gateway = undefined;
+    this.ledgerBatch.flush();
+    await this.gatewayLife.close();
     this.relay.close();
     this.scheduler.close();
     await this.link.stop();
@@ -285,7 +339,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     await this.sampler?.stop();
     this.gpuHistory?.close();
     await this.gpuHistory?.flushed();
-    this.flushLedger();
+    this.ledgerBatch.flush();
     this.ledger?.close();
     this.log.flush();
   }
@@ -324,28 +378,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.rebuildModels();
   }
 
-  /**
-   * Auto-pause when another program (a game) uses the GPU: every 5 s while the owner has the setting
-   * on, the GPU's process list feeds the pause controller (which has its own hysteresis).
-   */
+  /** Re-reads the auto-pause-on-GPU-busy setting (gpu-busy.ts). */
   watchGpuBusy(): void {
-    clearInterval(this.gpuBusyTimer);
-    this.gpuBusyTimer = undefined;
-    if (!(this.settings.get().autoPauseOnGpuBusy ?? false)) {
-      this.pause.updateGpuProcesses([]);
-      return;
-    }
-    const check = async (): Promise<void> => {
-      try {
-        const procs = await listGpuProcesses({ env: this.opts.env ?? process.env });
-        this.pause.updateGpuProcesses(procs, this.sampler?.latest() ?? undefined);
-      } catch (e) {
-        this.l.debug(`GPU process list unavailable: ${(e as Error).message}`);
-      }
-    };
-    void check();
-    this.gpuBusyTimer = setInterval(() => void check(), 5000);
-    this.gpuBusyTimer.unref();
+    this.gpuBusy.apply();
   }
 
   /** Applies the owner's weekly pause windows (already validated when saved; a bad stored one is logged). */
@@ -376,46 +411,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.catalogueTimer.unref();
   }
 
-  /** Starts, restarts or stops the local gateway to match the settings ([Gateway] overlaid by the console's). */
+  /** Starts, restarts or stops the local gateway to match the settings (gateway-lifecycle.ts). */
   async applyGateway(): Promise<void> {
-    const s = this.settings.get();
-    const enabled = s.gatewayEnabled ?? this.config.gateway.enable;
-    const listen = s.gatewayListen ?? this.config.gateway.listen;
-    await this.gateway?.close();
-    this.gateway = undefined;
-    this.gatewayError = undefined;
-    if (!enabled || !this.started) {
-      this.emitSnapshot();
-      return;
-    }
-    try {
-      const { host, port } = parseListen(listen);
-      this.gateway = await startGateway({
-        host,
-        port,
-        runner: this.runner,
-        // Not announcedModels(): while paused, local clients get the scheduler's clear "paused" refusal.
-        models: () => this.registry.announced(),
-        keys: this.gatewayKeys,
-        home: this.opts.home,
-        log: this.log.child('gateway'),
-        websocketAuth: this.config.gateway.websocketAuth,
-        allowedOrigins: this.config.gateway.allowedOrigins,
-        resumeTtlMs: this.config.agent.resumeTtlMs,
-        fleet: () =>
-          describeFleet({
-            hostname: os.hostname(),
-            gpus: this.gpu.gpus,
-            models: this.registry.all().filter((m) => m.enabled),
-            activeRequests: this.scheduler.inFlight(),
-          }),
-      });
-      this.l.info(`local gateway listening on ${this.gateway.url} (keys: ${this.gatewayKeys.size}; create one with "swan-provider keys create")`);
-    } catch (e) {
-      this.gatewayError = `The local gateway could not start on ${listen}: ${(e as Error).message}. Pick another address in Settings.`;
-      this.l.error(this.gatewayError);
-    }
-    this.emitSnapshot();
+    await this.gatewayLife.apply(this.started);
   }
 
   /** Engine URLs the owner named: config's EngineHosts and endpoints added in the console. */
@@ -438,47 +436,27 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   }
 
   snapshot(): AgentSnapshot {
-    const stats = new Map(this.scheduler.stats().map((s) => [s.model, s]));
-    const s = this.settings.get();
-    const today = this.ledger?.today() ?? { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0 };
-    const todayEarningsReason = this.earnings.todayReason(today);
-    return {
+    return buildSnapshot({
       version: AGENT_VERSION,
-      nodeId: this.identity.nodeId,
-      nodeName: this.nodeName(),
-      link: this.link.state,
-      pause: this.pause.state(),
+      identity: this.identity,
+      config: this.config,
+      settings: this.settings,
+      link: this.link,
+      pause: this.pause,
+      scheduler: this.scheduler,
+      registry: this.registry,
+      ...(this.ledger ? { ledger: this.ledger } : {}),
+      earnings: this.earnings,
+      gateway: this.gatewayLife,
+      providerGate: this.providerGate,
+      catalogue: this.catalogue,
       gpu: this.gpu,
       engines: this.engines,
-      models: this.registry.view((model) => {
-        const st = stats.get(model);
-        return {
-          inFlight: st?.inFlight ?? 0,
-          queued: st?.queued ?? 0,
-          maxConcurrent: st?.maxConcurrent ?? this.config.agent.maxConcurrentPerEndpoint,
-          maxQueue: st?.maxQueue ?? this.config.agent.maxQueuePerModel,
-          endpointInFlight: (url) => st?.endpoints.find((e) => e.url === url)?.inFlight ?? 0,
-          endpointCap: (url) => endpointLimit(this.config.agent, this.registry.endpointCapacityOf(url)),
-        };
-      }),
-      today,
-      ...(todayEarningsReason ? { todayEarningsReason } : {}),
-      gateway: {
-        enabled: s.gatewayEnabled ?? this.config.gateway.enable,
-        listen: this.gateway ? this.gateway.url.replace(/^http:\/\//, '') : (s.gatewayListen ?? this.config.gateway.listen),
-        running: this.gateway !== undefined,
-        keys: this.gatewayKeys.size,
-        ...(this.gatewayError ? { error: this.gatewayError } : {}),
-      },
+      nodeName: this.nodeName(),
       hasKey: this.providerKey() !== '',
-      onboarded: s.onboarded ?? this.keyAtStart,
-      identity: { source: this.identity.source, file: this.identity.file, ...(this.identity.from ? { from: this.identity.from } : {}) },
-      providerStatus: this.providerGate.view(),
-      catalogue: this.catalogue.view(
-        this.registry.all().map((m) => ({ id: m.id, explicit: m.fromConfig, ...(m.endpoints[0]?.localModel ? { localName: m.endpoints[0].localModel } : {}) })),
-      ),
+      keyAtStart: this.keyAtStart,
       discovery: this.autoDiscovery,
-    };
+    });
   }
 
   /** Coalesces state changes into at most one snapshot event per 100 ms. */
@@ -527,58 +505,10 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     );
   }
 
-  private hardwareField(): { hardware?: HubHardware } {
-    const hardware = this.hardware();
-    return hardware ? { hardware } : {};
-  }
-
-  /** Go's HardwareInfo for register and heartbeat; undefined without a GPU. */
-  hardware(): HubHardware | undefined {
-    const types = this.announcedModels().flatMap((id) =>
-      (this.registry.get(id)?.endpoints ?? []).map((e) => (e.engineType && e.engineType !== 'unknown' ? e.engineType : this.contexts.typeOf(e.url))),
-    );
-    return hardwareBlock(this.gpu, mostCommonEngine(types));
-  }
-
-  /** Sends register again when the announced model set (or hardware) changed. */
+  /** Re-registers when the announced set changed (announce.ts); the console hears of it either way. */
   announce(): void {
-    const models = this.announcedModels();
-    const key = JSON.stringify([models, this.gpu.detectedAt, models.map((id) => this.contexts.get(id)), this.hardware()?.serving_engine]);
-    if (key !== this.lastAnnounced) {
-      this.lastAnnounced = key;
-      this.link.reRegister();
-    }
+    this.announcer.announce();
     this.emitSnapshot();
-  }
-
-  /** Go's RegisterPayload (+ v0.5's context_length and cp_version); see docs/hub-dialect.md. */
-  registerPayload(): RegisterPayload {
-    const models = this.announcedModels();
-    const hardware = this.hardware();
-    return {
-      node_id: this.identity.nodeId,
-      provider_id: this.identity.nodeId,
-      worker_addr: this.identity.nodeId,
-      owner_addr: this.config.agent.ownerAddr,
-      token: this.providerKey(),
-      models,
-      model_hashes: models.map((id): ModelHash => {
-        const e = this.registry.get(id)?.entry;
-        const ctx = this.contexts.get(id);
-        // No weight hash is computed here, so no hash_algo either (never an algorithm with an empty hash).
-        return {
-          model_id: id,
-          ...(e?.format ? { format: e.format } : {}),
-          ...(e?.quantization ? { quantization: e.quantization } : {}),
-          ...(ctx.length > 0 && (ctx.source === 'override' || ctx.source === 'detected') ? { context_length: ctx.length, context_source: ctx.source } : {}),
-        };
-      }),
-      capabilities: [...CAPABILITIES],
-      ...(hardware ? { hardware } : {}),
-      cp_version: AGENT_VERSION,
-      node_name: this.nodeName(),
-      protocol_version: PROTOCOL_VERSION,
-    };
   }
 
   private wire(): void {
@@ -624,12 +554,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.book.on('text', (id, delta) => this.emit('bridge', { type: 'request.text', id, delta }));
     this.book.on('finished', (record) => {
       this.earnings.onFinished(record);
-      this.queueLedger(record);
-      this.requestMetrics.record(record);
-      const tps = record.tokensPerSecond ? `, ${record.tokensPerSecond.toFixed(1)} tok/s` : '';
-      const line = `${record.source} request ${record.requestId} ${record.model}: ${record.status}${record.error ? ` (${record.error})` : ''}, ${record.tokensIn} in / ${record.tokensOut} out${record.estimated ? ' (estimated)' : ''}, ${record.latencyMs} ms${tps}`;
-      if (record.status === 'ok') this.log.child('requests').info(line, { requestId: record.requestId });
-      else this.log.child('requests').warn(line, { requestId: record.requestId });
+      this.ledgerBatch.queue(record);
+      if (!INTERNAL_ID.test(record.requestId)) this.requestMetrics.record(record);
+      logFinished(this.log.child('requests'), record);
       this.emitSnapshot();
     });
     this.log.on('entry', (entry) => this.emit('bridge', { type: 'log', entry }));
@@ -641,63 +568,5 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       this.webhook.handle(alert);
       this.emit('bridge', { type: 'alert', alert });
     });
-  }
-
-  /**
-   * Requests that finish in the same turn of the event loop (a burst of streams ending together) are
-   * written to the ledger in one transaction right after it, instead of one commit each while other
-   * streams wait. A record is written within that one turn of its request ending, and never after
-   * its last message to the hub: the relay calls flushLedger() (beforeFinal) right before sending
-   * a stream_end or result, so the commit always precedes the send.
-   */
-  private queueLedger(record: UsageRecord): void {
-    if (!this.ledger) return;
-    this.ledgerBatch.push(record);
-    if (this.ledgerBatch.length > 1) return;
-    setImmediate(() => this.flushLedger());
-  }
-
-  private flushLedger(): void {
-    const batch = this.ledgerBatch.splice(0);
-    if (batch.length === 1) this.ledger?.record(batch[0]!);
-    else if (batch.length > 1) this.ledger?.recordBatch(batch);
-  }
-
-  private async onHubMessage(m: Inbound): Promise<void> {
-    if (m.type === 'notice') {
-      this.notices.receive(m.payload);
-      return;
-    }
-    if (m.type === 'warmup') {
-      const r = await this.warmup.run(m.payload.model_id);
-      this.link.sendControl(out.warmupResult(m.requestId, { modelId: m.payload.model_id, ...r }));
-      return;
-    }
-    const resolve = (model: string): { endpoint: EngineEndpoint; modelDir?: string } | undefined => {
-      const reg = this.registry.get(model);
-      const ep = reg?.enabled ? reg.endpoints.find((e) => this.registry.endpointHealthOf(e.url) !== 'unhealthy') : undefined;
-      if (!ep) return undefined;
-      const root = this.engines.find((e) => e.url === ep.url) as (EngineInfo & { roots?: Record<string, string> }) | undefined;
-      const modelDir = root?.roots?.[ep.localModel ?? model];
-      return { endpoint: ep, ...(modelDir ? { modelDir } : {}) };
-    };
-    // Verify and benchmark generations count against capacity like any request.
-    const complete = async (o: EngineRequestOptions): Promise<NonStreamResult> => {
-      const lease = await this.scheduler.admit(String(o.body.model ?? ''), { requestId: `${m.type}-${crypto.randomUUID()}`, source: 'hub' });
-      try {
-        return await requestJson(o);
-      } finally {
-        lease.release();
-      }
-    };
-    if (m.type === 'verify') {
-      const reply = await handleVerify(m.payload, { resolve, complete, log: this.l });
-      this.link.sendControl({ type: 'verify', ...(m.requestId ? { request_id: m.requestId } : {}), payload: { ...reply } });
-      return;
-    }
-    if (m.type === 'benchmark') {
-      const reply = await handleBenchmark(m.payload, { resolve, complete, log: this.l }, m.requestId ?? '');
-      this.link.sendControl({ type: 'benchmark_response', ...(m.requestId ? { request_id: m.requestId } : {}), payload: { ...reply } });
-    }
   }
 }

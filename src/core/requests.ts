@@ -33,14 +33,21 @@ export class RequestBook extends EventEmitter<RequestBookEvents> {
     if (!delta) return;
     const view = this.views.get(id);
     // A running count (about a token per chunk) so live rows show progress; finish() sets the real one.
-    if (view) this.patch(id, { tokensOut: view.tokensOut + 1, ...(view.firstTokenAt === undefined ? { firstTokenAt: Date.now() } : {}) });
+    // (In place, as patch() does, without a patch object per chunk.)
+    if (view) {
+      view.tokensOut++;
+      if (view.firstTokenAt === undefined) view.firstTokenAt = Date.now();
+      this.emit('update', view);
+    }
     let text = this.texts.get(id);
     if (text === undefined) {
       if (this.texts.size >= MAX_TEXTS) this.texts.delete(this.texts.keys().next().value as string);
       text = '';
     }
-    // Capped exactly: a long delta near the cap is cut, not appended whole.
-    if (text.length < MAX_TEXT_CHARS) this.texts.set(id, (text + delta).slice(0, MAX_TEXT_CHARS));
+    // Capped exactly: a long delta near the cap is cut, not appended whole. Below the cap no slice, which
+    // would copy the whole text on every chunk.
+    const len = text.length + delta.length;
+    if (text.length < MAX_TEXT_CHARS) this.texts.set(id, len <= MAX_TEXT_CHARS ? text + delta : (text + delta).slice(0, MAX_TEXT_CHARS));
     this.emit('text', id, delta);
   }
 

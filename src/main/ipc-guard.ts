@@ -1,5 +1,5 @@
 // The pure half of the desktop IPC: who may call, what they may pass, and how every answer is wrapped.
-// No electron import here, so test/ipc runs it in plain Node. src/main/ipc.ts feeds it Electron's events.
+// No electron import here, so test/main/ipc-guard.test.ts runs it in plain Node. src/main/ipc.ts feeds it Electron's events.
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from '../core/log';

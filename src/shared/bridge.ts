@@ -253,11 +253,15 @@ export type EarningsZeroReason = 'earnings_disabled' | 'no_priced_model' | 'no_r
 /** One model's payout rate from the network (USD per 1M tokens). */
 export interface NetworkRateView {
   modelId: string;
+  /** What this provider is paid, USD per 1M tokens. */
   inputPerM: number;
   outputPerM: number;
+  /** What the consumer pays (the list price). */
   listInputPerM: number;
   listOutputPerM: number;
   tier: string;
+  /** GPU memory the network says the model needs (`min_vram_gb`, the Go provider's recommend-models), when it says. */
+  minVramGb?: number;
 }
 
 /** Figures fetched from the platform: the last good ones, with when and why they are stale. */
@@ -275,18 +279,23 @@ export interface PlatformStatsView {
   totalInputTokens: number;
   totalOutputTokens: number;
   totalTokens: number;
+  /** USDC, a dollar stablecoin: shown as USD. */
   totalEarningsUsd: number;
   uptime7dPercent: number;
   lastConnected: string;
 }
 
+/** Hub traffic over the ledger's whole life, to set beside the platform's own record. */
 export interface LocalLifetimeView {
   requests: number;
   failed: number;
   tokensIn: number;
   tokensOut: number;
   earnings: number;
+  /** When the oldest record still kept finished (null: the ledger is empty). */
   firstAt: number | null;
+  /** Hub requests whose last message was not handed to the hub (link down, cancelled by the hub
+   * link's loss, or the agent stopped while sending). */
   undelivered: { requests: number; tokensIn: number; tokensOut: number; earnings: number };
 }
 
@@ -333,14 +342,27 @@ export interface DemandRowView {
   inputPerM: number;
   outputPerM: number;
   tier: string;
+  /** serving: announced here · on_disk: an engine here has it, switched off (`local`: under the engine's own
+   * name, e.g. an Ollama tag) · pullable: an Ollama engine here could pull it · none */
   here: 'serving' | 'on_disk' | 'pullable' | 'none';
+  /** The engine model here that is this network model under another name (an Ollama tag on disk). */
+  local?: { engineUrl: string; model: string };
+  /** GPU memory the network says the model needs (model-demand `min_vram_gb`); null when it does not say. */
+  minVramGb: number | null;
+  /** The model's size on disk as its engine reports it (Ollama /api/tags `size`, GiB); null when unknown. */
   sizeGb: number | null;
+  /** Ollama's details of the model on disk (`parameter_size` "7.6B", `quantization_level` "Q4_K_M"). */
+  parameterSize?: string;
+  quantization?: string;
+  /** Judged from min_vram_gb when the network gives it, else from the size on disk; unknown without either. */
   fits: 'yes' | 'no' | 'unknown';
 }
 
 export interface PullStateView {
   engineUrl: string;
   model: string;
+  /** The network model id this pull is for: announced with `model` as its local name once pulled. */
+  networkId?: string;
   status: string;
   completed: number;
   total: number;
@@ -417,7 +439,8 @@ export const invokeSchemas = {
   'usage.exportCsv': range,
   'earnings.overview': z.object({ refresh: z.boolean().optional() }).strict(),
   'demand.list': z.object({}).strict(),
-  'demand.pull': z.object({ engineUrl: z.string().min(1).max(2048), model: z.string().min(1).max(200) }).strict(),
+  'demand.pull': z.object({ engineUrl: z.string().min(1).max(2048), model: z.string().min(1).max(200), networkId: z.string().min(1).max(256).optional() }).strict(),
+  'demand.serve': z.object({ modelId: z.string().min(1).max(256) }).strict(),
   'earnings.setElectricity': z
     .object({
       perKwh: z.number().min(0).max(100).nullable(),
@@ -473,6 +496,7 @@ export interface InvokeResults {
   'earnings.overview': EarningsOverview;
   'demand.list': DemandView;
   'demand.pull': DemandView;
+  'demand.serve': DemandView;
   'earnings.setElectricity': EarningsOverview;
   'engines.rescan': EngineInfo[];
   'engines.addEndpoint': EngineInfo[];

@@ -18,6 +18,7 @@ export const INVOKE_CHANNELS = [
   'earnings.setElectricity',
   'demand.list',
   'demand.pull',
+  'demand.serve',
   'engines.rescan',
   'engines.addEndpoint',
   'gpu.history',

@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli/main';
 import { repoRoot } from '../support/traces';
-import { runCli } from './support';
+import { runCli } from '../support/cli/cli';
 
 const readme = fs.readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
 

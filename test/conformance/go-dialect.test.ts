@@ -2,18 +2,18 @@
 // sends and expects). The agent runs as users run it: `swan-provider run` as a child process, a temp
 // home with a plain config.toml (defaults everywhere but the hub address, the key and, for speed, the
 // heartbeat interval), a stand-in nvidia-smi replaying a real RTX 3080 capture on PATH, and real test
-// engines. The hub is a stand-in written from HUB-PROTOCOL.md with the real `ws` server (support/go-hub.ts),
+// engines. The hub is a stand-in written from HUB-PROTOCOL.md with the real `ws` server (test/support/conformance/go-hub.ts),
 // not our dev hub: Go-typed acks ("request_id": ""), no resume-v1.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeFakeBin, fixture, writeFakeNvidiaSmi, type FakeBin } from '../gpu/support/fake-tools';
+import { makeFakeBin, fixture, writeFakeNvidiaSmi, type FakeBin } from '../support/gpu/fake-tools';
 import { startTestEngine, type TestEngine } from '../support/engine-server';
 import { repoRoot, summarizeTrace } from '../support/traces';
 import { until } from '../support/stack';
-import { startGoHub, type Frame, type GoHub } from './support/go-hub';
+import { startGoHub, type Frame, type GoHub } from '../support/conformance/go-hub';
 
 const BIN = path.join(repoRoot, 'bin', 'swan-provider.js');
 const KEY = 'sk-prov-conformance-0000000000';

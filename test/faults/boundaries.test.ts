@@ -13,7 +13,7 @@ import { memoryLog } from '../../src/core/log';
 import { MAX_MESSAGE_BYTES } from '../../src/core/protocol/messages';
 import { TEST_KEY, registered, startStack, tempHome, until, type Stack } from '../support/stack';
 import { generatedText } from '../support/traces';
-import { audit, nextDisconnect, report, streamChat } from './support/faults';
+import { audit, nextDisconnect, report, streamChat } from '../support/faults/faults';
 
 const cleanups: Array<() => Promise<void>> = [];
 let stack: Stack | undefined;

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { registered, startStack, until, type Stack } from '../support/stack';
 import { generatedText } from '../support/traces';
-import { report, rng, scale, streamChat } from './support/faults';
+import { report, rng, scale, streamChat } from '../support/faults/faults';
 
 let stack: Stack | undefined;
 afterEach(async () => {

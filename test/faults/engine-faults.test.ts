@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { DevHub } from '../../src/cli/dev-hub';
 import { chat, registered, startStack, until, type Stack } from '../support/stack';
 import { generatedText } from '../support/traces';
-import { audit, FULL, report, rng, scale, streamChat } from './support/faults';
+import { audit, FULL, report, rng, scale, streamChat } from '../support/faults/faults';
 
 let stack: Stack | undefined;
 afterEach(async () => {

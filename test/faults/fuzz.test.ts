@@ -4,8 +4,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { registered, startStack, until, type Stack } from '../support/stack';
 import { generatedText } from '../support/traces';
-import { fuzzFrame, type Frame } from './fuzz-messages';
-import { report, rng, scale, streamChat } from './support/faults';
+import { fuzzFrame, type Frame } from '../support/faults/fuzz-messages';
+import { report, rng, scale, streamChat } from '../support/faults/faults';
 
 let stack: Stack | undefined;
 afterEach(async () => {

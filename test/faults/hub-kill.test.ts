@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDevHub, type DevHub } from '../../src/cli/dev-hub';
 import { TEST_KEY, registered, startStack, until, type Stack } from '../support/stack';
-import { audit, nextDisconnect, report, rng, scale, streamChat, type StreamOutcome } from './support/faults';
+import { audit, nextDisconnect, report, rng, scale, streamChat, type StreamOutcome } from '../support/faults/faults';
 
 let stack: Stack | undefined;
 let replacement: DevHub | undefined;

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { out } from '../../src/core/protocol/messages';
 import { registered, startStack, until, type Stack } from '../support/stack';
 import { generatedText } from '../support/traces';
-import { audit, FULL, nextDisconnect, report, streamChat } from './support/faults';
+import { audit, FULL, nextDisconnect, report, streamChat } from '../support/faults/faults';
 import type { LinkReasonCode } from '../../src/shared/types';
 
 let stack: Stack | undefined;

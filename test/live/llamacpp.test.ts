@@ -12,7 +12,7 @@ import type { AgentSnapshot } from '../../src/shared/bridge';
 import type { EndpointState, RequestView } from '../../src/shared/types';
 import { GatewayKeys } from '../../src/core/gateway/keys';
 import { freePort, tempHome } from '../support/stack';
-import { Bridge, Cli, eventually, get, Llama, LLAMA_PRESENT, runCli, SMALL } from './support';
+import { Bridge, Cli, eventually, get, Llama, LLAMA_PRESENT, runCli, SMALL } from '../support/live/llama';
 
 const KEY = 'sk-prov-live-1234567890';
 const ENGINE_KEY = 'engine-key-1';

@@ -1,15 +1,29 @@
 // A stand-in of Ollama's model API as its docs describe it: POST /api/pull {model, stream} answers
 // application/x-ndjson, one JSON object per line — "pulling manifest", per layer "pulling <digest>"
 // with digest/total/completed, "verifying sha256 digest", "writing manifest", "success" — or
-// {"error": "..."} for a model the registry does not have. GET /api/tags lists pulled models.
+// {"error": "..."} for a model the registry does not have. GET /api/tags lists pulled models as the docs'
+// "List Local Models" shows them (size in bytes, details.parameter_size / quantization_level). Enough of
+// the rest to be found and served as an engine: "Ollama is running" on /, /api/version, the OpenAI
+// compatible /v1/models and /v1/chat/completions (streaming the real captured Ollama trace for a pulled
+// model; Ollama's 404 "not found, try pulling it first" for any other).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readTrace } from './traces';
+
+/** What `ollama list` shows for a model (the real qwen2.5:0.5b: 398 MB, 494.03M parameters, Q4_K_M). */
+export interface StandInModel {
+  size: number;
+  parameter_size: string;
+  quantization_level: string;
+}
 
 export class OllamaStandIn {
   readonly pulled: string[] = [];
   readonly requests: Array<{ path: string; body: unknown }> = [];
   /** Models the "registry" has: name -> layer sizes in bytes. */
   registry: Record<string, number[]> = { 'qwen2.5:0.5b': [397_807_936, 6_924, 11_343] };
+  /** How each model shows in /api/tags once pulled. */
+  details: Record<string, StandInModel> = { 'qwen2.5:0.5b': { size: 397_821_319, parameter_size: '494.03M', quantization_level: 'Q4_K_M' } };
   private constructor(private readonly server: http.Server) {}
 
   static start(): Promise<OllamaStandIn> {
@@ -39,7 +53,32 @@ export class OllamaStandIn {
       }
       this.requests.push({ path: req.url ?? '', body: json });
       if (req.method === 'GET' && req.url === '/api/tags') {
-        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ models: this.pulled.map((name) => ({ name, model: name, size: 397_826_203 })) }));
+        const models = this.pulled.map((name) => {
+          const d = this.details[name];
+          return {
+            name,
+            model: name,
+            modified_at: '2026-11-30T09:12:44.512391233Z',
+            ...(d ? { size: d.size } : {}),
+            digest: 'a8b0c51577010a279d933d14c2a8ab4b268079d44c5c8830c0a93900f1827c67',
+            details: { parent_model: '', format: 'gguf', family: 'qwen2', families: ['qwen2'], ...(d ? { parameter_size: d.parameter_size, quantization_level: d.quantization_level } : {}) },
+          };
+        });
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ models }));
+      }
+      if (req.method === 'GET' && req.url === '/') return void res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('Ollama is running');
+      if (req.method === 'GET' && req.url === '/api/version') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"version":"0.12.6"}');
+      if (req.method === 'GET' && req.url === '/v1/models') {
+        const data = this.pulled.map((id) => ({ id, object: 'model', created: 1764494000, owned_by: 'library' }));
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data }));
+      }
+      if (req.method === 'POST' && req.url === '/v1/chat/completions') {
+        const model = typeof json.model === 'string' ? json.model : '';
+        if (!this.pulled.includes(model)) {
+          const error = { error: { message: `model "${model}" not found, try pulling it first`, type: 'api_error', param: null, code: null } };
+          return void res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify(error));
+        }
+        return void res.writeHead(200, { 'content-type': 'text/event-stream' }).end(readTrace('ollama-chat-classic-include-usage.sse'));
       }
       if (req.method !== 'POST' || req.url !== '/api/pull') return void res.writeHead(404).end('404 page not found');
       const name = json.model ?? json.name ?? '';

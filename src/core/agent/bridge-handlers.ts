@@ -25,6 +25,44 @@ import { checkForUpdate } from '../update/check';
 import { appInfo, modelReport, startTestPrompt } from './console-extras';
 import { formatIssues } from '../../shared/zod-issues';
 
+/** What the bridge verbs use of the agent: its parts and a few of its actions, nothing else. */
+export type BridgeDeps = Pick<
+  Agent,
+  'alerts'
+  | 'applyGateway'
+  | 'applyPauseSchedule'
+  | 'book'
+  | 'config'
+  | 'earnings'
+  | 'emitSnapshot'
+  | 'engineList'
+  | 'gatewayKeys'
+  | 'gpuHistory'
+  | 'keyStorage'
+  | 'ledger'
+  | 'link'
+  | 'log'
+  | 'nodeName'
+  | 'notices'
+  | 'opts'
+  | 'pause'
+  | 'providerGate'
+  | 'providerKey'
+  | 'rebuildModels'
+  | 'refreshCatalogue'
+  | 'refreshEarningsFlag'
+  | 'registry'
+  | 'rescanEngines'
+  | 'runner'
+  | 'sampler'
+  | 'secrets'
+  | 'settings'
+  | 'snapshot'
+  | 'warmup'
+  | 'watchGpuBusy'
+  | 'webhook'
+>;
+
 /** A channel's handler: its arguments are what the channel's schema parsed (checked once, in invoke()). */
 type Handler<C extends InvokeChannel> = (args: InvokeArgs<C>) => Promise<InvokeResults[C]> | InvokeResults[C];
 
@@ -33,7 +71,7 @@ const EMPTY_TOTALS: UsageTotals = { requests: 0, errors: 0, tokensIn: 0, tokensO
 export class BridgeHandlers {
   private readonly table: { [C in InvokeChannel]: Handler<C> };
 
-  constructor(private readonly agent: Agent) {
+  constructor(private readonly agent: BridgeDeps) {
     const a = agent;
     this.table = {
       'snapshot.get': () => a.snapshot(),
@@ -116,7 +154,8 @@ export class BridgeHandlers {
         return a.earnings.overview();
       },
       'demand.list': () => a.earnings.demand(),
-      'demand.pull': ({ engineUrl, model }: { engineUrl: string; model: string }) => a.earnings.pull(engineUrl, model),
+      'demand.pull': ({ engineUrl, model, networkId }) => a.earnings.pull(engineUrl, model, networkId),
+      'demand.serve': ({ modelId }) => a.earnings.serve(modelId),
       'engines.rescan': async () => {
         await a.rescanEngines();
         return a.engineList();

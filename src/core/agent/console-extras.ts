@@ -2,7 +2,7 @@
 // version/build Settings shows.
 import crypto from 'node:crypto';
 import type { AppInfoView, ModelReport, TryResult } from '../../shared/bridge';
-import type { Agent } from '../agent';
+import type { BridgeDeps } from './bridge-handlers';
 
 /** At most this many test prompts run at once (each also counts against the model's own limits). */
 const MAX_TRIES = 2;
@@ -13,7 +13,7 @@ let running = 0;
  * request (it shows in Requests and the ledger like gateway traffic, never as hub earnings). Returns
  * at once with the request id; the answer streams to the console as request.update/request.text.
  */
-export function startTestPrompt(a: Agent, model: string, prompt: string, maxTokens: number): TryResult {
+export function startTestPrompt(a: Pick<BridgeDeps, 'registry' | 'runner'>, model: string, prompt: string, maxTokens: number): TryResult {
   const m = a.registry.get(model);
   if (!m) throw new Error(`No model "${model}" is known here. Rescan engines or add it to models.json.`);
   if (!m.enabled) throw new Error(`"${model}" is switched off. Switch it on in the Models table to try it.`);
@@ -43,7 +43,7 @@ export function appInfo(version: string, mode: 'desktop' | 'headless'): AppInfoV
 const BUCKETS = 24;
 
 /** One model over the last `hours`, from the ledger's per-model sums and percentiles per bucket. */
-export function modelReport(a: Agent, model: string, hours: number, now = Date.now()): ModelReport {
+export function modelReport(a: Pick<BridgeDeps, 'ledger'>, model: string, hours: number, now = Date.now()): ModelReport {
   const bucketMs = (hours * 3_600_000) / BUCKETS;
   const to = Math.ceil(now / 60_000) * 60_000;
   const from = to - BUCKETS * bucketMs;

@@ -5,6 +5,8 @@ import path from 'node:path';
 import type { DemandView, EarningsOverview, ElectricityView, ModelPricingView, NetworkRateView } from '../../shared/bridge';
 import { demandRows } from '../platform/demand';
 import { OllamaPulls } from './ollama-pull';
+import { ollamaTags, type OllamaLocalModel } from './ollama-tags';
+import { mapNetworkModel } from './network-model-map';
 import type { GpuSample, RequestView, UsageRecord, UsageTotals } from '../../shared/types';
 import type { Ledger } from '../ledger/ledger';
 import { EnergyMeter, samplePowerW } from '../ledger/energy-meter';
@@ -31,6 +33,10 @@ export interface EarningsServiceOptions {
   machine?: () => { known: string[]; ollamaEngines: string[]; vramGb: number | null };
   /** A pull finished: rescan the engines so the new model shows up. */
   onPulled?: () => void;
+  /** The owner's models.json: "serve this" maps a network id to an engine's own name there. */
+  modelsFile?: string;
+  /** models.json now maps `networkId`: re-read it, switch the model on, tell the hub. */
+  onMapped?: (networkId: string) => void;
 }
 
 const EMPTY_LOCAL = { requests: 0, failed: 0, tokensIn: 0, tokensOut: 0, earnings: 0, firstAt: null, undelivered: { requests: 0, tokensIn: 0, tokensOut: 0, earnings: 0 } };
@@ -42,6 +48,7 @@ export class EarningsService {
   readonly pulls: OllamaPulls;
   private timer?: NodeJS.Timeout;
   private readonly now: () => number;
+  private readonly tagErrors = new Map<string, string>();
 
   constructor(private readonly o: EarningsServiceOptions) {
     this.now = o.now ?? Date.now;
@@ -56,7 +63,17 @@ export class EarningsService {
       now: this.now,
       ...timeout,
     });
-    this.pulls = new OllamaPulls(o.log, undefined, () => o.onPulled?.());
+    this.pulls = new OllamaPulls(o.log, undefined, (p) => {
+      if (p.networkId) {
+        try {
+          this.mapToNetwork(p.networkId, p.engineUrl, p.model);
+        } catch (e) {
+          p.error = `pulled, but not announced as ${p.networkId}: ${(e as Error).message}`;
+          o.log.error(p.error);
+        }
+      }
+      o.onPulled?.();
+    });
     this.rates.cache.on('change', () => o.ledger?.setNetworkRates(this.rates.rateMap()));
     // Rates saved by an earlier run are used until the platform answers (stale beats blank).
     o.ledger?.setNetworkRates(this.rates.rateMap());
@@ -111,21 +128,62 @@ export class EarningsService {
   async demand(): Promise<DemandView> {
     const rates = await this.rates.get();
     const m = this.o.machine?.() ?? { known: [], ollamaEngines: [], vramGb: null };
+    const onDisk = await this.onDisk(m.ollamaEngines);
     return {
       rates: { asOf: rates.asOf, stale: rates.stale, ...(rates.error ? { error: rates.error } : {}) },
-      rows: demandRows({ rates: rates.value ?? [], announced: this.o.models(), known: m.known, ollama: m.ollamaEngines.length > 0, vramGb: m.vramGb }),
+      rows: demandRows({ rates: rates.value ?? [], announced: this.o.models(), known: m.known, ollama: m.ollamaEngines.length > 0, vramGb: m.vramGb, onDisk }),
       vramGb: m.vramGb,
       ollamaEngines: m.ollamaEngines,
       pulls: this.pulls.list(),
     };
   }
 
-  /** Pulls `model` into one of this machine's Ollama engines (never another URL). */
-  async pull(engineUrl: string, model: string): Promise<DemandView> {
+  /** What the Ollama engines here have on disk; an engine that does not answer adds nothing. */
+  private async onDisk(engines: string[]): Promise<Array<{ engineUrl: string; model: OllamaLocalModel }>> {
+    const lists = await Promise.all(
+      engines.map((url) =>
+        ollamaTags(url).then(
+          (models) => {
+            this.tagErrors.delete(url);
+            return models.map((model) => ({ engineUrl: url, model }));
+          },
+          (e: Error) => {
+            // Logged once per engine and error: the demand card asks every second while a pull runs.
+            if (this.tagErrors.get(url) !== e.message) this.o.log.warn(`the models on disk of the Ollama engine at ${url} are unknown: ${e.message}`);
+            this.tagErrors.set(url, e.message);
+            return [];
+          },
+        ),
+      ),
+    );
+    return lists.flat();
+  }
+
+  /** Pulls `model` into one of this machine's Ollama engines (never another URL); with `networkId`
+   * (a model the network pays for) it is announced under that id once pulled. */
+  async pull(engineUrl: string, model: string, networkId?: string): Promise<DemandView> {
     const m = this.o.machine?.() ?? { known: [], ollamaEngines: [], vramGb: null };
     if (!m.ollamaEngines.includes(engineUrl)) throw new Error(`${engineUrl.slice(0, 200)} is not an Ollama engine found on this machine; rescan engines first.`);
-    this.pulls.start(engineUrl, model);
+    if (networkId !== undefined && !(this.rates.view().value ?? []).some((r) => r.modelId === networkId)) {
+      throw new Error(`${networkId.slice(0, 200)} is not a model the network lists a rate for; refresh the demand list and pick one from it.`);
+    }
+    this.pulls.start(engineUrl, model, networkId);
     return this.demand();
+  }
+
+  /** "Serve this" for a network model an Ollama engine here already has under its own tag. */
+  async serve(modelId: string): Promise<DemandView> {
+    const row = (await this.demand()).rows.find((r) => r.modelId === modelId);
+    if (!row?.local) throw new Error(`No model on disk here is ${modelId.slice(0, 200)} under another name; pull it first, or switch it on in Models if an engine serves it under that id.`);
+    this.mapToNetwork(modelId, row.local.engineUrl, row.local.model);
+    return this.demand();
+  }
+
+  private mapToNetwork(networkId: string, engineUrl: string, localModel: string): void {
+    if (!this.o.modelsFile) throw new Error('this agent has no models.json to write the mapping to');
+    const r = mapNetworkModel(this.o.modelsFile, networkId, engineUrl, localModel);
+    this.o.log.info(`${r === 'added' ? 'models.json now maps' : 'models.json already maps'} ${networkId} to ${localModel} at ${engineUrl}; announcing it as ${networkId}`);
+    this.o.onMapped?.(networkId);
   }
 
   todayReason(today: UsageTotals): ReturnType<typeof zeroReason> {

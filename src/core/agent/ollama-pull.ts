@@ -3,19 +3,11 @@
 // per layer, {status: "verifying sha256 digest"}, {status: "writing manifest"}, {status: "success"} —
 // or {error: "..."} (Ollama API docs, "Pull a Model"). Progress is summed over layers. Only an Ollama
 // engine this agent found may be asked (never a URL from the UI), one pull per engine and model.
+import type { PullStateView } from '../../shared/bridge';
 import type { Logger } from '../log';
 
-export interface PullState {
-  engineUrl: string;
-  model: string;
-  status: string;
-  completed: number;
-  total: number;
-  done: boolean;
-  error?: string;
-  startedAt: number;
-  finishedAt?: number;
-}
+/** One pull (the bridge's type is its one home). */
+export type PullState = PullStateView;
 
 export const OLLAMA_MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/;
 const IDLE_MS = 120_000;
@@ -27,6 +19,7 @@ export class OllamaPulls {
   constructor(
     private readonly log: Logger,
     private readonly onChange: () => void = () => {},
+    /** Called with the live state: it may still set `error` (a step after the pull failed). */
     private readonly onSuccess: (p: PullState) => void = () => {},
   ) {}
 
@@ -34,13 +27,14 @@ export class OllamaPulls {
     return [...this.pulls.values()].map((p) => ({ ...p }));
   }
 
-  /** Starts a pull (or returns the running one). `engineUrl` must be a known Ollama engine. */
-  start(engineUrl: string, model: string): PullState {
+  /** Starts a pull (or returns the running one). `engineUrl` must be a known Ollama engine; `networkId`
+   * is the network model the pull is for (announced with `model` as its local name once pulled). */
+  start(engineUrl: string, model: string, networkId?: string): PullState {
     if (!OLLAMA_MODEL_NAME.test(model)) throw new Error(`"${model.slice(0, 64)}" is not an Ollama model name (like llama3.1:8b or qwen2.5:7b-instruct).`);
     const key = `${engineUrl} ${model}`;
     const cur = this.pulls.get(key);
     if (cur && !cur.done) return { ...cur };
-    const p: PullState = { engineUrl, model, status: 'starting', completed: 0, total: 0, done: false, startedAt: Date.now() };
+    const p: PullState = { engineUrl, model, ...(networkId ? { networkId } : {}), status: 'starting', completed: 0, total: 0, done: false, startedAt: Date.now() };
     this.pulls.set(key, p);
     this.log.info(`pulling ${model} into the Ollama engine at ${engineUrl}`);
     void this.run(p);

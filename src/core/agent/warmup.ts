@@ -1,11 +1,14 @@
 // Warmup: load a model before traffic arrives. Ollama has a load API (an empty generate with
 // keep_alive); other engines get a 1-token request. The answer says how long it took and how much
-// VRAM it took (the sampler's before/after difference, else models.json's gpu_memory).
+// VRAM it took (the sampler's before/after difference, else models.json's gpu_memory). Both go through
+// the inference service (InferenceRunner.generate): admitted like any request and sent to the lease's
+// endpoint, so a warmup never exceeds MaxConcurrentPerEndpoint.
 import http from 'node:http';
 import type { WarmupResult } from '../../shared/bridge';
-import type { GpuSample } from '../../shared/types';
+import type { GpuSample, RequestSource } from '../../shared/types';
 import { requestJson } from '../engine/client';
-import type { EngineEndpoint } from '../engine/types';
+import type { EngineEndpoint, NonStreamResult } from '../engine/types';
+import type { InferenceRunner } from '../inference/runner';
 import type { Logger } from '../log';
 import type { ModelRegistry } from './models';
 
@@ -30,25 +33,33 @@ function ollamaLoad(ep: EngineEndpoint, model: string, timeoutMs: number): Promi
 export class Warmup {
   constructor(
     private readonly registry: ModelRegistry,
+    private readonly service: Pick<InferenceRunner, 'generate'>,
     private readonly log: Logger,
     private readonly latestSample: () => GpuSample | null,
     private readonly timeoutMs = 120_000,
   ) {}
 
-  async run(model: string): Promise<WarmupResult> {
+  /** `lane`: who asked (the hub's warmup message, or the console's button). */
+  async run(model: string, lane: RequestSource = 'local'): Promise<WarmupResult> {
     const reg = this.registry.get(model);
     if (!reg || !reg.enabled) return { success: false, loadTimeMs: 0, memoryMb: 0, error: `model "${model}" is not served here (unknown or disabled)` };
-    const ep = reg.endpoints.find((e) => this.registry.endpointHealthOf(e.url) !== 'unhealthy');
-    if (!ep) return { success: false, loadTimeMs: 0, memoryMb: 0, error: `every engine of "${model}" is unhealthy` };
+    if (!reg.endpoints.some((e) => this.registry.endpointHealthOf(e.url) !== 'unhealthy')) {
+      return { success: false, loadTimeMs: 0, memoryMb: 0, error: `every engine of "${model}" is unhealthy` };
+    }
     const before = vramUsedMb(this.latestSample());
     const started = Date.now();
     try {
-      if (ep.engineType === 'ollama') {
-        await ollamaLoad(ep, ep.localModel ?? model, this.timeoutMs);
-      } else {
-        const ctl = AbortSignal.timeout(this.timeoutMs);
-        await requestJson({ endpoint: ep, path: '/v1/chat/completions', body: { model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1, temperature: 0 }, signal: ctl });
-      }
+      const signal = AbortSignal.timeout(this.timeoutMs);
+      await this.service.generate({
+        kind: 'warmup',
+        model,
+        lane,
+        signal,
+        call: (ep: EngineEndpoint): Promise<Partial<NonStreamResult>> =>
+          ep.engineType === 'ollama'
+            ? ollamaLoad(ep, ep.localModel ?? model, this.timeoutMs).then(() => ({}))
+            : requestJson({ endpoint: ep, path: '/v1/chat/completions', body: { model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1, temperature: 0 }, signal }),
+      });
       const after = vramUsedMb(this.latestSample());
       const memoryMb = before !== null && after !== null && after > before ? after - before : (reg.entry?.gpu_memory ?? 0);
       const loadTimeMs = Date.now() - started;

@@ -4,7 +4,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { EngineHttpError, type EngineEndpoint, type EngineRequestOptions, type EngineStreamEvent, type NonStreamResult } from './types';
-import { parseEngineStream } from './sse';
+import { EngineStreamParser } from './sse';
 import { describeEngineError } from './engine-error';
 import { readTimings, readUsage } from './usage';
 import { normalizeBaseUrl } from './url';
@@ -163,38 +163,133 @@ function send(opts: EngineRequestOptions, body: Record<string, unknown>, accept:
   });
 }
 
-/** The response body as chunks, read only while pulled; an idle timer fails a silent engine. */
-async function* readBody(res: http.IncomingMessage, base: string, idleMs?: number): AsyncGenerator<Uint8Array> {
-  let waiting = true;
-  const timer =
-    idleMs && idleMs > 0
-      ? setTimeout(function onIdle() {
-          if (waiting) res.destroy(new Error(`the engine at ${base} sent nothing for ${idleMs} ms`));
-          else timer?.refresh();
-        }, idleMs)
-      : undefined;
-  try {
-    for await (const chunk of res) {
-      waiting = false;
-      yield chunk as Uint8Array;
-      waiting = true;
-      timer?.refresh();
-    }
-  } finally {
-    if (timer) clearTimeout(timer);
-  }
-}
+/**
+ * The events of a streaming response, in one layer: the socket's 'data' feeds the SSE parser, next()
+ * takes the events. While events wait untaken the response is paused, so the engine is read no faster
+ * than the consumer pulls (the socket's own buffer then fills and TCP backpressure reaches the engine).
+ * An idle timer fails an engine that sends nothing while the consumer waits for it. A read error caused by our own
+ * abort is a cancellation (499), not an engine failure. Ending early (return(), a `break`) closes the
+ * connection so the engine stops.
+ */
+class EngineEvents implements AsyncIterableIterator<EngineStreamEvent> {
+  private readonly parser: EngineStreamParser;
+  private readonly queue: EngineStreamEvent[];
+  private head = 0;
+  private waiter: ((r: IteratorResult<EngineStreamEvent, void>) => void) | undefined;
+  private paused = false;
+  private done = false;
+  private readonly timer: NodeJS.Timeout | undefined;
 
-async function* relay(sent: Sent, completions: boolean, signal?: AbortSignal, idleMs?: number): AsyncGenerator<EngineStreamEvent, void, undefined> {
-  try {
-    for await (const ev of parseEngineStream(readBody(sent.res, sent.base, idleMs), { completions })) {
-      // A read error caused by our own abort is a cancellation, not an engine failure.
-      if (ev.type === 'error' && signal?.aborted) yield { type: 'error', message: `the request to the engine at ${sent.base} was cancelled`, statusCode: 499 };
-      else yield ev;
+  constructor(
+    private readonly sent: Sent,
+    completions: boolean,
+    private readonly signal: AbortSignal | undefined,
+    idleMs: number | undefined,
+  ) {
+    this.parser = new EngineStreamParser({ completions });
+    this.queue = this.parser.queue;
+    const res = sent.res;
+    this.timer =
+      idleMs && idleMs > 0
+        ? setTimeout(() => {
+            if (this.waiter && !this.parser.closed) res.destroy(new Error(`the engine at ${sent.base} sent nothing for ${idleMs} ms`));
+            else this.timer?.refresh();
+          }, idleMs)
+        : undefined;
+    res.on('data', this.onData);
+    res.once('end', this.onEnd);
+    res.once('error', this.onError);
+    res.once('close', this.onClose);
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<EngineStreamEvent, void>> {
+    if (this.head < this.queue.length) return Promise.resolve({ value: this.take(), done: false });
+    if (this.parser.closed) {
+      this.finish();
+      return Promise.resolve({ value: undefined, done: true });
     }
-  } finally {
-    sent.done();
-    if (!sent.res.complete) sent.req.destroy(); // stopped early: close the socket so the engine stops
+    if (this.paused) {
+      this.paused = false;
+      this.sent.res.resume();
+    }
+    return new Promise((resolve) => (this.waiter = resolve));
+  }
+
+  return(): Promise<IteratorResult<EngineStreamEvent, void>> {
+    this.finish();
+    this.parser.closed = true;
+    this.head = this.queue.length;
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  private take(): EngineStreamEvent {
+    const ev = this.queue[this.head++] as EngineStreamEvent;
+    if (this.head === this.queue.length) {
+      this.queue.length = 0;
+      this.head = 0;
+    }
+    // A read error caused by our own abort is a cancellation, not an engine failure.
+    if (ev.type === 'error' && this.signal?.aborted) return { type: 'error', message: `the request to the engine at ${this.sent.base} was cancelled`, statusCode: 499 };
+    return ev;
+  }
+
+  /** Hands the next event to a waiting next(); pauses the response while events wait untaken. */
+  private deliver(): void {
+    const w = this.waiter;
+    if (w && this.head < this.queue.length) {
+      this.waiter = undefined;
+      w({ value: this.take(), done: false });
+    } else if (w && this.parser.closed) {
+      this.waiter = undefined;
+      this.finish();
+      w({ value: undefined, done: true });
+    }
+    if (this.head < this.queue.length && !this.paused && !this.parser.closed) {
+      this.paused = true;
+      this.sent.res.pause();
+    }
+  }
+
+  private readonly onData = (bytes: Buffer): void => {
+    if (this.parser.closed) return;
+    this.timer?.refresh();
+    this.parser.feed(bytes);
+    if (this.parser.overflow) this.parser.close();
+    this.deliver();
+  };
+
+  private readonly onEnd = (): void => {
+    this.parser.close();
+    this.deliver();
+  };
+
+  private readonly onError = (e: Error): void => {
+    this.parser.close(true, e);
+    this.deliver();
+  };
+
+  /** Closed before 'end' without an error (destroyed): the body broke off, as a stream iterator says it. */
+  private readonly onClose = (): void => {
+    if (!this.parser.closed) this.parser.close(true, new Error('Premature close'));
+    this.deliver();
+  };
+
+  /** Once: timers and listeners off, the connection closed when the answer did not fully arrive. */
+  private finish(): void {
+    if (this.done) return;
+    this.done = true;
+    if (this.timer) clearTimeout(this.timer);
+    const res = this.sent.res;
+    res.off('data', this.onData);
+    res.off('end', this.onEnd);
+    res.off('error', this.onError);
+    res.off('close', this.onClose);
+    this.sent.done();
+    if (!res.complete) this.sent.req.destroy(); // stopped early: close the socket so the engine stops
   }
 }
 
@@ -203,7 +298,7 @@ async function* relay(sent: Sent, completions: boolean, signal?: AbortSignal, id
  * yields chunk/error events and one final 'end'. Iterate it to the end or break/return() (which closes
  * the connection). opts.signal aborts at any time.
  */
-export async function streamRequest(opts: StreamRequestOptions): Promise<AsyncGenerator<EngineStreamEvent, void, undefined>> {
+export async function streamRequest(opts: StreamRequestOptions): Promise<AsyncIterableIterator<EngineStreamEvent>> {
   const body = prepareBody(opts.body, opts.endpoint, true);
   const sent = await send(opts, body, 'text/event-stream', opts.headersTimeoutMs ?? STREAM_HEADERS_TIMEOUT_MS);
   // The headers timer only covers the wait for headers; the abort listener stays until the stream ends.
@@ -220,7 +315,7 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<AsyncGe
     done();
     signal?.removeEventListener('abort', onAbort);
   };
-  return relay(sent, opts.path === '/v1/completions', signal, opts.idleTimeoutMs);
+  return new EngineEvents(sent, opts.path === '/v1/completions', signal, opts.idleTimeoutMs);
 }
 
 /** A non-stream request: the engine's JSON and its usage, or EngineHttpError. */

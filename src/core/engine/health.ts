@@ -115,7 +115,10 @@ export async function checkEndpoint(
     return { ok: false, error: (e as Error).message };
   }
   const headers: Record<string, string> = apiKey ? { authorization: `Bearer ${apiKey}` } : {};
-  const models = await httpGet(`${base}/v1/models`, timeoutMs, headers);
+  let models = await httpGet(`${base}/v1/models`, timeoutMs, headers);
+  // The engine cut this probe's own connection (it is going away or restarting): ask once more at
+  // once, so an engine that is gone is 'down' now, not first 'degraded' from a reset it caused.
+  if (models.status === 0 && !models.refused && models.error === 'ECONNRESET') models = await httpGet(`${base}/v1/models`, timeoutMs, headers);
   if (models.refused) return { ok: false, condition: 'down', error: `the engine at ${base} refused the connection (not running?)` };
   if (models.status === 401 || models.status === 403) return keyRejected(base, 'GET /v1/models', models.status, apiKey);
   if (isLoadingAnswer(models)) return loading(base);

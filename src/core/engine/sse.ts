@@ -7,7 +7,8 @@
 // - A data line that is not a JSON object yields an 'error' event (statusCode 502) and parsing
 //   CONTINUES: later chunks are still delivered; the caller decides whether to give up.
 // - An event the engine left without its closing blank line at end of stream is still read.
-// - Reading is pull-based: the body is read only while the consumer asks for events.
+// - Reading is pull-based: the body is read only while the consumer asks for events (the engine
+//   client pauses the socket while events wait).
 import { createParser, type EventSourceMessage, type ParseError } from 'eventsource-parser';
 import type { EngineStreamEvent, TokenUsage } from './types';
 import { readTimings, readUsage } from './usage';
@@ -55,6 +56,32 @@ export function readChunk(data: Record<string, unknown>, completions = false): E
   return event;
 }
 
+/** `"model"` as an object key: after `{` or `,` a quote cannot be inside a string, so only keys match. */
+const MODEL_KEY = /[{,]\s*"model"\s*:\s*/g;
+
+/**
+ * The JSON text of a chunk to relay: the engine's own bytes when `data` is as parsed, the same bytes with
+ * the top-level model's value swapped when only `model` was rewritten (one `"model"` key in the text,
+ * its value written as JSON.stringify writes it), else `data` stringified. JSON.parse of the result
+ * equals `data` in every case.
+ */
+export function chunkJson(ev: EngineChunkEvent): string {
+  const raw = ev.raw;
+  if (raw === undefined) return JSON.stringify(ev.data);
+  const model = ev.data.model;
+  if (model === ev.rawModel) return raw;
+  if (typeof model === 'string' && typeof ev.rawModel === 'string') {
+    MODEL_KEY.lastIndex = 0;
+    const m = MODEL_KEY.exec(raw);
+    if (m && MODEL_KEY.exec(raw) === null) {
+      const at = m.index + m[0].length;
+      const old = JSON.stringify(ev.rawModel);
+      if (raw.startsWith(old, at)) return raw.slice(0, at) + JSON.stringify(model) + raw.slice(at + old.length);
+    }
+  }
+  return JSON.stringify(ev.data);
+}
+
 /** An error frame's data (JSON or plain text) as an error event. */
 function errorEvent(data: string | Record<string, unknown>): EngineErrorEvent {
   let body: unknown = data;
@@ -72,6 +99,104 @@ function errorEvent(data: string | Record<string, unknown>): EngineErrorEvent {
 }
 
 /**
+ * The SSE parser as a push machine: feed() the body's bytes as they come, close() once at the end (with
+ * the read error, if any); the events wait in `queue` for the caller to take. parseEngineStream is the
+ * pull form; the engine client feeds it straight from the socket (one layer, no generator per chunk).
+ */
+export class EngineStreamParser {
+  /** Events produced and not yet taken; the caller empties it (queue.length = 0). */
+  readonly queue: EngineStreamEvent[] = [];
+  /** An event was over MAX_EVENT_CHARS: stop feeding and close(). */
+  overflow = false;
+  /** close() was called: the final 'end' is in the queue. */
+  closed = false;
+  private readonly completions: boolean;
+  private sawDone = false;
+  private finished = false;
+  private usage: TokenUsage | undefined;
+  private timings: TokenUsage | undefined;
+  private dataEvents = 0;
+  private strayLines = 0;
+  private readonly parser;
+  private readonly decoder = new TextDecoder('utf-8');
+
+  constructor(opts: ParseStreamOptions = {}) {
+    this.completions = opts.completions === true;
+    this.parser = createParser({ onEvent: (ev) => this.onEvent(ev), onError: (err) => this.onError(err), maxBufferSize: MAX_EVENT_CHARS });
+  }
+
+  feed(bytes: Uint8Array): void {
+    this.parser.feed(this.decoder.decode(bytes, { stream: true }));
+  }
+
+  /** The body ended (`broke`: with the read error `error`): queues what is left and exactly one 'end'. */
+  close(broke = false, error?: unknown): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (!broke) {
+      if (!this.overflow) this.parser.feed(`${this.decoder.decode()}\n\n`);
+    } else if (!this.overflow) {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.queue.push({ type: 'error', message: `the engine connection broke off mid-stream (${reason})`, statusCode: 502, connectionLost: true });
+    }
+    if (this.dataEvents === 0 && this.strayLines > 0) {
+      this.queue.push({ type: 'error', message: 'the engine answered with something that is not an SSE stream', statusCode: 502 });
+    }
+    const end: EngineStreamEvent = { type: 'end', sawDone: this.sawDone, truncated: !this.sawDone && !this.finished };
+    const finalUsage = this.usage ?? this.timings;
+    if (finalUsage) end.usage = finalUsage;
+    this.queue.push(end);
+  }
+
+  private onEvent(ev: EventSourceMessage): void {
+    const data = ev.data;
+    if (ev.event === 'error') {
+      this.dataEvents++;
+      this.queue.push(errorEvent(data));
+      return;
+    }
+    if (data === '') return;
+    this.dataEvents++;
+    if (data === '[DONE]') {
+      this.sawDone = true;
+      return;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(data);
+    } catch {
+      this.queue.push({ type: 'error', message: `the engine sent a data line that is not JSON: ${preview(data)}`, statusCode: 502 });
+      return;
+    }
+    if (!isObject(parsed)) {
+      this.queue.push({ type: 'error', message: `the engine sent a data line that is not a JSON object: ${preview(data)}`, statusCode: 502 });
+      return;
+    }
+    if (parsed.error !== undefined && parsed.error !== null) {
+      this.queue.push(errorEvent(parsed));
+      return;
+    }
+    const chunk = readChunk(parsed, this.completions);
+    chunk.raw = data;
+    chunk.rawModel = parsed.model;
+    if (chunk.finishReason) this.finished = true;
+    if (chunk.usage) this.usage = chunk.usage; // last non-zero wins: running totals and zero placeholders
+    const t = readTimings(parsed.timings);
+    if (t) this.timings = t;
+    this.queue.push(chunk);
+  }
+
+  private onError(err: ParseError): void {
+    if (err.type === 'unknown-field') {
+      this.strayLines++;
+    } else if (err.type === 'max-buffer-size-exceeded') {
+      this.overflow = true;
+      this.queue.push({ type: 'error', message: 'the engine sent an SSE event larger than 16 MiB; the stream was stopped', statusCode: 502 });
+    }
+  }
+}
+
+/**
  * Parse an engine's SSE body. Yields 'chunk' for each JSON chunk (data verbatim), 'error' for error
  * frames and unreadable data, and exactly one final 'end' (also after a read error, which first
  * yields an 'error' with statusCode 502).
@@ -80,85 +205,24 @@ export async function* parseEngineStream(
   body: AsyncIterable<Uint8Array>,
   opts: ParseStreamOptions = {},
 ): AsyncGenerator<EngineStreamEvent, void, undefined> {
-  const completions = opts.completions === true;
-  const queue: EngineStreamEvent[] = [];
-  let sawDone = false;
-  let finished = false;
-  let usage: TokenUsage | undefined;
-  let timings: TokenUsage | undefined;
-  let dataEvents = 0;
-  let strayLines = 0;
-  let overflow = false;
-
-  const onEvent = (ev: EventSourceMessage): void => {
-    const data = ev.data;
-    if (ev.event === 'error') {
-      dataEvents++;
-      queue.push(errorEvent(data));
-      return;
-    }
-    if (data === '') return;
-    dataEvents++;
-    if (data === '[DONE]') {
-      sawDone = true;
-      return;
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(data);
-    } catch {
-      queue.push({ type: 'error', message: `the engine sent a data line that is not JSON: ${preview(data)}`, statusCode: 502 });
-      return;
-    }
-    if (!isObject(parsed)) {
-      queue.push({ type: 'error', message: `the engine sent a data line that is not a JSON object: ${preview(data)}`, statusCode: 502 });
-      return;
-    }
-    if (parsed.error !== undefined && parsed.error !== null) {
-      queue.push(errorEvent(parsed));
-      return;
-    }
-    const chunk = readChunk(parsed, completions);
-    if (chunk.finishReason) finished = true;
-    if (chunk.usage) usage = chunk.usage; // last non-zero wins: running totals and zero placeholders
-    const t = readTimings(parsed.timings);
-    if (t) timings = t;
-    queue.push(chunk);
-  };
-  const onError = (err: ParseError): void => {
-    if (err.type === 'unknown-field') {
-      strayLines++;
-    } else if (err.type === 'max-buffer-size-exceeded') {
-      overflow = true;
-      queue.push({ type: 'error', message: 'the engine sent an SSE event larger than 16 MiB; the stream was stopped', statusCode: 502 });
-    }
-  };
-  const parser = createParser({ onEvent, onError, maxBufferSize: MAX_EVENT_CHARS });
-  const decoder = new TextDecoder('utf-8');
-
+  const p = new EngineStreamParser(opts);
+  const queue = p.queue;
+  let broke = false;
+  let error: unknown;
   try {
     for await (const bytes of body) {
-      parser.feed(decoder.decode(bytes, { stream: true }));
+      p.feed(bytes);
       if (queue.length) {
         for (let i = 0; i < queue.length; i++) yield queue[i] as EngineStreamEvent;
         queue.length = 0;
       }
-      if (overflow) break;
+      if (p.overflow) break;
     }
-    if (!overflow) parser.feed(`${decoder.decode()}\n\n`);
   } catch (e) {
-    if (!overflow) {
-      const reason = e instanceof Error ? e.message : String(e);
-      queue.push({ type: 'error', message: `the engine connection broke off mid-stream (${reason})`, statusCode: 502, connectionLost: true });
-    }
+    broke = true;
+    error = e;
   }
+  p.close(broke, error);
   for (const ev of queue) yield ev;
   queue.length = 0;
-  if (dataEvents === 0 && strayLines > 0) {
-    yield { type: 'error', message: 'the engine answered with something that is not an SSE stream', statusCode: 502 };
-  }
-  const end: EngineStreamEvent = { type: 'end', sawDone, truncated: !sawDone && !finished };
-  const finalUsage = usage ?? timings;
-  if (finalUsage) end.usage = finalUsage;
-  yield end;
 }

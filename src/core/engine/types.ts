@@ -37,6 +37,13 @@ export type EngineStreamEvent =
       usage?: TokenUsage;
       /** true when `choices` is empty or missing (usage-only chunks and the like). */
       emptyChoices: boolean;
+      /**
+       * The `data:` text as the engine sent it, and `data.model` as parsed from it: relayed as they are
+       * (sse.ts chunkJson) instead of stringifying `data` again. Valid while `data` is unchanged but for
+       * `model` (which the runner rewrites to the id clients asked for).
+       */
+      raw?: string;
+      rawModel?: unknown;
     }
   | {
       type: 'error';

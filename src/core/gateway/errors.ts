@@ -1,6 +1,6 @@
 // How a request that did not end well is told to each kind of client: stream-v1's {code, kind}
 // (seed 003's closed set of kinds), seed 002's four codes, and OpenAI-style HTTP errors.
-import type { InferenceResult } from '../agent/inference';
+import type { InferenceResult } from '../inference/runner';
 
 /** Seed 003 ErrorKind: adding one is minor, renaming or removing one is a new major protocol. */
 export type ErrorKind = 'invalid' | 'model_not_loaded' | 'rejected' | 'cancelled' | 'internal';

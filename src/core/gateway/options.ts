@@ -1,5 +1,5 @@
 // What startGateway takes, and the defaults every part of the gateway reads from one resolved object.
-import type { InferenceRunner } from '../agent/inference';
+import type { InferenceRunner } from '../inference/runner';
 import type { Logger } from '../log';
 import type { FleetSnapshot } from './fleet';
 import type { GatewayKeys } from './keys';

@@ -2,7 +2,7 @@
 // turns what comes back into numbered messages: delta {seq, text_chunk, token_ids?, resume_token} per
 // engine chunk, then complete or error. Reading from the engine waits while the stream has no room,
 // so a client that does not ack (or is away too long) pauses the engine itself.
-import type { InferenceResult, InferenceRunner } from '../agent/inference';
+import type { InferenceResult, InferenceRunner } from '../inference/runner';
 import type { Logger } from '../log';
 import { resultError } from './errors';
 import type { ResumeTokens } from './resume-token';

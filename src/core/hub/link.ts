@@ -8,6 +8,7 @@ import crypto from 'node:crypto';
 import WebSocket from 'ws';
 import type { LinkReasonCode, LinkState, LinkStatus } from '../../shared/types';
 import type { Logger } from '../log';
+import { dispatch, sessionTable, type InboundTable, type LinkSession } from './dispatch';
 import {
   encodeOnce,
   InboundError,
@@ -55,18 +56,22 @@ export interface HubLinkOptions {
   modelHealth: () => Record<string, Health>;
   /** Bytes the data lane may have in flight on the socket before writers wait. */
   dataHighWaterBytes?: number;
+  /** The routing table of one connection (dispatch.ts hubTable); default: session frames only. */
+  dispatch?: (session: LinkSession) => InboundTable;
 }
 
 export interface HubLinkEvents {
   state: [LinkStatus];
   registered: [];
-  message: [Inbound];
   disconnected: [string, LinkReasonCode];
 }
 
 const MISSED_HEARTBEATS_LIMIT = 3;
 /** Distinct unknown message types remembered for "logged once per type". */
 const UNKNOWN_TYPES_REMEMBERED = 64;
+
+/** ws.send options: always a text frame (the hub reads JSON text frames). */
+const TEXT_FRAME = { binary: false } as const;
 
 export class HubLink extends EventEmitter<HubLinkEvents> {
   private ws?: WebSocket;
@@ -85,7 +90,7 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
   private writeProgressAt = 0;
   private dataInFlight = 0;
   private corked = false;
-  private readonly dataQueue: Array<{ text: string; bytes: number; resolve: (ok: boolean) => void }> = [];
+  private readonly dataQueue: Array<{ text: string | Buffer; bytes: number; resolve: (ok: boolean) => void }> = [];
   private readonly highWater: number;
   /** Count of messages sent and received, for the console and tests. */
   readonly counters = { sent: 0, received: 0, invalid: 0, dials: 0, refusedOversize: 0 };
@@ -178,18 +183,18 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
   };
 
   /**
-   * Sends a data message (stream chunk). Resolves true once it is handed to the socket, false when
-   * the link is down or the message is refused. While the socket is backed up the promise waits, so
+   * Sends a data message (stream chunk). True when it was handed to the socket at once, false when the
+   * link is down; while the socket is backed up it returns a promise of that instead, which waits, so
    * a producer that awaits it reads its engine no faster than the hub takes the data.
    * The message is encoded once and its size checked once, by the relay (which answers an oversize one
    * with the hub's 413 error): no second check here on the hot path.
    */
-  sendData(enc: EncodedMessage): Promise<boolean> {
+  sendData(enc: EncodedMessage): boolean | Promise<boolean> {
     const ws = this.ws;
-    if (!ws || ws.readyState !== WebSocket.OPEN || !this.connected) return Promise.resolve(false);
+    if (!ws || ws.readyState !== WebSocket.OPEN || !this.connected) return false;
     if (this.dataQueue.length === 0 && this.dataInFlight < this.highWater) {
       this.write(ws, enc.text, enc.bytes);
-      return Promise.resolve(true);
+      return true;
     }
     return new Promise((resolve) => this.dataQueue.push({ text: enc.text, bytes: enc.bytes, resolve }));
   }
@@ -206,12 +211,13 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
     return false;
   }
 
-  private write(ws: WebSocket, text: string, bytes: number): void {
+  private write(ws: WebSocket, text: string | Buffer, bytes: number): void {
     this.dataInFlight += bytes;
     this.counters.sent++;
     this.corkForThisTick(ws);
     this.writeStarted();
-    ws.send(text, () => {
+    // A text frame also when the JSON comes as UTF-8 bytes (ws would send a Buffer as binary).
+    ws.send(text, TEXT_FRAME, () => {
       this.writeDone();
       this.dataInFlight -= bytes;
       this.pump();
@@ -369,6 +375,60 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
         this.emit('registered');
       };
 
+      // What this connection handles itself (dispatch.ts routes the other types).
+      const session: LinkSession = {
+        unknown: (msg) => {
+          // Logged once per type, never answered: the hub may speak newer types than we know.
+          if (!this.unknownTypes.has(msg.messageType) && this.unknownTypes.size < UNKNOWN_TYPES_REMEMBERED) {
+            this.unknownTypes.add(msg.messageType);
+            log.warn(`ignored a message of unknown type "${msg.messageType.slice(0, 64)}" from the hub (further ones of this type are ignored silently)`);
+          }
+        },
+        ack: (msg) => {
+          // Go types the ack's request_id without omitempty, so a hub that leaves it unset sends "": any
+          // successful ack completes registration, as the Go client accepts it (HUB-PROTOCOL.md, Envelope).
+          const ackFor = msg.payload.request_id || msg.requestId;
+          if (!registered) {
+            if (msg.payload.success === true) onRegistered(msg.payload.extensions ?? []);
+            else if (msg.payload.success === false) {
+              code = 'REGISTER_REFUSED';
+              reason = `the hub refused registration: ${msg.payload.message ?? 'no reason given'}`;
+              ws.close();
+            } else log.warn('ignored an ack without "success" while registering');
+            return;
+          }
+          if (ackFor && ackFor === this.registerId) {
+            if (msg.payload.success === false) {
+              code = 'REGISTER_REFUSED';
+              reason = `the hub refused registration: ${msg.payload.message ?? 'no reason given'}`;
+              ws.close();
+              return;
+            }
+            this.setExtensions(msg.payload.extensions ?? []);
+          }
+          // Any other ack after registration acknowledges a heartbeat.
+          missedHeartbeats = 0;
+        },
+        error: (msg) => {
+          const errCode = Number(msg.payload.code);
+          if (errCode === 401 || errCode === 403) {
+            authFailed = true;
+            code = 'AUTH_FAILED';
+            reason = `The hub refused the provider key: ${msg.payload.message ?? `code ${errCode}`}. Check the key in Settings or config.toml.`;
+            ws.close(1000, 'auth failed');
+            return true;
+          }
+          if (!registered && (msg.requestId === this.registerId || msg.requestId === undefined)) {
+            code = 'REGISTER_REFUSED';
+            reason = `the hub refused registration: ${msg.payload.message ?? `code ${String(msg.payload.code)}`}`;
+            ws.close();
+            return true;
+          }
+          return false;
+        },
+      };
+      const table = (this.opts.dispatch ?? ((sess: LinkSession) => sessionTable(sess, log)))(session);
+
       ws.on('open', () => {
         this.setState('registering');
         resetRead();
@@ -432,56 +492,7 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
           } else if (err.requestId) this.sendControl(out.error(err.requestId, 400, err.message));
           return;
         }
-        if (msg.type === 'unknown') {
-          // Logged once per type, never answered: the hub may speak newer types than we know.
-          if (!this.unknownTypes.has(msg.messageType) && this.unknownTypes.size < UNKNOWN_TYPES_REMEMBERED) {
-            this.unknownTypes.add(msg.messageType);
-            log.warn(`ignored a message of unknown type "${msg.messageType.slice(0, 64)}" from the hub (further ones of this type are ignored silently)`);
-          }
-          return;
-        }
-        if (msg.type === 'ack') {
-          // Go types the ack's request_id without omitempty, so a hub that leaves it unset sends "": any
-          // successful ack completes registration, as the Go client accepts it (HUB-PROTOCOL.md, Envelope).
-          const ackFor = msg.payload.request_id || msg.requestId;
-          if (!registered) {
-            if (msg.payload.success === true) onRegistered(msg.payload.extensions ?? []);
-            else if (msg.payload.success === false) {
-              code = 'REGISTER_REFUSED';
-              reason = `the hub refused registration: ${msg.payload.message ?? 'no reason given'}`;
-              ws.close();
-            } else log.warn('ignored an ack without "success" while registering');
-            return;
-          }
-          if (ackFor && ackFor === this.registerId) {
-            if (msg.payload.success === false) {
-              code = 'REGISTER_REFUSED';
-              reason = `the hub refused registration: ${msg.payload.message ?? 'no reason given'}`;
-              ws.close();
-              return;
-            }
-            this.setExtensions(msg.payload.extensions ?? []);
-          }
-          missedHeartbeats = 0;
-          return;
-        }
-        if (msg.type === 'error') {
-          const errCode = Number(msg.payload.code);
-          if (errCode === 401 || errCode === 403) {
-            authFailed = true;
-            code = 'AUTH_FAILED';
-            reason = `The hub refused the provider key: ${msg.payload.message ?? `code ${errCode}`}. Check the key in Settings or config.toml.`;
-            ws.close(1000, 'auth failed');
-            return;
-          }
-          if (!registered && (msg.requestId === this.registerId || msg.requestId === undefined)) {
-            code = 'REGISTER_REFUSED';
-            reason = `the hub refused registration: ${msg.payload.message ?? `code ${String(msg.payload.code)}`}`;
-            ws.close();
-            return;
-          }
-        }
-        this.emit('message', msg);
+        dispatch(table, msg);
       });
       ws.on('close', (closeCode) => {
         clearTimeout(readTimer);

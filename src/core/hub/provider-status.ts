@@ -5,7 +5,7 @@
 // ProviderGate, which decides whether the agent connects at all (as the Go InferenceClient.Start does).
 import { EventEmitter } from 'node:events';
 import { z } from 'zod';
-import type { ProviderStatusView } from '../../shared/bridge';
+import type { KeyStatusDetailView, ProviderStatusView } from '../../shared/bridge';
 import type { Logger } from '../log';
 
 const statusSchema = z
@@ -47,15 +47,7 @@ export async function fetchProviderStatus(serviceUrl: string, key: string, timeo
 }
 
 /** The parts of a provider status the owner is shown (onboarding, doctor); only well-typed fields are kept. */
-export interface KeyStatusDetail {
-  status?: string;
-  canConnect?: boolean;
-  step?: number;
-  totalSteps?: number;
-  stepLabel?: string;
-  warning?: string;
-  nextSteps: string[];
-}
+export type KeyStatusDetail = KeyStatusDetailView;
 
 const str = (v: unknown, max = 500) => (typeof v === 'string' && v.trim() ? v.trim().slice(0, max) : undefined);
 const int = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 100 ? v : undefined);

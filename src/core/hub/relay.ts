@@ -10,8 +10,9 @@
 // a hub without it (the real one), in-flight requests are aborted at the engine on disconnect, as the
 // Go provider does.
 import type { Logger } from '../log';
-import { encodeOnce, out, MAX_MESSAGE_BYTES, type EncodedMessage, type Inbound, type Outbound } from '../protocol/messages';
-import type { InferenceRunner, InferenceResult } from '../agent/inference';
+import { chunkJson } from '../engine/sse';
+import { encodeOnce, encodeStreamChunk, out, MAX_MESSAGE_BYTES, type EncodedMessage, type Inbound, type Outbound } from '../protocol/messages';
+import type { InferenceRunner, InferenceResult } from '../inference/runner';
 import type { HubLink } from './link';
 import { Retention } from './retention';
 
@@ -25,8 +26,6 @@ export interface HubRelayOptions {
   retentionBytes?: number;
   /** How long a finished request's messages are kept while the link stays up (default 30 s). */
   lingerMs?: number;
-  /** Hub messages other than inference/cancel/resume (warmup, verify, benchmark) go here. */
-  onOther?: (msg: Inbound) => void;
   /** Called synchronously right before a request's last message (stream_end, result, error) is
    * sent: the agent commits the request's ledger row here, so what the hub is told is never lost. */
   beforeFinal?: (id: string) => void;
@@ -76,7 +75,6 @@ export class HubRelay {
       o.log.error(`request ${id}: its answer outgrew the resume buffer's memory cap; cancelling it at the engine`, { requestId: id });
       a.ctl.abort();
     });
-    o.link.on('message', (m) => this.onMessage(m));
     o.link.on('disconnected', () => this.onDisconnected());
     o.link.on('registered', () => this.onRegistered());
     this.sweeper = setInterval(() => {
@@ -105,36 +103,27 @@ export class HubRelay {
     for (const a of this.active.values()) a.ctl.abort();
   }
 
-  private onMessage(msg: Inbound): void {
-    switch (msg.type) {
-      case 'inference':
-        void this.serve(msg);
-        return;
-      case 'cancel': {
-        const a = this.active.get(msg.requestId);
-        if (a && !a.hubCancelled) {
-          this.o.log.info(`hub cancelled request ${msg.requestId}${msg.reason ? ` (${msg.reason.slice(0, 64)})` : ''}; stopping the engine and sending nothing more for it`, { requestId: msg.requestId });
-          a.hubCancelled = true;
-          a.dropped = true;
-          this.counters.cancelledByHub++;
-          this.retention.drop(msg.requestId);
-          a.ctl.abort();
-        }
-        return;
-      }
-      case 'resume':
-        void this.resume(msg.requestId, msg.lastSeq);
-        return;
-      case 'error':
-        this.o.log.warn(`hub error${msg.requestId ? ` for ${msg.requestId}` : ''}: ${msg.payload.message ?? String(msg.payload.code ?? '')}`, {
-          requestId: msg.requestId,
-        });
-        return;
-      case 'ack':
-        return;
-      default:
-        this.o.onOther?.(msg);
+  /** A hub inference request (routed here by dispatch.ts). */
+  inference(msg: Extract<Inbound, { type: 'inference' }>): void {
+    void this.serve(msg);
+  }
+
+  /** The hub's cancel: stop the engine and send nothing more for it (Go cancel_test.go). */
+  cancel(msg: Extract<Inbound, { type: 'cancel' }>): void {
+    const a = this.active.get(msg.requestId);
+    if (a && !a.hubCancelled) {
+      this.o.log.info(`hub cancelled request ${msg.requestId}${msg.reason ? ` (${msg.reason.slice(0, 64)})` : ''}; stopping the engine and sending nothing more for it`, { requestId: msg.requestId });
+      a.hubCancelled = true;
+      a.dropped = true;
+      this.counters.cancelledByHub++;
+      this.retention.drop(msg.requestId);
+      a.ctl.abort();
     }
+  }
+
+  /** resume-v1: everything after last_seq, once. */
+  resume(msg: Extract<Inbound, { type: 'resume' }>): void {
+    void this.replay(msg.requestId, msg.lastSeq);
   }
 
   private onDisconnected(): void {
@@ -197,7 +186,7 @@ export class HubRelay {
     }, this.o.resumeGraceMs);
   }
 
-  private async resume(id: string, lastSeq: number): Promise<void> {
+  private async replay(id: string, lastSeq: number): Promise<void> {
     const a = this.active.get(id);
     // A request still running with nothing retained yet (the hub asked right after a re-register) has
     // nothing to replay: it just stays attached.
@@ -228,34 +217,47 @@ export class HubRelay {
   }
 
   /** Sends (or only retains, while detached); `handed` says whether it reached the link. */
-  private async send(id: string, msg: Outbound): Promise<void> {
+  private send(id: string, msg: Outbound): void | Promise<void> {
+    // Serialised once: the same text is retained for resume and handed to the socket.
+    return this.sendEncoded(id, encodeOnce(msg));
+  }
+
+  /** As send(); returns a promise only when the link is backed up (the caller then waits for it). */
+  private sendEncoded(id: string, enc: EncodedMessage): void | Promise<void> {
     const a = this.active.get(id);
     if (!a) return;
     a.handed = false;
     if (a.dropped) return;
-    // Serialised once: the same text is retained for resume and handed to the socket.
-    const enc = encodeOnce(msg);
     const bytes = enc.bytes;
-    if (bytes > MAX_MESSAGE_BYTES) {
-      // Oversize: never sent. The request ends in its place, on its result path with status 413 (an error
-      // chunk first when nothing was sent yet, as for any failure before data); the engine request is
-      // cancelled and nothing after the hole is sent (an answer with a chunk missing must not end as a success).
-      const text = `an answer ${msg.type === 'stream_chunk' ? 'chunk' : 'message'} of ${bytes} bytes is over the 1 MB message limit`;
-      this.o.log.error(`request ${id}: ${text}; refused it and ended the request`, { requestId: id });
-      const seq = Number(msg.payload.seq ?? a.seq);
-      const latencyMs = Date.now() - a.startedAt;
-      const stream = msg.type !== 'ack';
-      const ending = stream && seq > 1 ? [out.streamEnd(id, seq, { latencyMs, statusCode: 413, error: text })] : out.refusal(id, stream, 413, text, latencyMs, seq);
-      a.seq = seq + ending.length - 1;
-      for (const m of ending) await this.send(id, m);
-      a.dropped = true;
-      a.ctl.abort();
-      return;
-    }
+    if (bytes > MAX_MESSAGE_BYTES) return this.refuseOversize(id, a, enc);
     // Retained for resume only when the hub resumes; the Go hub does not, so nothing is kept for it.
     if (this.o.link.hubResumes) this.retention.add(id, enc.seq, enc, bytes);
-    a.handed = a.attached && (await this.o.link.sendData(enc));
-    if (!a.handed) a.attached = false;
+    if (!a.attached) return;
+    const took = this.o.link.sendData(enc);
+    if (took === true) a.handed = true;
+    else if (took === false) a.attached = false;
+    else
+      return took.then((ok) => {
+        a.handed = ok;
+        if (!ok) a.attached = false;
+      });
+  }
+
+  private async refuseOversize(id: string, a: Active, enc: EncodedMessage): Promise<void> {
+    const bytes = enc.bytes;
+    // Oversize: never sent. The request ends in its place, on its result path with status 413 (an error
+    // chunk first when nothing was sent yet, as for any failure before data); the engine request is
+    // cancelled and nothing after the hole is sent (an answer with a chunk missing must not end as a success).
+    const text = `an answer ${enc.type === 'stream_chunk' ? 'chunk' : 'message'} of ${bytes} bytes is over the 1 MB message limit`;
+    this.o.log.error(`request ${id}: ${text}; refused it and ended the request`, { requestId: id });
+    const seq = enc.seq || a.seq;
+    const latencyMs = Date.now() - a.startedAt;
+    const stream = enc.type !== 'ack';
+    const ending = stream && seq > 1 ? [out.streamEnd(id, seq, { latencyMs, statusCode: 413, error: text })] : out.refusal(id, stream, 413, text, latencyMs, seq);
+    a.seq = seq + ending.length - 1;
+    for (const m of ending) await this.send(id, m);
+    a.dropped = true;
+    a.ctl.abort();
   }
 
   private next(id: string): number {
@@ -277,7 +279,8 @@ export class HubRelay {
     try {
       result = await this.o.runner.run(
         { id, source: 'hub', model, body: request as Record<string, unknown>, stream, signal: a.ctl.signal },
-        { chunk: (ev) => (ev.emptyChoices && !ev.usage ? undefined : this.send(id, out.streamChunk(id, this.next(id), ev.data, false))) },
+        // The chunk's JSON as the engine wrote it (model patched), not stringified again.
+        { chunk: (ev) => (ev.emptyChoices && !ev.usage ? undefined : this.sendEncoded(id, encodeStreamChunk(id, this.next(id), chunkJson(ev)))) },
       );
     } catch (e) {
       result = { status: 'error', statusCode: 500, error: `internal error: ${(e as Error).message}`, tokensIn: 0, tokensOut: 0, estimated: false, latencyMs: 0 };

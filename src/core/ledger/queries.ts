@@ -8,7 +8,7 @@
 // read the covering index usage_model_perf (model, status, finished_at, latency_ms,
 // tokens_per_second) without touching the table.
 import type Database from 'better-sqlite3';
-import type { ModelUsage, UsageBucket, UsageReport } from '../../shared/bridge';
+import type { LocalLifetimeView, ModelUsage, UsageBucket, UsageReport } from '../../shared/bridge';
 import type { UsageRecord, UsageTotals } from '../../shared/types';
 import type { CsvRow } from './csv';
 import { ROLLUP_MS } from './migrations';
@@ -30,18 +30,7 @@ interface SumRow {
 }
 
 /** Hub traffic over the ledger's whole life, to set beside the platform's own record. */
-export interface HubLifetime {
-  requests: number;
-  failed: number;
-  tokensIn: number;
-  tokensOut: number;
-  earnings: number;
-  /** When the oldest record still kept finished (null: the ledger is empty). */
-  firstAt: number | null;
-  /** Hub requests whose last message was not handed to the hub (link down, cancelled by the hub
-   * link's loss, or the agent stopped while sending). */
-  undelivered: { requests: number; tokensIn: number; tokensOut: number; earnings: number };
-}
+export type HubLifetime = LocalLifetimeView;
 interface ModelSum extends SumRow {
   model: string;
 }

@@ -1,46 +1,66 @@
 // Demand: which models the network pays for and how much, beside what this machine can serve —
-// already serving, on disk but switched off, or pullable by an Ollama engine here — and whether the
-// model fits the GPU memory (only where a size is known: the catalogue's, or the engine's file size).
+// already serving, on disk but switched off (under the network's id, or under an Ollama tag that is
+// that model), or pullable by an Ollama engine here — and whether it fits the GPU memory. The fit uses
+// real figures only: the network's min_vram_gb when model-demand gives it, else the size on disk Ollama
+// reports (/api/tags); without either it stays unknown.
+import type { DemandRowView } from '../../shared/bridge';
+import type { OllamaLocalModel } from '../agent/ollama-tags';
+import { matchModel } from './catalogue';
 import type { NetworkRate } from './rates';
 
-export interface DemandRow {
-  modelId: string;
-  inputPerM: number;
-  outputPerM: number;
-  tier: string;
-  /** serving: announced here · on_disk: an engine here has it, switched off · pullable: an Ollama engine here could pull it · none */
-  here: 'serving' | 'on_disk' | 'pullable' | 'none';
-  sizeGb: number | null;
-  fits: 'yes' | 'no' | 'unknown';
-}
+export type DemandRow = DemandRowView;
 
 export interface DemandInput {
   rates: NetworkRate[];
   announced: string[];
-  /** Models an engine here has (enabled or not). */
+  /** Models an engine here has (enabled or not), by the id they would be announced under. */
   known: string[];
   ollama: boolean;
   vramGb: number | null;
-  sizeGb?: (modelId: string) => number | undefined;
+  /** What the Ollama engines here have on disk (their /api/tags). */
+  onDisk?: Array<{ engineUrl: string; model: OllamaLocalModel }>;
+}
+
+const GIB = 1024 ** 3;
+
+/** network id → the model on disk that is it. Only a sure match counts (same family, version and size,
+ * an alias or the same normalised name): announcing the wrong model under a paid id would be worse. */
+export function onDiskMatches(rates: NetworkRate[], onDisk: DemandInput['onDisk'] = []): Map<string, { engineUrl: string; model: OllamaLocalModel }> {
+  const ids = rates.map((r) => ({ id: r.modelId }));
+  const out = new Map<string, { engineUrl: string; model: OllamaLocalModel }>();
+  for (const d of onDisk) {
+    const m = matchModel(d.model.name, ids);
+    if (m && m.confidence >= 1 && !out.has(m.id)) out.set(m.id, d);
+  }
+  return out;
 }
 
 export function demandRows(i: DemandInput): DemandRow[] {
   const announced = new Set(i.announced);
   const known = new Set(i.known);
+  const matched = onDiskMatches(i.rates, i.onDisk);
   return [...i.rates]
     .sort((a, b) => b.outputPerM - a.outputPerM || b.inputPerM - a.inputPerM || a.modelId.localeCompare(b.modelId))
     .map((r) => {
-      const size = i.sizeGb?.(r.modelId);
-      const sizeGb = size !== undefined && Number.isFinite(size) && size > 0 ? size : null;
+      const disk = matched.get(r.modelId);
+      const sizeGb = disk?.model.sizeBytes !== undefined ? Math.round((disk.model.sizeBytes / GIB) * 100) / 100 : null;
+      const minVramGb = r.minVramGb ?? null;
+      const here: DemandRow['here'] = announced.has(r.modelId) ? 'serving' : known.has(r.modelId) || disk ? 'on_disk' : i.ollama ? 'pullable' : 'none';
+      // Weights plus a little room for the KV cache: a model needs about 1.2 × its size on disk.
+      const fits =
+        i.vramGb === null ? 'unknown' : minVramGb !== null ? (minVramGb <= i.vramGb ? 'yes' : 'no') : sizeGb !== null ? (sizeGb * 1.2 <= i.vramGb ? 'yes' : 'no') : 'unknown';
       return {
         modelId: r.modelId,
         inputPerM: r.inputPerM,
         outputPerM: r.outputPerM,
         tier: r.tier,
-        here: announced.has(r.modelId) ? 'serving' : known.has(r.modelId) ? 'on_disk' : i.ollama ? 'pullable' : 'none',
+        here,
+        ...(here === 'on_disk' && !known.has(r.modelId) && disk ? { local: { engineUrl: disk.engineUrl, model: disk.model.name } } : {}),
+        minVramGb,
         sizeGb,
-        // Weights plus a little room for the KV cache: a model needs about 1.2 × its size.
-        fits: sizeGb === null || i.vramGb === null ? 'unknown' : sizeGb * 1.2 <= i.vramGb ? 'yes' : 'no',
+        ...(disk?.model.parameterSize ? { parameterSize: disk.model.parameterSize } : {}),
+        ...(disk?.model.quantization ? { quantization: disk.model.quantization } : {}),
+        fits,
       };
     });
 }

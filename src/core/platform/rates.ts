@@ -1,10 +1,12 @@
 // What the network pays per model: GET {api}/stats/model-demand (public) →
 // {code: 0, data: {models: [{model_id, input_price, output_price, provider_input_price?,
-// provider_output_price?, tier}]}}, USD per 1M tokens. The payout is provider_*_price when present,
+// provider_output_price?, tier, min_vram_gb?}]}}, USD per 1M tokens; min_vram_gb (GB, 0 = not given) is
+// what the Go provider's recommend-models compares with the GPUs' total memory. The payout is provider_*_price when present,
 // else the list price (model_price.go). Cached 5 minutes; after a failure retried in 30 s; the last
 // good rates stay in use (marked stale) while the platform is down, slow, says code != 0, sends
 // something malformed or a negative or absurd rate — then the whole answer is refused.
 import { z } from 'zod';
+import type { NetworkRateView } from '../../shared/bridge';
 import type { Rate } from '../ledger/price-book';
 import { CachedFigures, cacheKnobs, type CachedView, type Fetched, type PlatformFiguresOptions } from './cached-figures';
 import { apiBase, getJson } from './get-json';
@@ -14,16 +16,8 @@ import { formatIssues } from '../../shared/zod-issues';
 export const MAX_RATE_PER_M = 1000;
 export const RATES_TTL_MS = 5 * 60_000;
 
-export interface NetworkRate {
-  modelId: string;
-  /** What this provider is paid, USD per 1M tokens. */
-  inputPerM: number;
-  outputPerM: number;
-  /** What the consumer pays (the list price). */
-  listInputPerM: number;
-  listOutputPerM: number;
-  tier: string;
-}
+/** One model's payout rate (the bridge's type is its one home). */
+export type NetworkRate = NetworkRateView;
 
 const price = z.number().finite();
 const entry = z
@@ -34,6 +28,8 @@ const entry = z
     provider_input_price: price.nullable().optional(),
     provider_output_price: price.nullable().optional(),
     tier: z.string().max(64).nullable().optional(),
+    // Not a price: a bad figure here drops only itself (the fit then says "size unknown").
+    min_vram_gb: z.number().int().positive().max(100_000).optional().catch(undefined),
   })
   .passthrough();
 const answer = z.object({ code: z.number(), message: z.string().optional(), msg: z.string().optional(), data: z.unknown().optional() }).passthrough();
@@ -57,6 +53,7 @@ export function parseModelDemand(json: unknown): Fetched<NetworkRate[]> {
       listInputPerM: m.input_price,
       listOutputPerM: m.output_price,
       tier: m.tier ?? '',
+      ...(m.min_vram_gb !== undefined ? { minVramGb: m.min_vram_gb } : {}),
     };
     for (const v of [r.inputPerM, r.outputPerM, r.listInputPerM, r.listOutputPerM]) {
       if (v < 0 || v > MAX_RATE_PER_M) return { ok: false, error: `the platform sent a rate of ${v} USD per 1M tokens for ${m.model_id}, which cannot be right (expected 0 to ${MAX_RATE_PER_M}); all rates in that answer were refused` };
@@ -104,5 +101,5 @@ export class NetworkRates {
 function toWire(r: unknown): unknown {
   const v = r as Partial<NetworkRate> | null;
   if (!v || typeof v !== 'object') return v;
-  return { model_id: v.modelId, input_price: v.listInputPerM, output_price: v.listOutputPerM, provider_input_price: v.inputPerM, provider_output_price: v.outputPerM, tier: v.tier };
+  return { model_id: v.modelId, input_price: v.listInputPerM, output_price: v.listOutputPerM, provider_input_price: v.inputPerM, provider_output_price: v.outputPerM, tier: v.tier, min_vram_gb: v.minVramGb };
 }

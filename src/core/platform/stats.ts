@@ -4,24 +4,15 @@
 // possibly wrapped in {data: …} (provider_stats.go). Cached 2 minutes, retried 30 s after a failure;
 // the last good figures stay (marked stale) while the platform cannot be read.
 import { z } from 'zod';
+import type { PlatformStatsView } from '../../shared/bridge';
 import { CachedFigures, cacheKnobs, type CachedView, type Fetched, type PlatformFiguresOptions } from './cached-figures';
 import { apiBase, getJson } from './get-json';
 import { formatIssues } from '../../shared/zod-issues';
 
 export const STATS_TTL_MS = 2 * 60_000;
 
-export interface PlatformStats {
-  totalInferences: number;
-  successfulInferences: number;
-  failedInferences: number;
-  totalInputTokens: number;
-  totalOutputTokens: number;
-  totalTokens: number;
-  /** USDC, a dollar stablecoin: shown as USD. */
-  totalEarningsUsd: number;
-  uptime7dPercent: number;
-  lastConnected: string;
-}
+/** The platform's record (the bridge's type is its one home). */
+export type PlatformStats = PlatformStatsView;
 
 const count = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 const stats = z

@@ -330,8 +330,21 @@ export interface EncodedMessage {
   type: string;
   requestId?: string;
   seq: number;
-  text: string;
+  /** The JSON of the message (a text frame): a string, or its UTF-8 bytes (stream chunks, see encodeStreamChunk). */
+  text: string | Buffer;
   bytes: number;
+}
+
+/**
+ * A data stream_chunk (done false) with its chunk given as JSON text (the engine's bytes, sse.ts
+ * chunkJson): the text out.streamChunk + encodeOnce would give, without stringifying the chunk again,
+ * as UTF-8 bytes. Encoded once here: the socket sends these bytes (ws would otherwise encode the string
+ * itself) and the resume buffer keeps them off the JS heap, where the collector would copy them.
+ */
+export function encodeStreamChunk(requestId: string, seq: number, chunkJson: string): EncodedMessage {
+  const id = JSON.stringify(requestId);
+  const text = Buffer.from(`{"type":"stream_chunk","request_id":${id},"payload":{"request_id":${id},"chunk":${chunkJson},"done":false,"seq":${seq}}}`);
+  return { type: 'stream_chunk', requestId, seq, text, bytes: text.length };
 }
 
 export function encodeOnce(msg: Outbound): EncodedMessage {

@@ -1,5 +1,6 @@
 // Demand: which models the network pays for, beside what this machine serves, with "serve this":
-// switch on a model an engine here already has, or pull it into an Ollama engine here (progress shown).
+// switch on a model an engine here already has (under the network's id, or under an Ollama tag: then it
+// is announced as the network's id), or pull it into an Ollama engine here (progress shown).
 import { useEffect, useState } from 'react';
 import type { DemandRowView, DemandView } from '../../shared/bridge';
 import { getBridge } from '../bridge';
@@ -16,13 +17,32 @@ const HERE: Record<DemandRowView['here'], string> = {
   none: 'no engine here can get it',
 };
 
+/** The fit and what it is judged from: the network's min_vram_gb, else the size on disk. */
+function fitText(r: DemandRowView): string {
+  const basis = r.minVramGb !== null ? `needs ${fmtGb(r.minVramGb, 0)}` : r.sizeGb !== null ? `${fmtGb(r.sizeGb)} on disk` : null;
+  const details = [r.parameterSize, r.quantization].filter(Boolean).join(' ');
+  if (r.fits === 'unknown') return basis ? `${basis}; no GPU found` : 'size unknown';
+  return `${r.fits === 'yes' ? 'yes' : 'no'} (${basis}${details ? `, ${details}` : ''})`;
+}
+
 function ServeThis({ row, view, onView }: { row: DemandRowView; view: DemandView; onView: (v: DemandView) => void }) {
   const [name, setName] = useState(row.modelId.split('/').pop()?.toLowerCase() ?? row.modelId);
   const [enable, enableState] = useCall(async () => {
     await getBridge().invoke('models.setEnabled', { model: row.modelId, enabled: true });
     onView(await getBridge().invoke('demand.list', {}));
   });
-  const [pull, pullState] = useCall(async () => onView(await getBridge().invoke('demand.pull', { engineUrl: view.ollamaEngines[0]!, model: name.trim() })));
+  const [serve, serveState] = useCall(async () => onView(await getBridge().invoke('demand.serve', { modelId: row.modelId })));
+  const [pull, pullState] = useCall(async () => onView(await getBridge().invoke('demand.pull', { engineUrl: view.ollamaEngines[0]!, model: name.trim(), networkId: row.modelId })));
+  if (row.here === 'on_disk' && row.local) {
+    return (
+      <>
+        <button type="button" onClick={() => void serve()} disabled={serveState.pending} title={`Announce ${row.local.model} as ${row.modelId}`}>
+          Serve this
+        </button>
+        <ErrorText error={serveState.error} />
+      </>
+    );
+  }
   if (row.here === 'on_disk') {
     return (
       <>
@@ -79,8 +99,11 @@ export function DemandCard() {
                     <ModelCell model={r.modelId} />
                     <td className="num">{fmtMoney(r.inputPerM)}</td>
                     <td className="num">{fmtMoney(r.outputPerM)}</td>
-                    <td>{r.fits === 'unknown' ? 'size unknown' : r.fits === 'yes' ? `yes (${fmtGb(r.sizeGb)})` : `no (${fmtGb(r.sizeGb)})`}</td>
-                    <td>{HERE[r.here]}</td>
+                    <td data-testid="demand-fit">{fitText(r)}</td>
+                    <td>
+                      {HERE[r.here]}
+                      {r.local && <span className="muted mono"> as {r.local.model}</span>}
+                    </td>
                     <td>
                       <ServeThis row={r} view={v} onView={setView} />
                     </td>

@@ -1,12 +1,12 @@
 // Our loader reads a config.toml + models.json in the shape the Go computing-provider uses
-// (fixture written from its documented format: test/core/fixtures/computing-provider/).
+// (fixture written from its documented format: test/fixtures/computing-provider/).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/core/config/config';
 
-const fixture = path.join(import.meta.dirname, '..', 'fixtures', 'computing-provider');
+const fixture = path.join(import.meta.dirname, '..', '..', 'fixtures', 'computing-provider');
 let dir: string | undefined;
 afterEach(() => {
   if (dir) fs.rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,30 @@
+// A/B builds of the agent for the latency bench: `node --import tsx bench/ab.ts <label>` bundles the CLI
+// from the current sources (as scripts/build-cli.mjs does) into out/ab/<label>.mjs and writes the launcher
+// out/ab/<label>-launch.mjs. Then, after changing the code,
+//   BENCH_ONLY=latency BENCH_AGENT_B=out/ab/<label>-launch.mjs node bin/bench.js
+// runs that saved build beside the current one, taking turns with it in the same run (docs/benchmarks.md).
+import fs from 'node:fs';
+import path from 'node:path';
+import { build } from 'esbuild';
+import { ROOT } from './child';
+
+const label = process.argv[2];
+if (!label || !/^[\w.-]+$/.test(label)) {
+  process.stderr.write('usage: node --import tsx bench/ab.ts <label>   (letters, digits, . _ -)\n');
+  process.exit(2);
+}
+const dir = path.join(ROOT, 'out', 'ab');
+fs.mkdirSync(dir, { recursive: true });
+await build({
+  entryPoints: [path.join(ROOT, 'src', 'cli', 'main.ts')],
+  outfile: path.join(dir, `${label}.mjs`),
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  packages: 'external',
+  logLevel: 'warning',
+});
+const launcher = path.join(dir, `${label}-launch.mjs`);
+fs.writeFileSync(launcher, `import { main } from './${label}.mjs';\nawait main(process.argv);\n`);
+process.stdout.write(`${path.relative(ROOT, launcher)}\n`);

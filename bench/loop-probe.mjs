@@ -1,0 +1,67 @@
+// The bench's event-loop probe, preloaded into the relay processes it measures (the agent and the minimal
+// forwarder alike) with `node --import ./bench/loop-probe.mjs …`. Nothing of it is in the agent itself: a
+// user's agent never runs it. Plain JavaScript so it loads without tsx (the agent runs from its bundle).
+//
+// It keeps, from the moment it loads:
+// - an event-loop delay histogram (perf_hooks.monitorEventLoopDelay, 1 ms resolution): how late a 1 ms
+//   timer fires, i.e. how long the loop was busy in one go. Values include the resolution.
+// - event-loop utilisation (the share of the window the loop was not idle),
+// - CPU time of the process (user + system, all threads: V8's GC helpers too),
+// - every GC pause (a PerformanceObserver on 'gc'): count, total and longest, by kind.
+// The delay histogram runs from the first SIGUSR2 on. On SIGUSR2 it writes one line `loop-probe {json}` to stdout with the figures since the last signal and
+// starts over, so the bench reads exactly the window of one measurement (signal, workload, signal).
+import { monitorEventLoopDelay, performance, PerformanceObserver, constants } from 'node:perf_hooks';
+
+const KINDS = {
+  [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+  [constants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+  [constants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+  [constants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
+};
+
+// The 1 ms timer costs ~2 % of a core, so it starts with the first SIGUSR2: the idle figures, measured
+// before any, are the process's own.
+const delay = monitorEventLoopDelay({ resolution: 1 });
+let elu = performance.eventLoopUtilization();
+let cpu = process.cpuUsage();
+let gc = {};
+/** GC pauses longer than 1 ms, as [kind, ms] (the last 200). */
+let longGc = [];
+
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    const kind = KINDS[e.detail?.kind ?? e.kind] ?? 'other';
+    const g = (gc[kind] ??= { count: 0, totalMs: 0, maxMs: 0 });
+    g.count++;
+    g.totalMs += e.duration;
+    if (e.duration > g.maxMs) g.maxMs = e.duration;
+    if (e.duration > 1 && longGc.length < 200) longGc.push([kind, Math.round(e.duration * 100) / 100]);
+  }
+}).observe({ entryTypes: ['gc'] });
+
+const ms = (ns) => Math.round((ns / 1e6) * 1000) / 1000;
+
+process.on('SIGUSR2', () => {
+  delay.enable(); // a no-op once on
+  const now = performance.eventLoopUtilization(elu);
+  const round = (x) => Math.round(x * 1000) / 1000;
+  const figures = {
+    pid: process.pid,
+    windowMs: Math.round(now.idle + now.active),
+    utilization: round(now.utilization),
+    delay: { count: delay.count, p50: ms(delay.percentile(50)), p90: ms(delay.percentile(90)), p99: ms(delay.percentile(99)), p999: ms(delay.percentile(99.9)), max: ms(delay.max) },
+    gc: Object.fromEntries(Object.entries(gc).map(([k, v]) => [k, { count: v.count, totalMs: round(v.totalMs), maxMs: round(v.maxMs) }])),
+    longGc,
+    cpuMs: (() => {
+      const d = process.cpuUsage(cpu);
+      return round((d.user + d.system) / 1000);
+    })(),
+    rssMb: Math.round((process.memoryUsage.rss() / 1048576) * 10) / 10,
+  };
+  process.stdout.write(`loop-probe ${JSON.stringify(figures)}\n`);
+  delay.reset();
+  elu = performance.eventLoopUtilization();
+  cpu = process.cpuUsage();
+  gc = {};
+  longGc = [];
+});

@@ -1,0 +1,55 @@
+// The hub's warmup, verify and benchmark messages: each answered once on the link. Their engine calls
+// are internal generations (inference/internal.ts): admitted, sent to the lease's endpoint, booked.
+import type { EngineInfo } from '../../shared/types';
+import type { Warmup } from '../agent/warmup';
+import type { ModelRegistry } from '../agent/models';
+import { requestJson } from '../engine/client';
+import type { EngineRequestOptions, NonStreamResult } from '../engine/types';
+import type { InferenceRunner } from '../inference/runner';
+import type { Logger } from '../log';
+import { out, type Inbound, type Outbound } from '../protocol/messages';
+import { handleBenchmark } from './benchmark';
+import { handleVerify, type ResolvedModel } from './verify';
+
+export interface ChallengeDeps {
+  warmup: Pick<Warmup, 'run'>;
+  service: Pick<InferenceRunner, 'generate'>;
+  registry: ModelRegistry;
+  engines: () => EngineInfo[];
+  send: (m: Outbound) => void;
+  log: Logger;
+}
+
+export class HubChallenges {
+  constructor(private readonly d: ChallengeDeps) {}
+
+  warmup(m: Extract<Inbound, { type: 'warmup' }>): void {
+    void this.d.warmup.run(m.payload.model_id, 'hub').then((r) => this.d.send(out.warmupResult(m.requestId, { modelId: m.payload.model_id, ...r })));
+  }
+
+  verify(m: Extract<Inbound, { type: 'verify' }>): void {
+    void handleVerify(m.payload, { resolve: (id) => this.resolve(id), complete: this.complete('verify'), log: this.d.log }).then((reply) =>
+      this.d.send({ type: 'verify', ...(m.requestId ? { request_id: m.requestId } : {}), payload: { ...reply } }),
+    );
+  }
+
+  benchmark(m: Extract<Inbound, { type: 'benchmark' }>): void {
+    void handleBenchmark(m.payload, { resolve: (id) => this.resolve(id), complete: this.complete('benchmark'), log: this.d.log }, m.requestId ?? '').then((reply) =>
+      this.d.send({ type: 'benchmark_response', ...(m.requestId ? { request_id: m.requestId } : {}), payload: { ...reply } }),
+    );
+  }
+
+  /** Whether the model is served here, and the folder of its files (fingerprints). The engine call itself goes where the lease says. */
+  private resolve(model: string): ResolvedModel | undefined {
+    const reg = this.d.registry.get(model);
+    const ep = reg?.enabled ? reg.endpoints.find((e) => this.d.registry.endpointHealthOf(e.url) !== 'unhealthy') : undefined;
+    if (!ep) return undefined;
+    const root = this.d.engines().find((e) => e.url === ep.url) as (EngineInfo & { roots?: Record<string, string> }) | undefined;
+    const modelDir = root?.roots?.[ep.localModel ?? model];
+    return { endpoint: ep, ...(modelDir ? { modelDir } : {}) };
+  }
+
+  private complete(kind: 'verify' | 'benchmark'): (o: EngineRequestOptions) => Promise<NonStreamResult> {
+    return (o) => this.d.service.generate({ kind, model: String(o.body.model ?? ''), lane: 'hub', signal: o.signal, call: (endpoint) => requestJson({ ...o, endpoint }) });
+  }
+}

@@ -1,0 +1,174 @@
+// The console's credentials (issue 16 items 5, 8, 9): the printed link carries a one-time code, not the
+// token; the cookie holds a session id that is not the token and works only as that cookie; cookies are
+// named by port; a stable token still works as a bookmark (exchanged again each time) and for /metrics;
+// the Host check holds on every bind, and a LAN bind carries a warning.
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import type { BridgeBackend } from '../../../src/shared/bridge';
+import { allowedHosts, ConsoleAuth, CODE_TTL_MS, cookieName, exposureWarning } from '../../../src/core/console/auth';
+import { startConsoleServer, type ConsoleServer } from '../../../src/core/console/server';
+
+const backend: BridgeBackend = { invoke: async (channel) => ({ channel }), subscribe: () => () => undefined };
+
+interface Res {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+function get(port: number, pathName: string, headers: Record<string, string> = {}): Promise<Res> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path: pathName, agent: false, headers: { host: `127.0.0.1:${port}`, ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function cookieOf(res: Res): { name: string; value: string; header: string } {
+  const set = res.headers['set-cookie']?.[0];
+  if (!set) throw new Error(`no cookie set (status ${res.status})`);
+  const pair = set.split(';')[0]!;
+  const eq = pair.indexOf('=');
+  return { name: pair.slice(0, eq), value: pair.slice(eq + 1), header: pair };
+}
+
+function socketStatus(url: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(url, { headers });
+    ws.once('open', () => {
+      ws.terminate();
+      resolve(101);
+    });
+    ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+    ws.once('error', () => resolve(0));
+  });
+}
+
+let staticDir: string;
+beforeAll(() => {
+  staticDir = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-console-session-'));
+  fs.writeFileSync(path.join(staticDir, 'index.html'), '<!doctype html><title>Swan</title>');
+});
+afterAll(() => fs.rmSync(staticDir, { recursive: true, force: true }));
+
+const servers: ConsoleServer[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) await s.close();
+});
+async function start(extra: Partial<Parameters<typeof startConsoleServer>[0]> = {}): Promise<ConsoleServer> {
+  const s = await startConsoleServer({ backend, port: 0, staticDir, metrics: () => 'swan_up 1\n', ...extra });
+  servers.push(s);
+  return s;
+}
+const codePath = (url: string) => new URL(url).pathname + new URL(url).search;
+
+describe('console one-time links and sessions', () => {
+  it('the printed link holds a one-time code, not the token; the code works once', async () => {
+    const s = await start();
+    expect(s.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${s.port}/\\?code=[A-Za-z0-9_-]{20,}$`));
+    expect(s.url).not.toContain(s.token);
+    const first = await get(s.port, codePath(s.url));
+    expect(first.status).toBe(302);
+    expect(first.headers.location).toBe('/');
+    const c = cookieOf(first);
+    expect((await get(s.port, '/', { cookie: c.header })).status).toBe(200);
+    // The same link again (from history, a scrollback or a journal) opens nothing.
+    const again = await get(s.port, codePath(s.url));
+    expect(again.status).toBe(401);
+    expect(again.headers['set-cookie']).toBeUndefined();
+    // Each new link is a new code.
+    const other = s.newUrl();
+    expect(other).not.toBe(s.url);
+    expect((await get(s.port, codePath(other))).status).toBe(302);
+  });
+
+  it('the cookie is a session id named by port: not the token, and useless as ?token= or Bearer', async () => {
+    const s = await start();
+    const c = cookieOf(await get(s.port, codePath(s.url)));
+    expect(c.name).toBe(`swan_session_${s.port}`);
+    expect(c.name).toBe(cookieName(s.port));
+    expect(c.value).not.toBe(s.token);
+    expect(c.value.length).toBeGreaterThanOrEqual(40);
+    expect((await get(s.port, `/?token=${c.value}`)).status).toBe(401);
+    expect((await get(s.port, '/metrics', { authorization: `Bearer ${c.value}` })).status).toBe(401);
+    expect((await get(s.port, `/metrics?token=${c.value}`)).status).toBe(401);
+    expect(await socketStatus(`ws://127.0.0.1:${s.port}/bridge?token=${c.value}`, {})).toBe(401);
+    // Under another port's name the same value is not accepted.
+    expect((await get(s.port, '/', { cookie: `swan_session_${s.port + 1}=${c.value}` })).status).toBe(401);
+    // As this console's cookie, from this console's own page, it opens the bridge.
+    expect(await socketStatus(`ws://127.0.0.1:${s.port}/bridge`, { cookie: c.header, origin: `http://127.0.0.1:${s.port}` })).toBe(101);
+    // A code opens pages, never the bridge directly.
+    expect(await socketStatus(`ws://127.0.0.1:${s.port}/bridge?code=${new URL(s.newUrl()).searchParams.get('code')}`, { origin: `http://127.0.0.1:${s.port}` })).toBe(401);
+  });
+
+  it('a stable token works as a bookmark again and again, and for /metrics, without leaving a cookie for /metrics', async () => {
+    const token = 'stable-token-from-a-file-0123456789abcdef';
+    const s = await start({ token });
+    const a = await get(s.port, `/?token=${token}`);
+    const b = await get(s.port, `/?token=${token}`);
+    expect(a.status).toBe(302);
+    expect(b.status).toBe(302);
+    expect(a.headers.location).toBe('/');
+    expect(cookieOf(a).value).not.toBe(cookieOf(b).value);
+    expect(cookieOf(a).value).not.toBe(token);
+    const m = await get(s.port, `/metrics?token=${token}`);
+    expect(m.status).toBe(200);
+    expect(m.headers['set-cookie']).toBeUndefined();
+    expect((await get(s.port, '/metrics', { authorization: `Bearer ${token}` })).body).toBe('swan_up 1\n');
+  });
+
+  it('sessions end with the agent: a restarted console on the same port refuses the old cookie', async () => {
+    const token = 'same-token-across-restarts-0123456789';
+    const s = await start({ token });
+    const c = cookieOf(await get(s.port, codePath(s.url)));
+    const port = s.port;
+    await s.close();
+    servers.splice(0);
+    const again = await start({ token, port });
+    expect((await get(again.port, '/', { cookie: c.header })).status).toBe(401);
+  });
+
+  it('codes expire unused after CODE_TTL_MS', () => {
+    let now = 1_000_000;
+    const auth = new ConsoleAuth('t'.repeat(32), () => 1, () => now);
+    const code = auth.newCode();
+    now += CODE_TTL_MS + 1;
+    const req = { headers: {} } as http.IncomingMessage;
+    expect(auth.check(req, new URL(`http://x/?code=${code}`), { acceptCode: true })).toBeNull();
+  });
+});
+
+describe('Host check and LAN warning on every bind', () => {
+  it('a loopback console answers to loopback names only', () => {
+    const a = allowedHosts('127.0.0.1', 7777);
+    expect([...a].sort()).toEqual(['127.0.0.1:7777', '[::1]:7777', 'localhost:7777']);
+  });
+
+  it('bound to every interface, it still refuses names that are not this machine (DNS rebinding)', () => {
+    const a = allowedHosts('0.0.0.0', 7777, ['gpu-box.lan']);
+    for (const ok of ['127.0.0.1:7777', 'localhost:7777', 'gpu-box.lan:7777', `${os.hostname().toLowerCase()}:7777`]) expect(a.has(ok), ok).toBe(true);
+    for (const bad of ['evil.example:7777', 'attacker.rebind.network:7777', '127.0.0.1:7777.evil', 'gpu-box.lan:7778', '']) expect(a.has(bad), bad).toBe(false);
+    for (const list of Object.values(os.networkInterfaces())) {
+      for (const i of list ?? []) if (i.family === 'IPv4') expect(a.has(`${i.address}:7777`), i.address).toBe(true);
+    }
+    const lan = allowedHosts('192.168.1.20', 7777);
+    expect(lan.has('192.168.1.20:7777')).toBe(true);
+    expect(lan.has('evil.example:7777')).toBe(false);
+  });
+
+  it('warns about plain HTTP on a non-loopback bind, and only there', () => {
+    expect(exposureWarning('127.0.0.1', 7777)).toBeUndefined();
+    expect(exposureWarning('localhost', 7777)).toBeUndefined();
+    expect(exposureWarning('::1', 7777)).toBeUndefined();
+    expect(exposureWarning('0.0.0.0', 7777)).toMatch(/plain HTTP/);
+    expect(exposureWarning('192.168.1.20', 7777)).toMatch(/192\.168\.1\.20:7777/);
+  });
+});

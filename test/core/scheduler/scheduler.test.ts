@@ -1,0 +1,336 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { PAUSED_MESSAGE, Scheduler } from '../../../src/core/scheduler/scheduler';
+import { SchedulerRejection, type Lease, type SchedulerEndpoint } from '../../../src/core/scheduler/types';
+import type { RequestSource } from '../../../src/shared/types';
+
+const A = 'http://127.0.0.1:8000';
+const B = 'http://127.0.0.1:30000';
+
+const healthy = (url: string, maxConcurrent?: number): SchedulerEndpoint => ({ url, health: 'healthy', ...(maxConcurrent ? { maxConcurrent } : {}) });
+
+let schedulers: Scheduler[] = [];
+function make(limits: ConstructorParameters<typeof Scheduler>[0] = {}): Scheduler {
+  const s = new Scheduler(limits);
+  schedulers.push(s);
+  return s;
+}
+
+afterEach(() => {
+  for (const s of schedulers) s.close();
+  schedulers = [];
+});
+
+let n = 0;
+function admit(s: Scheduler, model: string, source: RequestSource = 'local', signal?: AbortSignal) {
+  const requestId = `r${++n}`;
+  const positions: number[] = [];
+  const promise = s.admit(model, { requestId, source, signal, onAccepted: (p) => positions.push(p) });
+  return { requestId, positions, promise };
+}
+
+async function rejection(p: Promise<unknown>): Promise<SchedulerRejection> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof SchedulerRejection) return e;
+    throw e;
+  }
+  throw new Error('expected a SchedulerRejection, the request was admitted');
+}
+
+describe('Scheduler admission', () => {
+  it('handles a burst of 100: 8 run, 32 queue with positions 1..32, 60 are refused, every promise settles', async () => {
+    const s = make({ maxConcurrentPerEndpoint: 4, maxQueuePerModel: 32 });
+    s.setModel('m', [healthy(A), healthy(B)]);
+    const perEndpointPeak = new Map<string, number>();
+    let peak = 0;
+    const order: string[] = [];
+
+    const reqs = Array.from({ length: 100 }, () => admit(s, 'm'));
+    const runs = reqs.map(async (r) => {
+      const lease = await r.promise;
+      order.push(r.requestId);
+      const st = s.stats()[0]!;
+      peak = Math.max(peak, st.inFlight);
+      for (const ep of st.endpoints) perEndpointPeak.set(ep.url, Math.max(perEndpointPeak.get(ep.url) ?? 0, ep.inFlight));
+      await new Promise((r) => setImmediate(r));
+      lease.release();
+    });
+
+    // Right after the burst, before anything finished:
+    const st = s.stats()[0]!;
+    expect(st).toMatchObject({ inFlight: 8, queued: 32, maxConcurrent: 8, maxQueue: 32 });
+
+    const settled = await Promise.allSettled(runs);
+    const ok = settled.filter((x) => x.status === 'fulfilled').length;
+    const refused = settled.flatMap((x) => (x.status === 'rejected' ? [x.reason as unknown] : []));
+    expect(ok).toBe(40);
+    expect(refused).toHaveLength(60);
+    for (const e of refused) {
+      expect(e).toBeInstanceOf(SchedulerRejection);
+      expect((e as SchedulerRejection).kind).toBe('rejected');
+      expect((e as SchedulerRejection).statusCode).toBe(429);
+      expect((e as SchedulerRejection).retryAfterMs).toBeGreaterThan(0);
+    }
+
+    // onAccepted exactly once for the 40 admitted, never for the refused; positions 0 (x8) then 1..32.
+    const positions = reqs.map((r) => r.positions);
+    expect(positions.slice(0, 8)).toEqual(Array.from({ length: 8 }, () => [0]));
+    expect(positions.slice(8, 40)).toEqual(Array.from({ length: 32 }, (_, i) => [i + 1]));
+    expect(positions.slice(40).every((p) => p.length === 0)).toBe(true);
+
+    // FIFO: they ran in the order they arrived; never more than the limits at once.
+    expect(order).toEqual(reqs.slice(0, 40).map((r) => r.requestId));
+    expect(peak).toBe(8);
+    expect(perEndpointPeak.get(A)).toBe(4);
+    expect(perEndpointPeak.get(B)).toBe(4);
+    expect(s.stats()[0]).toMatchObject({ inFlight: 0, queued: 0 });
+  });
+
+  it('spreads requests by fewest outstanding, least recently used on ties', async () => {
+    const s = make();
+    s.setModel('m', [healthy(A), healthy(B)]);
+    const leases: Lease[] = [];
+    for (let i = 0; i < 6; i++) leases.push(await admit(s, 'm').promise);
+    expect(leases.filter((l) => l.endpointUrl === A)).toHaveLength(3);
+    expect(leases.filter((l) => l.endpointUrl === B)).toHaveLength(3);
+
+    // Free two slots on A: the next two go to A (fewer outstanding), not alternating.
+    for (const l of leases.filter((l) => l.endpointUrl === A).slice(0, 2)) l.release();
+    const next = [await admit(s, 'm').promise, await admit(s, 'm').promise];
+    expect(next.map((l) => l.endpointUrl)).toEqual([A, A]);
+    for (const l of [...leases, ...next]) l.release();
+
+    // One at a time: alternates between the two.
+    const seq: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const l = await admit(s, 'm').promise;
+      seq.push(l.endpointUrl);
+      l.release();
+    }
+    expect(new Set([seq[0], seq[1]])).toEqual(new Set([A, B]));
+    expect(seq[2]).toBe(seq[0]);
+    expect(seq[3]).toBe(seq[1]);
+  });
+
+  it('prefers healthy endpoints and uses a degraded one only when the healthy one is full', async () => {
+    const s = make({ maxConcurrentPerEndpoint: 2 });
+    s.setModel('m', [{ url: A, health: 'degraded' }, healthy(B)]);
+    const leases = [await admit(s, 'm').promise, await admit(s, 'm').promise, await admit(s, 'm').promise];
+    expect(leases.map((l) => l.endpointUrl)).toEqual([B, B, A]);
+    for (const l of leases) l.release();
+  });
+
+  it('skips an unhealthy endpoint and queues instead of using it', async () => {
+    const s = make({ maxConcurrentPerEndpoint: 2 });
+    s.setModel('m', [healthy(A), healthy(B)]);
+    s.setEndpointHealth(B, 'unhealthy');
+    const l1 = await admit(s, 'm').promise;
+    const l2 = await admit(s, 'm').promise;
+    expect([l1.endpointUrl, l2.endpointUrl]).toEqual([A, A]);
+    const third = admit(s, 'm');
+    expect(third.positions).toEqual([1]);
+    expect(s.stats()[0]).toMatchObject({ maxConcurrent: 2, queued: 1 });
+
+    // B comes back: the queued request runs there at once.
+    s.setEndpointHealth(B, 'healthy');
+    expect((await third.promise).endpointUrl).toBe(B);
+
+    // Also with an explicit model limit above what the healthy endpoint can take.
+    const t = make({ maxConcurrentPerEndpoint: 1 });
+    t.setModel('m', [healthy(A), { url: B, health: 'unhealthy' }], { maxConcurrent: 4 });
+    const only = await admit(t, 'm').promise;
+    expect(only.endpointUrl).toBe(A);
+    const waiting = admit(t, 'm');
+    expect(waiting.positions).toEqual([1]);
+    expect(t.stats()[0]!.endpoints[1]).toMatchObject({ url: B, inFlight: 0, health: 'unhealthy' });
+    // Shutting down refuses what still waits.
+    t.close();
+    expect(await rejection(waiting.promise)).toMatchObject({ kind: 'cancelled', statusCode: 499 });
+  });
+
+  it('answers 404 model_not_loaded for an unknown model and when every endpoint is unhealthy', async () => {
+    const s = make({ maxConcurrentPerEndpoint: 1 });
+    const unknown = await rejection(admit(s, 'nope').promise);
+    expect(unknown).toMatchObject({ kind: 'model_not_loaded', statusCode: 404 });
+    expect(unknown.message).toContain('"nope" is not served here');
+
+    s.setModel('m', [healthy(A), healthy(B)]);
+    const held = [await admit(s, 'm').promise, await admit(s, 'm').promise];
+    const queued = admit(s, 'm');
+    s.setEndpointHealth(A, 'unhealthy');
+    s.setEndpointHealth(B, 'unhealthy');
+    // The waiting request is told at once, and so is a new one.
+    const e1 = await rejection(queued.promise);
+    const e2 = await rejection(admit(s, 'm').promise);
+    for (const e of [e1, e2]) {
+      expect(e).toMatchObject({ kind: 'model_not_loaded', statusCode: 404 });
+      expect(e.message).toContain('every engine serving it is unhealthy');
+    }
+    for (const l of held) l.release();
+    expect(s.stats()[0]).toMatchObject({ inFlight: 0, queued: 0 });
+  });
+
+  it('removes a queued request when its signal aborts, and gives the slot to the next one', async () => {
+    const s = make({ maxConcurrentPerEndpoint: 1 });
+    s.setModel('m', [healthy(A)]);
+    const held = await admit(s, 'm').promise;
+    const ac = new AbortController();
+    const cancelled = admit(s, 'm', 'local', ac.signal);
+    const after = admit(s, 'm');
+    expect(cancelled.positions).toEqual([1]);
+    expect(after.positions).toEqual([2]);
+    ac.abort();
+    expect(await rejection(cancelled.promise)).toMatchObject({ kind: 'cancelled', statusCode: 499 });
+    expect(s.stats()[0]!.queued).toBe(1);
+    held.release();
+    const l = await after.promise;
+    expect(s.stats()[0]).toMatchObject({ inFlight: 1, queued: 0 });
+    l.release();
+
+    // Already aborted before admit: refused without queuing.
+    const pre = new AbortController();
+    pre.abort();
+    expect(await rejection(admit(s, 'm', 'hub', pre.signal).promise)).toMatchObject({ kind: 'cancelled', statusCode: 499 });
+  });
+
+  it('refuses a request that waited longer than the queue timeout with 429', async () => {
+    const s = make({ maxConcurrentPerEndpoint: 1, queueTimeoutMs: 40 });
+    s.setModel('m', [healthy(A)]);
+    const held = await admit(s, 'm').promise;
+    const started = Date.now();
+    const e = await rejection(admit(s, 'm').promise);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(35);
+    expect(e).toMatchObject({ kind: 'rejected', statusCode: 429 });
+    expect(e.retryAfterMs).toBeGreaterThan(0);
+    expect(e.message).toMatch(/without getting one/);
+    expect(s.stats()[0]!.queued).toBe(0);
+    held.release();
+    expect(s.stats()[0]!.inFlight).toBe(0);
+  });
+
+  it('alternates between hub and local waiters so neither starves', async () => {
+    const s = make({ maxConcurrentPerEndpoint: 1, maxQueuePerModel: 20 });
+    s.setModel('m', [healthy(A)]);
+    const current = await admit(s, 'm', 'hub').promise;
+    const hub = Array.from({ length: 5 }, () => admit(s, 'm', 'hub'));
+    const local = Array.from({ length: 3 }, () => admit(s, 'm', 'local'));
+    // Positions predict the alternation: local requests slot in between the hub ones.
+    expect(hub.map((r) => r.positions[0])).toEqual([1, 2, 3, 4, 5]);
+    expect(local.map((r) => r.positions[0])).toEqual([2, 4, 6]);
+
+    const granted: Array<{ source: RequestSource; lease: Lease }> = [];
+    let wake: (() => void) | undefined;
+    for (const [source, reqs] of [['hub', hub], ['local', local]] as const) {
+      for (const r of reqs) {
+        void r.promise.then((lease) => {
+          granted.push({ source, lease });
+          wake?.();
+        });
+      }
+    }
+    const nextGrant = async (i: number) => {
+      while (granted.length <= i) await new Promise<void>((r) => (wake = r));
+      return granted[i]!;
+    };
+    current.release();
+    for (let i = 0; i < 8; i++) {
+      const g = await nextGrant(i);
+      expect(s.stats()[0]!.inFlight).toBe(1);
+      g.lease.release();
+    }
+    const served = granted.map((g) => g.source);
+    expect(served).toEqual(['hub', 'local', 'hub', 'local', 'hub', 'local', 'hub', 'hub']);
+  });
+
+  it('shares an endpoint limit between the models it serves', async () => {
+    const s = make({ maxConcurrentPerEndpoint: 2 });
+    s.setModel('x', [healthy(A)]);
+    s.setModel('y', [healthy(A)]);
+    const lx = await admit(s, 'x').promise;
+    const ly = await admit(s, 'y').promise;
+    const waiting = admit(s, 'y');
+    expect(waiting.positions).toEqual([1]);
+    lx.release();
+    expect((await waiting.promise).endpointUrl).toBe(A);
+    ly.release();
+  });
+
+  it('applies a per-model concurrency limit and per-endpoint overrides', async () => {
+    const s = make();
+    s.setModel('m', [healthy(A, 1), healthy(B, 1)], { maxConcurrent: 1, maxQueue: 1 });
+    expect(s.stats()[0]).toMatchObject({ maxConcurrent: 1, maxQueue: 1, endpoints: [{ url: A, maxConcurrent: 1 }, { url: B, maxConcurrent: 1 }] });
+    const l = await admit(s, 'm').promise;
+    const q = admit(s, 'm');
+    expect(q.positions).toEqual([1]);
+    expect(await rejection(admit(s, 'm').promise)).toMatchObject({ kind: 'rejected', statusCode: 429 });
+    l.release();
+    (await q.promise).release();
+  });
+
+  it('release is idempotent and a withdrawn model lets running requests finish', async () => {
+    const s = make({ maxConcurrentPerEndpoint: 1 });
+    s.setModel('m', [healthy(A)]);
+    const l = await admit(s, 'm').promise;
+    const q = admit(s, 'm');
+    s.removeModel('m');
+    expect(await rejection(q.promise)).toMatchObject({ kind: 'model_not_loaded', statusCode: 404 });
+    expect(s.stats()).toEqual([]);
+    expect(s.inFlight()).toBe(1);
+    l.release();
+    l.release();
+    expect(s.inFlight()).toBe(0);
+    expect(await rejection(admit(s, 'm').promise)).toMatchObject({ statusCode: 404 });
+  });
+
+  it('emits change with stats, once per burst', async () => {
+    const s = make();
+    s.setModel('m', [healthy(A)]);
+    const events: unknown[] = [];
+    s.on('change', (st) => events.push(st));
+    const leases = await Promise.all([admit(s, 'm').promise, admit(s, 'm').promise, admit(s, 'm').promise]);
+    await Promise.resolve();
+    expect(events).toHaveLength(1);
+    expect(events[0]).toEqual([{ model: 'm', inFlight: 3, queued: 0, maxConcurrent: 4, maxQueue: 32, endpoints: [{ url: A, inFlight: 3, maxConcurrent: 4, health: 'healthy' }] }]);
+    for (const l of leases) l.release();
+  });
+
+  it('rejects invalid limits with a clear error', () => {
+    expect(() => new Scheduler({ maxConcurrentPerEndpoint: 0 })).toThrow(/Invalid scheduler limits/);
+    const s = make();
+    expect(() => s.setModel('m', [{ url: '', health: 'healthy' }])).toThrow(/Invalid endpoints for model "m"/);
+    expect(() => s.setModel('m', [healthy(A)], { maxQueue: -1 })).toThrow(/Invalid limits/);
+  });
+});
+
+describe('Scheduler pause', () => {
+  it('lets running requests finish, refuses queued and new ones, drains, and resumes', async () => {
+    const s = make({ maxConcurrentPerEndpoint: 2 });
+    s.setModel('m', [healthy(A)]);
+    const running = [await admit(s, 'm').promise, await admit(s, 'm').promise];
+    const queued = admit(s, 'm', 'hub');
+    s.pause();
+    expect(s.isPaused()).toBe(true);
+    const q = await rejection(queued.promise);
+    expect(q).toMatchObject({ kind: 'rejected', statusCode: 429, message: PAUSED_MESSAGE });
+    const fresh = await rejection(admit(s, 'm').promise);
+    expect(fresh).toMatchObject({ kind: 'rejected', statusCode: 429, message: PAUSED_MESSAGE });
+    expect(fresh.retryAfterMs).toBeGreaterThan(0);
+
+    let drained = false;
+    const d = s.drained().then(() => (drained = true));
+    running[0]!.release();
+    await Promise.resolve();
+    expect(drained).toBe(false);
+    expect(s.inFlight()).toBe(1);
+    running[1]!.release();
+    await d;
+    expect(drained).toBe(true);
+
+    s.resume();
+    const after = admit(s, 'm');
+    expect(after.positions).toEqual([0]);
+    (await after.promise).release();
+    await s.drained();
+  });
+});

@@ -1,0 +1,40 @@
+// The real agent reads the dev hub's catalogue (GET /api/v1/models?page_size=200) and says, per
+// announced model, whether the network knows its name — a models.json key is an explicit mapping (checked,
+// not re-matched); an engine's own name gets its matched catalogue id and the closest ones.
+import { afterEach, expect, it } from 'vitest';
+import type { AgentSnapshot } from '../../../src/shared/bridge';
+import { startStack, until, type Stack } from '../../support/stack';
+
+let stack: Stack | undefined;
+afterEach(async () => {
+  await stack?.close();
+  stack = undefined;
+});
+
+it('marks the models the catalogue does not know and offers the closest catalogue ids', async () => {
+  stack = await startStack({
+    engines: [{ models: ['llama3.1:8b', 'qwen2.5:7b', 'my-finetune-v3'] }],
+    models: {
+      'meta-llama/Llama-3.1-8B-Instruct': { engine: 0, local_model: 'llama3.1:8b' },
+      'qwen2.5:7b': { engine: 0 },
+      'my-finetune-v3': { engine: 0 },
+    },
+  });
+  const snap = async () => (await stack!.agent.invoke('snapshot.get', {})) as AgentSnapshot;
+  await until(() => stack!.agent.snapshot().catalogue?.state === 'ok', 'catalogue read');
+  const c = (await snap()).catalogue!;
+  expect(c.url).toBe(`${stack.hub!.url}/api/v1/models?page_size=200`);
+  expect(c.size).toBeGreaterThan(3);
+  expect(c.models['meta-llama/Llama-3.1-8B-Instruct']).toEqual({ known: true, source: 'explicit', suggestions: [] });
+  expect(c.models['qwen2.5:7b']).toMatchObject({ known: false, matchedId: 'Qwen/Qwen2.5-7B-Instruct', confidence: 1 });
+  expect(c.models['qwen2.5:7b']!.suggestions[0]).toBe('Qwen/Qwen2.5-7B-Instruct');
+  expect(c.models['my-finetune-v3']).toMatchObject({ known: false });
+  expect(c.models['my-finetune-v3']!.matchedId).toBeUndefined();
+
+  // The hub going away keeps the last good list (and says the refresh failed).
+  await stack.hub!.close();
+  await stack.agent.catalogue.refresh(true);
+  const after = stack.agent.snapshot().catalogue!;
+  expect(after.state).toBe('error');
+  expect(after.models['meta-llama/Llama-3.1-8B-Instruct']?.known).toBe(true);
+});

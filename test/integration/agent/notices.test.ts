@@ -1,0 +1,81 @@
+// Hub notices end to end with the real agent: POST /dev/notice on the dev hub sends a `notice` frame
+// over the WebSocket; the agent validates it, logs it, tells the console through the bridge, keeps it
+// in the home folder (a restarted agent still lists it) and never answers. A bad notice is dropped with
+// its reason and the link stays up.
+import { Agent } from '../../../src/core/agent';
+import { memoryLog } from '../../../src/core/log';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { BridgeEvent, HubNoticeView } from '../../../src/shared/bridge';
+import { registered, startStack, until, type Stack } from '../../support/stack';
+
+let stack: Stack | undefined;
+let extra: Agent | undefined;
+afterEach(async () => {
+  await extra?.stop();
+  extra = undefined;
+  await stack?.close();
+  stack = undefined;
+});
+
+const post = (url: string, body: unknown) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+describe('hub notices', () => {
+  it('reach the console through the bridge, are never answered, and survive a restart', async () => {
+    stack = await startStack();
+    await registered(stack);
+    const events: BridgeEvent[] = [];
+    const off = stack.agent.subscribe((e) => events.push(e));
+    const sentBefore = stack.hub!.received.length;
+    const res = await post(`${stack.hub!.url}/dev/notice`, {
+      event: 'traffic_withheld',
+      severity: 'warning',
+      model_id: 'Qwen/Qwen2.5-7B-Instruct',
+      message: 'Traffic is withheld while your reputation recovers.',
+      details: { reputation: '0.41' },
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ sent: 1 });
+    await until(() => events.some((e) => e.type === 'notice'), 'notice event on the bridge');
+    off();
+    const ev = events.find((e): e is Extract<BridgeEvent, { type: 'notice' }> => e.type === 'notice')!;
+    expect(ev.notice).toMatchObject({ event: 'traffic_withheld', severity: 'warning', modelId: 'Qwen/Qwen2.5-7B-Instruct', details: { reputation: '0.41' } });
+    const listed = (await stack.agent.invoke('notices.list', {})) as HubNoticeView[];
+    expect(listed.map((n) => n.id)).toEqual([ev.notice.id]);
+    expect(stack.agent.log.entries(50, 'warn').some((e) => /hub notice traffic_withheld/.test(e.msg))).toBe(true);
+    // Never answered: no frame from the agent names the notice (no error, no ack).
+    const replies = stack.hub!.received.slice(sentBefore).filter((m) => m.type === 'error' || m.type === 'ack');
+    expect(replies).toEqual([]);
+
+    // A second agent on the same home folder (a restart) lists it.
+    await stack.agent.stop();
+    extra = await Agent.create({ home: stack.home, configPath: path.join(stack.home, 'config.toml'), log: memoryLog(), gpu: false, discovery: false, env: { PATH: process.env.PATH } });
+    expect(((await extra.invoke('notices.list', {})) as HubNoticeView[]).map((n) => n.event)).toEqual(['traffic_withheld']);
+  });
+
+  it('drops a bad notice with its reason and keeps the link up', async () => {
+    stack = await startStack();
+    await registered(stack);
+    const hub = stack.hub!;
+    const dialsBefore = stack.agent.link.counters.dials;
+    for (const bad of [
+      { event: 'bad event\r\nBcc: x', message: 'm' },
+      { event: 'ok_name', message: 'x'.repeat(10_000) },
+      { event: 'ok_name', message: 'm', model_id: 'm\u0000odel' },
+      { event: 'ok_name' },
+    ]) {
+      expect((await post(`${hub.url}/dev/notice`, bad)).status).toBe(200);
+    }
+    hub.broadcastRaw(JSON.stringify({ type: 'notice', payload: 'not an object' }));
+    await until(() => stack!.agent.notices.counters.dropped === 5, 'five notices dropped');
+    const warns = stack.agent.log.entries(100, 'warn').map((e) => e.msg).join('\n');
+    for (const code of ['bad_event', 'oversized', 'control_characters', 'no_message', 'not_an_object']) expect(warns).toContain(`(${code})`);
+    expect(stack.agent.notices.list()).toEqual([]);
+    expect(hub.received.filter((m) => m.type === 'error')).toEqual([]);
+    expect(stack.agent.link.connected).toBe(true);
+    expect(stack.agent.link.counters.dials).toBe(dialsBefore);
+    // And a good one after them still arrives.
+    await post(`${hub.url}/dev/notice`, { event: 'payout_pending', severity: 'info', message: 'A payout is pending.' });
+    await until(() => stack!.agent.notices.list().length === 1, 'good notice kept');
+  });
+});

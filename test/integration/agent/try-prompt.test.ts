@@ -1,0 +1,57 @@
+// The "Try it" test prompt: a short chat through the same runner, scheduler and engine client as hub
+// traffic, recorded as a local request (in the request book and the ledger), streaming its text.
+import { afterEach, expect, it } from 'vitest';
+import type { UsageRecord } from '../../../src/shared/types';
+import { startStack, until, type Stack } from '../../support/stack';
+
+let stack: Stack | undefined;
+afterEach(async () => {
+  await stack?.close();
+  stack = undefined;
+});
+
+it('streams an answer as a local request and records it in the ledger', async () => {
+  stack = await startStack({ hub: false, engines: [{ models: ['m-a'] }] });
+  await until(() => stack!.agent.registry.get('m-a')?.enabled === true, 'model m-a enabled');
+  let deltas = 0;
+  const finished: UsageRecord[] = [];
+  stack.agent.book.on('text', () => deltas++);
+  stack.agent.book.on('finished', (r) => finished.push(r));
+  const { id } = (await stack.agent.invoke('models.try', { model: 'm-a', prompt: 'Say hello.' })) as { id: string };
+  expect(id).toMatch(/^try-/);
+  await until(() => finished.length === 1, 'the test prompt finished');
+  const r = finished[0]!;
+  expect(r).toMatchObject({ requestId: id, source: 'local', model: 'm-a', status: 'ok' });
+  expect(r.ttftMs).not.toBeNull();
+  expect(deltas).toBeGreaterThan(0);
+  expect(stack.agent.book.text(id).length).toBeGreaterThan(0);
+  // The engine saw one chat request through the scheduler's endpoint.
+  expect(stack.engines[0]!.requests.some((q) => (q.body as { messages?: unknown[] } | undefined)?.messages?.length === 1)).toBe(true);
+  await until(() => (stack!.agent.ledger?.today().requests ?? 0) === 1, 'the ledger has it');
+});
+
+it('refuses an unknown or switched-off model and an empty prompt', async () => {
+  stack = await startStack({ hub: false, engines: [{ models: ['m-a'] }] });
+  await expect(stack.agent.invoke('models.try', { model: 'nope', prompt: 'hi' })).rejects.toThrow(/No model "nope"/);
+  await stack.agent.invoke('models.setEnabled', { model: 'm-a', enabled: false });
+  await expect(stack.agent.invoke('models.try', { model: 'm-a', prompt: 'hi' })).rejects.toThrow(/switched off/);
+  await expect(stack.agent.invoke('models.try', { model: 'm-a', prompt: '   ' })).rejects.toThrow(/Invalid arguments for models.try/);
+});
+
+it('the per-model report counts a model’s requests in its bucket and leaves others out', async () => {
+  stack = await startStack({ hub: false, engines: [{ models: ['m-a', 'm-b'] }] });
+  await until(() => stack!.agent.registry.get('m-a')?.enabled === true, 'model m-a enabled');
+  for (const model of ['m-a', 'm-a', 'm-b']) {
+    const before = stack.agent.ledger!.today().requests;
+    await stack.agent.invoke('models.try', { model, prompt: 'hi' });
+    await until(() => stack!.agent.ledger!.today().requests === before + 1, 'recorded');
+  }
+  const r = (await stack.agent.invoke('usage.model', { model: 'm-a', hours: 24 })) as import('../../../src/shared/bridge').ModelReport;
+  expect(r.buckets).toHaveLength(24);
+  expect(r.bucketMs).toBe(3_600_000);
+  expect(r.totals).toMatchObject({ model: 'm-a', requests: 2, errors: 0 });
+  expect(r.buckets.reduce((s, b) => s + b.requests, 0)).toBe(2);
+  expect(r.buckets.at(-1)!.requests).toBe(2);
+  expect(r.buckets.at(-1)!.p50LatencyMs).not.toBeNull();
+  await expect(stack.agent.invoke('usage.model', { model: 'm-a', hours: 0 })).rejects.toThrow(/Invalid arguments/);
+});

@@ -1,0 +1,40 @@
+// The Engines & models endpoint table: capacity with its source, the state (loading amber, a refused key
+// red) and the engine model behind an announced id, rendered as the console renders it.
+import { createElement, type FunctionComponent } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+import { describe, expect, it } from 'vitest';
+import type { ModelState } from '../../../src/shared/types';
+
+// A .tsx module: loaded at run time (vitest compiles it), out of reach of the Node-side typecheck, which has no JSX.
+const COMPONENT = '../../src/renderer/components/EndpointCapacity';
+
+const model = (id: string, ep: Partial<ModelState['endpoints'][0]>): ModelState => ({
+  id,
+  enabled: true,
+  health: 'healthy',
+  inFlight: 0,
+  queued: 0,
+  maxConcurrent: 2,
+  maxQueue: 32,
+  endpoints: [{ url: 'http://127.0.0.1:8080', engineType: 'llamacpp', health: 'healthy', inFlight: 1, maxConcurrent: 2, consecutiveFailures: 0, ...ep }],
+});
+
+describe('EndpointCapacity', () => {
+  it('shows slots and their source, the engine model, and conditions with their tone', async () => {
+    const { EndpointCapacity } = (await import(COMPONENT)) as { EndpointCapacity: FunctionComponent<{ models: ModelState[] }> };
+    const html = renderToStaticMarkup(
+      createElement(EndpointCapacity, {
+        models: [
+          model('tiny', { capacitySource: 'llama.cpp /props total_slots', localModel: '/srv/models/tiny.gguf' }),
+          model('keyed', { url: 'http://127.0.0.1:8081', health: 'unhealthy', condition: 'key_rejected', lastError: 'engine refuses our key: GET /props answered 401' }),
+          model('loader', { url: 'http://127.0.0.1:8082', health: 'unhealthy', condition: 'loading' }),
+        ],
+      }),
+    );
+    expect(html).toContain('1 / 2');
+    expect(html).toContain('llama.cpp /props total_slots');
+    expect(html).toContain('engine model: /srv/models/tiny.gguf');
+    expect(html).toMatch(/badge-bad"[^>]*>engine refuses our key</);
+    expect(html).toMatch(/badge-warn"[^>]*>loading</);
+  });
+});
