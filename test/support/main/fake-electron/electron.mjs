@@ -7,7 +7,7 @@ import http from 'node:http';
 import https from 'node:https';
 
 /** The project folder: what Electron's app.getAppPath() gives for `electron .` (package.json, dev-app-update.yml). */
-const APP_PATH = new URL('../../../', import.meta.url).pathname.replace(/\/$/, '');
+const APP_PATH = new URL('../../../../', import.meta.url).pathname.replace(/\/$/, '');
 const PACKAGE = JSON.parse(fs.readFileSync(`${APP_PATH}/package.json`, 'utf8'));
 
 const record = {
