@@ -6,6 +6,7 @@ import { downsample } from '../store/series';
 import { useStore } from '../store/store';
 import { Card } from './Card';
 import { MetricChart, type ChartPoint } from './MetricChart';
+import { Segmented } from './Segmented';
 
 /** Points drawn per chart at most (the 60-minute window holds 3,600 samples). */
 const MAX_DRAWN = 300;
@@ -39,13 +40,7 @@ export type WindowMinutes = (typeof WINDOWS)[number];
 
 export function WindowPicker({ value, onChange }: { value: WindowMinutes; onChange: (w: WindowMinutes) => void }) {
   return (
-    <div className="segmented" role="group" aria-label="Chart window">
-      {WINDOWS.map((w) => (
-        <button key={w} type="button" aria-pressed={value === w} onClick={() => onChange(w)} data-testid={`window-${w}`}>
-          {w} min
-        </button>
-      ))}
-    </div>
+    <Segmented label="Chart window" options={WINDOWS.map((w) => ({ value: w, label: `${w} min` }))} value={value} onChange={onChange} testIdPrefix="window-" />
   );
 }
 

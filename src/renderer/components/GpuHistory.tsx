@@ -6,6 +6,7 @@ import { getBridge } from '../bridge';
 import { useFetch } from '../lib/use-call';
 import { Card } from './Card';
 import { MetricChart, type ChartPoint } from './MetricChart';
+import { Segmented } from './Segmented';
 
 const SPANS = [
   { hours: 6, label: '6 h' },
@@ -44,13 +45,7 @@ export function GpuHistory() {
       title="GPU history"
       testId="gpu-history"
       actions={
-        <div className="segmented" role="group" aria-label="History span">
-          {SPANS.map((s) => (
-            <button key={s.hours} type="button" aria-pressed={hours === s.hours} onClick={() => setHours(s.hours)} data-testid={`history-${s.hours}`}>
-              {s.label}
-            </button>
-          ))}
-        </div>
+        <Segmented label="History span" options={SPANS.map((s) => ({ value: s.hours as number, label: s.label }))} value={hours} onChange={setHours} testIdPrefix="history-" />
       }
     >
       {history.error && <p className="error-text">{history.error}</p>}

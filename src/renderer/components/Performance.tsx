@@ -1,7 +1,6 @@
 // Dashboard → Performance: TTFT and tokens/s over the last 30 minutes (p50 and p95 per minute), and
 // today's share of requests and earnings by model.
 import { useMemo } from 'react';
-import { CartesianGrid, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { getBridge } from '../bridge';
 import { fmtClock, fmtMoney, fmtNumber, fmtPercent } from '../lib/format';
 import { modelShare, perfSeries, type PerfPoint } from '../lib/perf';
@@ -10,27 +9,25 @@ import { useFetch } from '../lib/use-call';
 import { useStore } from '../store/store';
 import { Card } from './Card';
 import { DataTable } from './DataTable';
+import { TimeChart } from './TimeChart';
 
 function PercentileChart({ data, p50, p95, unit, title, testId }: { data: PerfPoint[]; p50: keyof PerfPoint; p95: keyof PerfPoint; unit: string; title: string; testId: string }) {
-  const points = data.filter((d) => d[p50] !== null).length;
   return (
-    <figure className="chart series-util" data-testid={testId} data-points={points}>
-      <figcaption>
-        <span className="chart-title">{title}</span>
-      </figcaption>
-      <div className="chart-body">
-        <ResponsiveContainer width="100%" height={150}>
-          <LineChart data={data} margin={{ top: 6, right: 10, bottom: 2, left: 0 }}>
-            <CartesianGrid className="chart-grid" vertical={false} />
-            <XAxis dataKey="ts" type="number" scale="time" domain={['dataMin', 'dataMax']} tickFormatter={(v: number) => fmtClock(v)} tickCount={5} minTickGap={24} className="chart-axis" />
-            <YAxis width={56} domain={[0, 'auto']} tickFormatter={(v: number) => `${fmtNumber(v, 0)} ${unit}`} className="chart-axis" />
-            <Tooltip isAnimationActive={false} labelFormatter={(v) => fmtClock(Number(v))} formatter={(v, name) => [`${fmtNumber(Number(v), 1)} ${unit}`, String(name)]} />
-            <Line type="monotone" dataKey={p50} name="p50" className="chart-line" dot={points <= 3 ? { r: 3 } : false} isAnimationActive={false} strokeWidth={2} connectNulls />
-            <Line type="monotone" dataKey={p95} name="p95" className="chart-line chart-p95" dot={points <= 3 ? { r: 2 } : false} isAnimationActive={false} strokeWidth={1.5} strokeDasharray="5 3" connectNulls />
-          </LineChart>
-        </ResponsiveContainer>
-      </div>
-    </figure>
+    <TimeChart
+      title={title}
+      testId={testId}
+      data={data}
+      xKey="ts"
+      lines={[
+        { key: p50, name: 'p50' },
+        { key: p95, name: 'p95', dashed: true },
+      ]}
+      points={data.filter((d) => d[p50] !== null).length}
+      xTick={fmtClock}
+      tooltipLabel={fmtClock}
+      yTick={(v) => `${fmtNumber(v, 0)} ${unit}`}
+      tooltipValue={(v) => `${fmtNumber(v, 1)} ${unit}`}
+    />
   );
 }
 

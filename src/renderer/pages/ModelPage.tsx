@@ -1,6 +1,5 @@
 // One model: its state, its requests, latency, errors and earnings over time, and its newest requests.
 import { useMemo, useState, useSyncExternalStore } from 'react';
-import { CartesianGrid, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import type { ModelReport } from '../../shared/bridge';
 import { getBridge } from '../bridge';
 import { HealthBadge, StatusBadge } from '../components/Badge';
@@ -10,6 +9,8 @@ import { go, routeModel } from '../lib/route';
 import { useFetch } from '../lib/use-call';
 import { selectRequest } from '../store/actions';
 import { useStore } from '../store/store';
+import { Segmented } from '../components/Segmented';
+import { TimeChart } from '../components/TimeChart';
 
 const SPANS = [
   { hours: 24, label: '24 h' },
@@ -18,27 +19,21 @@ const SPANS = [
 
 type Row = ModelReport['buckets'][number];
 
-function Chart({ data, keys, unit, title, testId, hours }: { data: Row[]; keys: { key: keyof Row; name: string; dashed?: boolean }[]; unit: string; title: string; testId: string; hours: number }) {
-  const tick = (v: number) => (hours > 24 ? fmtDay(v) : fmtClock(v));
+function Chart({ data, keys, unit, title, testId, hours }: { data: Row[]; keys: { key: keyof Row & string; name: string; dashed?: boolean }[]; unit: string; title: string; testId: string; hours: number }) {
   return (
-    <figure className="chart series-util" data-testid={testId}>
-      <figcaption>
-        <span className="chart-title">{title}</span>
-      </figcaption>
-      <div className="chart-body">
-        <ResponsiveContainer width="100%" height={150}>
-          <LineChart data={data} margin={{ top: 6, right: 10, bottom: 2, left: 0 }}>
-            <CartesianGrid className="chart-grid" vertical={false} />
-            <XAxis dataKey="start" type="number" scale="time" domain={['dataMin', 'dataMax']} tickFormatter={tick} tickCount={6} minTickGap={24} className="chart-axis" />
-            <YAxis width={60} domain={[0, 'auto']} tickFormatter={(v: number) => `${fmtNumber(v, unit === '$' ? 2 : 0)}${unit === '$' ? '' : ` ${unit}`}`} className="chart-axis" />
-            <Tooltip isAnimationActive={false} labelFormatter={(v) => fmtDateTime(Number(v))} formatter={(v, name) => [unit === '$' ? fmtMoney(Number(v)) : `${fmtNumber(Number(v), 0)} ${unit}`, String(name)]} />
-            {keys.map((k) => (
-              <Line key={String(k.key)} type="monotone" dataKey={k.key} name={k.name} className={`chart-line${k.dashed ? ' chart-p95' : ''}`} dot={false} isAnimationActive={false} strokeWidth={k.dashed ? 1.5 : 2} strokeDasharray={k.dashed ? '5 3' : undefined} connectNulls />
-            ))}
-          </LineChart>
-        </ResponsiveContainer>
-      </div>
-    </figure>
+    <TimeChart
+      title={title}
+      testId={testId}
+      data={data}
+      xKey="start"
+      lines={keys}
+      xTick={(v) => (hours > 24 ? fmtDay(v) : fmtClock(v))}
+      tickCount={6}
+      tooltipLabel={fmtDateTime}
+      yWidth={60}
+      yTick={(v) => `${fmtNumber(v, unit === '$' ? 2 : 0)}${unit === '$' ? '' : ` ${unit}`}`}
+      tooltipValue={(v) => (unit === '$' ? fmtMoney(v) : `${fmtNumber(v, 0)} ${unit}`)}
+    />
   );
 }
 
@@ -78,13 +73,7 @@ export function ModelPage() {
         title="Over time"
         testId="model-over-time"
         actions={
-          <div className="segmented" role="group" aria-label="Span">
-            {SPANS.map((s) => (
-              <button key={s.hours} type="button" aria-pressed={hours === s.hours} onClick={() => setHours(s.hours)} data-testid={`model-span-${s.hours}`}>
-                {s.label}
-              </button>
-            ))}
-          </div>
+          <Segmented label="Span" options={SPANS.map((s) => ({ value: s.hours as number, label: s.label }))} value={hours} onChange={setHours} testIdPrefix="model-span-" />
         }
       >
         {report.error && <p className="error-text">{report.error}</p>}

@@ -13,6 +13,7 @@ import { useStore } from '../store/store';
 import { ErrorText } from '../components/Field';
 import { fmtClock, fmtDate, fmtDay, fmtInt, fmtMoney, fmtMonth, fmtMs, fmtNumber, fmtPercent } from '../lib/format';
 import { useCall, useFetch } from '../lib/use-call';
+import { Segmented } from '../components/Segmented';
 
 const RANGES = {
   '24h': { label: 'Last 24 hours', ms: 24 * 3600_000, bucket: 'hour' as const },
@@ -114,22 +115,16 @@ export function Usage() {
     <div className="page" data-testid="page-usage">
       <h1>Usage &amp; earnings</h1>
       <div className="toolbar">
-        <div className="segmented" role="group" aria-label="Period">
-          {(Object.keys(RANGES) as RangeKey[]).map((k) => (
-            <button
-              key={k}
-              type="button"
-              aria-pressed={range === k}
-              onClick={() => {
-                setRange(k);
-                setTo(Date.now());
-              }}
-              data-testid={`range-${k}`}
-            >
-              {RANGES[k].label}
-            </button>
-          ))}
-        </div>
+        <Segmented
+          label="Period"
+          options={(Object.keys(RANGES) as RangeKey[]).map((k) => ({ value: k, label: RANGES[k].label }))}
+          value={range}
+          onChange={(k) => {
+            setRange(k);
+            setTo(Date.now());
+          }}
+          testIdPrefix="range-"
+        />
         <button type="button" onClick={() => setTo(Date.now())} data-testid="usage-refresh">
           Refresh
         </button>
