@@ -49,7 +49,7 @@ import { PauseController } from './scheduler/pause';
 import { bindPause } from './scheduler/pause-binding';
 import { Scheduler } from './scheduler/scheduler';
 import { AlertList } from './alerts/alert-list';
-import { noticesFromBridge } from './alerts/notice-source';
+import { noticesFromEmitter } from './alerts/notice-source';
 import { watchForAlerts } from './alerts/watch';
 import { DEFAULT_COOLDOWN_MINUTES, WebhookTransport } from './alerts/webhook';
 import { homePath, KEY_SECRET } from './config/home-layout';
@@ -550,7 +550,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.log.on('entry', (entry) => this.emit('bridge', { type: 'log', entry }));
     this.notices.on('notice', (notice) => this.emit('bridge', { type: 'notice', notice }));
     this.providerGate.on('change', () => this.emitSnapshot());
-    watchForAlerts({ link: this.link, health: this.health, pause: this.pause, providerStatus: this.providerGate, notices: noticesFromBridge((cb) => this.subscribe(cb)) }, this.alerts);
+    watchForAlerts({ link: this.link, health: this.health, pause: this.pause, providerStatus: this.providerGate, notices: noticesFromEmitter(this.notices) }, this.alerts);
     this.alerts.on('alert', (alert) => {
       this.log.child('alerts').warn(`${alert.title}: ${alert.text}`);
       this.webhook.handle(alert);

@@ -1,6 +1,7 @@
 // Hub notices reach the alert list through this adapter, so the alert code does not depend on how
-// notices are carried: today they arrive as a bridge event ({ type: 'notice', … }); the adapter reads
-// the common field names and ignores anything it cannot read.
+// notices are carried: the agent wires it to the NoticeBook's 'notice' event (not to the whole bridge,
+// which would keep a listener on every per-chunk console event even with no console open); the adapter
+// reads the common field names and ignores anything it cannot read.
 export interface HubNotice {
   title?: string;
   message: string;
@@ -23,10 +24,19 @@ export function noticeFromEvent(ev: unknown): HubNotice | undefined {
   return { message, ...(title ? { title } : {}) };
 }
 
-/** A NoticeSource over something that emits bridge events (the Agent's `subscribe`). */
-export function noticesFromBridge(subscribe: (cb: (ev: unknown) => void) => () => void): NoticeSource {
-  return (cb) => subscribe((ev) => {
-    const n = noticeFromEvent(ev);
-    if (n) cb(n);
-  });
+/** A NoticeSource over something that emits 'notice' with the notice itself (the agent's NoticeBook). */
+export function noticesFromEmitter(book: {
+  on(event: 'notice', cb: (notice: unknown) => void): unknown;
+  off(event: 'notice', cb: (notice: unknown) => void): unknown;
+}): NoticeSource {
+  return (cb) => {
+    const listener = (notice: unknown): void => {
+      const n = noticeFromEvent({ type: 'notice', notice });
+      if (n) cb(n);
+    };
+    book.on('notice', listener);
+    return () => {
+      book.off('notice', listener);
+    };
+  };
 }

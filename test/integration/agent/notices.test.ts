@@ -53,6 +53,17 @@ describe('hub notices', () => {
     expect(((await extra.invoke('notices.list', {})) as HubNoticeView[]).map((n) => n.event)).toEqual(['traffic_withheld']);
   });
 
+  it('raise an alert with no console open, and the bridge has no listener for it', async () => {
+    stack = await startStack();
+    await registered(stack);
+    // Nobody subscribes to the bridge: the alerts' notice source listens to the NoticeBook itself.
+    expect(stack.agent.listenerCount('bridge')).toBe(0);
+    expect((await post(`${stack.hub!.url}/dev/notice`, { event: 'maintenance', severity: 'warning', message: 'Hub restarts at 02:00.' })).status).toBe(200);
+    await until(() => stack!.agent.alerts.list().some((a) => a.kind === 'hub_notice'), 'hub_notice alert');
+    expect(stack.agent.alerts.list().find((a) => a.kind === 'hub_notice')!.text).toBe('Hub restarts at 02:00.');
+    expect(stack.agent.listenerCount('bridge')).toBe(0);
+  });
+
   it('drops a bad notice with its reason and keeps the link up', async () => {
     stack = await startStack();
     await registered(stack);
