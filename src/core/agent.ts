@@ -50,6 +50,7 @@ import { bindPause } from './scheduler/pause-binding';
 import { Scheduler } from './scheduler/scheduler';
 import { AlertList } from './alerts/alert-list';
 import { noticesFromEmitter } from './alerts/notice-source';
+import { RequestEvents } from './agent/request-events';
 import { watchForAlerts } from './alerts/watch';
 import { DEFAULT_COOLDOWN_MINUTES, WebhookTransport } from './alerts/webhook';
 import { homePath, KEY_SECRET } from './config/home-layout';
@@ -535,11 +536,13 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       this.gpuHistory?.add(sample);
       this.emit('bridge', { type: 'gpu.sample', sample });
     });
+    // Per-chunk book events reach the bridge coalesced per event-loop turn, and not at all unheard.
+    const requestEvents = new RequestEvents((e) => this.emit('bridge', e), () => this.listenerCount('bridge') > 0);
     this.book.on('update', (request) => {
       this.earnings.onRequestUpdate(request);
-      this.emit('bridge', { type: 'request.update', request: { ...request } });
+      requestEvents.update(request);
     });
-    this.book.on('text', (id, delta) => this.emit('bridge', { type: 'request.text', id, delta }));
+    this.book.on('text', (id, delta) => requestEvents.text(id, delta));
     this.book.on('finished', (record) => {
       this.earnings.onFinished(record);
       this.ledgerBatch.queue(record);
