@@ -8,15 +8,17 @@
 import type { BridgeEvent } from '../../shared/bridge';
 import type { RequestStatus, RequestView } from '../../shared/types';
 
-interface Pending {
+/** Per request still going: the status last sent, and what waits for the turn's flush. */
+interface Live {
+  status: RequestStatus | undefined;
   text: string;
   view: RequestView | undefined;
+  queued: boolean;
 }
 
 export class RequestEvents {
-  private readonly pending = new Map<string, Pending>();
-  /** The status last sent per request still going, so a change of status is told at once. */
-  private readonly sent = new Map<string, RequestStatus>();
+  private readonly live = new Map<string, Live>();
+  private queue: string[] = [];
   private scheduled = false;
   /** emitted: bridge events sent; coalesced: book events folded into a later one; skipped: none listening. */
   readonly counters = { emitted: 0, coalesced: 0, skipped: 0, flushes: 0 };
@@ -31,24 +33,23 @@ export class RequestEvents {
     const done = view.finishedAt !== undefined;
     if (!this.listening()) {
       this.counters.skipped++;
-      if (done) this.sent.delete(view.id);
+      if (done) this.live.delete(view.id);
       return;
     }
-    const last = this.sent.get(view.id);
-    if (!done && view.status === last) {
-      const p = this.pending.get(view.id);
-      if (p) {
-        if (p.view) this.counters.coalesced++;
-        p.view = view;
-      } else this.pending.set(view.id, { text: '', view });
-      this.schedule();
+    let s = this.live.get(view.id);
+    if (!done && s !== undefined && view.status === s.status) {
+      if (s.view) this.counters.coalesced++;
+      s.view = view;
+      this.enqueue(view.id, s);
       return;
     }
     // A change of status: this request's pending text (and its older state) first, then the change.
-    this.flushOne(view.id, false);
-    if (done) this.sent.delete(view.id);
-    else this.sent.set(view.id, view.status);
-    this.send({ type: 'request.update', request: { ...view } });
+    if (s !== undefined) this.send(view.id, s, false);
+    if (done) this.live.delete(view.id);
+    else if (s === undefined) this.live.set(view.id, (s = { status: view.status, text: '', view: undefined, queued: false }));
+    else s.status = view.status;
+    this.counters.emitted++;
+    this.emit({ type: 'request.update', request: { ...view } });
   }
 
   /** A RequestBook 'text'. */
@@ -57,45 +58,58 @@ export class RequestEvents {
       this.counters.skipped++;
       return;
     }
-    const p = this.pending.get(id);
-    if (p) {
-      if (p.text) this.counters.coalesced++;
-      p.text += delta;
-    } else this.pending.set(id, { text: delta, view: undefined });
-    this.schedule();
+    let s = this.live.get(id);
+    if (s === undefined) this.live.set(id, (s = { status: undefined, text: '', view: undefined, queued: false }));
+    if (s.text) this.counters.coalesced++;
+    s.text += delta;
+    this.enqueue(id, s);
   }
 
   /** Sends everything pending now (also what the setImmediate does). */
   flush(): void {
     this.scheduled = false;
-    if (this.pending.size === 0) return;
+    const q = this.queue;
+    if (q.length === 0) return;
+    this.queue = [];
     this.counters.flushes++;
-    if (!this.listening()) {
-      this.counters.skipped += this.pending.size;
-      this.pending.clear();
-      return;
+    const hear = this.listening();
+    for (const id of q) {
+      const s = this.live.get(id);
+      if (s === undefined) continue;
+      s.queued = false;
+      if (hear) this.send(id, s, true);
+      else if (s.text || s.view) {
+        this.counters.skipped++;
+        s.text = '';
+        s.view = undefined;
+      }
     }
-    for (const id of [...this.pending.keys()]) this.flushOne(id, true);
   }
 
-  private flushOne(id: string, withView: boolean): void {
-    const p = this.pending.get(id);
-    if (!p) return;
-    this.pending.delete(id);
-    if (p.text) this.send({ type: 'request.text', id, delta: p.text });
-    // On a change of status the new state replaces the pending one, so only a flush sends it.
-    if (withView && p.view) this.send({ type: 'request.update', request: { ...p.view } });
-    else if (p.view) this.counters.coalesced++;
+  /** Sends a request's pending text, and its pending state when withView (a change of status replaces it). */
+  private send(id: string, s: Live, withView: boolean): void {
+    if (s.text) {
+      this.counters.emitted++;
+      this.emit({ type: 'request.text', id, delta: s.text });
+      s.text = '';
+    }
+    if (s.view) {
+      if (withView) {
+        this.counters.emitted++;
+        this.emit({ type: 'request.update', request: { ...s.view } });
+      } else this.counters.coalesced++;
+      s.view = undefined;
+    }
   }
 
-  private send(event: BridgeEvent): void {
-    this.counters.emitted++;
-    this.emit(event);
-  }
-
-  private schedule(): void {
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => this.flush());
+  private enqueue(id: string, s: Live): void {
+    if (!s.queued) {
+      s.queued = true;
+      this.queue.push(id);
+    }
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
   }
 }
