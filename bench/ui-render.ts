@@ -262,8 +262,9 @@ export async function benchUiRender(): Promise<Record<string, number | string>> 
   let browser: Browser | undefined;
   try {
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
-    const base = await runVariant(browser, server.url, 0, 0);
-    const full = await runVariant(browser, server.url, REQUESTS, HISTORY_SECONDS);
+    // Each one-time link opens one browser session (console auth): a new link per variant.
+    const base = await runVariant(browser, server.newUrl(), 0, 0);
+    const full = await runVariant(browser, server.newUrl(), REQUESTS, HISTORY_SECONDS);
     const out: Record<string, number | string> = {
       chromium: browser.version(),
       renderer: built.note,
