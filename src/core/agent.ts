@@ -546,7 +546,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.book.on('finished', (record) => {
       this.earnings.onFinished(record);
       this.ledgerBatch.queue(record);
-      if (!INTERNAL_ID.test(record.requestId)) this.requestMetrics.record(record);
+      // Internal generations are always booked 'local'; a hub id that happens to share the prefix still counts.
+      if (record.source !== 'local' || !INTERNAL_ID.test(record.requestId)) this.requestMetrics.record(record);
       logFinished(this.log.child('requests'), record);
       this.emitSnapshot();
     });
