@@ -358,11 +358,18 @@ export interface DemandRowView {
   fits: 'yes' | 'no' | 'unknown';
 }
 
+/** tag_not_network_model: the tag typed for the pull is not certainly that network model (qwen2.5:3b
+ * for Qwen2.5-7B); mapping_refused: models.json could not take the mapping (the owner's own entry). */
+export type PullNotAnnouncedCode = 'tag_not_network_model' | 'mapping_refused';
+
 export interface PullStateView {
   engineUrl: string;
   model: string;
   /** The network model id this pull is for: announced with `model` as its local name once pulled. */
   networkId?: string;
+  /** Set when the pulled model is NOT announced under `networkId` (the pull itself still runs): `code`
+   * is stable, `text` says what happened and what to do. */
+  notAnnounced?: { code: PullNotAnnouncedCode; text: string };
   status: string;
   completed: number;
   total: number;

@@ -3,8 +3,8 @@
 // Nothing here is on the request path except EnergyMeter's O(running) bookkeeping at start/end.
 import path from 'node:path';
 import type { DemandView, EarningsOverview, ElectricityView, ModelPricingView, NetworkRateView } from '../../shared/bridge';
-import { demandRows } from '../platform/demand';
-import { OllamaPulls } from './ollama-pull';
+import { certainlyIs, demandRows } from '../platform/demand';
+import { OllamaPulls, type PullState } from './ollama-pull';
 import { ollamaTags, type OllamaLocalModel } from './ollama-tags';
 import { mapNetworkModel } from './network-model-map';
 import type { GpuSample, RequestView, UsageRecord, UsageTotals } from '../../shared/types';
@@ -39,6 +39,17 @@ export interface EarningsServiceOptions {
   onMapped?: (networkId: string) => void;
 }
 
+/** Why a pull for `networkId` under the owner's `tag` will not be announced as that id. */
+function unsureTag(tag: string, networkId: string, engineUrl: string): NonNullable<PullState['notAnnounced']> {
+  return {
+    code: 'tag_not_network_model',
+    text:
+      `${tag} is not known to be ${networkId}, so it is pulled but not announced as ${networkId}: the network would send it requests for another model. ` +
+      `To earn for ${networkId}, pull the Ollama tag of that exact model (family, version and size), or, if you are sure they are the same, ` +
+      `add "${networkId}": {"endpoint": "${engineUrl}", "local_model": "${tag}"} to models.json yourself.`,
+  };
+}
+
 const EMPTY_LOCAL = { requests: 0, failed: 0, tokensIn: 0, tokensOut: 0, earnings: 0, firstAt: null, undelivered: { requests: 0, tokensIn: 0, tokensOut: 0, earnings: 0 } };
 
 export class EarningsService {
@@ -64,11 +75,12 @@ export class EarningsService {
       ...timeout,
     });
     this.pulls = new OllamaPulls(o.log, undefined, (p) => {
-      if (p.networkId) {
+      if (p.networkId && !p.notAnnounced) {
         try {
           this.mapToNetwork(p.networkId, p.engineUrl, p.model);
         } catch (e) {
           p.error = `pulled, but not announced as ${p.networkId}: ${(e as Error).message}`;
+          p.notAnnounced = { code: 'mapping_refused', text: p.error };
           o.log.error(p.error);
         }
       }
@@ -160,14 +172,18 @@ export class EarningsService {
   }
 
   /** Pulls `model` into one of this machine's Ollama engines (never another URL); with `networkId`
-   * (a model the network pays for) it is announced under that id once pulled. */
+   * (a model the network pays for) it is announced under that id once pulled — only when `model` is
+   * certainly that model (certainlyIs). A tag that is not (qwen2.5:3b for Qwen2.5-7B) is still
+   * pulled, but not announced as the network id; the pull's `notAnnounced` says so. */
   async pull(engineUrl: string, model: string, networkId?: string): Promise<DemandView> {
     const m = this.o.machine?.() ?? { known: [], ollamaEngines: [], vramGb: null };
     if (!m.ollamaEngines.includes(engineUrl)) throw new Error(`${engineUrl.slice(0, 200)} is not an Ollama engine found on this machine; rescan engines first.`);
     if (networkId !== undefined && !(this.rates.view().value ?? []).some((r) => r.modelId === networkId)) {
       throw new Error(`${networkId.slice(0, 200)} is not a model the network lists a rate for; refresh the demand list and pick one from it.`);
     }
-    this.pulls.start(engineUrl, model, networkId);
+    const notAnnounced = networkId !== undefined && !certainlyIs(model, networkId) ? unsureTag(model, networkId, engineUrl) : undefined;
+    if (notAnnounced) this.o.log.warn(notAnnounced.text);
+    this.pulls.start(engineUrl, model, networkId, notAnnounced);
     return this.demand();
   }
 

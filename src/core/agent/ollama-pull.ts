@@ -28,13 +28,14 @@ export class OllamaPulls {
   }
 
   /** Starts a pull (or returns the running one). `engineUrl` must be a known Ollama engine; `networkId`
-   * is the network model the pull is for (announced with `model` as its local name once pulled). */
-  start(engineUrl: string, model: string, networkId?: string): PullState {
+   * is the network model the pull is for (announced with `model` as its local name once pulled, unless
+   * `notAnnounced` says why not). */
+  start(engineUrl: string, model: string, networkId?: string, notAnnounced?: PullState['notAnnounced']): PullState {
     if (!OLLAMA_MODEL_NAME.test(model)) throw new Error(`"${model.slice(0, 64)}" is not an Ollama model name (like llama3.1:8b or qwen2.5:7b-instruct).`);
     const key = `${engineUrl} ${model}`;
     const cur = this.pulls.get(key);
     if (cur && !cur.done) return { ...cur };
-    const p: PullState = { engineUrl, model, ...(networkId ? { networkId } : {}), status: 'starting', completed: 0, total: 0, done: false, startedAt: Date.now() };
+    const p: PullState = { engineUrl, model, ...(networkId ? { networkId } : {}), ...(notAnnounced ? { notAnnounced } : {}), status: 'starting', completed: 0, total: 0, done: false, startedAt: Date.now() };
     this.pulls.set(key, p);
     this.log.info(`pulling ${model} into the Ollama engine at ${engineUrl}`);
     void this.run(p);

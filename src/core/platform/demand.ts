@@ -23,14 +23,24 @@ export interface DemandInput {
 
 const GIB = 1024 ** 3;
 
-/** network id → the model on disk that is it. Only a sure match counts (same family, version and size,
- * an alias or the same normalised name): announcing the wrong model under a paid id would be worse. */
+/** A match this sure, and only this, lets a local name be announced as a network id: the same family,
+ * version and size, an alias, or the same normalised name (qwen2.5:7b is Qwen/Qwen2.5-7B-Instruct,
+ * qwen2.5:3b is not). Announcing the wrong model under a paid id would be worse than not serving it. */
+const SURE = 1;
+
+/** Whether `localName` (an engine's own name, such as an Ollama tag) is certainly `networkId`. */
+export function certainlyIs(localName: string, networkId: string): boolean {
+  const m = matchModel(localName, [{ id: networkId }]);
+  return m !== undefined && m.confidence >= SURE;
+}
+
+/** network id → the model on disk that is it. Only a sure match counts (SURE). */
 export function onDiskMatches(rates: NetworkRate[], onDisk: DemandInput['onDisk'] = []): Map<string, { engineUrl: string; model: OllamaLocalModel }> {
   const ids = rates.map((r) => ({ id: r.modelId }));
   const out = new Map<string, { engineUrl: string; model: OllamaLocalModel }>();
   for (const d of onDisk) {
     const m = matchModel(d.model.name, ids);
-    if (m && m.confidence >= 1 && !out.has(m.id)) out.set(m.id, d);
+    if (m && m.confidence >= SURE && !out.has(m.id)) out.set(m.id, d);
   }
   return out;
 }

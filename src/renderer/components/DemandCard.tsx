@@ -66,6 +66,11 @@ function ServeThis({ row, view, onView }: { row: DemandRowView; view: DemandView
           {p.error ? `Failed: ${p.error}` : p.done ? 'Pulled' : `${p.status}${p.total > 0 ? ` ${fmtPercent(p.completed / p.total, 0)}` : ''}`}
         </span>
       )}
+      {p?.notAnnounced?.code === 'tag_not_network_model' && (
+        <span className="muted" role="status" data-testid="pull-not-announced">
+          {p.notAnnounced.text}
+        </span>
+      )}
       <ErrorText error={pullState.error} />
     </div>
   );

@@ -221,4 +221,41 @@ describe('"serve this" announces the network id', () => {
     expect(pulled).toBe(1);
     await expect(svc.pull(ollama.url, 'qwen2.5:0.5b', 'not/listed')).rejects.toThrow(/not a model the network lists a rate for/);
   });
+
+  it('a tag typed by hand that is not certainly the network model is pulled but not announced as it, and the pull says why', async () => {
+    // The registry has a 1.5B Qwen; the owner typed it on the row of the 0.5B network model.
+    ollama.registry['qwen2.5:1.5b'] = [986_048_768, 6_924];
+    await svc.demand();
+    const reply = await svc.pull(ollama.url, 'qwen2.5:1.5b', QWEN);
+    // The reply already says it, before the pull ends.
+    expect(reply.pulls.find((p) => p.model === 'qwen2.5:1.5b')?.notAnnounced?.code).toBe('tag_not_network_model');
+    await until(() => pullOf('qwen2.5:1.5b')?.done === true, 'pull finished');
+    expect(pullOf('qwen2.5:1.5b')).toMatchObject({ status: 'success', networkId: QWEN, notAnnounced: { code: 'tag_not_network_model' } });
+    expect(pullOf('qwen2.5:1.5b')?.error).toBeUndefined();
+    expect(pullOf('qwen2.5:1.5b')?.notAnnounced?.text).toContain(QWEN);
+    expect(ollama.pulled).toEqual(['qwen2.5:1.5b']);
+    expect(pulled).toBe(1);
+    expect(fs.existsSync(modelsFile)).toBe(false);
+    expect(mapped).toEqual([]);
+    // The demand row does not take the tag as that model either: still pullable, no local name.
+    const row = (await svc.demand()).rows.find((r) => r.modelId === QWEN);
+    expect(row).toMatchObject({ here: 'pullable' });
+    expect(row?.local).toBeUndefined();
+    // The same model's own tag, typed by hand, is certain: announced.
+    await svc.pull(ollama.url, 'qwen2.5:0.5b', QWEN);
+    expect(pullOf('qwen2.5:0.5b')?.notAnnounced).toBeUndefined();
+    await until(() => pullOf('qwen2.5:0.5b')?.done === true, 'second pull finished');
+    expect(JSON.parse(fs.readFileSync(modelsFile, 'utf8'))).toEqual({ [QWEN]: { endpoint: ollama.url, local_model: 'qwen2.5:0.5b' } });
+    expect(mapped).toEqual([QWEN]);
+  });
+
+  it("a pull whose mapping models.json refuses (the owner's own entry) says so with its code", async () => {
+    fs.writeFileSync(modelsFile, JSON.stringify({ [QWEN]: { endpoint: 'http://127.0.0.1:8000', local_model: 'qwen-hf' } }));
+    await svc.demand();
+    await svc.pull(ollama.url, 'qwen2.5:0.5b', QWEN);
+    await until(() => pullOf('qwen2.5:0.5b')?.done === true, 'pull finished');
+    expect(pullOf('qwen2.5:0.5b')?.notAnnounced?.code).toBe('mapping_refused');
+    expect(JSON.parse(fs.readFileSync(modelsFile, 'utf8'))).toEqual({ [QWEN]: { endpoint: 'http://127.0.0.1:8000', local_model: 'qwen-hf' } });
+    expect(mapped).toEqual([]);
+  });
 });

@@ -49,6 +49,17 @@ async function askHub(s: Stack): Promise<string> {
   return chunkText(await readSse(res));
 }
 
+/** Polls demand.list until the pull of `model` is done (the console polls it the same way). */
+async function pullFinished(s: Stack, model: string, timeoutMs = 10_000): Promise<DemandView> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const d = (await s.agent.invoke('demand.list', {})) as DemandView;
+    if (d.pulls.some((p) => p.model === model && p.done)) return d;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for the pull of ${model}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 async function withOllama(): Promise<Stack> {
   const s = await startStack({ serviceUrl: api.url, engines: [] });
   await registered(s);
@@ -84,6 +95,22 @@ describe('"serve this" announces the network id', () => {
     } finally {
       await again.stop();
     }
+  });
+
+  it('a tag typed by hand that is not certainly the network model: pulled, not announced as it, and the bridge reply says why', async () => {
+    ollama.registry['qwen2.5:1.5b'] = [986_048_768, 6_924];
+    stack = await withOllama();
+    const reply = (await stack.agent.invoke('demand.pull', { engineUrl: ollama.url, model: 'qwen2.5:1.5b', networkId: QWEN })) as DemandView;
+    expect(reply.pulls.find((p) => p.model === 'qwen2.5:1.5b')?.notAnnounced?.code).toBe('tag_not_network_model');
+    const done = await pullFinished(stack, 'qwen2.5:1.5b');
+    expect(done.pulls.find((p) => p.model === 'qwen2.5:1.5b')).toMatchObject({ status: 'success', notAnnounced: { code: 'tag_not_network_model' } });
+    expect(ollama.pulled).toEqual(['qwen2.5:1.5b']);
+    const modelsJson = path.join(stack.home, 'models.json');
+    expect(fs.existsSync(modelsJson) ? Object.keys(JSON.parse(fs.readFileSync(modelsJson, 'utf8')) as object) : []).not.toContain(QWEN);
+    expect(done.rows[0]).toMatchObject({ modelId: QWEN, here: 'pullable' });
+    // The engines were rescanned after the pull: the tag is there, and the hub was not told it is QWEN.
+    await until(() => stack!.agent.engineList().some((e) => e.type === 'ollama' && e.models.includes('qwen2.5:1.5b')), 'the pulled tag seen on the engine', 10_000);
+    expect(lastRegister(stack) ?? []).not.toContain(QWEN);
   });
 
   it('a network model Ollama already has under its tag: "serve this" maps it, the tag is no longer announced on its own', async () => {
