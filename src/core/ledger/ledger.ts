@@ -22,7 +22,7 @@ import { memoryLog, type Logger } from '../log';
 import { BoundedQueue } from './bounded-queue';
 import { csvHeaderLine, csvLine } from './csv';
 import { LedgerUnavailableError, describeDbFailure, type DbFailure } from './db-errors';
-import { migrate, ROLLUP_MS } from './migrations';
+import { migrate, ROLLUP_DAY_MS, ROLLUP_MS } from './migrations';
 import { PriceBook, type PriceRow, type Rate } from './price-book';
 import { UsageQueries, emptyTotals, type Cursor, type CsvPageRow, type HubLifetime } from './queries';
 import { DAY_MS, startOfLocalDay, type BucketSize } from './time-buckets';
@@ -430,9 +430,20 @@ export class Ledger extends EventEmitter {
     const nth = conn.db.prepare('SELECT finished_at AS t FROM usage INDEXED BY usage_finished WHERE finished_at < ? ORDER BY finished_at LIMIT 1 OFFSET ?');
     const delRows = conn.db.prepare('DELETE FROM usage WHERE finished_at < ?');
     const delRollups = conn.db.prepare('DELETE FROM usage_15m WHERE bucket < ?');
+    // A day cut part-way keeps what is left of it: its row is summed again from its 15-minute rows.
+    const delDays = conn.db.prepare('DELETE FROM usage_1d WHERE day < ?');
+    const redoDay = conn.db.prepare(
+      `INSERT INTO usage_1d (day, model, requests, errors, tokens_in, tokens_out, earnings, hub_requests, hub_errors, hub_tokens_in, hub_tokens_out, energy_wh, cost)
+       SELECT @day, model, sum(requests), sum(errors), sum(tokens_in), sum(tokens_out), sum(earnings), sum(hub_requests), sum(hub_errors),
+              sum(hub_tokens_in), sum(hub_tokens_out), sum(energy_wh), sum(cost)
+       FROM usage_15m WHERE bucket >= @day AND bucket < @day + ${ROLLUP_DAY_MS} GROUP BY model`,
+    );
     const step = conn.db.transaction((upTo: number) => {
       const n = delRows.run(upTo).changes;
       delRollups.run(upTo);
+      delDays.run(upTo);
+      const day = upTo - (upTo % ROLLUP_DAY_MS);
+      if (day < upTo) redoDay.run({ day });
       return n;
     });
     let deleted = 0;

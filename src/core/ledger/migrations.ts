@@ -15,6 +15,33 @@ export interface Migration {
 /** Width of a rollup bucket. Every real time zone offset is a multiple of 15 minutes, so local
  * hours and local days are whole numbers of these buckets. */
 export const ROLLUP_MS = 15 * 60_000;
+/** Width of a daily rollup row (a UTC day: 96 whole 15-minute buckets). */
+export const ROLLUP_DAY_MS = 96 * ROLLUP_MS;
+
+/** The trigger statement adding NEW to a rollup table keyed by (<key>, model). Both rollup tables
+ * (v5) take the same sums; v4's trigger wrote this statement out for usage_15m. */
+function rollupUpsert(table: string, key: string, width: number): string {
+  return `INSERT INTO ${table} (${key}, model, requests, errors, tokens_in, tokens_out, earnings,
+                                 hub_requests, hub_errors, hub_tokens_in, hub_tokens_out, energy_wh, cost)
+          VALUES (NEW.finished_at - NEW.finished_at % ${width}, NEW.model, 1,
+                  NEW.status IN ('error', 'rejected'), NEW.tokens_in, NEW.tokens_out, NEW.earnings,
+                  NEW.source = 'hub', NEW.source = 'hub' AND NEW.status IN ('error', 'rejected'),
+                  CASE WHEN NEW.source = 'hub' THEN NEW.tokens_in ELSE 0 END,
+                  CASE WHEN NEW.source = 'hub' THEN NEW.tokens_out ELSE 0 END,
+                  coalesce(NEW.energy_wh, 0), coalesce(NEW.cost, 0))
+          ON CONFLICT (${key}, model) DO UPDATE SET
+            requests       = requests + 1,
+            errors         = errors + excluded.errors,
+            tokens_in      = tokens_in + excluded.tokens_in,
+            tokens_out     = tokens_out + excluded.tokens_out,
+            earnings       = earnings + excluded.earnings,
+            hub_requests   = hub_requests + excluded.hub_requests,
+            hub_errors     = hub_errors + excluded.hub_errors,
+            hub_tokens_in  = hub_tokens_in + excluded.hub_tokens_in,
+            hub_tokens_out = hub_tokens_out + excluded.hub_tokens_out,
+            energy_wh      = energy_wh + excluded.energy_wh,
+            cost           = cost + excluded.cost;`;
+}
 
 export const migrations: readonly Migration[] = [
   {
@@ -161,6 +188,48 @@ export const migrations: readonly Migration[] = [
           SELECT count(*), coalesce(sum(status IN ('error', 'rejected')), 0), coalesce(sum(tokens_in), 0), coalesce(sum(tokens_out), 0)
           FROM usage u WHERE u.source = 'hub' AND u.model = usage_15m.model
             AND u.finished_at >= usage_15m.bucket AND u.finished_at < usage_15m.bucket + ${ROLLUP_MS});
+      `);
+    },
+  },
+  {
+    version: 5,
+    name: 'daily rollups for long ranges',
+    up(db) {
+      // The sums over long ranges (30 and 365 days, the lifetime comparison) read one row per UTC day
+      // and model instead of 96: usage_1d holds the same sums as usage_15m, kept by the same insert
+      // trigger. A UTC day is a whole number of 15-minute buckets, so queries take whole days from
+      // usage_1d, whole buckets at the range's edges from usage_15m and raw rows only inside partial
+      // buckets (queries.ts). The per-model covering index on usage_15m goes: per-model sums now read
+      // at most two days of usage_15m rows by its (bucket, model) key, and an index holding every
+      // summed column was rewritten on every insert.
+      db.exec(`
+        CREATE TABLE usage_1d (
+          day            INTEGER NOT NULL,
+          model          TEXT    NOT NULL,
+          requests       INTEGER NOT NULL,
+          errors         INTEGER NOT NULL,
+          tokens_in      INTEGER NOT NULL,
+          tokens_out     INTEGER NOT NULL,
+          earnings       REAL    NOT NULL,
+          hub_requests   INTEGER NOT NULL,
+          hub_errors     INTEGER NOT NULL,
+          hub_tokens_in  INTEGER NOT NULL,
+          hub_tokens_out INTEGER NOT NULL,
+          energy_wh      REAL    NOT NULL,
+          cost           REAL    NOT NULL,
+          PRIMARY KEY (day, model)
+        ) WITHOUT ROWID;
+        INSERT INTO usage_1d (day, model, requests, errors, tokens_in, tokens_out, earnings,
+                              hub_requests, hub_errors, hub_tokens_in, hub_tokens_out, energy_wh, cost)
+          SELECT bucket - bucket % ${ROLLUP_DAY_MS}, model, sum(requests), sum(errors), sum(tokens_in), sum(tokens_out), sum(earnings),
+                 sum(hub_requests), sum(hub_errors), sum(hub_tokens_in), sum(hub_tokens_out), sum(energy_wh), sum(cost)
+          FROM usage_15m GROUP BY 1, 2;
+        DROP INDEX usage_15m_model;
+        DROP TRIGGER usage_rollup;
+        CREATE TRIGGER usage_rollup AFTER INSERT ON usage BEGIN
+          ${rollupUpsert('usage_15m', 'bucket', ROLLUP_MS)}
+          ${rollupUpsert('usage_1d', 'day', ROLLUP_DAY_MS)}
+        END;
       `);
     },
   },

@@ -2,16 +2,17 @@
 //
 // Sums come from the 15-minute rollups (usage_15m) for the whole buckets inside a range and from
 // the raw rows only for the partial buckets at its edges, so every sum is exact for any range and
-// a year of data costs rollup rows instead of a million records. A report bucket is just such a
-// range; local hours and days are whole 15-minute buckets in every time zone. Per-model sums read
-// the rollups through their (model, bucket) covering index. Percentiles need the raw values: they
+// a year of data costs rollup rows instead of a million records. Whole UTC days inside a range come
+// from the daily rollups (usage_1d, schema v5), so a year is 365 rows per model. A report bucket is
+// just such a range; local hours and days are whole 15-minute buckets in every time zone. Per-model
+// sums read the same three sources grouped by model. Percentiles need the raw values: they
 // read the covering index usage_model_perf (model, status, finished_at, latency_ms,
 // tokens_per_second) without touching the table.
 import type Database from 'better-sqlite3';
 import type { LocalLifetimeView, ModelUsage, UsageBucket, UsageReport } from '../../shared/bridge';
 import type { UsageRecord, UsageTotals } from '../../shared/types';
 import type { CsvRow } from './csv';
-import { ROLLUP_MS } from './migrations';
+import { ROLLUP_DAY_MS, ROLLUP_MS } from './migrations';
 import { percentileOfSorted } from './percentile';
 import { bucketStarts, nextBucket, type BucketSize } from './time-buckets';
 import { USAGE_COLUMNS, rowToRecord, type UsageRow } from './usage-record';
@@ -64,24 +65,41 @@ function addInto(t: UsageTotals, r: SumRow): void {
   t.cost = (t.cost ?? 0) + (r.cost ?? 0);
 }
 
-/** Splits [from, to) into raw edges and whole rollup buckets. */
-function split(from: number, to: number): { raw: Array<[number, number]>; rollup: [number, number] | null } {
-  const a = Math.ceil(from / ROLLUP_MS) * ROLLUP_MS;
-  const b = Math.floor(to / ROLLUP_MS) * ROLLUP_MS;
-  if (a >= b) return { raw: [[from, to]], rollup: null };
-  const raw: Array<[number, number]> = [];
-  if (from < a) raw.push([from, a]);
-  if (b < to) raw.push([b, to]);
-  return { raw, rollup: [a, b] };
+/** [from, to) cut into the parts each source answers exactly: raw rows inside the partial 15-minute
+ * buckets at the edges, whole 15-minute buckets (usage_15m) up to the first and from the last whole
+ * UTC day, and those whole days (usage_1d). */
+interface Parts {
+  raw: Array<[number, number]>;
+  quarters: Array<[number, number]>;
+  days: [number, number] | null;
+}
+
+/** The whole `width` buckets inside [from, to), and what is left at each edge. */
+function cut(from: number, to: number, width: number): { edges: Array<[number, number]>; whole: [number, number] | null } {
+  const a = Math.ceil(from / width) * width;
+  const b = Math.floor(to / width) * width;
+  if (a >= b) return { edges: [[from, to]], whole: null };
+  const edges: Array<[number, number]> = [];
+  if (from < a) edges.push([from, a]);
+  if (b < to) edges.push([b, to]);
+  return { edges, whole: [a, b] };
+}
+
+function split(from: number, to: number): Parts {
+  const q = cut(from, to, ROLLUP_MS);
+  if (!q.whole) return { raw: q.edges, quarters: [], days: null };
+  const d = cut(q.whole[0], q.whole[1], ROLLUP_DAY_MS);
+  return { raw: q.edges, quarters: d.edges, days: d.whole };
 }
 
 export class UsageQueries {
   private readonly s: Record<
     | 'rawTotals'
     | 'rollTotals'
+    | 'dayTotals'
     | 'rawByModel'
-    | 'rollModel'
-    | 'models'
+    | 'rollByModel'
+    | 'dayByModel'
     | 'latencies'
     | 'speeds'
     | 'recent'
@@ -104,15 +122,11 @@ export class UsageQueries {
     this.s = {
       rawTotals: db.prepare(`SELECT ${RAW_SUMS} FROM usage WHERE ${RANGE}`),
       rollTotals: db.prepare(`SELECT ${ROLLUP_SUMS} FROM usage_15m WHERE bucket >= ? AND bucket < ?`),
+      dayTotals: db.prepare(`SELECT ${ROLLUP_SUMS} FROM usage_1d WHERE day >= ? AND day < ?`),
       rawByModel: db.prepare(`SELECT model, ${RAW_SUMS} FROM usage WHERE ${RANGE} GROUP BY model`),
-      rollModel: db.prepare(`SELECT ${ROLLUP_SUMS} FROM usage_15m INDEXED BY usage_15m_model WHERE model = ? AND bucket >= ? AND bucket < ?`),
-      // Every model in the rollups, one index seek per model (a "skip scan" written out).
-      models: db
-        .prepare(
-          `WITH RECURSIVE m(x) AS (SELECT min(model) FROM usage_15m UNION ALL SELECT (SELECT min(model) FROM usage_15m WHERE model > x) FROM m WHERE x IS NOT NULL)
-           SELECT x FROM m WHERE x IS NOT NULL`,
-        )
-        .pluck(),
+      // Less than two days of 15-minute rows (split() hands whole days to usage_1d), read by key.
+      rollByModel: db.prepare(`SELECT model, ${ROLLUP_SUMS} FROM usage_15m WHERE bucket >= ? AND bucket < ? GROUP BY model`),
+      dayByModel: db.prepare(`SELECT model, ${ROLLUP_SUMS} FROM usage_1d WHERE day >= ? AND day < ? GROUP BY model`),
       latencies: db
         .prepare(`SELECT latency_ms FROM usage INDEXED BY usage_model_perf WHERE model = ? AND status = 'ok' AND ${RANGE} AND id % ? = 0`)
         .pluck(),
@@ -127,7 +141,7 @@ export class UsageQueries {
         .prepare(`${csvSelect} WHERE u.finished_at >= ? AND u.finished_at < ? AND (u.finished_at > ? OR u.id > ?) ORDER BY u.finished_at, u.id LIMIT ?`)
         .raw(true),
       hubRollup: db.prepare(
-        'SELECT sum(hub_requests) AS requests, sum(hub_errors) AS failed, sum(hub_tokens_in) AS tokens_in, sum(hub_tokens_out) AS tokens_out, sum(earnings) AS earnings FROM usage_15m',
+        'SELECT sum(hub_requests) AS requests, sum(hub_errors) AS failed, sum(hub_tokens_in) AS tokens_in, sum(hub_tokens_out) AS tokens_out, sum(earnings) AS earnings FROM usage_1d',
       ),
       firstAt: db.prepare('SELECT min(finished_at) FROM usage').pluck(),
       undelivered: db.prepare(
@@ -138,28 +152,28 @@ export class UsageQueries {
 
   totals(from: number, to: number): UsageTotals {
     const t = emptyTotals();
-    const { raw, rollup } = split(from, to);
+    const { raw, quarters, days } = split(from, to);
     for (const [a, b] of raw) addInto(t, this.s.rawTotals.get(a, b) as SumRow);
-    if (rollup) addInto(t, this.s.rollTotals.get(rollup[0], rollup[1]) as SumRow);
+    for (const [a, b] of quarters) addInto(t, this.s.rollTotals.get(a, b) as SumRow);
+    if (days) addInto(t, this.s.dayTotals.get(days[0], days[1]) as SumRow);
     return t;
   }
 
   /** Sums per model over [from, to); models without requests in it are left out. */
   private modelSums(from: number, to: number): Map<string, UsageTotals> {
     const out = new Map<string, UsageTotals>();
-    const slot = (model: string): UsageTotals => {
-      let t = out.get(model);
-      if (!t) out.set(model, (t = emptyTotals()));
-      return t;
-    };
-    const { raw, rollup } = split(from, to);
-    for (const [a, b] of raw) for (const r of this.s.rawByModel.all(a, b) as ModelSum[]) addInto(slot(r.model), r);
-    if (rollup) {
-      for (const model of this.s.models.all() as string[]) {
-        const r = this.s.rollModel.get(model, rollup[0], rollup[1]) as SumRow;
-        if (r.requests) addInto(slot(model), r);
+    const add = (rows: ModelSum[]): void => {
+      for (const r of rows) {
+        if (!r.requests) continue;
+        let t = out.get(r.model);
+        if (!t) out.set(r.model, (t = emptyTotals()));
+        addInto(t, r);
       }
-    }
+    };
+    const { raw, quarters, days } = split(from, to);
+    for (const [a, b] of raw) add(this.s.rawByModel.all(a, b) as ModelSum[]);
+    for (const [a, b] of quarters) add(this.s.rollByModel.all(a, b) as ModelSum[]);
+    if (days) add(this.s.dayByModel.all(days[0], days[1]) as ModelSum[]);
     return out;
   }
 
