@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Ledger } from '../../../src/core/ledger/ledger';
 import { tempDir } from '../../support/ledger/helpers';
+import { rollupDrift } from '../../support/ledger/rollups';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../../..');
@@ -66,6 +67,7 @@ describe('crash safety', () => {
         expect(missing).toEqual([]);
         // The rollups moved in the same transactions as the rows.
         expect(db.prepare('SELECT sum(requests) FROM usage_15m').pluck().get()).toBe(stored.size);
+        expect(rollupDrift(db)).toEqual([]);
       } finally {
         db.close();
       }

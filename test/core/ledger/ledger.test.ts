@@ -6,6 +6,7 @@ import { memoryLog } from '../../../src/core/log';
 import { Ledger } from '../../../src/core/ledger/ledger';
 import { DAY_MS } from '../../../src/core/ledger/time-buckets';
 import { rec, tempDir } from '../../support/ledger/helpers';
+import { rollupDrift } from '../../support/ledger/rollups';
 
 let dir: string;
 let cleanup: () => void;
@@ -142,6 +143,14 @@ describe('Ledger: prune', () => {
     expect(l.totals(0, now + 1).requests).toBe(before - deleted);
     expect(l.totals(0, now + 1).requests).toBe(left.length);
     expect(l.totals(0, cutoff).requests).toBe(0);
+    // The cutoff is mid-day: the daily rollup of that day now holds only what is left of it.
+    const db = new Database(path.join(dir, 'ledger.sqlite'), { readonly: true });
+    try {
+      expect(rollupDrift(db)).toEqual([]);
+      expect(db.prepare('SELECT count(*) FROM usage_1d WHERE day < ?').pluck().get(cutoff - (cutoff % DAY_MS))).toBe(0);
+    } finally {
+      db.close();
+    }
   });
 });
 

@@ -5,6 +5,7 @@ import { memoryLog } from '../../../src/core/log';
 import { Ledger } from '../../../src/core/ledger/ledger';
 import { LATEST_VERSION, migrate, migrations, schemaVersion, type Migration } from '../../../src/core/ledger/migrations';
 import { rec, tempDir } from '../../support/ledger/helpers';
+import { rollupDrift } from '../../support/ledger/rollups';
 
 let dir: string;
 let cleanup: () => void;
@@ -12,6 +13,7 @@ beforeEach(() => ({ dir, cleanup } = tempDir()));
 afterEach(() => cleanup());
 
 const T = Date.UTC(2025, 1, 3, 10, 0);
+const DAY = 86_400_000;
 
 describe('schema migrations', () => {
   it('steps are numbered 1, 2, 3 … without gaps', () => {
@@ -58,6 +60,98 @@ describe('schema migrations', () => {
       expect(db.prepare('SELECT version FROM schema_version ORDER BY version').pluck().all()).toEqual(migrations.map((m) => m.version));
     } finally {
       db.close();
+    }
+  });
+
+  it('upgrades a v4 file with a year of rows to v5: every query answers what the rows say, before and after new records and a prune', () => {
+    const file = path.join(dir, 'ledger.sqlite');
+    const v4 = new Database(file);
+    expect(migrate(v4, 4)).toEqual([1, 2, 3, 4]);
+    const insert = v4.prepare(
+      `INSERT INTO usage (request_id, source, model, endpoint, started_at, finished_at, tokens_in, tokens_out, estimated, latency_ms, ttft_ms, tokens_per_second,
+                          status, status_code, error, earnings, rate_in, rate_out, rate_source, energy_wh, cost, delivered)
+       VALUES (?, ?, ?, 'http://127.0.0.1:8000', ?, ?, ?, ?, 0, ?, 50, ?, ?, 200, NULL, ?, 0.1, 0.3, 'network', ?, ?, 1)`,
+    );
+    let s = 11;
+    const rand = (): number => ((s = (s * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const year0 = Date.UTC(2025, 0, 1);
+    const times: number[] = [];
+    for (let i = 0; i < 6000; i++) times.push(year0 + Math.floor(rand() * 400 * DAY));
+    // On UTC day and 15-minute edges, and one millisecond before them.
+    for (let d = 0; d < 40; d++) times.push(year0 + d * 10 * DAY, year0 + d * 10 * DAY - 1, year0 + d * 10 * DAY + 900_000 * (d + 1));
+    const statuses = ['ok', 'ok', 'ok', 'error', 'rejected', 'cancelled'];
+    v4.transaction(() => {
+      times.forEach((t, i) => {
+        const status = statuses[Math.floor(rand() * statuses.length)]!;
+        const energy = rand() < 0.3 ? null : Math.floor(rand() * 80) / 8;
+        insert.run(`v4-${i}`, rand() < 0.7 ? 'hub' : 'local', ['m', 'n', 'o'][Math.floor(rand() * 3)]!, t - 700, t, Math.floor(rand() * 2000), Math.floor(rand() * 900), 700, 40,
+          status, status === 'ok' ? Math.floor(rand() * 64) / 8 : 0, energy, energy === null || rand() < 0.2 ? null : energy / 8);
+      });
+    })();
+    expect(rollupDrift(v4)).toEqual([]);
+    v4.close();
+
+    const now = year0 + 400 * DAY + 3_600_000;
+    const ledger = Ledger.open(file, { now: () => now });
+    const truthDb = new Database(file, { readonly: true });
+    const truth = truthDb.prepare(
+      `SELECT count(*) AS requests, coalesce(sum(status IN ('error', 'rejected')), 0) AS errors, coalesce(sum(tokens_in), 0) AS tokensIn,
+              coalesce(sum(tokens_out), 0) AS tokensOut, coalesce(sum(earnings), 0) AS earnings, coalesce(sum(energy_wh), 0) AS energyWh, coalesce(sum(cost), 0) AS cost
+       FROM usage WHERE finished_at >= ? AND finished_at < ?`,
+    );
+    const truthByModel = truthDb.prepare(
+      `SELECT model, count(*) AS requests, sum(status IN ('error', 'rejected')) AS errors, sum(tokens_in) AS tokensIn, sum(tokens_out) AS tokensOut, sum(earnings) AS earnings
+       FROM usage WHERE finished_at >= ? AND finished_at < ? GROUP BY model ORDER BY model`,
+    );
+    const hubTruth = truthDb.prepare(
+      `SELECT count(*) AS requests, sum(status IN ('error', 'rejected')) AS failed, sum(tokens_in) AS tokensIn, sum(tokens_out) AS tokensOut, min(finished_at) AS firstAt
+       FROM usage WHERE source = 'hub'`,
+    );
+    const ranges: Array<[number, number]> = [
+      [0, now + 1],
+      [year0, year0 + DAY],
+      [year0 - 1, year0 + 10 * DAY + 1],
+      [year0 + 900_000, year0 + 365 * DAY],
+      [now - 30 * DAY, now + 1],
+      [now - 365 * DAY, now + 1],
+      [year0 + 5 * DAY + 123, year0 + 6 * DAY + 456],
+    ];
+    for (let k = 0; k < 40; k++) {
+      const from = year0 + Math.floor(rand() * 400 * DAY);
+      ranges.push([from, from + Math.floor(rand() * (k % 2 ? 3 * DAY : 120 * DAY))]);
+    }
+    // Counts exactly; money and energy to 1e-9 (the rollups add in insert order, the truth in its own).
+    const exact = <T extends object>(o: T): T =>
+      Object.fromEntries(Object.entries(o).map(([k, v]) => [k, typeof v === 'number' && !Number.isInteger(v) ? Math.round(v * 1e9) / 1e9 : v])) as T;
+    const check = (when: string): void => {
+      for (const [from, to] of ranges) {
+        const what = `${when}, [${from}, ${to})`;
+        expect(exact(ledger.totals(from, to)), what).toEqual(exact(truth.get(from, to) as object));
+        const perModel = ledger
+          .report(from, to, 'day')
+          .perModel.map((m) => exact({ model: m.model, requests: m.requests, errors: m.errors, tokensIn: m.tokensIn, tokensOut: m.tokensOut, earnings: m.earnings }))
+          .sort((a, b) => a.model.localeCompare(b.model));
+        expect(perModel, what).toEqual((truthByModel.all(from, to) as object[]).map(exact));
+      }
+      const h = ledger.hubLifetime();
+      expect({ requests: h.requests, failed: h.failed, tokensIn: h.tokensIn, tokensOut: h.tokensOut, firstAt: h.firstAt }, when).toEqual(hubTruth.get());
+      expect(rollupDrift(truthDb), when).toEqual([]);
+    };
+    try {
+      expect(schemaVersion(truthDb)).toBe(LATEST_VERSION);
+      expect(truthDb.prepare('SELECT count(*) FROM usage_1d').pluck().get()).toBeGreaterThan(0);
+      check('after the upgrade');
+      // New records go to both rollups.
+      ledger.setPrice('*', 1, 2, 0);
+      ledger.recordBatch(Array.from({ length: 500 }, (_, i) => rec(year0 + i * 3 * 3_600_000 + 17, { model: ['m', 'p'][i % 2]!, source: i % 3 ? 'hub' : 'local' })));
+      ledger.record(rec(now - 5, { model: 'n' }));
+      check('after new records');
+      // A prune that cuts a UTC day part-way (now is 01:00 UTC; 100 days back is the same hour).
+      expect(ledger.prune(100)).toBeGreaterThan(0);
+      check('after a prune');
+    } finally {
+      truthDb.close();
+      ledger.close();
     }
   });
 
