@@ -26,9 +26,10 @@ export interface HubRelayOptions {
   retentionBytes?: number;
   /** How long a finished request's messages are kept while the link stays up (default 30 s). */
   lingerMs?: number;
-  /** Called synchronously right before a request's last message (stream_end, result, error) is
-   * sent: the agent commits the request's ledger row here, so what the hub is told is never lost. */
-  beforeFinal?: (id: string) => void;
+  /** Called right before a request's last message (stream_end, result, error) is sent, which waits for
+   * the promise it returns: the agent commits the request's ledger row here (the rows of one turn in one
+   * transaction), so what the hub is told is never lost. */
+  beforeFinal?: (id: string) => void | Promise<void>;
   /** A request's last message was handed to the hub link (now, or replayed on resume). */
   finalSent?: (id: string) => void;
 }
@@ -307,7 +308,9 @@ export class HubRelay {
     else this.counters.failed++;
     if (this.active.get(id)?.hubCancelled) return; // the hub abandoned it: nothing more goes out
     // Commit before send: the ledger row is durable before the last message can leave (issue 15).
-    this.o.beforeFinal?.(id);
+    const committed = this.o.beforeFinal?.(id);
+    if (committed) await committed;
+    if (this.active.get(id)?.hubCancelled) return; // cancelled while its row was committed
     const sent = (): void => {
       if (this.active.get(id)?.handed) this.o.finalSent?.(id);
     };
