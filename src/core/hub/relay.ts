@@ -14,7 +14,13 @@ import { chunkJson } from '../engine/sse';
 import { encodeOnce, encodeStreamChunk, out, MAX_MESSAGE_BYTES, type EncodedMessage, type Inbound, type Outbound } from '../protocol/messages';
 import type { InferenceRunner, InferenceResult } from '../inference/runner';
 import type { HubLink } from './link';
-import { Retention } from './retention';
+import { Retention, type RetentionCodec } from './retention';
+
+/** Kept messages are their own wire text; read back, the type is the text's first key (encode() writes it first). */
+const KEEP_ENCODED: RetentionCodec<EncodedMessage> = {
+  text: (m) => m.text,
+  read: (text, seq, bytes, requestId) => ({ type: /^\{"type":"([a-z_]+)"/.exec(text)?.[1] ?? 'message', requestId, seq, text, bytes }),
+};
 
 export interface HubRelayOptions {
   link: HubLink;
@@ -75,7 +81,7 @@ export class HubRelay {
       a.evicted = true;
       o.log.error(`request ${id}: its answer outgrew the resume buffer's memory cap; cancelling it at the engine`, { requestId: id });
       a.ctl.abort();
-    });
+    }, KEEP_ENCODED);
     o.link.on('disconnected', () => this.onDisconnected());
     o.link.on('registered', () => this.onRegistered());
     this.sweeper = setInterval(() => {
