@@ -15,7 +15,8 @@ export function loopLine(name: string, l: LoopSummary | undefined): string {
     `${name}: loop busy ${Math.round(l.utilization * 100)}%, delay p50 ${l.delayP50} / p99 ${l.delayP99} / p99.9 ${l.delayP999} / max ${l.delayMax} ms; ` +
     `CPU ${l.cpuUsPerChunk} µs/chunk; GC ${Object.entries(l.gcByKind)
       .map(([k, g]) => `${k} ${g.count}× ${g.totalMs} ms (max ${g.maxMs})`)
-      .join(', ')}; RSS ${l.rssMb} MB`
+      .join(', ')}; RSS ${l.rssMb} MB` +
+    (l.spacesMb ? ` (heap spaces ${Object.entries(l.spacesMb).filter(([, mb]) => mb >= 0.5).map(([k, mb]) => `${k} ${mb}`).join(', ')}; external ${l.externalMb} MB)` : '')
   );
 }
 

@@ -11,6 +11,7 @@
 // The delay histogram runs from the first SIGUSR2 on. On SIGUSR2 it writes one line `loop-probe {json}` to stdout with the figures since the last signal and
 // starts over, so the bench reads exactly the window of one measurement (signal, workload, signal).
 import { monitorEventLoopDelay, performance, PerformanceObserver, constants } from 'node:perf_hooks';
+import v8 from 'node:v8';
 
 const KINDS = {
   [constants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
@@ -57,6 +58,9 @@ process.on('SIGUSR2', () => {
       return round((d.user + d.system) / 1000);
     })(),
     rssMb: Math.round((process.memoryUsage.rss() / 1048576) * 10) / 10,
+    // Where the RSS is: V8's heap spaces (size reserved, MB) and memory outside the heap (Buffers).
+    spacesMb: Object.fromEntries(v8.getHeapSpaceStatistics().map((sp) => [sp.space_name.replace(/_space$/, ''), Math.round((sp.space_size / 1048576) * 10) / 10])),
+    externalMb: Math.round((process.memoryUsage().external / 1048576) * 10) / 10,
   };
   process.stdout.write(`loop-probe ${JSON.stringify(figures)}\n`);
   delay.reset();

@@ -32,6 +32,9 @@ export interface LoopFigures {
   longGc: Array<[string, number]>;
   cpuMs: number;
   rssMb: number;
+  /** V8 heap spaces' reserved sizes (MB) and memory outside the heap, at the end of the window. */
+  spacesMb?: Record<string, number>;
+  externalMb?: number;
   /** Chunks relayed in the window (set by the bench). */
   chunks?: number;
 }
@@ -54,6 +57,9 @@ export interface LoopSummary {
   /** Process CPU time (user + system) per relayed chunk, µs. */
   cpuUsPerChunk: number;
   rssMb: number;
+  /** The heap spaces and external memory of the turn with the highest RSS. */
+  spacesMb?: Record<string, number>;
+  externalMb?: number;
 }
 
 function byKind(turns: LoopFigures[]): LoopSummary['gcByKind'] {
@@ -87,6 +93,10 @@ export function summarizeLoop(turns: LoopFigures[]): LoopSummary | undefined {
     gcByKind: byKind(turns),
     cpuUsPerChunk: round((turns.reduce((a, t) => a + t.cpuMs, 0) * 1000) / Math.max(1, turns.reduce((a, t) => a + (t.chunks ?? 0), 0)), 1),
     rssMb: max((t) => t.rssMb),
+    ...(() => {
+      const peak = turns.reduce((a, t) => (t.rssMb > a.rssMb ? t : a));
+      return { ...(peak.spacesMb ? { spacesMb: peak.spacesMb } : {}), ...(peak.externalMb !== undefined ? { externalMb: peak.externalMb } : {}) };
+    })(),
   };
 }
 

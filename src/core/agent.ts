@@ -217,8 +217,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       resumeGraceMs: a.resumeGraceMs,
       resumeTtlMs: a.resumeTtlMs,
       retentionBytes: a.retentionBytes,
-      // Commit before send: the ledger row of a request is durable before its stream_end/result leaves.
-      beforeFinal: () => this.ledgerBatch.flush(),
+      // Commit before send: the ledger row of a request is durable before its stream_end/result leaves
+      // (the rows of requests ending in one turn are committed together, then their finals go).
+      beforeFinal: () => this.ledgerBatch.committed(),
       finalSent: (id) => this.ledger?.markDelivered(id),
     });
     this.notices = new NoticeBook({ home: opts.home, log: this.log.child('notices') });

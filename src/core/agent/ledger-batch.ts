@@ -1,13 +1,15 @@
 // Ledger commit batching. Requests that finish in the same turn of the event loop (a burst of streams
-// ending together) are written in one transaction right after it, instead of one commit each while
-// other streams wait. A record is written within that one turn of its request ending, and never after
-// its last message to the hub: the relay calls flush() (beforeFinal) right before sending a stream_end
-// or result, so the commit always precedes the send (test/integration/ledger/agent-crash.test.ts).
+// ending together) are written in one transaction right after it (setImmediate), instead of one commit
+// each while other streams wait. Commit before send: the relay's beforeFinal awaits committed() before
+// a stream_end or result goes out, so a request's row is committed before its final message can leave
+// the process (test/integration/ledger/agent-crash.test.ts).
 import type { UsageRecord } from '../../shared/types';
 import type { Ledger } from '../ledger/ledger';
 
 export class LedgerBatch {
   private readonly batch: UsageRecord[] = [];
+  /** Settled by the flush that commits the current batch (made only when someone waits for it). */
+  private waiting?: { promise: Promise<void>; resolve: () => void };
 
   constructor(private readonly ledger: Ledger | undefined) {}
 
@@ -18,10 +20,32 @@ export class LedgerBatch {
     setImmediate(() => this.flush());
   }
 
+  /**
+   * Resolves once every record queued so far is committed (by the flush after this turn); undefined
+   * when nothing is queued (everything queued before is committed already).
+   */
+  committed(): Promise<void> | undefined {
+    if (this.batch.length === 0) return undefined;
+    if (!this.waiting) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      this.waiting = { promise, resolve };
+    }
+    return this.waiting.promise;
+  }
+
   /** Commits what is queued, now. */
   flush(): void {
     const batch = this.batch.splice(0);
-    if (batch.length === 1) this.ledger?.record(batch[0]!);
-    else if (batch.length > 1) this.ledger?.recordBatch(batch);
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    try {
+      if (batch.length === 1) this.ledger?.record(batch[0]!);
+      else if (batch.length > 1) this.ledger?.recordBatch(batch);
+    } finally {
+      // The ledger never throws on the request path: a row it could not write is held in memory and
+      // written on reconnect (ledger.ts), as with a commit made inline.
+      waiting?.resolve();
+    }
   }
 }

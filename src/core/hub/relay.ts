@@ -14,7 +14,13 @@ import { chunkJson } from '../engine/sse';
 import { encodeOnce, encodeStreamChunk, out, MAX_MESSAGE_BYTES, type EncodedMessage, type Inbound, type Outbound } from '../protocol/messages';
 import type { InferenceRunner, InferenceResult } from '../inference/runner';
 import type { HubLink } from './link';
-import { Retention } from './retention';
+import { Retention, type RetentionCodec } from './retention';
+
+/** Kept messages are their own wire text; read back, the type is the text's first key (encode() writes it first). */
+const KEEP_ENCODED: RetentionCodec<EncodedMessage> = {
+  text: (m) => m.text,
+  read: (text, seq, bytes, requestId) => ({ type: /^\{"type":"([a-z_]+)"/.exec(text)?.[1] ?? 'message', requestId, seq, text, bytes }),
+};
 
 export interface HubRelayOptions {
   link: HubLink;
@@ -26,9 +32,10 @@ export interface HubRelayOptions {
   retentionBytes?: number;
   /** How long a finished request's messages are kept while the link stays up (default 30 s). */
   lingerMs?: number;
-  /** Called synchronously right before a request's last message (stream_end, result, error) is
-   * sent: the agent commits the request's ledger row here, so what the hub is told is never lost. */
-  beforeFinal?: (id: string) => void;
+  /** Called right before a request's last message (stream_end, result, error) is sent, which waits for
+   * the promise it returns: the agent commits the request's ledger row here (the rows of one turn in one
+   * transaction), so what the hub is told is never lost. */
+  beforeFinal?: (id: string) => void | Promise<void>;
   /** A request's last message was handed to the hub link (now, or replayed on resume). */
   finalSent?: (id: string) => void;
 }
@@ -74,7 +81,7 @@ export class HubRelay {
       a.evicted = true;
       o.log.error(`request ${id}: its answer outgrew the resume buffer's memory cap; cancelling it at the engine`, { requestId: id });
       a.ctl.abort();
-    });
+    }, KEEP_ENCODED);
     o.link.on('disconnected', () => this.onDisconnected());
     o.link.on('registered', () => this.onRegistered());
     this.sweeper = setInterval(() => {
@@ -307,7 +314,9 @@ export class HubRelay {
     else this.counters.failed++;
     if (this.active.get(id)?.hubCancelled) return; // the hub abandoned it: nothing more goes out
     // Commit before send: the ledger row is durable before the last message can leave (issue 15).
-    this.o.beforeFinal?.(id);
+    const committed = this.o.beforeFinal?.(id);
+    if (committed) await committed;
+    if (this.active.get(id)?.hubCancelled) return; // cancelled while its row was committed
     const sent = (): void => {
       if (this.active.get(id)?.handed) this.o.finalSent?.(id);
     };

@@ -1,31 +1,60 @@
 // Retention of what each hub stream sent (resume-v1): every stream_chunk / stream_end of a request is
 // kept, by seq, until the request has finished and the hub cannot ask for it any more. Bounded by
 // total bytes (oldest request evicted first) and by a TTL.
+// The messages are kept as UTF-8 bytes in one buffer per request (off the JS heap), with their seqs and
+// end offsets in plain number arrays: no JS object per kept message, so the garbage collector has
+// nothing of the buffer to copy or scan (it held tens of thousands of strings at 64 streams, doubling
+// the agent's scavenge pauses; docs/benchmarks.md, issue 18).
 
-interface Kept<T> {
-  messages: Array<{ seq: number; msg: T; bytes: number }>;
-  bytes: number;
-  finishedAt?: number;
-  touchedAt: number;
+/** How a kept message is written to bytes and read back (the relay keeps each message already serialised). */
+export interface RetentionCodec<T> {
+  text(msg: T): string;
+  read(text: string, seq: number, bytes: number, requestId: string): T;
 }
 
-/** Keeps items of type T (the relay keeps each message already serialised). */
+interface Kept {
+  buf: Buffer;
+  used: number;
+  /** Per kept message, in order: its seq and the offset its bytes end at. */
+  seqs: number[];
+  ends: number[];
+  /** The sizes the caller gave, summed (what the cap counts). */
+  bytes: number;
+  finishedAt?: number;
+}
+
+const EMPTY = Buffer.alloc(0);
+const FIRST_BUFFER = 4096;
+
 export class Retention<T> {
-  private readonly kept = new Map<string, Kept<T>>();
+  private readonly kept = new Map<string, Kept>();
   private total = 0;
 
   constructor(
     private readonly maxBytes: number,
     /** Called with the ids evicted to stay under maxBytes (their engine requests should be cancelled). */
     private readonly onEvict: (requestId: string) => void,
+    private readonly codec: RetentionCodec<T>,
   ) {}
 
   add(requestId: string, seq: number, msg: T, bytes: number): void {
-    const k = this.kept.get(requestId) ?? { messages: [], bytes: 0, touchedAt: Date.now() };
-    k.messages.push({ seq, msg, bytes });
+    let k = this.kept.get(requestId);
+    if (!k) {
+      k = { buf: EMPTY, used: 0, seqs: [], ends: [], bytes: 0 };
+      this.kept.set(requestId, k);
+    }
+    const text = this.codec.text(msg);
+    // At most 3 bytes per UTF-16 unit; the buffer doubles, so copies stay linear in what is kept.
+    const need = k.used + text.length * 3;
+    if (need > k.buf.length) {
+      const grown = Buffer.allocUnsafeSlow(Math.max(need, k.buf.length * 2, FIRST_BUFFER));
+      k.buf.copy(grown, 0, 0, k.used);
+      k.buf = grown;
+    }
+    k.used += k.buf.write(text, k.used);
+    k.seqs.push(seq);
+    k.ends.push(k.used);
     k.bytes += bytes;
-    k.touchedAt = Date.now();
-    this.kept.set(requestId, k);
     this.total += bytes;
     // Past the cap the oldest request goes (cancelled by onEvict), finished ones first; a single
     // request larger than the whole cap is itself dropped and cancelled, never an unbounded buffer.
@@ -36,14 +65,31 @@ export class Retention<T> {
     }
   }
 
+  /** Marks a request finished (nothing more is added) and gives back its buffer's unused tail. */
   finished(requestId: string): void {
     const k = this.kept.get(requestId);
-    if (k) k.finishedAt = Date.now();
+    if (!k) return;
+    k.finishedAt = Date.now();
+    if (k.buf.length > k.used) {
+      const exact = Buffer.allocUnsafeSlow(k.used);
+      k.buf.copy(exact, 0, 0, k.used);
+      k.buf = exact;
+    }
   }
 
   /** Messages after lastSeq, in order. */
   since(requestId: string, lastSeq: number): T[] {
-    return (this.kept.get(requestId)?.messages ?? []).filter((m) => m.seq > lastSeq).map((m) => m.msg);
+    const k = this.kept.get(requestId);
+    if (!k) return [];
+    const out: T[] = [];
+    for (let i = 0; i < k.seqs.length; i++) {
+      const seq = k.seqs[i]!;
+      if (seq <= lastSeq) continue;
+      const start = i === 0 ? 0 : k.ends[i - 1]!;
+      const end = k.ends[i]!;
+      out.push(this.codec.read(k.buf.toString('utf8', start, end), seq, end - start, requestId));
+    }
+    return out;
   }
 
   has(requestId: string): boolean {

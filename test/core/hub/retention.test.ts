@@ -1,14 +1,16 @@
 // Retention of sent stream messages (resume-v1): replay after a seq, a byte cap that evicts the oldest
 // request (and says which), and dropping finished requests once they are old enough.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Retention } from '../../../src/core/hub/retention';
+import { Retention, type RetentionCodec } from '../../../src/core/hub/retention';
 import { out, type Outbound } from '../../../src/core/protocol/messages';
 
 const chunk = (id: string, seq: number): Outbound => out.streamChunk(id, seq, { choices: [{ delta: { content: `t${seq}` } }] }, false);
 
+const json: RetentionCodec<Outbound> = { text: (m) => JSON.stringify(m), read: (text) => JSON.parse(text) as Outbound };
+
 function retention(maxBytes: number): { r: Retention<Outbound>; evicted: string[] } {
   const evicted: string[] = [];
-  return { r: new Retention<Outbound>(maxBytes, (id) => evicted.push(id)), evicted };
+  return { r: new Retention<Outbound>(maxBytes, (id) => evicted.push(id), json), evicted };
 }
 
 afterEach(() => {
@@ -106,5 +108,19 @@ describe('Retention', () => {
     expect(r.ids()).toEqual(['running']);
     // Dropping is not eviction: nobody is asked to cancel anything.
     expect(evicted).toEqual([]);
+  });
+  it('gives back exactly what was kept, across buffer growth and after finished(): multi-byte text too', () => {
+    const { r } = retention(100_000_000);
+    const texts = Array.from({ length: 400 }, (_, i) => `t${i} ${'é€😀'.repeat(i % 7)} "quoted" \\ ${'x'.repeat(i * 3)}`);
+    const msg = (seq: number): Outbound => out.streamChunk('a', seq, { choices: [{ delta: { content: texts[seq - 1] } }] }, false);
+    for (let seq = 1; seq <= texts.length; seq++) r.add('a', seq, msg(seq), 1);
+    const before = r.since('a', 0);
+    r.finished('a');
+    for (const got of [before, r.since('a', 0)]) {
+      expect(got).toHaveLength(texts.length);
+      expect(got.map((m) => m.payload.seq)).toEqual(texts.map((_, i) => i + 1));
+      expect(got).toEqual(texts.map((_, i) => msg(i + 1)));
+    }
+    expect(r.since('a', 398).map((m) => m.payload.seq)).toEqual([399, 400]);
   });
 });
