@@ -17,7 +17,10 @@ import { GpuBusyWatch } from './agent/gpu-busy';
 import { LedgerBatch } from './agent/ledger-batch';
 import { buildSnapshot } from './agent/snapshot';
 import { engineHosts, ModelSync } from './agent/model-sync';
-import type { AgentActions, AgentParts, KeyStorage } from './agent/parts';
+import type { AgentActions, AgentParts } from './agent/parts';
+import { keyStorageOf, providerKeyOf } from './agent/provider-key';
+import { refreshEarningsFlag } from './agent/earnings-flag';
+import { CatalogueRefresh } from './agent/catalogue-refresh';
 import { hubStatus, type HubStatus } from './agent/hub-status';
 import { wireAlerts, wireEngines, wireFeeds, wireRequests, wireServing, type AgentOutlets } from './agent/wiring';
 import { hubDialUrl, loadConfig, readModelsJson, type ProviderConfig } from './config/config';
@@ -31,7 +34,7 @@ import { detectGpus } from './gpu/detect';
 import { ContextLengths } from './engine/context-length';
 import { RequestMetrics } from './hub/request-metrics';
 import { GpuSampler } from './gpu/sampler';
-import { fetchProviderStatus, ProviderGate } from './hub/provider-status';
+import { ProviderGate } from './hub/provider-status';
 import { NoticeBook } from './hub/notices';
 import { Catalogue } from './platform/catalogue';
 import { HubChallenges } from './hub/challenges';
@@ -49,7 +52,7 @@ import { bindPause } from './scheduler/pause-binding';
 import { Scheduler } from './scheduler/scheduler';
 import { AlertList } from './alerts/alert-list';
 import { DEFAULT_COOLDOWN_MINUTES, WebhookTransport } from './alerts/webhook';
-import { homePath, KEY_SECRET } from './config/home-layout';
+import { homePath } from './config/home-layout';
 import { modelsJsonOf } from './agent/network-model-map';
 import { MinuteHistory } from './gpu/minute-history';
 
@@ -107,7 +110,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   /** Whether the default engine ports are probed ([Agent] Discovery / --no-discovery). */
   private readonly autoDiscovery: boolean;
   private readonly l: Logger;
-  private catalogueTimer?: NodeJS.Timeout;
+  private readonly catalogueRefresh: CatalogueRefresh;
   private gpu: GpuInventory = { gpus: [], detectedAt: 0, note: 'GPU detection has not run yet' };
   private snapshotTimer?: NodeJS.Timeout;
   private started = false;
@@ -166,7 +169,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       home: opts.home,
       ...(this.ledger ? { ledger: this.ledger } : {}),
       log: this.log.child('earnings'),
-      serviceUrl: () => this.settings.get().serviceUrl ?? this.config.serviceUrl,
+      serviceUrl: () => this.serviceUrl(),
       providerKey: () => this.providerKey(),
       models: () => this.registry.announced(),
       machine: () => ({
@@ -246,9 +249,10 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       send: (m) => void this.link.sendControl(m),
       log: this.l,
     });
-    const serviceUrl = (): string => this.settings.get().serviceUrl ?? this.config.serviceUrl;
+    const serviceUrl = (): string => this.serviceUrl();
     this.providerGate = new ProviderGate({ serviceUrl, key: () => this.providerKey(), log: this.log.child('status'), connect: () => this.link.start() });
     this.catalogue = new Catalogue({ serviceUrl, log: this.log.child('catalogue') });
+    this.catalogueRefresh = new CatalogueRefresh(this.catalogue, () => this.emitSnapshot());
     this.webhook = new WebhookTransport({
       url: () => this.settings.get().alertWebhookUrl || undefined,
       cooldownMs: () => (this.settings.get().alertCooldownMinutes ?? DEFAULT_COOLDOWN_MINUTES) * 60_000,
@@ -348,7 +352,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     void this.refreshEarningsFlag();
     this.earnings.start();
     await this.applyGateway();
-    this.refreshCatalogue();
+    this.catalogueRefresh.run();
     if (this.config.enable && this.providerKey()) void this.providerGate.start();
     else if (!this.providerKey()) this.l.warn('No provider key yet: paste it in the console (Settings) or set ApiKey in config.toml / INFERENCE_API_KEY.');
     else this.l.warn('[Inference] Enable = false in config.toml: not connecting to the hub.');
@@ -360,7 +364,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.started = false;
     clearTimeout(this.snapshotTimer);
     this.gpuBusy.stop();
-    clearInterval(this.catalogueTimer);
+    this.catalogueRefresh.stop();
     this.providerGate.stop();
     this.modelsWatch?.close();
     this.earnings.stop();
@@ -438,14 +442,14 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       emitSnapshot: () => this.emitSnapshot(),
       nodeName: () => this.nodeName(),
       providerKey: () => this.providerKey(),
-      keyStorage: () => this.keyStorage(),
+      keyStorage: () => keyStorageOf({ env: this.opts.env ?? process.env, secrets: this.secrets, config: this.config }),
       engineList: () => this.models.engineList(),
       rescanEngines: (extra) => this.models.rescan(extra),
       rebuildModels: () => this.models.rebuild(),
       watchGpuBusy: () => this.gpuBusy.apply(),
       applyPauseSchedule: () => this.applyPauseSchedule(),
       refreshEarningsFlag: () => this.refreshEarningsFlag(),
-      refreshCatalogue: () => this.refreshCatalogue(),
+      refreshCatalogue: () => this.catalogueRefresh.run(),
       applyGateway: () => this.applyGateway(),
     };
   }
@@ -455,14 +459,17 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     return this.settings.get().nodeName ?? this.config.nodeName;
   }
 
-  private providerKey(): string {
-    return (this.opts.env ?? process.env).INFERENCE_API_KEY || this.secrets.get(KEY_SECRET) || this.config.apiKey;
+  private serviceUrl(): string {
+    return this.settings.get().serviceUrl ?? this.config.serviceUrl;
   }
 
-  private keyStorage(): KeyStorage {
-    if ((this.opts.env ?? process.env).INFERENCE_API_KEY) return 'env';
-    if (this.secrets.get(KEY_SECRET)) return this.secrets.kind;
-    return this.config.apiKey ? 'config' : 'none';
+  private providerKey(): string {
+    return providerKeyOf({ env: this.opts.env ?? process.env, secrets: this.secrets, config: this.config });
+  }
+
+  /** Reads earnings_enabled from the hub's provider status (earnings-flag.ts). */
+  private refreshEarningsFlag(): Promise<void> {
+    return refreshEarningsFlag({ key: this.providerKey(), serviceUrl: this.serviceUrl(), ...(this.ledger ? { ledger: this.ledger } : {}), log: this.l });
   }
 
   /** Applies the owner's weekly pause windows (already validated when saved; a bad stored one is logged). */
@@ -472,25 +479,6 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     } catch (e) {
       this.l.error(`the saved pause schedule is ignored: ${(e as Error).message}. Fix it in Engines & models.`);
     }
-  }
-
-  /** Reads earnings_enabled from the hub's provider status (GET {ServiceURL}/api/v1/provider/status). */
-  private async refreshEarningsFlag(): Promise<void> {
-    const key = this.providerKey();
-    if (!key || !this.ledger) return;
-    const serviceUrl = this.settings.get().serviceUrl ?? this.config.serviceUrl;
-    const r = await fetchProviderStatus(serviceUrl, key);
-    if (r.status?.earnings_enabled !== undefined) this.ledger.setEarningsEnabled(r.status.earnings_enabled);
-    else if (r.error) this.l.debug(`provider status unavailable: ${r.error}`);
-  }
-
-  /** Fetches the network's model catalogue now and every 30 minutes (a failure keeps the last good list). */
-  private refreshCatalogue(): void {
-    const run = (): void => void this.catalogue.refresh(true).then(() => this.emitSnapshot());
-    run();
-    clearInterval(this.catalogueTimer);
-    this.catalogueTimer = setInterval(run, 30 * 60_000);
-    this.catalogueTimer.unref();
   }
 
   /** Starts, restarts or stops the local gateway to match the settings (gateway-lifecycle.ts). */
