@@ -3,12 +3,11 @@
 // typed bridge (invoke + subscribe) that the desktop app and the browser console use.
 import { EventEmitter } from 'node:events';
 import type { AgentSnapshot, BridgeBackend, BridgeEvent } from '../shared/bridge';
-import type { EngineInfo, GpuInventory, GpuSample, PauseState } from '../shared/types';
+import type { GpuInventory, LinkReasonCode, LinkStatus } from '../shared/types';
 import type { AgentOptions } from './agent-options';
 import { BridgeHandlers } from './agent/bridge-handlers';
 import { EarningsService } from './agent/earnings';
 import { InferenceRunner } from './inference/runner';
-import { INTERNAL_ID } from './inference/internal';
 import { ModelRegistry } from './agent/models';
 import { SettingsFile } from './agent/settings';
 import { Warmup } from './agent/warmup';
@@ -16,22 +15,26 @@ import { Announcer } from './agent/announce';
 import { GatewayLifecycle } from './agent/gateway-lifecycle';
 import { GpuBusyWatch } from './agent/gpu-busy';
 import { LedgerBatch } from './agent/ledger-batch';
-import { logFinished } from './agent/request-log';
 import { buildSnapshot } from './agent/snapshot';
-import { syncScheduler } from './agent/scheduler-sync';
+import { engineHosts, ModelSync } from './agent/model-sync';
+import type { AgentActions, AgentParts } from './agent/parts';
+import { keyStorageOf, providerKeyOf } from './agent/provider-key';
+import { refreshEarningsFlag } from './agent/earnings-flag';
+import { CatalogueRefresh } from './agent/catalogue-refresh';
+import { hubStatus, type HubStatus } from './agent/hub-status';
+import { wireAlerts, wireEngines, wireFeeds, wireRequests, wireServing, type AgentOutlets } from './agent/wiring';
 import { hubDialUrl, loadConfig, readModelsJson, type ProviderConfig } from './config/config';
 import { loadOrCreateIdentity, type Identity } from './config/identity';
 import { ensureHome } from './config/home';
 import { FileSecretStore, type SecretStore } from './config/secrets';
 import { EngineDiscovery } from './engine/discovery';
-import { HealthMonitor, type CapacityChange, type HealthChange } from './engine/health';
-import { engineSlots } from './scheduler/capacity';
+import { HealthMonitor } from './engine/health';
 import { watchModelsJson, type ModelsJsonWatch } from './agent/models-watch';
 import { detectGpus } from './gpu/detect';
 import { ContextLengths } from './engine/context-length';
 import { RequestMetrics } from './hub/request-metrics';
 import { GpuSampler } from './gpu/sampler';
-import { fetchProviderStatus, ProviderGate } from './hub/provider-status';
+import { ProviderGate } from './hub/provider-status';
 import { NoticeBook } from './hub/notices';
 import { Catalogue } from './platform/catalogue';
 import { HubChallenges } from './hub/challenges';
@@ -43,17 +46,13 @@ import { describeFleet } from './gateway/fleet';
 import { GatewayKeys } from './gateway/keys';
 import os from 'node:os';
 import { Log, type Logger } from './log';
-import { out } from './protocol/messages';
 import { RequestBook } from './requests';
 import { PauseController } from './scheduler/pause';
 import { bindPause } from './scheduler/pause-binding';
 import { Scheduler } from './scheduler/scheduler';
 import { AlertList } from './alerts/alert-list';
-import { noticesFromEmitter } from './alerts/notice-source';
-import { RequestEvents } from './agent/request-events';
-import { watchForAlerts } from './alerts/watch';
 import { DEFAULT_COOLDOWN_MINUTES, WebhookTransport } from './alerts/webhook';
-import { homePath, KEY_SECRET } from './config/home-layout';
+import { homePath } from './config/home-layout';
 import { modelsJsonOf } from './agent/network-model-map';
 import { MinuteHistory } from './gpu/minute-history';
 
@@ -62,60 +61,66 @@ export const AGENT_VERSION = '0.1.0';
 export interface AgentEvents {
   state: [AgentSnapshot];
   bridge: [BridgeEvent];
+  /** The hub link's state, as it changes (not coalesced like `state`). */
+  link: [LinkStatus];
+  /** A connection to the hub ended: why, and its stable code. */
+  disconnected: [string, LinkReasonCode];
 }
 
 export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
+  // ---- the parts the CLI, the desktop main process and the bridge read (readonly) ----
   readonly log: Log;
   readonly book = new RequestBook();
   readonly registry = new ModelRegistry();
-  readonly scheduler: Scheduler;
   readonly pause: PauseController;
-  readonly link: HubLink;
-  readonly relay: HubRelay;
-  readonly runner: InferenceRunner;
   readonly sampler?: GpuSampler;
   readonly ledger?: Ledger;
   readonly earnings: EarningsService;
   readonly settings: SettingsFile;
-  readonly gatewayKeys: GatewayKeys;
+  readonly notices: NoticeBook;
+  readonly providerGate: ProviderGate;
+  readonly catalogue: Catalogue;
+  /** The one alert list (link down, key refused, engine down, auto-paused, hub notice); transports subscribe. */
+  readonly alerts = new AlertList();
+
+  // ---- the parts only the Agent holds ----
+  private readonly scheduler: Scheduler;
+  private readonly link: HubLink;
+  private readonly relay: HubRelay;
+  private readonly runner: InferenceRunner;
+  private readonly gatewayKeys: GatewayKeys;
+  private readonly secrets: SecretStore;
+  private readonly warmup: Warmup;
+  private readonly webhook: WebhookTransport;
+  /** GPU metrics per minute for the last 7 days (<home>/gpu-history.jsonl). */
+  private readonly gpuHistory?: MinuteHistory;
   private readonly gatewayLife: GatewayLifecycle;
   private readonly announcer: Announcer;
   private readonly gpuBusy: GpuBusyWatch;
   private readonly ledgerBatch: LedgerBatch;
-  readonly secrets: SecretStore;
   private readonly health: HealthMonitor;
   private readonly discovery: EngineDiscovery;
-  /** Whether the default engine ports are probed ([Agent] Discovery / --no-discovery). */
-  readonly autoDiscovery: boolean;
+  private readonly models: ModelSync;
   private readonly handlers: BridgeHandlers;
-  readonly warmup: Warmup;
-  readonly notices: NoticeBook;
   private readonly challenges: HubChallenges;
-  readonly providerGate: ProviderGate;
-  readonly catalogue: Catalogue;
-  private catalogueTimer?: NodeJS.Timeout;
+  /** Rolling request figures for the heartbeat (Go metric keys). */
+  private readonly requestMetrics = new RequestMetrics();
+  /** Each announced model's context window (models.json override, else what the engine reports). */
+  private readonly contexts = new ContextLengths();
+  /** Whether the default engine ports are probed ([Agent] Discovery / --no-discovery). */
+  private readonly autoDiscovery: boolean;
   private readonly l: Logger;
+  private readonly catalogueRefresh: CatalogueRefresh;
   private gpu: GpuInventory = { gpus: [], detectedAt: 0, note: 'GPU detection has not run yet' };
-  private engines: EngineInfo[] = [];
   private snapshotTimer?: NodeJS.Timeout;
   private started = false;
   /** Whether a key was configured when the agent started: such an owner skips onboarding. */
   private keyAtStart = false;
-  /** Rolling request figures for the heartbeat (Go metric keys). */
-  readonly requestMetrics = new RequestMetrics();
-  /** Each announced model's context window (models.json override, else what the engine reports). */
-  readonly contexts = new ContextLengths();
   private modelsWatch?: ModelsJsonWatch;
-  /** The one alert list (link down, key refused, engine down, auto-paused, hub notice); transports subscribe. */
-  readonly alerts = new AlertList();
-  readonly webhook: WebhookTransport;
-  private contextsReady: Promise<void> = Promise.resolve();
-  /** GPU metrics per minute for the last 7 days (<home>/gpu-history.jsonl). */
-  readonly gpuHistory?: MinuteHistory;
 
   private constructor(
-    readonly opts: AgentOptions,
-    readonly config: ProviderConfig,
+    private readonly opts: AgentOptions,
+    private readonly config: ProviderConfig,
     readonly identity: Identity,
   ) {
     super();
@@ -136,7 +141,21 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.health = new HealthMonitor({ intervalMs: a.healthCheckIntervalMs, log: this.log.child('health') });
     // With discovery off, only the addresses the owner named are probed (none of the default ports).
     this.autoDiscovery = opts.discovery ?? config.agent.discovery;
-    this.discovery = new EngineDiscovery({ hosts: this.engineHosts(), ...(this.autoDiscovery ? {} : { probeUrls: [] }), log: this.log.child('discovery') });
+    this.discovery = new EngineDiscovery({ hosts: engineHosts(config, this.settings), ...(this.autoDiscovery ? {} : { probeUrls: [] }), log: this.log.child('discovery') });
+    this.models = new ModelSync({
+      config,
+      settings: this.settings,
+      log: this.log,
+      l: this.l,
+      registry: this.registry,
+      scheduler: this.scheduler,
+      health: this.health,
+      discovery: this.discovery,
+      contexts: this.contexts,
+      autoDiscovery: this.autoDiscovery,
+      announced: () => this.announcedModels(),
+      announce: () => this.announce(),
+    });
     if (opts.gpu ?? true) {
       this.sampler = new GpuSampler({ intervalMs: a.gpuSampleIntervalMs, env: opts.env ?? process.env, log: this.log.child('gpu') });
       this.gpuHistory = new MinuteHistory(homePath(opts.home, 'gpuHistory'), this.log.child('gpu'));
@@ -150,21 +169,21 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       home: opts.home,
       ...(this.ledger ? { ledger: this.ledger } : {}),
       log: this.log.child('earnings'),
-      serviceUrl: () => this.settings.get().serviceUrl ?? this.config.serviceUrl,
+      serviceUrl: () => this.serviceUrl(),
       providerKey: () => this.providerKey(),
       models: () => this.registry.announced(),
       machine: () => ({
         known: this.registry.all().map((m) => m.id),
-        ollamaEngines: this.engines.filter((e) => e.type === 'ollama' && e.reachable).map((e) => e.url),
+        ollamaEngines: this.models.engineList().filter((e) => e.type === 'ollama' && e.reachable).map((e) => e.url),
         vramGb: this.gpu.gpus.length > 0 ? this.gpu.gpus.reduce((t, g) => t + g.vramTotalMb, 0) / 1024 : null,
       }),
-      onPulled: () => void this.rescanEngines(),
+      onPulled: () => void this.models.rescan(),
       modelsFile: modelsJsonOf(config),
       // "Serve this": models.json now maps the network id to the engine's own name; switch it on, tell the hub.
       onMapped: (id) => {
         this.settings.update((s) => ({ ...s, models: { ...s.models, [id]: { ...s.models?.[id], enabled: true } } }));
         if (!this.modelsWatch?.reload()) this.config.modelEntries = readModelsJson(modelsJsonOf(this.config));
-        this.rebuildModels();
+        this.models.rebuild();
       },
     });
     const s = this.settings.get();
@@ -227,13 +246,14 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       warmup: this.warmup,
       service: this.runner,
       registry: this.registry,
-      engines: () => this.engines,
+      engines: () => this.models.engineList(),
       send: (m) => void this.link.sendControl(m),
       log: this.l,
     });
-    const serviceUrl = (): string => this.settings.get().serviceUrl ?? this.config.serviceUrl;
+    const serviceUrl = (): string => this.serviceUrl();
     this.providerGate = new ProviderGate({ serviceUrl, key: () => this.providerKey(), log: this.log.child('status'), connect: () => this.link.start() });
     this.catalogue = new Catalogue({ serviceUrl, log: this.log.child('catalogue') });
+    this.catalogueRefresh = new CatalogueRefresh(this.catalogue, () => this.emitSnapshot());
     this.webhook = new WebhookTransport({
       url: () => this.settings.get().alertWebhookUrl || undefined,
       cooldownMs: () => (this.settings.get().alertCooldownMinutes ?? DEFAULT_COOLDOWN_MINUTES) * 60_000,
@@ -273,8 +293,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       }),
       changed: () => this.emitSnapshot(),
     });
-    this.handlers = new BridgeHandlers(this);
-    this.wire();
+    this.handlers = new BridgeHandlers({ ...this.parts(), ...this.actions() });
+    this.connect();
   }
 
   static async create(opts: AgentOptions): Promise<Agent> {
@@ -291,13 +311,31 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     return agent;
   }
 
+  /** Which part's events feed which other part (agent/wiring.ts). */
+  private connect(): void {
+    const outlets: AgentOutlets = {
+      bridge: (e) => this.emit('bridge', e),
+      listening: () => this.listenerCount('bridge') > 0,
+      linkState: (st) => this.emit('link', st),
+      disconnected: (reason, code) => this.emit('disconnected', reason, code),
+      snapshot: () => this.emitSnapshot(),
+      announce: () => this.announce(),
+    };
+    const { link, health, pause, scheduler, registry, log } = this;
+    wireServing({ link, pause, scheduler, providerGate: this.providerGate, log }, outlets);
+    wireEngines({ health, discovery: this.discovery, contexts: this.contexts, registry, scheduler, pause, link, identity: this.identity, models: this.models, log }, outlets);
+    wireRequests({ book: this.book, earnings: this.earnings, ledgerBatch: this.ledgerBatch, requestMetrics: this.requestMetrics, log }, outlets);
+    wireFeeds({ ...(this.sampler ? { sampler: this.sampler } : {}), ...(this.gpuHistory ? { gpuHistory: this.gpuHistory } : {}), earnings: this.earnings, log, notices: this.notices }, outlets);
+    wireAlerts({ link, health, pause, providerGate: this.providerGate, notices: this.notices, alerts: this.alerts, webhook: this.webhook, log }, outlets);
+  }
+
   // ---- lifecycle ----
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
     this.l.info(`node ${this.identity.nodeId.slice(0, 16)}… (${this.nodeName()}) starting; hub ${this.link.state.hubUrl}`);
-    this.rebuildModels();
-    this.modelsWatch = watchModelsJson(this.config, this.l, () => this.rebuildModels());
+    this.models.rebuild();
+    this.modelsWatch = watchModelsJson(this.config, this.l, () => this.models.rebuild());
     this.health.start();
     this.discovery.start();
     this.sampler?.start();
@@ -309,13 +347,13 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     });
     // Register with what we know now; GPU details and context windows follow by re-registering once
     // detected (bounded wait), so the first register usually carries them already.
-    await Promise.race([Promise.all([gpuDone, this.contextsReady]), new Promise((r) => setTimeout(r, 3000).unref())]);
-    this.watchGpuBusy();
+    await Promise.race([Promise.all([gpuDone, this.models.contextsReady]), new Promise((r) => setTimeout(r, 3000).unref())]);
+    this.gpuBusy.apply();
     this.applyPauseSchedule();
     void this.refreshEarningsFlag();
     this.earnings.start();
     await this.applyGateway();
-    this.refreshCatalogue();
+    this.catalogueRefresh.run();
     if (this.config.enable && this.providerKey()) void this.providerGate.start();
     else if (!this.providerKey()) this.l.warn('No provider key yet: paste it in the console (Settings) or set ApiKey in config.toml / INFERENCE_API_KEY.');
     else this.l.warn('[Inference] Enable = false in config.toml: not connecting to the hub.');
@@ -327,7 +365,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.started = false;
     clearTimeout(this.snapshotTimer);
     this.gpuBusy.stop();
-    clearInterval(this.catalogueTimer);
+    this.catalogueRefresh.stop();
     this.providerGate.stop();
     this.modelsWatch?.close();
     this.earnings.stop();
@@ -359,85 +397,6 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     };
   }
 
-  // ---- state ----
-  nodeName(): string {
-    return this.settings.get().nodeName ?? this.config.nodeName;
-  }
-
-  providerKey(): string {
-    return (this.opts.env ?? process.env).INFERENCE_API_KEY || this.secrets.get(KEY_SECRET) || this.config.apiKey;
-  }
-
-  keyStorage(): 'keychain' | 'file' | 'config' | 'env' | 'none' {
-    if ((this.opts.env ?? process.env).INFERENCE_API_KEY) return 'env';
-    if (this.secrets.get(KEY_SECRET)) return this.secrets.kind;
-    return this.config.apiKey ? 'config' : 'none';
-  }
-
-  /** Probes engines now (plus `extra` URLs the owner just added) and rebuilds the model set. */
-  async rescanEngines(extra: string[] = []): Promise<void> {
-    if (!this.autoDiscovery) this.l.info('engine discovery is off ([Agent] Discovery = false): probing only the addresses you added and models.json');
-    this.engines = await this.discovery.setHosts([...this.engineHosts(), ...extra]);
-    this.rebuildModels();
-  }
-
-  /** Re-reads the auto-pause-on-GPU-busy setting (gpu-busy.ts). */
-  watchGpuBusy(): void {
-    this.gpuBusy.apply();
-  }
-
-  /** Applies the owner's weekly pause windows (already validated when saved; a bad stored one is logged). */
-  applyPauseSchedule(): void {
-    try {
-      this.pause.setSchedule(this.settings.get().pauseSchedule ?? []);
-    } catch (e) {
-      this.l.error(`the saved pause schedule is ignored: ${(e as Error).message}. Fix it in Engines & models.`);
-    }
-  }
-
-  /** Reads earnings_enabled from the hub's provider status (GET {ServiceURL}/api/v1/provider/status). */
-  async refreshEarningsFlag(): Promise<void> {
-    const key = this.providerKey();
-    if (!key || !this.ledger) return;
-    const serviceUrl = this.settings.get().serviceUrl ?? this.config.serviceUrl;
-    const r = await fetchProviderStatus(serviceUrl, key);
-    if (r.status?.earnings_enabled !== undefined) this.ledger.setEarningsEnabled(r.status.earnings_enabled);
-    else if (r.error) this.l.debug(`provider status unavailable: ${r.error}`);
-  }
-
-  /** Fetches the network's model catalogue now and every 30 minutes (a failure keeps the last good list). */
-  refreshCatalogue(): void {
-    const run = (): void => void this.catalogue.refresh(true).then(() => this.emitSnapshot());
-    run();
-    clearInterval(this.catalogueTimer);
-    this.catalogueTimer = setInterval(run, 30 * 60_000);
-    this.catalogueTimer.unref();
-  }
-
-  /** Starts, restarts or stops the local gateway to match the settings (gateway-lifecycle.ts). */
-  async applyGateway(): Promise<void> {
-    await this.gatewayLife.apply(this.started);
-  }
-
-  /** Engine URLs the owner named: config's EngineHosts and endpoints added in the console. */
-  private engineHosts(): string[] {
-    // models.json endpoints too: the Engines card then shows the engine behind each model, with its type.
-    const fromModels = Object.values(this.config.modelEntries).map((e) => e.endpoint);
-    return [...this.config.agent.engineHosts, ...(this.settings.get().extraEndpoints ?? []).map((e) => e.url), ...fromModels];
-  }
-
-  gpuInventory(): GpuInventory {
-    return this.gpu;
-  }
-
-  engineList(): EngineInfo[] {
-    return this.engines;
-  }
-
-  announcedModels(): string[] {
-    return this.pause.state().paused ? [] : this.registry.announced();
-  }
-
   snapshot(): AgentSnapshot {
     return buildSnapshot({
       version: AGENT_VERSION,
@@ -454,7 +413,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       providerGate: this.providerGate,
       catalogue: this.catalogue,
       gpu: this.gpu,
-      engines: this.engines,
+      engines: this.models.engineList(),
       nodeName: this.nodeName(),
       hasKey: this.providerKey() !== '',
       keyAtStart: this.keyAtStart,
@@ -462,8 +421,78 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     });
   }
 
+  /** The hub connection and the relay as plain data, for tools and tests (agent/hub-status.ts). */
+  hubStatus(): HubStatus {
+    return hubStatus(this.link, this.relay);
+  }
+
+  /** What the bridge verbs use (agent/parts.ts): handed over privately, never public fields. */
+  private parts(): AgentParts {
+    const { opts, config, identity, log, book, registry, pause, link, runner, earnings, settings, gatewayKeys, secrets, warmup, notices, providerGate, catalogue, alerts, webhook } = this;
+    return {
+      opts, config, identity, log, book, registry, pause, link, runner, earnings, settings, gatewayKeys, secrets, warmup, notices, providerGate, catalogue, alerts, webhook,
+      ...(this.sampler ? { sampler: this.sampler } : {}),
+      ...(this.ledger ? { ledger: this.ledger } : {}),
+      ...(this.gpuHistory ? { gpuHistory: this.gpuHistory } : {}),
+    };
+  }
+
+  private actions(): AgentActions {
+    return {
+      snapshot: () => this.snapshot(),
+      emitSnapshot: () => this.emitSnapshot(),
+      nodeName: () => this.nodeName(),
+      providerKey: () => this.providerKey(),
+      keyStorage: () => keyStorageOf({ env: this.opts.env ?? process.env, secrets: this.secrets, config: this.config }),
+      engineList: () => this.models.engineList(),
+      rescanEngines: (extra) => this.models.rescan(extra),
+      rebuildModels: () => this.models.rebuild(),
+      watchGpuBusy: () => this.gpuBusy.apply(),
+      applyPauseSchedule: () => this.applyPauseSchedule(),
+      refreshEarningsFlag: () => this.refreshEarningsFlag(),
+      refreshCatalogue: () => this.catalogueRefresh.run(),
+      applyGateway: () => this.applyGateway(),
+    };
+  }
+
+  // ---- the actions ----
+  private nodeName(): string {
+    return this.settings.get().nodeName ?? this.config.nodeName;
+  }
+
+  private serviceUrl(): string {
+    return this.settings.get().serviceUrl ?? this.config.serviceUrl;
+  }
+
+  private providerKey(): string {
+    return providerKeyOf({ env: this.opts.env ?? process.env, secrets: this.secrets, config: this.config });
+  }
+
+  /** Reads earnings_enabled from the hub's provider status (earnings-flag.ts). */
+  private refreshEarningsFlag(): Promise<void> {
+    return refreshEarningsFlag({ key: this.providerKey(), serviceUrl: this.serviceUrl(), ...(this.ledger ? { ledger: this.ledger } : {}), log: this.l });
+  }
+
+  /** Applies the owner's weekly pause windows (already validated when saved; a bad stored one is logged). */
+  private applyPauseSchedule(): void {
+    try {
+      this.pause.setSchedule(this.settings.get().pauseSchedule ?? []);
+    } catch (e) {
+      this.l.error(`the saved pause schedule is ignored: ${(e as Error).message}. Fix it in Engines & models.`);
+    }
+  }
+
+  /** Starts, restarts or stops the local gateway to match the settings (gateway-lifecycle.ts). */
+  private async applyGateway(): Promise<void> {
+    await this.gatewayLife.apply(this.started);
+  }
+
+  private announcedModels(): string[] {
+    return this.pause.state().paused ? [] : this.registry.announced();
+  }
+
   /** Coalesces state changes into at most one snapshot event per 100 ms. */
-  emitSnapshot(): void {
+  private emitSnapshot(): void {
     if (this.snapshotTimer) return;
     this.snapshotTimer = setTimeout(() => {
       this.snapshotTimer = undefined;
@@ -473,93 +502,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     }, 100);
   }
 
-  /** Re-reads models (config + discovery + the owner's toggles) and tells the scheduler, health monitor and hub. */
-  rebuildModels(): void {
-    const s = this.settings.get();
-    this.log.addSecrets(Object.values(this.config.modelEntries).map((e) => e.api_key));
-    this.registry.rebuild({ entries: this.config.modelEntries, configModels: this.config.models, engines: this.engines, prefs: s.models ?? {} });
-    syncScheduler(this.registry, this.scheduler, this.config.agent);
-    this.health.setEndpoints(this.registry.healthTargets());
-    this.refreshContexts();
-    this.announce();
-  }
-
-  /** Re-reads the context windows of the announced models (overrides at once, engines probed). */
-  refreshContexts(onlyMissing = false): void {
-    this.contextsReady = this.contexts.refresh(
-      this.announcedModels().map((id) => {
-        const m = this.registry.get(id);
-        return { model: id, endpoints: m?.endpoints ?? [], ...(m?.entry?.context_length ? { override: m.entry.context_length } : {}) };
-      }),
-      onlyMissing,
-    );
-  }
-
   /** Re-registers when the announced set changed (announce.ts); the console hears of it either way. */
-  announce(): void {
+  private announce(): void {
     this.announcer.announce();
     this.emitSnapshot();
-  }
-
-  private wire(): void {
-    this.link.on('state', (st) => {
-      this.emitSnapshot();
-      if (st.state === 'connected') this.l.info('connected to the hub and registered');
-    });
-    this.contexts.on('change', () => this.announce());
-    this.health.on('capacity', (c: CapacityChange) => {
-      this.registry.setEndpointCapacity(c.url, engineSlots(c.capacity, c.load));
-      this.rebuildModels();
-    });
-    this.health.on('change', (c: HealthChange) => {
-      if (c.health === 'healthy') this.refreshContexts(true);
-      this.registry.setEndpointHealth(c.url, c.health, c.error, c.condition);
-      // An engine back after a restart: discovery re-reads its models now rather than on its next round.
-      if (c.health === 'healthy' && this.discovery && !this.engines.some((e) => e.url === c.url && e.reachable)) void this.rescanEngines();
-      // An engine that refuses our key still gets requests when nothing else serves the model, so clients
-      // learn "engine rejected the provider's key" (502) rather than a vague "unavailable"; the hub sees unhealthy.
-      this.scheduler.setEndpointHealth(c.url, c.condition === 'key_rejected' ? 'degraded' : c.health);
-      this.l.info(`engine ${c.url} is ${c.health}${c.error ? `: ${c.error}` : ''}`);
-      if (!this.pause.state().paused) this.link.sendControl(out.modelHealth(this.identity.nodeId, this.registry.healthMap()));
-      this.emitSnapshot();
-    });
-    this.discovery.on('change', (engines: EngineInfo[]) => {
-      this.engines = engines;
-      this.rebuildModels();
-    });
-    this.pause.on('change', (p: PauseState) => {
-      this.l.info(p.paused ? `serving paused: ${p.reason ?? p.cause}` : 'serving resumed');
-      this.announce();
-    });
-    this.scheduler.on('change', () => this.emitSnapshot());
-    this.sampler?.on('sample', (sample: GpuSample) => {
-      this.earnings.onSample(sample);
-      this.gpuHistory?.add(sample);
-      this.emit('bridge', { type: 'gpu.sample', sample });
-    });
-    // Per-chunk book events reach the bridge coalesced per event-loop turn, and not at all unheard.
-    const requestEvents = new RequestEvents((e) => this.emit('bridge', e), () => this.listenerCount('bridge') > 0);
-    this.book.on('update', (request) => {
-      this.earnings.onRequestUpdate(request);
-      requestEvents.update(request);
-    });
-    this.book.on('text', (id, delta) => requestEvents.text(id, delta));
-    this.book.on('finished', (record) => {
-      this.earnings.onFinished(record);
-      this.ledgerBatch.queue(record);
-      // Internal generations are always booked 'local'; a hub id that happens to share the prefix still counts.
-      if (record.source !== 'local' || !INTERNAL_ID.test(record.requestId)) this.requestMetrics.record(record);
-      logFinished(this.log.child('requests'), record);
-      this.emitSnapshot();
-    });
-    this.log.on('entry', (entry) => this.emit('bridge', { type: 'log', entry }));
-    this.notices.on('notice', (notice) => this.emit('bridge', { type: 'notice', notice }));
-    this.providerGate.on('change', () => this.emitSnapshot());
-    watchForAlerts({ link: this.link, health: this.health, pause: this.pause, providerStatus: this.providerGate, notices: noticesFromEmitter(this.notices) }, this.alerts);
-    this.alerts.on('alert', (alert) => {
-      this.log.child('alerts').warn(`${alert.title}: ${alert.text}`);
-      this.webhook.handle(alert);
-      this.emit('bridge', { type: 'alert', alert });
-    });
   }
 }

@@ -102,7 +102,7 @@ async function agentFor(hub: DevHub, model: string, endpoint: string): Promise<A
     fs.rmSync(home, { recursive: true, force: true });
   });
   await agent.start();
-  await until(() => agent.link.connected && hub.providers().some((p) => p.connected && p.models.includes(model)), 'agent registered with its model');
+  await until(() => agent.hubStatus().connected && hub.providers().some((p) => p.connected && p.models.includes(model)), 'agent registered with its model');
   return agent;
 }
 
@@ -123,20 +123,20 @@ describe('1 MB message boundaries', () => {
     hub.broadcastRaw(paddedFrame('at-limit', MAX_MESSAGE_BYTES));
     await until(() => replies.has('at-limit'), 'the 1 MB frame answered');
     expect(replies.get('at-limit')).toMatchObject({ status_code: 404 }); // parsed and served: the model is not here
-    expect(agent.link.counters.dials).toBe(1);
+    expect(agent.hubStatus().counters.dials).toBe(1);
 
-    const down = nextDisconnect(agent.link);
+    const down = nextDisconnect(agent);
     hub.broadcastRaw(paddedFrame('over-limit', MAX_MESSAGE_BYTES + 1));
     const { reason, code } = await down;
     expect(code).toBe('MESSAGE_TOO_LARGE');
-    await until(() => agent.link.connected, 'reconnected');
+    await until(() => agent.hubStatus().connected, 'reconnected');
     const o = await client;
     const a = audit(o.text, n);
     report('inbound-1mb', { injected: 2, recovered: (replies.has('at-limit') ? 1 : 0) + (o.text === generatedText(n) ? 1 : 0), lost: a.lost + (o.error ? 1 : 0), duplicated: a.duplicated }, { reason });
     expect(o.error).toBeUndefined();
     expect(o.text).toBe(generatedText(n));
     expect(replies.has('over-limit')).toBe(false); // never read, so never answered
-    expect(agent.link.counters.dials).toBe(2);
+    expect(agent.hubStatus().counters.dials).toBe(2);
   });
 
   it('outbound: a stream chunk over 1 MB is refused with an error log and the hub gets a clear error', async () => {
@@ -146,7 +146,7 @@ describe('1 MB message boundaries', () => {
     cleanups.push(() => engine.close());
     const agent = await agentFor(hub, 'big-model', engine.url);
     const o = await streamChat(hub, 'big-model', 10);
-    await until(() => agent.relay.activeCount === 0, 'request finished');
+    await until(() => agent.hubStatus().relay.activeCount === 0, 'request finished');
     const toHub = hub.received.filter((m) => m.payload.request_id !== undefined && ['stream_chunk', 'stream_end', 'error'].includes(m.type));
     // The refused chunk ends the stream on its result path: stream_end with 413 (data already flowed).
     const oversize = toHub.find((m) => m.type === 'stream_end');
@@ -164,8 +164,8 @@ describe('1 MB message boundaries', () => {
     expect(errorLogs.some((m) => /1 MB/.test(m))).toBe(true);
     expect(toHub.slice(toHub.indexOf(oversize!) + 1)).toEqual([]); // the error ends the request
     await until(() => engine.aborted() === 1, 'the engine request cancelled');
-    expect(agent.link.connected).toBe(true);
-    expect(agent.link.counters.dials).toBe(1);
+    expect(agent.hubStatus().connected).toBe(true);
+    expect(agent.hubStatus().counters.dials).toBe(1);
   });
 
   it('outbound: an oversize chunk among the last bytes of the engine answer still ends cleanly (no crash)', async () => {
@@ -176,8 +176,8 @@ describe('1 MB message boundaries', () => {
     const agent = await agentFor(hub, 'big-model', engine.url);
     const o = await streamChat(hub, 'big-model', 10);
     expect(o.code).toBe(413); // the hub passes on the agent's status: over the message size limit
-    await until(() => agent.relay.activeCount === 0, 'request finished');
-    expect(agent.link.connected).toBe(true);
+    await until(() => agent.hubStatus().relay.activeCount === 0, 'request finished');
+    expect(agent.hubStatus().connected).toBe(true);
   });
 
   it('outbound: a non-stream answer over 1 MB is refused with an error log and the hub gets a clear error', async () => {
@@ -193,6 +193,6 @@ describe('1 MB message boundaries', () => {
     expect(res.status).toBe(413);
     expect(body.error?.code).toBe(413);
     expect(errorLogs.some((m) => /1 MB/.test(m))).toBe(true);
-    expect(agent.link.connected).toBe(true);
+    expect(agent.hubStatus().connected).toBe(true);
   });
 });

@@ -50,7 +50,7 @@ describe('burst beyond capacity', () => {
       else other.push(reply);
     }
     // Barrier before counting duplicates: the agent is idle and one more request came back.
-    await until(() => agent.relay.activeCount === 0 && agent.scheduler.inFlight() === 0, 'agent idle', 20_000);
+    await until(() => agent.hubStatus().relay.activeCount === 0 && agent.snapshot().models.every((m) => m.inFlight === 0), 'agent idle', 20_000);
     const probe = await streamChat(hub, model, 5);
     const duplicated = [...finals.values()].reduce((s, c) => s + (c > 1 ? c - 1 : 0), 0);
     report('burst-socket', { injected: total, recovered: served + rejected, lost: lost + other.length, duplicated }, { served, rejected });
@@ -61,7 +61,7 @@ describe('burst beyond capacity', () => {
     expect(served).toBeGreaterThanOrEqual(36); // at least every slot and queue place was used
     expect(rejected).toBeGreaterThan(0); // the burst really was beyond capacity
     expect(probe.text).toBe(generatedText(5));
-    expect(agent.scheduler.stats().every((s) => s.queued === 0 && s.inFlight === 0)).toBe(true);
+    expect(agent.snapshot().models.every((m) => m.queued === 0 && m.inFlight === 0)).toBe(true);
   });
 
   it('a burst over HTTP through the hub: every client gets its answer or a 429, none hangs', async () => {

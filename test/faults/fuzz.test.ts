@@ -41,9 +41,9 @@ describe('hub message fuzz', () => {
       answers.set(id, list);
     });
     let disconnects = 0;
-    agent.link.on('disconnected', () => disconnects++);
-    const invalidBefore = agent.link.counters.invalid;
-    const dialsBefore = agent.link.counters.dials;
+    agent.on('disconnected', () => disconnects++);
+    const invalidBefore = agent.hubStatus().counters.invalid;
+    const dialsBefore = agent.hubStatus().counters.dials;
     const started = Date.now();
 
     const frames: Frame[] = [];
@@ -89,7 +89,7 @@ describe('hub message fuzz', () => {
     const errorLogs = agent.log.entries(2000, 'error').length;
     report('hub-fuzz', counts, {
       elapsedMs,
-      invalidCounted: agent.link.counters.invalid - invalidBefore,
+      invalidCounted: agent.hubStatus().counters.invalid - invalidBefore,
       expectedInvalid,
       disconnects,
       errorLogs,
@@ -98,10 +98,10 @@ describe('hub message fuzz', () => {
     expect(problems).toEqual([]);
     expect(counts.lost).toBe(0);
     expect(counts.duplicated).toBe(0);
-    expect(agent.link.counters.invalid - invalidBefore).toBe(expectedInvalid);
+    expect(agent.hubStatus().counters.invalid - invalidBefore).toBe(expectedInvalid);
     expect(disconnects).toBe(0);
-    expect(agent.link.counters.dials).toBe(dialsBefore);
-    expect(agent.link.connected).toBe(true);
+    expect(agent.hubStatus().counters.dials).toBe(dialsBefore);
+    expect(agent.hubStatus().connected).toBe(true);
     expect(byLabel.size).toBeGreaterThan(40); // the generator reached every kind of frame
     // Still serving.
     const after = await streamChat(hub, model, 3);

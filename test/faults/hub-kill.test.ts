@@ -51,8 +51,8 @@ describe('hub killed mid-stream', () => {
         const target = engine.eventsWritten + r.int(0, 150); // 0: kill again right after the re-register, during replay
         await Promise.race([engine.waitForEvents(target), allDone]);
         if (running === 0) break;
-        await until(() => stack!.agent.link.connected, 'link up before the next kill', 5000);
-        const down = nextDisconnect(stack.agent.link);
+        await until(() => stack!.agent.hubStatus().connected, 'link up before the next kill', 5000);
+        const down = nextDisconnect(stack.agent);
         hub.dropProviders();
         await down;
         killedAt.push(engine.eventsWritten);
@@ -71,14 +71,14 @@ describe('hub killed mid-stream', () => {
       for (const [i, o] of outcomes.entries()) expect({ round, i, error: o.error, text: o.text }).toEqual({ round, i, error: undefined, text: expect.any(String) });
       expect(outcomes.map((o) => o.text)).toEqual(sizes.map((n) => Array.from({ length: n }, (_, i) => `tok${i}`).join(' ')));
     }
-    report('hub-kill-resume', counts, { rounds, streams, outOfOrder, resumed: stack.agent.relay.counters.resumed, replayed: stack.agent.relay.counters.replayedMessages, hubDeduplicated: hub.behaviour.duplicates });
+    report('hub-kill-resume', counts, { rounds, streams, outOfOrder, resumed: stack.agent.hubStatus().relay.counters.resumed, replayed: stack.agent.hubStatus().relay.counters.replayedMessages, hubDeduplicated: hub.behaviour.duplicates });
     expect(counts.injected).toBeGreaterThanOrEqual(rounds);
-    expect(stack.agent.relay.counters.resumed).toBeGreaterThan(0);
+    expect(stack.agent.hubStatus().relay.counters.resumed).toBeGreaterThan(0);
     expect(counts.lost).toBe(0);
     expect(counts.duplicated).toBe(0);
     expect(outOfOrder).toBe(0);
     expect(counts.recovered).toBe(streams);
-    expect(stack.agent.relay.counters.cancelledUnresumed).toBe(0);
+    expect(stack.agent.hubStatus().relay.counters.cancelledUnresumed).toBe(0);
   });
 
   it('without resume: the request ends with a clear error and the engine request is aborted', async () => {
@@ -97,7 +97,7 @@ describe('hub killed mid-stream', () => {
       const pending = Array.from({ length: n }, () => streamChat(hub, model, 50_000));
       await engine.waitForEvents(engine.eventsWritten + r.int(20, 200));
       await until(() => engine.activeStreams >= n, 'all streams running');
-      const down = nextDisconnect(stack.agent.link);
+      const down = nextDisconnect(stack.agent);
       hub.dropProviders();
       await down;
       counts.injected++;
@@ -111,14 +111,14 @@ describe('hub killed mid-stream', () => {
       counts.recovered += outcomes.filter((o) => o.error).length;
       counts.lost += outcomes.filter((o) => !o.error).length;
       for (const o of outcomes) counts.duplicated += audit(o.text, 0).duplicated;
-      await until(() => stack!.agent.relay.activeCount === 0, 'no request left running');
+      await until(() => stack!.agent.hubStatus().relay.activeCount === 0, 'no request left running');
     }
-    report('hub-kill-no-resume', counts, { rounds, abortedOnDisconnect: stack.agent.relay.counters.abortedOnDisconnect, engineAborts: engine.abortedCount });
+    report('hub-kill-no-resume', counts, { rounds, abortedOnDisconnect: stack.agent.hubStatus().relay.counters.abortedOnDisconnect, engineAborts: engine.abortedCount });
     expect(counts.lost).toBe(0);
     expect(counts.duplicated).toBe(0);
-    expect(stack.agent.relay.counters.abortedOnDisconnect).toBe(engine.abortedCount);
-    expect(stack.agent.relay.counters.cancelledUnresumed).toBe(0);
-    expect(stack.agent.relay.retainedRequests).toBe(0);
+    expect(stack.agent.hubStatus().relay.counters.abortedOnDisconnect).toBe(engine.abortedCount);
+    expect(stack.agent.hubStatus().relay.counters.cancelledUnresumed).toBe(0);
+    expect(stack.agent.hubStatus().relay.retainedRequests).toBe(0);
   });
 
   it('link down past the retention TTL: running requests are cancelled at the engine and nothing stays retained', async () => {
@@ -129,18 +129,18 @@ describe('hub killed mid-stream', () => {
     const port = stack.hub!.port;
     const clients = [streamChat(stack.hub!, model, 50_000), streamChat(stack.hub!, model, 50_000)];
     await until(() => engine.activeStreams === 2, 'two streams running');
-    const down = nextDisconnect(stack.agent.link);
+    const down = nextDisconnect(stack.agent);
     await stack.hub!.close(); // and nothing listens on its port: the link stays down
     await down;
     await engine.waitForAbort(2);
-    await until(() => stack!.agent.relay.activeCount === 0 && stack!.agent.relay.retainedRequests === 0, 'nothing running or retained');
+    await until(() => stack!.agent.hubStatus().relay.activeCount === 0 && stack!.agent.hubStatus().relay.retainedRequests === 0, 'nothing running or retained');
     const outcomes = await Promise.all(clients);
-    report('link-down-past-ttl', { injected: 1, recovered: engine.abortedCount, lost: 2 - engine.abortedCount, duplicated: 0 }, { retainedBytes: stack.agent.relay.retainedBytes });
+    report('link-down-past-ttl', { injected: 1, recovered: engine.abortedCount, lost: 2 - engine.abortedCount, duplicated: 0 }, { retainedBytes: stack.agent.hubStatus().relay.retainedBytes });
     expect(outcomes.every((o) => o.error !== undefined && !o.sawDone)).toBe(true);
-    expect(stack.agent.relay.retainedBytes).toBe(0);
+    expect(stack.agent.hubStatus().relay.retainedBytes).toBe(0);
     // A hub that comes back later gets a clean provider.
     replacement = await startDevHub({ port, token: TEST_KEY });
-    await until(() => stack!.agent.link.connected, 'registered with the hub that came back', 10_000);
+    await until(() => stack!.agent.hubStatus().connected, 'registered with the hub that came back', 10_000);
     const after = await streamChat(replacement, model, 10);
     expect(after.text).toBe(Array.from({ length: 10 }, (_, i) => `tok${i}`).join(' '));
   });
@@ -153,18 +153,18 @@ describe('hub killed mid-stream', () => {
     const port = stack.hub!.port;
     const client = streamChat(stack.hub!, model, 50_000);
     await engine.waitForEvents(50);
-    const down = nextDisconnect(stack.agent.link);
+    const down = nextDisconnect(stack.agent);
     await stack.hub!.close();
     await down;
     replacement = await startDevHub({ port, token: TEST_KEY });
-    await until(() => stack!.agent.link.connected && replacement!.providers().length === 1, 'registered with the new hub');
+    await until(() => stack!.agent.hubStatus().connected && replacement!.providers().length === 1, 'registered with the new hub');
     await engine.waitForAbort(1);
     const outcome = await client;
     expect(outcome.error).toBeDefined();
     expect(outcome.sawDone).toBe(false);
-    await until(() => stack!.agent.relay.activeCount === 0 && stack!.agent.relay.retainedRequests === 0, `nothing running or retained (${stack!.agent.relay.activeCount} running, ${stack!.agent.relay.retainedRequests} retained)`);
-    report('hub-restart-same-port', { injected: 1, recovered: engine.abortedCount, lost: 1 - engine.abortedCount, duplicated: 0 }, { cancelledUnresumed: stack.agent.relay.counters.cancelledUnresumed });
-    expect(stack.agent.relay.counters.cancelledUnresumed).toBe(1);
+    await until(() => stack!.agent.hubStatus().relay.activeCount === 0 && stack!.agent.hubStatus().relay.retainedRequests === 0, `nothing running or retained (${stack!.agent.hubStatus().relay.activeCount} running, ${stack!.agent.hubStatus().relay.retainedRequests} retained)`);
+    report('hub-restart-same-port', { injected: 1, recovered: engine.abortedCount, lost: 1 - engine.abortedCount, duplicated: 0 }, { cancelledUnresumed: stack.agent.hubStatus().relay.counters.cancelledUnresumed });
+    expect(stack.agent.hubStatus().relay.counters.cancelledUnresumed).toBe(1);
     // The new hub gets served normally.
     const after = await streamChat(replacement, model, 20);
     expect(after.text).toBe(Array.from({ length: 20 }, (_, i) => `tok${i}`).join(' '));

@@ -4,7 +4,6 @@
 // outlasts the link's deadlines must end in a reconnect after which every stream resumes intact.
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { out } from '../../src/core/protocol/messages';
 import { registered, startStack, until, type Stack } from '../support/stack';
 import { generatedText } from '../support/traces';
 import { audit, FULL, nextDisconnect, report, streamChat } from '../support/faults/faults';
@@ -36,10 +35,18 @@ describe('hub that stops reading (TCP stall)', () => {
   it('slows the engine instead of buffering, keeps control messages ahead of data, and flows on intact when reads resume', async () => {
     // Deadlines long enough that this stall (a few seconds, more on a loaded machine) is not declared a
     // dead link: 3 unacked heartbeats at 5 s, read deadline 60 s.
-    stack = await startStack({ engines: [{ mode: { generate: 100_000 } }], agent: { HeartbeatIntervalSeconds: 5, ReadTimeoutSeconds: 60, PingIntervalSeconds: 0.5 } });
+    // A second engine serves another model: it goes down during the stall, and the agent tells the hub
+    // at once (model_health_update, a control message sent like heartbeats and acks).
+    stack = await startStack({
+      engines: [{ mode: { generate: 100_000 }, models: ['stream-model'] }, { models: ['probe-model'] }],
+      models: { 'stream-model': { engine: 0 }, 'probe-model': { engine: 1 } },
+      agent: { HeartbeatIntervalSeconds: 5, ReadTimeoutSeconds: 60, PingIntervalSeconds: 0.5 },
+    });
     await registered(stack);
     const { hub, agent } = { hub: stack.hub!, agent: stack.agent };
     const engine = stack.engines[0]!;
+    const probeHealth = (): string | undefined => agent.snapshot().models.find((m) => m.id === 'probe-model')?.health;
+    await until(() => probeHealth() === 'healthy', 'the probe model healthy');
     const n = 100_000; // far more than the socket buffers on both sides hold
     const arrivals: Array<{ type: string; bytes: number; at: number; probe?: boolean; hb?: number }> = [];
     hub.events.on('message', (m: { type: string; payload: Record<string, unknown>; requestId?: string }) => {
@@ -47,17 +54,17 @@ describe('hub that stops reading (TCP stall)', () => {
         type: m.type,
         bytes: m.type === 'stream_chunk' ? JSON.stringify(m.payload).length : 0,
         at: Date.now(),
-        ...(m.payload.probe === 'stall' ? { probe: true } : {}),
+        ...(m.type === 'model_health_update' && (m.payload.model_health as Record<string, string> | undefined)?.['probe-model'] === 'unhealthy' ? { probe: true } : {}),
         ...(m.type === 'heartbeat' ? { hb: Number(m.requestId?.slice(3)) } : {}),
       });
     });
     const ctl = new AbortController();
-    const client = streamChat(hub, engine.modelIds[0]!, n, ctl.signal);
+    const client = streamChat(hub, 'stream-model', n, ctl.signal);
     const chunks = (): Array<Record<string, unknown>> => hub.received.filter((m) => m.type === 'stream_chunk').map((m) => m.payload);
     await until(() => chunks().length >= 200, 'streaming');
     hub.behaviour.stallReads = true;
     // Backpressure reaches the agent's data lane, then the engine.
-    await until(() => agent.link.queuedDataMessages > 0 && engine.waitingForDrain, 'data lane full and the engine waiting for drain', 20_000);
+    await until(() => agent.hubStatus().queuedDataMessages > 0 && engine.waitingForDrain, 'data lane full and the engine waiting for drain', 20_000);
     // Buffers between engine and agent (kernel, HTTP parser) may still be filling on a busy machine:
     // wait until the engine's accepted count has held still for 300 ms, then observe.
     let last = -1;
@@ -74,17 +81,17 @@ describe('hub that stops reading (TCP stall)', () => {
     // A bounded observation window (no event marks "nothing happened").
     const windowEnd = Date.now() + 1500;
     await until(() => {
-      maxQueued = Math.max(maxQueued, agent.link.queuedDataMessages);
+      maxQueued = Math.max(maxQueued, agent.hubStatus().queuedDataMessages);
       return Date.now() >= windowEnd;
     }, 'observation window', 3000);
     const acceptedGrowth = engine.eventsAccepted - acceptedAtFull;
-    expect(agent.link.connected).toBe(true);
+    expect(agent.hubStatus().connected).toBe(true);
     expect(maxQueued).toBeLessThanOrEqual(1); // one waiting writer per stream, nothing piles up
     expect(acceptedGrowth).toBe(0); // the engine is not read while the hub does not read
     // A control message now, while data waits (model health, sent like heartbeats and acks): how much
     // data must the hub read before it, once reads resume?
-    const health = out.modelHealth(agent.identity.nodeId, agent.registry.healthMap());
-    expect(agent.link.sendControl({ ...health, payload: { ...health.payload, probe: 'stall' } })).toBe(true);
+    await stack.engines[1]!.setMode('down');
+    await until(() => probeHealth() === 'unhealthy', 'the agent saw the probe engine down (and told the hub)', 10_000);
     const resumedAt = Date.now();
     const seenBefore = arrivals.length;
     hub.behaviour.stallReads = false;
@@ -107,7 +114,7 @@ describe('hub that stops reading (TCP stall)', () => {
       await until(() => chunks().length > chunksAtProbe + 2000 || engine.activeStreams === 0, 'data flowing again', 20_000);
       ctl.abort();
       await client;
-      await until(() => agent.relay.activeCount === 0, 'request ended');
+      await until(() => agent.hubStatus().relay.activeCount === 0, 'request ended');
       const got = chunks();
       expect(got.map((c) => c.seq)).toEqual(got.map((_, i) => i + 1));
       text = got.map((c) => (c.chunk as { choices?: Array<{ delta?: { content?: string } }> } | null)?.choices?.[0]?.delta?.content ?? '').join('');
@@ -122,11 +129,11 @@ describe('hub that stops reading (TCP stall)', () => {
       dataBytesAfterControl: after.slice(probeIndex + 1).reduce((sum, x) => sum + x.bytes, 0),
       controlDelayAfterResumeMs: controlDelayMs,
       kernelSocketBuffersMax: kernelSocketBuffers(),
-      reconnects: agent.link.counters.dials - 1,
+      reconnects: agent.hubStatus().counters.dials - 1,
     });
     expect(text).toBe(expected);
     expect(text.length).toBeGreaterThan(50_000);
-    expect(agent.link.counters.dials).toBe(1); // no reconnect was needed
+    expect(agent.hubStatus().counters.dials).toBe(1); // no reconnect was needed
     expect(hbs).toEqual(hbs.map((_, i) => hbs[0]! + i)); // heartbeats: none lost or reordered
     expect(controlDelayMs).toBeLessThan(5000);
     // The agent keeps at most the lane's high-water mark ahead of control in its own buffers; the rest
@@ -148,16 +155,16 @@ async function survive(
   const sizes = [500, 650, 800];
   const clients = sizes.map((n) => streamChat(hub, engine.modelIds[0]!, n));
   await until(() => engine.activeStreams === sizes.length && engine.eventsWritten >= 100, 'streams running');
-  const dialsBefore = agent.link.counters.dials;
+  const dialsBefore = agent.hubStatus().counters.dials;
   inject();
   const reasons: string[] = [];
   const codes: LinkReasonCode[] = [];
   for (let i = 0; i < faults; i++) {
-    const down = await nextDisconnect(agent.link);
+    const down = await nextDisconnect(agent);
     reasons.push(down.reason);
     codes.push(down.code);
     if (i === faults - 1) restore(); // the fault stays through the earlier reconnects
-    await until(() => agent.link.connected, 'reconnected', 5000);
+    await until(() => agent.hubStatus().connected, 'reconnected', 5000);
   }
   const outcomes = await Promise.all(clients);
   const counts = { injected: faults, recovered: 0, lost: 0, duplicated: 0 };
@@ -167,14 +174,14 @@ async function survive(
     counts.duplicated += a.duplicated;
     if (o.text === generatedText(sizes[i]!) && !o.error) counts.recovered++;
   });
-  report(name, counts, { streams: sizes.length, reasons: [...new Set(reasons)], resumed: agent.relay.counters.resumed });
+  report(name, counts, { streams: sizes.length, reasons: [...new Set(reasons)], resumed: agent.hubStatus().relay.counters.resumed });
   expect(codes).toEqual(codes.map(() => code));
-  expect(agent.link.counters.dials - dialsBefore).toBe(faults);
+  expect(agent.hubStatus().counters.dials - dialsBefore).toBe(faults);
   expect(outcomes.map((o) => o.error)).toEqual(sizes.map(() => undefined));
   expect(outcomes.map((o) => o.text)).toEqual(sizes.map((n) => generatedText(n)));
   expect(counts.lost).toBe(0);
   expect(counts.duplicated).toBe(0);
-  expect(agent.relay.counters.resumed).toBeGreaterThanOrEqual(sizes.length);
+  expect(agent.hubStatus().relay.counters.resumed).toBeGreaterThanOrEqual(sizes.length);
 }
 
 describe('hub that stops answering', () => {

@@ -108,7 +108,7 @@ export async function until(cond: () => boolean, what: string, timeoutMs = 5000)
 
 /** Waits for the agent to be registered with the hub. */
 export function registered(stack: Stack, timeoutMs = 5000): Promise<void> {
-  return until(() => stack.agent.link.connected && (stack.hub?.providers().some((p) => p.connected) ?? true), 'agent registered', timeoutMs);
+  return until(() => stack.agent.hubStatus().connected && (stack.hub?.providers().some((p) => p.connected) ?? true), 'agent registered', timeoutMs);
 }
 
 /** Reads an SSE response body into its data payloads (JSON-parsed, "[DONE]" kept as a string). */

@@ -12,7 +12,7 @@ import {
   type UsageReport,
 } from '../../shared/bridge';
 import type { UsageTotals } from '../../shared/types';
-import type { Agent } from '../agent';
+import type { AgentActions, AgentParts } from './parts';
 import { checkProviderKey } from '../hub/provider-status';
 import { KEY_SECRET } from '../config/home-layout';
 import { DEFAULT_COOLDOWN_MINUTES } from '../alerts/webhook';
@@ -27,7 +27,7 @@ import { formatIssues } from '../../shared/zod-issues';
 
 /** What the bridge verbs use of the agent: its parts and a few of its actions, nothing else. */
 export type BridgeDeps = Pick<
-  Agent,
+  AgentParts & AgentActions,
   'alerts'
   | 'applyGateway'
   | 'applyPauseSchedule'

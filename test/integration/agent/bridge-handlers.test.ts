@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { INVOKE_CHANNELS, type AgentSnapshot, type BridgeEvent, type GatewayKeyView, type SettingsView, type UsageReport } from '../../../src/shared/bridge';
 import type { EngineInfo, LogEntry, ModelState, PauseState, RequestView } from '../../../src/shared/types';
+import { FileSecretStore } from '../../../src/core/config/secrets';
 import { startTestEngine, type TestEngine } from '../../support/engine-server';
 import { chat, registered, startStack, TEST_KEY, until, type Stack } from '../../support/stack';
 
@@ -322,7 +323,7 @@ describe('refusals', () => {
 
   it('a refused call leaves the agent serving', async () => {
     await expect(invoke('settings.save', { patch: 'x' })).rejects.toThrow(/^Invalid arguments for settings.save: patch:/);
-    expect(stack.agent.link.connected).toBe(true);
+    expect(stack.agent.hubStatus().connected).toBe(true);
     expect((await invoke<AgentSnapshot>('snapshot.get', {})).link.state).toBe('connected');
   });
 });
@@ -340,7 +341,7 @@ describe('a fresh agent without a key', () => {
     await expect(a.invoke('onboarding.complete', {})).rejects.toThrow('Paste your provider key first.');
     expect(((await a.invoke('settings.get', {})) as SettingsView).keyStorage).toBe('none');
     expect(await a.invoke('settings.save', { patch: { providerKey: `  ${TEST_KEY}  ` } })).toEqual({ ok: true });
-    expect(a.secrets.get('providerKey')).toBe(TEST_KEY);
+    expect(new FileSecretStore(bare.home).get('providerKey')).toBe(TEST_KEY);
     expect(fs.readFileSync(path.join(bare.home, 'settings.json'), 'utf8')).not.toContain(TEST_KEY);
     expect(((await a.invoke('settings.get', {})) as SettingsView)).toMatchObject({ keySet: true, keyStorage: 'file' });
     // The link starts with the new key.
@@ -348,7 +349,7 @@ describe('a fresh agent without a key', () => {
     expect(((await a.invoke('onboarding.complete', {})) as AgentSnapshot).onboarded).toBe(true);
     // An empty key removes it.
     expect(await a.invoke('settings.save', { patch: { providerKey: '' } })).toEqual({ ok: true });
-    expect(a.secrets.get('providerKey')).toBeUndefined();
+    expect(new FileSecretStore(bare.home).get('providerKey')).toBeUndefined();
     expect(((await a.invoke('settings.get', {})) as SettingsView).keySet).toBe(false);
   });
 });
@@ -366,7 +367,7 @@ describe('logs.bundle', () => {
     // A key in a form the log redaction does not recognise (no sk- prefix), saved and refused by the hub.
     const odd = 'provKEY.abcdef123456';
     expect(await a.invoke('settings.save', { patch: { providerKey: odd } })).toEqual({ ok: true });
-    await until(() => a.link.state.state === 'auth_failed', 'the hub refuses the new key');
+    await until(() => a.hubStatus().state === 'auth_failed', 'the hub refuses the new key');
     const created = (await a.invoke('gateway.keys.create', { name: 'app' })) as { key: string };
     const text = (await a.invoke('logs.bundle', {})) as string;
     const bundle = JSON.parse(text) as Record<string, unknown>;

@@ -19,7 +19,7 @@ describe('discovery off', () => {
   it('the engine behind a models.json entry is probed: the Engines list shows it with its type, and the model gets that type', async () => {
     stack = await startStack({ engines: [{ engineType: 'ollama' }] });
     const url = stack.engines[0]!.url;
-    await until(() => stack!.agent.engineList().some((e) => e.url === url && e.reachable), 'the models.json engine probed');
+    await until(() => stack!.agent.snapshot().engines.some((e) => e.url === url && e.reachable), 'the models.json engine probed');
     const snap = stack.agent.snapshot();
     expect(snap.discovery).toBe(false);
     expect(snap.engines.find((e) => e.url === url)).toMatchObject({ type: 'ollama', reachable: true });
@@ -45,7 +45,7 @@ describe('discovery off', () => {
   it('Rescan with discovery off probes the owner-named addresses again (a restarted engine comes back)', async () => {
     stack = await startStack({ engines: [{ engineType: 'sglang' }] });
     const engine = stack.engines[0]!;
-    await until(() => stack!.agent.engineList().some((e) => e.url === engine.url && e.reachable), 'probed');
+    await until(() => stack!.agent.snapshot().engines.some((e) => e.url === engine.url && e.reachable), 'probed');
     await engine.setMode('down');
     let list = (await stack.agent.invoke('engines.rescan', {})) as EngineInfo[];
     expect(list.find((e) => e.url === engine.url)?.reachable).toBe(false);

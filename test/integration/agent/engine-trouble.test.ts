@@ -19,7 +19,7 @@ describe('engine trouble', () => {
     const [e1, e2] = stack.engines as [NonNullable<Stack['engines'][0]>, NonNullable<Stack['engines'][0]>];
     const model = e1.modelIds[0]!;
     // models.json maps the model to e1; e2 is an engine the owner added, serving the same model.
-    await stack.agent.rescanEngines([e2.url]);
+    await stack.agent.invoke('engines.addEndpoint', { url: e2.url });
     await until(() => stack!.agent.registry.get(model)?.endpoints.length === 2, 'two endpoints');
     await registered(stack);
     await e1.setMode('down');

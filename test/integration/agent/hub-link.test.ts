@@ -17,13 +17,13 @@ describe('hub link', () => {
   it('reconnects after the hub drops it, registers again and re-sends model health', async () => {
     stack = await startStack();
     await registered(stack);
-    const dialsBefore = stack.agent.link.counters.dials;
+    const dialsBefore = stack.agent.hubStatus().counters.dials;
     const healthBefore = stack.hub!.received.filter((m) => m.type === 'model_health_update').length;
-    const disconnected = new Promise((resolve) => stack!.agent.link.once('disconnected', resolve));
+    const disconnected = new Promise((resolve) => stack!.agent.once('disconnected', resolve));
     stack.hub!.dropProviders();
     await disconnected;
-    await until(() => stack!.agent.link.connected, 'connected again', 10_000);
-    expect(stack.agent.link.counters.dials).toBe(dialsBefore + 1);
+    await until(() => stack!.agent.hubStatus().connected, 'connected again', 10_000);
+    expect(stack.agent.hubStatus().counters.dials).toBe(dialsBefore + 1);
     await until(() => stack!.hub!.received.filter((m) => m.type === 'model_health_update').length > healthBefore, 'health after reconnect', 10_000);
     // still serves
     const model = stack.engines[0]!.modelIds[0]!;
@@ -34,32 +34,32 @@ describe('hub link', () => {
   it('keeps dialling when the hub is not there yet, and connects once it starts', async () => {
     const port = await freePort();
     stack = await startStack({ hub: false, hubUrl: `ws://127.0.0.1:${port}` });
-    await until(() => stack!.agent.link.counters.dials >= 3, 'several failed dials');
-    expect(stack.agent.link.state.state).not.toBe('connected');
-    expect(stack.agent.link.state.reason).toMatch(/cannot reach|refused|ECONNREFUSED/i);
+    await until(() => stack!.agent.hubStatus().counters.dials >= 3, 'several failed dials');
+    expect(stack.agent.hubStatus().state).not.toBe('connected');
+    expect(stack.agent.hubStatus().reason).toMatch(/cannot reach|refused|ECONNREFUSED/i);
     extraHub = await startDevHub({ port, token: TEST_KEY });
-    await until(() => stack!.agent.link.connected, 'connected to the late hub');
+    await until(() => stack!.agent.hubStatus().connected, 'connected to the late hub');
     expect(extraHub.providers()).toHaveLength(1);
   });
 
   it('drops and redials a hub that stops answering pings and sends nothing', async () => {
     stack = await startStack({ agent: { ReadTimeoutSeconds: 0.5, HeartbeatIntervalSeconds: 30 } });
     await registered(stack);
-    const disconnected = new Promise<string>((resolve) => stack!.agent.link.once('disconnected', (_reason, code) => resolve(code)));
+    const disconnected = new Promise<string>((resolve) => stack!.agent.once('disconnected', (_reason, code) => resolve(code)));
     stack.hub!.behaviour.answerPings = false;
     expect(await disconnected).toBe('READ_DEADLINE');
     stack.hub!.behaviour.answerPings = true;
-    await until(() => stack!.agent.link.connected, 'connected again');
+    await until(() => stack!.agent.hubStatus().connected, 'connected again');
   });
 
   it('treats 3 unacknowledged heartbeats as a dead link', async () => {
     stack = await startStack({ agent: { HeartbeatIntervalSeconds: 0.1, ReadTimeoutSeconds: 30 } });
     await registered(stack);
     stack.hub!.behaviour.ackHeartbeats = false;
-    const disconnected = new Promise<string>((resolve) => stack!.agent.link.once('disconnected', (_reason, code) => resolve(code)));
+    const disconnected = new Promise<string>((resolve) => stack!.agent.once('disconnected', (_reason, code) => resolve(code)));
     expect(await disconnected).toBe('HEARTBEAT_UNACKED');
     stack.hub!.behaviour.ackHeartbeats = true;
-    await until(() => stack!.agent.link.connected, 'connected again');
+    await until(() => stack!.agent.hubStatus().connected, 'connected again');
   });
 
   it('goes to "auth failed" on 401, does not hammer the hub, and retries when the key changes', async () => {
@@ -69,14 +69,14 @@ describe('hub link', () => {
     stack = await startStack({ key: 'sk-prov-wrong-key-000000', start: false });
     stack.agent.settings.update((s) => ({ ...s, serviceUrl: 'http://127.0.0.1:9' }));
     await stack.agent.start();
-    await until(() => stack!.agent.link.state.state === 'auth_failed', 'auth failed');
-    expect(stack.agent.link.state.code).toBe('AUTH_FAILED');
-    const dials = stack.agent.link.counters.dials;
+    await until(() => stack!.agent.hubStatus().state === 'auth_failed', 'auth failed');
+    expect(stack.agent.hubStatus().code).toBe('AUTH_FAILED');
+    const dials = stack.agent.hubStatus().counters.dials;
     await new Promise((r) => setTimeout(r, 500)); // a window in which a hammering client would dial many times
-    expect(stack.agent.link.counters.dials).toBe(dials);
+    expect(stack.agent.hubStatus().counters.dials).toBe(dials);
     const r = (await stack.agent.invoke('settings.save', { patch: { providerKey: TEST_KEY } })) as { ok: boolean };
     expect(r.ok).toBe(true);
-    await until(() => stack!.agent.link.connected, 'connected with the new key');
+    await until(() => stack!.agent.hubStatus().connected, 'connected with the new key');
   });
 
   it('answers malformed hub input on its result path, ignores unknown types, and stays up', async () => {
@@ -98,8 +98,8 @@ describe('hub link', () => {
     expect(hub.received.some((m) => String(m.payload.request_id ?? '').startsWith('r-unknown'))).toBe(false);
     expect(stack.agent.log.entries(500).filter((e) => e.msg.includes('unknown type "teleport"'))).toHaveLength(1);
     expect(hub.received.some((m) => m.type === 'error')).toBe(false);
-    expect(stack.agent.link.counters.invalid).toBe(5);
-    expect(stack.agent.link.connected).toBe(true);
+    expect(stack.agent.hubStatus().counters.invalid).toBe(5);
+    expect(stack.agent.hubStatus().connected).toBe(true);
     expect(hub.providers()[0]!.registers).toBe(1);
     const model = stack.engines[0]!.modelIds[0]!;
     const res = await chat(hub, { model, stream: true, messages: [{ role: 'user', content: 'still there?' }] });

@@ -31,7 +31,7 @@ async function twoEndpoints(): Promise<{ s: Stack; model: string; a: TestEngine;
   const [a, b] = s.engines as [TestEngine, TestEngine];
   const model = a.modelIds[0]!;
   // models.json maps the model to a (first endpoint); b is an engine the owner added, serving it too.
-  await s.agent.rescanEngines([b.url]);
+  await s.agent.invoke('engines.addEndpoint', { url: b.url });
   await until(() => s.agent.registry.get(model)?.endpoints.length === 2, 'two endpoints');
   await registered(s);
   return { s, model, a, b };
@@ -47,7 +47,7 @@ describe('internal generations go through the inference service', () => {
     expect(generations(engine)).toHaveLength(1);
 
     const warm = fetch(`${stack.hub!.url}/dev/warmup`, { method: 'POST', body: JSON.stringify({ model_id: model, warmup_type: 'inference' }) });
-    await until(() => stack!.agent.scheduler.stats().find((m) => m.model === model)?.queued === 1, 'the warmup queued behind the stream');
+    await until(() => stack!.agent.snapshot().models.find((m) => m.id === model)?.queued === 1, 'the warmup queued behind the stream');
     expect(generations(engine)).toHaveLength(1);
 
     busy.stop();

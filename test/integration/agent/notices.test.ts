@@ -68,7 +68,7 @@ describe('hub notices', () => {
     stack = await startStack();
     await registered(stack);
     const hub = stack.hub!;
-    const dialsBefore = stack.agent.link.counters.dials;
+    const dialsBefore = stack.agent.hubStatus().counters.dials;
     for (const bad of [
       { event: 'bad event\r\nBcc: x', message: 'm' },
       { event: 'ok_name', message: 'x'.repeat(10_000) },
@@ -83,8 +83,8 @@ describe('hub notices', () => {
     for (const code of ['bad_event', 'oversized', 'control_characters', 'no_message', 'not_an_object']) expect(warns).toContain(`(${code})`);
     expect(stack.agent.notices.list()).toEqual([]);
     expect(hub.received.filter((m) => m.type === 'error')).toEqual([]);
-    expect(stack.agent.link.connected).toBe(true);
-    expect(stack.agent.link.counters.dials).toBe(dialsBefore);
+    expect(stack.agent.hubStatus().connected).toBe(true);
+    expect(stack.agent.hubStatus().counters.dials).toBe(dialsBefore);
     // And a good one after them still arrives.
     await post(`${hub.url}/dev/notice`, { event: 'payout_pending', severity: 'info', message: 'A payout is pending.' });
     await until(() => stack!.agent.notices.list().length === 1, 'good notice kept');

@@ -23,7 +23,7 @@ describe('provider status gates the connection', () => {
     expect(v.warning).toBeTruthy();
     // Re-checked every minute: the next check is about 60 s away.
     expect(v.nextCheckAt! - v.checkedAt!).toBeGreaterThanOrEqual(59_000);
-    expect(agent.link.counters.dials).toBe(0);
+    expect(agent.hubStatus().counters.dials).toBe(0);
     expect(stack.hub!.providers()).toEqual([]);
     expect(agent.log.entries(50, 'warn').some((e) => /cannot connect/.test(e.msg))).toBe(true);
 
@@ -40,8 +40,8 @@ describe('provider status gates the connection', () => {
     const v = (await snap(stack)).providerStatus!;
     expect(v).toMatchObject({ state: 'invalid_key', apiKeyValid: false });
     expect(v.message).toBeTruthy();
-    expect(agent.link.state.state).toBe('idle');
-    expect(agent.link.counters.dials).toBe(0);
+    expect(agent.hubStatus().state).toBe('idle');
+    expect(agent.hubStatus().counters.dials).toBe(0);
     expect(agent.log.entries(50, 'error').some((e) => /not connecting: the platform says the provider key is not valid/.test(e.msg))).toBe(true);
 
     // A key the platform knows: checked, then connected.

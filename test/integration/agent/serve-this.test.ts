@@ -64,7 +64,7 @@ async function withOllama(): Promise<Stack> {
   const s = await startStack({ serviceUrl: api.url, engines: [] });
   await registered(s);
   await s.agent.invoke('engines.addEndpoint', { url: ollama.url });
-  await until(() => s.agent.engineList().some((e) => e.type === 'ollama' && e.reachable), 'the Ollama stand-in found');
+  await until(() => s.agent.snapshot().engines.some((e) => e.type === 'ollama' && e.reachable), 'the Ollama stand-in found');
   return s;
 }
 

@@ -54,12 +54,12 @@ describe('dev hub dialect', () => {
     stack = await startStack();
     await registered(stack);
     stack.hub!.behaviour.ackWithoutIds = true;
-    stack.agent.link.reconnect('test: Go-typed acks');
-    await until(() => stack!.agent.link.counters.dials >= 2, 'redialled');
+    stack.hub!.dropProviders(); // the agent redials
+    await until(() => stack!.agent.hubStatus().counters.dials >= 2, 'redialled');
     await registered(stack);
     const beats = stack.hub!.providers()[0]!.heartbeats;
     await until(() => stack!.hub!.providers()[0]!.heartbeats >= beats + 4, 'heartbeats go on (acked with "")');
-    expect(stack.agent.link.connected).toBe(true);
+    expect(stack.agent.hubStatus().connected).toBe(true);
   });
 
   it('routes replies by the envelope request_id, and by the payload id when the envelope has none', async () => {

@@ -26,7 +26,7 @@ describe('hub inference runs the enabled model', () => {
     stack.hub!.broadcastRaw(inference('r-off', 'good', 'switched-off'));
     await until(() => engine.requests.some((r) => r.method === 'POST'), 'the engine was asked');
     expect(engine.requests.filter((r) => r.method === 'POST').map((r) => (r.body as { model: string }).model)).toEqual(['good']);
-    await until(() => stack!.agent.relay.activeCount === 0, 'request finished');
+    await until(() => stack!.agent.hubStatus().relay.activeCount === 0, 'request finished');
   });
 
   it('with local_model: the engine is asked for local_model whatever request.model says', async () => {

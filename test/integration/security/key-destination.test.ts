@@ -45,7 +45,7 @@ describe('settings.save: where the key goes', () => {
     expect(Object.keys(r.errors).sort()).toEqual(['hubUrl', 'serviceUrl']);
     expect(r.confirm).toEqual({ keyDestination: [`localhost:${thiefPort}`], insecure: [] });
     expect(await invoke<SettingsView>('settings.get', {})).toEqual(before);
-    expect(stack.agent.link.connected).toBe(true);
+    expect(stack.agent.hubStatus().connected).toBe(true);
     // A confirmation naming another host does not count.
     const wrong = await invoke<SaveResult>('settings.save', { patch: { hubUrl: hub, confirmKeyDestination: 'somewhere.else' } });
     expect(wrong.ok).toBe(false);
