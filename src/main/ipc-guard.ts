@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from '../core/log';
-import { invokeSchemas, isInvokeChannel, type BridgeBackend, type InvokeChannel, type InvokeReply } from '../shared/bridge';
+import { bridgeErrorCode, invokeSchemas, isInvokeChannel, type BridgeBackend, type BridgeErrorCode, type InvokeChannel, type InvokeReply } from '../shared/bridge';
 import { formatIssues } from '../shared/zod-issues';
 
 /** Where our renderer is loaded from: the built file, or the electron-vite dev server. */
@@ -76,26 +76,26 @@ export function checkSender(sender: SenderInfo, expected: { webContentsId: numbe
   return { ok: true };
 }
 
-export type ValidatedCall = { ok: true; channel: InvokeChannel; args: unknown } | { ok: false; error: string };
+export type ValidatedCall = { ok: true; channel: InvokeChannel; args: unknown } | { ok: false; error: string; code: BridgeErrorCode };
 
 /** Channel on the allow-list, arguments within the size cap and matching the channel's schema. */
 export function validateCall(channel: unknown, args: unknown): ValidatedCall {
   if (!isInvokeChannel(channel)) {
-    return { ok: false, error: `Unknown action ${describe(channel, 64)}. The app and its window may be out of step: restart the app.` };
+    return { ok: false, code: 'unknown_channel', error: `Unknown action ${describe(channel, 64)}. The app and its window may be out of step: restart the app.` };
   }
   const input = args === undefined ? {} : args;
   let size: number;
   try {
     size = Buffer.byteLength(JSON.stringify(input) ?? '', 'utf8');
   } catch {
-    return { ok: false, error: `Invalid arguments for ${channel}: they cannot be read as plain data.` };
+    return { ok: false, code: 'invalid_args', error: `Invalid arguments for ${channel}: they cannot be read as plain data.` };
   }
   if (size > MAX_ARGS_BYTES) {
-    return { ok: false, error: `Invalid arguments for ${channel}: ${size} bytes is more than the ${MAX_ARGS_BYTES} allowed.` };
+    return { ok: false, code: 'invalid_args', error: `Invalid arguments for ${channel}: ${size} bytes is more than the ${MAX_ARGS_BYTES} allowed.` };
   }
   const parsed = invokeSchemas[channel].safeParse(input);
   if (!parsed.success) {
-    return { ok: false, error: `Invalid arguments for ${channel}: ${formatIssues(parsed.error, { root: 'arguments', limit: 5 })}` };
+    return { ok: false, code: 'invalid_args', error: `Invalid arguments for ${channel}: ${formatIssues(parsed.error, { root: 'arguments', limit: 5 })}` };
   }
   return { ok: true, channel, args: parsed.data };
 }
@@ -112,7 +112,7 @@ export async function toReply<T>(work: () => Promise<T> | T): Promise<InvokeRepl
   try {
     return { ok: true, value: await work() };
   } catch (err) {
-    return { ok: false, error: errorText(err) };
+    return { ok: false, code: bridgeErrorCode(err), error: errorText(err) };
   }
 }
 
@@ -127,12 +127,12 @@ export async function guardedInvoke(ctx: InvokeContext, sender: SenderInfo, chan
   const verdict = checkSender(sender, ctx.expected);
   if (!verdict.ok) {
     ctx.log.warn(`Dropped an IPC call to ${describe(channel, 64)}: ${verdict.reason}`);
-    return { ok: false, error: 'Refused: this page is not allowed to talk to the agent.' };
+    return { ok: false, code: 'refused', error: 'Refused: this page is not allowed to talk to the agent.' };
   }
   const call = validateCall(channel, args);
   if (!call.ok) {
     ctx.log.warn(call.error);
-    return { ok: false, error: call.error };
+    return { ok: false, code: call.code, error: call.error };
   }
   const reply = await toReply(() => ctx.backend.invoke(call.channel, call.args));
   if (!reply.ok) ctx.log.debug(`${call.channel} failed: ${reply.error}`);

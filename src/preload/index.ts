@@ -3,6 +3,7 @@
 import { contextBridge, ipcRenderer, type IpcRendererEvent } from 'electron';
 import type { BridgeEvent, InvokeArgs, InvokeChannel, InvokeReply, InvokeResults, SwanBridge } from '../shared/bridge';
 import { isChannelName as isInvokeChannel } from '../shared/channels';
+import { BridgeError, isBridgeErrorCode } from '../shared/bridge-error';
 
 // Same names as IPC in src/main/ipc.ts.
 const INVOKE = 'swan:invoke';
@@ -31,10 +32,10 @@ function isReply(x: unknown): x is InvokeReply<unknown> {
 const bridge: SwanBridge = {
   transport: 'ipc',
   async invoke<C extends InvokeChannel>(channel: C, args: InvokeArgs<C>): Promise<InvokeResults[C]> {
-    if (!isInvokeChannel(channel)) throw new Error(`Unknown action ${String(channel).slice(0, 64)}.`);
+    if (!isInvokeChannel(channel)) throw new BridgeError('unknown_channel', `Unknown action ${String(channel).slice(0, 64)}.`);
     const reply: unknown = await ipcRenderer.invoke(INVOKE, channel, args);
-    if (!isReply(reply)) throw new Error(`The app sent an unreadable answer to ${channel}. Restart the app.`);
-    if (!reply.ok) throw new Error(reply.error);
+    if (!isReply(reply)) throw new BridgeError('failed', `The app sent an unreadable answer to ${channel}. Restart the app.`);
+    if (!reply.ok) throw new BridgeError(isBridgeErrorCode(reply.code) ? reply.code : 'failed', reply.error);
     return reply.value as InvokeResults[C];
   },
   onEvents(cb) {

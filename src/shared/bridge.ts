@@ -3,6 +3,7 @@
 // (src/core/console). Every argument is validated on the agent side with these schemas.
 import { z } from 'zod';
 import type { ChannelName } from './channels';
+import type { BridgeErrorCode } from './bridge-error';
 import type {
   EngineInfo,
   GpuInventory,
@@ -555,8 +556,13 @@ export interface SwanBridge {
   transport: 'ipc' | 'websocket';
 }
 
-/** The reply envelope both transports use, so errors reach the UI as text, never as a crash. */
-export type InvokeReply<T> = { ok: true; value: T } | { ok: false; error: string };
+/**
+ * The reply envelope both transports use, so errors reach the UI as text, never as a crash. `error`
+ * is the owner's plain message; `code` is stable (src/shared/bridge-error.ts).
+ */
+export type InvokeReply<T> = { ok: true; value: T } | { ok: false; error: string; code: BridgeErrorCode };
+
+export { BridgeError, bridgeErrorCode, isBridgeErrorCode, BRIDGE_ERROR_CODES, type BridgeErrorCode } from './bridge-error';
 
 export { isChannelName as isInvokeChannel, INVOKE_CHANNELS } from './channels';
 

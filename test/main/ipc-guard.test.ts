@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { memoryLog } from '../../src/core/log';
 import { StandInBackend } from '../support/bridge-backend';
+import { BridgeError } from '../../src/shared/bridge';
 import {
   MAX_ARGS_BYTES,
   checkSender,
@@ -86,8 +87,7 @@ describe('validateCall', () => {
   it('refuses unknown channels, including prototype names, and bounds the echoed name', () => {
     for (const bad of ['fs.readFile', 'toString', '__proto__', 'constructor', 42, null, undefined, {}]) {
       const r = validateCall(bad, {});
-      expect(r.ok).toBe(false);
-      expect(!r.ok && r.error).toMatch(/^Unknown action/);
+      expect(r).toMatchObject({ ok: false, code: 'unknown_channel' });
     }
     const long = validateCall('x'.repeat(10_000), {});
     expect(!long.ok && long.error.length).toBeLessThan(200);
@@ -95,22 +95,26 @@ describe('validateCall', () => {
 
   it('refuses wrong, missing and extra arguments with the field named', () => {
     const wrongType = validateCall('models.setEnabled', { model: 'qwen', enabled: 'yes' });
+    expect(wrongType).toMatchObject({ ok: false, code: 'invalid_args' });
     expect(!wrongType.ok && wrongType.error).toMatch(/^Invalid arguments for models\.setEnabled: enabled:/);
     const missing = validateCall('models.warmup', {});
+    expect(missing).toMatchObject({ ok: false, code: 'invalid_args' });
     expect(!missing.ok && missing.error).toMatch(/model:/);
     const extra = validateCall('serving.resume', { force: true });
-    expect(extra.ok).toBe(false);
+    expect(extra).toMatchObject({ ok: false, code: 'invalid_args' });
     const notObject = validateCall('gpu.history', 'minutes=5');
-    expect(notObject.ok).toBe(false);
+    expect(notObject).toMatchObject({ ok: false, code: 'invalid_args' });
     const outOfRange = validateCall('gpu.history', { minutes: 61 });
+    expect(outOfRange).toMatchObject({ ok: false, code: 'invalid_args' });
     expect(!outOfRange.ok && outOfRange.error).toMatch(/minutes/);
     const badPatch = validateCall('settings.save', { patch: { nodeName: 'rig', sshCommand: 'rm -rf /' } });
-    expect(badPatch.ok).toBe(false);
+    expect(badPatch).toMatchObject({ ok: false, code: 'invalid_args' });
   });
 
   it('refuses oversized arguments before parsing them', () => {
     const big = validateCall('settings.checkKey', { key: 'k'.repeat(MAX_ARGS_BYTES + 1) });
-    expect(big.ok).toBe(false);
+    expect(big).toMatchObject({ ok: false, code: 'invalid_args' });
+    // Refused on size, before the schema: the message gives the size and the cap.
     expect(!big.ok && big.error).toMatch(/bytes is more than the 65536 allowed/);
     // Just under the cap, the schema's own limit (512 chars) still applies.
     const underCap = validateCall('settings.checkKey', { key: 'k'.repeat(1000) });
@@ -121,7 +125,7 @@ describe('validateCall', () => {
     const cyclic: Record<string, unknown> = { model: 'a' };
     cyclic.self = cyclic;
     const r = validateCall('models.warmup', cyclic);
-    expect(!r.ok && r.error).toMatch(/cannot be read as plain data/);
+    expect(r).toMatchObject({ ok: false, code: 'invalid_args', error: expect.stringContaining('plain data') });
     expect(validateCall('gpu.history', { minutes: 10n }).ok).toBe(false);
   });
 });
@@ -131,14 +135,21 @@ describe('replies', () => {
     expect(await toReply(() => 5)).toEqual({ ok: true, value: 5 });
     expect(await toReply(async () => Promise.reject(new Error('hub unreachable: check your network')))).toEqual({
       ok: false,
+      code: 'failed',
       error: 'hub unreachable: check your network',
     });
+    // A bridge code thrown by the backend travels in the reply.
+    expect(await toReply(() => {
+      throw new BridgeError('not_found', 'No model "m" is known here.');
+    })).toEqual({ ok: false, code: 'not_found', error: 'No model "m" is known here.' });
     expect(await toReply(() => {
       throw 'plain string';
-    })).toEqual({ ok: false, error: 'plain string' });
+    })).toEqual({ ok: false, code: 'failed', error: 'plain string' });
     const odd = await toReply(() => {
       throw { code: 1 };
     });
+    expect(odd).toMatchObject({ ok: false, code: 'failed' });
+    // Even an error with no text tells the owner where to look.
     expect(!odd.ok && odd.error).toMatch(/see the log/);
     expect(errorText(new Error('x'.repeat(5000))).length).toBeLessThanOrEqual(2001);
   });
@@ -157,7 +168,7 @@ describe('guardedInvoke', () => {
     const backend = new StandInBackend();
     const log = memoryLog();
     const reply = await guardedInvoke({ backend, log: log.child('ipc'), expected }, sender({ frameUrl: 'https://evil.example/' }), 'snapshot.get', {});
-    expect(reply).toEqual({ ok: false, error: 'Refused: this page is not allowed to talk to the agent.' });
+    expect(reply).toEqual({ ok: false, code: 'refused', error: 'Refused: this page is not allowed to talk to the agent.' });
     expect(backend.calls).toHaveLength(0);
     expect(log.entries(10, 'warn').map((e) => e.msg)).toEqual([expect.stringContaining('Dropped an IPC call to "snapshot.get"')]);
   });
@@ -167,8 +178,9 @@ describe('guardedInvoke', () => {
     const log = memoryLog();
     const ctx = { backend, log: log.child('ipc'), expected };
     const badChannel = await guardedInvoke(ctx, sender(), 'shell.exec', { cmd: 'ls' });
-    expect(badChannel.ok).toBe(false);
+    expect(badChannel).toMatchObject({ ok: false, code: 'unknown_channel' });
     const badArgs = await guardedInvoke(ctx, sender(), 'models.setLimits', { model: 'm', maxConcurrent: 0, maxQueue: 1 });
+    expect(badArgs).toMatchObject({ ok: false, code: 'invalid_args' });
     expect(!badArgs.ok && badArgs.error).toMatch(/maxConcurrent/);
     expect(backend.calls).toHaveLength(0);
     expect(log.entries(10, 'warn')).toHaveLength(2);

@@ -7,7 +7,7 @@ import path from 'node:path';
 import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryLog } from '../../src/core/log';
-import type { BridgeEvent, SwanBridge } from '../../src/shared/bridge';
+import { BridgeError, type BridgeEvent, type SwanBridge } from '../../src/shared/bridge';
 import { guardedInvoke, type SenderInfo } from '../../src/main/ipc-guard';
 import { StandInBackend } from '../support/bridge-backend';
 
@@ -34,7 +34,7 @@ afterAll(() => {
 function loadPreload() {
   const backend = new StandInBackend({
     'models.warmup': ({ model }) => {
-      throw new Error(`Model ${model} is not served by any engine. Start its engine first.`);
+      throw new BridgeError('not_found', `Model ${model} is not served by any engine. Start its engine first.`);
     },
     'serving.resume': () => ({ paused: false }),
   });
@@ -106,15 +106,20 @@ describe('preload bundle', () => {
   it('rejects unknown channels in the preload, before anything is sent', async () => {
     const p = loadPreload();
     const call = (p.bridge.invoke as (c: string, a: unknown) => Promise<unknown>)('fs.readFile', { path: '/etc/passwd' });
-    await expect(call).rejects.toThrow(/Unknown action fs\.readFile/);
+    await expect(call).rejects.toMatchObject({ name: 'BridgeError', code: 'unknown_channel' });
     expect(p.invokes()).toBe(0);
   });
 
   it('turns { ok: false } into a thrown Error carrying the text: bad arguments and backend errors', async () => {
     const p = loadPreload();
-    await expect(p.bridge.invoke('gpu.history', { minutes: 0 })).rejects.toThrow(/Invalid arguments for gpu\.history: minutes/);
+    await expect(p.bridge.invoke('gpu.history', { minutes: 0 })).rejects.toMatchObject({ name: 'BridgeError', code: 'invalid_args' });
     expect(p.backend.calls).toEqual([]);
-    await expect(p.bridge.invoke('models.warmup', { model: 'llama3' })).rejects.toThrow('Model llama3 is not served by any engine. Start its engine first.');
+    // The backend's code and its text both reach the page.
+    await expect(p.bridge.invoke('models.warmup', { model: 'llama3' })).rejects.toMatchObject({
+      name: 'BridgeError',
+      code: 'not_found',
+      message: 'Model llama3 is not served by any engine. Start its engine first.',
+    });
   });
 
   it('says ready once when the page first subscribes, delivers batches, and unsubscribes', () => {

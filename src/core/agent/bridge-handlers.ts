@@ -24,6 +24,8 @@ import { listGpuProcesses } from '../gpu/processes';
 import { checkForUpdate } from '../update/check';
 import { appInfo, modelReport, startTestPrompt } from './console-extras';
 import { formatIssues } from '../../shared/zod-issues';
+import { BridgeError } from '../../shared/bridge-error';
+import { toBridgeError } from './bridge-errors';
 
 /** What the bridge verbs use of the agent: its parts and a few of its actions, nothing else. */
 export type BridgeDeps = Pick<
@@ -76,14 +78,14 @@ export class BridgeHandlers {
     this.table = {
       'snapshot.get': () => a.snapshot(),
       'models.setEnabled': ({ model, enabled }) => {
-        if (!a.registry.get(model)) throw new Error(`No model "${model}" is known here. Rescan engines or add it to models.json.`);
+        if (!a.registry.get(model)) throw new BridgeError('not_found', `No model "${model}" is known here. Rescan engines or add it to models.json.`);
         a.settings.update((s) => ({ ...s, models: { ...s.models, [model]: { ...s.models?.[model], enabled } } }));
         a.rebuildModels();
         return a.snapshot().models;
       },
       'models.warmup': ({ model }) => a.warmup.run(model),
       'models.setLimits': ({ model, maxConcurrent, maxQueue }) => {
-        if (!a.registry.get(model)) throw new Error(`No model "${model}" is known here.`);
+        if (!a.registry.get(model)) throw new BridgeError('not_found', `No model "${model}" is known here.`);
         a.settings.update((s) => ({ ...s, models: { ...s.models, [model]: { ...s.models?.[model], maxConcurrent, maxQueue } } }));
         a.rebuildModels();
         return a.snapshot().models;
@@ -137,18 +139,18 @@ export class BridgeHandlers {
       'usage.report': ({ from, to, bucket }): UsageReport =>
         a.ledger?.report(from, to, bucket) ?? { from, to, totals: EMPTY_TOTALS, buckets: [], perModel: [], errorRate: 0 },
       'usage.exportCsv': ({ from, to }) => {
-        if (!a.ledger) throw new Error('The usage history is unavailable right now (see Logs).');
+        if (!a.ledger) throw new BridgeError('unavailable', 'The usage history is unavailable right now (see Logs).');
         return a.ledger.exportCsv(from, to);
       },
       'earnings.overview': ({ refresh }) => a.earnings.overview(refresh ?? false),
       'earnings.setElectricity': ({ perKwh, currency, usdPerUnit }) => {
-        if (!a.ledger) throw new Error('The usage history is unavailable right now (see Logs), so the electricity price cannot be saved.');
+        if (!a.ledger) throw new BridgeError('unavailable', 'The usage history is unavailable right now (see Logs), so the electricity price cannot be saved.');
         const cur = currency ?? 'USD';
-        if (perKwh !== null && cur !== 'USD' && usdPerUnit === undefined) throw new Error(`Give the value of 1 ${cur} in USD too, so power cost and earnings (paid in USD) can be compared.`);
+        if (perKwh !== null && cur !== 'USD' && usdPerUnit === undefined) throw new BridgeError('invalid_args', `Give the value of 1 ${cur} in USD too, so power cost and earnings (paid in USD) can be compared.`);
         try {
           a.ledger.setElectricityPrice(perKwh === null ? null : { perKwh, currency: cur, usdPerUnit: cur === 'USD' ? 1 : (usdPerUnit ?? 1) });
         } catch (e) {
-          throw new Error(e instanceof RangeError ? e.message : `The electricity price could not be saved: ${(e as Error).message}`);
+          throw e instanceof RangeError ? new BridgeError('invalid_args', e.message) : new BridgeError('failed', `The electricity price could not be saved: ${(e as Error).message}`);
         }
         a.emitSnapshot();
         return a.earnings.overview();
@@ -161,7 +163,12 @@ export class BridgeHandlers {
         return a.engineList();
       },
       'engines.addEndpoint': async ({ url, model }) => {
-        const base = ownerEndpointUrl(url);
+        let base: string;
+        try {
+          base = ownerEndpointUrl(url);
+        } catch (e) {
+          throw new BridgeError('invalid_args', (e as Error).message);
+        }
         a.settings.update((s) => ({ ...s, extraEndpoints: [...(s.extraEndpoints ?? []).filter((e) => e.url !== base), { url: base, ...(model ? { model } : {}) }] }));
         await a.rescanEngines([base]);
         // The owner named the model to serve from it: switch it on when the engine offers it.
@@ -176,7 +183,7 @@ export class BridgeHandlers {
         try {
           return await listGpuProcesses({ env: a.opts.env ?? process.env });
         } catch (e) {
-          throw new Error(`The GPU process list is unavailable: ${(e as Error).message}`);
+          throw new BridgeError('unavailable', `The GPU process list is unavailable: ${(e as Error).message}`);
         }
       },
       'logs.list': ({ level, limit }) => a.log.entries(limit ?? 500, level ?? 'debug'),
@@ -188,13 +195,13 @@ export class BridgeHandlers {
         return k;
       },
       'gateway.keys.revoke': ({ name }) => {
-        if (!a.gatewayKeys.revoke(name)) throw new Error(`No gateway key named "${name}".`);
+        if (!a.gatewayKeys.revoke(name)) throw new BridgeError('not_found', `No gateway key named "${name}".`);
         a.emitSnapshot();
         return a.gatewayKeys.list();
       },
       'prices.list': () => this.prices(),
       'prices.set': ({ model, inputPerM, outputPerM }) => {
-        if (!a.ledger) throw new Error('The usage history is unavailable right now (see Logs), so prices cannot be saved.');
+        if (!a.ledger) throw new BridgeError('unavailable', 'The usage history is unavailable right now (see Logs), so prices cannot be saved.');
         a.ledger.setPrice(model, inputPerM, outputPerM);
         a.emitSnapshot();
         return this.prices();
@@ -210,10 +217,10 @@ export class BridgeHandlers {
       'update.check': () => checkForUpdate({ current: a.snapshot().version, feed: a.settings.get().updateFeedUrl ?? '', mode: a.opts.mode ?? 'headless' }),
       // Downloads are the desktop app's (src/main/updater.ts answers these there); headless installs with npm.
       'update.download': () => {
-        throw new Error('Downloading updates is only in the desktop app. Install the new version with npm, then restart the agent.');
+        throw new BridgeError('not_supported', 'Downloading updates is only in the desktop app. Install the new version with npm, then restart the agent.');
       },
       'update.install': () => {
-        throw new Error('Installing updates is only in the desktop app. Install the new version with npm, then restart the agent.');
+        throw new BridgeError('not_supported', 'Installing updates is only in the desktop app. Install the new version with npm, then restart the agent.');
       },
       'app.info': () => appInfo(a.snapshot().version, a.opts.mode ?? 'headless'),
       'gpu.longHistory': ({ hours }: { hours: number }) => a.gpuHistory?.since(Date.now() - hours * 3_600_000) ?? [],
@@ -223,7 +230,7 @@ export class BridgeHandlers {
         return a.link.state;
       },
       'onboarding.complete': () => {
-        if (!a.providerKey()) throw new Error('Paste your provider key first.');
+        if (!a.providerKey()) throw new BridgeError('not_ready', 'Paste your provider key first.');
         a.settings.update((s) => ({ ...s, onboarded: true }));
         const snap = a.snapshot();
         a.emitSnapshot();
@@ -233,14 +240,18 @@ export class BridgeHandlers {
   }
 
   async invoke(channel: string, args: unknown): Promise<unknown> {
-    if (!isInvokeChannel(channel)) throw new Error(`Unknown request "${String(channel).slice(0, 64)}".`);
+    if (!isInvokeChannel(channel)) throw new BridgeError('unknown_channel', `Unknown request "${String(channel).slice(0, 64)}".`);
     const parsed = invokeSchemas[channel].safeParse(args ?? {});
     if (!parsed.success) {
       const detail = formatIssues(parsed.error, { root: 'arguments' });
-      throw new Error(`Invalid arguments for ${channel}: ${detail}`);
+      throw new BridgeError('invalid_args', `Invalid arguments for ${channel}: ${detail}`);
     }
     const handler = this.table[channel] as (a: unknown) => unknown;
-    return await handler(parsed.data);
+    try {
+      return await handler(parsed.data);
+    } catch (e) {
+      throw toBridgeError(e);
+    }
   }
 
   /** The newest price per model (earlier rows stay in the ledger as history). */

@@ -3,6 +3,7 @@
 import crypto from 'node:crypto';
 import type { AppInfoView, ModelReport, TryResult } from '../../shared/bridge';
 import type { BridgeDeps } from './bridge-handlers';
+import { BridgeError } from '../../shared/bridge-error';
 
 /** At most this many test prompts run at once (each also counts against the model's own limits). */
 const MAX_TRIES = 2;
@@ -15,9 +16,9 @@ let running = 0;
  */
 export function startTestPrompt(a: Pick<BridgeDeps, 'registry' | 'runner'>, model: string, prompt: string, maxTokens: number): TryResult {
   const m = a.registry.get(model);
-  if (!m) throw new Error(`No model "${model}" is known here. Rescan engines or add it to models.json.`);
-  if (!m.enabled) throw new Error(`"${model}" is switched off. Switch it on in the Models table to try it.`);
-  if (running >= MAX_TRIES) throw new Error('Two test prompts are already running; wait for one to finish.');
+  if (!m) throw new BridgeError('not_found', `No model "${model}" is known here. Rescan engines or add it to models.json.`);
+  if (!m.enabled) throw new BridgeError('not_ready', `"${model}" is switched off. Switch it on in the Models table to try it.`);
+  if (running >= MAX_TRIES) throw new BridgeError('busy', 'Two test prompts are already running; wait for one to finish.');
   const id = `try-${crypto.randomUUID()}`;
   running++;
   void a.runner

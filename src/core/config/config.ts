@@ -7,11 +7,35 @@ import { z } from 'zod';
 import { jsonErrorOffset, lineAt } from './json-position';
 import { homePath } from './home-layout';
 
+/** What is wrong with a config file, stable for programs and tests; `problem` says it for people. */
+export type ConfigErrorCode =
+  /** The file cannot be read (missing, permissions). */
+  | 'unreadable'
+  /** config.toml is not valid TOML. */
+  | 'toml_syntax'
+  /** A section or key config.toml does not have (a typo). */
+  | 'unknown_setting'
+  /** A setting of the wrong type or out of range. */
+  | 'invalid_setting'
+  /** WebSocketURL (or INFERENCE_WS_URL) is not ws:// or wss://. */
+  | 'hub_url_scheme'
+  /** [Gateway] Listen is not HOST:PORT. */
+  | 'listen_format'
+  /** models.json is not valid JSON. */
+  | 'json_syntax'
+  /** models.json is not an object of model id → entry. */
+  | 'models_not_object'
+  /** A models.json entry is missing a field or has one of the wrong type. */
+  | 'invalid_model_entry';
+
 export class ConfigError extends Error {
   constructor(
+    readonly code: ConfigErrorCode,
     readonly file: string,
     readonly line: number | undefined,
     readonly problem: string,
+    /** The setting at fault, dotted: `Agent.HeartbeatIntervalSeconds`, `INFERENCE_WS_URL`, or a models.json `model.field`. */
+    readonly setting?: string,
   ) {
     super(`${file}${line ? `:${line}` : ''}: ${problem}`);
     this.name = 'ConfigError';
@@ -170,10 +194,10 @@ export function readModelsJson(file: string): Record<string, ModelEntry> {
     const m = /position (\d+)/.exec(String(e));
     const at = m ? Number(m[1]) : jsonErrorOffset(text);
     const line = at !== undefined ? lineAt(text, at) : undefined;
-    throw new ConfigError(file, line, `not valid JSON (${(e as Error).message}). Fix the syntax or delete the file.`);
+    throw new ConfigError('json_syntax', file, line, `not valid JSON (${(e as Error).message}). Fix the syntax or delete the file.`);
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new ConfigError(file, 1, 'must be a JSON object mapping each model id to its entry, for example {"my-model": {"endpoint": "http://127.0.0.1:8000"}}.');
+    throw new ConfigError('models_not_object', file, 1, 'must be a JSON object mapping each model id to its entry, for example {"my-model": {"endpoint": "http://127.0.0.1:8000"}}.');
   }
   const parsed = z.record(z.string(), modelEntry).safeParse(raw);
   if (!parsed.success) {
@@ -186,7 +210,8 @@ export function readModelsJson(file: string): Record<string, ModelEntry> {
     const fieldAt = at && typeof field === 'string' ? new RegExp(`${escapeRegExp(JSON.stringify(field))}\\s*:`).exec(text.slice(at.index)) : null;
     const pos = at ? at.index + (fieldAt?.index ?? 0) : undefined;
     const line = pos !== undefined ? text.slice(0, pos).split('\n').length : undefined;
-    throw new ConfigError(file, line, `model "${model}": ${i?.path.slice(1).join('.') || 'entry'} ${i?.message}. Each model needs at least {"endpoint": "http://127.0.0.1:8000"}.`);
+    const setting = [model, ...(i?.path.slice(1) ?? [])].map(String).join('.');
+    throw new ConfigError('invalid_model_entry', file, line, `model "${model}": ${i?.path.slice(1).join('.') || 'entry'} ${i?.message}. Each model needs at least {"endpoint": "http://127.0.0.1:8000"}.`, setting);
   }
   return parsed.data;
 }
@@ -210,14 +235,14 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (e) {
-    throw new ConfigError(file, undefined, `cannot read the file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}). Run "swan-provider init" to create one.`);
+    throw new ConfigError('unreadable', file, undefined, `cannot read the file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}). Run "swan-provider init" to create one.`);
   }
   let raw: unknown;
   try {
     raw = parseToml(text);
   } catch (e) {
-    if (e instanceof TomlError) throw new ConfigError(file, e.line, `TOML syntax error: ${tomlProblem(e, text)}`);
-    throw new ConfigError(file, undefined, `TOML syntax error: ${(e as Error).message}`);
+    if (e instanceof TomlError) throw new ConfigError('toml_syntax', file, e.line, `TOML syntax error: ${tomlProblem(e, text)}`);
+    throw new ConfigError('toml_syntax', file, undefined, `TOML syntax error: ${(e as Error).message}`);
   }
   const parsed = tomlSchema.safeParse(raw);
   if (!parsed.success) {
@@ -226,9 +251,11 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
     const unknownKey = i?.code === 'unrecognized_keys' ? (i as { keys?: string[] }).keys?.[0] : undefined;
     const where = unknownKey ?? key;
     throw new ConfigError(
+      unknownKey ? 'unknown_setting' : 'invalid_setting',
       file,
       lineOf(text, section, where),
       unknownKey ? `unknown setting "${unknownKey}" in [${section}]. Check its spelling.` : `[${section ?? ''}]${where ? ` ${where}` : ''}: ${i?.message}`,
+      [section, where].filter(Boolean).join('.') || undefined,
     );
   }
   const c = parsed.data;
@@ -248,14 +275,14 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
   }
   if (!/^wss?:\/\//.test(webSocketUrl)) {
     if (env.INFERENCE_WS_URL) {
-      throw new ConfigError(file, undefined, `the environment variable INFERENCE_WS_URL ("${webSocketUrl}") must start with ws:// or wss://; fix or unset it`);
+      throw new ConfigError('hub_url_scheme', file, undefined, `the environment variable INFERENCE_WS_URL ("${webSocketUrl}") must start with ws:// or wss://; fix or unset it`, 'INFERENCE_WS_URL');
     }
-    throw new ConfigError(file, lineOf(text, 'Inference', 'WebSocketURL'), `WebSocketURL "${webSocketUrl}" must start with ws:// or wss://`);
+    throw new ConfigError('hub_url_scheme', file, lineOf(text, 'Inference', 'WebSocketURL'), `WebSocketURL "${webSocketUrl}" must start with ws:// or wss://`, 'Inference.WebSocketURL');
   }
   const listen = gw.Listen ?? '127.0.0.1:18080';
   const port = Number(/:(\d{1,5})$/.exec(listen)?.[1] ?? 0);
   if (!/^[^\s:]+:\d{1,5}$/.test(listen) || port < 1 || port > 65535) {
-    throw new ConfigError(file, lineOf(text, 'Gateway', 'Listen'), `Listen "${listen}" must look like 127.0.0.1:18080`);
+    throw new ConfigError('listen_format', file, lineOf(text, 'Gateway', 'Listen'), `Listen "${listen}" must look like 127.0.0.1:18080`, 'Gateway.Listen');
   }
   return {
     file: path.resolve(file),

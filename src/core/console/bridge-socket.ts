@@ -3,7 +3,7 @@
 // message never closes the socket or reaches the agent.
 import type { WebSocket } from 'ws';
 import { z } from 'zod';
-import { invokeSchemas, isInvokeChannel, type BridgeBackend, type InvokeReply } from '../../shared/bridge';
+import { bridgeErrorCode, invokeSchemas, isInvokeChannel, type BridgeBackend, type InvokeReply } from '../../shared/bridge';
 import type { Logger } from '../log';
 import { formatIssues } from '../../shared/zod-issues';
 
@@ -30,23 +30,23 @@ export async function handleBridgeMessage(backend: BridgeBackend, raw: string, l
   try {
     data = JSON.parse(raw);
   } catch {
-    return { id: null, reply: { ok: false, error: 'The message is not valid JSON.' } };
+    return { id: null, reply: { ok: false, code: 'malformed', error: 'The message is not valid JSON.' } };
   }
   const parsed = requestSchema.safeParse(data);
   if (!parsed.success) {
     const id = typeof data === 'object' && data !== null && 'id' in data && (typeof data.id === 'string' || typeof data.id === 'number') ? data.id : null;
-    return { id, reply: { ok: false, error: `Malformed request: ${formatIssues(parsed.error)}` } };
+    return { id, reply: { ok: false, code: 'malformed', error: `Malformed request: ${formatIssues(parsed.error)}` } };
   }
   const { id, channel } = parsed.data;
-  if (!isInvokeChannel(channel)) return { id, reply: { ok: false, error: `Unknown channel "${channel}".` } };
+  if (!isInvokeChannel(channel)) return { id, reply: { ok: false, code: 'unknown_channel', error: `Unknown channel "${channel}".` } };
   const args = invokeSchemas[channel].safeParse(parsed.data.args ?? {});
-  if (!args.success) return { id, reply: { ok: false, error: `Invalid arguments for ${channel}: ${formatIssues(args.error)}` } };
+  if (!args.success) return { id, reply: { ok: false, code: 'invalid_args', error: `Invalid arguments for ${channel}: ${formatIssues(args.error)}` } };
   try {
     const value = await backend.invoke(channel, args.data);
     return { id, reply: { ok: true, value } };
   } catch (err) {
     log?.warn(`console: ${channel} failed: ${errorText(err)}`);
-    return { id, reply: { ok: false, error: errorText(err) } };
+    return { id, reply: { ok: false, code: bridgeErrorCode(err), error: errorText(err) } };
   }
 }
 
@@ -62,11 +62,11 @@ export function serveBridgeSocket(ws: WebSocket, backend: BridgeBackend, log?: L
   };
   ws.on('message', (data, isBinary) => {
     if (isBinary) {
-      send({ id: null, reply: { ok: false, error: 'Binary messages are not accepted; send JSON text.' } });
+      send({ id: null, reply: { ok: false, code: 'malformed', error: 'Binary messages are not accepted; send JSON text.' } });
       return;
     }
     if (inFlight >= MAX_IN_FLIGHT) {
-      send({ id: null, reply: { ok: false, error: `Too many requests at once (limit ${MAX_IN_FLIGHT}); wait for replies.` } });
+      send({ id: null, reply: { ok: false, code: 'too_many', error: `Too many requests at once (limit ${MAX_IN_FLIGHT}); wait for replies.` } });
       return;
     }
     inFlight++;

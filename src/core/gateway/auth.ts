@@ -3,6 +3,18 @@
 // being on this machine matters (seed 002's websocket_auth: false).
 import type { IncomingMessage } from 'node:http';
 
+/**
+ * Why a gateway key was refused, the same on every dialect (stream-v1 and /v1/ws `reason`, the HTTP
+ * error body's `code`): none presented, one this gateway does not know (never created, or revoked
+ * before this connection), or one revoked while its connection or request was running.
+ */
+export type KeyRefusalCode = 'key_missing' | 'key_unknown' | 'key_revoked';
+
+/** `key_missing` when no key was presented, else `key_unknown`. */
+export function keyRefusalCode(key: string | undefined): KeyRefusalCode {
+  return key === undefined || key === '' ? 'key_missing' : 'key_unknown';
+}
+
 /** The Sec-WebSocket-Protocol values the client offered, in its order. */
 export function offeredProtocols(req: IncomingMessage): string[] {
   const raw = req.headers['sec-websocket-protocol'];

@@ -14,6 +14,19 @@ type Stored = z.infer<typeof fileSchema>[number];
 
 export const KEY_PREFIX = 'sk-swan-';
 
+/** Why GatewayKeys.create refused: a name outside [A-Za-z0-9_.-]{1,64}, or one already in use. */
+export type GatewayKeyErrorCode = 'key_name_invalid' | 'key_name_taken';
+
+export class GatewayKeyError extends Error {
+  constructor(
+    readonly code: GatewayKeyErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'GatewayKeyError';
+  }
+}
+
 function hashKey(key: string): Buffer {
   return crypto.createHash('sha256').update(key).digest();
 }
@@ -80,8 +93,8 @@ export class GatewayKeys {
   /** Creates a key; returns it in full (the only time it is visible). */
   create(name: string): { name: string; key: string } {
     this.refresh();
-    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) throw new Error('Key names use letters, digits, dot, dash or underscore (1-64).');
-    if (this.keys.some((k) => k.name === name)) throw new Error(`A key named "${name}" already exists; revoke it first or pick another name.`);
+    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) throw new GatewayKeyError('key_name_invalid', 'Key names use letters, digits, dot, dash or underscore (1-64).');
+    if (this.keys.some((k) => k.name === name)) throw new GatewayKeyError('key_name_taken', `A key named "${name}" already exists; revoke it first or pick another name.`);
     const key = KEY_PREFIX + crypto.randomBytes(32).toString('base64url');
     this.keys = [...this.keys, { name, hash: keyIdOf(key), createdAt: Date.now() }];
     this.save();

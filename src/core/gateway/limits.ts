@@ -13,9 +13,12 @@ export interface Quota {
   max_concurrent: number;
 }
 
+/** Which per-key limit refused a request: the requests-per-minute bucket, or the cap on concurrent streams. */
+export type LimitCode = 'per_minute' | 'concurrent';
+
 export type Admission =
   | { ok: true; release: () => void }
-  | { ok: false; reason: 'rate' | 'concurrency'; retryAfterMs: number; message: string };
+  | { ok: false; reason: 'rate' | 'concurrency'; code: LimitCode; retryAfterMs: number; message: string };
 
 /** The scheduler's KeyedLimiter with the gateway's wording for refusals and the quota it reports. */
 export class KeyLimits {
@@ -35,11 +38,13 @@ export class KeyLimits {
     if (a.reason === 'concurrency') {
       return {
         ...a,
+        code: 'concurrent',
         message: `This key already has ${this.limiter.active(key)} streams running (the limit is ${this.o.maxConcurrent}). Wait for one to finish or cancel one, then retry.`,
       };
     }
     return {
       ...a,
+      code: 'per_minute',
       message: `Too many requests for this key (${this.o.ratePerMinute}/min, burst ${this.o.burst}). Retry in ${Math.ceil(a.retryAfterMs / 1000)} s.`,
     };
   }

@@ -7,9 +7,9 @@ import { z } from 'zod';
 import type { Logger } from '../log';
 import { openAiType, resultError } from './errors';
 import type { KeyLimits } from './limits';
-import { retryAfterSeconds } from './limits';
+import { retryAfterSeconds, type LimitCode } from './limits';
 import type { ResolvedGatewayOptions } from './options';
-import { presentedKey } from './auth';
+import { keyRefusalCode, presentedKey, type KeyRefusalCode } from './auth';
 import type { KeyIdentity } from './keys';
 import { chatMessageSchema, describeIssues, samplingParamsSchema } from './request-schema';
 
@@ -57,6 +57,9 @@ interface Running {
   ac: AbortController;
   revoked: boolean;
 }
+
+/** The OpenAI error body's `code` for each per-key limit (OpenAI's own name for the per-minute one). */
+const HTTP_LIMIT_CODES: Record<LimitCode, string> = { per_minute: 'rate_limit_exceeded', concurrent: 'concurrent_limit_exceeded' };
 
 const REVOKED = 'The API key of this request was revoked. Create a new key with `swan-provider keys create --name NAME` or in the console settings.';
 
@@ -132,7 +135,7 @@ export class OpenAiHttp {
     const who = this.o.keys.identify(key);
     if (!who) {
       const why = key === undefined ? 'No API key: send `Authorization: Bearer KEY`.' : 'The API key is not valid (unknown or revoked).';
-      throw new HttpError(401, `${why} Create a key with \`swan-provider keys create --name NAME\` or in the console settings.`, 'invalid_api_key');
+      throw new HttpError(401, `${why} Create a key with \`swan-provider keys create --name NAME\` or in the console settings.`, keyRefusalCode(key));
     }
     return who;
   }
@@ -168,7 +171,7 @@ export class OpenAiHttp {
     const q = this.limits.quota(keyName);
     const rateHeaders = { 'x-ratelimit-limit-requests': String(q.limit), 'x-ratelimit-remaining-requests': String(q.remaining) };
     if (!admission.ok) {
-      throw new HttpError(429, admission.message, 'rate_limit_exceeded', { ...rateHeaders, 'retry-after': String(retryAfterSeconds(admission.retryAfterMs)) });
+      throw new HttpError(429, admission.message, HTTP_LIMIT_CODES[admission.code], { ...rateHeaders, 'retry-after': String(retryAfterSeconds(admission.retryAfterMs)) });
     }
     const id = `${keyName}/${crypto.randomUUID()}`;
     const ac = new AbortController();
@@ -221,8 +224,8 @@ export class OpenAiHttp {
         return;
       }
       if (running.revoked) {
-        if (!res.headersSent) throw new HttpError(401, REVOKED, 'invalid_api_key');
-        res.end(`data: ${JSON.stringify(errorBody(401, REVOKED, 'invalid_api_key'))}\n\ndata: [DONE]\n\n`);
+        if (!res.headersSent) throw new HttpError(401, REVOKED, 'key_revoked' satisfies KeyRefusalCode);
+        res.end(`data: ${JSON.stringify(errorBody(401, REVOKED, 'key_revoked' satisfies KeyRefusalCode))}\n\ndata: [DONE]\n\n`);
         return;
       }
       if (ac.signal.aborted) return void res.end();

@@ -8,6 +8,7 @@ import type { WebSocket } from 'ws';
 import type { Logger } from '../log';
 import { relayCode, resultError } from './errors';
 import { retryAfterSeconds, type KeyLimits } from './limits';
+import { keyRefusalCode, type KeyRefusalCode } from './auth';
 import type { ResolvedGatewayOptions } from './options';
 import { chatMessageSchema, describeIssues, parseClientMessage, requestIdOf, requestIdSchema, SAMPLING_KEYS, samplingParamsSchema } from './request-schema';
 import { CLOSE, keepAlive, sendJson } from './ws-util';
@@ -66,7 +67,7 @@ export class RelayService {
           ? "Missing API key. Connect with ws://HOST/v1/ws?apiKey=KEY or the subprotocols ['access_token', KEY]; create a key with `swan-provider keys create --name NAME`."
           : 'The API key is not valid (unknown or revoked). Create one with `swan-provider keys create --name NAME` or in the console settings.';
       this.log.info(`relay connection refused: ${key === undefined ? 'no API key' : 'unknown or revoked API key'}`);
-      sendJson(ws, { type: 'error', code: 'auth_error', message });
+      sendJson(ws, { type: 'error', code: 'auth_error', reason: keyRefusalCode(key), message });
       ws.close(CLOSE.policy, 'auth_error');
       return;
     }
@@ -97,7 +98,7 @@ export class RelayService {
       if (c.keyId === undefined || isValid(c.keyId)) continue;
       this.log.info(`relay connection ${c.id}: its API key was revoked; closing it`);
       for (const ac of c.requests.values()) ac.abort(new Error('the API key was revoked'));
-      sendJson(c.ws, { type: 'error', code: 'auth_error', message: 'This connection\'s API key was revoked. Create a new key with `swan-provider keys create --name NAME` or in the console settings.' });
+      sendJson(c.ws, { type: 'error', code: 'auth_error', reason: 'key_revoked' satisfies KeyRefusalCode, message: 'This connection\'s API key was revoked. Create a new key with `swan-provider keys create --name NAME` or in the console settings.' });
       c.keyId = undefined;
       c.ws.close(CLOSE.policy, 'auth_error');
     }
@@ -164,7 +165,7 @@ export class RelayService {
       return err('invalid_request', `Model "${m.model}" is not served by this provider. ${models.length > 0 ? `Models served here: ${models.join(', ')}.` : 'No model is enabled right now.'}`);
     }
     const admission = this.limits.acquire(c.keyName);
-    if (!admission.ok) return err('rate_limit', admission.message, { retry_after: retryAfterSeconds(admission.retryAfterMs) });
+    if (!admission.ok) return err('rate_limit', admission.message, { reason: admission.code, retry_after: retryAfterSeconds(admission.retryAfterMs) });
     const ac = new AbortController();
     c.requests.set(requestId, ac);
     const stream = m.stream === true;

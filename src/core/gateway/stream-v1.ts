@@ -6,6 +6,7 @@ import type { WebSocket } from 'ws';
 import type { Logger } from '../log';
 import type { KeyLimits } from './limits';
 import { retryAfterSeconds } from './limits';
+import { keyRefusalCode, type KeyRefusalCode } from './auth';
 import type { ResolvedGatewayOptions } from './options';
 import { describeIssues, parseClientMessage, requestIdOf } from './request-schema';
 import type { ResumeTokens } from './resume-token';
@@ -88,7 +89,7 @@ export class StreamV1Service {
       this.authenticate(c, key);
     } else {
       c.authTimer = setTimeout(() => {
-        c.error('unauthorized', 'rejected', `No credentials within ${Math.round(this.o.authTimeoutMs / 1000)} s. Send {"type":"auth","token":"<key>"} first, or connect with ?api_key=<key>. ${NEED_KEY}`);
+        c.error('unauthorized', 'rejected', `No credentials within ${Math.round(this.o.authTimeoutMs / 1000)} s. Send {"type":"auth","token":"<key>"} first, or connect with ?api_key=<key>. ${NEED_KEY}`, { reason: 'key_missing' satisfies KeyRefusalCode });
         ws.close(CLOSE.policy, 'authentication required');
       }, this.o.authTimeoutMs);
       c.authTimer.unref();
@@ -109,7 +110,7 @@ export class StreamV1Service {
     for (const c of this.conns.values()) {
       if (!c.keyId || isValid(c.keyId)) continue;
       this.log.info(`stream connection ${c.id}: its API key was revoked; closing it`);
-      c.error('unauthorized', 'rejected', `This connection's API key was revoked. ${NEED_KEY}`);
+      c.error('unauthorized', 'rejected', `This connection's API key was revoked. ${NEED_KEY}`, { reason: 'key_revoked' satisfies KeyRefusalCode });
       c.keyId = undefined;
       c.keyName = undefined;
       c.ws.close(CLOSE.policy, 'API key revoked');
@@ -122,7 +123,7 @@ export class StreamV1Service {
     const name = who?.name;
     if (!who || !name) {
       this.log.info(`stream connection ${c.id}: refused an unknown or revoked API key`);
-      c.error('unauthorized', 'rejected', `The API key is not valid (unknown or revoked). ${NEED_KEY}`);
+      c.error('unauthorized', 'rejected', `The API key is not valid (unknown or revoked). ${NEED_KEY}`, { reason: keyRefusalCode(key) });
       c.ws.close(CLOSE.policy, 'invalid API key');
       return false;
     }
@@ -149,13 +150,13 @@ export class StreamV1Service {
       return;
     }
     if (!c.keyName) {
-      c.error('unauthorized', 'rejected', `Authenticate first: send {"type":"auth","token":"<key>"} or connect with ?api_key=<key>. ${NEED_KEY}`, at);
+      c.error('unauthorized', 'rejected', `Authenticate first: send {"type":"auth","token":"<key>"} or connect with ?api_key=<key>. ${NEED_KEY}`, { ...at, reason: 'key_missing' satisfies KeyRefusalCode });
       c.ws.close(CLOSE.policy, 'authentication required');
       return;
     }
     // A key revoked while connected stops working for new work at once.
     if (m.type === 'start' && !this.o.keys.isValid(c.keyId as string)) {
-      c.error('unauthorized', 'rejected', `This connection's API key was revoked. ${NEED_KEY}`, at);
+      c.error('unauthorized', 'rejected', `This connection's API key was revoked. ${NEED_KEY}`, { ...at, reason: 'key_revoked' satisfies KeyRefusalCode });
       c.ws.close(CLOSE.policy, 'API key revoked');
       return;
     }
@@ -206,6 +207,7 @@ export class StreamV1Service {
     if (!admission.ok) {
       c.error('rate_limited', 'rejected', admission.message, {
         request_id: requestId,
+        reason: admission.code,
         retry_after: retryAfterSeconds(admission.retryAfterMs),
         retry_after_ms: admission.retryAfterMs,
       });

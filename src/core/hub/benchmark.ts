@@ -22,6 +22,26 @@ export interface BenchmarkDeps {
   now?: () => number;
 }
 
+/**
+ * Why a benchmark (or one of its prompts) did not finish, sent as `error_code` beside `error`; the hub's
+ * Go structs ignore fields they do not know (docs/hub-dialect.md).
+ */
+export type BenchmarkErrorCode =
+  /** The payload is not a benchmark (reply level only). */
+  | 'invalid_payload'
+  /** The model is not served (or not healthy) here. */
+  | 'model_not_served'
+  /** The benchmark was stopped (link closed, agent stopping). */
+  | 'stopped'
+  /** The hub's timeout_ms was reached before every prompt ran. */
+  | 'deadline'
+  /** One prompt took longer than its own timeout. */
+  | 'prompt_timeout'
+  /** The engine answered the prompt with an HTTP error. */
+  | 'engine_error'
+  /** Anything else (the engine could not be reached, its answer was unreadable). */
+  | 'failed';
+
 export interface BenchmarkResult {
   prompt_id: string;
   answer: string;
@@ -30,6 +50,7 @@ export interface BenchmarkResult {
   tokens_in: number;
   tokens_out: number;
   error?: string;
+  error_code?: BenchmarkErrorCode;
 }
 
 export interface BenchmarkResponse {
@@ -38,6 +59,7 @@ export interface BenchmarkResponse {
   results: BenchmarkResult[];
   total_latency_ms: number;
   error?: string;
+  error_code?: BenchmarkErrorCode;
 }
 
 /** Used when the hub sends no timeout_ms. */
@@ -73,7 +95,7 @@ export async function handleBenchmark(payload: unknown, deps: BenchmarkDeps, req
     const id = payload && typeof payload === 'object' ? (payload as Record<string, unknown>).benchmark_id : undefined;
     const error = `invalid benchmark payload: ${formatIssues(parsed.error, { root: '(payload)' })}`;
     deps.log?.warn(`Refused a benchmark: ${error}`);
-    return { request_id: requestId, benchmark_id: typeof id === 'string' ? id : '', results: [], total_latency_ms: 0, error };
+    return { request_id: requestId, benchmark_id: typeof id === 'string' ? id : '', results: [], total_latency_ms: 0, error, error_code: 'invalid_payload' };
   }
   const p = parsed.data;
   const budget = p.timeout_ms ?? DEFAULT_BENCHMARK_TIMEOUT_MS;
@@ -82,42 +104,46 @@ export async function handleBenchmark(payload: unknown, deps: BenchmarkDeps, req
   const perPrompt = deps.promptTimeoutMs ?? Math.max(30_000, Math.floor(budget / Math.max(1, p.prompts.length)));
   const resolved = deps.resolve(p.model_id);
   const results: BenchmarkResult[] = [];
-  let error: string | undefined;
+  let error: { code: BenchmarkErrorCode; text: string } | undefined;
 
   if (!resolved) {
-    error = `model "${p.model_id}" is not served by this provider`;
-    for (const pr of p.prompts) results.push(failed(pr.id, 0, error));
+    error = { code: 'model_not_served', text: `model "${p.model_id}" is not served by this provider` };
+    for (const pr of p.prompts) results.push(failed(pr.id, 0, error.code, error.text));
   } else {
     for (const pr of p.prompts) {
       const remaining = deadline - now();
       if (deps.signal?.aborted) {
-        error ??= 'the benchmark was stopped before it finished';
-        results.push(failed(pr.id, 0, 'not run: the benchmark was stopped'));
+        error ??= { code: 'stopped', text: 'the benchmark was stopped before it finished' };
+        results.push(failed(pr.id, 0, 'stopped', 'not run: the benchmark was stopped'));
         continue;
       }
       if (remaining <= 0) {
-        error ??= `the hub's deadline of ${budget} ms was reached after ${results.length} of ${p.prompts.length} prompts`;
-        results.push(failed(pr.id, 0, `not run: the hub's deadline of ${budget} ms was reached`));
+        error ??= { code: 'deadline', text: `the hub's deadline of ${budget} ms was reached after ${results.length} of ${p.prompts.length} prompts` };
+        results.push(failed(pr.id, 0, 'deadline', `not run: the hub's deadline of ${budget} ms was reached`));
         continue;
       }
       const limit = Math.min(perPrompt, remaining);
       const r = await runPrompt(p.model_id, pr, resolved, deps, limit, now);
       if (r.error && limit < perPrompt && now() >= deadline) {
         r.error = `stopped at the hub's deadline of ${budget} ms (${r.error})`;
-        error ??= `the hub's deadline of ${budget} ms was reached after ${results.length} of ${p.prompts.length} prompts`;
+        r.error_code = 'deadline';
+        error ??= { code: 'deadline', text: `the hub's deadline of ${budget} ms was reached after ${results.length} of ${p.prompts.length} prompts` };
       }
       results.push(r);
     }
   }
   const reply: BenchmarkResponse = { request_id: requestId, benchmark_id: p.benchmark_id, results, total_latency_ms: Math.max(0, now() - started) };
-  if (error) reply.error = error;
+  if (error) {
+    reply.error = error.text;
+    reply.error_code = error.code;
+  }
   const right = results.filter((r) => r.correct).length;
   deps.log?.info(`Benchmark ${p.benchmark_id} (${p.test_type ?? 'unspecified'}) on ${p.model_id}: ${right}/${results.length} correct in ${reply.total_latency_ms} ms`);
   return reply;
 }
 
-function failed(promptId: string, latency: number, error: string): BenchmarkResult {
-  return { prompt_id: promptId, answer: '', correct: false, latency_ms: latency, tokens_in: 0, tokens_out: 0, error };
+function failed(promptId: string, latency: number, code: BenchmarkErrorCode, error: string): BenchmarkResult {
+  return { prompt_id: promptId, answer: '', correct: false, latency_ms: latency, tokens_in: 0, tokens_out: 0, error, error_code: code };
 }
 
 async function runPrompt(
@@ -153,12 +179,13 @@ async function runPrompt(
   } catch (e) {
     const latency = now() - t0;
     let msg: string;
-    if (deps.signal?.aborted) msg = 'the benchmark was stopped';
-    else if (ac.signal.aborted) msg = `timed out after ${timeoutMs} ms`;
-    else if (e instanceof EngineHttpError) msg = `${e.message} (status ${e.statusCode})`;
-    else msg = e instanceof Error ? e.message : String(e);
-    deps.log?.debug(`Benchmark prompt ${pr.id} failed: ${msg}`);
-    return failed(pr.id, latency, msg);
+    let code: BenchmarkErrorCode;
+    if (deps.signal?.aborted) [code, msg] = ['stopped', 'the benchmark was stopped'];
+    else if (ac.signal.aborted) [code, msg] = ['prompt_timeout', `timed out after ${timeoutMs} ms`];
+    else if (e instanceof EngineHttpError) [code, msg] = ['engine_error', `${e.message} (status ${e.statusCode})`];
+    else [code, msg] = ['failed', e instanceof Error ? e.message : String(e)];
+    deps.log?.debug(`Benchmark prompt ${pr.id} failed: ${msg}`, { code });
+    return failed(pr.id, latency, code, msg);
   } finally {
     clearTimeout(timer);
     deps.signal?.removeEventListener('abort', onOuterAbort);

@@ -481,7 +481,7 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
         } catch (e) {
           this.counters.invalid++;
           const err = e as InboundError;
-          log.warn(`invalid message from the hub: ${err.message}`, { requestId: err.requestId });
+          log.warn(`invalid message from the hub: ${err.message}`, { requestId: err.requestId, code: err.code });
           if (err.requestId && err.messageType === 'inference') {
             // A refused inference goes out on its result path (stream_end / ack with a status), not as an error frame.
             for (const m of out.refusal(err.requestId, err.stream === true, 400, err.message)) this.sendControl(m);

@@ -36,11 +36,32 @@ export interface DeterministicResponse {
   text: string;
 }
 
+/**
+ * Why a verify challenge failed, sent as `error_code` beside `error` (the hub's Go structs ignore fields
+ * they do not know, so the extra field is harmless; docs/hub-dialect.md).
+ */
+export type VerifyErrorCode =
+  /** The payload is not {challenge_id, challenge_type, model_id, challenge}. */
+  | 'invalid_payload'
+  /** The model is not served (or not healthy) here. */
+  | 'model_not_served'
+  /** The challenge body does not fit its type. */
+  | 'invalid_challenge'
+  /** A challenge type other than fingerprint or deterministic. */
+  | 'unsupported_challenge'
+  /** The engine does not say where the model's files are. */
+  | 'no_model_dir'
+  /** A file name points outside the model folder (refused, not hashed). */
+  | 'path_outside_model'
+  /** The deterministic generation failed at the engine. */
+  | 'generation_failed';
+
 export interface VerifyReply {
   challenge_id: string;
   success: boolean;
   response: FingerprintResponse | DeterministicResponse | null;
   error?: string;
+  error_code?: VerifyErrorCode;
 }
 
 const verifyPayload = z.object({
@@ -70,38 +91,38 @@ export async function handleVerify(payload: unknown, deps: VerifyDeps): Promise<
     const id = payload && typeof payload === 'object' ? (payload as Record<string, unknown>).challenge_id : undefined;
     const error = `invalid verify payload: ${formatIssues(parsed.error, { root: '(payload)' })}`;
     deps.log?.warn(`Refused a verify challenge: ${error}`);
-    return { challenge_id: typeof id === 'string' ? id : '', success: false, response: null, error };
+    return { challenge_id: typeof id === 'string' ? id : '', success: false, response: null, error, error_code: 'invalid_payload' };
   }
   const p = parsed.data;
-  const fail = (error: string, response: VerifyReply['response'] = null): VerifyReply => {
-    deps.log?.warn(`Verify ${p.challenge_type} ${p.challenge_id} for ${p.model_id} failed: ${error}`);
-    return { challenge_id: p.challenge_id, success: false, response, error };
+  const fail = (code: VerifyErrorCode, error: string, response: VerifyReply['response'] = null): VerifyReply => {
+    deps.log?.warn(`Verify ${p.challenge_type} ${p.challenge_id} for ${p.model_id} failed: ${error}`, { code });
+    return { challenge_id: p.challenge_id, success: false, response, error, error_code: code };
   };
   const resolved = deps.resolve(p.model_id);
-  if (!resolved) return fail(`model "${p.model_id}" is not served by this provider`);
+  if (!resolved) return fail('model_not_served', `model "${p.model_id}" is not served by this provider`);
 
   switch (p.challenge_type) {
     case 'fingerprint': {
       const c = fingerprintChallenge.safeParse(p.challenge);
-      if (!c.success) return fail(`invalid fingerprint challenge: ${formatIssues(c.error, { root: '(payload)' })}`);
+      if (!c.success) return fail('invalid_challenge', `invalid fingerprint challenge: ${formatIssues(c.error, { root: '(payload)' })}`);
       const reply = await fingerprint(c.data.files, resolved.modelDir, deps.hashCache);
-      if (reply.error) return fail(reply.error, reply.response);
+      if (reply.error) return fail(reply.error.code, reply.error.text, reply.response);
       deps.log?.info(`Verify fingerprint ${p.challenge_id} for ${p.model_id}: ${reply.success ? 'all files match' : 'some files differ'}`);
       return { challenge_id: p.challenge_id, success: reply.success, response: reply.response };
     }
     case 'deterministic': {
       const c = deterministicChallenge.safeParse(p.challenge);
-      if (!c.success) return fail(`invalid deterministic challenge: ${formatIssues(c.error, { root: '(payload)' })}`);
+      if (!c.success) return fail('invalid_challenge', `invalid deterministic challenge: ${formatIssues(c.error, { root: '(payload)' })}`);
       try {
         const response = await deterministic(p.model_id, c.data, resolved.endpoint, deps);
         deps.log?.info(`Verify deterministic ${p.challenge_id} for ${p.model_id}: ${response.tokens.length} tokens`);
         return { challenge_id: p.challenge_id, success: true, response };
       } catch (e) {
-        return fail(`generation failed: ${describe(e)}`);
+        return fail('generation_failed', `generation failed: ${describe(e)}`);
       }
     }
     default:
-      return fail(`unsupported challenge type "${p.challenge_type}" (supported: fingerprint, deterministic)`);
+      return fail('unsupported_challenge', `unsupported challenge type "${p.challenge_type}" (supported: fingerprint, deterministic)`);
   }
 }
 
@@ -111,12 +132,12 @@ async function fingerprint(
   files: Array<{ filename: string; expected_hash: string }>,
   modelDir: string | undefined,
   cache: Map<string, string> | undefined,
-): Promise<{ success: boolean; response: FingerprintResponse; error?: string }> {
+): Promise<{ success: boolean; response: FingerprintResponse; error?: { code: VerifyErrorCode; text: string } }> {
   if (!modelDir) {
     return {
       success: false,
       response: { files: files.map((f) => ({ filename: f.filename, hash: '', status: 'missing' })) },
-      error: "the engine does not say where this model's files are, so they cannot be fingerprinted",
+      error: { code: 'no_model_dir', text: "the engine does not say where this model's files are, so they cannot be fingerprinted" },
     };
   }
   const root = path.resolve(modelDir);
@@ -140,7 +161,10 @@ async function fingerprint(
     else out.push({ filename: f.filename, hash, status: hash === normalizeHash(f.expected_hash) ? 'pass' : 'fail' });
   }
   const success = refused.length === 0 && out.every((f) => f.status === 'pass');
-  const error = refused.length > 0 ? `refused ${refused.length} file name(s) that point outside the model folder: ${refused.slice(0, 5).join(', ')}` : undefined;
+  const error =
+    refused.length > 0
+      ? { code: 'path_outside_model' as const, text: `refused ${refused.length} file name(s) that point outside the model folder: ${refused.slice(0, 5).join(', ')}` }
+      : undefined;
   return { success, response: { files: out }, ...(error ? { error } : {}) };
 }
 

@@ -77,14 +77,30 @@ export type Inbound =
   /** Hub notice (v0.5): validated and clamped by hub/notices.ts, never refused here (a notice is never answered). */
   | { type: 'notice'; requestId?: string; payload: unknown };
 
+/** Why an inbound frame was refused, stable for logs and tests; the message says it for people. */
+export type InboundErrorCode =
+  /** The frame is not JSON. */
+  | 'not_json'
+  /** No `{type, request_id?, payload}` envelope. */
+  | 'bad_envelope'
+  /** The payload does not fit its type's schema. */
+  | 'invalid_payload'
+  /** An inference, cancel or resume that names no request. */
+  | 'missing_request_id'
+  /** An inference request nested deeper than MAX_REQUEST_DEPTH. */
+  | 'too_deep';
+
 /** Why an inbound frame was refused; `requestId` is set when the frame named one (so we can answer). */
 export class InboundError extends Error {
   constructor(
+    readonly code: InboundErrorCode,
     message: string,
     readonly requestId?: string,
     readonly messageType?: string,
     /** For a refused inference: whether it asked to stream (its answer goes on that result path). */
     readonly stream?: boolean,
+    /** For invalid_payload: the first field at fault, dotted (`request.messages`), or `(payload)` for the whole. */
+    readonly field?: string,
   ) {
     super(message);
     this.name = 'InboundError';
@@ -115,17 +131,20 @@ export function parseInbound(text: string): Inbound {
   try {
     raw = JSON.parse(text);
   } catch {
-    throw new InboundError('message is not valid JSON');
+    throw new InboundError('not_json', 'message is not valid JSON');
   }
   const env = envelope.safeParse(raw);
-  if (!env.success) throw new InboundError(`message has no valid envelope (${formatIssues(env.error, { root: '(message)' })})`);
+  if (!env.success) throw new InboundError('bad_envelope', `message has no valid envelope (${formatIssues(env.error, { root: '(message)' })})`);
   const { type, payload } = env.data;
   const p = (payload ?? {}) as Record<string, unknown>;
   const requestId = env.data.request_id ?? (typeof p.request_id === 'string' ? p.request_id : undefined);
   const stream = type === 'inference' ? p.stream === true || (typeof p.request === 'object' && (p.request as Record<string, unknown> | null)?.stream === true) : undefined;
   const check = <T>(schema: z.ZodType<T>): T => {
     const r = schema.safeParse(payload ?? {});
-    if (!r.success) throw new InboundError(`invalid ${type} payload: ${formatIssues(r.error, { root: '(payload)' })}`, requestId, type, stream);
+    if (!r.success) {
+      const field = r.error.issues[0]?.path.map(String).join('.') || '(payload)';
+      throw new InboundError('invalid_payload', `invalid ${type} payload: ${formatIssues(r.error, { root: '(payload)' })}`, requestId, type, stream, field);
+    }
     return r.data;
   };
   switch (type) {
@@ -134,10 +153,10 @@ export function parseInbound(text: string): Inbound {
     case 'error':
       return { type, requestId, payload: check(errorPayload) };
     case 'inference': {
-      if (!requestId) throw new InboundError('inference without request_id', undefined, type);
+      if (!requestId) throw new InboundError('missing_request_id', 'inference without request_id', undefined, type);
       const inf = check(inferencePayload);
       if (jsonDepth(inf.request, MAX_REQUEST_DEPTH) > MAX_REQUEST_DEPTH) {
-        throw new InboundError(`invalid inference payload: request nests deeper than ${MAX_REQUEST_DEPTH} levels`, requestId, type, stream);
+        throw new InboundError('too_deep', `invalid inference payload: request nests deeper than ${MAX_REQUEST_DEPTH} levels`, requestId, type, stream);
       }
       return { type, requestId, payload: inf };
     }
@@ -149,14 +168,14 @@ export function parseInbound(text: string): Inbound {
     case 'cancel': {
       const c = check(cancelPayload.partial());
       const id = c.request_id ?? requestId;
-      if (!id) throw new InboundError('cancel without request_id', undefined, type);
+      if (!id) throw new InboundError('missing_request_id', 'cancel without request_id', undefined, type);
       return { type, requestId: id, ...(c.reason !== undefined ? { reason: c.reason } : {}) };
     }
     case 'resume': {
       // Like cancel: the request id may be in the payload or at the top level.
       const r = check(resumePayload.partial({ request_id: true }));
       const id = r.request_id ?? requestId;
-      if (!id) throw new InboundError('resume without request_id', undefined, type);
+      if (!id) throw new InboundError('missing_request_id', 'resume without request_id', undefined, type);
       return { type, requestId: id, lastSeq: r.last_seq };
     }
     case 'notice':

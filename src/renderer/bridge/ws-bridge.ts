@@ -3,6 +3,7 @@
 // calls in flight when it drops fail with a plain message.
 import type { BridgeEvent, InvokeArgs, InvokeChannel, InvokeReply, InvokeResults, SwanBridge } from '../../shared/bridge';
 import type { ConnectionSource, ConnectionStatus } from './connection';
+import { BridgeError, isBridgeErrorCode } from '../../shared/bridge-error';
 
 interface Pending {
   resolve: (v: unknown) => void;
@@ -40,13 +41,13 @@ export class WebSocketBridge implements SwanBridge, ConnectionSource {
     return new Promise<InvokeResults[C]>((resolve, reject) => {
       const waiting = [...this.pending.values()].filter((p) => !p.sent).length;
       if (waiting >= MAX_WAITING) {
-        reject(new Error('The agent is not connected; try again when the console reconnects.'));
+        reject(new BridgeError('unavailable', 'The agent is not connected; try again when the console reconnects.'));
         return;
       }
       const id = this.nextId++;
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new Error(`The agent did not answer ${channel} in time.`));
+        reject(new BridgeError('unavailable', `The agent did not answer ${channel} in time.`));
       }, TIMEOUT_MS[channel] ?? DEFAULT_TIMEOUT_MS);
       const entry: Pending = { resolve: resolve as (v: unknown) => void, reject, timer, sent: false, text: JSON.stringify({ id, channel, args }) };
       this.pending.set(id, entry);
@@ -94,7 +95,7 @@ export class WebSocketBridge implements SwanBridge, ConnectionSource {
         if (!p.sent) continue;
         clearTimeout(p.timer);
         this.pending.delete(id);
-        p.reject(new Error('Lost the connection to the agent before it answered; try again once reconnected.'));
+        p.reject(new BridgeError('unavailable', 'Lost the connection to the agent before it answered; try again once reconnected.'));
       }
       void this.scheduleReconnect();
     };
@@ -137,6 +138,6 @@ export class WebSocketBridge implements SwanBridge, ConnectionSource {
     this.pending.delete(msg.id);
     clearTimeout(p.timer);
     if (msg.reply.ok) p.resolve(msg.reply.value);
-    else p.reject(new Error(msg.reply.error));
+    else p.reject(new BridgeError(isBridgeErrorCode(msg.reply.code) ? msg.reply.code : 'failed', msg.reply.error));
   }
 }

@@ -8,6 +8,7 @@ import { WebSocket } from 'ws';
 import type { BridgeBackend, BridgeEvent } from '../../../src/shared/bridge';
 import { startConsoleServer, type ConsoleServer } from '../../../src/core/console/server';
 import { StandInBackend } from '../../support/bridge-backend';
+import { BridgeError } from '../../../src/shared/bridge';
 import { get, type Res } from '../../support/console/http';
 
 const RESUMED = { paused: false, since: 1_700_000_000_000 };
@@ -17,7 +18,7 @@ function testBackend(): StandInBackend {
     'serving.pause': ({ reason }) => ({ paused: true, cause: 'manual', reason }),
     'serving.resume': () => RESUMED,
     'logs.bundle': () => {
-      throw new Error('The log folder is not readable: check its permissions.');
+      throw new BridgeError('unavailable', 'The log folder is not readable: check its permissions.');
     },
     'requests.text': () => {
       // The agent emits a delta, then reads the text (which includes it).
@@ -43,7 +44,7 @@ function openSocket(url: string, headers: Record<string, string> = {}): Promise<
   });
 }
 
-type Msg = { id?: unknown; reply?: { ok: boolean; value?: unknown; error?: string }; events?: BridgeEvent[] };
+type Msg = { id?: unknown; reply?: { ok: boolean; value?: unknown; error?: string; code?: string }; events?: BridgeEvent[] };
 
 /** Messages of a socket, awaited one by one. */
 function inbox(ws: WebSocket) {
@@ -205,25 +206,25 @@ describe('console WebSocket bridge', () => {
     const ws = await openSocket(bridgeUrl(s), { origin: origin(s) });
     sockets.push(ws);
     const box = inbox(ws);
-    const cases: [string, unknown, RegExp][] = [
-      ['{not json', null, /not valid JSON/],
-      [JSON.stringify([1, 2]), null, /Malformed/],
-      [JSON.stringify({ id: 'a' }), 'a', /Malformed.*channel/],
-      [JSON.stringify({ id: 'b', channel: 'fs.readFile', args: {} }), 'b', /Unknown channel "fs.readFile"/],
-      [JSON.stringify({ id: 'c', channel: 'constructor', args: {} }), 'c', /Unknown channel/],
-      [JSON.stringify({ id: 'd', channel: 'models.setEnabled', args: { model: 'm' } }), 'd', /Invalid arguments for models.setEnabled: enabled/],
-      [JSON.stringify({ id: 'e', channel: 'snapshot.get', args: { extra: 1 } }), 'e', /Invalid arguments/],
-      [JSON.stringify({ id: 'f', channel: 'logs.bundle', args: {} }), 'f', /log folder is not readable/],
+    const cases: [string, unknown, string][] = [
+      ['{not json', null, 'malformed'],
+      [JSON.stringify([1, 2]), null, 'malformed'],
+      [JSON.stringify({ id: 'a' }), 'a', 'malformed'],
+      [JSON.stringify({ id: 'b', channel: 'fs.readFile', args: {} }), 'b', 'unknown_channel'],
+      [JSON.stringify({ id: 'c', channel: 'constructor', args: {} }), 'c', 'unknown_channel'],
+      [JSON.stringify({ id: 'd', channel: 'models.setEnabled', args: { model: 'm' } }), 'd', 'invalid_args'],
+      [JSON.stringify({ id: 'e', channel: 'snapshot.get', args: { extra: 1 } }), 'e', 'invalid_args'],
+      // The backend's own refusal, with its code.
+      [JSON.stringify({ id: 'f', channel: 'logs.bundle', args: {} }), 'f', 'unavailable'],
     ];
-    for (const [raw, id, error] of cases) {
+    for (const [raw, id, code] of cases) {
       ws.send(raw);
       const m = await box.next();
       expect(m.id, raw).toBe(id);
-      expect(m.reply?.ok, raw).toBe(false);
-      expect(m.reply?.error, raw).toMatch(error);
+      expect(m.reply, raw).toMatchObject({ ok: false, code, error: expect.any(String) });
     }
     ws.send(Buffer.from([1, 2, 3]), { binary: true });
-    expect((await box.next()).reply?.error).toMatch(/Binary/);
+    expect((await box.next()).reply).toMatchObject({ ok: false, code: 'malformed' });
     expect(backend.calls.map((c) => c.channel)).toEqual(['logs.bundle']);
     ws.send(JSON.stringify({ id: 'ok', channel: 'serving.resume', args: {} }));
     expect(await box.next()).toEqual({ id: 'ok', reply: { ok: true, value: RESUMED } });

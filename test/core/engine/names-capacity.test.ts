@@ -66,7 +66,7 @@ describe('engine capacity', () => {
     fs.writeFileSync(file, '[Agent]\nMaxConcurrentPerEndpoint = "auto"\n');
     expect(loadConfig(file, {}).agent.capacityAuto).toBe(true);
     fs.writeFileSync(file, '[Agent]\nMaxConcurrentPerEndpoint = "lots"\n');
-    expect(() => loadConfig(file, {})).toThrow(/config\.toml:2/);
+    expect(() => loadConfig(file, {})).toThrow(expect.objectContaining({ code: 'invalid_setting', setting: 'Agent.MaxConcurrentPerEndpoint', line: 2 }));
     fs.rmSync(home, { recursive: true, force: true });
   });
 });

@@ -29,7 +29,7 @@ describe('earnings', () => {
     await until(() => stack!.agent.ledger!.today().requests === 2, 'second request in the ledger');
     expect(stack.agent.ledger!.today().earnings).toBeCloseTo(first + first * 10, 12);
     expect(stack.agent.snapshot().today.earnings).toBeCloseTo(first * 11, 12);
-    await expect(stack.agent.invoke('prices.set', { model, inputPerM: -1, outputPerM: 2 })).rejects.toThrow(/Invalid arguments for prices.set/);
+    await expect(stack.agent.invoke('prices.set', { model, inputPerM: -1, outputPerM: 2 })).rejects.toMatchObject({ code: 'invalid_args' });
   });
 
   it('earns nothing while the hub has earnings off', async () => {

@@ -32,10 +32,10 @@ it('streams an answer as a local request and records it in the ledger', async ()
 
 it('refuses an unknown or switched-off model and an empty prompt', async () => {
   stack = await startStack({ hub: false, engines: [{ models: ['m-a'] }] });
-  await expect(stack.agent.invoke('models.try', { model: 'nope', prompt: 'hi' })).rejects.toThrow(/No model "nope"/);
+  await expect(stack.agent.invoke('models.try', { model: 'nope', prompt: 'hi' })).rejects.toMatchObject({ code: 'not_found' });
   await stack.agent.invoke('models.setEnabled', { model: 'm-a', enabled: false });
-  await expect(stack.agent.invoke('models.try', { model: 'm-a', prompt: 'hi' })).rejects.toThrow(/switched off/);
-  await expect(stack.agent.invoke('models.try', { model: 'm-a', prompt: '   ' })).rejects.toThrow(/Invalid arguments for models.try/);
+  await expect(stack.agent.invoke('models.try', { model: 'm-a', prompt: 'hi' })).rejects.toMatchObject({ code: 'not_ready' });
+  await expect(stack.agent.invoke('models.try', { model: 'm-a', prompt: '   ' })).rejects.toMatchObject({ code: 'invalid_args' });
 });
 
 it('the per-model report counts a model’s requests in its bucket and leaves others out', async () => {
@@ -53,5 +53,5 @@ it('the per-model report counts a model’s requests in its bucket and leaves ot
   expect(r.buckets.reduce((s, b) => s + b.requests, 0)).toBe(2);
   expect(r.buckets.at(-1)!.requests).toBe(2);
   expect(r.buckets.at(-1)!.p50LatencyMs).not.toBeNull();
-  await expect(stack.agent.invoke('usage.model', { model: 'm-a', hours: 0 })).rejects.toThrow(/Invalid arguments/);
+  await expect(stack.agent.invoke('usage.model', { model: 'm-a', hours: 0 })).rejects.toMatchObject({ code: 'invalid_args' });
 });

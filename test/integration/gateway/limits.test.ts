@@ -25,10 +25,11 @@ describe('per-key limits', () => {
       s.send(m);
     }
     const refused = await s.waitFor((m) => m.type === 'error' && m.request_id === ids[2]);
-    expect(refused).toMatchObject({ code: 'rate_limited', kind: 'rejected' });
+    expect(refused).toMatchObject({ code: 'rate_limited', kind: 'rejected', reason: 'per_minute' });
     expect(refused.retry_after as number).toBeGreaterThanOrEqual(1);
     expect(refused.retry_after as number).toBeLessThanOrEqual(10);
-    expect(String(refused.message)).toMatch(/Too many requests for this key \(6\/min, burst 2\)\. Retry in \d+ s\./);
+    // The message tells the person the limit and when to retry.
+    expect(String(refused.message)).toMatch(/\(6\/min, burst 2\)\. Retry in \d+ s\./);
     expect(s.messages.filter((m) => m.type === 'quota').at(-1)).toMatchObject({ remaining: 0, limit: 2 });
     for (const id of ids.slice(0, 2)) expect(await s.waitFor(terminal(id))).toMatchObject({ type: 'complete' });
     expect(rig.engine.requests).toHaveLength(2);
@@ -49,8 +50,15 @@ describe('per-key limits', () => {
     s.send(b);
     s.send(c);
     const refused = await s.waitFor((m) => m.type === 'error' && m.request_id === c.request_id);
-    expect(refused).toMatchObject({ code: 'rate_limited', kind: 'rejected', retry_after: 1 });
-    expect(String(refused.message)).toContain('already has 2 streams running (the limit is 2)');
+    expect(refused).toMatchObject({ code: 'rate_limited', kind: 'rejected', reason: 'concurrent', retry_after: 1 });
+    expect(String(refused.message)).toContain('(the limit is 2)');
+    const http = await fetch(`${rig.gateway.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${rig.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(http.status).toBe(429);
+    expect(await http.json()).toMatchObject({ error: { type: 'rate_limit_error', code: 'concurrent_limit_exceeded' } });
     s.send({ type: 'cancel', request_id: a.request_id });
     await s.waitFor(terminal(a.request_id));
     const d = startMsg({ params: { max_tokens: 3 } });
@@ -83,7 +91,7 @@ describe('per-key limits', () => {
     expect(await ws.waitFor((m) => m.request_id === 'one' && m.done === true)).toMatchObject({ type: 'chat.chunk' });
     ws.send({ type: 'chat.message', model: MODEL, messages: [{ role: 'user', content: 'hi' }], stream: true, request_id: 'two' });
     const e = await ws.type('error');
-    expect(e).toMatchObject({ code: 'rate_limit', request_id: 'two' });
+    expect(e).toMatchObject({ code: 'rate_limit', reason: 'per_minute', request_id: 'two' });
     expect(e.retry_after as number).toBeGreaterThan(30);
 
     const res = await fetch(`${rig.gateway.url}/v1/chat/completions`, {

@@ -40,7 +40,11 @@ describe('OpenAI-compatible HTTP', () => {
 
   it('turns errors into OpenAI errors the client understands', async () => {
     const rig = await gw.start({ engine: { mode: { generate: 2 } } });
+    await expect(client(rig, 'sk-wrong').models.list()).rejects.toMatchObject({ status: 401, code: 'key_unknown' });
     await expect(client(rig, 'sk-wrong').models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+    const noKey = await fetch(`${rig.gateway.url}/v1/models`);
+    expect(noKey.status).toBe(401);
+    expect(await noKey.json()).toMatchObject({ error: { code: 'key_missing', type: 'authentication_error' } });
     await expect(client(rig).chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'hi' }] })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     await expect(client(rig).chat.completions.create({ model: MODEL, messages: [] })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
     const post = (body: string, headers: Record<string, string> = {}) =>

@@ -91,10 +91,10 @@ describe('/v1/ws protocol', () => {
     expect(await viaProto.waitFor((m) => m.done === true)).toMatchObject({ type: 'chat.chunk' });
 
     const none = await open(rig, '');
-    expect(await none.type('error')).toMatchObject({ code: 'auth_error', message: expect.stringContaining('Missing API key') });
+    expect(await none.type('error')).toMatchObject({ code: 'auth_error', reason: 'key_missing' });
     expect((await none.closed).code).toBe(1008);
     const wrong = await open(rig, '?apiKey=sk-test-123');
-    expect(await wrong.type('error')).toMatchObject({ code: 'auth_error', message: expect.stringContaining('not valid') });
+    expect(await wrong.type('error')).toMatchObject({ code: 'auth_error', reason: 'key_unknown' });
     expect((await wrong.closed).code).toBe(1008);
   });
 

@@ -68,18 +68,19 @@ describe('stream-v1 basics', () => {
   it('refuses a wrong key, work before auth, and a connection that never authenticates', async () => {
     const rig = await gw.start({ gateway: { authTimeoutMs: 200 } });
     const bad = await open(rig, '?api_key=sk-swan-not-a-key');
-    expect(await bad.type('error')).toMatchObject({ code: 'unauthorized', kind: 'rejected' });
+    expect(await bad.type('error')).toMatchObject({ code: 'unauthorized', kind: 'rejected', reason: 'key_unknown' });
     expect((await bad.closed).code).toBe(1008);
 
     const early = await open(rig, '');
     early.send(startMsg());
     const e = await early.type('error');
-    expect(e).toMatchObject({ code: 'unauthorized', kind: 'rejected' });
+    expect(e).toMatchObject({ code: 'unauthorized', kind: 'rejected', reason: 'key_missing' });
+    // The message says what to send (the people-facing part of the refusal).
     expect(String(e.message)).toContain('"type":"auth"');
     expect((await early.closed).code).toBe(1008);
 
     const silent = await open(rig, '');
-    expect(await silent.type('error')).toMatchObject({ code: 'unauthorized' });
+    expect(await silent.type('error')).toMatchObject({ code: 'unauthorized', reason: 'key_missing' });
     expect((await silent.closed).code).toBe(1008);
     expect(rig.engine.requests).toHaveLength(0);
   });
@@ -89,7 +90,7 @@ describe('stream-v1 basics', () => {
     const s = await open(rig);
     rig.keys.revoke('test');
     s.send(startMsg());
-    expect(await s.type('error')).toMatchObject({ code: 'unauthorized', kind: 'rejected' });
+    expect(await s.type('error')).toMatchObject({ code: 'unauthorized', kind: 'rejected', reason: 'key_revoked' });
     expect((await s.closed).code).toBe(1008);
   });
 

@@ -189,12 +189,12 @@ describe('desktop main process (real bundle, stand-in Electron)', () => {
     const snap = await invoke('snapshot.get', {});
     expect(snap.ok).toBe(true);
     expect(snap.ok && (snap.value as { nodeName: string }).nodeName).toBe('smoke');
-    expect(await invoke('snapshot.get', {}, 'https://evil.example/')).toEqual({ ok: false, error: 'Refused: this page is not allowed to talk to the agent.' });
-    expect(await invoke('snapshot.get', {}, pathToFileURL(path.join(outDir, 'renderer', 'other.html')).href)).toMatchObject({ ok: false });
+    expect(await invoke('snapshot.get', {}, 'https://evil.example/')).toEqual({ ok: false, code: 'refused', error: 'Refused: this page is not allowed to talk to the agent.' });
+    expect(await invoke('snapshot.get', {}, pathToFileURL(path.join(outDir, 'renderer', 'other.html')).href)).toMatchObject({ ok: false, code: 'refused' });
     const unknown = await invoke('shell.exec', { cmd: 'id' });
-    expect(!unknown.ok && unknown.error).toMatch(/^Unknown action/);
+    expect(unknown).toMatchObject({ ok: false, code: 'unknown_channel' });
     const bad = await invoke('models.setLimits', { model: 'x', maxConcurrent: -1, maxQueue: 0 });
-    expect(!bad.ok && bad.error).toMatch(/maxConcurrent/);
+    expect(bad).toMatchObject({ ok: false, code: 'invalid_args' });
   });
 
   it('pushes event batches only after the page says it is ready', async () => {

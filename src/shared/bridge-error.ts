@@ -1,0 +1,53 @@
+// Why a bridge call was refused or failed, as a stable code beside the owner's plain message. Both
+// transports (Electron IPC and the console WebSocket) carry it in the reply; the renderer gets it back
+// as `BridgeError.code`. The message is for people; code is what programs and tests branch on.
+
+export const BRIDGE_ERROR_CODES = [
+  /** The channel is not one of INVOKE_CHANNELS (the page and the agent are out of step). */
+  'unknown_channel',
+  /** The arguments do not match the channel's schema, are too large or are not plain data; or a value is out of range. */
+  'invalid_args',
+  /** The console socket got something that is not a request: not JSON, not {id, channel, args}, or binary. */
+  'malformed',
+  /** Too many calls are running at once on one console socket. */
+  'too_many',
+  /** The caller is not the app's own page (IPC sender check). */
+  'refused',
+  /** A named model or gateway key is not known here. */
+  'not_found',
+  /** A gateway key of that name already exists. */
+  'already_exists',
+  /** A part the call needs is down right now: the usage ledger, the GPU process list. */
+  'unavailable',
+  /** Not in this mode: downloads and installs of updates are the desktop app's. */
+  'not_supported',
+  /** A step must come first: the provider key before onboarding ends, a model switched on before it is tried. */
+  'not_ready',
+  /** Too much of this is running already (test prompts); wait for one to finish. */
+  'busy',
+  /** Anything else; the message says what happened. */
+  'failed',
+] as const;
+
+export type BridgeErrorCode = (typeof BRIDGE_ERROR_CODES)[number];
+
+export function isBridgeErrorCode(x: unknown): x is BridgeErrorCode {
+  return typeof x === 'string' && (BRIDGE_ERROR_CODES as readonly string[]).includes(x);
+}
+
+/** An error with a bridge code: thrown by handlers, and rebuilt from a reply on the renderer's side. */
+export class BridgeError extends Error {
+  constructor(
+    readonly code: BridgeErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'BridgeError';
+  }
+}
+
+/** The code an error travels with: its own when it carries a bridge code, else `failed`. */
+export function bridgeErrorCode(err: unknown): BridgeErrorCode {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return isBridgeErrorCode(code) ? code : 'failed';
+}
