@@ -109,7 +109,7 @@ describe('"serve this" announces the network id', () => {
     expect(fs.existsSync(modelsJson) ? Object.keys(JSON.parse(fs.readFileSync(modelsJson, 'utf8')) as object) : []).not.toContain(QWEN);
     expect(done.rows[0]).toMatchObject({ modelId: QWEN, here: 'pullable' });
     // The engines were rescanned after the pull: the tag is there, and the hub was not told it is QWEN.
-    await until(() => stack!.agent.engineList().some((e) => e.type === 'ollama' && e.models.includes('qwen2.5:1.5b')), 'the pulled tag seen on the engine', 10_000);
+    await until(() => stack!.agent.snapshot().engines.some((e) => e.type === 'ollama' && e.models.includes('qwen2.5:1.5b')), 'the pulled tag seen on the engine', 10_000);
     expect(lastRegister(stack) ?? []).not.toContain(QWEN);
   });
 
