@@ -430,13 +430,14 @@ export class Ledger extends EventEmitter {
     const nth = conn.db.prepare('SELECT finished_at AS t FROM usage INDEXED BY usage_finished WHERE finished_at < ? ORDER BY finished_at LIMIT 1 OFFSET ?');
     const delRows = conn.db.prepare('DELETE FROM usage WHERE finished_at < ?');
     const delRollups = conn.db.prepare('DELETE FROM usage_15m WHERE bucket < ?');
-    // A day cut part-way keeps what is left of it: its row is summed again from its 15-minute rows.
+    // A day cut part-way keeps what is left of it: its rows are summed again (under a day of them).
     const delDays = conn.db.prepare('DELETE FROM usage_1d WHERE day < ?');
     const redoDay = conn.db.prepare(
       `INSERT INTO usage_1d (day, model, requests, errors, tokens_in, tokens_out, earnings, hub_requests, hub_errors, hub_tokens_in, hub_tokens_out, energy_wh, cost)
-       SELECT @day, model, sum(requests), sum(errors), sum(tokens_in), sum(tokens_out), sum(earnings), sum(hub_requests), sum(hub_errors),
-              sum(hub_tokens_in), sum(hub_tokens_out), sum(energy_wh), sum(cost)
-       FROM usage_15m WHERE bucket >= @day AND bucket < @day + ${ROLLUP_DAY_MS} GROUP BY model`,
+       SELECT @day, model, count(*), sum(status IN ('error', 'rejected')), sum(tokens_in), sum(tokens_out), sum(earnings), sum(source = 'hub'),
+              sum(source = 'hub' AND status IN ('error', 'rejected')), sum(CASE WHEN source = 'hub' THEN tokens_in ELSE 0 END),
+              sum(CASE WHEN source = 'hub' THEN tokens_out ELSE 0 END), sum(coalesce(energy_wh, 0)), sum(coalesce(cost, 0))
+       FROM usage WHERE finished_at >= @day AND finished_at < @day + ${ROLLUP_DAY_MS} GROUP BY model`,
     );
     const step = conn.db.transaction((upTo: number) => {
       const n = delRows.run(upTo).changes;

@@ -18,27 +18,32 @@ export const ROLLUP_MS = 15 * 60_000;
 /** Width of a daily rollup row (a UTC day: 96 whole 15-minute buckets). */
 export const ROLLUP_DAY_MS = 96 * ROLLUP_MS;
 
-/** The trigger statement adding NEW to a rollup table keyed by (<key>, model). Both rollup tables
- * (v5) take the same sums; v4's trigger wrote this statement out for usage_15m. */
-function rollupUpsert(table: string, key: string, width: number): string {
-  return `INSERT INTO ${table} (${key}, model, requests, errors, tokens_in, tokens_out, earnings,
-                                 hub_requests, hub_errors, hub_tokens_in, hub_tokens_out, energy_wh, cost)
-          VALUES (NEW.finished_at - NEW.finished_at % ${width}, NEW.model, 1,
-                  NEW.status IN ('error', 'rejected'), NEW.tokens_in, NEW.tokens_out, NEW.earnings,
-                  NEW.source = 'hub', NEW.source = 'hub' AND NEW.status IN ('error', 'rejected'),
+/** The trigger statement adding NEW to a rollup table keyed by (<key>, model). Both rollup tables (v5)
+ * take the same sums; usage_1d also the hub-only ones (the lifetime comparison reads only it). */
+function rollupUpsert(table: string, key: string, width: number, hub: boolean): string {
+  const hubCols = hub ? ', hub_requests, hub_errors, hub_tokens_in, hub_tokens_out' : '';
+  const hubValues = hub
+    ? `, NEW.source = 'hub', NEW.source = 'hub' AND NEW.status IN ('error', 'rejected'),
                   CASE WHEN NEW.source = 'hub' THEN NEW.tokens_in ELSE 0 END,
-                  CASE WHEN NEW.source = 'hub' THEN NEW.tokens_out ELSE 0 END,
+                  CASE WHEN NEW.source = 'hub' THEN NEW.tokens_out ELSE 0 END`
+    : '';
+  const hubSet = hub
+    ? `
+            hub_requests   = hub_requests + excluded.hub_requests,
+            hub_errors     = hub_errors + excluded.hub_errors,
+            hub_tokens_in  = hub_tokens_in + excluded.hub_tokens_in,
+            hub_tokens_out = hub_tokens_out + excluded.hub_tokens_out,`
+    : '';
+  return `INSERT INTO ${table} (${key}, model, requests, errors, tokens_in, tokens_out, earnings${hubCols}, energy_wh, cost)
+          VALUES (NEW.finished_at - NEW.finished_at % ${width}, NEW.model, 1,
+                  NEW.status IN ('error', 'rejected'), NEW.tokens_in, NEW.tokens_out, NEW.earnings${hubValues},
                   coalesce(NEW.energy_wh, 0), coalesce(NEW.cost, 0))
           ON CONFLICT (${key}, model) DO UPDATE SET
             requests       = requests + 1,
             errors         = errors + excluded.errors,
             tokens_in      = tokens_in + excluded.tokens_in,
             tokens_out     = tokens_out + excluded.tokens_out,
-            earnings       = earnings + excluded.earnings,
-            hub_requests   = hub_requests + excluded.hub_requests,
-            hub_errors     = hub_errors + excluded.hub_errors,
-            hub_tokens_in  = hub_tokens_in + excluded.hub_tokens_in,
-            hub_tokens_out = hub_tokens_out + excluded.hub_tokens_out,
+            earnings       = earnings + excluded.earnings,${hubSet}
             energy_wh      = energy_wh + excluded.energy_wh,
             cost           = cost + excluded.cost;`;
 }
@@ -196,13 +201,16 @@ export const migrations: readonly Migration[] = [
     name: 'daily rollups for long ranges',
     up(db) {
       // The sums over long ranges (30 and 365 days, the lifetime comparison) read one row per UTC day
-      // and model instead of 96: usage_1d holds the same sums as usage_15m, kept by the same insert
-      // trigger. A UTC day is a whole number of 15-minute buckets, so queries take whole days from
-      // usage_1d, whole buckets at the range's edges from usage_15m and raw rows only inside partial
-      // buckets (queries.ts). The per-model covering index on usage_15m goes: per-model sums now read
-      // at most two days of usage_15m rows by its (bucket, model) key, and an index holding every
-      // summed column was rewritten on every insert.
+      // and model instead of 96: usage_1d, kept by the same insert trigger. A UTC day is a whole number
+      // of 15-minute buckets, so queries take whole days from usage_1d, whole buckets at the range's
+      // edges from usage_15m and raw rows only inside partial buckets (queries.ts). To keep inserts as
+      // cheap as v4's: the per-model covering index on usage_15m goes (it held every summed column, so
+      // every insert rewrote an entry; per-model sums now read under two days of usage_15m rows by
+      // key), and usage_15m loses v4's hub-only columns (only the lifetime comparison reads them,
+      // from usage_1d now). The table is rebuilt for that in one pass.
       db.exec(`
+        DROP TRIGGER usage_rollup;
+        DROP INDEX usage_15m_model;
         CREATE TABLE usage_1d (
           day            INTEGER NOT NULL,
           model          TEXT    NOT NULL,
@@ -224,11 +232,24 @@ export const migrations: readonly Migration[] = [
           SELECT bucket - bucket % ${ROLLUP_DAY_MS}, model, sum(requests), sum(errors), sum(tokens_in), sum(tokens_out), sum(earnings),
                  sum(hub_requests), sum(hub_errors), sum(hub_tokens_in), sum(hub_tokens_out), sum(energy_wh), sum(cost)
           FROM usage_15m GROUP BY 1, 2;
-        DROP INDEX usage_15m_model;
-        DROP TRIGGER usage_rollup;
+        CREATE TABLE usage_15m_v5 (
+          bucket     INTEGER NOT NULL,
+          model      TEXT    NOT NULL,
+          requests   INTEGER NOT NULL,
+          errors     INTEGER NOT NULL,
+          tokens_in  INTEGER NOT NULL,
+          tokens_out INTEGER NOT NULL,
+          earnings   REAL    NOT NULL,
+          energy_wh  REAL    NOT NULL,
+          cost       REAL    NOT NULL,
+          PRIMARY KEY (bucket, model)
+        ) WITHOUT ROWID;
+        INSERT INTO usage_15m_v5 SELECT bucket, model, requests, errors, tokens_in, tokens_out, earnings, energy_wh, cost FROM usage_15m;
+        DROP TABLE usage_15m;
+        ALTER TABLE usage_15m_v5 RENAME TO usage_15m;
         CREATE TRIGGER usage_rollup AFTER INSERT ON usage BEGIN
-          ${rollupUpsert('usage_15m', 'bucket', ROLLUP_MS)}
-          ${rollupUpsert('usage_1d', 'day', ROLLUP_DAY_MS)}
+          ${rollupUpsert('usage_15m', 'bucket', ROLLUP_MS, false)}
+          ${rollupUpsert('usage_1d', 'day', ROLLUP_DAY_MS, true)}
         END;
       `);
     },
