@@ -26,7 +26,8 @@ interface Kept {
 }
 
 const EMPTY = Buffer.alloc(0);
-const FIRST_BUFFER = 4096;
+// A stream of a few hundred chunks fits without growing; finished() gives the rest back.
+const FIRST_BUFFER = 16 * 1024;
 
 export class Retention<T> {
   private readonly kept = new Map<string, Kept>();
