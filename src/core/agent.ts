@@ -494,6 +494,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   /** Coalesces state changes into at most one snapshot event per 100 ms. */
   private emitSnapshot(): void {
     if (this.snapshotTimer) return;
+    // Nobody to tell (headless, no console open): not built at all (it reads the ledger's totals).
+    if (this.listenerCount('state') + this.listenerCount('bridge') === 0) return;
     this.snapshotTimer = setTimeout(() => {
       this.snapshotTimer = undefined;
       const snap = this.snapshot();

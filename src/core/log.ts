@@ -25,6 +25,19 @@ const SECRET = /(sk-[A-Za-z0-9_-]{6})[A-Za-z0-9_-]+|(Bearer\s+)[^\s"']+|(\/\/)[^
 /** Shorter values are not treated as secrets (they would shred ordinary words). */
 const MIN_SECRET_LENGTH = 6;
 const REDACTED = '[redacted]';
+/** Field paths pino censors in the file (on top of the message's redaction). */
+const REDACT_PATHS = ['token', 'apiKey', 'key', '*.token', '*.apiKey', 'headers.authorization'];
+const REDACTED_KEYS = new Set(['token', 'apiKey', 'key']);
+
+/** Whether any of REDACT_PATHS can match: a top-level key of that name, or any object value (nested paths). */
+function needsPathRedaction(fields: Record<string, unknown>): boolean {
+  for (const k in fields) {
+    if (REDACTED_KEYS.has(k)) return true;
+    const v = fields[k];
+    if (typeof v === 'object' && v !== null) return true;
+  }
+  return false;
+}
 
 export function redact(text: string): string {
   return text.replace(SECRET, (_m, sk: string | undefined, bearer: string | undefined, slashes: string | undefined) =>
@@ -44,6 +57,8 @@ export interface LogOptions {
 export class Log extends EventEmitter implements LogSink {
   private readonly ring: Ring<LogEntry>;
   private readonly file?: PinoLogger;
+  /** The same file without pino's path redaction, for fields none of REDACT_PATHS can match (most lines). */
+  private readonly plainFile?: PinoLogger;
   private readonly consoleLevel: number;
   /** Configured secret values, longest first (so a key containing another is replaced whole). */
   private secrets: string[] = [];
@@ -54,11 +69,10 @@ export class Log extends EventEmitter implements LogSink {
     this.consoleLevel = opts.console === false || opts.console === undefined ? Infinity : LEVELS[opts.console];
     if (opts.file) {
       fs.mkdirSync(path.dirname(opts.file), { recursive: true, mode: 0o700 });
-      this.file = pino(
-        { level: 'debug', base: undefined, redact: { paths: ['token', 'apiKey', 'key', '*.token', '*.apiKey', 'headers.authorization'], censor: '[redacted]' } },
-        // Opened synchronously so a process that exits right away never meets an unready stream.
-        pino.destination({ fd: fs.openSync(opts.file, 'a', 0o600), sync: false }),
-      );
+      // Opened synchronously so a process that exits right away never meets an unready stream.
+      const dest = pino.destination({ fd: fs.openSync(opts.file, 'a', 0o600), sync: false });
+      this.file = pino({ level: 'debug', base: undefined, redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, dest);
+      this.plainFile = pino({ level: 'debug', base: undefined }, dest);
     }
   }
 
@@ -90,7 +104,7 @@ export class Log extends EventEmitter implements LogSink {
     const requestId = typeof fields?.requestId === 'string' ? fields.requestId : undefined;
     const entry: LogEntry = { ts: Date.now(), level, subsystem, msg: clean, ...(requestId ? { requestId } : {}) };
     this.ring.push(entry);
-    this.file?.[level]({ subsystem, ...fields }, clean);
+    (fields && needsPathRedaction(fields) ? this.file : this.plainFile)?.[level]({ subsystem, ...fields }, clean);
     if (LEVELS[level] >= this.consoleLevel) {
       const time = new Date(entry.ts).toISOString().slice(11, 19);
       process.stderr.write(forTerminal(`${time} ${level.toUpperCase().padEnd(5)} [${subsystem}] ${clean}`) + '\n');

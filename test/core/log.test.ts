@@ -105,6 +105,24 @@ describe('Log', () => {
     expect(fs.readFileSync(file, 'utf8')).not.toContain('secret-777777');
   });
 
+  it('censors a secret field whichever way it comes: alone, nested, or beside plain fields, in line order', async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-log-'));
+    const file = path.join(dir, 'agent.jsonl');
+    const log = new Log({ file, console: false });
+    const l = log.child('requests');
+    l.info('plain', { requestId: 'r1', tokens: 3 });
+    l.info('top', { key: 'k-top-123456' });
+    l.info('nested', { requestId: 'r2', engine: { apiKey: 'k-nested-123456' } });
+    l.info('plain again', { requestId: 'r3' });
+    log.flush();
+    const got = await lines(file, 4);
+    expect(got.map((g) => g.msg)).toEqual(['plain', 'top', 'nested', 'plain again']);
+    expect(got[0]).toMatchObject({ subsystem: 'requests', requestId: 'r1', tokens: 3 });
+    expect(got[1]).toMatchObject({ key: '[redacted]' });
+    expect(got[2]).toMatchObject({ requestId: 'r2', engine: { apiKey: '[redacted]' } });
+    expect(fs.readFileSync(file, 'utf8')).not.toMatch(/k-top|k-nested/);
+  });
+
   it('appends to an existing log file', async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-log-'));
     const file = path.join(dir, 'agent.jsonl');

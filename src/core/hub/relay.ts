@@ -16,10 +16,15 @@ import type { InferenceRunner, InferenceResult } from '../inference/runner';
 import type { HubLink } from './link';
 import { Retention, type RetentionCodec } from './retention';
 
-/** Kept messages are their own wire text; read back, the type is the text's first key (encode() writes it first). */
+/**
+ * Kept messages: a data stream_chunk as its chunk JSON only (the envelope, half its bytes, is rebuilt the
+ * same by encodeStreamChunk), anything else as its wire text, whose type is its first key (encode() writes it first).
+ */
 const KEEP_ENCODED: RetentionCodec<EncodedMessage> = {
   text: (m) => m.text,
-  read: (text, seq, bytes, requestId) => ({ type: /^\{"type":"([a-z_]+)"/.exec(text)?.[1] ?? 'message', requestId, seq, text, bytes }),
+  short: (m) => m.chunk,
+  read: (text, seq, bytes, requestId, short) =>
+    short ? encodeStreamChunk(requestId, seq, text) : { type: /^\{"type":"([a-z_]+)"/.exec(text)?.[1] ?? 'message', requestId, seq, text, bytes },
 };
 
 export interface HubRelayOptions {

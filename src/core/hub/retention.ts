@@ -8,14 +8,16 @@
 
 /** How a kept message is written to bytes and read back (the relay keeps each message already serialised). */
 export interface RetentionCodec<T> {
+  /** What is kept of the message: its text, or a shorter form (`short`: true) that read() expands. */
   text(msg: T): string;
-  read(text: string, seq: number, bytes: number, requestId: string): T;
+  short?(msg: T): string | undefined;
+  read(text: string, seq: number, bytes: number, requestId: string, short: boolean): T;
 }
 
 interface Kept {
   buf: Buffer;
   used: number;
-  /** Per kept message, in order: its seq and the offset its bytes end at. */
+  /** Per kept message, in order: its seq (negative: kept in its short form) and the offset its bytes end at. */
   seqs: number[];
   ends: number[];
   /** The sizes the caller gave, summed (what the cap counts). */
@@ -24,7 +26,8 @@ interface Kept {
 }
 
 const EMPTY = Buffer.alloc(0);
-const FIRST_BUFFER = 4096;
+// A stream of a few hundred chunks fits without growing; finished() gives the rest back.
+const FIRST_BUFFER = 16 * 1024;
 
 export class Retention<T> {
   private readonly kept = new Map<string, Kept>();
@@ -43,7 +46,8 @@ export class Retention<T> {
       k = { buf: EMPTY, used: 0, seqs: [], ends: [], bytes: 0 };
       this.kept.set(requestId, k);
     }
-    const text = this.codec.text(msg);
+    const short = seq > 0 ? this.codec.short?.(msg) : undefined;
+    const text = short ?? this.codec.text(msg);
     // At most 3 bytes per UTF-16 unit; the buffer doubles, so copies stay linear in what is kept.
     const need = k.used + text.length * 3;
     if (need > k.buf.length) {
@@ -52,7 +56,7 @@ export class Retention<T> {
       k.buf = grown;
     }
     k.used += k.buf.write(text, k.used);
-    k.seqs.push(seq);
+    k.seqs.push(short === undefined ? seq : -seq);
     k.ends.push(k.used);
     k.bytes += bytes;
     this.total += bytes;
@@ -83,11 +87,12 @@ export class Retention<T> {
     if (!k) return [];
     const out: T[] = [];
     for (let i = 0; i < k.seqs.length; i++) {
-      const seq = k.seqs[i]!;
+      const signed = k.seqs[i]!;
+      const seq = Math.abs(signed);
       if (seq <= lastSeq) continue;
       const start = i === 0 ? 0 : k.ends[i - 1]!;
       const end = k.ends[i]!;
-      out.push(this.codec.read(k.buf.toString('utf8', start, end), seq, end - start, requestId));
+      out.push(this.codec.read(k.buf.toString('utf8', start, end), seq, end - start, requestId, signed < 0));
     }
     return out;
   }

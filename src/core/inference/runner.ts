@@ -199,23 +199,22 @@ export class InferenceRunner {
     sink: InferenceSink,
     sent: { any: boolean } = { any: false },
   ): Promise<Omit<InferenceResult, 'latencyMs'>> {
-    let text = '';
     let usage: TokenUsage | undefined;
     let error: string | undefined;
     let errorStatus: number | undefined;
     let finishReason: string | undefined;
     let truncated = false;
     let lost = false;
-    /** Tokens relayed to the caller, counted by chunk (token ids when the engine sends them): the estimate when usage is missing. */
+    /**
+     * Tokens relayed to the caller, counted by chunk (token ids when the engine sends them): the estimate
+     * when usage is missing (no text of the stream is kept for it: every chunk carrying text counts at least one).
+     */
     let delivered = 0;
     const events = await streamRequest(opts);
     for await (const ev of events) {
       if (ev.type === 'chunk') {
         const carries = ev.text !== '' || ev.reasoning !== '';
-        if (carries) {
-          text += ev.text + ev.reasoning;
-          this.deps.book.appendText(req.id, ev.text || ev.reasoning);
-        }
+        if (carries) this.deps.book.appendText(req.id, ev.text || ev.reasoning);
         if (ev.finishReason) finishReason = ev.finishReason;
         if (ev.usage) usage = ev.usage;
         // Clients get the model id they asked for, never the engine's own name (a file path, an alias).
@@ -236,7 +235,7 @@ export class InferenceRunner {
     }
     const estimated = !usage;
     const tokensIn = usage?.promptTokens ?? estimateTokens(promptText(req.body));
-    const tokensOut = usage?.completionTokens ?? (delivered || estimateTokens(text));
+    const tokensOut = usage?.completionTokens ?? delivered;
     if (req.signal.aborted) throw new Cancelled({ status: 'cancelled', statusCode: 499, error: 'cancelled', kind: 'cancelled', tokensIn, tokensOut, estimated });
     if (lost && error) this.deps.onEngineTrouble?.(opts.endpoint.url, 'suspect', error);
     if (!error && truncated) error = 'the engine ended the stream before finishing the answer (no [DONE] and no finish_reason)';

@@ -351,6 +351,8 @@ export interface EncodedMessage {
   seq: number;
   text: string;
   bytes: number;
+  /** A data stream_chunk's chunk JSON (encodeStreamChunk): the resume buffer keeps only this and rebuilds the text. */
+  chunk?: string;
 }
 
 /**
@@ -360,7 +362,7 @@ export interface EncodedMessage {
 export function encodeStreamChunk(requestId: string, seq: number, chunkJson: string): EncodedMessage {
   const id = JSON.stringify(requestId);
   const text = `{"type":"stream_chunk","request_id":${id},"payload":{"request_id":${id},"chunk":${chunkJson},"done":false,"seq":${seq}}}`;
-  return { type: 'stream_chunk', requestId, seq, text, bytes: Buffer.byteLength(text) };
+  return { type: 'stream_chunk', requestId, seq, text, bytes: Buffer.byteLength(text), chunk: chunkJson };
 }
 
 export function encodeOnce(msg: Outbound): EncodedMessage {

@@ -123,4 +123,18 @@ describe('Retention', () => {
     }
     expect(r.since('a', 398).map((m) => m.payload.seq)).toEqual([399, 400]);
   });
+  it("keeps a message in the codec's short form when it has one, and reads it back as the whole message", () => {
+    const seen: boolean[] = [];
+    const codec: RetentionCodec<{ seq: number; body: string }> = {
+      text: (m) => JSON.stringify(m),
+      short: (m) => (m.seq % 2 === 0 ? m.body : undefined),
+      read: (text, seq, _bytes, _id, short) => (seen.push(short), short ? { seq, body: text } : (JSON.parse(text) as { seq: number; body: string })),
+    };
+    const r = new Retention(1_000_000, () => undefined, codec);
+    const msgs = [1, 2, 3, 4].map((seq) => ({ seq, body: `b${seq}😀` }));
+    for (const m of msgs) r.add('a', m.seq, m, 1);
+    expect(r.since('a', 0)).toEqual(msgs);
+    expect(seen).toEqual([false, true, false, true]);
+    expect(r.since('a', 2)).toEqual(msgs.slice(2));
+  });
 });

@@ -1,0 +1,33 @@
+// capYoungGeneration: in a process that keeps many young objects alive (as 64 streams do) in short turns, new space
+// stops at the ceiling instead of growing to V8's 32 MB; without it, the same load grows it to 32 MB.
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** new_space size (MB) after a survivor-heavy allocation loop in a fresh node process, with or without the cap. */
+function newSpaceAfterLoad(cap: boolean): number {
+  const script = `
+    import v8 from 'node:v8';
+    import { capYoungGeneration } from './src/core/young-generation.ts';
+    ${cap ? 'capYoungGeneration(16);' : ''}
+    const keep = [];
+    let i = 0;
+    const step = () => {
+      for (let n = 0; n < 5000; n++, i++) { keep.push({ i, s: 'x' + i }); if (keep.length > 200000) keep.splice(0, 100000); }
+      if (i < 4e6) setImmediate(step); // a server: short turns, the loop in between
+      else console.log(v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size / 1048576);
+    };
+    step();`;
+  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' });
+  return Number(out.trim());
+}
+
+describe('capYoungGeneration', () => {
+  it('keeps new space at the ceiling under a survivor-heavy load; without it the load grows it to 32 MB', () => {
+    expect(newSpaceAfterLoad(false)).toBe(32);
+    expect(newSpaceAfterLoad(true)).toBeLessThanOrEqual(16);
+  }, 60_000);
+});
