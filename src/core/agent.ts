@@ -69,16 +69,16 @@ export interface AgentEvents {
 
 export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   // ---- the parts the CLI, the desktop main process and the bridge read (readonly) ----
-  readonly log: Log;
+  private readonly log: Log;
   readonly book = new RequestBook();
-  readonly registry = new ModelRegistry();
-  readonly pause: PauseController;
+  private readonly registry = new ModelRegistry();
+  private readonly pause: PauseController;
   readonly sampler?: GpuSampler;
   readonly ledger?: Ledger;
   readonly earnings: EarningsService;
   readonly settings: SettingsFile;
   readonly notices: NoticeBook;
-  readonly providerGate: ProviderGate;
+  private readonly providerGate: ProviderGate;
   readonly catalogue: Catalogue;
   /** The one alert list (link down, key refused, engine down, auto-paused, hub notice); transports subscribe. */
   readonly alerts = new AlertList();
