@@ -77,9 +77,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   readonly ledger?: Ledger;
   readonly earnings: EarningsService;
   readonly settings: SettingsFile;
-  readonly notices: NoticeBook;
+  private readonly notices: NoticeBook;
   private readonly providerGate: ProviderGate;
-  readonly catalogue: Catalogue;
+  private readonly catalogue: Catalogue;
   /** The one alert list (link down, key refused, engine down, auto-paused, hub notice); transports subscribe. */
   readonly alerts = new AlertList();
 

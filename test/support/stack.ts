@@ -102,10 +102,10 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
   };
 }
 
-/** Resolves when `cond` holds, checking on each event of `emitter` (or every 10 ms when none). Rejects after the deadline. */
-export async function until(cond: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+/** Resolves when `cond` holds (it may be async, e.g. a bridge call), checking every 10 ms. Rejects after the deadline. */
+export async function until(cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
+  while (!(await cond())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
