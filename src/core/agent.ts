@@ -68,22 +68,23 @@ export interface AgentEvents {
 }
 
 export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
-  // ---- the parts the CLI, the desktop main process and the bridge read (readonly) ----
-  private readonly log: Log;
+  // ---- public, read-only. A host reads settings, sampler and alerts (and identity, below); tests observe
+  //      what no product view gives: the request book's raw events, the ledger's rows, the rate cache ----
   readonly book = new RequestBook();
-  private readonly registry = new ModelRegistry();
-  private readonly pause: PauseController;
   readonly sampler?: GpuSampler;
   readonly ledger?: Ledger;
   readonly earnings: EarningsService;
   readonly settings: SettingsFile;
-  private readonly notices: NoticeBook;
-  private readonly providerGate: ProviderGate;
-  private readonly catalogue: Catalogue;
   /** The one alert list (link down, key refused, engine down, auto-paused, hub notice); transports subscribe. */
   readonly alerts = new AlertList();
 
-  // ---- the parts only the Agent holds ----
+  // ---- the parts only the Agent holds (the bridge verbs get theirs through parts(), privately) ----
+  private readonly log: Log;
+  private readonly registry = new ModelRegistry();
+  private readonly pause: PauseController;
+  private readonly notices: NoticeBook;
+  private readonly providerGate: ProviderGate;
+  private readonly catalogue: Catalogue;
   private readonly scheduler: Scheduler;
   private readonly link: HubLink;
   private readonly relay: HubRelay;
