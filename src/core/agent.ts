@@ -3,7 +3,7 @@
 // typed bridge (invoke + subscribe) that the desktop app and the browser console use.
 import { EventEmitter } from 'node:events';
 import type { AgentSnapshot, BridgeBackend, BridgeEvent } from '../shared/bridge';
-import type { GpuInventory, LinkReasonCode, LinkStatus } from '../shared/types';
+import type { GpuInventory, LinkReasonCode } from '../shared/types';
 import type { AgentOptions } from './agent-options';
 import { BridgeHandlers } from './agent/bridge-handlers';
 import { EarningsService } from './agent/earnings';
@@ -61,8 +61,6 @@ export const AGENT_VERSION = '0.1.0';
 export interface AgentEvents {
   state: [AgentSnapshot];
   bridge: [BridgeEvent];
-  /** The hub link's state, as it changes (not coalesced like `state`). */
-  link: [LinkStatus];
   /** A connection to the hub ended: why, and its stable code. */
   disconnected: [string, LinkReasonCode];
 }
@@ -316,7 +314,6 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     const outlets: AgentOutlets = {
       bridge: (e) => this.emit('bridge', e),
       listening: () => this.listenerCount('bridge') > 0,
-      linkState: (st) => this.emit('link', st),
       disconnected: (reason, code) => this.emit('disconnected', reason, code),
       snapshot: () => this.emitSnapshot(),
       announce: () => this.announce(),
