@@ -3,7 +3,7 @@
 // typed bridge (invoke + subscribe) that the desktop app and the browser console use.
 import { EventEmitter } from 'node:events';
 import type { AgentSnapshot, BridgeBackend, BridgeEvent } from '../shared/bridge';
-import type { GpuInventory, LinkReasonCode, LinkStatus } from '../shared/types';
+import type { GpuInventory, LinkReasonCode } from '../shared/types';
 import type { AgentOptions } from './agent-options';
 import { BridgeHandlers } from './agent/bridge-handlers';
 import { EarningsService } from './agent/earnings';
@@ -61,29 +61,28 @@ export const AGENT_VERSION = '0.1.0';
 export interface AgentEvents {
   state: [AgentSnapshot];
   bridge: [BridgeEvent];
-  /** The hub link's state, as it changes (not coalesced like `state`). */
-  link: [LinkStatus];
   /** A connection to the hub ended: why, and its stable code. */
   disconnected: [string, LinkReasonCode];
 }
 
 export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
-  // ---- the parts the CLI, the desktop main process and the bridge read (readonly) ----
-  readonly log: Log;
+  // ---- public, read-only. A host reads settings, sampler and alerts (and identity, below); tests observe
+  //      what no product view gives: the request book's raw events, the ledger's rows, the rate cache ----
   readonly book = new RequestBook();
-  readonly registry = new ModelRegistry();
-  readonly pause: PauseController;
   readonly sampler?: GpuSampler;
   readonly ledger?: Ledger;
   readonly earnings: EarningsService;
   readonly settings: SettingsFile;
-  readonly notices: NoticeBook;
-  readonly providerGate: ProviderGate;
-  readonly catalogue: Catalogue;
   /** The one alert list (link down, key refused, engine down, auto-paused, hub notice); transports subscribe. */
   readonly alerts = new AlertList();
 
-  // ---- the parts only the Agent holds ----
+  // ---- the parts only the Agent holds (the bridge verbs get theirs through parts(), privately) ----
+  private readonly log: Log;
+  private readonly registry = new ModelRegistry();
+  private readonly pause: PauseController;
+  private readonly notices: NoticeBook;
+  private readonly providerGate: ProviderGate;
+  private readonly catalogue: Catalogue;
   private readonly scheduler: Scheduler;
   private readonly link: HubLink;
   private readonly relay: HubRelay;
@@ -316,7 +315,6 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     const outlets: AgentOutlets = {
       bridge: (e) => this.emit('bridge', e),
       listening: () => this.listenerCount('bridge') > 0,
-      linkState: (st) => this.emit('link', st),
       disconnected: (reason, code) => this.emit('disconnected', reason, code),
       snapshot: () => this.emitSnapshot(),
       announce: () => this.announce(),

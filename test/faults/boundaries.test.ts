@@ -11,7 +11,7 @@ import { startDevHub, type DevHub } from '../../src/cli/dev-hub';
 import { Agent } from '../../src/core/agent';
 import { memoryLog } from '../../src/core/log';
 import { MAX_MESSAGE_BYTES } from '../../src/core/protocol/messages';
-import { TEST_KEY, registered, startStack, tempHome, until, type Stack } from '../support/stack';
+import { logEntries, TEST_KEY, registered, startStack, tempHome, until, type Stack } from '../support/stack';
 import { generatedText } from '../support/traces';
 import { audit, nextDisconnect, report, streamChat } from '../support/faults/faults';
 import { writeConfigToml } from '../support/config-toml';
@@ -150,7 +150,7 @@ describe('1 MB message boundaries', () => {
     const toHub = hub.received.filter((m) => m.payload.request_id !== undefined && ['stream_chunk', 'stream_end', 'error'].includes(m.type));
     // The refused chunk ends the stream on its result path: stream_end with 413 (data already flowed).
     const oversize = toHub.find((m) => m.type === 'stream_end');
-    const errorLogs = agent.log.entries(500, 'error').map((e) => e.msg);
+    const errorLogs = (await logEntries(agent, 500, 'error')).map((e) => e.msg);
     const end = toHub.find((m) => m.type === 'stream_end');
     report(
       'outbound-1mb-stream',
@@ -188,7 +188,7 @@ describe('1 MB message boundaries', () => {
     const agent = await agentFor(hub, 'big-model', engine.url);
     const res = await fetch(`${hub.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'big-model', messages: [{ role: 'user', content: 'x' }] }) });
     const body = (await res.json()) as { error?: { message?: string; code?: number } };
-    const errorLogs = agent.log.entries(500, 'error').map((e) => e.msg);
+    const errorLogs = (await logEntries(agent, 500, 'error')).map((e) => e.msg);
     report('outbound-1mb-answer', { injected: 1, recovered: res.status === 413 ? 1 : 0, lost: res.status === 413 ? 0 : 1, duplicated: 0 }, { status: res.status, errorLogs: errorLogs.length });
     expect(res.status).toBe(413);
     expect(body.error?.code).toBe(413);

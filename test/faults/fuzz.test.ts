@@ -2,7 +2,7 @@
 // message that names a request is answered (an inference on its result path with 400, others with
 // `error` code 400); unknown types are not answered; valid ones get their normal answer exactly once; the link stays up, and a normal request succeeds afterwards.
 import { afterEach, describe, expect, it } from 'vitest';
-import { registered, startStack, until, type Stack } from '../support/stack';
+import { logEntries, registered, startStack, until, type Stack } from '../support/stack';
 import { generatedText } from '../support/traces';
 import { fuzzFrame, type Frame } from '../support/faults/fuzz-messages';
 import { report, rng, scale, streamChat } from '../support/faults/faults';
@@ -86,7 +86,7 @@ describe('hub message fuzz', () => {
       if (ok && got.length === 1) counts.recovered++;
       else if (a !== undefined && problems.length < 10) problems.push(`${f.label} (${e.id}): expected ${JSON.stringify(e)}, got ${JSON.stringify(got)}`);
     }
-    const errorLogs = agent.log.entries(2000, 'error').length;
+    const errorLogs = (await logEntries(agent, 2000, 'error')).length;
     report('hub-fuzz', counts, {
       elapsedMs,
       invalidCounted: agent.hubStatus().counters.invalid - invalidBefore,

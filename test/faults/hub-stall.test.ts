@@ -4,7 +4,7 @@
 // outlasts the link's deadlines must end in a reconnect after which every stream resumes intact.
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { registered, startStack, until, type Stack } from '../support/stack';
+import { modelOf, registered, startStack, until, type Stack } from '../support/stack';
 import { generatedText } from '../support/traces';
 import { audit, FULL, nextDisconnect, report, streamChat } from '../support/faults/faults';
 import type { LinkReasonCode } from '../../src/shared/types';
@@ -45,7 +45,7 @@ describe('hub that stops reading (TCP stall)', () => {
     await registered(stack);
     const { hub, agent } = { hub: stack.hub!, agent: stack.agent };
     const engine = stack.engines[0]!;
-    const probeHealth = (): string | undefined => agent.snapshot().models.find((m) => m.id === 'probe-model')?.health;
+    const probeHealth = (): string | undefined => modelOf(agent, 'probe-model')?.health;
     await until(() => probeHealth() === 'healthy', 'the probe model healthy');
     const n = 100_000; // far more than the socket buffers on both sides hold
     const arrivals: Array<{ type: string; bytes: number; at: number; probe?: boolean; hb?: number }> = [];

@@ -5,7 +5,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Agent } from '../../src/core/agent';
-import { memoryLog } from '../../src/core/log';
+import { memoryLog, type Log } from '../../src/core/log';
+import type { LogEntry, ModelState } from '../../src/shared/types';
 import { startDevHub, type DevHub, type DevHubOptions } from '../../src/cli/dev-hub';
 import type { ConfigFile } from '../../src/core/config/config';
 import { writeConfigToml } from './config-toml';
@@ -32,6 +33,8 @@ export interface Stack {
   hub?: DevHub;
   engines: TestEngine[];
   agent: Agent;
+  /** The Log the stack gave the agent (a host's own: tests write lines into it). */
+  log: Log;
   home: string;
   close(): Promise<void>;
 }
@@ -81,12 +84,14 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
     Inference: { WebSocketURL: o.hubUrl ?? hub?.wsUrl ?? 'ws://127.0.0.1:9', ServiceURL: o.serviceUrl ?? hub?.url ?? 'http://127.0.0.1:9', ApiKey: o.key ?? TEST_KEY },
     Agent: { ...FAST, ...o.agent },
   });
-  const agent = await Agent.create({ home, configPath, log: memoryLog(), gpu: false, discovery: o.agent?.Discovery === true, env: { PATH: process.env.PATH } });
+  const log = memoryLog();
+  const agent = await Agent.create({ home, configPath, log, gpu: false, discovery: o.agent?.Discovery === true, env: { PATH: process.env.PATH } });
   if (o.start !== false) await agent.start();
   return {
     hub,
     engines,
     agent,
+    log,
     home,
     close: async () => {
       await agent.stop();
@@ -97,13 +102,23 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
   };
 }
 
-/** Resolves when `cond` holds, checking on each event of `emitter` (or every 10 ms when none). Rejects after the deadline. */
-export async function until(cond: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+/** Resolves when `cond` holds (it may be async, e.g. a bridge call), checking every 10 ms. Rejects after the deadline. */
+export async function until(cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
+  while (!(await cond())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/** A model as the console shows it (the snapshot's models: enabled, health, endpoints, counts). */
+export function modelOf(agent: Agent, id: string): ModelState | undefined {
+  return agent.snapshot().models.find((m) => m.id === id);
+}
+
+/** The agent's recent log lines, as the console's Logs page reads them (logs.list), newest last. */
+export async function logEntries(agent: Agent, limit = 500, level: LogEntry['level'] = 'debug'): Promise<LogEntry[]> {
+  return (await agent.invoke('logs.list', { limit, level })) as LogEntry[];
 }
 
 /** Waits for the agent to be registered with the hub. */

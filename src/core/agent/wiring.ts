@@ -1,7 +1,7 @@
 // Which part's events feed which other part: the Agent's connections, in one place. Each function is
 // one concern; the Agent calls them once, after constructing the parts (src/core/agent.ts).
 import type { BridgeEvent } from '../../shared/bridge';
-import type { EngineInfo, GpuSample, LinkReasonCode, LinkStatus, PauseState } from '../../shared/types';
+import type { EngineInfo, GpuSample, LinkReasonCode, PauseState } from '../../shared/types';
 import type { AlertList } from '../alerts/alert-list';
 import { noticesFromEmitter } from '../alerts/notice-source';
 import { watchForAlerts } from '../alerts/watch';
@@ -36,8 +36,6 @@ export interface AgentOutlets {
   bridge: (event: BridgeEvent) => void;
   /** Whether anyone subscribed to the bridge (per-chunk events are not built otherwise). */
   listening: () => boolean;
-  /** The link's state, uncoalesced (the Agent's typed `link` event). */
-  linkState: (status: LinkStatus) => void;
   /** A connection to the hub ended (the Agent's typed `disconnected` event). */
   disconnected: (reason: string, code: LinkReasonCode) => void;
   /** Coalesced: at most one snapshot per 100 ms. */
@@ -76,7 +74,6 @@ export function wireEngines(
 export function wireServing(p: { link: HubLink; pause: PauseController; scheduler: Scheduler; providerGate: ProviderGate; log: Log }, o: AgentOutlets): void {
   const l = p.log.child('agent');
   p.link.on('state', (st) => {
-    o.linkState(st);
     o.snapshot();
     if (st.state === 'connected') l.info('connected to the hub and registered');
   });

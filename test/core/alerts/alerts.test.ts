@@ -138,9 +138,9 @@ describe('the agent raises alerts', () => {
     await until(() => rx!.bodies.some((b) => b.kind === 'engine_down'), 'engine_down at the webhook');
     expect(String(rx.bodies.find((b) => b.kind === 'engine_down')!.text)).toContain(stack.engines[0]!.url);
 
-    stack.agent.pause.pauseManual('by hand');
-    stack.agent.pause.resumeManual();
-    stack.agent.pause.setSchedule([{ days: [0, 1, 2, 3, 4, 5, 6], from: '00:00', to: '00:00' }]);
+    await stack.agent.invoke('serving.pause', { reason: 'by hand' });
+    await stack.agent.invoke('serving.resume', {});
+    expect(await stack.agent.invoke('settings.save', { patch: { pauseSchedule: [{ days: [0, 1, 2, 3, 4, 5, 6], from: '00:00', to: '00:00' }] } })).toEqual({ ok: true });
     await until(() => bridged.some((a) => a.kind === 'auto_paused'), 'auto_paused');
 
     // The second link_down fell inside the cooldown: listed and pushed to the UI, not re-sent.

@@ -211,7 +211,7 @@ describe('every channel answers with its documented shape', () => {
   });
 
   it('logs.list with level and limit', async () => {
-    stack.agent.log.child('test').warn('a warning from the test');
+    stack.log.child('test').warn('a warning from the test');
     const warns = await invoke<LogEntry[]>('logs.list', { level: 'warn' });
     expect(warns.every((e) => e.level === 'warn' || e.level === 'error')).toBe(true);
     expect(warns.map((e) => e.msg)).toContain('a warning from the test');

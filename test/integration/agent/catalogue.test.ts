@@ -33,7 +33,9 @@ it('marks the models the catalogue does not know and offers the closest catalogu
 
   // The hub going away keeps the last good list (and says the refresh failed).
   await stack.hub!.close();
-  await stack.agent.catalogue.refresh(true);
+  // Saving the ServiceURL (here the same one) fetches the catalogue again, as the console's Settings does.
+  expect(await stack.agent.invoke('settings.save', { patch: { serviceUrl: stack.hub!.url } })).toEqual({ ok: true });
+  await until(() => stack!.agent.snapshot().catalogue?.state === 'error', 'the refresh failed');
   const after = stack.agent.snapshot().catalogue!;
   expect(after.state).toBe('error');
   expect(after.models['meta-llama/Llama-3.1-8B-Instruct']?.known).toBe(true);

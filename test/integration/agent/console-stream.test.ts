@@ -3,7 +3,7 @@
 // comes after all of the text; per-chunk events are coalesced (fewer text events than book deltas).
 import { afterEach, expect, it } from 'vitest';
 import type { BridgeEvent } from '../../../src/shared/bridge';
-import { startStack, until, type Stack } from '../../support/stack';
+import { modelOf, startStack, until, type Stack } from '../../support/stack';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -13,7 +13,7 @@ afterEach(async () => {
 
 it('a console subscriber gets the whole answer, then the final update', async () => {
   stack = await startStack({ hub: false, engines: [{ models: ['m-a'] }] });
-  await until(() => stack!.agent.registry.get('m-a')?.enabled === true, 'model m-a enabled');
+  await until(() => modelOf(stack!.agent, 'm-a')?.enabled === true, 'model m-a enabled');
   const events: BridgeEvent[] = [];
   const off = stack.agent.subscribe((e) => events.push(e));
   let deltas = 0;

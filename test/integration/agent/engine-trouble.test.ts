@@ -3,7 +3,7 @@
 // counts of a cancelled stream, and the client's model id in answers. (The live suite in test/live does
 // the same against the real llama-server.)
 import { afterEach, describe, expect, it } from 'vitest';
-import { chat, readSse, registered, startStack, until, type Stack } from '../../support/stack';
+import { modelOf, chat, readSse, registered, startStack, until, type Stack } from '../../support/stack';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -20,7 +20,7 @@ describe('engine trouble', () => {
     const model = e1.modelIds[0]!;
     // models.json maps the model to e1; e2 is an engine the owner added, serving the same model.
     await stack.agent.invoke('engines.addEndpoint', { url: e2.url });
-    await until(() => stack!.agent.registry.get(model)?.endpoints.length === 2, 'two endpoints');
+    await until(() => modelOf(stack!.agent, model)?.endpoints.length === 2, 'two endpoints');
     await registered(stack);
     await e1.setMode('down');
     for (let i = 0; i < 4; i++) {
@@ -30,7 +30,7 @@ describe('engine trouble', () => {
     }
     const ep = () => stack!.agent.snapshot().models.find((m) => m.id === model)!.endpoints.find((e) => e.url === e1.url)!;
     expect(ep()).toMatchObject({ health: 'unhealthy', condition: 'down' });
-    expect(stack.agent.registry.healthOf(model)).toBe('healthy');
+    expect(modelOf(stack.agent, model)?.health).toBe('healthy');
     await e1.setMode('ok');
     const t = Date.now();
     await until(() => ep().health === 'healthy', 'e1 healthy again', 4000);

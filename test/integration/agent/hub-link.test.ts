@@ -2,7 +2,7 @@
 // malformed input from the hub.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDevHub, type DevHub } from '../../../src/cli/dev-hub';
-import { TEST_KEY, chat, chunkText, readSse, registered, freePort, startStack, until, type Stack } from '../../support/stack';
+import { logEntries, TEST_KEY, chat, chunkText, readSse, registered, freePort, startStack, until, type Stack } from '../../support/stack';
 
 let stack: Stack | undefined;
 let extraHub: DevHub | undefined;
@@ -96,7 +96,7 @@ describe('hub link', () => {
     expect(hub.received.filter((m) => m.payload.request_id === 'r-bad-stream').map((m) => m.type)).toEqual(['stream_chunk', 'stream_end']);
     // Unknown types are not answered, and logged once per type.
     expect(hub.received.some((m) => String(m.payload.request_id ?? '').startsWith('r-unknown'))).toBe(false);
-    expect(stack.agent.log.entries(500).filter((e) => e.msg.includes('unknown type "teleport"'))).toHaveLength(1);
+    expect((await logEntries(stack.agent, 500)).filter((e) => e.msg.includes('unknown type "teleport"'))).toHaveLength(1);
     expect(hub.received.some((m) => m.type === 'error')).toBe(false);
     expect(stack.agent.hubStatus().counters.invalid).toBe(5);
     expect(stack.agent.hubStatus().connected).toBe(true);

@@ -2,7 +2,7 @@
 // stream and non-stream relay, and the request forms of seed 000 + DESIGN.md.
 import { afterEach, describe, expect, it } from 'vitest';
 import { summarizeTrace, generatedText } from '../../support/traces';
-import { chat, chunkText, readSse, registered, startStack, until, type Stack } from '../../support/stack';
+import { modelOf, chat, chunkText, readSse, registered, startStack, until, type Stack } from '../../support/stack';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -58,7 +58,7 @@ describe('registration, health and heartbeat', () => {
     await registered(stack);
     const model = stack.engines[0]!.modelIds[0]!;
     await stack.engines[0]!.setMode('down');
-    await until(() => stack!.agent.registry.healthOf(model) === 'unhealthy', 'model unhealthy');
+    await until(() => modelOf(stack!.agent, model)?.health === 'unhealthy', 'model unhealthy');
     // The dev hub would skip an unhealthy provider; send the inference straight to the agent instead.
     const reply = await stack.hub!.call(stack.hub!.providers()[0]!.nodeId, 'inference', { model_id: model, stream: true, request: { model, messages: [{ role: 'user', content: 'hi' }] } }, 'stream_end', 3000);
     // A refusal takes the stream's result path: an error chunk first, then stream_end with the status.

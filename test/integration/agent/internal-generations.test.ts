@@ -4,7 +4,7 @@
 // beside it), and booked as source 'local' with a `<kind>-` id, so never as hub earnings.
 // Real dev hub, real test engines, real Agent.
 import { afterEach, describe, expect, it } from 'vitest';
-import { chat, registered, startStack, until, type Stack } from '../../support/stack';
+import { modelOf, chat, registered, startStack, until, type Stack } from '../../support/stack';
 import type { TestEngine } from '../../support/engine-server';
 
 let stack: Stack | undefined;
@@ -32,7 +32,7 @@ async function twoEndpoints(): Promise<{ s: Stack; model: string; a: TestEngine;
   const model = a.modelIds[0]!;
   // models.json maps the model to a (first endpoint); b is an engine the owner added, serving it too.
   await s.agent.invoke('engines.addEndpoint', { url: b.url });
-  await until(() => s.agent.registry.get(model)?.endpoints.length === 2, 'two endpoints');
+  await until(() => modelOf(s.agent, model)?.endpoints.length === 2, 'two endpoints');
   await registered(s);
   return { s, model, a, b };
 }
@@ -47,7 +47,7 @@ describe('internal generations go through the inference service', () => {
     expect(generations(engine)).toHaveLength(1);
 
     const warm = fetch(`${stack.hub!.url}/dev/warmup`, { method: 'POST', body: JSON.stringify({ model_id: model, warmup_type: 'inference' }) });
-    await until(() => stack!.agent.snapshot().models.find((m) => m.id === model)?.queued === 1, 'the warmup queued behind the stream');
+    await until(() => modelOf(stack!.agent, model)?.queued === 1, 'the warmup queued behind the stream');
     expect(generations(engine)).toHaveLength(1);
 
     busy.stop();

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EarningsOverview } from '../../../src/shared/bridge';
 import { PlatformApi } from '../../support/platform-api';
-import { TEST_KEY, chat, readSse, registered, startStack, until, type Stack } from '../../support/stack';
+import { logEntries, TEST_KEY, chat, readSse, registered, startStack, until, type Stack } from '../../support/stack';
 
 let stack: Stack | undefined;
 let api: PlatformApi | undefined;
@@ -50,7 +50,7 @@ describe('earnings from the network', () => {
     const stale = (await stack.agent.invoke('earnings.overview', { refresh: true })) as EarningsOverview;
     expect(stale.platform).toMatchObject({ stale: true, error: expect.stringMatching(/HTTP 503/), value: expect.objectContaining({ totalInferences: 120 }) });
     expect(stale.reasons[0]!.code).toBe('platform_stale');
-    expect(stack.agent.log.entries(500, 'warn').some((e) => /provider\/me\/stats\) unavailable: .*HTTP 503/.test(e.msg))).toBe(true);
+    expect((await logEntries(stack.agent, 500, 'warn')).some((e) => /provider\/me\/stats\) unavailable: .*HTTP 503/.test(e.msg))).toBe(true);
     // Serving is not blocked by it.
     await readSse(await chat(stack.hub!, { model: MODEL, stream: true, messages: [{ role: 'user', content: 'y' }] }));
     await until(() => stack!.agent.ledger!.today().requests === 4, 'served while the platform is down');

@@ -17,14 +17,14 @@ describe('pause schedule', () => {
     const model = stack.engines[0]!.modelIds[0]!;
     const allDay = [{ days: [0, 1, 2, 3, 4, 5, 6], from: '00:00', to: '00:00' }];
     expect(((await stack.agent.invoke('settings.save', { patch: { pauseSchedule: allDay } })) as SaveResult).ok).toBe(true);
-    expect(stack.agent.pause.state()).toMatchObject({ paused: true, cause: 'schedule' });
+    expect(stack.agent.snapshot().pause).toMatchObject({ paused: true, cause: 'schedule' });
     await until(() => stack!.hub!.providers()[0]!.models.length === 0, 'models withdrawn');
     expect(((await stack.agent.invoke('settings.get', {})) as SettingsView).pauseSchedule).toEqual(allDay);
     const bad = (await stack.agent.invoke('settings.save', { patch: { pauseSchedule: [{ days: [], from: '25:00', to: '10:00' }] } })) as SaveResult;
     expect(bad.ok).toBe(false);
     expect(bad.ok === false && bad.errors.pauseSchedule).toMatch(/Pause schedule/);
     expect(((await stack.agent.invoke('settings.save', { patch: { pauseSchedule: [] } })) as SaveResult).ok).toBe(true);
-    expect(stack.agent.pause.state().paused).toBe(false);
+    expect(stack.agent.snapshot().pause.paused).toBe(false);
     await until(() => stack!.hub!.providers()[0]!.models.includes(model), 'models announced again');
   });
 });

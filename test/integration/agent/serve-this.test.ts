@@ -10,7 +10,7 @@ import { memoryLog } from '../../../src/core/log';
 import type { DemandView } from '../../../src/shared/bridge';
 import { OllamaStandIn } from '../../support/ollama-standin';
 import { PlatformApi } from '../../support/platform-api';
-import { TEST_KEY, chat, chunkText, readSse, registered, startStack, until, type Stack } from '../../support/stack';
+import { modelOf, TEST_KEY, chat, chunkText, readSse, registered, startStack, until, type Stack } from '../../support/stack';
 
 const QWEN = 'Qwen/Qwen2.5-0.5B-Instruct';
 const TAG = 'qwen2.5:0.5b';
@@ -125,7 +125,7 @@ describe('"serve this" announces the network id', () => {
     await stack.agent.invoke('demand.serve', { modelId: QWEN });
     await until(() => lastRegister(stack!)?.includes(QWEN) === true, 'register lists the network id', 10_000);
     expect(lastRegister(stack)).toEqual([QWEN]);
-    expect(stack.agent.registry.get(TAG)).toBeUndefined();
+    expect(modelOf(stack.agent, TAG)).toBeUndefined();
     expect(await askHub(stack)).toBe('Ping-ok.');
     expect(ollamaChats()).toEqual([TAG]);
   });

@@ -2,7 +2,7 @@
 // traffic, recorded as a local request (in the request book and the ledger), streaming its text.
 import { afterEach, expect, it } from 'vitest';
 import type { UsageRecord } from '../../../src/shared/types';
-import { startStack, until, type Stack } from '../../support/stack';
+import { modelOf, startStack, until, type Stack } from '../../support/stack';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -12,7 +12,7 @@ afterEach(async () => {
 
 it('streams an answer as a local request and records it in the ledger', async () => {
   stack = await startStack({ hub: false, engines: [{ models: ['m-a'] }] });
-  await until(() => stack!.agent.registry.get('m-a')?.enabled === true, 'model m-a enabled');
+  await until(() => modelOf(stack!.agent, 'm-a')?.enabled === true, 'model m-a enabled');
   let deltas = 0;
   const finished: UsageRecord[] = [];
   stack.agent.book.on('text', () => deltas++);
@@ -40,7 +40,7 @@ it('refuses an unknown or switched-off model and an empty prompt', async () => {
 
 it('the per-model report counts a model’s requests in its bucket and leaves others out', async () => {
   stack = await startStack({ hub: false, engines: [{ models: ['m-a', 'm-b'] }] });
-  await until(() => stack!.agent.registry.get('m-a')?.enabled === true, 'model m-a enabled');
+  await until(() => modelOf(stack!.agent, 'm-a')?.enabled === true, 'model m-a enabled');
   for (const model of ['m-a', 'm-a', 'm-b']) {
     const before = stack.agent.ledger!.today().requests;
     await stack.agent.invoke('models.try', { model, prompt: 'hi' });

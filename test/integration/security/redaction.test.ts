@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Log } from '../../../src/core/log';
-import { registered, startStack, type Stack } from '../../support/stack';
+import { logEntries, registered, startStack, type Stack } from '../../support/stack';
 
 const PROVIDER_KEY = 'PastedKey.0123456789abcdef'; // not sk- shaped: the pattern alone misses it
 const ENGINE_KEY = 'engine_secret_ZXCVBNM_42';
@@ -35,11 +35,11 @@ describe('configured secrets are redacted by value', () => {
 
   it('the agent redacts its provider key, engine api_keys and gateway keys wherever they show up', async () => {
     const created = (await stack.agent.invoke('gateway.keys.create', { name: 'laptop' })) as { key: string };
-    const l = stack.agent.log.child('test');
+    const l = stack.log.child('test');
     l.warn(`hub error text: ${PROVIDER_KEY}`);
     l.warn(`engine said: bad key ${ENGINE_KEY}`);
     l.warn(`client sent ${created.key}`);
-    const ring = JSON.stringify(stack.agent.log.entries(5000));
+    const ring = JSON.stringify(await logEntries(stack.agent, 5000));
     for (const s of [PROVIDER_KEY, ENGINE_KEY, created.key]) expect(ring).not.toContain(s);
     const bundle = (await stack.agent.invoke('logs.bundle', {})) as string;
     for (const s of [PROVIDER_KEY, ENGINE_KEY, created.key]) expect(bundle).not.toContain(s);
@@ -49,8 +49,8 @@ describe('configured secrets are redacted by value', () => {
   it('a key saved in Settings is redacted from then on', async () => {
     const next = 'AnotherFormat-KEY-99887766';
     expect(await stack.agent.invoke('settings.save', { patch: { providerKey: next } })).toEqual({ ok: true });
-    stack.agent.log.child('test').warn(`echo ${next}`);
-    expect(JSON.stringify(stack.agent.log.entries(50))).not.toContain(next);
+    stack.log.child('test').warn(`echo ${next}`);
+    expect(JSON.stringify(await logEntries(stack.agent, 50))).not.toContain(next);
   });
 
   it('credentials inside URLs are redacted by pattern', () => {
