@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, WebSocket } from 'ws';
 import { DevPlatform, DEV_STATUS_NAMES, type DevStatusName, type FailureKind } from './dev-hub-platform';
 import { requestTarget } from '../core/http/request-target';
+import { readBody } from '../core/http/read-body';
 
 export interface DevHubOptions {
   host?: string;
@@ -98,22 +99,6 @@ function json(res: http.ServerResponse, status: number, body: unknown): void {
 function isUsageOnly(chunk: unknown): boolean {
   const c = chunk as { choices?: unknown; usage?: unknown } | null;
   return !!c && typeof c === 'object' && Array.isArray(c.choices) && c.choices.length === 0 && c.usage != null;
-}
-
-function readBody(req: http.IncomingMessage, limit = 1024 * 1024): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let size = 0;
-    const parts: Buffer[] = [];
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > limit) {
-        reject(new Error('request body over 1 MB'));
-        req.destroy();
-      } else parts.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
-    req.on('error', reject);
-  });
 }
 
 export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {

@@ -7,6 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { requestTarget } from '../core/http/request-target';
+import { readBody } from '../core/http/read-body';
 import { formatIssues } from '../shared/zod-issues';
 
 export interface SimulatedEngineOptions {
@@ -32,7 +33,6 @@ export interface SimulatedEngine {
 
 export const SIMULATED_PREFIX = '[simulated] ';
 export const DEFAULT_SIMULATED_MODELS = ['simulated-llama-3.1-8b-instruct', 'simulated-qwen2.5-7b-instruct'];
-const MAX_BODY = 1024 * 1024;
 const MAX_TOKENS_CAP = 4096;
 
 const message = z.object({ role: z.string().max(32), content: z.union([z.string(), z.array(z.unknown()), z.null()]).optional() }).passthrough();
@@ -94,22 +94,6 @@ function sendJson(res: http.ServerResponse, status: number, body: unknown): void
 
 function openAiError(res: http.ServerResponse, status: number, msg: string, type = 'invalid_request_error'): void {
   sendJson(res, status, { error: { message: msg, type, code: status } });
-}
-
-function readBody(req: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY) {
-        reject(new Error('request body over 1 MB'));
-        req.destroy();
-      } else parts.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
-    req.on('error', reject);
-  });
 }
 
 export async function startSimulatedEngine(opts: SimulatedEngineOptions = {}): Promise<SimulatedEngine> {

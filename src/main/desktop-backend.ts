@@ -1,6 +1,6 @@
 // The bridge as the desktop window sees it: the Agent, with the update channels answered here where
 // electron-updater lives (core never imports electron). Arguments are validated with the same schemas.
-import { invokeSchemas, type BridgeBackend, type BridgeEvent, type SettingsView } from '../shared/bridge';
+import { BridgeError, invokeSchemas, type BridgeBackend, type BridgeEvent, type SettingsView } from '../shared/bridge';
 import { formatIssues } from '../shared/zod-issues';
 import type { DesktopUpdater } from './updater';
 
@@ -15,7 +15,7 @@ export function desktopBackend(o: DesktopBackendOptions): BridgeBackend {
   const { agent, updater } = o;
   const parse = (channel: 'update.check' | 'update.download' | 'update.install', args: unknown): unknown => {
     const parsed = invokeSchemas[channel].safeParse(args ?? {});
-    if (!parsed.success) throw new Error(`Invalid arguments for ${channel}: ${formatIssues(parsed.error, { root: 'arguments' })}`);
+    if (!parsed.success) throw new BridgeError('invalid_args', `Invalid arguments for ${channel}: ${formatIssues(parsed.error, { root: 'arguments' })}`);
     return parsed.data;
   };
   return {

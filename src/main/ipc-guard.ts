@@ -17,7 +17,10 @@ export interface SenderInfo {
   isMainFrame: boolean;
 }
 
-export type Verdict = { ok: true } | { ok: false; reason: string };
+/** Why a sender was refused: another window, a frame inside the page, or a page that is not the app. */
+export type SenderRefusal = 'other_contents' | 'sub_frame' | 'not_app_page';
+
+export type Verdict = { ok: true } | { ok: false; code: SenderRefusal; reason: string };
 
 /** Largest accepted argument object, measured as JSON (the biggest real one, a settings patch, is ~5 KB). */
 export const MAX_ARGS_BYTES = 64 * 1024;
@@ -67,11 +70,11 @@ export function isAppUrl(url: string | null | undefined, renderer: RendererLocat
 /** Only the main frame of our own window, showing our own page, may talk to the agent. */
 export function checkSender(sender: SenderInfo, expected: { webContentsId: number | undefined; renderer: RendererLocation }): Verdict {
   if (expected.webContentsId === undefined || sender.webContentsId !== expected.webContentsId) {
-    return { ok: false, reason: `message from another web contents (id ${sender.webContentsId})` };
+    return { ok: false, code: 'other_contents', reason: `message from another web contents (id ${sender.webContentsId})` };
   }
-  if (!sender.isMainFrame) return { ok: false, reason: `message from a sub-frame ${describe(sender.frameUrl)}` };
+  if (!sender.isMainFrame) return { ok: false, code: 'sub_frame', reason: `message from a sub-frame ${describe(sender.frameUrl)}` };
   if (!isAppUrl(sender.frameUrl, expected.renderer)) {
-    return { ok: false, reason: `message from a page that is not the app: ${describe(sender.frameUrl)}` };
+    return { ok: false, code: 'not_app_page', reason: `message from a page that is not the app: ${describe(sender.frameUrl)}` };
   }
   return { ok: true };
 }

@@ -7,7 +7,7 @@
 import type { AppUpdater, ProgressInfo, UpdateInfo } from 'electron-updater';
 import type { Logger } from '../core/log';
 import { genericFeedFolder } from '../core/update/check';
-import type { UpdateCheckView, UpdateDownloadView } from '../shared/bridge';
+import { BridgeError, type UpdateCheckView, type UpdateDownloadView } from '../shared/bridge';
 
 export interface DesktopUpdaterOptions {
   /** The running version (app.getVersion()). */
@@ -83,7 +83,7 @@ export class DesktopUpdater {
   /** Starts the download the owner asked for; progress and the end arrive as update.download events. */
   download(): UpdateDownloadView {
     const s = this.state;
-    if (!s || !this.updater) throw new Error('Check for updates first: there is no newer version to download yet.');
+    if (!s || !this.updater) throw new BridgeError('not_ready', 'Check for updates first: there is no newer version to download yet.');
     if (s.state === 'downloading' || s.state === 'downloaded') return s;
     const version = s.version;
     this.set({ state: 'downloading', version, percent: 0, installOnQuit: false });
@@ -104,7 +104,7 @@ export class DesktopUpdater {
   /** 'on-quit' marks the downloaded version for the next quit; 'now' is the caller's to run (installAndQuit). */
   markInstall(when: 'now' | 'on-quit'): UpdateDownloadView {
     const s = this.state;
-    if (s?.state !== 'downloaded') throw new Error('Download the new version first; nothing has been downloaded.');
+    if (s?.state !== 'downloaded') throw new BridgeError('not_ready', 'Download the new version first; nothing has been downloaded.');
     if (when === 'on-quit' && !s.installOnQuit) {
       this.set({ ...s, installOnQuit: true });
       this.o.log.info(`Version ${s.version} will be installed when the app quits, as the owner asked.`);

@@ -5,23 +5,14 @@
 // A call has a timeout and never blocks serving: it runs beside the agent, bounded in number.
 import type { Alert, AlertKind, AlertTestResult } from '../../shared/alerts';
 import type { Logger } from '../log';
+import { httpUrlProblem } from '../http/url-problem';
 
 export const DEFAULT_COOLDOWN_MINUTES = 10;
 const MAX_IN_FLIGHT = 4;
 
 /** An error message for a webhook URL, or undefined when it is fine ('' means "off"). */
 export function webhookUrlProblem(raw: string): string | undefined {
-  if (raw === '') return undefined;
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    return 'The webhook URL is not a valid address; it must start with https:// or http://.';
-  }
-  if (u.protocol !== 'https:' && u.protocol !== 'http:') return 'The webhook URL must start with https:// or http://.';
-  if (u.username || u.password) return 'Put no user name or password in the webhook URL; use a token in its path or query instead.';
-  if (raw.length > 2048) return 'The webhook URL is too long (2048 characters at most).';
-  return undefined;
+  return httpUrlProblem(raw, { subject: 'The webhook URL', inside: 'the webhook URL', credentialsHint: 'use a token in its path or query instead', maxLength: 2048 });
 }
 
 export function webhookBody(alert: Alert, node: string): Record<string, unknown> {

@@ -14,6 +14,9 @@ function normalise(origin: string): string {
   }
 }
 
+/** Why a request was refused before its key was looked at (HTTP 403; the HTTP body's `code`). */
+export type OriginRefusalCode = 'origin_not_allowed' | 'host_not_local';
+
 export class OriginPolicy {
   private readonly allowed: Set<string>;
 
@@ -24,15 +27,15 @@ export class OriginPolicy {
     this.allowed = new Set(allowedOrigins.map(normalise));
   }
 
-  /** undefined when allowed, else the reason to refuse (HTTP 403). */
-  check(req: IncomingMessage): string | undefined {
+  /** undefined when allowed, else why to refuse (HTTP 403). */
+  check(req: IncomingMessage): { code: OriginRefusalCode; message: string } | undefined {
     const origin = req.headers.origin;
     if (origin !== undefined && !this.allowed.has(normalise(origin))) {
-      return `Origin ${origin} is not allowed to use this gateway. The owner can add it to [Gateway] AllowedOrigins in config.toml.`;
+      return { code: 'origin_not_allowed', message: `Origin ${origin} is not allowed to use this gateway. The owner can add it to [Gateway] AllowedOrigins in config.toml.` };
     }
     if (isLoopbackHost(this.bindHost)) {
       const host = (req.headers.host ?? '').replace(/:\d+$/, '');
-      if (!isLoopbackHost(host)) return `Host "${req.headers.host ?? ''}" is not this machine; connect to 127.0.0.1 or localhost.`;
+      if (!isLoopbackHost(host)) return { code: 'host_not_local', message: `Host "${req.headers.host ?? ''}" is not this machine; connect to 127.0.0.1 or localhost.` };
     }
     return undefined;
   }

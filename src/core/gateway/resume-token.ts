@@ -22,9 +22,15 @@ export interface ResumeClaim {
   expiresAt: number;
 }
 
+/**
+ * Why an invalid_resume_token was refused (the error's `reason`): not one of ours, altered or from another
+ * gateway, unreadable inside; or (decided by the stream) issued to another key or for another request.
+ */
+export type ResumeRefusalReason = 'not_a_token' | 'bad_signature' | 'malformed' | 'other_key' | 'other_request';
+
 export type ResumeCheck =
   | ({ ok: true } & ResumeClaim)
-  | { ok: false; code: 'invalid_resume_token' | 'resume_token_expired'; message: string; requestId?: string };
+  | { ok: false; code: 'invalid_resume_token' | 'resume_token_expired'; reason?: ResumeRefusalReason; message: string; requestId?: string };
 
 /** Reads the signing key, or creates it (0600). A file with the wrong size is replaced, with a warning. */
 export function loadResumeKey(home: string, log?: Logger): Buffer {
@@ -60,24 +66,25 @@ export class ResumeTokens {
   }
 
   verify(token: string): ResumeCheck {
-    const bad = (why: string): ResumeCheck => ({
+    const bad = (why: string, reason: ResumeRefusalReason): ResumeCheck => ({
       ok: false,
       code: 'invalid_resume_token',
+      reason,
       message: `The resume token is not valid (${why}). Send the full start again with a new request_id.`,
     });
     const parts = token.split('.');
-    if (parts.length !== 3 || parts[0] !== PREFIX) return bad('it is not a stream-v1 resume token');
+    if (parts.length !== 3 || parts[0] !== PREFIX) return bad('it is not a stream-v1 resume token', 'not_a_token');
     const [, body, sig] = parts as [string, string, string];
     const expected = Buffer.from(this.mac(body), 'utf8');
     const given = Buffer.from(sig, 'utf8');
-    if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) return bad('its signature does not match: it was altered or issued by another gateway');
+    if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) return bad('its signature does not match: it was altered or issued by another gateway', 'bad_signature');
     let claim: z.infer<typeof payloadSchema>;
     try {
       const parsed = payloadSchema.safeParse(JSON.parse(Buffer.from(body, 'base64url').toString('utf8')));
-      if (!parsed.success) return bad('its contents are malformed');
+      if (!parsed.success) return bad('its contents are malformed', 'malformed');
       claim = parsed.data;
     } catch {
-      return bad('its contents are malformed');
+      return bad('its contents are malformed', 'malformed');
     }
     if (claim.e <= this.now()) {
       return {

@@ -26,8 +26,9 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-function refuse(socket: Duplex, status: number, message: string, headers: Record<string, string> = {}): void {
-  const body = JSON.stringify({ error: { code: status, message } });
+/** A refused upgrade: `code` is the HTTP status (as before); `reason` is the stable string code. */
+function refuse(socket: Duplex, status: number, message: string, headers: Record<string, string> = {}, reason?: string): void {
+  const body = JSON.stringify({ error: { code: status, ...(reason ? { reason } : {}), message } });
   const extra = Object.entries(headers)
     .map(([k, v]) => `${k}: ${v}\r\n`)
     .join('');
@@ -86,8 +87,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     }
     const denied = origins.check(req);
     if (denied) {
-      log.warn(`refused ${req.method} ${url.pathname}: ${denied}`);
-      const body = JSON.stringify({ error: { message: denied, type: 'permission_error', param: null, code: 'origin_not_allowed' } });
+      log.warn(`refused ${req.method} ${url.pathname}: ${denied.message}`);
+      const body = JSON.stringify({ error: { message: denied.message, type: 'permission_error', param: null, code: denied.code } });
       res.writeHead(403, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
       res.end(body);
       return;
@@ -105,15 +106,15 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     }
     const denied = origins.check(req);
     if (denied) {
-      log.warn(`refused a WebSocket to ${url.pathname}: ${denied}`);
-      return refuse(socket, 403, denied);
+      log.warn(`refused a WebSocket to ${url.pathname}: ${denied.message}`);
+      return refuse(socket, 403, denied.message, {}, denied.code);
     }
     const key = presentedKey(req, url);
     if (url.pathname === '/v1/stream') {
       const n = negotiate(offeredProtocols(req));
       if (n.refuse) {
         log.info(`refused a /v1/stream connection: ${n.refuse}`);
-        return refuse(socket, 400, n.refuse, { 'X-Stream-Protocols': 'stream-v1' });
+        return refuse(socket, 400, n.refuse, { 'X-Stream-Protocols': 'stream-v1' }, n.code);
       }
       streamWss.handleUpgrade(req, socket, head, (ws: WebSocket) => stream.handle(ws, key));
       return;

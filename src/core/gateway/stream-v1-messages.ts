@@ -62,18 +62,22 @@ export function compatibility(window: { bytes: number; messages: number }, resum
  * client only used the subprotocol to carry its key; none when it offered nothing. `refuse` says why
  * the offered versions cannot be served.
  */
-export function negotiate(offered: string[]): { protocol?: string; refuse?: string } {
+/** Why a /v1/stream handshake was refused: a stream-v version this gateway does not speak, or another subprotocol. */
+export type NegotiationRefusalCode = 'unsupported_version' | 'unknown_subprotocol';
+
+export function negotiate(offered: string[]): { protocol?: string; refuse?: string; code?: NegotiationRefusalCode } {
   const versions = offered.filter((p) => /^stream-v\d+$/.test(p));
   if (versions.length > 0) {
     const pick = STREAM_PROTOCOLS.find((p) => versions.includes(p));
     if (!pick) {
       return {
+        code: 'unsupported_version',
         refuse: `This gateway speaks ${STREAM_PROTOCOLS.join(', ')}; the client offered ${versions.join(', ')}. Connect with Sec-WebSocket-Protocol: ${STREAM_PROTOCOLS[0]}.`,
       };
     }
     return { protocol: pick };
   }
   if (offered.includes('access_token')) return { protocol: 'access_token' };
-  if (offered.length > 0) return { refuse: `Unknown subprotocol ${offered.join(', ')}. Use ${STREAM_PROTOCOLS[0]} (and optionally access_token, KEY).` };
+  if (offered.length > 0) return { code: 'unknown_subprotocol', refuse: `Unknown subprotocol ${offered.join(', ')}. Use ${STREAM_PROTOCOLS[0]} (and optionally access_token, KEY).` };
   return {};
 }

@@ -9,7 +9,7 @@ import { retryAfterSeconds } from './limits';
 import { keyRefusalCode, type KeyRefusalCode } from './auth';
 import type { ResolvedGatewayOptions } from './options';
 import { describeIssues, parseClientMessage, requestIdOf } from './request-schema';
-import type { ResumeTokens } from './resume-token';
+import type { ResumeRefusalReason, ResumeTokens } from './resume-token';
 import { StreamRegistry } from './stream-registry';
 import type { StreamConn, StreamState } from './stream-state';
 import { ackSchema, authSchema, cancelSchema, CLIENT_TYPES, compatibility, describeFleetSchema, startSchema, type StartMessage } from './stream-v1-messages';
@@ -247,12 +247,14 @@ export class StreamV1Service {
     const check = this.tokens.verify(m.resume_token as string);
     if (!check.ok) {
       const rid = check.requestId ?? m.request_id;
-      return c.error(check.code, 'invalid', check.message, rid ? { request_id: rid } : {});
+      return c.error(check.code, 'invalid', check.message, { ...(rid ? { request_id: rid } : {}), ...(check.reason ? { reason: check.reason } : {}) });
     }
     const at2 = { request_id: check.requestId };
-    if (check.keyId !== keyId) return c.error('invalid_resume_token', 'invalid', 'The resume token was issued to another API key; resume with the key that started the request.', at2);
+    if (check.keyId !== keyId) {
+      return c.error('invalid_resume_token', 'invalid', 'The resume token was issued to another API key; resume with the key that started the request.', { ...at2, reason: 'other_key' satisfies ResumeRefusalReason });
+    }
     if (m.request_id && m.request_id !== check.requestId) {
-      return c.error('invalid_resume_token', 'invalid', `The resume token belongs to request ${check.requestId}, not ${m.request_id}.`, at2);
+      return c.error('invalid_resume_token', 'invalid', `The resume token belongs to request ${check.requestId}, not ${m.request_id}.`, { ...at2, reason: 'other_request' satisfies ResumeRefusalReason });
     }
     const s = this.registry.get(keyId, check.requestId);
     if (!s) {

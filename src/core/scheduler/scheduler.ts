@@ -130,7 +130,7 @@ export class Scheduler extends EventEmitter {
     this.models.delete(model);
     this.rejectQueue(
       entry,
-      () => new SchedulerRejection('model_not_loaded', `Model "${model}" was withdrawn while the request waited (disabled or its engine went away). Pick another model.`, 404),
+      () => new SchedulerRejection('model_not_loaded', `Model "${model}" was withdrawn while the request waited (disabled or its engine went away). Pick another model.`, 404, undefined, 'withdrawn'),
     );
     for (const url of entry.urls) this.forgetIfUnused(url);
     this.pump();
@@ -159,18 +159,18 @@ export class Scheduler extends EventEmitter {
   admit(model: string, opts: AdmitOptions): Promise<Lease> {
     return new Promise<Lease>((resolve, reject) => {
       const refuse = (err: SchedulerRejection): void => {
-        this.log?.debug(`Refused ${opts.requestId} for ${model}: ${err.message}`, { requestId: opts.requestId, kind: err.kind });
+        this.log?.debug(`Refused ${opts.requestId} for ${model}: ${err.message}`, { requestId: opts.requestId, kind: err.kind, reason: err.reason });
         reject(err);
       };
-      if (this.closed) return refuse(new SchedulerRejection('rejected', 'The provider is shutting down; try again later.', 503, PAUSE_RETRY_MS));
+      if (this.closed) return refuse(new SchedulerRejection('rejected', 'The provider is shutting down; try again later.', 503, PAUSE_RETRY_MS, 'shutting_down'));
       if (opts.signal?.aborted) return refuse(cancelled());
       const entry = this.models.get(model);
       if (!entry) {
         return refuse(
-          new SchedulerRejection('model_not_loaded', `Model "${model}" is not served here. List the available models with GET /v1/models and pick one of them.`, 404),
+          new SchedulerRejection('model_not_loaded', `Model "${model}" is not served here. List the available models with GET /v1/models and pick one of them.`, 404, undefined, 'unknown_model'),
         );
       }
-      if (this.paused) return refuse(new SchedulerRejection('rejected', this.pauseMessage, 429, PAUSE_RETRY_MS));
+      if (this.paused) return refuse(new SchedulerRejection('rejected', this.pauseMessage, 429, PAUSE_RETRY_MS, 'paused'));
       if (!this.hasUsableEndpoint(entry)) return refuse(unavailable(model));
 
       if (entry.queue.size === 0) {
@@ -189,6 +189,7 @@ export class Scheduler extends EventEmitter {
             `Model "${model}" is at capacity (${entry.inFlight} running, ${entry.queue.size} waiting); retry in about ${Math.ceil(retry / 1000)} s.`,
             429,
             retry,
+            'queue_full',
           ),
         );
       }
@@ -202,7 +203,7 @@ export class Scheduler extends EventEmitter {
     if (this.paused) return;
     this.paused = true;
     this.log?.info('Serving paused: new requests are refused, running ones finish');
-    for (const m of this.models.values()) this.rejectQueue(m, () => new SchedulerRejection('rejected', this.pauseMessage, 429, PAUSE_RETRY_MS));
+    for (const m of this.models.values()) this.rejectQueue(m, () => new SchedulerRejection('rejected', this.pauseMessage, 429, PAUSE_RETRY_MS, 'paused'));
     this.changed();
   }
 
@@ -247,7 +248,7 @@ export class Scheduler extends EventEmitter {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const m of this.models.values()) this.rejectQueue(m, () => new SchedulerRejection('cancelled', 'The provider is shutting down.', 499));
+    for (const m of this.models.values()) this.rejectQueue(m, () => new SchedulerRejection('cancelled', 'The provider is shutting down.', 499, undefined, 'shutting_down'));
   }
 
   // ---- internals ----
@@ -271,6 +272,7 @@ export class Scheduler extends EventEmitter {
           `Waited ${Math.round(this.limits.queueTimeoutMs / 1000)} s for a free slot on model "${entry.model}" without getting one; retry in about ${Math.ceil(retry / 1000)} s.`,
           429,
           retry,
+          'queue_timeout',
         ),
       );
       this.changed();
@@ -421,7 +423,7 @@ export class Scheduler extends EventEmitter {
 }
 
 function cancelled(): SchedulerRejection {
-  return new SchedulerRejection('cancelled', 'The request was cancelled while it waited in the queue.', 499);
+  return new SchedulerRejection('cancelled', 'The request was cancelled while it waited in the queue.', 499, undefined, 'cancelled');
 }
 
 function unavailable(model: string): SchedulerRejection {
@@ -429,6 +431,8 @@ function unavailable(model: string): SchedulerRejection {
     'model_not_loaded',
     `Model "${model}" is unavailable: every engine serving it is unhealthy. It will come back once its engine answers health checks again.`,
     404,
+    undefined,
+    'unhealthy',
   );
 }
 

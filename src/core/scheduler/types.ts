@@ -33,6 +33,20 @@ export interface Lease {
 
 export type RejectionKind = 'rejected' | 'model_not_loaded' | 'cancelled';
 
+/** Why the scheduler refused, finer than `kind` and stable (logs, tests); the message says it for people. */
+export type RejectionReason =
+  | 'shutting_down'
+  | 'unknown_model'
+  /** The model was switched off or its engine went away while the request waited. */
+  | 'withdrawn'
+  /** Serving is paused (by the owner, the schedule or a busy GPU). */
+  | 'paused'
+  /** Every engine serving the model is unhealthy. */
+  | 'unhealthy'
+  | 'queue_full'
+  | 'queue_timeout'
+  | 'cancelled';
+
 export class SchedulerRejection extends Error {
   constructor(
     readonly kind: RejectionKind,
@@ -41,6 +55,8 @@ export class SchedulerRejection extends Error {
     readonly statusCode: number,
     /** Suggested wait before retrying, ms (set for 429). */
     readonly retryAfterMs?: number,
+    /** Set by the scheduler itself; absent on a rejection made elsewhere from another error. */
+    readonly reason?: RejectionReason,
   ) {
     super(message);
     this.name = 'SchedulerRejection';

@@ -4,6 +4,7 @@
 // - an electron-builder "generic" feed (a folder holding latest.yml / latest-mac.yml / latest-linux.yml),
 //   its `version:` line — what electron-updater's generic provider reads, checked here over plain HTTP.
 import type { UpdateCheckView } from '../../shared/bridge';
+import { httpUrlProblem } from '../http/url-problem';
 
 export const PACKAGE_NAME = 'swan-provider-console';
 export const DEFAULT_FEED = `https://registry.npmjs.org/${PACKAGE_NAME}`;
@@ -11,16 +12,7 @@ const MAX_BYTES = 4 * 1024 * 1024;
 
 /** An error message for a feed URL, or undefined when it is fine ('' = the default feed). */
 export function feedUrlProblem(raw: string): string | undefined {
-  if (raw === '') return undefined;
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    return 'The update feed is not a valid address; it must start with https:// or http://.';
-  }
-  if (u.protocol !== 'https:' && u.protocol !== 'http:') return 'The update feed must start with https:// or http://.';
-  if (u.username || u.password) return 'Put no user name or password in the update feed URL.';
-  return undefined;
+  return httpUrlProblem(raw, { subject: 'The update feed', inside: 'the update feed URL' });
 }
 
 /** The file a generic feed folder holds for this platform (electron-builder's names). */

@@ -7,7 +7,7 @@ import { useCall } from '../lib/use-call';
 import { setEngines } from '../store/actions';
 import { useStore } from '../store/store';
 import { Badge } from './Badge';
-import { ErrorText, TextField } from './Field';
+import { ErrorText, StatusNote, TextField } from './Field';
 import { DataTable } from './DataTable';
 
 export function GpuList({ inventory }: { inventory: GpuInventory }) {
@@ -103,11 +103,7 @@ export function RescanButton() {
       <button type="button" onClick={() => void rescan()} disabled={state.pending} data-testid="rescan-button">
         {state.pending ? 'Scanning…' : 'Rescan'}
       </button>
-      {summary && (
-        <span className="muted small" role="status" data-testid="rescan-result">
-          {summary}
-        </span>
-      )}
+      <StatusNote text={summary} testId="rescan-result" />
       <ErrorText error={state.error} />
     </>
   );
@@ -146,11 +142,7 @@ export function AddEndpointForm() {
         <button type="submit" disabled={state.pending || !url.trim()} data-testid="endpoint-add">
           {state.pending ? 'Checking…' : 'Add endpoint'}
         </button>
-        {done && (
-          <span className="muted small" role="status" data-testid="endpoint-result">
-            {done}
-          </span>
-        )}
+        <StatusNote text={done} testId="endpoint-result" />
       </div>
     </form>
   );

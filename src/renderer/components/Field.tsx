@@ -33,6 +33,16 @@ export function ErrorText({ error, testId }: { error: string | null | undefined;
   );
 }
 
+/** A short result line after an action ("Added …", "Found 2 engines"), read out by screen readers. */
+export function StatusNote({ text, testId }: { text: string | null | undefined; testId?: string }) {
+  if (!text) return null;
+  return (
+    <span className="muted small" role="status" data-testid={testId}>
+      {text}
+    </span>
+  );
+}
+
 type InputProps = Omit<React.InputHTMLAttributes<HTMLInputElement>, 'id' | 'aria-describedby' | 'value' | 'onChange'>;
 
 /** The settings row most forms are made of: a Field holding one text input. */

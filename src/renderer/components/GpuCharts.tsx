@@ -44,6 +44,38 @@ export function WindowPicker({ value, onChange }: { value: WindowMinutes; onChan
   );
 }
 
+/** A "used of total" chart (VRAM, memory): the total is named in the title and drawn as a dashed limit line. */
+function UsedOfTotalChart(p: {
+  testId: string;
+  what: string;
+  series: 'vram' | 'ram';
+  usedKey: string;
+  totalKey: string;
+  totalGb: number | null | undefined;
+  data: ChartPoint[];
+  now: number;
+  windowMinutes: number;
+  current: number | null;
+}) {
+  return (
+    <MetricChart
+      testId={p.testId}
+      title={`${p.what} used${p.totalGb ? ` of ${p.totalGb.toFixed(1)} GB` : ''}`}
+      unit="GB"
+      series={p.series}
+      data={p.data}
+      dataKey={p.usedKey}
+      limitKey={p.totalKey}
+      limitLabel={`${p.what} total`}
+      now={p.now}
+      windowMinutes={p.windowMinutes}
+      yDomain={[0, p.totalGb ? Math.ceil(p.totalGb) : 'auto']}
+      digits={1}
+      current={p.current}
+    />
+  );
+}
+
 export function GpuPanel({ index, info, windowMinutes }: { index: number; info?: GpuInfo; windowMinutes: WindowMinutes }) {
   useStore((s) => s.seriesVersion); // re-render on every recorded sample; the points live in `series`
   const { data, now, last } = usePlotData(windowMinutes, (t) => series.gpuWindow(index, windowMinutes, t), `gpu-${index}`);
@@ -54,21 +86,7 @@ export function GpuPanel({ index, info, windowMinutes }: { index: number; info?:
       {info?.sharedMemory && <p className="muted small">Memory is shared with the CPU (unified memory).</p>}
       <div className="chart-grid-4">
         <MetricChart testId={`chart-util-${index}`} title="Utilisation" unit="%" series="util" data={data} dataKey="util" now={now} windowMinutes={windowMinutes} yDomain={[0, 100]} current={last?.util ?? null} />
-        <MetricChart
-          testId={`chart-vram-${index}`}
-          title={`VRAM used${totalGb ? ` of ${totalGb.toFixed(1)} GB` : ''}`}
-          unit="GB"
-          series="vram"
-          data={data}
-          dataKey="vramUsedGb"
-          limitKey="vramTotalGb"
-          limitLabel="VRAM total"
-          now={now}
-          windowMinutes={windowMinutes}
-          yDomain={[0, totalGb ? Math.ceil(totalGb) : 'auto']}
-          digits={1}
-          current={last?.vramUsedGb ?? null}
-        />
+        <UsedOfTotalChart testId={`chart-vram-${index}`} what="VRAM" series="vram" usedKey="vramUsedGb" totalKey="vramTotalGb" totalGb={totalGb} data={data} now={now} windowMinutes={windowMinutes} current={last?.vramUsedGb ?? null} />
         <MetricChart testId={`chart-temp-${index}`} title="Temperature" unit="°C" series="temp" data={data} dataKey="tempC" now={now} windowMinutes={windowMinutes} yDomain={[0, 'auto']} current={last?.tempC ?? null} />
         <MetricChart testId={`chart-power-${index}`} title="Power" unit="W" series="power" data={data} dataKey="powerW" now={now} windowMinutes={windowMinutes} yDomain={[0, 'auto']} current={last?.powerW ?? null} />
       </div>
@@ -83,21 +101,7 @@ export function HostPanel({ windowMinutes }: { windowMinutes: WindowMinutes }) {
     <Card title="This machine" className="host-panel" testId="host-panel">
       <div className="chart-grid-2">
         <MetricChart testId="chart-cpu" title="CPU" unit="%" series="cpu" data={data} dataKey="cpu" now={now} windowMinutes={windowMinutes} yDomain={[0, 100]} current={last?.cpu ?? null} />
-        <MetricChart
-          testId="chart-ram"
-          title={`Memory used${last?.ramTotalGb ? ` of ${last.ramTotalGb.toFixed(1)} GB` : ''}`}
-          unit="GB"
-          series="ram"
-          data={data}
-          dataKey="ramUsedGb"
-          limitKey="ramTotalGb"
-          limitLabel="Memory total"
-          now={now}
-          windowMinutes={windowMinutes}
-          yDomain={[0, last?.ramTotalGb ? Math.ceil(last.ramTotalGb) : 'auto']}
-          digits={1}
-          current={last?.ramUsedGb ?? null}
-        />
+        <UsedOfTotalChart testId="chart-ram" what="Memory" series="ram" usedKey="ramUsedGb" totalKey="ramTotalGb" totalGb={last?.ramTotalGb} data={data} now={now} windowMinutes={windowMinutes} current={last?.ramUsedGb ?? null} />
       </div>
     </Card>
   );

@@ -16,8 +16,10 @@ describe('negotiate', () => {
     expect(negotiate(['stream-v3', 'stream-v1', 'access_token', 'sk-x'])).toEqual({ protocol: 'stream-v1' });
     expect(negotiate(['access_token', 'sk-x'])).toEqual({ protocol: 'access_token' });
     expect(negotiate([])).toEqual({});
-    expect(negotiate(['stream-v2']).refuse).toMatch(/speaks stream-v1; the client offered stream-v2/);
-    expect(negotiate(['graphql-ws']).refuse).toMatch(/Unknown subprotocol graphql-ws/);
+    expect(negotiate(['stream-v2'])).toMatchObject({ code: 'unsupported_version' });
+    // The refusal says what to offer instead.
+    expect(negotiate(['stream-v2']).refuse).toContain('Connect with Sec-WebSocket-Protocol: stream-v1');
+    expect(negotiate(['graphql-ws'])).toMatchObject({ code: 'unknown_subprotocol' });
   });
 });
 
@@ -27,12 +29,14 @@ describe('OriginPolicy', () => {
     expect(p.check(req({ host: '127.0.0.1:18080' }))).toBeUndefined();
     expect(p.check(req({ host: 'localhost:18080', origin: 'http://localhost:5173' }))).toBeUndefined();
     expect(p.check(req({ host: 'localhost:18080', origin: 'null' }))).toBeUndefined();
-    expect(p.check(req({ host: 'localhost:18080', origin: 'http://localhost:5174' }))).toMatch(/not allowed.*AllowedOrigins/);
-    expect(p.check(req({ host: 'localhost:18080', origin: 'https://localhost:5173' }))).toMatch(/not allowed/);
+    expect(p.check(req({ host: 'localhost:18080', origin: 'http://localhost:5174' }))).toMatchObject({ code: 'origin_not_allowed' });
+    // The owner is told where to allow it.
+    expect(p.check(req({ host: 'localhost:18080', origin: 'http://localhost:5174' }))?.message).toContain('AllowedOrigins');
+    expect(p.check(req({ host: 'localhost:18080', origin: 'https://localhost:5173' }))).toMatchObject({ code: 'origin_not_allowed' });
   });
 
   it('on loopback, refuses a Host that is not this machine (DNS rebinding); on a LAN bind any Host is fine', () => {
-    expect(new OriginPolicy([], '127.0.0.1').check(req({ host: 'evil.example:18080' }))).toMatch(/not this machine/);
+    expect(new OriginPolicy([], '127.0.0.1').check(req({ host: 'evil.example:18080' }))).toMatchObject({ code: 'host_not_local' });
     expect(new OriginPolicy([], '127.0.0.1').check(req({ host: '[::1]:18080' }))).toBeUndefined();
     expect(new OriginPolicy([], '192.168.1.20').check(req({ host: 'gpu-box.lan:18080' }))).toBeUndefined();
   });

@@ -190,6 +190,8 @@ describe('bindPause', () => {
     c.updateGpuProcesses([game(9000)]);
     const err = await s.admit('m', { requestId: 'x', source: 'hub' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SchedulerRejection);
+    expect(err).toMatchObject({ reason: 'paused', statusCode: 429 });
+    // The refusal says why in general terms and never names the owner's program.
     expect((err as SchedulerRejection).message).not.toContain('Cyberpunk');
     expect((err as SchedulerRejection).message).toMatch(/GPU is busy/);
   });

@@ -152,8 +152,9 @@ describe('Scheduler admission', () => {
   it('answers 404 model_not_loaded for an unknown model and when every endpoint is unhealthy', async () => {
     const s = make({ maxConcurrentPerEndpoint: 1 });
     const unknown = await rejection(admit(s, 'nope').promise);
-    expect(unknown).toMatchObject({ kind: 'model_not_loaded', statusCode: 404 });
-    expect(unknown.message).toContain('"nope" is not served here');
+    expect(unknown).toMatchObject({ kind: 'model_not_loaded', statusCode: 404, reason: 'unknown_model' });
+    // The message says where to find the models that are served.
+    expect(unknown.message).toContain('GET /v1/models');
 
     s.setModel('m', [healthy(A), healthy(B)]);
     const held = [await admit(s, 'm').promise, await admit(s, 'm').promise];
@@ -164,8 +165,7 @@ describe('Scheduler admission', () => {
     const e1 = await rejection(queued.promise);
     const e2 = await rejection(admit(s, 'm').promise);
     for (const e of [e1, e2]) {
-      expect(e).toMatchObject({ kind: 'model_not_loaded', statusCode: 404 });
-      expect(e.message).toContain('every engine serving it is unhealthy');
+      expect(e).toMatchObject({ kind: 'model_not_loaded', statusCode: 404, reason: 'unhealthy' });
     }
     for (const l of held) l.release();
     expect(s.stats()[0]).toMatchObject({ inFlight: 0, queued: 0 });
@@ -181,7 +181,7 @@ describe('Scheduler admission', () => {
     expect(cancelled.positions).toEqual([1]);
     expect(after.positions).toEqual([2]);
     ac.abort();
-    expect(await rejection(cancelled.promise)).toMatchObject({ kind: 'cancelled', statusCode: 499 });
+    expect(await rejection(cancelled.promise)).toMatchObject({ kind: 'cancelled', statusCode: 499, reason: 'cancelled' });
     expect(s.stats()[0]!.queued).toBe(1);
     held.release();
     const l = await after.promise;
@@ -201,9 +201,8 @@ describe('Scheduler admission', () => {
     const started = Date.now();
     const e = await rejection(admit(s, 'm').promise);
     expect(Date.now() - started).toBeGreaterThanOrEqual(35);
-    expect(e).toMatchObject({ kind: 'rejected', statusCode: 429 });
+    expect(e).toMatchObject({ kind: 'rejected', statusCode: 429, reason: 'queue_timeout' });
     expect(e.retryAfterMs).toBeGreaterThan(0);
-    expect(e.message).toMatch(/without getting one/);
     expect(s.stats()[0]!.queued).toBe(0);
     held.release();
     expect(s.stats()[0]!.inFlight).toBe(0);
@@ -263,7 +262,7 @@ describe('Scheduler admission', () => {
     const l = await admit(s, 'm').promise;
     const q = admit(s, 'm');
     expect(q.positions).toEqual([1]);
-    expect(await rejection(admit(s, 'm').promise)).toMatchObject({ kind: 'rejected', statusCode: 429 });
+    expect(await rejection(admit(s, 'm').promise)).toMatchObject({ kind: 'rejected', statusCode: 429, reason: 'queue_full' });
     l.release();
     (await q.promise).release();
   });
@@ -274,7 +273,7 @@ describe('Scheduler admission', () => {
     const l = await admit(s, 'm').promise;
     const q = admit(s, 'm');
     s.removeModel('m');
-    expect(await rejection(q.promise)).toMatchObject({ kind: 'model_not_loaded', statusCode: 404 });
+    expect(await rejection(q.promise)).toMatchObject({ kind: 'model_not_loaded', statusCode: 404, reason: 'withdrawn' });
     expect(s.stats()).toEqual([]);
     expect(s.inFlight()).toBe(1);
     l.release();
@@ -312,9 +311,9 @@ describe('Scheduler pause', () => {
     s.pause();
     expect(s.isPaused()).toBe(true);
     const q = await rejection(queued.promise);
-    expect(q).toMatchObject({ kind: 'rejected', statusCode: 429, message: PAUSED_MESSAGE });
+    expect(q).toMatchObject({ kind: 'rejected', statusCode: 429, reason: 'paused', message: PAUSED_MESSAGE });
     const fresh = await rejection(admit(s, 'm').promise);
-    expect(fresh).toMatchObject({ kind: 'rejected', statusCode: 429, message: PAUSED_MESSAGE });
+    expect(fresh).toMatchObject({ kind: 'rejected', statusCode: 429, reason: 'paused', message: PAUSED_MESSAGE });
     expect(fresh.retryAfterMs).toBeGreaterThan(0);
 
     let drained = false;

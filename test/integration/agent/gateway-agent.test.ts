@@ -48,7 +48,7 @@ describe('agent + gateway', () => {
       bad.on('unexpected-response', (_q, res) => resolve(`HTTP ${res.statusCode}`));
       bad.on('error', (e) => resolve(e.message));
     });
-    expect(refused).toMatch(/401|auth_error/);
+    expect(JSON.parse(refused)).toMatchObject({ type: 'error', code: 'auth_error', reason: 'key_unknown' });
     bad.terminate();
     await stack.agent.invoke('settings.save', { patch: { gatewayEnabled: false } });
     expect(stack.agent.snapshot().gateway.running).toBe(false);

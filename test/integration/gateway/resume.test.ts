@@ -151,30 +151,30 @@ describe('stream-v1 resume', () => {
     const forged = Buffer.from(JSON.stringify({ ...claims, s: 0 })).toString('base64url');
     s.send({ type: 'start', resume_token: `${v}.${forged}.${sig}` });
     const tampered = await s.type('error');
-    expect(tampered).toMatchObject({ code: 'invalid_resume_token', kind: 'invalid' });
-    expect(String(tampered.message)).toContain('signature does not match');
+    expect(tampered).toMatchObject({ code: 'invalid_resume_token', kind: 'invalid', reason: 'bad_signature' });
 
     const signer = new ResumeTokens(loadResumeKey(rig.home));
     s.send({ type: 'start', resume_token: signer.sign({ requestId: id, keyId: keyIdOf(rig.key), lastSeq: 1, expiresAt: Date.now() - 1000 }) });
     const expired = await s.type('error');
     expect(expired).toMatchObject({ code: 'resume_token_expired', kind: 'invalid', request_id: id });
-    expect(String(expired.message)).toMatch(/expired at .*new request_id/);
+    // What to do next is in the message.
+    expect(String(expired.message)).toContain('new request_id');
 
     s.send({ type: 'start', resume_token: signer.sign({ requestId: 'gone-long-ago', keyId: keyIdOf(rig.key), lastSeq: 3, expiresAt: Date.now() + 60_000 }) });
     expect(await s.type('error')).toMatchObject({ code: 'resume_unavailable', request_id: 'gone-long-ago' });
 
     s.send({ type: 'start', request_id: 'another-id', resume_token: token });
-    expect(await s.type('error')).toMatchObject({ code: 'invalid_resume_token', message: expect.stringContaining(`belongs to request ${id}`) });
+    expect(await s.type('error')).toMatchObject({ code: 'invalid_resume_token', reason: 'other_request', request_id: id });
 
     const otherKey = rig.keys.create('other').key;
     const o = await open(rig, otherKey);
     o.send({ type: 'start', resume_token: token });
-    expect(await o.type('error')).toMatchObject({ code: 'invalid_resume_token', message: expect.stringContaining('another API key') });
+    expect(await o.type('error')).toMatchObject({ code: 'invalid_resume_token', reason: 'other_key' });
 
     // A token from another gateway (another home, another signing key) is refused too.
     const foreign = new ResumeTokens(Buffer.alloc(32, 7)).sign({ requestId: id, keyId: keyIdOf(rig.key), lastSeq: 1, expiresAt: Date.now() + 60_000 });
     s.send({ type: 'start', resume_token: foreign });
-    expect(await s.type('error')).toMatchObject({ code: 'invalid_resume_token' });
+    expect(await s.type('error')).toMatchObject({ code: 'invalid_resume_token', reason: 'bad_signature' });
   });
 
   it('a client that does not come back within the TTL has its request cancelled at the engine and forgotten', async () => {

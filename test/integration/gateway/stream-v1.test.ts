@@ -103,7 +103,7 @@ describe('stream-v1 basics', () => {
       (e: { status?: number; body?: string }) => e,
     );
     expect(refused?.status).toBe(400);
-    expect(refused?.body).toContain('This gateway speaks stream-v1; the client offered stream-v2');
+    expect(JSON.parse(refused!.body!)).toMatchObject({ error: { code: 400, reason: 'unsupported_version' } });
     const plain = await open(rig, `?api_key=${rig.key}`, []);
     expect(plain.ws.protocol).toBe('');
   });
@@ -170,7 +170,7 @@ describe('stream-v1 basics', () => {
       (e: { status?: number; body?: string }) => e,
     );
     expect(evil?.status).toBe(403);
-    expect(evil?.body).toContain('Origin http://evil.example is not allowed');
+    expect(JSON.parse(evil!.body!)).toMatchObject({ error: { code: 403, reason: 'origin_not_allowed' } });
     const ok = await open(rig, `?api_key=${rig.key}`, 'stream-v1', { Origin: 'http://localhost:5173' });
     expect(ok.ws.protocol).toBe('stream-v1');
     const rebound = await JsonSocket.open(rig.ws(`/v1/stream?api_key=${rig.key}`), 'stream-v1', { headers: { Host: `attacker.example:${rig.gateway.port}` } }).then(
@@ -178,5 +178,6 @@ describe('stream-v1 basics', () => {
       (e: { status?: number; body?: string }) => e,
     );
     expect(rebound?.status).toBe(403);
+    expect(JSON.parse(rebound!.body!)).toMatchObject({ error: { code: 403, reason: 'host_not_local' } });
   });
 });

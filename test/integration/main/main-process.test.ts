@@ -367,7 +367,7 @@ describe('desktop updates through electron-updater and a local generic feed', ()
   it('checks the generic feed without downloading, downloads only when asked, installs at quit only when chosen', async () => {
     const { p, appImage, call } = launchInstalled('first');
     await until('the tray', () => p.ask<FakeState>('state'), (v) => !!v.tray, 8000, p);
-    expect(await call('update.download', {})).toMatchObject({ ok: false, error: expect.stringMatching(/^Check for updates first/) });
+    expect(await call('update.download', {})).toMatchObject({ ok: false, code: 'not_ready', error: expect.stringMatching(/^Check for updates first/) });
 
     // A folder with no latest.yml, then npm-style metadata (the plain check: no download offered).
     expect(await call('settings.save', { patch: { updateFeedUrl: `${feedUrl}/nothing/` } })).toEqual({ ok: true, value: { ok: true } });
@@ -383,8 +383,8 @@ describe('desktop updates through electron-updater and a local generic feed', ()
     expect(served).toContain(`/feed/${channelFile}`);
     expect(served.some((s) => s.endsWith('.AppImage'))).toBe(false); // nothing downloaded without consent
     expect((await p.ask<FakeState>('state')).netRequests.some((u) => u.includes(`/feed/${channelFile}`))).toBe(true); // through Electron's net
-    expect(await call('update.install', { when: 'on-quit' })).toMatchObject({ ok: false, error: expect.stringMatching(/^Download the new version first/) });
-    expect(await call('update.install', { when: 'later' })).toMatchObject({ ok: false, error: expect.stringMatching(/^Invalid arguments for update.install/) });
+    expect(await call('update.install', { when: 'on-quit' })).toMatchObject({ ok: false, code: 'not_ready' });
+    expect(await call('update.install', { when: 'later' })).toMatchObject({ ok: false, code: 'invalid_args' });
 
     await p.ask('ready', { url: appUrl });
     expect(await call('update.download', {})).toMatchObject({ ok: true, value: { state: 'downloading', version: NEW } });

@@ -1,0 +1,46 @@
+// One check for an http(s) address the owner types in Settings (the alert webhook, the update feed):
+// a stable code for what is wrong, and the owner's sentence naming the field.
+
+/** What is wrong with the address: not a URL, another scheme, a user name or password in it, too long. */
+export type UrlIssue = 'not_a_url' | 'not_http' | 'has_credentials' | 'too_long';
+
+/** The issue with `raw`, or undefined when it is fine ('' is fine: it means off or the default). */
+export function httpUrlIssue(raw: string, maxLength = Infinity): UrlIssue | undefined {
+  if (raw === '') return undefined;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return 'not_a_url';
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') return 'not_http';
+  if (u.username || u.password) return 'has_credentials';
+  if (raw.length > maxLength) return 'too_long';
+  return undefined;
+}
+
+export interface UrlWords {
+  /** The field as a sentence starts: "The webhook URL". */
+  subject: string;
+  /** The field inside a sentence: "the webhook URL". */
+  inside: string;
+  /** What to do instead of credentials, if anything: "use a token in its path or query instead". */
+  credentialsHint?: string;
+  maxLength?: number;
+}
+
+/** The owner's sentence for the issue with `raw`, or undefined when it is fine. */
+export function httpUrlProblem(raw: string, w: UrlWords): string | undefined {
+  switch (httpUrlIssue(raw, w.maxLength)) {
+    case undefined:
+      return undefined;
+    case 'not_a_url':
+      return `${w.subject} is not a valid address; it must start with https:// or http://.`;
+    case 'not_http':
+      return `${w.subject} must start with https:// or http://.`;
+    case 'has_credentials':
+      return `Put no user name or password in ${w.inside}${w.credentialsHint ? `; ${w.credentialsHint}` : ''}.`;
+    case 'too_long':
+      return `${w.subject} is too long (${w.maxLength} characters at most).`;
+  }
+}
