@@ -26,13 +26,27 @@ export function feedRequestUrl(feed: string, mode: 'desktop' | 'headless', platf
   return `${feed.replace(/\/+$/, '')}/${genericChannelFile(platform)}`;
 }
 
+/** Why an update check failed: see UpdateCheckView.errorCode. */
+export type UpdateCheckErrorCode = NonNullable<UpdateCheckView['errorCode']>;
+
+/** A feed problem with its code; the message is the owner's. */
+export class FeedError extends Error {
+  constructor(
+    readonly code: UpdateCheckErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'FeedError';
+  }
+}
+
 const SEMVER = /^v?(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$/;
 
 /** Compares two semantic versions: < 0 when a is older. Throws on a version it cannot read. */
 export function compareVersions(a: string, b: string): number {
   const pa = SEMVER.exec(a.trim());
   const pb = SEMVER.exec(b.trim());
-  if (!pa || !pb) throw new Error(`"${(pa ? b : a).slice(0, 40)}" is not a version number like 1.2.3`);
+  if (!pa || !pb) throw new FeedError('bad_version', `"${(pa ? b : a).slice(0, 40)}" is not a version number like 1.2.3`);
   for (let i = 1; i <= 3; i++) {
     const d = Number(pa[i]) - Number(pb[i]);
     if (d !== 0) return d;
@@ -52,16 +66,16 @@ export function latestFromFeed(body: string): string {
     try {
       j = JSON.parse(text);
     } catch {
-      throw new Error('the feed sent JSON that does not parse');
+      throw new FeedError('feed_unreadable', 'the feed sent JSON that does not parse');
     }
     const o = j as { 'dist-tags'?: { latest?: unknown }; version?: unknown };
     const v = o['dist-tags']?.latest ?? o.version;
-    if (typeof v !== 'string') throw new Error('the feed names no latest version (no "dist-tags.latest" or "version")');
+    if (typeof v !== 'string') throw new FeedError('feed_unreadable', 'the feed names no latest version (no "dist-tags.latest" or "version")');
     compareVersions(v, v);
     return v;
   }
   const m = /^version:\s*['"]?([^'"\s#]+)['"]?\s*(?:#.*)?$/m.exec(text);
-  if (!m) throw new Error('the feed is neither npm metadata nor a latest.yml with a "version:" line');
+  if (!m) throw new FeedError('feed_unreadable', 'the feed is neither npm metadata nor a latest.yml with a "version:" line');
   compareVersions(m[1]!, m[1]!);
   return m[1]!;
 }
@@ -85,21 +99,25 @@ export async function checkForUpdate(o: CheckOptions): Promise<UpdateCheckView> 
     });
     if (!res.ok) {
       await res.body?.cancel();
-      throw new Error(res.status === 404 ? `the feed has no such package or file (HTTP 404 at ${url})` : `the feed answered HTTP ${res.status}`);
+      throw res.status === 404
+        ? new FeedError('feed_not_found', `the feed has no such package or file (HTTP 404 at ${url})`)
+        : new FeedError('feed_http_error', `the feed answered HTTP ${res.status}`);
     }
     const len = Number(res.headers.get('content-length') ?? 0);
     if (len > MAX_BYTES) {
       await res.body?.cancel();
-      throw new Error('the feed answer is too large');
+      throw new FeedError('feed_too_large', 'the feed answer is too large');
     }
     const body = await res.text();
-    if (body.length > MAX_BYTES) throw new Error('the feed answer is too large');
+    if (body.length > MAX_BYTES) throw new FeedError('feed_too_large', 'the feed answer is too large');
     const latest = latestFromFeed(body);
     return { ...base, latest, available: compareVersions(latest, o.current) > 0 };
   } catch (e) {
     const err = e as Error;
-    const why = err.name === 'TimeoutError' ? 'the feed did not answer in time' : ((err.cause as Error | undefined)?.message ?? err.message);
-    return { ...base, error: `Could not check for updates: ${why}. Check the feed address in Settings or try again later.` };
+    const timeout = err.name === 'TimeoutError';
+    const why = timeout ? 'the feed did not answer in time' : ((err.cause as Error | undefined)?.message ?? err.message);
+    const errorCode: UpdateCheckErrorCode = err instanceof FeedError ? err.code : timeout ? 'feed_timeout' : 'feed_unreachable';
+    return { ...base, error: `Could not check for updates: ${why}. Check the feed address in Settings or try again later.`, errorCode };
   }
 }
 
