@@ -36,7 +36,7 @@ describe('hub link', () => {
     stack = await startStack({ hub: false, hubUrl: `ws://127.0.0.1:${port}` });
     await until(() => stack!.agent.hubStatus().counters.dials >= 3, 'several failed dials');
     expect(stack.agent.hubStatus().state).not.toBe('connected');
-    expect(stack.agent.hubStatus().reason).toMatch(/cannot reach|refused|ECONNREFUSED/i);
+    expect(stack.agent.hubStatus().code).toBe('UNREACHABLE');
     extraHub = await startDevHub({ port, token: TEST_KEY });
     await until(() => stack!.agent.hubStatus().connected, 'connected to the late hub');
     expect(extraHub.providers()).toHaveLength(1);
