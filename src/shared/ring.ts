@@ -1,5 +1,6 @@
 // The one fixed-capacity ring (core and renderer): the newest `capacity` items, oldest first; O(1) push,
-// no array shifting. Live series, GPU history, log lines, alerts and notices never grow without bound.
+// no array shifting. Live series, GPU history, log lines, alerts, notices and the ledger's held records
+// (a FIFO: peek, then drop what was written) never grow without bound.
 export class Ring<T> {
   private readonly items: (T | undefined)[];
   private start = 0;
@@ -14,18 +15,37 @@ export class Ring<T> {
     return this.count;
   }
 
-  push(item: T): void {
+  /** Adds an item; returns true when the oldest item had to be dropped to make room. */
+  push(item: T): boolean {
     const at = (this.start + this.count) % this.capacity;
     this.items[at] = item;
-    if (this.count < this.capacity) this.count++;
-    else this.start = (this.start + 1) % this.capacity;
+    if (this.count < this.capacity) {
+      this.count++;
+      return false;
+    }
+    this.start = (this.start + 1) % this.capacity;
+    return true;
+  }
+
+  /** The `max` oldest items (all by default), oldest first, without removing them. */
+  peek(max = this.count): T[] {
+    const n = Math.min(max, this.count);
+    const out: T[] = new Array<T>(n);
+    for (let i = 0; i < n; i++) out[i] = this.items[(this.start + i) % this.capacity] as T;
+    return out;
+  }
+
+  /** Removes the `n` oldest items. */
+  drop(n: number): void {
+    const k = Math.min(n, this.count);
+    for (let i = 0; i < k; i++) this.items[(this.start + i) % this.capacity] = undefined;
+    this.start = (this.start + k) % this.capacity;
+    this.count -= k;
   }
 
   /** Oldest first. */
   toArray(): T[] {
-    const out: T[] = new Array<T>(this.count);
-    for (let i = 0; i < this.count; i++) out[i] = this.items[(this.start + i) % this.capacity] as T;
-    return out;
+    return this.peek();
   }
 
   last(): T | undefined {

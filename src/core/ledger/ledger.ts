@@ -19,7 +19,7 @@ import Database from 'better-sqlite3';
 import type { ModelUsage, UsageReport } from '../../shared/bridge';
 import type { UsageRecord, UsageTotals } from '../../shared/types';
 import { memoryLog, type Logger } from '../log';
-import { BoundedQueue } from './bounded-queue';
+import { Ring } from '../../shared/ring';
 import { csvHeaderLine, csvLine } from './csv';
 import { LedgerUnavailableError, describeDbFailure, type DbFailure } from './db-errors';
 import { migrate, ROLLUP_DAY_MS, ROLLUP_MS } from './migrations';
@@ -112,7 +112,7 @@ function checkRange(from: number, to: number): void {
 export class Ledger extends EventEmitter {
   private conn: Connection | null = null;
   private failure: DbFailure | null = null;
-  private readonly queue: BoundedQueue<Pending>;
+  private readonly queue: Ring<Pending>;
   private book = new PriceBook();
   /** null until read from the database (or set): held records then take the stored value when written. */
   private earningsOn: boolean | null = null;
@@ -142,7 +142,7 @@ export class Ledger extends EventEmitter {
   ) {
     super();
     this.log = opts.log ?? memoryLog().child('ledger');
-    this.queue = new BoundedQueue<Pending>(opts.maxPending ?? 10_000);
+    this.queue = new Ring<Pending>(opts.maxPending ?? 10_000);
     this.busyTimeoutMs = opts.busyTimeoutMs ?? 250;
     this.retryMinMs = opts.retryMinMs ?? 500;
     this.retryMaxMs = opts.retryMaxMs ?? 30_000;
@@ -177,7 +177,7 @@ export class Ledger extends EventEmitter {
         this.log.error('Usage record arrived after the ledger was closed; it was not stored.', { requestId: item.rec.requestId });
         return;
       }
-      if (this.conn && !this.failure && this.queue.length === 0) {
+      if (this.conn && !this.failure && this.queue.size === 0) {
         try {
           this.insertRow(this.conn, item);
           return;
@@ -204,7 +204,7 @@ export class Ledger extends EventEmitter {
       }
     }
     if (items.length === 0 || this.closed) return;
-    if (this.conn && !this.failure && this.queue.length === 0) {
+    if (this.conn && !this.failure && this.queue.size === 0) {
       try {
         this.conn.insertMany(items);
         return;
@@ -253,7 +253,7 @@ export class Ledger extends EventEmitter {
   health(): LedgerHealth {
     return {
       ok: this.failure === null && this.conn !== null,
-      pending: this.queue.length,
+      pending: this.queue.size,
       dropped: this.dropped,
       invalid: this.invalid,
       ...(this.failure ? { error: this.failure.message } : {}),
@@ -474,13 +474,13 @@ export class Ledger extends EventEmitter {
   /** Writes what it can of the queue, stops retrying and closes the file. */
   close(): void {
     if (this.closed) return;
-    if (this.queue.length > 0 && this.conn) this.flush();
+    if (this.queue.size > 0 && this.conn) this.flush();
     this.flushDelivered();
     this.closed = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
-    if (this.queue.length > 0) {
-      this.log.error(`The ledger closed with ${this.queue.length} usage records it could not write; they are lost. ${this.failure?.message ?? ''}`.trim());
+    if (this.queue.size > 0) {
+      this.log.error(`The ledger closed with ${this.queue.size} usage records it could not write; they are lost. ${this.failure?.message ?? ''}`.trim());
     }
     this.closeConn();
   }
@@ -605,14 +605,14 @@ export class Ledger extends EventEmitter {
     this.failure = f;
     if (f.reopen) this.closeConn();
     if (changed) {
-      this.log.error(f.message, { detail: f.detail, pending: this.queue.length });
+      this.log.error(f.message, { detail: f.detail, pending: this.queue.size });
       this.emit('health', this.health());
     }
     this.scheduleRetry();
   }
 
   private scheduleRetry(): void {
-    if (this.retryTimer || this.closed || (!this.failure && this.queue.length === 0)) return;
+    if (this.retryTimer || this.closed || (!this.failure && this.queue.size === 0)) return;
     const delay = this.retryDelay;
     this.retryDelay = Math.min(this.retryMaxMs, this.retryDelay * 2);
     this.retryTimer = setTimeout(() => this.retry(), delay);
@@ -623,7 +623,7 @@ export class Ledger extends EventEmitter {
     this.retryTimer = null;
     if (this.closed) return;
     if (!this.conn && !this.connect()) return; // connect() failed and rescheduled
-    const held = this.queue.length;
+    const held = this.queue.size;
     if (!this.flush()) return; // flush() failed and rescheduled
     const wasFailing = this.failure !== null;
     this.failure = null;
@@ -641,7 +641,7 @@ export class Ledger extends EventEmitter {
     const conn = this.conn;
     if (!conn) return false;
     try {
-      while (this.queue.length > 0) {
+      while (this.queue.size > 0) {
         const batch = this.queue.peek(FLUSH_BATCH);
         conn.insertMany(batch);
         this.queue.drop(batch.length);
