@@ -16,7 +16,7 @@ import { Announcer } from './agent/announce';
 import { GatewayLifecycle } from './agent/gateway-lifecycle';
 import { GpuBusyWatch } from './agent/gpu-busy';
 import { LedgerBatch } from './agent/ledger-batch';
-import { logFinished } from './agent/request-log';
+import { RequestLines } from './agent/request-log';
 import { buildSnapshot } from './agent/snapshot';
 import { syncScheduler } from './agent/scheduler-sync';
 import { hubDialUrl, loadConfig, readModelsJson, type ProviderConfig } from './config/config';
@@ -98,6 +98,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   private gpu: GpuInventory = { gpus: [], detectedAt: 0, note: 'GPU detection has not run yet' };
   private engines: EngineInfo[] = [];
   private snapshotTimer?: NodeJS.Timeout;
+  /** Request log lines, written right after the turn their requests ended in. */
+  private requestLines?: RequestLines;
   private started = false;
   /** Whether a key was configured when the agent started: such an owner skips onboarding. */
   private keyAtStart = false;
@@ -344,6 +346,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     await this.gpuHistory?.flushed();
     this.ledgerBatch.flush();
     this.ledger?.close();
+    this.requestLines?.flush();
     this.log.flush();
   }
 
@@ -546,12 +549,13 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       requestEvents.update(request);
     });
     this.book.on('text', (id, delta) => requestEvents.text(id, delta));
+    const requestLines = (this.requestLines = new RequestLines(this.log.child('requests')));
     this.book.on('finished', (record) => {
       this.earnings.onFinished(record);
       this.ledgerBatch.queue(record);
       // Internal generations are always booked 'local'; a hub id that happens to share the prefix still counts.
       if (record.source !== 'local' || !INTERNAL_ID.test(record.requestId)) this.requestMetrics.record(record);
-      logFinished(this.log.child('requests'), record);
+      requestLines.finished(record);
       this.emitSnapshot();
     });
     this.log.on('entry', (entry) => this.emit('bridge', { type: 'log', entry }));
