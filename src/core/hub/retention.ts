@@ -34,7 +34,7 @@ const FIRST_BUFFER = 16 * 1024;
  * which is collected rarely: without reuse every request left 16 KB of garbage outside the heap until
  * then (the agent's external memory grew by tens of MB at 64 streams).
  */
-const SPARE_BUFFERS = 256;
+const SPARE_BUFFERS = 128;
 
 export class Retention<T> {
   private readonly kept = new Map<string, Kept>();
