@@ -15,6 +15,7 @@ import { Announcer } from './agent/announce';
 import { GatewayLifecycle } from './agent/gateway-lifecycle';
 import { GpuBusyWatch } from './agent/gpu-busy';
 import { LedgerBatch } from './agent/ledger-batch';
+import { RequestLines } from './agent/request-log';
 import { buildSnapshot } from './agent/snapshot';
 import { engineHosts, ModelSync } from './agent/model-sync';
 import type { AgentActions, AgentParts } from './agent/parts';
@@ -112,6 +113,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   private readonly catalogueRefresh: CatalogueRefresh;
   private gpu: GpuInventory = { gpus: [], detectedAt: 0, note: 'GPU detection has not run yet' };
   private snapshotTimer?: NodeJS.Timeout;
+  /** Request log lines, written right after the turn their requests ended in. */
+  private requestLines?: RequestLines;
   private started = false;
   /** Whether a key was configured when the agent started: such an owner skips onboarding. */
   private keyAtStart = false;
@@ -322,7 +325,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     const { link, health, pause, scheduler, registry, log } = this;
     wireServing({ link, pause, scheduler, providerGate: this.providerGate, log }, outlets);
     wireEngines({ health, discovery: this.discovery, contexts: this.contexts, registry, scheduler, pause, link, identity: this.identity, models: this.models, log }, outlets);
-    wireRequests({ book: this.book, earnings: this.earnings, ledgerBatch: this.ledgerBatch, requestMetrics: this.requestMetrics, log }, outlets);
+    this.requestLines = new RequestLines(log.child('requests'));
+    wireRequests({ book: this.book, earnings: this.earnings, ledgerBatch: this.ledgerBatch, requestMetrics: this.requestMetrics, requestLines: this.requestLines }, outlets);
     wireFeeds({ ...(this.sampler ? { sampler: this.sampler } : {}), ...(this.gpuHistory ? { gpuHistory: this.gpuHistory } : {}), earnings: this.earnings, log, notices: this.notices }, outlets);
     wireAlerts({ link, health, pause, providerGate: this.providerGate, notices: this.notices, alerts: this.alerts, webhook: this.webhook, log }, outlets);
   }
@@ -380,6 +384,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     await this.gpuHistory?.flushed();
     this.ledgerBatch.flush();
     this.ledger?.close();
+    this.requestLines?.flush();
     this.log.flush();
   }
 

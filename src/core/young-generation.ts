@@ -4,12 +4,15 @@
 // what that buys: nothing in CPU per chunk, and about 16 MB of RSS (docs/benchmarks.md, issue 18).
 // `node --max-semi-space-size` would set the ceiling but is read only when the heap is made, and the
 // agent is started as `swan-provider run` / `node bin/swan-provider.js run`, without node flags. So this
-// watches minor GCs and, once new space has reached `mb`, stops its growth (V8 reads
-// --semi-space-growth-factor each time it grows new space; 1 means it stays the size it is).
+// watches minor GCs and, while new space is at `mb`, switches its growth off (V8 reads
+// --semi-space-growth-factor each time it grows new space; 1 means it stays the size it is), and on again
+// once V8 has shrunk it.
 import v8 from 'node:v8';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 
 const MB = 1024 * 1024;
+/** V8's own --semi-space-growth-factor. */
+const DEFAULT_GROWTH_FACTOR = 2;
 /** One watcher per process (the flag is process-wide). */
 let watching = false;
 
@@ -17,18 +20,25 @@ function newSpaceBytes(): number {
   return v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
 }
 
-/** Stops the young generation growing once it reaches `mb` (it may stop at the next doubling past it). Returns a stop function. */
+/**
+ * Keeps the young generation from growing past `mb` (it may stop at the next doubling past it): growth is
+ * switched off while new space is at the ceiling and on again when V8 has shrunk it (it does after idle
+ * periods; left off, new space would then stay small for good, with a scavenge every few ms under load).
+ * Returns a stop function.
+ */
 export function capYoungGeneration(mb: number): () => void {
   if (watching) return () => undefined;
   watching = true;
-  const capped = (): boolean => {
-    if (newSpaceBytes() < mb * MB) return false;
-    v8.setFlagsFromString('--semi-space-growth-factor=1');
-    return true;
+  let frozen = false;
+  const check = (): void => {
+    const atCap = newSpaceBytes() >= mb * MB;
+    if (atCap === frozen) return;
+    frozen = atCap;
+    v8.setFlagsFromString(`--semi-space-growth-factor=${atCap ? 1 : DEFAULT_GROWTH_FACTOR}`);
   };
-  if (capped()) return () => undefined;
+  check();
   const obs = new PerformanceObserver((list) => {
-    if (list.getEntries().some((e) => (e as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) && capped()) obs.disconnect();
+    if (list.getEntries().some((e) => (e as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR)) check();
   });
   obs.observe({ entryTypes: ['gc'] });
   return () => {

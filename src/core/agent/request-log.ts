@@ -12,3 +12,24 @@ export function logFinished(log: Logger, record: UsageRecord): void {
   if (record.status === 'ok') log.info(requestLine(record), { requestId: record.requestId });
   else log.warn(requestLine(record), { requestId: record.requestId });
 }
+
+/**
+ * The request lines of one event-loop turn, written right after it (setImmediate): a burst of streams
+ * ending together relays its remaining chunks first. Queued after the ledger's batch (agent.ts queues
+ * the record first), so the finals of those requests leave before their lines are written too.
+ */
+export class RequestLines {
+  private readonly pending: UsageRecord[] = [];
+
+  constructor(private readonly log: Logger) {}
+
+  finished(record: UsageRecord): void {
+    this.pending.push(record);
+    if (this.pending.length === 1) setImmediate(() => this.flush());
+  }
+
+  /** Writes what is queued, now (also on stop). */
+  flush(): void {
+    for (const r of this.pending.splice(0)) logFinished(this.log, r);
+  }
+}

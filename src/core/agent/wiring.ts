@@ -28,7 +28,7 @@ import type { LedgerBatch } from './ledger-batch';
 import type { ModelSync } from './model-sync';
 import type { ModelRegistry } from './models';
 import { RequestEvents } from './request-events';
-import { logFinished } from './request-log';
+import type { RequestLines } from './request-log';
 
 /** Where the wiring sends what it hears: the Agent's own outputs. */
 export interface AgentOutlets {
@@ -88,12 +88,11 @@ export function wireServing(p: { link: HubLink; pause: PauseController; schedule
 
 /** Requests: each finished one is earned, queued for the ledger, counted for the heartbeat and logged. */
 export function wireRequests(
-  p: { book: RequestBook; earnings: EarningsService; ledgerBatch: LedgerBatch; requestMetrics: RequestMetrics; log: Log },
+  p: { book: RequestBook; earnings: EarningsService; ledgerBatch: LedgerBatch; requestMetrics: RequestMetrics; requestLines: RequestLines },
   o: AgentOutlets,
 ): void {
   // Per-chunk book events reach the bridge coalesced per event-loop turn, and not at all unheard.
   const requestEvents = new RequestEvents(o.bridge, o.listening);
-  const requestsLog = p.log.child('requests');
   p.book.on('update', (request) => {
     p.earnings.onRequestUpdate(request);
     requestEvents.update(request);
@@ -104,7 +103,8 @@ export function wireRequests(
     p.ledgerBatch.queue(record);
     // Internal generations are always booked 'local'; a hub id that happens to share the prefix still counts.
     if (record.source !== 'local' || !INTERNAL_ID.test(record.requestId)) p.requestMetrics.record(record);
-    logFinished(requestsLog, record);
+    // After the ledger's queue: the lines of one turn are written after its finals leave (request-log.ts).
+    p.requestLines.finished(record);
     o.snapshot();
   });
 }

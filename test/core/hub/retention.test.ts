@@ -137,4 +137,20 @@ describe('Retention', () => {
     expect(seen).toEqual([false, true, false, true]);
     expect(r.since('a', 2)).toEqual(msgs.slice(2));
   });
+  it('a finished or dropped request hands its working buffer to the next one without touching what stays kept', () => {
+    const { r } = retention(100_000_000);
+    const a = [1, 2, 3].map((seq) => chunk('a', seq));
+    a.forEach((m, i) => r.add('a', i + 1, m, 1));
+    r.finished('a'); // a's bytes now in a buffer of their own; its working buffer is free again
+    r.add('gone', 1, chunk('gone', 1), 1);
+    r.drop('gone'); // dropped while running: its buffer is free too
+    const b = [1, 2, 3, 4].map((seq) => chunk('b', seq));
+    const c = [1, 2].map((seq) => chunk('c', seq));
+    b.forEach((m, i) => r.add('b', i + 1, m, 1));
+    c.forEach((m, i) => r.add('c', i + 1, m, 1));
+    expect(r.since('a', 0)).toEqual(a);
+    expect(r.since('b', 0)).toEqual(b);
+    expect(r.since('c', 0)).toEqual(c);
+    expect(r.since('gone', 0)).toEqual([]);
+  });
 });
