@@ -504,7 +504,11 @@ export class Ledger extends EventEmitter {
         if (check !== 'ok') throw Object.assign(new Error(`integrity check failed: ${check.split('\n')[0]}`), { code: 'SQLITE_CORRUPT' });
       }
       const applied = migrate(db);
-      if (applied.length > 0) this.log.info(`Usage database ${this.file} upgraded to schema v${applied[applied.length - 1]}.`);
+      if (applied.length > 0) {
+        // A new file runs every step from the first: it was created, not upgraded.
+        const latest = applied[applied.length - 1];
+        this.log.info(applied[0] === 1 ? `Usage database ${this.file} created (schema v${latest}).` : `Usage database ${this.file} upgraded to schema v${latest}.`);
+      }
       const open = db;
       const insert = open.prepare(INSERT_SQL);
       const conn: Connection = {

@@ -21,6 +21,18 @@ describe('schema migrations', () => {
     expect(LATEST_VERSION).toBe(migrations.length);
   });
 
+  it('a new file is created at the latest schema, and the log says created, not upgraded', () => {
+    const log = memoryLog();
+    const ledger = Ledger.open(path.join(dir, 'ledger.sqlite'), { log: log.child('ledger') });
+    try {
+      const lines = log.entries().map((e) => e.msg).join('\n');
+      expect(lines).toContain(`created (schema v${LATEST_VERSION})`);
+      expect(lines).not.toContain('upgraded');
+    } finally {
+      ledger.close();
+    }
+  });
+
   it('upgrades a v1 database to the latest, keeping its records and rolling them up', () => {
     const file = path.join(dir, 'ledger.sqlite');
     const v1 = new Database(file);
