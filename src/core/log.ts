@@ -27,7 +27,8 @@ const MIN_SECRET_LENGTH = 6;
 const REDACTED = '[redacted]';
 /** Field paths pino censors in the file (on top of the message's redaction). */
 const REDACT_PATHS = ['token', 'apiKey', 'key', '*.token', '*.apiKey', 'headers.authorization'];
-const REDACTED_KEYS = new Set(['token', 'apiKey', 'key']);
+/** The top-level keys among REDACT_PATHS (the nested ones need an object value, checked below). */
+const REDACTED_KEYS = new Set(REDACT_PATHS.filter((p) => !p.includes('.')));
 
 /** Whether any of REDACT_PATHS can match: a top-level key of that name, or any object value (nested paths). */
 function needsPathRedaction(fields: Record<string, unknown>): boolean {
