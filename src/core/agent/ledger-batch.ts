@@ -5,19 +5,17 @@
 // the process (test/integration/ledger/agent-crash.test.ts).
 import type { UsageRecord } from '../../shared/types';
 import type { Ledger } from '../ledger/ledger';
+import { TurnQueue } from '../turn-queue';
 
 export class LedgerBatch {
-  private readonly batch: UsageRecord[] = [];
+  private readonly pending = new TurnQueue<UsageRecord>((batch) => this.commit(batch));
   /** Settled by the flush that commits the current batch (made only when someone waits for it). */
   private waiting?: { promise: Promise<void>; resolve: () => void };
 
   constructor(private readonly ledger: Ledger | undefined) {}
 
   queue(record: UsageRecord): void {
-    if (!this.ledger) return;
-    this.batch.push(record);
-    if (this.batch.length > 1) return;
-    setImmediate(() => this.flush());
+    if (this.ledger) this.pending.push(record);
   }
 
   /**
@@ -25,7 +23,7 @@ export class LedgerBatch {
    * when nothing is queued (everything queued before is committed already).
    */
   committed(): Promise<void> | undefined {
-    if (this.batch.length === 0) return undefined;
+    if (this.pending.size === 0) return undefined;
     if (!this.waiting) {
       let resolve!: () => void;
       const promise = new Promise<void>((r) => (resolve = r));
@@ -36,12 +34,15 @@ export class LedgerBatch {
 
   /** Commits what is queued, now. */
   flush(): void {
-    const batch = this.batch.splice(0);
+    this.pending.flush();
+  }
+
+  private commit(batch: UsageRecord[]): void {
     const waiting = this.waiting;
     this.waiting = undefined;
     try {
       if (batch.length === 1) this.ledger?.record(batch[0]!);
-      else if (batch.length > 1) this.ledger?.recordBatch(batch);
+      else this.ledger?.recordBatch(batch);
     } finally {
       // The ledger never throws on the request path: a row it could not write is held in memory and
       // written on reconnect (ledger.ts), as with a commit made inline.

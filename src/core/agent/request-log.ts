@@ -1,6 +1,7 @@
 // One log line per finished request (requests.log in the console, the support bundle).
 import type { UsageRecord } from '../../shared/types';
 import type { Logger } from '../log';
+import { TurnQueue } from '../turn-queue';
 
 export function requestLine(record: UsageRecord): string {
   const tps = record.tokensPerSecond ? `, ${record.tokensPerSecond.toFixed(1)} tok/s` : '';
@@ -19,17 +20,20 @@ export function logFinished(log: Logger, record: UsageRecord): void {
  * the record first), so the finals of those requests leave before their lines are written too.
  */
 export class RequestLines {
-  private readonly pending: UsageRecord[] = [];
+  private readonly pending: TurnQueue<UsageRecord>;
 
-  constructor(private readonly log: Logger) {}
+  constructor(log: Logger) {
+    this.pending = new TurnQueue((records) => {
+      for (const r of records) logFinished(log, r);
+    });
+  }
 
   finished(record: UsageRecord): void {
     this.pending.push(record);
-    if (this.pending.length === 1) setImmediate(() => this.flush());
   }
 
   /** Writes what is queued, now (also on stop). */
   flush(): void {
-    for (const r of this.pending.splice(0)) logFinished(this.log, r);
+    this.pending.flush();
   }
 }

@@ -1,0 +1,24 @@
+// Items gathered during one turn of the event loop, handed over together right after it (setImmediate),
+// or at once on flush(). The agent's per-turn batches (ledger rows, request log lines) share it.
+export class TurnQueue<T> {
+  private items: T[] = [];
+
+  constructor(private readonly drain: (items: T[]) => void) {}
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  push(item: T): void {
+    this.items.push(item);
+    if (this.items.length === 1) setImmediate(() => this.flush());
+  }
+
+  /** Hands over what is queued, now (no-op when empty). */
+  flush(): void {
+    if (this.items.length === 0) return;
+    const items = this.items;
+    this.items = [];
+    this.drain(items);
+  }
+}
