@@ -1,6 +1,6 @@
 // The engine client: POST an OpenAI-style request to a local engine over node:http(s) with a keep-alive
-// agent, and hand back either a pull-based stream of events (real backpressure: when the consumer stops
-// pulling, the socket stops being read) or the parsed JSON of a non-stream answer.
+// agent, and hand back either a stream of events (real backpressure: while the consumer does not take
+// them, the socket stops being read) or the parsed JSON of a non-stream answer.
 import http from 'node:http';
 import https from 'node:https';
 import { EngineHttpError, type EngineEndpoint, type EngineRequestOptions, type EngineStreamEvent, type NonStreamResult } from './types';
@@ -163,19 +163,44 @@ function send(opts: EngineRequestOptions, body: Record<string, unknown>, accept:
   });
 }
 
+/** Push consumer of an EngineStream (consume()). */
+export type EngineEventHandler = (ev: EngineStreamEvent) => void | Promise<void>;
+
+/** A streaming answer: pulled (`for await`, next()) or pushed to a handler (consume()), never both. */
+export interface EngineStream extends AsyncGenerator<EngineStreamEvent, void, undefined> {
+  /**
+   * Hands every event, the final 'end' included, to `handler` from the response's own 'data' callback: no
+   * promise and no microtask hop per event (the relay's hot path). A promise the handler returns pauses
+   * reading until it settles, the same backpressure as not pulling. Resolves once 'end' was handled;
+   * when the handler throws or its promise rejects, the connection is closed and the promise rejects.
+   */
+  consume(handler: EngineEventHandler): Promise<void>;
+}
+
+interface Pusher {
+  handler: EngineEventHandler;
+  resolve: () => void;
+  reject: (e: unknown) => void;
+  /** The handler's promise for the last event has not settled yet. */
+  waiting: boolean;
+}
+
 /**
  * The events of a streaming response, in one layer: the socket's 'data' feeds the SSE parser, next()
- * takes the events. While events wait untaken the response is paused, so the engine is read no faster
- * than the consumer pulls (the socket's own buffer then fills and TCP backpressure reaches the engine).
+ * takes the events or consume() is handed them. While events wait untaken the response is paused, so the
+ * engine is read no faster than the consumer takes them (the socket's own buffer then fills and TCP
+ * backpressure reaches the engine).
  * An idle timer fails an engine that sends nothing while the consumer waits for it. A read error caused by our own
  * abort is a cancellation (499), not an engine failure. Ending early (return(), a `break`) closes the
  * connection so the engine stops.
  */
-class EngineEvents implements AsyncGenerator<EngineStreamEvent, void, undefined> {
+class EngineEvents implements EngineStream {
   private readonly parser: EngineStreamParser;
   private readonly queue: EngineStreamEvent[];
   private head = 0;
   private waiter: ((r: IteratorResult<EngineStreamEvent, void>) => void) | undefined;
+  private pusher: Pusher | undefined;
+  private pushing = false;
   private paused = false;
   private done = false;
   private readonly timer: NodeJS.Timeout | undefined;
@@ -192,7 +217,7 @@ class EngineEvents implements AsyncGenerator<EngineStreamEvent, void, undefined>
     this.timer =
       idleMs && idleMs > 0
         ? setTimeout(() => {
-            if (this.waiter && !this.parser.closed) res.destroy(new Error(`the engine at ${sent.base} sent nothing for ${idleMs} ms`));
+            if (this.awaitingEngine() && !this.parser.closed) res.destroy(new Error(`the engine at ${sent.base} sent nothing for ${idleMs} ms`));
             else this.timer?.refresh();
           }, idleMs)
         : undefined;
@@ -206,7 +231,16 @@ class EngineEvents implements AsyncGenerator<EngineStreamEvent, void, undefined>
     return this;
   }
 
+  consume(handler: EngineEventHandler): Promise<void> {
+    if (this.pusher || this.waiter || this.done) return Promise.reject(new Error('this engine stream is already being read'));
+    return new Promise<void>((resolve, reject) => {
+      this.pusher = { handler, resolve, reject, waiting: false };
+      this.deliver();
+    });
+  }
+
   next(): Promise<IteratorResult<EngineStreamEvent, void>> {
+    if (this.pusher) return Promise.reject(new Error('this engine stream is handed to consume()'));
     if (this.head < this.queue.length) return Promise.resolve({ value: this.take(), done: false });
     if (this.parser.closed) {
       this.finish();
@@ -232,6 +266,11 @@ class EngineEvents implements AsyncGenerator<EngineStreamEvent, void, undefined>
     return Promise.resolve({ value: undefined, done: true });
   }
 
+  /** The consumer waits for the engine (a pending next(), or consume() not held by its handler): the idle timer counts. */
+  private awaitingEngine(): boolean {
+    return this.waiter !== undefined || (this.pusher !== undefined && !this.pusher.waiting);
+  }
+
   private take(): EngineStreamEvent {
     const ev = this.queue[this.head++] as EngineStreamEvent;
     if (this.head === this.queue.length) {
@@ -245,6 +284,7 @@ class EngineEvents implements AsyncGenerator<EngineStreamEvent, void, undefined>
 
   /** Hands the next event to a waiting next(); pauses the response while events wait untaken. */
   private deliver(): void {
+    if (this.pusher) return this.push(this.pusher);
     const w = this.waiter;
     if (w && this.head < this.queue.length) {
       this.waiter = undefined;
@@ -254,10 +294,63 @@ class EngineEvents implements AsyncGenerator<EngineStreamEvent, void, undefined>
       this.finish();
       w({ value: undefined, done: true });
     }
-    if (this.head < this.queue.length && !this.paused && !this.parser.closed) {
-      this.paused = true;
-      this.sent.res.pause();
+    if (this.head < this.queue.length) this.pause();
+  }
+
+  /** consume(): every queued event to the handler, until one returns a promise (then paused until it settles). */
+  private push(p: Pusher): void {
+    // A handler that makes the response end or fail synchronously comes back here: the outer loop goes on.
+    if (this.pushing) return;
+    this.pushing = true;
+    try {
+      this.pushQueued(p);
+    } finally {
+      this.pushing = false;
     }
+    if (!p.waiting && this.parser.closed && this.head >= this.queue.length && !this.done) {
+      this.finish();
+      p.resolve();
+    }
+  }
+
+  private pushQueued(p: Pusher): void {
+    while (!p.waiting && this.head < this.queue.length) {
+      let pending: void | Promise<void>;
+      try {
+        pending = p.handler(this.take());
+      } catch (e) {
+        this.abandon(p, e);
+        return;
+      }
+      if (!pending) continue;
+      p.waiting = true;
+      this.pause();
+      pending.then(
+        () => {
+          p.waiting = false;
+          if (this.paused) {
+            this.paused = false;
+            this.sent.res.resume();
+          }
+          this.deliver();
+        },
+        (e: unknown) => this.abandon(p, e),
+      );
+      return;
+    }
+  }
+
+  /** The push handler failed: stop reading (closing the connection) and reject consume(). */
+  private abandon(p: Pusher, e: unknown): void {
+    p.waiting = true; // nothing more is handed to it
+    void this.return();
+    p.reject(e);
+  }
+
+  private pause(): void {
+    if (this.paused || this.parser.closed) return;
+    this.paused = true;
+    this.sent.res.pause();
   }
 
   private readonly onData = (bytes: Buffer): void => {
@@ -300,11 +393,11 @@ class EngineEvents implements AsyncGenerator<EngineStreamEvent, void, undefined>
 }
 
 /**
- * Start a streaming request. Resolves when the engine answered 200 with headers; the generator then
- * yields chunk/error events and one final 'end'. Iterate it to the end or break/return() (which closes
- * the connection). opts.signal aborts at any time.
+ * Start a streaming request. Resolves when the engine answered 200 with headers; the stream then gives
+ * chunk/error events and one final 'end'. Iterate it to the end or break/return() (which closes the
+ * connection), or hand it to consume(). opts.signal aborts at any time.
  */
-export async function streamRequest(opts: StreamRequestOptions): Promise<AsyncGenerator<EngineStreamEvent, void, undefined>> {
+export async function streamRequest(opts: StreamRequestOptions): Promise<EngineStream> {
   const body = prepareBody(opts.body, opts.endpoint, true);
   const sent = await send(opts, body, 'text/event-stream', opts.headersTimeoutMs ?? STREAM_HEADERS_TIMEOUT_MS);
   // The headers timer only covers the wait for headers; the abort listener stays until the stream ends.

@@ -211,7 +211,8 @@ export class InferenceRunner {
      */
     let delivered = 0;
     const events = await streamRequest(opts);
-    for await (const ev of events) {
+    // Pushed from the engine response's own 'data' callback: no promise per chunk on the relay's path.
+    await events.consume((ev) => {
       if (ev.type === 'chunk') {
         const carries = ev.text !== '' || ev.reasoning !== '';
         if (carries) this.deps.book.appendText(req.id, ev.text || ev.reasoning);
@@ -219,12 +220,12 @@ export class InferenceRunner {
         if (ev.usage) usage = ev.usage;
         // Clients get the model id they asked for, never the engine's own name (a file path, an alias).
         if (typeof ev.data.model === 'string' && ev.data.model !== req.model) ev.data.model = req.model;
-        // Awaited only when the sink is backed up: a sink that took the chunk at once returns nothing.
-        const pending = sink.chunk?.(ev);
-        if (pending) await pending;
         sent.any = true;
         if (carries) delivered += ev.tokenIds?.length || 1;
-      } else if (ev.type === 'error') {
+        // A sink that is backed up returns a promise: reading the engine waits for it.
+        return sink.chunk?.(ev);
+      }
+      if (ev.type === 'error') {
         error = ev.message;
         errorStatus = ev.statusCode;
         if (ev.connectionLost) lost = true;
@@ -232,7 +233,8 @@ export class InferenceRunner {
         usage = ev.usage ?? usage;
         truncated = ev.truncated;
       }
-    }
+      return undefined;
+    });
     const estimated = !usage;
     const tokensIn = usage?.promptTokens ?? estimateTokens(promptText(req.body));
     const tokensOut = usage?.completionTokens ?? delivered;

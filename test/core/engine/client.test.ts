@@ -192,6 +192,119 @@ describe('streamRequest', () => {
     expect(end).toEqual({ type: 'end', sawDone: true, truncated: false, usage: { promptTokens: 8, completionTokens: n } });
   });
 
+  describe('consume (pushed events)', () => {
+    it('hands the same events a loop reads, in order, the end last', async () => {
+      const e = await start({ mode: { generate: 40 } });
+      const opts = { endpoint: { url: e.url }, path: '/v1/chat/completions', body: chat } as const;
+      const pulled = await drain(await streamRequest(opts));
+      const pushed: EngineStreamEvent[] = [];
+      await (await streamRequest(opts)).consume((ev) => void pushed.push(ev));
+      expect(pushed.map(({ type }) => type)).toEqual(pulled.map(({ type }) => type));
+      expect(textOf(pushed)).toBe(generatedText(40));
+      expect(pushed.at(-1)).toEqual(pulled.at(-1));
+      expect(pushed.at(-1)).toMatchObject({ type: 'end', sawDone: true, truncated: false });
+    });
+
+    it("a handler's pending promise holds the engine back; nothing is lost", async () => {
+      const n = 100_000;
+      const e = await start({ mode: { generate: n } });
+      const stream = await streamRequest({ endpoint: { url: e.url }, path: '/v1/chat/completions', body: chat });
+      let text = '';
+      let release: () => void = () => undefined;
+      const held = new Promise<void>((r) => (release = r));
+      let calls = 0;
+      let end: EngineStreamEvent | undefined;
+      let callsWhileHeld = 0;
+      let holding = false;
+      const done = stream.consume((ev) => {
+        if (holding) callsWhileHeld++;
+        calls++;
+        if (ev.type === 'chunk') text += ev.text;
+        end = ev;
+        if (calls === 5) {
+          holding = true;
+          return held.then(() => void (holding = false));
+        }
+        return undefined;
+      });
+      await e.waitForBackpressure();
+      const written = e.eventsWritten;
+      // Nothing to await for "no progress": observe a bounded quiet period instead.
+      await sleep(150);
+      expect(e.eventsWritten).toBe(written);
+      expect(e.waitingForDrain).toBe(true);
+      expect(written).toBeLessThan(n);
+      expect(callsWhileHeld).toBe(0);
+      release();
+      await done;
+      expect(text).toBe(generatedText(n));
+      expect(end).toEqual({ type: 'end', sawDone: true, truncated: false, usage: { promptTokens: 8, completionTokens: n } });
+    });
+
+    it('a handler that throws closes the connection and the promise rejects with its error', async () => {
+      const e = await start({ mode: { generate: 10_000, delayMs: 1 } });
+      const stream = await streamRequest({ endpoint: { url: e.url }, path: '/v1/chat/completions', body: chat });
+      let n = 0;
+      const failure = new Error('sink broke');
+      await expect(
+        stream.consume((ev) => {
+          if (ev.type === 'chunk' && ++n === 3) throw failure;
+        }),
+      ).rejects.toBe(failure);
+      await e.waitForAbort(1);
+      expect(e.requests[0]?.aborted).toBe(true);
+      expect(n).toBe(3);
+    });
+
+    it('an abort mid-stream is a 499 error event, then the end', async () => {
+      const e = await start({ mode: { stallAfterEvents: 2 } });
+      const ac = new AbortController();
+      const stream = await streamRequest({ endpoint: { url: e.url }, path: '/v1/chat/completions', body: chat, signal: ac.signal });
+      const events: EngineStreamEvent[] = [];
+      await stream.consume((ev) => {
+        events.push(ev);
+        if (ev.type === 'chunk' && events.length === 1) ac.abort();
+      });
+      expect(events.filter((x) => x.type === 'error')).toEqual([{ type: 'error', message: `the request to the engine at ${e.url} was cancelled`, statusCode: 499 }]);
+      expect(events.at(-1)).toMatchObject({ type: 'end', truncated: true });
+      await e.waitForAbort(1);
+    });
+
+    it('a silent engine mid-stream fails after the idle timeout; a handler holding the stream is not the engine', async () => {
+      const e = await start({ mode: { stallAfterEvents: 2 } });
+      const events: EngineStreamEvent[] = [];
+      await (await streamRequest({ endpoint: { url: e.url }, path: '/v1/chat/completions', body: chat, idleTimeoutMs: 100 })).consume((ev) => void events.push(ev));
+      expect(events.find((x) => x.type === 'error')).toMatchObject({ statusCode: 502 });
+      expect(textOf(events)).toBe('Okay');
+      await e.waitForAbort(1);
+
+      // The handler keeps the first chunk 300 ms (three idle periods): the stream is not failed for it.
+      const slow = await start({ mode: { generate: 3 } });
+      const got: EngineStreamEvent[] = [];
+      await (await streamRequest({ endpoint: { url: slow.url }, path: '/v1/chat/completions', body: chat, idleTimeoutMs: 100 })).consume((ev) => {
+        got.push(ev);
+        return got.length === 1 ? sleep(300) : undefined;
+      });
+      expect(got.filter((x) => x.type === 'error')).toEqual([]);
+      expect(textOf(got)).toBe(generatedText(3));
+    });
+
+    it('a stream is read one way: consume() after next(), or twice, is refused', async () => {
+      const e = await start();
+      const opts = { endpoint: { url: e.url }, path: '/v1/chat/completions', body: chat } as const;
+      const pulled = await streamRequest(opts);
+      const first = pulled.next();
+      await expect(pulled.consume(() => undefined)).rejects.toThrow();
+      await first;
+      await pulled.return();
+      const pushed = await streamRequest(opts);
+      const consuming = pushed.consume(() => undefined);
+      await expect(pushed.consume(() => undefined)).rejects.toThrow();
+      await expect(pushed.next()).rejects.toThrow();
+      await consuming;
+    });
+  });
+
   it('keeps connections alive across requests', async () => {
     const e = await start();
     for (let i = 0; i < 3; i++) await drain(await streamRequest({ endpoint: { url: e.url }, path: '/v1/chat/completions', body: chat }));
