@@ -10,6 +10,7 @@ import { renderMarkdown, updateReadme, writeResults, type BenchResults } from '.
 import { startRig, type Rig } from './rig';
 import { idleCost } from './scenario-idle';
 import { latencyOnly, levelLines } from './latency-only';
+import { cpuShares } from './scenario-cpu';
 import { relayLevel, ttftSequential, type RelayLevel } from './scenario-latency';
 import { memoryUnderLoad } from './scenario-memory';
 import { profileRelay, type ProfileKind, type RelayProfile } from './scenario-profile';
@@ -39,6 +40,10 @@ async function main(): Promise<number> {
     say(`engine clock offset ${rig.offset.offsetMs.toFixed(3)} ms (probe round trip ${rig.offset.rttMs.toFixed(3)} ms)`);
     if (settings.only === 'latency') {
       await latencyOnly(rig, settings, say);
+      return 0;
+    }
+    if (settings.only === 'cpu') {
+      await cpuShares(rig, settings, say);
       return 0;
     }
 

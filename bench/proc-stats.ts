@@ -31,6 +31,13 @@ export function cpuSeconds(pid: number, reaped = false): number {
   return ticks / clockTicks();
 }
 
+/** CPU seconds the process has used so far, user and system apart (utime, stime). */
+export function cpuSplit(pid: number): { user: number; system: number } {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { user: Number(f[11]) / clockTicks(), system: Number(f[12]) / clockTicks() };
+}
+
 /** Resident set size in MB (VmRSS). */
 export function rssMb(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');

@@ -138,13 +138,29 @@ export function compare(samples: Record<PathName, number[]>): PathComparison {
 
 const empty = (): Record<PathName, number[]> => ({ direct: [], agent: [], forwarder: [], agentNoLedger: [], agentB: [] });
 
+/**
+ * Not counted: each relay process runs the workload before it is measured, long enough for V8 to have
+ * optimised its hot code. Measured right after one short stream each (as before), the agent's bigger code
+ * was still being compiled on V8's background threads during the turns, on the same 2 cores: in 64
+ * one-token requests the agent's compiler threads used 1.2 ms of CPU per request against the forwarder's
+ * 0.4 ms (perf, docs/benchmarks.md), and the first chunks paid for it. A provider runs for hours; the
+ * figures are of the steady state. One burst of streams of 62 chunks per path (the measured step) and
+ * ten bursts of one-token requests (request set-up and end are code paths of their own).
+ */
+async function warmUp(rig: Rig, paths: PathName[], streams: number): Promise<void> {
+  for (const p of paths) {
+    await concurrentStreams(rig, p, streams, 62);
+    for (let i = 0; i < 10; i++) await concurrentStreams(rig, p, streams, 1);
+  }
+}
+
 /** Chunk latency at `streams` concurrent streams, decoding one chunk per stream every settings.stepMs. */
 export async function relayLevel(rig: Rig, s: BenchSettings, streams: number, phase: StepPhase = 'batched', extra: PathName[] = []): Promise<RelayLevel> {
   const chunks = s.relayChunks[streams] ?? 100;
   const reps = 2;
   const paths = [...PATHS, ...extra];
   await rig.setStep(s.stepMs, phase);
-  for (const p of paths) await concurrentStreams(rig, p, streams, 10); // warm-up, not counted
+  await warmUp(rig, paths, streams);
   const lat = empty();
   const first = empty();
   const steady = empty();

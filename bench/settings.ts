@@ -7,6 +7,8 @@
 //   BENCH_SOAK=1             also run the fault suite's soak (bench/soak.ts), when it exists
 //   BENCH_ONLY=latency       only the 64-stream latency levels (batched, staggered), printed, nothing
 //                            written: the quick loop for relay work (about 30 s; BENCH_LATENCY_ROUNDS=n repeats)
+//   BENCH_ONLY=cpu           only the CPU of relaying per chunk and per request, user and system, with the
+//                            engine's and the dev hub's, in paired turns (bench/scenario-cpu.ts; about 1 minute)
 //   BENCH_AGENT_B=<launcher> A/B: a second agent from another build takes its turn beside the agent
 //                            (make one with `node --import tsx bench/ab.ts <label>`; see docs/benchmarks.md)
 import { z } from 'zod';
@@ -29,8 +31,8 @@ export interface BenchSettings {
   memoryChunks: number;
   /** GPU sampler bench duration per mode (undefined: its default). */
   gpuDurationMs?: number;
-  /** 'latency': only the 64-stream latency levels, printed (BENCH_ONLY=latency). */
-  only?: 'latency';
+  /** Only one part, printed: the 64-stream latency levels (latency) or the CPU shares (cpu). */
+  only?: 'latency' | 'cpu';
   /** Rounds of the latency-only run. */
   latencyRounds: number;
   /** A/B: the launcher of another build of the agent, run beside it (BENCH_AGENT_B). */
@@ -45,7 +47,7 @@ const envSchema = z.object({
   BENCH_LEDGER_ROWS: count,
   BENCH_PROFILE: flag,
   BENCH_NO_README: flag,
-  BENCH_ONLY: z.enum(['latency', '']).optional(),
+  BENCH_ONLY: z.enum(['latency', 'cpu', '']).optional(),
   BENCH_LATENCY_ROUNDS: z.coerce.number().int().min(1).max(20).optional(),
   BENCH_AGENT_B: z.string().optional(),
 });
@@ -75,7 +77,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): BenchSetting
     memoryRounds: 5,
     memoryChunks: quick ? 50 : 100,
     ...(quick ? { gpuDurationMs: 3000 } : {}),
-    ...(e.BENCH_ONLY === 'latency' ? { only: 'latency' as const } : {}),
+    ...(e.BENCH_ONLY ? { only: e.BENCH_ONLY } : {}),
     latencyRounds: e.BENCH_LATENCY_ROUNDS ?? 1,
     ...(e.BENCH_AGENT_B ? { agentB: e.BENCH_AGENT_B } : {}),
   };
