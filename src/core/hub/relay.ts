@@ -285,6 +285,7 @@ export class HubRelay {
     }
     const { model_id: model, request } = msg.payload;
     const stream = msg.payload.stream ?? request.stream === true;
+    const quotedId = JSON.stringify(id);
     const a: Active = { ctl: new AbortController(), seq: 0, attached: this.o.link.connected, resumed: false, dropped: false, handed: false, startedAt: Date.now() };
     this.active.set(id, a);
     let result: InferenceResult;
@@ -292,7 +293,7 @@ export class HubRelay {
       result = await this.o.runner.run(
         { id, source: 'hub', model, body: request as Record<string, unknown>, stream, signal: a.ctl.signal },
         // The chunk's JSON as the engine wrote it (model patched), not stringified again.
-        { chunk: (ev) => (ev.emptyChoices && !ev.usage ? undefined : this.sendEncoded(id, encodeStreamChunk(id, this.next(id), chunkJson(ev)))) },
+        { chunk: (ev) => (ev.emptyChoices && !ev.usage ? undefined : this.sendEncoded(id, encodeStreamChunk(id, this.next(id), chunkJson(ev), quotedId))) },
       );
     } catch (e) {
       result = { status: 'error', statusCode: 500, error: `internal error: ${(e as Error).message}`, tokensIn: 0, tokensOut: 0, estimated: false, latencyMs: 0 };

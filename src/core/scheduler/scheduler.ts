@@ -176,7 +176,7 @@ export class Scheduler extends EventEmitter {
       if (entry.queue.size === 0) {
         const ep = this.runnableEndpoint(entry);
         if (ep) {
-          const lease = this.grant(entry, ep, opts.requestId);
+          const lease = this.grant(entry, ep);
           notifyAccepted(opts, 0, this.log);
           return resolve(lease);
         }
@@ -306,7 +306,7 @@ export class Scheduler extends EventEmitter {
         const waiter = m.queue.shift();
         if (!waiter) continue;
         waiter.dispose();
-        waiter.resolve(this.grant(m, ep, waiter.requestId));
+        waiter.resolve(this.grant(m, ep));
         progressed = true;
         break;
       }
@@ -314,7 +314,7 @@ export class Scheduler extends EventEmitter {
     }
   }
 
-  private grant(entry: ModelEntry, ep: EndpointEntry, requestId: string): Lease {
+  private grant(entry: ModelEntry, ep: EndpointEntry): Lease {
     ep.inFlight++;
     ep.lastUsed = ++this.seq;
     entry.inFlight++;
@@ -331,7 +331,6 @@ export class Scheduler extends EventEmitter {
         entry.inFlight--;
         this.totalInFlightCount--;
         entry.avgServiceMs = entry.avgServiceMs * 0.8 + (Date.now() - startedAt) * 0.2;
-        this.log?.debug(`Released ${requestId} on ${ep.url}`, { requestId });
         this.forgetIfUnused(ep.url);
         this.pump();
         if (this.totalInFlightCount === 0) {
