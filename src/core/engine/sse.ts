@@ -7,8 +7,8 @@
 // - A data line that is not a JSON object yields an 'error' event (statusCode 502) and parsing
 //   CONTINUES: later chunks are still delivered; the caller decides whether to give up.
 // - An event the engine left without its closing blank line at end of stream is still read.
-// - Reading is pull-based: the body is read only while the consumer asks for events (the engine
-//   client pauses the socket while events wait).
+// - The body is read only while the consumer takes events: the engine client pauses the socket while
+//   events wait untaken (pulled) or while its push handler holds the last one (engine/client.ts).
 import { createParser, type EventSourceMessage, type ParseError } from 'eventsource-parser';
 import type { EngineStreamEvent, TokenUsage } from './types';
 import { readTimings, readUsage } from './usage';
