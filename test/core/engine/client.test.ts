@@ -36,6 +36,17 @@ async function rejection(p: Promise<unknown>): Promise<EngineHttpError> {
 
 const chat = { model: 'public-name', messages: [{ role: 'user', content: 'hi' }] };
 
+/** The engine stopped writing before the end of its `n` events, blocked on a full socket, and stays so. */
+async function expectHeldBack(e: TestEngine, n: number): Promise<void> {
+  await e.waitForBackpressure();
+  const written = e.eventsWritten;
+  // Nothing to await for "no progress": observe a bounded quiet period instead.
+  await sleep(150);
+  expect(e.eventsWritten).toBe(written);
+  expect(e.waitingForDrain).toBe(true);
+  expect(written).toBeLessThan(n);
+}
+
 describe('prepareBody', () => {
   it('substitutes local_model and forces stream options without touching the input', () => {
     const input = { ...chat, stream: false, stream_options: { continuous_usage_stats: true } };
@@ -176,13 +187,7 @@ describe('streamRequest', () => {
       const r = await gen.next();
       if (!r.done && r.value.type === 'chunk') text += r.value.text;
     }
-    await e.waitForBackpressure();
-    const written = e.eventsWritten;
-    // Nothing to await for "no progress": observe a bounded quiet period instead.
-    await sleep(150);
-    expect(e.eventsWritten).toBe(written);
-    expect(e.waitingForDrain).toBe(true);
-    expect(written).toBeLessThan(n);
+    await expectHeldBack(e, n);
     let end: EngineStreamEvent | undefined;
     for await (const ev of gen) {
       if (ev.type === 'chunk') text += ev.text;
@@ -227,13 +232,7 @@ describe('streamRequest', () => {
         }
         return undefined;
       });
-      await e.waitForBackpressure();
-      const written = e.eventsWritten;
-      // Nothing to await for "no progress": observe a bounded quiet period instead.
-      await sleep(150);
-      expect(e.eventsWritten).toBe(written);
-      expect(e.waitingForDrain).toBe(true);
-      expect(written).toBeLessThan(n);
+      await expectHeldBack(e, n);
       expect(callsWhileHeld).toBe(0);
       release();
       await done;
