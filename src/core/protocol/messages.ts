@@ -358,8 +358,8 @@ export interface EncodedMessage {
 /**
  * A data stream_chunk (done false) with its chunk given as JSON text (the engine's bytes, sse.ts
  * chunkJson): the text out.streamChunk + encodeOnce would give, without stringifying the chunk again.
+ * `quotedId` is JSON.stringify(requestId), which a caller sending many chunks of one request makes once.
  */
-/** `quotedId`: JSON.stringify(requestId), which a caller sending many chunks of one request makes once. */
 export function encodeStreamChunk(requestId: string, seq: number, chunkJson: string, quotedId = JSON.stringify(requestId)): EncodedMessage {
   const id = quotedId;
   const text = `{"type":"stream_chunk","request_id":${id},"payload":{"request_id":${id},"chunk":${chunkJson},"done":false,"seq":${seq}}}`;
