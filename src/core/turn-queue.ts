@@ -1,5 +1,5 @@
 // Items gathered during one turn of the event loop, handed over together right after it (setImmediate),
-// or at once on flush(). The agent's per-turn batches (ledger rows, request log lines) share it.
+// or at once on flush(). The per-turn batches (ledger rows and their delivered marks, request log lines) share it.
 export class TurnQueue<T> {
   private items: T[] = [];
 

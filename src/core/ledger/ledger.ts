@@ -28,6 +28,7 @@ import { UsageQueries, emptyTotals, type Cursor, type CsvPageRow, type HubLifeti
 import { DAY_MS, startOfLocalDay, type BucketSize } from './time-buckets';
 import { validateRecord, type ValidRecord } from './usage-record';
 import { waitForDrain, type WritableLike } from './write-stream';
+import { TurnQueue } from '../turn-queue';
 
 export interface LedgerOptions {
   log?: Logger;
@@ -122,7 +123,8 @@ export class Ledger extends EventEmitter {
   private power: ElectricityPrice | null = null;
   /** Records written (or held) as not yet delivered, by request id. */
   private readonly awaiting = new Map<string, Pending>();
-  private readonly deliveredBatch: number[] = [];
+  /** Row ids to mark delivered, one UPDATE per event-loop turn. */
+  private readonly deliveredRows = new TurnQueue<number>((ids) => this.writeDelivered(ids));
   private dropped = 0;
   private droppedThisEpisode = 0;
   private lastDropLog = 0;
@@ -227,13 +229,11 @@ export class Ledger extends EventEmitter {
     this.awaiting.delete(requestId);
     item.delivered = true; // a record still held in memory is written as delivered
     if (item.rowId === undefined) return;
-    this.deliveredBatch.push(item.rowId);
-    if (this.deliveredBatch.length === 1) setImmediate(() => this.flushDelivered());
+    this.deliveredRows.push(item.rowId);
   }
 
-  private flushDelivered(): void {
-    const ids = this.deliveredBatch.splice(0);
-    if (ids.length === 0 || !this.conn || this.closed) return;
+  private writeDelivered(ids: number[]): void {
+    if (!this.conn || this.closed) return;
     try {
       this.conn.markDelivered(ids);
     } catch (err) {
@@ -475,7 +475,7 @@ export class Ledger extends EventEmitter {
   close(): void {
     if (this.closed) return;
     if (this.queue.size > 0 && this.conn) this.flush();
-    this.flushDelivered();
+    this.deliveredRows.flush();
     this.closed = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
