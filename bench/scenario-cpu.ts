@@ -10,7 +10,7 @@ import { cpuSplit, cpuSeconds } from './proc-stats';
 import { concurrentStreams, type PathName } from './paths';
 import type { Rig } from './rig';
 import type { BenchSettings } from './settings';
-import { round } from './stats';
+import { median, round } from './stats';
 
 type RelayPath = Exclude<PathName, 'direct'>;
 
@@ -30,8 +30,6 @@ interface Sums {
   hub: number;
   units: number;
 }
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
 async function turn(rig: Rig, path: RelayPath, streams: number, tokens: number, bursts: number): Promise<Sums> {
   const pid = rig.processOf(path)?.pid;
