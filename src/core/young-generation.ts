@@ -43,6 +43,8 @@ export function capYoungGeneration(mb: number): () => void {
   obs.observe({ entryTypes: ['gc'] });
   return () => {
     obs.disconnect();
+    // The flag is process-wide: stopped, V8 grows new space as it would have without the cap.
+    if (frozen) v8.setFlagsFromString(`--semi-space-growth-factor=${DEFAULT_GROWTH_FACTOR}`);
     watching = false;
   };
 }
