@@ -282,7 +282,7 @@ class EngineEvents implements EngineStream {
     return ev;
   }
 
-  /** Hands the next event to a waiting next(); pauses the response while events wait untaken. */
+  /** Hands events on: to the push handler (consume), or the next one to a waiting next(); pauses the response while events wait untaken. */
   private deliver(): void {
     if (this.pusher) return this.push(this.pusher);
     const w = this.waiter;
