@@ -13,9 +13,19 @@ export interface RequestBookEvents {
   finished: [UsageRecord, RequestView];
 }
 
+/**
+ * A request's text as its deltas, joined when it is read and when the request ends. Appending to one string
+ * per chunk would keep a chain of one small string object per chunk alive for as long as the text is kept,
+ * which every minor GC under load copies and then promotes (the bench's heap snapshots, docs/benchmarks.md).
+ */
+interface TextParts {
+  parts: string[];
+  chars: number;
+}
+
 export class RequestBook extends EventEmitter<RequestBookEvents> {
   private readonly views = new Map<string, RequestView>();
-  private readonly texts = new Map<string, string>();
+  private readonly texts = new Map<string, TextParts>();
 
   begin(id: string, source: RequestSource, model: string, stream: boolean): RequestView {
     const view: RequestView = { id, source, model, stream, status: 'queued', startedAt: Date.now(), tokensIn: 0, tokensOut: 0, estimated: false };
@@ -42,12 +52,16 @@ export class RequestBook extends EventEmitter<RequestBookEvents> {
     let text = this.texts.get(id);
     if (text === undefined) {
       if (this.texts.size >= MAX_TEXTS) this.texts.delete(this.texts.keys().next().value as string);
-      text = '';
+      text = { parts: [], chars: 0 };
+      this.texts.set(id, text);
     }
-    // Capped exactly: a long delta near the cap is cut, not appended whole. Below the cap no slice, which
-    // would copy the whole text on every chunk.
-    const len = text.length + delta.length;
-    if (text.length < MAX_TEXT_CHARS) this.texts.set(id, len <= MAX_TEXT_CHARS ? text + delta : (text + delta).slice(0, MAX_TEXT_CHARS));
+    // Capped exactly: a long delta near the cap is cut, not kept whole.
+    const room = MAX_TEXT_CHARS - text.chars;
+    if (room > 0) {
+      const piece = delta.length <= room ? delta : delta.slice(0, room);
+      text.parts.push(piece);
+      text.chars += piece.length;
+    }
     this.emit('text', id, delta);
   }
 
@@ -58,6 +72,7 @@ export class RequestBook extends EventEmitter<RequestBookEvents> {
   ): UsageRecord | undefined {
     const view = this.views.get(id);
     if (!view || view.finishedAt !== undefined) return undefined;
+    this.joinText(id);
     const finishedAt = Date.now();
     const latencyMs = finishedAt - view.startedAt;
     this.patch(id, {
@@ -99,7 +114,15 @@ export class RequestBook extends EventEmitter<RequestBookEvents> {
   }
 
   text(id: string): string {
-    return this.texts.get(id) ?? '';
+    return this.joinText(id);
+  }
+
+  /** The request's text as one string, kept so (its deltas can go). */
+  private joinText(id: string): string {
+    const t = this.texts.get(id);
+    if (!t) return '';
+    if (t.parts.length > 1) t.parts = [t.parts.join('')];
+    return t.parts[0] ?? '';
   }
 
   get(id: string): RequestView | undefined {
