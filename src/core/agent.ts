@@ -163,7 +163,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       this.gpuHistory = new MinuteHistory(homePath(opts.home, 'gpuHistory'), this.log.child('gpu'));
     }
     try {
-      this.ledger = Ledger.open(homePath(opts.home, 'ledger'), { log: this.log.child('ledger') });
+      // Checkpoints on their own thread: their fsyncs never hold the streams this thread relays.
+      this.ledger = Ledger.open(homePath(opts.home, 'ledger'), { log: this.log.child('ledger'), checkpointOffThread: true });
     } catch (e) {
       this.l.error(`usage history is unavailable: ${(e as Error).message}. Serving continues; records are kept in memory.`);
     }
@@ -384,6 +385,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     await this.gpuHistory?.flushed();
     this.ledgerBatch.flush();
     this.ledger?.close();
+    await this.ledger?.threadEnded();
     this.requestLines?.flush();
     this.log.flush();
   }

@@ -6,7 +6,10 @@
 // agent is started as `swan-provider run` / `node bin/swan-provider.js run`, without node flags. So this
 // watches minor GCs and, while new space is at `mb`, switches its growth off (V8 reads
 // --semi-space-growth-factor each time it grows new space; 1 means it stays the size it is), and on again
-// once V8 has shrunk it.
+// once V8 has shrunk it. V8 puts a growth factor below 2 back to 2 whenever it sets up a heap, so starting a
+// worker thread (the ledger's checkpoint thread) lifts the ceiling: whoever starts one calls
+// reassertYoungGenerationCap() once it is online, and the flag is also set again after every minor GC
+// while at the ceiling.
 import v8 from 'node:v8';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 
@@ -15,6 +18,17 @@ const MB = 1024 * 1024;
 const DEFAULT_GROWTH_FACTOR = 2;
 /** One watcher per process (the flag is process-wide). */
 let watching = false;
+/** Whether growth is switched off now (new space at the ceiling). */
+let frozen = false;
+
+function setGrowth(on: boolean): void {
+  v8.setFlagsFromString(`--semi-space-growth-factor=${on ? DEFAULT_GROWTH_FACTOR : 1}`);
+}
+
+/** After a worker thread has started (V8 then resets the factor): switches growth off again if the cap has it off. */
+export function reassertYoungGenerationCap(): void {
+  if (watching && frozen) setGrowth(false);
+}
 
 function newSpaceBytes(): number {
   return v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
@@ -29,12 +43,12 @@ function newSpaceBytes(): number {
 export function capYoungGeneration(mb: number): () => void {
   if (watching) return () => undefined;
   watching = true;
-  let frozen = false;
+  frozen = false;
   const check = (): void => {
     const atCap = newSpaceBytes() >= mb * MB;
-    if (atCap === frozen) return;
+    if (!atCap && !frozen) return;
     frozen = atCap;
-    v8.setFlagsFromString(`--semi-space-growth-factor=${atCap ? 1 : DEFAULT_GROWTH_FACTOR}`);
+    setGrowth(!atCap);
   };
   check();
   const obs = new PerformanceObserver((list) => {
@@ -44,7 +58,8 @@ export function capYoungGeneration(mb: number): () => void {
   return () => {
     obs.disconnect();
     // The flag is process-wide: stopped, V8 grows new space as it would have without the cap.
-    if (frozen) v8.setFlagsFromString(`--semi-space-growth-factor=${DEFAULT_GROWTH_FACTOR}`);
+    if (frozen) setGrowth(true);
+    frozen = false;
     watching = false;
   };
 }

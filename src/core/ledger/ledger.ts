@@ -29,6 +29,7 @@ import { DAY_MS, startOfLocalDay, type BucketSize } from './time-buckets';
 import { validateRecord, type ValidRecord } from './usage-record';
 import { waitForDrain, type WritableLike } from './write-stream';
 import { TurnQueue } from '../turn-queue';
+import { WalCheckpointer, type WalCheckpointerOptions } from './wal-checkpointer';
 
 export interface LedgerOptions {
   log?: Logger;
@@ -42,6 +43,12 @@ export interface LedgerOptions {
   retryMaxMs?: number;
   /** Clock for today()/last(); tests pass a fixed one. */
   now?: () => number;
+  /**
+   * WAL checkpoints on a worker thread instead of on the thread that commits (wal-checkpointer.ts): the
+   * agent sets this, so its event loop never waits for a checkpoint's fsyncs. Off by default (one-shot
+   * commands and tests open many short-lived ledgers).
+   */
+  checkpointOffThread?: boolean | WalCheckpointerOptions;
 }
 
 export interface LedgerHealth {
@@ -94,6 +101,8 @@ interface Connection {
 }
 
 const FLUSH_BATCH = 5000;
+/** SQLite's default wal_autocheckpoint, restored when the checkpoint thread fails. */
+const SQLITE_AUTOCHECKPOINT_PAGES = 1000;
 const CSV_PAGE = 5000;
 const DROP_LOG_EVERY_MS = 10_000;
 
@@ -137,6 +146,9 @@ export class Ledger extends EventEmitter {
   private readonly retryMinMs: number;
   private readonly retryMaxMs: number;
   private readonly now: () => number;
+  private readonly checkpointOpts: WalCheckpointerOptions | undefined;
+  private checkpointer?: WalCheckpointer;
+  private checkpointerStopped: Promise<void> = Promise.resolve();
 
   private constructor(
     readonly file: string,
@@ -150,6 +162,7 @@ export class Ledger extends EventEmitter {
     this.retryMaxMs = opts.retryMaxMs ?? 30_000;
     this.retryDelay = this.retryMinMs;
     this.now = opts.now ?? Date.now;
+    this.checkpointOpts = opts.checkpointOffThread === true ? {} : opts.checkpointOffThread || undefined;
   }
 
   /**
@@ -471,6 +484,16 @@ export class Ledger extends EventEmitter {
     });
   }
 
+  /** Who checkpoints the WAL now: the checkpoint thread, or the connection that commits (SQLite's default). */
+  get checkpoints(): 'thread' | 'connection' {
+    return this.checkpointer?.state === 'ready' ? 'thread' : 'connection';
+  }
+
+  /** Resolves once the checkpoint thread of the last connection has ended (at once without one). */
+  threadEnded(): Promise<void> {
+    return this.checkpointerStopped;
+  }
+
   /** Writes what it can of the queue, stops retrying and closes the file. */
   close(): void {
     if (this.closed) return;
@@ -535,6 +558,7 @@ export class Ledger extends EventEmitter {
       const power = open.prepare("SELECT value FROM settings WHERE key = 'electricity'").get() as { value: string } | undefined;
       this.power = parseElectricity(power?.value);
       this.conn = conn;
+      if (this.checkpointOpts) this.startCheckpointer(conn, this.checkpointOpts);
       if (this.earningsUnsaved) this.saveEarningsFlag();
       else this.earningsOn = flag ? flag.value === '1' : true;
       return true;
@@ -686,7 +710,39 @@ export class Ledger extends EventEmitter {
     }
   }
 
+  /** Hands this connection's checkpoints to a worker thread once it has the file open; takes them back if it fails. */
+  private startCheckpointer(conn: Connection, opts: WalCheckpointerOptions): void {
+    const cp = new WalCheckpointer(this.file, opts);
+    this.checkpointer = cp;
+    const autocheckpoint = (pages: number): void => {
+      if (this.conn !== conn) return;
+      try {
+        conn.db.pragma(`wal_autocheckpoint = ${pages}`);
+      } catch (err) {
+        this.fail(err);
+      }
+    };
+    cp.on('ready', () => {
+      autocheckpoint(0);
+      this.emit('checkpoints', 'thread');
+    });
+    cp.on('checkpoint', (report) => this.emit('checkpoint', report));
+    cp.on('failed', (message) => {
+      autocheckpoint(SQLITE_AUTOCHECKPOINT_PAGES);
+      this.emit('checkpoints', 'connection');
+      this.log.warn(`${message}. The usage database is checkpointed by the agent's own thread again, which can hold live streams for a moment now and then.`);
+    });
+    cp.start();
+  }
+
   private closeConn(): void {
+    const cp = this.checkpointer;
+    this.checkpointer = undefined;
+    if (cp) {
+      cp.removeAllListeners();
+      // The worker's last checkpoint and close may come after this connection's: SQLite's last close checkpoints.
+      this.checkpointerStopped = cp.stop();
+    }
     const conn = this.conn;
     this.conn = null;
     if (!conn) return;

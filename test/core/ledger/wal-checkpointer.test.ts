@@ -1,0 +1,168 @@
+// WAL checkpoints on a worker thread (src/core/ledger/wal-checkpointer.ts): the worker opens the real
+// SQLite file with its own connection and checkpoints it PASSIVE; a ledger with checkpointOffThread stops
+// its own connection's checkpoints only once the worker is ready, and takes them back when it fails.
+import { once } from 'node:events';
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { memoryLog } from '../../../src/core/log';
+import { Ledger } from '../../../src/core/ledger/ledger';
+import { WalCheckpointer, type CheckpointReport } from '../../../src/core/ledger/wal-checkpointer';
+import { rec, tempDir } from '../../support/ledger/helpers';
+
+let dir: string;
+let cleanup: () => void;
+const closers: Array<() => Promise<void> | void> = [];
+beforeEach(() => ({ dir, cleanup } = tempDir()));
+afterEach(async () => {
+  for (const c of closers.splice(0).reverse()) await c();
+  cleanup();
+});
+
+const T0 = Date.UTC(2026, 10, 1, 12, 0, 0);
+
+/** Resolves with the first report for which `ok` holds. */
+function reportWhere(source: NodeJS.EventEmitter, ok: (r: CheckpointReport) => boolean): Promise<CheckpointReport> {
+  return new Promise((resolve) => {
+    const on = (r: CheckpointReport): void => {
+      if (!ok(r)) return;
+      source.off('checkpoint', on);
+      resolve(r);
+    };
+    source.on('checkpoint', on);
+  });
+}
+
+/**
+ * Resolves once the thread has caught up with every write: two reports in a row of the same complete
+ * checkpoint (reports posted while this thread was still writing may be queued before them).
+ */
+function caughtUp(source: NodeJS.EventEmitter): Promise<CheckpointReport> {
+  let last: CheckpointReport | undefined;
+  return reportWhere(source, (r) => {
+    const same = last !== undefined && last.walFrames === r.walFrames && last.checkpointedFrames === r.checkpointedFrames;
+    last = r;
+    return same && r.walFrames > 0 && r.checkpointedFrames === r.walFrames;
+  });
+}
+
+function walBytes(file: string): number {
+  return fs.existsSync(`${file}-wal`) ? fs.statSync(`${file}-wal`).size : 0;
+}
+
+/** Records committed one by one, as the agent commits them (one transaction each). */
+function writeRecords(l: Ledger, n: number, from = 0): void {
+  for (let i = from; i < from + n; i++) l.record(rec(T0 + i, { requestId: `r-${i}` }));
+}
+
+describe('WalCheckpointer', () => {
+  it('checkpoints frames another connection wrote, from its own thread', async () => {
+    const file = path.join(dir, 'db.sqlite');
+    const db = new Database(file);
+    closers.push(() => void db.close());
+    db.pragma('journal_mode = WAL');
+    db.pragma('wal_autocheckpoint = 0'); // this connection never checkpoints: only the worker can
+    db.exec('CREATE TABLE t (x TEXT)');
+    const cp = new WalCheckpointer(file, { intervalMs: 10 });
+    closers.push(() => cp.stop());
+    cp.start();
+    await once(cp, 'ready');
+    expect(cp.state).toBe('ready');
+    const insert = db.prepare('INSERT INTO t VALUES (?)');
+    for (let i = 0; i < 200; i++) insert.run('x'.repeat(2000));
+    const done = await caughtUp(cp);
+    expect(done.busy).toBe(false);
+    // Every frame is in the database file now: it holds the rows without its WAL.
+    db.close();
+    closers.pop();
+    await cp.stop();
+    const copy = path.join(dir, 'copy.sqlite');
+    fs.copyFileSync(file, copy);
+    const read = new Database(copy, { readonly: true });
+    closers.push(() => void read.close());
+    expect(read.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 200 });
+  });
+
+  it('fails, and says so, when the file cannot be opened', async () => {
+    const cp = new WalCheckpointer(path.join(dir, 'missing.sqlite'));
+    closers.push(() => cp.stop());
+    const failed = once(cp, 'failed');
+    cp.start();
+    const [message] = (await failed) as [string];
+    expect(cp.state).toBe('failed');
+    expect(message.length).toBeGreaterThan(0);
+  });
+
+  it('stop() ends the thread after a last checkpoint, and is final', async () => {
+    const file = path.join(dir, 'db.sqlite');
+    const db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    db.close();
+    const cp = new WalCheckpointer(file, { intervalMs: 10 });
+    cp.start();
+    await once(cp, 'ready');
+    const failures: string[] = [];
+    cp.on('failed', (m) => failures.push(m));
+    await cp.stop();
+    expect(cp.state).toBe('stopped');
+    expect(failures).toEqual([]); // an asked-for end is not a failure
+    cp.start();
+    expect(cp.state).toBe('stopped');
+  });
+});
+
+describe('Ledger with checkpointOffThread', () => {
+  it('hands its checkpoints to the thread: the WAL stays small while every record commits', async () => {
+    const file = path.join(dir, 'ledger.sqlite');
+    const l = Ledger.open(file, { checkpointOffThread: { intervalMs: 10 } });
+    closers.push(async () => {
+      l.close();
+      await l.threadEnded();
+    });
+    expect(l.checkpoints).toBe('connection'); // until the thread has the file open
+    await once(l, 'checkpoints');
+    expect(l.checkpoints).toBe('thread');
+    // As the agent writes: some commits, then the thread catches up (a write after a complete
+    // checkpoint starts the WAL over from its beginning).
+    for (let round = 0; round < 31; round++) {
+      writeRecords(l, 100, round * 100);
+      await caughtUp(l);
+    }
+    expect(l.recent(3).map((r) => r.requestId)).toEqual(['r-3099', 'r-3098', 'r-3097']);
+    expect(l.health()).toEqual({ ok: true, pending: 0, dropped: 0, invalid: 0 });
+    // The same 3,100 commits without any checkpoint grow the WAL to tens of MB (the control below).
+    expect(walBytes(file)).toBeLessThan(8 * 1024 * 1024);
+  });
+
+  it('without a checkpointer that works, its own connection checkpoints again (SQLite default)', async () => {
+    const file = path.join(dir, 'ledger.sqlite');
+    const log = memoryLog();
+    const l = Ledger.open(file, { log: log.child('ledger'), checkpointOffThread: { sqliteModule: path.join(dir, 'no-such-module.js') } });
+    closers.push(async () => {
+      l.close();
+      await l.threadEnded();
+    });
+    const [mode] = (await once(l, 'checkpoints')) as [string];
+    expect(mode).toBe('connection');
+    expect(l.checkpoints).toBe('connection');
+    expect(log.entries().filter((e) => e.level === 'warn')).toHaveLength(1);
+    writeRecords(l, 3100);
+    expect(l.health().ok).toBe(true);
+    expect(walBytes(file)).toBeLessThan(8 * 1024 * 1024);
+  });
+
+  it('control: the same commits with no checkpoints at all grow the WAL far past that bound', () => {
+    const file = path.join(dir, 'ledger.sqlite');
+    const l = Ledger.open(file);
+    closers.push(() => l.close());
+    const db = new Database(file);
+    closers.push(() => void db.close());
+    // A reader holding a snapshot keeps SQLite from checkpointing past it: the WAL only grows.
+    db.exec('BEGIN');
+    db.prepare('SELECT count(*) FROM usage').get();
+    writeRecords(l, 3100);
+    db.exec('COMMIT');
+    expect(walBytes(file)).toBeGreaterThan(8 * 1024 * 1024);
+  });
+});
