@@ -29,7 +29,7 @@ import { DAY_MS, startOfLocalDay, type BucketSize } from './time-buckets';
 import { validateRecord, type ValidRecord } from './usage-record';
 import { waitForDrain, type WritableLike } from './write-stream';
 import { TurnQueue } from '../turn-queue';
-import { WalCheckpointer, type WalCheckpointerOptions } from './wal-checkpointer';
+import { CheckpointHandoff, type CheckpointHandoffOptions } from './checkpoint-handoff';
 
 export interface LedgerOptions {
   log?: Logger;
@@ -44,11 +44,11 @@ export interface LedgerOptions {
   /** Clock for today()/last(); tests pass a fixed one. */
   now?: () => number;
   /**
-   * WAL checkpoints on a worker thread instead of on the thread that commits (wal-checkpointer.ts): the
-   * agent sets this, so its event loop never waits for a checkpoint's fsyncs. Off by default (one-shot
-   * commands and tests open many short-lived ledgers).
+   * WAL checkpoints on a worker thread instead of on the thread that commits, while it writes
+   * (checkpoint-handoff.ts): the agent sets this, so its event loop never waits for a checkpoint's fsyncs.
+   * Off by default (one-shot commands and tests open many short-lived ledgers).
    */
-  checkpointOffThread?: boolean | WalCheckpointerOptions;
+  checkpointOffThread?: boolean | CheckpointHandoffOptions;
 }
 
 export interface LedgerHealth {
@@ -101,8 +101,6 @@ interface Connection {
 }
 
 const FLUSH_BATCH = 5000;
-/** SQLite's default wal_autocheckpoint, restored when the checkpoint thread fails. */
-const SQLITE_AUTOCHECKPOINT_PAGES = 1000;
 const CSV_PAGE = 5000;
 const DROP_LOG_EVERY_MS = 10_000;
 
@@ -146,9 +144,10 @@ export class Ledger extends EventEmitter {
   private readonly retryMinMs: number;
   private readonly retryMaxMs: number;
   private readonly now: () => number;
-  private readonly checkpointOpts: WalCheckpointerOptions | undefined;
-  private checkpointer?: WalCheckpointer;
-  private checkpointerStopped: Promise<void> = Promise.resolve();
+  private readonly checkpointOpts: CheckpointHandoffOptions | undefined;
+  /** The connection's checkpoint thread, when checkpointOffThread. */
+  private handoff?: CheckpointHandoff;
+  private handoffEnded: Promise<void> = Promise.resolve();
 
   private constructor(
     readonly file: string,
@@ -195,6 +194,7 @@ export class Ledger extends EventEmitter {
       if (this.conn && !this.failure && this.queue.size === 0) {
         try {
           this.insertRow(this.conn, item);
+          this.handoff?.wrote();
           return;
         } catch (err) {
           this.fail(err);
@@ -222,6 +222,7 @@ export class Ledger extends EventEmitter {
     if (this.conn && !this.failure && this.queue.size === 0) {
       try {
         this.conn.insertMany(items);
+        this.handoff?.wrote();
         return;
       } catch (err) {
         this.fail(err);
@@ -486,12 +487,12 @@ export class Ledger extends EventEmitter {
 
   /** Who checkpoints the WAL now: the checkpoint thread, or the connection that commits (SQLite's default). */
   get checkpoints(): 'thread' | 'connection' {
-    return this.checkpointer?.state === 'ready' ? 'thread' : 'connection';
+    return this.handoff?.mode ?? 'connection';
   }
 
   /** Resolves once the checkpoint thread of the last connection has ended (at once without one). */
   threadEnded(): Promise<void> {
-    return this.checkpointerStopped;
+    return this.handoffEnded;
   }
 
   /** Writes what it can of the queue, stops retrying and closes the file. */
@@ -558,7 +559,7 @@ export class Ledger extends EventEmitter {
       const power = open.prepare("SELECT value FROM settings WHERE key = 'electricity'").get() as { value: string } | undefined;
       this.power = parseElectricity(power?.value);
       this.conn = conn;
-      if (this.checkpointOpts) this.startCheckpointer(conn, this.checkpointOpts);
+      if (this.checkpointOpts) this.handOffCheckpoints(conn, this.checkpointOpts);
       if (this.earningsUnsaved) this.saveEarningsFlag();
       else this.earningsOn = flag ? flag.value === '1' : true;
       return true;
@@ -674,6 +675,7 @@ export class Ledger extends EventEmitter {
         conn.insertMany(batch);
         this.queue.drop(batch.length);
       }
+      this.handoff?.wrote();
       return true;
     } catch (err) {
       for (const it of this.queue.peek(FLUSH_BATCH)) it.rowId = undefined; // rolled back
@@ -710,38 +712,33 @@ export class Ledger extends EventEmitter {
     }
   }
 
-  /** Hands this connection's checkpoints to a worker thread once it has the file open; takes them back if it fails. */
-  private startCheckpointer(conn: Connection, opts: WalCheckpointerOptions): void {
-    const cp = new WalCheckpointer(this.file, opts);
-    this.checkpointer = cp;
-    const autocheckpoint = (pages: number): void => {
-      if (this.conn !== conn) return;
-      try {
-        conn.db.pragma(`wal_autocheckpoint = ${pages}`);
-      } catch (err) {
-        this.fail(err);
-      }
-    };
-    cp.on('ready', () => {
-      autocheckpoint(0);
-      this.emit('checkpoints', 'thread');
-    });
-    cp.on('checkpoint', (report) => this.emit('checkpoint', report));
-    cp.on('failed', (message) => {
-      autocheckpoint(SQLITE_AUTOCHECKPOINT_PAGES);
-      this.emit('checkpoints', 'connection');
-      this.log.warn(`${message}. The usage database is checkpointed by the agent's own thread again, which can hold live streams for a moment now and then.`);
-    });
-    cp.start();
+  /** This connection's checkpoints go to a worker thread while it writes (checkpoint-handoff.ts). */
+  private handOffCheckpoints(conn: Connection, opts: CheckpointHandoffOptions): void {
+    const handoff = new CheckpointHandoff(
+      this.file,
+      (pages) => {
+        if (this.conn !== conn) return;
+        try {
+          conn.db.pragma(`wal_autocheckpoint = ${pages}`);
+        } catch (err) {
+          this.fail(err);
+        }
+      },
+      this.log,
+      opts,
+    );
+    handoff.on('mode', (mode) => this.emit('checkpoints', mode));
+    handoff.on('checkpoint', (report) => this.emit('checkpoint', report));
+    this.handoff = handoff;
   }
 
   private closeConn(): void {
-    const cp = this.checkpointer;
-    this.checkpointer = undefined;
-    if (cp) {
-      cp.removeAllListeners();
+    const handoff = this.handoff;
+    this.handoff = undefined;
+    if (handoff) {
+      handoff.removeAllListeners();
       // The worker's last checkpoint and close may come after this connection's: SQLite's last close checkpoints.
-      this.checkpointerStopped = cp.stop();
+      this.handoffEnded = handoff.end();
     }
     const conn = this.conn;
     this.conn = null;

@@ -1,6 +1,7 @@
-// WAL checkpoints on a worker thread (src/core/ledger/wal-checkpointer.ts): the worker opens the real
-// SQLite file with its own connection and checkpoints it PASSIVE; a ledger with checkpointOffThread stops
-// its own connection's checkpoints only once the worker is ready, and takes them back when it fails.
+// WAL checkpoints on a worker thread (src/core/ledger/wal-checkpointer.ts, checkpoint-handoff.ts): the
+// worker opens the real SQLite file with its own connection and checkpoints it PASSIVE; a ledger with
+// checkpointOffThread starts it at its first write, stops its own connection's checkpoints only once the
+// worker is ready, takes them back when the worker fails, and stops the worker when it has been idle.
 import { once } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -120,16 +121,18 @@ describe('Ledger with checkpointOffThread', () => {
       l.close();
       await l.threadEnded();
     });
+    const handedOff = once(l, 'checkpoints');
+    writeRecords(l, 1); // the first write starts the thread
     expect(l.checkpoints).toBe('connection'); // until the thread has the file open
-    await once(l, 'checkpoints');
+    expect(await handedOff).toEqual(['thread']);
     expect(l.checkpoints).toBe('thread');
     // As the agent writes: some commits, then the thread catches up (a write after a complete
     // checkpoint starts the WAL over from its beginning).
     for (let round = 0; round < 31; round++) {
-      writeRecords(l, 100, round * 100);
+      writeRecords(l, 100, 1 + round * 100);
       await caughtUp(l);
     }
-    expect(l.recent(3).map((r) => r.requestId)).toEqual(['r-3099', 'r-3098', 'r-3097']);
+    expect(l.recent(3).map((r) => r.requestId)).toEqual(['r-3100', 'r-3099', 'r-3098']);
     expect(l.health()).toEqual({ ok: true, pending: 0, dropped: 0, invalid: 0 });
     // The same 3,100 commits without any checkpoint grow the WAL to tens of MB (the control below).
     expect(walBytes(file)).toBeLessThan(8 * 1024 * 1024);
@@ -143,13 +146,37 @@ describe('Ledger with checkpointOffThread', () => {
       l.close();
       await l.threadEnded();
     });
-    const [mode] = (await once(l, 'checkpoints')) as [string];
-    expect(mode).toBe('connection');
+    const gaveUp = once(l, 'checkpoints');
+    writeRecords(l, 1);
+    expect(await gaveUp).toEqual(['connection']);
     expect(l.checkpoints).toBe('connection');
     expect(log.entries().filter((e) => e.level === 'warn')).toHaveLength(1);
     writeRecords(l, 3100);
     expect(l.health().ok).toBe(true);
     expect(walBytes(file)).toBeLessThan(8 * 1024 * 1024);
+  });
+
+  it('stops the thread when nothing was written for idleMs, checkpointing itself again, and starts it at the next write', async () => {
+    const file = path.join(dir, 'ledger.sqlite');
+    const l = Ledger.open(file, { checkpointOffThread: { intervalMs: 10, idleMs: 100 } });
+    closers.push(async () => {
+      l.close();
+      await l.threadEnded();
+    });
+    const modes: string[] = [];
+    l.on('checkpoints', (m: string) => modes.push(m));
+    const handedOff = once(l, 'checkpoints');
+    writeRecords(l, 10);
+    await handedOff;
+    const tookBack = once(l, 'checkpoints');
+    await tookBack; // 100 ms without a write
+    expect(l.checkpoints).toBe('connection');
+    await l.threadEnded();
+    const again = once(l, 'checkpoints');
+    writeRecords(l, 10, 10);
+    await again;
+    expect(modes).toEqual(['thread', 'connection', 'thread']);
+    expect(l.recent(20)).toHaveLength(20);
   });
 
   it('control: the same commits with no checkpoints at all grow the WAL far past that bound', () => {
