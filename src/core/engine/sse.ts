@@ -9,6 +9,7 @@
 // - An event the engine left without its closing blank line at end of stream is still read.
 // - The body is read only while the consumer takes events: the engine client pauses the socket while
 //   events wait untaken (pulled) or while its push handler holds the last one (engine/client.ts).
+import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceMessage, type ParseError } from 'eventsource-parser';
 import type { EngineStreamEvent, TokenUsage } from './types';
 import { readTimings, readUsage } from './usage';
@@ -118,7 +119,9 @@ export class EngineStreamParser {
   private dataEvents = 0;
   private strayLines = 0;
   private readonly parser;
-  private readonly decoder = new TextDecoder('utf-8');
+  /** UTF-8 across reads (a character split between two reads is held back); invalid bytes become U+FFFD. */
+  private readonly decoder = new StringDecoder('utf8');
+  private firstText = true;
 
   constructor(opts: ParseStreamOptions = {}) {
     this.completions = opts.completions === true;
@@ -126,7 +129,16 @@ export class EngineStreamParser {
   }
 
   feed(bytes: Uint8Array): void {
-    this.parser.feed(this.decoder.decode(bytes, { stream: true }));
+    this.feedText(this.decoder.write(bytes));
+  }
+
+  private feedText(text: string): void {
+    if (this.firstText && text !== '') {
+      this.firstText = false;
+      // A byte order mark before the first event is not part of it (the SSE spec strips one).
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    }
+    this.parser.feed(text);
   }
 
   /** The body ended (`broke`: with the read error `error`): queues what is left and exactly one 'end'. */
@@ -134,7 +146,7 @@ export class EngineStreamParser {
     if (this.closed) return;
     this.closed = true;
     if (!broke) {
-      if (!this.overflow) this.parser.feed(`${this.decoder.decode()}\n\n`);
+      if (!this.overflow) this.feedText(`${this.decoder.end()}\n\n`);
     } else if (!this.overflow) {
       const reason = error instanceof Error ? error.message : String(error);
       this.queue.push({ type: 'error', message: `the engine connection broke off mid-stream (${reason})`, statusCode: 502, connectionLost: true });

@@ -186,6 +186,28 @@ describe('parseEngineStream on the real traces', () => {
 describe('parseEngineStream edge cases', () => {
   const parse = (s: string, completions?: boolean) => collect(Buffer.from(s), completions).then(summarize);
 
+  it('a byte order mark before the first event is dropped, also when it is split across reads', async () => {
+    const body = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\ndata: [DONE]\n\n')]);
+    for (const cut of [0, 1, 2, 3]) {
+      const reads = async function* () {
+        if (cut > 0) yield body.subarray(0, cut);
+        yield body.subarray(cut);
+      };
+      const out: EngineStreamEvent[] = [];
+      for await (const ev of parseEngineStream(reads())) out.push(ev);
+      const s = summarize(out);
+      expect(s.text, `cut at ${cut}`).toBe('Hi');
+      expect(s.done).toBe(true);
+    }
+  });
+
+  it('bytes that are not UTF-8 become U+FFFD; the events around them are kept', async () => {
+    const body = Buffer.concat([Buffer.from('data: {"choices":[{"index":0,"delta":{"content":"a'), Buffer.from([0xff, 0xfe]), Buffer.from('b"}}]}\n\ndata: [DONE]\n\n')]);
+    const s = summarize(await collect(body));
+    expect(s.text).toBe('a\ufffd\ufffdb');
+    expect(s.done).toBe(true);
+  });
+
   it('an LM Studio `event: error` frame becomes an error event', async () => {
     const s = await parse('data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\nevent: error\ndata: {"error":{"message":"Model unloaded"}}\n\n');
     expect(s.errors).toEqual([{ message: 'Model unloaded', statusCode: undefined }]);
