@@ -117,7 +117,7 @@ export class RequestBook extends EventEmitter<RequestBookEvents> {
     return this.joinText(id);
   }
 
-  /** The request's text as one string, kept so (its deltas can go). */
+  /** The request's text as one string, which then replaces its deltas. */
   private joinText(id: string): string {
     const t = this.texts.get(id);
     if (!t) return '';
