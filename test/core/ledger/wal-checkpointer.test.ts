@@ -158,7 +158,8 @@ describe('Ledger with checkpointOffThread', () => {
 
   it('stops the thread when nothing was written for idleMs, checkpointing itself again, and starts it at the next write', async () => {
     const file = path.join(dir, 'ledger.sqlite');
-    const l = Ledger.open(file, { checkpointOffThread: { intervalMs: 10, idleMs: 100 } });
+    // idleMs well above a worker's start on a loaded machine: a thread stopped while it starts never hands off.
+    const l = Ledger.open(file, { checkpointOffThread: { intervalMs: 10, idleMs: 500 } });
     closers.push(async () => {
       l.close();
       await l.threadEnded();
@@ -169,7 +170,7 @@ describe('Ledger with checkpointOffThread', () => {
     writeRecords(l, 10);
     await handedOff;
     const tookBack = once(l, 'checkpoints');
-    await tookBack; // 100 ms without a write
+    await tookBack; // 500 ms without a write
     expect(l.checkpoints).toBe('connection');
     await l.threadEnded();
     const again = once(l, 'checkpoints');
