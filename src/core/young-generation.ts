@@ -7,11 +7,13 @@
 // watches minor GCs and, while new space is at `mb`, switches its growth off (V8 reads
 // --semi-space-growth-factor each time it grows new space; 1 means it stays the size it is), and on again
 // once V8 has shrunk it. V8 puts a growth factor below 2 back to 2 whenever it sets up a heap, so starting a
-// worker thread (the ledger's checkpoint thread) lifts the ceiling: whoever starts one calls
-// reassertYoungGenerationCap() once it is online, and the flag is also set again after every minor GC
-// while at the ceiling.
+// worker thread (the ledger's checkpoint thread) lifts the ceiling: the flag is set again when any worker
+// is online (process 'worker' event) and after every minor GC while at the ceiling. A minor GC that falls
+// between the worker's heap set-up and its 'online' can still double new space once (seen 1 in 6 when a
+// worker starts in the middle of a survivor-heavy load).
 import v8 from 'node:v8';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
+import type { Worker } from 'node:worker_threads';
 
 const MB = 1024 * 1024;
 /** V8's own --semi-space-growth-factor. */
@@ -25,10 +27,15 @@ function setGrowth(on: boolean): void {
   v8.setFlagsFromString(`--semi-space-growth-factor=${on ? DEFAULT_GROWTH_FACTOR : 1}`);
 }
 
-/** After a worker thread has started (V8 then resets the factor): switches growth off again if the cap has it off. */
-export function reassertYoungGenerationCap(): void {
+/** After a worker thread has started (V8 then resets the factor): growth off again if the cap has it off. */
+function reassert(): void {
   if (watching && frozen) setGrowth(false);
 }
+
+/** A worker is starting: its heap is set up before it is online; growth goes off again then. */
+const onWorker = (worker: Worker): void => {
+  worker.once('online', reassert);
+};
 
 function newSpaceBytes(): number {
   return v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
@@ -55,8 +62,10 @@ export function capYoungGeneration(mb: number): () => void {
     if (list.getEntries().some((e) => (e as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR)) check();
   });
   obs.observe({ entryTypes: ['gc'] });
+  process.on('worker', onWorker);
   return () => {
     obs.disconnect();
+    process.off('worker', onWorker);
     // The flag is process-wide: stopped, V8 grows new space as it would have without the cap.
     if (frozen) setGrowth(true);
     frozen = false;

@@ -8,7 +8,6 @@
 import { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { reassertYoungGenerationCap } from '../young-generation';
 
 /** One PASSIVE checkpoint, as SQLite reports it: WAL frames in all, and how many are now in the database file. */
 export interface CheckpointReport {
@@ -102,8 +101,6 @@ export class WalCheckpointer extends EventEmitter<WalCheckpointerEvents> {
     }
     this.worker = worker;
     worker.unref();
-    // Setting up its heap made V8 put the growth factor the agent's young-generation cap relies on back.
-    worker.once('online', reassertYoungGenerationCap);
     worker.on('message', (m: { type: string; message?: string } & Partial<CheckpointReport>) => {
       if (m.type === 'ready') {
         if (this.state !== 'starting') return;
