@@ -67,17 +67,17 @@ export interface AgentEvents {
 }
 
 export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
-  // ---- public, read-only. A host reads settings, sampler and alerts (and identity, below); tests observe
-  //      what no product view gives: the request book's raw events, the ledger's rows, the rate cache ----
-  readonly book = new RequestBook();
+  // ---- public, read-only: what a host reads (settings, sampler, alerts, and identity below). Everything
+  //      else, the request book and the ledger included, is seen through the bridge (invoke/subscribe) ----
   readonly sampler?: GpuSampler;
-  readonly ledger?: Ledger;
-  readonly earnings: EarningsService;
   readonly settings: SettingsFile;
   /** The one alert list (link down, key refused, engine down, auto-paused, hub notice); transports subscribe. */
   readonly alerts = new AlertList();
 
   // ---- the parts only the Agent holds (the bridge verbs get theirs through parts(), privately) ----
+  private readonly book = new RequestBook();
+  private readonly ledger?: Ledger;
+  private readonly earnings: EarningsService;
   private readonly log: Log;
   private readonly registry = new ModelRegistry();
   private readonly pause: PauseController;
@@ -324,7 +324,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       announce: () => this.announce(),
     };
     const { link, health, pause, scheduler, registry, log } = this;
-    wireServing({ link, pause, scheduler, providerGate: this.providerGate, log }, outlets);
+    wireServing({ link, pause, scheduler, providerGate: this.providerGate, ...(this.ledger ? { ledger: this.ledger } : {}), log }, outlets);
     wireEngines({ health, discovery: this.discovery, contexts: this.contexts, registry, scheduler, pause, link, identity: this.identity, models: this.models, log }, outlets);
     this.requestLines = new RequestLines(log.child('requests'));
     wireRequests({ book: this.book, earnings: this.earnings, ledgerBatch: this.ledgerBatch, requestMetrics: this.requestMetrics, requestLines: this.requestLines }, outlets);

@@ -3,7 +3,7 @@
 // (status and message) in bounded time, nothing may be doubled, and the next request must succeed.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DevHub } from '../../src/cli/dev-hub';
-import { chat, registered, startStack, until, type Stack } from '../support/stack';
+import { chat, lastStatus, registered, startStack, until, type Stack } from '../support/stack';
 import { generatedText } from '../support/traces';
 import { audit, FULL, report, rng, scale, streamChat } from '../support/faults/faults';
 
@@ -121,11 +121,11 @@ describe('engine faults', () => {
     const ctl = new AbortController();
     const pending = streamChat(stack.hub!, engine.modelIds[0]!, 10, ctl.signal);
     await engine.waitForRequests(1 + engine.requests.filter((q) => q.path !== '/v1/chat/completions').length);
-    await until(() => stack!.agent.book.list(1)[0]?.status === 'running', 'request running at the engine');
+    await until(async () => (await lastStatus(stack!.agent)) === 'running', 'request running at the engine');
     ctl.abort();
     await pending;
     await engine.waitForAbort(1);
-    await until(() => stack!.agent.book.list(1)[0]?.status === 'cancelled', 'request cancelled');
+    await until(async () => (await lastStatus(stack!.agent)) === 'cancelled', 'request cancelled');
     report('engine-hang-hub-cancel', { injected: 1, recovered: 1, lost: 0, duplicated: 0 });
     await stillServes(stack);
   });

@@ -34,15 +34,15 @@ export const ME_STATS = {
   last_connected: '2026-11-30T22:10:00Z',
 };
 
+/** GET /api/v1/provider/status for an active provider whose earnings are on. */
+export const PROVIDER_STATUS_ACTIVE = { provider_id: 'p1', name: 'test', status: 'active', can_connect: true, api_key_valid: true, message: 'ok', earnings_enabled: true };
+
 export class PlatformApi {
   readonly hits: Array<{ path: string; auth?: string }> = [];
   routes: Record<string, RouteBehaviour> = {
     '/api/v1/stats/model-demand': { kind: 'json', body: MODEL_DEMAND },
     '/api/v1/provider/me/stats': { kind: 'json', body: { data: ME_STATS } },
-    '/api/v1/provider/status': {
-      kind: 'json',
-      body: { provider_id: 'p1', name: 'test', status: 'active', can_connect: true, api_key_valid: true, message: 'ok', earnings_enabled: true },
-    },
+    '/api/v1/provider/status': { kind: 'json', body: PROVIDER_STATUS_ACTIVE },
   };
   private readonly hanging = new Set<http.ServerResponse>();
 

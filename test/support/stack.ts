@@ -6,7 +6,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { Agent } from '../../src/core/agent';
 import { memoryLog, type Log } from '../../src/core/log';
-import type { LogEntry, ModelState } from '../../src/shared/types';
+import type { LogEntry, ModelState, RequestView, UsageTotals } from '../../src/shared/types';
+import type { InvokeArgs, InvokeChannel, InvokeResults } from '../../src/shared/bridge';
+import { parseCsv } from './ledger/helpers';
 import { startDevHub, type DevHub, type DevHubOptions } from '../../src/cli/dev-hub';
 import type { ConfigFile } from '../../src/core/config/config';
 import { writeConfigToml } from './config-toml';
@@ -119,6 +121,33 @@ export function modelOf(agent: Agent, id: string): ModelState | undefined {
 /** The agent's recent log lines, as the console's Logs page reads them (logs.list), newest last. */
 export async function logEntries(agent: Agent, limit = 500, level: LogEntry['level'] = 'debug'): Promise<LogEntry[]> {
   return (await agent.invoke('logs.list', { limit, level })) as LogEntry[];
+}
+
+/** A bridge call as the console makes it, typed by its channel (the agent validates the arguments itself). */
+export function call<C extends InvokeChannel>(agent: Agent, channel: C, args: InvokeArgs<C>): Promise<InvokeResults[C]> {
+  return agent.invoke(channel, args) as Promise<InvokeResults[C]>;
+}
+
+/** The request list as the console's Requests page reads it (requests.list), newest first. */
+export function requests(agent: Agent, limit?: number): Promise<RequestView[]> {
+  return call(agent, 'requests.list', limit === undefined ? {} : { limit });
+}
+
+/** The newest request's status in the console's list (undefined before the first request). */
+export async function lastStatus(agent: Agent): Promise<RequestView['status'] | undefined> {
+  return (await requests(agent, 1))[0]?.status;
+}
+
+/** Today's usage totals from the ledger, as the Today card shows them (the snapshot's today). */
+export function today(agent: Agent): UsageTotals {
+  return agent.snapshot().today;
+}
+
+/** The ledger's rows of the last hour as the owner exports them (usage.exportCsv), one record per row keyed by column. */
+export async function ledgerRows(agent: Agent): Promise<Array<Record<string, string>>> {
+  const now = Date.now();
+  const [header, ...rows] = parseCsv(await call(agent, 'usage.exportCsv', { from: now - 3_600_000, to: now + 60_000 }));
+  return rows.map((r) => Object.fromEntries(header!.map((h, i) => [h, r[i] ?? ''])));
 }
 
 /** Waits for the agent to be registered with the hub. */

@@ -24,6 +24,7 @@ import { engineSlots } from '../scheduler/capacity';
 import type { PauseController } from '../scheduler/pause';
 import type { Scheduler } from '../scheduler/scheduler';
 import type { EarningsService } from './earnings';
+import type { Ledger } from '../ledger/ledger';
 import type { LedgerBatch } from './ledger-batch';
 import type { ModelSync } from './model-sync';
 import type { ModelRegistry } from './models';
@@ -70,8 +71,9 @@ export function wireEngines(
   p.discovery.on('change', (engines: EngineInfo[]) => p.models.setEngines(engines));
 }
 
-/** Serving state: the link, pause and scheduler changes reach the console (and the hub, for pause). */
-export function wireServing(p: { link: HubLink; pause: PauseController; scheduler: Scheduler; providerGate: ProviderGate; log: Log }, o: AgentOutlets): void {
+/** Serving state: the link, pause and scheduler changes reach the console (and the hub, for pause); the
+ *  provider status's earnings flag reaches the ledger each time the platform is asked. */
+export function wireServing(p: { link: HubLink; pause: PauseController; scheduler: Scheduler; providerGate: ProviderGate; ledger?: Ledger; log: Log }, o: AgentOutlets): void {
   const l = p.log.child('agent');
   p.link.on('state', (st) => {
     o.snapshot();
@@ -83,7 +85,10 @@ export function wireServing(p: { link: HubLink; pause: PauseController; schedule
     o.announce();
   });
   p.scheduler.on('change', () => o.snapshot());
-  p.providerGate.on('change', () => o.snapshot());
+  p.providerGate.on('change', (v) => {
+    if (v.earningsEnabled !== undefined && v.earningsEnabled !== p.ledger?.isEarningsEnabled()) p.ledger?.setEarningsEnabled(v.earningsEnabled);
+    o.snapshot();
+  });
 }
 
 /** Requests: each finished one is earned, queued for the ledger, counted for the heartbeat and logged. */

@@ -9,7 +9,7 @@ import { INVOKE_CHANNELS, type AgentSnapshot, type BridgeEvent, type GatewayKeyV
 import type { EngineInfo, LogEntry, ModelState, PauseState, RequestView } from '../../../src/shared/types';
 import { FileSecretStore } from '../../../src/core/config/secrets';
 import { startTestEngine, type TestEngine } from '../../support/engine-server';
-import { chat, registered, startStack, TEST_KEY, until, type Stack } from '../../support/stack';
+import { chat, registered, requests, startStack, TEST_KEY, until, type Stack } from '../../support/stack';
 
 let stack: Stack;
 let model: string;
@@ -29,7 +29,7 @@ async function streamOne(): Promise<void> {
   const res = await chat(stack.hub!, { model, messages: [{ role: 'user', content: 'hello' }], stream: true });
   expect(res.status).toBe(200);
   await res.text();
-  await until(() => stack.agent.book.list().some((v) => v.status === 'ok'), 'the request finished');
+  await until(async () => (await requests(stack.agent)).some((v) => v.status === 'ok'), 'the request finished');
 }
 
 const SNAPSHOT_KEYS = ['catalogue', 'discovery', 'engines', 'gateway', 'gpu', 'hasKey', 'identity', 'link', 'models', 'nodeId', 'nodeName', 'onboarded', 'pause', 'providerStatus', 'today', 'todayEarningsReason', 'version'];

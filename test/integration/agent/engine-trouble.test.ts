@@ -3,7 +3,7 @@
 // counts of a cancelled stream, and the client's model id in answers. (The live suite in test/live does
 // the same against the real llama-server.)
 import { afterEach, describe, expect, it } from 'vitest';
-import { modelOf, chat, readSse, registered, startStack, until, type Stack } from '../../support/stack';
+import { modelOf, chat, lastStatus, requests, readSse, registered, startStack, until, type Stack } from '../../support/stack';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -66,8 +66,8 @@ describe('engine trouble', () => {
     }
     expect(text).toContain('"model":"public-name"');
     ctl.abort();
-    await until(() => stack!.agent.book.list(1)[0]?.status === 'cancelled', 'cancelled');
-    const row = stack.agent.book.list(1)[0]!;
+    await until(async () => (await lastStatus(stack!.agent)) === 'cancelled', 'cancelled');
+    const row = (await requests(stack.agent, 1))[0]!;
     expect(row.tokensOut).toBeGreaterThanOrEqual(25);
     expect(row.estimated).toBe(true);
   });

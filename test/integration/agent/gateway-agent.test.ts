@@ -3,7 +3,7 @@
 import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { summarizeTrace } from '../../support/traces';
-import { registered, freePort, startStack, until, type Stack } from '../../support/stack';
+import { ledgerRows, registered, freePort, requests, startStack, until, type Stack } from '../../support/stack';
 
 let stack: Stack | undefined;
 
@@ -39,8 +39,8 @@ describe('agent + gateway', () => {
     });
     ws.close();
     expect(text).toBe(summarizeTrace('vllm-chat-basic.sse').text);
-    await until(() => stack!.agent.book.list(5).some((r) => r.source === 'local' && r.status === 'ok'), 'local request finished');
-    await until(() => (stack!.agent.ledger?.recent(10) ?? []).some((r) => r.source === 'local'), 'ledger row');
+    await until(async () => (await requests(stack!.agent, 5)).some((r) => r.source === 'local' && r.status === 'ok'), 'local request finished');
+    await until(async () => (await ledgerRows(stack!.agent)).some((r) => r.source === 'local'), 'ledger row');
     // a wrong key is refused
     const bad = new WebSocket(`ws://${snap.gateway.listen}/v1/ws?apiKey=sk-swan-wrong`);
     const refused = await new Promise<string>((resolve) => {

@@ -2,7 +2,7 @@
 // stream and non-stream relay, and the request forms of seed 000 + DESIGN.md.
 import { afterEach, describe, expect, it } from 'vitest';
 import { summarizeTrace, generatedText } from '../../support/traces';
-import { modelOf, chat, chunkText, readSse, registered, startStack, until, type Stack } from '../../support/stack';
+import { modelOf, chat, lastStatus, chunkText, readSse, registered, startStack, until, type Stack } from '../../support/stack';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -183,7 +183,7 @@ describe('inference relay', () => {
     await reader.read();
     ctl.abort();
     await stack.engines[0]!.waitForAbort(1);
-    await until(() => stack!.agent.book.list(1)[0]?.status === 'cancelled', 'request marked cancelled');
+    await until(async () => (await lastStatus(stack!.agent)) === 'cancelled', 'request marked cancelled');
   });
 
   it('warms a model up and acks with load time, memory and success', async () => {

@@ -4,7 +4,7 @@
 // beside it), and booked as source 'local' with a `<kind>-` id, so never as hub earnings.
 // Real dev hub, real test engines, real Agent.
 import { afterEach, describe, expect, it } from 'vitest';
-import { modelOf, chat, registered, startStack, until, type Stack } from '../../support/stack';
+import { call, ledgerRows, modelOf, chat, registered, requests, startStack, today, until, type Stack } from '../../support/stack';
 import type { TestEngine } from '../../support/engine-server';
 
 let stack: Stack | undefined;
@@ -25,6 +25,7 @@ async function longStream(s: Stack, model: string): Promise<{ stop(): void }> {
 
 async function twoEndpoints(): Promise<{ s: Stack; model: string; a: TestEngine; b: TestEngine }> {
   const s = await startStack({
+    hub: { earningsEnabled: true },
     engines: [{ mode: { generate: 100_000, delayMs: 5 } }, { mode: { generate: 100_000, delayMs: 5 } }],
     agent: { MaxConcurrentPerEndpoint: 1, HealthCheckIntervalSeconds: 30 },
   });
@@ -55,7 +56,7 @@ describe('internal generations go through the inference service', () => {
     expect(ack).toMatchObject({ _type: 'ack', model_id: model, success: true });
     expect(generations(engine)).toHaveLength(2);
     expect(generations(engine)[1]!.body).toMatchObject({ max_tokens: 1 });
-    const row = stack.agent.book.list().find((r) => r.id.startsWith('warmup-'));
+    const row = (await requests(stack.agent)).find((r) => r.id.startsWith('warmup-'));
     expect(row).toMatchObject({ source: 'local', status: 'ok', endpoint: engine.url });
   });
 
@@ -75,15 +76,15 @@ describe('internal generations go through the inference service', () => {
     expect(generations(t.b)).toHaveLength(1);
     expect(generations(t.b)[0]!.body).toMatchObject({ seed: 7, temperature: 0 });
     expect(generations(t.a)).toHaveLength(1);
-    expect(t.s.agent.book.list().find((r) => r.id.startsWith('verify-'))).toMatchObject({ source: 'local', status: 'ok', endpoint: t.b.url });
+    expect((await requests(t.s.agent)).find((r) => r.id.startsWith('verify-'))).toMatchObject({ source: 'local', status: 'ok', endpoint: t.b.url });
   });
 
   it('benchmark with two endpoints: each prompt goes to the leased endpoint, none counted as hub earnings', async () => {
     const t = await twoEndpoints();
     stack = t.s;
     // A price for the model: a hub row would earn; the benchmark's must not.
-    t.s.agent.ledger!.setEarningsEnabled(true);
-    t.s.agent.ledger!.setPrice(t.model, 1_000_000, 1_000_000);
+    await until(async () => (await call(t.s.agent, 'prices.list', {})).earningsEnabled, 'earnings on at the hub');
+    await call(t.s.agent, 'prices.set', { model: t.model, inputPerM: 1_000_000, outputPerM: 1_000_000 });
     const busy = await longStream(t.s, t.model);
     expect(generations(t.a)).toHaveLength(1);
     const res = await fetch(`${t.s.hub!.url}/dev/benchmark`, {
@@ -98,17 +99,17 @@ describe('internal generations go through the inference service', () => {
     ]);
     expect(generations(t.b)).toHaveLength(2);
     expect(generations(t.a)).toHaveLength(1);
-    const rows = t.s.agent.book.list().filter((r) => r.id.startsWith('benchmark-'));
+    const rows = (await requests(t.s.agent)).filter((r) => r.id.startsWith('benchmark-'));
     expect(rows.map((r) => [r.source, r.status, r.endpoint])).toEqual([
       ['local', 'ok', t.b.url],
       ['local', 'ok', t.b.url],
     ]);
-    const ledgered = () => t.s.agent.ledger!.recent(10).filter((r) => r.requestId.startsWith('benchmark-'));
-    await until(() => ledgered().length === 2, 'benchmark rows in the ledger');
-    expect(ledgered().map((r) => [r.source, r.status, r.tokensOut > 0])).toEqual([
-      ['local', 'ok', true],
-      ['local', 'ok', true],
+    const ledgered = async () => (await ledgerRows(t.s.agent)).filter((r) => r.request_id!.startsWith('benchmark-'));
+    await until(async () => (await ledgered()).length === 2, 'benchmark rows in the ledger');
+    expect((await ledgered()).map((r) => [r.source, r.status, Number(r.tokens_out) > 0, Number(r.earnings)])).toEqual([
+      ['local', 'ok', true, 0],
+      ['local', 'ok', true, 0],
     ]);
-    expect(t.s.agent.ledger!.today().earnings).toBe(0);
+    expect(today(t.s.agent).earnings).toBe(0);
   });
 });

@@ -4,8 +4,8 @@
 // card gets a reason while earnings are zero.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EarningsOverview } from '../../../src/shared/bridge';
-import { PlatformApi } from '../../support/platform-api';
-import { logEntries, TEST_KEY, chat, readSse, registered, startStack, until, type Stack } from '../../support/stack';
+import { PlatformApi, PROVIDER_STATUS_ACTIVE } from '../../support/platform-api';
+import { call, logEntries, TEST_KEY, chat, readSse, registered, startStack, today, until, type Stack } from '../../support/stack';
 
 let stack: Stack | undefined;
 let api: PlatformApi | undefined;
@@ -27,13 +27,13 @@ describe('earnings from the network', () => {
     };
     stack = await startStack({ serviceUrl: api.url, engines: [{ models: [MODEL], mode: { generate: 40 }, promptTokens: 12 }] });
     await registered(stack);
-    await until(() => stack!.agent.ledger!.networkRateOf(MODEL) !== undefined, 'network rates fetched');
+    await until(async () => (await call(stack!.agent, 'earnings.overview', {})).pricing.some((p) => p.model === MODEL && p.source === 'network'), 'network rates fetched');
     expect(stack.agent.snapshot().todayEarningsReason).toBe('no_requests');
     await stack.agent.invoke('prices.set', { model: '*', inputPerM: 50, outputPerM: 50 }); // ignored: the network prices MODEL
     for (let i = 0; i < 3; i++) await readSse(await chat(stack.hub!, { model: MODEL, stream: true, messages: [{ role: 'user', content: `x${i}` }] }));
-    await until(() => stack!.agent.ledger!.today().requests === 3, 'three requests in the ledger');
+    await until(() => today(stack!.agent).requests === 3, 'three requests in the ledger');
     // Each: 12 × 0.15 / 1e6 + 40 × 0.45 / 1e6 = 0.0000018 + 0.000018 = 0.0000198 USD
-    expect(stack.agent.ledger!.today().earnings).toBeCloseTo(3 * 0.0000198, 12);
+    expect(today(stack.agent).earnings).toBeCloseTo(3 * 0.0000198, 12);
     expect(stack.agent.snapshot().todayEarningsReason).toBeUndefined();
 
     const o = (await stack.agent.invoke('earnings.overview', {})) as EarningsOverview;
@@ -53,7 +53,7 @@ describe('earnings from the network', () => {
     expect((await logEntries(stack.agent, 500, 'warn')).some((e) => /provider\/me\/stats\) unavailable: .*HTTP 503/.test(e.msg))).toBe(true);
     // Serving is not blocked by it.
     await readSse(await chat(stack.hub!, { model: MODEL, stream: true, messages: [{ role: 'user', content: 'y' }] }));
-    await until(() => stack!.agent.ledger!.today().requests === 4, 'served while the platform is down');
+    await until(() => today(stack!.agent).requests === 4, 'served while the platform is down');
   });
 
   it('the Today reason: no priced model, then earnings not enabled', async () => {
@@ -61,9 +61,12 @@ describe('earnings from the network', () => {
     api.routes['/api/v1/stats/model-demand'] = { kind: 'json', body: { code: 0, data: { models: [] } } };
     stack = await startStack({ serviceUrl: api.url, engines: [{ models: [MODEL] }] });
     await registered(stack);
-    await until(() => stack!.agent.earnings.rates.view().asOf !== null, 'rates fetched');
+    await until(async () => (await call(stack!.agent, 'demand.list', {})).rates.asOf !== null, 'rates fetched');
     expect(stack.agent.snapshot().todayEarningsReason).toBe('no_priced_model');
-    stack.agent.ledger!.setEarningsEnabled(false);
+    // The platform turns earnings off: the next provider-status check carries it to the ledger.
+    api.routes['/api/v1/provider/status'] = { kind: 'json', body: { ...PROVIDER_STATUS_ACTIVE, earnings_enabled: false } };
+    await call(stack.agent, 'providerStatus.refresh', {});
     expect(stack.agent.snapshot().todayEarningsReason).toBe('earnings_disabled');
+    expect((await call(stack.agent, 'prices.list', {})).earningsEnabled).toBe(false);
   });
 });

@@ -1,8 +1,9 @@
 // The "Try it" test prompt: a short chat through the same runner, scheduler and engine client as hub
 // traffic, recorded as a local request (in the request book and the ledger), streaming its text.
 import { afterEach, expect, it } from 'vitest';
-import type { UsageRecord } from '../../../src/shared/types';
-import { modelOf, startStack, until, type Stack } from '../../support/stack';
+import type { BridgeEvent } from '../../../src/shared/bridge';
+import { call, ledgerRows, modelOf, requests, startStack, today, until, type Stack } from '../../support/stack';
+import { generatedText } from '../../support/traces';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -11,23 +12,23 @@ afterEach(async () => {
 });
 
 it('streams an answer as a local request and records it in the ledger', async () => {
-  stack = await startStack({ hub: false, engines: [{ models: ['m-a'] }] });
+  stack = await startStack({ hub: false, engines: [{ models: ['m-a'], mode: { generate: 12 } }] });
   await until(() => modelOf(stack!.agent, 'm-a')?.enabled === true, 'model m-a enabled');
-  let deltas = 0;
-  const finished: UsageRecord[] = [];
-  stack.agent.book.on('text', () => deltas++);
-  stack.agent.book.on('finished', (r) => finished.push(r));
-  const { id } = (await stack.agent.invoke('models.try', { model: 'm-a', prompt: 'Say hello.' })) as { id: string };
+  const events: BridgeEvent[] = [];
+  const off = stack.agent.subscribe((e) => events.push(e));
+  const { id } = await call(stack.agent, 'models.try', { model: 'm-a', prompt: 'Say hello.' });
   expect(id).toMatch(/^try-/);
-  await until(() => finished.length === 1, 'the test prompt finished');
-  const r = finished[0]!;
-  expect(r).toMatchObject({ requestId: id, source: 'local', model: 'm-a', status: 'ok' });
-  expect(r.ttftMs).not.toBeNull();
-  expect(deltas).toBeGreaterThan(0);
-  expect(stack.agent.book.text(id).length).toBeGreaterThan(0);
+  await until(() => events.some((e) => e.type === 'request.update' && e.request.id === id && e.request.status === 'ok'), 'the test prompt finished');
+  off();
+  expect(events.filter((e) => e.type === 'request.text' && e.id === id).length).toBeGreaterThan(0);
+  const [row] = await requests(stack.agent, 1);
+  expect(row).toMatchObject({ id, source: 'local', model: 'm-a', status: 'ok', tokensOut: 12 });
+  expect(row!.firstTokenAt).toBeDefined();
+  expect(await call(stack.agent, 'requests.text', { id })).toBe(generatedText(12));
   // The engine saw one chat request through the scheduler's endpoint.
   expect(stack.engines[0]!.requests.some((q) => (q.body as { messages?: unknown[] } | undefined)?.messages?.length === 1)).toBe(true);
-  await until(() => (stack!.agent.ledger?.today().requests ?? 0) === 1, 'the ledger has it');
+  await until(() => today(stack!.agent).requests === 1, 'the ledger has it');
+  expect((await ledgerRows(stack.agent)).map((r) => [r.request_id, r.source, r.status, r.tokens_out])).toEqual([[id, 'local', 'ok', '12']]);
 });
 
 it('refuses an unknown or switched-off model and an empty prompt', async () => {
@@ -42,9 +43,9 @@ it('the per-model report counts a model’s requests in its bucket and leaves ot
   stack = await startStack({ hub: false, engines: [{ models: ['m-a', 'm-b'] }] });
   await until(() => modelOf(stack!.agent, 'm-a')?.enabled === true, 'model m-a enabled');
   for (const model of ['m-a', 'm-a', 'm-b']) {
-    const before = stack.agent.ledger!.today().requests;
+    const before = today(stack.agent).requests;
     await stack.agent.invoke('models.try', { model, prompt: 'hi' });
-    await until(() => stack!.agent.ledger!.today().requests === before + 1, 'recorded');
+    await until(() => today(stack!.agent).requests === before + 1, 'recorded');
   }
   const r = (await stack.agent.invoke('usage.model', { model: 'm-a', hours: 24 })) as import('../../../src/shared/bridge').ModelReport;
   expect(r.buckets).toHaveLength(24);

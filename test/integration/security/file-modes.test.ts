@@ -57,7 +57,7 @@ describe('file modes', () => {
     try {
       await agent.start();
       expect(await agent.invoke('settings.save', { patch: { theme: 'dark' } })).toEqual({ ok: true });
-      agent.ledger?.setPrice('*', 1, 2);
+      await agent.invoke('prices.set', { model: '*', inputPerM: 1, outputPerM: 2 });
       expect(mode(home)).toBe(0o700);
       const m = modes(home);
       expect(Object.keys(m)).toEqual(expect.arrayContaining(['settings.json', 'ledger.sqlite', 'config.toml', 'models.json']));
