@@ -14,6 +14,7 @@ import { DAY_MS } from '../core/ledger/time-buckets';
 import { forTerminal, terminalWriter } from '../core/terminal';
 import { homePath } from '../core/config/home-layout';
 import { fmtDateTime } from '../shared/dates';
+import { CodedError } from '../shared/bridge-error';
 
 export interface UsageCommandOptions {
   home: string;
@@ -33,8 +34,11 @@ export function ledgerPath(home: string): string {
   return homePath(home, 'ledger');
 }
 
-/** A --from/--to value that is not a date, or a range that ends before it starts. */
-export class UsageArgError extends Error {
+/** Why a --from/--to value was refused: a day the calendar lacks (2025-02-30), not a date at all, or --to before --from. */
+export type UsageArgErrorCode = 'no_such_date' | 'not_a_date' | 'range_reversed';
+
+/** A --from/--to value that is not a date, or a range that ends before it starts; `field` is 'from' or 'to'. */
+export class UsageArgError extends CodedError<UsageArgErrorCode> {
   override name = 'UsageArgError';
 }
 
@@ -52,12 +56,12 @@ export function parseDateArg(value: string, edge: 'from' | 'to'): number {
     const [y, m, d] = [Number(day[1]), Number(day[2]), Number(day[3])];
     const date = new Date(y, m - 1, d);
     if (date.getFullYear() !== y || date.getMonth() !== m - 1 || date.getDate() !== d) {
-      throw new UsageArgError(`--${edge} ${value}: there is no such date. Use YYYY-MM-DD, e.g. 2025-01-31.`);
+      throw new UsageArgError('no_such_date', `--${edge} ${value}: there is no such date. Use YYYY-MM-DD, e.g. 2025-01-31.`, edge);
     }
     return edge === 'from' ? date.getTime() : new Date(y, m - 1, d + 1).getTime();
   }
   const t = ISO_RE.test(v) ? Date.parse(v) : NaN;
-  if (!Number.isFinite(t)) throw new UsageArgError(`--${edge} ${value}: not a date. Use YYYY-MM-DD or an ISO time such as 2025-01-31T18:00:00Z.`);
+  if (!Number.isFinite(t)) throw new UsageArgError('not_a_date', `--${edge} ${value}: not a date. Use YYYY-MM-DD or an ISO time such as 2025-01-31T18:00:00Z.`, edge);
   return t;
 }
 
@@ -181,7 +185,7 @@ async function summary(ledger: Ledger, file: string, home: string, out: NodeJS.W
 function exportRange(opts: UsageCommandOptions): { from: number; to: number } {
   const from = opts.from ? parseDateArg(opts.from, 'from') : 0;
   const to = opts.to ? parseDateArg(opts.to, 'to') : Date.now() + 1;
-  if (to < from) throw new UsageArgError(`--to (${fmtDateTime(to)}) is before --from (${fmtDateTime(from)}).`);
+  if (to < from) throw new UsageArgError('range_reversed', `--to (${fmtDateTime(to)}) is before --from (${fmtDateTime(from)}).`, 'to');
   return { from, to };
 }
 

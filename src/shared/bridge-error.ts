@@ -1,6 +1,7 @@
 // Why a bridge call was refused or failed, as a stable code beside the owner's plain message. Both
 // transports (Electron IPC and the console WebSocket) carry it in the reply; the renderer gets it back
 // as `BridgeError.code`. The message is for people; code is what programs and tests branch on.
+// Its base, CodedError, is the one base of the parts' own coded errors too.
 
 export const BRIDGE_ERROR_CODES = [
   /** The channel is not one of INVOKE_CHANNELS (the page and the agent are out of step). */
@@ -35,15 +36,24 @@ export function isBridgeErrorCode(x: unknown): x is BridgeErrorCode {
   return typeof x === 'string' && (BRIDGE_ERROR_CODES as readonly string[]).includes(x);
 }
 
-/** An error with a bridge code: thrown by handlers, and rebuilt from a reply on the renderer's side. */
-export class BridgeError extends Error {
+/**
+ * An error with a stable code beside its plain message, and the field at fault where there is one
+ * (dotted: `window.messages`, `inputPerM`). The parts' typed errors extend it, each with its own code
+ * union (docs/error-codes.md); BridgeError below is one.
+ */
+export class CodedError<C extends string> extends Error {
   constructor(
-    readonly code: BridgeErrorCode,
+    readonly code: C,
     message: string,
+    readonly field?: string,
   ) {
     super(message);
-    this.name = 'BridgeError';
   }
+}
+
+/** An error with a bridge code: thrown by handlers, and rebuilt from a reply on the renderer's side. */
+export class BridgeError extends CodedError<BridgeErrorCode> {
+  override name = 'BridgeError';
 }
 
 /** The code an error travels with: its own when it carries a bridge code, else `failed`. */

@@ -23,3 +23,9 @@ export function formatIssues(err: { issues: readonly z.core.$ZodIssue[] }, f: Is
     })
     .join('; ');
 }
+
+/** The dotted path of the first issue (`patch`, `0.from`): the field a coded error names; none for the whole value. */
+export function issueField(err: { issues: readonly z.core.$ZodIssue[] }): string | undefined {
+  const where = err.issues[0]?.path.map(String).join('.');
+  return where || undefined;
+}

@@ -38,8 +38,8 @@ describe('usage dates', () => {
     expect(parseDateArg('2025-01-31', 'from')).toBe(new Date(2025, 0, 31).getTime());
     expect(parseDateArg('2025-01-31', 'to')).toBe(new Date(2025, 1, 1).getTime());
     expect(parseDateArg('2025-01-31T18:00:00Z', 'to')).toBe(Date.UTC(2025, 0, 31, 18));
-    expect(() => parseDateArg('2025-02-30', 'from')).toThrow(/no such date/);
-    expect(() => parseDateArg('last tuesday', 'to')).toThrow(/not a date. Use YYYY-MM-DD/);
+    expect(() => parseDateArg('2025-02-30', 'from')).toThrow(expect.objectContaining({ code: 'no_such_date', field: 'from' }));
+    expect(() => parseDateArg('last tuesday', 'to')).toThrow(expect.objectContaining({ code: 'not_a_date', field: 'to' }));
   });
 });
 

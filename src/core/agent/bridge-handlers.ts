@@ -23,9 +23,10 @@ import { ownerEndpointUrl } from '../engine/url';
 import { listGpuProcesses } from '../gpu/processes';
 import { checkForUpdate } from '../update/check';
 import { appInfo, modelReport, startTestPrompt } from './console-extras';
-import { formatIssues } from '../../shared/zod-issues';
+import { formatIssues, issueField } from '../../shared/zod-issues';
 import { BridgeError } from '../../shared/bridge-error';
 import { toBridgeError } from './bridge-errors';
+import { LedgerValueError } from '../ledger/db-errors';
 
 /** What the bridge verbs use of the agent: its parts and a few of its actions, nothing else. */
 export type BridgeDeps = Pick<
@@ -150,7 +151,7 @@ export class BridgeHandlers {
         try {
           a.ledger.setElectricityPrice(perKwh === null ? null : { perKwh, currency: cur, usdPerUnit: cur === 'USD' ? 1 : (usdPerUnit ?? 1) });
         } catch (e) {
-          throw e instanceof RangeError ? new BridgeError('invalid_args', e.message) : new BridgeError('failed', `The electricity price could not be saved: ${(e as Error).message}`);
+          throw e instanceof LedgerValueError ? new BridgeError('invalid_args', e.message, e.field) : new BridgeError('failed', `The electricity price could not be saved: ${(e as Error).message}`);
         }
         a.emitSnapshot();
         return a.earnings.overview();
@@ -244,7 +245,7 @@ export class BridgeHandlers {
     const parsed = invokeSchemas[channel].safeParse(args ?? {});
     if (!parsed.success) {
       const detail = formatIssues(parsed.error, { root: 'arguments' });
-      throw new BridgeError('invalid_args', `Invalid arguments for ${channel}: ${detail}`);
+      throw new BridgeError('invalid_args', `Invalid arguments for ${channel}: ${detail}`, issueField(parsed.error));
     }
     const handler = this.table[channel] as (a: unknown) => unknown;
     try {

@@ -3,7 +3,7 @@
 // Nothing here is on the request path except EnergyMeter's O(running) bookkeeping at start/end.
 import path from 'node:path';
 import type { DemandView, EarningsOverview, ElectricityView, ModelPricingView, NetworkRateView } from '../../shared/bridge';
-import { certainlyIs, demandRows } from '../platform/demand';
+import { certainlyIs, DemandError, demandRows } from '../platform/demand';
 import { OllamaPulls, type PullState } from './ollama-pull';
 import { ollamaTags, type OllamaLocalModel } from './ollama-tags';
 import { mapNetworkModel } from './network-model-map';
@@ -177,9 +177,9 @@ export class EarningsService {
    * pulled, but not announced as the network id; the pull's `notAnnounced` says so. */
   async pull(engineUrl: string, model: string, networkId?: string): Promise<DemandView> {
     const m = this.o.machine?.() ?? { known: [], ollamaEngines: [], vramGb: null };
-    if (!m.ollamaEngines.includes(engineUrl)) throw new Error(`${engineUrl.slice(0, 200)} is not an Ollama engine found on this machine; rescan engines first.`);
+    if (!m.ollamaEngines.includes(engineUrl)) throw new DemandError('not_local_engine', `${engineUrl.slice(0, 200)} is not an Ollama engine found on this machine; rescan engines first.`, 'engineUrl');
     if (networkId !== undefined && !(this.rates.view().value ?? []).some((r) => r.modelId === networkId)) {
-      throw new Error(`${networkId.slice(0, 200)} is not a model the network lists a rate for; refresh the demand list and pick one from it.`);
+      throw new DemandError('not_network_model', `${networkId.slice(0, 200)} is not a model the network lists a rate for; refresh the demand list and pick one from it.`, 'networkId');
     }
     const notAnnounced = networkId !== undefined && !certainlyIs(model, networkId) ? unsureTag(model, networkId, engineUrl) : undefined;
     if (notAnnounced) this.o.log.warn(notAnnounced.text);
@@ -190,13 +190,13 @@ export class EarningsService {
   /** "Serve this" for a network model an Ollama engine here already has under its own tag. */
   async serve(modelId: string): Promise<DemandView> {
     const row = (await this.demand()).rows.find((r) => r.modelId === modelId);
-    if (!row?.local) throw new Error(`No model on disk here is ${modelId.slice(0, 200)} under another name; pull it first, or switch it on in Models if an engine serves it under that id.`);
+    if (!row?.local) throw new DemandError('not_on_disk', `No model on disk here is ${modelId.slice(0, 200)} under another name; pull it first, or switch it on in Models if an engine serves it under that id.`, 'modelId');
     this.mapToNetwork(modelId, row.local.engineUrl, row.local.model);
     return this.demand();
   }
 
   private mapToNetwork(networkId: string, engineUrl: string, localModel: string): void {
-    if (!this.o.modelsFile) throw new Error('this agent has no models.json to write the mapping to');
+    if (!this.o.modelsFile) throw new DemandError('no_models_file', 'this agent has no models.json to write the mapping to');
     const r = mapNetworkModel(this.o.modelsFile, networkId, engineUrl, localModel);
     this.o.log.info(`${r === 'added' ? 'models.json now maps' : 'models.json already maps'} ${networkId} to ${localModel} at ${engineUrl}; announcing it as ${networkId}`);
     this.o.onMapped?.(networkId);

@@ -10,6 +10,7 @@ import { readModelsJson, type ProviderConfig } from '../config/config';
 import { homePath } from '../config/home-layout';
 import { writeJsonAtomic } from '../config/atomic-file';
 import { endpointKey } from '../engine/url';
+import { DemandError } from '../platform/demand';
 
 export type MapResult = 'added' | 'unchanged';
 
@@ -18,7 +19,8 @@ export function mapNetworkModel(file: string, networkId: string, engineUrl: stri
   const cur = entries[networkId];
   if (cur) {
     if (endpointKey(cur.endpoint) === endpointKey(engineUrl) && (cur.local_model ?? networkId) === localModel) return 'unchanged';
-    throw new Error(
+    throw new DemandError(
+      'already_mapped',
       `models.json already has an entry for ${networkId} (endpoint ${cur.endpoint}${cur.local_model ? `, local_model ${cur.local_model}` : ''}); edit or remove it there to serve ${localModel} from ${engineUrl} instead.`,
     );
   }

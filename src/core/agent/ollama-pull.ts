@@ -5,6 +5,7 @@
 // engine this agent found may be asked (never a URL from the UI), one pull per engine and model.
 import type { PullStateView } from '../../shared/bridge';
 import type { Logger } from '../log';
+import { DemandError } from '../platform/demand';
 
 /** One pull (the bridge's type is its one home). */
 export type PullState = PullStateView;
@@ -31,7 +32,7 @@ export class OllamaPulls {
    * is the network model the pull is for (announced with `model` as its local name once pulled, unless
    * `notAnnounced` says why not). */
   start(engineUrl: string, model: string, networkId?: string, notAnnounced?: PullState['notAnnounced']): PullState {
-    if (!OLLAMA_MODEL_NAME.test(model)) throw new Error(`"${model.slice(0, 64)}" is not an Ollama model name (like llama3.1:8b or qwen2.5:7b-instruct).`);
+    if (!OLLAMA_MODEL_NAME.test(model)) throw new DemandError('not_model_name', `"${model.slice(0, 64)}" is not an Ollama model name (like llama3.1:8b or qwen2.5:7b-instruct).`, 'model');
     const key = `${engineUrl} ${model}`;
     const cur = this.pulls.get(key);
     if (cur && !cur.done) return { ...cur };

@@ -3,7 +3,7 @@
 // quantization_level "Q4_K_M"}}]} (Ollama API docs, "List Local Models"). Validated entry by entry:
 // an entry that is not well formed is skipped, a size that is not a byte count is left unknown.
 import { z } from 'zod';
-import { getJson } from '../platform/get-json';
+import { AnswerError, getJson } from '../platform/get-json';
 
 export interface OllamaLocalModel {
   name: string;
@@ -23,7 +23,7 @@ const answer = z.object({ models: z.array(z.unknown()).max(10_000) }).passthroug
 
 export function parseOllamaTags(json: unknown): OllamaLocalModel[] {
   const a = answer.safeParse(json);
-  if (!a.success) throw new Error('the /api/tags answer has no models list');
+  if (!a.success) throw new AnswerError('no_model_list', 'the /api/tags answer has no models list', 'models');
   const out: OllamaLocalModel[] = [];
   for (const raw of a.data.models) {
     const e = entry.safeParse(raw);

@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { HOME_FILES } from './home-layout';
 import { writeFileAtomic } from './atomic-file';
+import { CodedError } from '../../shared/bridge-error';
 
 export type IdentitySource = 'generated' | 'computing-provider' | 'migrated' | 'home';
 
@@ -28,6 +29,21 @@ export interface Identity {
   from?: string;
   /** What happened while loading, for the log (reuse, migration). */
   notes: string[];
+}
+
+/** Why a node key was refused: unreadable, not 32 raw bytes or 64 hex characters, outside the curve's range, or an old key that cannot be migrated. */
+export type IdentityErrorCode = 'key_unreadable' | 'key_malformed' | 'key_invalid' | 'key_not_migratable';
+
+/** A node key file that cannot be used; `file` is that file. It is never replaced: the hub would see a new node. */
+export class IdentityError extends CodedError<IdentityErrorCode> {
+  override name = 'IdentityError';
+  constructor(
+    code: IdentityErrorCode,
+    readonly file: string,
+    message: string,
+  ) {
+    super(code, message);
+  }
 }
 
 export const KEY_FILE = HOME_FILES.nodeKey;
@@ -59,8 +75,8 @@ function parseKey(buf: Buffer, file: string): Buffer {
     if (/^[0-9a-fA-F]{64}$/.test(text)) raw = Buffer.from(text, 'hex');
   }
   const restore = 'Restore it from a backup; deleting it makes a new key, and the hub will see this machine as a different node.';
-  if (!raw) throw new Error(`The node key ${file} is not a secp256k1 private key (expected 32 raw bytes or 64 hex characters, found ${buf.length} bytes). ${restore}`);
-  if (!validKey(raw)) throw new Error(`The node key ${file} is not a valid secp256k1 private key. ${restore}`);
+  if (!raw) throw new IdentityError('key_malformed', file, `The node key ${file} is not a secp256k1 private key (expected 32 raw bytes or 64 hex characters, found ${buf.length} bytes). ${restore}`);
+  if (!validKey(raw)) throw new IdentityError('key_invalid', file, `The node key ${file} is not a valid secp256k1 private key. ${restore}`);
   return raw;
 }
 
@@ -69,7 +85,7 @@ function readKeyFile(file: string): Buffer {
   try {
     buf = fs.readFileSync(file);
   } catch (e) {
-    throw new Error(`The node key ${file} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}). Check its permissions.`);
+    throw new IdentityError('key_unreadable', file, `The node key ${file} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}). Check its permissions.`);
   }
   return parseKey(buf, file);
 }
@@ -90,7 +106,7 @@ function deriveFromEd25519(pem: string, file: string): Buffer {
     if (key.asymmetricKeyType !== 'ed25519') throw new Error(`a ${key.asymmetricKeyType ?? 'unknown'} key`);
     der = key.export({ type: 'pkcs8', format: 'der' });
   } catch (e) {
-    throw new Error(`The old node key ${file} cannot be migrated (${(e as Error).message}). Restore it from a backup, or move it away to start with a new node.`);
+    throw new IdentityError('key_not_migratable', file, `The old node key ${file} cannot be migrated (${(e as Error).message}). Restore it from a backup, or move it away to start with a new node.`);
   }
   for (let i = 0; ; i++) {
     const raw = crypto.createHash('sha256').update(`swan-provider node key v2 (from ed25519) #${i}\n`).update(der).digest();

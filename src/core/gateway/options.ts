@@ -3,6 +3,7 @@ import type { InferenceRunner } from '../inference/runner';
 import type { Logger } from '../log';
 import type { FleetSnapshot } from './fleet';
 import type { GatewayKeys } from './keys';
+import { CodedError } from '../../shared/bridge-error';
 
 export interface GatewayLimitOptions {
   /** Requests per minute per API key (default 60). */
@@ -73,8 +74,15 @@ export interface ResolvedGatewayOptions extends Pick<GatewayOptions, 'runner' | 
 export const DEFAULT_PORT = 18080;
 export const MiB = 1024 * 1024;
 
+/** Why gateway options were refused: an option out of range (`field` names it), or a Listen that is not host:port. */
+export type GatewayOptionErrorCode = 'invalid_option' | 'listen_format';
+
+export class GatewayOptionError extends CodedError<GatewayOptionErrorCode> {
+  override name = 'GatewayOptionError';
+}
+
 function positive(name: string, v: number): number {
-  if (!Number.isFinite(v) || v <= 0) throw new RangeError(`gateway option ${name} must be a positive number, got ${v}`);
+  if (!Number.isFinite(v) || v <= 0) throw new GatewayOptionError('invalid_option', `gateway option ${name} must be a positive number, got ${v}`, name);
   return v;
 }
 
@@ -106,7 +114,7 @@ export function resolveOptions(o: GatewayOptions): ResolvedGatewayOptions {
     maxMessageBytes: positive('maxMessageBytes', o.maxMessageBytes ?? MiB),
     authTimeoutMs: positive('authTimeoutMs', o.authTimeoutMs ?? 10_000),
   };
-  if (!Number.isInteger(r.port) || r.port < 0 || r.port > 65535) throw new RangeError(`gateway option port must be 0-65535, got ${r.port}`);
+  if (!Number.isInteger(r.port) || r.port < 0 || r.port > 65535) throw new GatewayOptionError('invalid_option', `gateway option port must be 0-65535, got ${r.port}`, 'port');
   return r;
 }
 
@@ -114,6 +122,6 @@ export function resolveOptions(o: GatewayOptions): ResolvedGatewayOptions {
 export function parseListen(listen: string): { host: string; port: number } {
   const m = /^\s*([^\s:]+):(\d{1,5})\s*$/.exec(listen);
   const port = m ? Number(m[2]) : NaN;
-  if (!m || port > 65535) throw new RangeError(`Listen "${listen}" must look like 127.0.0.1:18080`);
+  if (!m || port > 65535) throw new GatewayOptionError('listen_format', `Listen "${listen}" must look like 127.0.0.1:18080`);
   return { host: m[1] as string, port };
 }

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { GpuProcess } from '../../shared/types';
 import type { Logger } from '../log';
+import { CodedError } from '../../shared/bridge-error';
 import { CSV_FORMAT, parseComputeApps, PROCESS_FIELDS } from './nvidia-parse';
 import { findOnPath, runTool } from './run-tool';
 import { explainNvidiaFailure } from './tool-notes';
@@ -16,7 +17,12 @@ export interface ListProcessesOptions {
   enginePids?: Iterable<number>;
 }
 
-export class GpuToolError extends Error {}
+/** Why nvidia-smi could not say: it did not answer in time, could not be started, or failed. */
+export type GpuToolErrorCode = 'timeout' | 'not_started' | 'tool_failed';
+
+export class GpuToolError extends CodedError<GpuToolErrorCode> {
+  override name = 'GpuToolError';
+}
 
 /**
  * Executable names of inference engines. vLLM and SGLang retitle their processes
@@ -64,7 +70,7 @@ export async function listGpuProcesses(opts: ListProcessesOptions = {}): Promise
   if (!res.ok) {
     const msg = explainNvidiaFailure(res, timeoutMs);
     opts.log?.warn(msg);
-    throw new GpuToolError(msg);
+    throw new GpuToolError(res.timedOut ? 'timeout' : res.spawnError ? 'not_started' : 'tool_failed', msg);
   }
   const pids = opts.enginePids ? new Set(opts.enginePids) : undefined;
   return parseComputeApps(res.stdout).map((p) => ({

@@ -1,6 +1,7 @@
 // Turns SQLite and file-system failures into what the owner needs to know: what happened to the
 // usage database, and what to do about it. Also decides whether the connection is still usable
-// (a lock passes; a damaged or vanished file needs a fresh connection).
+// (a lock passes; a damaged or vanished file needs a fresh connection). The ledger's coded errors live here too.
+import { CodedError } from '../../shared/bridge-error';
 import { SchemaTooNewError } from './migrations';
 
 export type DbFailureKind = 'locked' | 'full' | 'corrupt' | 'too_new' | 'unavailable';
@@ -68,10 +69,18 @@ export function describeDbFailure(file: string, err: unknown): DbFailure {
   };
 }
 
+/** Why the database cannot be read: the failure's kind, or `closed` once the ledger was closed. */
+export type LedgerUnavailableErrorCode = DbFailureKind | 'closed';
+
 /** Thrown by queries while the database cannot be read; the message is meant for the owner. */
-export class LedgerUnavailableError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'LedgerUnavailableError';
-  }
+export class LedgerUnavailableError extends CodedError<LedgerUnavailableErrorCode> {
+  override name = 'LedgerUnavailableError';
+}
+
+/** Why a value given to the ledger was refused: a time range, a report's bucket count, a price, the electricity price, a retention. */
+export type LedgerValueErrorCode = 'invalid_range' | 'range_reversed' | 'too_many_buckets' | 'invalid_price' | 'invalid_electricity_price' | 'invalid_retention';
+
+/** A refused value (the caller's, not the database's); `field` names it where there are several (`inputPerM`, `currency`). */
+export class LedgerValueError extends CodedError<LedgerValueErrorCode> {
+  override name = 'LedgerValueError';
 }

@@ -21,7 +21,7 @@ import type { UsageRecord, UsageTotals } from '../../shared/types';
 import { memoryLog, type Logger } from '../log';
 import { Ring } from '../../shared/ring';
 import { csvHeaderLine, csvLine } from './csv';
-import { LedgerUnavailableError, describeDbFailure, type DbFailure } from './db-errors';
+import { LedgerUnavailableError, LedgerValueError, describeDbFailure, type DbFailure } from './db-errors';
 import { migrate, ROLLUP_DAY_MS, ROLLUP_MS } from './migrations';
 import { PriceBook, type PriceRow, type Rate } from './price-book';
 import { UsageQueries, emptyTotals, type Cursor, type CsvPageRow, type HubLifetime } from './queries';
@@ -113,8 +113,8 @@ const NO_RATES: ReadonlyMap<string, Rate> = new Map();
 const MAX_AWAITING = 10_000;
 
 function checkRange(from: number, to: number): void {
-  if (!Number.isFinite(from) || !Number.isFinite(to) || from < 0) throw new RangeError(`Invalid time range ${from}..${to}: use epoch milliseconds.`);
-  if (to < from) throw new RangeError('The end of the range is before its start.');
+  if (!Number.isFinite(from) || !Number.isFinite(to) || from < 0) throw new LedgerValueError('invalid_range', `Invalid time range ${from}..${to}: use epoch milliseconds.`);
+  if (to < from) throw new LedgerValueError('range_reversed', 'The end of the range is before its start.', 'to');
 }
 
 export class Ledger extends EventEmitter {
@@ -283,11 +283,11 @@ export class Ledger extends EventEmitter {
    * already written does not change them.
    */
   setPrice(model: string, inputPerM: number, outputPerM: number, at: number = this.now()): PriceView {
-    if (typeof model !== 'string' || model.length === 0 || model.length > 256) throw new RangeError('A price needs a model id (1-256 characters) or "*" for all models.');
-    for (const [name, v] of [['input', inputPerM], ['output', outputPerM]] as const) {
-      if (!Number.isFinite(v) || v < 0 || v > 1_000_000) throw new RangeError(`The ${name} price must be a number from 0 to 1,000,000 per million tokens (got ${v}).`);
+    if (typeof model !== 'string' || model.length === 0 || model.length > 256) throw new LedgerValueError('invalid_price', 'A price needs a model id (1-256 characters) or "*" for all models.', 'model');
+    for (const [name, field, v] of [['input', 'inputPerM', inputPerM], ['output', 'outputPerM', outputPerM]] as const) {
+      if (!Number.isFinite(v) || v < 0 || v > 1_000_000) throw new LedgerValueError('invalid_price', `The ${name} price must be a number from 0 to 1,000,000 per million tokens (got ${v}).`, field);
     }
-    if (!Number.isInteger(at) || at < 0) throw new RangeError(`The price start must be a time in epoch milliseconds (got ${at}).`);
+    if (!Number.isInteger(at) || at < 0) throw new LedgerValueError('invalid_price', `The price start must be a time in epoch milliseconds (got ${at}).`, 'at');
     const conn = this.requireConn();
     const id = Number(conn.insertPrice.run(model, inputPerM, outputPerM, at, Date.now()).lastInsertRowid);
     const row: PriceRow = { id, model, inputPerM, outputPerM, effectiveFrom: at };
@@ -330,10 +330,10 @@ export class Ledger extends EventEmitter {
    * requests finishing from now on. */
   setElectricityPrice(p: ElectricityPrice | null): void {
     if (p !== null) {
-      if (!Number.isFinite(p.perKwh) || p.perKwh < 0 || p.perKwh > 100) throw new RangeError(`The electricity price must be 0 to 100 per kWh (got ${p.perKwh}).`);
-      if (!/^[A-Z]{3}$/.test(p.currency)) throw new RangeError(`The currency must be a three-letter code such as USD or EUR (got "${p.currency}").`);
-      if (!Number.isFinite(p.usdPerUnit) || p.usdPerUnit <= 0 || p.usdPerUnit > 100_000) throw new RangeError(`The exchange rate to USD must be a positive number (got ${p.usdPerUnit}).`);
-      if (p.currency === 'USD' && p.usdPerUnit !== 1) throw new RangeError('For USD the exchange rate is 1.');
+      if (!Number.isFinite(p.perKwh) || p.perKwh < 0 || p.perKwh > 100) throw new LedgerValueError('invalid_electricity_price', `The electricity price must be 0 to 100 per kWh (got ${p.perKwh}).`, 'perKwh');
+      if (!/^[A-Z]{3}$/.test(p.currency)) throw new LedgerValueError('invalid_electricity_price', `The currency must be a three-letter code such as USD or EUR (got "${p.currency}").`, 'currency');
+      if (!Number.isFinite(p.usdPerUnit) || p.usdPerUnit <= 0 || p.usdPerUnit > 100_000) throw new LedgerValueError('invalid_electricity_price', `The exchange rate to USD must be a positive number (got ${p.usdPerUnit}).`, 'usdPerUnit');
+      if (p.currency === 'USD' && p.usdPerUnit !== 1) throw new LedgerValueError('invalid_electricity_price', 'For USD the exchange rate is 1.', 'usdPerUnit');
     }
     const conn = this.requireConn();
     conn.putSetting.run('electricity', JSON.stringify(p));
@@ -437,7 +437,7 @@ export class Ledger extends EventEmitter {
    * leaving records and rollups consistent. Returns the number of records deleted.
    */
   prune(retentionDays: number): number {
-    if (!Number.isFinite(retentionDays)) throw new RangeError(`Retention must be a number of days (got ${retentionDays}).`);
+    if (!Number.isFinite(retentionDays)) throw new LedgerValueError('invalid_retention', `Retention must be a number of days (got ${retentionDays}).`);
     if (retentionDays <= 0) return 0;
     const cutoff = Math.floor((this.now() - retentionDays * DAY_MS) / ROLLUP_MS) * ROLLUP_MS;
     const conn = this.requireConn();
@@ -471,7 +471,7 @@ export class Ledger extends EventEmitter {
       }
     } catch (err) {
       this.fail(err);
-      throw new LedgerUnavailableError(this.failure?.message ?? String(err));
+      throw new LedgerUnavailableError(this.failure?.kind ?? 'unavailable', this.failure?.message ?? String(err));
     }
     if (deleted > 0) this.log.info(`Removed ${deleted} usage records older than ${retentionDays} days.`);
     return deleted;
@@ -695,8 +695,8 @@ export class Ledger extends EventEmitter {
   }
 
   private requireConn(): Connection {
-    if (this.closed) throw new LedgerUnavailableError('The usage ledger is closed.');
-    if (!this.conn) throw new LedgerUnavailableError(this.failure?.message ?? `The usage database ${this.file} is not open.`);
+    if (this.closed) throw new LedgerUnavailableError('closed', 'The usage ledger is closed.');
+    if (!this.conn) throw new LedgerUnavailableError(this.failure?.kind ?? 'unavailable', this.failure?.message ?? `The usage database ${this.file} is not open.`);
     return this.conn;
   }
 
@@ -705,10 +705,11 @@ export class Ledger extends EventEmitter {
     try {
       return fn(conn.queries);
     } catch (err) {
-      if (err instanceof RangeError) throw err;
+      // A refused value is the caller's, not the database's (RangeError: better-sqlite3's for a bad binding).
+      if (err instanceof LedgerValueError || err instanceof RangeError) throw err;
       const f = describeDbFailure(this.file, err);
       if (f.reopen) this.fail(err);
-      throw new LedgerUnavailableError(f.message);
+      throw new LedgerUnavailableError(f.kind, f.message);
     }
   }
 

@@ -2,6 +2,7 @@
 // and their hours start when their clock shows :00 (in India that is :30 UTC). Every real time zone
 // offset is a whole number of 15 minutes, so 15-minute buckets are the same in UTC and local time,
 // and each local hour or day is a whole number of the ledger's 15-minute rollups.
+import { LedgerValueError } from './db-errors';
 import { ROLLUP_MS } from './migrations';
 
 export type BucketSize = '15m' | 'hour' | 'day' | 'month';
@@ -33,7 +34,7 @@ export function nextBucket(start: number, size: BucketSize): number {
 export function bucketStarts(from: number, to: number, size: BucketSize): number[] {
   const approx = Math.ceil((to - from) / (size === '15m' ? ROLLUP_MS : size === 'hour' ? HOUR_MS : size === 'day' ? DAY_MS : 28 * DAY_MS)) + 2;
   if (approx > MAX_BUCKETS) {
-    throw new RangeError(`That range holds about ${approx} ${size} buckets (at most ${MAX_BUCKETS}); pick a shorter range or a larger bucket.`);
+    throw new LedgerValueError('too_many_buckets', `That range holds about ${approx} ${size} buckets (at most ${MAX_BUCKETS}); pick a shorter range or a larger bucket.`);
   }
   const out: number[] = [];
   for (let s = floorToBucket(from, size); s < to; s = nextBucket(s, size)) out.push(s);

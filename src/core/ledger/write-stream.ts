@@ -1,14 +1,22 @@
 // The little of a Node Writable that CSV export needs, and waiting for it to drain without hanging
 // when the stream fails or closes instead.
 import type { EventEmitter } from 'node:events';
+import { CodedError } from '../../shared/bridge-error';
 
 export interface WritableLike extends EventEmitter {
   write(chunk: string): boolean;
   readonly destroyed?: boolean;
 }
 
+/** Why an export stopped early: its output was closed under it (the stream's own errors are passed on as they are). */
+export type OutputErrorCode = 'output_closed';
+
+export class OutputError extends CodedError<OutputErrorCode> {
+  override name = 'OutputError';
+}
+
 export function waitForDrain(stream: WritableLike): Promise<void> {
-  if (stream.destroyed) return Promise.reject(new Error('The output stream was closed before the export finished.'));
+  if (stream.destroyed) return Promise.reject(new OutputError('output_closed', 'The output stream was closed before the export finished.'));
   return new Promise((resolve, reject) => {
     const done = (err?: Error): void => {
       stream.off('drain', onDrain);
@@ -19,7 +27,7 @@ export function waitForDrain(stream: WritableLike): Promise<void> {
     };
     const onDrain = (): void => done();
     const onError = (err: Error): void => done(err);
-    const onClose = (): void => done(new Error('The output stream was closed before the export finished.'));
+    const onClose = (): void => done(new OutputError('output_closed', 'The output stream was closed before the export finished.'));
     stream.on('drain', onDrain);
     stream.on('error', onError);
     stream.on('close', onClose);

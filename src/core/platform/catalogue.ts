@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import type { CatalogueMatchView, CatalogueView } from '../../shared/bridge';
 import type { Logger } from '../log';
+import { AnswerError } from './get-json';
 
 export interface CatalogueModel {
   id: string;
@@ -33,7 +34,7 @@ const answer = z.object({ data: z.object({ list: z.array(z.unknown()).max(10_000
 /** Validates a catalogue answer; entries that are not well formed are skipped, inactive ones left out. */
 export function parseCatalogue(json: unknown): { models: CatalogueModel[]; skipped: number } {
   const a = answer.safeParse(json);
-  if (!a.success) throw new Error('the answer has no data.list array of models');
+  if (!a.success) throw new AnswerError('no_model_list', 'the answer has no data.list array of models', 'data.list');
   const models: CatalogueModel[] = [];
   let skipped = 0;
   for (const raw of a.data.data.list) {

@@ -7,8 +7,18 @@ import type { DemandRowView } from '../../shared/bridge';
 import type { OllamaLocalModel } from '../agent/ollama-tags';
 import { matchModel } from './catalogue';
 import type { NetworkRate } from './rates';
+import { CodedError } from '../../shared/bridge-error';
 
 export type DemandRow = DemandRowView;
+
+/** Why a pull or "serve this" was refused: not an Ollama engine here, not an Ollama model name, an id the
+ * network lists no rate for, no such model on disk, an entry the owner wrote in models.json, or no models.json. */
+export type DemandErrorCode = 'not_local_engine' | 'not_model_name' | 'not_network_model' | 'not_on_disk' | 'already_mapped' | 'no_models_file';
+
+/** A refused pull or "serve this"; `field` is the argument at fault (engineUrl, model, networkId, modelId). */
+export class DemandError extends CodedError<DemandErrorCode> {
+  override name = 'DemandError';
+}
 
 export interface DemandInput {
   rates: NetworkRate[];

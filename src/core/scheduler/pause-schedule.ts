@@ -1,6 +1,7 @@
 // The owner's pause schedule: weekly windows in local time during which serving is paused.
 import { z } from 'zod';
-import { formatIssues } from '../../shared/zod-issues';
+import { formatIssues, issueField } from '../../shared/zod-issues';
+import { SchedulerConfigError } from './types';
 
 const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'use 24-hour HH:MM, e.g. "22:30"');
 
@@ -16,10 +17,10 @@ export type PauseWindow = z.infer<typeof pauseWindowSchema>;
 
 export const pauseScheduleSchema = z.array(pauseWindowSchema).max(100);
 
-/** Parses a schedule from outside (settings, IPC); throws an Error saying what is wrong. */
+/** Parses a schedule from outside (settings, IPC); throws a SchedulerConfigError saying what is wrong. */
 export function parseSchedule(input: unknown): PauseWindow[] {
   const parsed = pauseScheduleSchema.safeParse(input);
-  if (!parsed.success) throw new Error(`Invalid pause schedule: ${formatIssues(parsed.error)}`);
+  if (!parsed.success) throw new SchedulerConfigError('invalid_schedule', `Invalid pause schedule: ${formatIssues(parsed.error)}`, issueField(parsed.error));
   return parsed.data;
 }
 

@@ -6,6 +6,7 @@ import type { ModelHealth, RequestSource } from '../../shared/types';
 import type { Logger } from '../log';
 import { FairQueue } from './fair-queue';
 import {
+  SchedulerConfigError,
   SchedulerRejection,
   type AdmitOptions,
   type Lease,
@@ -14,7 +15,7 @@ import {
   type SchedulerLimits,
   type SchedulerModelStats,
 } from './types';
-import { formatIssues } from '../../shared/zod-issues';
+import { formatIssues, issueField } from '../../shared/zod-issues';
 
 export const DEFAULT_LIMITS: SchedulerLimits = { maxConcurrentPerEndpoint: 4, maxQueuePerModel: 32, queueTimeoutMs: 30_000 };
 
@@ -91,16 +92,16 @@ export class Scheduler extends EventEmitter {
   ) {
     super();
     const parsed = limitsSchema.safeParse(limits);
-    if (!parsed.success) throw new TypeError(`Invalid scheduler limits: ${formatIssues(parsed.error)}`);
+    if (!parsed.success) throw new SchedulerConfigError('invalid_limits', `Invalid scheduler limits: ${formatIssues(parsed.error)}`, issueField(parsed.error));
     this.limits = { ...DEFAULT_LIMITS, ...stripUndefined(parsed.data) };
   }
 
   /** Adds or replaces a model's endpoints and limits. Running and queued requests are kept. */
   setModel(model: string, endpoints: SchedulerEndpoint[], limits: ModelLimits = {}): void {
     const eps = z.array(endpointSchema).safeParse(endpoints);
-    if (!eps.success) throw new TypeError(`Invalid endpoints for model "${model}": ${formatIssues(eps.error)}`);
+    if (!eps.success) throw new SchedulerConfigError('invalid_endpoints', `Invalid endpoints for model "${model}": ${formatIssues(eps.error)}`, issueField(eps.error));
     const lim = modelLimitsSchema.safeParse(limits);
-    if (!lim.success) throw new TypeError(`Invalid limits for model "${model}": ${formatIssues(lim.error)}`);
+    if (!lim.success) throw new SchedulerConfigError('invalid_limits', `Invalid limits for model "${model}": ${formatIssues(lim.error)}`, issueField(lim.error));
 
     let entry = this.models.get(model);
     if (!entry) {

@@ -1,5 +1,6 @@
 // Rate limits for the local gateway (seed 001): a token bucket per key plus a cap on concurrent
 // streams per key. Defaults: 60 requests/min, burst 10, 4 concurrent streams.
+import { SchedulerConfigError } from './types';
 
 export type TakeResult = { ok: true } | { ok: false; retryAfterMs: number };
 
@@ -14,8 +15,8 @@ export class TokenBucket {
     readonly burst: number,
     private readonly now: () => number = Date.now,
   ) {
-    if (!(ratePerMinute > 0) || !Number.isFinite(ratePerMinute)) throw new RangeError(`ratePerMinute must be a positive number, got ${ratePerMinute}`);
-    if (!Number.isInteger(burst) || burst < 1) throw new RangeError(`burst must be a whole number of at least 1, got ${burst}`);
+    if (!(ratePerMinute > 0) || !Number.isFinite(ratePerMinute)) throw new SchedulerConfigError('invalid_limits', `ratePerMinute must be a positive number, got ${ratePerMinute}`, 'ratePerMinute');
+    if (!Number.isInteger(burst) || burst < 1) throw new SchedulerConfigError('invalid_limits', `burst must be a whole number of at least 1, got ${burst}`, 'burst');
     this.perMs = ratePerMinute / 60_000;
     this.tokens = burst;
     this.updatedAt = now();
@@ -90,8 +91,8 @@ export class KeyedLimiter {
     this.maxKeys = opts.maxKeys ?? 10_000;
     this.concurrencyRetryMs = opts.concurrencyRetryMs ?? 1_000;
     this.now = opts.now ?? Date.now;
-    if (!Number.isInteger(this.maxConcurrent) || this.maxConcurrent < 1) throw new RangeError(`maxConcurrent must be a whole number of at least 1, got ${this.maxConcurrent}`);
-    if (!Number.isInteger(this.maxKeys) || this.maxKeys < 1) throw new RangeError(`maxKeys must be a whole number of at least 1, got ${this.maxKeys}`);
+    if (!Number.isInteger(this.maxConcurrent) || this.maxConcurrent < 1) throw new SchedulerConfigError('invalid_limits', `maxConcurrent must be a whole number of at least 1, got ${this.maxConcurrent}`, 'maxConcurrent');
+    if (!Number.isInteger(this.maxKeys) || this.maxKeys < 1) throw new SchedulerConfigError('invalid_limits', `maxKeys must be a whole number of at least 1, got ${this.maxKeys}`, 'maxKeys');
     new TokenBucket(this.rate, this.burst, this.now); // validates rate and burst now rather than on first use
   }
 

@@ -1,5 +1,6 @@
 // Contracts of admission control, shared by hub traffic and the local gateway.
 import type { ModelHealth, RequestSource } from '../../shared/types';
+import { CodedError } from '../../shared/bridge-error';
 
 export interface SchedulerLimits {
   /** Concurrent requests per endpoint (default 4). */
@@ -61,6 +62,14 @@ export class SchedulerRejection extends Error {
     super(message);
     this.name = 'SchedulerRejection';
   }
+}
+
+/** Why settings given to the scheduler, a rate limiter or the pause controller were refused. */
+export type SchedulerConfigErrorCode = 'invalid_limits' | 'invalid_endpoints' | 'invalid_schedule';
+
+/** Refused limits, endpoints or pause schedule; `field` is the first one at fault (`maxQueue`, `0.url`, `burst`). */
+export class SchedulerConfigError extends CodedError<SchedulerConfigErrorCode> {
+  override name = 'SchedulerConfigError';
 }
 
 /** One endpoint of a model as stats() reports it. inFlight counts every model's requests on that URL. */

@@ -146,22 +146,21 @@ describe('loadOrCreateIdentity', () => {
   });
 
   it.each([
-    ['garbage', Buffer.from('not a key at all')],
-    ['empty', Buffer.alloc(0)],
-    ['zero (outside the curve range)', Buffer.alloc(32)],
-    ['the curve order itself', Buffer.from('fffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141', 'hex')],
-  ])('a %s key file is refused with the file and what to do, and left as it was', (_name, bytes) => {
+    ['garbage', Buffer.from('not a key at all'), 'key_malformed'],
+    ['empty', Buffer.alloc(0), 'key_malformed'],
+    ['zero (outside the curve range)', Buffer.alloc(32), 'key_invalid'],
+    ['the curve order itself', Buffer.from('fffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141', 'hex'), 'key_invalid'],
+  ])('a %s key file is refused with its code and the file, and left as it was', (_name, bytes, code) => {
     const file = path.join(home, 'private_key');
     fs.writeFileSync(file, bytes, { mode: 0o600 });
-    expect(() => loadOrCreateIdentity(home, env)).toThrow(`The node key ${file} is not`);
-    expect(() => loadOrCreateIdentity(home, env)).toThrow(/Restore it from a backup/);
+    expect(() => loadOrCreateIdentity(home, env)).toThrow(expect.objectContaining({ code, file }));
     expect(fs.readFileSync(file)).toEqual(bytes);
   });
 
   it('a damaged Go key is refused rather than silently replaced by a new node', () => {
     fs.mkdirSync(path.join(userHome, '.swan', 'computing'), { recursive: true });
     fs.writeFileSync(path.join(userHome, '.swan', 'computing', 'private_key'), 'short');
-    expect(() => loadOrCreateIdentity(home, env)).toThrow(/is not a secp256k1 private key/);
+    expect(() => loadOrCreateIdentity(home, env)).toThrow(expect.objectContaining({ code: 'key_malformed', file: path.join(userHome, '.swan', 'computing', 'private_key') }));
     expect(fs.existsSync(path.join(home, 'private_key'))).toBe(false);
   });
 

@@ -296,7 +296,7 @@ describe('console WebSocket bridge', () => {
     const closed = new Promise<void>((r) => ws.once('close', () => r()));
     await s.close();
     await closed;
-    await expect(get(s.port, '/')).rejects.toThrow(/ECONNREFUSED/);
+    await expect(get(s.port, '/')).rejects.toMatchObject({ code: 'ECONNREFUSED' });
     server = undefined;
   });
 });

@@ -94,6 +94,6 @@ describe('CSV export', () => {
     const out = new PassThrough({ highWaterMark: 16 });
     const done = ledger.exportCsvTo(out, T, T + 6000);
     out.destroy();
-    await expect(done).rejects.toThrow(/closed before the export finished/);
+    await expect(done).rejects.toMatchObject({ code: 'output_closed' });
   });
 });

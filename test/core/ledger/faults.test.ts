@@ -71,7 +71,7 @@ describe('a corrupt database file', () => {
     }).not.toThrow();
     expect(l.health()).toMatchObject({ ok: false, pending: 2, dropped: 0 });
     expect(() => l.totals(0, T + 10)).toThrow(LedgerUnavailableError);
-    expect(() => l.report(0, T + 10, 'day')).toThrow(/damaged/);
+    expect(() => l.report(0, T + 10, 'day')).toThrow(expect.objectContaining({ code: 'corrupt' }));
     expect(l.today()).toEqual({ requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0, energyWh: 0, cost: 0 });
 
     fs.renameSync(file, `${file}.damaged`);
@@ -171,7 +171,7 @@ describe('damage found while running (pages inside the file overwritten)', () =>
     fs.closeSync(fd);
 
     const l = openLedger();
-    expect(() => l.exportCsv(0, T + 30_000_000)).toThrow(/damaged/);
+    expect(() => l.exportCsv(0, T + 30_000_000)).toThrow(expect.objectContaining({ code: 'corrupt' }));
     expect(l.health()).toMatchObject({ ok: false });
     l.record(rec(T, { requestId: 'held' }));
     expect(l.health().pending).toBe(1);

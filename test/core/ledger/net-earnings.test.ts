@@ -89,8 +89,8 @@ describe('what you keep', () => {
   });
 
   it('an electricity price is validated and survives a reopen', () => {
-    expect(() => ledger.setElectricityPrice({ perKwh: -1, currency: 'USD', usdPerUnit: 1 })).toThrow(RangeError);
-    expect(() => ledger.setElectricityPrice({ perKwh: 0.2, currency: 'euro', usdPerUnit: 1 })).toThrow(/three-letter/);
+    expect(() => ledger.setElectricityPrice({ perKwh: -1, currency: 'USD', usdPerUnit: 1 })).toThrow(expect.objectContaining({ code: 'invalid_electricity_price', field: 'perKwh' }));
+    expect(() => ledger.setElectricityPrice({ perKwh: 0.2, currency: 'euro', usdPerUnit: 1 })).toThrow(expect.objectContaining({ code: 'invalid_electricity_price', field: 'currency' }));
     ledger.setElectricityPrice({ perKwh: 0.2, currency: 'USD', usdPerUnit: 1 });
     fx.reopen();
     expect(ledger.electricityPrice()).toEqual({ perKwh: 0.2, currency: 'USD', usdPerUnit: 1 });

@@ -110,12 +110,12 @@ describe('prices and earnings', () => {
     expect(ledger.totals(T, T + 10).earnings).toBe(1);
   });
 
-  it('refuses nonsense prices with a clear message', () => {
+  it('refuses nonsense prices, naming the field at fault', () => {
     ledger = Ledger.open(file());
-    expect(() => ledger!.setPrice('', 1, 1)).toThrow(/model id/);
-    expect(() => ledger!.setPrice('m', -1, 1)).toThrow(/input price/);
-    expect(() => ledger!.setPrice('m', 1, Number.NaN)).toThrow(/output price/);
-    expect(() => ledger!.setPrice('m', 1, 1, -5)).toThrow(/epoch milliseconds/);
+    expect(() => ledger!.setPrice('', 1, 1)).toThrow(expect.objectContaining({ code: 'invalid_price', field: 'model' }));
+    expect(() => ledger!.setPrice('m', -1, 1)).toThrow(expect.objectContaining({ code: 'invalid_price', field: 'inputPerM' }));
+    expect(() => ledger!.setPrice('m', 1, Number.NaN)).toThrow(expect.objectContaining({ code: 'invalid_price', field: 'outputPerM' }));
+    expect(() => ledger!.setPrice('m', 1, 1, -5)).toThrow(expect.objectContaining({ code: 'invalid_price', field: 'at' }));
     expect(ledger.prices()).toEqual([]);
   });
 });

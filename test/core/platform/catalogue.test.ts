@@ -108,7 +108,7 @@ describe('parseCatalogue', () => {
     expect(parseCatalogue(fixture).models.some((m) => m.id.startsWith('mistralai/'))).toBe(false);
   });
   it('refuses an answer without data.list', () => {
-    expect(() => parseCatalogue({ data: [] })).toThrow(/data\.list/);
+    expect(() => parseCatalogue({ data: [] })).toThrow(expect.objectContaining({ code: 'no_model_list', field: 'data.list' }));
     expect(() => parseCatalogue(null)).toThrow();
   });
 });

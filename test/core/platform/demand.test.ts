@@ -81,8 +81,8 @@ describe('demand', () => {
     await until(() => pullOf('no-such-model:1b')?.done === true, 'pull finished');
     expect(pullOf('no-such-model:1b')).toMatchObject({ error: 'pull model manifest: file does not exist' });
     expect(pulled).toBe(0);
-    await expect(svc.pull('http://169.254.169.254', 'qwen2.5:0.5b')).rejects.toThrow(/not an Ollama engine found on this machine/);
-    await expect(svc.pull(ollama.url, 'x; rm -rf /')).rejects.toThrow(/not an Ollama model name/);
+    await expect(svc.pull('http://169.254.169.254', 'qwen2.5:0.5b')).rejects.toMatchObject({ code: 'not_local_engine', field: 'engineUrl' });
+    await expect(svc.pull(ollama.url, 'x; rm -rf /')).rejects.toMatchObject({ code: 'not_model_name', field: 'model' });
   });
 });
 
@@ -146,7 +146,7 @@ describe('fit from real sizes', () => {
       { name: 'qwen2.5:3b', sizeBytes: 1929912432, parameterSize: '3.1B', quantization: 'Q4_K_M' },
       { name: 'broken' },
     ]);
-    expect(() => parseOllamaTags({ data: [] })).toThrow(/no models list/);
+    expect(() => parseOllamaTags({ data: [] })).toThrow(expect.objectContaining({ code: 'no_model_list', field: 'models' }));
   });
 
   it('fits from min_vram_gb where the network gives it, else from the size on disk; a tag of another size is not the model', () => {
@@ -199,13 +199,13 @@ describe('"serve this" announces the network id', () => {
     // Again: nothing to change. A model with no tag on disk: refused.
     await svc.serve(QWEN);
     expect(mapped).toEqual([QWEN, QWEN]);
-    await expect(svc.serve('openai/gpt-5.4')).rejects.toThrow(/No model on disk here is openai\/gpt-5.4/);
+    await expect(svc.serve('openai/gpt-5.4')).rejects.toMatchObject({ code: 'not_on_disk', field: 'modelId' });
   });
 
   it("the owner's own entry for that id is never overwritten", async () => {
     ollama.pulled.push('qwen2.5:0.5b');
     fs.writeFileSync(modelsFile, JSON.stringify({ [QWEN]: { endpoint: 'http://127.0.0.1:8000', local_model: 'qwen-hf' } }));
-    await expect(svc.serve(QWEN)).rejects.toThrow(/already has an entry for Qwen\/Qwen2.5-0.5B-Instruct/);
+    await expect(svc.serve(QWEN)).rejects.toMatchObject({ code: 'already_mapped' });
     expect(JSON.parse(fs.readFileSync(modelsFile, 'utf8'))).toEqual({ [QWEN]: { endpoint: 'http://127.0.0.1:8000', local_model: 'qwen-hf' } });
     expect(mapped).toEqual([]);
   });
@@ -219,7 +219,7 @@ describe('"serve this" announces the network id', () => {
     expect(JSON.parse(fs.readFileSync(modelsFile, 'utf8'))).toEqual({ [QWEN]: { endpoint: ollama.url, local_model: 'qwen2.5:0.5b' } });
     expect(mapped).toEqual([QWEN]);
     expect(pulled).toBe(1);
-    await expect(svc.pull(ollama.url, 'qwen2.5:0.5b', 'not/listed')).rejects.toThrow(/not a model the network lists a rate for/);
+    await expect(svc.pull(ollama.url, 'qwen2.5:0.5b', 'not/listed')).rejects.toMatchObject({ code: 'not_network_model', field: 'networkId' });
   });
 
   it('a tag typed by hand that is not certainly the network model is pulled but not announced as it, and the pull says why', async () => {

@@ -148,8 +148,8 @@ describe('PauseController: schedule', () => {
     const paused = await new Promise<PauseState>((resolve) => c.once('change', resolve));
     expect(paused).toMatchObject({ paused: true, cause: 'schedule' });
 
-    expect(() => c.setSchedule([{ days: [7], from: '25:00', to: '10:00' }])).toThrow(/Invalid pause schedule/);
-    expect(() => c.setSchedule('weekends')).toThrow(/Invalid pause schedule/);
+    expect(() => c.setSchedule([{ days: [7], from: '25:00', to: '10:00' }])).toThrow(expect.objectContaining({ code: 'invalid_schedule', field: '0.days.0' }));
+    expect(() => c.setSchedule('weekends')).toThrow(expect.objectContaining({ code: 'invalid_schedule' }));
     // The old schedule stays in force after a refused one.
     expect(c.schedule()).toEqual([{ days: [2], from: '10:00', to: '11:00' }]);
   });

@@ -295,10 +295,10 @@ describe('Scheduler admission', () => {
   });
 
   it('rejects invalid limits with a clear error', () => {
-    expect(() => new Scheduler({ maxConcurrentPerEndpoint: 0 })).toThrow(/Invalid scheduler limits/);
+    expect(() => new Scheduler({ maxConcurrentPerEndpoint: 0 })).toThrow(expect.objectContaining({ code: 'invalid_limits', field: 'maxConcurrentPerEndpoint' }));
     const s = make();
-    expect(() => s.setModel('m', [{ url: '', health: 'healthy' }])).toThrow(/Invalid endpoints for model "m"/);
-    expect(() => s.setModel('m', [healthy(A)], { maxQueue: -1 })).toThrow(/Invalid limits/);
+    expect(() => s.setModel('m', [{ url: '', health: 'healthy' }])).toThrow(expect.objectContaining({ code: 'invalid_endpoints', field: '0.url' }));
+    expect(() => s.setModel('m', [healthy(A)], { maxQueue: -1 })).toThrow(expect.objectContaining({ code: 'invalid_limits', field: 'maxQueue' }));
   });
 });
 

@@ -28,8 +28,8 @@ describe('TokenBucket', () => {
   });
 
   it('rejects nonsense settings', () => {
-    expect(() => new TokenBucket(0, 10)).toThrow(/ratePerMinute/);
-    expect(() => new TokenBucket(60, 0)).toThrow(/burst/);
+    expect(() => new TokenBucket(0, 10)).toThrow(expect.objectContaining({ code: 'invalid_limits', field: 'ratePerMinute' }));
+    expect(() => new TokenBucket(60, 0)).toThrow(expect.objectContaining({ code: 'invalid_limits', field: 'burst' }));
   });
 });
 

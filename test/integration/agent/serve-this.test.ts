@@ -113,6 +113,15 @@ describe('"serve this" announces the network id', () => {
     expect(lastRegister(stack) ?? []).not.toContain(QWEN);
   });
 
+  it('refusals reach the console with bridge codes: not an engine here, not a model name, not on disk, not listed', async () => {
+    stack = await withOllama();
+    await expect(stack.agent.invoke('demand.pull', { engineUrl: 'http://169.254.169.254', model: TAG })).rejects.toMatchObject({ code: 'invalid_args' });
+    await expect(stack.agent.invoke('demand.pull', { engineUrl: ollama.url, model: 'x; rm -rf /' })).rejects.toMatchObject({ code: 'invalid_args' });
+    await expect(stack.agent.invoke('demand.pull', { engineUrl: ollama.url, model: TAG, networkId: 'not/listed' })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(stack.agent.invoke('demand.serve', { modelId: 'openai/gpt-5.4' })).rejects.toMatchObject({ code: 'not_found' });
+    expect(ollama.pulled).toEqual([]);
+  });
+
   it('a network model Ollama already has under its tag: "serve this" maps it, the tag is no longer announced on its own', async () => {
     ollama.pulled.push(TAG);
     stack = await withOllama();
