@@ -1,7 +1,10 @@
-// The agent prebuilt into one JavaScript file (esbuild, dependencies left as imports), to show what
-// the agent costs without tsx compiling TypeScript in the process. The bundle is written under
-// node_modules/.cache so its imports resolve from the project's node_modules. Explains a footprint
-// figure; users run bin/swan-provider.js (with tsx), which is what the headline figures measure.
+// Relays prebuilt into one JavaScript file each (esbuild, dependencies left as imports), written under
+// node_modules/.cache so their imports resolve from the project's node_modules. The agent's `run` alone
+// explains a footprint figure (users run bin/swan-provider.js, which runs out/cli/main.mjs, the same kind
+// of bundle, built by `npm run bench` first). The minimal forwarder is always run from its bundle, so the
+// two relays compared side by side are built the same way: under `node --import tsx` it carried the tsx
+// loader (its own thread and about 33 MB of RSS, bench/results.md's idle footprint) and esbuild's
+// keepNames (a property array on every named closure), which the agent does not.
 import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './child';
@@ -37,4 +40,14 @@ export async function buildAgentBundle(): Promise<Bundle | { why: string }> {
   const t0 = performance.now();
   await esbuild.build({ entryPoints: [entry], outfile: file, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', logLevel: 'silent' });
   return { file, ms: Math.round(performance.now() - t0) };
+}
+
+/** The minimal forwarder (bench/minimal-forwarder.ts) as one file; esbuild is a dev dependency the bench needs. */
+export async function buildForwarderBundle(): Promise<string> {
+  const esbuild = await import('esbuild');
+  const dir = path.join(ROOT, 'node_modules', '.cache', 'swan-bench');
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'minimal-forwarder.mjs');
+  await esbuild.build({ entryPoints: [path.join(ROOT, 'bench', 'minimal-forwarder.ts')], outfile: file, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', logLevel: 'silent' });
+  return file;
 }

@@ -2,7 +2,8 @@
 // hub's /ws like a provider, registers, and for each inference POSTs to the engine, parses its SSE with
 // eventsource-parser and forwards each data JSON as stream_chunk {request_id, chunk, done, seq}, then
 // stream_end. No features: no scheduler, no health, no heartbeat, no resume, no ledger, no backpressure.
-// Run as its own process: `node --import tsx bench/minimal-forwarder.ts <hub ws url> <key> <engine url>`;
+// Run as its own process, from its bundle (bench/agent-bundle.ts: `node <bundle> <hub ws url> <key> <engine url>`;
+// `node --import tsx bench/minimal-forwarder.ts …` also works);
 // prints "forwarder registered" once the hub acknowledged it.
 import crypto from 'node:crypto';
 import http from 'node:http';

@@ -128,9 +128,9 @@ function footprintTable(i: IdleCost): string[] {
     row(['---', '---', '---', '---']),
     line('bare node', i.bareNode),
     line('node + tsx loader', i.nodeWithTsx),
-    line('minimal forwarder (node + tsx)', i.forwarder),
-    line('agent as users run it (bin/swan-provider.js, tsx)', i.agent),
-    i.bundledAgent ? line('agent prebuilt with esbuild (no tsx)', i.bundledAgent) : row(['agent prebuilt (no tsx)', `skipped: ${i.bundledAgentSkipped ?? ''}`, '', '']),
+    line('minimal forwarder (its bundle, no tsx)', i.forwarder),
+    line('agent as users run it (bin/swan-provider.js: out/cli/main.mjs)', i.agent),
+    i.bundledAgent ? line("agent's run() alone, prebuilt (bench/agent-bundle.ts)", i.bundledAgent) : row(['agent prebuilt (no tsx)', `skipped: ${i.bundledAgentSkipped ?? ''}`, '', '']),
   ];
 }
 

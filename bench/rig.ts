@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startDevHub, type DevHub } from '../src/cli/dev-hub';
+import { buildForwarderBundle } from './agent-bundle';
 import { AGENT_NAME, BENCH_KEY, writeAgentHome } from './agent-home';
 import type { StepPhase } from './bench-engine';
 import { pathToFileURL } from 'node:url';
@@ -87,10 +88,11 @@ export async function startAgentChild(hub: DevHub, home: string, cpuProfDir?: st
   return agent;
 }
 
-export function startForwarderChild(hub: DevHub, engineUrl: string, cpuProfDir?: string): Promise<Child> {
+/** `file`: the forwarder's bundle (buildForwarderBundle), run like the agent's: plain node, no loader. */
+export function startForwarderChild(hub: DevHub, engineUrl: string, file: string, cpuProfDir?: string): Promise<Child> {
   return startChild({
     name: 'minimal forwarder',
-    args: [...PROBE_ARGS, ...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []), '--import', 'tsx', 'bench/minimal-forwarder.ts', hub.wsUrl, BENCH_KEY, engineUrl],
+    args: [...PROBE_ARGS, ...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []), file, hub.wsUrl, BENCH_KEY, engineUrl],
     ready: /forwarder registered/,
     env: childEnv(),
   });
@@ -108,6 +110,9 @@ export async function startRig(): Promise<Rig> {
 }
 
 async function assemble(started: Array<() => Promise<unknown>>): Promise<Rig> {
+  // The agent runs as users run it, bin/swan-provider.js, which runs out/cli/main.mjs only while it is newer
+  // than the sources (else tsx): built here, so the bench never measures the agent under tsx by accident.
+  await import(pathToFileURL(path.join(ROOT, 'scripts', 'build-cli.mjs')).href);
   const engine = await startChild({ name: 'bench engine', args: ['--import', 'tsx', 'bench/bench-engine.ts'], ready: /listening on http:\/\/\S+/ });
   started.push(() => engine.stop());
   const engineUrl = /(http:\/\/\S+)/.exec(engine.readyLine)?.[1] as string;
@@ -115,7 +120,8 @@ async function assemble(started: Array<() => Promise<unknown>>): Promise<Rig> {
   started.push(() => hub.close());
   const home = writeAgentHome(hub.wsUrl, hub.url, engineUrl);
   started.push(async () => fs.rmSync(home, { recursive: true, force: true }));
-  const forwarder = await startForwarderChild(hub, engineUrl);
+  const forwarderFile = await buildForwarderBundle();
+  const forwarder = await startForwarderChild(hub, engineUrl, forwarderFile);
   started.push(() => forwarder.stop());
   const offset = await measureClockOffset(engineUrl);
   const extra = new Set<{ child: Child; home: string }>();
@@ -146,7 +152,7 @@ async function assemble(started: Array<() => Promise<unknown>>): Promise<Rig> {
     restartForwarder: async (cpuProfDir) => {
       await rig.forwarder.stop();
       await waitForDisconnect(hub, FORWARDER_NAME);
-      rig.forwarder = await startForwarderChild(hub, engineUrl, cpuProfDir);
+      rig.forwarder = await startForwarderChild(hub, engineUrl, forwarderFile, cpuProfDir);
     },
     startNoLedgerAgent: async () => {
       const h = writeAgentHome(hub.wsUrl, hub.url, engineUrl, NO_LEDGER_NAME);
