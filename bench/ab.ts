@@ -5,7 +5,7 @@
 // runs that saved build beside the current one, taking turns with it in the same run (docs/benchmarks.md).
 import fs from 'node:fs';
 import path from 'node:path';
-import { build } from 'esbuild';
+import { bundle } from './agent-bundle';
 import { ROOT } from './child';
 
 const label = process.argv[2];
@@ -15,16 +15,7 @@ if (!label || !/^[\w.-]+$/.test(label)) {
 }
 const dir = path.join(ROOT, 'out', 'ab');
 fs.mkdirSync(dir, { recursive: true });
-await build({
-  entryPoints: [path.join(ROOT, 'src', 'cli', 'main.ts')],
-  outfile: path.join(dir, `${label}.mjs`),
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  packages: 'external',
-  logLevel: 'warning',
-});
+await bundle(path.join(ROOT, 'src', 'cli', 'main.ts'), path.join(dir, `${label}.mjs`));
 const launcher = path.join(dir, `${label}-launch.mjs`);
 fs.writeFileSync(launcher, `import { main } from './${label}.mjs';\nawait main(process.argv);\n`);
 process.stdout.write(`${path.relative(ROOT, launcher)}\n`);

@@ -38,16 +38,21 @@ export async function buildAgentBundle(): Promise<Bundle | { why: string }> {
   );
   const file = path.join(dir, 'agent.mjs');
   const t0 = performance.now();
-  await esbuild.build({ entryPoints: [entry], outfile: file, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', logLevel: 'silent' });
+  await bundle(entry, file, esbuild);
   return { file, ms: Math.round(performance.now() - t0) };
+}
+
+/** One entry bundled as scripts/build-cli.mjs bundles the CLI: one ES module for node 20, dependencies left as imports. */
+export async function bundle(entry: string, outfile: string, esbuild?: typeof import('esbuild')): Promise<void> {
+  const e = esbuild ?? (await import('esbuild'));
+  await e.build({ entryPoints: [entry], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', logLevel: 'warning' });
 }
 
 /** The minimal forwarder (bench/minimal-forwarder.ts) as one file; esbuild is a dev dependency the bench needs. */
 export async function buildForwarderBundle(): Promise<string> {
-  const esbuild = await import('esbuild');
   const dir = path.join(ROOT, 'node_modules', '.cache', 'swan-bench');
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'minimal-forwarder.mjs');
-  await esbuild.build({ entryPoints: [path.join(ROOT, 'bench', 'minimal-forwarder.ts')], outfile: file, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', logLevel: 'silent' });
+  await bundle(path.join(ROOT, 'bench', 'minimal-forwarder.ts'), file);
   return file;
 }
