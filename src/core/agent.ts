@@ -24,6 +24,7 @@ import { refreshEarningsFlag } from './agent/earnings-flag';
 import { CatalogueRefresh } from './agent/catalogue-refresh';
 import { hubStatus, type HubStatus } from './agent/hub-status';
 import { wireAlerts, wireEngines, wireFeeds, wireRequests, wireServing, type AgentOutlets } from './agent/wiring';
+import type { RequestEvents } from './agent/request-events';
 import { hubDialUrl, loadConfig, readModelsJson, type ProviderConfig } from './config/config';
 import { loadOrCreateIdentity, type Identity } from './config/identity';
 import { ensureHome } from './config/home';
@@ -119,6 +120,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   /** Whether a key was configured when the agent started: such an owner skips onboarding. */
   private keyAtStart = false;
   private modelsWatch?: ModelsJsonWatch;
+  /** The book's events as the bridge gets them (agent/request-events.ts), set by connect(). */
+  private requestEvents?: RequestEvents;
 
   private constructor(
     private readonly opts: AgentOptions,
@@ -327,7 +330,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     wireServing({ link, pause, scheduler, providerGate: this.providerGate, ...(this.ledger ? { ledger: this.ledger } : {}), log }, outlets);
     wireEngines({ health, discovery: this.discovery, contexts: this.contexts, registry, scheduler, pause, link, identity: this.identity, models: this.models, log }, outlets);
     this.requestLines = new RequestLines(log.child('requests'));
-    wireRequests({ book: this.book, earnings: this.earnings, ledgerBatch: this.ledgerBatch, requestMetrics: this.requestMetrics, requestLines: this.requestLines }, outlets);
+    this.requestEvents = wireRequests({ book: this.book, earnings: this.earnings, ledgerBatch: this.ledgerBatch, requestMetrics: this.requestMetrics, requestLines: this.requestLines }, outlets);
     wireFeeds({ ...(this.sampler ? { sampler: this.sampler } : {}), ...(this.gpuHistory ? { gpuHistory: this.gpuHistory } : {}), earnings: this.earnings, log, notices: this.notices }, outlets);
     wireAlerts({ link, health, pause, providerGate: this.providerGate, notices: this.notices, alerts: this.alerts, webhook: this.webhook, log }, outlets);
   }
@@ -445,6 +448,10 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   private actions(): AgentActions {
     return {
       snapshot: () => this.snapshot(),
+      requestText: (id) => {
+        this.requestEvents?.flush();
+        return this.book.text(id);
+      },
       emitSnapshot: () => this.emitSnapshot(),
       nodeName: () => this.nodeName(),
       providerKey: () => this.providerKey(),

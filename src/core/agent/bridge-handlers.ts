@@ -55,6 +55,7 @@ export type BridgeDeps = Pick<
   | 'refreshCatalogue'
   | 'refreshEarningsFlag'
   | 'registry'
+  | 'requestText'
   | 'rescanEngines'
   | 'runner'
   | 'sampler'
@@ -136,7 +137,7 @@ export class BridgeHandlers {
       },
       'settings.checkKey': ({ key }) => checkProviderKey(this.settingsView().serviceUrl, key),
       'requests.list': ({ limit }) => a.book.list(limit ?? 500),
-      'requests.text': ({ id }) => a.book.text(id),
+      'requests.text': ({ id }) => a.requestText(id),
       'usage.report': ({ from, to, bucket }): UsageReport =>
         a.ledger?.report(from, to, bucket) ?? { from, to, totals: EMPTY_TOTALS, buckets: [], perModel: [], errorRate: 0 },
       'usage.exportCsv': ({ from, to }) => {

@@ -72,4 +72,10 @@ export interface AgentActions {
   refreshEarningsFlag(): Promise<void>;
   refreshCatalogue(): void;
   applyGateway(): Promise<void>;
+  /**
+   * A request's text so far, read after the bridge got every delta the book holds (sent now rather than at the
+   * end of the turn): the reply is exactly the text of the deltas a subscriber had before it, so the console
+   * joins it with the deltas that follow without doubling any.
+   */
+  requestText(id: string): string;
 }

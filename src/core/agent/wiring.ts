@@ -91,11 +91,12 @@ export function wireServing(p: { link: HubLink; pause: PauseController; schedule
   });
 }
 
-/** Requests: each finished one is earned, queued for the ledger, counted for the heartbeat and logged. */
+/** Requests: each finished one is earned, queued for the ledger, counted for the heartbeat and logged.
+ *  Returns the book's events as the bridge gets them (RequestEvents: flush() sends what waits for the turn). */
 export function wireRequests(
   p: { book: RequestBook; earnings: EarningsService; ledgerBatch: LedgerBatch; requestMetrics: RequestMetrics; requestLines: RequestLines },
   o: AgentOutlets,
-): void {
+): RequestEvents {
   // Per-chunk book events reach the bridge coalesced per event-loop turn, and not at all unheard.
   const requestEvents = new RequestEvents(o.bridge, o.listening);
   p.book.on('update', (request) => {
@@ -112,6 +113,7 @@ export function wireRequests(
     p.requestLines.finished(record);
     o.snapshot();
   });
+  return requestEvents;
 }
 
 /** The console's live feeds: GPU samples (also kept per minute and for energy), log lines, hub notices. */

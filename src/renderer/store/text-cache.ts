@@ -48,9 +48,10 @@ export class TextCache {
 }
 
 /**
- * Joins the text fetched from the agent with the deltas received while the fetch was in flight. Both
- * transports flush their event batch before sending a reply, so deltas emitted before the agent read the
- * text arrive before the reply (they are the tail of `fetched`) and later ones arrive after it. Should a
+ * Joins the text fetched from the agent with the deltas received while the fetch was in flight. The agent
+ * sends the deltas its book holds before it reads the text (AgentActions.requestText), and both transports
+ * flush their event batch before sending a reply, so deltas emitted before the agent read the text arrive
+ * before the reply (they are the tail of `fetched`) and later ones arrive after it. Should a
  * delta land in between anyway, the longest suffix of `fetched` that is a prefix of `during` counts once.
  */
 export function joinFetched(fetched: string, during: string): string {
