@@ -4,13 +4,13 @@
 // what that buys: nothing in CPU per chunk, and about 16 MB of RSS (docs/benchmarks.md, issue 18).
 // `node --max-semi-space-size` would set the ceiling but is read only when the heap is made, and the
 // agent is started as `swan-provider run` / `node bin/swan-provider.js run`, without node flags. So this
-// watches minor GCs and, while new space is at `mb`, switches its growth off (V8 reads
+// watches minor GCs and, once new space is at a quarter of `mb`, switches its growth off (V8 reads
 // --semi-space-growth-factor each time it grows new space; 1 means it stays the size it is), and on again
-// once V8 has shrunk it. V8 puts a growth factor below 2 back to 2 whenever it sets up a heap, so starting a
-// worker thread (the ledger's checkpoint thread) lifts the ceiling: the flag is set again when any worker
-// is online (process 'worker' event) and after every minor GC while at the ceiling. A minor GC that falls
-// between the worker's heap set-up and its 'online' can still double new space once (seen 1 in 6 when a
-// worker starts in the middle of a survivor-heavy load).
+// once V8 has shrunk it. The quarter leaves room for the doublings that happen before a GC reaches the
+// check (LATE_DOUBLINGS). V8 puts a growth factor below 2 back to 2 whenever it sets up a heap, so starting a
+// worker thread (the ledger's checkpoint thread) would lift the ceiling: the flag is set again when any
+// worker is online (process 'worker' event) and after every minor GC while growth is off; a doubling in
+// between fits in the same room.
 import v8 from 'node:v8';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import type { Worker } from 'node:worker_threads';
@@ -42,17 +42,26 @@ function newSpaceBytes(): number {
 }
 
 /**
- * Keeps the young generation from growing past `mb` (it may stop at the next doubling past it): growth is
- * switched off while new space is at the ceiling and on again when V8 has shrunk it (it does after idle
- * periods; left off, new space would then stay small for good, with a scavenge every few ms under load).
- * Returns a stop function.
+ * How many doublings of new space may happen after the one that reached the freeze point and before the
+ * check sees it: V8 reports a GC to JavaScript afterwards (a PerformanceObserver callback, run when the loop
+ * gets to it), and under a survivor-heavy load one or two more scavenges can double new space again first
+ * (measured: a ceiling of 4 or 8 MB still ended at 16 MB in the bench, and one of 16 MB at 32 MB now and then).
+ */
+const LATE_DOUBLINGS = 2;
+
+/**
+ * Keeps the young generation at most `mb`: growth is switched off once new space reaches `mb` / 4, so the
+ * doublings that can slip in before the check (LATE_DOUBLINGS) still end at `mb` or below, and on again
+ * when V8 has shrunk it below that (it does after idle periods; left off, new space would then stay small
+ * for good, with a scavenge every few ms under load). Returns a stop function.
  */
 export function capYoungGeneration(mb: number): () => void {
   if (watching) return () => undefined;
   watching = true;
   frozen = false;
+  const freezeAt = (mb * MB) / 2 ** LATE_DOUBLINGS;
   const check = (): void => {
-    const atCap = newSpaceBytes() >= mb * MB;
+    const atCap = newSpaceBytes() >= freezeAt;
     if (!atCap && !frozen) return;
     frozen = atCap;
     setGrowth(!atCap);
