@@ -356,13 +356,16 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     await Promise.race([Promise.all([gpuDone, this.models.contextsReady]), new Promise((r) => setTimeout(r, 3000).unref())]);
     this.gpuBusy.apply();
     this.applyPauseSchedule();
-    void this.refreshEarningsFlag();
     this.earnings.start();
     await this.applyGateway();
     this.catalogueRefresh.run();
+    // The provider gate's status carries earnings_enabled to the ledger (wireServing); without the gate it is asked for alone.
     if (this.config.enable && this.providerKey()) void this.providerGate.start();
     else if (!this.providerKey()) this.l.warn('No provider key yet: paste it in the console (Settings) or set ApiKey in config.toml / INFERENCE_API_KEY.');
-    else this.l.warn('[Inference] Enable = false in config.toml: not connecting to the hub.');
+    else {
+      this.l.warn('[Inference] Enable = false in config.toml: not connecting to the hub.');
+      void this.refreshEarningsFlag();
+    }
     this.emitSnapshot();
   }
 

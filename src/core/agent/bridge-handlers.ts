@@ -130,7 +130,8 @@ export class BridgeHandlers {
         if (rest.autoPauseOnGpuBusy !== undefined) a.watchGpuBusy();
         if (rest.pauseSchedule !== undefined) a.applyPauseSchedule();
         if (rest.gatewayEnabled !== undefined || rest.gatewayListen !== undefined) await a.applyGateway();
-        if (providerKey !== undefined || rest.serviceUrl !== undefined) void a.refreshEarningsFlag();
+        // A new key is checked by the provider gate above, whose status carries earnings_enabled (wireServing).
+        if (providerKey === undefined && rest.serviceUrl !== undefined) void a.refreshEarningsFlag();
         if (rest.serviceUrl !== undefined) a.refreshCatalogue();
         a.emitSnapshot();
         return { ok: true as const };
