@@ -14,6 +14,13 @@ export interface Bundle {
   ms: number;
 }
 
+/** Where the bench's bundles go: under node_modules, so their imports resolve from the project's packages. */
+function cacheDir(): string {
+  const dir = path.join(ROOT, 'node_modules', '.cache', 'swan-bench');
+  fs.mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
 /** Builds the bundle, or returns why it cannot (esbuild not installed). */
 export async function buildAgentBundle(): Promise<Bundle | { why: string }> {
   let esbuild: typeof import('esbuild');
@@ -22,8 +29,7 @@ export async function buildAgentBundle(): Promise<Bundle | { why: string }> {
   } catch (e) {
     return { why: `esbuild is not installed (${(e as Error).message})` };
   }
-  const dir = path.join(ROOT, 'node_modules', '.cache', 'swan-bench');
-  fs.mkdirSync(dir, { recursive: true });
+  const dir = cacheDir();
   // `run` itself (the code `swan-provider run` calls), without the command-line parser: the bundle takes
   // <config> <home> and runs with discovery off, as the bench's agent does.
   const entry = path.join(dir, 'entry.ts');
@@ -50,9 +56,7 @@ export async function bundle(entry: string, outfile: string, esbuild?: typeof im
 
 /** The minimal forwarder (bench/minimal-forwarder.ts) as one file; esbuild is a dev dependency the bench needs. */
 export async function buildForwarderBundle(): Promise<string> {
-  const dir = path.join(ROOT, 'node_modules', '.cache', 'swan-bench');
-  fs.mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, 'minimal-forwarder.mjs');
+  const file = path.join(cacheDir(), 'minimal-forwarder.mjs');
   await bundle(path.join(ROOT, 'bench', 'minimal-forwarder.ts'), file);
   return file;
 }

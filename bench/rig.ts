@@ -111,7 +111,8 @@ export async function startRig(): Promise<Rig> {
 
 async function assemble(started: Array<() => Promise<unknown>>): Promise<Rig> {
   // The agent runs as users run it, bin/swan-provider.js, which runs out/cli/main.mjs only while it is newer
-  // than the sources (else tsx): built here, so the bench never measures the agent under tsx by accident.
+  // than the sources (else tsx): built here, so a stale bundle cannot put the agent under tsx (a failed build
+  // says so in the bench's output: scripts/build-cli.mjs warns and the agent then runs through tsx).
   await import(pathToFileURL(path.join(ROOT, 'scripts', 'build-cli.mjs')).href);
   const engine = await startChild({ name: 'bench engine', args: ['--import', 'tsx', 'bench/bench-engine.ts'], ready: /listening on http:\/\/\S+/ });
   started.push(() => engine.stop());

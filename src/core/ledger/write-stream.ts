@@ -15,8 +15,10 @@ export class OutputError extends CodedError<OutputErrorCode> {
   override name = 'OutputError';
 }
 
+const closedEarly = (): OutputError => new OutputError('output_closed', 'The output stream was closed before the export finished.');
+
 export function waitForDrain(stream: WritableLike): Promise<void> {
-  if (stream.destroyed) return Promise.reject(new OutputError('output_closed', 'The output stream was closed before the export finished.'));
+  if (stream.destroyed) return Promise.reject(closedEarly());
   return new Promise((resolve, reject) => {
     const done = (err?: Error): void => {
       stream.off('drain', onDrain);
@@ -27,7 +29,7 @@ export function waitForDrain(stream: WritableLike): Promise<void> {
     };
     const onDrain = (): void => done();
     const onError = (err: Error): void => done(err);
-    const onClose = (): void => done(new OutputError('output_closed', 'The output stream was closed before the export finished.'));
+    const onClose = (): void => done(closedEarly());
     stream.on('drain', onDrain);
     stream.on('error', onError);
     stream.on('close', onClose);
