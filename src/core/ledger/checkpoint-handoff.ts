@@ -1,7 +1,10 @@
-// When a connection's WAL checkpoints run on a WalCheckpointer thread: from its first write until it has
-// written nothing for a while (default 60 s). The thread costs about 8 MB of RSS and a wake-up a second, for
-// nothing while the agent serves nothing; so an idle agent has none, and a serving one has its commits'
-// checkpoints off its own thread (wal-checkpointer.ts says why).
+// When a connection's WAL checkpoints run on a WalCheckpointer thread: while it writes often (by default 20
+// commits within 10 s) and until it has written nothing for a while (default 60 s). The thread costs 9-15 MB of
+// RSS and a wake-up a second; what it saves is SQLite's automatic checkpoint on the committing thread, which
+// comes once the WAL holds 1000 pages (a commit writes about 5, one of 64 rows about 13) and can hold live
+// streams for a few ms. Writing less often than that, an agent checkpoints itself every few hundred commits
+// (minutes apart at the least) and needs no thread; a serving one has its commits' checkpoints off its own
+// thread (wal-checkpointer.ts says why).
 // The connection stops checkpointing itself (wal_autocheckpoint = 0) only while a thread that has the file
 // open runs, and checkpoints again (SQLite's default) before the thread is asked to stop, or when it fails.
 import { EventEmitter } from 'node:events';
@@ -14,6 +17,10 @@ const SQLITE_AUTOCHECKPOINT_PAGES = 1000;
 export interface CheckpointHandoffOptions extends WalCheckpointerOptions {
   /** The thread stops after this long without a write (default 60 s). */
   idleMs?: number;
+  /** The thread starts at the commit that makes this many within startWindowMs (default 20; 1: at the first write). */
+  startCommits?: number;
+  /** See startCommits (default 10 s). */
+  startWindowMs?: number;
 }
 
 export interface CheckpointHandoffEvents {
@@ -30,6 +37,11 @@ export class CheckpointHandoff extends EventEmitter<CheckpointHandoffEvents> {
   /** The last thread's end (resolved at once when none ran). */
   private stopped: Promise<void> = Promise.resolve();
   private readonly idleMs: number;
+  private readonly startCommits: number;
+  private readonly startWindowMs: number;
+  /** Commits counted towards a start, since windowStart. */
+  private commits = 0;
+  private windowStart = 0;
 
   constructor(
     private readonly file: string,
@@ -40,16 +52,25 @@ export class CheckpointHandoff extends EventEmitter<CheckpointHandoffEvents> {
   ) {
     super();
     this.idleMs = o.idleMs ?? 60_000;
+    this.startCommits = o.startCommits ?? 20;
+    this.startWindowMs = o.startWindowMs ?? 10_000;
   }
 
   get mode(): 'thread' | 'connection' {
     return this.thread?.state === 'ready' ? 'thread' : 'connection';
   }
 
-  /** The connection committed a write: a thread checkpoints from now on (it is started when none runs). */
+  /** The connection committed a write: a thread checkpoints from now on once writes come often (started when none runs). */
   wrote(): void {
-    this.lastWriteAt = Date.now();
+    const now = Date.now();
+    this.lastWriteAt = now;
     if (this.thread || this.ended) return;
+    if (now - this.windowStart > this.startWindowMs) {
+      this.windowStart = now;
+      this.commits = 0;
+    }
+    if (++this.commits < this.startCommits) return;
+    this.commits = 0;
     const cp = new WalCheckpointer(this.file, this.o);
     this.thread = cp;
     cp.on('ready', () => {

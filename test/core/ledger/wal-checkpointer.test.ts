@@ -1,8 +1,9 @@
 // WAL checkpoints on a worker thread (src/core/ledger/wal-checkpointer.ts, checkpoint-handoff.ts): the
 // worker opens the real SQLite file with its own connection and checkpoints it PASSIVE; a ledger with
-// checkpointOffThread starts it at its first write, stops its own connection's checkpoints only once the
+// checkpointOffThread starts it once writes come often (20 commits within 10 s), not for a few, stops its own connection's checkpoints only once the
 // worker is ready, takes them back when the worker fails, and stops the worker when it has been idle.
 import { once } from 'node:events';
+import { setImmediate as nextTurn, setTimeout } from 'node:timers/promises';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -50,6 +51,15 @@ function caughtUp(source: NodeJS.EventEmitter): Promise<CheckpointReport> {
 
 function walBytes(file: string): number {
   return fs.existsSync(`${file}-wal`) ? fs.statSync(`${file}-wal`).size : 0;
+}
+
+/** How many worker threads this process starts from now on (the process 'worker' event, emitted on the next tick), read by the returned function. */
+function countWorkers(): () => number {
+  let n = 0;
+  const on = (): void => void n++;
+  process.on('worker', on);
+  closers.push(() => void process.off('worker', on));
+  return () => n;
 }
 
 /** Records committed one by one, as the agent commits them (one transaction each). */
@@ -122,17 +132,23 @@ describe('Ledger with checkpointOffThread', () => {
       await l.threadEnded();
     });
     const handedOff = once(l, 'checkpoints');
-    writeRecords(l, 1); // the first write starts the thread
+    const workers = countWorkers();
+    writeRecords(l, 19); // a few commits: no thread
+    await nextTurn(); // the 'worker' event comes on the next tick
+    expect(workers()).toBe(0);
+    writeRecords(l, 1, 19); // the 20th within 10 s starts it
+    await nextTurn();
+    expect(workers()).toBe(1);
     expect(l.checkpoints).toBe('connection'); // until the thread has the file open
     expect(await handedOff).toEqual(['thread']);
     expect(l.checkpoints).toBe('thread');
     // As the agent writes: some commits, then the thread catches up (a write after a complete
     // checkpoint starts the WAL over from its beginning).
     for (let round = 0; round < 31; round++) {
-      writeRecords(l, 100, 1 + round * 100);
+      writeRecords(l, 100, 20 + round * 100);
       await caughtUp(l);
     }
-    expect(l.recent(3).map((r) => r.requestId)).toEqual(['r-3100', 'r-3099', 'r-3098']);
+    expect(l.recent(3).map((r) => r.requestId)).toEqual(['r-3119', 'r-3118', 'r-3117']);
     expect(l.health()).toEqual({ ok: true, pending: 0, dropped: 0, invalid: 0 });
     // The same 3,100 commits without any checkpoint grow the WAL to tens of MB (the control below).
     expect(walBytes(file)).toBeLessThan(8 * 1024 * 1024);
@@ -147,7 +163,7 @@ describe('Ledger with checkpointOffThread', () => {
       await l.threadEnded();
     });
     const gaveUp = once(l, 'checkpoints');
-    writeRecords(l, 1);
+    writeRecords(l, 20);
     expect(await gaveUp).toEqual(['connection']);
     expect(l.checkpoints).toBe('connection');
     expect(log.entries().filter((e) => e.level === 'warn')).toHaveLength(1);
@@ -167,17 +183,39 @@ describe('Ledger with checkpointOffThread', () => {
     const modes: string[] = [];
     l.on('checkpoints', (m: string) => modes.push(m));
     const handedOff = once(l, 'checkpoints');
-    writeRecords(l, 10);
+    writeRecords(l, 20);
     await handedOff;
     const tookBack = once(l, 'checkpoints');
     await tookBack; // 500 ms without a write
     expect(l.checkpoints).toBe('connection');
     await l.threadEnded();
     const again = once(l, 'checkpoints');
-    writeRecords(l, 10, 10);
+    writeRecords(l, 20, 20);
     await again;
     expect(modes).toEqual(['thread', 'connection', 'thread']);
-    expect(l.recent(20)).toHaveLength(20);
+    expect(l.recent(40)).toHaveLength(40);
+  });
+
+  it('starts no thread for commits that come less often than startCommits within startWindowMs', async () => {
+    const file = path.join(dir, 'ledger.sqlite');
+    const l = Ledger.open(file, { checkpointOffThread: { intervalMs: 10, startCommits: 5, startWindowMs: 100 } });
+    closers.push(async () => {
+      l.close();
+      await l.threadEnded();
+    });
+    const workers = countWorkers();
+    const t0 = Date.now();
+    writeRecords(l, 4);
+    // The window itself is what is tested: the next commits come after it has passed.
+    await setTimeout(Math.max(0, 150 - (Date.now() - t0)));
+    writeRecords(l, 4, 4);
+    await nextTurn(); // the 'worker' event comes on the next tick
+    expect(workers()).toBe(0);
+    expect(l.checkpoints).toBe('connection');
+    writeRecords(l, 1, 8); // the fifth within this window
+    await nextTurn();
+    expect(workers()).toBe(1);
+    expect(l.recent(10)).toHaveLength(9);
   });
 
   it('control: the same commits with no checkpoints at all grow the WAL far past that bound', () => {
