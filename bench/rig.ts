@@ -98,18 +98,23 @@ export function startForwarderChild(hub: DevHub, engineUrl: string, file: string
   });
 }
 
-export async function startRig(): Promise<Rig> {
+export interface RigOptions {
+  /** The dev hub offers resume-v1 (default), or speaks the real hub's dialect without it. */
+  hubResume?: boolean;
+}
+
+export async function startRig(o: RigOptions = {}): Promise<Rig> {
   // What started so far, stopped again if a later part fails to start.
   const started: Array<() => Promise<unknown>> = [];
   try {
-    return await assemble(started);
+    return await assemble(started, o);
   } catch (e) {
     for (const undo of started.reverse()) await undo().catch(() => undefined);
     throw e;
   }
 }
 
-async function assemble(started: Array<() => Promise<unknown>>): Promise<Rig> {
+async function assemble(started: Array<() => Promise<unknown>>, o: RigOptions): Promise<Rig> {
   // The agent runs as users run it, bin/swan-provider.js, which runs out/cli/main.mjs only while it is newer
   // than the sources (else tsx): built here, so a stale bundle cannot put the agent under tsx (a failed build
   // says so in the bench's output: scripts/build-cli.mjs warns and the agent then runs through tsx).
@@ -117,7 +122,7 @@ async function assemble(started: Array<() => Promise<unknown>>): Promise<Rig> {
   const engine = await startChild({ name: 'bench engine', args: ['--import', 'tsx', 'bench/bench-engine.ts'], ready: /listening on http:\/\/\S+/ });
   started.push(() => engine.stop());
   const engineUrl = /(http:\/\/\S+)/.exec(engine.readyLine)?.[1] as string;
-  const hub = await startDevHub({ port: 0, token: BENCH_KEY });
+  const hub = await startDevHub({ port: 0, token: BENCH_KEY, ...(o.hubResume === false ? { resume: false } : {}) });
   started.push(() => hub.close());
   const home = writeAgentHome(hub.wsUrl, hub.url, engineUrl);
   started.push(async () => fs.rmSync(home, { recursive: true, force: true }));

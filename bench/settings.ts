@@ -11,6 +11,8 @@
 //                            engine's and the dev hub's, in paired turns (bench/scenario-cpu.ts; about 1 minute)
 //   BENCH_AGENT_B=<launcher> A/B: a second agent from another build takes its turn beside the agent
 //                            (make one with `node --import tsx bench/ab.ts <label>`; see docs/benchmarks.md)
+//   BENCH_HUB_RESUME=0       the dev hub in the real hub's dialect: no resume-v1 in its register ack, so the
+//                            agent keeps no finished answers for resuming (the Go hub has no resume)
 import { z } from 'zod';
 
 export interface BenchSettings {
@@ -37,6 +39,8 @@ export interface BenchSettings {
   latencyRounds: number;
   /** A/B: the launcher of another build of the agent, run beside it (BENCH_AGENT_B). */
   agentB?: string;
+  /** Whether the dev hub offers resume-v1 (BENCH_HUB_RESUME, default on). */
+  hubResume: boolean;
 }
 
 const flag = z.enum(['0', '1', 'true', 'false', '']).optional();
@@ -50,6 +54,7 @@ const envSchema = z.object({
   BENCH_ONLY: z.enum(['latency', 'cpu', '']).optional(),
   BENCH_LATENCY_ROUNDS: z.coerce.number().int().min(1).max(20).optional(),
   BENCH_AGENT_B: z.string().optional(),
+  BENCH_HUB_RESUME: flag,
 });
 
 const on = (v: string | undefined): boolean => v === '1' || v === 'true';
@@ -80,5 +85,6 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): BenchSetting
     ...(e.BENCH_ONLY ? { only: e.BENCH_ONLY } : {}),
     latencyRounds: e.BENCH_LATENCY_ROUNDS ?? 1,
     ...(e.BENCH_AGENT_B ? { agentB: e.BENCH_AGENT_B } : {}),
+    hubResume: e.BENCH_HUB_RESUME === undefined || e.BENCH_HUB_RESUME === '' || on(e.BENCH_HUB_RESUME),
   };
 }
