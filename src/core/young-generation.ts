@@ -11,7 +11,7 @@
 // worker thread (the ledger's checkpoint thread) would lift the ceiling: the flag is set again when any
 // worker is online (process 'worker' event) and after every minor GC while growth is off; a doubling in
 // between fits in the same room. The cap can only hold what it finds: loading the agent's code alone grows new
-// space to 16 MB, so bin/swan-provider.js keeps growth off while the code loads (test/integration/cli/
+// space to 16 MB, so the entry (bin/swan-provider.js, bin/load-agent.js) keeps growth off while the code loads (test/integration/cli/
 // entry-young-generation.test.ts); since then the bench's agent stays at 4-6 MB of new space under load.
 import v8 from 'node:v8';
 import { constants, PerformanceObserver } from 'node:perf_hooks';

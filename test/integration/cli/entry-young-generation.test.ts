@@ -1,4 +1,4 @@
-// bin/swan-provider.js keeps V8's young generation at its first size while the agent's code loads: loading
+// bin/swan-provider.js (bin/load-agent.js) keeps V8's young generation at its first size while the agent's code loads: loading
 // it (the bundle, zod, systeminformation, pino…) doubles new space from 2 to 16 MB otherwise, before the
 // agent's own cap (src/core/young-generation.ts) can act, and those pages stay resident (docs/benchmarks.md,
 // issue 18, sixth pass). The control loads the same code without the entry and sees it grow.
