@@ -1,5 +1,6 @@
 // capYoungGeneration: in a process that keeps many young objects alive (as 64 streams do) in short turns, new space
-// stops at the ceiling instead of growing to V8's 32 MB; without it, the same load grows it to 32 MB.
+// stops at the ceiling instead of growing to V8's 32 MB; without it, the same load grows it to 32 MB. Once V8 has
+// shrunk new space (after a memory-reducing full GC), growth is on again and the next load reaches the freeze point.
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,6 +49,41 @@ function newSpaceAfterLoad(cap: boolean, worker = false): number {
   return Number(out.trim());
 }
 
+/**
+ * new_space sizes (MB) in a capped process: after a survivor-heavy load, after a heap snapshot (a full GC that
+ * reduces memory: V8 shrinks new space), and after the same load again.
+ */
+function newSpaceAcrossShrink(): number[] {
+  const script = `
+    import v8 from 'node:v8';
+    import { capYoungGeneration } from './src/core/young-generation.ts';
+    const mb = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size / 1048576;
+    capYoungGeneration(16);
+    const keep = [];
+    let i = 0;
+    const load = (n) => new Promise((resolve) => {
+      const end = i + n;
+      const step = () => {
+        for (let k = 0; k < 5000; k++, i++) { keep.push({ i, s: 'x' + i }); if (keep.length > 200000) keep.splice(0, 100000); }
+        if (i < end) setImmediate(step); else resolve();
+      };
+      step();
+    });
+    const sizes = [];
+    await load(2e6);
+    sizes.push(mb());
+    keep.length = 0;
+    const snap = v8.getHeapSnapshot();
+    snap.resume();
+    await new Promise((r) => snap.on('end', r));
+    sizes.push(mb());
+    await load(2e6);
+    sizes.push(mb());
+    console.log(JSON.stringify(sizes));`;
+  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' });
+  return JSON.parse(out.trim()) as number[];
+}
+
 describe('capYoungGeneration', () => {
   it('keeps new space at the ceiling under a survivor-heavy load; without it the load grows it to 32 MB', () => {
     expect(newSpaceAfterLoad(false)).toBe(32);
@@ -57,5 +93,14 @@ describe('capYoungGeneration', () => {
   it('keeps the ceiling after the checkpoint thread starts (V8 sets the growth factor back when it makes a heap)', () => {
     expect(newSpaceAfterLoad(false, true)).toBe(32);
     expect(newSpaceAfterLoad(true, true)).toBeLessThanOrEqual(16);
+  }, 60_000);
+
+  it('switches growth on again once V8 has shrunk new space, so the next load grows it back to the freeze point', () => {
+    const [loaded, shrunk, reloaded] = newSpaceAcrossShrink();
+    expect(loaded).toBeLessThanOrEqual(16);
+    expect(shrunk).toBeLessThan(loaded as number); // else nothing here tests the switch back on
+    // Left off, new space would stay at its shrunk size for good, with a scavenge every few hundred KB.
+    expect(reloaded).toBeGreaterThanOrEqual(4);
+    expect(reloaded).toBeLessThanOrEqual(16);
   }, 60_000);
 });
