@@ -122,7 +122,7 @@ async function assemble(started: Array<() => Promise<unknown>>, o: RigOptions): 
   const engine = await startChild({ name: 'bench engine', args: ['--import', 'tsx', 'bench/bench-engine.ts'], ready: /listening on http:\/\/\S+/ });
   started.push(() => engine.stop());
   const engineUrl = /(http:\/\/\S+)/.exec(engine.readyLine)?.[1] as string;
-  const hub = await startDevHub({ port: 0, token: BENCH_KEY, ...(o.hubResume === false ? { resume: false } : {}) });
+  const hub = await startDevHub({ port: 0, token: BENCH_KEY, resume: o.hubResume !== false });
   started.push(() => hub.close());
   const home = writeAgentHome(hub.wsUrl, hub.url, engineUrl);
   started.push(async () => fs.rmSync(home, { recursive: true, force: true }));

@@ -85,6 +85,6 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): BenchSetting
     ...(e.BENCH_ONLY ? { only: e.BENCH_ONLY } : {}),
     latencyRounds: e.BENCH_LATENCY_ROUNDS ?? 1,
     ...(e.BENCH_AGENT_B ? { agentB: e.BENCH_AGENT_B } : {}),
-    hubResume: e.BENCH_HUB_RESUME === undefined || e.BENCH_HUB_RESUME === '' || on(e.BENCH_HUB_RESUME),
+    hubResume: e.BENCH_HUB_RESUME !== '0' && e.BENCH_HUB_RESUME !== 'false',
   };
 }

@@ -8,6 +8,16 @@ import { describe, expect, it } from 'vitest';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
+/** One short turn of a survivor-heavy load (the scripts below keep `keep` and `i`): 5,000 objects, half kept a while. */
+const TURN = "for (let n = 0; n < 5000; n++, i++) { keep.push({ i, s: 'x' + i }); if (keep.length > 200000) keep.splice(0, 100000); }";
+/** new_space's size in MB, as a script expression. */
+const NEW_SPACE_MB = "v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size / 1048576";
+
+/** Runs `script` as an ES module in a fresh node process (with tsx, from the repo root); its stdout, trimmed. */
+function runScript(script: string): string {
+  return execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' }).trim();
+}
+
 /**
  * new_space size (MB) after a survivor-heavy allocation loop in a fresh node process, with or without the
  * cap; `worker`: the ledger's checkpoint thread is started a quarter of the way in, the load paused until
@@ -29,7 +39,7 @@ function newSpaceAfterLoad(cap: boolean, worker = false): number {
     const keep = [];
     let i = 0;
     const step = () => {
-      for (let n = 0; n < 5000; n++, i++) { keep.push({ i, s: 'x' + i }); if (keep.length > 200000) keep.splice(0, 100000); }
+      ${TURN}
       if (${worker} && i === 1e6) {
         // The load waits while the thread starts (a minor GC in that window may double new space once,
         // young-generation.ts): what is checked is that the cap holds once the thread is online.
@@ -39,14 +49,13 @@ function newSpaceAfterLoad(cap: boolean, worker = false): number {
       }
       if (i < 4e6) setImmediate(step); // a server: short turns, the loop in between
       else {
-        console.log(v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size / 1048576);
+        console.log(${NEW_SPACE_MB});
         fs.rmSync(dir, { recursive: true, force: true });
         process.exit(0);
       }
     };
     step();`;
-  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' });
-  return Number(out.trim());
+  return Number(runScript(script));
 }
 
 /**
@@ -57,14 +66,14 @@ function newSpaceAcrossShrink(): number[] {
   const script = `
     import v8 from 'node:v8';
     import { capYoungGeneration } from './src/core/young-generation.ts';
-    const mb = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size / 1048576;
+    const mb = () => ${NEW_SPACE_MB};
     capYoungGeneration(16);
     const keep = [];
     let i = 0;
     const load = (n) => new Promise((resolve) => {
       const end = i + n;
       const step = () => {
-        for (let k = 0; k < 5000; k++, i++) { keep.push({ i, s: 'x' + i }); if (keep.length > 200000) keep.splice(0, 100000); }
+        ${TURN}
         if (i < end) setImmediate(step); else resolve();
       };
       step();
@@ -80,8 +89,7 @@ function newSpaceAcrossShrink(): number[] {
     await load(2e6);
     sizes.push(mb());
     console.log(JSON.stringify(sizes));`;
-  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' });
-  return JSON.parse(out.trim()) as number[];
+  return JSON.parse(runScript(script)) as number[];
 }
 
 describe('capYoungGeneration', () => {
