@@ -2,8 +2,9 @@
 // ending together) are written in one transaction right after it (setImmediate), instead of one commit
 // each while other streams wait; and commits are at least COMMIT_GAP_MS apart, so streams ending one
 // after another over a few ms (as a batch of streams started together does) share a few commits instead
-// of taking one each: a commit costs ~60-100 µs whatever its size, a row in a batch ~10 µs, and those are
-// the milliseconds the last chunks of the other streams wait behind (docs/benchmarks.md, seventh pass).
+// of taking one each (on an idle machine one row's commit takes ~60-100 µs, eight rows' ~150 µs; under a
+// 64-stream load several times that): those are the milliseconds the last chunks of the other streams
+// wait behind (docs/benchmarks.md, seventh pass).
 // A request whose end comes within the gap of the last commit waits for the gap (at most 2 ms) before
 // its final message goes out. Commit before send: the relay's beforeFinal awaits committed() before
 // a stream_end or result goes out, so a request's row is committed before its final message can leave

@@ -236,7 +236,8 @@ export class Ledger extends EventEmitter {
       this.handoff?.wrote();
       return true;
     } catch (err) {
-      this.marks.push(...marks); // rolled back with the rows: written with the next commit
+      this.marks.push(...marks); // rolled back with the rows: written with the next commit, or on their own
+      this.armMarkTimer();
       this.fail(err);
       return false;
     }
@@ -244,7 +245,8 @@ export class Ledger extends EventEmitter {
 
   /**
    * The last message of an awaitingHub record was handed to the hub link: its row becomes delivered.
-   * Rows of one event-loop turn are updated together, right after it; until then (and after a crash
+   * The mark rides in the next insert's transaction (or is written after MARK_DELAY_MS, or before a
+   * read); until then (and after a crash
    * in between) the row stays marked undelivered, which is the safe side: it is never counted as
    * told to the hub when that is not known.
    */
@@ -255,10 +257,13 @@ export class Ledger extends EventEmitter {
     item.delivered = true; // a record still held in memory is written as delivered
     if (item.rowId === undefined) return;
     this.marks.push(item.rowId);
-    if (!this.markTimer) {
-      this.markTimer = setTimeout(() => this.writeMarks(), MARK_DELAY_MS);
-      this.markTimer.unref?.();
-    }
+    this.armMarkTimer();
+  }
+
+  private armMarkTimer(): void {
+    if (this.markTimer || this.marks.length === 0) return;
+    this.markTimer = setTimeout(() => this.writeMarks(), MARK_DELAY_MS);
+    this.markTimer.unref?.();
   }
 
   private takeMarks(): readonly number[] {
