@@ -333,10 +333,7 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
       let pingTimer: NodeJS.Timeout | undefined;
       let heartbeatTimer: NodeJS.Timeout | undefined;
       let missedHeartbeats = 0;
-      // One hub message per turn of the event loop (ws's allowSynchronousEvents: false): when the hub sends
-      // a burst of requests in one read, the engines' chunks of running streams are read between their
-      // starts instead of waiting behind the whole burst (docs/benchmarks.md, "seventh pass").
-      const ws = new WebSocket(this.opts.url, { maxPayload: MAX_MESSAGE_BYTES, handshakeTimeout, perMessageDeflate: false, allowSynchronousEvents: false });
+      const ws = new WebSocket(this.opts.url, { maxPayload: MAX_MESSAGE_BYTES, handshakeTimeout, perMessageDeflate: false });
       this.ws = ws;
       this.pendingWrites = 0;
 
