@@ -6,6 +6,11 @@ import { expect, test } from '@playwright/test';
 import { startConsoleServer, type ConsoleServer } from '../src/core/console/server';
 import { repoRoot } from './support/stack';
 
+// Playwright's trace recorder captures a screencast frame and DOM snapshots as the page draws, which on
+// software rendering costs about a frame of its own: with it on, this spec measured frame p50 29-37 ms
+// (the recorder's cost); with it off, 16.7 ms (the renderer's). Frame timings are measured without it.
+test.use({ trace: 'off' });
+
 let server: ConsoleServer;
 test.beforeAll(async () => {
   server = await startConsoleServer({
@@ -66,11 +71,9 @@ test('10,000 requests: the list is virtualised and scrolls smoothly, also under 
   const figures = `load to 10,000 rows: ${loadMs} ms; frame p50/p95/max while wheel-scrolling ${f(idle)}, while flinging ${f(fling)}, wheel-scrolling under 1,000 new requests/s ${f(busy)}; rows in the DOM ${idle.rows}`;
   console.log(figures);
   test.info().annotations.push({ type: 'figures', description: figures });
-  // Software rendering on shared CI cores (other specs run beside this one): the typical frame within two
-  // vsyncs, and the slow ones (p95) under 100 ms while scrolling normally.
-  for (const x of [idle, busy, fling]) expect(x.p50).toBeLessThan(34);
-  expect(idle.p95).toBeLessThan(100);
-  expect(busy.p95).toBeLessThan(100);
-  expect(fling.p95).toBeLessThan(150);
+  // Software rendering, this spec alone on the machine: the typical frame within one vsync (16.7 ms; a frame
+  // that misses one is 33), and the slow ones (p95) within three, while scrolling and under the flood.
+  for (const x of [idle, busy, fling]) expect(x.p50).toBeLessThan(20);
+  for (const x of [idle, busy, fling]) expect(x.p95).toBeLessThan(50);
   expect(busy.rows).toBeLessThan(80);
 });
