@@ -255,7 +255,7 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
         id,
         nodeId,
         stream: false,
-        lastSeq: -1,
+        lastSeq: 0, // seq counts from 1: 0 is "nothing received yet" (a resume's last_seq is never negative)
         onMessage: (t, pl) => {
           if (t !== replyType && t !== 'error') return;
           clearTimeout(entry.timer);

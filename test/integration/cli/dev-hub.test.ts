@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startDevHub, type DevHub } from '../../../src/cli/dev-hub';
+import { parseInbound } from '../../../src/core/protocol/messages';
 import { registered, startStack, TEST_KEY, until, type Stack } from '../../support/stack';
 
 let hub: DevHub | undefined;
@@ -48,6 +49,26 @@ describe('dev hub dialect', () => {
     // Percent metrics are shown as percent.
     const [view] = (await (await fetch(`${hub.url}/dev/providers`)).json()) as Array<{ metricsSummary: string }>;
     expect(view!.metricsSummary).toBe('GPU 37 %, memory 52 %');
+  });
+
+  it('after a re-register, a pending call with nothing received yet is resumed from last_seq 0, which the agent accepts', async () => {
+    hub = await startDevHub({ token: TEST_KEY });
+    const register = { type: 'register', payload: { node_id: 'node-raw', token: TEST_KEY, models: ['m1'], capabilities: ['inference', 'resume-v1'] } };
+    const first = await provider(hub);
+    first.send(register);
+    await until(() => first.frames.filter((f) => f.type === 'ack').length >= 2, 'registered with resume-v1');
+    const reply = fetch(`${hub.url}/dev/warmup`, { method: 'POST', body: JSON.stringify({ model_id: 'm1', timeout_ms: 200 }) });
+    await until(() => first.frames.some((f) => f.type === 'warmup'), 'warmup sent');
+    const id = first.frames.find((f) => f.type === 'warmup')!.request_id!;
+    hub.dropProviders();
+    const again = await provider(hub);
+    again.send(register);
+    await until(() => again.frames.some((f) => f.type === 'resume'), 'resume sent');
+    const resume = again.frames.find((f) => f.type === 'resume')!;
+    expect(resume.payload).toEqual({ request_id: id, last_seq: 0 });
+    expect(parseInbound(JSON.stringify(resume))).toEqual({ type: 'resume', requestId: id, lastSeq: 0 });
+    again.send({ type: 'ack', request_id: id, payload: { request_id: id, success: true, message: '' } });
+    expect((await reply).status).toBe(200);
   });
 
   it('the real agent registers against acks that leave request_id unset', async () => {
