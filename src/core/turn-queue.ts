@@ -1,9 +1,18 @@
 // Items gathered during one turn of the event loop, handed over together right after it (setImmediate),
-// or at once on flush(). The per-turn batches (ledger rows and their delivered marks, request log lines) share it.
+// or at once on flush(). The per-turn batches (ledger rows, request log lines) share it.
+// With minGapMs, hand-overs are also spaced at least that far apart: the first after a quiet spell still
+// goes right after its turn, and items pushed sooner after a hand-over wait for the gap to pass, so a
+// burst (streams ending one after another over a few ms) makes a few batches instead of one per turn.
+import { performance } from 'node:perf_hooks';
+
 export class TurnQueue<T> {
   private items: T[] = [];
+  private lastDrain = Number.NEGATIVE_INFINITY;
 
-  constructor(private readonly drain: (items: T[]) => void) {}
+  constructor(
+    private readonly drain: (items: T[]) => void,
+    private readonly minGapMs = 0,
+  ) {}
 
   get size(): number {
     return this.items.length;
@@ -11,7 +20,10 @@ export class TurnQueue<T> {
 
   push(item: T): void {
     this.items.push(item);
-    if (this.items.length === 1) setImmediate(() => this.flush());
+    if (this.items.length !== 1) return;
+    const wait = this.lastDrain + this.minGapMs - performance.now();
+    if (wait > 0) setTimeout(() => this.flush(), wait);
+    else setImmediate(() => this.flush());
   }
 
   /** Hands over what is queued, now (no-op when empty). */
@@ -19,6 +31,7 @@ export class TurnQueue<T> {
     if (this.items.length === 0) return;
     const items = this.items;
     this.items = [];
+    this.lastDrain = performance.now();
     this.drain(items);
   }
 }

@@ -1,4 +1,6 @@
-// TurnQueue: what is pushed in one turn is handed over together right after it; flush() hands it over now.
+// TurnQueue: what is pushed in one turn is handed over together right after it; flush() hands it over now;
+// with a gap, hand-overs are at least that far apart.
+import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { TurnQueue } from '../../src/core/turn-queue';
@@ -27,5 +29,26 @@ describe('TurnQueue', () => {
     expect(q.size).toBe(0);
     await nextTurn();
     expect(drained).toEqual([[1]]);
+  });
+
+  it('with a gap: the first hand-over goes after its turn, one pushed sooner waits until the gap has passed', async () => {
+    const GAP = 40;
+    const drained: Array<{ items: number[]; at: number }> = [];
+    let next!: () => void;
+    const q = new TurnQueue<number>((items) => {
+      drained.push({ items, at: performance.now() });
+      next?.();
+    }, GAP);
+    q.push(1);
+    await nextTurn();
+    expect(drained.map((d) => d.items)).toEqual([[1]]); // after a quiet spell: right after its turn
+    const second = new Promise<void>((r) => (next = r));
+    q.push(2);
+    await nextTurn();
+    q.push(3);
+    expect(drained).toHaveLength(1); // within the gap: not after this turn
+    await second;
+    expect(drained.map((d) => d.items)).toEqual([[1], [2, 3]]);
+    expect(drained[1]!.at - drained[0]!.at).toBeGreaterThanOrEqual(GAP - 1);
   });
 });

@@ -28,7 +28,6 @@ import { UsageQueries, emptyTotals, type Cursor, type CsvPageRow, type HubLifeti
 import { DAY_MS, startOfLocalDay, type BucketSize } from './time-buckets';
 import { validateRecord, type ValidRecord } from './usage-record';
 import { waitForDrain, type WritableLike } from './write-stream';
-import { TurnQueue } from '../turn-queue';
 import { CheckpointHandoff, type CheckpointHandoffOptions } from './checkpoint-handoff';
 
 export interface LedgerOptions {
@@ -94,10 +93,10 @@ interface Connection {
   db: Database.Database;
   queries: UsageQueries;
   insert: Database.Statement;
-  insertMany: (items: Pending[]) => void;
+  /** Inserts rows and marks earlier rows delivered, in one transaction. */
+  insertMany: (items: readonly Pending[], marks?: readonly number[]) => void;
   insertPrice: Database.Statement;
   putSetting: Database.Statement;
-  markDelivered: (rowIds: number[]) => void;
 }
 
 const FLUSH_BATCH = 5000;
@@ -111,6 +110,10 @@ const INSERT_SQL = `INSERT INTO usage (request_id, source, model, endpoint, star
 const NO_RATES: ReadonlyMap<string, Rate> = new Map();
 /** Rows awaiting delivery that are tracked in memory (the oldest are forgotten beyond this: they stay undelivered). */
 const MAX_AWAITING = 10_000;
+/** Longest a delivered mark waits for a commit to ride on before it is written on its own. */
+const MARK_DELAY_MS = 250;
+const NO_MARKS: readonly number[] = [];
+const NO_ITEMS: readonly Pending[] = [];
 
 function checkRange(from: number, to: number): void {
   if (!Number.isFinite(from) || !Number.isFinite(to) || from < 0) throw new LedgerValueError('invalid_range', `Invalid time range ${from}..${to}: use epoch milliseconds.`);
@@ -130,8 +133,12 @@ export class Ledger extends EventEmitter {
   private power: ElectricityPrice | null = null;
   /** Records written (or held) as not yet delivered, by request id. */
   private readonly awaiting = new Map<string, Pending>();
-  /** Row ids to mark delivered, one UPDATE per event-loop turn. */
-  private readonly deliveredRows = new TurnQueue<number>((ids) => this.writeDelivered(ids));
+  /**
+   * Row ids to mark delivered: written in the same transaction as the next rows inserted (under load a
+   * commit comes every few ms), else on their own after MARK_DELAY_MS, and before any read.
+   */
+  private marks: number[] = [];
+  private markTimer: NodeJS.Timeout | null = null;
   private dropped = 0;
   private droppedThisEpisode = 0;
   private lastDropLog = 0;
@@ -192,13 +199,7 @@ export class Ledger extends EventEmitter {
         return;
       }
       if (this.conn && !this.failure && this.queue.size === 0) {
-        try {
-          this.insertRow(this.conn, item);
-          this.handoff?.wrote();
-          return;
-        } catch (err) {
-          this.fail(err);
-        }
+        if (this.insertNow([item])) return;
       }
       this.hold([item]);
     } catch (err) {
@@ -220,20 +221,32 @@ export class Ledger extends EventEmitter {
     }
     if (items.length === 0 || this.closed) return;
     if (this.conn && !this.failure && this.queue.size === 0) {
-      try {
-        this.conn.insertMany(items);
-        this.handoff?.wrote();
-        return;
-      } catch (err) {
-        this.fail(err);
-      }
+      if (this.insertNow(items)) return;
     }
     this.hold(items);
   }
 
+  /** Inserts rows now, with the delivered marks waiting (one transaction); false after fail(). */
+  private insertNow(items: Pending[]): boolean {
+    const conn = this.conn as Connection;
+    const marks = this.takeMarks();
+    try {
+      if (items.length === 1 && marks.length === 0) this.insertRow(conn, items[0] as Pending);
+      else conn.insertMany(items, marks);
+      this.handoff?.wrote();
+      return true;
+    } catch (err) {
+      this.marks.push(...marks); // rolled back with the rows: written with the next commit, or on their own
+      this.armMarkTimer();
+      this.fail(err);
+      return false;
+    }
+  }
+
   /**
    * The last message of an awaitingHub record was handed to the hub link: its row becomes delivered.
-   * Rows of one event-loop turn are updated together, right after it; until then (and after a crash
+   * The mark rides in the next insert's transaction (or is written after MARK_DELAY_MS, or before a
+   * read); until then (and after a crash
    * in between) the row stays marked undelivered, which is the safe side: it is never counted as
    * told to the hub when that is not known.
    */
@@ -243,13 +256,31 @@ export class Ledger extends EventEmitter {
     this.awaiting.delete(requestId);
     item.delivered = true; // a record still held in memory is written as delivered
     if (item.rowId === undefined) return;
-    this.deliveredRows.push(item.rowId);
+    this.marks.push(item.rowId);
+    this.armMarkTimer();
   }
 
-  private writeDelivered(ids: number[]): void {
-    if (!this.conn || this.closed) return;
+  private armMarkTimer(): void {
+    if (this.markTimer || this.marks.length === 0) return;
+    this.markTimer = setTimeout(() => this.writeMarks(), MARK_DELAY_MS);
+    this.markTimer.unref?.();
+  }
+
+  private takeMarks(): readonly number[] {
+    if (this.markTimer) clearTimeout(this.markTimer);
+    this.markTimer = null;
+    if (this.marks.length === 0) return NO_MARKS;
+    const ids = this.marks;
+    this.marks = [];
+    return ids;
+  }
+
+  /** Writes the delivered marks waiting, in their own transaction. */
+  private writeMarks(): void {
+    const ids = this.takeMarks();
+    if (ids.length === 0 || !this.conn || this.closed) return;
     try {
-      this.conn.markDelivered(ids);
+      this.conn.insertMany(NO_ITEMS, ids);
     } catch (err) {
       this.log.warn(`Could not mark ${ids.length} usage records as delivered to the hub: ${err instanceof Error ? err.message : String(err)}`);
     }
@@ -499,7 +530,7 @@ export class Ledger extends EventEmitter {
   close(): void {
     if (this.closed) return;
     if (this.queue.size > 0 && this.conn) this.flush();
-    this.deliveredRows.flush();
+    this.writeMarks();
     this.closed = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
@@ -539,17 +570,15 @@ export class Ledger extends EventEmitter {
         db: open,
         queries: new UsageQueries(open),
         insert,
-        insertMany: open.transaction((items: Pending[]) => {
-          for (const it of items) this.insertRow(conn, it);
-        }),
-        insertPrice: open.prepare('INSERT INTO prices (model, input_per_m, output_per_m, effective_from, created_at) VALUES (?, ?, ?, ?, ?)'),
-        putSetting: open.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
-        markDelivered: (() => {
+        insertMany: (() => {
           const mark = open.prepare('UPDATE usage SET delivered = 1 WHERE id = ?');
-          return open.transaction((ids: number[]) => {
-            for (const id of ids) mark.run(id);
+          return open.transaction((items: readonly Pending[], marks: readonly number[] = NO_MARKS) => {
+            for (const it of items) this.insertRow(conn, it);
+            for (const id of marks) mark.run(id);
           });
         })(),
+        insertPrice: open.prepare('INSERT INTO prices (model, input_per_m, output_per_m, effective_from, created_at) VALUES (?, ?, ?, ?, ?)'),
+        putSetting: open.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
       };
       const prices = open
         .prepare('SELECT id, model, input_per_m AS inputPerM, output_per_m AS outputPerM, effective_from AS effectiveFrom FROM prices')
@@ -702,6 +731,7 @@ export class Ledger extends EventEmitter {
 
   private read<T>(fn: (q: UsageQueries) => T): T {
     const conn = this.requireConn();
+    if (this.marks.length > 0) this.writeMarks(); // reads see every delivered mark made so far
     try {
       return fn(conn.queries);
     } catch (err) {

@@ -2,7 +2,8 @@
 // (what the relay awaits before a final message) settles only once their rows are in the ledger file.
 import { describe, expect, it, vi } from 'vitest';
 import type { Ledger } from '../../../src/core/ledger/ledger';
-import { LedgerBatch } from '../../../src/core/agent/ledger-batch';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { COMMIT_GAP_MS, LedgerBatch } from '../../../src/core/agent/ledger-batch';
 import { ledgerPerTest, rec } from '../../support/ledger/helpers';
 
 let ledger: Ledger;
@@ -45,5 +46,21 @@ describe('LedgerBatch', () => {
     batch.flush();
     expect(ledger.recent(10)).toHaveLength(1);
     await committed;
+  });
+
+  it(`commits at most once per gap (${COMMIT_GAP_MS} ms by default): requests ending over the next turns within it share one commit`, async () => {
+    const batch = new LedgerBatch(ledger, 200); // wide enough that a slow machine cannot end it between two turns
+    batch.queue(rec(Date.now()));
+    await batch.committed();
+    const many = vi.spyOn(ledger, 'recordBatch');
+    const one = vi.spyOn(ledger, 'record');
+    batch.queue(rec(Date.now()));
+    await nextTurn();
+    batch.queue(rec(Date.now())); // a later turn, still within the gap
+    await batch.committed();
+    expect(one).not.toHaveBeenCalled();
+    expect(many).toHaveBeenCalledTimes(1);
+    expect(many.mock.calls[0]![0]).toHaveLength(2);
+    expect(ledger.recent(10)).toHaveLength(3);
   });
 });
