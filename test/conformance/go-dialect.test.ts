@@ -286,6 +286,24 @@ describe('serving', () => {
     expect(hub.forRequest(id).some((f) => f.type === 'stream_end')).toBe(false);
   });
 
+  it('a cancel in the same read as its inference, behind another start: the engine is never called for it, nothing is sent', async () => {
+    const first = rid('burst-first');
+    const cancelled = rid('burst-cancelled');
+    const calls = engines.long.requests.length;
+    const inference = (id: string) => ({ type: 'inference', request_id: id, payload: { endpoint_id: `ep-${id}`, model_id: 'long', stream: true, request: chat(id, { model: 'long', stream: true }) } });
+    // One read: the cancel is read before the second request's engine call is made (starts are paced one per turn).
+    hub.sendTogether([inference(first), inference(cancelled), { type: 'cancel', request_id: cancelled, payload: { request_id: cancelled, reason: 'consumer_disconnected' } }]);
+    await hub.waitFor((f) => f.type === 'stream_chunk' && f.payload.request_id === first, 'first chunk of the first');
+    hub.cancel(first, 'done');
+    const probe = rid('after-burst');
+    hub.inference(probe, QWEN, chat('still there?'), false);
+    await hub.waitFor((f) => f.type === 'ack' && f.payload.request_id === probe, 'probe answer');
+    const prompts = engines.long.requests.slice(calls).map((q) => JSON.stringify(q.body));
+    expect(prompts.filter((b) => b.includes(first))).toHaveLength(1);
+    expect(prompts.filter((b) => b.includes(cancelled))).toEqual([]);
+    expect(hub.forRequest(cancelled)).toEqual([]);
+  });
+
   it('an unknown message type is logged once per type and never answered', async () => {
     hub.send({ type: 'teleport', request_id: 'conf-teleport-1', payload: { to: 'mars' } });
     hub.send({ type: 'teleport', request_id: 'conf-teleport-2', payload: {} });

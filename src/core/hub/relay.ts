@@ -15,6 +15,7 @@ import { encodeOnce, encodeStreamChunk, out, MAX_MESSAGE_BYTES, type EncodedMess
 import type { InferenceRunner, InferenceResult } from '../inference/runner';
 import type { HubLink } from './link';
 import { Retention, type RetentionCodec } from './retention';
+import { TurnPacer } from '../turn-pacer';
 
 /**
  * Kept messages: a data stream_chunk as its chunk JSON only (the envelope, half its bytes, is rebuilt the
@@ -73,6 +74,8 @@ export class HubRelay {
   private linkUp = false;
   /** Finished while detached and not yet resumed: dropped when the grace period ends. */
   private readonly detachedFinished = new Set<string>();
+  /** Engine requests start one per event-loop turn (a burst of inference messages arrives in one read). */
+  private readonly starts = new TurnPacer();
   readonly counters = { served: 0, failed: 0, cancelledUnresumed: 0, resumed: 0, replayedMessages: 0, evicted: 0, abortedOnDisconnect: 0, cancelledByHub: 0 };
 
   constructor(private readonly o: HubRelayOptions) {
@@ -290,6 +293,8 @@ export class HubRelay {
     this.active.set(id, a);
     let result: InferenceResult;
     try {
+      const turn = this.starts.take();
+      if (turn) await turn; // a cancel or drop meanwhile reaches the runner as an aborted signal
       result = await this.o.runner.run(
         { id, source: 'hub', model, body: request as Record<string, unknown>, stream, signal: a.ctl.signal },
         // The chunk's JSON as the engine wrote it (model patched), not stringified again.

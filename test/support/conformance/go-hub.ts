@@ -83,6 +83,19 @@ export class GoHub extends EventEmitter {
     this.ws.send(text);
   }
 
+  /**
+   * Sends the messages in one TCP write (the socket corked for the tick), so the provider reads them
+   * together, as it does a burst behind a slow link.
+   */
+  sendTogether(msgs: unknown[]): void {
+    if (!this.ws || this.ws.readyState !== WebSocket.OPEN) throw new Error('no provider connected');
+    // ws keeps its net.Socket private; corking it is the only way to put several frames in one write.
+    const socket = (this.ws as unknown as { _socket: import('node:net').Socket })._socket;
+    socket.cork();
+    for (const m of msgs) this.ws.send(JSON.stringify(m));
+    process.nextTick(() => socket.uncork());
+  }
+
   /** Go InferencePayload {endpoint_id, model_id, request, stream}, request_id in the envelope. */
   inference(requestId: string, model: string, request: Record<string, unknown>, stream: boolean): void {
     this.send({ type: 'inference', request_id: requestId, payload: { endpoint_id: `ep-${requestId}`, model_id: model, request, stream } });

@@ -1,0 +1,34 @@
+// One start per turn of the event loop. A burst that arrives in one socket read (the hub's 64 requests
+// in one TCP segment: `ws` emits every message of a read in the same tick) would otherwise start every
+// request before the loop reads any engine response, so running streams' chunks wait behind all the
+// starts (docs/benchmarks.md, eighth pass). take() lets the first caller of a turn through at once and
+// queues the rest, released one per later turn (setImmediate) in arrival order, with I/O in between.
+export class TurnPacer {
+  private readonly waiting: Array<() => void> = [];
+  /** A caller went through in the current turn (cleared by the next setImmediate). */
+  private busy = false;
+
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  /** undefined: go now; else a promise settled on the caller's turn. */
+  take(): Promise<void> | undefined {
+    if (!this.busy) {
+      this.busy = true;
+      setImmediate(this.release);
+      return undefined;
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private readonly release = (): void => {
+    const next = this.waiting.shift();
+    if (!next) {
+      this.busy = false;
+      return;
+    }
+    next();
+    setImmediate(this.release);
+  };
+}
