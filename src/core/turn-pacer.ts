@@ -4,16 +4,18 @@
 // starts (docs/benchmarks.md, eighth pass). take() lets the first caller of a turn through at once and
 // queues the rest, released one per later turn (setImmediate) in arrival order, with I/O in between.
 export class TurnPacer {
-  private readonly waiting: Array<() => void> = [];
+  private readonly waiting: Array<(go: boolean) => void> = [];
   /** A caller went through in the current turn (cleared by the next setImmediate). */
   private busy = false;
+  private closed = false;
 
   get queued(): number {
     return this.waiting.length;
   }
 
-  /** undefined: go now; else a promise settled on the caller's turn. */
-  take(): Promise<void> | undefined {
+  /** undefined: go now; else a promise of the caller's turn: true to go, false when close() came first. */
+  take(): Promise<boolean> | undefined {
+    if (this.closed) return Promise.resolve(false);
     if (!this.busy) {
       this.busy = true;
       setImmediate(this.release);
@@ -22,13 +24,19 @@ export class TurnPacer {
     return new Promise((resolve) => this.waiting.push(resolve));
   }
 
+  /** Everyone still waiting is told not to go (false), now; later take()s too. */
+  close(): void {
+    this.closed = true;
+    for (const w of this.waiting.splice(0)) w(false);
+  }
+
   private readonly release = (): void => {
     const next = this.waiting.shift();
     if (!next) {
       this.busy = false;
       return;
     }
-    next();
+    next(true);
     setImmediate(this.release);
   };
 }

@@ -1,5 +1,6 @@
 // TurnPacer: the first caller of a turn goes at once; the others wait, released one per later turn in
-// arrival order, with whatever else the loop has queued (I/O, other setImmediate work) running in between.
+// arrival order, with whatever else the loop has queued (I/O, other setImmediate work) running in between;
+// close() tells the ones still waiting not to go.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { TurnPacer } from '../../src/core/turn-pacer';
@@ -28,5 +29,21 @@ describe('TurnPacer', () => {
     await nextTurn();
     expect(pacer.take()).toBeUndefined();
     expect(pacer.take()).toBeInstanceOf(Promise);
+  });
+
+  it('close() tells every waiting caller not to go, at once, and later callers too', async () => {
+    const pacer = new TurnPacer();
+    expect(pacer.take()).toBeUndefined();
+    const waits = [pacer.take()!, pacer.take()!];
+    pacer.close();
+    expect(pacer.queued).toBe(0);
+    expect(await Promise.all(waits)).toEqual([false, false]);
+    expect(await pacer.take()).toBe(false);
+  });
+
+  it('a released caller is told to go (true)', async () => {
+    const pacer = new TurnPacer();
+    pacer.take();
+    expect(await pacer.take()).toBe(true);
   });
 });

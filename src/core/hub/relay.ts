@@ -28,6 +28,9 @@ const KEEP_ENCODED: RetentionCodec<EncodedMessage> = {
     short ? encodeStreamChunk(requestId, seq, text) : { type: /^\{"type":"([a-z_]+)"/.exec(text)?.[1] ?? 'message', requestId, seq, text, bytes },
 };
 
+/** A request whose start was still waiting when the relay closed: the engine was never called. */
+const NOT_STARTED: InferenceResult = { status: 'cancelled', statusCode: 499, error: 'cancelled: the provider is shutting down', kind: 'cancelled', tokensIn: 0, tokensOut: 0, estimated: false, latencyMs: 0 };
+
 export interface HubRelayOptions {
   link: HubLink;
   runner: InferenceRunner;
@@ -115,6 +118,7 @@ export class HubRelay {
     clearInterval(this.sweeper);
     clearTimeout(this.graceTimer);
     clearTimeout(this.ttlTimer);
+    this.starts.close();
     for (const a of this.active.values()) a.ctl.abort();
   }
 
@@ -293,9 +297,10 @@ export class HubRelay {
     this.active.set(id, a);
     let result: InferenceResult;
     try {
+      // A cancel or a drop while the start waits reaches the runner as an aborted signal; a relay closed
+      // meanwhile (shutdown) starts nothing more.
       const turn = this.starts.take();
-      if (turn) await turn; // a cancel or drop meanwhile reaches the runner as an aborted signal
-      result = await this.o.runner.run(
+      result = turn && !(await turn) ? NOT_STARTED : await this.o.runner.run(
         { id, source: 'hub', model, body: request as Record<string, unknown>, stream, signal: a.ctl.signal },
         // The chunk's JSON as the engine wrote it (model patched), not stringified again.
         { chunk: (ev) => (ev.emptyChoices && !ev.usage ? undefined : this.sendEncoded(id, encodeStreamChunk(id, this.next(id), chunkJson(ev), quotedId))) },
