@@ -8,6 +8,8 @@ import { performance } from 'node:perf_hooks';
 export class TurnQueue<T> {
   private items: T[] = [];
   private lastDrain = Number.NEGATIVE_INFINITY;
+  /** Counts hand-overs: a scheduled one that finds it changed (flush() came first) does nothing. */
+  private drains = 0;
 
   constructor(
     private readonly drain: (items: T[]) => void,
@@ -22,8 +24,12 @@ export class TurnQueue<T> {
     this.items.push(item);
     if (this.items.length !== 1) return;
     const wait = this.lastDrain + this.minGapMs - performance.now();
-    if (wait > 0) setTimeout(() => this.flush(), wait);
-    else setImmediate(() => this.flush());
+    const at = this.drains;
+    const due = (): void => {
+      if (this.drains === at) this.flush();
+    };
+    if (wait > 0) setTimeout(due, wait);
+    else setImmediate(due);
   }
 
   /** Hands over what is queued, now (no-op when empty). */
@@ -31,6 +37,7 @@ export class TurnQueue<T> {
     if (this.items.length === 0) return;
     const items = this.items;
     this.items = [];
+    this.drains++;
     this.lastDrain = performance.now();
     this.drain(items);
   }

@@ -51,4 +51,24 @@ describe('TurnQueue', () => {
     expect(drained.map((d) => d.items)).toEqual([[1], [2, 3]]);
     expect(drained[1]!.at - drained[0]!.at).toBeGreaterThanOrEqual(GAP - 1);
   });
+
+  it('with a gap: a hand-over scheduled before a flush() does not hand over what is pushed after it early', async () => {
+    const GAP = 40;
+    const drained: Array<{ items: number[]; at: number }> = [];
+    let next!: () => void;
+    const q = new TurnQueue<number>((items) => {
+      drained.push({ items, at: performance.now() });
+      next?.();
+    }, GAP);
+    q.push(1);
+    await nextTurn(); // [1] handed over; 2 pushed now waits for the gap
+    q.push(2);
+    await new Promise((r) => setTimeout(r, GAP - 10)); // time passing is what is tested
+    q.flush(); // [2] now: the hand-over scheduled for it must not take 3 only 10 ms later
+    const third = new Promise<void>((r) => (next = r));
+    q.push(3);
+    await third;
+    expect(drained.map((d) => d.items)).toEqual([[1], [2], [3]]);
+    expect(drained[2]!.at - drained[1]!.at).toBeGreaterThanOrEqual(GAP - 1);
+  });
 });
