@@ -236,7 +236,7 @@ export class Ledger extends EventEmitter {
       this.handoff?.wrote();
       return true;
     } catch (err) {
-      this.marks.push(...marks); // rolled back with the rows: written with the next commit, or on their own
+      this.marks.push(...marks); // rolled back with the rows: kept for the next write that works (writeMarks)
       this.armMarkTimer();
       this.fail(err);
       return false;
@@ -275,14 +275,23 @@ export class Ledger extends EventEmitter {
     return ids;
   }
 
-  /** Writes the delivered marks waiting, in their own transaction. */
+  /**
+   * Writes the delivered marks waiting, in their own transaction. Marks that cannot be written now (the
+   * database is away or refuses) are kept for the next write that works: the rows the retry writes, the
+   * next insert, or a read.
+   */
   private writeMarks(): void {
     const ids = this.takeMarks();
-    if (ids.length === 0 || !this.conn || this.closed) return;
+    if (ids.length === 0 || this.closed) return;
+    if (!this.conn) {
+      this.marks.push(...ids);
+      return;
+    }
     try {
       this.conn.insertMany(NO_ITEMS, ids);
     } catch (err) {
-      this.log.warn(`Could not mark ${ids.length} usage records as delivered to the hub: ${err instanceof Error ? err.message : String(err)}`);
+      this.marks.push(...ids);
+      this.log.warn(`Could not mark ${ids.length} usage records as delivered to the hub yet (${err instanceof Error ? err.message : String(err)}); they are marked with the next write that works.`);
     }
   }
 
@@ -698,16 +707,24 @@ export class Ledger extends EventEmitter {
   private flush(): boolean {
     const conn = this.conn;
     if (!conn) return false;
+    // Delivered marks kept while the database was away go with the first batch (or alone when none is held).
+    let marks = this.takeMarks();
     try {
+      if (this.queue.size === 0 && marks.length > 0) {
+        conn.insertMany(NO_ITEMS, marks);
+        marks = NO_MARKS;
+      }
       while (this.queue.size > 0) {
         const batch = this.queue.peek(FLUSH_BATCH);
-        conn.insertMany(batch);
+        conn.insertMany(batch, marks);
+        marks = NO_MARKS;
         this.queue.drop(batch.length);
       }
       this.handoff?.wrote();
       return true;
     } catch (err) {
       for (const it of this.queue.peek(FLUSH_BATCH)) it.rowId = undefined; // rolled back
+      this.marks.push(...marks);
       this.fail(err);
       return false;
     }
@@ -731,7 +748,8 @@ export class Ledger extends EventEmitter {
 
   private read<T>(fn: (q: UsageQueries) => T): T {
     const conn = this.requireConn();
-    if (this.marks.length > 0) this.writeMarks(); // reads see every delivered mark made so far
+    // Reads see every delivered mark made so far (not while the database is failing: a read never waits on a lock).
+    if (this.marks.length > 0 && this.failure === null) this.writeMarks();
     try {
       return fn(conn.queries);
     } catch (err) {
