@@ -5,8 +5,8 @@
 // of taking one each (on an idle machine one row's commit takes ~60-100 µs, eight rows' ~150 µs; under a
 // 64-stream load several times that): those are the milliseconds the last chunks of the other streams
 // wait behind (docs/benchmarks.md, seventh pass).
-// A request whose end comes within the gap of the last commit waits for the gap (at most 2 ms) before
-// its final message goes out. Commit before send: the relay's beforeFinal awaits committed() before
+// A request whose end comes within the gap of the last commit waits for the rest of the gap (a timer of at
+// most 2 ms; later when the loop is busy) before its final message goes out. Commit before send: the relay's beforeFinal awaits committed() before
 // a stream_end or result goes out, so a request's row is committed before its final message can leave
 // the process (test/integration/ledger/agent-crash.test.ts).
 import type { UsageRecord } from '../../shared/types';
