@@ -26,7 +26,11 @@ export class TurnQueue<T> {
     const wait = this.lastDrain + this.minGapMs - performance.now();
     const at = this.drains;
     const due = (): void => {
-      if (this.drains === at) this.flush();
+      if (this.drains !== at) return;
+      // Timers count from the loop's cached clock, so one can fire a little early: wait out the rest.
+      const left = this.lastDrain + this.minGapMs - performance.now();
+      if (left > 0) setTimeout(due, left);
+      else this.flush();
     };
     if (wait > 0) setTimeout(due, wait);
     else setImmediate(due);
