@@ -710,16 +710,13 @@ export class Ledger extends EventEmitter {
     // Delivered marks kept while the database was away go with the first batch (or alone when none is held).
     let marks = this.takeMarks();
     try {
-      if (this.queue.size === 0 && marks.length > 0) {
-        conn.insertMany(NO_ITEMS, marks);
-        marks = NO_MARKS;
-      }
       while (this.queue.size > 0) {
         const batch = this.queue.peek(FLUSH_BATCH);
         conn.insertMany(batch, marks);
         marks = NO_MARKS;
         this.queue.drop(batch.length);
       }
+      if (marks.length > 0) conn.insertMany(NO_ITEMS, marks);
       this.handoff?.wrote();
       return true;
     } catch (err) {
