@@ -10,17 +10,14 @@
 //     tool). It is the only source on macOS; elsewhere its VRAM is best-effort.
 // A vendor tool that fails (e.g. "Failed to initialize NVML: Driver/library version mismatch")
 // becomes a note and we fall through to the next source. A vendor tool that HANGS also skips
-// systeminformation: on Linux and Windows it calls nvidia-smi synchronously with no deadline,
-// which would freeze the agent.
-import os from 'node:os';
-import si from 'systeminformation';
+// systeminformation: on Linux and Windows it calls nvidia-smi synchronously with no deadline (it runs
+// in a child process of its own, si-scan.ts, killed at the deadline, but would only wait out the same hang).
 import type { GpuInfo, GpuInventory } from '../../shared/types';
 import type { Logger } from '../log';
 import { detectAmd } from './detect-amd';
 import { detectNvidia } from './detect-nvidia';
 import { findOnPath } from './run-tool';
-import { mapSiControllers } from './si-map';
-import { seconds } from './tool-notes';
+import { scanWithSystemInformation } from './si-scan';
 
 export interface DetectOptions {
   env?: NodeJS.ProcessEnv;
@@ -56,7 +53,7 @@ export async function detectGpus(opts: DetectOptions = {}): Promise<GpuInventory
   if (hung) {
     notes.push('Skipped the generic GPU scan because a vendor tool hung.');
   } else if (opts.useSystemInformation !== false) {
-    const found = await fromSystemInformation(timeoutMs, log);
+    const found = await scanWithSystemInformation(env, timeoutMs, log);
     notes.push(...found.remarks);
     if (found.gpus.length) {
       for (const g of found.gpus) {
@@ -83,21 +80,4 @@ function done(gpus: GpuInfo[], notes: string[], log?: Logger): GpuInventory {
     log?.info(`GPU ${g.index}: ${g.model} (${(g.vramTotalMb / 1024).toFixed(1)} GB${g.sharedMemory ? ' shared' : ''}) via ${g.source}${g.mig ? `, MIG ${g.mig.profile} of GPU ${g.mig.parentIndex}` : ''}`);
   }
   return { gpus: list, ...(notes.length ? { note: notes.join(' ') } : {}), detectedAt: Date.now() };
-}
-
-async function fromSystemInformation(timeoutMs: number, log?: Logger) {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const deadline = new Promise<null>((resolve) => {
-      timer = setTimeout(() => resolve(null), timeoutMs);
-    });
-    const data = await Promise.race([si.graphics(), deadline]);
-    if (!data) return { gpus: [], remarks: [`The generic GPU scan did not finish within ${seconds(timeoutMs)}.`] };
-    return mapSiControllers(data.controllers, os.totalmem() / 1048576);
-  } catch (err) {
-    log?.warn(`systeminformation failed: ${String(err)}`);
-    return { gpus: [], remarks: [] };
-  } finally {
-    clearTimeout(timer);
-  }
 }
