@@ -8,6 +8,7 @@ import { hardwareBlock } from '../../../src/core/gpu/hardware';
 import { findOnPath } from '../../../src/core/gpu/run-tool';
 import { mapSiControllers } from '../../../src/core/gpu/si-map';
 import { memoryLog } from '../../../src/core/log';
+import { processesUsing } from '../../support/processes';
 import { fixture, makeFakeBin, writeFakeAmdSmi, writeFakeNvidiaSmi, writeFakeRocmSmi, type FakeBin } from '../../support/gpu/fake-tools';
 
 const bins: FakeBin[] = [];
@@ -19,20 +20,6 @@ function bin(): FakeBin {
 afterEach(() => {
   while (bins.length) bins.pop()?.cleanup();
 });
-
-/** Processes whose command line mentions `dir` (a fake tool left running would show here). */
-function processesUsing(dir: string): number[] {
-  const pids: number[] = [];
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(dir)) pids.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
-}
 
 describe('NVIDIA via nvidia-smi', () => {
   it('RTX 3080 10 GB: one GPU, exact VRAM, driver, CUDA and compute capability', async () => {

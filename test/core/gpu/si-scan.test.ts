@@ -1,13 +1,13 @@
 // The generic GPU scan runs systeminformation in a child process: the agent never loads it (about 10 MB
 // of resident memory it would keep for good), and the scan's deadline is kept by killing the child.
 // Run for real on this machine (no GPU, no vendor tool).
-import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { detectGpus } from '../../../src/core/gpu/detect';
 import { scanWithSystemInformation } from '../../../src/core/gpu/si-scan';
 import { memoryLog } from '../../../src/core/log';
 import { makeFakeBin } from '../../support/gpu/fake-tools';
+import { processesUsing } from '../../support/processes';
 
 const require = createRequire(import.meta.url);
 const SI_DIR = `${require.resolve('systeminformation').split('/systeminformation/')[0]}/systeminformation/`;
@@ -15,20 +15,6 @@ const SI_DIR = `${require.resolve('systeminformation').split('/systeminformation
 /** Whether this process has loaded any of systeminformation's files (import of CommonJS fills this cache too). */
 function loadedHere(): boolean {
   return Object.keys(require.cache).some((file) => file.startsWith(SI_DIR));
-}
-
-/** Processes whose command line mentions systeminformation (a scan left running would show here). */
-function scansRunning(): number[] {
-  const pids: number[] = [];
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(SI_DIR)) pids.push(Number(entry));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
 }
 
 describe('the generic GPU scan', () => {
@@ -52,7 +38,7 @@ describe('the generic GPU scan', () => {
     expect(res.gpus).toEqual([]);
     expect(res.remarks).toHaveLength(1);
     expect(res.remarks[0]).toMatch(/^The generic GPU scan did not finish within /);
-    expect(scansRunning()).toEqual([]);
+    expect(processesUsing(SI_DIR)).toEqual([]);
   });
 
   it('a scan that fails is logged as a warning, never thrown', async () => {
