@@ -10,8 +10,8 @@
 //     tool). It is the only source on macOS; elsewhere its VRAM is best-effort.
 // A vendor tool that fails (e.g. "Failed to initialize NVML: Driver/library version mismatch")
 // becomes a note and we fall through to the next source. A vendor tool that HANGS also skips
-// systeminformation: on Linux and Windows it calls nvidia-smi synchronously with no deadline (it runs
-// in a child process of its own, si-scan.ts, killed at the deadline, but would only wait out the same hang).
+// systeminformation: on Linux and Windows it calls the same nvidia-smi with no deadline, so it would only
+// hang too (its scan runs in a child process, si-scan.ts, killed at the deadline).
 import type { GpuInfo, GpuInventory } from '../../shared/types';
 import type { Logger } from '../log';
 import { detectAmd } from './detect-amd';
