@@ -2,13 +2,9 @@
 // promoted and then die (what the agent's requests leave behind), a full GC comes each time old space has grown
 // by a quarter (or V8's smallest step, 8 MB), so old space stays smaller; without the call, V8's own growing
 // factor lets the same load grow it further between fewer full GCs.
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { limitOldGenerationGrowth } from '../../src/core/old-generation';
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+import { runModuleScript } from '../support/node-script';
 
 /** The largest old-space use (MB) seen after a turn in a fresh node process over 2,000 short turns of promoted garbage, with or without the limit. */
 function peakOldSpace(limit: boolean): number {
@@ -31,8 +27,7 @@ function peakOldSpace(limit: boolean): number {
       else setImmediate(() => console.log(peakMb, live.length));
     };
     step();`;
-  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' });
-  return Number(out.trim().split(' ')[0]);
+  return Number(runModuleScript(script).split(' ')[0]);
 }
 
 describe('limitOldGenerationGrowth', () => {

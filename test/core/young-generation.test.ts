@@ -1,22 +1,13 @@
 // capYoungGeneration: in a process that keeps many young objects alive (as 64 streams do) in short turns, new space
 // stops at the ceiling instead of growing to V8's 32 MB; without it, the same load grows it to 32 MB. Once V8 has
 // shrunk new space (after a memory-reducing full GC), growth is on again and the next load reaches the freeze point.
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+import { runModuleScript } from '../support/node-script';
 
 /** One short turn of a survivor-heavy load (the scripts below keep `keep` and `i`): 5,000 objects, half kept a while. */
 const TURN = "for (let n = 0; n < 5000; n++, i++) { keep.push({ i, s: 'x' + i }); if (keep.length > 200000) keep.splice(0, 100000); }";
 /** new_space's size in MB, as a script expression. */
 const NEW_SPACE_MB = "v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size / 1048576";
-
-/** Runs `script` as an ES module in a fresh node process (with tsx, from the repo root); its stdout, trimmed. */
-function runScript(script: string): string {
-  return execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' }).trim();
-}
 
 /**
  * new_space size (MB) after a survivor-heavy allocation loop in a fresh node process, with or without the
@@ -55,7 +46,7 @@ function newSpaceAfterLoad(cap: boolean, worker = false): number {
       }
     };
     step();`;
-  return Number(runScript(script));
+  return Number(runModuleScript(script));
 }
 
 /**
@@ -89,7 +80,7 @@ function newSpaceAcrossShrink(): number[] {
     await load(2e6);
     sizes.push(mb());
     console.log(JSON.stringify(sizes));`;
-  return JSON.parse(runScript(script)) as number[];
+  return JSON.parse(runModuleScript(script)) as number[];
 }
 
 describe('capYoungGeneration', () => {
