@@ -13,7 +13,7 @@ export function loopLine(name: string, l: LoopSummary | undefined): string {
   if (!l) return `${name}: no loop figures`;
   return (
     `${name}: loop busy ${Math.round(l.utilization * 100)}%, delay p50 ${l.delayP50} / p99 ${l.delayP99} / p99.9 ${l.delayP999} / max ${l.delayMax} ms; ` +
-    `CPU ${l.cpuUsPerChunk} µs/chunk; GC ${Object.entries(l.gcByKind)
+    `CPU ${l.cpuUsPerChunk} µs/chunk${l.mainCpuUsPerChunk !== undefined ? ` (main thread ${l.mainCpuUsPerChunk})` : ''}; GC ${Object.entries(l.gcByKind)
       .map(([k, g]) => `${k} ${g.count}× ${g.totalMs} ms (max ${g.maxMs})`)
       .join(', ')}; RSS ${l.rssMb} MB` +
     (l.spacesMb ? ` (heap spaces ${Object.entries(l.spacesMb).filter(([, mb]) => mb >= 0.5).map(([k, mb]) => `${k} ${mb}`).join(', ')}; external ${l.externalMb} MB)` : '')
@@ -34,6 +34,17 @@ export function levelLines(l: RelayLevel): string[] {
   }
   if (l.agentB) lines.push(`  agent B (other build): added p50 +${l.agentB.addedP50}, p99 +${l.agentB.addedP99} ms`);
   for (const p of ['agent', 'agentB', 'forwarder'] as const) if (l.loop?.[p]) lines.push(`  ${loopLine(p, l.loop[p])}`);
+  for (const p of ['agent', 'agentB', 'forwarder'] as const) {
+    const g = l.gcHits?.[p];
+    if (!g) continue;
+    lines.push(
+      `  ${p} GC overlap: ${g.pauses} pauses ${g.pauseMs} ms; ${round(g.hitShare * 100, 1)}% of ${g.chunks} chunks waited through one, ${round(g.tailHitShare * 100, 1)}% of the slowest 1 %; ` +
+        `p50 / p99 all ${g.all.p50} / ${g.all.p99} ms, clear of GC ${g.clear.p50} / ${g.clear.p99} ms`,
+    );
+  }
+  const a = l.gcHits?.agent;
+  const f = l.gcHits?.forwarder;
+  if (a && f) lines.push(`  agent - forwarder, chunks clear of their GC: p50 ${round(a.clear.p50 - f.clear.p50, 3)}, p99 ${round(a.clear.p99 - f.clear.p99, 3)} ms`);
   return lines;
 }
 

@@ -6,11 +6,12 @@
 // - an event-loop delay histogram (perf_hooks.monitorEventLoopDelay, 1 ms resolution): how late a 1 ms
 //   timer fires, i.e. how long the loop was busy in one go. Values include the resolution.
 // - event-loop utilisation (the share of the window the loop was not idle),
-// - CPU time of the process (user + system, all threads: V8's GC helpers too),
-// - every GC pause (a PerformanceObserver on 'gc'): count, total and longest, by kind.
+// - CPU time of the process (user + system, all threads: V8's GC helpers too) and, on Linux, of its main thread,
+// - every GC pause (a PerformanceObserver on 'gc'): count, total and longest, by kind, and when each began.
 // The delay histogram runs from the first SIGUSR2 on. On SIGUSR2 it writes one line `loop-probe {json}` to stdout with the figures since the last signal and
 // starts over, so the bench reads exactly the window of one measurement (signal, workload, signal).
 import { monitorEventLoopDelay, performance, PerformanceObserver, constants } from 'node:perf_hooks';
+import fs from 'node:fs';
 import v8 from 'node:v8';
 
 const KINDS = {
@@ -28,6 +29,11 @@ let cpu = process.cpuUsage();
 let gc = {};
 /** GC pauses longer than 1 ms, as [kind, ms] (the last 200). */
 let longGc = [];
+/**
+ * Every GC pause of the window as [start, ms], start on the wall clock in ms (performance.timeOrigin +
+ * startTime, the clock the bench stamps chunks with), the first 5,000: which chunks waited through a pause.
+ */
+let pauses = [];
 
 new PerformanceObserver((list) => {
   for (const e of list.getEntries()) {
@@ -37,10 +43,21 @@ new PerformanceObserver((list) => {
     g.totalMs += e.duration;
     if (e.duration > g.maxMs) g.maxMs = e.duration;
     if (e.duration > 1 && longGc.length < 200) longGc.push([kind, Math.round(e.duration * 100) / 100]);
+    if (pauses.length < 5000) pauses.push([Math.round((performance.timeOrigin + e.startTime) * 1000) / 1000, Math.round(e.duration * 1000) / 1000]);
   }
 }).observe({ entryTypes: ['gc'] });
 
 const ms = (ns) => Math.round((ns / 1e6) * 1000) / 1000;
+
+/** CPU time of the main (JavaScript) thread alone, ns, from Linux's schedstat; undefined elsewhere. */
+function mainThreadNs() {
+  try {
+    return Number(fs.readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]);
+  } catch {
+    return undefined;
+  }
+}
+let mainNs = mainThreadNs();
 
 process.on('SIGUSR2', () => {
   delay.enable(); // a no-op once on
@@ -53,9 +70,15 @@ process.on('SIGUSR2', () => {
     delay: { count: delay.count, p50: ms(delay.percentile(50)), p90: ms(delay.percentile(90)), p99: ms(delay.percentile(99)), p999: ms(delay.percentile(99.9)), max: ms(delay.max) },
     gc: Object.fromEntries(Object.entries(gc).map(([k, v]) => [k, { count: v.count, totalMs: round(v.totalMs), maxMs: round(v.maxMs) }])),
     longGc,
+    pauses,
     cpuMs: (() => {
       const d = process.cpuUsage(cpu);
       return round((d.user + d.system) / 1000);
+    })(),
+    // The rest of cpuMs is the other threads': V8's GC and compiler helpers, libuv's pool, workers.
+    ...(() => {
+      const now = mainThreadNs();
+      return now !== undefined && mainNs !== undefined ? { mainCpuMs: round((now - mainNs) / 1e6) } : {};
     })(),
     rssMb: Math.round((process.memoryUsage.rss() / 1048576) * 10) / 10,
     // Where the RSS is: V8's heap spaces (size reserved, MB) and memory outside the heap (Buffers).
@@ -66,6 +89,8 @@ process.on('SIGUSR2', () => {
   delay.reset();
   elu = performance.eventLoopUtilization();
   cpu = process.cpuUsage();
+  mainNs = mainThreadNs();
   gc = {};
   longGc = [];
+  pauses = [];
 });

@@ -159,7 +159,8 @@ function forwarderLines(r: BenchResults): string[] {
     out.push(
       '',
       'Inside each relay process during its measured turns (bench/loop-probe.mjs): event-loop delay of a 1 ms timer (the',
-      'worst turn), loop utilisation, CPU per relayed chunk, GC pauses by kind (summed), peak RSS.',
+      'worst turn), loop utilisation, CPU per relayed chunk (all threads; the main thread\'s share in brackets on Linux),',
+      'GC pauses by kind (summed), peak RSS.',
       '',
       row(['Level', 'Process', 'Loop busy', 'Delay p50 / p99 / p99.9 / max', 'CPU per chunk', 'GC pauses', 'RSS']),
       row(['---', '---', '---', '---', '---', '---', '---']),
@@ -170,7 +171,7 @@ function forwarderLines(r: BenchResults): string[] {
         const gc = Object.entries(g.gcByKind)
           .map(([k, v]) => `${k} ${v.count}× ${v.totalMs} ms (max ${v.maxMs})`)
           .join(', ');
-        out.push(row([`${l.streams} ${l.phase}`, who, `${Math.round(g.utilization * 100)}%`, `${g.delayP50} / ${g.delayP99} / ${g.delayP999} / ${g.delayMax} ms`, `${g.cpuUsPerChunk} µs`, gc, mb(g.rssMb)]));
+        out.push(row([`${l.streams} ${l.phase}`, who, `${Math.round(g.utilization * 100)}%`, `${g.delayP50} / ${g.delayP99} / ${g.delayP999} / ${g.delayMax} ms`, `${g.cpuUsPerChunk} µs${g.mainCpuUsPerChunk !== undefined ? ` (${g.mainCpuUsPerChunk})` : ''}`, gc, mb(g.rssMb)]));
       }
     }
     const st = r.relay.filter((l) => l.streams === 64 && l.steady && l.firstChunk);
@@ -184,6 +185,31 @@ function forwarderLines(r: BenchResults): string[] {
             `${plus(l.steady!.forwarderAddedP50)} / ${plus(l.steady!.forwarderAddedP99)}`,
             `${plus(l.firstChunk!.addedP50)} / ${plus(l.firstChunk!.addedP99)}`,
             `${plus(l.firstChunk!.forwarderAddedP50)} / ${plus(l.firstChunk!.forwarderAddedP99)}`,
+          ]),
+        );
+      }
+    }
+    const hits = r.relay.filter((l) => l.gcHits?.agent && l.gcHits.forwarder);
+    if (hits.length > 0) {
+      out.push(
+        '',
+        'Which chunks waited through a GC pause of the process relaying them (bench/gc-attribution.ts: a pause of that',
+        'process overlapped the chunk\'s way from the engine to the reader), and the p99 of the chunks none overlapped.',
+        '',
+        row(['Level', 'Chunks a pause held: agent / forwarder', 'Of the slowest 1 %', 'p99 clear of GC: agent / forwarder', 'Agent − forwarder, clear of GC: p50 / p99']),
+        row(['---', '---', '---', '---', '---']),
+      );
+      const pct = (x: number): string => `${round(x * 100, 1)} %`;
+      for (const l of hits) {
+        const a = l.gcHits!.agent!;
+        const f = l.gcHits!.forwarder!;
+        out.push(
+          row([
+            `${l.streams} ${l.phase}`,
+            `${pct(a.hitShare)} / ${pct(f.hitShare)}`,
+            `${pct(a.tailHitShare)} / ${pct(f.tailHitShare)}`,
+            `${ms(a.clear.p99)} / ${ms(f.clear.p99)}`,
+            `${plus(round(a.clear.p50 - f.clear.p50, 3))} / ${plus(round(a.clear.p99 - f.clear.p99, 3))}`,
           ]),
         );
       }

@@ -7,6 +7,7 @@ import type { Rig } from './rig';
 import type { BenchSettings } from './settings';
 import { round, ratio, summarize, type Summary } from './stats';
 import { ttft, type StreamTrace } from './trace';
+import { emptySplit, splitByPauses, summarizeSplit, type GcHits, type Pauses, type Split } from './gc-attribution';
 
 export interface PathComparison {
   direct: Summary;
@@ -30,7 +31,11 @@ export interface LoopFigures {
   delay: { count: number; p50: number; p90: number; p99: number; p999: number; max: number };
   gc: Record<string, { count: number; totalMs: number; maxMs: number }>;
   longGc: Array<[string, number]>;
+  /** Every GC pause of the window, [start ms on the wall clock, ms]. */
+  pauses?: Pauses;
   cpuMs: number;
+  /** CPU time of the main thread alone (Linux). */
+  mainCpuMs?: number;
   rssMb: number;
   /** V8 heap spaces' reserved sizes (MB) and memory outside the heap, at the end of the window. */
   spacesMb?: Record<string, number>;
@@ -56,6 +61,8 @@ export interface LoopSummary {
   gcByKind: Record<string, { count: number; totalMs: number; maxMs: number }>;
   /** Process CPU time (user + system) per relayed chunk, µs. */
   cpuUsPerChunk: number;
+  /** The main thread's share of it, µs per chunk (Linux); the rest is V8's helper threads and workers. */
+  mainCpuUsPerChunk?: number;
   rssMb: number;
   /** The heap spaces and external memory of the turn with the highest RSS. */
   spacesMb?: Record<string, number>;
@@ -92,6 +99,9 @@ export function summarizeLoop(turns: LoopFigures[]): LoopSummary | undefined {
     gcOver1ms: turns.reduce((a, t) => a + t.longGc.length, 0),
     gcByKind: byKind(turns),
     cpuUsPerChunk: round((turns.reduce((a, t) => a + t.cpuMs, 0) * 1000) / Math.max(1, turns.reduce((a, t) => a + (t.chunks ?? 0), 0)), 1),
+    ...(turns.every((t) => t.mainCpuMs !== undefined)
+      ? { mainCpuUsPerChunk: round((turns.reduce((a, t) => a + (t.mainCpuMs ?? 0), 0) * 1000) / Math.max(1, turns.reduce((a, t) => a + (t.chunks ?? 0), 0)), 1) }
+      : {}),
     rssMb: max((t) => t.rssMb),
     ...(() => {
       const peak = turns.reduce((a, t) => (t.rssMb > a.rssMb ? t : a));
@@ -107,6 +117,8 @@ export interface RelayLevel extends PathComparison {
   steady?: PathComparison;
   /** Each stream's first chunk only (it leaves the engine as the request arrives, while 63 others are set up). */
   firstChunk?: PathComparison;
+  /** Each relay path's chunks split by whether one of its process's GC pauses overlapped them (gc-attribution.ts). */
+  gcHits?: Partial<Record<Exclude<PathName, 'direct'>, GcHits>>;
   /** A/B diagnostic: a second agent from another build (BENCH_AGENT_B). */
   agentB?: { agent: Summary; addedP50: number; addedP99: number };
   /** Diagnostic path: the agent with its ledger unavailable (64-stream levels). */
@@ -166,6 +178,7 @@ export async function relayLevel(rig: Rig, s: BenchSettings, streams: number, ph
   const steady = empty();
   const firstChunk = empty();
   const loops: Partial<Record<Exclude<PathName, 'direct'>, LoopFigures[]>> = {};
+  const splits: Partial<Record<Exclude<PathName, 'direct'>, Split>> = {};
   for (let r = 0; r < reps; r++) {
     for (const p of paths) {
       const proc = p === 'direct' ? undefined : rig.processOf(p);
@@ -175,6 +188,7 @@ export async function relayLevel(rig: Rig, s: BenchSettings, streams: number, ph
         const f = (await proc.probe()) as LoopFigures;
         f.chunks = traces.reduce((a, t) => a + t.chunks, 0);
         (loops[p] ??= []).push(f);
+        if (f.pauses) splitByPauses(traces, f.pauses, (splits[p] ??= emptySplit()));
       }
       for (const t of traces) {
         lat[p].push(...t.latencies);
@@ -195,6 +209,8 @@ export async function relayLevel(rig: Rig, s: BenchSettings, streams: number, ph
     const agent = summarize(lat.agentB);
     level.agentB = { agent, addedP50: round(agent.p50 - main.direct.p50, 3), addedP99: round(agent.p99 - main.direct.p99, 3) };
   }
+  level.gcHits = {};
+  for (const [p, split] of Object.entries(splits)) level.gcHits[p as Exclude<PathName, 'direct'>] = summarizeSplit(split);
   level.loop = {};
   for (const [p, turns] of Object.entries(loops)) {
     const sum = summarizeLoop(turns);

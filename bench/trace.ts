@@ -10,11 +10,13 @@ export interface StreamTrace {
   chunks: number;
   /** ms from the engine writing each stamped chunk to the reader having it parsed. */
   latencies: number[];
+  /** When the engine wrote each stamped chunk (our clock, ms): with its latency, the span the chunk was on its way. */
+  writtenAt: number[];
   error?: string;
 }
 
 export function newTrace(): StreamTrace {
-  return { sentAt: nowMs(), chunks: 0, latencies: [] };
+  return { sentAt: nowMs(), chunks: 0, latencies: [], writtenAt: [] };
 }
 
 /** Records a received chunk; `offsetMs` is the engine clock minus ours. */
@@ -23,7 +25,10 @@ export function recordChunk(trace: StreamTrace, chunk: unknown, offsetMs: number
   trace.firstAt ??= at;
   trace.chunks++;
   const t = (chunk as { t?: unknown } | null)?.t;
-  if (typeof t === 'number') trace.latencies.push(at - (t - offsetMs));
+  if (typeof t !== 'number') return;
+  const written = t - offsetMs;
+  trace.latencies.push(at - written);
+  trace.writtenAt.push(written);
 }
 
 export function ttft(trace: StreamTrace): number {
