@@ -39,6 +39,11 @@ const x = (v: number): string => (Number.isFinite(v) ? `${v.toFixed(2)}×` : 'n/
 const mb = (v: number): string => `${v.toFixed(1)} MB`;
 const met = (t: Target | undefined): string => (t ? (t.met ? 'met' : '**missed**') : '');
 
+/** A table's header row and its separator. */
+function head(cells: string[]): string[] {
+  return [row(cells), row(cells.map(() => '---'))];
+}
+
 function row(cells: string[]): string {
   return `| ${cells.join(' | ')} |`;
 }
@@ -47,8 +52,7 @@ function row(cells: string[]): string {
 export function mainTable(r: BenchResults): string[] {
   const target = (id: string): Target | undefined => r.targets.find((t) => t.id === id);
   const lines = [
-    row(['Figure', 'Baseline', 'Agent', 'Agent − baseline', 'Ratio', 'Minimal forwarder', 'Target']),
-    row(['---', '---', '---', '---', '---', '---', '---']),
+    ...head(['Figure', 'Baseline', 'Agent', 'Agent − baseline', 'Ratio', 'Minimal forwarder', 'Target']),
   ];
   for (const l of r.relay) {
     const sfx = l.phase === 'batched' ? '' : `-${l.phase}`;
@@ -124,8 +128,7 @@ export function mainTable(r: BenchResults): string[] {
 function footprintTable(i: IdleCost): string[] {
   const line = (name: string, f: IdleFigure): string => row([name, `${f.cpuPercent}%`, mb(f.rssMaxMb), mb(f.treeRssMaxMb)]);
   return [
-    row(['Process (idle, same window)', 'CPU', 'RSS', 'RSS with children']),
-    row(['---', '---', '---', '---']),
+    ...head(['Process (idle, same window)', 'CPU', 'RSS', 'RSS with children']),
     line('bare node', i.bareNode),
     line('node + tsx loader', i.nodeWithTsx),
     line('minimal forwarder (its bundle, no tsx)', i.forwarder),
@@ -152,7 +155,7 @@ function helperLines(h: HelperBench[]): string[] {
 /** Issue 18's targets: the agent side by side with the minimal forwarder, and what each loop went through. */
 function forwarderLines(r: BenchResults): string[] {
   const ts = r.targets.filter((t) => t.id.startsWith('fwd-'));
-  const out = [row(['Figure', 'Value', 'Target', '']), row(['---', '---', '---', '---'])];
+  const out = [...head(['Figure', 'Value', 'Target', ''])];
   for (const t of ts) out.push(row([t.figure, `${t.value} ${t.unit}`, t.target, met(t)]));
   const loops = r.relay.filter((l) => l.loop && Object.keys(l.loop).length > 0);
   if (loops.length > 0) {
@@ -162,8 +165,7 @@ function forwarderLines(r: BenchResults): string[] {
       'worst turn), loop utilisation, CPU per relayed chunk (all threads; the main thread\'s share in brackets on Linux),',
       'GC pauses by kind (summed), peak RSS.',
       '',
-      row(['Level', 'Process', 'Loop busy', 'Delay p50 / p99 / p99.9 / max', 'CPU per chunk', 'GC pauses', 'RSS']),
-      row(['---', '---', '---', '---', '---', '---', '---']),
+      ...head(['Level', 'Process', 'Loop busy', 'Delay p50 / p99 / p99.9 / max', 'CPU per chunk', 'GC pauses', 'RSS']),
     );
     for (const l of loops) {
       for (const [who, g] of Object.entries(l.loop ?? {})) {
@@ -176,7 +178,7 @@ function forwarderLines(r: BenchResults): string[] {
     }
     const st = r.relay.filter((l) => l.streams === 64 && l.steady && l.firstChunk);
     if (st.length > 0) {
-      out.push('', row(['Level', 'Added p50 / p99 without the first 2 chunks of each stream', 'Forwarder', 'First chunk only: agent', 'Forwarder']), row(['---', '---', '---', '---', '---']));
+      out.push('', ...head(['Level', 'Added p50 / p99 without the first 2 chunks of each stream', 'Forwarder', 'First chunk only: agent', 'Forwarder']));
       for (const l of st) {
         out.push(
           row([
@@ -196,8 +198,7 @@ function forwarderLines(r: BenchResults): string[] {
         'Which chunks waited through a GC pause of the process relaying them (bench/gc-attribution.ts: a pause of that',
         'process overlapped the chunk\'s way from the engine to the reader), and the p99 of the chunks none overlapped.',
         '',
-        row(['Level', 'Chunks a pause held: agent / forwarder', 'Of the slowest 1 %', 'p99 clear of GC: agent / forwarder', 'Agent − forwarder, clear of GC: p50 / p99']),
-        row(['---', '---', '---', '---', '---']),
+        ...head(['Level', 'Chunks a pause held: agent / forwarder', 'Of the slowest 1 %', 'p99 clear of GC: agent / forwarder', 'Agent − forwarder, clear of GC: p50 / p99']),
       );
       const pct = (x: number): string => `${round(x * 100, 1)} %`;
       for (const l of hits) {
@@ -226,8 +227,7 @@ function withoutLedgerLines(r: BenchResults): string[] {
     'so it keeps usage in memory, its own fallback): the difference is what the fsynced commit of each finished request',
     'on the agent’s thread costs the streams still running.',
     '',
-    row(['Figure', 'Baseline', 'Agent', 'Agent, no ledger', 'Added: agent / no ledger']),
-    row(['---', '---', '---', '---', '---']),
+    ...head(['Figure', 'Baseline', 'Agent', 'Agent, no ledger', 'Added: agent / no ledger']),
   ];
   for (const l of levels) {
     const n = l.noLedger!;
@@ -245,7 +245,7 @@ function profileLines(r: BenchResults): string[] {
   for (const p of r.profiles) {
     const perChunk = p.busyUsPerChunk ? `, ${p.busyUsPerChunk} µs per relayed chunk` : '';
     out.push(`CPU profile of the ${p.who}, ${p.kind} (${p.workload}; ${p.busyMs} ms busy of ${p.wallMs} ms${perChunk}):`, '');
-    out.push(row(['Self time', '%', 'Frame']), row(['---', '---', '---']));
+    out.push(...head(['Self time', '%', 'Frame']));
     for (const f of p.top.slice(0, 12)) out.push(row([`${f.selfMs} ms`, `${f.percent}%`, `\`${f.frame}\``]));
     out.push('', `By area: ${p.areas.map((a) => `${a.frame} ${a.percent}%`).join(', ')}`, '');
   }
@@ -254,7 +254,7 @@ function profileLines(r: BenchResults): string[] {
   if (agent?.chunks && fwd?.chunks) {
     const per = (p: RelayProfile, area: string): number => round(((p.areas.find((a) => a.frame === area)?.selfMs ?? 0) * 1000) / p.chunks, 2);
     const names = [...new Set([...agent.areas, ...fwd.areas].map((a) => a.frame))];
-    out.push('Busy µs per relayed chunk by area, same workload:', '', row(['Area', 'Agent', 'Minimal forwarder']), row(['---', '---', '---']));
+    out.push('Busy µs per relayed chunk by area, same workload:', '', ...head(['Area', 'Agent', 'Minimal forwarder']));
     for (const n of names.sort((a, b) => per(agent, b) - per(agent, a))) out.push(row([n, String(per(agent, n)), String(per(fwd, n))]));
     out.push(row(['**total**', String(agent.busyUsPerChunk), String(fwd.busyUsPerChunk)]), '');
   }
