@@ -73,12 +73,12 @@ function firstAtOrAfter(sorted: number[], v: number): number {
 
 export function summarizeSplit(s: Split): GcHits {
   const all = summarize([...s.hit, ...s.clear]);
-  const ranked = [...s.hit.map((x) => [x, 1]), ...s.clear.map((x) => [x, 0])].sort((a, b) => (b[0] as number) - (a[0] as number));
+  const ranked = [...s.hit.map((lat) => ({ lat, hit: true })), ...s.clear.map((lat) => ({ lat, hit: false }))].sort((a, b) => b.lat - a.lat);
   const tail = ranked.slice(0, Math.max(1, Math.floor(ranked.length / 100)));
   return {
     chunks: all.n,
     hitShare: round(s.hit.length / Math.max(1, all.n), 3),
-    tailHitShare: round(tail.reduce((a, t) => a + (t[1] as number), 0) / Math.max(1, tail.length), 3),
+    tailHitShare: round(tail.filter((c) => c.hit).length / tail.length, 3),
     all,
     clear: summarize(s.clear),
     pauses: s.pauses,

@@ -86,6 +86,7 @@ export function summarizeLoop(turns: LoopFigures[]): LoopSummary | undefined {
   if (turns.length === 0) return undefined;
   const max = (f: (t: LoopFigures) => number): number => Math.max(...turns.map(f));
   const gcs = turns.flatMap((t) => Object.values(t.gc));
+  const chunks = Math.max(1, turns.reduce((a, t) => a + (t.chunks ?? 0), 0));
   return {
     turns: turns.length,
     utilization: round(turns.reduce((a, t) => a + t.utilization, 0) / turns.length, 3),
@@ -98,10 +99,8 @@ export function summarizeLoop(turns: LoopFigures[]): LoopSummary | undefined {
     gcMaxMs: round(Math.max(0, ...gcs.map((g) => g.maxMs)), 2),
     gcOver1ms: turns.reduce((a, t) => a + t.longGc.length, 0),
     gcByKind: byKind(turns),
-    cpuUsPerChunk: round((turns.reduce((a, t) => a + t.cpuMs, 0) * 1000) / Math.max(1, turns.reduce((a, t) => a + (t.chunks ?? 0), 0)), 1),
-    ...(turns.every((t) => t.mainCpuMs !== undefined)
-      ? { mainCpuUsPerChunk: round((turns.reduce((a, t) => a + (t.mainCpuMs ?? 0), 0) * 1000) / Math.max(1, turns.reduce((a, t) => a + (t.chunks ?? 0), 0)), 1) }
-      : {}),
+    cpuUsPerChunk: round((turns.reduce((a, t) => a + t.cpuMs, 0) * 1000) / chunks, 1),
+    ...(turns.every((t) => t.mainCpuMs !== undefined) ? { mainCpuUsPerChunk: round((turns.reduce((a, t) => a + (t.mainCpuMs ?? 0), 0) * 1000) / chunks, 1) } : {}),
     rssMb: max((t) => t.rssMb),
     ...(() => {
       const peak = turns.reduce((a, t) => (t.rssMb > a.rssMb ? t : a));
