@@ -102,6 +102,18 @@ export async function stopAndCheck(run, marker, signal = 'SIGTERM', timeoutMs = 
   return exit;
 }
 
+/**
+ * The agent's usage ledger is a real SQLite file, not records held in memory: an install whose
+ * better-sqlite3 build was skipped (npm 12 blocks install scripts that package.json's allowScripts does
+ * not name) still starts, but says the SQLite module could not be loaded and keeps usage in memory.
+ */
+export function checkLedger(home, output) {
+  if (/SQLite module of this installation could not be loaded/.test(output)) throw new Error(`the ledger could not load its SQLite module:\n${output}`);
+  const file = path.join(home, 'ledger.sqlite');
+  const head = fs.existsSync(file) ? fs.readFileSync(file).subarray(0, 16).toString('latin1') : '';
+  if (head !== 'SQLite format 3\0') throw new Error(`${file} is not a SQLite database (${head ? 'wrong header' : 'missing'})`);
+}
+
 /** `npm start` in `root` with a fresh home: serves the built console; SIGTERM to npm stops everything. */
 export async function checkNpmStart(root, { timeoutMs = 60_000 } = {}) {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-newcomer-home-'));
@@ -113,6 +125,7 @@ export async function checkNpmStart(root, { timeoutMs = 60_000 } = {}) {
     const url = await run.url;
     const { script } = await checkConsole(url);
     say(`npm start served the built console (${script}) at ${url.replace(/(token|code)=.*/, '$1=…')}`);
+    checkLedger(home, run.output());
     const config = fs.readFileSync(path.join(home, 'config.toml'), 'utf8');
     if (!config.includes('WebSocketURL = "wss://inference-ws.swanchain.io"')) throw new Error('the first-run config.toml does not point at mainnet');
     const exit = await stopAndCheck(run, home);
