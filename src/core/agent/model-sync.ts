@@ -11,6 +11,8 @@ import type { Scheduler } from '../scheduler/scheduler';
 import type { ModelRegistry } from './models';
 import { syncScheduler } from './scheduler-sync';
 import type { SettingsFile } from './settings';
+import { endpointStates, engineView } from './endpoint-state';
+import { endpointKey } from '../engine/url';
 
 /** Engine URLs the owner named: config's EngineHosts, endpoints added in the console, and models.json's. */
 export function engineHosts(config: ProviderConfig, settings: SettingsFile): string[] {
@@ -39,27 +41,55 @@ export interface ModelSyncDeps {
 }
 
 export class ModelSync {
-  private engines: EngineInfo[] = [];
+  /** Discovery's latest list, as it gave it. */
+  private discovered: EngineInfo[] = [];
+  /**
+   * Engines that served a model the owner switched on, as last seen: kept (as not answering) after
+   * discovery forgets a vanished engine, so its models stay in the table as down and are still probed.
+   */
+  private readonly remembered = new Map<string, EngineInfo>();
   /** Settles when the context windows of the last refresh are known (start waits for it, bounded). */
   contextsReady: Promise<void> = Promise.resolve();
 
   constructor(private readonly d: ModelSyncDeps) {}
 
+  /** Every engine as the console shows it: discovery's view, remembered engines, health's verdict on each. */
   engineList(): EngineInfo[] {
-    return this.engines;
+    return engineView(this.engines(), this.d.health.states());
+  }
+
+  /** Whether discovery's own last look found an engine answering at `url` (health may know better since). */
+  discoverySees(url: string): boolean {
+    const key = endpointKey(url);
+    return this.discovered.some((e) => endpointKey(e.url) === key && e.reachable);
   }
 
   /** Discovery's latest view of the engines; the model set follows. */
   setEngines(engines: EngineInfo[]): void {
-    this.engines = engines;
+    this.discovered = engines;
     this.rebuild();
+    void this.settleDisagreements();
   }
 
   /** Probes engines now (plus `extra` URLs the owner just added) and rebuilds the model set. */
   async rescan(extra: string[] = []): Promise<void> {
     if (!this.d.autoDiscovery) this.d.l.info('engine discovery is off ([Agent] Discovery = false): probing only the addresses you added and models.json');
-    this.engines = await this.d.discovery.setHosts([...engineHosts(this.d.config, this.d.settings), ...extra]);
+    this.discovered = await this.d.discovery.setHosts([...engineHosts(this.d.config, this.d.settings), ...extra]);
     this.rebuild();
+    await this.settleDisagreements();
+  }
+
+  /**
+   * Where discovery's look and health's last check disagree on whether an engine answers, health looks
+   * again now: it is the one state of a watched endpoint, so it must be the newer look too.
+   */
+  private async settleDisagreements(): Promise<void> {
+    const health = new Map(this.d.health.states().map((h) => [endpointKey(h.url), h]));
+    const differ = this.engines().filter((e) => {
+      const h = health.get(endpointKey(e.url));
+      return h && (h.condition === 'down') === e.reachable;
+    });
+    await Promise.all(differ.map((e) => this.d.health.probeNow(e.url)));
   }
 
   /** Re-reads models (config + discovery + the owner's toggles) and tells the scheduler, health monitor and hub. */
@@ -67,11 +97,53 @@ export class ModelSync {
     const { config, registry } = this.d;
     const s = this.d.settings.get();
     this.d.log.addSecrets(Object.values(config.modelEntries).map((e) => e.api_key));
-    registry.rebuild({ entries: config.modelEntries, configModels: config.models, engines: this.engines, prefs: s.models ?? {} });
-    syncScheduler(registry, this.d.scheduler, config.agent);
+    const engines = this.engines();
+    registry.rebuild({ entries: config.modelEntries, configModels: config.models, engines, prefs: s.models ?? {} });
+    this.remember(engines);
     this.d.health.setEndpoints(registry.healthTargets());
+    // The monitor's view (an endpoint it starts watching again starts from its first check, not from a
+    // state held from before it left) and discovery's for the endpoints it does not watch.
+    const urls = [...new Set(registry.all().flatMap((m) => m.endpoints.map((e) => e.url)))];
+    registry.syncHealth(endpointStates(urls, this.d.health.states(), engines));
+    syncScheduler(registry, this.d.scheduler, config.agent);
     this.refreshContexts();
     this.d.announce();
+  }
+
+  /**
+   * Discovery's engines, then those it forgot that served a switched-on model, then the addresses the
+   * owner added naming a model that have not answered yet (after a restart with the engine down): each
+   * model keeps a row, shown as down, instead of vanishing.
+   */
+  private engines(): EngineInfo[] {
+    const list = [...this.discovered];
+    const listed = new Set(list.map((e) => endpointKey(e.url)));
+    for (const [url, e] of this.remembered) {
+      if (listed.has(url)) continue;
+      list.push({ ...e, reachable: false, error: e.error ?? `the engine at ${e.url} stopped answering` });
+      listed.add(url);
+    }
+    for (const added of this.d.settings.get().extraEndpoints ?? []) {
+      if (!added.model) continue;
+      const url = endpointKey(added.url);
+      const i = list.findIndex((e) => endpointKey(e.url) === url);
+      const at = list[i];
+      if (at && (at.reachable || at.models.length > 0)) continue;
+      const placeholder: EngineInfo = { url, type: 'unknown', models: [added.model], reachable: false, origin: 'owner', error: at?.error ?? `nothing answers at ${url} yet` };
+      if (at) list[i] = { ...at, models: [added.model], error: placeholder.error };
+      else list.push(placeholder);
+    }
+    return list;
+  }
+
+  /** Keeps the last sight of each answering engine that serves a switched-on model; forgets the rest. */
+  private remember(engines: EngineInfo[]): void {
+    const served = new Set(this.d.registry.all().filter((m) => m.enabled).flatMap((m) => m.endpoints.map((e) => e.url)));
+    for (const e of engines) {
+      const url = endpointKey(e.url);
+      if (!served.has(url)) this.remembered.delete(url);
+      else if (e.reachable && e.models.length > 0) this.remembered.set(url, { ...e, models: [...e.models] });
+    }
   }
 
   /** Re-reads the context windows of the announced models (overrides at once, engines probed). */

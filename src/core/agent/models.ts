@@ -77,8 +77,9 @@ export class ModelRegistry {
       );
     }
     const typeByUrl = new Map<string, EngineType>();
+    // An engine that stopped answering keeps its last-known models: they stay in the set, shown as down
+    // with the reason and still probed, so the engine serves again as soon as it answers.
     for (const eng of opts.engines) {
-      if (!eng.reachable) continue;
       const url = endpointKey(eng.url);
       typeByUrl.set(url, eng.type);
       for (const model of eng.models) {
@@ -154,6 +155,18 @@ export class ModelRegistry {
     else this.endpointErrors.delete(url);
     if (condition) this.endpointConditions.set(url, condition);
     else this.endpointConditions.delete(url);
+  }
+
+  /**
+   * The health monitor's view of every endpoint it watches replaces what was held before, so an
+   * endpoint that left the watch list and came back (engine gone and back, model switched off and on)
+   * never keeps a state from before. `states` is the one source; endpoints not in it read as healthy.
+   */
+  syncHealth(states: Array<{ url: string; health: ModelHealth; lastError?: string; condition?: 'down' | 'key_rejected' | 'loading' }>): void {
+    this.endpointHealth.clear();
+    this.endpointErrors.clear();
+    this.endpointConditions.clear();
+    for (const st of states) this.setEndpointHealth(st.url, st.health, st.lastError, st.condition);
   }
 
   endpointConditionOf(url: string): 'down' | 'key_rejected' | 'loading' | undefined {

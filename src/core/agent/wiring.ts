@@ -60,7 +60,7 @@ export function wireEngines(
     if (c.health === 'healthy') p.models.refreshContexts(true);
     p.registry.setEndpointHealth(c.url, c.health, c.error, c.condition);
     // An engine back after a restart: discovery re-reads its models now rather than on its next round.
-    if (c.health === 'healthy' && !p.models.engineList().some((e) => e.url === c.url && e.reachable)) void p.models.rescan();
+    if (c.health === 'healthy' && !p.models.discoverySees(c.url)) void p.models.rescan();
     // An engine that refuses our key still gets requests when nothing else serves the model, so clients
     // learn "engine rejected the provider's key" (502) rather than a vague "unavailable"; the hub sees unhealthy.
     p.scheduler.setEndpointHealth(c.url, c.condition === 'key_rejected' ? 'degraded' : c.health);

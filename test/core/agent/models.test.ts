@@ -71,8 +71,19 @@ describe('ModelRegistry.rebuild', () => {
     expect(on.announced()).toEqual(['qwen2.5:7b']);
   });
 
-  it('unreachable engines add nothing', () => {
-    expect(build({ engines: [engine('http://h:1', ['m'], { reachable: false })] }).all()).toEqual([]);
+  it('an engine that stopped answering keeps its last-known models (shown down, still probed); one never reached adds nothing', () => {
+    const r = build({ engines: [engine('http://h:1', ['m'], { reachable: false }), engine('http://h:2', [], { reachable: false })], prefs: { m: { enabled: true } } });
+    expect(r.all().map((m) => m.id)).toEqual(['m']);
+    expect(r.healthTargets().map((t) => t.url)).toEqual(['http://h:1']);
+  });
+
+  it('syncHealth replaces every endpoint state: one that left the watch list keeps nothing from before', () => {
+    const r = build({ entries: { a: { endpoint: 'http://h:1' }, b: { endpoint: 'http://h:2' } } });
+    r.setEndpointHealth('http://h:1', 'unhealthy', 'refused', 'down');
+    r.syncHealth([{ url: 'http://h:2', health: 'degraded', lastError: 'slow' }]);
+    expect(r.endpointHealthOf('http://h:1')).toBe('healthy');
+    expect(r.endpointConditionOf('http://h:1')).toBeUndefined();
+    expect(r.healthOf('b')).toBe('degraded');
   });
 
   it('prefs override the defaults both ways, and set limits', () => {
