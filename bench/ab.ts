@@ -17,10 +17,6 @@ const dir = path.join(ROOT, 'out', 'ab');
 fs.mkdirSync(dir, { recursive: true });
 await bundle(path.join(ROOT, 'src', 'cli', 'main.ts'), path.join(dir, `${label}.mjs`));
 const launcher = path.join(dir, `${label}-launch.mjs`);
-// Started as bin/swan-provider.js starts the agent: its code loaded with the young generation held (bin/load-agent.js).
-const loader = path.relative(dir, path.join(ROOT, 'bin', 'load-agent.js')).split(path.sep).join('/');
-fs.writeFileSync(
-  launcher,
-  `import { loadAgent } from '${loader}';\nconst { main } = await loadAgent(() => import('./${label}.mjs'));\nawait main(process.argv);\n`,
-);
+// Started as bin/swan-provider.js starts the agent from its bundle.
+fs.writeFileSync(launcher, `const { main } = await import('./${label}.mjs');\nawait main(process.argv);\n`);
 process.stdout.write(`${path.relative(ROOT, launcher)}\n`);

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startDevHub, type DevHub } from '../src/cli/dev-hub';
+import { AGENT_NODE_FLAGS } from '../src/cli/service';
 import { buildForwarderBundle } from './agent-bundle';
 import { AGENT_NAME, BENCH_KEY, writeAgentHome } from './agent-home';
 import type { StepPhase } from './bench-engine';
@@ -70,6 +71,8 @@ export async function startAgentChild(hub: DevHub, home: string, cpuProfDir?: st
   const args = [
     ...PROBE_ARGS,
     ...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []),
+    // Started as `service install`'s unit starts it.
+    ...AGENT_NODE_FLAGS,
     entry,
     'run',
     '--config',

@@ -2,12 +2,10 @@
 // Entry of the `swan-provider` command. Runs the prebuilt bundle (out/cli/main.mjs, made by
 // scripts/build-cli.mjs on `npm install`) when it is newer than every source file in it, else the
 // TypeScript sources through tsx's loader — so `npx swan-provider --help` works right after
-// `npm install`, and an edited checkout never runs stale code. Either loads with V8's young generation
-// held at its first size (load-agent.js).
+// `npm install`, and an edited checkout never runs stale code.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { loadAgent } from './load-agent.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bundle = path.join(root, 'out', 'cli', 'main.mjs');
@@ -33,11 +31,12 @@ function bundleIsFresh() {
   }
 }
 
-const { main } = await loadAgent(async (hold) => {
+async function load() {
   if (process.env.SWAN_NO_BUNDLE !== '1' && bundleIsFresh()) return import(pathToFileURL(bundle).href);
   const { register } = await import('tsx/esm/api');
   register();
-  hold(); // V8 reset the flag when it set up the loader thread's heap
   return import('../src/cli/main.ts');
-});
+}
+
+const { main } = await load();
 await main(process.argv);

@@ -10,8 +10,6 @@ import { renderMetrics } from '../core/console/prometheus';
 import { ensureConfig } from '../core/config/first-run';
 import { ensureHome } from '../core/config/home';
 import { Log } from '../core/log';
-import { capYoungGeneration } from '../core/young-generation';
-import { limitOldGenerationGrowth } from '../core/old-generation';
 import { ensureConsoleUi } from './console-ui';
 import { parseHostPort, rendererDir } from './home';
 import { consoleFix, firstListenProblem, type ListenTarget } from './port-check';
@@ -86,10 +84,6 @@ export async function runCommand(o: RunOptions): Promise<number> {
     return 2;
   }
   ensureHome(o.home);
-  // Young generation at most 16 MB: under load V8 grows it to 32 MB, for no CPU gain (docs/benchmarks.md, issue 18).
-  capYoungGeneration(16);
-  // Old generation grown by at most 25 % between full GCs: V8's own factor lets it reach twice the live heap (old-generation.ts).
-  limitOldGenerationGrowth(25);
   const log = new Log({ file: homePath(o.home, 'log'), console: o.quiet ? 'warn' : 'info' });
   const configPath = path.resolve(o.config ?? (o.initIfMissing ? ensureConfig(o.home, log.child('agent')) : homePath(o.home, 'config')));
   if (!fs.existsSync(configPath)) {

@@ -12,6 +12,15 @@ import { HOME_FILES, homePath } from '../core/config/home-layout';
 export const UNIT_NAME = 'swan-provider.service';
 export const TOKEN_FILE_NAME = HOME_FILES.consoleToken;
 
+/**
+ * Node flags the service starts the agent with. Under a steady stream load V8 doubles the young generation
+ * to its 32 MB maximum (everything a streaming request holds survives a scavenge or two) and lets old space
+ * reach about twice the live heap between full GCs; with 2 MB semi-spaces and old space grown by at most
+ * 25 % the agent holds about 30 MB less under load at the same latency and CPU a chunk (docs/performance.md).
+ * V8 reads both only when it makes the heap, so they go on the command line.
+ */
+export const AGENT_NODE_FLAGS = ['--max-semi-space-size=2', '--heap-growing-percent=25'] as const;
+
 export function unitPath(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(env.XDG_CONFIG_HOME ?? path.join(os.homedir(), '.config'), 'systemd', 'user', UNIT_NAME);
 }
@@ -33,7 +42,7 @@ After=network-online.target
 Wants=network-online.target
 
 [Service]
-ExecStart=${o.node} ${o.bin} ${args.join(' ')}
+ExecStart=${o.node} ${AGENT_NODE_FLAGS.join(' ')} ${o.bin} ${args.join(' ')}
 Restart=on-failure
 RestartSec=5
 

@@ -17,7 +17,6 @@ import { hardenApp } from './security';
 import { AppTray } from './tray';
 import { createMainWindow, loadRenderer, reveal, windowPreferences } from './window';
 import { homePath } from '../core/config/home-layout';
-import { limitOldGenerationGrowth } from '../core/old-generation';
 
 // One home for the desktop and the headless CLI; Chromium's own files go in a subfolder of it.
 const HOME = desktopHome();
@@ -62,8 +61,6 @@ class DesktopApp {
     hardenApp(renderer, this.l.child('security'));
     const secrets = createDesktopSecretStore(this.home, this.l.child('secrets'));
     const configPath = ensureConfig(this.home, this.l);
-    // The agent lives as long as the app: old space grown by at most 25 % between full GCs (old-generation.ts).
-    limitOldGenerationGrowth(25);
     const agent = await Agent.create({ home: this.home, configPath, log: this.log, secrets, mode: 'desktop' });
     this.agent = agent;
 
