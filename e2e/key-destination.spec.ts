@@ -1,12 +1,13 @@
-// Settings asks before the provider key goes to a new host, naming it, and warns when the connection
-// would be plain ws:// to another machine; nothing is saved until the owner agrees.
+// Settings never sends the saved provider key somewhere new on the page's word: the change is held, the
+// page names the host and says where the owner approves it (`swan-provider approve CODE` for a headless
+// agent), and it is applied only once the owner has; a plain ws:// address off this machine is marked insecure.
 import { expect, go, test } from './support/fixtures';
 
-// Each test starts a whole stack (dev hub, agent, engine) and saves twice; on a loaded machine that
-// takes longer than the default budget.
+// Each test starts a whole stack (dev hub, agent, engine) and saves; on a loaded machine that takes
+// longer than the default budget.
 test.slow();
 
-test('a new hub host is confirmed by name before the key goes there; cancelling keeps the old one', async ({ app }) => {
+test('a new hub host waits for the owner\'s approval, then is applied; a denied one changes nothing', async ({ app, stack }) => {
   await expect(app.getByTestId('link-state')).toHaveText('Serving');
   await go(app, 'settings');
   const hubUrl = await app.getByTestId('input-hubUrl').inputValue();
@@ -19,14 +20,24 @@ test('a new hub host is confirmed by name before the key goes there; cancelling 
   await expect(ask).toContainText(host);
   await expect(app.getByTestId('key-destination-insecure')).toHaveCount(0);
   await expect(app.getByTestId('settings-saved')).toHaveCount(0);
-  await app.getByTestId('key-destination-cancel').click();
-  await expect(ask).toHaveCount(0);
+  const first = (await app.getByTestId('owner-approval-code').textContent())!.replace(/^approve /, '');
+  await expect(app.getByTestId('owner-approval-command')).toContainText(`swan-provider approve ${first}`);
+  await stack.approve(first, true);
+  await expect(app.getByTestId('owner-approval-ended')).toContainText('denied');
+  await app.reload();
+  await expect(app.locator('[data-app-state="loaded"]')).toBeVisible();
+  await go(app, 'settings');
+  await expect(app.getByTestId('input-hubUrl')).toHaveValue(hubUrl);
 
+  await app.getByTestId('input-hubUrl').fill(moved);
   await app.getByTestId('settings-save').click();
-  await app.getByTestId('key-destination-agree').click();
+  const code = (await app.getByTestId('owner-approval-code').textContent())!.replace(/^approve /, '');
+  expect(code).not.toBe(first);
+  await stack.approve(code);
   await expect(app.getByTestId('settings-saved')).toBeVisible();
   await app.reload();
   await expect(app.locator('[data-app-state="loaded"]')).toBeVisible();
+  await go(app, 'settings');
   await expect(app.getByTestId('input-hubUrl')).toHaveValue(moved);
   await expect(app.getByTestId('sidebar-link-state')).toContainText('Serving');
 });
@@ -37,5 +48,4 @@ test('plain ws:// to another machine carries a visible insecure warning', async 
   await app.getByTestId('settings-save').click();
   await expect(app.getByTestId('key-destination-confirm')).toContainText('192.0.2.10:8081');
   await expect(app.getByTestId('key-destination-insecure')).toContainText('not encrypted');
-  await expect(app.getByTestId('key-destination-agree')).toContainText('insecure');
 });

@@ -14,7 +14,7 @@ test('Settings: toggles one per line, desktop-only options say so, the hub examp
   await expect(app.getByTestId('field-hubUrl')).toContainText('wss://inference.swanchain.io (the agent adds /ws itself)');
 });
 
-test('gateway keys: plain error, hint while off, copy button, banner gone on revoke', async ({ app, context }) => {
+test('gateway keys: plain error, hint while off, copy button, banner gone on revoke', async ({ app, context, stack }) => {
   await context.grantPermissions(['clipboard-read', 'clipboard-write']);
   await go(app, 'settings');
   const keys = app.getByTestId('gateway-keys');
@@ -26,6 +26,9 @@ test('gateway keys: plain error, hint while off, copy button, banner gone on rev
   await expect(err).not.toContainText('Invalid arguments');
   await keys.getByTestId('gateway-key-name').fill('my-app');
   await keys.getByTestId('gateway-key-create').click();
+  // A new key needs the owner's approval outside the console (here: `swan-provider approve CODE`).
+  const code = (await keys.getByTestId('owner-approval-code').textContent())!.replace(/^approve /, '');
+  await stack.approve(code);
   const banner = keys.getByTestId('gateway-key-created');
   await expect(banner).toBeVisible();
   const key = await keys.getByTestId('gateway-key-value').textContent();

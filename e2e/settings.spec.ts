@@ -50,13 +50,15 @@ test('the theme setting applies at once and is kept', async ({ app }) => {
   expect(bg).toBe('rgb(17, 20, 24)');
 });
 
-test('gateway keys: created once-visible, listed, revoked', async ({ app }) => {
+test('gateway keys: created once-visible after the owner approved, listed, revoked', async ({ app, stack }) => {
   await go(app, 'settings');
   await app.getByTestId('gateway-key-name').fill('my laptop');
   await app.getByTestId('gateway-key-create').click();
   await expect(app.getByTestId('gateway-key-name-field-error')).toContainText('letters, digits');
   await app.getByTestId('gateway-key-name').fill('laptop');
   await app.getByTestId('gateway-key-create').click();
+  await expect(app.getByTestId('gateway-key')).toHaveCount(0);
+  await stack.approve((await app.getByTestId('owner-approval-code').textContent())!.replace(/^approve /, ''));
   await expect(app.getByTestId('gateway-key-created')).toContainText('laptop');
   await expect(app.getByTestId('gateway-key')).toHaveCount(1);
   await app.getByRole('button', { name: 'Revoke key laptop' }).click();

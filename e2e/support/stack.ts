@@ -232,6 +232,18 @@ export class ConsoleStack {
     return text;
   }
 
+  /**
+   * The owner approves (or denies) a change the console asked for, as a headless owner does: with
+   * `swan-provider approve CODE` on the agent's home. Resolves with what the command printed.
+   */
+  async approve(code: string, deny = false): Promise<string> {
+    const p = startCli('approve', ['approve', code, '--yes', ...(deny ? ['--deny'] : []), '--home', this.home], this.agentEnv);
+    const code_ = await new Promise<number | null>((resolve) => p.child.once('exit', (c) => resolve(c)));
+    const out = p.output.join('');
+    if (code_ !== 0) throw new Error(`swan-provider approve ${code} exited ${code_}: ${out}`);
+    return out;
+  }
+
   /** Stops the dev hub (the agent's link drops and it keeps redialling). */
   stopHub(): Promise<void> {
     return this.hub.stop();

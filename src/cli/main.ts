@@ -124,6 +124,16 @@ export function buildProgram(): Command {
       process.exitCode = keysCommand({ home: o.home, action: 'revoke', name });
     });
 
+  withHome(program.command('approve'))
+    .description('approve (or deny) a change the running agent holds for you: the provider key to a new server, a gateway key, an outside engine; no CODE lists them')
+    .argument('[code]', 'the code the console or the agent showed (ABCD-EFGH)')
+    .option('--deny', 'deny it instead')
+    .option('--yes', 'approve without the question (scripts)')
+    .action(async (code: string | undefined, o: { home: string; deny?: boolean; yes?: boolean }) => {
+      const { approveCommand } = await import('./approve');
+      process.exitCode = await approveCommand({ ...o, ...(code ? { code } : {}) });
+    });
+
   withHome(program.command('demo'))
     .description('dev hub + agent + a clearly labelled simulated engine + the browser console, all on this machine')
     .option('--console <host:port>', 'where to serve the console', '127.0.0.1:7777')

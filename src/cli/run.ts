@@ -14,6 +14,7 @@ import { ensureConsoleUi } from './console-ui';
 import { parseHostPort, rendererDir } from './home';
 import { consoleFix, firstListenProblem, type ListenTarget } from './port-check';
 import { loadOrCreateToken } from './token-file';
+import { attachApprovalTerminal } from './approval-terminal';
 import { homePath } from '../core/config/home-layout';
 
 export interface RunOptions {
@@ -139,22 +140,25 @@ export async function runCommand(o: RunOptions): Promise<number> {
     }
   }
   await agent.start();
-  let onEnter: (() => void) | undefined;
+  let detachTerminal: (() => void) | undefined;
+  let newLink: (() => void) | undefined;
   if (consoleServer) {
     // The link goes to stdout only, never to the JSON log; it holds a one-time code, not the token
     // (docs/security.md): after one use, or CODE_TTL_MS, the line in a scrollback or journal opens nothing.
     const con = consoleServer;
     process.stdout.write(`console: ${con.url}\n`);
     process.stdout.write(`  (a one-time link: it opens one browser session${process.stdin.isTTY ? '; press Enter here for another' : ''})\n`);
-    if (process.stdin.isTTY) {
-      onEnter = () => process.stdout.write(`console: ${con.newUrl()}\n`);
-      process.stdin.on('data', onEnter);
-    }
+    if (process.stdin.isTTY) newLink = () => process.stdout.write(`console: ${con.newUrl()}\n`);
     if (o.metrics) {
       // The token itself is shown on a terminal only (a service's stdout is its journal).
       const shown = process.stdout.isTTY ? con.token : '<the console token; shown on a terminal only>';
       process.stdout.write(`metrics: http://${consoleAt!.host}:${con.port}/metrics (send "Authorization: Bearer ${shown}")\n`);
     }
+  }
+  // The terminal is also where the owner approves what the console may not do alone (approve CODE).
+  if (process.stdin.isTTY) {
+    const other = newLink;
+    detachTerminal = attachApprovalTerminal(agent.approvals, { input: process.stdin, write: (t) => process.stdout.write(t), ...(other ? { other: (line: string) => line.trim() === '' && other() } : {}) });
   }
   process.stdout.write(`agent running (node ${agent.identity.nodeId.slice(0, 16)}…); press Ctrl+C to stop\n`);
   await new Promise<void>((resolve) => {
@@ -162,8 +166,8 @@ export async function runCommand(o: RunOptions): Promise<number> {
     process.once('SIGTERM', resolve);
   });
   process.stdout.write('stopping…\n');
-  if (onEnter) {
-    process.stdin.off('data', onEnter);
+  if (detachTerminal) {
+    detachTerminal();
     process.stdin.pause();
   }
   await consoleServer?.close();

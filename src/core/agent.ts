@@ -53,6 +53,7 @@ import { PauseController } from './scheduler/pause';
 import { bindPause } from './scheduler/pause-binding';
 import { Scheduler } from './scheduler/scheduler';
 import { AlertList } from './alerts/alert-list';
+import { OwnerApprovals } from './agent/approvals';
 import { DEFAULT_COOLDOWN_MINUTES, WebhookTransport } from './alerts/webhook';
 import { homePath } from './config/home-layout';
 import { modelsJsonOf } from './agent/network-model-map';
@@ -74,6 +75,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   readonly settings: SettingsFile;
   /** The one alert list (link down, key refused, engine down, auto-paused, hub notice); transports subscribe. */
   readonly alerts = new AlertList();
+  /** Changes held for the owner's approval: hosts show them (the desktop dialog, the terminal) and decide. */
+  readonly approvals: OwnerApprovals;
 
   // ---- the parts only the Agent holds (the bridge verbs get theirs through parts(), privately) ----
   private readonly book = new RequestBook();
@@ -134,6 +137,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.settings = SettingsFile.in(opts.home);
     this.secrets = opts.secrets ?? new FileSecretStore(opts.home);
     this.gatewayKeys = new GatewayKeys(opts.home);
+    this.approvals = new OwnerApprovals({ home: opts.home, log: this.log.child('approvals') });
+    this.approvals.on('settled', (approval) => this.emit('bridge', { type: 'approval', approval }));
     // Secret values are redacted by value in logs and the support bundle (see log.ts).
     this.gatewayKeys.onKnownKey = (k) => this.log.addSecrets([k]);
     const a = config.agent;
@@ -374,6 +379,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.started = false;
     clearTimeout(this.snapshotTimer);
     this.gpuBusy.stop();
+    this.approvals.close();
     this.catalogueRefresh.stop();
     this.providerGate.stop();
     this.modelsWatch?.close();
@@ -439,9 +445,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
 
   /** What the bridge verbs use (agent/parts.ts): handed over privately, never public fields. */
   private parts(): AgentParts {
-    const { opts, config, identity, log, book, registry, pause, link, runner, earnings, settings, gatewayKeys, secrets, warmup, notices, providerGate, catalogue, alerts, webhook } = this;
+    const { opts, config, identity, log, book, registry, pause, link, runner, earnings, settings, gatewayKeys, secrets, warmup, notices, providerGate, catalogue, alerts, webhook, approvals } = this;
     return {
-      opts, config, identity, log, book, registry, pause, link, runner, earnings, settings, gatewayKeys, secrets, warmup, notices, providerGate, catalogue, alerts, webhook,
+      opts, config, identity, log, book, registry, pause, link, runner, earnings, settings, gatewayKeys, secrets, warmup, notices, providerGate, catalogue, alerts, webhook, approvals,
       ...(this.sampler ? { sampler: this.sampler } : {}),
       ...(this.ledger ? { ledger: this.ledger } : {}),
       ...(this.gpuHistory ? { gpuHistory: this.gpuHistory } : {}),

@@ -8,6 +8,7 @@ import type { BridgeBackend, InvokeArgs, InvokeChannel, InvokeResults, SettingsV
 import { desktopHome, ensureConfig } from './first-run';
 import { installIpc } from './ipc';
 import { installDesktopNotifications } from './notifications';
+import { installApprovalDialogs } from './approval-dialog';
 import { applyStartAtLogin, launchedHidden } from './login-item';
 import { appPaths, rendererLocation } from './paths';
 import { createDesktopSecretStore } from './secrets-safe-storage';
@@ -112,6 +113,7 @@ class DesktopApp {
       if (hidden) reveal(win);
     }
 
+    installApprovalDialogs(agent.approvals, () => this.win, this.l.child('approvals'));
     installDesktopNotifications({ alerts: agent.alerts, enabled: () => this.desktopNotifications, open: () => this.open(), log: this.l.child('notifications') });
     if (process.env.SWAN_E2E === '1') this.exposeForTests();
     await loadRenderer(win, renderer).catch((err: unknown) => this.l.error(`The window could not load the console: ${message(err)}`));

@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from '../core/log';
-import { bridgeErrorCode, invokeSchemas, isInvokeChannel, type BridgeBackend, type BridgeErrorCode, type InvokeChannel, type InvokeReply } from '../shared/bridge';
+import { bridgeErrorCode, confirmationOf, invokeSchemas, isInvokeChannel, type BridgeBackend, type BridgeErrorCode, type InvokeChannel, type InvokeReply } from '../shared/bridge';
 import { formatIssues } from '../shared/zod-issues';
 
 /** Where our renderer is loaded from: the built file, or the electron-vite dev server. */
@@ -115,7 +115,8 @@ export async function toReply<T>(work: () => Promise<T> | T): Promise<InvokeRepl
   try {
     return { ok: true, value: await work() };
   } catch (err) {
-    return { ok: false, code: bridgeErrorCode(err), error: errorText(err) };
+    const confirmation = confirmationOf(err);
+    return { ok: false, code: bridgeErrorCode(err), error: errorText(err), ...(confirmation ? { confirmation } : {}) };
   }
 }
 

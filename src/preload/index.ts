@@ -35,7 +35,7 @@ const bridge: SwanBridge = {
     if (!isInvokeChannel(channel)) throw new BridgeError('unknown_channel', `Unknown action ${String(channel).slice(0, 64)}.`);
     const reply: unknown = await ipcRenderer.invoke(INVOKE, channel, args);
     if (!isReply(reply)) throw new BridgeError('failed', `The app sent an unreadable answer to ${channel}. Restart the app.`);
-    if (!reply.ok) throw new BridgeError(isBridgeErrorCode(reply.code) ? reply.code : 'failed', reply.error);
+    if (!reply.ok) throw new BridgeError(isBridgeErrorCode(reply.code) ? reply.code : 'failed', reply.error, undefined, reply.confirmation);
     return reply.value as InvokeResults[C];
   },
   onEvents(cb) {

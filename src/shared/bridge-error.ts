@@ -28,6 +28,14 @@ export const BRIDGE_ERROR_CODES = [
   'busy',
   /** Anything else; the message says what happened. */
   'failed',
+  /**
+   * Only the owner may allow this (the provider key to a new host or over plain ws:// / http:// to
+   * another machine, a new gateway key, an engine outside this machine's network): the error carries
+   * `confirmation`, the change is held until the owner approves it outside the console.
+   */
+  'OWNER_CONFIRMATION_REQUIRED',
+  /** The address is in a range nothing may be sent to (link-local, cloud metadata, unspecified). */
+  'address_refused',
 ] as const;
 
 export type BridgeErrorCode = (typeof BRIDGE_ERROR_CODES)[number];
@@ -51,9 +59,57 @@ export class CodedError<C extends string> extends Error {
   }
 }
 
+/** What needs the owner's approval: the provider key's destination, a gateway key, an engine endpoint. */
+export type ApprovalKind = 'key_destination' | 'gateway_key' | 'engine_endpoint';
+
+/** How an approval ended (the `approval` bridge event): `failed` = approved, but applying the change failed. */
+export type ApprovalStatus = 'approved' | 'denied' | 'expired' | 'failed';
+
+/** What an OWNER_CONFIRMATION_REQUIRED refusal carries: the held change and how the owner approves it. */
+export interface OwnerConfirmation {
+  approvalId: string;
+  /** The short code the owner types (`ABCD-EFGH`). */
+  code: string;
+  kind: ApprovalKind;
+  /** One sentence: what happens when approved. */
+  summary: string;
+  /** Hosts (host:port) that would receive the provider key for the first time, or the engine's host. */
+  hosts: string[];
+  /** Hosts the key would reach over plain ws:// or http:// off this machine (not encrypted). */
+  insecure: string[];
+  /** For a headless agent: the command that approves it (`swan-provider approve ABCD-EFGH`). */
+  approveCommand: string;
+  /** Epoch ms; after it the approval is `expired` and nothing changes. */
+  expiresAt: number;
+}
+
+/** The `approval` bridge event's payload. */
+export interface ApprovalView {
+  approvalId: string;
+  kind: ApprovalKind;
+  status: ApprovalStatus;
+  /** Why applying an approved change failed. */
+  error?: string;
+}
+
 /** An error with a bridge code: thrown by handlers, and rebuilt from a reply on the renderer's side. */
 export class BridgeError extends CodedError<BridgeErrorCode> {
   override name = 'BridgeError';
+
+  constructor(
+    code: BridgeErrorCode,
+    message: string,
+    field?: string,
+    /** With OWNER_CONFIRMATION_REQUIRED: the held change and how to approve it. */
+    readonly confirmation?: OwnerConfirmation,
+  ) {
+    super(code, message, field);
+  }
+}
+
+/** The confirmation an error carries (OWNER_CONFIRMATION_REQUIRED), for the reply envelope. */
+export function confirmationOf(err: unknown): OwnerConfirmation | undefined {
+  return err instanceof BridgeError ? err.confirmation : undefined;
 }
 
 /** The code an error travels with: its own when it carries a bridge code, else `failed`. */

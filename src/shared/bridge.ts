@@ -3,7 +3,7 @@
 // (src/core/console). Every argument is validated on the agent side with these schemas.
 import { z } from 'zod';
 import type { ChannelName } from './channels';
-import type { BridgeErrorCode } from './bridge-error';
+import type { ApprovalView, BridgeErrorCode, OwnerConfirmation } from './bridge-error';
 import type {
   EngineInfo,
   GpuInventory,
@@ -182,14 +182,18 @@ export interface PauseWindowView {
   to: string;
 }
 
+/**
+ * A save that would send the saved provider key to a new host (or over plain ws:// / http:// to another
+ * machine) without the key typed again in the same patch is not a SaveResult: it is refused with a
+ * BridgeError `OWNER_CONFIRMATION_REQUIRED` carrying the approval, and applied when the owner approves.
+ */
 export type SaveResult =
-  | { ok: true }
   | {
-      ok: false;
-      errors: Record<string, string>;
-      /** The key would go to new hosts / over plain ws:// or http://: save again with these confirmed. */
-      confirm?: { keyDestination: string[]; insecure: string[] };
-    };
+      ok: true;
+      /** Per field: saved, but worth saying (a hub or service URL over plain ws:// / http:// to another machine). */
+      warnings?: Record<string, string>;
+    }
+  | { ok: false; errors: Record<string, string> };
 
 export interface UsageBucket {
   start: number; // epoch ms
@@ -415,10 +419,6 @@ export const settingsPatchSchema = z
     autoPauseOnGpuBusy: z.boolean(),
     pauseSchedule: z.array(z.object({ days: z.array(z.number().int()).max(7), from: z.string().max(8), to: z.string().max(8) }).strict()).max(20),
     retentionDays: z.number().int(),
-    /** The new hub / service host(s) the owner agreed to send the key to (not stored). */
-    confirmKeyDestination: z.union([z.string().max(256), z.array(z.string().max(256)).max(4)]),
-    /** The owner agreed to a plain ws:// / http:// hub or service URL off this machine (not stored). */
-    confirmInsecure: z.boolean(),
     alertWebhookUrl: z.string().max(2048),
     alertCooldownMinutes: z.number().int(),
     desktopNotifications: z.boolean(),
@@ -465,7 +465,13 @@ export const invokeSchemas = {
   'logs.list': z.object({ level: z.enum(['debug', 'info', 'warn', 'error']).optional(), limit: z.number().int().min(1).max(5000).optional() }).strict(),
   'logs.bundle': z.object({}).strict(),
   'gateway.keys.list': z.object({}).strict(),
-  'gateway.keys.create': z.object({ name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'use letters, digits, dot, dash or underscore (1-64)') }).strict(),
+  'gateway.keys.create': z
+    .object({
+      name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'use letters, digits, dot, dash or underscore (1-64)'),
+      /** The approval the owner gave for this key (the first call is refused with OWNER_CONFIRMATION_REQUIRED). */
+      approvalId: z.string().regex(/^[0-9a-f]{24}$/).optional(),
+    })
+    .strict(),
   'gateway.keys.revoke': z.object({ name: z.string().min(1).max(64) }).strict(),
   'onboarding.complete': z.object({}).strict(),
   'prices.list': z.object({}).strict(),
@@ -546,7 +552,9 @@ export type BridgeEvent =
   | { type: 'log'; entry: LogEntry }
   | { type: 'notice'; notice: HubNoticeView }
   | { type: 'alert'; alert: Alert }
-  | { type: 'update.download'; download: UpdateDownloadView };
+  | { type: 'update.download'; download: UpdateDownloadView }
+  /** An approval the owner was asked for ended (OWNER_CONFIRMATION_REQUIRED): approved, denied, expired, failed. */
+  | { type: 'approval'; approval: ApprovalView };
 
 export type BridgeEventType = BridgeEvent['type'];
 
@@ -562,9 +570,20 @@ export interface SwanBridge {
  * The reply envelope both transports use, so errors reach the UI as text, never as a crash. `error`
  * is the owner's plain message; `code` is stable (src/shared/bridge-error.ts).
  */
-export type InvokeReply<T> = { ok: true; value: T } | { ok: false; error: string; code: BridgeErrorCode };
+export type InvokeReply<T> = { ok: true; value: T } | { ok: false; error: string; code: BridgeErrorCode; confirmation?: OwnerConfirmation };
 
-export { BridgeError, bridgeErrorCode, isBridgeErrorCode, BRIDGE_ERROR_CODES, type BridgeErrorCode } from './bridge-error';
+export {
+  BridgeError,
+  bridgeErrorCode,
+  confirmationOf,
+  isBridgeErrorCode,
+  BRIDGE_ERROR_CODES,
+  type ApprovalKind,
+  type ApprovalStatus,
+  type ApprovalView,
+  type BridgeErrorCode,
+  type OwnerConfirmation,
+} from './bridge-error';
 
 export { isChannelName as isInvokeChannel, INVOKE_CHANNELS } from './channels';
 

@@ -8,6 +8,8 @@ import {
   type InvokeResults,
   type PriceRow,
   type PricesView,
+  type OwnerConfirmation,
+  type SettingsPatch,
   type SettingsView,
   type UsageReport,
 } from '../../shared/bridge';
@@ -18,8 +20,9 @@ import { KEY_SECRET } from '../config/home-layout';
 import { DEFAULT_COOLDOWN_MINUTES } from '../alerts/webhook';
 import { hubDialUrl } from '../config/config';
 import { validateSettingsPatch } from './settings';
-import { checkKeyDestination } from './key-destination';
+import { checkKeyDestination, keyAfterSave, keyDestinationSummary } from './key-destination';
 import { ownerEndpointUrl } from '../engine/url';
+import { classifyHost } from '../http/address-class';
 import { listGpuProcesses } from '../gpu/processes';
 import { checkForUpdate } from '../update/check';
 import { appInfo, modelReport, startTestPrompt } from './console-extras';
@@ -33,6 +36,7 @@ export type BridgeDeps = Pick<
   AgentParts & AgentActions,
   'alerts'
   | 'applyGateway'
+  | 'approvals'
   | 'applyPauseSchedule'
   | 'book'
   | 'config'
@@ -104,37 +108,28 @@ export class BridgeHandlers {
       'settings.save': async ({ patch }) => {
         const errors = validateSettingsPatch(patch);
         if (Object.keys(errors).length > 0) return { ok: false as const, errors };
-        const destination = checkKeyDestination(this.settingsView(), patch);
-        if (destination.confirm) return { ok: false as const, errors: destination.errors, confirm: destination.confirm };
-        const { providerKey, confirmKeyDestination: _c, confirmInsecure: _i, ...rest } = patch;
-        a.settings.update((s) => ({ ...s, ...rest }));
-        if (providerKey !== undefined) {
-          if (providerKey === '') a.secrets.delete(KEY_SECRET);
-          else {
-            a.secrets.set(KEY_SECRET, providerKey.trim());
-            a.log.addSecrets([providerKey.trim()]);
-          }
+        const env = (a.opts.env ?? process.env).INFERENCE_API_KEY ?? '';
+        const key = keyAfterSave({ env, stored: a.secrets.get(KEY_SECRET) ?? '', config: a.config.apiKey }, patch.providerKey);
+        const destination = checkKeyDestination({ current: this.settingsView(), patch, ...key });
+        const warnings = Object.keys(destination.warnings).length ? { warnings: destination.warnings } : {};
+        if (destination.needsOwner) {
+          const summary = keyDestinationSummary(destination);
+          const confirmation = a.approvals.request({
+            kind: 'key_destination',
+            summary,
+            hosts: destination.hosts,
+            insecure: destination.insecure,
+            apply: () => this.applySettings(patch),
+          });
+          throw new BridgeError(
+            'OWNER_CONFIRMATION_REQUIRED',
+            `${summary} Only you can allow this: type the provider key again with the change, or ${this.approveWhere(confirmation)}.`,
+            undefined,
+            confirmation,
+          );
         }
-        if (rest.hubUrl !== undefined) a.link.setUrl(hubDialUrl(rest.hubUrl).url);
-        if (providerKey !== undefined) {
-          // A new key is checked with the platform first (provider status), then the link starts.
-          if (a.link.state.state === 'idle') void a.providerGate.check();
-          else {
-            a.link.reconnect('the provider key changed');
-            void a.providerGate.check();
-          }
-        } else if (rest.nodeName !== undefined) {
-          a.link.reRegister();
-        }
-        if (rest.retentionDays !== undefined) a.ledger?.prune(rest.retentionDays);
-        if (rest.autoPauseOnGpuBusy !== undefined) a.watchGpuBusy();
-        if (rest.pauseSchedule !== undefined) a.applyPauseSchedule();
-        if (rest.gatewayEnabled !== undefined || rest.gatewayListen !== undefined) await a.applyGateway();
-        // A new key is checked by the provider gate above, whose status carries earnings_enabled (wireServing).
-        if (providerKey === undefined && rest.serviceUrl !== undefined) void a.refreshEarningsFlag();
-        if (rest.serviceUrl !== undefined) a.refreshCatalogue();
-        a.emitSnapshot();
-        return { ok: true as const };
+        await this.applySettings(patch);
+        return { ok: true as const, ...warnings };
       },
       'settings.checkKey': ({ key }) => checkProviderKey(this.settingsView().serviceUrl, key),
       'requests.list': ({ limit }) => a.book.list(limit ?? 500),
@@ -172,14 +167,20 @@ export class BridgeHandlers {
         } catch (e) {
           throw new BridgeError('invalid_args', (e as Error).message);
         }
-        a.settings.update((s) => ({ ...s, extraEndpoints: [...(s.extraEndpoints ?? []).filter((e) => e.url !== base), { url: base, ...(model ? { model } : {}) }] }));
-        await a.rescanEngines([base]);
-        // The owner named the model to serve from it: switch it on when the engine offers it.
-        if (model && a.registry.get(model)) {
-          a.settings.update((s) => ({ ...s, models: { ...s.models, [model]: { ...s.models?.[model], enabled: true } } }));
-          a.rebuildModels();
+        // Checked before anything is sent there: an address outside this machine and the owner's network
+        // needs the owner; link-local and cloud-metadata ranges are never probed (a blind SSRF otherwise).
+        const host = new URL(base).hostname;
+        const where = await classifyHost(host);
+        if (where === 'refused') {
+          throw new BridgeError('address_refused', `${host} is a link-local, cloud-metadata or unspecified address; no engine is added there. Use the engine's address on this machine (127.0.0.1) or your network.`, 'url');
         }
-        return a.engineList();
+        const add = () => this.addEndpoint(base, model);
+        if (where === 'public') {
+          const summary = `Add the engine endpoint ${base}: the agent will send it requests (and the prompts in them), outside this machine and your local network.`;
+          const confirmation = a.approvals.request({ kind: 'engine_endpoint', summary, hosts: [new URL(base).host], apply: add });
+          throw new BridgeError('OWNER_CONFIRMATION_REQUIRED', `${summary} Only you can allow this: ${this.approveWhere(confirmation)}.`, 'url', confirmation);
+        }
+        return add();
       },
       'gpu.history': ({ minutes }) => a.sampler?.history(minutes) ?? [],
       'gpu.processes': async () => {
@@ -192,7 +193,20 @@ export class BridgeHandlers {
       'logs.list': ({ level, limit }) => a.log.entries(limit ?? 500, level ?? 'debug'),
       'logs.bundle': () => this.supportBundle(),
       'gateway.keys.list': () => a.gatewayKeys.list(),
-      'gateway.keys.create': ({ name }) => {
+      'gateway.keys.create': ({ name, approvalId }) => {
+        // A gateway key is a credential to this machine's engines: minted only with the owner's approval,
+        // given outside the console; the call that follows it (with the approval's id) gets the key, once.
+        if (approvalId === undefined || !a.approvals.redeem(approvalId, 'gateway_key', name)) {
+          if (a.gatewayKeys.list().some((k) => k.name === name)) throw new BridgeError('already_exists', `A key named "${name}" already exists; revoke it first or pick another name.`);
+          const summary = `Create the gateway key "${name}": whoever holds it can run requests on this machine's engines through the local gateway.`;
+          const confirmation = a.approvals.request({ kind: 'gateway_key', summary, subject: name });
+          throw new BridgeError(
+            'OWNER_CONFIRMATION_REQUIRED',
+            `${summary} Only you can allow this: ${this.approveWhere(confirmation)}; then create it again.`,
+            approvalId === undefined ? undefined : 'approvalId',
+            confirmation,
+          );
+        }
         const k = a.gatewayKeys.create(name);
         a.emitSnapshot();
         return k;
@@ -255,6 +269,57 @@ export class BridgeHandlers {
     } catch (e) {
       throw toBridgeError(e);
     }
+  }
+
+  /** Where the owner approves, in the refusal's words. */
+  private approveWhere(c: OwnerConfirmation): string {
+    return this.agent.opts.mode === 'desktop' ? 'approve it in the dialog the app shows' : `approve it where the agent runs: \`${c.approveCommand}\`, or type "approve ${c.code}" in its terminal`;
+  }
+
+  /** Adds an engine endpoint the owner named and probes it (at once, or when the owner approved it). */
+  private async addEndpoint(base: string, model: string | undefined) {
+    const a = this.agent;
+    a.settings.update((s) => ({ ...s, extraEndpoints: [...(s.extraEndpoints ?? []).filter((e) => e.url !== base), { url: base, ...(model ? { model } : {}) }] }));
+    await a.rescanEngines([base]);
+    // The owner named the model to serve from it: switch it on when the engine offers it.
+    if (model && a.registry.get(model)) {
+      a.settings.update((s) => ({ ...s, models: { ...s.models, [model]: { ...s.models?.[model], enabled: true } } }));
+      a.rebuildModels();
+    }
+    return a.engineList();
+  }
+
+  /** Applies a validated settings patch (at once, or when the owner approved it). */
+  private async applySettings(patch: SettingsPatch): Promise<void> {
+    const a = this.agent;
+    const { providerKey, ...rest } = patch;
+    a.settings.update((s) => ({ ...s, ...rest }));
+    if (providerKey !== undefined) {
+      if (providerKey === '') a.secrets.delete(KEY_SECRET);
+      else {
+        a.secrets.set(KEY_SECRET, providerKey.trim());
+        a.log.addSecrets([providerKey.trim()]);
+      }
+    }
+    if (rest.hubUrl !== undefined) a.link.setUrl(hubDialUrl(rest.hubUrl).url);
+    if (providerKey !== undefined) {
+      // A new key is checked with the platform first (provider status), then the link starts.
+      if (a.link.state.state === 'idle') void a.providerGate.check();
+      else {
+        a.link.reconnect('the provider key changed');
+        void a.providerGate.check();
+      }
+    } else if (rest.nodeName !== undefined) {
+      a.link.reRegister();
+    }
+    if (rest.retentionDays !== undefined) a.ledger?.prune(rest.retentionDays);
+    if (rest.autoPauseOnGpuBusy !== undefined) a.watchGpuBusy();
+    if (rest.pauseSchedule !== undefined) a.applyPauseSchedule();
+    if (rest.gatewayEnabled !== undefined || rest.gatewayListen !== undefined) await a.applyGateway();
+    // A new key is checked by the provider gate above, whose status carries earnings_enabled (wireServing).
+    if (providerKey === undefined && rest.serviceUrl !== undefined) void a.refreshEarningsFlag();
+    if (rest.serviceUrl !== undefined) a.refreshCatalogue();
+    a.emitSnapshot();
   }
 
   /** The newest price per model (earlier rows stay in the ledger as history). */

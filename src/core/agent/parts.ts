@@ -5,6 +5,7 @@ import type { AgentSnapshot } from '../../shared/bridge';
 import type { EngineInfo } from '../../shared/types';
 import type { AgentOptions } from '../agent-options';
 import type { AlertList } from '../alerts/alert-list';
+import type { OwnerApprovals } from './approvals';
 import type { WebhookTransport } from '../alerts/webhook';
 import type { ProviderConfig } from '../config/config';
 import type { Identity } from '../config/identity';
@@ -53,6 +54,8 @@ export interface AgentParts {
   readonly alerts: AlertList;
   readonly webhook: WebhookTransport;
   readonly gpuHistory?: MinuteHistory;
+  /** Changes only the owner may allow, held until approved outside the console (approvals.ts). */
+  readonly approvals: OwnerApprovals;
 }
 
 /** The Agent's own actions the bridge verbs call (settings changed, rescan, retry...). */

@@ -3,7 +3,7 @@
 // message never closes the socket or reaches the agent.
 import type { WebSocket } from 'ws';
 import { z } from 'zod';
-import { bridgeErrorCode, invokeSchemas, isInvokeChannel, type BridgeBackend, type InvokeReply } from '../../shared/bridge';
+import { bridgeErrorCode, confirmationOf, invokeSchemas, isInvokeChannel, type BridgeBackend, type InvokeReply } from '../../shared/bridge';
 import type { Logger } from '../log';
 import { formatIssues } from '../../shared/zod-issues';
 
@@ -46,7 +46,8 @@ export async function handleBridgeMessage(backend: BridgeBackend, raw: string, l
     return { id, reply: { ok: true, value } };
   } catch (err) {
     log?.warn(`console: ${channel} failed: ${errorText(err)}`);
-    return { id, reply: { ok: false, code: bridgeErrorCode(err), error: errorText(err) } };
+    const confirmation = confirmationOf(err);
+    return { id, reply: { ok: false, code: bridgeErrorCode(err), error: errorText(err), ...(confirmation ? { confirmation } : {}) } };
   }
 }
 

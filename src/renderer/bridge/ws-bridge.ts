@@ -138,6 +138,6 @@ export class WebSocketBridge implements SwanBridge, ConnectionSource {
     this.pending.delete(msg.id);
     clearTimeout(p.timer);
     if (msg.reply.ok) p.resolve(msg.reply.value);
-    else p.reject(new BridgeError(isBridgeErrorCode(msg.reply.code) ? msg.reply.code : 'failed', msg.reply.error));
+    else p.reject(new BridgeError(isBridgeErrorCode(msg.reply.code) ? msg.reply.code : 'failed', msg.reply.error, undefined, msg.reply.confirmation));
   }
 }

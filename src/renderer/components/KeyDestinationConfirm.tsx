@@ -1,46 +1,74 @@
-// Asked when a Settings save would send the provider key somewhere new (another hub or service host)
-// or over plain ws:// / http:// to another machine: names each host, says what "insecure" means, and
-// saves only when the owner agrees (the agent checks the same confirmation, see key-destination.ts).
-import type { SaveResult, SettingsPatch } from '../../shared/bridge';
+// Shown when the agent holds a change for the owner's approval (OWNER_CONFIRMATION_REQUIRED): the provider
+// key to a new host or over plain ws:// / http://, a new gateway key, an engine outside this network. It
+// names what would happen and where to approve it — the desktop app's dialog, or the agent's terminal /
+// `swan-provider approve CODE` for a headless agent — and reports how it ended. The page cannot approve.
+import { useEffect, useState } from 'react';
+import type { ApprovalView, OwnerConfirmation } from '../../shared/bridge';
 import { getBridge } from '../bridge';
-import { ErrorText } from './Field';
-import { useCall } from '../lib/use-call';
+import { waitForApproval } from '../bridge/approvals';
 
-export interface PendingDestination {
-  patch: SettingsPatch;
-  confirm: { keyDestination: string[]; insecure: string[] };
-}
+const ENDED: Record<Exclude<ApprovalView['status'], 'approved'>, string> = {
+  denied: 'You denied it: nothing was changed.',
+  expired: 'It was not approved in time: nothing was changed. Try again to get a new approval.',
+  failed: 'It was approved, but the change failed.',
+};
 
-export function KeyDestinationConfirm({ pending, onResult, onCancel }: { pending: PendingDestination; onResult: (r: SaveResult) => void; onCancel: () => void }) {
-  const { keyDestination, insecure } = pending.confirm;
-  const [agree, state] = useCall(async () => {
-    const patch: SettingsPatch = { ...pending.patch };
-    if (keyDestination.length) patch.confirmKeyDestination = keyDestination;
-    if (insecure.length) patch.confirmInsecure = true;
-    onResult(await getBridge().invoke('settings.save', { patch }));
-  });
-  const hosts = [...new Set([...keyDestination, ...insecure])];
+export function KeyDestinationConfirm({ confirmation, onDone, onCancel }: { confirmation: OwnerConfirmation; onDone: (v: ApprovalView) => void; onCancel: () => void }) {
+  const [ended, setEnded] = useState<ApprovalView | null>(null);
+  useEffect(() => {
+    const ac = new AbortController();
+    setEnded(null);
+    waitForApproval(confirmation, ac.signal).then(
+      (v) => {
+        setEnded(v);
+        onDone(v);
+      },
+      () => undefined,
+    );
+    return () => ac.abort();
+    // One wait per approval (onDone may be a new function on every render).
+  }, [confirmation.approvalId]);
+  const desktop = getBridge().transport === 'ipc';
   return (
-    <div className="banner banner-warn" role="alertdialog" aria-labelledby="key-destination-title" data-testid="key-destination-confirm">
-      <p id="key-destination-title">
-        <strong>Your provider key will be sent to {hosts.map((h) => <code key={h}>{h}</code>)}.</strong>{' '}
-        {keyDestination.length > 0 && 'That server has not received it before. Only continue if you trust it: whoever runs it can use your key.'}
+    <div className="banner banner-warn" role="alertdialog" aria-labelledby="owner-approval-title" data-testid="key-destination-confirm">
+      <p id="owner-approval-title">
+        <strong>Waiting for your approval:</strong> {confirmation.summary}
       </p>
-      {insecure.length > 0 && (
+      {confirmation.hosts.length > 0 && (
+        <p>
+          {confirmation.hosts.map((h) => (
+            <code key={h}>{h}</code>
+          ))}
+        </p>
+      )}
+      {confirmation.insecure.length > 0 && (
         <p data-testid="key-destination-insecure">
-          <strong>Insecure:</strong> the connection to {insecure.join(', ')} is plain <code>ws://</code>/<code>http://</code>, not encrypted. Anyone on the network path can read
-          the key and the traffic. Prefer <code>wss://</code>/<code>https://</code>.
+          <strong>Insecure:</strong> the connection to {confirmation.insecure.join(', ')} is plain <code>ws://</code>/<code>http://</code>, not encrypted. Anyone on the network path can
+          read the key and the traffic. Prefer <code>wss://</code>/<code>https://</code>.
+        </p>
+      )}
+      {desktop ? (
+        <p>Approve or deny it in the dialog the app shows.</p>
+      ) : (
+        <p>
+          Only someone at the machine where the agent runs can approve it: type <code data-testid="owner-approval-code">approve {confirmation.code}</code> in the agent&apos;s terminal, or run{' '}
+          <code className="selectable" data-testid="owner-approval-command">
+            {confirmation.approveCommand}
+          </code>
+          . Or type your provider key again with the change.
+        </p>
+      )}
+      {ended && ended.status !== 'approved' && (
+        <p className="error-text" role="alert" data-testid="owner-approval-ended">
+          {ENDED[ended.status]}
+          {ended.error ? ` ${ended.error}` : ''}
         </p>
       )}
       <div className="form-actions">
-        <button type="button" className="primary" disabled={state.pending} onClick={() => void agree()} data-testid="key-destination-agree">
-          {insecure.length > 0 ? 'Send my key anyway (insecure)' : `Send my key to ${hosts.join(', ')}`}
-        </button>
         <button type="button" onClick={onCancel} data-testid="key-destination-cancel">
-          Cancel
+          Close
         </button>
       </div>
-      <ErrorText error={state.error} />
     </div>
   );
 }

@@ -1,12 +1,13 @@
 // Settings: every field shows the agent's refusal right next to it; the key is write-only.
 import { useEffect, useState } from 'react';
-import type { SaveResult, SettingsPatch, SettingsView } from '../../shared/bridge';
+import type { OwnerConfirmation, SaveResult, SettingsPatch, SettingsView } from '../../shared/bridge';
 import { getBridge } from '../bridge';
 import { AboutCard } from '../components/AboutCard';
 import { AlertsCard } from '../components/AlertsCard';
 import { Card } from '../components/Card';
 import { ErrorText, Field, TextField } from '../components/Field';
-import { KeyDestinationConfirm, type PendingDestination } from '../components/KeyDestinationConfirm';
+import { KeyDestinationConfirm } from '../components/KeyDestinationConfirm';
+import { approvalOf } from '../bridge/approvals';
 import { IdentityRow } from '../components/IdentityRow';
 import { NetworkChoice } from '../components/NetworkChoice';
 import { Toggle, ToggleRow } from '../components/Toggle';
@@ -54,11 +55,22 @@ function GatewayKeys() {
   const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
   const gateway = useStore((s) => s.snapshot?.gateway);
   const [copied, setCopied] = useState(false);
-  const [create, createState] = useCall(async () => {
-    const n = name.trim();
+  const [approval, setApproval] = useState<{ name: string; confirmation: OwnerConfirmation } | null>(null);
+  const [create, createState] = useCall(async (approved?: { name: string; approvalId: string }) => {
+    const n = approved?.name ?? name.trim();
     // Said here in plain words rather than as the agent's argument check.
     if (!KEY_NAME.test(n)) throw new Error('A key name uses only letters, digits, dots, dashes or underscores (1 to 64 characters), for example my-app.');
-    const r = await getBridge().invoke('gateway.keys.create', { name: n });
+    let r: { name: string; key: string };
+    try {
+      r = await getBridge().invoke('gateway.keys.create', { name: n, ...(approved ? { approvalId: approved.approvalId } : {}) });
+    } catch (e) {
+      // A new key needs the owner's approval outside the console; once given, the key is created.
+      const c = approvalOf(e);
+      if (!c) throw e;
+      setApproval({ name: n, confirmation: c });
+      return;
+    }
+    setApproval(null);
     setCreated(r);
     setCopied(false);
     setName('');
@@ -114,6 +126,13 @@ function GatewayKeys() {
           </button>
         </div>
       </form>
+      {approval && (
+        <KeyDestinationConfirm
+          confirmation={approval.confirmation}
+          onDone={(v) => (v.status === 'approved' ? void create({ name: approval.name, approvalId: v.approvalId }) : undefined)}
+          onCancel={() => setApproval(null)}
+        />
+      )}
       <ErrorText error={revokeState.error} />
       {created && (
         <div className="banner banner-info key-banner" role="status" data-testid="gateway-key-created">
@@ -137,9 +156,9 @@ export function Settings() {
   const [draft, setDraft] = useState<Draft | null>(settings ? toDraft(settings) : null);
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [saved, setSaved] = useState(false);
-  const [destination, setDestination] = useState<PendingDestination | null>(null);
-  const afterSave = async (r: SaveResult, patch: SettingsPatch) => {
-    setDestination(!r.ok && r.confirm ? { patch, confirm: r.confirm } : null);
+  const [destination, setDestination] = useState<OwnerConfirmation | null>(null);
+  const afterSave = async (r: SaveResult) => {
+    setDestination(null);
     if (!r.ok) {
       setErrors(r.errors);
       return;
@@ -166,7 +185,18 @@ export function Settings() {
       notify('info', 'Nothing changed.');
       return;
     }
-    await afterSave(await getBridge().invoke('settings.save', { patch }), patch);
+    let r: SaveResult;
+    try {
+      r = await getBridge().invoke('settings.save', { patch });
+    } catch (e) {
+      // The key would go somewhere new: the agent holds the change until the owner approves it.
+      const c = approvalOf(e);
+      if (!c) throw e;
+      setErrors({});
+      setDestination(c);
+      return;
+    }
+    await afterSave(r);
   });
   if (!settings || !draft) return <p className="muted">Loading settings…</p>;
   const set = <K extends keyof Draft>(k: K, v: Draft[K]) => {
@@ -230,7 +260,9 @@ export function Settings() {
           <Toggle checked={draft.autoPauseOnGpuBusy} onChange={(v) => set('autoPauseOnGpuBusy', v)} label="Pause while another program uses the GPU" testId="input-autoPauseOnGpuBusy" />
           <TextField label="Keep request history (days)" error={errors.retentionDays} testId="field-retentionDays" inputMode="numeric" className="num-input" value={draft.retentionDaysText} onChange={(v) => set('retentionDaysText', v)} inputTestId="input-retentionDays" />
         </Card>
-        {destination && <KeyDestinationConfirm pending={destination} onResult={(r) => void afterSave(r, destination.patch)} onCancel={() => setDestination(null)} />}
+        {destination && (
+          <KeyDestinationConfirm confirmation={destination} onDone={(v) => (v.status === 'approved' ? void afterSave({ ok: true }) : undefined)} onCancel={() => setDestination(null)} />
+        )}
         <div className="form-actions sticky-actions">
           <button type="submit" className="primary" disabled={saveState.pending} data-testid="settings-save">
             {saveState.pending ? 'Saving…' : 'Save settings'}

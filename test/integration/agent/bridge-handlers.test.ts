@@ -10,6 +10,7 @@ import type { EngineInfo, LogEntry, ModelState, PauseState, RequestView } from '
 import { FileSecretStore } from '../../../src/core/config/secrets';
 import { startTestEngine, type TestEngine } from '../../support/engine-server';
 import { chat, registered, requests, startStack, TEST_KEY, until, type Stack } from '../../support/stack';
+import { createGatewayKey } from '../../support/approvals';
 
 let stack: Stack;
 let model: string;
@@ -220,7 +221,7 @@ describe('every channel answers with its documented shape', () => {
   });
 
   it('gateway.keys create / list / revoke', async () => {
-    const created = await invoke<{ name: string; key: string }>('gateway.keys.create', { name: 'laptop' });
+    const created = await createGatewayKey(stack.agent, 'laptop');
     expect(created).toEqual({ name: 'laptop', key: expect.stringMatching(/^sk-swan-/) });
     const list = await invoke<GatewayKeyView[]>('gateway.keys.list', {});
     expect(list).toEqual([{ name: 'laptop', createdAt: expect.any(Number) }]);
@@ -374,7 +375,7 @@ describe('logs.bundle', () => {
     const odd = 'provKEY.abcdef123456';
     expect(await a.invoke('settings.save', { patch: { providerKey: odd } })).toEqual({ ok: true });
     await until(() => a.hubStatus().state === 'auth_failed', 'the hub refuses the new key');
-    const created = (await a.invoke('gateway.keys.create', { name: 'app' })) as { key: string };
+    const created = await createGatewayKey(a, 'app');
     const text = (await a.invoke('logs.bundle', {})) as string;
     const bundle = JSON.parse(text) as Record<string, unknown>;
     expect(Object.keys(bundle).sort()).toEqual(['engines', 'generatedAt', 'gpu', 'link', 'logs', 'models', 'pause', 'platform', 'settings', 'version']);

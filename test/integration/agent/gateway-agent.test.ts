@@ -4,6 +4,7 @@ import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { summarizeTrace } from '../../support/traces';
 import { ledgerRows, registered, freePort, requests, startStack, until, type Stack } from '../../support/stack';
+import { createGatewayKey } from '../../support/approvals';
 
 let stack: Stack | undefined;
 
@@ -17,7 +18,7 @@ describe('agent + gateway', () => {
     stack = await startStack();
     await registered(stack);
     expect(stack.agent.snapshot().gateway.running).toBe(false);
-    const { key } = (await stack.agent.invoke('gateway.keys.create', { name: 'script' })) as { key: string };
+    const { key } = await createGatewayKey(stack.agent, 'script');
     const saved = (await stack.agent.invoke('settings.save', { patch: { gatewayEnabled: true, gatewayListen: `127.0.0.1:${await freePort()}` } })) as { ok: boolean };
     expect(saved.ok).toBe(true);
     const snap = stack.agent.snapshot();

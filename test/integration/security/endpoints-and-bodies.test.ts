@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineInfo } from '../../../src/shared/types';
 import { startTestEngine, type TestEngine } from '../../support/engine-server';
 import { startStack, type Stack } from '../../support/stack';
+import { refusedForOwner } from '../../support/approvals';
 import { MODEL, rigPerTest } from '../../support/gateway/rig';
 
 describe('engines.addEndpoint', () => {
@@ -26,6 +27,22 @@ describe('engines.addEndpoint', () => {
     }
     expect(extra.requests.length).toBe(before);
     expect(JSON.stringify(stack.agent.settings.get())).not.toContain('pass');
+  });
+
+  it('link-local, cloud-metadata and unspecified addresses are refused in every spelling, before any probe', async () => {
+    const settings = JSON.stringify(stack.agent.settings.get());
+    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://0xA9FEA9FE/', 'http://2852039166:80', 'http://[::ffff:169.254.169.254]/', 'http://[fe80::1]:8000', 'http://100.100.100.200', 'http://0.0.0.0:8000']) {
+      await expect(stack.agent.invoke('engines.addEndpoint', { url }), url).rejects.toMatchObject({ code: 'address_refused', field: 'url' });
+    }
+    expect(JSON.stringify(stack.agent.settings.get())).toBe(settings);
+  });
+
+  it('an address outside this machine and the LAN waits for the owner; nothing is probed or kept until approved', async () => {
+    const c = await refusedForOwner(stack.agent.invoke('engines.addEndpoint', { url: 'http://192.0.2.10:8000' }));
+    expect(c).toMatchObject({ kind: 'engine_endpoint', hosts: ['192.0.2.10:8000'] });
+    expect(JSON.stringify(stack.agent.settings.get())).not.toContain('192.0.2.10');
+    await stack.agent.approvals.decide(c.code, 'deny', 'test');
+    expect(JSON.stringify(stack.agent.settings.get())).not.toContain('192.0.2.10');
   });
 
   it('an accepted endpoint is probed once and stays in the visible list, marked as added by the owner', async () => {

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Log } from '../../../src/core/log';
 import { logEntries, registered, startStack, type Stack } from '../../support/stack';
+import { createGatewayKey } from '../../support/approvals';
 
 const PROVIDER_KEY = 'PastedKey.0123456789abcdef'; // not sk- shaped: the pattern alone misses it
 const ENGINE_KEY = 'engine_secret_ZXCVBNM_42';
@@ -34,7 +35,7 @@ describe('configured secrets are redacted by value', () => {
   });
 
   it('the agent redacts its provider key, engine api_keys and gateway keys wherever they show up', async () => {
-    const created = (await stack.agent.invoke('gateway.keys.create', { name: 'laptop' })) as { key: string };
+    const created = await createGatewayKey(stack.agent, 'laptop');
     const l = stack.log.child('test');
     l.warn(`hub error text: ${PROVIDER_KEY}`);
     l.warn(`engine said: bad key ${ENGINE_KEY}`);

@@ -1,0 +1,34 @@
+// Minting a gateway key needs the owner: the console's call is refused with an approval, the key is
+// created only by the call that follows an approval given outside the console, once, for that name.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GatewayKeyView } from '../../../src/shared/bridge';
+import { refusedForOwner } from '../../support/approvals';
+import { startStack, type Stack } from '../../support/stack';
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack({ hub: false });
+});
+afterAll(async () => {
+  await stack?.close();
+});
+
+describe('gateway.keys.create', () => {
+  it('is refused until the owner approves, then works once for that name', async () => {
+    const c = await refusedForOwner(stack.agent.invoke('gateway.keys.create', { name: 'app' }));
+    expect(c.kind).toBe('gateway_key');
+    expect(await stack.agent.invoke('gateway.keys.list', {})).toEqual([]);
+    // An approval id that was not approved, or is for another name, mints nothing.
+    await expect(stack.agent.invoke('gateway.keys.create', { name: 'app', approvalId: c.approvalId })).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
+    const again = await refusedForOwner(stack.agent.invoke('gateway.keys.create', { name: 'app' }));
+    await stack.agent.approvals.decide(again.code, 'approve', 'test');
+    await expect(stack.agent.invoke('gateway.keys.create', { name: 'other', approvalId: again.approvalId })).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
+    const made = (await stack.agent.invoke('gateway.keys.create', { name: 'app', approvalId: again.approvalId })) as { key: string };
+    expect(made.key).toMatch(/^sk-swan-/);
+    expect(((await stack.agent.invoke('gateway.keys.list', {})) as GatewayKeyView[]).map((k) => k.name)).toEqual(['app']);
+    await stack.agent.invoke('gateway.keys.revoke', { name: 'app' });
+    // The same approval does not mint a second key.
+    await expect(stack.agent.invoke('gateway.keys.create', { name: 'app', approvalId: again.approvalId })).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
+    expect(await stack.agent.invoke('gateway.keys.list', {})).toEqual([]);
+  });
+});
