@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Agent } from '../core/agent';
 import { startConsoleServer } from '../core/console/server';
-import { renderMetrics } from '../core/console/prometheus';
+import { fleetApiRoute } from '../core/console/fleet-api';
 import { Log } from '../core/log';
 import { startDevHub } from './dev-hub';
 import { ensureConsoleUi } from './console-ui';
@@ -42,11 +42,13 @@ export async function demoCommand(o: { home: string; console: string }): Promise
   );
   const models = await (await fetch(`${engine.url}/v1/models`)).json() as { data: Array<{ id: string }> };
   fs.writeFileSync(homePath(home, 'models'), JSON.stringify(Object.fromEntries(models.data.map((m) => [m.id, { endpoint: engine.url }])), null, 2));
-  const agent = await Agent.create({ home, configPath, log, mode: 'headless', discovery: false });
+  const agent = await Agent.create({ home, configPath, log, mode: 'headless', discovery: false, metrics: true });
   agent.settings.update((s) => ({ ...s, onboarded: true }));
   await agent.start();
   const { host, port } = at;
-  const con = await startConsoleServer({ backend: agent, host, port, staticDir: rendererDir, log: log.child('console'), metrics: () => renderMetrics(agent.snapshot(), agent.sampler?.latest() ?? null) });
+  const con = await startConsoleServer({ backend: agent, host, port, staticDir: rendererDir, log: log.child('console'), metrics: () => agent.metrics!.text(),
+    routes: [fleetApiRoute({ source: agent.fleet.api, tokens: agent.fleet.tokens, log: log.child('fleet') })],
+  });
   process.stdout.write(`\nDemo running. The engine is SIMULATED (every answer starts with "[simulated]").\n`);
   process.stdout.write(`console: ${con.url}\n`);
   process.stdout.write(`dev hub: ${hub.url}   (curl ${hub.url}/v1/chat/completions -d '{"model":"${models.data[0]?.id}","messages":[{"role":"user","content":"hi"}],"stream":true}')\n`);

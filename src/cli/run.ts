@@ -6,7 +6,7 @@ import { SettingsFile } from '../core/agent/settings';
 import { ConfigError, loadConfig } from '../core/config/config';
 import { parseListen } from '../core/gateway/options';
 import { startConsoleServer, type ConsoleServer } from '../core/console/server';
-import { renderMetrics } from '../core/console/prometheus';
+import { fleetApiRoute } from '../core/console/fleet-api';
 import { ensureConfig } from '../core/config/first-run';
 import { ensureHome } from '../core/config/home';
 import { Log } from '../core/log';
@@ -109,7 +109,7 @@ export async function runCommand(o: RunOptions): Promise<number> {
   }
   let agent: Agent;
   try {
-    agent = await Agent.create({ home: o.home, configPath, log, mode: 'headless', ...(o.discovery === false ? { discovery: false } : {}) });
+    agent = await Agent.create({ home: o.home, configPath, log, mode: 'headless', ...(o.discovery === false ? { discovery: false } : {}), ...(o.metrics && consoleAt ? { metrics: true } : {}) });
   } catch (e) {
     process.stderr.write(`${e instanceof ConfigError ? `Config error: ${e.message}` : (e as Error).message}\n`);
     return 2;
@@ -126,7 +126,8 @@ export async function runCommand(o: RunOptions): Promise<number> {
         log: log.child('console'),
         ...(token ? { token } : {}),
         ...(o.consoleAllowHost?.length ? { allowedHostNames: o.consoleAllowHost } : {}),
-        ...(o.metrics ? { metrics: () => renderMetrics(agent.snapshot(), agent.sampler?.latest() ?? null) } : {}),
+        ...(agent.metrics ? { metrics: () => agent.metrics!.text() } : {}),
+        routes: [fleetApiRoute({ source: agent.fleet.api, tokens: agent.fleet.tokens, log: log.child('fleet') })],
       });
     } catch (e) {
       // Taken between the check and now: the same one line, nothing started.

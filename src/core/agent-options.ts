@@ -18,4 +18,6 @@ export interface AgentOptions {
   discovery?: boolean;
   /** GPU sampling (off in most tests). */
   gpu?: boolean;
+  /** Prometheus metrics (src/core/metrics), read by `/metrics` and the fleet API; off unless asked for. */
+  metrics?: boolean;
 }

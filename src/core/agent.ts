@@ -58,6 +58,10 @@ import { DEFAULT_COOLDOWN_MINUTES, WebhookTransport } from './alerts/webhook';
 import { homePath } from './config/home-layout';
 import { modelsJsonOf } from './agent/network-model-map';
 import { MinuteHistory } from './gpu/minute-history';
+import { AgentMetrics } from './metrics/agent-metrics';
+import { wireMetrics } from './metrics/wire';
+import { Fleet } from './fleet/fleet';
+import { rigSummary, rigUsage } from './fleet/rig-figures';
 
 export const AGENT_VERSION = '0.1.0';
 
@@ -77,6 +81,10 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   readonly alerts = new AlertList();
   /** Changes held for the owner's approval: hosts show them (the desktop dialog, the terminal) and decide. */
   readonly approvals: OwnerApprovals;
+  /** Prometheus metrics (AgentOptions.metrics): what `/metrics` serves. */
+  readonly metrics?: AgentMetrics;
+  /** Other rigs this console reads, and this rig's read-only fleet API (served by the console server). */
+  readonly fleet: Fleet;
 
   // ---- the parts only the Agent holds (the bridge verbs get theirs through parts(), privately) ----
   private readonly book = new RequestBook();
@@ -304,6 +312,30 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       }),
       changed: () => this.emitSnapshot(),
     });
+    if (opts.metrics) {
+      this.metrics = new AgentMetrics({
+        nodeId: identity.nodeId,
+        nodeName: () => this.nodeName(),
+        version: AGENT_VERSION,
+        link: () => this.link.state,
+        pause: () => this.pause.state(),
+        models: () => {
+          const stats = new Map(this.scheduler.stats().map((st) => [st.model, st]));
+          return this.registry.all().map((m) => ({ id: m.id, enabled: m.enabled, health: this.registry.healthOf(m.id), inFlight: stats.get(m.id)?.inFlight ?? 0, queued: stats.get(m.id)?.queued ?? 0 }));
+        },
+        gpuName: (index) => this.gpu.gpus.find((g) => g.index === index)?.model,
+        knownModel: (model) => this.registry.get(model) !== undefined,
+      });
+    }
+    this.fleet = new Fleet({
+      home: opts.home,
+      secrets: this.secrets,
+      log: this.log.child('fleet'),
+      summary: (access) =>
+        rigSummary({ snapshot: () => this.snapshot(), latestSample: () => this.sampler?.latest() ?? null, ...(this.ledger ? { ledger: this.ledger } : {}), alerts: () => this.alerts.list() }, access),
+      usage: () => rigUsage({ nodeId: identity.nodeId, nodeName: this.nodeName(), ...(this.ledger ? { ledger: this.ledger } : {}), platform: () => this.earnings.stats.get() }),
+      ...(this.metrics ? { metrics: () => this.metrics!.text() } : {}),
+    });
     this.handlers = new BridgeHandlers({ ...this.parts(), ...this.actions() });
     this.connect();
   }
@@ -338,6 +370,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.requestEvents = wireRequests({ book: this.book, earnings: this.earnings, ledgerBatch: this.ledgerBatch, requestMetrics: this.requestMetrics, requestLines: this.requestLines }, outlets);
     wireFeeds({ ...(this.sampler ? { sampler: this.sampler } : {}), ...(this.gpuHistory ? { gpuHistory: this.gpuHistory } : {}), earnings: this.earnings, log, notices: this.notices }, outlets);
     wireAlerts({ link, health, pause, providerGate: this.providerGate, notices: this.notices, alerts: this.alerts, webhook: this.webhook, log }, outlets);
+    this.fleet.reader.on('change', (fleet) => outlets.bridge({ type: 'fleet', fleet }));
+    if (this.metrics) wireMetrics({ book: this.book, link, ...(this.sampler ? { sampler: this.sampler } : {}), ...(this.ledger ? { ledger: this.ledger } : {}) }, this.metrics);
   }
 
   // ---- lifecycle ----
@@ -364,6 +398,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.earnings.start();
     await this.applyGateway();
     this.catalogueRefresh.run();
+    this.fleet.reader.start();
     // The provider gate's status carries earnings_enabled to the ledger (wireServing); without the gate it is asked for alone.
     if (this.config.enable && this.providerKey()) void this.providerGate.start();
     else if (!this.providerKey()) this.l.warn('No provider key yet: paste it in the console (Settings) or set ApiKey in config.toml / INFERENCE_API_KEY.');
@@ -381,6 +416,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.gpuBusy.stop();
     this.approvals.close();
     this.catalogueRefresh.stop();
+    this.fleet.reader.stop();
     this.providerGate.stop();
     this.modelsWatch?.close();
     this.earnings.stop();
@@ -445,9 +481,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
 
   /** What the bridge verbs use (agent/parts.ts): handed over privately, never public fields. */
   private parts(): AgentParts {
-    const { opts, config, identity, log, book, registry, pause, link, runner, earnings, settings, gatewayKeys, secrets, warmup, notices, providerGate, catalogue, alerts, webhook, approvals } = this;
+    const { opts, config, identity, log, book, registry, pause, link, runner, earnings, settings, gatewayKeys, secrets, warmup, notices, providerGate, catalogue, alerts, webhook, approvals, fleet } = this;
     return {
-      opts, config, identity, log, book, registry, pause, link, runner, earnings, settings, gatewayKeys, secrets, warmup, notices, providerGate, catalogue, alerts, webhook, approvals,
+      opts, config, identity, log, book, registry, pause, link, runner, earnings, settings, gatewayKeys, secrets, warmup, notices, providerGate, catalogue, alerts, webhook, approvals, fleet,
       ...(this.sampler ? { sampler: this.sampler } : {}),
       ...(this.ledger ? { ledger: this.ledger } : {}),
       ...(this.gpuHistory ? { gpuHistory: this.gpuHistory } : {}),

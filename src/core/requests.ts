@@ -36,7 +36,7 @@ export class RequestBook extends EventEmitter<RequestBookEvents> {
   }
 
   running(id: string, endpoint: string): void {
-    this.patch(id, { status: 'running', endpoint });
+    this.patch(id, { status: 'running', endpoint, admittedAt: Date.now() });
   }
 
   appendText(id: string, delta: string): void {

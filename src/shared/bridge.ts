@@ -17,6 +17,7 @@ import type {
   UsageTotals,
 } from './types';
 import type { Alert, AlertTestResult } from './alerts';
+import type { FleetTokenView, FleetUsageView, FleetView } from './fleet';
 
 export interface AgentSnapshot {
   version: string;
@@ -490,6 +491,14 @@ export const invokeSchemas = {
   'link.retry': z.object({}).strict(),
   'gpu.longHistory': z.object({ hours: z.number().int().min(1).max(168) }).strict(),
   'usage.model': z.object({ model: modelId, hours: z.number().int().min(1).max(168) }).strict(),
+  'fleet.list': z.object({}).strict(),
+  'fleet.add': z.object({ url: z.string().min(1).max(2600), token: z.string().max(512).optional(), label: z.string().max(64).optional() }).strict(),
+  'fleet.remove': z.object({ id: z.string().min(1).max(64) }).strict(),
+  'fleet.openConsole': z.object({ id: z.string().min(1).max(64) }).strict(),
+  'fleet.usage': z.object({}).strict(),
+  'fleet.tokens.list': z.object({}).strict(),
+  'fleet.tokens.create': z.object({ name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'use letters, digits, dot, dash or underscore (1-64)') }).strict(),
+  'fleet.tokens.revoke': z.object({ name: z.string().min(1).max(64) }).strict(),
 } as const satisfies { readonly [C in ChannelName]: z.ZodType }; // the names are channels.ts's: none missing, none extra
 
 export type InvokeChannel = keyof typeof invokeSchemas;
@@ -541,6 +550,20 @@ export interface InvokeResults {
   /** One point per minute (utilisation and power averaged; VRAM, temperature, RAM at their peak). */
   'gpu.longHistory': GpuSample[];
   'usage.model': ModelReport;
+  /** This rig and the rigs this console reads (src/core/fleet). */
+  'fleet.list': FleetView;
+  /** Reads the rig once, then adds it (refused with the reason when it cannot be read). */
+  'fleet.add': FleetView;
+  'fleet.remove': FleetView;
+  /** The address that opens the rig's own console (signed in when this console holds its console token). */
+  'fleet.openConsole': { url: string; signedIn: boolean };
+  /** Every rig's ledger, fetched now. */
+  'fleet.usage': FleetUsageView;
+  /** The read-only tokens other consoles use to read this rig. */
+  'fleet.tokens.list': FleetTokenView[];
+  /** The token is in the answer once; only its hash is kept. */
+  'fleet.tokens.create': { name: string; token: string; scope: 'read' };
+  'fleet.tokens.revoke': FleetTokenView[];
 }
 
 /** Events pushed to the UI, in batches (a few per second at most). */
@@ -554,7 +577,8 @@ export type BridgeEvent =
   | { type: 'alert'; alert: Alert }
   | { type: 'update.download'; download: UpdateDownloadView }
   /** An approval the owner was asked for ended (OWNER_CONFIRMATION_REQUIRED): approved, denied, expired, failed. */
-  | { type: 'approval'; approval: ApprovalView };
+  | { type: 'approval'; approval: ApprovalView }
+  | { type: 'fleet'; fleet: FleetView };
 
 export type BridgeEventType = BridgeEvent['type'];
 

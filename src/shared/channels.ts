@@ -43,6 +43,14 @@ export const INVOKE_CHANNELS = [
   'link.retry',
   'gpu.longHistory',
   'usage.model',
+  'fleet.list',
+  'fleet.add',
+  'fleet.remove',
+  'fleet.openConsole',
+  'fleet.usage',
+  'fleet.tokens.list',
+  'fleet.tokens.create',
+  'fleet.tokens.revoke',
 ] as const;
 
 export type ChannelName = (typeof INVOKE_CHANNELS)[number];

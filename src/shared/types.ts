@@ -160,6 +160,8 @@ export interface RequestView {
   status: RequestStatus;
   stream: boolean;
   startedAt: number;
+  /** When the scheduler admitted it and the engine call began (absent while queued or when refused). */
+  admittedAt?: number;
   firstTokenAt?: number;
   finishedAt?: number;
   tokensIn: number;

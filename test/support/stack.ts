@@ -29,6 +29,8 @@ export interface StackOptions {
   /** ServiceURL (the platform's HTTP API) when it is not the dev hub, e.g. a platform stand-in. */
   serviceUrl?: string;
   start?: boolean;
+  /** Prometheus metrics on (AgentOptions.metrics). */
+  metrics?: boolean;
 }
 
 export interface Stack {
@@ -87,7 +89,7 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
     Agent: { ...FAST, ...o.agent },
   });
   const log = memoryLog();
-  const agent = await Agent.create({ home, configPath, log, gpu: false, discovery: o.agent?.Discovery === true, env: { PATH: process.env.PATH } });
+  const agent = await Agent.create({ home, configPath, log, gpu: false, discovery: o.agent?.Discovery === true, env: { PATH: process.env.PATH }, ...(o.metrics ? { metrics: true } : {}) });
   if (o.start !== false) await agent.start();
   return {
     hub,

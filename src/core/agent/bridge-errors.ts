@@ -5,6 +5,8 @@ import { GatewayKeyError } from '../gateway/keys';
 import { LedgerUnavailableError, LedgerValueError } from '../ledger/db-errors';
 import { DemandError, type DemandErrorCode } from '../platform/demand';
 import type { BridgeErrorCode } from '../../shared/bridge-error';
+import type { FleetErrorCode } from '../../shared/fleet';
+import { FleetError } from '../fleet/tokens';
 
 /** A refused pull or "serve this", as the console branches on it. */
 const DEMAND_CODES: Record<DemandErrorCode, BridgeErrorCode> = {
@@ -16,6 +18,23 @@ const DEMAND_CODES: Record<DemandErrorCode, BridgeErrorCode> = {
   no_models_file: 'unavailable',
 };
 
+/** A refused fleet call (adding a rig, a token), as the console branches on it. */
+const FLEET_CODES: Record<FleetErrorCode, BridgeErrorCode> = {
+  rig_unreachable: 'unavailable',
+  rig_refused_token: 'invalid_args',
+  rig_bad_answer: 'failed',
+  rig_is_self: 'already_exists',
+  rig_duplicate: 'already_exists',
+  fleet_address_invalid: 'invalid_args',
+  fleet_address_forbidden: 'invalid_args',
+  rig_not_found: 'not_found',
+  fleet_token_invalid: 'invalid_args',
+  fleet_token_name_invalid: 'invalid_args',
+  fleet_token_name_taken: 'already_exists',
+  fleet_token_not_found: 'not_found',
+  rig_read_only: 'not_supported',
+};
+
 /** The error as a BridgeError, its message unchanged. */
 export function toBridgeError(err: unknown): BridgeError {
   if (err instanceof BridgeError) return err;
@@ -23,6 +42,7 @@ export function toBridgeError(err: unknown): BridgeError {
   if (err instanceof GatewayKeyError) return new BridgeError(err.code === 'key_name_taken' ? 'already_exists' : 'invalid_args', message);
   if (err instanceof LedgerUnavailableError) return new BridgeError('unavailable', message);
   if (err instanceof DemandError) return new BridgeError(DEMAND_CODES[err.code], message, err.field);
+  if (err instanceof FleetError) return new BridgeError(FLEET_CODES[err.code], message, err.field);
   // A value out of range: the ledger's (a price, a time span, a retention), or any RangeError.
   if (err instanceof LedgerValueError) return new BridgeError('invalid_args', message, err.field);
   if (err instanceof RangeError) return new BridgeError('invalid_args', message);

@@ -30,6 +30,7 @@ import { formatIssues, issueField } from '../../shared/zod-issues';
 import { BridgeError } from '../../shared/bridge-error';
 import { toBridgeError } from './bridge-errors';
 import { LedgerValueError } from '../ledger/db-errors';
+import { fleetVerbs } from '../fleet/fleet-verbs';
 
 /** What the bridge verbs use of the agent: its parts and a few of its actions, nothing else. */
 export type BridgeDeps = Pick<
@@ -43,6 +44,7 @@ export type BridgeDeps = Pick<
   | 'earnings'
   | 'emitSnapshot'
   | 'engineList'
+  | 'fleet'
   | 'gatewayKeys'
   | 'gpuHistory'
   | 'keyStorage'
@@ -82,6 +84,7 @@ export class BridgeHandlers {
   constructor(private readonly agent: BridgeDeps) {
     const a = agent;
     this.table = {
+      ...fleetVerbs(a.fleet, a.log),
       'snapshot.get': () => a.snapshot(),
       'models.setEnabled': ({ model, enabled }) => {
         if (!a.registry.get(model)) throw new BridgeError('not_found', `No model "${model}" is known here. Rescan engines or add it to models.json.`);

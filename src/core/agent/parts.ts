@@ -3,6 +3,7 @@
 // of these parts (the hub link above all) is a public field of the Agent.
 import type { AgentSnapshot } from '../../shared/bridge';
 import type { EngineInfo } from '../../shared/types';
+import type { Fleet } from '../fleet/fleet';
 import type { AgentOptions } from '../agent-options';
 import type { AlertList } from '../alerts/alert-list';
 import type { OwnerApprovals } from './approvals';
@@ -56,6 +57,8 @@ export interface AgentParts {
   readonly gpuHistory?: MinuteHistory;
   /** Changes only the owner may allow, held until approved outside the console (approvals.ts). */
   readonly approvals: OwnerApprovals;
+  /** Other rigs read by this console, and the tokens that let other consoles read this one. */
+  readonly fleet: Fleet;
 }
 
 /** The Agent's own actions the bridge verbs call (settings changed, rescan, retry...). */

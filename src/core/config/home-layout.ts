@@ -37,6 +37,10 @@ export const HOME_FILES = {
   cache: 'cache',
   /** The console token kept by the service install (`run --console-token-file`). */
   consoleToken: 'console-token',
+  /** Read-only fleet tokens other rigs' consoles use to read this one (hashes). */
+  fleetTokens: 'fleet-tokens.json',
+  /** The other rigs this console reads (addresses; their tokens are in the secret store). */
+  fleet: 'fleet.json',
 } as const;
 
 export type HomeFile = keyof typeof HOME_FILES;

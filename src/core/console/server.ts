@@ -12,6 +12,7 @@ import { createEventBatcher, type EventBatcher } from '../../shared/batcher';
 import type { Logger } from '../log';
 import { allowedHosts, ConsoleAuth, exposureWarning, hostAllowed, isLoopbackListen, newToken, originAllowed, sessionCookie } from './auth';
 import { requestTarget } from '../http/request-target';
+import type { ConsoleRoute } from './console-route';
 import { serveBridgeSocket } from './bridge-socket';
 import { resolveStatic, securityHeaders, sendFile } from './static-files';
 
@@ -32,6 +33,8 @@ export interface ConsoleServerOptions {
   batchMs?: number;
   /** Extra Host names the console answers to when it listens on every interface (e.g. "gpu-box.lan"). */
   allowedHostNames?: string[];
+  /** Routes with their own credentials (the fleet API, console-route.ts), asked before the console's own check. */
+  routes?: ConsoleRoute[];
 }
 
 export interface ConsoleServer {
@@ -130,6 +133,8 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
     if (!url) return refuse(res, 400, 'The request target is not a path on this console.');
     if (!hostAllowed(req, allowed)) return refuse(res, 421, 'This console answers only on its own address.');
     const hostHeader = (req.headers.host as string).toLowerCase();
+    const route = opts.routes?.find((r) => r.matches(url.pathname));
+    if (route) return route.handle(req, res, url, { consoleCredential: () => auth.check(req, url, { acceptCode: false }), newCode: () => auth.newCode(), headers: securityHeaders(hostHeader) });
     const cred = auth.check(req, url, { acceptCode: true });
     if (!cred) {
       return refuse(

@@ -366,6 +366,11 @@ export class Ledger extends EventEmitter {
     return this.networkRates.get(model);
   }
 
+  /** What a request finishing now earns: the amount its row is written with (the metrics count it as it ends). */
+  earningOf(r: UsageRecord): number {
+    return this.book.earningFor(r, this.earningsOn ?? true, this.networkRates).earnings;
+  }
+
   /** The owner's electricity price (null: not set, power costs nothing here). Stored; applies to
    * requests finishing from now on. */
   setElectricityPrice(p: ElectricityPrice | null): void {

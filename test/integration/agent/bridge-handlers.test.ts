@@ -310,6 +310,14 @@ describe('refusals', () => {
     'link.retry': { args: { now: true }, detail: 'Unrecognized key' },
     'gpu.longHistory': { args: { hours: 169 }, detail: 'hours:' },
     'usage.model': { args: { model: 'm', hours: 0 }, detail: 'hours:' },
+    'fleet.list': { args: { all: true }, detail: 'Unrecognized key' },
+    'fleet.add': { args: { url: '' }, detail: 'url:' },
+    'fleet.remove': { args: { id: '' }, detail: 'id:' },
+    'fleet.openConsole': { args: {}, detail: 'id:' },
+    'fleet.usage': { args: { refresh: true }, detail: 'Unrecognized key' },
+    'fleet.tokens.list': { args: 1, detail: 'expected object' },
+    'fleet.tokens.create': { args: { name: 'has space' }, detail: 'name: use letters, digits, dot, dash or underscore (1-64)' },
+    'fleet.tokens.revoke': { args: { name: '' }, detail: 'name:' },
   };
 
   it('the table below covers every channel', () => {

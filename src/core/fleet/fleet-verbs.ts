@@ -1,0 +1,38 @@
+// The bridge verbs of the Fleet page (and the Usage page's fleet card): the rigs this console reads, and
+// the read-only tokens other consoles use to read this rig. Reached only by the owner's own console (IPC,
+// or the browser console's bridge, which never accepts a fleet token).
+import type { InvokeArgs, InvokeResults } from '../../shared/bridge';
+import type { Log } from '../log';
+import type { Fleet } from './fleet';
+import { FleetError } from './tokens';
+
+type FleetChannel = 'fleet.list' | 'fleet.add' | 'fleet.remove' | 'fleet.openConsole' | 'fleet.usage' | 'fleet.tokens.list' | 'fleet.tokens.create' | 'fleet.tokens.revoke';
+
+export function fleetVerbs(
+  fleet: Fleet,
+  log: Pick<Log, 'child' | 'addSecrets'>,
+): { [C in FleetChannel]: (args: InvokeArgs<C>) => Promise<InvokeResults[C]> | InvokeResults[C] } {
+  const l = log.child('fleet');
+  return {
+    'fleet.list': () => fleet.reader.view(),
+    'fleet.add': async ({ url, token, label }) => {
+      if (token) log.addSecrets([token]);
+      return fleet.reader.add({ url, ...(token !== undefined ? { token } : {}), ...(label !== undefined ? { label } : {}) });
+    },
+    'fleet.remove': ({ id }) => fleet.reader.remove(id),
+    'fleet.openConsole': ({ id }) => fleet.reader.consoleLink(id),
+    'fleet.usage': () => fleet.reader.usage(),
+    'fleet.tokens.list': () => fleet.tokens.list(),
+    'fleet.tokens.create': ({ name }) => {
+      const made = fleet.tokens.create(name);
+      log.addSecrets([made.token]);
+      l.info(`fleet: made the read-only token "${name}"`);
+      return made;
+    },
+    'fleet.tokens.revoke': ({ name }) => {
+      if (!fleet.tokens.revoke(name)) throw new FleetError('fleet_token_not_found', `No fleet token is named "${name}".`, 'name');
+      l.info(`fleet: revoked the token "${name}"`);
+      return fleet.tokens.list();
+    },
+  };
+}
