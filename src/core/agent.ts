@@ -258,7 +258,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       // Commit before send: the ledger row of a request is durable before its stream_end/result leaves
       // (the rows of requests ending in one turn are committed together, then their finals go).
       beforeFinal: () => this.ledgerBatch.committed(),
-      finalSent: (id) => this.ledger?.markDelivered(id),
+      finalSent: (id) => this.ledgerBatch.markDelivered(id),
     });
     this.notices = new NoticeBook({ home: opts.home, log: this.log.child('notices') });
     this.challenges = new HubChallenges({

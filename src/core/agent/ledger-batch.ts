@@ -1,35 +1,32 @@
-// Ledger commit batching. Requests that finish in the same turn of the event loop (a burst of streams
-// ending together) are written in one transaction right after it (setImmediate), instead of one commit
-// each while other streams wait; and commits are at least COMMIT_GAP_MS apart, so streams ending one
-// after another over a few ms (as a batch of streams started together does) share a few commits instead
-// of taking one each (on an idle machine one row's commit takes ~60-100 µs, eight rows' ~150 µs; under a
-// 64-stream load several times that): those are the milliseconds the last chunks of the other streams
-// wait behind (docs/benchmarks.md, seventh pass).
-// A request whose end comes within the gap of the last commit waits for the rest of the gap (a timer of at
-// most 2 ms; later when the loop is busy) before its final message goes out. Commit before send: the relay's beforeFinal awaits committed() before
-// a stream_end or result goes out, so a request's row is committed before its final message can leave
-// the process (test/integration/ledger/agent-crash.test.ts).
+// The ledger's writes for finished requests, one transaction per event-loop turn. A burst of streams ends
+// within one turn (they were started and decoded together); one commit for all their rows, right after the
+// turn, costs about what one row's commit does, where a commit each would hold the burst's last chunks
+// behind every one of them. Commit before send: the relay's beforeFinal awaits committed() before a
+// stream_end or result goes out, so a request's row is committed before its final message can leave the
+// process (test/integration/ledger/agent-crash.test.ts). The delivered marks, made as those finals reach
+// the hub link, are written the same way: together, after their turn.
 import type { UsageRecord } from '../../shared/types';
 import type { Ledger } from '../ledger/ledger';
 import { TurnQueue } from '../turn-queue';
 
-/** Least time between two commits of finished requests' rows. */
-export const COMMIT_GAP_MS = 2;
-
 export class LedgerBatch {
-  private readonly pending: TurnQueue<UsageRecord>;
+  private readonly rows: TurnQueue<UsageRecord>;
+  private readonly delivered: TurnQueue<string>;
   /** Settled by the flush that commits the current batch (made only when someone waits for it). */
   private waiting?: { promise: Promise<void>; resolve: () => void };
 
-  constructor(
-    private readonly ledger: Ledger | undefined,
-    gapMs = COMMIT_GAP_MS,
-  ) {
-    this.pending = new TurnQueue<UsageRecord>((batch) => this.commit(batch), gapMs);
+  constructor(private readonly ledger: Ledger | undefined) {
+    this.rows = new TurnQueue<UsageRecord>((batch) => this.commit(batch));
+    this.delivered = new TurnQueue<string>((ids) => this.ledger?.markDelivered(...ids));
   }
 
   queue(record: UsageRecord): void {
-    if (this.ledger) this.pending.push(record);
+    if (this.ledger) this.rows.push(record);
+  }
+
+  /** The request's last message was handed to the hub link: its row is marked delivered after this turn. */
+  markDelivered(requestId: string): void {
+    if (this.ledger) this.delivered.push(requestId);
   }
 
   /**
@@ -37,7 +34,7 @@ export class LedgerBatch {
    * when nothing is queued (everything queued before is committed already).
    */
   committed(): Promise<void> | undefined {
-    if (this.pending.size === 0) return undefined;
+    if (this.rows.size === 0) return undefined;
     if (!this.waiting) {
       let resolve!: () => void;
       const promise = new Promise<void>((r) => (resolve = r));
@@ -46,9 +43,10 @@ export class LedgerBatch {
     return this.waiting.promise;
   }
 
-  /** Commits what is queued, now. */
+  /** Commits what is queued, now (shutdown). */
   flush(): void {
-    this.pending.flush();
+    this.rows.flush();
+    this.delivered.flush();
   }
 
   private commit(batch: UsageRecord[]): void {

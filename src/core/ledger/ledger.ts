@@ -110,8 +110,6 @@ const INSERT_SQL = `INSERT INTO usage (request_id, source, model, endpoint, star
 const NO_RATES: ReadonlyMap<string, Rate> = new Map();
 /** Rows awaiting delivery that are tracked in memory (the oldest are forgotten beyond this: they stay undelivered). */
 const MAX_AWAITING = 10_000;
-/** Longest a delivered mark waits for a commit to ride on before it is written on its own. */
-const MARK_DELAY_MS = 250;
 const NO_MARKS: readonly number[] = [];
 const NO_ITEMS: readonly Pending[] = [];
 
@@ -133,12 +131,8 @@ export class Ledger extends EventEmitter {
   private power: ElectricityPrice | null = null;
   /** Records written (or held) as not yet delivered, by request id. */
   private readonly awaiting = new Map<string, Pending>();
-  /**
-   * Row ids to mark delivered: written in the same transaction as the next rows inserted (under load a
-   * commit comes every few ms), else on their own after MARK_DELAY_MS, and before any read.
-   */
+  /** Row ids to mark delivered that the database could not take yet: written with the held rows on retry. */
   private marks: number[] = [];
-  private markTimer: NodeJS.Timeout | null = null;
   private dropped = 0;
   private droppedThisEpisode = 0;
   private lastDropLog = 0;
@@ -226,73 +220,54 @@ export class Ledger extends EventEmitter {
     this.hold(items);
   }
 
-  /** Inserts rows now, with the delivered marks waiting (one transaction); false after fail(). */
+  /** Inserts rows now (one transaction); false after fail(). */
   private insertNow(items: Pending[]): boolean {
     const conn = this.conn as Connection;
-    const marks = this.takeMarks();
     try {
-      if (items.length === 1 && marks.length === 0) this.insertRow(conn, items[0] as Pending);
-      else conn.insertMany(items, marks);
+      if (items.length === 1) this.insertRow(conn, items[0] as Pending);
+      else conn.insertMany(items);
       this.handoff?.wrote();
       return true;
     } catch (err) {
-      this.marks.push(...marks); // rolled back with the rows: kept for the next write that works (writeMarks)
-      this.armMarkTimer();
       this.fail(err);
       return false;
     }
   }
 
   /**
-   * The last message of an awaitingHub record was handed to the hub link: its row becomes delivered.
-   * The mark rides in the next insert's transaction (or is written after MARK_DELAY_MS, or before a
-   * read); until then (and after a crash
-   * in between) the row stays marked undelivered, which is the safe side: it is never counted as
-   * told to the hub when that is not known.
+   * The last messages of these awaitingHub records were handed to the hub link: their rows become
+   * delivered, now, in one transaction. Until then (and after a crash in between) a row stays marked
+   * undelivered, which is the safe side: it is never counted as told to the hub when that is not known.
+   * Marks the database cannot take now are kept and written with the held rows when it works again.
    */
-  markDelivered(requestId: string): void {
-    const item = this.awaiting.get(requestId);
-    if (item === undefined) return;
-    this.awaiting.delete(requestId);
-    item.delivered = true; // a record still held in memory is written as delivered
-    if (item.rowId === undefined) return;
-    this.marks.push(item.rowId);
-    this.armMarkTimer();
-  }
-
-  private armMarkTimer(): void {
-    if (this.markTimer || this.marks.length === 0) return;
-    this.markTimer = setTimeout(() => this.writeMarks(), MARK_DELAY_MS);
-    this.markTimer.unref?.();
+  markDelivered(...requestIds: string[]): void {
+    const rows: number[] = [];
+    for (const id of requestIds) {
+      const item = this.awaiting.get(id);
+      if (item === undefined) continue;
+      this.awaiting.delete(id);
+      item.delivered = true; // a record still held in memory is written as delivered
+      if (item.rowId !== undefined) rows.push(item.rowId);
+    }
+    if (rows.length === 0) return;
+    if (!this.conn || this.failure || this.closed) {
+      this.marks.push(...rows);
+      this.scheduleRetry();
+      return;
+    }
+    try {
+      this.conn.insertMany(NO_ITEMS, rows);
+    } catch (err) {
+      this.marks.push(...rows);
+      this.fail(err);
+    }
   }
 
   private takeMarks(): readonly number[] {
-    if (this.markTimer) clearTimeout(this.markTimer);
-    this.markTimer = null;
     if (this.marks.length === 0) return NO_MARKS;
     const ids = this.marks;
     this.marks = [];
     return ids;
-  }
-
-  /**
-   * Writes the delivered marks waiting, in their own transaction. Marks that cannot be written now (the
-   * database is away or refuses) are kept for the next write that works: the rows the retry writes, the
-   * next insert, or a read.
-   */
-  private writeMarks(): void {
-    const ids = this.takeMarks();
-    if (ids.length === 0 || this.closed) return;
-    if (!this.conn) {
-      this.marks.push(...ids);
-      return;
-    }
-    try {
-      this.conn.insertMany(NO_ITEMS, ids);
-    } catch (err) {
-      this.marks.push(...ids);
-      this.log.warn(`Could not mark ${ids.length} usage records as delivered to the hub yet (${err instanceof Error ? err.message : String(err)}); they are marked with the next write that works.`);
-    }
   }
 
   private pending(rec: ValidRecord): Pending {
@@ -543,8 +518,7 @@ export class Ledger extends EventEmitter {
   /** Writes what it can of the queue, stops retrying and closes the file. */
   close(): void {
     if (this.closed) return;
-    if (this.queue.size > 0 && this.conn) this.flush();
-    this.writeMarks();
+    if ((this.queue.size > 0 || this.marks.length > 0) && this.conn) this.flush();
     this.closed = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
@@ -684,7 +658,7 @@ export class Ledger extends EventEmitter {
   }
 
   private scheduleRetry(): void {
-    if (this.retryTimer || this.closed || (!this.failure && this.queue.size === 0)) return;
+    if (this.retryTimer || this.closed || (!this.failure && this.queue.size === 0 && this.marks.length === 0)) return;
     const delay = this.retryDelay;
     this.retryDelay = Math.min(this.retryMaxMs, this.retryDelay * 2);
     this.retryTimer = setTimeout(() => this.retry(), delay);
@@ -750,8 +724,6 @@ export class Ledger extends EventEmitter {
 
   private read<T>(fn: (q: UsageQueries) => T): T {
     const conn = this.requireConn();
-    // Reads see every delivered mark made so far (not while the database is failing: a read never waits on a lock).
-    if (this.marks.length > 0 && this.failure === null) this.writeMarks();
     try {
       return fn(conn.queries);
     } catch (err) {

@@ -1,9 +1,10 @@
-// LedgerBatch: requests ending in one turn are committed in one transaction after it, and committed()
-// (what the relay awaits before a final message) settles only once their rows are in the ledger file.
+// LedgerBatch: requests ending in one turn are committed in one transaction after it, committed() (what
+// the relay awaits before a final message) settles only once their rows are in the ledger file, and the
+// delivered marks of one turn are written together after it.
 import { describe, expect, it, vi } from 'vitest';
 import type { Ledger } from '../../../src/core/ledger/ledger';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { COMMIT_GAP_MS, LedgerBatch } from '../../../src/core/agent/ledger-batch';
+import { LedgerBatch } from '../../../src/core/agent/ledger-batch';
 import { ledgerPerTest, rec } from '../../support/ledger/helpers';
 
 let ledger: Ledger;
@@ -48,19 +49,19 @@ describe('LedgerBatch', () => {
     await committed;
   });
 
-  it(`commits at most once per gap (${COMMIT_GAP_MS} ms by default): requests ending over the next turns within it share one commit`, async () => {
-    const batch = new LedgerBatch(ledger, 200); // wide enough that a slow machine cannot end it between two turns
-    batch.queue(rec(Date.now()));
+  it('marks the rows whose finals reached the link delivered, together, after the turn', async () => {
+    const batch = new LedgerBatch(ledger);
+    const now = Date.now();
+    batch.queue(rec(now, { requestId: 'a', awaitingHub: true }));
+    batch.queue(rec(now, { requestId: 'b', awaitingHub: true }));
     await batch.committed();
-    const many = vi.spyOn(ledger, 'recordBatch');
-    const one = vi.spyOn(ledger, 'record');
-    batch.queue(rec(Date.now()));
+    const marks = vi.spyOn(ledger, 'markDelivered');
+    batch.markDelivered('a');
+    batch.markDelivered('b');
+    expect(ledger.hubLifetime().undelivered.requests).toBe(2);
     await nextTurn();
-    batch.queue(rec(Date.now())); // a later turn, still within the gap
-    await batch.committed();
-    expect(one).not.toHaveBeenCalled();
-    expect(many).toHaveBeenCalledTimes(1);
-    expect(many.mock.calls[0]![0]).toHaveLength(2);
-    expect(ledger.recent(10)).toHaveLength(3);
+    expect(marks).toHaveBeenCalledTimes(1);
+    expect(marks).toHaveBeenCalledWith('a', 'b');
+    expect(ledger.hubLifetime().undelivered.requests).toBe(0);
   });
 });

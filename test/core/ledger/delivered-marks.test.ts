@@ -1,7 +1,6 @@
-// Delivered marks (a hub request's last message reached the link) are written in the transaction of the
-// next rows inserted, or on their own after a quarter of a second without one, and before any read;
-// until written a row reads as undelivered from other connections, the safe side; a write that fails keeps
-// them for the next one that works.
+// Delivered marks (a hub request's last message reached the link) are written at once; until then a row
+// reads as undelivered, the safe side; a mark the database cannot take is kept and written with the held
+// rows once it works again.
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -28,36 +27,17 @@ function deliveredOnDisk(requestId: string, file = ledger.file): number | undefi
 const T0 = Date.UTC(2026, 11, 1, 12);
 
 describe('delivered marks', () => {
-  it('ride in the transaction of the next rows inserted', () => {
+  it('are written at once, and only for the request named', () => {
     ledger.record(rec(T0, { requestId: 'a', awaitingHub: true }));
-    ledger.markDelivered('a');
-    expect(deliveredOnDisk('a')).toBe(0); // not its own commit
     ledger.record(rec(T0 + 1, { requestId: 'b', awaitingHub: true }));
+    expect(deliveredOnDisk('a')).toBe(0);
+    ledger.markDelivered('a');
     expect(deliveredOnDisk('a')).toBe(1);
     expect(deliveredOnDisk('b')).toBe(0);
-    ledger.markDelivered('b');
-    ledger.recordBatch([rec(T0 + 2), rec(T0 + 3)]);
-    expect(deliveredOnDisk('b')).toBe(1);
+    expect(ledger.hubLifetime().undelivered.requests).toBe(1);
   });
 
-  it('are written on their own after 250 ms without rows to ride with', () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    ledger.record(rec(T0, { requestId: 'a', awaitingHub: true }));
-    ledger.markDelivered('a');
-    vi.advanceTimersByTime(249);
-    expect(deliveredOnDisk('a')).toBe(0);
-    vi.advanceTimersByTime(1);
-    expect(deliveredOnDisk('a')).toBe(1);
-  });
-
-  it('are written before a read through the ledger, which sees them at once', () => {
-    ledger.record(rec(T0, { requestId: 'a', awaitingHub: true }));
-    ledger.markDelivered('a');
-    expect(ledger.hubLifetime().undelivered.requests).toBe(0);
-    expect(deliveredOnDisk('a')).toBe(1);
-  });
-
-  it('a commit that fails keeps them, and they are written once the database works again', () => {
+  it('a mark the database refuses is kept, and written with the held rows once it works again', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const { dir, cleanup } = tempDir();
     const file = path.join(dir, 'ledger.sqlite');
@@ -65,11 +45,11 @@ describe('delivered marks', () => {
     const other = new Database(file);
     try {
       l.record(rec(T0, { requestId: 'a', awaitingHub: true }));
-      l.markDelivered('a');
       other.exec('BEGIN EXCLUSIVE');
-      l.record(rec(T0 + 1, { requestId: 'b' })); // its transaction, which carries a's mark, fails: locked
+      l.markDelivered('a'); // refused: locked
+      l.record(rec(T0 + 1, { requestId: 'b' })); // held in memory while the database is failing
       expect(l.health()).toMatchObject({ ok: false, pending: 1 });
-      vi.advanceTimersByTime(300); // the marks' own write (after 250 ms) and the retries fail too
+      vi.advanceTimersByTime(300); // the retries fail too
       other.exec('COMMIT');
       vi.advanceTimersByTime(1000); // a retry writes the held row and the kept mark
       expect(l.health()).toMatchObject({ ok: true, pending: 0 });
