@@ -86,7 +86,6 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
   private pendingWrites = 0;
   private writeProgressAt = 0;
   private dataInFlight = 0;
-  private corked = false;
   private readonly dataQueue: Array<{ text: string; bytes: number; resolve: (ok: boolean) => void }> = [];
   private readonly highWater: number;
   /** Count of messages sent and received, for the console and tests. */
@@ -211,28 +210,11 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
   private write(ws: WebSocket, text: string, bytes: number): void {
     this.dataInFlight += bytes;
     this.counters.sent++;
-    this.corkForThisTick(ws);
     this.writeStarted();
     ws.send(text, () => {
       this.writeDone();
       this.dataInFlight -= bytes;
       this.pump();
-    });
-  }
-
-  /**
-   * A batched engine hands the relay many chunks in one instant; corking the socket until the end of
-   * this tick lets them leave in a few writes instead of one syscall each.
-   */
-  private corkForThisTick(ws: WebSocket): void {
-    if (this.corked) return;
-    const sock = (ws as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
-    if (!sock) return;
-    sock.cork();
-    this.corked = true;
-    process.nextTick(() => {
-      this.corked = false;
-      sock.uncork();
     });
   }
 
