@@ -16,6 +16,7 @@ import {
   out,
   RESUME_EXTENSION,
   parseInbound,
+  type AckPayload,
   type Health,
   type HeartbeatPayload,
   type Inbound,
@@ -60,9 +61,14 @@ export interface HubLinkOptions {
   dispatch?: (session: LinkSession) => InboundTable;
 }
 
+/** A register ack as the hub sent it (the hub's view of this node rides on it: registered_models, upgrade_available). */
+export type RegisterAck = AckPayload;
+
 export interface HubLinkEvents {
   state: [LinkStatus];
   registered: [];
+  /** Every successful ack of a register (the first and each re-register), before `registered`. */
+  registerAck: [RegisterAck];
   disconnected: [string, LinkReasonCode];
 }
 
@@ -315,6 +321,8 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
       let pingTimer: NodeJS.Timeout | undefined;
       let heartbeatTimer: NodeJS.Timeout | undefined;
       let missedHeartbeats = 0;
+      /** The hub's last refusal while registering (a failed ack or an error frame), for the deadline's reason. */
+      let refusal: string | undefined;
       const ws = new WebSocket(this.opts.url, { maxPayload: MAX_MESSAGE_BYTES, handshakeTimeout, perMessageDeflate: false });
       this.ws = ws;
       this.pendingWrites = 0;
@@ -338,7 +346,8 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
         this.heartbeatSeq++;
         this.sendControl({ ...out.heartbeat(this.opts.heartbeat()), request_id: `hb-${this.heartbeatSeq}` });
       };
-      const onRegistered = (extensions: readonly string[]): void => {
+      const onRegistered = (ack: RegisterAck): void => {
+        const extensions = ack.extensions ?? [];
         registered = true;
         registeredAt = Date.now();
         clearTimeout(registerTimer);
@@ -350,6 +359,7 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
         this.sendControl(out.modelHealth(this.opts.nodeId, this.opts.modelHealth()));
         clearInterval(heartbeatTimer);
         heartbeatTimer = setInterval(beat, heartbeatIntervalMs);
+        this.emit('registerAck', ack);
         this.emit('registered');
       };
 
@@ -366,23 +376,21 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
           // Go types the ack's request_id without omitempty, so a hub that leaves it unset sends "": any
           // successful ack completes registration, as the Go client accepts it (HUB-PROTOCOL.md, Envelope).
           const ackFor = msg.payload.request_id || msg.requestId;
+          if (msg.payload.success === false && (!registered || (ackFor && ackFor === this.registerId))) {
+            // Go logs a failed ack and keeps the connection (inference_client.go): the hub may still
+            // accept, and a hub that never does is caught by the register deadline, which then says why.
+            refusal = msg.payload.message ?? 'no reason given';
+            log.warn(`the hub refused ${registered ? 're-registration (the previous registration stands)' : 'registration'}: ${refusal}`, { code: 'REGISTER_REFUSED' });
+            return;
+          }
           if (!registered) {
-            if (msg.payload.success === true) onRegistered(msg.payload.extensions ?? []);
-            else if (msg.payload.success === false) {
-              code = 'REGISTER_REFUSED';
-              reason = `the hub refused registration: ${msg.payload.message ?? 'no reason given'}`;
-              ws.close();
-            } else log.warn('ignored an ack without "success" while registering');
+            if (msg.payload.success === true) onRegistered(msg.payload);
+            else log.warn('ignored an ack without "success" while registering');
             return;
           }
           if (ackFor && ackFor === this.registerId) {
-            if (msg.payload.success === false) {
-              code = 'REGISTER_REFUSED';
-              reason = `the hub refused registration: ${msg.payload.message ?? 'no reason given'}`;
-              ws.close();
-              return;
-            }
             this.setExtensions(msg.payload.extensions ?? []);
+            this.emit('registerAck', msg.payload);
           }
           // Any other ack after registration acknowledges a heartbeat.
           missedHeartbeats = 0;
@@ -396,10 +404,10 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
             ws.close(1000, 'auth failed');
             return true;
           }
-          if (!registered && (msg.requestId === this.registerId || msg.requestId === undefined)) {
-            code = 'REGISTER_REFUSED';
-            reason = `the hub refused registration: ${msg.payload.message ?? `code ${String(msg.payload.code)}`}`;
-            ws.close();
+          if (!registered) {
+            // Logged, and the connection kept, as Go does; the register deadline says why if no ack follows.
+            refusal = `${msg.payload.message ?? 'no message'} (code ${String(msg.payload.code ?? 'none')})`;
+            log.warn(`the hub sent an error while registering: ${refusal}`, { code: 'REGISTER_REFUSED', requestId: msg.requestId });
             return true;
           }
           return false;
@@ -417,8 +425,9 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
         this.sendControl(out.register(this.registerId, this.opts.register()));
         // No register ack within 3 heartbeat ticks: a hub that does not answer is a dead link (Go #73).
         registerTimer = setTimeout(() => {
-          code = 'REGISTER_TIMEOUT';
-          reason = `the hub did not acknowledge registration within ${(MISSED_HEARTBEATS_LIMIT * heartbeatIntervalMs) / 1000} s`;
+          const within = `within ${(MISSED_HEARTBEATS_LIMIT * heartbeatIntervalMs) / 1000} s`;
+          code = refusal === undefined ? 'REGISTER_TIMEOUT' : 'REGISTER_REFUSED';
+          reason = refusal === undefined ? `the hub did not acknowledge registration ${within}` : `the hub refused registration: ${refusal} (no acceptance followed ${within})`;
           ws.terminate();
         }, MISSED_HEARTBEATS_LIMIT * heartbeatIntervalMs);
         // Write deadline: a message the socket has not taken within writeTimeoutMs ends the connection.

@@ -4,7 +4,7 @@
 // clamped before anyone sees it, as the Go provider does (internal/computing/hub_notice.go):
 // - event: trimmed, lower-cased, [a-z0-9_] only, at most 64 characters; anything else drops the notice;
 // - severity: info | warning | critical; anything else becomes warning (it may not claim to be critical);
-// - model_id: the characters a Hugging Face id uses, at most 200; a control character drops the notice;
+// - model_id: only the characters a Hugging Face id uses are kept (control characters stripped), at most 200;
 // - message: control characters stripped (newlines kept), clamped to 1000 with a visible mark;
 //   empty drops it, and one over 4 × that limit (or a payload over 64 KiB) is dropped as oversized;
 // - details: at most 16 entries, keys like event names, values stripped and clamped to 200.
@@ -37,7 +37,7 @@ const EVENT_RE = /^[a-z0-9_]+$/;
 // C0 controls and DEL, and the C1 range; \n is handled apart (kept in messages).
 const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f]/;
 
-export type NoticeDropCode = 'not_an_object' | 'bad_event' | 'no_message' | 'oversized' | 'control_characters' | 'bad_field' | 'rate_limited';
+export type NoticeDropCode = 'not_an_object' | 'bad_event' | 'no_message' | 'oversized' | 'bad_field' | 'rate_limited';
 
 export type SanitizedNotice = Omit<HubNoticeView, 'id' | 'receivedAt'>;
 export type NoticeVerdict = { ok: true; notice: SanitizedNotice; notes: string[] } | { ok: false; code: NoticeDropCode; reason: string };
@@ -100,9 +100,10 @@ export function sanitizeNotice(raw: unknown): NoticeVerdict {
   let modelId: string | undefined;
   if (p.model_id !== undefined && p.model_id !== null && p.model_id !== '') {
     if (typeof p.model_id !== 'string') return { ok: false, code: 'bad_field', reason: `notice "${ev}": model_id is not a string` };
-    if (CONTROL_RE.test(p.model_id)) return { ok: false, code: 'control_characters', reason: `notice "${ev}": model_id carries control characters` };
+    // Cleaned, never dropped (Go's TestNoticeModelIDIsSanitized): a control character is stripped with
+    // everything else a Hugging Face id does not use, so it can reach no log line or header.
     modelId = [...p.model_id.trim()].slice(0, NOTICE_LIMITS.modelIdLength).filter((c) => /[A-Za-z0-9/._-]/.test(c)).join('');
-    if (modelId !== p.model_id) notes.push('model_id cleaned');
+    if (modelId !== p.model_id) notes.push(CONTROL_RE.test(p.model_id) ? 'control characters stripped from model_id' : 'model_id cleaned');
   }
   const message = clampText(rawMessage, NOTICE_LIMITS.messageLength, true);
   if (message === '') return { ok: false, code: 'no_message', reason: `notice "${ev}" carries no message` };

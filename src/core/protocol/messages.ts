@@ -51,8 +51,21 @@ export const ackPayload = z
     message: z.string().optional(),
     /** Hub features (ours: "resume-v1"); the Go hub sends none. */
     extensions: z.array(z.string().max(64)).max(32).optional(),
+    /**
+     * v0.5 register ack: the announced models the hub accepted (hub_declaration_sync_test.go). A model
+     * announced but not listed gets no traffic. Absent from heartbeat acks and older hubs. A wrong type
+     * fails the ack as Go's decoder does; lengths and counts are clamped where it is recorded (hub/hub-view.ts).
+     */
+    registered_models: z.array(z.string()).optional(),
+    /** v0.5 register ack: the hub's advice that a newer provider release exists. */
+    upgrade_available: z
+      .object({ running: z.string().optional(), latest: z.string().optional(), message: z.string().optional() })
+      .passthrough()
+      .optional(),
   })
   .passthrough();
+
+export type AckPayload = z.infer<typeof ackPayload>;
 
 export const errorPayload = z
   .object({ request_id: z.string().optional(), code: z.union([z.number(), z.string()]).optional(), message: z.string().optional() })

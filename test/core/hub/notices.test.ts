@@ -82,8 +82,11 @@ describe('sanitizeNotice', () => {
     }
   });
 
-  it('drops a model_id with control characters and keeps only Hugging Face id characters', () => {
-    expect(code({ event: 'e', message: 'm', model_id: 'Qwen/Qwen3\r\nBcc: x@y.z' })).toBe('control_characters');
+  it('cleans a model_id with control characters (never drops the notice) and keeps only Hugging Face id characters', () => {
+    const v = sanitizeNotice({ event: 'e', message: 'm', model_id: 'Qwen/Qwen3\r\nBcc: x@y.z' });
+    expect(v.ok && v.notice.modelId).toBe('Qwen/Qwen3Bccxy.z');
+    expect(v.ok && v.notes).toContain('control characters stripped from model_id');
+    expect(ok({ event: 'e', message: 'm', model_id: 'org/m\u0000odel\u009b' }).modelId).toBe('org/model');
     expect(ok({ event: 'e', message: 'm', model_id: 'Qwen/Qwen3 8B@x' }).modelId).toBe('Qwen/Qwen38Bx');
     expect(code({ event: 'e', message: 'm', model_id: 7 })).toBe('bad_field');
   });
