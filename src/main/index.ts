@@ -18,6 +18,7 @@ import { hardenApp } from './security';
 import { AppTray } from './tray';
 import { createMainWindow, loadRenderer, reveal, windowPreferences } from './window';
 import { homePath } from '../core/config/home-layout';
+import { installProcessGuard } from '../core/process-guard';
 
 // One home for the desktop and the headless CLI; Chromium's own files go in a subfolder of it.
 const HOME = desktopHome();
@@ -210,6 +211,8 @@ function boot(): void {
   const home = app.getPath('userData');
   const log = new Log({ file: homePath(home, 'log'), console: 'info' });
   const l = log.child('desktop');
+  // A failure no boundary caught is logged and the app keeps serving (src/core/process-guard.ts).
+  installProcessGuard(log.child('process'));
   const desktop = new DesktopApp(home, log, l);
 
   app.on('second-instance', () => desktop.open());

@@ -6,6 +6,7 @@
 import type { PullStateView } from '../../shared/bridge';
 import type { Logger } from '../log';
 import { DemandError } from '../platform/demand';
+import { JSON_LIMITS, parseJson } from '../http/bounded-json';
 
 /** One pull (the bridge's type is its one home). */
 export type PullState = PullStateView;
@@ -88,7 +89,7 @@ export class OllamaPulls {
           if (!line) continue;
           let m: { status?: unknown; digest?: unknown; total?: unknown; completed?: unknown; error?: unknown };
           try {
-            m = JSON.parse(line) as typeof m;
+            m = parseJson(line, JSON_LIMITS.engine) as typeof m;
           } catch {
             return finish(`Ollama sent a line that is not JSON: ${line.slice(0, 120)}`);
           }

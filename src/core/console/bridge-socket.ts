@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { bridgeErrorCode, confirmationOf, invokeSchemas, isInvokeChannel, type BridgeBackend, type InvokeReply } from '../../shared/bridge';
 import type { Logger } from '../log';
 import { formatIssues } from '../../shared/zod-issues';
+import { JSON_LIMITS, readJson } from '../http/bounded-json';
 
 const requestSchema = z.object({
   id: z.union([z.string().min(1).max(64), z.number().int().nonnegative()]),
@@ -26,12 +27,11 @@ function errorText(err: unknown): string {
 
 /** Handles one message; resolves with the reply to send (never rejects). */
 export async function handleBridgeMessage(backend: BridgeBackend, raw: string, log?: Logger): Promise<ReplyMessage> {
-  let data: unknown;
-  try {
-    data = JSON.parse(raw);
-  } catch {
-    return { id: null, reply: { ok: false, code: 'malformed', error: 'The message is not valid JSON.' } };
+  const read = readJson(raw, JSON_LIMITS.bridge);
+  if (!read.ok) {
+    return { id: null, reply: { ok: false, code: 'malformed', error: read.code === 'not_json' ? 'The message is not valid JSON.' : `The message was refused unread: ${read.message}.` } };
   }
+  const data = read.value;
   const parsed = requestSchema.safeParse(data);
   if (!parsed.success) {
     const id = typeof data === 'object' && data !== null && 'id' in data && (typeof data.id === 'string' || typeof data.id === 'number') ? data.id : null;
@@ -59,7 +59,16 @@ export async function handleBridgeMessage(backend: BridgeBackend, raw: string, l
 export function serveBridgeSocket(ws: WebSocket, backend: BridgeBackend, log?: Logger, beforeReply?: () => void): void {
   let inFlight = 0;
   const send = (msg: ReplyMessage) => {
-    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(msg));
+    if (ws.readyState !== ws.OPEN) return;
+    let text: string;
+    try {
+      text = JSON.stringify(msg);
+    } catch (e) {
+      // An answer that cannot be encoded fails this one call, with its id; the socket carries on.
+      log?.error(`console: an answer could not be encoded: ${(e as Error).message}`);
+      text = JSON.stringify({ id: msg.id, reply: { ok: false, code: 'failed', error: 'The agent could not encode its answer; see the agent log.' } });
+    }
+    ws.send(text);
   };
   ws.on('message', (data, isBinary) => {
     if (isBinary) {
@@ -72,10 +81,15 @@ export function serveBridgeSocket(ws: WebSocket, backend: BridgeBackend, log?: L
     }
     inFlight++;
     const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
-    void handleBridgeMessage(backend, text, log).then((reply) => {
-      inFlight--;
-      beforeReply?.();
-      send(reply);
-    });
+    void handleBridgeMessage(backend, text, log)
+      .catch((e: unknown): ReplyMessage => {
+        log?.error(`console: a bridge call failed unexpectedly: ${(e as Error).message}`);
+        return { id: null, reply: { ok: false, code: 'failed', error: 'The agent failed to handle this request; see the agent log.' } };
+      })
+      .then((reply) => {
+        inFlight--;
+        beforeReply?.();
+        send(reply);
+      });
   });
 }

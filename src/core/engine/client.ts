@@ -8,6 +8,7 @@ import { EngineStreamParser } from './sse';
 import { describeEngineError } from './engine-error';
 import { readTimings, readUsage } from './usage';
 import { normalizeBaseUrl } from './url';
+import { BoundedJsonError, JSON_LIMITS, parseJson } from '../http/bounded-json';
 
 export { estimateTokens } from './usage';
 
@@ -75,7 +76,7 @@ async function httpError(res: http.IncomingMessage, base: string): Promise<Engin
   }
   let body: unknown = text;
   try {
-    body = JSON.parse(text);
+    body = parseJson(text, JSON_LIMITS.engine);
   } catch {
     // not JSON: keep the text when it is short and not an HTML page
   }
@@ -434,8 +435,10 @@ export async function requestJson(opts: EngineRequestOptions): Promise<NonStream
   }
   let json: unknown;
   try {
-    json = JSON.parse(text);
-  } catch {
+    json = parseJson(text, JSON_LIMITS.engine);
+  } catch (e) {
+    // Too deep, too large or too many keys: refused before anything walks it (bounded-json.ts).
+    if (e instanceof BoundedJsonError && e.code !== 'not_json') throw new EngineHttpError(`the engine at ${sent.base} sent an answer that was refused: ${e.message}`, 502);
     throw new EngineHttpError(`the engine at ${sent.base} answered with something that is not JSON: ${text.slice(0, 80)}`, 502, text);
   }
   const obj = json && typeof json === 'object' ? (json as Record<string, unknown>) : {};

@@ -15,6 +15,7 @@ import https from 'node:https';
 import type { EngineType } from '../../shared/types';
 import { detectEngine } from './detect';
 import { httpGet, jsonObject } from './http-get';
+import { JSON_LIMITS, parseJson } from '../http/bounded-json';
 
 export type ContextSource = 'override' | 'detected' | 'unknown' | 'pending';
 
@@ -50,7 +51,7 @@ function postJson(url: string, body: unknown, timeoutMs: number, headers: Record
         clearTimeout(timer);
         if ((res.statusCode ?? 0) < 200 || (res.statusCode ?? 0) >= 300) return resolve(undefined);
         try {
-          const v: unknown = JSON.parse(Buffer.concat(parts).toString('utf8'));
+          const v: unknown = parseJson(Buffer.concat(parts), JSON_LIMITS.engine);
           resolve(v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
         } catch {
           resolve(undefined);

@@ -2,6 +2,7 @@
 // a hard timeout, a size cap, and connection errors returned as text instead of thrown.
 import http from 'node:http';
 import https from 'node:https';
+import { JSON_LIMITS, parseJson } from '../http/bounded-json';
 
 export interface GetResult {
   /** HTTP status, or 0 when no answer came (refused, reset, timeout). */
@@ -62,7 +63,7 @@ export function httpGet(url: string, timeoutMs: number, headers: http.OutgoingHt
 export function jsonObject(r: GetResult): Record<string, unknown> | undefined {
   if (r.status < 200 || r.status >= 300) return undefined;
   try {
-    const v: unknown = JSON.parse(r.body);
+    const v: unknown = parseJson(r.body, JSON_LIMITS.engine);
     return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
   } catch {
     return undefined;

@@ -14,6 +14,7 @@ import { createParser, type EventSourceMessage, type ParseError } from 'eventsou
 import type { EngineStreamEvent, TokenUsage } from './types';
 import { readTimings, readUsage } from './usage';
 import { describeEngineError } from './engine-error';
+import { BoundedJsonError, JSON_LIMITS, parseJson } from '../http/bounded-json';
 
 export type EngineChunkEvent = Extract<EngineStreamEvent, { type: 'chunk' }>;
 export type EngineErrorEvent = Extract<EngineStreamEvent, { type: 'error' }>;
@@ -88,7 +89,7 @@ function errorEvent(data: string | Record<string, unknown>): EngineErrorEvent {
   let body: unknown = data;
   if (typeof data === 'string') {
     try {
-      body = JSON.parse(data);
+      body = parseJson(data, JSON_LIMITS.engine);
     } catch {
       body = data;
     }
@@ -175,9 +176,10 @@ export class EngineStreamParser {
     }
     let parsed: unknown;
     try {
-      parsed = JSON.parse(data);
-    } catch {
-      this.queue.push({ type: 'error', message: `the engine sent a data line that is not JSON: ${preview(data)}`, statusCode: 502 });
+      parsed = parseJson(data, JSON_LIMITS.engine);
+    } catch (e) {
+      const why = e instanceof BoundedJsonError && e.code !== 'not_json' ? `that was refused (${e.message})` : `that is not JSON: ${preview(data)}`;
+      this.queue.push({ type: 'error', message: `the engine sent a data line ${why}`, statusCode: 502 });
       return;
     }
     if (!isObject(parsed)) {

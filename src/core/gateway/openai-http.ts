@@ -12,6 +12,7 @@ import type { ResolvedGatewayOptions } from './options';
 import { keyRefusalCode, presentedKey, type KeyRefusalCode } from './auth';
 import type { KeyIdentity } from './keys';
 import { chatMessageSchema, describeIssues, samplingParamsSchema } from './request-schema';
+import { JSON_LIMITS, readJson } from '../http/bounded-json';
 
 const chatBodySchema = z.looseObject({
   model: z.string().min(1).max(256),
@@ -143,12 +144,12 @@ export class OpenAiHttp {
   private async chat(req: IncomingMessage, res: ServerResponse, who: KeyIdentity): Promise<void> {
     const keyName = who.name;
     const raw = await readBody(req, this.o.maxMessageBytes);
-    let json: unknown;
-    try {
-      json = JSON.parse(raw);
-    } catch (e) {
-      throw new HttpError(400, `The body is not valid JSON (${(e as Error).message}).`, 'invalid_json');
+    const read = readJson(raw, { ...JSON_LIMITS.gateway, maxBytes: this.o.maxMessageBytes });
+    if (!read.ok) {
+      if (read.code === 'not_json') throw new HttpError(400, `The body is ${read.message}.`, 'invalid_json');
+      throw new HttpError(read.code === 'too_large' ? 413 : 400, `The body was refused unread: ${read.message}.`, read.code === 'too_large' ? 'request_too_large' : `json_${read.code}`);
     }
+    const json = read.value;
     const p = chatBodySchema.safeParse(json);
     if (!p.success) throw new HttpError(400, describeIssues(p.error), 'invalid_request');
     // Only allow-listed fields reach the engine, as on the WebSocket dialects (a typo is reported, and a

@@ -2,6 +2,7 @@
 // so a typo is reported instead of silently ignored), request ids, and readable validation errors.
 import { z } from 'zod';
 import { formatIssues } from '../../shared/zod-issues';
+import { JSON_LIMITS, readJson, type JsonRefusalCode } from '../http/bounded-json';
 
 export const requestIdSchema = z.string().regex(/^[\x21-\x7e]{1,128}$/, 'use 1-128 printable ASCII characters without spaces (a UUID is best)');
 
@@ -42,18 +43,17 @@ export function describeIssues(err: z.ZodError, prefix = ''): string {
   });
 }
 
-export type ParsedJson = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
+export type ParsedJson = { ok: true; value: Record<string, unknown> } | { ok: false; message: string; code?: JsonRefusalCode };
 
 /** A WebSocket message as a JSON object with a string `type`, or why not. */
 export function parseClientMessage(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): ParsedJson {
   if (isBinary) return { ok: false, message: 'Binary frames are not understood; send each message as one JSON text frame.' };
   const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    return { ok: false, message: `The message is not valid JSON (${(e as Error).message}). Send one JSON object per message.` };
+  const read = readJson(text, JSON_LIMITS.gateway);
+  if (!read.ok) {
+    return { ok: false, code: read.code, message: read.code === 'not_json' ? `The message is ${read.message}. Send one JSON object per message.` : `The message was refused unread: ${read.message}.` };
   }
+  const value = read.value;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, message: 'Each message must be one JSON object with a "type" field (not an array or a bare value).' };
   }

@@ -76,7 +76,25 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
   const BAD_TARGET = 'The request target is not a path on this server (it must start with a single "/").';
 
+  /** A handler's failure ends its one request with a coded 500 (or a dropped socket), logged; nothing else. */
+  const failed = (what: string, e: unknown, res?: ServerResponse, socket?: Duplex) => {
+    log.error(`${what} failed inside the gateway: ${(e as Error).stack ?? e}`, { code: 'handler_failed' });
+    if (res && !res.headersSent && !res.destroyed) {
+      const body = JSON.stringify({ error: { message: 'The gateway failed to handle this request; see the agent log.', type: 'server_error', param: null, code: 'internal_error' } });
+      res.writeHead(500, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
+      res.end(body);
+    } else res?.destroy();
+    socket?.destroy();
+  };
+
   const server = http.createServer((req: IncomingMessage, res: ServerResponse) => {
+    try {
+      onRequest(req, res);
+    } catch (e) {
+      failed(`${req.method} request`, e, res);
+    }
+  });
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     const url = requestTarget(req.url);
     if (!url) {
       log.debug(`refused ${req.method} with a malformed request target`);
@@ -94,11 +112,18 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       return;
     }
     origins.cors(req, res);
-    void api.handle(req, res, url);
-  });
+    api.handle(req, res, url).catch((e: unknown) => failed(`${req.method} ${url.pathname}`, e, res));
+  };
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', (e) => log.debug(`upgrade socket: ${e.message}`));
+    try {
+      onUpgrade(req, socket, head);
+    } catch (e) {
+      failed('a WebSocket upgrade', e, undefined, socket);
+    }
+  });
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = requestTarget(req.url);
     if (!url) {
       log.debug('refused a WebSocket with a malformed request target');
@@ -125,7 +150,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       return;
     }
     refuse(socket, 404, `No WebSocket endpoint at ${url.pathname}; use /v1/stream (stream-v1) or /v1/ws.`);
-  });
+  };
   server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
     socket.on('error', () => socket.destroy());
     refuse(socket, 405, 'CONNECT is not served by this gateway.');

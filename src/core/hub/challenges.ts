@@ -23,18 +23,19 @@ export interface ChallengeDeps {
 export class HubChallenges {
   constructor(private readonly d: ChallengeDeps) {}
 
-  warmup(m: Extract<Inbound, { type: 'warmup' }>): void {
-    void this.d.warmup.run(m.payload.model_id, 'hub').then((r) => this.d.send(out.warmupResult(m.requestId, { modelId: m.payload.model_id, ...r })));
+  // Each returns its promise: a rejection reaches the hub dispatch's boundary (logged, answered with a coded error).
+  warmup(m: Extract<Inbound, { type: 'warmup' }>): Promise<void> {
+    return this.d.warmup.run(m.payload.model_id, 'hub').then((r) => this.d.send(out.warmupResult(m.requestId, { modelId: m.payload.model_id, ...r })));
   }
 
-  verify(m: Extract<Inbound, { type: 'verify' }>): void {
-    void handleVerify(m.payload, { resolve: (id) => this.resolve(id), complete: this.complete('verify'), log: this.d.log }).then((reply) =>
+  verify(m: Extract<Inbound, { type: 'verify' }>): Promise<void> {
+    return handleVerify(m.payload, { resolve: (id) => this.resolve(id), complete: this.complete('verify'), log: this.d.log }).then((reply) =>
       this.d.send({ type: 'verify', ...(m.requestId ? { request_id: m.requestId } : {}), payload: { ...reply } }),
     );
   }
 
-  benchmark(m: Extract<Inbound, { type: 'benchmark' }>): void {
-    void handleBenchmark(m.payload, { resolve: (id) => this.resolve(id), complete: this.complete('benchmark'), log: this.d.log }, m.requestId ?? '').then((reply) =>
+  benchmark(m: Extract<Inbound, { type: 'benchmark' }>): Promise<void> {
+    return handleBenchmark(m.payload, { resolve: (id) => this.resolve(id), complete: this.complete('benchmark'), log: this.d.log }, m.requestId ?? '').then((reply) =>
       this.d.send({ type: 'benchmark_response', ...(m.requestId ? { request_id: m.requestId } : {}), payload: { ...reply } }),
     );
   }

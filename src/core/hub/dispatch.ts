@@ -7,10 +7,15 @@
 //   inference, cancel, resume -> HubRelay
 //   notice     -> NoticeBook
 //   warmup, verify, benchmark -> HubChallenges (internal generations through the inference service)
+//
+// dispatch() is also the boundary of every handler: a throw, or a rejection of the promise a handler
+// returns, is contained to that one message (the link logs it and answers it with a coded error when it
+// can), never to the process or the connection.
 import type { Logger } from '../log';
 import type { Inbound } from '../protocol/messages';
 
-export type InboundTable = { [T in Inbound['type']]: (m: Extract<Inbound, { type: T }>) => void };
+/** A handler may answer later: the promise it returns is watched for a rejection, never awaited. */
+export type InboundTable = { [T in Inbound['type']]: (m: Extract<Inbound, { type: T }>) => void | Promise<unknown> };
 
 /** What one connection handles itself: it owns the register/heartbeat state and the close reason. */
 export interface LinkSession {
@@ -22,21 +27,32 @@ export interface LinkSession {
 
 export interface HubParts {
   relay: {
-    inference(m: Extract<Inbound, { type: 'inference' }>): void;
+    inference(m: Extract<Inbound, { type: 'inference' }>): void | Promise<unknown>;
     cancel(m: Extract<Inbound, { type: 'cancel' }>): void;
-    resume(m: Extract<Inbound, { type: 'resume' }>): void;
+    resume(m: Extract<Inbound, { type: 'resume' }>): void | Promise<unknown>;
   };
-  notices: { receive(payload: unknown): void };
+  notices: { receive(payload: unknown): unknown };
   challenges: {
-    warmup(m: Extract<Inbound, { type: 'warmup' }>): void;
-    verify(m: Extract<Inbound, { type: 'verify' }>): void;
-    benchmark(m: Extract<Inbound, { type: 'benchmark' }>): void;
+    warmup(m: Extract<Inbound, { type: 'warmup' }>): void | Promise<unknown>;
+    verify(m: Extract<Inbound, { type: 'verify' }>): void | Promise<unknown>;
+    benchmark(m: Extract<Inbound, { type: 'benchmark' }>): void | Promise<unknown>;
   };
   log: Logger;
 }
 
-export function dispatch(table: InboundTable, m: Inbound): void {
-  (table[m.type] as (m: Inbound) => void)(m);
+/**
+ * Hands `m` to its handler. A synchronous throw reaches `failed(err, false)` (nothing was answered yet);
+ * a rejected promise reaches `failed(err, true)` (the handler may have answered part of it).
+ */
+export function dispatch(table: InboundTable, m: Inbound, failed: (err: unknown, later: boolean) => void): void {
+  let r: void | Promise<unknown>;
+  try {
+    r = (table[m.type] as (m: Inbound) => void | Promise<unknown>)(m);
+  } catch (e) {
+    failed(e, false);
+    return;
+  }
+  if (r && typeof (r as Promise<unknown>).then === 'function') (r as Promise<unknown>).then(undefined, (e: unknown) => failed(e, true));
 }
 
 /** The table of a connection of the link alone (no relay: e.g. a link under test): session frames only. */
@@ -57,7 +73,7 @@ export function hubTable(session: LinkSession, parts: HubParts): InboundTable {
     inference: (m) => parts.relay.inference(m),
     cancel: (m) => parts.relay.cancel(m),
     resume: (m) => parts.relay.resume(m),
-    notice: (m) => parts.notices.receive(m.payload),
+    notice: (m) => void parts.notices.receive(m.payload),
     warmup: (m) => parts.challenges.warmup(m),
     verify: (m) => parts.challenges.verify(m),
     benchmark: (m) => parts.challenges.benchmark(m),

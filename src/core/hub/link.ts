@@ -479,7 +479,7 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
           } else if (err.requestId) this.sendControl(out.error(err.requestId, 400, err.message));
           return;
         }
-        dispatch(table, msg);
+        dispatch(table, msg, (e, later) => this.handlerFailed(msg, e, later));
       });
       ws.on('close', (closeCode) => {
         clearTimeout(readTimer);
@@ -493,5 +493,20 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
         resolve({ registered, authFailed, reason, code, upMs: registered ? Date.now() - registeredAt : 0 });
       });
     });
+  }
+
+  /**
+   * A handler failed on one message: logged with its request id and, when nothing went out for it yet,
+   * answered with a coded 500 on its result path. The connection and every other request carry on.
+   */
+  private handlerFailed(msg: Inbound, e: unknown, later: boolean): void {
+    this.counters.invalid++;
+    const text = e instanceof Error ? e.message : String(e);
+    this.opts.log.error(`handling the hub's ${msg.type}${msg.requestId ? ` ${msg.requestId}` : ''} failed: ${text}`, { requestId: msg.requestId, code: 'handler_failed', stack: e instanceof Error ? e.stack : undefined });
+    // An inference that started answers its own failures (the relay); one that never started is refused here.
+    if (!msg.requestId || (later && msg.type === 'inference') || msg.type === 'ack' || msg.type === 'error' || msg.type === 'cancel') return;
+    const why = `internal error while handling this ${msg.type}: ${text}`;
+    if (msg.type === 'inference') for (const m of out.refusal(msg.requestId, msg.payload.stream ?? msg.payload.request.stream === true, 500, why)) this.sendControl(m);
+    else this.sendControl(out.error(msg.requestId, 500, why));
   }
 }

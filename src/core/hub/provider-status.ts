@@ -7,6 +7,7 @@ import { EventEmitter } from 'node:events';
 import { z } from 'zod';
 import type { KeyStatusDetailView, ProviderStatusView } from '../../shared/bridge';
 import type { Logger } from '../log';
+import { JSON_LIMITS, parseJson } from '../http/bounded-json';
 
 const statusSchema = z
   .object({
@@ -33,7 +34,7 @@ export async function fetchProviderStatus(serviceUrl: string, key: string, timeo
     const text = await res.text();
     let json: unknown;
     try {
-      json = JSON.parse(text);
+      json = parseJson(text, JSON_LIMITS.platform);
     } catch {
       return { httpStatus: res.status, error: `${url} answered HTTP ${res.status} with something that is not JSON` };
     }

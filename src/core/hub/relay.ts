@@ -123,8 +123,8 @@ export class HubRelay {
   }
 
   /** A hub inference request (routed here by dispatch.ts). */
-  inference(msg: Extract<Inbound, { type: 'inference' }>): void {
-    void this.serve(msg);
+  inference(msg: Extract<Inbound, { type: 'inference' }>): Promise<void> {
+    return this.serve(msg);
   }
 
   /** The hub's cancel: stop the engine and send nothing more for it (Go cancel_test.go). */
@@ -141,8 +141,8 @@ export class HubRelay {
   }
 
   /** resume-v1: everything after last_seq, once. */
-  resume(msg: Extract<Inbound, { type: 'resume' }>): void {
-    void this.replay(msg.requestId, msg.lastSeq);
+  resume(msg: Extract<Inbound, { type: 'resume' }>): Promise<void> {
+    return this.replay(msg.requestId, msg.lastSeq);
   }
 
   private onDisconnected(): void {
@@ -318,11 +318,31 @@ export class HubRelay {
     }
     try {
       await this.finish(id, stream, result);
+    } catch (e) {
+      // The answer could not be sent as it was (an engine answer that cannot be encoded, …): the request
+      // ends on its result path with a coded 500 instead, and nothing else is affected.
+      this.o.log.error(`request ${id}: its answer could not be sent: ${(e as Error).message}`, { requestId: id, code: 'answer_failed' });
+      await this.finishFailed(id, stream, `internal error: the answer could not be sent (${(e as Error).message})`).catch((e2: unknown) =>
+        this.o.log.error(`request ${id}: could not send its error either: ${(e2 as Error).message}`, { requestId: id }),
+      );
     } finally {
       this.retention.finished(id);
       if (!a.attached && !a.dropped) this.detachedFinished.add(id);
       this.active.delete(id);
     }
+  }
+
+  /** After finish() failed part-way: end the request with a 500 on its result path, once. */
+  private async finishFailed(id: string, stream: boolean, error: string): Promise<void> {
+    const a = this.active.get(id);
+    if (!a || a.hubCancelled || a.dropped) return;
+    if (!stream) {
+      const m = out.inferenceResult(id, { response: null, statusCode: 500, latencyMs: Date.now() - a.startedAt, error });
+      await this.send(id, { ...m, payload: { ...m.payload, seq: this.next(id) } });
+      return;
+    }
+    if (a.seq === 0) await this.send(id, out.streamErrorChunk(id, this.next(id), error));
+    await this.send(id, out.streamEnd(id, this.next(id), { latencyMs: Date.now() - a.startedAt, statusCode: 500, error }));
   }
 
   private async finish(id: string, stream: boolean, r: InferenceResult): Promise<void> {

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import type { CatalogueMatchView, CatalogueView } from '../../shared/bridge';
 import type { Logger } from '../log';
 import { AnswerError } from './get-json';
+import { JSON_LIMITS, parseJson } from '../http/bounded-json';
 
 export interface CatalogueModel {
   id: string;
@@ -218,9 +219,9 @@ export class Catalogue {
       if (text.length > 8 * 1024 * 1024) throw new Error('the answer is over 8 MB');
       let json: unknown;
       try {
-        json = JSON.parse(text);
-      } catch {
-        throw new Error('the answer is not JSON');
+        json = parseJson(text, JSON_LIMITS.platform);
+      } catch (e) {
+        throw new Error(`the answer is not JSON we read (${(e as Error).message})`);
       }
       const { models, skipped } = parseCatalogue(json);
       this.list = models;

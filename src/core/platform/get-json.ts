@@ -2,6 +2,7 @@
 // (10 s, like the Go provider's stats client), a bounded body, JSON or a plain-words error. Never
 // throws: callers keep their last good figures on any failure. AnswerError is for the readers of its answers.
 import { CodedError } from '../../shared/bridge-error';
+import { JSON_LIMITS, parseJson } from '../http/bounded-json';
 
 export interface GetJsonOptions {
   /** Sent as `Authorization: Bearer …` (the provider key) when set. */
@@ -50,9 +51,9 @@ export async function getJson(url: string, o: GetJsonOptions = {}): Promise<GetJ
   }
   if (res.status !== 200) return { ok: false, status: res.status, error: `${url} answered HTTP ${res.status}` };
   try {
-    return { ok: true, status: res.status, json: JSON.parse(text) as unknown };
-  } catch {
-    return { ok: false, status: res.status, error: `${url} answered with something that is not JSON` };
+    return { ok: true, status: res.status, json: parseJson(text, JSON_LIMITS.platform) };
+  } catch (e) {
+    return { ok: false, status: res.status, error: `${url} answered with something that is not JSON we read (${(e as Error).message})` };
   }
 }
 

@@ -3,6 +3,7 @@
 // (both the Go and the seed 000 forms are accepted); outbound ones are typed builders of the Go form.
 import { z } from 'zod';
 import { formatIssues } from '../../shared/zod-issues';
+import { JSON_LIMITS, parseJson, type BoundedJsonError } from '../http/bounded-json';
 
 export const PROTOCOL_VERSION = '1';
 /**
@@ -100,8 +101,10 @@ export type InboundErrorCode =
   | 'invalid_payload'
   /** An inference, cancel or resume that names no request. */
   | 'missing_request_id'
-  /** An inference request nested deeper than MAX_REQUEST_DEPTH. */
-  | 'too_deep';
+  /** An inference request nested deeper than MAX_REQUEST_DEPTH, or a frame deeper than the bounded reader's limit. */
+  | 'too_deep'
+  /** A frame over the bounded reader's size or key-count limit (src/core/http/bounded-json.ts). */
+  | 'too_large';
 
 /** Why an inbound frame was refused; `requestId` is set when the frame named one (so we can answer). */
 export class InboundError extends Error {
@@ -142,9 +145,15 @@ export const MAX_REQUEST_DEPTH = 64;
 export function parseInbound(text: string): Inbound {
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
-  } catch {
-    throw new InboundError('not_json', 'message is not valid JSON');
+    raw = parseJson(text, JSON_LIMITS.hub);
+  } catch (e) {
+    const code = (e as BoundedJsonError).code;
+    if (code === 'not_json' || code === undefined) throw new InboundError('not_json', 'message is not valid JSON');
+    // Refused unparsed: the request id and type, when the text names them, still let the hub be answered.
+    const requestId = /"request_id"\s*:\s*"([\x21-\x7e]{1,128}?)"/.exec(text)?.[1];
+    const type = /"type"\s*:\s*"([a-z_]{1,32})"/.exec(text)?.[1];
+    const stream = type === 'inference' ? /"stream"\s*:\s*true/.test(text) : undefined;
+    throw new InboundError(code === 'too_deep' ? 'too_deep' : 'too_large', `message refused unread: ${(e as Error).message}`, requestId, type, stream);
   }
   const env = envelope.safeParse(raw);
   if (!env.success) throw new InboundError('bad_envelope', `message has no valid envelope (${formatIssues(env.error, { root: '(message)' })})`);

@@ -5,6 +5,7 @@
 //   its `version:` line — what electron-updater's generic provider reads, checked here over plain HTTP.
 import type { UpdateCheckView } from '../../shared/bridge';
 import { httpUrlProblem } from '../http/url-problem';
+import { JSON_LIMITS, parseJson } from '../http/bounded-json';
 
 export const PACKAGE_NAME = 'swan-provider-console';
 export const DEFAULT_FEED = `https://registry.npmjs.org/${PACKAGE_NAME}`;
@@ -64,7 +65,7 @@ export function latestFromFeed(body: string): string {
   if (text.startsWith('{')) {
     let j: unknown;
     try {
-      j = JSON.parse(text);
+      j = parseJson(text, JSON_LIMITS.platform);
     } catch {
       throw new FeedError('feed_unreadable', 'the feed sent JSON that does not parse');
     }
