@@ -7,7 +7,7 @@ import { axeViolations, describeViolations } from './support/axe';
 import { expect, go, slug, test } from './support/fixtures';
 import { PENDING_KEY, PROVIDER_KEY } from './support/stack';
 
-const PAGES = ['dashboard', 'requests', 'usage', 'engines', 'logs', 'settings'] as const;
+const PAGES = ['dashboard', 'requests', 'usage', 'fleet', 'engines', 'logs', 'settings'] as const;
 const VIEWPORTS = [
   { width: 1280, height: 800 },
   { width: 1024, height: 640 },

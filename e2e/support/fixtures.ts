@@ -33,7 +33,7 @@ export function slug(model: string): string {
   return model.replace(/[^A-Za-z0-9_.-]/g, '_');
 }
 
-export async function go(page: Page, name: 'dashboard' | 'requests' | 'usage' | 'engines' | 'logs' | 'settings'): Promise<void> {
+export async function go(page: Page, name: 'dashboard' | 'requests' | 'usage' | 'engines' | 'logs' | 'settings' | 'fleet'): Promise<void> {
   await page.getByTestId(`nav-${name}`).click();
   await expect(page.getByTestId(`page-${name}`)).toBeVisible();
 }

@@ -43,9 +43,9 @@ export interface DevProviderView {
 
 type Child = ChildProcessByStdio<null, Readable, Readable>;
 
-const CONSOLE_LINE = /console: (http:\/\/127\.0\.0\.1:\d+\/\?code=[A-Za-z0-9_-]+)/;
+export const CONSOLE_LINE = /console: (http:\/\/127\.0\.0\.1:\d+\/\?code=[A-Za-z0-9_-]+)/;
 
-class Proc {
+export class Proc {
   readonly output: string[] = [];
   private exited: Promise<void>;
   constructor(
@@ -100,7 +100,7 @@ class Proc {
   }
 }
 
-function startCli(name: string, args: string[], env: NodeJS.ProcessEnv): Proc {
+export function startCli(name: string, args: string[], env: NodeJS.ProcessEnv): Proc {
   const child = spawn(process.execPath, [CLI, ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
   return new Proc(name, child);
 }

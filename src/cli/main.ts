@@ -88,7 +88,14 @@ export function buildProgram(): Command {
   const usage = program.command('usage').description('usage and earnings from the ledger');
   withHome(usage.command('summary', { isDefault: true }))
     .description('today / 7 days / 30 days totals, per model')
-    .action(async (o: { home: string }) => {
+    .option('--fleet', 'every rig on the Fleet page: each rig\'s ledger (read over its fleet API) and the sums')
+    .option('--json', 'with --fleet: print JSON')
+    .action(async (o: { home: string; fleet?: boolean; json?: boolean }) => {
+      if (o.fleet) {
+        const { usageFleetCommand } = await import('./usage-fleet');
+        process.exitCode = await usageFleetCommand({ home: o.home, json: o.json === true });
+        return;
+      }
       const { usageCommand } = await import('./usage-command');
       process.exitCode = await usageCommand({ home: o.home, action: 'summary' });
     });
@@ -140,6 +147,29 @@ export function buildProgram(): Command {
     .action(async (o) => {
       const { demoCommand } = await import('./demo');
       process.exitCode = await demoCommand(o);
+    });
+
+  const fleet = program.command('fleet').description('many rigs in one console: the tokens other consoles read this rig with');
+  const fleetToken = fleet.command('token').description('read-only fleet tokens for this rig');
+  withHome(fleetToken.command('create'))
+    .description('make a read-only token another console reads this rig with (printed once; only its hash is kept)')
+    .option('--name <name>', 'a name to tell tokens apart (letters, digits, dot, dash, underscore)', `fleet-${fmtDate(Date.now())}`)
+    .action(async (o: { home: string; name: string }) => {
+      const { fleetTokenCommand } = await import('./fleet-command');
+      process.exitCode = fleetTokenCommand({ home: o.home, action: 'create', name: o.name });
+    });
+  withHome(fleetToken.command('list'))
+    .description('list this rig\'s fleet tokens')
+    .action(async (o: { home: string }) => {
+      const { fleetTokenCommand } = await import('./fleet-command');
+      process.exitCode = fleetTokenCommand({ home: o.home, action: 'list' });
+    });
+  withHome(fleetToken.command('revoke'))
+    .description('revoke a fleet token by name (it stops working at once)')
+    .argument('<name>')
+    .action(async (name: string, o: { home: string }) => {
+      const { fleetTokenCommand } = await import('./fleet-command');
+      process.exitCode = fleetTokenCommand({ home: o.home, action: 'revoke', name });
     });
 
   const service = program.command('service').description('run the agent as a service');

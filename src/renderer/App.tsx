@@ -7,6 +7,7 @@ import { usePage, type Page } from './lib/route';
 import { applyTheme } from './lib/theme';
 import { Dashboard } from './pages/Dashboard';
 import { Engines } from './pages/Engines';
+import { Fleet } from './pages/Fleet';
 import { Logs } from './pages/Logs';
 import { ModelPage } from './pages/ModelPage';
 import { Onboarding } from './pages/Onboarding';
@@ -20,6 +21,7 @@ const PAGES: Record<Page, () => React.JSX.Element | null> = {
   dashboard: Dashboard,
   requests: Requests,
   usage: Usage,
+  fleet: Fleet,
   engines: Engines,
   logs: Logs,
   settings: Settings,

@@ -235,28 +235,45 @@ export class FleetReader extends EventEmitter<{ change: [FleetView] }> {
   }
 
   /** Every rig's ledger, fetched now (each rig's own figures; nothing is copied into this rig's ledger). */
-  async usage(): Promise<FleetUsageView> {
-    const entries = this.o.store.list();
-    const self = await this.o.selfUsage();
-    const rigs: FleetUsageRig[] = [{ id: 'self', self: true, label: self.nodeName, status: 'ok', usage: self }];
-    const remote = await Promise.all(
-      entries.map(async (e): Promise<FleetUsageRig> => {
-        const label = e.label || this.state(e.id).summary?.nodeName || e.url;
-        const address = this.address(e);
-        const token = this.o.store.token(e.id);
-        if (!address || !token) return { id: e.id, self: false, label, status: 'invalid', error: 'The rig\'s address or token is missing; remove it and add it again.' };
-        try {
-          const usage = await callRig({ address, token, path: '/api/fleet/v1/usage', schema: rigUsageSchema, ...(this.o.timeoutMs ? { timeoutMs: this.o.timeoutMs } : {}) });
-          return { id: e.id, self: false, label: e.label || usage.nodeName, status: 'ok', usage };
-        } catch (err) {
-          const fe = err instanceof FleetError ? err : new FleetError('rig_bad_answer', (err as Error).message);
-          return { id: e.id, self: false, label, status: fe.code === 'rig_unreachable' ? 'unreachable' : fe.code === 'rig_refused_token' ? 'refused' : 'invalid', error: fe.message };
-        }
-      }),
-    );
-    rigs.push(...remote);
-    return fleetUsage(rigs, this.now());
+  usage(): Promise<FleetUsageView> {
+    return readFleetUsage(this.o.store, this.o.selfUsage, { ...(this.o.timeoutMs ? { timeoutMs: this.o.timeoutMs } : {}), label: (e) => this.state(e.id).summary?.nodeName, now: this.now });
   }
+}
+
+/**
+ * Every rig's ledger: this rig's from `selfUsage`, the others fetched over their fleet APIs at once. A rig
+ * that does not answer is listed with why, and left out of the sums. Used by the Usage page (through the
+ * agent) and by `swan-provider usage --fleet` (the store read from the home folder).
+ */
+export async function readFleetUsage(
+  store: Pick<FleetStore, 'list' | 'token'>,
+  selfUsage: () => Promise<RigUsage>,
+  o: { timeoutMs?: number; label?: (e: RigEntry) => string | undefined; missingToken?: string; now?: () => number } = {},
+): Promise<FleetUsageView> {
+  const self = await selfUsage();
+  const rigs: FleetUsageRig[] = [{ id: 'self', self: true, label: self.nodeName, status: 'ok', usage: self }];
+  const remote = await Promise.all(
+    store.list().map(async (e): Promise<FleetUsageRig> => {
+      const label = e.label || o.label?.(e) || e.url;
+      const token = store.token(e.id);
+      let address: RigAddress;
+      try {
+        address = parseRigAddress(e.url);
+      } catch {
+        return { id: e.id, self: false, label, status: 'invalid', error: `The saved address ${e.url} is not valid; remove the rig and add it again.` };
+      }
+      if (!token) return { id: e.id, self: false, label, status: 'invalid', error: o.missingToken ?? 'The rig\'s token is missing; remove the rig and add it again.' };
+      try {
+        const usage = await callRig({ address, token, path: '/api/fleet/v1/usage', schema: rigUsageSchema, ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}) });
+        return { id: e.id, self: false, label: e.label || usage.nodeName, status: 'ok', usage };
+      } catch (err) {
+        const fe = err instanceof FleetError ? err : new FleetError('rig_bad_answer', (err as Error).message);
+        return { id: e.id, self: false, label, status: fe.code === 'rig_unreachable' ? 'unreachable' : fe.code === 'rig_refused_token' ? 'refused' : 'invalid', error: fe.message };
+      }
+    }),
+  );
+  rigs.push(...remote);
+  return fleetUsage(rigs, (o.now ?? Date.now)());
 }
 
 /** Sums across rigs: live figures of rigs that answer, and the last known ones of those that do not (counted in `stale`). */

@@ -5,6 +5,7 @@
 // with the cloud provider's metadata service). Plain http to another machine is allowed (a LAN rig) and
 // flagged `insecure`: the Fleet page says so and docs/fleet.md shows TLS and SSH tunnels.
 import net from 'node:net';
+import { classifyIp } from '../http/address-class';
 import { FleetError } from './tokens';
 
 export interface RigAddress {
@@ -24,13 +25,12 @@ export function isLoopbackHost(host: string): boolean {
   return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
 }
 
-/** Link-local (169.254/16, fe80::/10) covers every cloud's metadata service (169.254.169.254, fd00:ec2::254 aside). */
+/** Link-local, cloud metadata, unspecified and multicast addresses (address-class.ts), and the metadata services' names. A name is checked again when
+ *  it is resolved, at every read (rig-client.ts). */
 function forbiddenHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
   if (METADATA_HOSTS.has(h)) return true;
-  if (net.isIPv4(h)) return h.startsWith('169.254.') || h === '0.0.0.0';
-  if (net.isIPv6(h)) return /^fe[89ab][0-9a-f]:/.test(h) || h === '::' || h === 'fd00:ec2::254';
-  return false;
+  return net.isIP(h.replace(/%.*$/, '')) !== 0 && classifyIp(h) === 'refused';
 }
 
 /** Reads an address the owner typed ("gpu-box.lan:7777" means http://gpu-box.lan:7777). */

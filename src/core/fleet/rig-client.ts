@@ -1,8 +1,11 @@
 // One call to another rig's fleet API: the token in the Authorization header (never in the address),
 // a deadline, a size limit, no redirects (a rig that answers 3xx is not followed, so the token never
 // goes to an address the owner did not add), and the answer validated before it is used.
+import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { classifyIp } from '../http/address-class';
 import type { z } from 'zod';
 import { formatIssues } from '../../shared/zod-issues';
 import type { RigAddress } from './rig-address';
@@ -34,10 +37,28 @@ function describe(err: NodeJS.ErrnoException, base: string): string {
       return `${base} cannot be reached from this machine (no route).`;
     case 'ECONNRESET':
       return `${base} closed the connection.`;
+    case 'EFORBIDDEN':
+      return err.message;
     default:
       return `${base} could not be reached: ${err.message}`;
   }
 }
+
+/** Resolves names as usual, but never to a link-local or metadata address (a name the owner added may change what it points at). */
+const guardedLookup: LookupFunction = (hostname, options, callback) => {
+  dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+    if (err) return callback(err, '', 0);
+    const list = addresses as dns.LookupAddress[];
+    const bad = list.find((a) => classifyIp(a.address) === 'refused');
+    if (bad || list.length === 0) {
+      const e: NodeJS.ErrnoException = new Error(`${hostname} resolves to ${bad?.address ?? 'nothing'}, a link-local or cloud metadata address; a rig is never read there`);
+      e.code = 'EFORBIDDEN';
+      return callback(e, '', 0);
+    }
+    if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
+    callback(null, list[0]!.address, list[0]!.family);
+  });
+};
 
 /** Calls the rig; resolves with the validated answer, rejects with a FleetError (rig_unreachable, rig_refused_token, rig_bad_answer). */
 export function callRig<T>(c: RigCall<T>): Promise<T> {
@@ -60,6 +81,7 @@ export function callRig<T>(c: RigCall<T>): Promise<T> {
         headers: { Authorization: `Bearer ${c.token}`, Accept: 'application/json', 'User-Agent': 'swan-provider-fleet' },
         // A fresh connection per call: a rig that went away is seen at once, not through a stale pooled socket.
         agent: false,
+        lookup: guardedLookup,
       },
       (res) => {
         const status = res.statusCode ?? 0;
@@ -106,7 +128,7 @@ export function callRig<T>(c: RigCall<T>): Promise<T> {
       },
     );
     const timer = setTimeout(() => fail(new FleetError('rig_unreachable', `${c.address.base} did not answer within ${timeoutMs / 1000} s.`)), timeoutMs);
-    req.on('error', (e: NodeJS.ErrnoException) => fail(new FleetError('rig_unreachable', describe(e, c.address.base))));
+    req.on('error', (e: NodeJS.ErrnoException) => fail(new FleetError(e.code === 'EFORBIDDEN' ? 'fleet_address_forbidden' : 'rig_unreachable', describe(e, c.address.base), 'url')));
     req.end();
   });
 }

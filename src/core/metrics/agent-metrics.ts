@@ -214,8 +214,7 @@ export class AgentMetrics {
         // zero() makes every bucket of the series exist at 0 (histogram_quantile over a rate needs both ends).
         if (!this.timed.has(`${source}|${model}`)) {
           this.timed.add(`${source}|${model}`);
-          this.latency.zero({ source, model });
-          this.ttft.zero({ source, model });
+          for (const h of [this.latency, this.ttft, this.speed, this.added]) h.zero({ source, model });
         }
       }
       this.earnings.inc({ model }, 0);

@@ -7,6 +7,7 @@ const ITEMS: { page: Page; label: string }[] = [
   { page: 'dashboard', label: 'Dashboard' },
   { page: 'requests', label: 'Requests' },
   { page: 'usage', label: 'Usage & earnings' },
+  { page: 'fleet', label: 'Fleet' },
   { page: 'engines', label: 'Engines & models' },
   { page: 'logs', label: 'Logs' },
   { page: 'settings', label: 'Settings' },

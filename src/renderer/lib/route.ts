@@ -1,7 +1,7 @@
 // Hash routing (#/requests): works under file:// in the desktop app and over http in the console.
 import { useSyncExternalStore } from 'react';
 
-export const PAGES = ['dashboard', 'requests', 'usage', 'engines', 'logs', 'settings', 'model'] as const;
+export const PAGES = ['dashboard', 'requests', 'usage', 'fleet', 'engines', 'logs', 'settings', 'model'] as const;
 export type Page = (typeof PAGES)[number];
 
 function current(): Page {

@@ -14,6 +14,7 @@ import { ErrorText } from '../components/Field';
 import { fmtClock, fmtDate, fmtDay, fmtInt, fmtMoney, fmtMonth, fmtMs, fmtNumber, fmtPercent } from '../lib/format';
 import { useCall, useFetch } from '../lib/use-call';
 import { Segmented } from '../components/Segmented';
+import { FleetUsageCard } from '../components/FleetUsageCard';
 
 const RANGES = {
   '24h': { label: 'Last 24 hours', ms: 24 * 3600_000, bucket: 'hour' as const },
@@ -133,6 +134,7 @@ export function Usage() {
         </button>
       </div>
       <ErrorText error={report.error ?? exportState.error} />
+      <FleetUsageCard refreshKey={to} />
       {rep && (
         <>
           <Card title="Totals" testId="usage-totals">
