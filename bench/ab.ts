@@ -2,7 +2,7 @@
 // from the current sources (as scripts/build-cli.mjs does) into out/ab/<label>.mjs and writes the launcher
 // out/ab/<label>-launch.mjs. Then, after changing the code,
 //   BENCH_ONLY=latency BENCH_AGENT_B=out/ab/<label>-launch.mjs node bin/bench.js
-// runs that saved build beside the current one, taking turns with it in the same run (docs/benchmarks.md).
+// runs that saved build beside the current one, taking turns with it in the same run (docs/performance.md).
 import fs from 'node:fs';
 import path from 'node:path';
 import { bundle } from './agent-bundle';

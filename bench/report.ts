@@ -152,7 +152,7 @@ function helperLines(h: HelperBench[]): string[] {
   return out;
 }
 
-/** Issue 18's targets: the agent side by side with the minimal forwarder, and what each loop went through. */
+/** The targets against the minimal forwarder, side by side in the same run, and what each loop went through. */
 function forwarderLines(r: BenchResults): string[] {
   const ts = r.targets.filter((t) => t.id.startsWith('fwd-'));
   const out = [...head(['Figure', 'Value', 'Target', ''])];
@@ -266,7 +266,7 @@ export function renderMarkdown(r: BenchResults): string {
     '# Bench results',
     '',
     `\`npm run bench\`${r.settings.quick ? ' (BENCH_QUICK=1: shorter runs, noisier figures)' : ''}, ${Math.round(r.seconds)} s. Baseline of the latency rows: the engine's stream read`,
-    'directly by the bench process. Minimal forwarder: ws + eventsource-parser, no features. Method: docs/benchmarks.md.',
+    'directly by the bench process. Minimal forwarder: ws + eventsource-parser, no features. Method: docs/performance.md.',
     '',
     ...machineLines(r.machine).map((l) => `- ${l}`),
     `- machine load: load average ${r.load.loadAvgStart.join(' ')} at the start, ${r.load.loadAvgEnd.join(' ')} at the end; all cores ${r.load.busyPercent}% busy over the run (every process)`,
@@ -275,7 +275,7 @@ export function renderMarkdown(r: BenchResults): string {
     '',
     ...mainTable(r),
     '',
-    '## Against the minimal forwarder (issue 18)',
+    '## Against the minimal forwarder',
     '',
     ...forwarderLines(r),
     '',
@@ -302,7 +302,7 @@ export function renderReadmeSection(r: BenchResults): string {
   return [
     '<!-- bench:start -->',
     `Benchmarks (\`npm run bench\`, ${r.machine.cpu}, ${r.machine.cores} cores, node ${r.machine.node}, ${r.machine.date.slice(0, 10)}${r.load.warning ? ', on a machine busy with other work' : ''}; method in`,
-    '[docs/benchmarks.md](docs/benchmarks.md), every figure in [bench/results.md](bench/results.md)):',
+    '[docs/performance.md](docs/performance.md), every figure in [bench/results.md](bench/results.md)):',
     '',
     ...mainTable(r),
     '<!-- bench:end -->',

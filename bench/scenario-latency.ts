@@ -154,7 +154,7 @@ const empty = (): Record<PathName, number[]> => ({ direct: [], agent: [], forwar
  * optimised its hot code. Measured right after one short stream each (as before), the agent's bigger code
  * was still being compiled on V8's background threads during the turns, on the same 2 cores: in 64
  * one-token requests the agent's compiler threads used 1.2 ms of CPU per request against the forwarder's
- * 0.4 ms (perf, docs/benchmarks.md), and the first chunks paid for it. A provider runs for hours; the
+ * 0.4 ms (perf), and the first chunks paid for it. A provider runs for hours; the
  * figures are of the steady state. One burst of streams of 62 chunks per path (the measured step) and
  * ten bursts of one-token requests (request set-up and end are code paths of their own).
  */

@@ -10,7 +10,7 @@
 //   BENCH_ONLY=cpu           only the CPU of relaying per chunk and per request, user and system, with the
 //                            engine's and the dev hub's, in paired turns (bench/scenario-cpu.ts; about 1 minute)
 //   BENCH_AGENT_B=<launcher> A/B: a second agent from another build takes its turn beside the agent
-//                            (make one with `node --import tsx bench/ab.ts <label>`; see docs/benchmarks.md)
+//                            (make one with `node --import tsx bench/ab.ts <label>`; see docs/performance.md)
 //   BENCH_HUB_RESUME=0       the dev hub in the real hub's dialect: no resume-v1 in its register ack, so the
 //                            agent keeps no finished answers for resuming (the Go hub has no resume)
 import { z } from 'zod';

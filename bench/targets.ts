@@ -30,7 +30,7 @@ export function rssUnderLoad(relay: RelayLevel[]): { agent: number; forwarder: n
 
 export function checkTargets(f: { relay: RelayLevel[]; ttft: PathComparison; throughput: Throughput; idle: IdleCost; memory: MemoryUnderLoad }): Target[] {
   const t: Target[] = [];
-  // Issue 18: side by side with the minimal forwarder in the same run.
+  // Side by side with the minimal forwarder in the same run.
   for (const l of f.relay.filter((x) => x.streams === 64)) {
     const sfx = l.phase === 'batched' ? '' : `-${l.phase}`;
     const d50 = round(l.addedP50 - l.forwarderAddedP50, 3);

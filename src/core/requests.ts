@@ -16,7 +16,7 @@ export interface RequestBookEvents {
 /**
  * A request's text as its deltas, joined when it is read and when the request ends. Appending to one string
  * per chunk would keep a chain of one small string object per chunk alive for as long as the text is kept,
- * which every minor GC under load copies and then promotes (the bench's heap snapshots, docs/benchmarks.md).
+ * which every minor GC under load copies and then promotes (seen in heap snapshots under the bench's load).
  */
 interface TextParts {
   parts: string[];

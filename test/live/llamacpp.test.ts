@@ -1,6 +1,6 @@
 // The live engine suite: the real llama-server of ../shared/engines/llama.cpp behind the agent run as
 // users run it (`swan-provider run`, a child process), the dev hub (`swan-provider dev-hub`) and the
-// local gateway, driven by the official `openai` client's plain loop. Covers issue 14's items 1-9:
+// local gateway, driven by the official `openai` client's plain loop. Covers
 // usage chunks, names, capacity from the engine, delivered tokens, fast failover, engine keys, the
 // loading phase, llama timings, models.json edits — plus discovery on a chosen port, --alias,
 // --api-key, -np 1/2/4, and a kill and restart mid-stream.

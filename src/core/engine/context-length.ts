@@ -1,5 +1,5 @@
 // The context window each model is served with, for the hub (v0.5 ModelInfo.context_length +
-// context_source, Go issue #61 / model_context_source_test.go): without it the hub assumes the
+// context_source; the Go provider's model_context_source_test.go): without it the hub assumes the
 // catalogue's maximum and routes prompts the engine will refuse. Sources, in order:
 //   - models.json `context_length` (override: the owner knows something the engine will not say);
 //   - what the engine reports (detected):

@@ -2,7 +2,7 @@
 //
 // Why a child and not an import: systeminformation is only needed on machines without a vendor tool
 // (Apple Silicon, Intel, cards whose driver tools are missing), yet loading it costs the resident agent
-// about 10 MB for as long as it runs (docs/benchmarks.md, issue 18). In a child it is loaded, asked once
+// about 10 MB for as long as it runs. In a child it is loaded, asked once
 // and gone. And a deadline can really be kept: on Linux and Windows systeminformation calls nvidia-smi
 // synchronously with no timeout, which in-process would freeze the agent; a child is killed with its
 // process group (runTool).

@@ -349,7 +349,8 @@ export class HubRelay {
     if (r.status === 'ok') this.counters.served++;
     else this.counters.failed++;
     if (this.active.get(id)?.hubCancelled) return; // the hub abandoned it: nothing more goes out
-    // Commit before send: the ledger row is durable before the last message can leave (issue 15).
+    // Commit before send: the ledger row is durable before the last message can leave, so nothing the
+    // hub was told is missing from the owner's ledger (docs/decisions/0001-commit-before-send.md).
     const committed = this.o.beforeFinal?.(id);
     if (committed) await committed;
     if (this.active.get(id)?.hubCancelled) return; // cancelled while its row was committed

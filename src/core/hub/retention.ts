@@ -4,7 +4,7 @@
 // The messages are kept as UTF-8 bytes in one buffer per request (off the JS heap), with their seqs and
 // end offsets in plain number arrays: no JS object per kept message, so the garbage collector has
 // nothing of the buffer to copy or scan (it held tens of thousands of strings at 64 streams, doubling
-// the agent's scavenge pauses; docs/benchmarks.md, issue 18).
+// the agent's scavenge pauses under the bench's 64-stream load).
 
 /** How a kept message is written to bytes and read back (the relay keeps each message already serialised). */
 export interface RetentionCodec<T> {

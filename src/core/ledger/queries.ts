@@ -115,7 +115,7 @@ export class UsageQueries {
     // Every priced row carries the rate it earned at (written with the row; migration v4 filled it in
     // from prices for older rows), so the CSV needs no join on prices. Its pages are read as arrays and
     // made into rows of one fixed shape (csvRow): better-sqlite3's objects of 20-odd keys cost 2-3x
-    // more, and v4's extra columns had made the 30-day export 1.4-1.7x slower (docs/benchmarks.md).
+    // more, and v4's extra columns had made the 30-day export 1.4-1.7x slower (bench/ledger.ts).
     const csvSelect = `SELECT u.id, u.${USAGE_COLUMNS.split(', ').join(', u.')}, u.earnings,
       u.rate_in, u.rate_out, u.rate_source, u.energy_wh, u.cost
       FROM usage u`;

@@ -1,7 +1,7 @@
 // WAL checkpoints off the agent's thread. SQLite checkpoints from the connection that commits once the
 // WAL passes 1000 pages: it copies them into the database file and fsyncs both, on the committing thread,
 // which in the agent is the only one and carries every live stream (strace under `npm run bench` saw one
-// such fsync take 16.6 ms; docs/benchmarks.md). A WalCheckpointer runs them on a worker thread with its
+// such fsync take 16.6 ms; docs/decisions/0002-checkpoint-thread.md). A WalCheckpointer runs them on a worker thread with its
 // own connection to the same file, PASSIVE (it never waits for the agent's writes, nor makes them wait).
 // The ledger stops its own connection's checkpoints (wal_autocheckpoint = 0) only once the worker has
 // opened the file, and turns them on again when the worker fails or stops.

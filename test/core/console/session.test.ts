@@ -1,4 +1,4 @@
-// The console's credentials (issue 16 items 5, 8, 9): the printed link carries a one-time code, not the
+// The console's credentials: the printed link carries a one-time code, not the
 // token; the cookie holds a session id that is not the token and works only as that cookie; cookies are
 // named by port; a stable token still works as a bookmark (exchanged again each time) and for /metrics;
 // the Host check holds on every bind, and a LAN bind carries a warning.

@@ -99,7 +99,7 @@ describe('models.json watch', () => {
       expect(Object.keys(config.modelEntries)).toEqual(['m']);
       fs.writeFileSync(file, '{\n  "m": {\n    "endpoint": 5\n  }\n}\n');
       await until(() => lines.some((l) => l.startsWith('models.json change refused')), 'the bad edit refused');
-      expect(lines.find((l) => l.startsWith('models.json change refused'))).toContain(`${file}:3`); // the field's line (issue 17)
+      expect(lines.find((l) => l.startsWith('models.json change refused'))).toContain(`${file}:3`); // the field's line
       expect(changes).toBe(1);
       expect(config.modelEntries.m?.endpoint).toBe('http://127.0.0.1:8000/v1');
     } finally {

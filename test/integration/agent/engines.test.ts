@@ -1,4 +1,4 @@
-// Issue 4's "done when": two engines found by discovery, only enabled models registered, a toggle
+// Two engines found by discovery, only enabled models registered, a toggle
 // re-registers, a model served by both is balanced, a burst beyond capacity is rejected cleanly, and
 // pause/resume never drops an in-flight request.
 import { afterEach, describe, expect, it } from 'vitest';
