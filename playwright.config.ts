@@ -1,12 +1,13 @@
 // Playwright: the browser console in Debian's Chromium against the real agent, dev hub and a simulated
 // engine (e2e/*.spec.ts), and the desktop app where an Electron binary exists (e2e/electron.spec.ts).
-// `npm run test:e2e` builds the renderer first; the console serves out/renderer.
+// The console serves out/renderer; global-setup.ts builds it first when it is missing or older than its sources.
 import { defineConfig } from '@playwright/test';
 
 const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 export default defineConfig({
   testDir: 'e2e',
+  globalSetup: './e2e/global-setup.ts',
   outputDir: 'test-results',
   timeout: 60_000,
   expect: { timeout: 15_000 },

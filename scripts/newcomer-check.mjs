@@ -1,18 +1,17 @@
 #!/usr/bin/env node
-// The newcomer path, as the README tells it: `npm start` (and `npx swan-provider demo`) serve the built
-// console. Used by .ci/run right after `npm ci`, and by test/integration/cli/newcomer.test.ts.
-//
-//   node scripts/newcomer-check.mjs           this checkout: npm start serves the console, stops cleanly
-//   node scripts/newcomer-check.mjs --clone   a `git clone` of HEAD into an empty temp folder (nothing
-//                                             beside it): install, npm start, demo; then the same clone
-//                                             without dev dependencies (`npm prune --omit=dev`) and without
-//                                             out/renderer: npm start builds the console itself
-//
-// --clone does not download the packages again: it hard-links this checkout's node_modules into the
-// clone (a copy where hard links are impossible), which is what `npm ci` would unpack from the same
-// lockfile, and then runs `npm run prepare` there (the build step `npm install` runs). Everything else —
-// the clone, the build, the commands — is the real thing. Each step is bounded in time.
-import { execFileSync, spawn } from 'node:child_process';
+// The newcomer path, as the README tells it, checked by test/integration/cli/newcomer.test.ts (so once per
+// `npm test`), or by hand with `node scripts/newcomer-check.mjs`:
+//   - this checkout, as `npm install` left it: `npm start` serves the built console with a working ledger
+//     (a real SQLite file), and SIGTERM to npm stops everything it started; `swan-provider demo` serves it too;
+//   - an installation without dev dependencies: a `git clone` of HEAD into an empty temp folder (nothing
+//     beside it), with this checkout's node_modules pruned by `npm prune --omit=dev` and this checkout's
+//     out/ (the built command and console, as a release carries them): `npm start` serves that console
+//     through the built command (no tsx, no vite); without out/renderer it says the console cannot be built
+//     here and what to do; without out/cli `swan-provider` says the same of itself.
+// The clone does not download the packages again: it hard-links this checkout's node_modules (a copy
+// where hard links are impossible), which is what `npm ci` would unpack from the same lockfile. Each step
+// is bounded in time.
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -114,12 +113,20 @@ export function checkLedger(home, output) {
   if (head !== 'SQLite format 3\0') throw new Error(`${file} is not a SQLite database (${head ? 'wrong header' : 'missing'})`);
 }
 
+/**
+ * A fresh home for `npm start`. The first-run config points at mainnet; the console's overlay names a
+ * closed local port instead, so these checks never reach the real Swan Inference hosts (config.toml is
+ * still the first-run file).
+ */
+function offlineHome() {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-newcomer-home-'));
+  fs.writeFileSync(path.join(home, 'settings.json'), JSON.stringify({ hubUrl: 'ws://127.0.0.1:9', serviceUrl: 'http://127.0.0.1:9' }));
+  return home;
+}
+
 /** `npm start` in `root` with a fresh home: serves the built console; SIGTERM to npm stops everything. */
 export async function checkNpmStart(root, { timeoutMs = 60_000 } = {}) {
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-newcomer-home-'));
-  // The first-run config points at mainnet; the console's overlay names a closed local port instead, so
-  // this check never reaches the real Swan Inference hosts (config.toml is still the first-run file).
-  fs.writeFileSync(path.join(home, 'settings.json'), JSON.stringify({ hubUrl: 'ws://127.0.0.1:9', serviceUrl: 'http://127.0.0.1:9' }));
+  const home = offlineHome();
   try {
     const run = startAndWaitForConsole(npm, ['start', '--', '--home', home, '--no-discovery', '--console', '127.0.0.1:0'], { cwd: root, timeoutMs });
     const url = await run.url;
@@ -149,13 +156,15 @@ export async function checkDemo(root, { timeoutMs = 60_000 } = {}) {
   }
 }
 
-/** A clone of HEAD in an empty temp folder, installed from this checkout's node_modules (see the top). */
-export function cloneAndInstall(source = here) {
+/** Packages an installation without dev dependencies must not have (the build tools among them). */
+const DEV_ONLY = ['electron', 'typescript', 'vitest', '@playwright/test', 'vite', 'tsx', 'esbuild', 'react'];
+
+/** A clone of HEAD in an empty temp folder, with this checkout's node_modules (see the top). */
+export function cloneWithModules(source = here) {
   const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-newcomer-'));
   const root = path.join(parent, 'swan-provider-console');
   execFileSync('git', ['clone', '--quiet', '--no-hardlinks', source, root], { stdio: 'inherit', timeout: 120_000 });
   say(`cloned HEAD into ${root} (nothing beside it: ${fs.readdirSync(parent).join(', ')})`);
-  const started = Date.now();
   const from = path.join(source, 'node_modules');
   const to = path.join(root, 'node_modules');
   try {
@@ -164,8 +173,8 @@ export function cloneAndInstall(source = here) {
     fs.rmSync(to, { recursive: true, force: true });
     fs.cpSync(from, to, { recursive: true, verbatimSymlinks: true });
   }
-  // A hard link shares its bytes: a file that npm or vite rewrites in place (npm's hidden lockfile, the
-  // vite caches) must be the clone's own copy, or the rewrite would reach the source checkout.
+  // A hard link shares its bytes: a file that npm rewrites in place (its hidden lockfile) must be the
+  // clone's own copy, or the rewrite would reach the source checkout; caches are dropped.
   for (const name of fs.readdirSync(to).filter((n) => n.startsWith('.') && n !== '.bin')) {
     const p = path.join(to, name);
     if (name === '.package-lock.json') {
@@ -176,34 +185,57 @@ export function cloneAndInstall(source = here) {
       fs.rmSync(p, { recursive: true, force: true });
     }
   }
-  say(`node_modules linked from ${source} in ${((Date.now() - started) / 1000).toFixed(1)} s (the packages of the same lockfile)`);
-  if (fs.existsSync(path.join(root, 'out'))) throw new Error('the clone already has out/: it must start unbuilt');
-  execFileSync(npm, ['run', 'prepare'], { cwd: root, stdio: 'inherit', timeout: 300_000 });
-  if (!fs.existsSync(path.join(root, 'out', 'renderer', 'index.html'))) throw new Error('the install step did not build the console (out/renderer/index.html is missing)');
-  say('install step built out/cli/main.mjs and out/renderer');
   return { root, cleanup: () => fs.rmSync(parent, { recursive: true, force: true }) };
+}
+
+/**
+ * An installation without dev dependencies (see the top): serves the console it was given, through the
+ * built command; says what to do when the console or the command is not built.
+ */
+export async function checkWithoutDevDependencies(source = here) {
+  for (const built of [path.join('out', 'cli', 'main.mjs'), path.join('out', 'renderer', 'index.html')]) {
+    if (!fs.existsSync(path.join(source, built))) throw new Error(`${built} is missing in ${source}: run "npm install" (or npm run prepare) first`);
+  }
+  const { root, cleanup } = cloneWithModules(source);
+  try {
+    if (fs.existsSync(path.join(root, 'out'))) throw new Error('the clone already has out/: it must start unbuilt');
+    execFileSync(npm, ['prune', '--omit=dev', '--ignore-scripts', '--offline', '--no-audit', '--no-fund'], { cwd: root, stdio: 'ignore', timeout: 300_000 });
+    const left = DEV_ONLY.filter((dev) => fs.existsSync(path.join(root, 'node_modules', dev)));
+    if (left.length) throw new Error(`npm prune --omit=dev left ${left.join(', ')} in place: is it a runtime dependency?`);
+    for (const part of ['cli', 'renderer']) fs.cpSync(path.join(source, 'out', part), path.join(root, 'out', part), { recursive: true });
+    say(`pruned the dev dependencies (${DEV_ONLY.join(', ')} gone) and gave the clone this checkout's out/cli and out/renderer`);
+    await checkNpmStart(root);
+
+    fs.rmSync(path.join(root, 'out', 'renderer'), { recursive: true, force: true });
+    const home = offlineHome();
+    try {
+      const run = startAndWaitForConsole(npm, ['start', '--', '--home', home, '--no-discovery', '--console', '127.0.0.1:0'], { cwd: root });
+      await run.url;
+      if (!/this installation cannot build it/.test(run.output()) || !/Run "npm install" \(with dev dependencies\)/.test(run.output())) {
+        throw new Error(`npm start without a built console did not say why and what to do:\n${run.output()}`);
+      }
+      await stopAndCheck(run, home);
+      say('without out/renderer: npm start says the console cannot be built here, and what to do');
+    } finally {
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+
+    fs.rmSync(path.join(root, 'out', 'cli'), { recursive: true, force: true });
+    const bare = spawnSync(process.execPath, [path.join(root, 'bin', 'swan-provider.js'), '--version'], { cwd: root, encoding: 'utf8', timeout: 30_000 });
+    if (bare.status !== 1 || !/not built in this installation/.test(bare.stderr) || !/Run "npm install" \(with dev dependencies\)/.test(bare.stderr)) {
+      throw new Error(`swan-provider without out/cli exited ${bare.status} without saying what to do:\n${bare.stderr}${bare.stdout}`);
+    }
+    say('without out/cli: swan-provider says it is not built here, and what to do');
+  } finally {
+    cleanup();
+  }
 }
 
 async function main() {
   const started = Date.now();
-  if (process.argv.includes('--clone')) {
-    const { root, cleanup } = cloneAndInstall();
-    try {
-      await checkNpmStart(root);
-      await checkDemo(root);
-      execFileSync(npm, ['prune', '--omit=dev', '--ignore-scripts', '--offline', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit', timeout: 300_000 });
-      for (const dev of ['electron', 'typescript', 'vitest', '@playwright/test']) {
-        if (fs.existsSync(path.join(root, 'node_modules', dev))) throw new Error(`npm prune --omit=dev left ${dev} in place`);
-      }
-      fs.rmSync(path.join(root, 'out', 'renderer'), { recursive: true, force: true });
-      say('pruned the dev dependencies and removed out/renderer');
-      await checkNpmStart(root);
-    } finally {
-      cleanup();
-    }
-  } else {
-    await checkNpmStart(here);
-  }
+  await checkNpmStart(here);
+  await checkDemo(here);
+  await checkWithoutDevDependencies(here);
   say(`passed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 

@@ -1,8 +1,8 @@
 // The built console (out/renderer) that `run --console`, `demo` and the headless `npm start` serve.
 // `npm install` builds it (prepare); when it is missing or older than its sources (an edited or
 // updated checkout, an install with --ignore-scripts), it is built here once, with a progress line,
-// before anything listens. The build tools (vite, React…) are runtime dependencies for this reason,
-// so `npm install --omit=dev` can build it too.
+// before anything listens. The build tools (vite, React…) are dev dependencies: an installation without
+// them (`npm install --omit=dev`) serves the console it was given, and says what to do when it has none.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -55,7 +55,7 @@ export async function ensureConsoleUi(say: (line: string) => void, root = packag
   if (!vite || !fs.existsSync(path.join(root, 'vite.renderer.config.ts'))) {
     return state === 'stale'
       ? undefined
-      : `The console UI is not built and cannot be built here (the vite package is not installed). Run "npm install" in ${root}, then start again.`;
+      : `The console UI is not built, and this installation cannot build it: its build tools (vite, a dev dependency) are not installed, as after "npm install --omit=dev". Run "npm install" (with dev dependencies) in ${root}, then start again.`;
   }
   say(state === 'missing' ? 'Building the console UI (first start, a few seconds)…' : 'The console UI is older than its sources; rebuilding it (a few seconds)…');
   const tmp = `${out}.build-${process.pid}`;

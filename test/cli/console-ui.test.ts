@@ -1,6 +1,6 @@
 // The console UI is built when missing or older than its sources (an install with --ignore-scripts, an
-// edited checkout), with a progress line, before anything listens. A real vite build in a temp copy of
-// the renderer sources.
+// edited checkout), with a progress line, before anything listens. Real vite builds of a one-page stand-in
+// for the renderer (the real renderer's build is what `npm install` and the e2e specs run).
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,9 +11,13 @@ import { repoRoot } from '../support/traces';
 let root: string;
 beforeAll(() => {
   root = tempHome('swan-console-ui-');
-  for (const p of ['vite.renderer.config.ts', 'package.json', path.join('src', 'renderer'), path.join('src', 'shared')]) {
-    fs.cpSync(path.join(repoRoot, p), path.join(root, p), { recursive: true });
-  }
+  fs.writeFileSync(path.join(root, 'package.json'), '{"name":"console-ui-stand-in","type":"module"}');
+  fs.writeFileSync(path.join(root, 'vite.renderer.config.ts'), "export default { root: 'src/renderer', logLevel: 'warn' };\n");
+  fs.mkdirSync(path.join(root, 'src', 'renderer'), { recursive: true });
+  fs.mkdirSync(path.join(root, 'src', 'shared'));
+  fs.writeFileSync(path.join(root, 'src', 'renderer', 'index.html'), '<!doctype html><title>Swan Provider</title><div id="root"></div><script type="module" src="./main.js"></script>\n');
+  fs.writeFileSync(path.join(root, 'src', 'renderer', 'main.js'), "document.getElementById('root').textContent = 'ok';\n");
+  fs.writeFileSync(path.join(root, 'src', 'renderer', 'App.tsx'), 'export {};\n');
   fs.symlinkSync(path.join(repoRoot, 'node_modules'), path.join(root, 'node_modules'));
 });
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));

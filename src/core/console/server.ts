@@ -175,7 +175,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
     }
     const file = resolveStatic(opts.staticDir, url.pathname);
     if (!file) {
-      return refuse(res, 404, url.pathname === '/' ? 'The console UI is not built. Run `npm run build:renderer` and start again.' : 'Not found.');
+      return refuse(res, 404, url.pathname === '/' ? 'The console UI is not built in this installation: the agent said why when it started (run `npm install` with dev dependencies, then start again).' : 'Not found.');
     }
     sendFile(res, file, headers, req.method === 'HEAD');
   };
