@@ -30,10 +30,7 @@ export default defineConfig({
     },
   },
   projects: [
-    { name: 'console', testIgnore: [/electron\.spec\.ts$/, /scale\.spec\.ts$/] },
-    // Frame timings mean something only without agents or an app busy beside them: after the rest, alone
-    // (`npx playwright test --project scale --no-deps` runs it by itself).
-    { name: 'scale', testMatch: /scale\.spec\.ts$/, dependencies: ['console', 'electron'] },
+    { name: 'console', testIgnore: /electron\.spec\.ts$/ },
     { name: 'electron', testMatch: /electron\.spec\.ts$/ },
   ],
 });

@@ -18,7 +18,7 @@ import { negotiate } from './stream-v1-messages';
 import { StreamV1Service } from './stream-v1';
 
 /** How often revocations made elsewhere (CLI, console) are looked for: they take effect within this. */
-const REVOCATION_POLL_MS = 250;
+export const REVOCATION_POLL_MS = 250;
 
 export interface Gateway {
   url: string;
