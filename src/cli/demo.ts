@@ -1,6 +1,5 @@
 // `swan-provider demo`: everything on one machine — the dev hub, a clearly labelled simulated engine
 // (for machines with no engine), the agent, and the browser console — plus a little traffic.
-import fs from 'node:fs';
 import path from 'node:path';
 import { Agent } from '../core/agent';
 import { startConsoleServer } from '../core/console/server';
@@ -12,6 +11,8 @@ import { parseHostPort, rendererDir } from './home';
 import { consoleFix, firstListenProblem } from './port-check';
 import { startSimulatedEngine } from './sim-engine';
 import { homePath } from '../core/config/home-layout';
+import { writeFileAtomic, writeJsonAtomic } from '../core/config/atomic-file';
+import { ensureHome } from '../core/config/home';
 
 const DEMO_KEY = 'sk-prov-demo-0000000000';
 
@@ -31,17 +32,19 @@ export async function demoCommand(o: { home: string; console: string }): Promise
   const why = await ensureConsoleUi((line) => process.stdout.write(`${line}\n`));
   if (why) process.stderr.write(`${why}\n`);
   const home = path.join(o.home, 'demo');
+  // Its own files are made private from the start (0700 / 0600), so the agent has nothing to tighten.
+  ensureHome(home);
   const log = new Log({ file: homePath(home, 'log'), console: 'info' });
-  const hub = await startDevHub({ token: DEMO_KEY, log: (l) => log.child('dev-hub').info(l) });
+  // Simulated network, simulated money: the demo's hub pays at its own rates, so earning shows.
+  const hub = await startDevHub({ token: DEMO_KEY, earningsEnabled: true, log: (l) => log.child('dev-hub').info(l) });
   const engine = await startSimulatedEngine({ host: '127.0.0.1' });
-  fs.mkdirSync(home, { recursive: true });
   const configPath = homePath(home, 'config');
-  fs.writeFileSync(
+  writeFileAtomic(
     configPath,
     `[API]\nNodeName = "demo-provider"\n[Inference]\nWebSocketURL = "${hub.wsUrl}"\nServiceURL = "${hub.url}"\nApiKey = "${DEMO_KEY}"\n[Agent]\nDiscovery = false\nHealthCheckIntervalSeconds = 5\n`,
   );
   const models = await (await fetch(`${engine.url}/v1/models`)).json() as { data: Array<{ id: string }> };
-  fs.writeFileSync(homePath(home, 'models'), JSON.stringify(Object.fromEntries(models.data.map((m) => [m.id, { endpoint: engine.url }])), null, 2));
+  writeJsonAtomic(homePath(home, 'models'), Object.fromEntries(models.data.map((m) => [m.id, { endpoint: engine.url }])));
   const agent = await Agent.create({ home, configPath, log, mode: 'headless', discovery: false, metrics: true });
   agent.settings.update((s) => ({ ...s, onboarded: true }));
   await agent.start();

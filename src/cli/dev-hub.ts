@@ -21,7 +21,7 @@ export interface DevHubOptions {
   /** How long an HTTP request waits for a provider that dropped to come back (default 30 s). */
   reattachMs?: number;
   log?: (line: string) => void;
-  /** What GET /api/v1/provider/status says about earnings (default false). */
+  /** What GET /api/v1/provider/status says about earnings (default false here; the `dev-hub` command and the demo turn it on). */
   earningsEnabled?: boolean;
   /** Provider status per key for GET /api/v1/provider/status (fixtures in dev-hub-fixtures/); others: active, unknown keys invalid. */
   statuses?: Record<string, DevStatusName>;
@@ -494,7 +494,14 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
     }
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
   });
-  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', resolve));
+  // A busy or foreign address rejects (the command turns it into one line), never an unhandled 'error'.
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (e) => {
+      wss.close();
+      reject(e);
+    });
+    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
+  });
   const port = (server.address() as AddressInfo).port;
   const host = opts.host ?? '127.0.0.1';
   return {

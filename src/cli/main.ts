@@ -52,6 +52,7 @@ export function buildProgram(): Command {
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--token <key>', 'the provider key the hub accepts (default: any)')
     .option('--pending-token <key>', 'a key the status API reports as pending review, with next steps (to try onboarding)')
+    .option('--no-earnings', 'report earnings as not enabled for providers (to try the "not earning" path)')
     .action(async (o) => {
       const { devHubCommand } = await import('./dev-hub-command');
       process.exitCode = await devHubCommand(o);

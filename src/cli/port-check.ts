@@ -21,7 +21,8 @@ export function listenProblem(host: string, port: number): Promise<string | unde
   });
 }
 
-function explain(t: ListenTarget, code: string): string {
+/** One line for a refused listen: which address, why, and how to pick another. */
+export function explainListen(t: ListenTarget, code: string): string {
   const at = `${t.host.includes(':') ? `[${t.host}]` : t.host}:${t.port}`;
   const next = t.port < 65535 ? t.port + 1 : 1024;
   if (code === 'EADDRINUSE') return `The ${t.what} address ${at} is already in use (another swan-provider, or another program, listens there). ${t.fix(next)}`;
@@ -34,7 +35,7 @@ function explain(t: ListenTarget, code: string): string {
 export async function firstListenProblem(targets: ListenTarget[]): Promise<string | undefined> {
   for (const t of targets) {
     const code = await listenProblem(t.host, t.port);
-    if (code) return explain(t, code);
+    if (code) return explainListen(t, code);
   }
   return undefined;
 }
