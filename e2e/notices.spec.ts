@@ -52,14 +52,17 @@ test('the provider status card shows the platform status, and a pending provider
   await expect(card.getByTestId('provider-status-next-steps').locator('li')).toHaveCount(3);
 });
 
-test('a model the catalogue does not know is marked, with the closest catalogue ids', async ({ app, stack }) => {
-  const [known, unknown] = stack.engine.models as [string, string];
+test('a model the catalogue does not know is marked; no catalogue id is offered on a bare name likeness', async ({ app, stack }) => {
+  const [known, other] = stack.engine.models as [string, string];
+  const unknown = 'my-finetune';
+  stack.writeModels({ [known]: { endpoint: stack.engine.url }, [other]: { endpoint: stack.engine.url }, [unknown]: { endpoint: stack.engine.url, local_model: 'my-finetune-q4' } });
   await expect(app.getByTestId(`model-row-${slug(unknown)}`)).toBeVisible();
   await expect(app.getByTestId(`catalogue-unknown-${slug(unknown)}`)).toBeVisible();
   await expect(app.getByTestId(`catalogue-unknown-${slug(known)}`)).toHaveCount(0);
   await go(app, 'engines');
   const row = app.getByTestId(`catalogue-row-${slug(unknown)}`);
   await expect(row).toContainText('the network will not route requests for this name');
-  await expect(row.getByTestId(`catalogue-suggestion-${slug(unknown)}`).first()).toHaveText('Qwen/Qwen2.5-7B-Instruct');
+  await expect(row.getByTestId(`catalogue-suggestion-${slug(unknown)}`)).toHaveCount(0);
   await expect(app.getByTestId(`catalogue-row-${slug(known)}`)).toHaveCount(0);
+  await expect(app.getByTestId('catalogue-all-known')).toHaveCount(0);
 });

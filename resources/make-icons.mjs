@@ -194,6 +194,7 @@ function appIcon(size) {
 const TRAY = {
   serving: { color: '#16a34a' },
   paused: { color: '#d97706' },
+  attention: { color: '#d97706' },
   disconnected: { color: '#6b7280' },
   'auth-failed': { color: '#dc2626' },
 };
@@ -217,6 +218,8 @@ function trayIcon(state, size) {
       // A hollow ring: nothing flows.
       layers.push({ shape: ring(16, 16, 11.5, 2.8), color: c });
       break;
+    case 'attention':
+      // Serving, but not all is well (a model down, not routed, not earning): an amber disc with "!".
     case 'auth-failed':
       layers.push({ shape: disc, color: c });
       layers.push({ shape: union(roundRect(14.2, 7, 17.8, 19, 1.6), circle(16, 23.5, 2.1)), color: white });

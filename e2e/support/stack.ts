@@ -29,6 +29,8 @@ export interface StackOptions {
   /** Point ServiceURL at a stand-in of the platform API (rates for the engine's first model, me/stats)
    * instead of the dev hub, and put one hub request finished this many hours ago in the ledger. */
   platform?: { historyHoursAgo: number };
+  /** false: the dev hub reports earnings as not enabled (`dev-hub --no-earnings`); it pays by default. */
+  earnings?: boolean;
 }
 
 export const defaultStackOptions: StackOptions = { withKey: true, gpu: true, tokensPerSecond: 40 };
@@ -128,7 +130,7 @@ export class ConsoleStack {
     delete baseEnv.INFERENCE_API_KEY;
     delete baseEnv.INFERENCE_WS_URL;
     baseEnv.CP_PATH = path.join(root, 'no-go-provider'); // never the developer's ~/.swan/computing key
-    const hub = startCli('dev hub', ['dev-hub', '--port', '0', '--token', PROVIDER_KEY, '--pending-token', PENDING_KEY, '--home', path.join(root, 'hub')], baseEnv);
+    const hub = startCli('dev hub', ['dev-hub', '--port', '0', '--token', PROVIDER_KEY, '--pending-token', PENDING_KEY, '--home', path.join(root, 'hub'), ...(o.earnings === false ? ['--no-earnings'] : [])], baseEnv);
     let engine: SimulatedEngine | undefined;
     let agent: Proc | undefined;
     let platform: PlatformApi | undefined;
@@ -242,6 +244,13 @@ export class ConsoleStack {
     const out = p.output.join('');
     if (code_ !== 0) throw new Error(`swan-provider approve ${code} exited ${code_}: ${out}`);
     return out;
+  }
+
+  /** Rewrites models.json beside config.toml (the agent applies it live). */
+  writeModels(models: Record<string, { endpoint: string; local_model?: string }>): void {
+    const file = path.join(this.root, 'models.json');
+    fs.writeFileSync(`${file}.tmp`, JSON.stringify(models, null, 2));
+    fs.renameSync(`${file}.tmp`, file);
   }
 
   /** Stops the dev hub (the agent's link drops and it keeps redialling). */

@@ -16,6 +16,12 @@ import { describeStatus, fetchProviderStatus, statusView } from '../core/hub/pro
 import { networkOf } from '../shared/networks';
 import { noConfigHelp } from './run';
 import { forTerminal } from '../core/terminal';
+import { memoryLog } from '../core/log';
+import { Catalogue } from '../core/platform/catalogue';
+import { verdictOf } from '../core/agent/verdict';
+import { catalogueSubjects } from '../core/agent/snapshot';
+import type { ProviderStatusView } from '../shared/bridge';
+import type { ModelState, Verdict } from '../shared/types';
 
 type Check = { ok: boolean; what: string; fix?: string };
 
@@ -82,6 +88,7 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
   else if (!key) checks.push({ ok: false, what: 'no provider key', fix: 'paste it in the console (onboarding or Settings), or set ApiKey in [Inference] or INFERENCE_API_KEY' });
   else if (!/^[\w.-]{8,256}$/.test(key)) checks.push({ ok: false, what: `the provider key from ${from} has an unexpected format`, fix: 'copy it again, without spaces or quotes' });
   else checks.push({ ok: true, what: `provider key set (${key.slice(0, 8)}…, from ${from})` });
+  let status: ProviderStatusView | undefined;
   if (key) {
     // The platform's provider status decides whether the agent connects (api_key_valid, can_connect).
     const v = statusView(`${serviceUrl.replace(/\/+$/, '')}/api/v1/provider/status`, await fetchProviderStatus(serviceUrl, key));
@@ -90,6 +97,7 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
     else if (v.state === 'waiting') checks.push({ ok: false, what: `provider status at ${v.url}: this provider cannot connect yet${lines}`, fix: 'follow the next steps above; the agent re-checks every minute and connects once approved' });
     else if (v.state === 'unreachable') checks.push({ ok: false, what: `provider status at ${v.url} could not be read: ${v.error ?? 'no answer'}`, fix: 'check the network (ServiceURL) and your connection (the agent connects anyway)' });
     else checks.push({ ok: true, what: `provider status at ${v.url}: can connect${lines}` });
+    status = v;
   }
   const dial = hubDialUrl(hubUrl);
   const err = await dialOnce(dial.url);
@@ -104,11 +112,15 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
   const found = engines.filter((e) => e.reachable);
   if (found.length) checks.push({ ok: true, what: `engines found: ${found.map((e) => `${e.type} at ${e.url}`).join(', ')}` });
   const served = registry.announced();
+  const states: ModelState[] = [];
   for (const model of served) {
     const ep = registry.get(model)!.endpoints[0]!;
     const h = await checkEndpoint(ep.url, 5000, ep.apiKey, ep.engineType, { verifyKey: true });
     const fix = h.condition === 'key_rejected' ? `set "api_key" of ${model} in models.json to the engine's key` : h.condition === 'loading' ? 'wait for the engine to finish loading its model' : 'start the engine or fix the endpoint in models.json';
     checks.push(h.ok ? { ok: true, what: `engine for ${model} at ${ep.url} answers` } : { ok: false, what: `engine for ${model} at ${ep.url}: ${h.error}`, fix });
+    const health = h.ok ? 'healthy' : 'unhealthy';
+    const endpoint = { url: ep.url, engineType: ep.engineType ?? 'unknown', health, inFlight: 0, maxConcurrent: 0, consecutiveFailures: h.ok ? 0 : 1, ...(h.error ? { lastError: h.error } : {}), ...(h.condition ? { condition: h.condition } : {}) } as const;
+    states.push({ id: model, enabled: true, health, endpoints: [endpoint], inFlight: 0, queued: 0, maxConcurrent: 0, maxQueue: 0 });
   }
   const off = registry.all().filter((m) => !m.enabled).map((m) => m.id);
   if (served.length === 0) {
@@ -120,9 +132,35 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
   } else {
     checks.push({ ok: true, what: `serving ${served.length} model(s): ${served.join(', ')}${off.length ? ` (${off.length} more found, switched off)` : ''}` });
   }
+  // The agent's verdict on this home: what the checks above cannot say alone (routed? earning?).
+  const catalogue = new Catalogue({ serviceUrl: () => serviceUrl, log: memoryLog().child('catalogue'), timeoutMs: 5000 });
+  await catalogue.refresh();
+  const verdict = verdictOf({
+    running: true,
+    hasKey: Boolean(key) || inKeychain,
+    hubEnabled: cfg.enable,
+    link: err ? { state: 'backoff', reason: `hub ${dial.url} not reachable: ${err}` } : { state: 'connected' },
+    pause: { paused: false },
+    ...(status ? { providerStatus: status } : {}),
+    models: [...states, ...registry.all().filter((m) => !m.enabled).map((m) => ({ id: m.id, enabled: false, health: 'healthy' as const, endpoints: [] }))],
+    catalogue: catalogue.view(catalogueSubjects(registry, engines)),
+    ...(status?.earningsEnabled !== undefined ? { earningsEnabled: status.earningsEnabled } : {}),
+  });
+  checks.push(...verdictChecks(verdict, checks.some((c) => !c.ok)));
   // Answers of the hub, the service and the engines are outside text: printed through forTerminal.
   for (const c of checks) process.stdout.write(forTerminal(`${c.ok ? '✓' : '✗'} ${c.what}${c.fix ? `\n    → ${c.fix}` : ''}\n`));
   const bad = checks.filter((c) => !c.ok).length;
-  process.stdout.write(bad ? `${bad} problem(s) found.\n` : 'All good.\n');
+  process.stdout.write(forTerminal(bad ? `${bad} problem(s) found. ${verdict.label}: ${verdict.headline}\n` : `All good: ${verdict.headline}\n`));
   return bad ? 1 : 0;
+}
+
+/**
+ * The verdict's findings the checks above do not already make: whether the network routes and pays, and
+ * (when every check passed) anything else it finds, so "All good" is never printed beside a verdict that
+ * is not serving.
+ */
+function verdictChecks(v: Verdict, failed: boolean): Check[] {
+  return v.reasons
+    .filter((r) => r.state === 'not_routable' || r.state === 'not_earning' || !failed)
+    .map((r) => ({ ok: false, what: r.text.replace(/\.$/, ''), ...(r.next ? { fix: r.next } : {}) }));
 }

@@ -471,6 +471,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       hasKey: this.providerKey() !== '',
       keyAtStart: this.keyAtStart,
       discovery: this.autoDiscovery,
+      running: this.started,
     });
   }
 

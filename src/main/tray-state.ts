@@ -1,7 +1,8 @@
-// What the tray shows for an agent snapshot: the state, its icon, tooltip and menu labels. Pure.
+// What the tray shows for an agent snapshot: the agent's verdict as its state, icon, tooltip and first menu
+// line, and Pause or Resume. Pure.
 import type { AgentSnapshot } from '../shared/bridge';
 
-export type TrayState = 'serving' | 'paused' | 'disconnected' | 'auth_failed';
+export type TrayState = 'serving' | 'attention' | 'paused' | 'disconnected' | 'auth_failed';
 
 export interface TrayView {
   state: TrayState;
@@ -14,39 +15,35 @@ export interface TrayView {
   action: 'pause' | 'resume';
 }
 
+export type TraySnapshot = Pick<AgentSnapshot, 'verdict' | 'pause'>;
+
 const TITLE = 'Swan Provider Console';
 
-export function trayStateOf(s: Pick<AgentSnapshot, 'link' | 'pause'>): TrayState {
-  if (s.link.state === 'auth_failed') return 'auth_failed';
-  if (s.pause.paused) return 'paused';
-  if (s.link.state === 'connected') return 'serving';
+/** Green only when the verdict is serving; amber when something served is not well; grey when nothing is. */
+export function trayStateOf(s: TraySnapshot): TrayState {
+  const v = s.verdict;
+  if (v.state === 'serving') return 'serving';
+  if (v.state !== 'stopped') return 'attention';
+  const code = v.reasons[0]?.code;
+  if (code === 'key_refused') return 'auth_failed';
+  if (code === 'paused') return 'paused';
+  if (code === 'nothing_to_serve' || code === 'none_switched_on' || code === 'awaiting_approval') return 'attention';
   return 'disconnected';
 }
 
-function statusText(s: Pick<AgentSnapshot, 'link' | 'pause' | 'hasKey'>, state: TrayState): string {
-  switch (state) {
-    case 'serving':
-      return 'Serving the Swan network';
-    case 'paused':
-      return s.pause.reason ? `Paused: ${s.pause.reason}` : 'Paused';
-    case 'auth_failed':
-      return 'The hub refused the provider key: open the app and enter a valid key';
-    case 'disconnected':
-      if (!s.hasKey) return 'Not connected: open the app and add your provider key';
-      return s.link.reason ? `Not connected: ${s.link.reason}` : 'Not connected';
-  }
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
-export function trayView(s: Pick<AgentSnapshot, 'link' | 'pause' | 'hasKey'>): TrayView {
+export function trayView(s: TraySnapshot): TrayView {
   const state = trayStateOf(s);
-  const status = statusText(s, state);
-  const tooltip = `${TITLE}: ${status}`;
+  const status = s.verdict.state === 'serving' ? 'Serving the Swan network' : s.verdict.headline;
   return {
     state,
     icon: `tray-${state.replace('_', '-')}.png`,
     // Some desktops cut long tooltips; keep it readable.
-    tooltip: tooltip.length > 120 ? `${tooltip.slice(0, 119)}…` : tooltip,
-    status: status.length > 80 ? `${status.slice(0, 79)}…` : status,
+    tooltip: clip(`${TITLE}: ${status}`, 120),
+    status: clip(status, 80),
     action: s.pause.paused ? 'resume' : 'pause',
   };
 }

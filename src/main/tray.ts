@@ -2,8 +2,7 @@
 // Open and Quit.
 import path from 'node:path';
 import { Menu, nativeImage, Tray, type NativeImage } from 'electron';
-import type { AgentSnapshot } from '../shared/bridge';
-import { trayView, type TrayView } from './tray-state';
+import { trayView, type TraySnapshot, type TrayView } from './tray-state';
 
 export interface TrayActions {
   open(): void;
@@ -21,7 +20,7 @@ export class AppTray {
   constructor(
     private readonly resources: string,
     private readonly actions: TrayActions,
-    snapshot: Pick<AgentSnapshot, 'link' | 'pause' | 'hasKey'>,
+    snapshot: TraySnapshot,
   ) {
     const first = trayView(snapshot);
     this.tray = new Tray(this.image(first.icon));
@@ -34,7 +33,7 @@ export class AppTray {
     return this.current;
   }
 
-  update(snapshot: Pick<AgentSnapshot, 'link' | 'pause' | 'hasKey'>): void {
+  update(snapshot: TraySnapshot): void {
     const next = trayView(snapshot);
     const c = this.current;
     if (c && c.icon === next.icon && c.tooltip === next.tooltip && c.status === next.status && c.action === next.action) return;

@@ -15,6 +15,7 @@ import type {
   PauseState,
   RequestView,
   UsageTotals,
+  Verdict,
 } from './types';
 import type { Alert, AlertTestResult } from './alerts';
 import type { FleetTokenView, FleetUsageView, FleetView } from './fleet';
@@ -43,6 +44,8 @@ export interface AgentSnapshot {
   providerStatus?: ProviderStatusView;
   /** Whether the network's model catalogue knows each announced model (GET /api/v1/models). */
   catalogue?: CatalogueView;
+  /** Serving, routed, earning — or why not and what to do (src/core/agent/verdict.ts). */
+  verdict: Verdict;
 }
 
 export type NoticeSeverity = 'info' | 'warning' | 'critical';
@@ -88,10 +91,12 @@ export interface CatalogueMatchView {
   known: boolean;
   /** explicit: the id is a models.json key; engine: the engine's own name, as discovered. */
   source: 'explicit' | 'engine';
-  /** The catalogue id the engine name matches (discovery.go's matching), when one does. */
+  /** The catalogue id the engine's model is (src/core/platform/catalogue.ts matchModel), when one is. */
   matchedId?: string;
   confidence?: number;
-  /** The closest catalogue ids, best first (at most 3). */
+  /** What the match rests on: the id itself, the name (an alias, the slug, the same normalised name), or the engine's metadata. */
+  basis?: 'id' | 'name' | 'metadata';
+  /** Catalogue ids this model may be served as: the match, then others the engine's report fits (at most 3); never a mere likeness of names. */
   suggestions: string[];
 }
 

@@ -111,6 +111,21 @@ export interface EngineInfo {
   error?: string;
   /** Answers 503 "Loading model" (llama-server while it loads): an engine, not ready yet. */
   loading?: boolean;
+  /** What the engine says about each of its models (by the engine's own name), when it says anything. */
+  modelMeta?: Record<string, EngineModelMeta>;
+}
+
+/**
+ * What an engine reports about one of its models (llama.cpp /v1/models `meta`, Ollama /api/tags
+ * `details`, LM Studio /api/v0/models): the evidence catalogue matching trusts beyond the exact id.
+ */
+export interface EngineModelMeta {
+  /** The architecture family as the engine names it ("llama", "qwen2"). */
+  family?: string;
+  /** Parameter count (llama.cpp n_params; Ollama "8.0B" is 8.0e9). */
+  parameters?: number;
+  /** Quantization as the engine names it ("Q4_K_M", "all F32", "F16"). */
+  quantization?: string;
 }
 
 export interface EndpointState {
@@ -214,4 +229,60 @@ export interface LogEntry {
   subsystem: string;
   msg: string;
   requestId?: string;
+}
+
+/**
+ * The one answer to "is this node serving, routed and earning?", computed by the agent
+ * (src/core/agent/verdict.ts) and shown as is by the Dashboard banner, the sidebar, the tray and `doctor`.
+ * serving: routed and earning; not_routable: serving, but the network sends a model nothing (not in its
+ * catalogue, not registered by the hub); not_earning: routed, but unpaid (earnings not enabled, under
+ * review); degraded: a served model does not answer (engine down, unhealthy); stopped: nothing is served
+ * (agent stopped, no key, key refused, link down, paused, nothing to serve).
+ */
+export type VerdictState = 'serving' | 'not_routable' | 'not_earning' | 'degraded' | 'stopped';
+
+/** Why, stable for tests and tools (the prose may change). */
+export type VerdictCode =
+  | 'agent_stopped'
+  | 'no_key'
+  | 'key_refused'
+  | 'hub_disabled'
+  | 'awaiting_approval'
+  | 'connecting'
+  | 'link_down'
+  | 'paused'
+  | 'nothing_to_serve'
+  | 'none_switched_on'
+  | 'engine_down'
+  | 'model_unhealthy'
+  | 'model_degraded'
+  | 'not_in_catalogue'
+  | 'not_registered'
+  | 'under_review'
+  | 'earnings_disabled'
+  | 'serving';
+
+export interface VerdictReason {
+  code: VerdictCode;
+  /** The state this finding alone would give. */
+  state: VerdictState;
+  /** What is so, in plain words. */
+  text: string;
+  /** What the owner can do about it (absent when nothing is needed). */
+  next?: string;
+  /** The models it is about, when it is about some. */
+  models?: string[];
+}
+
+export interface Verdict {
+  state: VerdictState;
+  tone: 'ok' | 'warn' | 'bad';
+  /** A few words for a badge: "Serving", "Not earning", "Engine down", "Paused"… */
+  label: string;
+  /** One line: the worst finding, or that all is well. */
+  headline: string;
+  /** Every finding, worst first; empty when serving with nothing to say. */
+  reasons: VerdictReason[];
+  /** Served models the network routes requests to now (healthy, in its catalogue, registered). */
+  routable: string[];
 }

@@ -1,43 +1,58 @@
-// The tray's state, icon, tooltip and Pause/Resume action for each agent state.
+// The tray follows the agent's verdict: green only when serving, amber when something served is not well
+// (or nothing is served while connected), grey when not connected, red for a refused key; Pause/Resume.
 import { describe, expect, it } from 'vitest';
-import type { AgentSnapshot } from '../../src/shared/bridge';
-import type { LinkState } from '../../src/shared/types';
-import { trayView } from '../../src/main/tray-state';
+import { verdictOf, type VerdictInputs } from '../../src/core/agent/verdict';
+import type { ModelState } from '../../src/shared/types';
+import { trayView, type TraySnapshot } from '../../src/main/tray-state';
 
-function snap(state: LinkState, paused = false, extra: { reason?: string; pauseReason?: string; hasKey?: boolean } = {}) {
-  return {
-    link: { state, hubUrl: 'wss://hub.example/ws', since: 0, attempts: 0, ...(extra.reason ? { reason: extra.reason } : {}) },
-    pause: paused ? { paused: true, cause: 'manual' as const, ...(extra.pauseReason ? { reason: extra.pauseReason } : {}) } : { paused: false },
-    hasKey: extra.hasKey ?? true,
-  } satisfies Pick<AgentSnapshot, 'link' | 'pause' | 'hasKey'>;
+const model = (id: string, o: Partial<ModelState> = {}): ModelState => ({
+  id,
+  enabled: true,
+  health: 'healthy',
+  endpoints: [{ url: 'http://127.0.0.1:8080', engineType: 'llamacpp', health: o.health ?? 'healthy', inFlight: 0, maxConcurrent: 1, consecutiveFailures: 0, ...(o.health === 'unhealthy' ? { condition: 'down' as const } : {}) }],
+  inFlight: 0,
+  queued: 0,
+  maxConcurrent: 1,
+  maxQueue: 8,
+  ...o,
+});
+
+function snap(o: Partial<VerdictInputs> = {}): TraySnapshot {
+  const i: VerdictInputs = { running: true, hasKey: true, hubEnabled: true, link: { state: 'connected' }, pause: { paused: false }, models: [model('a')], earningsEnabled: true, ...o };
+  return { verdict: verdictOf(i), pause: i.pause };
 }
 
 describe('trayView', () => {
-  it('shows serving when registered and not paused, offering Pause', () => {
-    const v = trayView(snap('connected'));
+  it('shows serving only when the verdict is serving, offering Pause', () => {
+    const v = trayView(snap());
     expect(v).toMatchObject({ state: 'serving', icon: 'tray-serving.png', action: 'pause' });
     expect(v.tooltip).toBe('Swan Provider Console: Serving the Swan network');
   });
 
-  it('shows paused (with the reason) over the link state, offering Resume', () => {
-    const v = trayView(snap('connected', true, { pauseReason: 'a game is using the GPU' }));
-    expect(v).toMatchObject({ state: 'paused', icon: 'tray-paused.png', action: 'resume', status: 'Paused: a game is using the GPU' });
+  it('never green while a model is down, not earning, or the agent stopped', () => {
+    expect(trayView(snap({ models: [model('a', { health: 'unhealthy' })] }))).toMatchObject({ state: 'attention', icon: 'tray-attention.png' });
+    expect(trayView(snap({ earningsEnabled: false })).state).toBe('attention');
+    expect(trayView(snap({ running: false })).state).toBe('disconnected');
+    expect(trayView(snap({ models: [] })).state).toBe('attention');
   });
 
-  it('shows auth failed above everything, telling the owner what to do', () => {
-    const v = trayView(snap('auth_failed', true));
-    expect(v.state).toBe('auth_failed');
-    expect(v.icon).toBe('tray-auth-failed.png');
-    expect(v.status).toMatch(/enter a valid key/);
-    expect(v.action).toBe('resume');
+  it('shows paused (with the reason), offering Resume', () => {
+    const v = trayView(snap({ pause: { paused: true, cause: 'manual', reason: 'a game is using the GPU' } }));
+    expect(v).toMatchObject({ state: 'paused', icon: 'tray-paused.png', action: 'resume' });
+    expect(v.status).toContain('a game is using the GPU');
   });
 
-  it('shows disconnected for every other link state, with the reason or the missing key', () => {
-    for (const s of ['idle', 'connecting', 'registering', 'backoff', 'stopped'] as const) {
-      expect(trayView(snap(s)).state).toBe('disconnected');
-    }
-    expect(trayView(snap('backoff', false, { reason: 'hub unreachable, retrying in 8 s' })).status).toBe('Not connected: hub unreachable, retrying in 8 s');
-    expect(trayView(snap('idle', false, { hasKey: false })).status).toMatch(/add your provider key/);
-    expect(trayView(snap('backoff', false, { reason: 'x'.repeat(300) })).tooltip.length).toBeLessThanOrEqual(120);
+  it('shows a refused key above everything, telling the owner what to do', () => {
+    const v = trayView(snap({ link: { state: 'auth_failed' }, pause: { paused: true, cause: 'manual' } }));
+    expect(v).toMatchObject({ state: 'auth_failed', icon: 'tray-auth-failed.png', action: 'resume' });
+    expect(v.status).toMatch(/refused your provider key/);
+  });
+
+  it('shows disconnected with the reason or the missing key, clipped to what a tray shows', () => {
+    expect(trayView(snap({ link: { state: 'backoff', reason: 'hub unreachable, retrying in 8 s' } })).status).toContain('hub unreachable, retrying in 8 s');
+    expect(trayView(snap({ hasKey: false, link: { state: 'idle' } })).status).toMatch(/No provider key/);
+    const long = trayView(snap({ link: { state: 'backoff', reason: 'x'.repeat(300) } }));
+    expect(long.tooltip.length).toBeLessThanOrEqual(120);
+    expect(long.status.length).toBeLessThanOrEqual(80);
   });
 });

@@ -1,6 +1,6 @@
 // The console's one picture of the agent (AgentSnapshot), assembled from the parts that own each field.
 import type { AgentSnapshot } from '../../shared/bridge';
-import type { EngineInfo, GpuInventory } from '../../shared/types';
+import type { EngineInfo, EngineModelMeta, GpuInventory } from '../../shared/types';
 import type { ProviderConfig } from '../config/config';
 import type { Identity } from '../config/identity';
 import type { HubLink } from '../hub/link';
@@ -14,6 +14,7 @@ import type { EarningsService } from './earnings';
 import type { GatewayLifecycle } from './gateway-lifecycle';
 import type { ModelRegistry } from './models';
 import type { SettingsFile } from './settings';
+import { verdictOf } from './verdict';
 
 export interface SnapshotSources {
   version: string;
@@ -35,6 +36,18 @@ export interface SnapshotSources {
   hasKey: boolean;
   keyAtStart: boolean;
   discovery: boolean;
+  /** The agent has started and not stopped. */
+  running: boolean;
+}
+
+/** Each model as catalogue matching sees it: its id, whether models.json names it, the engine's own name and report. */
+export function catalogueSubjects(registry: ModelRegistry, engines: EngineInfo[]): Array<{ id: string; explicit: boolean; localName?: string; meta?: EngineModelMeta }> {
+  return registry.all().map((m) => {
+    const ep = m.endpoints[0];
+    const name = ep?.localModel ?? m.id;
+    const meta = ep ? engines.find((e) => e.url === ep.url)?.modelMeta?.[name] : undefined;
+    return { id: m.id, explicit: m.fromConfig, ...(ep?.localModel ? { localName: ep.localModel } : {}), ...(meta ? { meta } : {}) };
+  });
 }
 
 export function buildSnapshot(p: SnapshotSources): AgentSnapshot {
@@ -42,6 +55,20 @@ export function buildSnapshot(p: SnapshotSources): AgentSnapshot {
   const s = p.settings.get();
   const today = p.ledger?.today() ?? { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0 };
   const todayEarningsReason = p.earnings.todayReason(today);
+  const models = p.registry.view((model) => {
+    const st = stats.get(model);
+    return {
+      inFlight: st?.inFlight ?? 0,
+      queued: st?.queued ?? 0,
+      maxConcurrent: st?.maxConcurrent ?? p.config.agent.maxConcurrentPerEndpoint,
+      maxQueue: st?.maxQueue ?? p.config.agent.maxQueuePerModel,
+      endpointInFlight: (url) => st?.endpoints.find((e) => e.url === url)?.inFlight ?? 0,
+      endpointCap: (url) => endpointLimit(p.config.agent, p.registry.endpointCapacityOf(url)),
+    };
+  });
+  const providerStatus = p.providerGate.view();
+  const catalogue = p.catalogue.view(catalogueSubjects(p.registry, p.engines));
+  const earningsEnabled = providerStatus.earningsEnabled ?? p.ledger?.isEarningsEnabled();
   return {
     version: p.version,
     nodeId: p.identity.nodeId,
@@ -50,27 +77,26 @@ export function buildSnapshot(p: SnapshotSources): AgentSnapshot {
     pause: p.pause.state(),
     gpu: p.gpu,
     engines: p.engines,
-    models: p.registry.view((model) => {
-      const st = stats.get(model);
-      return {
-        inFlight: st?.inFlight ?? 0,
-        queued: st?.queued ?? 0,
-        maxConcurrent: st?.maxConcurrent ?? p.config.agent.maxConcurrentPerEndpoint,
-        maxQueue: st?.maxQueue ?? p.config.agent.maxQueuePerModel,
-        endpointInFlight: (url) => st?.endpoints.find((e) => e.url === url)?.inFlight ?? 0,
-        endpointCap: (url) => endpointLimit(p.config.agent, p.registry.endpointCapacityOf(url)),
-      };
-    }),
+    models,
     today,
     ...(todayEarningsReason ? { todayEarningsReason } : {}),
     gateway: p.gateway.view(),
     hasKey: p.hasKey,
     onboarded: s.onboarded ?? p.keyAtStart,
     identity: { source: p.identity.source, file: p.identity.file, ...(p.identity.from ? { from: p.identity.from } : {}) },
-    providerStatus: p.providerGate.view(),
-    catalogue: p.catalogue.view(
-      p.registry.all().map((m) => ({ id: m.id, explicit: m.fromConfig, ...(m.endpoints[0]?.localModel ? { localName: m.endpoints[0].localModel } : {}) })),
-    ),
+    providerStatus,
+    catalogue,
     discovery: p.discovery,
+    verdict: verdictOf({
+      running: p.running,
+      hasKey: p.hasKey,
+      hubEnabled: p.config.enable,
+      link: p.link.state,
+      pause: p.pause.state(),
+      providerStatus,
+      models,
+      catalogue,
+      ...(earningsEnabled !== undefined ? { earningsEnabled } : {}),
+    }),
   };
 }

@@ -9,6 +9,7 @@ import type { EngineInfo, EngineType } from '../../shared/types';
 import { httpGet, jsonObject, type GetResult } from './http-get';
 import { isLoadingAnswer } from './health';
 import { normalizeBaseUrl } from './url';
+import { modelMetaOf } from './model-meta';
 
 /** Default ports of local engines (DESIGN.md). TGI shares 8080 with llama.cpp. */
 export const DEFAULT_PORTS: Readonly<Record<Exclude<EngineType, 'openai' | 'unknown'>, readonly number[]>> = {
@@ -130,6 +131,9 @@ export async function detectEngine(baseUrl: string, timeoutMs = 800, origin: Eng
     if (Array.isArray(list)) for (const m of list) if (m && typeof m === 'object' && str((m as Record<string, unknown>).name)) ids.add((m as Record<string, string>).name as string);
   }
   const info: EngineInfo = { url: base, type: found.type, models: [...ids], reachable: true, lastSeen: Date.now(), origin };
+  const meta = modelMetaOf({ models: jsonObject(models), tags: jsonObject(tags), lmModels: found.type === 'lmstudio' ? jsonObject(lmModels) : undefined });
+  for (const name of Object.keys(meta)) if (!ids.has(name)) delete meta[name];
+  if (Object.keys(meta).length) info.modelMeta = meta;
   const v = found.version ?? (await versionOf(base, found.type, timeoutMs));
   if (v) info.version = v;
   return info;

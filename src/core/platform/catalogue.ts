@@ -1,14 +1,14 @@
 // The network's model catalogue: GET {ServiceURL}/api/v1/models?page_size=200 → {data: {list: [{id,
 // slug, name, category, active}]}} (public; the Go provider's FetchSwanModels). The hub routes only
 // the ids it lists: a model announced under another name gets no traffic. Local engine names are
-// matched to catalogue ids the way the Go provider's setup does (internal/setup/discovery.go):
-// a case-insensitive id match, then a few known aliases, then the slug, then a score over the
-// normalised name's family / version / size (at least 0.5 to count). A models.json key is an explicit
+// matched to catalogue ids as the Go provider's setup does (internal/setup/discovery.go), with the
+// engine's own report as the evidence beyond the name (matchModel). A models.json key is an explicit
 // mapping and wins: it is not re-matched, only checked.
 // The answer is validated, kept for 30 minutes, fetched with a 10 s timeout; a failed refresh keeps
 // the last good list.
 import { z } from 'zod';
 import type { CatalogueMatchView, CatalogueView } from '../../shared/bridge';
+import type { EngineModelMeta } from '../../shared/types';
 import type { Logger } from '../log';
 import { AnswerError } from './get-json';
 import { JSON_LIMITS, parseJson } from '../http/bounded-json';
@@ -102,73 +102,120 @@ export function modelInfo(n: string): { family: string; version: string; size: s
   return { ...familyAndVersion(n), size: '' };
 }
 
-/** 0..1: how well a normalised local name matches a normalised catalogue name. */
-export function matchScore(local: string, remote: string): number {
-  if (local === remote) return 1;
-  const a = modelInfo(local);
-  const b = modelInfo(remote);
-  if (local.includes(remote) || remote.includes(local)) return a.family !== '' && a.family === b.family ? 0.85 : 0.6;
-  if (!a.family || !b.family) return 0;
-  const family = a.family === b.family ? 0.5 : a.family.includes(b.family) || b.family.includes(a.family) ? 0.3 : 0;
-  if (family === 0) return 0;
-  return family + (a.version && a.version === b.version ? 0.25 : 0) + (a.size && a.size === b.size ? 0.25 : 0);
+/** A size token ("8b", "0-5b", "500m") as a parameter count; undefined for words (mini, small…) and none. */
+export function sizeParameters(size: string): number | undefined {
+  const m = /^(\d+(?:-\d+)?)([bm])$/.exec(size);
+  if (!m) return undefined;
+  return Number(m[1]!.replace('-', '.')) * (m[2] === 'b' ? 1e9 : 1e6);
 }
 
-/** The catalogue id a local engine name matches, or undefined (discovery.go's findBestMatch). */
-export function matchModel(local: string, catalogue: CatalogueModel[]): { id: string; confidence: number } | undefined {
+/** Quantization named in an id or reported by an engine, in one vocabulary (undefined: none said). */
+export function quantOf(text: string | undefined): string | undefined {
+  const t = (text ?? '').toLowerCase();
+  if (/\bawq\b|gptq|int4|w4a16|q4_|q4-|iq4|\bq4\b/.test(t)) return 'int4';
+  if (/int8|w8a8|q8_|q8-|\bq8\b/.test(t)) return 'int8';
+  if (/fp8/.test(t)) return 'fp8';
+  if (/bf16/.test(t)) return 'bf16';
+  if (/\bf16\b|fp16/.test(t)) return 'fp16';
+  if (/\bf32\b|fp32/.test(t)) return 'fp32';
+  return undefined;
+}
+
+/** Whether two parameter counts are the same model size (a 7.6 B Qwen is a "7B"; 8.03 B Llama an "8B"). */
+function sameSize(a: number, b: number): boolean {
+  return a / b >= 0.8 && a / b <= 1.25;
+}
+
+/** An engine's model id that names a published model ("org/name"), as vLLM and SGLang report them; not a file. */
+function isRepoId(name: string): boolean {
+  return /^[\w.-]+\/[\w.-]+$/.test(name) && !/\.(gguf|bin|safetensors|ggml)$/i.test(name);
+}
+
+/** What is known of a local model: from the engine's own report first; a published repo id also speaks for itself. */
+interface Evidence {
+  family?: string;
+  version?: string;
+  parameters?: number;
+  quant?: string;
+}
+
+function evidenceOf(local: string, meta?: EngineModelMeta): Evidence {
+  const named = modelInfo(normalizeModelName(local));
+  const fromName = isRepoId(local);
+  const reportedFamily = meta?.family ? familyAndVersion(normalizeModelName(meta.family)).family : undefined;
+  const family = reportedFamily ?? (fromName ? named.family : undefined);
+  // The name's version counts where the name is of the same family the engine reports (llama3.1 is llama).
+  const version = named.version && (!reportedFamily || reportedFamily === named.family) ? named.version : undefined;
+  const parameters = meta?.parameters ?? (fromName ? sizeParameters(named.size) : undefined);
+  const quant = quantOf(meta?.quantization) ?? (fromName ? quantOf(local) : undefined);
+  return { ...(family ? { family } : {}), ...(version ? { version } : {}), ...(parameters ? { parameters } : {}), ...(quant ? { quant } : {}) };
+}
+
+/** Whether a catalogue model can be the local one: nothing the engine reports says otherwise. */
+function consistent(e: Evidence, m: CatalogueModel): boolean {
+  const info = modelInfo(normalizeModelName(m.id));
+  if (e.family && info.family && e.family !== info.family) return false;
+  const size = sizeParameters(info.size);
+  if (e.parameters !== undefined && size !== undefined && !sameSize(e.parameters, size)) return false;
+  // A catalogue entry too small to name a size, checked against a model the engine says is tiny (a test GGUF).
+  if (e.parameters !== undefined && size === undefined && e.parameters < 1e8) return false;
+  const q = quantOf(m.id);
+  if (q && e.quant && q !== e.quant) return false;
+  return true;
+}
+
+/** Catalogue models the engine's report fits: same family and parameter size (and version, quantization where said). */
+function byMetadata(e: Evidence, catalogue: CatalogueModel[]): CatalogueModel[] {
+  if (!e.family || e.parameters === undefined) return [];
+  return catalogue.filter((m) => {
+    const info = modelInfo(normalizeModelName(m.id));
+    const size = sizeParameters(info.size);
+    if (info.family !== e.family || size === undefined || !sameSize(e.parameters!, size)) return false;
+    if (e.version && info.version && e.version !== info.version) return false;
+    return consistent(e, m);
+  });
+}
+
+export type MatchBasis = 'id' | 'name' | 'metadata';
+
+/**
+ * The catalogue id a local model is, the Go setup's way (internal/setup/discovery.go) with the engine's
+ * word added: the exact id (any case); else a known alias, the slug, or the same name once normalised
+ * ("qwen2.5:7b" is Qwen/Qwen2.5-7B-Instruct), unless what the engine reports contradicts it (a 0.1 M
+ * parameter file named like Llama 8B is not Llama 8B); else the engine's metadata — family and parameter
+ * size, version and quantization where known — fitting exactly one catalogue model. Never a likeness of
+ * names alone.
+ */
+export function matchModel(local: string, catalogue: CatalogueModel[], meta?: EngineModelMeta): { id: string; confidence: number; basis: MatchBasis } | undefined {
   const lower = local.toLowerCase();
   const direct = catalogue.find((m) => m.id.toLowerCase() === lower);
-  if (direct) return { id: direct.id, confidence: 1 };
+  if (direct) return { id: direct.id, confidence: 1, basis: 'id' };
+  const e = evidenceOf(local, meta);
   const n = normalizeModelName(local);
   const alias = ALIASES[n]?.toLowerCase();
-  const aliased = alias ? catalogue.find((m) => m.id.toLowerCase() === alias) : undefined;
-  if (aliased) return { id: aliased.id, confidence: 1 };
-  const bySlug = catalogue.find((m) => m.slug && normalizeModelName(m.slug) === n);
-  if (bySlug) return { id: bySlug.id, confidence: 1 };
-  let best: { id: string; confidence: number } | undefined;
-  for (const m of catalogue) {
-    const score = Math.max(matchScore(n, normalizeModelName(m.id)), m.slug ? matchScore(n, normalizeModelName(m.slug)) : 0);
-    if (score >= 0.5 && score > (best?.confidence ?? 0)) best = { id: m.id, confidence: score };
-  }
-  return best;
+  const named =
+    (alias ? catalogue.find((m) => m.id.toLowerCase() === alias) : undefined) ??
+    catalogue.find((m) => m.slug && normalizeModelName(m.slug) === n) ??
+    catalogue.find((m) => normalizeModelName(m.id) === n);
+  if (named && consistent(e, named)) return { id: named.id, confidence: 1, basis: 'name' };
+  const fits = byMetadata(e, catalogue);
+  if (fits.length === 1) return { id: fits[0]!.id, confidence: e.version ? 0.9 : 0.75, basis: 'metadata' };
+  return undefined;
 }
 
-function bigrams(s: string): Map<string, number> {
-  const m = new Map<string, number>();
-  for (let i = 0; i < s.length - 1; i++) m.set(s.slice(i, i + 2), (m.get(s.slice(i, i + 2)) ?? 0) + 1);
-  return m;
-}
-
-/** Dice similarity of two strings' letter pairs, 0..1 (a tie-breaker for suggestions). */
-function similarity(a: string, b: string): number {
-  const x = bigrams(a);
-  const y = bigrams(b);
-  let common = 0;
-  for (const [k, c] of x) common += Math.min(c, y.get(k) ?? 0);
-  const total = Math.max(1, a.length - 1) + Math.max(1, b.length - 1);
-  return (2 * common) / total;
-}
-
-/** The `n` catalogue ids closest to a name, best first. */
-export function closestIds(name: string, catalogue: CatalogueModel[], n = 3): string[] {
-  const local = normalizeModelName(name);
-  return catalogue
-    .map((m) => {
-      const remote = normalizeModelName(m.id);
-      return { id: m.id, score: Math.max(matchScore(local, remote), m.slug ? matchScore(local, normalizeModelName(m.slug)) : 0) + similarity(local, remote) / 2 };
-    })
-    .filter((x) => x.score > 0.2)
-    .sort((p, q) => q.score - p.score || p.id.localeCompare(q.id))
-    .slice(0, n)
-    .map((x) => x.id);
-}
-
-/** What the console shows for one announced model. */
-export function matchView(announcedId: string, source: CatalogueMatchView['source'], localName: string | undefined, catalogue: CatalogueModel[]): CatalogueMatchView {
+/** What the console shows for one announced model: known or not, the match, and the catalogue models the engine's report fits. */
+export function matchView(
+  announcedId: string,
+  source: CatalogueMatchView['source'],
+  localName: string | undefined,
+  catalogue: CatalogueModel[],
+  meta?: EngineModelMeta,
+): CatalogueMatchView {
   if (catalogue.some((m) => m.id === announcedId)) return { known: true, source, suggestions: [] };
-  const m = matchModel(localName ?? announcedId, catalogue) ?? (localName ? matchModel(announcedId, catalogue) : undefined);
-  const suggestions = [...new Set([...(m ? [m.id] : []), ...closestIds(localName ?? announcedId, catalogue)])].slice(0, 3);
-  return { known: false, source, ...(m ? { matchedId: m.id, confidence: Math.round(m.confidence * 100) / 100 } : {}), suggestions };
+  const m = matchModel(localName ?? announcedId, catalogue, meta) ?? (localName ? matchModel(announcedId, catalogue, meta) : undefined);
+  const fits = byMetadata(evidenceOf(localName ?? announcedId, meta), catalogue).map((c) => c.id);
+  const suggestions = [...new Set([...(m ? [m.id] : []), ...fits])].slice(0, 3);
+  return { known: false, source, ...(m ? { matchedId: m.id, confidence: Math.round(m.confidence * 100) / 100, basis: m.basis } : {}), suggestions };
 }
 
 export interface CatalogueOptions {
@@ -239,17 +286,17 @@ export class Catalogue {
   }
 
   /** The console's view for the announced models (`local` gives each one's engine name and whether models.json names it). */
-  view(models: Array<{ id: string; explicit: boolean; localName?: string }>): CatalogueView {
+  view(models: Array<{ id: string; explicit: boolean; localName?: string; meta?: EngineModelMeta }>): CatalogueView {
     const base = { url: this.url(), size: this.list.length, ...(this.fetchedAt ? { fetchedAt: this.fetchedAt } : {}), ...(this.error ? { error: this.error } : {}) };
     if (this.fetchedAt === undefined) return { ...base, state: this.error ? 'error' : 'idle', models: {} };
     const out: Record<string, CatalogueMatchView> = {};
     for (const m of models) {
       const source = m.explicit ? 'explicit' : 'engine';
-      const key = `${m.id}\u0000${source}\u0000${m.localName ?? ''}`;
+      const key = `${m.id}\u0000${source}\u0000${m.localName ?? ''}\u0000${m.meta ? JSON.stringify(m.meta) : ''}`;
       let v = this.memo.get(key);
       if (!v) {
         if (this.memo.size > 2000) this.memo.clear();
-        this.memo.set(key, (v = matchView(m.id, source, m.localName, this.list)));
+        this.memo.set(key, (v = matchView(m.id, source, m.localName, this.list, m.meta)));
       }
       out[m.id] = v;
     }

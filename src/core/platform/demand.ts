@@ -5,6 +5,8 @@
 // reports (/api/tags); without either it stays unknown.
 import type { DemandRowView } from '../../shared/bridge';
 import type { OllamaLocalModel } from '../agent/ollama-tags';
+import type { EngineModelMeta } from '../../shared/types';
+import { parameterCount } from '../engine/model-meta';
 import { matchModel } from './catalogue';
 import type { NetworkRate } from './rates';
 import { CodedError } from '../../shared/bridge-error';
@@ -38,9 +40,16 @@ const GIB = 1024 ** 3;
  * qwen2.5:3b is not). Announcing the wrong model under a paid id would be worse than not serving it. */
 const SURE = 1;
 
+/** What Ollama's /api/tags says of a model, as catalogue matching reads it. */
+function ollamaMeta(m: OllamaLocalModel): EngineModelMeta | undefined {
+  const parameters = parameterCount(m.parameterSize);
+  if (parameters === undefined && !m.quantization) return undefined;
+  return { ...(parameters !== undefined ? { parameters } : {}), ...(m.quantization ? { quantization: m.quantization } : {}) };
+}
+
 /** Whether `localName` (an engine's own name, such as an Ollama tag) is certainly `networkId`. */
-export function certainlyIs(localName: string, networkId: string): boolean {
-  const m = matchModel(localName, [{ id: networkId }]);
+export function certainlyIs(localName: string, networkId: string, meta?: EngineModelMeta): boolean {
+  const m = matchModel(localName, [{ id: networkId }], meta);
   return m !== undefined && m.confidence >= SURE;
 }
 
@@ -49,7 +58,7 @@ export function onDiskMatches(rates: NetworkRate[], onDisk: DemandInput['onDisk'
   const ids = rates.map((r) => ({ id: r.modelId }));
   const out = new Map<string, { engineUrl: string; model: OllamaLocalModel }>();
   for (const d of onDisk) {
-    const m = matchModel(d.model.name, ids);
+    const m = matchModel(d.model.name, ids, ollamaMeta(d.model));
     if (m && m.confidence >= SURE && !out.has(m.id)) out.set(m.id, d);
   }
   return out;

@@ -1,6 +1,6 @@
 // Whether the network's catalogue knows a model's name. The hub routes only catalogue ids: a model
-// announced under another name gets no traffic, so the console says so and offers the closest ids,
-// with the models.json line that announces the engine's model under one of them.
+// announced under another name gets no traffic, so the console says so and, where the name or the
+// engine's report says which catalogue model it is, the models.json line that announces it under that id.
 import type { CatalogueMatchView } from '../../shared/bridge';
 import type { ModelState } from '../../shared/types';
 import { useStore } from '../store/store';
@@ -17,7 +17,7 @@ export function CatalogueMark({ model }: { model: string }) {
   return (
     <span
       className="badge badge-warn catalogue-mark"
-      title={`The network will not route requests for this name.${m.suggestions.length ? ` Closest catalogue ids: ${m.suggestions.join(', ')}` : ''}`}
+      title={`The network will not route requests for this name.${m.suggestions.length ? ` It ${m.matchedId ? 'is' : 'may be'}: ${m.suggestions.join(', ')}` : ''}`}
       data-testid={`catalogue-unknown-${slug(model)}`}
     >
       not in catalogue
@@ -25,9 +25,10 @@ export function CatalogueMark({ model }: { model: string }) {
   );
 }
 
+/** The models.json line that announces the engine's model (its own name in local_model) under a catalogue id. */
 function snippet(m: ModelState, id: string): string {
   const endpoint = m.endpoints[0]?.url ?? 'http://127.0.0.1:8000';
-  return JSON.stringify({ [id]: { endpoint, local_model: m.id } });
+  return JSON.stringify({ [id]: { endpoint, local_model: m.endpoints[0]?.localModel ?? m.id } });
 }
 
 function Row({ m, match }: { m: ModelState; match: CatalogueMatchView }) {
@@ -40,21 +41,21 @@ function Row({ m, match }: { m: ModelState; match: CatalogueMatchView }) {
       {match.suggestions.length > 0 ? (
         <>
           <p className="small">
-            Closest catalogue ids:{' '}
+            {match.matchedId ? 'It is' : 'It may be (the engine reports the same family and size)'}:{' '}
             {match.suggestions.map((id, i) => (
               <span key={id}>
                 {i > 0 && ', '}
                 <code data-testid={`catalogue-suggestion-${s}`}>{id}</code>
               </span>
             ))}
-            {match.matchedId && match.confidence !== undefined ? ` (best match ${Math.round(match.confidence * 100)} %)` : ''}
+            {match.matchedId && match.basis ? ` (${match.basis === 'metadata' ? 'by what the engine reports' : match.basis === 'id' ? 'the same id in another case' : 'the same model name'})` : ''}
           </p>
           <p className="small muted">
             To serve it under <code>{match.suggestions[0]}</code>, add to models.json: <code className="mono">{snippet(m, match.suggestions[0]!)}</code>
           </p>
         </>
       ) : (
-        <p className="small muted">No catalogue id looks like it. Serve a model the network lists, or ask Swan Inference to add this one.</p>
+        <p className="small muted">Neither its name nor what the engine reports about it matches a catalogue model. Serve a model the network lists, or ask Swan Inference to add this one.</p>
       )}
     </li>
   );
@@ -66,6 +67,8 @@ export function CatalogueCard() {
   const models = useStore((s) => s.snapshot?.models ?? []);
   if (!catalogue) return null;
   const unknown = models.filter((m) => catalogue.models[m.id] && !catalogue.models[m.id]!.known);
+  // Said only when true: there are models, and the catalogue was checked for every one of them.
+  const allKnown = models.length > 0 && models.every((m) => catalogue.models[m.id]?.known === true);
   return (
     <Card title="Network catalogue" testId="catalogue-card">
       {catalogue.state === 'idle' && <p className="muted small">The model catalogue has not been read yet.</p>}
@@ -75,11 +78,12 @@ export function CatalogueCard() {
           {catalogue.fetchedAt ? ' The last list read is used meanwhile.' : ''}
         </p>
       )}
-      {catalogue.fetchedAt !== undefined && unknown.length === 0 && (
+      {catalogue.fetchedAt !== undefined && allKnown && (
         <p className="small" data-testid="catalogue-all-known">
           Every model here is in the network&apos;s catalogue ({catalogue.size} models).
         </p>
       )}
+      {catalogue.fetchedAt !== undefined && models.length === 0 && <p className="small muted">No model to check against the catalogue yet.</p>}
       {unknown.length > 0 && (
         <ul className="plain-list catalogue-list">
           {unknown.map((m) => (

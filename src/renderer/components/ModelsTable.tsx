@@ -1,7 +1,7 @@
 // The models this machine can serve: health, load, on/off and warmup.
 import { useState } from 'react';
 import type { WarmupResult } from '../../shared/bridge';
-import type { ModelState } from '../../shared/types';
+import type { EndpointState, ModelState } from '../../shared/types';
 import { getBridge } from '../bridge';
 import { fmtMs } from '../lib/format';
 import { notify, setModels } from '../store/actions';
@@ -13,6 +13,24 @@ import { DataTable, ModelCell } from './DataTable';
 function slug(id: string): string {
   return id.replace(/[^A-Za-z0-9_.-]/g, '_');
 }
+
+/** Why a model is not healthy, beside its badge: the engine's state and the reason (a model whose engine
+ *  died stays in the table, shown down, and serves again once the engine answers). */
+function ModelTrouble({ m }: { m: ModelState }) {
+  if (m.health === 'healthy') return null;
+  const ep = m.endpoints.find((e) => e.condition) ?? m.endpoints.find((e) => e.lastError);
+  if (!ep) return null;
+  const what = ep.condition ? CONDITION_LABEL[ep.condition] : undefined;
+  return (
+    <div className="small muted" data-testid={`model-trouble-${slug(m.id)}`} data-condition={ep.condition}>
+      {what && <strong>{what}</strong>}
+      {what && ep.lastError ? ': ' : ''}
+      {ep.lastError}
+    </div>
+  );
+}
+
+const CONDITION_LABEL: Record<NonNullable<EndpointState['condition']>, string> = { down: 'engine not running', key_rejected: 'engine refuses our key', loading: 'loading' };
 
 function WarmupButton({ model }: { model: string }) {
   const [state, setState] = useState<{ pending: boolean; result?: WarmupResult; error?: string }>({ pending: false });
@@ -75,6 +93,7 @@ export function ModelsTable({ models, compact }: { models: ModelState[]; compact
             </ModelCell>
             <td>
               <HealthBadge health={m.health} testId={`model-health-${slug(m.id)}`} />
+              {m.enabled && <ModelTrouble m={m} />}
             </td>
             {!compact && (
               <td className="small">

@@ -1,6 +1,6 @@
 import { go, type Page } from '../lib/route';
 import { useStore } from '../store/store';
-import { linkBadge } from '../lib/serving-state';
+import { consoleVerdict } from '../lib/summary';
 import { LINK_LABEL, LINK_TONE } from './Badge';
 
 const ITEMS: { page: Page; label: string }[] = [
@@ -15,8 +15,10 @@ const ITEMS: { page: Page; label: string }[] = [
 
 export function Sidebar({ page, transport }: { page: Page; transport: 'ipc' | 'websocket' }) {
   const snapshot = useStore((s) => s.snapshot);
+  const connection = useStore((s) => s.connection);
   const state = snapshot?.link.state ?? 'idle';
-  const paused = snapshot?.pause.paused ?? false;
+  // The agent's verdict: never a green "Serving" while a model is down, the agent stopped or unreachable.
+  const verdict = snapshot ? consoleVerdict(snapshot, connection) : undefined;
   return (
     <nav className="sidebar" aria-label="Main">
       <div className="brand">
@@ -33,9 +35,15 @@ export function Sidebar({ page, transport }: { page: Page; transport: 'ipc' | 'w
         ))}
       </ul>
       <div className="sidebar-foot">
-        <div className={`link-dot tone-${snapshot ? linkBadge(snapshot).tone : paused ? 'warn' : LINK_TONE[state]}`} data-testid="sidebar-link-state" data-state={state}>
+        <div
+          className={`link-dot tone-${verdict ? verdict.tone : LINK_TONE[state]}`}
+          data-testid="sidebar-link-state"
+          data-state={state}
+          data-verdict={verdict?.state}
+          title={verdict?.headline}
+        >
           <span aria-hidden="true" className="dot" />
-          {snapshot ? linkBadge(snapshot).label : LINK_LABEL[state]}
+          {verdict ? verdict.label : LINK_LABEL[state]}
         </div>
         {snapshot && (
           <div className="muted small">

@@ -1,41 +1,51 @@
-// The Dashboard's one operational line: what needs the owner's attention now, worst first, or that
-// all is well. Pure, from the snapshot and the newest GPU sample.
+// The Dashboard's banner: the agent's verdict (serving, not routed, not earning, degraded, stopped — why,
+// and what to do), plus what only the console sees: a hot GPU, a high failure rate today, and an agent
+// the console cannot reach. Pure, from the snapshot, the newest GPU sample and the connection.
 import type { AgentSnapshot } from '../../shared/bridge';
-import type { GpuSample } from '../../shared/types';
+import type { GpuSample, Verdict, VerdictCode, VerdictState } from '../../shared/types';
+import type { ConnectionStatus } from '../bridge/connection';
 
 export const HOT_GPU_C = 85;
 export const FAILURE_RATE = 0.05;
 
-export type SummaryCode = 'disconnected' | 'key_refused' | 'paused' | 'no_models' | 'none_enabled' | 'unhealthy' | 'degraded' | 'gpu_hot' | 'failures';
+export type SummaryCode = VerdictCode | 'gpu_hot' | 'failures';
 export interface SummaryItem {
   code: SummaryCode;
   tone: 'bad' | 'warn';
   text: string;
+  /** The next step, when there is one. */
+  next?: string;
 }
 export interface Summary {
+  state: VerdictState;
   tone: 'ok' | 'warn' | 'bad';
+  /** The verdict's one line. */
+  headline: string;
   items: SummaryItem[];
-  /** The all-is-well line when there are no items. */
-  ok?: string;
 }
 
-function names(ids: string[]): string {
-  return ids.length <= 3 ? ids.join(', ') : `${ids.slice(0, 3).join(', ')} and ${ids.length - 3} more`;
+/** The verdict as the console shows it: the agent's, unless the console cannot reach the agent at all. */
+export function consoleVerdict(s: AgentSnapshot, connection: ConnectionStatus = 'open'): Verdict {
+  if (connection === 'open' || connection === 'connecting') return s.verdict;
+  const text = 'The console cannot reach the agent: it may have stopped. What is shown is from before.';
+  return {
+    state: 'stopped',
+    tone: 'bad',
+    label: 'Agent not reachable',
+    headline: text,
+    reasons: [{ code: 'agent_stopped', state: 'stopped', text, next: 'Start the agent again (swan-provider run, or the desktop app); this page reconnects by itself.' }],
+    routable: [],
+  };
 }
 
-export function summarize(s: AgentSnapshot, sample: GpuSample | null): Summary {
-  const items: SummaryItem[] = [];
-  const paused = s.pause.paused;
-  if (s.link.state === 'auth_failed') items.push({ code: 'key_refused', tone: 'bad', text: 'The hub refused your provider key: paste a valid one in Settings.' });
-  else if (s.link.state !== 'connected') items.push({ code: 'disconnected', tone: 'bad', text: `Not connected to the hub${s.link.reason ? ` (${s.link.reason})` : ''}.` });
-  if (paused) items.push({ code: 'paused', tone: 'warn', text: 'Serving is paused: the hub sends no requests.' });
-  const enabled = s.models.filter((m) => m.enabled);
-  if (s.models.length === 0) items.push({ code: 'no_models', tone: 'bad', text: 'No models: start an engine or add one in Engines & models.' });
-  else if (enabled.length === 0) items.push({ code: 'none_enabled', tone: 'bad', text: 'Every model is switched off: switch one on in the Models table.' });
-  const unhealthy = enabled.filter((m) => m.health === 'unhealthy').map((m) => m.id);
-  const degraded = enabled.filter((m) => m.health === 'degraded').map((m) => m.id);
-  if (unhealthy.length) items.push({ code: 'unhealthy', tone: 'bad', text: `${unhealthy.length === 1 ? 'Model' : 'Models'} not answering: ${names(unhealthy)}.` });
-  if (degraded.length) items.push({ code: 'degraded', tone: 'warn', text: `${degraded.length === 1 ? 'Model' : 'Models'} answering with errors: ${names(degraded)}.` });
+export function summarize(s: AgentSnapshot, sample: GpuSample | null, connection: ConnectionStatus = 'open'): Summary {
+  const v = consoleVerdict(s, connection);
+  const items: SummaryItem[] = v.reasons.map((r) => ({
+    code: r.code,
+    tone: r.state === 'stopped' && r.code !== 'paused' && r.code !== 'connecting' ? 'bad' : r.state === 'degraded' && v.routable.length === 0 ? 'bad' : 'warn',
+    text: r.text,
+    ...(r.next ? { next: r.next } : {}),
+  }));
   if (sample?.available) {
     const hot = sample.devices.filter((d) => d.temperatureC !== null && d.temperatureC >= HOT_GPU_C);
     for (const d of hot) items.push({ code: 'gpu_hot', tone: 'warn', text: `GPU ${d.index} is at ${Math.round(d.temperatureC!)} °C (${HOT_GPU_C} °C or more): check its cooling.` });
@@ -44,8 +54,6 @@ export function summarize(s: AgentSnapshot, sample: GpuSample | null): Summary {
   if (requests > 0 && errors / requests >= FAILURE_RATE) {
     items.push({ code: 'failures', tone: 'warn', text: `${errors} of ${requests} requests failed today (${Math.round((errors / requests) * 1000) / 10} %): see Requests and Logs.` });
   }
-  if (items.length === 0) {
-    return { tone: 'ok', items, ok: `All is well: serving ${enabled.length} ${enabled.length === 1 ? 'model' : 'models'} to the Swan network.` };
-  }
-  return { tone: items.some((i) => i.tone === 'bad') ? 'bad' : 'warn', items };
+  const tone = v.tone === 'bad' || items.some((i) => i.tone === 'bad') ? 'bad' : v.tone === 'warn' || items.length > 0 ? 'warn' : 'ok';
+  return { state: v.state, tone, headline: v.headline, items };
 }

@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { memoryLog } from '../../../src/core/log';
-import { Catalogue, closestIds, matchModel, matchView, modelInfo, normalizeModelName, parseCatalogue, type CatalogueModel } from '../../../src/core/platform/catalogue';
+import { Catalogue, matchModel, matchView, modelInfo, normalizeModelName, parseCatalogue, type CatalogueModel } from '../../../src/core/platform/catalogue';
 import fixture from '../../../src/cli/dev-hub-fixtures/models.json' with { type: 'json' };
 
 describe('normalizeModelName', () => {
@@ -42,17 +42,15 @@ describe('matchModel', () => {
     { id: 'deepseek-v2-7b' },
   ];
   it.each([
-    ['llama3.2:3b', 'llama-3.2-3b', 0.8],
-    ['qwen2.5:7b', 'qwen-2.5-7b', 0.8],
-    ['mistral:7b', 'mistral-7b', 0.5],
-    ['phi3:mini', 'phi-3-mini', 0.8],
-    ['meta-llama/Llama-3.2-3B-Instruct', 'llama-3.2-3b', 0.8],
-    ['Qwen/Qwen2.5-7B-Instruct', 'qwen-2.5-7b', 0.8],
-    ['llama3.2:1b', 'llama-3.2-1b', 0.8],
-  ])('Ollama / Hugging Face name %s -> %s', (local, id, min) => {
-    const m = matchModel(local, swan);
-    expect(m?.id).toBe(id);
-    expect(m!.confidence).toBeGreaterThanOrEqual(min);
+    ['llama3.2:3b', 'llama-3.2-3b'],
+    ['qwen2.5:7b', 'qwen-2.5-7b'],
+    ['mistral:7b', 'mistral-7b'],
+    ['phi3:mini', 'phi-3-mini'],
+    ['meta-llama/Llama-3.2-3B-Instruct', 'llama-3.2-3b'],
+    ['Qwen/Qwen2.5-7B-Instruct', 'qwen-2.5-7b'],
+    ['llama3.2:1b', 'llama-3.2-1b'],
+  ])('the same name once normalised: %s -> %s', (local, id) => {
+    expect(matchModel(local, swan)).toEqual({ id, confidence: 1, basis: 'name' });
   });
 
   it('matches Hugging Face ids case-insensitively with full confidence', () => {
@@ -62,7 +60,7 @@ describe('matchModel', () => {
       ['META-LLAMA/LLAMA-3.1-8B-INSTRUCT', 'meta-llama/Llama-3.1-8B-Instruct'],
       ['qwen/qwen2.5-7b-instruct', 'Qwen/Qwen2.5-7B-Instruct'],
     ]) {
-      expect(matchModel(local!, hf)).toEqual({ id, confidence: 1 });
+      expect(matchModel(local!, hf)).toEqual({ id, confidence: 1, basis: 'id' });
     }
   });
 
@@ -72,31 +70,58 @@ describe('matchModel', () => {
       { id: 'deepseek-ai/DeepSeek-R1-0528', slug: 'deepseek-r1' },
       { id: 'black-forest-labs/FLUX.1-schnell', slug: 'flux-1-schnell' },
     ];
-    expect(matchModel('mistral-small:24b', cat)).toEqual({ id: 'mistralai/Mistral-Small-3.2-24B-Instruct-2506', confidence: 1 });
-    expect(matchModel('deepseek-r1', cat)).toEqual({ id: 'deepseek-ai/DeepSeek-R1-0528', confidence: 1 });
-    expect(matchModel('flux-1-schnell', cat)).toEqual({ id: 'black-forest-labs/FLUX.1-schnell', confidence: 1 });
+    expect(matchModel('mistral-small:24b', cat)).toMatchObject({ id: 'mistralai/Mistral-Small-3.2-24B-Instruct-2506', confidence: 1 });
+    expect(matchModel('deepseek-r1', cat)).toMatchObject({ id: 'deepseek-ai/DeepSeek-R1-0528', confidence: 1 });
+    expect(matchModel('flux-1-schnell', cat)).toMatchObject({ id: 'black-forest-labs/FLUX.1-schnell', confidence: 1 });
   });
 
-  it('does not match "phi" to "dolphin-phi", nor an unrelated family', () => {
+  it('never on a likeness of names alone: "phi" is not "dolphin-phi", "small" is not Mistral Small or Llama 8B', () => {
     const cat: CatalogueModel[] = [{ id: 'phi-3-mini' }, { id: 'dolphin-phi-2' }];
     expect(matchModel('phi3:mini', cat)?.id).toBe('phi-3-mini');
     expect(matchModel('gemma2:9b', cat)).toBeUndefined();
+    const { models } = parseCatalogue(fixture);
+    expect(matchModel('small', models)).toBeUndefined();
+    expect(matchModel('llama-3.1-8b-q4', models)).toBeUndefined(); // a file's name, and nothing reported
+  });
+
+  it("the engine's report decides: a file named like Llama 8B that holds 0.1 M parameters is not Llama 8B", () => {
+    const { models } = parseCatalogue(fixture);
+    // llama.cpp /v1/models meta of the random-weight test models (n_params, ftype).
+    expect(matchModel('llama-3.1-8b', models, { parameters: 147_392, quantization: 'all F32' })).toBeUndefined();
+    expect(matchModel('small', models, { parameters: 22_000_000, quantization: 'F16' })).toBeUndefined();
+    // The same name with a report that fits is the alias' model.
+    expect(matchModel('llama-3.1-8b', models, { family: 'llama', parameters: 8.03e9 })).toEqual({ id: 'meta-llama/Llama-3.1-8B-Instruct', confidence: 1, basis: 'name' });
+  });
+
+  it('by metadata: family and parameter size (and version where the name has one) fitting one catalogue model', () => {
+    const { models } = parseCatalogue(fixture);
+    // An Ollama tag the normalised name does not reach, with /api/tags details.
+    expect(matchModel('my-qwen:latest', models, { family: 'qwen2', parameters: 7.6e9, quantization: 'Q4_K_M' })).toEqual({ id: 'Qwen/Qwen2.5-7B-Instruct', confidence: 0.75, basis: 'metadata' });
+    expect(matchModel('llama3.1:latest', models, { family: 'llama', parameters: 8.0e9 })).toEqual({ id: 'meta-llama/Llama-3.1-8B-Instruct', confidence: 0.9, basis: 'metadata' });
+    expect(matchModel('llama3.2:latest', models, { family: 'llama', parameters: 8.0e9 })).toBeUndefined(); // 3.2 comes in 1B and 3B, not 8B
+    // Same family, another size: no catalogue model fits.
+    expect(matchModel('my-qwen:latest', models, { family: 'qwen2', parameters: 1.5e9 })).toBeUndefined();
+    // Two fit (Llama 3.1 8B and 3.2 3B are different sizes; two 70B-class would be ambiguous): none is chosen.
+    const two: CatalogueModel[] = [{ id: 'org/Foo-1-7B' }, { id: 'org/Foo-2-7B' }];
+    expect(matchModel('foo-custom', two, { family: 'foo', parameters: 7e9 })).toBeUndefined();
+    // A quantization the catalogue id names must agree with the engine's.
+    expect(matchModel('qwen-custom', [{ id: 'Qwen/Qwen2.5-7B-Instruct-AWQ' }], { family: 'qwen2', parameters: 7.6e9, quantization: 'F16' })).toBeUndefined();
+    expect(matchModel('qwen-custom', [{ id: 'Qwen/Qwen2.5-7B-Instruct-AWQ' }], { family: 'qwen2', parameters: 7.6e9, quantization: 'Q4_K_M' })?.id).toBe('Qwen/Qwen2.5-7B-Instruct-AWQ');
   });
 });
 
 describe('the console view', () => {
   const { models } = parseCatalogue(fixture);
-  it('a known id is known; an engine name gets its matched id and the closest ids', () => {
+  it('a known id is known; an engine name gets its matched id; suggestions come only from a match or the report', () => {
     expect(matchView('meta-llama/Llama-3.1-8B-Instruct', 'explicit', undefined, models)).toEqual({ known: true, source: 'explicit', suggestions: [] });
     const v = matchView('qwen2.5:7b', 'engine', undefined, models);
-    expect(v).toMatchObject({ known: false, source: 'engine', matchedId: 'Qwen/Qwen2.5-7B-Instruct' });
-    expect(v.suggestions[0]).toBe('Qwen/Qwen2.5-7B-Instruct');
-    expect(v.suggestions.length).toBeLessThanOrEqual(3);
+    expect(v).toMatchObject({ known: false, source: 'engine', matchedId: 'Qwen/Qwen2.5-7B-Instruct', basis: 'name' });
+    expect(v.suggestions).toEqual(['Qwen/Qwen2.5-7B-Instruct']);
     // A case difference is not the same id on the wire.
     expect(matchView('qwen/qwen2.5-7b-instruct', 'explicit', undefined, models)).toMatchObject({ known: false, matchedId: 'Qwen/Qwen2.5-7B-Instruct' });
-    // Nothing close: no match, maybe no suggestions, never a crash.
-    expect(matchView('totally-unrelated-thing', 'engine', undefined, models).known).toBe(false);
-    expect(closestIds('llama-3.1-8b', models)[0]).toBe('meta-llama/Llama-3.1-8B-Instruct');
+    // Nothing known of it: no match and no suggestion (before, a likeness of letters offered Llama 8B for "small").
+    expect(matchView('small', 'engine', '/srv/models/small.gguf', models, { parameters: 22_000_000, quantization: 'F16' })).toEqual({ known: false, source: 'engine', suggestions: [] });
+    expect(matchView('totally-unrelated-thing', 'engine', undefined, models)).toEqual({ known: false, source: 'engine', suggestions: [] });
   });
 });
 

@@ -33,7 +33,7 @@ async function streamOne(): Promise<void> {
   await until(async () => (await requests(stack.agent)).some((v) => v.status === 'ok'), 'the request finished');
 }
 
-const SNAPSHOT_KEYS = ['catalogue', 'discovery', 'engines', 'gateway', 'gpu', 'hasKey', 'identity', 'link', 'models', 'nodeId', 'nodeName', 'onboarded', 'pause', 'providerStatus', 'today', 'todayEarningsReason', 'version'];
+const SNAPSHOT_KEYS = ['catalogue', 'discovery', 'engines', 'gateway', 'gpu', 'hasKey', 'identity', 'link', 'models', 'nodeId', 'nodeName', 'onboarded', 'pause', 'providerStatus', 'today', 'todayEarningsReason', 'verdict', 'version'];
 
 function expectModelStates(models: ModelState[]): void {
   for (const m of models) {

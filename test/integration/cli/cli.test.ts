@@ -108,10 +108,11 @@ describe('swan-provider', () => {
     expect((await runCli(['keys', 'revoke', 'laptop', '--home', home])).code).toBe(1);
   });
 
-  it('dev-hub + run serve a curl-style request end to end; doctor is happy', async () => {
-    const engine: TestEngine = await startTestEngine();
+  it('dev-hub + run serve a curl-style request end to end; doctor is happy only when the verdict is serving', async () => {
+    // A model the dev hub's catalogue lists, served by a hub that pays: routed and earning.
+    const engine: TestEngine = await startTestEngine({ models: ['simulated-llama-3.1-8b-instruct'] });
     cleanup.push(() => engine.close());
-    const hub: DevHub = await startDevHub({ token: TEST_KEY });
+    const hub: DevHub = await startDevHub({ token: TEST_KEY, earningsEnabled: true });
     cleanup.push(() => hub.close());
     const home = tempHome();
     cleanup.push(() => fs.rmSync(home, { recursive: true, force: true }));
@@ -119,9 +120,27 @@ describe('swan-provider', () => {
     fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify({ [model]: { endpoint: `${engine.url}/v1` } }));
     writeConfigToml(home, { API: { NodeName: 'cli-node' }, Inference: { WebSocketURL: hub.wsUrl, ServiceURL: hub.url, ApiKey: TEST_KEY }, Agent: { Discovery: false } });
     const doctor = await runCli(['doctor', '--home', home]);
-    expect(doctor.stdout).toContain('All good');
+    expect(doctor.stdout).toContain('All good: Serving 1 model to the Swan network: routed and earning.');
     expect(doctor.stdout).toContain('status: active (step 4 of 4: Active)');
     expect(doctor.code).toBe(0);
+    // No "All good" where the network would not route the model, or would not pay for it.
+    const unknownHome = tempHome();
+    cleanup.push(() => fs.rmSync(unknownHome, { recursive: true, force: true }));
+    fs.writeFileSync(path.join(unknownHome, 'models.json'), JSON.stringify({ 'my-own-model': { endpoint: `${engine.url}/v1`, local_model: model } }));
+    writeConfigToml(unknownHome, { API: { NodeName: 'cli-node' }, Inference: { WebSocketURL: hub.wsUrl, ServiceURL: hub.url, ApiKey: TEST_KEY }, Agent: { Discovery: false } });
+    const unrouted = await runCli(['doctor', '--home', unknownHome]);
+    expect(unrouted.code).toBe(1);
+    expect(unrouted.stdout).not.toContain('All good');
+    expect(unrouted.stdout).toContain("✗ my-own-model is not in the network's catalogue");
+    expect(unrouted.stdout).toContain('Not routed:');
+    const unpaid = await startDevHub({ token: TEST_KEY });
+    cleanup.push(() => unpaid.close());
+    writeConfigToml(home, { API: { NodeName: 'cli-node' }, Inference: { WebSocketURL: unpaid.wsUrl, ServiceURL: unpaid.url, ApiKey: TEST_KEY }, Agent: { Discovery: false } });
+    const notEarning = await runCli(['doctor', '--home', home]);
+    expect(notEarning.code).toBe(1);
+    expect(notEarning.stdout).toContain('✗ Earnings are not enabled for this provider');
+    expect(notEarning.stdout).toContain('Not earning:');
+    writeConfigToml(home, { API: { NodeName: 'cli-node' }, Inference: { WebSocketURL: hub.wsUrl, ServiceURL: hub.url, ApiKey: TEST_KEY }, Agent: { Discovery: false } });
     // A pending provider: doctor says it cannot connect yet, with the platform's next steps.
     hub.platform.setStatus(TEST_KEY, 'pending');
     const pending = await runCli(['doctor', '--home', home]);

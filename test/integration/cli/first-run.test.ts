@@ -124,6 +124,17 @@ describe('busy ports', () => {
     expect(r.stderr).toContain(`[Gateway] Listen in ${path.join(h, 'config.toml')}`);
   });
 
+  it('dev-hub on a busy port: one line with another port to use, exit 2, no stack trace', async () => {
+    const port = await occupy();
+    const r = await runCli(['dev-hub', '--port', String(port)]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      `The dev hub address 127.0.0.1:${port} is already in use (another swan-provider, or another program, listens there). Start it on another port: swan-provider dev-hub --port ${port + 1} (and point WebSocketURL and ServiceURL there).`,
+    ]);
+    expect(r.stderr).not.toContain('EADDRINUSE');
+    expect(r.stderr).not.toMatch(/^\s+at /m);
+  });
+
   it('demo with a busy console port: the same line, exit 2', async () => {
     const port = await occupy();
     const r = await runCli(['demo', '--home', home(), '--console', `127.0.0.1:${port}`]);
@@ -182,7 +193,7 @@ describe('a console URL that stays the same', () => {
 
 describe('doctor reads what the agent reads', () => {
   it('the key saved in the console (secrets.json) and the network chosen there (settings.json); "nothing to serve" is a problem', async () => {
-    const hub = await startDevHub({ token: TEST_KEY });
+    const hub = await startDevHub({ token: TEST_KEY, earningsEnabled: true });
     cleanup.push(() => hub.close());
     const h = home();
     expect((await runCli(['init', '--home', h], { PATH: '/nonexistent' })).code).toBe(0);
@@ -198,12 +209,12 @@ describe('doctor reads what the agent reads', () => {
     expect(r.stdout).not.toContain('All good');
     expect(r.code).toBe(1);
 
-    // With an engine in models.json it is all good.
+    // With an engine in models.json under an id the network's catalogue lists, it is all good.
     const engine = await startTestEngine({ engineType: 'vllm' });
     cleanup.push(() => engine.close());
-    fs.writeFileSync(path.join(h, 'models.json'), JSON.stringify({ 'Qwen/Qwen2.5-1.5B-Instruct': { endpoint: engine.url } }));
+    fs.writeFileSync(path.join(h, 'models.json'), JSON.stringify({ 'Qwen/Qwen2.5-7B-Instruct': { endpoint: engine.url, local_model: 'Qwen2.5-1.5B-Instruct' } }));
     const good = await runCli(['doctor', '--home', h]);
-    expect(good.stdout).toContain('✓ serving 1 model(s): Qwen/Qwen2.5-1.5B-Instruct');
+    expect(good.stdout).toContain('✓ serving 1 model(s): Qwen/Qwen2.5-7B-Instruct');
     expect(good.stdout).toContain('All good');
     expect(good.code).toBe(0);
   });

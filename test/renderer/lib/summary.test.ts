@@ -1,10 +1,12 @@
-// The Dashboard's operational line: each condition the owner must see, and "all is well" otherwise.
+// The Dashboard's banner: the agent's verdict as it is (headline, findings and next steps), plus what only
+// the console sees: a hot GPU, today's failure rate, and an agent it cannot reach.
 import { describe, expect, it } from 'vitest';
 import type { AgentSnapshot } from '../../../src/shared/bridge';
-import type { GpuSample, ModelState } from '../../../src/shared/types';
-import { summarize } from '../../../src/renderer/lib/summary';
+import type { GpuSample, ModelState, Verdict } from '../../../src/shared/types';
+import { consoleVerdict, summarize } from '../../../src/renderer/lib/summary';
 
 const model = (id: string, o: Partial<ModelState> = {}): ModelState => ({ id, enabled: true, health: 'healthy', endpoints: [], inFlight: 0, queued: 0, maxConcurrent: 4, maxQueue: 8, ...o });
+const serving: Verdict = { state: 'serving', tone: 'ok', label: 'Serving', headline: 'Serving 2 models to the Swan network: routed and earning.', reasons: [], routable: ['a', 'b'] };
 
 function snap(o: Partial<AgentSnapshot> = {}): AgentSnapshot {
   return {
@@ -20,6 +22,7 @@ function snap(o: Partial<AgentSnapshot> = {}): AgentSnapshot {
     gateway: { enabled: false, listen: '127.0.0.1:1', running: false, keys: 0 },
     hasKey: true,
     onboarded: true,
+    verdict: serving,
     ...o,
   };
 }
@@ -36,31 +39,37 @@ const sample = (temps: (number | null)[]): GpuSample => ({
 const codes = (s: ReturnType<typeof summarize>) => s.items.map((i) => i.code);
 
 describe('operational summary', () => {
-  it('says all is well when nothing needs attention (4 % failures, 84 °C)', () => {
+  it('serving: the verdict\'s line, tone ok, nothing else (4 % failures, 84 °C)', () => {
     const s = summarize(snap(), sample([84]));
-    expect(s).toMatchObject({ tone: 'ok', items: [] });
-    expect(s.ok).toMatch(/serving 2 models/);
+    expect(s).toMatchObject({ state: 'serving', tone: 'ok', items: [], headline: serving.headline });
   });
 
-  it('names a disconnected link, a refused key, and a pause', () => {
-    expect(codes(summarize(snap({ link: { state: 'backoff', hubUrl: 'x', since: 0, attempts: 2, reason: 'connection refused' } }), null))).toEqual(['disconnected']);
-    expect(summarize(snap({ link: { state: 'backoff', hubUrl: 'x', since: 0, attempts: 2, reason: 'connection refused' } }), null).tone).toBe('bad');
-    expect(codes(summarize(snap({ link: { state: 'auth_failed', hubUrl: 'x', since: 0, attempts: 1 } }), null))).toEqual(['key_refused']);
-    expect(codes(summarize(snap({ pause: { paused: true, cause: 'manual' } }), null))).toEqual(['paused']);
+  it('carries the verdict\'s findings with their next steps and tone', () => {
+    const verdict: Verdict = {
+      state: 'not_earning',
+      tone: 'warn',
+      label: 'Not earning',
+      headline: 'Earnings are not enabled for this provider: requests are served, but not paid.',
+      reasons: [{ code: 'earnings_disabled', state: 'not_earning', text: 'Earnings are not enabled for this provider: requests are served, but not paid.', next: 'Ask Swan.' }],
+      routable: ['a'],
+    };
+    const s = summarize(snap({ verdict }), null);
+    expect(s).toMatchObject({ state: 'not_earning', tone: 'warn' });
+    expect(s.items).toEqual([{ code: 'earnings_disabled', tone: 'warn', text: verdict.reasons[0]!.text, next: 'Ask Swan.' }]);
+    const down: Verdict = { ...verdict, state: 'degraded', tone: 'bad', reasons: [{ code: 'engine_down', state: 'degraded', text: 'The engine of a is not running.' }], routable: [] };
+    expect(summarize(snap({ verdict: down }), null)).toMatchObject({ tone: 'bad', items: [{ code: 'engine_down', tone: 'bad' }] });
   });
 
-  it('names no models, all switched off, unhealthy and degraded models', () => {
-    expect(codes(summarize(snap({ models: [] }), null))).toEqual(['no_models']);
-    expect(codes(summarize(snap({ models: [model('a', { enabled: false })] }), null))).toEqual(['none_enabled']);
-    const s = summarize(snap({ models: [model('a', { health: 'unhealthy' }), model('b', { health: 'degraded' }), model('c', { health: 'unhealthy', enabled: false })] }), null);
-    expect(codes(s)).toEqual(['unhealthy', 'degraded']);
-    expect(s.items[0]!.text).toContain('a');
-    expect(s.items[0]!.text).not.toContain('c');
+  it('an agent the console cannot reach is stopped, whatever the last snapshot said', () => {
+    expect(consoleVerdict(snap(), 'reconnecting')).toMatchObject({ state: 'stopped', tone: 'bad', label: 'Agent not reachable' });
+    expect(codes(summarize(snap(), null, 'reconnecting'))).toEqual(['agent_stopped']);
+    expect(consoleVerdict(snap(), 'open')).toBe(serving);
   });
 
-  it('names a GPU at or above 85 °C and a failure rate at or above 5 %', () => {
+  it('adds a GPU at or above 85 °C and a failure rate at or above 5 % as warnings', () => {
     expect(codes(summarize(snap(), sample([60, 85])))).toEqual(['gpu_hot']);
     expect(summarize(snap(), sample([60, 85])).items[0]!.text).toMatch(/GPU 1 is at 85 °C/);
+    expect(summarize(snap(), sample([60, 85])).tone).toBe('warn');
     expect(codes(summarize(snap({ today: { requests: 100, errors: 5, tokensIn: 0, tokensOut: 0, earnings: 0 } }), null))).toEqual(['failures']);
     expect(codes(summarize(snap({ today: { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0 } }), null))).toEqual([]);
     expect(codes(summarize(snap(), { ...sample([99]), available: false }))).toEqual([]);

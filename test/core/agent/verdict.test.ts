@@ -1,0 +1,115 @@
+// The verdict: each state, its stable code, its next step, and the order of findings (worst first).
+import { describe, expect, it } from 'vitest';
+import { verdictOf, type VerdictInputs } from '../../../src/core/agent/verdict';
+import type { CatalogueView, ProviderStatusView } from '../../../src/shared/bridge';
+import type { EndpointState, ModelState } from '../../../src/shared/types';
+
+const ep = (o: Partial<EndpointState> = {}): EndpointState => ({ url: 'http://127.0.0.1:8080', engineType: 'llamacpp', health: 'healthy', inFlight: 0, maxConcurrent: 1, consecutiveFailures: 0, ...o });
+const model = (id: string, o: Partial<ModelState> = {}): ModelState => ({ id, enabled: true, health: 'healthy', endpoints: [ep()], inFlight: 0, queued: 0, maxConcurrent: 1, maxQueue: 8, ...o });
+const status = (o: Partial<ProviderStatusView> = {}): ProviderStatusView => ({ state: 'ok', url: 'http://p', nextSteps: [], status: 'active', earningsEnabled: true, ...o });
+const catalogue = (known: Record<string, boolean>, matched: Record<string, string> = {}): CatalogueView => ({
+  state: 'ok',
+  url: 'http://p/api/v1/models',
+  fetchedAt: 1,
+  size: 8,
+  models: Object.fromEntries(Object.entries(known).map(([id, k]) => [id, { known: k, source: 'engine', suggestions: [], ...(matched[id] ? { matchedId: matched[id] } : {}) }])),
+});
+
+function inputs(o: Partial<VerdictInputs> = {}): VerdictInputs {
+  return {
+    running: true,
+    hasKey: true,
+    hubEnabled: true,
+    link: { state: 'connected' },
+    pause: { paused: false },
+    providerStatus: status(),
+    models: [model('a'), model('b')],
+    catalogue: catalogue({ a: true, b: true }),
+    earningsEnabled: true,
+    ...o,
+  };
+}
+
+const codes = (v: ReturnType<typeof verdictOf>) => v.reasons.map((r) => r.code);
+
+describe('verdict', () => {
+  it('serving and routable: routed and earning, nothing else to say', () => {
+    const v = verdictOf(inputs());
+    expect(v).toMatchObject({ state: 'serving', tone: 'ok', label: 'Serving', reasons: [], routable: ['a', 'b'] });
+    expect(v.headline).toMatch(/Serving 2 models/);
+  });
+
+  it('stopped: agent not running, no key, key refused, connecting off, awaiting approval, link down, paused, nothing to serve', () => {
+    const cases: Array<[Partial<VerdictInputs>, string, string]> = [
+      [{ running: false }, 'agent_stopped', 'Stopped'],
+      [{ hasKey: false }, 'no_key', 'No provider key'],
+      [{ link: { state: 'auth_failed' } }, 'key_refused', 'Key refused'],
+      [{ link: { state: 'idle' }, providerStatus: status({ state: 'invalid_key' }) }, 'key_refused', 'Key refused'],
+      [{ hubEnabled: false, link: { state: 'idle' } }, 'hub_disabled', 'Not connecting'],
+      [{ link: { state: 'idle' }, providerStatus: status({ state: 'waiting', status: 'pending', stepLabel: 'Request approval', nextSteps: ['Request approval on your provider page'] }) }, 'awaiting_approval', 'Awaiting approval'],
+      [{ link: { state: 'connecting' } }, 'connecting', 'Connecting'],
+      [{ link: { state: 'backoff', reason: 'hub unreachable, retrying in 4 s' } }, 'link_down', 'Disconnected'],
+      [{ pause: { paused: true, cause: 'manual', reason: 'paused by you' } }, 'paused', 'Paused'],
+      [{ models: [] }, 'nothing_to_serve', 'Connected, nothing to serve'],
+      [{ models: [model('a', { enabled: false })] }, 'none_switched_on', 'Connected, nothing to serve'],
+    ];
+    for (const [o, code, label] of cases) {
+      const v = verdictOf(inputs(o));
+      expect({ code: codes(v), state: v.state, label: v.label }).toEqual({ code: [code], state: 'stopped', label });
+      expect(v.routable).toEqual([]);
+    }
+    expect(verdictOf(inputs({ link: { state: 'backoff', reason: 'hub unreachable' } })).headline).toContain('hub unreachable');
+    expect(verdictOf(inputs({ pause: { paused: true, cause: 'manual' } })).tone).toBe('warn');
+    expect(verdictOf(inputs({ link: { state: 'auth_failed' } })).tone).toBe('bad');
+    const waiting = verdictOf(inputs({ link: { state: 'idle' }, providerStatus: status({ state: 'waiting', stepLabel: 'Request approval', nextSteps: ['Request approval on your provider page'] }) }));
+    expect(waiting.reasons[0]?.next).toBe('Request approval on your provider page');
+  });
+
+  it('degraded: an engine down names the model, the address and the reason; nothing routed is bad, a part is a warning', () => {
+    const down = model('a', { health: 'unhealthy', endpoints: [ep({ health: 'unhealthy', condition: 'down', lastError: 'the engine at http://127.0.0.1:8080 refused the connection (not running?)' })] });
+    const all = verdictOf(inputs({ models: [down] , catalogue: catalogue({ a: true }) }));
+    expect(all).toMatchObject({ state: 'degraded', tone: 'bad', label: 'Engine down', routable: [] });
+    expect(all.reasons[0]).toMatchObject({ code: 'engine_down', models: ['a'] });
+    expect(all.headline).toContain('refused the connection');
+    expect(all.reasons[0]?.next).toMatch(/Start the engine/);
+    const part = verdictOf(inputs({ models: [down, model('b')] }));
+    expect(part).toMatchObject({ state: 'degraded', tone: 'warn', routable: ['b'] });
+    expect(part.headline).toMatch(/^Serving b\. /);
+    const keyed = verdictOf(inputs({ models: [model('a', { health: 'unhealthy', endpoints: [ep({ health: 'unhealthy', condition: 'key_rejected', lastError: 'engine refuses our key' })] })] }));
+    expect(codes(keyed)).toEqual(['model_unhealthy']);
+    expect(keyed.reasons[0]?.next).toMatch(/api_key/);
+    expect(codes(verdictOf(inputs({ models: [model('a', { health: 'degraded' }), model('b')] })))).toEqual(['model_degraded']);
+  });
+
+  it('serving but not routable: a model the catalogue does not list, or the hub did not register', () => {
+    const v = verdictOf(inputs({ catalogue: catalogue({ a: true, b: false }, { b: 'meta-llama/Llama-3.2-1B-Instruct' }) }));
+    expect(v).toMatchObject({ state: 'not_routable', tone: 'warn', label: 'Not routed', routable: ['a'] });
+    expect(v.reasons[0]).toMatchObject({ code: 'not_in_catalogue', models: ['b'] });
+    expect(v.reasons[0]?.next).toContain('meta-llama/Llama-3.2-1B-Instruct');
+    const none = verdictOf(inputs({ catalogue: catalogue({ a: false, b: false }) }));
+    expect(none).toMatchObject({ state: 'not_routable', tone: 'bad', routable: [] });
+    const reg = verdictOf(inputs({ registeredModels: ['a'] }));
+    expect(reg.reasons).toEqual([expect.objectContaining({ code: 'not_registered', models: ['b'] })]);
+    // A catalogue not read yet says nothing either way.
+    expect(verdictOf(inputs({ catalogue: { state: 'idle', url: 'x', size: 0, models: {} } })).state).toBe('serving');
+  });
+
+  it('not earning: earnings not enabled, or the provider under review, each with the next step', () => {
+    const off = verdictOf(inputs({ earningsEnabled: false, providerStatus: status({ earningsEnabled: false }) }));
+    expect(off).toMatchObject({ state: 'not_earning', tone: 'warn', label: 'Not earning', routable: ['a', 'b'] });
+    expect(codes(off)).toEqual(['earnings_disabled']);
+    expect(off.reasons[0]?.next).toBeTruthy();
+    const review = verdictOf(inputs({ earningsEnabled: false, providerStatus: status({ status: 'under_review', stepLabel: 'Under review', earningsEnabled: false, nextSteps: ['Wait for admin review (typically 1-3 business days)'] }) }));
+    expect(codes(review)).toEqual(['under_review']);
+    expect(review.reasons[0]?.next).toBe('Wait for admin review (typically 1-3 business days)');
+  });
+
+  it('findings worst first: an engine down before a model off the catalogue before unpaid', () => {
+    const down = model('c', { health: 'unhealthy', endpoints: [ep({ health: 'unhealthy', condition: 'down' })] });
+    const v = verdictOf(inputs({ models: [model('a'), model('b'), down], catalogue: catalogue({ a: true, b: false, c: true }), earningsEnabled: false, providerStatus: status({ earningsEnabled: false }) }));
+    expect(codes(v)).toEqual(['engine_down', 'not_in_catalogue', 'earnings_disabled']);
+    expect(v.state).toBe('degraded');
+    // Unpaid is not said when nothing is routed: the reason nothing is paid is that nothing is routed.
+    expect(codes(verdictOf(inputs({ catalogue: catalogue({ a: false, b: false }), earningsEnabled: false })))).toEqual(['not_in_catalogue']);
+  });
+});
