@@ -6,6 +6,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { classifyIp } from '../http/address-class';
+import { parseJson, type JsonLimits } from '../http/bounded-json';
 import type { z } from 'zod';
 import { formatIssues } from '../../shared/zod-issues';
 import type { RigAddress } from './rig-address';
@@ -13,6 +14,8 @@ import { FleetError } from './tokens';
 
 /** Largest answer read from a rig. */
 export const MAX_ANSWER_BYTES = 1024 * 1024;
+/** A rig's answer: a summary or usage is a few kB, a few hundred keys, five levels deep. */
+const ANSWER_LIMITS: JsonLimits = { maxBytes: MAX_ANSWER_BYTES, maxDepth: 16, maxKeys: 50_000 };
 /** How long a rig has to answer. */
 export const RIG_TIMEOUT_MS = 3000;
 
@@ -115,9 +118,9 @@ export function callRig<T>(c: RigCall<T>): Promise<T> {
           if (settled) return;
           let data: unknown;
           try {
-            data = JSON.parse(Buffer.concat(parts).toString('utf8'));
-          } catch {
-            return fail(new FleetError('rig_bad_answer', `${c.address.base} did not answer JSON; is it a Swan Provider console?`));
+            data = parseJson(Buffer.concat(parts), ANSWER_LIMITS);
+          } catch (e) {
+            return fail(new FleetError('rig_bad_answer', `${c.address.base} did not answer JSON a rig sends (${(e as Error).message}); is it a Swan Provider console?`));
           }
           const parsed = c.schema.safeParse(data);
           if (!parsed.success) return fail(new FleetError('rig_bad_answer', `${c.address.base} answered something this console cannot read (${formatIssues(parsed.error).slice(0, 300)}); update both rigs to the same version.`));
