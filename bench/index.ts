@@ -13,6 +13,7 @@ import { latencyOnly, levelLines } from './latency-only';
 import { cpuShares } from './scenario-cpu';
 import { relayLevel, ttftSequential, type RelayLevel } from './scenario-latency';
 import { memoryUnderLoad } from './scenario-memory';
+import { metricsCost } from './scenario-metrics';
 import { profileRelay, type ProfileKind, type RelayProfile } from './scenario-profile';
 import { throughput } from './scenario-throughput';
 import { readSettings } from './settings';
@@ -44,6 +45,10 @@ async function main(): Promise<number> {
     }
     if (settings.only === 'cpu') {
       await cpuShares(rig, settings, say);
+      return 0;
+    }
+    if (settings.only === 'metrics') {
+      await metricsCost(rig, settings, say);
       return 0;
     }
 

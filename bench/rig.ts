@@ -16,6 +16,7 @@ import { DirectClient } from './direct-client';
 import { HubDriver } from './hub-driver';
 
 export const FORWARDER_NAME = 'bench-forwarder';
+export const METRICS_AGENT_NAME = 'bench-agent-metrics';
 export const NO_LEDGER_NAME = 'bench-agent-noledger';
 /** node options that preload the loop probe (bench/loop-probe.mjs) into a measured relay process. */
 export const PROBE_ARGS = ['--import', pathToFileURL(path.join(ROOT, 'bench', 'loop-probe.mjs')).href];
@@ -43,6 +44,11 @@ export interface Rig {
   startNoLedgerAgent(): Promise<() => Promise<void>>;
   /** A/B: a second agent (AGENT_B_NAME) run from another build of the CLI (bench/ab.ts), on its own home. */
   startAgentB(entry: string): Promise<() => Promise<void>>;
+  /**
+   * A second agent (METRICS_AGENT_NAME) of the same build with the console and /metrics on
+   * (`run --console 127.0.0.1:0 --metrics`): resolves with its /metrics address and console token.
+   */
+  startMetricsAgent(): Promise<{ metricsUrl: string; token: string; pid: number; stop: () => Promise<void> }>;
   /** The relay processes by path name (for the loop probe). */
   processOf(path: 'agent' | 'forwarder' | 'agentNoLedger' | 'agentB'): Child | undefined;
   close(): Promise<void>;
@@ -67,7 +73,7 @@ async function waitForProvider(hub: DevHub, name: string, timeoutMs = 20_000): P
 export const AGENT_B_NAME = 'bench-agent-b';
 
 /** `entry`: the script that runs the CLI (bin/swan-provider.js, or an A/B launcher from bench/ab.ts). */
-export async function startAgentChild(hub: DevHub, home: string, cpuProfDir?: string, name = AGENT_NAME, entry = 'bin/swan-provider.js'): Promise<Child> {
+export async function startAgentChild(hub: DevHub, home: string, cpuProfDir?: string, name = AGENT_NAME, entry = 'bin/swan-provider.js', extraArgs: string[] = []): Promise<Child> {
   const args = [
     ...PROBE_ARGS,
     ...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []),
@@ -80,6 +86,7 @@ export async function startAgentChild(hub: DevHub, home: string, cpuProfDir?: st
     '--home',
     home,
     '--no-discovery',
+    ...extraArgs,
   ];
   const agent = await startChild({ name, args, ready: /agent running/, env: childEnv() });
   try {
@@ -175,6 +182,19 @@ async function assemble(started: Array<() => Promise<unknown>>, o: RigOptions): 
       const e = { child: await startAgentChild(hub, h, undefined, AGENT_B_NAME, entry), home: h };
       extra.add(e);
       return () => stopExtra(e);
+    },
+    startMetricsAgent: async () => {
+      const h = writeAgentHome(hub.wsUrl, hub.url, engineUrl, METRICS_AGENT_NAME);
+      const tokenFile = path.join(h, 'console-token');
+      const child = await startAgentChild(hub, h, undefined, METRICS_AGENT_NAME, 'bin/swan-provider.js', ['--console', '127.0.0.1:0', '--console-token-file', tokenFile, '--metrics']);
+      const e = { child, home: h };
+      extra.add(e);
+      const port = /console listening on http:\/\/127\.0\.0\.1:(\d+)\//.exec(child.tail())?.[1];
+      if (!port) {
+        await stopExtra(e);
+        throw new Error(`the metrics agent printed no console address:\n${child.tail()}`);
+      }
+      return { metricsUrl: `http://127.0.0.1:${port}/metrics`, token: fs.readFileSync(tokenFile, 'utf8').trim(), pid: child.pid, stop: () => stopExtra(e) };
     },
     processOf: (p) => {
       if (p === 'agent') return rig.agent;
