@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import { EarningsService } from '../core/agent/earnings';
 import { SettingsFile } from '../core/agent/settings';
 import { loadConfig } from '../core/config/config';
+import { providerKeyOf } from '../core/agent/provider-key';
 import { homePath } from '../core/config/home-layout';
 import { FileSecretStore } from '../core/config/secrets';
 import { readFleetUsage } from '../core/fleet/fleet-reader';
@@ -27,13 +28,14 @@ function table(rows: string[][]): string {
   return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd()).join('\n');
 }
 
-function nodeNameOf(home: string): string {
+/** This rig's name and provider key as its agent reads them (settings.json over config.toml; the key from the environment, secrets.json or ApiKey). */
+function selfOf(home: string, secrets: FileSecretStore): { nodeName: string; providerKey: string } {
   const fromSettings = SettingsFile.in(home).get().nodeName;
-  if (fromSettings) return fromSettings;
   try {
-    return loadConfig(homePath(home, 'config')).nodeName || 'this rig';
+    const config = loadConfig(homePath(home, 'config'));
+    return { nodeName: fromSettings || config.nodeName || 'this rig', providerKey: providerKeyOf({ env: process.env, secrets, config }) };
   } catch {
-    return 'this rig';
+    return { nodeName: fromSettings || 'this rig', providerKey: process.env.INFERENCE_API_KEY ?? '' };
   }
 }
 
@@ -76,7 +78,10 @@ function platformTable(v: FleetUsageView): string[] {
     ]);
   }
   const lines = ['', "The platform's record of each rig (all time, hub requests; each rig fetches its own with its own key), beside its ledger:", table(rows)];
-  if (v.platform) lines.push(`Platform total over ${v.platform.rigs} rig(s): ${num(v.platform.totalInferences)} requests, ${num(v.platform.totalTokens)} tokens, ${money(v.platform.totalEarningsUsd)} USD.`);
+  if (v.platform) {
+    const shared = v.platform.providers < v.platform.rigs ? ` (rigs that serve with the same provider key share one record, counted once)` : '';
+    lines.push(`Platform total over ${v.platform.providers} provider key(s) of ${v.platform.rigs} rig(s)${shared}: ${num(v.platform.totalInferences)} requests, ${num(v.platform.totalTokens)} tokens, ${money(v.platform.totalEarningsUsd)} USD.`);
+  }
   return lines;
 }
 
@@ -108,9 +113,11 @@ export async function usageFleetCommand(o: FleetUsageOptions): Promise<number> {
   try {
     const earnings = new EarningsService({ home: o.home, ...(ledger ? { ledger } : {}), log: memoryLog().child('earnings'), serviceUrl: () => '', providerKey: () => '', models: () => [] });
     // The store is only read here: the running agent is the one writer of fleet.json and the secrets.
-    const store = new FleetStore(o.home, new FileSecretStore(o.home));
+    const secrets = new FileSecretStore(o.home);
+    const store = new FleetStore(o.home, secrets);
     const keychain = fs.existsSync(homePath(o.home, 'keychainSecrets'));
-    const view = await readFleetUsage(store, () => rigUsage({ nodeId: '', nodeName: nodeNameOf(o.home), ...(ledger ? { ledger } : {}), platform: () => earnings.stats.view() }), {
+    const self = selfOf(o.home, secrets);
+    const view = await readFleetUsage(store, () => rigUsage({ nodeId: '', ...self, ...(ledger ? { ledger } : {}), platform: () => earnings.stats.view() }), {
       ...(keychain ? { missingToken: "its token is in the desktop app's keychain, which this command cannot read: see the Usage page in the app." } : {}),
     });
     if (store.list().length === 0) err.write('No other rigs are added yet: add them on the Fleet page (console or desktop app). This rig alone:\n');

@@ -333,7 +333,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       log: this.log.child('fleet'),
       summary: (access) =>
         rigSummary({ snapshot: () => this.snapshot(), latestSample: () => this.sampler?.latest() ?? null, ...(this.ledger ? { ledger: this.ledger } : {}), alerts: () => this.alerts.list() }, access),
-      usage: () => rigUsage({ nodeId: identity.nodeId, nodeName: this.nodeName(), ...(this.ledger ? { ledger: this.ledger } : {}), platform: () => this.earnings.stats.get() }),
+      usage: () =>
+        rigUsage({ nodeId: identity.nodeId, nodeName: this.nodeName(), ...(this.ledger ? { ledger: this.ledger } : {}), platform: () => this.earnings.stats.get(), providerKey: this.providerKey() }),
       ...(this.metrics ? { metrics: () => this.metrics!.text() } : {}),
     });
     this.handlers = new BridgeHandlers({ ...this.parts(), ...this.actions() });

@@ -71,6 +71,9 @@ export interface RigUsage {
   earningsEnabled: boolean;
   /** The platform's own record of this provider (fetched by the rig with its own key), and the rig's hub traffic beside it. */
   platform: PlatformFigures<PlatformStatsView>;
+  /** A fingerprint of the rig's provider key (the first 12 hex digits of its SHA-256), null without a key: rigs
+   *  that share a key share one platform record, which the sums count once. */
+  providerKeyId: string | null;
   local: LocalLifetimeView;
 }
 
@@ -140,8 +143,8 @@ export interface FleetUsageView {
   rigs: FleetUsageRig[];
   /** Sums over the rigs that answered. */
   totals: { today: UsageTotals; last7: UsageTotals; last30: UsageTotals; month: UsageTotals };
-  /** The platform's figures summed over the rigs whose record is known. */
-  platform: { rigs: number; totalInferences: number; totalTokens: number; totalEarningsUsd: number } | null;
+  /** The platform's figures summed over the distinct provider keys whose record is known (rigs sharing a key count once). */
+  platform: { providers: number; rigs: number; totalInferences: number; totalTokens: number; totalEarningsUsd: number } | null;
   generatedAt: number;
 }
 

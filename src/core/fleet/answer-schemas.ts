@@ -98,6 +98,7 @@ export const rigUsageSchema = z.object({
   perModel30: z.array(modelUsage).max(512),
   earningsEnabled: z.boolean(),
   platform: z.object({ value: platformStats.nullable(), asOf: time.nullable(), stale: z.boolean(), error: text(2000).optional() }),
+  providerKeyId: z.string().regex(/^[0-9a-f]{12}$/).nullable(),
   local: z.object({
     requests: count,
     failed: count,

@@ -304,6 +304,7 @@ export function fleetUsage(rigs: FleetUsageRig[], now: number): FleetUsageView {
   let last30 = zeroTotals();
   let month = zeroTotals();
   let platform: FleetUsageView['platform'] = null;
+  const keys = new Set<string>();
   for (const r of rigs) {
     const u = r.usage;
     if (!u) continue;
@@ -313,8 +314,12 @@ export function fleetUsage(rigs: FleetUsageRig[], now: number): FleetUsageView {
     month = addTotals(month, u.month);
     const p = u.platform.value;
     if (p) {
-      platform ??= { rigs: 0, totalInferences: 0, totalTokens: 0, totalEarningsUsd: 0 };
+      platform ??= { providers: 0, rigs: 0, totalInferences: 0, totalTokens: 0, totalEarningsUsd: 0 };
       platform.rigs++;
+      // Rigs that serve with one provider key share the platform's one record of it: counted once.
+      if (u.providerKeyId !== null && keys.has(u.providerKeyId)) continue;
+      if (u.providerKeyId !== null) keys.add(u.providerKeyId);
+      platform.providers++;
       platform.totalInferences += p.totalInferences;
       platform.totalTokens += p.totalTokens;
       platform.totalEarningsUsd += p.totalEarningsUsd;

@@ -2,6 +2,7 @@
 // the snapshot, the last GPU sample, its ledger, its alerts and its copy of the platform's record. The
 // same functions answer another console's read (fleet-api.ts), this console's own row on the Fleet page
 // and `usage --fleet`'s line for this rig, so every rig's figures are computed the same way.
+import crypto from 'node:crypto';
 import type { AgentSnapshot, PlatformFigures, PlatformStatsView } from '../../shared/bridge';
 import { FLEET_API_VERSION, type FleetAccess, type RigGpu, type RigSummary, type RigUsage } from '../../shared/fleet';
 import type { GpuSample, UsageTotals } from '../../shared/types';
@@ -66,12 +67,19 @@ export function rigSummary(p: SummarySources, access: FleetAccess): RigSummary {
   };
 }
 
+/** The first 12 hex digits of the key's SHA-256 (a 256-bit key cannot be recovered from it); null without a key. */
+export function keyFingerprint(key: string): string | null {
+  return key ? crypto.createHash('sha256').update(key).digest('hex').slice(0, 12) : null;
+}
+
 export interface UsageSources {
   nodeId: string;
   nodeName: string;
   ledger?: Ledger;
   /** The platform's record of this provider (the rig's cached copy, fetched with its own key). */
   platform: () => Promise<PlatformFigures<PlatformStatsView>> | PlatformFigures<PlatformStatsView>;
+  /** The provider key ('' when none): only its fingerprint leaves the rig. */
+  providerKey: string;
   now?: () => number;
 }
 
@@ -92,6 +100,7 @@ export async function rigUsage(p: UsageSources): Promise<RigUsage> {
     perModel30: last30?.perModel ?? [],
     earningsEnabled: l?.isEarningsEnabled() ?? true,
     platform: await p.platform(),
+    providerKeyId: keyFingerprint(p.providerKey),
     local: l?.hubLifetime() ?? { requests: 0, failed: 0, tokensIn: 0, tokensOut: 0, earnings: 0, firstAt: null, undelivered: { requests: 0, tokensIn: 0, tokensOut: 0, earnings: 0 } },
   };
 }

@@ -18,7 +18,10 @@ function platformCell(r: FleetUsageRig): string {
 }
 
 export function FleetUsageCard({ refreshKey }: { refreshKey: number }) {
-  const usage = useFetch(() => getBridge().invoke('fleet.usage', {}), [refreshKey]);
+  // Whether any other rig is added (once); only then is every rig's ledger fetched, and again on each refresh.
+  const fleet = useFetch(() => getBridge().invoke('fleet.list', {}), []);
+  const others = (fleet.data?.rigs.length ?? 1) > 1;
+  const usage = useFetch(() => (others ? getBridge().invoke('fleet.usage', {}) : Promise.resolve(undefined)), [refreshKey, others]);
   const v = usage.data;
   if (!v || v.rigs.length < 2) return usage.error ? <ErrorText error={usage.error} /> : null;
   const answered = v.rigs.filter((r) => r.usage).length;
@@ -73,7 +76,9 @@ export function FleetUsageCard({ refreshKey }: { refreshKey: number }) {
           <td className="num">{fmtInt(v.totals.last30.requests)}</td>
           <td className="num">{fmtMoney(v.totals.last30.earnings)}</td>
           <td className="num">{fmtMoney(v.totals.month.earnings)}</td>
-          <td className="small">{v.platform ? `${fmtInt(v.platform.totalInferences)} req · ${fmtMoney(v.platform.totalEarningsUsd)} (${v.platform.rigs} rigs)` : '—'}</td>
+          <td className="small" title={v.platform && v.platform.providers < v.platform.rigs ? 'Rigs that serve with the same provider key share one platform record: it is counted once.' : undefined}>
+            {v.platform ? `${fmtInt(v.platform.totalInferences)} req · ${fmtMoney(v.platform.totalEarningsUsd)} (${v.platform.providers === v.platform.rigs ? `${v.platform.rigs} rigs` : `${v.platform.providers} keys, ${v.platform.rigs} rigs`})` : '—'}
+          </td>
         </tr>
       </DataTable>
     </Card>

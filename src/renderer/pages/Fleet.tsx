@@ -49,14 +49,17 @@ function RigStatus({ rig }: { rig: FleetRigView }) {
   const label = rig.status === 'unreachable' ? 'Unreachable' : rig.status === 'refused' ? 'Token refused' : rig.status === 'pending' ? 'Reading…' : 'Unreadable';
   return (
     <span data-testid="rig-status" data-status={rig.status}>
-      <Badge tone={rig.status === 'pending' ? 'muted' : 'bad'}>{label}</Badge>{' '}
+      <Badge tone={rig.status === 'pending' ? 'muted' : 'bad'}>{label}</Badge>
       {rig.status !== 'pending' && (
-        <span className="muted small" data-testid="rig-since" title={fmtDateTime(rig.since)}>
+        <span className="muted small block" data-testid="rig-since" title={fmtDateTime(rig.since)}>
           since {fmtClock(rig.since)} ({fmtAgo(rig.since)})
         </span>
       )}
-      {rig.error && <span className="small block">{rig.error}</span>}
-      {rig.lastSeenAt !== undefined && rig.status !== 'pending' && <span className="muted small block">Figures as of {fmtDateTime(rig.lastSeenAt)}.</span>}
+      {rig.lastSeenAt !== undefined && rig.status !== 'pending' && (
+        <span className="muted small block" title={fmtDateTime(rig.lastSeenAt)}>
+          last answer {fmtClock(rig.lastSeenAt)}
+        </span>
+      )}
     </span>
   );
 }
@@ -95,13 +98,13 @@ function Gpus({ s }: { s: RigSummary }) {
   );
 }
 
+/** The rig's alerts of the last 24 hours, newest first, folded under their count and the latest's title. */
 function Alerts({ s }: { s: RigSummary }) {
-  if (s.alerts.length === 0) return <span className="muted small">none</span>;
   const [latest] = s.alerts;
   return (
     <details data-testid="rig-alerts" data-count={s.alerts.length}>
       <summary>
-        <Badge tone="warn">{s.alerts.length}</Badge> <span className="small">{latest!.title}</span>
+        <Badge tone="warn">{s.alerts.length === 1 ? '1 alert' : `${s.alerts.length} alerts`}</Badge> <span className="small">{latest!.title}</span>
       </summary>
       <ul className="plain-list">
         {s.alerts.map((a) => (
@@ -124,56 +127,85 @@ function RigRow({ rig, onRemoved }: { rig: FleetRigView; onRemoved: (v: FleetVie
     onRemoved(await getBridge().invoke('fleet.remove', { id: rig.id }));
   });
   return (
-    <tr data-testid="fleet-rig" data-rig-id={rig.id} data-self={rig.self} data-status={rig.status} data-node-name={s?.nodeName ?? ''}>
-      <th scope="row">
-        <span data-testid="rig-label">{rig.label}</span>
-        {rig.self && <span className="muted small"> (this rig)</span>}
-        {s && s.nodeName !== rig.label && <span className="muted small block">{s.nodeName}</span>}
-        {!rig.self && <span className="muted small block mono">{rig.url}</span>}
-        {rig.insecure && (
-          <span className="block">
-            <Badge tone="warn" testId="rig-insecure">
-              plain HTTP
-            </Badge>
-          </span>
-        )}
-      </th>
-      <td>
-        <RigStatus rig={rig} />
-      </td>
-      <td>{s ? <Models s={s} /> : '—'}</td>
-      <td>{s ? <Gpus s={s} /> : '—'}</td>
-      <td className="num" data-testid="rig-requests-today">
-        {s ? fmtInt(s.today.requests) : '—'}
-      </td>
-      <td className="num">
-        <span data-testid="rig-tokens-in-today">{s ? fmtInt(s.today.tokensIn) : '—'}</span>
-        {' / '}
-        <span data-testid="rig-tokens-out-today">{s ? fmtInt(s.today.tokensOut) : '—'}</span>
-      </td>
-      <td className="num" data-testid="rig-earnings-today">
-        {s ? fmtMoney(s.today.earnings) : '—'}
-      </td>
-      <td className="num" data-testid="rig-earnings-month">
-        {s ? fmtMoney(s.month.earnings) : '—'}
-      </td>
-      <td>{s ? <Alerts s={s} /> : '—'}</td>
-      <td>
-        {!rig.self && (
-          <span className="form-actions">
-            <button type="button" className="small-button" onClick={() => void open()} disabled={openState.pending} data-testid="rig-open" aria-label={`Open console of ${rig.label}`}>
-              Open console
-            </button>
-            <button type="button" className="small-button danger" onClick={() => void remove()} disabled={removeState.pending} data-testid="rig-remove" aria-label={`Remove ${rig.label} from the fleet`}>
-              Remove
-            </button>
-          </span>
-        )}
-        <ErrorText error={openState.error ?? removeState.error} />
-      </td>
-    </tr>
+    <>
+      <tr data-testid="fleet-rig" data-rig-id={rig.id} data-self={rig.self} data-status={rig.status} data-node-name={s?.nodeName ?? ''}>
+        <th scope="row">
+          <span data-testid="rig-label">{rig.label}</span>
+          {rig.self && <span className="muted small"> (this rig)</span>}
+          {s && s.nodeName !== rig.label && <span className="muted small block">{s.nodeName}</span>}
+          {!rig.self && <span className="muted small block mono">{rig.url}</span>}
+          {rig.insecure && (
+            <span className="block">
+              <Badge tone="warn" testId="rig-insecure">
+                plain HTTP
+              </Badge>
+            </span>
+          )}
+          {s && s.alerts.length > 0 && <Alerts s={s} />}
+        </th>
+        <td>
+          <RigStatus rig={rig} />
+        </td>
+        <td>{s ? <Models s={s} /> : '—'}</td>
+        <td>{s ? <Gpus s={s} /> : '—'}</td>
+        <td className="num">
+          {s ? (
+            <>
+              <span data-testid="rig-requests-today">{fmtInt(s.today.requests)}</span> requests
+              <span className="muted small block">
+                <span data-testid="rig-tokens-in-today">{fmtInt(s.today.tokensIn)}</span> in / <span data-testid="rig-tokens-out-today">{fmtInt(s.today.tokensOut)}</span> out
+              </span>
+            </>
+          ) : (
+            '—'
+          )}
+        </td>
+        <td className="num">
+          {s ? (
+            <>
+              <span data-testid="rig-earnings-today">{fmtMoney(s.today.earnings)}</span> today
+              <span className="muted small block">
+                <span data-testid="rig-earnings-month">{fmtMoney(s.month.earnings)}</span> this month
+              </span>
+            </>
+          ) : (
+            '—'
+          )}
+        </td>
+        <td>
+          {!rig.self && (
+            <span className="form-actions">
+              <button type="button" className="small-button" onClick={() => void open()} disabled={openState.pending} data-testid="rig-open" aria-label={`Open the console of ${rig.label}`} title="Open this rig's own console">
+                Open
+              </button>
+              <button type="button" className="small-button danger" onClick={() => void remove()} disabled={removeState.pending} data-testid="rig-remove" aria-label={`Remove ${rig.label} from the fleet`}>
+                Remove
+              </button>
+            </span>
+          )}
+        </td>
+      </tr>
+      {(rig.error || openState.error || removeState.error) && (
+        <tr data-testid="rig-problem">
+          <td colSpan={COLUMNS.length} className="small">
+            {rig.error && <span className={rig.status === 'ok' ? undefined : 'warn-text'}>{rig.label}: {rig.error}</span>}
+            <ErrorText error={openState.error ?? removeState.error} />
+          </td>
+        </tr>
+      )}
+    </>
   );
 }
+
+const COLUMNS = [
+  { label: 'Rig' },
+  { label: 'Status' },
+  { label: 'Models' },
+  { label: 'GPUs' },
+  { label: 'Today', num: true },
+  { label: 'Earned', num: true },
+  { label: 'Actions', srOnly: true },
+];
 
 function Totals({ fleet }: { fleet: FleetView }) {
   const t = fleet.totals;
@@ -324,18 +356,7 @@ export function Fleet() {
           <DataTable
             dense
             testId="fleet-table"
-            columns={[
-              { label: 'Rig' },
-              { label: 'Status' },
-              { label: 'Models' },
-              { label: 'GPUs' },
-              { label: 'Requests today', num: true },
-              { label: 'Tokens in / out today', num: true },
-              { label: 'Earned today', num: true },
-              { label: 'This month', num: true },
-              { label: 'Alerts (24 h)' },
-              { label: 'Actions', srOnly: true },
-            ]}
+            columns={COLUMNS}
           >
             {fleet.rigs.map((r) => (
               <RigRow key={r.id} rig={r} onRemoved={set} />
