@@ -4,14 +4,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkForUpdate, compareVersions, DEFAULT_FEED, feedRequestUrl, feedUrlProblem, genericChannelFile, genericFeedFolder, latestFromFeed } from '../../../src/core/update/check';
-import { startStack, type Stack } from '../../support/stack';
 
 let server: http.Server | undefined;
-let stack: Stack | undefined;
 const hits: string[] = [];
 afterEach(async () => {
-  await stack?.close();
-  stack = undefined;
   if (server) await new Promise<void>((r) => server!.close(() => r()));
   server = undefined;
   hits.length = 0;
@@ -102,24 +98,5 @@ describe('checkForUpdate against a local feed', () => {
     expect(dead).toMatchObject({ available: false, errorCode: 'feed_unreachable' });
     // The owner is told what to check.
     expect(dead.error).toContain('Check the feed address in Settings');
-  });
-
-  it('runs through the bridge with the feed from Settings', async () => {
-    const base = await feed({ '/p': { body: npmMeta('9.0.0') } });
-    stack = await startStack({ hub: false, start: false });
-    expect(await stack.agent.invoke('settings.save', { patch: { updateFeedUrl: 'ftp://x' } })).toMatchObject({ ok: false, errors: { updateFeedUrl: expect.any(String) } });
-    expect(await stack.agent.invoke('settings.save', { patch: { updateFeedUrl: `${base}/p` } })).toEqual({ ok: true });
-    expect(await stack.agent.invoke('update.check', {})).toMatchObject({ latest: '9.0.0', available: true, feed: `${base}/p` });
-    const info = (await stack.agent.invoke('app.info', {})) as { version: string; build: string };
-    expect(info.version).toMatch(/^\d+\.\d+\.\d+/);
-    expect(info.build).toContain(`Node ${process.versions.node}`);
-  });
-});
-
-describe('the headless agent and downloads', () => {
-  it('refuses update.download and update.install as not supported here', async () => {
-    stack = await startStack({});
-    await expect(stack.agent.invoke('update.download', {})).rejects.toMatchObject({ code: 'not_supported' });
-    await expect(stack.agent.invoke('update.install', { when: 'now' })).rejects.toMatchObject({ code: 'not_supported' });
   });
 });
