@@ -16,7 +16,11 @@ afterEach(async () => {
 });
 
 const ask = (model: string) => chat(stack!.hub!, { model, messages: [{ role: 'user', content: 'hi' }] });
-const hubHealth = (model: string) => stack!.hub!.providers().find((p) => p.connected)?.health[model];
+/** The model's health at the hub, once the hub also has it in the provider's registered models (what it routes by). */
+const hubHealth = (model: string) => {
+  const p = stack!.hub!.providers().find((x) => x.connected);
+  return p?.models.includes(model) ? p.health[model] : undefined;
+};
 const engineRow = (url: string) => stack!.agent.snapshot().engines.find((e) => e.url === url);
 
 /** A second engine added in the console (not in models.json), its model switched on and served. */
