@@ -3,6 +3,7 @@
 // frames. Inference answers and refusals go on their result path (stream_end / ack with a status), never
 // as `error` frames; unknown types are not answered. Each frame carries what the agent must do with it, worked out here from how it was built,
 // not by asking the agent's own parser.
+import { MAX_JSON_DEPTH } from '../../../src/core/http/bounded-json';
 import type { Rng } from './faults';
 
 /** What the agent must answer. */
@@ -224,8 +225,15 @@ export function fuzzFrame(r: Rng, i: number, model: string): Frame {
     const noisy = v.msg as { payload?: Obj };
     if (v.label === 'inference' && r.chance(0.3)) {
       const p = noisy.payload!;
-      p.extra = deepValue(r.int(10, 30_000), '"x"');
+      const depth = r.int(10, 30_000);
+      p.extra = deepValue(depth, '"x"');
       (p.request as Obj).messages = [{ role: 'user', content: 'y'.repeat(r.int(0, r.chance(0.05) ? 200_000 : 100)) }];
+      // Noise nested past the bounded reader's limit (the envelope and the payload are two levels more) is
+      // refused unread: 400 on the request's result path, counted invalid.
+      if (depth + 2 > MAX_JSON_DEPTH) {
+        const stream = p.stream === true;
+        return { text: render(v.msg), expect: { kind: 'reply', id, types: [stream ? 'stream_end' : 'ack'], failed: { statusCodes: [400], error: /deeper/ }, invalid: true }, label: 'inference:deep-noise' };
+      }
     }
     if (v.label === 'real-inference' && r.chance(0.2)) {
       // Nested deeper than any real request: refused as invalid (400 on its result path), never a crash.
