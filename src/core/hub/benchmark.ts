@@ -1,6 +1,9 @@
-// The hub's `benchmark` message (DESIGN.md): run each prompt at temperature 0, one after another,
-// each with its own timeout, and answer before the hub's timeout_ms with whatever finished plus
-// an error for each prompt that did not. Pure handler: returns the reply payload, never throws.
+// The hub's `benchmark` message, run as the Go provider runs it (inference_client.go handleBenchmark): every
+// prompt, one after another, as a chat at temperature 0 with max_tokens 500, each with its own timeout of
+// max(30 s, timeout_ms / number of prompts) (so timeout_ms 0 or absent is 30 s a prompt); an answer is
+// correct when, lowercased, it contains the expected answer, lowercased (no expected answer: correct). A bad
+// prompt (not text, or one the engine refuses) fails that prompt, never the whole benchmark; total_latency_ms
+// is the sum of the prompts' latencies. Pure handler: returns the reply payload, never throws.
 import { z } from 'zod';
 import type { EngineRequestOptions, NonStreamResult } from '../engine/types';
 import { EngineHttpError } from '../engine/types';
@@ -13,7 +16,7 @@ export interface BenchmarkDeps {
   /** requestJson from src/core/engine/client.ts (or a scheduler-wrapped version of it). */
   complete(opts: EngineRequestOptions): Promise<NonStreamResult>;
   log?: Logger;
-  /** Longest time one prompt may take (default: the hub's budget split evenly, at least 30 s). */
+  /** Longest time one prompt may take (default: max(30 s, timeout_ms / number of prompts), as Go). */
   promptTimeoutMs?: number;
   /** Max tokens of each answer (default 500, as the Go provider). */
   maxTokens?: number;
@@ -33,8 +36,8 @@ export type BenchmarkErrorCode =
   | 'model_not_served'
   /** The benchmark was stopped (link closed, agent stopping). */
   | 'stopped'
-  /** The hub's timeout_ms was reached before every prompt ran. */
-  | 'deadline'
+  /** The prompt entry is not {id, prompt: text}, or beyond the most prompts one benchmark runs. */
+  | 'invalid_prompt'
   /** One prompt took longer than its own timeout. */
   | 'prompt_timeout'
   /** The engine answered the prompt with an HTTP error. */
@@ -62,34 +65,36 @@ export interface BenchmarkResponse {
   error_code?: BenchmarkErrorCode;
 }
 
-/** Used when the hub sends no timeout_ms. */
-export const DEFAULT_BENCHMARK_TIMEOUT_MS = 120_000;
+/** Each prompt's shortest timeout (Go: a prompt never gets less than 30 s). */
+export const MIN_PROMPT_TIMEOUT_MS = 30_000;
+/** Go's max_tokens of a benchmark answer. */
+export const BENCHMARK_MAX_TOKENS = 500;
+/** Prompts one benchmark runs at most; any beyond fail alone. */
+export const MAX_PROMPTS = 500;
 
 const benchmarkPayload = z.object({
   benchmark_id: z.string().min(1).max(256),
-  test_type: z.string().max(64).optional(),
+  test_type: z.string().max(64).nullish(),
   model_id: z.string().min(1).max(256),
-  prompts: z
-    .array(z.object({ id: z.string().min(1).max(256), prompt: z.string().min(1).max(100_000), expected_answer: z.string().max(10_000).optional() }))
-    .max(500),
-  timeout_ms: z.number().int().min(1).max(3_600_000).optional(),
+  // Go reads a null or missing list as no prompts; each entry is checked on its own below.
+  prompts: z.array(z.unknown()).max(10_000).nullish(),
+  timeout_ms: z.number().finite().nullish(),
 });
 
+const promptEntry = z.object({
+  id: z.string().max(256),
+  prompt: z.string(),
+  expected_answer: z.string().nullish(),
+});
 
-/** Lower-case, compatibility-normalised, without any whitespace. */
-export function normalizeAnswer(s: string): string {
-  return s.normalize('NFKC').toLowerCase().replace(/\s+/gu, '');
-}
-
-/** The answer counts as correct when it contains the expected answer, ignoring case and spaces. */
-export function isCorrect(answer: string, expected: string | undefined): boolean {
-  if (expected === undefined || expected.trim() === '') return true;
-  return normalizeAnswer(answer).includes(normalizeAnswer(expected));
+/** Go's grading: the answer, lowercased, contains the expected answer, lowercased; nothing expected is correct. */
+export function isCorrect(answer: string, expected: string | null | undefined): boolean {
+  if (!expected) return true;
+  return answer.toLowerCase().includes(expected.toLowerCase());
 }
 
 export async function handleBenchmark(payload: unknown, deps: BenchmarkDeps, requestId = ''): Promise<BenchmarkResponse> {
   const now = deps.now ?? Date.now;
-  const started = now();
   const parsed = benchmarkPayload.safeParse(payload);
   if (!parsed.success) {
     const id = payload && typeof payload === 'object' ? (payload as Record<string, unknown>).benchmark_id : undefined;
@@ -98,47 +103,38 @@ export async function handleBenchmark(payload: unknown, deps: BenchmarkDeps, req
     return { request_id: requestId, benchmark_id: typeof id === 'string' ? id : '', results: [], total_latency_ms: 0, error, error_code: 'invalid_payload' };
   }
   const p = parsed.data;
-  const budget = p.timeout_ms ?? DEFAULT_BENCHMARK_TIMEOUT_MS;
-  // Answer a little before the hub gives up: the reply still has to travel.
-  const deadline = started + budget - Math.min(1_000, Math.ceil(budget * 0.1));
-  const perPrompt = deps.promptTimeoutMs ?? Math.max(30_000, Math.floor(budget / Math.max(1, p.prompts.length)));
+  const prompts = p.prompts ?? [];
+  const perPrompt = deps.promptTimeoutMs ?? Math.max(MIN_PROMPT_TIMEOUT_MS, Math.floor((p.timeout_ms ?? 0) / Math.max(1, prompts.length)));
   const resolved = deps.resolve(p.model_id);
   const results: BenchmarkResult[] = [];
   let error: { code: BenchmarkErrorCode; text: string } | undefined;
 
-  if (!resolved) {
-    error = { code: 'model_not_served', text: `model "${p.model_id}" is not served by this provider` };
-    for (const pr of p.prompts) results.push(failed(pr.id, 0, error.code, error.text));
-  } else {
-    for (const pr of p.prompts) {
-      const remaining = deadline - now();
-      if (deps.signal?.aborted) {
-        error ??= { code: 'stopped', text: 'the benchmark was stopped before it finished' };
-        results.push(failed(pr.id, 0, 'stopped', 'not run: the benchmark was stopped'));
-        continue;
-      }
-      if (remaining <= 0) {
-        error ??= { code: 'deadline', text: `the hub's deadline of ${budget} ms was reached after ${results.length} of ${p.prompts.length} prompts` };
-        results.push(failed(pr.id, 0, 'deadline', `not run: the hub's deadline of ${budget} ms was reached`));
-        continue;
-      }
-      const limit = Math.min(perPrompt, remaining);
-      const r = await runPrompt(p.model_id, pr, resolved, deps, limit, now);
-      if (r.error && limit < perPrompt && now() >= deadline) {
-        r.error = `stopped at the hub's deadline of ${budget} ms (${r.error})`;
-        r.error_code = 'deadline';
-        error ??= { code: 'deadline', text: `the hub's deadline of ${budget} ms was reached after ${results.length} of ${p.prompts.length} prompts` };
-      }
-      results.push(r);
+  for (const [i, raw] of prompts.entries()) {
+    const entry = promptEntry.safeParse(raw);
+    const rawId = raw && typeof raw === 'object' ? (raw as Record<string, unknown>).id : undefined;
+    const id = entry.success ? entry.data.id : typeof rawId === 'string' ? rawId.slice(0, 256) : `#${i}`;
+    if (!resolved) {
+      error ??= { code: 'model_not_served', text: `model "${p.model_id}" is not served by this provider` };
+      results.push(failed(id, 0, error.code, error.text));
+    } else if (!entry.success) {
+      results.push(failed(id, 0, 'invalid_prompt', `not run: ${formatIssues(entry.error, { root: '(prompt)' })}`));
+    } else if (i >= MAX_PROMPTS) {
+      results.push(failed(id, 0, 'invalid_prompt', `not run: a benchmark runs at most ${MAX_PROMPTS} prompts`));
+    } else if (deps.signal?.aborted) {
+      error ??= { code: 'stopped', text: 'the benchmark was stopped before it finished' };
+      results.push(failed(id, 0, 'stopped', 'not run: the benchmark was stopped'));
+    } else {
+      results.push(await runPrompt(p.model_id, entry.data, resolved, deps, perPrompt, now));
     }
   }
-  const reply: BenchmarkResponse = { request_id: requestId, benchmark_id: p.benchmark_id, results, total_latency_ms: Math.max(0, now() - started) };
+  const total = results.reduce((sum, r) => sum + r.latency_ms, 0);
+  const reply: BenchmarkResponse = { request_id: requestId, benchmark_id: p.benchmark_id, results, total_latency_ms: total };
   if (error) {
     reply.error = error.text;
     reply.error_code = error.code;
   }
   const right = results.filter((r) => r.correct).length;
-  deps.log?.info(`Benchmark ${p.benchmark_id} (${p.test_type ?? 'unspecified'}) on ${p.model_id}: ${right}/${results.length} correct in ${reply.total_latency_ms} ms`);
+  deps.log?.info(`Benchmark ${p.benchmark_id} (${p.test_type ?? 'unspecified'}) on ${p.model_id}: ${right}/${results.length} correct in ${total} ms`);
   return reply;
 }
 
@@ -148,7 +144,7 @@ function failed(promptId: string, latency: number, code: BenchmarkErrorCode, err
 
 async function runPrompt(
   model: string,
-  pr: { id: string; prompt: string; expected_answer?: string },
+  pr: { id: string; prompt: string; expected_answer?: string | null | undefined },
   resolved: ResolvedModel,
   deps: BenchmarkDeps,
   timeoutMs: number,
@@ -163,7 +159,7 @@ async function runPrompt(
     const res = await deps.complete({
       endpoint: resolved.endpoint,
       path: '/v1/chat/completions',
-      body: { model, messages: [{ role: 'user', content: pr.prompt }], temperature: 0, max_tokens: deps.maxTokens ?? 500, stream: false },
+      body: { model, messages: [{ role: 'user', content: pr.prompt }], temperature: 0, max_tokens: deps.maxTokens ?? BENCHMARK_MAX_TOKENS, stream: false },
       signal: ac.signal,
       headersTimeoutMs: timeoutMs,
     });
@@ -192,12 +188,10 @@ async function runPrompt(
   }
 }
 
-/** Content of choice 0 (chat message, or completions text); "" when absent. */
+/** The content of choice 0's message, as Go reads it; "" when absent. */
 function readAnswer(json: unknown): string {
   const choices = (json as { choices?: unknown } | null)?.choices;
   const first = Array.isArray(choices) ? (choices[0] as Record<string, unknown> | undefined) : undefined;
   const message = first?.message as Record<string, unknown> | undefined;
-  if (typeof message?.content === 'string') return message.content;
-  if (typeof first?.text === 'string') return first.text;
-  return '';
+  return typeof message?.content === 'string' ? message.content : '';
 }
