@@ -43,8 +43,7 @@ export async function demoCommand(o: { home: string; console: string }): Promise
     configPath,
     `[API]\nNodeName = "demo-provider"\n[Inference]\nWebSocketURL = "${hub.wsUrl}"\nServiceURL = "${hub.url}"\nApiKey = "${DEMO_KEY}"\n[Agent]\nDiscovery = false\nHealthCheckIntervalSeconds = 5\n`,
   );
-  const models = await (await fetch(`${engine.url}/v1/models`)).json() as { data: Array<{ id: string }> };
-  writeJsonAtomic(homePath(home, 'models'), Object.fromEntries(models.data.map((m) => [m.id, { endpoint: engine.url }])));
+  writeJsonAtomic(homePath(home, 'models'), Object.fromEntries(engine.models.map((id) => [id, { endpoint: engine.url }])));
   const agent = await Agent.create({ home, configPath, log, mode: 'headless', discovery: false, metrics: true });
   agent.settings.update((s) => ({ ...s, onboarded: true }));
   await agent.start();
@@ -54,10 +53,10 @@ export async function demoCommand(o: { home: string; console: string }): Promise
   });
   process.stdout.write(`\nDemo running. The engine is SIMULATED (every answer starts with "[simulated]").\n`);
   process.stdout.write(`console: ${con.url}\n`);
-  process.stdout.write(`dev hub: ${hub.url}   (curl ${hub.url}/v1/chat/completions -d '{"model":"${models.data[0]?.id}","messages":[{"role":"user","content":"hi"}],"stream":true}')\n`);
+  process.stdout.write(`dev hub: ${hub.url}   (curl ${hub.url}/v1/chat/completions -d '{"model":"${engine.models[0]}","messages":[{"role":"user","content":"hi"}],"stream":true}')\n`);
   // A trickle of traffic so the dashboard has something to show.
   const traffic = setInterval(() => {
-    const model = models.data[Math.floor(Math.random() * models.data.length)]?.id;
+    const model = engine.models[Math.floor(Math.random() * engine.models.length)];
     void fetch(`${hub.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -407,7 +407,8 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
         finish();
       }
     });
-    send(provider.ws, { type: 'inference', request_id: id, payload: { endpoint_id: crypto.randomUUID(), model_id: model, stream, request } });
+    // A v0.5 hub says what the request is: the OpenAI path after /v1/ (Go's operations.go).
+    send(provider.ws, { type: 'inference', request_id: id, payload: { endpoint_id: crypto.randomUUID(), model_id: model, stream, operation: path.replace(/^\/v1\//, ''), request } });
   }
 
   const noticeTo = (payload: Record<string, unknown>, nodeId?: string): number => {

@@ -12,6 +12,9 @@ import { ConfigError, hubDialUrl, loadConfig, type ProviderConfig } from '../cor
 import { FileSecretStore } from '../core/config/secrets';
 import { EngineDiscovery } from '../core/engine/discovery';
 import { checkEndpoint } from '../core/engine/health';
+import { readProbe, type DeepFailure } from '../core/engine/deep-probe';
+import { chatCompatible } from '../core/engine/category';
+import { standaloneHealthProbe } from '../core/inference/health-probe';
 import { describeStatus, fetchProviderStatus, statusView } from '../core/hub/provider-status';
 import { networkOf } from '../shared/networks';
 import { noConfigHelp } from './run';
@@ -24,6 +27,15 @@ import type { ProviderStatusView } from '../shared/bridge';
 import type { ModelState, Verdict } from '../shared/types';
 
 type Check = { ok: boolean; what: string; fix?: string };
+
+/** What to do about a failed deep check, by its reason code. */
+const DEEP_FIX: Record<DeepFailure, string> = {
+  no_response: 'start the engine, or restart it if it is stuck',
+  key_rejected: 'set "api_key" in models.json to the engine\'s key',
+  not_served: 'set "local_model" in models.json to the name the engine lists',
+  engine_error: 'restart the engine; its model list answers but it cannot generate',
+  loading: 'wait for the engine to finish loading its model',
+};
 
 /** The desktop app keeps the key encrypted by the OS keychain here; doctor can see it exists, not read it. */
 
@@ -118,8 +130,16 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
     const h = await checkEndpoint(ep.url, 5000, ep.apiKey, ep.engineType, { verifyKey: true });
     const fix = h.condition === 'key_rejected' ? `set "api_key" of ${model} in models.json to the engine's key` : h.condition === 'loading' ? 'wait for the engine to finish loading its model' : 'start the engine or fix the endpoint in models.json';
     checks.push(h.ok ? { ok: true, what: `engine for ${model} at ${ep.url} answers` } : { ok: false, what: `engine for ${model} at ${ep.url}: ${h.error}`, fix });
-    const health = h.ok ? 'healthy' : 'unhealthy';
-    const endpoint = { url: ep.url, engineType: ep.engineType ?? 'unknown', health, inFlight: 0, maxConcurrent: 0, consecutiveFailures: h.ok ? 0 : 1, ...(h.error ? { lastError: h.error } : {}), ...(h.condition ? { condition: h.condition } : {}) } as const;
+    // The deep check: a real 1-token chat, by the engine's own name (a dead engine still lists its models).
+    let deep: ReturnType<typeof readProbe> | undefined;
+    if (h.ok && chatCompatible(registry.get(model)?.entry?.category)) {
+      const t = { url: ep.url, model: ep.localModel ?? model, ...(ep.apiKey ? { apiKey: ep.apiKey } : {}) };
+      deep = readProbe(await standaloneHealthProbe(registry, 15_000)(t), t);
+      checks.push(deep.ok ? { ok: true, what: `${model} answers a 1-token chat at ${ep.url}` } : { ok: false, what: `${model} at ${ep.url} [${deep.code}]: ${deep.error}`, fix: DEEP_FIX[deep.code] });
+    }
+    const failed = deep && !deep.ok ? { error: deep.error, condition: deep.code } : h.ok ? undefined : { error: h.error, condition: h.condition };
+    const health = failed ? 'unhealthy' : 'healthy';
+    const endpoint = { url: ep.url, engineType: ep.engineType ?? 'unknown', health, inFlight: 0, maxConcurrent: 0, consecutiveFailures: failed ? 1 : 0, ...(failed?.error ? { lastError: failed.error } : {}), ...(failed?.condition ? { condition: failed.condition } : {}) } as const;
     states.push({ id: model, enabled: true, health, endpoints: [endpoint], inFlight: 0, queued: 0, maxConcurrent: 0, maxQueue: 0 });
   }
   const off = registry.all().filter((m) => !m.enabled).map((m) => m.id);

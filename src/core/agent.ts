@@ -31,6 +31,7 @@ import { ensureHome } from './config/home';
 import { FileSecretStore, type SecretStore } from './config/secrets';
 import { EngineDiscovery } from './engine/discovery';
 import { HealthMonitor } from './engine/health';
+import { healthProbe } from './inference/health-probe';
 import { watchModelsJson, type ModelsJsonWatch } from './agent/models-watch';
 import { detectGpus } from './gpu/detect';
 import { ContextLengths } from './engine/context-length';
@@ -156,7 +157,13 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     );
     this.pause = new PauseController({ engineInFlight: () => this.scheduler.inFlight(), log: this.log.child('pause') });
     bindPause(this.pause, this.scheduler);
-    this.health = new HealthMonitor({ intervalMs: a.healthCheckIntervalMs, log: this.log.child('health') });
+    this.health = new HealthMonitor({
+      intervalMs: a.healthCheckIntervalMs,
+      log: this.log.child('health'),
+      deepEvery: a.deepHealthCheckEvery,
+      // The deep check's one-token chat goes through the engine-call service (built below; probes start with start()).
+      probe: healthProbe({ run: (req, sink) => this.runner.run(req, sink) }),
+    });
     // With discovery off, only the addresses the owner named are probed (none of the default ports).
     this.autoDiscovery = opts.discovery ?? config.agent.discovery;
     this.discovery = new EngineDiscovery({ hosts: engineHosts(config, this.settings), ...(this.autoDiscovery ? {} : { probeUrls: [] }), log: this.log.child('discovery') });
@@ -197,6 +204,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
         vramGb: this.gpu.gpus.length > 0 ? this.gpu.gpus.reduce((t, g) => t + g.vramTotalMb, 0) / 1024 : null,
       }),
       onPulled: () => void this.models.rescan(),
+      openPull: (target, path, body, signal) => this.runner.open({ purpose: 'ollama-pull', target, path, body, signal, timeoutMs: 120_000 }),
       modelsFile: modelsJsonOf(config),
       // "Serve this": models.json now maps the network id to the engine's own name; switch it on, tell the hub.
       onMapped: (id) => {
@@ -241,6 +249,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.runner = new InferenceRunner({
       registry: this.registry,
       admit: (model, o) => this.scheduler.admit(model, o),
+      admitOn: (url) => this.scheduler.admitOn(url),
       book: this.book,
       log: this.log.child('requests'),
       headersTimeoutMs: a.engineHeadersTimeoutMs,

@@ -1,7 +1,7 @@
 // RequestBook: the recent requests as the console shows them, and the streaming text of the newest
 // ones. Bounded: the newest MAX_VIEWS views, and text for the newest MAX_TEXTS requests.
 import { EventEmitter } from 'node:events';
-import type { RequestSource, RequestView, UsageRecord } from '../shared/types';
+import type { RequestPurpose, RequestSource, RequestView, UsageRecord } from '../shared/types';
 
 const MAX_VIEWS = 10_000;
 const MAX_TEXTS = 200;
@@ -27,8 +27,8 @@ export class RequestBook extends EventEmitter<RequestBookEvents> {
   private readonly views = new Map<string, RequestView>();
   private readonly texts = new Map<string, TextParts>();
 
-  begin(id: string, source: RequestSource, model: string, stream: boolean): RequestView {
-    const view: RequestView = { id, source, model, stream, status: 'queued', startedAt: Date.now(), tokensIn: 0, tokensOut: 0, estimated: false };
+  begin(id: string, source: RequestSource, model: string, stream: boolean, purpose?: RequestPurpose): RequestView {
+    const view: RequestView = { id, source, ...(purpose ? { purpose } : {}), model, stream, status: 'queued', startedAt: Date.now(), tokensIn: 0, tokensOut: 0, estimated: false };
     this.views.set(id, view);
     if (this.views.size > MAX_VIEWS) this.evictOne();
     this.emit('update', view);

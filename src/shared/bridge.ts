@@ -228,11 +228,26 @@ export interface UsageReport {
   errorRate: number;
 }
 
+/** Why a warmup failed (stable; the error says it for people, with what to fix). */
+export type WarmupProblem =
+  | 'not_served'
+  | 'unhealthy'
+  | 'engine_error'
+  | 'no_reply'
+  | 'wrong_role'
+  | 'leaked_delimiter'
+  | 'role_boundary'
+  | 'budget_exhausted'
+  | 'empty_reply';
+
 export interface WarmupResult {
   success: boolean;
   loadTimeMs: number;
   memoryMb: number;
   error?: string;
+  code?: WarmupProblem;
+  /** It serves, but something is worth knowing (a reasoning model spent the greeting thinking). */
+  warning?: string;
 }
 
 export interface PriceRow {

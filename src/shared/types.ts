@@ -128,6 +128,22 @@ export interface EngineModelMeta {
   quantization?: string;
 }
 
+/**
+ * Why an endpoint (or, for not_served, one model at it) is not serving, beyond plain failures: the engine
+ * is gone, refuses our key, is loading its model; the deep health check's one-token chat got no response,
+ * an engine error, or a 404 for the model.
+ */
+export type EndpointCondition = 'down' | 'key_rejected' | 'loading' | 'no_response' | 'engine_error' | 'not_served';
+
+/** The last deep health check of a model at an endpoint: a real one-token chat, by the engine's own name. */
+export interface DeepCheckView {
+  at: number;
+  ok: boolean;
+  /** Why it failed (stable): no_response, key_rejected, not_served, engine_error, loading. */
+  code?: string;
+  error?: string;
+}
+
 export interface EndpointState {
   url: string;
   engineType: EngineType;
@@ -136,8 +152,12 @@ export interface EndpointState {
   maxConcurrent: number;
   consecutiveFailures: number;
   lastError?: string;
-  /** Why it is not serving, beyond plain failures: engine gone, key refused, model loading. */
-  condition?: 'down' | 'key_rejected' | 'loading';
+  /** Why it is not serving, beyond plain failures: engine gone, key refused, model loading, deep check failed. */
+  condition?: EndpointCondition;
+  /** The last one-token chat to this model here; absent: not probed yet, or not a chat model. */
+  deepCheck?: DeepCheckView;
+  /** Not probed with chat: an embedding, image or audio model (its category in models.json). */
+  deepCheckSkipped?: boolean;
   /** Where maxConcurrent comes from: "config", "llama.cpp /props total_slots", "default", … */
   capacitySource?: string;
   /** The engine's own name of the model when it differs from the announced id (a file path, an alias). */
@@ -164,12 +184,16 @@ export interface PauseState {
 }
 
 export type RequestSource = 'hub' | 'local';
+/** Why the agent called an engine (src/core/inference/purpose.ts holds what each one means). */
+export type RequestPurpose = 'hub' | 'gateway' | 'try' | 'warmup' | 'ollama-load' | 'verify' | 'benchmark' | 'health' | 'ollama-pull';
 export type RequestStatus = 'queued' | 'running' | 'ok' | 'error' | 'cancelled' | 'rejected';
 
 /** One request as the console shows it. */
 export interface RequestView {
   id: string;
   source: RequestSource;
+  /** What it was: paid hub traffic, the local gateway, the test prompt, a warmup, a verify or benchmark. */
+  purpose?: RequestPurpose;
   model: string;
   endpoint?: string;
   status: RequestStatus;

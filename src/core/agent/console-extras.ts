@@ -7,32 +7,27 @@ import { BridgeError } from '../../shared/bridge-error';
 
 /** At most this many test prompts run at once (each also counts against the model's own limits). */
 const MAX_TRIES = 2;
-let running = 0;
 
 /**
- * Sends a short chat through the same scheduler and engine client as any request, as a `local`
- * request (it shows in Requests and the ledger like gateway traffic, never as hub earnings). Returns
- * at once with the request id; the answer streams to the console as request.update/request.text.
+ * Sends a short chat through the engine-call service with the purpose 'try' (admitted, booked as a local
+ * request: it shows in Requests and the ledger, never as hub earnings). Returns at once with the request
+ * id; the answer streams to the console as request.update/request.text.
  */
 export function startTestPrompt(a: Pick<BridgeDeps, 'registry' | 'runner'>, model: string, prompt: string, maxTokens: number): TryResult {
   const m = a.registry.get(model);
   if (!m) throw new BridgeError('not_found', `No model "${model}" is known here. Rescan engines or add it to models.json.`);
   if (!m.enabled) throw new BridgeError('not_ready', `"${model}" is switched off. Switch it on in the Models table to try it.`);
-  if (running >= MAX_TRIES) throw new BridgeError('busy', 'Two test prompts are already running; wait for one to finish.');
+  if (a.runner.inFlight('try') >= MAX_TRIES) throw new BridgeError('busy', 'Two test prompts are already running; wait for one to finish.');
   const id = `try-${crypto.randomUUID()}`;
-  running++;
-  void a.runner
-    .run({
-      id,
-      source: 'local',
-      model,
-      stream: true,
-      body: { model, stream: true, max_tokens: maxTokens, messages: [{ role: 'user', content: prompt }] },
-      signal: AbortSignal.timeout(120_000),
-    })
-    .finally(() => {
-      running--;
-    });
+  void a.runner.run({
+    id,
+    purpose: 'try',
+    operation: 'chat/completions',
+    model,
+    stream: true,
+    body: { model, stream: true, max_tokens: maxTokens, messages: [{ role: 'user', content: prompt }] },
+    signal: AbortSignal.timeout(120_000),
+  });
   return { id };
 }
 

@@ -4,7 +4,7 @@
 import path from 'node:path';
 import type { DemandView, EarningsOverview, ElectricityView, ModelPricingView, NetworkRateView } from '../../shared/bridge';
 import { certainlyIs, DemandError, demandRows } from '../platform/demand';
-import { OllamaPulls, type PullState } from './ollama-pull';
+import { OllamaPulls, type PullOpener, type PullState } from './ollama-pull';
 import { ollamaTags, type OllamaLocalModel } from './ollama-tags';
 import { mapNetworkModel } from './network-model-map';
 import type { GpuSample, RequestView, UsageRecord, UsageTotals } from '../../shared/types';
@@ -37,6 +37,8 @@ export interface EarningsServiceOptions {
   modelsFile?: string;
   /** models.json now maps `networkId`: re-read it, switch the model on, tell the hub. */
   onMapped?: (networkId: string) => void;
+  /** Opens an Ollama pull through the engine-call service. */
+  openPull?: PullOpener;
 }
 
 /** Why a pull for `networkId` under the owner's `tag` will not be announced as that id. */
@@ -85,7 +87,7 @@ export class EarningsService {
         }
       }
       o.onPulled?.();
-    });
+    }, o.openPull);
     this.rates.cache.on('change', () => o.ledger?.setNetworkRates(this.rates.rateMap()));
     // Rates saved by an earlier run are used until the platform answers (stale beats blank).
     o.ledger?.setNetworkRates(this.rates.rateMap());

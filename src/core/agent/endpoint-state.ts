@@ -2,7 +2,7 @@
 // monitor looks at the endpoints of served models every interval and, after a failure, within a second.
 // Where both have a view, the newer and more specific one (health's) wins, so the Engines list, the
 // models table and the verdict never say "reachable" beside "not running".
-import type { EngineInfo, ModelHealth } from '../../shared/types';
+import type { EndpointCondition, EngineInfo, ModelHealth } from '../../shared/types';
 import type { EndpointHealth } from '../engine/health';
 import { endpointKey } from '../engine/url';
 
@@ -25,7 +25,7 @@ export interface EndpointHealthState {
   url: string;
   health: ModelHealth;
   lastError?: string;
-  condition?: 'down' | 'key_rejected' | 'loading';
+  condition?: EndpointCondition;
 }
 
 /**

@@ -1,10 +1,11 @@
 // ModelRegistry: which models this provider serves, where, whether the owner enabled them, and how
 // healthy they are. Sources: models.json (enabled by default, or as config.toml's Models says) and
 // engines found by discovery (off until the owner enables them).
-import type { EngineInfo, EngineType, ModelHealth, ModelState } from '../../shared/types';
+import type { DeepCheckView, EndpointCondition, EngineInfo, EngineType, ModelHealth, ModelState } from '../../shared/types';
 import type { ModelEntry } from '../config/config';
 import type { EngineEndpoint } from '../engine/types';
 import { endpointKey } from '../engine/url';
+import { chatCompatible } from '../engine/category';
 
 const RANK: Record<ModelHealth, number> = { healthy: 2, degraded: 1, unhealthy: 0 };
 
@@ -47,8 +48,10 @@ export class ModelRegistry {
   private models = new Map<string, RegisteredModel>();
   private readonly endpointHealth = new Map<string, ModelHealth>();
   private readonly endpointErrors = new Map<string, string>();
-  private readonly endpointConditions = new Map<string, 'down' | 'key_rejected' | 'loading'>();
+  private readonly endpointConditions = new Map<string, EndpointCondition>();
   private readonly endpointCapacity = new Map<string, EndpointCapacityInfo>();
+  /** The last deep health check per endpoint and engine model name ("url name"). */
+  private readonly deepChecks = new Map<string, DeepCheckView>();
 
   /** Rebuilds the set from config and discovery; keeps the owner's choices in `prefs`. */
   rebuild(opts: {
@@ -120,19 +123,37 @@ export class ModelRegistry {
       .map((m) => m.id);
   }
 
-  /** Unique endpoints of enabled models, with the key their health check needs. */
-  healthTargets(): Array<{ url: string; apiKey?: string; engineType?: EngineType }> {
-    const byUrl = new Map<string, { url: string; apiKey?: string; engineType?: EngineType }>();
+  /** Unique endpoints of enabled models, with the key their health check needs and the models it may ask (by the engine's name). */
+  healthTargets(): Array<{ url: string; apiKey?: string; engineType?: EngineType; models: Array<{ name: string; chat: boolean }> }> {
+    const byUrl = new Map<string, { url: string; apiKey?: string; engineType?: EngineType; models: Array<{ name: string; chat: boolean }> }>();
     for (const m of this.models.values()) {
       if (!m.enabled) continue;
       for (const ep of m.endpoints) {
         const prev = byUrl.get(ep.url);
         const apiKey = ep.apiKey ?? prev?.apiKey;
         const engineType = ep.engineType ?? prev?.engineType;
-        byUrl.set(ep.url, { url: ep.url, ...(apiKey ? { apiKey } : {}), ...(engineType ? { engineType } : {}) });
+        const models = [...(prev?.models ?? []), { name: ep.localModel ?? m.id, chat: chatCompatible(m.entry?.category) }];
+        byUrl.set(ep.url, { url: ep.url, ...(apiKey ? { apiKey } : {}), ...(engineType ? { engineType } : {}), models });
       }
     }
     return [...byUrl.values()];
+  }
+
+  /** The deep health check's last answer for one engine model at one endpoint; true when it changed the model's health. */
+  setDeepCheck(url: string, engineModel: string, check: DeepCheckView): boolean {
+    const key = `${url} ${engineModel}`;
+    const before = this.deepChecks.get(key)?.code === 'not_served';
+    this.deepChecks.set(key, check);
+    return before !== (check.code === 'not_served');
+  }
+
+  private deepCheckOf(model: RegisteredModel, ep: EngineEndpoint): DeepCheckView | undefined {
+    return this.deepChecks.get(`${ep.url} ${ep.localModel ?? model.id}`);
+  }
+
+  /** An endpoint's health for one model: a model the engine does not serve there (the deep check's 404) is unhealthy there. */
+  private healthAt(model: RegisteredModel, ep: EngineEndpoint): ModelHealth {
+    return this.deepCheckOf(model, ep)?.code === 'not_served' ? 'unhealthy' : this.endpointHealthOf(ep.url);
   }
 
   /** What the engine says about its slots (undefined: not published; the default applies). */
@@ -149,7 +170,7 @@ export class ModelRegistry {
     return this.models.get(model)?.endpoints.find((e) => e.url === url);
   }
 
-  setEndpointHealth(url: string, health: ModelHealth, error?: string, condition?: 'down' | 'key_rejected' | 'loading'): void {
+  setEndpointHealth(url: string, health: ModelHealth, error?: string, condition?: EndpointCondition): void {
     this.endpointHealth.set(url, health);
     if (error) this.endpointErrors.set(url, error);
     else this.endpointErrors.delete(url);
@@ -162,14 +183,14 @@ export class ModelRegistry {
    * endpoint that left the watch list and came back (engine gone and back, model switched off and on)
    * never keeps a state from before. `states` is the one source; endpoints not in it read as healthy.
    */
-  syncHealth(states: Array<{ url: string; health: ModelHealth; lastError?: string; condition?: 'down' | 'key_rejected' | 'loading' }>): void {
+  syncHealth(states: Array<{ url: string; health: ModelHealth; lastError?: string; condition?: EndpointCondition }>): void {
     this.endpointHealth.clear();
     this.endpointErrors.clear();
     this.endpointConditions.clear();
     for (const st of states) this.setEndpointHealth(st.url, st.health, st.lastError, st.condition);
   }
 
-  endpointConditionOf(url: string): 'down' | 'key_rejected' | 'loading' | undefined {
+  endpointConditionOf(url: string): EndpointCondition | undefined {
     return this.endpointConditions.get(url);
   }
 
@@ -180,7 +201,7 @@ export class ModelRegistry {
   healthOf(model: string): ModelHealth {
     const m = this.models.get(model);
     if (!m || m.endpoints.length === 0) return 'unhealthy';
-    return m.endpoints.map((e) => this.endpointHealthOf(e.url)).reduce((best, h) => (RANK[h] > RANK[best] ? h : best), 'unhealthy' as ModelHealth);
+    return m.endpoints.map((e) => this.healthAt(m, e)).reduce((best, h) => (RANK[h] > RANK[best] ? h : best), 'unhealthy' as ModelHealth);
   }
 
   healthMap(): Record<string, ModelHealth> {
@@ -212,12 +233,14 @@ export class ModelRegistry {
         endpoints: m.endpoints.map((ep) => ({
           url: ep.url,
           engineType: ep.engineType ?? 'unknown',
-          health: this.endpointHealthOf(ep.url),
+          health: this.healthAt(m, ep),
           inFlight: c.endpointInFlight(ep.url),
           maxConcurrent: c.endpointCap?.(ep.url)?.max ?? m.maxConcurrent ?? c.maxConcurrent,
           consecutiveFailures: 0,
           ...(this.endpointErrors.get(ep.url) ? { lastError: this.endpointErrors.get(ep.url) } : {}),
-          ...(this.endpointConditions.get(ep.url) ? { condition: this.endpointConditions.get(ep.url) } : {}),
+          ...(this.endpointConditions.get(ep.url) ? { condition: this.endpointConditions.get(ep.url) } : this.deepCheckOf(m, ep)?.code === 'not_served' ? { condition: 'not_served' as const, lastError: this.deepCheckOf(m, ep)?.error } : {}),
+          ...(this.deepCheckOf(m, ep) ? { deepCheck: this.deepCheckOf(m, ep) } : {}),
+          ...(chatCompatible(m.entry?.category) ? {} : { deepCheckSkipped: true }),
           ...(c.endpointCap?.(ep.url) ? { capacitySource: c.endpointCap(ep.url)?.source } : {}),
           ...(ep.localModel && ep.localModel !== m.id ? { localModel: ep.localModel } : {}),
         })),

@@ -2,11 +2,18 @@
 // object per line — {status: "pulling manifest"}, {status: "pulling <digest>", digest, total, completed}
 // per layer, {status: "verifying sha256 digest"}, {status: "writing manifest"}, {status: "success"} —
 // or {error: "..."} (Ollama API docs, "Pull a Model"). Progress is summed over layers. Only an Ollama
-// engine this agent found may be asked (never a URL from the UI), one pull per engine and model.
+// engine this agent found may be asked (never a URL from the UI), one pull per engine and model. The call
+// goes through the engine-call service (purpose 'ollama-pull': no slot, not booked), with the abort signal
+// of the pull's idle timer.
 import type { PullStateView } from '../../shared/bridge';
+import type { EngineBody, Opened } from '../engine/http';
+import type { EngineEndpoint } from '../engine/types';
 import type { Logger } from '../log';
 import { DemandError } from '../platform/demand';
 import { JSON_LIMITS, parseJson } from '../http/bounded-json';
+
+/** Opens the pull on the engine (InferenceRunner.open with the purpose 'ollama-pull'). */
+export type PullOpener = (target: EngineEndpoint, path: string, body: EngineBody, signal: AbortSignal) => Promise<Opened>;
 
 /** One pull (the bridge's type is its one home). */
 export type PullState = PullStateView;
@@ -23,6 +30,7 @@ export class OllamaPulls {
     private readonly onChange: () => void = () => {},
     /** Called with the live state: it may still set `error` (a step after the pull failed). */
     private readonly onSuccess: (p: PullState) => void = () => {},
+    private readonly open: PullOpener = () => Promise.reject(new Error('pulling needs the running agent')),
   ) {}
 
   list(): PullState[] {
@@ -62,25 +70,21 @@ export class OllamaPulls {
       }
       this.onChange();
     };
+    let res: Opened['res'] | undefined;
     try {
-      const res = await fetch(`${p.engineUrl.replace(/\/+$/, '')}/api/pull`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ model: p.model, stream: true }),
-        signal: ctl.signal,
-        redirect: 'error',
-      });
-      if (!res.body) return finish(`Ollama answered HTTP ${res.status} with no body`);
-      const decoder = new TextDecoder();
+      const o = await this.open({ url: p.engineUrl }, '/api/pull', { json: { model: p.model, stream: true } }, ctl.signal);
+      // From here the idle timer watches the download (a pull takes minutes), not the open's own deadline.
+      o.done();
+      res = o.res;
+      const body = res;
+      ctl.signal.addEventListener('abort', () => body.destroy(new Error('idle')), { once: true });
+      const status = res.statusCode ?? 0;
       let buf = '';
       let ended = false;
-      const reader = res.body.getReader();
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
+      for await (const value of res) {
         clearTimeout(idle);
         idle = setTimeout(() => ctl.abort(), IDLE_MS);
-        buf += decoder.decode(value, { stream: true });
+        buf += (value as Buffer).toString('utf8');
         if (buf.length > MAX_LINE && !buf.includes('\n')) return finish('Ollama sent a line over 64 KB; stopped reading');
         let nl: number;
         while ((nl = buf.indexOf('\n')) >= 0) {
@@ -105,10 +109,12 @@ export class OllamaPulls {
           this.onChange();
         }
       }
-      if (!res.ok) return finish(`Ollama answered HTTP ${res.status}`);
+      if (status < 200 || status >= 300) return finish(`Ollama answered HTTP ${status}`);
       finish(ended ? undefined : 'the pull ended before Ollama said "success"');
     } catch (e) {
-      finish(ctl.signal.aborted ? `Ollama sent nothing for ${IDLE_MS / 1000} s` : `could not reach Ollama at ${p.engineUrl} (${(e as { cause?: Error }).cause?.message ?? (e as Error).message})`);
+      finish(ctl.signal.aborted ? `Ollama sent nothing for ${IDLE_MS / 1000} s` : `could not reach Ollama at ${p.engineUrl} (${(e as Error).message})`);
+    } finally {
+      res?.destroy();
     }
   }
 }

@@ -3,7 +3,9 @@
 // quantization_level "Q4_K_M"}}]} (Ollama API docs, "List Local Models"). Validated entry by entry:
 // an entry that is not well formed is skipped, a size that is not a byte count is left unknown.
 import { z } from 'zod';
-import { AnswerError, getJson } from '../platform/get-json';
+import { AnswerError } from '../platform/get-json';
+import { fetchEngine } from '../engine/http';
+import { JSON_LIMITS, parseJson } from '../http/bounded-json';
 
 export interface OllamaLocalModel {
   name: string;
@@ -41,7 +43,13 @@ export function parseOllamaTags(json: unknown): OllamaLocalModel[] {
 
 /** The models on disk of one Ollama engine found here; throws a plain-words error. */
 export async function ollamaTags(engineUrl: string, timeoutMs = 3000): Promise<OllamaLocalModel[]> {
-  const r = await getJson(`${engineUrl.replace(/\/+$/, '')}/api/tags`, { timeoutMs });
-  if (!r.ok) throw new Error(r.error);
-  return parseOllamaTags(r.json);
+  const r = await fetchEngine({ url: engineUrl, path: '/api/tags', timeoutMs });
+  if (r.status !== 200) throw new Error(r.status ? `${engineUrl}/api/tags answered HTTP ${r.status}` : `could not reach ${engineUrl}/api/tags (${r.error ?? 'no answer'})`);
+  let json: unknown;
+  try {
+    json = parseJson(r.body, JSON_LIMITS.engine);
+  } catch {
+    throw new Error(`${engineUrl}/api/tags answered with something that is not JSON`);
+  }
+  return parseOllamaTags(json);
 }

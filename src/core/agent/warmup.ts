@@ -1,33 +1,31 @@
-// Warmup: load a model before traffic arrives. Ollama has a load API (an empty generate with
-// keep_alive); other engines get a 1-token request. The answer says how long it took and how much
-// VRAM it took (the sampler's before/after difference, else models.json's gpu_memory). Both go through
-// the inference service (InferenceRunner.generate): admitted like any request and sent to the lease's
-// endpoint, so a warmup never exceeds MaxConcurrentPerEndpoint.
-import http from 'node:http';
-import type { WarmupResult } from '../../shared/bridge';
+// Warmup: load a model before traffic arrives and check that it serves chat properly. An Ollama model is
+// first loaded with Ollama's own call (an empty generate with keep_alive, so it stays loaded); then every
+// chat model gets the greeting "Hi" (max_tokens 64) and the reply is checked (warmup-check.ts: a leaked
+// chat delimiter, a role boundary, a reply that does not end, an empty one fail; a reasoning model that
+// spends the budget thinking is a warning). An embedding model gets one embedding. Each call goes through
+// the engine-call service (purposes 'ollama-load' and 'warmup'): admitted like any request, sent to the
+// lease's endpoint with the engine's key and the warmup's deadline. The answer says how long it took and
+// how much VRAM it took (the sampler's before/after difference, else models.json's gpu_memory).
+import type { WarmupProblem, WarmupResult } from '../../shared/bridge';
 import type { GpuSample, RequestSource } from '../../shared/types';
-import { requestJson } from '../engine/client';
-import type { EngineEndpoint, NonStreamResult } from '../engine/types';
-import type { InferenceRunner } from '../inference/runner';
+import { EngineCallError, type InferenceRunner } from '../inference/runner';
+import { categoryOperation } from '../engine/category';
 import type { Logger } from '../log';
 import type { ModelRegistry } from './models';
+import { checkGreeting, WARMUP_MAX_TOKENS, WARMUP_PROMPT } from './warmup-check';
 
 function vramUsedMb(s: GpuSample | null): number | null {
   if (!s?.available || s.devices.length === 0) return null;
   return s.devices.reduce((sum, d) => sum + (d.vramUsedMb ?? 0), 0);
 }
 
-function ollamaLoad(ep: EngineEndpoint, model: string, timeoutMs: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const body = JSON.stringify({ model, prompt: '', keep_alive: '30m', stream: false });
-    const req = http.request(`${ep.url}/api/generate`, { method: 'POST', headers: { 'content-type': 'application/json' }, timeout: timeoutMs }, (res) => {
-      res.resume();
-      res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`Ollama answered HTTP ${res.statusCode} to the load request`))));
-    });
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs / 1000} s`)));
-    req.on('error', reject);
-    req.end(body);
-  });
+class WarmupFailed extends Error {
+  constructor(
+    readonly code: WarmupProblem,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 export class Warmup {
@@ -42,33 +40,44 @@ export class Warmup {
   /** `lane`: who asked (the hub's warmup message, or the console's button). */
   async run(model: string, lane: RequestSource = 'local'): Promise<WarmupResult> {
     const reg = this.registry.get(model);
-    if (!reg || !reg.enabled) return { success: false, loadTimeMs: 0, memoryMb: 0, error: `model "${model}" is not served here (unknown or disabled)` };
+    if (!reg || !reg.enabled) return { success: false, loadTimeMs: 0, memoryMb: 0, code: 'not_served', error: `model "${model}" is not served here (unknown or disabled)` };
     if (!reg.endpoints.some((e) => this.registry.endpointHealthOf(e.url) !== 'unhealthy')) {
-      return { success: false, loadTimeMs: 0, memoryMb: 0, error: `every engine of "${model}" is unhealthy` };
+      return { success: false, loadTimeMs: 0, memoryMb: 0, code: 'unhealthy', error: `every engine of "${model}" is unhealthy` };
     }
     const before = vramUsedMb(this.latestSample());
     const started = Date.now();
+    const signal = AbortSignal.timeout(this.timeoutMs);
+    const common = { model, lane, signal, timeoutMs: this.timeoutMs } as const;
     try {
-      const signal = AbortSignal.timeout(this.timeoutMs);
-      await this.service.generate({
-        kind: 'warmup',
-        model,
-        lane,
-        signal,
-        call: (ep: EngineEndpoint): Promise<Partial<NonStreamResult>> =>
-          ep.engineType === 'ollama'
-            ? ollamaLoad(ep, ep.localModel ?? model, this.timeoutMs).then(() => ({}))
-            : requestJson({ endpoint: ep, path: '/v1/chat/completions', body: { model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1, temperature: 0 }, signal }),
-      });
+      let warning: string | undefined;
+      if (reg.endpoints.every((e) => e.engineType === 'ollama')) {
+        await this.service.generate({ ...common, purpose: 'ollama-load', path: '/api/generate', body: { model, prompt: '', keep_alive: '30m', stream: false } });
+      }
+      const op = categoryOperation(reg.entry?.category);
+      if (op === 'embeddings') {
+        await this.service.generate({ ...common, purpose: 'warmup', operation: op, body: { model, input: WARMUP_PROMPT } });
+      } else if (!op) {
+        const r = await this.service.generate({
+          ...common,
+          purpose: 'warmup',
+          operation: 'chat/completions',
+          body: { model, messages: [{ role: 'user', content: WARMUP_PROMPT }], max_tokens: WARMUP_MAX_TOKENS, temperature: 0 },
+        });
+        const verdict = checkGreeting(r.json);
+        if (!verdict.ok) throw new WarmupFailed(verdict.code, verdict.error);
+        warning = verdict.warning;
+      }
       const after = vramUsedMb(this.latestSample());
       const memoryMb = before !== null && after !== null && after > before ? after - before : (reg.entry?.gpu_memory ?? 0);
       const loadTimeMs = Date.now() - started;
-      this.log.info(`warmed up ${model} in ${loadTimeMs} ms`);
-      return { success: true, loadTimeMs, memoryMb };
+      this.log.info(`warmed up ${model} in ${loadTimeMs} ms${warning ? ` (${warning})` : ''}`);
+      return { success: true, loadTimeMs, memoryMb, ...(warning ? { warning } : {}) };
     } catch (e) {
-      const error = `warmup of ${model} failed: ${(e as Error).message}`;
+      const code: WarmupProblem = e instanceof WarmupFailed ? e.code : 'engine_error';
+      const why = e instanceof EngineCallError && e.result.status === 'rejected' ? `not admitted: ${e.message}` : (e as Error).message;
+      const error = `warmup of ${model} failed: ${why}`;
       this.log.warn(error);
-      return { success: false, loadTimeMs: Date.now() - started, memoryMb: 0, error };
+      return { success: false, loadTimeMs: Date.now() - started, memoryMb: 0, code, error };
     }
   }
 }

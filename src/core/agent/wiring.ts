@@ -9,14 +9,14 @@ import type { WebhookTransport } from '../alerts/webhook';
 import type { Identity } from '../config/identity';
 import type { ContextLengths } from '../engine/context-length';
 import type { EngineDiscovery } from '../engine/discovery';
-import type { CapacityChange, HealthChange, HealthMonitor } from '../engine/health';
+import type { CapacityChange, DeepCheckState, HealthChange, HealthMonitor } from '../engine/health';
 import type { MinuteHistory } from '../gpu/minute-history';
 import type { GpuSampler } from '../gpu/sampler';
 import type { HubLink } from '../hub/link';
 import type { NoticeBook } from '../hub/notices';
 import type { ProviderGate } from '../hub/provider-status';
 import type { RequestMetrics } from '../hub/request-metrics';
-import { INTERNAL_ID } from '../inference/internal';
+import { POLICY } from '../inference/purpose';
 import type { Log } from '../log';
 import { out } from '../protocol/messages';
 import type { RequestBook } from '../requests';
@@ -68,6 +68,12 @@ export function wireEngines(
     if (!p.pause.state().paused) p.link.sendControl(out.modelHealth(p.identity.nodeId, p.registry.healthMap()));
     o.snapshot();
   });
+  // A deep check's answer shows per model; a model the engine does not serve there is unhealthy there (the hub hears it).
+  p.health.on('deep', ({ url, state }: { url: string; state: DeepCheckState }) => {
+    const { model, ...check } = state;
+    if (p.registry.setDeepCheck(url, model, check) && !p.pause.state().paused) p.link.sendControl(out.modelHealth(p.identity.nodeId, p.registry.healthMap()));
+    o.snapshot();
+  });
   p.discovery.on('change', (engines: EngineInfo[]) => p.models.setEngines(engines));
 }
 
@@ -104,11 +110,11 @@ export function wireRequests(
     requestEvents.update(request);
   });
   p.book.on('text', (id, delta) => requestEvents.text(id, delta));
-  p.book.on('finished', (record) => {
+  p.book.on('finished', (record, view) => {
     p.earnings.onFinished(record);
     p.ledgerBatch.queue(record);
-    // Internal generations are always booked 'local'; a hub id that happens to share the prefix still counts.
-    if (record.source !== 'local' || !INTERNAL_ID.test(record.requestId)) p.requestMetrics.record(record);
+    // The heartbeat's request figures are the hub's: its purpose's row says whether a request counts.
+    if (view.purpose ? POLICY[view.purpose].heartbeat : record.source === 'hub') p.requestMetrics.record(record);
     // After the ledger's queue: the lines of one turn are written after its finals leave (request-log.ts).
     p.requestLines.finished(record);
     o.snapshot();

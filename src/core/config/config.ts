@@ -78,6 +78,8 @@ const tomlSchema = z
         GpuSampleIntervalSeconds: seconds.optional(),
         EngineHeadersTimeoutSeconds: seconds.optional(),
         EngineIdleTimeoutSeconds: seconds.optional(),
+        /** A real one-token chat to each engine on the first health check and every Nth after (0 = never). */
+        DeepHealthCheckEvery: z.number().int().min(0).max(10_000).optional(),
         RetentionMegabytes: z.number().positive().max(65_536).optional(),
         HandshakeTimeoutSeconds: seconds.optional(),
         WriteTimeoutSeconds: seconds.optional(),
@@ -112,6 +114,8 @@ const modelEntry = z
     max_concurrent: z.number().int().min(1).max(1024).optional(),
     /** The context window the engine serves this model with; wins over what the engine reports. */
     context_length: z.number().int().min(1).max(100_000_000).optional(),
+    /** What the model does (text-generation, multimodal, embedding, image, audio): routes hub operations and decides the deep health probe. */
+    category: z.string().max(64).optional(),
   })
   .passthrough();
 export type ModelEntry = z.infer<typeof modelEntry>;
@@ -130,6 +134,8 @@ export interface AgentTimings {
   /** Longest wait for an engine's response headers, and for the next byte of a stream. */
   engineHeadersTimeoutMs: number;
   engineIdleTimeoutMs: number;
+  /** The deep health check's cadence: every Nth check asks the engine for one token (0 = never). */
+  deepHealthCheckEvery: number;
   /** Memory for answers kept for resume-v1 across link drops. */
   retentionBytes: number;
   handshakeTimeoutMs: number;
@@ -308,6 +314,8 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
       gpuSampleIntervalMs: ms(ag.GpuSampleIntervalSeconds, 1),
       engineHeadersTimeoutMs: ms(ag.EngineHeadersTimeoutSeconds, 60),
       engineIdleTimeoutMs: ms(ag.EngineIdleTimeoutSeconds, 120),
+      // Go's DeepCheckEvery: at a 30 s interval, one token per engine every five minutes.
+      deepHealthCheckEvery: ag.DeepHealthCheckEvery ?? 10,
       retentionBytes: Math.round((ag.RetentionMegabytes ?? 64) * 1024 * 1024),
       // Go's dialer HandshakeTimeout and writeWait.
       handshakeTimeoutMs: ms(ag.HandshakeTimeoutSeconds, 10),

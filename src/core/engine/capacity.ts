@@ -5,7 +5,7 @@
 //     its documented default is 1 request per model (set a number in config.toml if you raised it).
 // Anything else: unknown, and the agent's default applies.
 import type { EngineType } from '../../shared/types';
-import { httpGet, jsonObject, type GetResult } from './http-get';
+import { fetchEngine, jsonObject, type GetResult } from './http';
 
 export interface EngineCapacity {
   /** Requests the engine runs at once (its slots). */
@@ -68,12 +68,13 @@ export async function readCapacity(
   base: string,
   type: EngineType | undefined,
   timeoutMs: number,
-  headers: Record<string, string>,
+  apiKey: string | undefined,
   props?: Record<string, unknown>,
 ): Promise<{ capacity?: EngineCapacity; load?: EngineLoad }> {
+  const get = (path: string) => fetchEngine({ url: base, path, timeoutMs, ...(apiKey ? { apiKey } : {}) });
   if (props) return { capacity: llamaCppSlots(props) };
-  if (type === 'sglang') return { capacity: sglangSlots(jsonObject(await httpGet(`${base}/get_server_args`, timeoutMs, headers))) };
+  if (type === 'sglang') return { capacity: sglangSlots(jsonObject(await get('/get_server_args'))) };
   if (type === 'ollama') return { capacity: { slots: OLLAMA_DEFAULT_PARALLEL, source: 'Ollama default OLLAMA_NUM_PARALLEL (documented)' } };
-  if (type === 'vllm') return { load: vllmLoad(await httpGet(`${base}/metrics`, timeoutMs, headers)) };
+  if (type === 'vllm') return { load: vllmLoad(await get('/metrics')) };
   return {};
 }

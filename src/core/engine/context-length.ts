@@ -2,73 +2,44 @@
 // context_source; the Go provider's model_context_source_test.go): without it the hub assumes the
 // catalogue's maximum and routes prompts the engine will refuse. Sources, in order:
 //   - models.json `context_length` (override: the owner knows something the engine will not say);
-//   - what the engine reports (detected):
-//       vLLM / SGLang  GET /v1/models -> data[].max_model_len
-//       llama.cpp      GET /props -> default_generation_settings.n_ctx (per slot), else /v1/models data[].meta.n_ctx
-//       Ollama         POST /api/show {model} -> the num_ctx parameter when set, else model_info["<arch>.context_length"]
+//   - what the engine states, read through the one engine HTTP client:
+//       vLLM / SGLang  GET /v1/models -> data[].max_model_len                       (detected)
+//       llama.cpp      GET /props -> default_generation_settings.n_ctx (per slot),
+//                      else /v1/models data[].meta.n_ctx                             (engine)
+//       Ollama         POST /api/show {model} -> its num_ctx parameter, else GET /api/ps -> the loaded
+//                      model's context_length                                        (engine)
+//     "detected" is only the window an engine publishes as max_model_len, as the Go node and the hub use
+//     the word (mapping_mirror_test.go: llama.cpp and Ollama publish none there); a window read from
+//     llama.cpp's or Ollama's own API is 'engine': known, its provenance told apart. Ollama's trained
+//     maximum (model_info "<arch>.context_length") is never its serving window: past num_ctx a prompt is
+//     silently truncated, so without num_ctx the window is unknown;
 //   - unknown: probed, nothing found; pending: not probed yet. Neither goes on the wire.
 // An endpoint whose engine type is not known yet (a models.json entry without discovery) is identified
 // once with detectEngine, as the Go provider probes endpoints for its serving_engine.
 import { EventEmitter } from 'node:events';
-import http from 'node:http';
-import https from 'node:https';
 import type { EngineType } from '../../shared/types';
 import { detectEngine } from './detect';
-import { httpGet, jsonObject } from './http-get';
-import { JSON_LIMITS, parseJson } from '../http/bounded-json';
+import { fetchEngine, jsonObject } from './http';
 
-export type ContextSource = 'override' | 'detected' | 'unknown' | 'pending';
+export type ContextSource = 'override' | 'detected' | 'engine' | 'unknown' | 'pending';
 
 export interface ModelContext {
   length: number;
   source: ContextSource;
+  /** Where the engine states it ("vLLM /v1/models max_model_len", "llama.cpp /props n_ctx", "Ollama num_ctx"). */
+  via?: string;
+}
+
+/** A window an engine states. */
+export interface EngineWindow {
+  length: number;
+  source: 'detected' | 'engine';
+  via: string;
 }
 
 /** A plausible window: a positive integer below 100 M tokens (anything else is ignored as garbage). */
 function plausible(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isInteger(v) && v > 0 && v < 100_000_000 ? v : undefined;
-}
-
-function postJson(url: string, body: unknown, timeoutMs: number, headers: Record<string, string>): Promise<Record<string, unknown> | undefined> {
-  return new Promise((resolve) => {
-    let u: URL;
-    try {
-      u = new URL(url);
-    } catch {
-      return resolve(undefined);
-    }
-    const text = JSON.stringify(body);
-    const lib = u.protocol === 'https:' ? https : http;
-    const req = lib.request(u, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers } }, (res) => {
-      const parts: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > 4 * 1024 * 1024) req.destroy();
-        else parts.push(c);
-      });
-      res.on('end', () => {
-        clearTimeout(timer);
-        if ((res.statusCode ?? 0) < 200 || (res.statusCode ?? 0) >= 300) return resolve(undefined);
-        try {
-          const v: unknown = parseJson(Buffer.concat(parts), JSON_LIMITS.engine);
-          resolve(v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
-        } catch {
-          resolve(undefined);
-        }
-      });
-      res.on('error', () => resolve(undefined));
-    });
-    const timer = setTimeout(() => {
-      req.destroy();
-      resolve(undefined);
-    }, timeoutMs);
-    req.on('error', () => {
-      clearTimeout(timer);
-      resolve(undefined);
-    });
-    req.end(text);
-  });
 }
 
 function modelEntry(models: Record<string, unknown> | undefined, model: string, type: EngineType): Record<string, unknown> | undefined {
@@ -79,32 +50,36 @@ function modelEntry(models: Record<string, unknown> | undefined, model: string, 
   return items.find((m) => m.id === model) ?? (type === 'llamacpp' && items.length === 1 ? items[0] : undefined);
 }
 
-/** What the engine at `baseUrl` reports as `model`'s window, or undefined. */
-export async function detectContextLength(baseUrl: string, model: string, type: EngineType, opts: { apiKey?: string; timeoutMs?: number } = {}): Promise<number | undefined> {
+/** Ollama's serving window: the model's num_ctx parameter, else what /api/ps says the loaded model runs with. */
+async function ollamaWindow(base: string, model: string, get: (path: string, body?: unknown) => Promise<Record<string, unknown> | undefined>): Promise<EngineWindow | undefined> {
+  const show = await get('/api/show', { model });
+  const params = typeof show?.parameters === 'string' ? /(?:^|\n)\s*num_ctx\s+(\d+)/.exec(show.parameters) : null;
+  const numCtx = plausible(params ? Number(params[1]) : undefined);
+  if (numCtx) return { length: numCtx, source: 'engine', via: 'Ollama num_ctx' };
+  const ps = (await get('/api/ps'))?.models;
+  const loaded = Array.isArray(ps) ? (ps as Array<Record<string, unknown>>).find((m) => m && (m.name === model || m.model === model)) : undefined;
+  const running = plausible(loaded?.context_length);
+  return running ? { length: running, source: 'engine', via: 'Ollama /api/ps context_length (loaded)' } : undefined;
+}
+
+/** What the engine at `baseUrl` states as `model`'s window, or undefined. */
+export async function detectContextLength(baseUrl: string, model: string, type: EngineType, opts: { apiKey?: string; timeoutMs?: number } = {}): Promise<EngineWindow | undefined> {
   const timeoutMs = opts.timeoutMs ?? 5000;
-  const headers: Record<string, string> = opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {};
-  const base = baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
-  if (type === 'ollama') {
-    const show = await postJson(`${base}/api/show`, { model }, timeoutMs, headers);
-    const params = typeof show?.parameters === 'string' ? /(?:^|\n)\s*num_ctx\s+(\d+)/.exec(show.parameters) : null;
-    const numCtx = plausible(params ? Number(params[1]) : undefined);
-    if (numCtx) return numCtx;
-    const info = show?.model_info;
-    if (info && typeof info === 'object') {
-      for (const [k, v] of Object.entries(info as Record<string, unknown>)) if (k.endsWith('.context_length') && plausible(v)) return v as number;
-    }
-    return undefined;
-  }
+  const get = async (path: string, body?: unknown) =>
+    jsonObject(await fetchEngine({ url: baseUrl, path, timeoutMs, ...(body !== undefined ? { body: { json: body } } : {}), ...(opts.apiKey ? { apiKey: opts.apiKey } : {}) }));
+  if (type === 'ollama') return ollamaWindow(baseUrl, model, get);
   if (type === 'llamacpp') {
-    const props = jsonObject(await httpGet(`${base}/props`, timeoutMs, headers));
-    const settings = props?.default_generation_settings as Record<string, unknown> | undefined;
+    const settings = (await get('/props'))?.default_generation_settings as Record<string, unknown> | undefined;
     const nCtx = plausible(settings?.n_ctx);
-    if (nCtx) return nCtx;
+    if (nCtx) return { length: nCtx, source: 'engine', via: 'llama.cpp /props n_ctx' };
   }
-  const entry = modelEntry(jsonObject(await httpGet(`${base}/v1/models`, timeoutMs, headers)), model, type);
+  const entry = modelEntry(await get('/v1/models'), model, type);
   if (!entry) return undefined;
+  const maxLen = plausible(entry.max_model_len);
+  if (maxLen) return { length: maxLen, source: 'detected', via: '/v1/models max_model_len' };
   const meta = entry.meta as Record<string, unknown> | undefined;
-  return plausible(entry.max_model_len) ?? plausible(meta?.n_ctx);
+  const metaCtx = plausible(meta?.n_ctx);
+  return metaCtx ? { length: metaCtx, source: 'engine', via: 'llama.cpp /v1/models meta.n_ctx' } : undefined;
 }
 
 export interface ContextTarget {
@@ -150,26 +125,27 @@ export class ContextLengths extends EventEmitter {
       else if (this.byModel.get(t.model)?.source === 'override') this.byModel.delete(t.model);
     }
     if (changed) this.emit('change');
-    const probe = targets.filter((t) => !t.override && !(onlyMissing && this.byModel.get(t.model)?.source === 'detected'));
+    const probe = targets.filter((t) => !t.override && !(onlyMissing && (this.byModel.get(t.model)?.source === 'detected' || this.byModel.get(t.model)?.source === 'engine')));
     const run = async (): Promise<void> => {
       let any = false;
       await Promise.all(
         probe.map(async (t) => {
-          const lengths: number[] = [];
+          const windows: EngineWindow[] = [];
           let answered = false;
           for (const ep of t.endpoints) {
             const type = ep.engineType && ep.engineType !== 'unknown' ? ep.engineType : await this.identify(ep.url);
-            const n = await detectContextLength(ep.url, ep.localModel ?? t.model, type ?? 'openai', { apiKey: ep.apiKey, timeoutMs: this.opts.timeoutMs });
+            const w = await detectContextLength(ep.url, ep.localModel ?? t.model, type ?? 'openai', { ...(ep.apiKey ? { apiKey: ep.apiKey } : {}), ...(this.opts.timeoutMs ? { timeoutMs: this.opts.timeoutMs } : {}) });
             answered = true;
-            if (n) lengths.push(n);
+            if (w) windows.push(w);
           }
           // The smallest window among the endpoints: a prompt the hub routes must fit wherever it lands.
-          const next: ModelContext = lengths.length ? { length: Math.min(...lengths), source: 'detected' } : { length: 0, source: answered ? 'unknown' : 'pending' };
+          const least = windows.reduce<EngineWindow | undefined>((min, w) => (!min || w.length < min.length ? w : min), undefined);
+          const next: ModelContext = least ? { ...least } : { length: 0, source: answered ? 'unknown' : 'pending' };
           const prev = this.byModel.get(t.model);
           if (prev?.source === 'override') return;
-          // A window once detected stays until the engine reports another one: a busy or restarting
-          // engine that does not answer a probe has not changed its window.
-          if (prev?.source === 'detected' && next.source !== 'detected') return;
+          // A window once known stays until the engine states another one: a busy or restarting engine
+          // that does not answer a probe has not changed its window.
+          if ((prev?.source === 'detected' || prev?.source === 'engine') && !least) return;
           any = this.set(t.model, next) || any;
         }),
       );
@@ -194,6 +170,6 @@ export class ContextLengths extends EventEmitter {
   private set(model: string, next: ModelContext): boolean {
     const prev = this.byModel.get(model);
     this.byModel.set(model, next);
-    return prev?.length !== next.length || prev?.source !== next.source;
+    return prev?.length !== next.length || prev?.source !== next.source || prev?.via !== next.via;
   }
 }

@@ -6,7 +6,7 @@
 // "type":"unavailable_error"}} on every route, /v1/models and /health included: that is an engine that
 // is loading (EngineInfo.loading), not "something that is not an inference engine".
 import type { EngineInfo, EngineType } from '../../shared/types';
-import { httpGet, jsonObject, type GetResult } from './http-get';
+import { fetchEngine, jsonObject, type GetResult } from './http';
 import { isLoadingAnswer } from './health';
 import { normalizeBaseUrl } from './url';
 import { modelMetaOf } from './model-meta';
@@ -81,7 +81,7 @@ function classify(p: Probes, port: number): { type: EngineType; version?: string
 async function versionOf(base: string, type: EngineType, timeoutMs: number): Promise<string | undefined> {
   const path = type === 'sglang' ? '/get_server_info' : type === 'ollama' ? '/api/version' : undefined;
   if (!path) return undefined;
-  return str(jsonObject(await httpGet(base + path, timeoutMs))?.version);
+  return str(jsonObject(await fetchEngine({ url: base, path, timeoutMs }))?.version);
 }
 
 /**
@@ -91,7 +91,7 @@ async function versionOf(base: string, type: EngineType, timeoutMs: number): Pro
 export async function detectEngine(baseUrl: string, timeoutMs = 800, origin: EngineInfo['origin'] = 'probe'): Promise<EngineInfo | null> {
   const base = normalizeBaseUrl(baseUrl);
   const port = Number(new URL(base).port || (base.startsWith('https') ? 443 : 80));
-  const get = (path: string) => httpGet(base + path, timeoutMs);
+  const get = (path: string) => fetchEngine({ url: base, path, timeoutMs });
   const models = await get('/v1/models');
   if (models.refused) return null;
   if (models.status === 0 && models.error?.startsWith('no answer')) {

@@ -1,24 +1,36 @@
 // Engine health. Each unique endpoint is checked once per interval (GET /v1/models, else GET /health,
-// with the endpoint's key; llama.cpp also GET /props, which needs the key and gives the slot count; an
-// engine whose /v1/models is public gets one 1-token request per configured key, to prove the key).
+// with the endpoint's key; llama.cpp also GET /props, which needs the key and gives the slot count), all
+// through the one engine HTTP client (http.ts). On the first check and every Nth after ([Agent]
+// DeepHealthCheckEvery), an endpoint that answered also gets the deep check: a real one-token chat to one of
+// its chat models (rotating, by the engine's own name), through the engine-call service (purpose 'health':
+// a free slot of that endpoint or none, never booked or billed). An engine whose /v1/models is public gets
+// that chat when its key is new, to prove the key.
 // - refused connection, a key the engine refuses (401/403) or a model still loading (503 "Loading
 //   model", llama-server's answer on every route while it loads) -> unhealthy at once, with that
 //   condition ('down', 'key_rejected', 'loading');
+// - the deep chat failing (deep-probe.ts: no response, engine error) -> unhealthy at once, with that
+//   condition ('no_response', 'engine_error'); the deep chat then runs on every check until it passes. A
+//   model the engine does not serve there (404) is that model's failure, not the endpoint's ('deep' event);
 // - other failures: the first one while healthy -> degraded, 3 in a row -> unhealthy;
 // - a success -> healthy.
 // After a failure the endpoint is probed again with a short backoff (1 s doubling up to the interval),
 // so an engine that comes back is healthy again within about a second of answering. A real request
 // that finds the engine gone (markDown) counts as a failed check at once. 'change' {url, health,
-// error?, condition?} is emitted on a change; 'capacity' {url, capacity?, load?} when those change.
+// error?, condition?} is emitted on a change; 'capacity' {url, capacity?, load?} when those change;
+// 'deep' {url, model, state} after each deep check.
 import { EventEmitter } from 'node:events';
 import type { EngineType, ModelHealth } from '../../shared/types';
 import type { Logger } from '../log';
 import { readCapacity, type EngineCapacity, type EngineLoad } from './capacity';
-import { httpGet, httpPost, jsonObject, type GetResult } from './http-get';
+import { fetchEngine, jsonObject, type GetResult } from './http';
 import { normalizeBaseUrl } from './url';
+import { readProbe, type DeepFailure, type DeepProbe } from './deep-probe';
+import type { EndpointCondition } from '../../shared/types';
 
-/** Why an endpoint is not serving, beyond plain failures. */
-export type EndpointCondition = 'down' | 'key_rejected' | 'loading';
+export type { EndpointCondition };
+
+/** The conditions the deep check sets; while one holds, every check asks for a token again. */
+const DEEP_CONDITIONS: ReadonlySet<EndpointCondition> = new Set(['no_response', 'engine_error']);
 
 export interface CheckResult {
   ok: boolean;
@@ -28,6 +40,18 @@ export interface CheckResult {
   load?: EngineLoad;
   /** The key was proven by a route that needs it (set when verifyKey asked for it). */
   keyVerified?: boolean;
+  /** The engine's model list is public: only a completion proves the key (set when verifyKey asked for it). */
+  keyUnproven?: boolean;
+}
+
+/** The last deep check of one model on one endpoint (the console's health cell, doctor). */
+export interface DeepCheckState {
+  /** The engine's own name of the model. */
+  model: string;
+  at: number;
+  ok: boolean;
+  code?: DeepFailure;
+  error?: string;
 }
 
 export interface HealthChange {
@@ -85,19 +109,6 @@ function loading(base: string): CheckResult {
 }
 
 /**
- * When /v1/models answers without any key, it proves nothing about ours: a 1-token completion (needs
- * the key wherever the engine checks keys) does. Returns the refusing status, or undefined.
- */
-async function keyRefusedByCompletion(base: string, models: GetResult, timeoutMs: number, headers: Record<string, string>): Promise<number | undefined> {
-  const open = await httpGet(`${base}/v1/models`, timeoutMs);
-  if (open.status < 200 || open.status >= 300) return undefined; // /v1/models itself needs the key: proven
-  const data = jsonObject(models)?.data;
-  const model = Array.isArray(data) ? (data[0] as Record<string, unknown> | undefined)?.id : undefined;
-  const r = await httpPost(`${base}/v1/chat/completions`, { model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 }, timeoutMs, headers);
-  return r === 401 || r === 403 ? r : undefined;
-}
-
-/**
  * One health check: GET /v1/models (with the key), else GET /health; llama.cpp engines also GET
  * /props, which needs the key (its /v1/models and /health are public) and reports total_slots.
  */
@@ -114,11 +125,11 @@ export async function checkEndpoint(
   } catch (e) {
     return { ok: false, error: (e as Error).message };
   }
-  const headers: Record<string, string> = apiKey ? { authorization: `Bearer ${apiKey}` } : {};
-  let models = await httpGet(`${base}/v1/models`, timeoutMs, headers);
+  const get = (path: string, key = apiKey) => fetchEngine({ url: base, path, timeoutMs, ...(key ? { apiKey: key } : {}) });
+  let models = await get('/v1/models');
   // The engine cut this probe's own connection (it is going away or restarting): ask once more at
   // once, so an engine that is gone is 'down' now, not first 'degraded' from a reset it caused.
-  if (models.status === 0 && !models.refused && models.error === 'ECONNRESET') models = await httpGet(`${base}/v1/models`, timeoutMs, headers);
+  if (models.status === 0 && !models.refused && models.error === 'ECONNRESET') models = await get('/v1/models');
   if (models.refused) return { ok: false, condition: 'down', error: `the engine at ${base} refused the connection (not running?)` };
   if (models.status === 401 || models.status === 403) return keyRejected(base, 'GET /v1/models', models.status, apiKey);
   if (isLoadingAnswer(models)) return loading(base);
@@ -126,19 +137,18 @@ export async function checkEndpoint(
     const type = engineType && engineType !== 'unknown' && engineType !== 'openai' ? engineType : ownedBy(models) === 'llamacpp' ? 'llamacpp' : engineType;
     let props: Record<string, unknown> | undefined;
     if (type === 'llamacpp') {
-      const p = await httpGet(`${base}/props`, timeoutMs, headers);
+      const p = await get('/props');
       if (p.status === 401 || p.status === 403) return keyRejected(base, 'GET /props', p.status, apiKey);
       if (isLoadingAnswer(p)) return loading(base);
       props = jsonObject(p);
     }
-    if (apiKey && opts.verifyKey && type !== 'llamacpp') {
-      const refused = await keyRefusedByCompletion(base, models, timeoutMs, headers);
-      if (refused) return keyRejected(base, 'a 1-token POST /v1/chat/completions', refused, apiKey);
-    }
-    const { capacity, load } = await readCapacity(base, type, timeoutMs, headers, props);
-    return { ok: true, ...(capacity ? { capacity } : {}), ...(load ? { load } : {}), ...(apiKey && opts.verifyKey ? { keyVerified: true } : {}) };
+    // A model list that answers without any key proves nothing about ours: a completion must (the deep check).
+    const unproven = !!apiKey && opts.verifyKey === true && type !== 'llamacpp' && (await get('/v1/models', undefined)).status === 200;
+    const { capacity, load } = await readCapacity(base, type, timeoutMs, apiKey, props);
+    const key = apiKey && opts.verifyKey ? (unproven ? { keyUnproven: true } : { keyVerified: true }) : {};
+    return { ok: true, ...(capacity ? { capacity } : {}), ...(load ? { load } : {}), ...key };
   }
-  const health = await httpGet(`${base}/health`, timeoutMs, headers);
+  const health = await get('/health');
   if (isLoadingAnswer(health)) return loading(base);
   if (health.status >= 200 && health.status < 300) return { ok: true };
   return { ok: false, error: `the engine at ${base} is not answering: ${describe('/v1/models', models)}; ${describe('/health', health)}` };
@@ -147,6 +157,10 @@ export async function checkEndpoint(
 export interface HealthMonitorOptions {
   /** Time between rounds (DESIGN: 30 s; config HealthCheckIntervalSeconds). */
   intervalMs: number;
+  /** The deep check: a one-token chat (absent: none, and a public model list leaves the key unproven). */
+  probe?: DeepProbe;
+  /** The deep check runs on the first check and every Nth after (0 = only to prove a new key). */
+  deepEvery?: number;
   /** Per-check timeout (10 s). */
   timeoutMs?: number;
   /** First re-probe after a failure (1 s); doubles up to intervalMs. */
@@ -154,10 +168,19 @@ export interface HealthMonitorOptions {
   log?: Logger;
 }
 
+/** A model the endpoint serves, as the deep check sees it. */
+export interface HealthModel {
+  /** The engine's own name (local_model, else the id). */
+  name: string;
+  /** Answers a chat completion (embedding, image and audio models are never probed with chat). */
+  chat: boolean;
+}
+
 export interface HealthTarget {
   url: string;
   apiKey?: string;
   engineType?: EngineType;
+  models?: HealthModel[];
 }
 
 interface Entry extends EndpointHealth {
@@ -165,9 +188,15 @@ interface Entry extends EndpointHealth {
   /** The key passed a check that needs it (a 1-token request is made once per key, not every round). */
   keyVerified?: boolean;
   engineType?: EngineType;
+  models: HealthModel[];
   backoffMs: number;
   retry?: NodeJS.Timeout;
   checking?: Promise<void>;
+  /** Checks since the last deep one; whether there was one; which chat model is next. */
+  sinceDeep: number;
+  deepStarted: boolean;
+  rotation: number;
+  deep: Map<string, DeepCheckState>;
 }
 
 function capacityKey(e: { capacity?: EngineCapacity; load?: EngineLoad }): string {
@@ -201,7 +230,8 @@ export class HealthMonitor extends EventEmitter {
         continue;
       }
       const prev = next.get(url);
-      next.set(url, { url, apiKey: t.apiKey ?? prev?.apiKey, engineType: t.engineType ?? prev?.engineType });
+      const models = [...(prev?.models ?? []), ...(t.models ?? [])].filter((m, i, all) => all.findIndex((x) => x.name === m.name) === i);
+      next.set(url, { url, apiKey: t.apiKey ?? prev?.apiKey, engineType: t.engineType ?? prev?.engineType, models });
     }
     for (const [url, e] of [...this.entries]) {
       if (next.has(url)) continue;
@@ -216,8 +246,10 @@ export class HealthMonitor extends EventEmitter {
         if (e.apiKey !== t.apiKey) e.keyVerified = false;
         e.apiKey = t.apiKey;
         e.engineType = t.engineType;
+        e.models = t.models ?? [];
+        for (const name of [...e.deep.keys()]) if (!e.models.some((m) => m.name === name)) e.deep.delete(name);
       } else {
-        e = { url, apiKey: t.apiKey, engineType: t.engineType, health: 'healthy', consecutiveFailures: 0, backoffMs: this.retryMs };
+        e = { url, apiKey: t.apiKey, engineType: t.engineType, models: t.models ?? [], health: 'healthy', consecutiveFailures: 0, backoffMs: this.retryMs, sinceDeep: 0, deepStarted: false, rotation: 0, deep: new Map() };
         this.entries.set(url, e);
       }
       if (fresh && this.running) void this.checkOne(e);
@@ -237,7 +269,20 @@ export class HealthMonitor extends EventEmitter {
   }
 
   states(): EndpointHealth[] {
-    return [...this.entries.values()].map(({ apiKey: _k, keyVerified: _v, engineType: _t, backoffMs: _b, retry: _r, checking: _c, ...s }) => ({ ...s }));
+    return [...this.entries.values()].map((e) => {
+      const s: EndpointHealth = { url: e.url, health: e.health, consecutiveFailures: e.consecutiveFailures };
+      if (e.lastError !== undefined) s.lastError = e.lastError;
+      if (e.lastCheckAt !== undefined) s.lastCheckAt = e.lastCheckAt;
+      if (e.condition !== undefined) s.condition = e.condition;
+      if (e.capacity !== undefined) s.capacity = e.capacity;
+      if (e.load !== undefined) s.load = e.load;
+      return s;
+    });
+  }
+
+  /** The last deep check of each model probed at this endpoint. */
+  deepStates(url: string): DeepCheckState[] {
+    return [...(this.entry(url)?.deep.values() ?? [])].map((d) => ({ ...d }));
   }
 
   /** Check at once, then every intervalMs. */
@@ -285,13 +330,45 @@ export class HealthMonitor extends EventEmitter {
   }
 
   private checkOne(e: Entry): Promise<void> {
-    e.checking ??= checkEndpoint(e.url, this.opts.timeoutMs ?? 10_000, e.apiKey, e.engineType, { verifyKey: !e.keyVerified })
+    e.checking ??= this.check(e)
       .then((r) => {
-        if (r.keyVerified) e.keyVerified = true;
         if (this.entries.get(e.url) === e) this.apply(e, r);
       })
       .finally(() => (e.checking = undefined));
     return e.checking;
+  }
+
+  /** The cheap check, then (when due and the engine answered) the deep one, whose failure wins. */
+  private async check(e: Entry): Promise<CheckResult> {
+    const r = await checkEndpoint(e.url, this.opts.timeoutMs ?? 10_000, e.apiKey, e.engineType, { verifyKey: !e.keyVerified });
+    if (r.keyVerified) e.keyVerified = true;
+    e.sinceDeep++;
+    const probe = this.opts.probe;
+    if (!r.ok || !probe) return r;
+    const every = this.opts.deepEvery ?? 0;
+    const due = r.keyUnproven || (e.condition !== undefined && DEEP_CONDITIONS.has(e.condition)) || (every > 0 && (!e.deepStarted || e.sinceDeep >= every));
+    if (!due) return r;
+    const chat = e.models.filter((m) => m.chat).sort((a, b) => a.name.localeCompare(b.name));
+    // The model that failed is asked again until it passes; otherwise the next in turn.
+    const failing = chat.find((m) => e.deep.get(m.name)?.ok === false);
+    const model = failing ?? chat[e.rotation++ % Math.max(1, chat.length)];
+    if (!model) return r;
+    const target = { url: e.url, model: model.name, ...(e.apiKey ? { apiKey: e.apiKey } : {}) };
+    const answer = await probe(target);
+    if (answer.busy) return r; // every slot is serving: asked again at the next check
+    e.sinceDeep = 0;
+    e.deepStarted = true;
+    const v = readProbe(answer, target);
+    if (v.ok || v.code !== 'key_rejected') e.keyVerified = e.keyVerified || !!e.apiKey;
+    if (v.ok && v.ignored) this.opts.log?.debug(`health: the 1-token chat to ${model.name} at ${e.url} answered ${v.ignored} (${answer.error ?? ''}); not counted against health`);
+    const state: DeepCheckState = { model: model.name, at: Date.now(), ok: v.ok, ...(v.ok ? {} : { code: v.code, error: v.error }) };
+    if (this.entries.get(e.url) === e) {
+      e.deep.set(model.name, state);
+      this.emit('deep', { url: e.url, state: { ...state } });
+    }
+    // A model the engine does not serve there fails that model, not the engine.
+    if (v.ok || v.code === 'not_served') return r;
+    return { ok: false, condition: v.code, error: v.error };
   }
 
   /** Probe again after the current backoff (doubling up to the interval) while the endpoint fails. */

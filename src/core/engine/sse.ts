@@ -102,8 +102,8 @@ function errorEvent(data: string | Record<string, unknown>): EngineErrorEvent {
 
 /**
  * The SSE parser as a push machine: feed() the body's bytes as they come, close() once at the end (with
- * the read error, if any); the events wait in `queue` for the caller to take. parseEngineStream is the
- * pull form; the engine client feeds it straight from the socket (one layer, no generator per chunk).
+ * the read error, if any); the events wait in `queue` for the caller to take. The engine client feeds it
+ * straight from the socket (one layer, no generator per chunk).
  */
 export class EngineStreamParser {
   /** Events produced and not yet taken; the caller empties it (queue.length = 0). */
@@ -208,35 +208,4 @@ export class EngineStreamParser {
       this.queue.push({ type: 'error', message: 'the engine sent an SSE event larger than 16 MiB; the stream was stopped', statusCode: 502 });
     }
   }
-}
-
-/**
- * Parse an engine's SSE body. Yields 'chunk' for each JSON chunk (data verbatim), 'error' for error
- * frames and unreadable data, and exactly one final 'end' (also after a read error, which first
- * yields an 'error' with statusCode 502).
- */
-export async function* parseEngineStream(
-  body: AsyncIterable<Uint8Array>,
-  opts: ParseStreamOptions = {},
-): AsyncGenerator<EngineStreamEvent, void, undefined> {
-  const p = new EngineStreamParser(opts);
-  const queue = p.queue;
-  let broke = false;
-  let error: unknown;
-  try {
-    for await (const bytes of body) {
-      p.feed(bytes);
-      if (queue.length) {
-        for (let i = 0; i < queue.length; i++) yield queue[i] as EngineStreamEvent;
-        queue.length = 0;
-      }
-      if (p.overflow) break;
-    }
-  } catch (e) {
-    broke = true;
-    error = e;
-  }
-  p.close(broke, error);
-  for (const ev of queue) yield ev;
-  queue.length = 0;
 }

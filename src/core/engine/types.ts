@@ -71,16 +71,20 @@ export class EngineHttpError extends Error {
     readonly body?: unknown,
     /** No HTTP answer at all: the socket error code (ECONNREFUSED: nothing listens; ECONNRESET…). */
     readonly unreachable?: string,
+    /** The status the engine did answer with, when the failure came after it (a body that is not JSON, or broke off). */
+    readonly answered?: number,
   ) {
     super(message);
     this.name = 'EngineHttpError';
   }
 }
 
+/** Where a request goes on the engine: the OpenAI paths, and Ollama's native load call. */
+export type EnginePath = '/v1/chat/completions' | '/v1/completions' | '/v1/embeddings' | '/v1/images/generations' | '/v1/audio/transcriptions' | '/api/generate';
+
 export interface EngineRequestOptions {
   endpoint: EngineEndpoint;
-  /** '/v1/chat/completions' or '/v1/completions' */
-  path: '/v1/chat/completions' | '/v1/completions';
+  path: EnginePath;
   /** The OpenAI-style body. The client applies local_model substitution; callers pass it as received. */
   body: Record<string, unknown>;
   signal?: AbortSignal;

@@ -200,7 +200,7 @@ export class OpenAiHttp {
     };
     try {
       const r = await this.o.runner.run(
-        { id, source: 'local', model: body.model, body: body as Record<string, unknown>, stream, signal: ac.signal },
+        { id, purpose: 'gateway', operation: 'chat/completions', model: body.model, body: body as Record<string, unknown>, stream, signal: ac.signal },
         {
           chunk: (ev) => {
             if (ev.emptyChoices) {

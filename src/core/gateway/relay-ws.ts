@@ -174,7 +174,7 @@ export class RelayService {
     this.o.runner
       .run(
         // Relay request ids are only unique per connection: the console id says which one.
-        { id: `${c.keyName}/ws${c.id}/${requestId}`, source: 'local', model: m.model, body, stream, signal: ac.signal },
+        { id: `${c.keyName}/ws${c.id}/${requestId}`, purpose: 'gateway', operation: 'chat/completions', model: m.model, body, stream, signal: ac.signal },
         {
           chunk: async (ev) => {
             if (!stream || (!ev.text && !ev.reasoning)) return;

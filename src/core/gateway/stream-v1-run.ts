@@ -37,7 +37,7 @@ export function runStream(deps: RunDeps, state: StreamState, body: Record<string
   };
   deps.runner
     .run(
-      { id: internalId(state), source: 'local', model: state.model, body, stream: true, signal: state.controller.signal },
+      { id: internalId(state), purpose: 'gateway', operation: body.messages === undefined ? 'completions' : 'chat/completions', model: state.model, body, stream: true, signal: state.controller.signal },
       {
         accepted: (queuePosition) => state.sendDirect({ type: 'accepted', request_id, queue_position: queuePosition }),
         chunk: async (ev) => {

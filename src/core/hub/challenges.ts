@@ -1,9 +1,9 @@
-// The hub's warmup, verify and benchmark messages: each answered once on the link. Their engine calls
-// are internal generations (inference/internal.ts): admitted, sent to the lease's endpoint, booked.
+// The hub's warmup, verify and benchmark messages: each answered once on the link. Their engine calls go
+// through the engine-call service with their purpose (warmup, verify, benchmark): admitted in the hub's
+// lane, sent to the lease's endpoint, booked as local requests (never hub earnings).
 import type { EngineInfo } from '../../shared/types';
 import type { Warmup } from '../agent/warmup';
 import type { ModelRegistry } from '../agent/models';
-import { requestJson } from '../engine/client';
 import type { EngineRequestOptions, NonStreamResult } from '../engine/types';
 import type { InferenceRunner } from '../inference/runner';
 import type { Logger } from '../log';
@@ -29,13 +29,13 @@ export class HubChallenges {
   }
 
   verify(m: Extract<Inbound, { type: 'verify' }>): Promise<void> {
-    return handleVerify(m.payload, { resolve: (id) => this.resolve(id), complete: this.complete('verify'), log: this.d.log }).then((reply) =>
+    return handleVerify(m.payload, { resolve: (id) => this.resolve(id), complete: this.complete({ purpose: 'verify' }), log: this.d.log }).then((reply) =>
       this.d.send({ type: 'verify', ...(m.requestId ? { request_id: m.requestId } : {}), payload: { ...reply } }),
     );
   }
 
   benchmark(m: Extract<Inbound, { type: 'benchmark' }>): Promise<void> {
-    return handleBenchmark(m.payload, { resolve: (id) => this.resolve(id), complete: this.complete('benchmark'), log: this.d.log }, m.requestId ?? '').then((reply) =>
+    return handleBenchmark(m.payload, { resolve: (id) => this.resolve(id), complete: this.complete({ purpose: 'benchmark' }), log: this.d.log }, m.requestId ?? '').then((reply) =>
       this.d.send({ type: 'benchmark_response', ...(m.requestId ? { request_id: m.requestId } : {}), payload: { ...reply } }),
     );
   }
@@ -50,7 +50,16 @@ export class HubChallenges {
     return { endpoint: ep, ...(modelDir ? { modelDir } : {}) };
   }
 
-  private complete(kind: 'verify' | 'benchmark'): (o: EngineRequestOptions) => Promise<NonStreamResult> {
-    return (o) => this.d.service.generate({ kind, model: String(o.body.model ?? ''), lane: 'hub', signal: o.signal, call: (endpoint) => requestJson({ ...o, endpoint }) });
+  /** The handlers' engine call: the body names the hub's model id; the lease decides the endpoint. */
+  private complete({ purpose }: { purpose: 'verify' | 'benchmark' }): (o: EngineRequestOptions) => Promise<NonStreamResult> {
+    return (o) =>
+      this.d.service.generate({
+        purpose,
+        model: String(o.body.model ?? ''),
+        operation: 'chat/completions',
+        body: o.body,
+        ...(o.signal ? { signal: o.signal } : {}),
+        ...(o.headersTimeoutMs !== undefined ? { timeoutMs: o.headersTimeoutMs } : {}),
+      });
   }
 }

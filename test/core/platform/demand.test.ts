@@ -9,6 +9,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EarningsService } from '../../../src/core/agent/earnings';
 import type { PullState } from '../../../src/core/agent/ollama-pull';
 import { memoryLog } from '../../../src/core/log';
+import { ModelRegistry } from '../../../src/core/agent/models';
+import { InferenceRunner } from '../../../src/core/inference/runner';
+import { RequestBook } from '../../../src/core/requests';
 import { parseOllamaTags } from '../../../src/core/agent/ollama-tags';
 import { demandRows } from '../../../src/core/platform/demand';
 import { parseModelDemand, type NetworkRate } from '../../../src/core/platform/rates';
@@ -40,6 +43,11 @@ beforeEach(async () => {
     onPulled: () => pulled++,
     modelsFile,
     onMapped: (id) => mapped.push(id),
+    // The pull goes through the engine-call service, as in the agent.
+    openPull: (target, p, body, signal) => {
+      const runner = new InferenceRunner({ registry: new ModelRegistry(), admit: () => Promise.reject(new Error('not here')), book: new RequestBook(), log: memoryLog().child('r') });
+      return runner.open({ purpose: 'ollama-pull', target, path: p, body, signal, timeoutMs: 10_000 });
+    },
   });
 });
 afterEach(async () => {

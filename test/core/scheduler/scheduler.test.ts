@@ -9,8 +9,9 @@ const B = 'http://127.0.0.1:30000';
 const healthy = (url: string, maxConcurrent?: number): SchedulerEndpoint => ({ url, health: 'healthy', ...(maxConcurrent ? { maxConcurrent } : {}) });
 
 let schedulers: Scheduler[] = [];
+/** The queue's rules alone: admissions not paced (the pacing has its own test below). */
 function make(limits: ConstructorParameters<typeof Scheduler>[0] = {}): Scheduler {
-  const s = new Scheduler(limits);
+  const s = new Scheduler(limits, undefined, { pace: false });
   schedulers.push(s);
   return s;
 }
@@ -331,5 +332,71 @@ describe('Scheduler pause', () => {
     expect(after.positions).toEqual([0]);
     (await after.promise).release();
     await s.drained();
+  });
+});
+
+describe('Scheduler pacing (one admission per event-loop turn)', () => {
+  it('a burst in one tick: the first goes at once, the rest one per later turn; a cancel read in the same tick stops one before its turn', async () => {
+    const s = new Scheduler({ maxConcurrentPerEndpoint: 8 });
+    schedulers.push(s);
+    s.setModel('m', [healthy(A)]);
+    const ac = new AbortController();
+    const turnsOf: number[] = [];
+    let turn = 0;
+    const ticking = setInterval(() => undefined, 1); // keeps the loop turning while setImmediate counts turns
+    const count = (): void => {
+      turn++;
+      if (turn < 20) setImmediate(count);
+    };
+    setImmediate(count);
+    const reqs = [admit(s, 'm'), admit(s, 'm', 'local', ac.signal), admit(s, 'm'), admit(s, 'm')];
+    ac.abort(); // read in the same tick as the burst
+    const settled = await Promise.allSettled(reqs.map((r) => r.promise.then((l) => (turnsOf.push(turn), l))));
+    clearInterval(ticking);
+    expect(settled.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect((settled[1] as PromiseRejectedResult).reason).toMatchObject({ kind: 'cancelled', statusCode: 499 });
+    // The first in the tick of the burst, the others each in a turn of its own, in order.
+    expect(turnsOf[0]).toBe(0);
+    expect(new Set(turnsOf).size).toBe(3);
+    expect([...turnsOf].sort((a, b) => a - b)).toEqual(turnsOf);
+    for (const r of settled) if (r.status === 'fulfilled') r.value.release();
+  });
+
+  it('closing refuses the admissions still waiting for their turn (499, shutting down)', async () => {
+    const s = new Scheduler({ maxConcurrentPerEndpoint: 8 });
+    schedulers.push(s);
+    s.setModel('m', [healthy(A)]);
+    const first = admit(s, 'm');
+    const second = admit(s, 'm');
+    s.close();
+    (await first.promise).release();
+    expect(await rejection(second.promise)).toMatchObject({ kind: 'cancelled', statusCode: 499, reason: 'shutting_down' });
+  });
+});
+
+describe('Scheduler admitOn (a slot on one endpoint, for a probe)', () => {
+  it('takes a slot now or not at all, whatever the health or a pause; it counts against the endpoint', async () => {
+    const s = make({ maxConcurrentPerEndpoint: 2 });
+    s.setModel('m', [{ url: A, health: 'unhealthy' }, healthy(B)]);
+    s.pause();
+    const probe = s.admitOn(A);
+    expect(probe?.endpointUrl).toBe(A);
+    expect(s.stats()[0]!.endpoints.find((e) => e.url === A)!.inFlight).toBe(1);
+    s.resume();
+    s.setEndpointHealth(A, 'healthy');
+    const two = admit(s, 'm');
+    const three = admit(s, 'm');
+    const leases = [await two.promise, await three.promise];
+    // B is free and A has one slot left: a third request runs; a probe of B then finds B full.
+    expect(leases.map((l) => l.endpointUrl).sort()).toEqual([A, B].sort());
+    const four = await admit(s, 'm').promise;
+    expect(four.endpointUrl).toBe(B);
+    expect(s.admitOn(B)).toBeUndefined();
+    probe!.release();
+    probe!.release();
+    expect(s.stats()[0]!.endpoints.find((e) => e.url === A)!.inFlight).toBe(1);
+    // An endpoint no model uses has nothing to share.
+    expect(s.admitOn('http://127.0.0.1:1')?.endpointUrl).toBe('http://127.0.0.1:1');
+    for (const l of [...leases, four]) l.release();
   });
 });

@@ -94,12 +94,12 @@ describe('every channel answers with its documented shape', () => {
     expect(stack.agent.settings.get().models?.[model]).toMatchObject({ maxConcurrent: 3, maxQueue: 7 });
   });
 
-  it('models.warmup: a real 1-token request to the engine', async () => {
+  it('models.warmup: a real greeting to the engine ("Hi", 64 tokens), its reply checked', async () => {
     const before = stack.engines[0]!.requests.length;
     const r = await invoke<{ success: boolean; loadTimeMs: number; memoryMb: number; error?: string }>('models.warmup', { model });
     expect(r).toEqual({ success: true, loadTimeMs: expect.any(Number), memoryMb: expect.any(Number) });
     const sent = stack.engines[0]!.requests.slice(before).find((q) => q.path === '/v1/chat/completions');
-    expect(sent?.body).toMatchObject({ max_tokens: 1 });
+    expect(sent?.body).toMatchObject({ max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] });
     const unknown = await invoke<{ success: boolean; error?: string }>('models.warmup', { model: 'nope' });
     expect(unknown).toMatchObject({ success: false, error: expect.stringContaining('not served here') });
   });

@@ -1,7 +1,7 @@
-// The agent's own engine calls (warmup, verify, benchmark) go through the inference service like any
+// The agent's own engine calls (warmup, verify, benchmark) go through the engine-call service like any
 // request: admitted by the scheduler (a warmup waits behind MaxConcurrentPerEndpoint), sent to the
 // endpoint the lease names (two endpoints: the one the scheduler picked, never a second choice made
-// beside it), and booked as source 'local' with a `<kind>-` id, so never as hub earnings.
+// beside it), and booked as source 'local' with their purpose, so never as hub earnings.
 // Real dev hub, real test engines, real Agent.
 import { afterEach, describe, expect, it } from 'vitest';
 import { call, ledgerRows, modelOf, chat, registered, requests, startStack, today, until, type Stack } from '../../support/stack';
@@ -53,10 +53,11 @@ describe('internal generations go through the inference service', () => {
 
     busy.stop();
     const ack = (await (await warm).json()) as Record<string, unknown>;
-    expect(ack).toMatchObject({ _type: 'ack', model_id: model, success: true });
+    // This engine generates until max_tokens: the greeting ran (admitted, booked) and its reply was checked.
+    expect(ack).toMatchObject({ _type: 'ack', model_id: model, success: false, error: expect.stringContaining('did not end within 64 tokens') });
     expect(generations(engine)).toHaveLength(2);
-    expect(generations(engine)[1]!.body).toMatchObject({ max_tokens: 1 });
-    const row = (await requests(stack.agent)).find((r) => r.id.startsWith('warmup-'));
+    expect(generations(engine)[1]!.body).toMatchObject({ max_tokens: 64 });
+    const row = (await requests(stack.agent)).find((r) => r.purpose === 'warmup');
     expect(row).toMatchObject({ source: 'local', status: 'ok', endpoint: engine.url });
   });
 
@@ -76,7 +77,7 @@ describe('internal generations go through the inference service', () => {
     expect(generations(t.b)).toHaveLength(1);
     expect(generations(t.b)[0]!.body).toMatchObject({ seed: 7, temperature: 0 });
     expect(generations(t.a)).toHaveLength(1);
-    expect((await requests(t.s.agent)).find((r) => r.id.startsWith('verify-'))).toMatchObject({ source: 'local', status: 'ok', endpoint: t.b.url });
+    expect((await requests(t.s.agent)).find((r) => r.purpose === 'verify')).toMatchObject({ source: 'local', status: 'ok', endpoint: t.b.url });
   });
 
   it('benchmark with two endpoints: each prompt goes to the leased endpoint, none counted as hub earnings', async () => {
@@ -99,7 +100,7 @@ describe('internal generations go through the inference service', () => {
     ]);
     expect(generations(t.b)).toHaveLength(2);
     expect(generations(t.a)).toHaveLength(1);
-    const rows = (await requests(t.s.agent)).filter((r) => r.id.startsWith('benchmark-'));
+    const rows = (await requests(t.s.agent)).filter((r) => r.purpose === 'benchmark');
     expect(rows.map((r) => [r.source, r.status, r.endpoint])).toEqual([
       ['local', 'ok', t.b.url],
       ['local', 'ok', t.b.url],

@@ -1,7 +1,7 @@
-// One start per turn of the event loop. A burst that arrives in one socket read (the hub's 64 requests
-// in one TCP segment: `ws` emits every message of a read in the same tick) would otherwise start every
-// request before the loop reads any engine response, so running streams' chunks wait behind all the
-// starts (docs/decisions/0003-pacing.md). take() lets the first caller of a turn through at once and
+// One start per turn of the event loop (the scheduler's admissions). A burst that arrives in one socket
+// read (the hub's 64 requests in one TCP segment: `ws` emits every message of a read in the same tick)
+// would otherwise start every request before the loop reads any engine response, so running streams'
+// chunks wait behind all the starts (docs/decisions/0003-pacing.md). take() lets the first caller of a turn through at once and
 // queues the rest, released one per later turn (setImmediate) in arrival order, with I/O in between.
 export class TurnPacer {
   private readonly waiting: Array<(go: boolean) => void> = [];

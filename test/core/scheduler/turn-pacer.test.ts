@@ -3,7 +3,7 @@
 // close() tells the ones still waiting not to go.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { TurnPacer } from '../../src/core/turn-pacer';
+import { TurnPacer } from '../../../src/core/scheduler/turn-pacer';
 
 describe('TurnPacer', () => {
   it('lets the first caller of a turn through and releases the rest one per turn, in order', async () => {

@@ -1,0 +1,90 @@
+// Every engine call goes through the one engine-call service with a typed purpose, and every HTTP request
+// to an engine leaves through the one engine HTTP client (src/core/engine/http.ts). Read from the source:
+// a new call site with a purpose shows up here; a new http.request / fetch outside the client fails here
+// unless it is listed below with what it talks to (none of them an engine).
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { POLICY, PURPOSES } from '../../../src/core/inference/purpose';
+import { repoRoot } from '../../support/traces';
+
+const SRC = path.join(repoRoot, 'src');
+
+function files(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((d) => {
+    const p = path.join(dir, d.name);
+    if (d.isDirectory()) return files(p);
+    return /\.(ts|tsx)$/.test(d.name) ? [p] : [];
+  });
+}
+
+const sources = files(SRC).map((file) => ({ file: path.relative(SRC, file).split(path.sep).join('/'), text: fs.readFileSync(file, 'utf8') }));
+
+/** The code without its comments (a comment may name fetch or http.request). */
+function code(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
+}
+
+describe('engine calls by purpose', () => {
+  it('each purpose is used where the table says, and nowhere else', () => {
+    const sites: Record<string, string[]> = {};
+    for (const { file, text } of sources) {
+      if (file === 'core/inference/purpose.ts') continue;
+      for (const m of code(text).matchAll(/\bpurpose: '([a-z-]+)'/g)) {
+        const list = (sites[m[1]!] ??= []);
+        if (!list.includes(file)) list.push(file);
+      }
+    }
+    for (const list of Object.values(sites)) list.sort();
+    expect(sites).toEqual({
+      hub: ['core/hub/relay.ts'],
+      gateway: ['core/gateway/openai-http.ts', 'core/gateway/relay-ws.ts', 'core/gateway/stream-v1-run.ts'],
+      try: ['core/agent/console-extras.ts'],
+      warmup: ['core/agent/warmup.ts'],
+      'ollama-load': ['core/agent/warmup.ts'],
+      verify: ['core/hub/challenges.ts'],
+      benchmark: ['core/hub/challenges.ts'],
+      health: ['core/inference/health-probe.ts'],
+      'ollama-pull': ['core/agent.ts'],
+    });
+    expect(Object.keys(sites).sort()).toEqual([...PURPOSES].sort());
+  });
+
+  it('the table: only hub traffic earns and counts in the heartbeat; only client traffic is retried and estimated', () => {
+    const rows = Object.entries(POLICY);
+    expect(rows.filter(([, p]) => p.source === 'hub').map(([k]) => k)).toEqual(['hub']);
+    expect(rows.filter(([, p]) => p.heartbeat).map(([k]) => k)).toEqual(['hub']);
+    expect(rows.filter(([, p]) => p.retry).map(([k]) => k).sort()).toEqual(['gateway', 'hub', 'try']);
+    expect(rows.filter(([, p]) => p.estimates).map(([k]) => k).sort()).toEqual(['gateway', 'hub', 'try']);
+    expect(rows.filter(([, p]) => !p.booked).map(([k]) => k).sort()).toEqual(['health', 'ollama-pull']);
+    expect(POLICY.health.admission).toBe('endpoint');
+    expect(POLICY['ollama-pull'].admission).toBe('none');
+  });
+});
+
+describe('one HTTP client for engines', () => {
+  /** Files that make HTTP requests to something that is not an engine, and what they talk to. */
+  const NOT_ENGINES: Record<string, string> = {
+    'core/engine/http.ts': 'the engine HTTP client itself',
+    'core/platform/get-json.ts': "the platform's HTTP API (rates, stats, catalogue)",
+    'core/hub/provider-status.ts': "the platform's provider status",
+    'core/update/check.ts': 'the update feed (npm registry or a generic feed)',
+    'core/alerts/webhook.ts': "the owner's alert webhook",
+    'cli/demo.ts': "the demo's dev hub (its OpenAI API), for a trickle of traffic",
+    'renderer/components/ExposureBanner.tsx': "the console server's /session",
+    'renderer/bridge/ws-bridge.ts': "the console server's /session",
+  };
+
+  it('no http.request, http.get or fetch outside the client but to the services listed', () => {
+    const found = sources
+      .filter(({ text }) => /\b(https?|lib)\.(request|get)\(|\)\.request\(|(^|[^.\w])fetch\(/m.test(code(text)))
+      .map(({ file }) => file)
+      .sort();
+    expect(found).toEqual(Object.keys(NOT_ENGINES).sort());
+  });
+
+  it('the only module that opens node:http(s) client requests is the engine client', () => {
+    const importers = sources.filter(({ text }) => /^import (\w+|\{[^}]*\}) from 'node:https?';/m.test(text) && /\b(https?)\.(request|get|Agent)\b/.test(code(text))).map(({ file }) => file);
+    expect(importers).toEqual(['core/engine/http.ts']);
+  });
+});
