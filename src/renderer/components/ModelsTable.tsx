@@ -30,7 +30,14 @@ function ModelTrouble({ m }: { m: ModelState }) {
   );
 }
 
-const CONDITION_LABEL: Record<NonNullable<EndpointState['condition']>, string> = { down: 'engine not running', key_rejected: 'engine refuses our key', loading: 'loading' };
+const CONDITION_LABEL: Record<NonNullable<EndpointState['condition']>, string> = {
+  down: 'engine not running',
+  key_rejected: 'engine refuses our key',
+  loading: 'loading',
+  no_response: 'no response to a 1-token chat',
+  engine_error: 'engine error on a 1-token chat',
+  not_served: 'model not served at this engine',
+};
 
 function WarmupButton({ model }: { model: string }) {
   const [state, setState] = useState<{ pending: boolean; result?: WarmupResult; error?: string }>({ pending: false });
