@@ -11,6 +11,8 @@ import { announcedName } from '../core/agent/models';
 import { Catalogue, matchModel, type CatalogueModel } from '../core/platform/catalogue';
 import { memoryLog } from '../core/log';
 import { forTerminal } from '../core/terminal';
+import { DIR_MODE, ensureHome } from '../core/config/home';
+import { writeFileAtomic } from '../core/config/atomic-file';
 
 export { configTemplate };
 
@@ -65,7 +67,9 @@ export async function initCommand(o: InitOptions): Promise<number> {
       return 1;
     }
   }
-  fs.mkdirSync(dir, { recursive: true });
+  // The home as `run` makes it (0700, what is in it tightened); a --dir of the owner's choosing is made 0700 when new.
+  if (o.dir) fs.mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+  else ensureHome(dir);
   const hosts = o.host ?? [];
   process.stdout.write('Looking for inference engines on this machine…\n');
   const engines = await new EngineDiscovery({ intervalMs: 0, hosts, ...(o.probeUrls ? { probeUrls: o.probeUrls } : {}) }).rescan();
@@ -79,8 +83,9 @@ export async function initCommand(o: InitOptions): Promise<number> {
     if (!catalogue.length) process.stderr.write(`The network's model catalogue could not be read (${c.url()}): models are named as the engines name them.\n`);
   }
   const { models, notes } = modelsFromEngines(engines, catalogue);
-  fs.writeFileSync(configFile, configTemplate(os.hostname().replace(/[^\w.-]/g, '-').slice(0, 64) || 'my-provider', { network, engineHosts: hosts }));
-  fs.writeFileSync(modelsFile, `${JSON.stringify(models, null, 2)}\n`);
+  // 0600: the README then has the owner put the provider key in config.toml.
+  writeFileAtomic(configFile, configTemplate(os.hostname().replace(/[^\w.-]/g, '-').slice(0, 64) || 'my-provider', { network, engineHosts: hosts }));
+  writeFileAtomic(modelsFile, `${JSON.stringify(models, null, 2)}\n`);
   const found = engines.filter((e) => e.reachable);
   process.stdout.write(`Wrote ${configFile} (network: ${network})\nWrote ${modelsFile} with ${Object.keys(models).length} model(s)`);
   process.stdout.write(found.length ? ` from ${found.map((e) => `${e.type} at ${e.url}`).join(', ')}.\n` : ' (no engine found: start one, or add {"<model>": {"endpoint": "http://127.0.0.1:8000"}}).\n');

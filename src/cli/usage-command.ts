@@ -11,7 +11,9 @@ import { csvHeaderLine } from '../core/ledger/csv';
 import { Ledger } from '../core/ledger/ledger';
 import type { WritableLike } from '../core/ledger/write-stream';
 import { DAY_MS } from '../core/ledger/time-buckets';
-import { forTerminal, terminalWriter } from '../core/terminal';
+import { forTerminal, forTerminalLines, terminalWriter } from '../core/terminal';
+import { FILE_MODE } from '../core/config/home';
+import { Transform } from 'node:stream';
 import { homePath } from '../core/config/home-layout';
 import { fmtDateTime } from '../shared/dates';
 import { CodedError } from '../shared/bridge-error';
@@ -189,13 +191,28 @@ function exportRange(opts: UsageCommandOptions): { from: number; to: number } {
   return { from, to };
 }
 
-/** Runs `write` against stdout, or a file that is fully written and closed before this returns. */
+/**
+ * Runs `write` against stdout, or a file that is fully written and closed before this returns. Request ids
+ * and model names come from the hub and engines: on stdout (a terminal, as often as not) escape sequences
+ * and other control characters are removed; the file is the owner's own, 0600 like everything of the agent.
+ */
 async function toTarget(opts: UsageCommandOptions, out: NodeJS.WritableStream, write: (s: NodeJS.WritableStream) => Promise<number>): Promise<number> {
-  if (!opts.out) return write(out);
+  if (!opts.out) {
+    const clean = new Transform({ transform: (chunk: Buffer, _enc, done) => done(null, forTerminalLines(chunk.toString('utf8'))) });
+    clean.pipe(out, { end: false });
+    const n = await write(clean);
+    clean.end();
+    await finished(clean);
+    return n;
+  }
   const target = path.resolve(opts.out);
-  const file = fs.createWriteStream(target);
+  const file = fs.createWriteStream(target, { mode: FILE_MODE });
   await new Promise<void>((resolve, reject) => {
-    file.once('open', () => resolve());
+    file.once('open', (fd: number) => {
+      // An existing file keeps its mode when opened: made private before anything is written to it.
+      if (process.platform !== 'win32') fs.fchmodSync(fd, FILE_MODE);
+      resolve();
+    });
     file.once('error', reject);
   });
   const n = await write(file);

@@ -9,6 +9,11 @@ export function forTerminal(text: string): string {
   return text.replace(CONTROL, '');
 }
 
+/** forTerminal for text whose lines end in CRLF (CSV): the CR of each line end stays. */
+export function forTerminalLines(text: string): string {
+  return text.split('\r\n').map(forTerminal).join('\r\n');
+}
+
 /** A writable that passes everything written through forTerminal (for command output streams). */
 export function terminalWriter(out: NodeJS.WritableStream): { write(s: string): boolean } {
   return { write: (s: string) => out.write(forTerminal(s)) };

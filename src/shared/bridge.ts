@@ -416,6 +416,20 @@ export interface DemandView {
   pulls: PullStateView[];
 }
 
+/** One browser session of the console, as Settings lists it (nothing in it opens anything). */
+export interface ConsoleSessionView {
+  /** A public id to name it by (not the cookie, not the page secret). */
+  id: string;
+  createdAt: number;
+  lastUsedAt: number;
+  expiresAt: number;
+  /** The browser it began in (User-Agent, shortened) and the address it came from. */
+  userAgent: string;
+  address: string;
+  /** The session of the page asking. */
+  current: boolean;
+}
+
 export interface GatewayKeyView {
   name: string;
   createdAt: number;
@@ -511,6 +525,9 @@ export const invokeSchemas = {
   'link.retry': z.object({}).strict(),
   'gpu.longHistory': z.object({ hours: z.number().int().min(1).max(168) }).strict(),
   'usage.model': z.object({ model: modelId, hours: z.number().int().min(1).max(168) }).strict(),
+  'console.sessions': z.object({}).strict(),
+  /** Ends one browser session by its id, or every one ("sign out everywhere") without it. */
+  'console.signOut': z.object({ id: z.string().regex(/^[0-9a-f]{12}$/).optional() }).strict(),
   'fleet.list': z.object({}).strict(),
   'fleet.add': z.object({ url: z.string().min(1).max(2600), token: z.string().max(512).optional(), label: z.string().max(64).optional() }).strict(),
   'fleet.remove': z.object({ id: z.string().min(1).max(64) }).strict(),
@@ -570,6 +587,9 @@ export interface InvokeResults {
   /** One point per minute (utilisation and power averaged; VRAM, temperature, RAM at their peak). */
   'gpu.longHistory': GpuSample[];
   'usage.model': ModelReport;
+  /** The browser console's open sessions (answered by the console server; none in the desktop app). */
+  'console.sessions': ConsoleSessionView[];
+  'console.signOut': { ended: number };
   /** This rig and the rigs this console reads (src/core/fleet). */
   'fleet.list': FleetView;
   /** Reads the rig once, then adds it (refused with the reason when it cannot be read). */

@@ -51,6 +51,8 @@ export const INVOKE_CHANNELS = [
   'fleet.tokens.list',
   'fleet.tokens.create',
   'fleet.tokens.revoke',
+  'console.sessions',
+  'console.signOut',
 ] as const;
 
 export type ChannelName = (typeof INVOKE_CHANNELS)[number];

@@ -107,6 +107,31 @@ describe('swan-provider usage export', () => {
     expect(r.err).toMatch(/Exported 2 records/);
   });
 
+  it('cleans escape sequences the hub or an engine put in request ids and model names from what it prints', async () => {
+    const hostileId = 'req-\u001b]0;pwned\u0007\u001b[2J\u001b[31mred\u009b1m';
+    seed([rec(day(10, 1), { requestId: hostileId, model: 'model-\u001b[8mhidden\u202eevil' })]);
+    const r = await run({ action: 'export', from: '2025-03-10', to: '2030-01-01' });
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).not.toMatch(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e]/);
+    expect(r.out).toContain('req-red,');
+    expect(r.out).toContain('model-hiddenevil');
+    expect(r.out.endsWith('\r\n')).toBe(true);
+    const summary = await run({ action: 'summary' });
+    expect(summary.out).not.toContain('\u001b');
+  });
+
+  it.skipIf(process.platform === 'win32')('--out writes the file 0600, also over an existing 0644 one', async () => {
+    seed([rec(day(10, 1))]);
+    const file = path.join(home, 'usage.csv');
+    fs.writeFileSync(file, 'old', { mode: 0o644 });
+    fs.chmodSync(file, 0o644);
+    expect((await run({ action: 'export', out: file })).code).toBe(0);
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    fs.rmSync(file);
+    expect((await run({ action: 'export', out: file })).code).toBe(0);
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+  });
+
   it('refuses bad dates and reversed ranges with exit code 2', async () => {
     seed([]);
     expect((await run({ action: 'export', from: 'yesterday' })).code).toBe(2);

@@ -249,6 +249,9 @@ export class BridgeHandlers {
         a.link.retryNow();
         return a.link.state;
       },
+      // Browser sessions live in the console server, which answers these itself; the desktop app has none.
+      'console.sessions': () => [],
+      'console.signOut': () => ({ ended: 0 }),
       'onboarding.complete': () => {
         if (!a.providerKey()) throw new BridgeError('not_ready', 'Paste your provider key first.');
         a.settings.update((s) => ({ ...s, onboarded: true }));

@@ -1,16 +1,26 @@
-// Access control of the browser console. Three credentials, each for one thing:
+// Access control of the browser console. Four credentials, each for one thing:
 // - the console token (random per start, or stable from a token file): a program's credential
 //   (`Authorization: Bearer` or `?token=` for /metrics and the bridge), and a bookmark a browser can
 //   exchange for a session any number of times;
 // - one-time codes (`?code=`): what `swan-provider run` prints; each opens one browser session once
 //   and expires unused after CODE_TTL_MS, so the printed link in a terminal's scrollback, a journal or
 //   the browser's history is worth nothing afterwards;
-// - the session id: a random value in an HttpOnly, SameSite=Strict cookie named by port. It is not the
-//   token and works only as that cookie (never as ?token= or Bearer), and only until the agent stops.
-// WebSocket upgrades must also come from a page of this same host (Origin check).
+// - the session cookie: a random id in an HttpOnly, SameSite=Strict cookie named by port. It loads the
+//   console's pages and nothing more. Browsers send cookies to every port of a host (and SameSite counts
+//   127.0.0.1:8000 as the same site as 127.0.0.1:7777), so any other local web server the owner visits
+//   receives it: a cookie alone must never open the bridge;
+// - the page secret: made with the session and handed out once, to the first same-origin POST of
+//   /session/page right after the exchange (the console's own page, which keeps it in its origin's
+//   localStorage). It travels only in the bridge's WebSocket handshake (a subprotocol) and the page's
+//   /session check, never by itself. The bridge needs cookie + page secret + this console's Origin;
+//   whoever holds only the cookie holds nothing that changes anything (Jupyter's rule: a cookie
+//   authenticates, a value the page must read proves the page).
+// Sessions expire (idle SESSION_IDLE_MS, at most SESSION_MAX_MS) and end with the agent; the owner lists
+// them and signs out everywhere from Settings.
 import crypto from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import os from 'node:os';
+import type { ConsoleSessionView } from '../../shared/bridge';
 
 export function newToken(): string {
   return crypto.randomBytes(24).toString('base64url');
@@ -18,10 +28,21 @@ export function newToken(): string {
 
 /** A one-time code opens one session, once, within this long of being issued. */
 export const CODE_TTL_MS = 15 * 60_000;
-/** Sessions unused this long are forgotten. */
-export const SESSION_IDLE_MS = 7 * 24 * 3600_000;
-const MAX_SESSIONS = 256;
+/** Sessions unused this long end. */
+export const SESSION_IDLE_MS = 24 * 3600_000;
+/** No session lives longer than this: then a new link, or the bookmark, opens a new one. */
+export const SESSION_MAX_MS = 7 * 24 * 3600_000;
+/** The page secret is handed out only this soon after the session began (its page loads at once). */
+export const PAGE_CLAIM_MS = 2 * 60_000;
+const MAX_SESSIONS = 64;
 const MAX_CODES = 64;
+
+/** The WebSocket subprotocol the console's page offers and the server picks. */
+export const BRIDGE_PROTOCOL = 'swan-bridge';
+/** The subprotocol that carries the page secret (`swan-page.<secret>`: base64url is a valid token). */
+export const PAGE_PROTOCOL_PREFIX = 'swan-page.';
+/** The header the page's /session check and claim carry. */
+export const PAGE_HEADER = 'x-swan-page';
 
 /** Cookies are shared by every port of a host, so the name carries the port (two consoles never clash). */
 export function cookieName(port: number): string {
@@ -29,7 +50,7 @@ export function cookieName(port: number): string {
 }
 
 export function sessionCookie(port: number, sessionId: string): string {
-  return `${cookieName(port)}=${sessionId}; Path=/; HttpOnly; SameSite=Strict`;
+  return `${cookieName(port)}=${sessionId}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${Math.floor(SESSION_MAX_MS / 1000)}`;
 }
 
 function sameSecret(a: string, b: string): boolean {
@@ -51,14 +72,41 @@ function readCookie(header: string | undefined, name: string): string | undefine
   return undefined;
 }
 
+/** The page secret a WebSocket handshake offers as a subprotocol, if any. */
+export function offeredPageSecret(req: IncomingMessage): string | undefined {
+  const raw = req.headers['sec-websocket-protocol'];
+  for (const p of (Array.isArray(raw) ? raw.join(',') : (raw ?? '')).split(',')) {
+    const t = p.trim();
+    if (t.startsWith(PAGE_PROTOCOL_PREFIX)) return t.slice(PAGE_PROTOCOL_PREFIX.length);
+  }
+  return undefined;
+}
+
 /** How a request proved itself: a token in the query or header, a one-time code, or a session cookie. */
 export type Credential = 'token-query' | 'token-header' | 'code' | 'cookie';
+
+interface Session {
+  publicId: string;
+  /** Until claimed: the page secret itself (handed out once); then undefined. */
+  unclaimed?: string;
+  pageDigest: string;
+  createdAt: number;
+  lastUsedAt: number;
+  userAgent: string;
+  address: string;
+}
+
+function shortAgent(ua: string | undefined): string {
+  return (ua ?? '').replace(/[^\x20-\x7e]/g, '').slice(0, 160) || 'unknown browser';
+}
 
 export class ConsoleAuth {
   /** code digest -> expiry (ms). Codes and sessions are kept as digests: a heap dump holds no usable value. */
   private readonly codes = new Map<string, number>();
-  /** session digest -> last use (ms) */
-  private readonly sessions = new Map<string, number>();
+  /** session-cookie digest -> session */
+  private readonly sessions = new Map<string, Session>();
+  /** Called with the public ids of sessions that ended (signed out, expired): their sockets close. */
+  onEnded?: (publicIds: string[]) => void;
 
   constructor(
     readonly token: string,
@@ -77,12 +125,24 @@ export class ConsoleAuth {
   }
 
   /** Starts a browser session; the value goes only into the Set-Cookie header. */
-  newSession(): string {
+  newSession(req: IncomingMessage): string {
+    this.sweep();
     const t = this.now();
-    for (const [s, last] of this.sessions) if (t - last > SESSION_IDLE_MS) this.sessions.delete(s);
-    while (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value as string);
+    while (this.sessions.size >= MAX_SESSIONS) {
+      const oldest = [...this.sessions.entries()].sort((a, b) => a[1].lastUsedAt - b[1].lastUsedAt)[0]!;
+      this.drop([oldest[0]]);
+    }
     const id = crypto.randomBytes(32).toString('base64url');
-    this.sessions.set(digest(id), t);
+    const page = crypto.randomBytes(32).toString('base64url');
+    this.sessions.set(digest(id), {
+      publicId: crypto.randomBytes(6).toString('hex'),
+      unclaimed: page,
+      pageDigest: digest(page),
+      createdAt: t,
+      lastUsedAt: t,
+      userAgent: shortAgent(req.headers['user-agent']),
+      address: req.socket?.remoteAddress ?? '',
+    });
     return id;
   }
 
@@ -94,9 +154,74 @@ export class ConsoleAuth {
     if (auth?.startsWith('Bearer ') && sameSecret(auth.slice(7).trim(), this.token)) return 'token-header';
     const code = url.searchParams.get('code');
     if (opts.acceptCode && code !== null && this.useCode(code)) return 'code';
-    const c = readCookie(req.headers.cookie, cookieName(this.port()));
-    if (c !== undefined && this.validSession(c)) return 'cookie';
+    if (this.cookieSession(req)) return 'cookie';
     return null;
+  }
+
+  /**
+   * The page secret of the request's session, handed out once (the first claim, within PAGE_CLAIM_MS of
+   * the exchange); undefined for anyone else. The caller checks that the request came from this origin.
+   */
+  claimPage(req: IncomingMessage): string | undefined {
+    const s = this.cookieSession(req);
+    if (!s?.unclaimed || this.now() - s.createdAt > PAGE_CLAIM_MS) return undefined;
+    const page = s.unclaimed;
+    s.unclaimed = undefined;
+    return page;
+  }
+
+  /** The public id of the session whose cookie and page secret the request carries together, or undefined. */
+  pageSession(req: IncomingMessage, pageSecret: string | undefined): string | undefined {
+    if (!pageSecret) return undefined;
+    const s = this.cookieSession(req);
+    if (!s || s.unclaimed !== undefined || !sameSecret(digest(pageSecret), s.pageDigest)) return undefined;
+    return s.publicId;
+  }
+
+  /** Whether a session (by public id) is still open: sockets are closed when it is not. */
+  isOpen(publicId: string): boolean {
+    this.sweep();
+    for (const s of this.sessions.values()) if (s.publicId === publicId) return true;
+    return false;
+  }
+
+  /** The open sessions, newest first; `current` marks the asking page's. */
+  list(current?: string): ConsoleSessionView[] {
+    this.sweep();
+    return [...this.sessions.values()]
+      .map((s) => ({
+        id: s.publicId,
+        createdAt: s.createdAt,
+        lastUsedAt: s.lastUsedAt,
+        expiresAt: Math.min(s.lastUsedAt + SESSION_IDLE_MS, s.createdAt + SESSION_MAX_MS),
+        userAgent: s.userAgent,
+        address: s.address,
+        current: s.publicId === current,
+      }))
+      .sort((a, b) => b.createdAt - a.createdAt);
+  }
+
+  /** Ends one session by public id, or every one (sign out everywhere). Returns how many ended. */
+  end(publicId?: string): number {
+    const ended = [...this.sessions.entries()].filter(([, s]) => publicId === undefined || s.publicId === publicId).map(([d]) => d);
+    this.drop(ended);
+    return ended.length;
+  }
+
+  private drop(digests: string[]): void {
+    const ids: string[] = [];
+    for (const d of digests) {
+      const s = this.sessions.get(d);
+      if (!s) continue;
+      this.sessions.delete(d);
+      ids.push(s.publicId);
+    }
+    if (ids.length) this.onEnded?.(ids);
+  }
+
+  private sweep(): void {
+    const t = this.now();
+    this.drop([...this.sessions.entries()].filter(([, s]) => t - s.lastUsedAt > SESSION_IDLE_MS || t - s.createdAt > SESSION_MAX_MS).map(([d]) => d));
   }
 
   private useCode(code: string): boolean {
@@ -107,17 +232,13 @@ export class ConsoleAuth {
     return exp > this.now();
   }
 
-  private validSession(id: string): boolean {
-    const d = digest(id);
-    const last = this.sessions.get(d);
-    if (last === undefined) return false;
-    const t = this.now();
-    if (t - last > SESSION_IDLE_MS) {
-      this.sessions.delete(d);
-      return false;
-    }
-    this.sessions.set(d, t);
-    return true;
+  private cookieSession(req: IncomingMessage): Session | undefined {
+    const c = readCookie(req.headers.cookie, cookieName(this.port()));
+    if (c === undefined) return undefined;
+    this.sweep();
+    const s = this.sessions.get(digest(c));
+    if (s) s.lastUsedAt = this.now();
+    return s;
   }
 }
 

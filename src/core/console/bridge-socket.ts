@@ -3,7 +3,7 @@
 // message never closes the socket or reaches the agent.
 import type { WebSocket } from 'ws';
 import { z } from 'zod';
-import { bridgeErrorCode, confirmationOf, invokeSchemas, isInvokeChannel, type BridgeBackend, type InvokeReply } from '../../shared/bridge';
+import { bridgeErrorCode, confirmationOf, invokeSchemas, isInvokeChannel, type BridgeBackend, type InvokeChannel, type InvokeReply } from '../../shared/bridge';
 import type { Logger } from '../log';
 import { formatIssues } from '../../shared/zod-issues';
 import { JSON_LIMITS, readJson } from '../http/bounded-json';
@@ -25,8 +25,11 @@ function errorText(err: unknown): string {
   return typeof err === 'string' ? err : 'The agent could not complete this request.';
 }
 
+/** Channels the console server answers itself (its sessions), with the validated arguments. */
+export type LocalChannels = Partial<Record<InvokeChannel, (args: unknown) => unknown>>;
+
 /** Handles one message; resolves with the reply to send (never rejects). */
-export async function handleBridgeMessage(backend: BridgeBackend, raw: string, log?: Logger): Promise<ReplyMessage> {
+export async function handleBridgeMessage(backend: BridgeBackend, raw: string, log?: Logger, local: LocalChannels = {}): Promise<ReplyMessage> {
   const read = readJson(raw, JSON_LIMITS.bridge);
   if (!read.ok) {
     return { id: null, reply: { ok: false, code: 'malformed', error: read.code === 'not_json' ? 'The message is not valid JSON.' : `The message was refused unread: ${read.message}.` } };
@@ -42,7 +45,8 @@ export async function handleBridgeMessage(backend: BridgeBackend, raw: string, l
   const args = invokeSchemas[channel].safeParse(parsed.data.args ?? {});
   if (!args.success) return { id, reply: { ok: false, code: 'invalid_args', error: `Invalid arguments for ${channel}: ${formatIssues(args.error)}` } };
   try {
-    const value = await backend.invoke(channel, args.data);
+    const own = local[channel];
+    const value = own ? await own(args.data) : await backend.invoke(channel, args.data);
     return { id, reply: { ok: true, value } };
   } catch (err) {
     log?.warn(`console: ${channel} failed: ${errorText(err)}`);
@@ -56,7 +60,7 @@ export async function handleBridgeMessage(backend: BridgeBackend, raw: string, l
  * the server flushes its event batcher there, so every event the agent emitted before answering reaches
  * the page before the answer (a fetched request text and the deltas that follow it never overlap).
  */
-export function serveBridgeSocket(ws: WebSocket, backend: BridgeBackend, log?: Logger, beforeReply?: () => void): void {
+export function serveBridgeSocket(ws: WebSocket, backend: BridgeBackend, log?: Logger, beforeReply?: () => void, local: LocalChannels = {}): void {
   let inFlight = 0;
   const send = (msg: ReplyMessage) => {
     if (ws.readyState !== ws.OPEN) return;
@@ -81,7 +85,7 @@ export function serveBridgeSocket(ws: WebSocket, backend: BridgeBackend, log?: L
     }
     inFlight++;
     const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
-    void handleBridgeMessage(backend, text, log)
+    void handleBridgeMessage(backend, text, log, local)
       .catch((e: unknown): ReplyMessage => {
         log?.error(`console: a bridge call failed unexpectedly: ${(e as Error).message}`);
         return { id: null, reply: { ok: false, code: 'failed', error: 'The agent failed to handle this request; see the agent log.' } };

@@ -10,8 +10,9 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { BridgeBackend, BridgeEvent } from '../../shared/bridge';
 import { createEventBatcher, type EventBatcher } from '../../shared/batcher';
 import type { Logger } from '../log';
-import { allowedHosts, ConsoleAuth, exposureWarning, hostAllowed, isLoopbackListen, newToken, originAllowed, sessionCookie } from './auth';
+import { allowedHosts, BRIDGE_PROTOCOL, ConsoleAuth, exposureWarning, hostAllowed, isLoopbackListen, newToken, offeredPageSecret, originAllowed, PAGE_HEADER, sessionCookie } from './auth';
 import { requestTarget } from '../http/request-target';
+import { defaultConnectionCap, limitConnections, requestDeadlines } from '../http/connection-budget';
 import type { ConsoleRoute } from './console-route';
 import { serveBridgeSocket } from './bridge-socket';
 import { resolveStatic, securityHeaders, sendFile } from './static-files';
@@ -54,6 +55,8 @@ const MAX_CONSOLE_FRAME_BYTES = 1024 * 1024;
 /** A client whose unsent data grows beyond this is too slow to follow; it is dropped and reconnects. */
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 const PING_MS = 30_000;
+/** Close code of a socket whose session ended (signed out, expired): the page says so instead of reconnecting. */
+export const SIGNED_OUT = 4401;
 
 export async function startConsoleServer(opts: ConsoleServerOptions): Promise<ConsoleServer> {
   const host = opts.host ?? '127.0.0.1';
@@ -67,6 +70,15 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
 
   const clients = new Set<WebSocket>();
   const alive = new WeakSet<WebSocket>();
+  /** Each page socket's session (public id); a program's token socket has none. */
+  const sessionOf = new WeakMap<WebSocket, string>();
+  // A session that ended (signed out, expired) takes its sockets with it, after the reply in flight.
+  auth.onEnded = (ids) => {
+    for (const ws of clients) {
+      const sid = sessionOf.get(ws);
+      if (sid !== undefined && ids.includes(sid)) setImmediate(() => ws.close(SIGNED_OUT, 'signed out'));
+    }
+  };
   let unsubscribe: (() => void) | undefined;
   let batcher: EventBatcher | undefined;
 
@@ -97,8 +109,14 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
     batcher = undefined;
   };
 
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_CONSOLE_FRAME_BYTES });
-  wss.on('connection', (ws: WebSocket) => {
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: MAX_CONSOLE_FRAME_BYTES,
+    // The page offers [swan-bridge, swan-page.<secret>]: the answer names only the first.
+    handleProtocols: (offered: Set<string>) => (offered.has(BRIDGE_PROTOCOL) ? BRIDGE_PROTOCOL : false),
+  });
+  wss.on('connection', (ws: WebSocket, _req: IncomingMessage, session?: string) => {
+    if (session !== undefined) sessionOf.set(ws, session);
     clients.add(ws);
     alive.add(ws);
     attach();
@@ -108,11 +126,19 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
       clients.delete(ws);
       if (clients.size === 0) detach();
     });
-    serveBridgeSocket(ws, opts.backend, log, () => batcher?.flush());
+    serveBridgeSocket(ws, opts.backend, log, () => batcher?.flush(), {
+      'console.sessions': () => auth.list(session),
+      'console.signOut': (args) => ({ ended: auth.end((args as { id?: string }).id) }),
+    });
   });
 
   const pinger = setInterval(() => {
     for (const ws of clients) {
+      const sid = sessionOf.get(ws);
+      if (sid !== undefined && !auth.isOpen(sid)) {
+        ws.close(SIGNED_OUT, 'session expired');
+        continue;
+      }
       if (!alive.has(ws)) {
         ws.terminate();
         continue;
@@ -135,6 +161,16 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
     const hostHeader = (req.headers.host as string).toLowerCase();
     const route = opts.routes?.find((r) => r.matches(url.pathname));
     if (route) return route.handle(req, res, url, { consoleCredential: () => auth.check(req, url, { acceptCode: false }), newCode: () => auth.newCode(), headers: securityHeaders(hostHeader) });
+    // The console's own page claims its page secret, once, right after the exchange (auth.ts). A form or a
+    // page of another origin cannot: the claim header forces a CORS preflight, and the Origin must be ours.
+    if (url.pathname === '/session/page') {
+      if (req.method !== 'POST') return refuse(res, 405, 'POST only.');
+      if (!originAllowed(req) || req.headers[PAGE_HEADER] !== 'claim') return refuse(res, 403, 'Only the console\'s own page may ask for this.');
+      const page = auth.claimPage(req);
+      if (!page) return refuse(res, 401, 'No page secret to hand out: open a new console link.');
+      res.writeHead(200, { ...securityHeaders(hostHeader), 'Content-Type': 'application/json; charset=utf-8' });
+      return res.end(JSON.stringify({ page }));
+    }
     const cred = auth.check(req, url, { acceptCode: true });
     if (!cred) {
       return refuse(
@@ -153,11 +189,14 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
     if ((cred === 'code' || cred === 'token-query') && url.pathname !== '/metrics' && url.pathname !== '/session') {
       url.searchParams.delete('token');
       url.searchParams.delete('code');
-      res.writeHead(302, { ...headers, 'Set-Cookie': sessionCookie(port, auth.newSession()), Location: `${url.pathname}${url.search}` });
+      res.writeHead(302, { ...headers, 'Set-Cookie': sessionCookie(port, auth.newSession(req)), Location: `/${url.pathname.replace(/^[/\\]+/, '')}${url.search}` });
       return res.end();
     }
+    const program = cred === 'token-header' || cred === 'token-query';
 
     if (url.pathname === '/metrics') {
+      // A program's read: the token, never a cookie (which other local servers receive too).
+      if (!program) return refuse(res, 401, 'Send the console token: "Authorization: Bearer <token>".');
       if (!opts.metrics) return refuse(res, 404, 'Metrics are off. Start the console with metrics enabled to scrape /metrics.');
       try {
         const body = await opts.metrics();
@@ -170,6 +209,9 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
       return;
     }
     if (url.pathname === '/session') {
+      // The page asks whether its session (cookie + page secret) still holds; a program, whether its token does.
+      const page = req.headers[PAGE_HEADER];
+      if (!program && !auth.pageSession(req, typeof page === 'string' ? page : undefined)) return refuse(res, 401, 'This page\'s session ended: open a new console link.');
       res.writeHead(204, headers);
       return res.end();
     }
@@ -180,16 +222,20 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
     sendFile(res, file, headers, req.method === 'HEAD');
   };
 
-  const server = http.createServer((req, res) => {
+  // The console's own budget of connections and request deadlines: a flood at another port (the gateway)
+  // or at this one leaves the rest of the agent its file descriptors (connection-budget.ts).
+  const budget = { total: defaultConnectionCap(256), perAddress: defaultConnectionCap(256), headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 };
+  const server = http.createServer(requestDeadlines(budget), (req, res) => {
     handle(req, res).catch((err: unknown) => {
       log?.error(`console: request failed: ${(err as Error).message}`);
       if (!res.headersSent) refuse(res, 500, 'The console failed to answer; see the agent log.');
       else res.destroy();
     });
   });
+  if (log) limitConnections(server, budget, log, 'the console');
   // Unparseable requests (Node's parser refused them) get a plain answer; the socket is closed after it.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
-    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
     if (socket.writable) socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
     else socket.destroy();
   });
@@ -202,6 +248,14 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
+    try {
+      upgrade(req, socket, head);
+    } catch (e) {
+      log?.error(`console: a WebSocket upgrade failed: ${(e as Error).message}`);
+      socket.destroy();
+    }
+  });
+  const upgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const reject = (status: number, text: string) => {
       log?.warn(`console: refused a WebSocket: ${text}`);
       socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\n${text}\n`);
@@ -212,11 +266,19 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
     if (!hostAllowed(req, allowed)) return reject(421, 'Wrong host.');
     const cred = auth.check(req, url, { acceptCode: false });
     if (!cred) return reject(401, 'Access token missing or wrong.');
-    // Pages of another site must never reach the bridge; a cookie alone proves nothing about the page.
-    const origin = req.headers.origin;
-    if (origin !== undefined ? !originAllowed(req) : cred === 'cookie') return reject(403, 'Cross-origin WebSocket refused.');
-    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
-  });
+    let session: string | undefined;
+    if (cred === 'token-header' || cred === 'token-query') {
+      // A program with the token; a browser that sends one must still be on this console's own page.
+      if (req.headers.origin !== undefined && !originAllowed(req)) return reject(403, 'Cross-origin WebSocket refused.');
+    } else {
+      // A browser page: this console's Origin, its session cookie and the page secret, all three. The cookie
+      // reaches every local server the owner visits; the page secret only this console's own page holds.
+      if (!originAllowed(req)) return reject(403, 'Cross-origin WebSocket refused.');
+      session = auth.pageSession(req, offeredPageSecret(req));
+      if (session === undefined) return reject(401, 'This page\'s session is not valid (signed out, expired, or not this page): open a new console link.');
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req, session));
+  };
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

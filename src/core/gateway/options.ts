@@ -4,6 +4,8 @@ import type { Logger } from '../log';
 import type { FleetSnapshot } from './fleet';
 import type { GatewayKeys } from './keys';
 import { CodedError } from '../../shared/bridge-error';
+import { defaultConnectionCap } from '../http/connection-budget';
+import { isLoopbackHost } from './auth';
 
 export interface GatewayLimitOptions {
   /** Requests per minute per API key (default 60). */
@@ -52,6 +54,14 @@ export interface GatewayOptions {
   maxMessageBytes?: number;
   /** stream-v1 without credentials at connect must send {"type":"auth"} within this time (default 10 s). */
   authTimeoutMs?: number;
+  /** Connections open at once (default: a quarter of the process's file limit, 64 to 1024). */
+  maxConnections?: number;
+  /** Connections open at once from one address (default: all of them on loopback, a quarter elsewhere). */
+  maxConnectionsPerAddress?: number;
+  /** A request's headers must arrive within this (default 10 s). */
+  headersTimeoutMs?: number;
+  /** A whole request (headers and body) must arrive within this (default 60 s). */
+  requestTimeoutMs?: number;
 }
 
 export interface ResolvedGatewayOptions extends Pick<GatewayOptions, 'runner' | 'models' | 'keys' | 'home' | 'log' | 'fleet'> {
@@ -69,6 +79,10 @@ export interface ResolvedGatewayOptions extends Pick<GatewayOptions, 'runner' | 
   idleTimeoutMs: number;
   maxMessageBytes: number;
   authTimeoutMs: number;
+  maxConnections: number;
+  maxConnectionsPerAddress: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
 }
 
 export const DEFAULT_PORT = 18080;
@@ -113,7 +127,14 @@ export function resolveOptions(o: GatewayOptions): ResolvedGatewayOptions {
     idleTimeoutMs: positive('idleTimeoutMs', o.idleTimeoutMs ?? 300_000),
     maxMessageBytes: positive('maxMessageBytes', o.maxMessageBytes ?? MiB),
     authTimeoutMs: positive('authTimeoutMs', o.authTimeoutMs ?? 10_000),
+    maxConnections: 0,
+    maxConnectionsPerAddress: 0,
+    headersTimeoutMs: positive('headersTimeoutMs', o.headersTimeoutMs ?? 10_000),
+    requestTimeoutMs: positive('requestTimeoutMs', o.requestTimeoutMs ?? 60_000),
   };
+  r.maxConnections = Math.floor(positive('maxConnections', o.maxConnections ?? defaultConnectionCap(1024)));
+  // On loopback every client is the same address: the total is its cap. Elsewhere one host gets a quarter.
+  r.maxConnectionsPerAddress = Math.floor(positive('maxConnectionsPerAddress', o.maxConnectionsPerAddress ?? (isLoopbackHost(r.host) ? r.maxConnections : Math.max(16, Math.floor(r.maxConnections / 4)))));
   if (!Number.isInteger(r.port) || r.port < 0 || r.port > 65535) throw new GatewayOptionError('invalid_option', `gateway option port must be 0-65535, got ${r.port}`, 'port');
   return r;
 }

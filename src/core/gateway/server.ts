@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { requestTarget } from '../http/request-target';
+import { limitConnections, requestDeadlines } from '../http/connection-budget';
 import { isLoopbackAddress, isLoopbackHost, offeredProtocols, presentedKey } from './auth';
 import { KeyLimits } from './limits';
 import { OpenAiHttp } from './openai-http';
@@ -87,7 +88,10 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     socket?.destroy();
   };
 
-  const server = http.createServer((req: IncomingMessage, res: ServerResponse) => {
+  // Its own budget of connections and deadlines for requests to arrive: a flood here leaves the hub link,
+  // the engines and the console the descriptors and the time they need (connection-budget.ts).
+  const budget = { total: o.maxConnections, perAddress: o.maxConnectionsPerAddress, headersTimeoutMs: o.headersTimeoutMs, requestTimeoutMs: o.requestTimeoutMs };
+  const server = http.createServer(requestDeadlines(budget), (req: IncomingMessage, res: ServerResponse) => {
     try {
       onRequest(req, res);
     } catch (e) {
@@ -114,6 +118,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     origins.cors(req, res);
     api.handle(req, res, url).catch((e: unknown) => failed(`${req.method} ${url.pathname}`, e, res));
   };
+
+  limitConnections(server, budget, log, 'the local gateway');
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', (e) => log.debug(`upgrade socket: ${e.message}`));
@@ -157,7 +163,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   });
   server.on('clientError', (err, socket) => {
     log.debug(`bad HTTP request: ${err.message}`);
-    const status = (err as NodeJS.ErrnoException).code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+    const status = (err as NodeJS.ErrnoException).code === 'HPE_HEADER_OVERFLOW' ? 431 : (err as NodeJS.ErrnoException).code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
     if (socket.writable) socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
     else socket.destroy();
   });

@@ -25,6 +25,8 @@ class Connection implements StreamConn {
   keyId?: string;
   stopKeepAlive?: () => void;
   authTimer?: NodeJS.Timeout;
+  /** Refused (no or a bad key): closing, and nothing it sends is read or answered any more. */
+  refused = false;
 
   constructor(
     readonly id: number,
@@ -74,6 +76,7 @@ export class StreamV1Service {
     ws.on('error', (e) => this.log.debug(`stream connection ${c.id}: ${e.message}`));
     ws.on('close', () => this.closed(c));
     ws.on('message', (data, isBinary) => {
+      if (c.refused) return;
       try {
         this.message(c, parseClientMessage(data as Buffer, isBinary));
       } catch (e) {
@@ -89,8 +92,7 @@ export class StreamV1Service {
       this.authenticate(c, key);
     } else {
       c.authTimer = setTimeout(() => {
-        c.error('unauthorized', 'rejected', `No credentials within ${Math.round(this.o.authTimeoutMs / 1000)} s. Send {"type":"auth","token":"<key>"} first, or connect with ?api_key=<key>. ${NEED_KEY}`, { reason: 'key_missing' satisfies KeyRefusalCode });
-        ws.close(CLOSE.policy, 'authentication required');
+        this.refuse(c, `No credentials within ${Math.round(this.o.authTimeoutMs / 1000)} s. Send {"type":"auth","token":"<key>"} first, or connect with ?api_key=<key>. ${NEED_KEY}`, 'key_missing', 'authentication required');
       }, this.o.authTimeoutMs);
       c.authTimer.unref();
     }
@@ -123,8 +125,7 @@ export class StreamV1Service {
     const name = who?.name;
     if (!who || !name) {
       this.log.info(`stream connection ${c.id}: refused an unknown or revoked API key`);
-      c.error('unauthorized', 'rejected', `The API key is not valid (unknown or revoked). ${NEED_KEY}`, { reason: keyRefusalCode(key) });
-      c.ws.close(CLOSE.policy, 'invalid API key');
+      this.refuse(c, `The API key is not valid (unknown or revoked). ${NEED_KEY}`, keyRefusalCode(key), 'invalid API key');
       return false;
     }
     c.keyName = name;
@@ -134,7 +135,27 @@ export class StreamV1Service {
     return true;
   }
 
+  /**
+   * Before a key is known, a connection gets one answer and is closed: whatever it sends first that is not a
+   * valid auth, a bad key, or no auth in time. Answering every frame of an unauthenticated client (it once
+   * did) let anyone who can reach the port make the gateway write twenty times what it read, without end.
+   */
+  private refuse(c: Connection, message: string, reason: KeyRefusalCode, closeReason: string, extra: Record<string, unknown> = {}): void {
+    if (c.refused) return;
+    c.refused = true;
+    this.clearTimers(c);
+    c.error('unauthorized', 'rejected', message, { ...extra, reason });
+    c.ws.close(CLOSE.policy, closeReason);
+    // A peer that does not finish the close handshake is cut off.
+    setTimeout(() => c.ws.terminate(), 2000).unref();
+  }
+
   private message(c: Connection, parsed: ReturnType<typeof parseClientMessage>): void {
+    if (!c.keyName && !(parsed.ok && parsed.value.type === 'auth')) {
+      const at = parsed.ok && requestIdOf(parsed.value) ? { request_id: requestIdOf(parsed.value) } : {};
+      const why = parsed.ok ? '' : ` (that message could not be read: ${parsed.message})`;
+      return this.refuse(c, `Authenticate first: send {"type":"auth","token":"<key>"} or connect with ?api_key=<key>${why}. ${NEED_KEY}`, 'key_missing', 'authentication required', at);
+    }
     if (!parsed.ok) return c.error('invalid_message', 'invalid', parsed.message);
     const m = parsed.value;
     const rid = requestIdOf(m);
@@ -143,17 +164,13 @@ export class StreamV1Service {
       return c.error('unknown_type', 'invalid', `Unknown message type "${String(m.type).slice(0, 64)}". stream-v1 clients send: ${CLIENT_TYPES.join(', ')}.`, at);
     }
     if (m.type === 'auth') {
-      const a = authSchema.safeParse(m);
-      if (!a.success) return c.error('invalid_request', 'invalid', `auth: ${describeIssues(a.error)}`);
       if (c.keyName) return c.error('invalid_request', 'invalid', 'Already authenticated on this connection.');
+      const a = authSchema.safeParse(m);
+      if (!a.success) return this.refuse(c, `auth: ${describeIssues(a.error)}. ${NEED_KEY}`, 'key_missing', 'authentication required');
       this.authenticate(c, (a.data.token ?? a.data.api_key) as string);
       return;
     }
-    if (!c.keyName) {
-      c.error('unauthorized', 'rejected', `Authenticate first: send {"type":"auth","token":"<key>"} or connect with ?api_key=<key>. ${NEED_KEY}`, { ...at, reason: 'key_missing' satisfies KeyRefusalCode });
-      c.ws.close(CLOSE.policy, 'authentication required');
-      return;
-    }
+    if (!c.keyName) return this.refuse(c, `Authenticate first: send {"type":"auth","token":"<key>"} or connect with ?api_key=<key>. ${NEED_KEY}`, 'key_missing', 'authentication required', at);
     // A key revoked while connected stops working for new work at once.
     if (m.type === 'start' && !this.o.keys.isValid(c.keyId as string)) {
       c.error('unauthorized', 'rejected', `This connection's API key was revoked. ${NEED_KEY}`, { ...at, reason: 'key_revoked' satisfies KeyRefusalCode });

@@ -11,7 +11,10 @@ export function requestTarget(raw: string | undefined): URL | null {
   if (t.length === 0 || t[0] !== '/' || t[1] === '/' || t[1] === '\\') return null;
   try {
     const u = new URL(t, BASE);
-    return u.origin === BASE ? u : null;
+    // Checked after normalising: "/.//evil.example/x" becomes "//evil.example/x", which a redirect built
+    // from the path would send to another host.
+    if (u.origin !== BASE || u.pathname.startsWith('//') || u.pathname.startsWith('/\\')) return null;
+    return u;
   } catch {
     return null;
   }

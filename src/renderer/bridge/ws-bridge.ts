@@ -1,6 +1,9 @@
 // The browser console's bridge: the same SwanBridge as the desktop preload, carried over a WebSocket to
 // /bridge. Reconnects with backoff; calls made while disconnected wait for the socket (bounded), and
 // calls in flight when it drops fail with a plain message.
+// The socket proves it is this console's own page with the page secret (src/core/console/auth.ts): claimed
+// once right after the sign-in link, kept in this origin's localStorage (no other port's page can read it),
+// sent only as a WebSocket subprotocol and in the /session check. The session cookie alone opens nothing.
 import type { BridgeEvent, InvokeArgs, InvokeChannel, InvokeReply, InvokeResults, SwanBridge } from '../../shared/bridge';
 import type { ConnectionSource, ConnectionStatus } from './connection';
 import { BridgeError, isBridgeErrorCode } from '../../shared/bridge-error';
@@ -17,6 +20,41 @@ interface Pending {
 const TIMEOUT_MS: Partial<Record<InvokeChannel, number>> = { 'models.warmup': 10 * 60_000, 'engines.rescan': 2 * 60_000 };
 const DEFAULT_TIMEOUT_MS = 60_000;
 const MAX_WAITING = 200;
+/** Same names as src/core/console/auth.ts and server.ts. */
+const BRIDGE_PROTOCOL = 'swan-bridge';
+const PAGE_PROTOCOL_PREFIX = 'swan-page.';
+const PAGE_HEADER = 'X-Swan-Page';
+const SIGNED_OUT = 4401;
+const PAGE_KEY = 'swan-console-page';
+
+function storedPage(): string | null {
+  try {
+    return window.localStorage.getItem(PAGE_KEY);
+  } catch {
+    return null;
+  }
+}
+
+function storePage(secret: string | null): void {
+  try {
+    if (secret) window.localStorage.setItem(PAGE_KEY, secret);
+    else window.localStorage.removeItem(PAGE_KEY);
+  } catch {
+    /* storage off: the secret lives as long as this page */
+  }
+}
+
+/** The page secret of a session begun just now (the sign-in link), handed out once; null when there is none to claim. */
+async function claimPage(sessionUrl: string): Promise<string | null> {
+  try {
+    const res = await fetch(`${new URL(sessionUrl, window.location.href).pathname}/page`, { method: 'POST', credentials: 'same-origin', cache: 'no-store', headers: { [PAGE_HEADER]: 'claim' } });
+    if (!res.ok) return null;
+    const body = (await res.json()) as { page?: unknown };
+    return typeof body.page === 'string' ? body.page : null;
+  } catch {
+    return null;
+  }
+}
 
 export class WebSocketBridge implements SwanBridge, ConnectionSource {
   readonly transport = 'websocket' as const;
@@ -29,11 +67,22 @@ export class WebSocketBridge implements SwanBridge, ConnectionSource {
   private retryMs = 250;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private everOpened = false;
+  /** This page's secret (claimed now, or kept from the same session in localStorage). */
+  private page: string | null = null;
+  private signedOut = false;
 
   constructor(
     private readonly url: string,
     private readonly sessionUrl: string,
   ) {
+    void this.start();
+  }
+
+  /** A page loaded right after the sign-in link claims its secret; any other uses the one kept. */
+  private async start(): Promise<void> {
+    const fresh = await claimPage(this.sessionUrl);
+    if (fresh) storePage(fresh);
+    this.page = fresh ?? storedPage();
     this.connect();
   }
 
@@ -79,17 +128,21 @@ export class WebSocketBridge implements SwanBridge, ConnectionSource {
   }
 
   private connect(): void {
-    const ws = new WebSocket(this.url);
+    // Another tab may have signed in since: its secret (and cookie) are the current ones.
+    this.page = storedPage() ?? this.page;
+    const ws = new WebSocket(this.url, this.page ? [BRIDGE_PROTOCOL, `${PAGE_PROTOCOL_PREFIX}${this.page}`] : [BRIDGE_PROTOCOL]);
     this.ws = ws;
     ws.onopen = () => {
       this.everOpened = true;
+      this.signedOut = false;
       this.retryMs = 250;
       this.setStatus('open');
       for (const p of this.pending.values()) if (!p.sent) this.trySend(p);
     };
     ws.onmessage = (ev: MessageEvent) => this.receive(ev.data);
-    ws.onclose = () => {
+    ws.onclose = (ev: CloseEvent) => {
       if (this.ws !== ws) return;
+      if (ev.code === SIGNED_OUT) this.signedOut = true;
       this.ws = null;
       for (const [id, p] of this.pending) {
         if (!p.sent) continue;
@@ -102,13 +155,24 @@ export class WebSocketBridge implements SwanBridge, ConnectionSource {
   }
 
   private async scheduleReconnect(): Promise<void> {
-    // A refused token looks like any failed socket to a browser; ask the server which it was.
-    let unauthorized = false;
-    try {
-      const res = await fetch(this.sessionUrl, { credentials: 'same-origin', cache: 'no-store' });
-      unauthorized = res.status === 401;
-    } catch {
-      /* the agent is down: an ordinary reconnect */
+    // A refused session looks like any failed socket to a browser; ask the server which it was.
+    let unauthorized = this.signedOut;
+    if (!unauthorized) {
+      try {
+        const res = await fetch(this.sessionUrl, { credentials: 'same-origin', cache: 'no-store', headers: this.page ? { [PAGE_HEADER]: this.page } : {} });
+        unauthorized = res.status === 401;
+      } catch {
+        /* the agent is down: an ordinary reconnect */
+      }
+    }
+    if (unauthorized && !this.signedOut) {
+      // A new sign-in in this tab (a restarted agent, a new link) has a secret to claim.
+      const fresh = await claimPage(this.sessionUrl);
+      if (fresh) {
+        storePage(fresh);
+        this.page = fresh;
+        unauthorized = false;
+      }
     }
     this.setStatus(unauthorized ? 'unauthorized' : this.everOpened ? 'reconnecting' : 'connecting');
     const delay = unauthorized ? 5000 : this.retryMs;

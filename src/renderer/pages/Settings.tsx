@@ -4,6 +4,7 @@ import type { OwnerConfirmation, SaveResult, SettingsPatch, SettingsView } from 
 import { getBridge } from '../bridge';
 import { AboutCard } from '../components/AboutCard';
 import { AlertsCard } from '../components/AlertsCard';
+import { ConsoleSessions } from '../components/ConsoleSessions';
 import { Card } from '../components/Card';
 import { ErrorText, Field, TextField } from '../components/Field';
 import { KeyDestinationConfirm } from '../components/KeyDestinationConfirm';
@@ -297,6 +298,7 @@ export function Settings() {
       <Card title="Gateway keys">
         <GatewayKeys />
       </Card>
+      <ConsoleSessions />
       <AlertsCard />
       <AboutCard />
     </div>

@@ -10,6 +10,7 @@ import { startConsoleServer, type ConsoleServer } from '../../../src/core/consol
 import { StandInBackend } from '../../support/bridge-backend';
 import { BridgeError } from '../../../src/shared/bridge';
 import { get, type Res } from '../../support/console/http';
+import { pageProtocols, signIn } from '../../support/console/page-session';
 
 const RESUMED = { paused: false, since: 1_700_000_000_000 };
 
@@ -35,9 +36,9 @@ function cookieOf(res: Res): string {
   return set.split(';')[0]!;
 }
 
-function openSocket(url: string, headers: Record<string, string> = {}): Promise<WebSocket> {
+function openSocket(url: string, headers: Record<string, string> = {}, protocols: string[] = []): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { headers });
+    const ws = new WebSocket(url, protocols, { headers });
     ws.once('open', () => resolve(ws));
     ws.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
     ws.once('error', reject);
@@ -179,20 +180,24 @@ describe('console WebSocket bridge', () => {
   const origin = (s: ConsoleServer) => `http://127.0.0.1:${s.port}`;
   const bridgeUrl = (s: ConsoleServer, withToken = true) => `ws://127.0.0.1:${s.port}/bridge${withToken ? `?token=${s.token}` : ''}`;
 
-  it('refuses sockets without the token, from another origin, or with a cookie but no origin', async () => {
+  it('refuses sockets without the token, from another origin, or with a cookie but no origin or no page secret', async () => {
     const s = await start(testBackend());
     await expect(openSocket(bridgeUrl(s, false), { origin: origin(s) })).rejects.toThrow('HTTP 401');
     await expect(openSocket(bridgeUrl(s), { origin: 'http://evil.example' })).rejects.toThrow('HTTP 403');
     await expect(openSocket(bridgeUrl(s), { origin: `http://localhost:${s.port + 1}` })).rejects.toThrow('HTTP 403');
-    const cookie = cookieOf(await get(s.port, `/?token=${s.token}`));
-    await expect(openSocket(bridgeUrl(s, false), { cookie })).rejects.toThrow('HTTP 403');
+    const page = await signIn(s.port, `/?token=${s.token}`);
+    await expect(openSocket(bridgeUrl(s, false), { cookie: page.cookie }, pageProtocols(page))).rejects.toThrow('HTTP 403');
+    // The cookie with the console's own Origin (what another local server holding the cookie can send) is not enough.
+    await expect(openSocket(bridgeUrl(s, false), { cookie: page.cookie, origin: origin(s) })).rejects.toThrow('HTTP 401');
+    await expect(openSocket(bridgeUrl(s, false), { cookie: page.cookie, origin: origin(s) }, ['swan-bridge', 'swan-page.not-the-secret'])).rejects.toThrow('HTTP 401');
   });
 
-  it('accepts the page: cookie plus same-host origin; invokes reach the backend with validated args', async () => {
+  it('accepts the page: cookie, page secret and same-host origin; invokes reach the backend with validated args', async () => {
     const backend = testBackend();
     const s = await start(backend);
-    const cookie = cookieOf(await get(s.port, `/?token=${s.token}`));
-    const ws = await openSocket(bridgeUrl(s, false), { cookie, origin: origin(s) });
+    const page = await signIn(s.port, `/?token=${s.token}`);
+    const ws = await openSocket(bridgeUrl(s, false), { cookie: page.cookie, origin: origin(s) }, pageProtocols(page));
+    expect(ws.protocol).toBe('swan-bridge');
     sockets.push(ws);
     const box = inbox(ws);
     ws.send(JSON.stringify({ id: 1, channel: 'serving.pause', args: { reason: 'gaming' } }));

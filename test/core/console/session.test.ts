@@ -8,10 +8,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { allowedHosts, ConsoleAuth, CODE_TTL_MS, cookieName, exposureWarning } from '../../../src/core/console/auth';
+import { allowedHosts, ConsoleAuth, CODE_TTL_MS, cookieName, exposureWarning, PAGE_CLAIM_MS, SESSION_IDLE_MS, SESSION_MAX_MS } from '../../../src/core/console/auth';
+import type { ConsoleSessionView } from '../../../src/shared/bridge';
 import { startConsoleServer, type ConsoleServer } from '../../../src/core/console/server';
 import { StandInBackend } from '../../support/bridge-backend';
 import { get, type Res } from '../../support/console/http';
+import { pageProtocols, post, signIn, type PageSession } from '../../support/console/page-session';
 
 const backend = new StandInBackend();
 
@@ -23,9 +25,9 @@ function cookieOf(res: Res): { name: string; value: string; header: string } {
   return { name: pair.slice(0, eq), value: pair.slice(eq + 1), header: pair };
 }
 
-function socketStatus(url: string, headers: Record<string, string>): Promise<number> {
+function socketStatus(url: string, headers: Record<string, string>, protocols: string[] = []): Promise<number> {
   return new Promise((resolve) => {
-    const ws = new WebSocket(url, { headers });
+    const ws = new WebSocket(url, protocols, { headers });
     ws.once('open', () => {
       ws.terminate();
       resolve(101);
@@ -86,8 +88,14 @@ describe('console one-time links and sessions', () => {
     expect(await socketStatus(`ws://127.0.0.1:${s.port}/bridge?token=${c.value}`, {})).toBe(401);
     // Under another port's name the same value is not accepted.
     expect((await get(s.port, '/', { cookie: `swan_session_${s.port + 1}=${c.value}` })).status).toBe(401);
-    // As this console's cookie, from this console's own page, it opens the bridge.
-    expect(await socketStatus(`ws://127.0.0.1:${s.port}/bridge`, { cookie: c.header, origin: `http://127.0.0.1:${s.port}` })).toBe(101);
+    // As this console's cookie from this console's Origin, but without the page secret: nothing.
+    expect(await socketStatus(`ws://127.0.0.1:${s.port}/bridge`, { cookie: c.header, origin: `http://127.0.0.1:${s.port}` })).toBe(401);
+    expect((await get(s.port, '/metrics', { cookie: c.header })).status).toBe(401);
+    // With the page secret its page claimed, it opens the bridge.
+    const claim = await post(s.port, '/session/page', { cookie: c.header, origin: `http://127.0.0.1:${s.port}`, 'x-swan-page': 'claim' });
+    expect(claim.status).toBe(200);
+    const page = (JSON.parse(claim.body) as { page: string }).page;
+    expect(await socketStatus(`ws://127.0.0.1:${s.port}/bridge`, { cookie: c.header, origin: `http://127.0.0.1:${s.port}` }, ['swan-bridge', `swan-page.${page}`])).toBe(101);
     // A code opens pages, never the bridge directly.
     expect(await socketStatus(`ws://127.0.0.1:${s.port}/bridge?code=${new URL(s.newUrl()).searchParams.get('code')}`, { origin: `http://127.0.0.1:${s.port}` })).toBe(401);
   });
@@ -117,6 +125,20 @@ describe('console one-time links and sessions', () => {
     servers.splice(0);
     const again = await start({ token, port });
     expect((await get(again.port, '/', { cookie: c.header })).status).toBe(401);
+  });
+
+  it('the redirect after a code normalises the path before it checks it: no way to another host', async () => {
+    const s = await start();
+    for (const target of ['/.//evil.example/x', '/./\\evil.example/x', '/%2e//evil.example/x', '/a/..//evil.example/x']) {
+      const code = new URL(s.newUrl()).searchParams.get('code');
+      const r = await get(s.port, `${target}?code=${code}`);
+      expect(r.status, target).toBe(400);
+      expect(r.headers.location, target).toBeUndefined();
+    }
+    // An ordinary path keeps its query and stays on this console.
+    const ok = await get(s.port, `/a/b?x=1&code=${new URL(s.newUrl()).searchParams.get('code')}`);
+    expect(ok.status).toBe(302);
+    expect(ok.headers.location).toBe('/a/b?x=1');
   });
 
   it('codes expire unused after CODE_TTL_MS', () => {
@@ -153,5 +175,89 @@ describe('Host check and LAN warning on every bind', () => {
     expect(exposureWarning('::1', 7777)).toBeUndefined();
     expect(exposureWarning('0.0.0.0', 7777)).toMatch(/plain HTTP/);
     expect(exposureWarning('192.168.1.20', 7777)).toMatch(/192\.168\.1\.20:7777/);
+  });
+});
+
+describe('the page secret binds the session to the console\'s own page', () => {
+  const origin = (s: ConsoleServer) => `http://127.0.0.1:${s.port}`;
+
+  it('is handed out once, to a same-origin POST with the claim header, soon after the sign-in', async () => {
+    const s = await start();
+    const c = cookieOf(await get(s.port, codePath(s.url)));
+    // Another port's page (what a form or a no-cors fetch from there sends), or no claim header: refused.
+    expect((await post(s.port, '/session/page', { cookie: c.header, origin: `http://127.0.0.1:${s.port + 1}`, 'x-swan-page': 'claim' })).status).toBe(403);
+    expect((await post(s.port, '/session/page', { cookie: c.header, origin: origin(s) })).status).toBe(403);
+    expect((await get(s.port, '/session/page', { cookie: c.header, origin: origin(s), 'x-swan-page': 'claim' })).status).toBe(405);
+    const first = await post(s.port, '/session/page', { cookie: c.header, origin: origin(s), 'x-swan-page': 'claim' });
+    expect(first.status).toBe(200);
+    // Whoever gets the cookie later (another local server the owner visits) claims nothing.
+    expect((await post(s.port, '/session/page', { cookie: c.header, origin: origin(s), 'x-swan-page': 'claim' })).status).toBe(401);
+    const page = (JSON.parse(first.body) as { page: string }).page;
+    expect((await get(s.port, '/session', { cookie: c.header })).status).toBe(401);
+    expect((await get(s.port, '/session', { cookie: c.header, 'x-swan-page': page })).status).toBe(204);
+    expect((await get(s.port, '/session', { authorization: `Bearer ${s.token}` })).status).toBe(204);
+  });
+
+  it('is not handed out after PAGE_CLAIM_MS; sessions end idle after SESSION_IDLE_MS and at most after SESSION_MAX_MS', () => {
+    let now = 1_000_000;
+    const auth = new ConsoleAuth('t'.repeat(32), () => 1, () => now);
+    const req = (cookie?: string) => ({ headers: cookie ? { cookie: `${cookieName(1)}=${cookie}` } : {}, socket: {} }) as unknown as http.IncomingMessage;
+    const late = auth.newSession(req());
+    now += PAGE_CLAIM_MS + 1;
+    expect(auth.claimPage(req(late))).toBeUndefined();
+    const idle = auth.newSession(req());
+    const page = auth.claimPage(req(idle))!;
+    expect(auth.pageSession(req(idle), page)).toBeDefined();
+    now += SESSION_IDLE_MS + 1;
+    expect(auth.pageSession(req(idle), page)).toBeUndefined();
+    const busy = auth.newSession(req());
+    const busyPage = auth.claimPage(req(busy))!;
+    for (let t = 0; t < SESSION_MAX_MS; t += SESSION_IDLE_MS / 2) {
+      now += SESSION_IDLE_MS / 2;
+      if (t + SESSION_IDLE_MS / 2 < SESSION_MAX_MS) expect(auth.pageSession(req(busy), busyPage), `used every half day, day ${t / 86_400_000}`).toBeDefined();
+    }
+    now += 1;
+    expect(auth.pageSession(req(busy), busyPage)).toBeUndefined();
+    expect(auth.list()).toEqual([]);
+  });
+
+  it('Settings lists the open sessions; signing one out, or everywhere, closes their sockets at once', async () => {
+    const s = await start();
+    const a = await signIn(s.port, codePath(s.url));
+    const b = await signIn(s.port, codePath(s.newUrl()));
+    const open = (p: PageSession) =>
+      new Promise<WebSocket>((resolve, reject) => {
+        const ws = new WebSocket(`ws://127.0.0.1:${s.port}/bridge`, pageProtocols(p), { headers: { cookie: p.cookie, origin: p.origin } });
+        ws.once('open', () => resolve(ws));
+        ws.once('error', reject);
+      });
+    const wa = await open(a);
+    const wb = await open(b);
+    const call = (ws: WebSocket, id: number, channel: string, args: unknown) =>
+      new Promise<{ ok: boolean; value?: unknown }>((resolve) => {
+        const on = (d: Buffer) => {
+          const m = JSON.parse(String(d)) as { id?: number; reply?: { ok: boolean; value?: unknown } };
+          if (m.id !== id) return;
+          ws.off('message', on);
+          resolve(m.reply!);
+        };
+        ws.on('message', on);
+        ws.send(JSON.stringify({ id, channel, args }));
+      });
+    const list = (await call(wa, 1, 'console.sessions', {})).value as ConsoleSessionView[];
+    expect(list).toHaveLength(2);
+    expect(list.filter((x) => x.current)).toHaveLength(1);
+    expect(JSON.stringify(list)).not.toContain(a.page);
+    expect(JSON.stringify(list)).not.toContain(a.cookie.split('=')[1]);
+    const other = list.find((x) => !x.current)!;
+    const closedB = new Promise<number>((resolve) => wb.once('close', (code) => resolve(code)));
+    expect((await call(wa, 2, 'console.signOut', { id: other.id })).value).toEqual({ ended: 1 });
+    expect(await closedB).toBe(4401);
+    expect((await get(s.port, '/', { cookie: b.cookie })).status).toBe(401);
+    // Everywhere: this page's own session too (its reply arrives first, then the socket closes).
+    const closedA = new Promise<number>((resolve) => wa.once('close', (code) => resolve(code)));
+    expect((await call(wa, 3, 'console.signOut', {})).value).toEqual({ ended: 1 });
+    expect(await closedA).toBe(4401);
+    expect((await get(s.port, '/', { cookie: a.cookie })).status).toBe(401);
   });
 });

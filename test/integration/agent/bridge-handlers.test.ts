@@ -318,6 +318,8 @@ describe('refusals', () => {
     'fleet.tokens.list': { args: 1, detail: 'expected object' },
     'fleet.tokens.create': { args: { name: 'has space' }, detail: 'name: use letters, digits, dot, dash or underscore (1-64)' },
     'fleet.tokens.revoke': { args: { name: '' }, detail: 'name:' },
+    'console.sessions': { args: { all: true }, detail: 'all' },
+    'console.signOut': { args: { id: 'not-an-id' }, detail: 'id:' },
   };
 
   it('the table below covers every channel', () => {

@@ -10,6 +10,7 @@ import { ensureHome } from '../../../src/core/config/home';
 import { memoryLog } from '../../../src/core/log';
 import { repoRoot } from '../../support/traces';
 import { until } from '../../support/stack';
+import { runCli } from '../../support/cli/cli';
 import { writeConfigToml } from '../../support/config-toml';
 
 const mode = (p: string) => fs.statSync(p).mode & 0o777;
@@ -65,6 +66,22 @@ describe('file modes', () => {
     } finally {
       await agent.stop();
     }
+  });
+
+  it.skipIf(process.platform === 'win32')('`swan-provider init` makes the home as run does: 0700, config.toml and models.json 0600 (also over old 0644 files)', async () => {
+    const home = path.join(root(), 'init-home');
+    const r = await runCli(['init', '--home', home, '--network', 'testnet']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(mode(home)).toBe(0o700);
+    expect(modes(home)).toEqual({ 'config.toml': 0o600, 'models.json': 0o600 });
+    // --force over files an older version left 0644, and --dir: the same.
+    fs.chmodSync(path.join(home, 'config.toml'), 0o644);
+    expect((await runCli(['init', '--home', home, '--force'])).code).toBe(0);
+    expect(mode(path.join(home, 'config.toml'))).toBe(0o600);
+    const dir = path.join(root(), 'elsewhere');
+    expect((await runCli(['init', '--home', home, '--dir', dir])).code).toBe(0);
+    expect(mode(dir)).toBe(0o700);
+    expect(modes(dir)).toEqual({ 'config.toml': 0o600, 'models.json': 0o600 });
   });
 
   it.skipIf(process.platform === 'win32')('`swan-provider run` on a fresh home: 0700 folder, 0600 agent.jsonl and config', async () => {

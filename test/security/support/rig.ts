@@ -15,6 +15,8 @@ import { HostileHub } from './hostile-hub';
 
 const BIN = path.join(repoRoot, 'bin', 'swan-provider.js');
 export const PROVIDER_KEY = 'sk-prov-attack-suite-0123456789';
+/** The agent's limit on open files in the suite. */
+export const FILE_LIMIT = 1024;
 
 export interface Rig {
   hub: HostileHub;
@@ -51,7 +53,13 @@ export async function startRig(): Promise<Rig> {
   const tokenFile = path.join(home, 'console-token');
   const env: NodeJS.ProcessEnv = { ...process.env, SWAN_HOME: home };
   delete env.INFERENCE_API_KEY;
-  const agent = spawn(process.execPath, [BIN, 'run', '--home', home, '--no-discovery', '--console', `127.0.0.1:${consolePort}`, '--console-token-file', tokenFile], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = [BIN, 'run', '--home', home, '--no-discovery', '--console', `127.0.0.1:${consolePort}`, '--console-token-file', tokenFile];
+  // A file limit of 1,024 (a common default): a flood of a few thousand connections is then enough to run a
+  // process out of descriptors, as 20,000 did at the limit of the machine where the attack was found.
+  const agent =
+    process.platform === 'win32'
+      ? spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn('/bin/sh', ['-c', `ulimit -n ${FILE_LIMIT} && exec "$0" "$@"`, process.execPath, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   agent.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   agent.stderr!.on('data', (d: Buffer) => (out += d.toString()));

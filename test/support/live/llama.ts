@@ -116,14 +116,19 @@ export class Bridge {
 
   /**
    * From the link `swan-provider run --console` printed (http://host:port/?code=…, a one-time code): the
-   * code is exchanged for the session cookie as a browser does, and the bridge opened with it.
+   * code is exchanged for the session cookie as a browser does, the page secret claimed as the console's
+   * page does, and the bridge opened with both.
    */
   static async open(consoleUrl: string): Promise<Bridge> {
     const u = new URL(consoleUrl);
     const res = await fetch(consoleUrl, { redirect: 'manual' });
     const cookie = res.headers.get('set-cookie')?.split(';')[0];
     if (!cookie) throw new Error(`the console link gave no session cookie (HTTP ${res.status})`);
-    const ws = new WebSocket(`ws://${u.host}/bridge`, { headers: { cookie, origin: `http://${u.host}` } });
+    const origin = `http://${u.host}`;
+    const claim = await fetch(`${origin}/session/page`, { method: 'POST', headers: { cookie, origin, 'x-swan-page': 'claim' } });
+    if (!claim.ok) throw new Error(`the console handed out no page secret (HTTP ${claim.status})`);
+    const { page } = (await claim.json()) as { page: string };
+    const ws = new WebSocket(`ws://${u.host}/bridge`, ['swan-bridge', `swan-page.${page}`], { headers: { cookie, origin } });
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
       ws.once('error', reject);

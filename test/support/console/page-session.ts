@@ -1,0 +1,42 @@
+// A browser session of the console as its own page holds it: the cookie from the sign-in link and the
+// page secret the page claims right after (src/core/console/auth.ts), and the headers and subprotocols a
+// bridge socket of that page sends.
+import http from 'node:http';
+import { get } from './http';
+
+export interface PageSession {
+  /** `swan_session_<port>=…` */
+  cookie: string;
+  page: string;
+  origin: string;
+}
+
+/** POST with headers, read to the end. */
+export function post(port: number, pathName: string, headers: Record<string, string> = {}, body = ''): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path: pathName, method: 'POST', agent: false, headers: { host: `127.0.0.1:${port}`, 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** Opens `link` (`/?code=…` or `/?token=…`) as a browser does, then claims the page secret as the page does. */
+export async function signIn(port: number, link: string): Promise<PageSession> {
+  const first = await get(port, link);
+  const set = first.headers['set-cookie']?.[0];
+  if (first.status !== 302 || !set) throw new Error(`sign-in refused (status ${first.status})`);
+  const cookie = set.split(';')[0]!;
+  const origin = `http://127.0.0.1:${port}`;
+  const claim = await post(port, '/session/page', { cookie, origin, 'x-swan-page': 'claim' });
+  if (claim.status !== 200) throw new Error(`page claim refused (status ${claim.status})`);
+  return { cookie, page: (JSON.parse(claim.body) as { page: string }).page, origin };
+}
+
+/** The subprotocols the page's bridge socket offers. */
+export function pageProtocols(s: PageSession): string[] {
+  return ['swan-bridge', `swan-page.${s.page}`];
+}
