@@ -63,6 +63,7 @@ import { AgentMetrics } from './metrics/agent-metrics';
 import { wireMetrics } from './metrics/wire';
 import { Fleet } from './fleet/fleet';
 import { rigSummary, rigUsage } from './fleet/rig-figures';
+import { wireFleet } from './fleet/wire';
 
 export const AGENT_VERSION = '0.1.0';
 
@@ -357,7 +358,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     const identity = loadOrCreateIdentity(opts.home, opts.env ?? process.env);
     const agent = new Agent(opts, config, identity);
     agent.keyAtStart = agent.providerKey() !== '';
-    agent.log.addSecrets([agent.providerKey(), config.apiKey]);
+    agent.log.addSecrets([agent.providerKey(), config.apiKey, ...agent.fleet.rigTokens()]);
     for (const w of config.warnings) agent.l.info(w);
     for (const n of identity.notes) agent.l.info(n);
     if (tightened.length) agent.l.warn(`These files were readable by other users; they are now private (0600/0700): ${tightened.join(', ')}`);
@@ -380,7 +381,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.requestEvents = wireRequests({ book: this.book, earnings: this.earnings, ledgerBatch: this.ledgerBatch, requestMetrics: this.requestMetrics, requestLines: this.requestLines }, outlets);
     wireFeeds({ ...(this.sampler ? { sampler: this.sampler } : {}), ...(this.gpuHistory ? { gpuHistory: this.gpuHistory } : {}), earnings: this.earnings, log, notices: this.notices }, outlets);
     wireAlerts({ link, health, pause, providerGate: this.providerGate, notices: this.notices, alerts: this.alerts, webhook: this.webhook, log }, outlets);
-    this.fleet.reader.on('change', (fleet) => outlets.bridge({ type: 'fleet', fleet }));
+    wireFleet(this.fleet.reader, this.alerts, outlets.bridge);
     if (this.metrics) wireMetrics({ book: this.book, link, ...(this.sampler ? { sampler: this.sampler } : {}), ...(this.ledger ? { ledger: this.ledger } : {}) }, this.metrics);
   }
 

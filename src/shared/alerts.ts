@@ -1,8 +1,8 @@
 // Alerts as both sides see them: one event list in core (src/core/alerts), pushed to the UI as the
 // `alert` bridge event and to every transport (desktop notification, browser notification, webhook).
-export type AlertKind = 'link_down' | 'key_refused' | 'engine_down' | 'auto_paused' | 'hub_notice' | 'test';
+export type AlertKind = 'link_down' | 'key_refused' | 'engine_down' | 'auto_paused' | 'hub_notice' | 'rig_unreachable' | 'test';
 
-export const ALERT_KINDS: readonly AlertKind[] = ['link_down', 'key_refused', 'engine_down', 'auto_paused', 'hub_notice', 'test'];
+export const ALERT_KINDS: readonly AlertKind[] = ['link_down', 'key_refused', 'engine_down', 'auto_paused', 'hub_notice', 'rig_unreachable', 'test'];
 
 export interface Alert {
   id: string;

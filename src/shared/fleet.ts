@@ -2,6 +2,9 @@
 // (src/core/console/fleet-api.ts), and what the reading console shows (src/core/fleet/). Plain data:
 // the summary crosses the network as JSON, and the views cross the bridge.
 import type { Alert } from './alerts';
+
+/** An alert as another rig sent it: its kind is that rig's (it may run a newer version with kinds this one lacks). */
+export type RigAlert = Omit<Alert, 'kind'> & { kind: string };
 import type { LinkReasonCode, LinkState, ModelHealth, UsageTotals } from './types';
 import type { LocalLifetimeView, ModelUsage, PlatformFigures, PlatformStatsView } from './bridge';
 
@@ -54,7 +57,7 @@ export interface RigSummary {
   /** Whether the hub says this provider earns. */
   earningsEnabled: boolean;
   /** The rig's alerts of the last 24 hours, newest first (at most 20). */
-  alerts: Alert[];
+  alerts: RigAlert[];
 }
 
 /** GET /api/fleet/v1/usage: the rig's ledger over the usual periods, and the platform's record of it. */

@@ -64,7 +64,7 @@ export const rigSummarySchema = z.object({
   today: totals,
   month: totals,
   earningsEnabled: z.boolean(),
-  alerts: z.array(z.object({ id: text(64), kind: z.enum(['link_down', 'key_refused', 'engine_down', 'auto_paused', 'hub_notice', 'test']), ts: time, title: text(200), text: text(1000) })).max(50),
+  alerts: z.array(z.object({ id: text(64), kind: z.string().max(32), ts: time, title: text(200), text: text(1000) })).max(50),
 });
 
 const platformStats = z.object({

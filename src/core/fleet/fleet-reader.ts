@@ -61,7 +61,8 @@ export function splitBookmark(raw: string): { address: string; token?: string } 
   }
 }
 
-export class FleetReader extends EventEmitter<{ change: [FleetView] }> {
+/** change: the view after each round of reads; lost: a rig that answered stopped answering (or refused the token). */
+export class FleetReader extends EventEmitter<{ change: [FleetView]; lost: [FleetRigView] }> {
   private readonly states = new Map<string, RigState>();
   private readonly addresses = new Map<string, RigAddress>();
   private timer?: NodeJS.Timeout;
@@ -151,9 +152,12 @@ export class FleetReader extends EventEmitter<{ change: [FleetView] }> {
       st.since = this.now();
       if (e) this.o.log.warn(`fleet: ${e.label || st.summary?.nodeName || e.url} (${address?.base ?? e.url}): ${fe.message}`);
     }
+    const wasOk = st.status === 'ok';
     st.status = status;
     st.error = fe.message;
     st.errorCode = fe.code;
+    const view = e && wasOk ? this.view().rigs.find((r) => r.id === e.id) : undefined;
+    if (view) this.emit('lost', view);
   }
 
   private selfView(): FleetRigView {

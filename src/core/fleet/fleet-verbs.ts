@@ -5,6 +5,7 @@ import type { InvokeArgs, InvokeResults } from '../../shared/bridge';
 import type { Log } from '../log';
 import type { Fleet } from './fleet';
 import { FleetError } from './tokens';
+import { splitBookmark } from './fleet-reader';
 
 type FleetChannel = 'fleet.list' | 'fleet.add' | 'fleet.remove' | 'fleet.openConsole' | 'fleet.usage' | 'fleet.tokens.list' | 'fleet.tokens.create' | 'fleet.tokens.revoke';
 
@@ -16,7 +17,8 @@ export function fleetVerbs(
   return {
     'fleet.list': () => fleet.reader.view(),
     'fleet.add': async ({ url, token, label }) => {
-      if (token) log.addSecrets([token]);
+      // Redacted from every log line from now on, whether typed in its field or pasted inside a bookmark.
+      log.addSecrets([token, splitBookmark(url).token]);
       return fleet.reader.add({ url, ...(token !== undefined ? { token } : {}), ...(label !== undefined ? { label } : {}) });
     },
     'fleet.remove': ({ id }) => fleet.reader.remove(id),

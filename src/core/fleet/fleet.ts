@@ -32,4 +32,9 @@ export class Fleet {
     this.reader = new FleetReader({ store: this.store, self: () => o.summary('full'), selfUsage: o.usage, log: o.log, ...(o.pollMs ? { pollMs: o.pollMs } : {}) });
     this.api = { summary: o.summary, usage: o.usage, ...(o.metrics ? { metrics: o.metrics } : {}) };
   }
+
+  /** The tokens of the rigs this console reads, for the log's redaction. */
+  rigTokens(): string[] {
+    return this.store.list().flatMap((e) => this.store.token(e.id) ?? []);
+  }
 }

@@ -18,6 +18,7 @@ const KIND_LABEL: Record<AlertKind, string> = {
   engine_down: 'Engine down',
   auto_paused: 'Paused by itself',
   hub_notice: 'Hub notice',
+  rig_unreachable: 'Rig unreachable',
   test: 'Test',
 };
 

@@ -148,6 +148,9 @@ describe('reading the fleet', () => {
       const view = await call(a.agent, 'fleet.list', {});
       expect(view.totals).toMatchObject({ rigs: 2, reachable: 1, stale: 1 });
       expect((await call(a.agent, 'fleet.usage', {})).rigs[1]).toMatchObject({ status: 'unreachable' });
+      // The owner hears of it once (log, webhook, notifications), not at every read that fails.
+      const raised = a.agent.alerts.list().filter((x) => x.kind === 'rig_unreachable');
+      expect(raised).toEqual([expect.objectContaining({ title: 'garage does not answer' })]);
     } finally {
       off();
     }
