@@ -185,6 +185,29 @@ describe('a flood at the gateway', () => {
   }, 90_000);
 });
 
+describe('a flood at the console', () => {
+  it('past its own budget the console refuses connections; the hub link and the gateway are untouched, and it answers again after', async () => {
+    const flood: net.Socket[] = [];
+    try {
+      for (let i = 0; i < FILE_LIMIT; i++) {
+        const s = net.connect(rig.consolePort, '127.0.0.1');
+        s.on('error', () => undefined);
+        s.resume();
+        s.write(`GET / HTTP/1.1\r\nHost: 127.0.0.1:${rig.consolePort}\r\nCook`);
+        flood.push(s);
+      }
+      await until(() => flood.filter((s) => !s.destroyed).length <= FILE_LIMIT / 4, 'the console closes what is past its budget', 20_000);
+      const { end } = await rig.hub.inference('during-console-flood', SAFE_MODEL, false);
+      expect(end.payload?.status_code ?? 200).toBe(200);
+      expect((await get(rig.gatewayPort, '/v1/models', { authorization: `Bearer ${rig.gatewayKey}` })).status).toBe(200);
+    } finally {
+      for (const s of flood) s.destroy();
+    }
+    await until(async () => (await consoleAnswer(rig).then((c) => c.status, () => 0)) === 204, 'the console answers again', 15_000);
+    await expectUnharmed(rig, 'a console flood');
+  }, 90_000);
+});
+
 describe('the console redirect', () => {
   it('a sign-in link whose path normalises to another host is refused, not redirected', async () => {
     const r = await get(rig.consolePort, `/.//evil.example/x?token=${rig.token}`);

@@ -35,8 +35,8 @@ export async function fetchProviderStatus(serviceUrl: string, key: string, timeo
     let json: unknown;
     try {
       json = parseJson(text, JSON_LIMITS.platform);
-    } catch {
-      return { httpStatus: res.status, error: `${url} answered HTTP ${res.status} with something that is not JSON` };
+    } catch (e) {
+      return { httpStatus: res.status, error: `${url} answered HTTP ${res.status} with something that is not JSON we read (${(e as Error).message})` };
     }
     const parsed = statusSchema.safeParse(json);
     if (!parsed.success) return { httpStatus: res.status, error: `${url} answered with an unexpected shape` };

@@ -12,6 +12,7 @@ import { freePort, tempHome, until } from '../../support/stack';
 import { repoRoot } from '../../support/traces';
 import { HostileEngine, ALL_MODELS, SAFE_MODEL } from './hostile-engine';
 import { HostileHub } from './hostile-hub';
+import { HostilePlatform } from './hostile-platform';
 
 const BIN = path.join(repoRoot, 'bin', 'swan-provider.js');
 export const PROVIDER_KEY = 'sk-prov-attack-suite-0123456789';
@@ -21,6 +22,8 @@ export const FILE_LIMIT = 1024;
 export interface Rig {
   hub: HostileHub;
   engine: HostileEngine;
+  /** The platform's HTTP API (the ServiceURL), hostile in every answer. */
+  platform: HostilePlatform;
   home: string;
   consolePort: number;
   gatewayPort: number;
@@ -39,13 +42,14 @@ let nextId = 1;
 export async function startRig(): Promise<Rig> {
   const hub = await HostileHub.start();
   const engine = await HostileEngine.start();
+  const platform = await HostilePlatform.start();
   const home = tempHome('swan-attack-');
   const consolePort = await freePort();
   const gatewayPort = await freePort();
   fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify(Object.fromEntries(ALL_MODELS.map((m) => [m, { endpoint: `${engine.url}/v1` }]))));
   writeConfigToml(home, {
     API: { NodeName: 'attack-suite' },
-    Inference: { WebSocketURL: hub.wsUrl, ServiceURL: 'http://127.0.0.1:9', ApiKey: PROVIDER_KEY },
+    Inference: { WebSocketURL: hub.wsUrl, ServiceURL: platform.url, ApiKey: PROVIDER_KEY },
     Agent: { Discovery: false, HeartbeatIntervalSeconds: 1, HealthCheckIntervalSeconds: 1 },
     Gateway: { Enable: true, Listen: `127.0.0.1:${gatewayPort}` },
   });
@@ -67,6 +71,7 @@ export async function startRig(): Promise<Rig> {
   const rig: Rig = {
     hub,
     engine,
+    platform,
     home,
     consolePort,
     gatewayPort,
@@ -81,6 +86,7 @@ export async function startRig(): Promise<Rig> {
       clearTimeout(killer);
       await hub.close();
       await engine.close();
+      await platform.close();
       fs.rmSync(home, { recursive: true, force: true });
     },
   };
