@@ -25,6 +25,7 @@ import { CatalogueRefresh } from './agent/catalogue-refresh';
 import { hubStatus, type HubStatus } from './agent/hub-status';
 import { wireAlerts, wireEngines, wireFeeds, wireRequests, wireServing, type AgentOutlets } from './agent/wiring';
 import type { RequestEvents } from './agent/request-events';
+import { NETWORK_STAND_INS_ENV, networkStandIns, type NetworkStandIns } from './config/network-stand-ins';
 import { hubDialUrl, loadConfig, readModelsJson, type ProviderConfig } from './config/config';
 import { loadOrCreateIdentity, type Identity } from './config/identity';
 import { ensureHome } from './config/home';
@@ -125,6 +126,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   private readonly autoDiscovery: boolean;
   private readonly l: Logger;
   private readonly catalogueRefresh: CatalogueRefresh;
+  /** Tests' stand-ins of the named networks (config/network-stand-ins.ts); none for an owner. */
+  private readonly standIns: NetworkStandIns;
   private gpu: GpuInventory = { gpus: [], detectedAt: 0, note: 'GPU detection has not run yet' };
   private snapshotTimer?: NodeJS.Timeout;
   /** Request log lines, written right after the turn their requests ended in. */
@@ -144,6 +147,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     super();
     this.log = opts.log ?? new Log({ file: homePath(opts.home, 'log'), console: false });
     this.l = this.log.child('agent');
+    this.standIns = networkStandIns(opts.env ?? process.env);
     this.settings = SettingsFile.in(opts.home);
     this.secrets = opts.secrets ?? new FileSecretStore(opts.home);
     this.gatewayKeys = new GatewayKeys(opts.home);
@@ -215,7 +219,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       },
     });
     const s = this.settings.get();
-    const dial = hubDialUrl(s.hubUrl ?? config.webSocketUrl);
+    const dial = hubDialUrl(this.standIns.hubUrl(s.hubUrl ?? config.webSocketUrl));
     if (dial.warning) this.l.warn(dial.warning);
     this.link = new HubLink({
       url: dial.url,
@@ -361,6 +365,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     agent.log.addSecrets([agent.providerKey(), config.apiKey, ...agent.fleet.rigTokens()]);
     for (const w of config.warnings) agent.l.info(w);
     for (const n of identity.notes) agent.l.info(n);
+    for (const s of agent.standIns.active) agent.l.warn(`${NETWORK_STAND_INS_ENV} (tests only): ${s.network} is served by ${s.hubUrl} and ${s.serviceUrl} on this machine`);
     if (tightened.length) agent.l.warn(`These files were readable by other users; they are now private (0600/0700): ${tightened.join(', ')}`);
     return agent;
   }
@@ -378,7 +383,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     wireServing({ link, pause, scheduler, providerGate: this.providerGate, ...(this.ledger ? { ledger: this.ledger } : {}), log }, outlets);
     wireEngines({ health, discovery: this.discovery, contexts: this.contexts, registry, scheduler, pause, link, identity: this.identity, models: this.models, log }, outlets);
     this.requestLines = new RequestLines(log.child('requests'));
-    this.requestEvents = wireRequests({ book: this.book, earnings: this.earnings, ledgerBatch: this.ledgerBatch, requestMetrics: this.requestMetrics, requestLines: this.requestLines }, outlets);
+    this.requestEvents = wireRequests({ book: this.book, earnings: this.earnings, ledgerBatch: this.ledgerBatch, requestMetrics: this.requestMetrics, requestLines: this.requestLines, ...(this.ledger ? { ledger: this.ledger } : {}) }, outlets);
     wireFeeds({ ...(this.sampler ? { sampler: this.sampler } : {}), ...(this.gpuHistory ? { gpuHistory: this.gpuHistory } : {}), earnings: this.earnings, log, notices: this.notices }, outlets);
     wireAlerts({ link, health, pause, providerGate: this.providerGate, notices: this.notices, alerts: this.alerts, webhook: this.webhook, log }, outlets);
     wireFleet(this.fleet.reader, this.alerts, outlets.bridge);
@@ -493,9 +498,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
 
   /** What the bridge verbs use (agent/parts.ts): handed over privately, never public fields. */
   private parts(): AgentParts {
-    const { opts, config, identity, log, book, registry, pause, link, runner, earnings, settings, gatewayKeys, secrets, warmup, notices, providerGate, catalogue, alerts, webhook, approvals, fleet } = this;
+    const { opts, config, identity, log, book, registry, pause, link, runner, earnings, settings, gatewayKeys, secrets, warmup, notices, providerGate, catalogue, alerts, webhook, approvals, fleet, standIns } = this;
     return {
-      opts, config, identity, log, book, registry, pause, link, runner, earnings, settings, gatewayKeys, secrets, warmup, notices, providerGate, catalogue, alerts, webhook, approvals, fleet,
+      opts, config, identity, log, book, registry, pause, link, runner, earnings, settings, gatewayKeys, secrets, warmup, notices, providerGate, catalogue, alerts, webhook, approvals, fleet, standIns,
       ...(this.sampler ? { sampler: this.sampler } : {}),
       ...(this.ledger ? { ledger: this.ledger } : {}),
       ...(this.gpuHistory ? { gpuHistory: this.gpuHistory } : {}),
@@ -515,6 +520,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       keyStorage: () => keyStorageOf({ env: this.opts.env ?? process.env, secrets: this.secrets, config: this.config }),
       engineList: () => this.models.engineList(),
       rescanEngines: (extra) => this.models.rescan(extra),
+      forgetEngine: (url) => this.models.forget(url),
       rebuildModels: () => this.models.rebuild(),
       watchGpuBusy: () => this.gpuBusy.apply(),
       applyPauseSchedule: () => this.applyPauseSchedule(),
@@ -530,7 +536,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   }
 
   private serviceUrl(): string {
-    return this.settings.get().serviceUrl ?? this.config.serviceUrl;
+    return this.standIns.serviceUrl(this.settings.get().serviceUrl ?? this.config.serviceUrl);
   }
 
   private providerKey(): string {

@@ -139,6 +139,11 @@ export class RequestBook extends EventEmitter<RequestBookEvents> {
     }
   }
 
+  /** The amount the ledger booked for a finished request, shown with it. */
+  setEarnings(id: string, earnings: number): void {
+    this.patch(id, { earnings });
+  }
+
   private patch(id: string, p: Partial<RequestView>): void {
     const view = this.views.get(id);
     if (!view) return;

@@ -131,6 +131,8 @@ export interface SettingsView {
   desktopNotifications: boolean;
   /** Where the update check looks ('' = the default feed). */
   updateFeedUrl: string;
+  /** Engine addresses added in the console (engines.addEndpoint): the ones the console can remove. */
+  addedEndpoints: string[];
 }
 
 /** What the update check found. It never downloads anything. */
@@ -495,6 +497,7 @@ export const invokeSchemas = {
     .strict(),
   'engines.rescan': z.object({}).strict(),
   'engines.addEndpoint': z.object({ url: z.string().min(1).max(2048), model: modelId.optional() }).strict(),
+  'engines.removeEndpoint': z.object({ url: z.string().min(1).max(2048) }).strict(),
   'gpu.history': z.object({ minutes: z.number().int().min(1).max(60) }).strict(),
   'gpu.processes': z.object({}).strict(),
   'logs.list': z.object({ level: z.enum(['debug', 'info', 'warn', 'error']).optional(), limit: z.number().int().min(1).max(5000).optional() }).strict(),
@@ -562,6 +565,8 @@ export interface InvokeResults {
   'earnings.setElectricity': EarningsOverview;
   'engines.rescan': EngineInfo[];
   'engines.addEndpoint': EngineInfo[];
+  /** Forgets an address added in the console (settings.json): no longer probed, served or checked by doctor. */
+  'engines.removeEndpoint': EngineInfo[];
   'gpu.history': GpuSample[];
   'gpu.processes': GpuProcess[];
   'logs.list': LogEntry[];

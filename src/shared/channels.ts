@@ -21,6 +21,7 @@ export const INVOKE_CHANNELS = [
   'demand.serve',
   'engines.rescan',
   'engines.addEndpoint',
+  'engines.removeEndpoint',
   'gpu.history',
   'gpu.processes',
   'logs.list',

@@ -210,6 +210,8 @@ export interface RequestView {
   latencyMs?: number;
   error?: string;
   statusCode?: number;
+  /** What the ledger booked for it when it finished (USD, by the network's rates; 0 for local requests). */
+  earnings?: number;
 }
 
 /** A finished request as the ledger stores it. */

@@ -21,7 +21,7 @@ import { DEFAULT_COOLDOWN_MINUTES } from '../alerts/webhook';
 import { hubDialUrl } from '../config/config';
 import { validateSettingsPatch } from './settings';
 import { checkKeyDestination, keyAfterSave, keyDestinationSummary } from './key-destination';
-import { ownerEndpointUrl } from '../engine/url';
+import { endpointKey, ownerEndpointUrl } from '../engine/url';
 import { classifyHost } from '../http/address-class';
 import { listGpuProcesses } from '../gpu/processes';
 import { checkForUpdate } from '../update/check';
@@ -44,6 +44,7 @@ export type BridgeDeps = Pick<
   | 'earnings'
   | 'emitSnapshot'
   | 'engineList'
+  | 'forgetEngine'
   | 'fleet'
   | 'gatewayKeys'
   | 'gpuHistory'
@@ -68,6 +69,7 @@ export type BridgeDeps = Pick<
   | 'secrets'
   | 'settings'
   | 'snapshot'
+  | 'standIns'
   | 'warmup'
   | 'watchGpuBusy'
   | 'webhook'
@@ -134,7 +136,7 @@ export class BridgeHandlers {
         await this.applySettings(patch);
         return { ok: true as const, ...warnings };
       },
-      'settings.checkKey': ({ key }) => checkProviderKey(this.settingsView().serviceUrl, key),
+      'settings.checkKey': ({ key }) => checkProviderKey(a.standIns.serviceUrl(this.settingsView().serviceUrl), key),
       'requests.list': ({ limit }) => a.book.list(limit ?? 500),
       'requests.text': ({ id }) => a.requestText(id),
       'usage.report': ({ from, to, bucket }): UsageReport =>
@@ -184,6 +186,18 @@ export class BridgeHandlers {
           throw new BridgeError('OWNER_CONFIRMATION_REQUIRED', `${summary} Only you can allow this: ${this.approveWhere(confirmation)}.`, 'url', confirmation);
         }
         return add();
+      },
+      'engines.removeEndpoint': async ({ url }) => {
+        const a = this.agent;
+        const key = endpointKey(url.trim());
+        const added = a.settings.get().extraEndpoints ?? [];
+        if (!added.some((e) => endpointKey(e.url) === key)) {
+          throw new BridgeError('not_found', `${key} was not added in the console, so it cannot be removed here. Addresses from config.toml (EngineHosts) or models.json are removed there.`, 'url');
+        }
+        a.settings.update((s) => ({ ...s, extraEndpoints: (s.extraEndpoints ?? []).filter((e) => endpointKey(e.url) !== key) }));
+        a.forgetEngine(key);
+        await a.rescanEngines();
+        return a.engineList();
       },
       'gpu.history': ({ minutes }) => a.sampler?.history(minutes) ?? [],
       'gpu.processes': async () => {
@@ -307,7 +321,7 @@ export class BridgeHandlers {
         a.log.addSecrets([providerKey.trim()]);
       }
     }
-    if (rest.hubUrl !== undefined) a.link.setUrl(hubDialUrl(rest.hubUrl).url);
+    if (rest.hubUrl !== undefined) a.link.setUrl(hubDialUrl(a.standIns.hubUrl(rest.hubUrl)).url);
     if (providerKey !== undefined) {
       // A new key is checked with the platform first (provider status), then the link starts.
       if (a.link.state.state === 'idle') void a.providerGate.check();
@@ -360,6 +374,7 @@ export class BridgeHandlers {
       alertCooldownMinutes: s.alertCooldownMinutes ?? DEFAULT_COOLDOWN_MINUTES,
       desktopNotifications: s.desktopNotifications ?? true,
       updateFeedUrl: s.updateFeedUrl ?? '',
+      addedEndpoints: (s.extraEndpoints ?? []).map((e) => e.url),
     };
   }
 

@@ -71,6 +71,11 @@ export class ModelSync {
     void this.settleDisagreements();
   }
 
+  /** The owner removed an address: it is no longer kept as a vanished engine (its models leave with it). */
+  forget(url: string): void {
+    this.remembered.delete(endpointKey(url));
+  }
+
   /** Probes engines now (plus `extra` URLs the owner just added) and rebuilds the model set. */
   async rescan(extra: string[] = []): Promise<void> {
     if (!this.d.autoDiscovery) this.d.l.info('engine discovery is off ([Agent] Discovery = false): probing only the addresses you added and models.json');

@@ -9,6 +9,7 @@ import type { AlertList } from '../alerts/alert-list';
 import type { OwnerApprovals } from './approvals';
 import type { WebhookTransport } from '../alerts/webhook';
 import type { ProviderConfig } from '../config/config';
+import type { NetworkStandIns } from '../config/network-stand-ins';
 import type { Identity } from '../config/identity';
 import type { SecretStore } from '../config/secrets';
 import type { GatewayKeys } from '../gateway/keys';
@@ -59,6 +60,8 @@ export interface AgentParts {
   readonly approvals: OwnerApprovals;
   /** Other rigs read by this console, and the tokens that let other consoles read this one. */
   readonly fleet: Fleet;
+  /** Tests' stand-ins of the named networks: the addresses actually dialled and asked for configured ones. */
+  readonly standIns: NetworkStandIns;
 }
 
 /** The Agent's own actions the bridge verbs call (settings changed, rescan, retry...). */
@@ -72,6 +75,8 @@ export interface AgentActions {
   engineList(): EngineInfo[];
   /** Probes engines now (plus `extra` URLs the owner just added) and rebuilds the model set. */
   rescanEngines(extra?: string[]): Promise<void>;
+  /** Stops keeping an engine the owner removed as a vanished one (the next rescan drops it). */
+  forgetEngine(url: string): void;
   rebuildModels(): void;
   watchGpuBusy(): void;
   applyPauseSchedule(): void;

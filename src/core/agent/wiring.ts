@@ -100,7 +100,7 @@ export function wireServing(p: { link: HubLink; pause: PauseController; schedule
 /** Requests: each finished one is earned, queued for the ledger, counted for the heartbeat and logged.
  *  Returns the book's events as the bridge gets them (RequestEvents: flush() sends what waits for the turn). */
 export function wireRequests(
-  p: { book: RequestBook; earnings: EarningsService; ledgerBatch: LedgerBatch; requestMetrics: RequestMetrics; requestLines: RequestLines },
+  p: { book: RequestBook; earnings: EarningsService; ledgerBatch: LedgerBatch; requestMetrics: RequestMetrics; requestLines: RequestLines; ledger?: Ledger },
   o: AgentOutlets,
 ): RequestEvents {
   // Per-chunk book events reach the bridge coalesced per event-loop turn, and not at all unheard.
@@ -113,6 +113,8 @@ export function wireRequests(
   p.book.on('finished', (record, view) => {
     p.earnings.onFinished(record);
     p.ledgerBatch.queue(record);
+    // The amount its row is written with, beside the request in the console.
+    if (p.ledger) p.book.setEarnings(record.requestId, p.ledger.earningOf(record));
     // The heartbeat's request figures are the hub's: its purpose's row says whether a request counts.
     if (view.purpose ? POLICY[view.purpose].heartbeat : record.source === 'hub') p.requestMetrics.record(record);
     // After the ledger's queue: the lines of one turn are written after its finals leave (request-log.ts).

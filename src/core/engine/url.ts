@@ -30,10 +30,12 @@ export function endpointKey(url: string): string {
  */
 export function ownerEndpointUrl(raw: string): string {
   let u: URL;
+  // A bare HOST:PORT means http, as the CLI's --host takes it (127.0.0.1:18124, [::1]:8080, gpu-box:11434).
+  const bare = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}(\/.*)?$/.test(raw.trim());
   try {
-    u = new URL(raw.trim());
+    u = new URL(bare ? `http://${raw.trim()}` : raw.trim());
   } catch {
-    throw new Error('The endpoint URL must start with http:// or https://, for example http://127.0.0.1:8000');
+    throw new Error('The endpoint URL must start with http:// or https://, or be HOST:PORT, for example http://127.0.0.1:8000 or 127.0.0.1:8000');
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('The endpoint URL must start with http:// or https://, for example http://127.0.0.1:8000');
   if (!u.hostname) throw new Error('The endpoint URL has no host; use http://HOST:PORT, for example http://127.0.0.1:8000');

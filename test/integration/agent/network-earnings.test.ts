@@ -35,6 +35,9 @@ describe('earnings from the network', () => {
     // Each: 12 × 0.15 / 1e6 + 40 × 0.45 / 1e6 = 0.0000018 + 0.000018 = 0.0000198 USD
     expect(today(stack.agent).earnings).toBeCloseTo(3 * 0.0000198, 12);
     expect(stack.agent.snapshot().todayEarningsReason).toBeUndefined();
+    // Each request in the console carries what its ledger row was booked with.
+    const views = await call(stack.agent, 'requests.list', {});
+    expect(views.map((v) => v.earnings)).toEqual([expect.closeTo(0.0000198, 12), expect.closeTo(0.0000198, 12), expect.closeTo(0.0000198, 12)]);
 
     const o = (await stack.agent.invoke('earnings.overview', {})) as EarningsOverview;
     expect(o.pricing).toEqual([{ model: MODEL, source: 'network', inputPerM: 0.15, outputPerM: 0.45 }]);

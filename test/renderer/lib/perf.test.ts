@@ -1,7 +1,7 @@
 // TTFT and tok/s per minute (nearest-rank p50/p95) and the share of requests and earnings by model.
 import { expect, it } from 'vitest';
 import type { RequestView } from '../../../src/shared/types';
-import { modelShare, perfSeries } from '../../../src/renderer/lib/perf';
+import { hasSpread, modelShare, perfSeries } from '../../../src/renderer/lib/perf';
 
 const T0 = 1_700_000_040_000; // a minute boundary
 const req = (finishedAt: number, ttft: number, tokens: number, genMs: number, status: RequestView['status'] = 'ok'): RequestView => ({
@@ -36,4 +36,19 @@ it('shares requests and earnings by model, largest first', () => {
   expect(rows.map((r) => r.model)).toEqual(['b', 'a']);
   expect(rows[0]).toMatchObject({ requestShare: 0.75, earningShare: 0.25 });
   expect(modelShare([{ ...base, model: 'z', requests: 0, earnings: 0 }])[0]).toMatchObject({ requestShare: 0, earningShare: 0 });
+});
+
+it('the wait in the queue is apart from the engine time to first token', () => {
+  const queued: RequestView = { ...req(T0 + 5000, 700, 10, 1000), admittedAt: 0 };
+  queued.admittedAt = queued.startedAt + 500; // waited 500 ms for a slot, the engine answered 200 ms later
+  const [p] = perfSeries([queued], T0 + 60_000, 60_000);
+  expect(p).toMatchObject({ requests: 1, queueP50: 500, ttftP50: 200 });
+  // A request never admitted through the scheduler (no admittedAt): no queue figure, time to first token from its start.
+  const [q] = perfSeries([req(T0 + 5000, 300, 10, 1000)], T0 + 60_000, 60_000);
+  expect(q).toMatchObject({ queueP50: null, ttftP50: 300 });
+});
+
+it('p95 is drawn only where a minute had two requests or more', () => {
+  expect(hasSpread(perfSeries([req(T0 + 1000, 100, 5, 500)], T0 + 60_000, 60_000))).toBe(false);
+  expect(hasSpread(perfSeries([req(T0 + 1000, 100, 5, 500), req(T0 + 2000, 300, 5, 500)], T0 + 60_000, 60_000))).toBe(true);
 });
