@@ -70,7 +70,11 @@ for (const { colorScheme, viewport } of CASES) {
         const vs = await axeViolations(app);
         if (vs.length) report.push(describeViolations(`onboarding (${state})`, vs));
       };
-      await check('fresh: network and key');
+      await check('fresh: network');
+      await app.getByTestId('network-custom').check();
+      await check('network: custom hub');
+      await app.getByTestId('network-save').click();
+      await expect(app.getByTestId('onboarding-key')).toBeVisible();
       await app.getByTestId('key-input').fill('sk-prov-wrong-0000000');
       await app.getByTestId('key-check').click();
       await expect(app.getByTestId('key-field-error')).toBeVisible();
@@ -82,8 +86,12 @@ for (const { colorScheme, viewport } of CASES) {
       await app.getByTestId('key-input').fill(PROVIDER_KEY);
       await app.getByTestId('key-check').click();
       await expect(app.getByTestId('key-status-badge')).toHaveText('active');
+      await check('key valid');
+      await app.getByTestId('key-continue').click();
       await expect(app.getByTestId('pick-' + slug(stack.engine.models[0]!))).toBeVisible();
-      await check('key valid, models to serve');
+      await check('models to serve');
+      await app.getByTestId('serve-continue').click();
+      await check('start');
       await app.getByTestId('onboarding-settings').click();
       await expect(app.getByTestId('page-settings')).toBeVisible();
       await check('settings during setup');

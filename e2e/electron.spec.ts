@@ -210,6 +210,7 @@ test('first run: the key is checked with the hub, a model is picked, serving sta
     await page.screenshot({ path: testInfo.outputPath('electron-onboarding.png') });
     await expect.poll(() => trayView(rig.app).then((v) => v?.state)).toBe('disconnected');
 
+    await page.getByTestId('network-save').click();
     await page.getByTestId('key-input').fill('sk-not-the-key');
     await page.getByTestId('key-check').click();
     await expect(page.getByTestId('key-field-error')).toBeVisible();
@@ -223,7 +224,9 @@ test('first run: the key is checked with the hub, a model is picked, serving sta
     // keychain), the 0600 file — never into config.toml.
     expect(fs.readFileSync(path.join(rig.home, 'config.toml'), 'utf8')).not.toContain(KEY);
 
+    await page.getByTestId('key-continue').click();
     await expect(page.locator('[data-testid^="pick-"]').first()).toBeVisible();
+    await page.getByTestId('serve-continue').click();
     await page.getByTestId('onboarding-go').click();
     await expect(page.getByTestId('page-dashboard')).toBeVisible();
     await expect.poll(() => trayView(rig.app).then((v) => v?.state), { timeout: 10_000 }).toBe('serving');

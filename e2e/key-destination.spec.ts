@@ -18,6 +18,8 @@ test('a new hub host waits for the owner\'s approval, then is applied; a denied 
   await app.getByTestId('settings-save').click();
   const ask = app.getByTestId('key-destination-confirm');
   await expect(ask).toContainText(host);
+  // In place beside the hub address, in view: not below the form under its save bar.
+  await expect(ask).toBeInViewport();
   await expect(app.getByTestId('key-destination-insecure')).toHaveCount(0);
   await expect(app.getByTestId('settings-saved')).toHaveCount(0);
   const first = (await app.getByTestId('owner-approval-code').textContent())!.replace(/^approve /, '');

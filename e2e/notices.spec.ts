@@ -40,13 +40,13 @@ test('the provider status card shows the platform status, and a pending provider
   const card = app.getByTestId('provider-status');
   await expect(card.getByTestId('provider-status-state')).toHaveText('Can connect');
   await expect(card.getByTestId('provider-status-status')).toHaveText('active');
-  await expect(card.getByTestId('provider-status-step')).toHaveText('Step 4 of 4: Active');
+  await expect(card.getByTestId('provider-status-step')).toHaveText('Registration on the network: Active (4 of 4)');
 
   expect((await post(`${stack.hubUrl}/dev/status`, { key: PROVIDER_KEY, status: 'pending' })).status).toBe(200);
   await card.getByTestId('provider-status-refresh').click();
   await expect(card.getByTestId('provider-status-state')).toHaveText('Waiting for approval');
   await expect(card.getByTestId('provider-status-status')).toHaveText('pending');
-  await expect(card.getByTestId('provider-status-step')).toHaveText('Step 1 of 4: Request approval');
+  await expect(card.getByTestId('provider-status-step')).toHaveText('Registration on the network: Request approval (1 of 4)');
   await expect(card.getByTestId('provider-status-why')).toContainText('checks again every minute');
   await expect(card.getByTestId('provider-status-warning')).toBeVisible();
   await expect(card.getByTestId('provider-status-next-steps').locator('li')).toHaveCount(3);

@@ -1,6 +1,7 @@
-// First run in the browser console, against the real agent and the dev hub's provider-status API:
-// 1 network (with its addresses), 2 the key (a pending key shows its status and next steps; a valid key
-// connects), 3 engines and models with a Serve switch each, 4 done. Settings are reachable throughout.
+// First run in the browser console, against the real agent and the dev hub's provider-status API, one
+// step at a time: 1 network (with its addresses), 2 the key (a pending key shows its status and next
+// steps; a valid key connects), 3 engines and models with a Serve switch each, 4 start. Settings are
+// reachable throughout. (Each network from an empty home: first-run-networks.spec.ts.)
 import { expect, go, shoot, slug, test } from './support/fixtures';
 import { PENDING_KEY, PROVIDER_KEY } from './support/stack';
 
@@ -12,7 +13,9 @@ test('first run in four steps: network, a pending then a valid key, models to se
   const [first, second] = stack.engine.models as [string, string];
   await expect(app.getByTestId('page-onboarding')).toBeVisible();
   await expect(app.locator('nav.sidebar')).toHaveCount(0);
-  await expect(app.getByTestId('onboarding-go')).toBeDisabled();
+  // One step at a time: the later ones open as they are reached.
+  await expect(app.getByTestId('onboarding-steps')).toHaveAttribute('data-step', '1');
+  for (const n of [2, 3, 4]) await expect(app.getByTestId(`onboarding-step-${n}`)).toBeDisabled();
   expect(await stack.providers()).toEqual([]);
 
   // Step 1: the networks are named with their addresses; this stack's config points at the dev hub (custom).
@@ -26,7 +29,8 @@ test('first run in four steps: network, a pending then a valid key, models to se
   await expect(app.getByTestId('custom-hub-url')).toHaveValue(wsUrl);
   await expect(app.getByTestId('custom-service-url')).toHaveValue(stack.hubUrl);
   await app.getByTestId('network-save').click();
-  await expect(app.getByTestId('network-current')).toContainText(wsUrl);
+  await expect(app.getByTestId('onboarding-steps')).toHaveAttribute('data-step', '2');
+  await expect(app.getByTestId('key-service-url')).toHaveText(stack.hubUrl);
 
   // Settings are one click away, and the way back keeps the setup.
   await app.getByTestId('onboarding-settings').click();
@@ -53,7 +57,8 @@ test('first run in four steps: network, a pending then a valid key, models to se
   await expect(app.getByTestId('key-valid')).toContainText('registered but not approved yet');
   await expect(app.getByTestId('key-status')).toHaveAttribute('data-can-connect', 'false');
   await expect(app.getByTestId('key-status-badge')).toHaveText('pending');
-  await expect(app.getByTestId('key-step')).toHaveText('Step 1 of 4: Request approval');
+  // The network's own registration steps are named as the network's, not as this setup's.
+  await expect(app.getByTestId('key-step')).toHaveText('Registration on the network: Request approval (1 of 4)');
   await expect(app.getByTestId('key-warning')).toContainText('not routed to this provider');
   await expect(app.getByTestId('key-next-steps')).toContainText('Wait for admin review');
   await expect(app.getByTestId('key-saved')).toBeVisible();
@@ -65,6 +70,7 @@ test('first run in four steps: network, a pending then a valid key, models to se
   await expect(app.getByTestId('key-status-badge')).toHaveText('active');
   await expect(app.getByTestId('key-status')).toHaveAttribute('data-can-connect', 'true');
   await expect.poll(async () => (await stack.provider())?.connected).toBe(true);
+  await app.getByTestId('key-continue').click();
 
   // Step 3: GPUs, the engine behind models.json (probed although discovery is off), every model with a switch.
   await expect(app.getByTestId('onboarding-gpus')).toContainText('Simulated NVIDIA GPU (e2e)');
@@ -75,7 +81,8 @@ test('first run in four steps: network, a pending then a valid key, models to se
   await expect(app.getByTestId(`serve-row-${slug(second)}`)).toContainText('off');
   await expect(app.getByTestId(`serve-row-${slug(first)}`)).toContainText('served');
 
-  // Step 4: done.
+  // Step 4: start.
+  await app.getByTestId('serve-continue').click();
   await expect(app.getByTestId('onboarding-summary-models')).toContainText(`1 model(s) to serve: ${first}`);
   await app.getByTestId('onboarding-go').click();
   await expect(app.getByTestId('page-dashboard')).toBeVisible();
@@ -91,10 +98,13 @@ test('first run in four steps: network, a pending then a valid key, models to se
 
 test('finishing with nothing to serve: the badge says so in amber, not a green "Serving"', async ({ app, stack }) => {
   const [first, second] = stack.engine.models as [string, string];
+  await app.getByTestId('network-save').click();
   await app.getByTestId('key-input').fill(PROVIDER_KEY);
   await app.getByTestId('key-check').click();
   await expect(app.getByTestId('key-valid')).toBeVisible();
+  await app.getByTestId('key-continue').click();
   for (const m of [first, second]) await app.getByTestId(`pick-${slug(m)}`).uncheck();
+  await app.getByTestId('serve-continue').click();
   await expect(app.getByTestId('onboarding-summary-models')).toContainText('Nothing to serve yet');
   await app.getByTestId('onboarding-go').click();
   await expect(app.getByTestId('page-dashboard')).toBeVisible();

@@ -11,7 +11,8 @@ test('Settings: toggles one per line, desktop-only options say so, the hub examp
   expect(tray!.y).toBeGreaterThanOrEqual(login!.y + login!.height);
   await expect(app.getByTestId('tray-desktop-only')).toHaveText('Applies to the desktop app.');
   await expect(app.getByTestId('field-hubUrl')).not.toContainText('/ws"');
-  await expect(app.getByTestId('field-hubUrl')).toContainText('wss://inference.swanchain.io (the agent adds /ws itself)');
+  // The example is mainnet's real address (the Go provider's build/version.go).
+  await expect(app.getByTestId('field-hubUrl')).toContainText('wss://inference-ws.swanchain.io (mainnet; the agent adds /ws itself)');
 });
 
 test('gateway keys: plain error, hint while off, copy button, banner gone on revoke', async ({ app, context, stack }) => {
@@ -132,9 +133,12 @@ test.describe('at 1024×640', () => {
 test.describe('after onboarding', () => {
   test.use({ stackOptions: { withKey: false, gpu: true, tokensPerSecond: 40 }, viewport: { width: 1024, height: 640 } });
   test('the Dashboard opens at its top after "Start serving"', async ({ app }) => {
+    await app.getByTestId('network-save').click();
     await app.getByTestId('key-input').fill(PROVIDER_KEY);
     await app.getByTestId('key-check').click();
     await expect(app.getByTestId('key-saved')).toBeVisible();
+    await app.getByTestId('key-continue').click();
+    await app.getByTestId('serve-continue').click();
     await app.evaluate("document.getElementById('main')?.scrollTo(0, 10000); window.scrollTo(0, 10000)");
     await app.getByTestId('onboarding-go').click();
     await expect(app.getByTestId('page-dashboard')).toBeVisible();

@@ -6,6 +6,8 @@ import { startSync } from './store/sync';
 import { startBrowserAlerts } from './lib/browser-alerts';
 import './styles/theme.css';
 import './styles/app.css';
+import './styles/onboarding.css';
+import './styles/responsive.css';
 
 startSync(getBridge(), getConnection());
 startBrowserAlerts(getBridge().transport);

@@ -1,14 +1,16 @@
 // What the agent found on this machine: GPUs and engines, and a form to add an engine by address.
 import { useState } from 'react';
+import type { OwnerConfirmation } from '../../shared/bridge';
 import type { EngineInfo, GpuInventory } from '../../shared/types';
 import { getBridge } from '../bridge';
+import { approvalOf } from '../bridge/approvals';
 import { fmtAgo } from '../lib/format';
 import { useCall } from '../lib/use-call';
-import { setEngines } from '../store/actions';
+import { setEngines, setSettings, setSnapshot } from '../store/actions';
 import { useStore } from '../store/store';
 import { Badge } from './Badge';
 import { ErrorText, StatusNote, TextField } from './Field';
-import { DataTable } from './DataTable';
+import { KeyDestinationConfirm } from './KeyDestinationConfirm';
 
 export function GpuList({ inventory }: { inventory: GpuInventory }) {
   if (inventory.gpus.length === 0) {
@@ -47,36 +49,66 @@ export function GpuList({ inventory }: { inventory: GpuInventory }) {
   );
 }
 
+const ORIGIN: Record<EngineInfo['origin'], string> = { probe: 'port probe', owner: 'added by you', config: 'models.json' };
+
+/** Remove, for an address added in the console (an address from config.toml or models.json is removed there). */
+function RemoveEngine({ url }: { url: string }) {
+  const [remove, state] = useCall(async () => {
+    setEngines(await getBridge().invoke('engines.removeEndpoint', { url }));
+    setSettings(await getBridge().invoke('settings.get', {}));
+    setSnapshot(await getBridge().invoke('snapshot.get', {}));
+  });
+  return (
+    <>
+      <button type="button" className="small-button danger" onClick={() => void remove()} disabled={state.pending} aria-label={`Remove the engine at ${url}`} data-testid="engine-remove">
+        {state.pending ? 'Removing…' : 'Remove'}
+      </button>
+      <ErrorText error={state.error} />
+    </>
+  );
+}
+
 export function EngineList({ engines }: { engines: EngineInfo[] }) {
+  const added = useStore((s) => s.settings?.addedEndpoints);
+  const discovery = useStore((s) => s.snapshot?.discovery);
   if (engines.length === 0) {
     return (
       <p className="empty" data-testid="no-engine">
-        No engine found on the default ports (vLLM 8000, SGLang 30000, Ollama 11434, llama.cpp 8080, LM Studio 1234, Jan 1337, TGI 3000). Start one, then press
-        Rescan, or add its address below.
+        {discovery === false
+          ? 'No engine yet. Discovery is off on this agent, so only the addresses you add (and models.json) are checked: add your engine by its address.'
+          : 'No engine found on the default ports (vLLM 8000, SGLang 30000, Ollama 11434, llama.cpp 8080, LM Studio 1234, Jan 1337, TGI 3000). Start one, then press Rescan, or add its address.'}
       </p>
     );
   }
+  const removable = new Set(added ?? []);
   return (
-    <DataTable testId="engine-list" columns={[{ label: 'Address' }, { label: 'Type' }, { label: 'Models' }, { label: 'State' }, { label: 'Found by' }]}>
-        {engines.map((e) => (
-          <tr key={e.url} data-testid="engine-row">
-            <th scope="row" className="mono">
-              {e.url}
-            </th>
-            <td>
+    <ul className="engine-list" data-testid="engine-list">
+      {engines.map((e) => (
+        <li key={e.url} className="engine-item" data-testid="engine-row" data-reachable={e.reachable}>
+          <div className="engine-main">
+            <span className="mono break engine-url">{e.url}</span>
+            <span className="engine-type">
               {e.type}
               {e.version ? <span className="muted"> {e.version}</span> : null}
-            </td>
-            <td className="small mono">{e.models.join(', ') || '—'}</td>
-            <td>
-              {e.reachable ? <Badge tone="ok">reachable</Badge> : <Badge tone="bad">unreachable</Badge>}
-              {e.error && <div className="small error-text">{e.error}</div>}
-              {e.lastSeen && <div className="small muted">seen {fmtAgo(e.lastSeen)}</div>}
-            </td>
-            <td className="small">{e.origin === 'probe' ? 'port probe' : e.origin === 'owner' ? 'added by you' : 'models.json'}</td>
-          </tr>
-        ))}
-    </DataTable>
+            </span>
+            {e.reachable ? <Badge tone="ok">reachable</Badge> : <Badge tone="bad">not answering</Badge>}
+          </div>
+          <div className="engine-detail small">
+            <span className="mono break">{e.models.join(', ') || 'no models'}</span>
+            <span className="muted">
+              {ORIGIN[e.origin]}
+              {e.lastSeen && e.reachable ? ` · seen ${fmtAgo(e.lastSeen)}` : ''}
+            </span>
+          </div>
+          {!e.reachable && e.error && <div className="small error-text">{e.error}</div>}
+          {removable.has(e.url) && (
+            <div className="engine-actions">
+              <RemoveEngine url={e.url} />
+            </div>
+          )}
+        </li>
+      ))}
+    </ul>
   );
 }
 
@@ -113,10 +145,23 @@ export function AddEndpointForm() {
   const [url, setUrl] = useState('');
   const [model, setModel] = useState('');
   const [done, setDone] = useState<string | null>(null);
+  const [held, setHeld] = useState<OwnerConfirmation | null>(null);
   const [add, state] = useCall(async () => {
-    const engines = await getBridge().invoke('engines.addEndpoint', { url: url.trim(), ...(model.trim() ? { model: model.trim() } : {}) });
+    setHeld(null);
+    let engines: EngineInfo[];
+    try {
+      engines = await getBridge().invoke('engines.addEndpoint', { url: url.trim(), ...(model.trim() ? { model: model.trim() } : {}) });
+    } catch (e) {
+      // An address outside this machine and the owner's network needs the owner's approval first.
+      const c = approvalOf(e);
+      if (!c) throw e;
+      setHeld(c);
+      return;
+    }
     setEngines(engines);
-    const base = url.trim().replace(/\/+$/, '').replace(/\/v1$/, '');
+    setSettings(await getBridge().invoke('settings.get', {}));
+    const typed = url.trim();
+    const base = (/^https?:\/\//i.test(typed) ? typed : `http://${typed}`).replace(/\/+$/, '').replace(/\/v1$/, '');
     const e = engines.find((x) => x.url === base);
     setDone(
       e?.reachable
@@ -127,23 +172,50 @@ export function AddEndpointForm() {
     setModel('');
   });
   return (
-    <form
-      className="inline-form"
-      data-testid="add-endpoint-form"
-      onSubmit={(e) => {
-        e.preventDefault();
-        setDone(null);
-        void add();
-      }}
-    >
-      <TextField label="Engine address" hint="For example http://127.0.0.1:8000 or http://192.168.1.20:11434" error={state.error} type="url" value={url} onChange={setUrl} required placeholder="http://127.0.0.1:8000" inputTestId="endpoint-url" />
-      <TextField label="Model (optional)" hint="Only this model from that engine; leave empty for all of them." value={model} onChange={setModel} inputTestId="endpoint-model" />
-      <div className="form-actions">
-        <button type="submit" disabled={state.pending || !url.trim()} data-testid="endpoint-add">
-          {state.pending ? 'Checking…' : 'Add endpoint'}
-        </button>
-        <StatusNote text={done} testId="endpoint-result" />
-      </div>
-    </form>
+    <>
+      <form
+        className="inline-form"
+        data-testid="add-endpoint-form"
+        noValidate
+        onSubmit={(e) => {
+          e.preventDefault();
+          setDone(null);
+          void add();
+        }}
+      >
+        <TextField
+          label="Engine address"
+          hint="HOST:PORT or a URL, for example 127.0.0.1:8000 or http://192.168.1.20:11434"
+          error={state.error}
+          inputMode="url"
+          autoComplete="off"
+          spellCheck={false}
+          value={url}
+          onChange={setUrl}
+          placeholder="127.0.0.1:8000"
+          inputTestId="endpoint-url"
+        />
+        <TextField label="Model (optional)" hint="Only this model from that engine; leave empty for all of them." value={model} onChange={setModel} inputTestId="endpoint-model" autoComplete="off" spellCheck={false} />
+        <div className="form-actions">
+          <button type="submit" disabled={state.pending || !url.trim()} data-testid="endpoint-add">
+            {state.pending ? 'Checking…' : 'Add engine'}
+          </button>
+          <StatusNote text={done} testId="endpoint-result" />
+        </div>
+      </form>
+      {held && (
+        <KeyDestinationConfirm
+          confirmation={held}
+          retypeHint=""
+          onDone={(v) => {
+            if (v.status !== 'approved') return;
+            setHeld(null);
+            setDone('Added once you approved it; the engine list follows.');
+            void getBridge().invoke('settings.get', {}).then(setSettings);
+          }}
+          onCancel={() => setHeld(null)}
+        />
+      )}
+    </>
   );
 }

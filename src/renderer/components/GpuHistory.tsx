@@ -55,7 +55,7 @@ export function GpuHistory() {
         const last = data[data.length - 1];
         return (
           <div key={index} className="chart-grid-4" data-testid={`gpu-history-${index}`} data-points={data.length}>
-            <MetricChart testId={`history-util-${index}`} title={`GPU ${index} utilisation (average)`} unit="%" series="util" data={data} dataKey="util" now={now} windowMinutes={hours * 60} yDomain={[0, 100]} current={last?.util ?? null} />
+            <MetricChart testId={`history-util-${index}`} title={`GPU ${index} utilisation (average)`} unit="%" series="util" data={data} dataKey="util" now={now} windowMinutes={hours * 60} top={100} current={last?.util ?? null} />
             <MetricChart testId={`history-vram-${index}`} title="VRAM (peak)" unit="GB" series="vram" data={data} dataKey="vramUsedGb" now={now} windowMinutes={hours * 60} digits={1} current={last?.vramUsedGb ?? null} />
             <MetricChart testId={`history-temp-${index}`} title="Temperature (peak)" unit="°C" series="temp" data={data} dataKey="tempC" now={now} windowMinutes={hours * 60} current={last?.tempC ?? null} />
             <MetricChart testId={`history-power-${index}`} title="Power (average)" unit="W" series="power" data={data} dataKey="powerW" now={now} windowMinutes={hours * 60} current={last?.powerW ?? null} />

@@ -1,8 +1,9 @@
-// Shown when the agent holds a change for the owner's approval (OWNER_CONFIRMATION_REQUIRED): the provider
-// key to a new host or over plain ws:// / http://, a new gateway key, an engine outside this network. It
-// names what would happen and where to approve it — the desktop app's dialog, or the agent's terminal /
-// `swan-provider approve CODE` for a headless agent — and reports how it ended. The page cannot approve.
-import { useEffect, useState } from 'react';
+// Shown where the owner made a change the agent holds for their approval (OWNER_CONFIRMATION_REQUIRED): the
+// provider key to a new host or over plain ws:// / http://, a new gateway key, an engine outside this
+// network. It names what would happen and where to approve it — the desktop app's dialog, or the agent's
+// terminal / `swan-provider approve CODE` for a headless agent — and reports how it ended. The page cannot
+// approve. A form that lets the owner prove it another way (the provider key typed again) goes inside it.
+import { useEffect, useRef, useState } from 'react';
 import type { ApprovalView, OwnerConfirmation } from '../../shared/bridge';
 import { getBridge } from '../bridge';
 import { waitForApproval } from '../bridge/approvals';
@@ -13,8 +14,23 @@ const ENDED: Record<Exclude<ApprovalView['status'], 'approved'>, string> = {
   failed: 'It was approved, but the change failed.',
 };
 
-export function KeyDestinationConfirm({ confirmation, onDone, onCancel }: { confirmation: OwnerConfirmation; onDone: (v: ApprovalView) => void; onCancel: () => void }) {
+export function KeyDestinationConfirm({
+  confirmation,
+  onDone,
+  onCancel,
+  children,
+  retypeHint = 'Or type your provider key again with the change.',
+}: {
+  confirmation: OwnerConfirmation;
+  onDone: (v: ApprovalView) => void;
+  onCancel: () => void;
+  /** Another way to allow it, shown first (e.g. the provider key typed again). */
+  children?: React.ReactNode;
+  /** The sentence after where to approve, for a headless agent ('' for none). */
+  retypeHint?: string;
+}) {
   const [ended, setEnded] = useState<ApprovalView | null>(null);
+  const ref = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const ac = new AbortController();
     setEnded(null);
@@ -25,37 +41,41 @@ export function KeyDestinationConfirm({ confirmation, onDone, onCancel }: { conf
       },
       () => undefined,
     );
+    // In view where the owner acted, and read out: it asks for something, so nothing may hide it.
+    ref.current?.scrollIntoView({ block: 'nearest', behavior: 'auto' });
+    ref.current?.focus({ preventScroll: true });
     return () => ac.abort();
     // One wait per approval (onDone may be a new function on every render).
   }, [confirmation.approvalId]);
   const desktop = getBridge().transport === 'ipc';
   return (
-    <div className="banner banner-warn" role="alertdialog" aria-labelledby="owner-approval-title" data-testid="key-destination-confirm">
-      <p id="owner-approval-title">
-        <strong>Waiting for your approval:</strong> {confirmation.summary}
+    <div className="approval" role="alertdialog" aria-labelledby={`approval-${confirmation.approvalId}`} tabIndex={-1} ref={ref} data-testid="key-destination-confirm">
+      <p id={`approval-${confirmation.approvalId}`} className="approval-title">
+        <strong>Needs your approval:</strong> {confirmation.summary}
       </p>
       {confirmation.hosts.length > 0 && (
-        <p>
+        <p className="approval-hosts">
           {confirmation.hosts.map((h) => (
             <code key={h}>{h}</code>
           ))}
         </p>
       )}
       {confirmation.insecure.length > 0 && (
-        <p data-testid="key-destination-insecure">
+        <p className="warn-text" data-testid="key-destination-insecure">
           <strong>Insecure:</strong> the connection to {confirmation.insecure.join(', ')} is plain <code>ws://</code>/<code>http://</code>, not encrypted. Anyone on the network path can
           read the key and the traffic. Prefer <code>wss://</code>/<code>https://</code>.
         </p>
       )}
+      {children}
       {desktop ? (
-        <p>Approve or deny it in the dialog the app shows.</p>
+        <p>{children ? 'Or approve' : 'Approve'} or deny it in the dialog the app shows.</p>
       ) : (
         <p>
-          Only someone at the machine where the agent runs can approve it: type <code data-testid="owner-approval-code">approve {confirmation.code}</code> in the agent&apos;s terminal, or run{' '}
+          {children ? 'Or approve it' : 'Approve it'} at the machine where the agent runs: type <code data-testid="owner-approval-code">approve {confirmation.code}</code> in the agent&apos;s terminal, or run{' '}
           <code className="selectable" data-testid="owner-approval-command">
             {confirmation.approveCommand}
           </code>
-          . Or type your provider key again with the change.
+          .{!children && retypeHint ? ` ${retypeHint}` : ''}
         </p>
       )}
       {ended && ended.status !== 'approved' && (

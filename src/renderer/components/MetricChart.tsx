@@ -2,6 +2,7 @@
 // no animation (live data). `data-points` exposes how many points are drawn (tests wait on it).
 import { memo } from 'react';
 import { CartesianGrid, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
+import { valueAxis } from '../lib/axis';
 import { fmtClock, fmtNumber, fmtTime } from '../lib/format';
 
 export interface ChartPoint {
@@ -20,7 +21,8 @@ export interface MetricChartProps {
   limitLabel?: string;
   now: number;
   windowMinutes: number;
-  yDomain?: [number | 'auto' | 'dataMax', number | 'auto' | 'dataMax'];
+  /** The axis's fixed top (100 %, the VRAM total); else a round value above the data. */
+  top?: number;
   digits?: number;
   series: 'util' | 'vram' | 'temp' | 'power' | 'cpu' | 'ram';
   current: number | null;
@@ -34,9 +36,7 @@ type PlotProps = Omit<MetricChartProps, 'testId' | 'series' | 'current'>;
  */
 function samePlot(a: PlotProps, b: PlotProps): boolean {
   for (const k of Object.keys(a) as Array<keyof PlotProps>) {
-    if (k === 'yDomain') {
-      if (a.yDomain?.[0] !== b.yDomain?.[0] || a.yDomain?.[1] !== b.yDomain?.[1]) return false;
-    } else if (a[k] !== b[k]) return false;
+    if (a[k] !== b[k]) return false;
   }
   return Object.keys(a).length === Object.keys(b).length;
 }
@@ -46,10 +46,13 @@ const Plot = memo(function Plot(p: PlotProps) {
   const first = p.data[0]?.ts;
   const from = Math.max(p.now - p.windowMinutes * 60_000, first !== undefined && first < p.now - 10_000 ? first : p.now - 10_000);
   const tickFmt = p.windowMinutes <= 5 ? fmtTime : fmtClock;
+  let max = 0;
+  for (const d of p.data) max = Math.max(max, Number(d[p.dataKey] ?? 0) || 0, p.limitKey ? Number(d[p.limitKey] ?? 0) || 0 : 0);
+  const y = valueAxis(p.unit === '%' ? 'percent' : 'unit', max, { unit: p.unit, ...(p.top !== undefined ? { top: p.top } : {}) });
   return (
       <div className="chart-body">
         <ResponsiveContainer width="100%" height={150}>
-          <LineChart data={p.data} margin={{ top: 6, right: 10, bottom: 2, left: 0 }}>
+          <LineChart data={p.data} margin={{ top: 8, right: 12, bottom: 0, left: 0 }}>
             <CartesianGrid className="chart-grid" vertical={false} />
             <XAxis
               dataKey="ts"
@@ -59,16 +62,10 @@ const Plot = memo(function Plot(p: PlotProps) {
               allowDataOverflow
               tickFormatter={(v: number) => tickFmt(v)}
               tickCount={5}
-              minTickGap={24}
+              minTickGap={28}
               className="chart-axis"
             />
-            <YAxis
-              width={56}
-              domain={p.yDomain ?? [0, 'auto']}
-              allowDataOverflow={false}
-              tickFormatter={(v: number) => `${fmtNumber(v, v !== 0 && Math.abs(v) < 10 ? 1 : 0)} ${p.unit}`}
-              className="chart-axis"
-            />
+            <YAxis width={y.width} domain={y.domain} ticks={y.ticks} interval={0} tickFormatter={y.format} className="chart-axis" />
             <Tooltip
               isAnimationActive={false}
               labelFormatter={(v) => fmtTime(Number(v))}

@@ -1,9 +1,9 @@
-// Dashboard → Performance: TTFT and tokens/s over the last 30 minutes (p50 and p95 per minute), and
-// today's share of requests and earnings by model.
+// Dashboard → Performance: the queue wait, the engine's time to first token and tokens/s over the last
+// 30 minutes (p50, and p95 where a minute had more than one request), and today's share by model.
 import { useMemo } from 'react';
 import { getBridge } from '../bridge';
-import { fmtClock, fmtMoney, fmtNumber, fmtPercent } from '../lib/format';
-import { modelShare, perfSeries, type PerfPoint } from '../lib/perf';
+import { fmtClock, fmtMoney, fmtMs, fmtNumber, fmtPercent } from '../lib/format';
+import { hasSpread, modelShare, perfSeries, type PerfPoint } from '../lib/perf';
 import { modelHref } from '../lib/route';
 import { useFetch } from '../lib/use-call';
 import { useStore } from '../store/store';
@@ -11,22 +11,20 @@ import { Card } from './Card';
 import { DataTable } from './DataTable';
 import { TimeChart } from './TimeChart';
 
-function PercentileChart({ data, p50, p95, unit, title, testId }: { data: PerfPoint[]; p50: keyof PerfPoint; p95: keyof PerfPoint; unit: string; title: string; testId: string }) {
+function PercentileChart({ data, p50, p95, spread, axis, unit, title, testId }: { data: PerfPoint[]; p50: keyof PerfPoint & string; p95: keyof PerfPoint & string; spread: boolean; axis: 'duration' | 'rate'; unit: string; title: string; testId: string }) {
   return (
     <TimeChart
       title={title}
       testId={testId}
       data={data}
       xKey="ts"
-      lines={[
-        { key: p50, name: 'p50' },
-        { key: p95, name: 'p95', dashed: true },
-      ]}
-      points={data.filter((d) => d[p50] !== null).length}
+      // p95 only where it can differ from p50: a minute with one request has one value.
+      lines={[{ key: p50, name: 'median (p50)' }, ...(spread ? [{ key: p95, name: 'p95', dashed: true }] : [])]}
       xTick={fmtClock}
       tooltipLabel={fmtClock}
-      yTick={(v) => `${fmtNumber(v, 0)} ${unit}`}
-      tooltipValue={(v) => `${fmtNumber(v, 1)} ${unit}`}
+      axis={axis}
+      tooltipValue={(v) => (axis === 'duration' ? fmtMs(v) : `${fmtNumber(v, 1)} ${unit}`)}
+      empty="No finished requests in the last 30 minutes."
     />
   );
 }
@@ -67,14 +65,19 @@ export function Performance() {
   const requests = useStore((s) => s.requests);
   const now = Math.floor(Date.now() / 60_000) * 60_000 + 60_000;
   const data = useMemo(() => perfSeries(requests, now), [requests, now]);
+  const spread = hasSpread(data);
   return (
-    <div className="grid-2 grid-collapse" data-testid="performance">
-      <Card title="Speed, last 30 minutes">
-        <div className="chart-grid-2">
-          <PercentileChart data={data} p50="ttftP50" p95="ttftP95" unit="ms" title="Time to first token" testId="chart-ttft" />
-          <PercentileChart data={data} p50="tpsP50" p95="tpsP95" unit="tok/s" title="Tokens per second" testId="chart-tps" />
+    <div data-testid="performance">
+      <Card title="Speed, last 30 minutes" testId="speed-card">
+        <div className="chart-grid-3">
+          <PercentileChart data={data} p50="queueP50" p95="queueP95" spread={spread} axis="duration" unit="ms" title="Wait in the queue" testId="chart-queue" />
+          <PercentileChart data={data} p50="ttftP50" p95="ttftP95" spread={spread} axis="duration" unit="ms" title="Time to first token (engine)" testId="chart-ttft" />
+          <PercentileChart data={data} p50="tpsP50" p95="tpsP95" spread={spread} axis="rate" unit="tok/s" title="Tokens per second" testId="chart-tps" />
         </div>
-        <p className="muted small">Per minute: median (p50) solid, p95 dashed.</p>
+        <p className="muted small">
+          One point a minute, from the requests that finished in it. The wait for a free slot is shown apart: time to first token counts from when the engine got the request.
+          {spread ? '' : ' No minute had two requests yet, so there is no p95 line.'}
+        </p>
       </Card>
       <Card title="Share by model, today">
         <ModelShare />

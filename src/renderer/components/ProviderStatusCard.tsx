@@ -1,5 +1,6 @@
 // The provider's standing on the platform (GET /api/v1/provider/status): approval step, message,
 // warning and next steps, and whether the agent connects because of it.
+import { registrationStep } from '../lib/network';
 import type { ProviderStatusView } from '../../shared/bridge';
 import { getBridge } from '../bridge';
 import { fmtTime } from '../lib/format';
@@ -61,8 +62,7 @@ export function ProviderStatusCard() {
         )}
         {v.totalSteps ? (
           <span className="small" data-testid="provider-status-step">
-            Step {v.step ?? 0} of {v.totalSteps}
-            {v.stepLabel ? `: ${v.stepLabel}` : ''}
+            {registrationStep({ ...v, step: v.step ?? 0 })}
           </span>
         ) : null}
       </div>

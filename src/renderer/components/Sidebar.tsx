@@ -1,3 +1,4 @@
+import { useState } from 'react';
 import { go, type Page } from '../lib/route';
 import { useStore } from '../store/store';
 import { consoleVerdict } from '../lib/summary';
@@ -19,16 +20,30 @@ export function Sidebar({ page, transport }: { page: Page; transport: 'ipc' | 'w
   const state = snapshot?.link.state ?? 'idle';
   // The agent's verdict: never a green "Serving" while a model is down, the agent stopped or unreachable.
   const verdict = snapshot ? consoleVerdict(snapshot, connection) : undefined;
+  // Narrow windows (phones): the pages fold into a menu under the top bar.
+  const [open, setOpen] = useState(false);
   return (
-    <nav className="sidebar" aria-label="Main">
+    <nav className={`sidebar${open ? ' is-open' : ''}`} aria-label="Main">
       <div className="brand">
         <span className="brand-mark" aria-hidden="true" />
         <span>Swan Provider</span>
       </div>
-      <ul>
+      <button type="button" className="menu-button" aria-expanded={open} aria-controls="main-nav" onClick={() => setOpen(!open)} data-testid="nav-menu">
+        <span aria-hidden="true">☰</span> Menu
+      </button>
+      <ul id="main-nav">
         {ITEMS.map((it) => (
           <li key={it.page}>
-            <button type="button" className="nav-item" aria-current={page === it.page ? 'page' : undefined} onClick={() => go(it.page)} data-testid={`nav-${it.page}`}>
+            <button
+              type="button"
+              className="nav-item"
+              aria-current={page === it.page ? 'page' : undefined}
+              onClick={() => {
+                setOpen(false);
+                go(it.page);
+              }}
+              data-testid={`nav-${it.page}`}
+            >
               {it.label}
             </button>
           </li>
@@ -46,11 +61,11 @@ export function Sidebar({ page, transport }: { page: Page; transport: 'ipc' | 'w
           {verdict ? verdict.label : LINK_LABEL[state]}
         </div>
         {snapshot && (
-          <div className="muted small">
+          <div className="muted small sidebar-extra">
             {snapshot.nodeName || 'unnamed node'} · v{snapshot.version}
           </div>
         )}
-        <div className="muted small">{transport === 'ipc' ? 'Desktop app' : 'Browser console'}</div>
+        <div className="muted small sidebar-extra">{transport === 'ipc' ? 'Desktop app' : 'Browser console'}</div>
       </div>
     </nav>
   );

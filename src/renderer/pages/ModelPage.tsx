@@ -1,5 +1,5 @@
 // One model: its state, its requests, latency, errors and earnings over time, and its newest requests.
-import { useMemo, useState, useSyncExternalStore } from 'react';
+import { useCallback, useMemo, useState, useSyncExternalStore } from 'react';
 import type { ModelReport } from '../../shared/bridge';
 import { getBridge } from '../bridge';
 import { HealthBadge, StatusBadge } from '../components/Badge';
@@ -7,9 +7,9 @@ import { Card, Stat } from '../components/Card';
 import { fmtClock, fmtDateTime, fmtDay, fmtInt, fmtMoney, fmtMs, fmtNumber, fmtPercent, fmtTime } from '../lib/format';
 import { go, routeModel } from '../lib/route';
 import { useFetch } from '../lib/use-call';
-import { selectRequest } from '../store/actions';
 import { useStore } from '../store/store';
 import { Segmented } from '../components/Segmented';
+import { RequestDetail } from '../components/RequestDetail';
 import { TimeChart } from '../components/TimeChart';
 
 const SPANS = [
@@ -19,7 +19,7 @@ const SPANS = [
 
 type Row = ModelReport['buckets'][number];
 
-function Chart({ data, keys, unit, title, testId, hours }: { data: Row[]; keys: { key: keyof Row & string; name: string; dashed?: boolean }[]; unit: string; title: string; testId: string; hours: number }) {
+function Chart({ data, keys, axis, title, testId, hours, empty }: { data: Row[]; keys: { key: keyof Row & string; name: string; dashed?: boolean }[]; axis: 'count' | 'duration' | 'money'; title: string; testId: string; hours: number; empty: string }) {
   return (
     <TimeChart
       title={title}
@@ -30,12 +30,15 @@ function Chart({ data, keys, unit, title, testId, hours }: { data: Row[]; keys: 
       xTick={(v) => (hours > 24 ? fmtDay(v) : fmtClock(v))}
       tickCount={6}
       tooltipLabel={fmtDateTime}
-      yWidth={60}
-      yTick={(v) => `${fmtNumber(v, unit === '$' ? 2 : 0)}${unit === '$' ? '' : ` ${unit}`}`}
-      tooltipValue={(v) => (unit === '$' ? fmtMoney(v) : `${fmtNumber(v, 0)} ${unit}`)}
+      axis={axis}
+      tooltipValue={(v) => (axis === 'money' ? fmtMoney(v) : axis === 'duration' ? fmtMs(v) : fmtInt(v))}
+      empty={empty}
     />
   );
 }
+
+/** Requests shown at first, and added per "Show more". */
+const PAGE = 20;
 
 function subscribeHash(cb: () => void): () => void {
   window.addEventListener('hashchange', cb);
@@ -49,9 +52,17 @@ export function ModelPage() {
   const todayRequests = useStore((s) => s.snapshot?.today.requests ?? 0);
   const report = useFetch(() => getBridge().invoke('usage.model', { model, hours }), [model, hours, todayRequests]);
   const all = useStore((s) => s.requests);
-  const recent = useMemo(() => all.filter((r) => r.model === model).slice(0, 15), [all, model]);
+  const [shown, setShown] = useState(PAGE);
+  const [openId, setOpenId] = useState<string | null>(null);
+  // Newest first (the store keeps them oldest first).
+  const mine = useMemo(() => all.filter((r) => r.model === model).reverse(), [all, model]);
+  const recent = mine.slice(0, shown);
+  const open = openId ? mine.find((r) => r.id === openId) : undefined;
+  const close = useCallback(() => setOpenId(null), []);
   const t = report.data?.totals;
   const data = report.data?.buckets ?? [];
+  // A bucket with requests but no latency (all refused) draws no point rather than a zero.
+  const withLatency = data.map((b) => (b.requests > 0 ? b : { ...b, p50LatencyMs: null, p95LatencyMs: null }));
   return (
     <div className="page" data-testid="page-model">
       <h1>
@@ -86,34 +97,47 @@ export function ModelPage() {
           <Stat label="Earnings" value={fmtMoney(t?.earnings ?? 0)} testId="model-earnings" />
         </div>
         <div className="chart-grid-2 model-charts">
-          <Chart data={data} keys={[{ key: 'requests', name: 'requests' }, { key: 'errors', name: 'errors', dashed: true }]} unit="" title="Requests and errors" testId="model-chart-requests" hours={hours} />
-          <Chart data={data} keys={[{ key: 'p50LatencyMs', name: 'p50' }, { key: 'p95LatencyMs', name: 'p95', dashed: true }]} unit="ms" title="Latency" testId="model-chart-latency" hours={hours} />
-          <Chart data={data} keys={[{ key: 'earnings', name: 'earnings' }]} unit="$" title="Earnings" testId="model-chart-earnings" hours={hours} />
+          <Chart data={data} keys={[{ key: 'requests', name: 'requests' }, { key: 'errors', name: 'errors', dashed: true }]} axis="count" title="Requests and errors" testId="model-chart-requests" hours={hours} empty="No requests in this span." />
+          <Chart data={withLatency} keys={[{ key: 'p50LatencyMs', name: 'median (p50)' }, { key: 'p95LatencyMs', name: 'p95', dashed: true }]} axis="duration" title="Latency (start to last token)" testId="model-chart-latency" hours={hours} empty="No finished requests in this span." />
+          <Chart data={data} keys={[{ key: 'earnings', name: 'earnings' }]} axis="money" title="Earnings (USD)" testId="model-chart-earnings" hours={hours} empty="No requests in this span." />
         </div>
       </Card>
       <Card title="Newest requests" testId="model-recent">
-        {recent.length === 0 ? (
+        {mine.length === 0 ? (
           <p className="empty">No requests for this model since the agent started.</p>
         ) : (
-          <ul className="plain-list small">
-            {recent.map((r) => (
-              <li key={r.id} data-testid="model-recent-request">
-                <button
-                  type="button"
-                  className="small-button"
-                  onClick={() => {
-                    selectRequest(r.id);
-                    go('requests');
-                  }}
-                >
-                  {fmtTime(r.startedAt)}
-                </button>{' '}
-                <StatusBadge status={r.status} /> {r.source === 'hub' ? 'network' : 'local'} · {fmtInt(r.tokensOut)} tokens out · {fmtMs(r.latencyMs)}
-              </li>
-            ))}
-          </ul>
+          <>
+            <ul className="plain-list recent-list">
+              {recent.map((r) => (
+                <li key={r.id}>
+                  <button type="button" className="recent-row" onClick={() => setOpenId(r.id)} aria-expanded={openId === r.id} data-testid="model-recent-request" data-id={r.id}>
+                    <span className="recent-time">{fmtTime(r.startedAt)}</span>
+                    <StatusBadge status={r.status} />
+                    <span className="muted small">
+                      {r.source === 'hub' ? 'network' : 'local'} · {fmtInt(r.tokensOut)} tokens out · {fmtMs(r.latencyMs)}
+                    </span>
+                  </button>
+                </li>
+              ))}
+            </ul>
+            <p className="form-actions">
+              <span className="muted small" data-testid="model-recent-count">
+                {fmtInt(recent.length)} of {fmtInt(mine.length)}, newest first
+              </span>
+              {mine.length > shown && (
+                <button type="button" className="small-button" onClick={() => setShown(shown + PAGE)} data-testid="model-recent-more">
+                  Show {Math.min(PAGE, mine.length - shown)} more
+                </button>
+              )}
+            </p>
+          </>
         )}
       </Card>
+      {open && (
+        <div className="detail-drawer">
+          <RequestDetail request={open} onClose={close} />
+        </div>
+      )}
     </div>
   );
 }

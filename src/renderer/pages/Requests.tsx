@@ -1,16 +1,16 @@
 // The live request list (virtualised: 10,000 rows stay smooth) and the streaming text of the selected one.
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { memo, useEffect, useMemo, useRef, useState } from 'react';
+import { memo, useMemo, useRef, useState } from 'react';
 import type { RequestSource, RequestStatus, RequestView } from '../../shared/types';
-import { getBridge } from '../bridge';
 import { StatusBadge } from '../components/Badge';
-import { Card } from '../components/Card';
-import { fmtDateTime, fmtInt, fmtMs, fmtNumber, fmtTime } from '../lib/format';
+import { RequestDetail } from '../components/RequestDetail';
+import { fmtInt, fmtMs, fmtNumber, fmtTime } from '../lib/format';
 import { latencyOf, tokensPerSecond } from '../lib/request-math';
-import { onTextDelta, selectRequest, setFetchedText, texts } from '../store/actions';
+import { selectRequest } from '../store/actions';
 import { useStore } from '../store/store';
 
 const ROW_HEIGHT = 34;
+const closeDetail = () => selectRequest(null);
 const STATUSES: RequestStatus[] = ['queued', 'running', 'ok', 'error', 'cancelled', 'rejected'];
 
 interface Filters {
@@ -82,94 +82,6 @@ const RequestRow = memo(function RequestRow({ r, index, start, selected, now }: 
     </div>
   );
 });
-
-function RequestText({ id }: { id: string }) {
-  useStore((s) => s.textVersion);
-  const [state, setState] = useState<{ loading: boolean; error: string | null }>({ loading: false, error: null });
-  const preRef = useRef<HTMLPreElement>(null);
-  useEffect(() => {
-    // Fetch the text so far; deltas that arrive meanwhile are joined without doubling (joinFetched).
-    let live = true;
-    let during = '';
-    const off = onTextDelta((rid, delta) => {
-      if (rid === id) during += delta;
-    });
-    setState({ loading: true, error: null });
-    getBridge()
-      .invoke('requests.text', { id })
-      .then(
-        (text) => {
-          if (!live) return;
-          setFetchedText(id, text, during);
-          setState({ loading: false, error: null });
-        },
-        (err: unknown) => {
-          if (live) setState({ loading: false, error: (err as Error).message });
-        },
-      )
-      .finally(off);
-    return () => {
-      live = false;
-      off();
-    };
-  }, [id]);
-  const text = texts.get(id) ?? '';
-  useEffect(() => {
-    const el = preRef.current;
-    if (el && el.scrollHeight - el.scrollTop - el.clientHeight < 80) el.scrollTop = el.scrollHeight;
-  });
-  return (
-    <>
-      {state.error && <p className="error-text">Could not load the text: {state.error}</p>}
-      <pre className="request-text" ref={preRef} data-testid="request-text" aria-live="off" tabIndex={0}>
-        {text || (state.loading ? 'Loading…' : 'No text (yet).')}
-      </pre>
-    </>
-  );
-}
-
-function RequestDetail({ request }: { request: RequestView }) {
-  const tps = tokensPerSecond(request);
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      if (e.key === 'Escape') selectRequest(null);
-    };
-    window.addEventListener('keydown', onKey);
-    return () => window.removeEventListener('keydown', onKey);
-  }, []);
-  return (
-    <Card title={<span className="mono">{request.id}</span>} testId="request-detail" actions={
-        <button type="button" onClick={() => selectRequest(null)} data-testid="request-detail-close" aria-keyshortcuts="Escape">
-          Close
-        </button>
-      }>
-      <dl className="detail-grid">
-        <dt>Model</dt>
-        <dd className="mono">{request.model}</dd>
-        <dt>Status</dt>
-        <dd data-testid="request-detail-status">
-          <StatusBadge status={request.status} /> {request.statusCode ? <span className="muted">HTTP {request.statusCode}</span> : null}
-        </dd>
-        <dt>Source</dt>
-        <dd>{request.source === 'hub' ? 'Swan network' : 'Local gateway'}</dd>
-        <dt>Started</dt>
-        <dd>{fmtDateTime(request.startedAt)}</dd>
-        <dt>First token</dt>
-        <dd>{request.firstTokenAt ? fmtMs(request.firstTokenAt - request.startedAt) : '—'}</dd>
-        <dt>Tokens</dt>
-        <dd>
-          {fmtInt(request.tokensIn)} in / {fmtInt(request.tokensOut)} out{request.estimated ? ' (estimated)' : ''}
-        </dd>
-        <dt>Speed</dt>
-        <dd>{tps === null ? '—' : `${fmtNumber(tps, 1)} tok/s`}</dd>
-        <dt>Endpoint</dt>
-        <dd className="mono">{request.endpoint ?? '—'}</dd>
-      </dl>
-      {request.error && <p className="error-text">{request.error}</p>}
-      <RequestText id={request.id} />
-    </Card>
-  );
-}
 
 export function Requests() {
   const requests = useStore((s) => s.requests);
@@ -252,7 +164,7 @@ export function Requests() {
             </div>
           </div>
         </div>
-        {selected && <RequestDetail request={selected} />}
+        {selected && <RequestDetail request={selected} onClose={closeDetail} />}
       </div>
     </div>
   );

@@ -11,6 +11,7 @@ import { KeyDestinationConfirm } from '../components/KeyDestinationConfirm';
 import { approvalOf } from '../bridge/approvals';
 import { IdentityRow } from '../components/IdentityRow';
 import { NetworkChoice } from '../components/NetworkChoice';
+import { NETWORKS } from '../../shared/networks';
 import { Toggle, ToggleRow } from '../components/Toggle';
 import { fmtDateTime } from '../lib/format';
 import { applyTheme } from '../lib/theme';
@@ -47,7 +48,7 @@ const KEY_STORAGE: Record<SettingsView['keyStorage'], string> = {
   file: 'kept in a private file in the agent folder (no system keychain here)',
   config: 'kept in config.toml',
   env: 'taken from INFERENCE_API_KEY',
-  none: 'not set',
+  none: 'nowhere',
 };
 
 function GatewayKeys() {
@@ -218,9 +219,12 @@ export function Settings() {
       >
         <Card title="Swan network">
           <NetworkChoice hubUrl={draft.hubUrl} onPick={(n) => setDraft({ ...draft, ...n })} />
-          <TextField label="Hub WebSocket URL" hint="Where the agent registers, for example wss://inference.swanchain.io (the agent adds /ws itself)." error={errors.hubUrl} testId="field-hubUrl" value={draft.hubUrl} onChange={(v) => set('hubUrl', v)} inputTestId="input-hubUrl" />
-          <TextField label="Service URL" hint="Used to check your key before connecting." error={errors.serviceUrl} testId="field-serviceUrl" value={draft.serviceUrl} onChange={(v) => set('serviceUrl', v)} inputTestId="input-serviceUrl" />
-          <TextField label="Provider key" hint={`${settings.keySet ? 'A key is set' : 'No key set'} (${KEY_STORAGE[settings.keyStorage]}). Type a new one to replace it; the key is never shown.`} error={errors.providerKey} testId="field-providerKey" type="password" autoComplete="off" value={draft.providerKey} placeholder={settings.keySet ? '•••••••• (unchanged)' : 'sk-…'} onChange={(v) => set('providerKey', v)} inputTestId="input-providerKey" />
+          <TextField label="Hub WebSocket URL" hint={`Where the agent registers, for example ${NETWORKS.mainnet.hubUrl} (mainnet; the agent adds /ws itself).`} error={errors.hubUrl} testId="field-hubUrl" value={draft.hubUrl} onChange={(v) => set('hubUrl', v)} inputTestId="input-hubUrl" />
+          <TextField label="Service URL" hint={`The hub's API, where your key is checked before connecting (mainnet: ${NETWORKS.mainnet.serviceUrl}).`} error={errors.serviceUrl} testId="field-serviceUrl" value={draft.serviceUrl} onChange={(v) => set('serviceUrl', v)} inputTestId="input-serviceUrl" />
+          <TextField label="Provider key" hint={settings.keySet ? `A key is set (${KEY_STORAGE[settings.keyStorage]}). Type a new one to replace it; the key is never shown.` : 'No key set yet. Paste the provider key from your Swan Inference dashboard.'} error={errors.providerKey} testId="field-providerKey" type="password" autoComplete="off" value={draft.providerKey} placeholder={settings.keySet ? '•••••••• (unchanged)' : 'sk-prov-…'} onChange={(v) => set('providerKey', v)} inputTestId="input-providerKey" />
+          {destination && (
+            <KeyDestinationConfirm confirmation={destination} onDone={(v) => (v.status === 'approved' ? void afterSave({ ok: true }) : undefined)} onCancel={() => setDestination(null)} />
+          )}
           <TextField label="Node name" hint="How this machine appears on the network." error={errors.nodeName} testId="field-nodeName" value={draft.nodeName} onChange={(v) => set('nodeName', v)} inputTestId="input-nodeName" />
           <IdentityRow />
         </Card>
@@ -261,9 +265,6 @@ export function Settings() {
           <Toggle checked={draft.autoPauseOnGpuBusy} onChange={(v) => set('autoPauseOnGpuBusy', v)} label="Pause while another program uses the GPU" testId="input-autoPauseOnGpuBusy" />
           <TextField label="Keep request history (days)" error={errors.retentionDays} testId="field-retentionDays" inputMode="numeric" className="num-input" value={draft.retentionDaysText} onChange={(v) => set('retentionDaysText', v)} inputTestId="input-retentionDays" />
         </Card>
-        {destination && (
-          <KeyDestinationConfirm confirmation={destination} onDone={(v) => (v.status === 'approved' ? void afterSave({ ok: true }) : undefined)} onCancel={() => setDestination(null)} />
-        )}
         <div className="form-actions sticky-actions">
           <button type="submit" className="primary" disabled={saveState.pending} data-testid="settings-save">
             {saveState.pending ? 'Saving…' : 'Save settings'}

@@ -13,6 +13,7 @@ import { useStore } from '../store/store';
 import { ErrorText } from '../components/Field';
 import { fmtClock, fmtDate, fmtDay, fmtInt, fmtMoney, fmtMonth, fmtMs, fmtNumber, fmtPercent } from '../lib/format';
 import { useCall, useFetch } from '../lib/use-call';
+import { valueAxis } from '../lib/axis';
 import { Segmented } from '../components/Segmented';
 import { FleetUsageCard } from '../components/FleetUsageCard';
 
@@ -44,17 +45,19 @@ function UsageCharts({ report, bucket }: { report: UsageReport; bucket: 'hour' |
   // An all-zero series would draw an empty $0–$4 axis: say what is missing instead.
   const anyMoney = data.some((b) => b.earnings > 0 || b.cost > 0);
   const anyTokens = data.some((b) => b.tokensIn > 0 || b.tokensOut > 0);
+  const money = valueAxis('money', Math.max(0, ...data.map((b) => Math.max(b.earnings, b.cost))));
+  const tokens = valueAxis('count', Math.max(0, ...data.map((b) => b.tokensIn + b.tokensOut)));
   return (
     <div className="grid-2">
-      <Card title={`Earnings and power cost per ${bucket}`}>
+      <Card title={`Earnings and power cost per ${bucket} (USD)`}>
         <div className="chart-body series-earn" data-testid="usage-earnings-chart" data-points={data.length} data-empty={!anyMoney}>
           {anyMoney ? (
             <>
               <ResponsiveContainer width="100%" height={220}>
-                <BarChart data={data} margin={{ top: 8, right: 8, bottom: 4, left: 0 }}>
+                <BarChart data={data} margin={{ top: 8, right: 12, bottom: 4, left: 0 }}>
                   <CartesianGrid className="chart-grid" vertical={false} />
                   <XAxis dataKey="label" className="chart-axis" minTickGap={12} />
-                  <YAxis width={72} className="chart-axis" domain={[0, 'auto']} tickFormatter={(v: number) => fmtMoney(v)} />
+                  <YAxis width={money.width} className="chart-axis" domain={money.domain} ticks={money.ticks} interval={0} tickFormatter={money.format} />
                   <Tooltip isAnimationActive={false} formatter={(v, name) => [fmtMoney(Number(v)), name === 'cost' ? 'Power cost' : 'Earnings']} />
                   <Bar dataKey="earnings" className="chart-bar" isAnimationActive={false} />
                   <Bar dataKey="cost" className="chart-bar-cost" isAnimationActive={false} />
@@ -75,10 +78,10 @@ function UsageCharts({ report, bucket }: { report: UsageReport; bucket: 'hour' |
           {anyTokens && (
           <>
           <ResponsiveContainer width="100%" height={220}>
-            <BarChart data={data} margin={{ top: 8, right: 8, bottom: 4, left: 0 }}>
+            <BarChart data={data} margin={{ top: 8, right: 12, bottom: 4, left: 0 }}>
               <CartesianGrid className="chart-grid" vertical={false} />
               <XAxis dataKey="label" className="chart-axis" minTickGap={12} />
-              <YAxis width={64} className="chart-axis" tickFormatter={(v: number) => `${fmtNumber(v >= 1000 ? v / 1000 : v, v >= 1000 ? 1 : 0)}${v >= 1000 ? 'k' : ''}`} />
+              <YAxis width={tokens.width} className="chart-axis" domain={tokens.domain} ticks={tokens.ticks} interval={0} tickFormatter={tokens.format} />
               <Tooltip isAnimationActive={false} formatter={(v, name) => [`${fmtInt(Number(v))} tokens`, name === 'tokensIn' ? 'In' : 'Out']} />
               <Bar dataKey="tokensIn" stackId="t" className="chart-bar-in" isAnimationActive={false} />
               <Bar dataKey="tokensOut" stackId="t" className="chart-bar-out" isAnimationActive={false} />

@@ -1,10 +1,13 @@
-// What the hub's provider status says about a key: its status, the onboarding step it is at and the
+// What the hub's provider status says about a key: its status, where the provider is in the network's
+// own registration (its steps are not this setup's steps, so they are named as the network's) and the
 // next steps the hub lists (GET /api/v1/provider/status, through settings.checkKey).
 import type { KeyStatusDetailView } from '../../../shared/bridge';
+import { registrationStep } from '../../lib/network';
 import { Badge } from '../Badge';
 
 export function KeyStatus({ detail }: { detail: KeyStatusDetailView }) {
   const waiting = detail.canConnect === false;
+  const step = registrationStep(detail);
   return (
     <div className="key-status" data-testid="key-status" data-can-connect={detail.canConnect === undefined ? 'unknown' : String(detail.canConnect)}>
       <p>
@@ -13,12 +16,7 @@ export function KeyStatus({ detail }: { detail: KeyStatusDetailView }) {
             {detail.status}
           </Badge>
         )}{' '}
-        {detail.step !== undefined && detail.totalSteps ? (
-          <span data-testid="key-step">
-            Step {detail.step} of {detail.totalSteps}
-            {detail.stepLabel ? `: ${detail.stepLabel}` : ''}
-          </span>
-        ) : null}
+        {step && <span data-testid="key-step">{step}</span>}
       </p>
       {waiting && <p className="warn-text">The hub does not take connections from this key yet. The agent checks again by itself; nothing to do here once the steps below are done.</p>}
       {detail.warning && <p className="warn-text" data-testid="key-warning">{detail.warning}</p>}

@@ -1,31 +1,28 @@
 // Onboarding step 2: the provider key, with where keys come from (the Swan Inference dashboard) and the
-// hub's live word on it: valid or not, its status, the onboarding step and the next steps.
+// hub's live word on it: valid or not, its status, its registration step and the next steps. It is
+// checked with the network saved in step 1 (settings.checkKey asks the saved ServiceURL), and the step
+// says which one.
 import { useState } from 'react';
 import type { KeyStatusDetailView } from '../../../shared/bridge';
 import { PROVIDER_DASHBOARD_URL } from '../../../shared/networks';
 import { getBridge } from '../../bridge';
+import { networkLabel } from '../../lib/network';
 import { useCall } from '../../lib/use-call';
 import { setSettings, setSnapshot } from '../../store/actions';
 import { useStore } from '../../store/store';
-import { Card } from '../Card';
 import { ErrorText, TextField } from '../Field';
 import { KeyStatus } from './KeyStatus';
 
 type Check = { valid: boolean; message: string; detail?: KeyStatusDetailView };
 
-export function KeyStep() {
+export function KeyStep({ onBack, onNext }: { onBack: () => void; onNext: () => void }) {
   const hasKey = useStore((s) => s.snapshot?.hasKey ?? false);
   // The agent's own, re-checked status of the saved key (GET /api/v1/provider/status).
   const live = useStore((s) => s.snapshot?.providerStatus);
-  const serviceUrl = useStore((s) => s.settings?.serviceUrl ?? '');
+  const settings = useStore((s) => s.settings);
   const [key, setKey] = useState('');
   const [result, setResult] = useState<Check | null>(null);
   const [fieldError, setFieldError] = useState<string | null>(null);
-  const check = async (k: string): Promise<Check> => {
-    const r = await getBridge().invoke('settings.checkKey', { key: k });
-    setResult(r);
-    return r;
-  };
   const [submit, state] = useCall(async () => {
     setResult(null);
     setFieldError(null);
@@ -34,7 +31,8 @@ export function KeyStep() {
       setFieldError('Paste the provider key from your Swan Inference dashboard.');
       return;
     }
-    const r = await check(k);
+    const r = await getBridge().invoke('settings.checkKey', { key: k });
+    setResult(r);
     if (!r.valid) return;
     const saved = await getBridge().invoke('settings.save', { patch: { providerKey: k } });
     if (!saved.ok) {
@@ -53,14 +51,19 @@ export function KeyStep() {
   });
   const liveShown = !result && hasKey && live && live.state !== 'no_key' && live.state !== 'checking';
   return (
-    <Card title={`2. Your provider key${hasKey ? ' ✓' : ''}`} testId="onboarding-key">
+    <section className="card onboarding-step" aria-labelledby="step-key-title" data-testid="onboarding-key">
+      <h2 id="step-key-title">Your provider key</h2>
       <p className="small">
         Get a provider key from your{' '}
         <a href={PROVIDER_DASHBOARD_URL} target="_blank" rel="noopener noreferrer" data-testid="dashboard-link">
           Swan Inference dashboard
         </a>{' '}
-        (register this machine as a provider there). It is checked with the hub at <span className="mono">{serviceUrl}</span>, then stored safely on this
-        machine.
+        (register this machine as a provider there). It is checked with{' '}
+        <strong data-testid="key-network">{settings ? networkLabel(settings.hubUrl) : 'the network'}</strong> at{' '}
+        <span className="mono break" data-testid="key-service-url">
+          {settings?.serviceUrl ?? ''}
+        </span>
+        , then stored safely on this machine.
       </p>
       {hasKey && (
         <p className="ok-text" data-testid="key-saved">
@@ -69,14 +72,26 @@ export function KeyStep() {
       )}
       <form
         className="inline-form"
+        noValidate
         onSubmit={(e) => {
           e.preventDefault();
           void submit();
         }}
       >
-        <TextField label="Provider key" hint="It looks like sk-prov-… and is shown once on the dashboard." error={fieldError ?? (result && !result.valid ? result.message : null)} testId="key-field" type="password" autoComplete="off" value={key} onChange={setKey} placeholder="sk-prov-…" inputTestId="key-input" />
+        <TextField
+          label="Provider key"
+          hint="It looks like sk-prov-… and is shown once on the dashboard."
+          error={fieldError ?? (result && !result.valid ? result.message : null)}
+          testId="key-field"
+          type="password"
+          autoComplete="off"
+          value={key}
+          onChange={setKey}
+          placeholder="sk-prov-…"
+          inputTestId="key-input"
+        />
         <div className="form-actions">
-          <button type="submit" className="primary" disabled={state.pending} data-testid="key-check">
+          <button type="submit" className={hasKey ? undefined : 'primary'} disabled={state.pending} data-testid="key-check">
             {state.pending ? 'Checking…' : 'Check and save'}
           </button>
           {hasKey && (
@@ -101,6 +116,15 @@ export function KeyStep() {
         </>
       )}
       <ErrorText error={state.error ?? againState.error} testId="key-error" />
-    </Card>
+      <div className="step-actions">
+        <button type="button" onClick={onBack} data-testid="key-back">
+          Back
+        </button>
+        <button type="button" className={hasKey ? 'primary' : undefined} disabled={!hasKey} onClick={onNext} data-testid="key-continue">
+          Continue
+        </button>
+        {!hasKey && <span className="muted small">Save a key to continue.</span>}
+      </div>
+    </section>
   );
 }

@@ -1,12 +1,11 @@
-// Onboarding step 3: the GPUs and engines found, and every model they offer with its own Serve switch
-// (nothing is switched off without the owner seeing it).
+// Onboarding step 3: the GPUs and engines found (an engine can be added by address, and removed again),
+// and every model they offer with its own Serve switch (nothing is switched off without the owner seeing it).
 import { useState } from 'react';
 import type { ModelState } from '../../../shared/types';
 import { getBridge } from '../../bridge';
 import { notify, setModels } from '../../store/actions';
 import { useStore } from '../../store/store';
 import { HealthBadge } from '../Badge';
-import { Card } from '../Card';
 import { AddEndpointForm, EngineList, GpuList, RescanButton } from '../Discovery';
 import { modelSlug } from '../ModelsTable';
 import { Toggle } from '../Toggle';
@@ -15,7 +14,7 @@ function engineTypes(m: ModelState): string {
   return [...new Set(m.endpoints.map((e) => e.engineType))].join(', ') || 'no engine';
 }
 
-export function ServeStep() {
+export function ServeStep({ onBack, onNext }: { onBack: () => void; onNext: () => void }) {
   const snapshot = useStore((s) => s.snapshot);
   const [wanted, setWanted] = useState<Record<string, boolean>>({});
   if (!snapshot) return null;
@@ -33,44 +32,55 @@ export function ServeStep() {
     }
   };
   const models = snapshot.models;
-  const on = models.filter((m) => m.enabled).length;
+  const noEngine = snapshot.engines.every((e) => !e.reachable);
   return (
-    <Card title={`3. Engines and models to serve${on > 0 ? ' ✓' : ''}`} testId="onboarding-serve">
-      <div className="grid-2">
-        <div data-testid="onboarding-gpus">
-          <h3 className="small-heading">GPUs on this machine</h3>
-          <GpuList inventory={snapshot.gpu} />
+    <section className="card onboarding-step" aria-labelledby="step-serve-title" data-testid="onboarding-serve">
+      <h2 id="step-serve-title">Engines and models to serve</h2>
+      <div data-testid="onboarding-gpus">
+        <h3 className="small-heading">GPUs on this machine</h3>
+        <GpuList inventory={snapshot.gpu} />
+      </div>
+      <div data-testid="onboarding-engines">
+        <div className="heading-row">
+          <h3 className="small-heading">Engines found</h3>
+          <RescanButton />
         </div>
-        <div data-testid="onboarding-engines">
-          <h3 className="small-heading">
-            Engines found <RescanButton />
-          </h3>
-          <EngineList engines={snapshot.engines} />
-          <details>
-            <summary>Add an engine by address</summary>
-            <AddEndpointForm />
-          </details>
-        </div>
+        <EngineList engines={snapshot.engines} />
+        <details open={noEngine} className="add-engine">
+          <summary>Add an engine by address</summary>
+          <AddEndpointForm />
+        </details>
       </div>
       <h3 className="small-heading">Models</h3>
       {models.length === 0 ? (
         <p className="warn-text" data-testid="onboarding-no-models">
           No models yet: they appear when an engine is found. Start one (for example <span className="mono">ollama serve</span>) and press Rescan, or add its
-          address above. You can also finish now; until a model is served the console says “nothing to serve”.
+          address above. You can also go on now; until a model is served the console says “nothing to serve”.
         </p>
       ) : (
         <ul className="plain-list model-picks" data-testid="onboarding-models">
           {models.map((m) => (
-            <li key={m.id} className="check-row" data-testid={`serve-row-${modelSlug(m.id)}`}>
+            <li key={m.id} className="model-pick" data-testid={`serve-row-${modelSlug(m.id)}`}>
               <Toggle checked={wanted[m.id] ?? m.enabled} disabled={m.id in wanted} onChange={(v) => void toggle(m.id, v)} label={`Serve ${m.id}`} hideLabel testId={`pick-${modelSlug(m.id)}`} />
-              <span className="mono">{m.id}</span> <HealthBadge health={m.health} />{' '}
-              <span className="muted small">
-                {engineTypes(m)} · {(wanted[m.id] ?? m.enabled) ? 'served' : 'off'}
+              <span className="mono break">{m.id}</span>
+              <span className="model-pick-state">
+                <HealthBadge health={m.health} />{' '}
+                <span className="muted small">
+                  {engineTypes(m)} · {(wanted[m.id] ?? m.enabled) ? 'served' : 'off'}
+                </span>
               </span>
             </li>
           ))}
         </ul>
       )}
-    </Card>
+      <div className="step-actions">
+        <button type="button" onClick={onBack} data-testid="serve-back">
+          Back
+        </button>
+        <button type="button" className="primary" onClick={onNext} data-testid="serve-continue">
+          Continue
+        </button>
+      </div>
+    </section>
   );
 }
