@@ -8,7 +8,7 @@ test('serving and routable: the banner says routed and earning, the sidebar a gr
   const banner = app.getByTestId('op-summary');
   await expect(banner).toHaveAttribute('data-state', 'serving');
   await expect(banner).toHaveAttribute('data-tone', 'ok');
-  await expect(app.getByTestId('verdict-headline')).toHaveText('Serving 2 models to the Swan network: routed and earning.');
+  await expect(app.getByTestId('verdict-headline')).toHaveText('Serving 2 models to a simulated network (a dev hub): routed and earning.');
   await expect(app.getByTestId('sidebar-link-state')).toHaveText('Serving');
   await expect(app.getByTestId('sidebar-link-state')).toHaveAttribute('data-verdict', 'serving');
 });

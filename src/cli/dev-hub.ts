@@ -7,6 +7,7 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, WebSocket } from 'ws';
+import { SIMULATED_HUB_EXTENSION } from '../shared/networks';
 import { DevPlatform, DEV_STATUS_NAMES, type DevStatusName, type FailureKind } from './dev-hub-platform';
 import { requestTarget } from '../core/http/request-target';
 import { readBody } from '../core/http/read-body';
@@ -179,7 +180,8 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
         keyOf.set(nodeId, token);
         platform.connected(token);
         // resume-v1 is an extension of ours: the agent keeps streams alive across a drop only when the ack says so.
-        send(ws, { type: 'ack', request_id: msg.request_id, payload: { request_id: msg.request_id, success: true, message: 'registered successfully', ...(resumeOn ? { extensions: ['resume-v1'] } : {}) } });
+        // simulated-network: the console says that this network and its money are simulated.
+        send(ws, { type: 'ack', request_id: msg.request_id, payload: { request_id: msg.request_id, success: true, message: 'registered successfully', extensions: [...(resumeOn ? ['resume-v1'] : []), SIMULATED_HUB_EXTENSION] } });
         log(`provider ${provider.nodeName || nodeId.slice(0, 12)} registered with ${provider.models.length} model(s): ${provider.models.join(', ')}`);
         events.emit('register', provider);
         if (resumeOn && provider.capabilities.includes('resume-v1')) {

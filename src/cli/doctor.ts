@@ -2,6 +2,7 @@
 // console's settings.json, the provider key where the agent finds it (INFERENCE_API_KEY, then the
 // saved secret, then ApiKey), the hub, the engines and whether anything would be served — and says
 // what to fix. Exit 0 when all is well, 1 when a check failed, 2 when there is no usable config.
+import { networkLabel } from '../shared/networks';
 import fs from 'node:fs';
 import path from 'node:path';
 import WebSocket from 'ws';
@@ -165,6 +166,7 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
     models: [...states, ...registry.all().filter((m) => !m.enabled).map((m) => ({ id: m.id, enabled: false, health: 'healthy' as const, endpoints: [] }))],
     catalogue: catalogue.view(catalogueSubjects(registry, engines)),
     ...(status?.earningsEnabled !== undefined ? { earningsEnabled: status.earningsEnabled } : {}),
+    networkName: networkLabel(hubUrl),
   });
   checks.push(...verdictChecks(verdict, checks.some((c) => !c.ok)));
   // Answers of the hub, the service and the engines are outside text: printed through forTerminal.

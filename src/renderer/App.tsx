@@ -2,6 +2,7 @@ import { useEffect } from 'react';
 import { getBridge } from './bridge';
 import { ConnectionBanner, Notices } from './components/Banners';
 import { ExposureBanner } from './components/ExposureBanner';
+import { SimulatedBanner } from './components/SimulatedBanner';
 import { Sidebar } from './components/Sidebar';
 import { usePage, type Page } from './lib/route';
 import { applyTheme } from './lib/theme';
@@ -49,6 +50,7 @@ export function App() {
       <main id="main" className="main" tabIndex={-1}>
         <ConnectionBanner />
         <ExposureBanner />
+        <SimulatedBanner />
         {appState === 'loading' ? (
           <p className="loading" data-testid="loading">
             Connecting to the agent…

@@ -38,6 +38,8 @@ export interface AgentSnapshot {
   onboarded: boolean;
   /** false: the default engine ports are not probed (only owner-added addresses and models.json endpoints). */
   discovery?: boolean;
+  /** Serving a hub that says its network and money are simulated (the dev hub, `demo`): the console says so. */
+  simulatedHub?: boolean;
   /** Where the node identity (secp256k1 key) comes from: made here, reused from the Go provider, or migrated. */
   identity?: { source: 'generated' | 'computing-provider' | 'migrated' | 'home'; file: string; from?: string };
   /** What GET {ServiceURL}/api/v1/provider/status said, and whether the agent connects because of it. */

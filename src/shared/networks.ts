@@ -19,6 +19,13 @@ export const NETWORKS: Record<Exclude<NetworkName, 'custom'>, NetworkAddresses &
 /** The local dev hub (`swan-provider dev-hub`, port 8081): a custom hub for trying things on one machine. */
 export const LOCAL_DEV_HUB: NetworkAddresses = { hubUrl: 'ws://127.0.0.1:8081', serviceUrl: 'http://127.0.0.1:8081' };
 
+/**
+ * The register ack extension of a hub whose network and money are simulated (`swan-provider dev-hub` and
+ * `demo`): the console then says so on every page, and never that it serves the Swan network. The real hub
+ * never sends it; a hub that did would only make the console warn.
+ */
+export const SIMULATED_HUB_EXTENSION = 'simulated-network';
+
 /** Where provider keys come from: the Swan Inference dashboard. */
 export const PROVIDER_DASHBOARD_URL = 'https://inference.swanchain.io';
 
@@ -32,4 +39,15 @@ export function networkOf(hubUrl: string): NetworkName {
     if (same(hubUrl, n.hubUrl) || same(hubUrl, `${n.hubUrl}/ws`)) return name;
   }
   return 'custom';
+}
+
+/** How the console, the verdict and `doctor` name the network of a hub address: "Swan Inference mainnet", "Swan Inference testnet", or "the custom hub at HOST". */
+export function networkLabel(hubUrl: string): string {
+  const n = networkOf(hubUrl);
+  if (n !== 'custom') return NETWORKS[n].label;
+  try {
+    return `the custom hub at ${new URL(hubUrl).host}`;
+  } catch {
+    return 'a custom hub';
+  }
 }

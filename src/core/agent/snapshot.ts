@@ -15,6 +15,7 @@ import type { GatewayLifecycle } from './gateway-lifecycle';
 import type { ModelRegistry } from './models';
 import type { SettingsFile } from './settings';
 import { verdictOf } from './verdict';
+import { networkLabel, SIMULATED_HUB_EXTENSION } from '../../shared/networks';
 
 export interface SnapshotSources {
   version: string;
@@ -69,6 +70,7 @@ export function buildSnapshot(p: SnapshotSources): AgentSnapshot {
   const providerStatus = p.providerGate.view();
   const catalogue = p.catalogue.view(catalogueSubjects(p.registry, p.engines));
   const earningsEnabled = providerStatus.earningsEnabled ?? p.ledger?.isEarningsEnabled();
+  const simulatedHub = p.link.state.state === 'connected' && p.link.hubExtensions.includes(SIMULATED_HUB_EXTENSION);
   return {
     version: p.version,
     nodeId: p.identity.nodeId,
@@ -87,7 +89,9 @@ export function buildSnapshot(p: SnapshotSources): AgentSnapshot {
     providerStatus,
     catalogue,
     discovery: p.discovery,
+    ...(simulatedHub ? { simulatedHub } : {}),
     verdict: verdictOf({
+      networkName: simulatedHub ? 'a simulated network (a dev hub)' : networkLabel(s.hubUrl ?? p.config.webSocketUrl),
       running: p.running,
       hasKey: p.hasKey,
       hubEnabled: p.config.enable,

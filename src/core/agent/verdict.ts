@@ -20,6 +20,8 @@ export interface VerdictInputs {
   registeredModels?: string[];
   /** Whether requests are paid: the platform's flag (the provider status's, else the ledger's last copy). */
   earningsEnabled?: boolean;
+  /** Who the models are served to, as the serving line names it (default "the Swan network"). */
+  networkName?: string;
 }
 
 const ORDER: VerdictState[] = ['stopped', 'degraded', 'not_routable', 'not_earning', 'serving'];
@@ -179,7 +181,7 @@ export function verdictOf(i: VerdictInputs): Verdict {
   const worst = reasons[0];
   if (!worst) {
     const n = served.length;
-    return { state: 'serving', tone: 'ok', label: 'Serving', headline: `Serving ${n} ${n === 1 ? 'model' : 'models'} to the Swan network: routed and earning.`, reasons: [], routable };
+    return { state: 'serving', tone: 'ok', label: 'Serving', headline: `Serving ${n} ${n === 1 ? 'model' : 'models'} to ${i.networkName ?? 'the Swan network'}: routed and earning.`, reasons: [], routable };
   }
   const label = worst.code === 'engine_down' ? 'Engine down' : worst.state === 'degraded' ? 'Degraded' : worst.state === 'not_routable' ? 'Not routed' : 'Not earning';
   // Nothing routed at all is bad; a part of the set missing is a warning.

@@ -116,6 +116,11 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
     return this.resumes;
   }
 
+  /** The extensions the hub named in its last register ack. */
+  get hubExtensions(): readonly string[] {
+    return this.extensions;
+  }
+
   private setExtensions(extensions: readonly string[]): void {
     this.extensions = extensions;
     this.resumes = extensions.includes(RESUME_EXTENSION);

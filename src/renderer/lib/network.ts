@@ -1,19 +1,6 @@
-// How the console names the network a hub address belongs to (onboarding, Settings, the Dashboard).
-import { NETWORKS, networkOf } from '../../shared/networks';
-
-function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return url;
-  }
-}
-
-/** "Swan Inference mainnet", "Swan Inference testnet", or "the custom hub at HOST". */
-export function networkLabel(hubUrl: string): string {
-  const n = networkOf(hubUrl);
-  return n === 'custom' ? `the custom hub at ${hostOf(hubUrl)}` : NETWORKS[n].label;
-}
+// How the console names where it serves (onboarding, Settings, the Dashboard): the one rule in
+// src/shared/networks.ts, and the network's own registration step as the network's.
+export { networkLabel } from '../../shared/networks';
 
 /**
  * Where the provider is in the network's own registration, from its provider status: "Registration on the

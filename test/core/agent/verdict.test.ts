@@ -39,6 +39,11 @@ describe('verdict', () => {
     expect(v.headline).toMatch(/Serving 2 models/);
   });
 
+  it('the serving line names where it serves: the Swan network unless told otherwise', () => {
+    expect(verdictOf(inputs()).headline).toBe('Serving 2 models to the Swan network: routed and earning.');
+    expect(verdictOf(inputs({ networkName: 'a simulated network (a dev hub)' })).headline).toBe('Serving 2 models to a simulated network (a dev hub): routed and earning.');
+  });
+
   it('stopped: agent not running, no key, key refused, connecting off, awaiting approval, link down, paused, nothing to serve', () => {
     const cases: Array<[Partial<VerdictInputs>, string, string]> = [
       [{ running: false }, 'agent_stopped', 'Stopped'],

@@ -120,7 +120,8 @@ describe('swan-provider', () => {
     fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify({ [model]: { endpoint: `${engine.url}/v1` } }));
     writeConfigToml(home, { API: { NodeName: 'cli-node' }, Inference: { WebSocketURL: hub.wsUrl, ServiceURL: hub.url, ApiKey: TEST_KEY }, Agent: { Discovery: false } });
     const doctor = await runCli(['doctor', '--home', home]);
-    expect(doctor.stdout).toContain('All good: Serving 1 model to the Swan network: routed and earning.');
+    // Named as the hub it is (a custom one), never "the Swan network".
+    expect(doctor.stdout).toContain(`All good: Serving 1 model to the custom hub at ${new URL(hub.wsUrl).host}: routed and earning.`);
     expect(doctor.stdout).toContain('status: active (step 4 of 4: Active)');
     expect(doctor.code).toBe(0);
     // No "All good" where the network would not route the model, or would not pay for it.

@@ -42,7 +42,7 @@ describe('dev hub dialect', () => {
     hub = await startDevHub({ token: TEST_KEY });
     const p = await provider(hub);
     const ack = p.frames.find((f) => f.type === 'ack')!;
-    expect(ack.payload).toEqual({ request_id: '', success: true, message: expect.any(String), extensions: ['resume-v1'] });
+    expect(ack.payload).toEqual({ request_id: '', success: true, message: expect.any(String), extensions: ['resume-v1', 'simulated-network'] });
     p.send({ type: 'heartbeat', request_id: 'hb-1', payload: { node_id: 'node-raw', metrics: { gpu_utilization: 37.4, memory_utilization: 52 } } });
     await until(() => p.frames.filter((f) => f.type === 'ack').length === 2, 'heartbeat ack');
     expect(p.frames.filter((f) => f.type === 'ack')[1]).toEqual({ type: 'ack', request_id: 'hb-1', payload: { request_id: 'hb-1', success: true, message: '' } });
