@@ -33,7 +33,7 @@ async function streamOne(): Promise<void> {
   await until(async () => (await requests(stack.agent)).some((v) => v.status === 'ok'), 'the request finished');
 }
 
-const SNAPSHOT_KEYS = ['catalogue', 'discovery', 'engines', 'gateway', 'gpu', 'hasKey', 'identity', 'link', 'models', 'nodeId', 'nodeName', 'onboarded', 'pause', 'providerStatus', 'today', 'todayEarningsReason', 'verdict', 'version'];
+const SNAPSHOT_KEYS = ['catalogue', 'discovery', 'engines', 'gateway', 'gpu', 'hasKey', 'identity', 'link', 'models', 'nodeId', 'nodeName', 'onboarded', 'pause', 'providerStatus', 'simulatedHub', 'today', 'todayEarningsReason', 'verdict', 'version'];
 
 function expectModelStates(models: ModelState[]): void {
   for (const m of models) {
@@ -132,6 +132,7 @@ describe('every channel answers with its documented shape', () => {
       alertCooldownMinutes: 10,
       desktopNotifications: true,
       updateFeedUrl: '',
+      addedEndpoints: [],
     });
     expect(JSON.stringify(s)).not.toContain(TEST_KEY);
   });
@@ -283,6 +284,7 @@ describe('refusals', () => {
     'usage.exportCsv': { args: { from: -1, to: 1 }, detail: 'from:' },
     'engines.rescan': { args: { now: true }, detail: 'Unrecognized key' },
     'engines.addEndpoint': { args: { url: '' }, detail: 'url:' },
+    'engines.removeEndpoint': { args: { url: 5 }, detail: 'url:' },
     'gpu.history': { args: { minutes: 61 }, detail: 'minutes:' },
     'gpu.processes': { args: 'all', detail: 'expected object' },
     'logs.list': { args: { level: 'trace' }, detail: 'level:' },
