@@ -5,11 +5,10 @@
 // running agent may each hold the file: every reader re-reads it when it changed on disk, so a token
 // revoked anywhere stops working at once.
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import { z } from 'zod';
 import { CodedError } from '../../shared/bridge-error';
 import type { FleetErrorCode, FleetScope, FleetTokenView } from '../../shared/fleet';
-import { writeJsonAtomic } from '../config/atomic-file';
+import { SharedJsonFile } from '../config/shared-json-file';
 import { homePath } from '../config/home-layout';
 
 export const FLEET_TOKEN_PREFIX = 'swan-fleet-';
@@ -30,44 +29,26 @@ function hash(token: string): Buffer {
 
 export class FleetTokens {
   private tokens: Stored[] = [];
-  private readonly file: string;
-  private stamp = '';
+  private readonly file: SharedJsonFile<Stored[]>;
 
   constructor(home: string) {
-    this.file = homePath(home, 'fleetTokens');
+    this.file = new SharedJsonFile(homePath(home, 'fleetTokens'), fileSchema, () => []);
     this.refresh();
   }
 
-  private fileStamp(): string {
-    try {
-      const st = fs.statSync(this.file);
-      return `${st.ino}:${st.size}:${st.mtimeMs}`;
-    } catch {
-      return 'absent';
-    }
-  }
-
+  /** Re-reads the file if another holder changed it; last-use times seen here are kept. */
   private refresh(): void {
-    const stamp = this.fileStamp();
-    if (stamp === this.stamp) return;
+    const { value, changed } = this.file.read();
+    if (!changed) return;
     const used = new Map(this.tokens.map((t) => [t.hash, t.lastUsedAt]));
-    let read: Stored[] = [];
-    try {
-      const r = fileSchema.safeParse(JSON.parse(fs.readFileSync(this.file, 'utf8')));
-      if (r.success) read = r.data;
-    } catch {
-      // missing or unreadable: no tokens (nothing opens)
-    }
-    this.tokens = read.map((t) => {
+    this.tokens = value.map((t) => {
       const last = Math.max(t.lastUsedAt ?? 0, used.get(t.hash) ?? 0);
       return last > 0 ? { ...t, lastUsedAt: last } : t;
     });
-    this.stamp = stamp;
   }
 
   private save(): void {
-    writeJsonAtomic(this.file, this.tokens);
-    this.stamp = this.fileStamp();
+    this.file.write(this.tokens);
   }
 
   /** Makes a token; returns it in full (the only time it is visible). */
