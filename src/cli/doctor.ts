@@ -13,6 +13,7 @@ import { ConfigError, hubDialUrl, loadConfig, type ProviderConfig } from '../cor
 import { FileSecretStore } from '../core/config/secrets';
 import { EngineDiscovery } from '../core/engine/discovery';
 import { checkEndpoint } from '../core/engine/health';
+import { endpointKey } from '../core/engine/url';
 import { readProbe, type DeepFailure } from '../core/engine/deep-probe';
 import { chatCompatible } from '../core/engine/category';
 import { standaloneHealthProbe } from '../core/inference/health-probe';
@@ -118,7 +119,8 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
 
   // What the agent would serve: models.json + engines found (the agent's discovery rule) + the owner's toggles.
   const ownerHosts = [...cfg.agent.engineHosts, ...(settings.extraEndpoints ?? []).map((e) => e.url)];
-  const engines = await new EngineDiscovery({ hosts: ownerHosts, ...(cfg.agent.discovery ? {} : { probeUrls: [] }), intervalMs: 0 }).rescan();
+  const keyFor = (url: string) => Object.values(cfg.modelEntries).find((m) => m.api_key && endpointKey(m.endpoint) === url)?.api_key;
+  const engines = await new EngineDiscovery({ hosts: ownerHosts, ...(cfg.agent.discovery ? {} : { probeUrls: [] }), intervalMs: 0, keyFor }).rescan();
   const registry = new ModelRegistry();
   registry.rebuild({ entries: cfg.modelEntries, configModels: cfg.models, engines, prefs: settings.models ?? {} });
   for (const e of engines.filter((x) => !x.reachable)) checks.push({ ok: false, what: `engine at ${e.url}: ${e.error ?? 'not answering'}`, fix: 'start it, or remove the address' });

@@ -31,6 +31,7 @@ import { loadOrCreateIdentity, type Identity } from './config/identity';
 import { ensureHome } from './config/home';
 import { FileSecretStore, type SecretStore } from './config/secrets';
 import { EngineDiscovery } from './engine/discovery';
+import { endpointKey } from './engine/url';
 import { HealthMonitor } from './engine/health';
 import { healthProbe } from './inference/health-probe';
 import { watchModelsJson, type ModelsJsonWatch } from './agent/models-watch';
@@ -171,7 +172,13 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     });
     // With discovery off, only the addresses the owner named are probed (none of the default ports).
     this.autoDiscovery = opts.discovery ?? config.agent.discovery;
-    this.discovery = new EngineDiscovery({ hosts: engineHosts(config, this.settings), ...(this.autoDiscovery ? {} : { probeUrls: [] }), log: this.log.child('discovery') });
+    this.discovery = new EngineDiscovery({
+      hosts: engineHosts(config, this.settings),
+      ...(this.autoDiscovery ? {} : { probeUrls: [] }),
+      // An engine models.json gives a key is probed with it, as every other call to it is.
+      keyFor: (url) => Object.values(this.config.modelEntries).find((m) => m.api_key && endpointKey(m.endpoint) === url)?.api_key,
+      log: this.log.child('discovery'),
+    });
     this.models = new ModelSync({
       config,
       settings: this.settings,

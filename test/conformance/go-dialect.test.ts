@@ -4,63 +4,22 @@
 // heartbeat interval), a stand-in nvidia-smi replaying a real RTX 3080 capture on PATH, and real test
 // engines. The hub is a stand-in written from HUB-PROTOCOL.md with the real `ws` server (test/support/conformance/go-hub.ts),
 // not our dev hub: Go-typed acks ("request_id": ""), no resume-v1.
-import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeFakeBin, fixture, writeFakeNvidiaSmi, type FakeBin } from '../support/gpu/fake-tools';
 import { startTestEngine, type TestEngine } from '../support/engine-server';
-import { repoRoot, summarizeTrace } from '../support/traces';
+import { summarizeTrace } from '../support/traces';
 import { until } from '../support/stack';
 import { startGoHub, type Frame, type GoHub } from '../support/conformance/go-hub';
-import type { ConfigFile } from '../../src/core/config/config';
-import { writeConfigToml } from '../support/config-toml';
+import { spawnAgent, type RunningAgent, type SpawnOptions } from '../support/conformance/cli-agent';
 
-const BIN = path.join(repoRoot, 'bin', 'swan-provider.js');
 const KEY = 'sk-prov-conformance-0000000000';
 const QWEN = 'Qwen2.5-1.5B-Instruct'; // the vLLM capture's model (max_model_len 4096)
 // secp256k1 private key 1: its public key is the generator G (a Go provider key placed in ~/.swan/computing).
 const KEY_ONE = Buffer.concat([Buffer.alloc(31), Buffer.from([1])]);
 const G = '0479be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798483ada7726a3c4655da4fbfc0e1108a8fd17b448a68554199c47d08ffb10d4b8';
 
-interface RunningAgent {
-  child: ChildProcess;
-  home: string;
-  userHome: string;
-  output(): string;
-  stop(): Promise<void>;
-}
-
-function spawnAgent(o: { hub: GoHub; models: Record<string, Record<string, unknown>>; agent?: ConfigFile['Agent']; bin: FakeBin; goKey?: Buffer }): RunningAgent {
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-conf-'));
-  const userHome = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-conf-user-'));
-  if (o.goKey) {
-    fs.mkdirSync(path.join(userHome, '.swan', 'computing'), { recursive: true });
-    fs.writeFileSync(path.join(userHome, '.swan', 'computing', 'private_key'), o.goKey);
-  }
-  fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify(o.models, null, 2));
-  writeConfigToml(home, { API: { NodeName: 'conformance' }, Inference: { WebSocketURL: o.hub.wsUrl, ServiceURL: o.hub.url, ApiKey: KEY }, Agent: o.agent });
-  // PATH is the stand-in tools folder only; HOME is a temp folder, so the real ~/.swan is never read.
-  const child = spawn(process.execPath, [BIN, 'run', '--home', home], { env: { PATH: o.bin.dir, HOME: userHome, LANG: 'C' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return {
-    child,
-    home,
-    userHome,
-    output: () => out,
-    stop: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      const t = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(t);
-      fs.rmSync(home, { recursive: true, force: true });
-      fs.rmSync(userHome, { recursive: true, force: true });
-    },
-  };
+function spawn(o: Omit<SpawnOptions, 'key'>): RunningAgent {
+  return spawnAgent({ ...o, key: KEY });
 }
 
 const chat = (content: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ model: QWEN, messages: [{ role: 'user', content }], ...extra });
@@ -85,9 +44,9 @@ beforeAll(async () => {
   hub = await startGoHub({ token: KEY });
   defaultsHub = await startGoHub({ token: KEY });
   // The agent with default timings starts first: its first heartbeat is due 30 s after its register ack.
-  defaultsAgent = spawnAgent({ hub: defaultsHub, models: { [QWEN]: { endpoint: engines.usage.url } }, bin, goKey: KEY_ONE });
+  defaultsAgent = spawn({ hub: defaultsHub, models: { [QWEN]: { endpoint: engines.usage.url } }, bin, goKey: KEY_ONE });
   const reg = defaultsHub.waitFor((f) => f.type === 'register', 'register (defaults agent)', 25_000).then((f) => (defaultsRegisteredAt = f.at));
-  agent = spawnAgent({
+  agent = spawn({
     hub,
     bin,
     agent: { HeartbeatIntervalSeconds: 0.5 },

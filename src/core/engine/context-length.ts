@@ -133,7 +133,7 @@ export class ContextLengths extends EventEmitter {
           const windows: EngineWindow[] = [];
           let answered = false;
           for (const ep of t.endpoints) {
-            const type = ep.engineType && ep.engineType !== 'unknown' ? ep.engineType : await this.identify(ep.url);
+            const type = ep.engineType && ep.engineType !== 'unknown' ? ep.engineType : await this.identify(ep.url, ep.apiKey);
             const w = await detectContextLength(ep.url, ep.localModel ?? t.model, type ?? 'openai', { ...(ep.apiKey ? { apiKey: ep.apiKey } : {}), ...(this.opts.timeoutMs ? { timeoutMs: this.opts.timeoutMs } : {}) });
             answered = true;
             if (w) windows.push(w);
@@ -159,10 +159,10 @@ export class ContextLengths extends EventEmitter {
     return chained;
   }
 
-  private async identify(url: string): Promise<EngineType | undefined> {
+  private async identify(url: string, apiKey?: string): Promise<EngineType | undefined> {
     const known = this.types.get(url);
     if (known) return known;
-    const info = await detectEngine(url, this.opts.timeoutMs ?? 2000, 'config').catch(() => null);
+    const info = await detectEngine(url, this.opts.timeoutMs ?? 2000, 'config', apiKey).catch(() => null);
     if (info?.reachable && info.type !== 'unknown') this.types.set(url, info.type);
     return info?.reachable ? info.type : undefined;
   }

@@ -78,20 +78,20 @@ function classify(p: Probes, port: number): { type: EngineType; version?: string
 }
 
 /** Extra version routes some engines have. */
-async function versionOf(base: string, type: EngineType, timeoutMs: number): Promise<string | undefined> {
+async function versionOf(get: (path: string) => Promise<GetResult>, type: EngineType): Promise<string | undefined> {
   const path = type === 'sglang' ? '/get_server_info' : type === 'ollama' ? '/api/version' : undefined;
   if (!path) return undefined;
-  return str(jsonObject(await fetchEngine({ url: base, path, timeoutMs }))?.version);
+  return str(jsonObject(await get(path))?.version);
 }
 
 /**
  * Probe one base URL. null when nothing listens there; an EngineInfo with reachable:false and an
  * error when something answers that is not an inference engine.
  */
-export async function detectEngine(baseUrl: string, timeoutMs = 800, origin: EngineInfo['origin'] = 'probe'): Promise<EngineInfo | null> {
+export async function detectEngine(baseUrl: string, timeoutMs = 800, origin: EngineInfo['origin'] = 'probe', apiKey?: string): Promise<EngineInfo | null> {
   const base = normalizeBaseUrl(baseUrl);
   const port = Number(new URL(base).port || (base.startsWith('https') ? 443 : 80));
-  const get = (path: string) => fetchEngine({ url: base, path, timeoutMs });
+  const get = (path: string) => fetchEngine({ url: base, path, timeoutMs, ...(apiKey ? { apiKey } : {}) });
   const models = await get('/v1/models');
   if (models.refused) return null;
   if (models.status === 0 && models.error?.startsWith('no answer')) {
@@ -134,7 +134,7 @@ export async function detectEngine(baseUrl: string, timeoutMs = 800, origin: Eng
   const meta = modelMetaOf({ models: jsonObject(models), tags: jsonObject(tags), lmModels: found.type === 'lmstudio' ? jsonObject(lmModels) : undefined });
   for (const name of Object.keys(meta)) if (!ids.has(name)) delete meta[name];
   if (Object.keys(meta).length) info.modelMeta = meta;
-  const v = found.version ?? (await versionOf(base, found.type, timeoutMs));
+  const v = found.version ?? (await versionOf(get, found.type));
   if (v) info.version = v;
   return info;
 }

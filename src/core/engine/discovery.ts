@@ -23,6 +23,8 @@ export interface DiscoveryOptions {
   keepMissingMs?: number;
   /** While an engine is loading its model, scan again this soon (default 1 s, doubling up to intervalMs). */
   loadingRetryMs?: number;
+  /** The engine key models.json gives an address, sent with every probe of it. */
+  keyFor?: (url: string) => string | undefined;
   log?: Logger;
 }
 
@@ -113,7 +115,7 @@ export class EngineDiscovery extends EventEmitter {
     const targets = [...new Set([...this.hosts, ...this.probeUrls])];
     const results = await Promise.all(
       targets.map((url) =>
-        detectEngine(url, timeout, owner.has(url) ? 'owner' : 'probe').catch((e: Error) => ({ url, error: e.message }) as const),
+        detectEngine(url, timeout, owner.has(url) ? 'owner' : 'probe', this.opts.keyFor?.(url)).catch((e: Error) => ({ url, error: e.message }) as const),
       ),
     );
     const now = Date.now();

@@ -125,7 +125,7 @@ export async function checkEndpoint(
   } catch (e) {
     return { ok: false, error: (e as Error).message };
   }
-  const get = (path: string, key = apiKey) => fetchEngine({ url: base, path, timeoutMs, ...(key ? { apiKey: key } : {}) });
+  const get = (path: string, withKey = true) => fetchEngine({ url: base, path, timeoutMs, ...(withKey && apiKey ? { apiKey } : {}) });
   let models = await get('/v1/models');
   // The engine cut this probe's own connection (it is going away or restarting): ask once more at
   // once, so an engine that is gone is 'down' now, not first 'degraded' from a reset it caused.
@@ -143,7 +143,7 @@ export async function checkEndpoint(
       props = jsonObject(p);
     }
     // A model list that answers without any key proves nothing about ours: a completion must (the deep check).
-    const unproven = !!apiKey && opts.verifyKey === true && type !== 'llamacpp' && (await get('/v1/models', undefined)).status === 200;
+    const unproven = !!apiKey && opts.verifyKey === true && type !== 'llamacpp' && (await get('/v1/models', false)).status === 200;
     const { capacity, load } = await readCapacity(base, type, timeoutMs, apiKey, props);
     const key = apiKey && opts.verifyKey ? (unproven ? { keyUnproven: true } : { keyVerified: true }) : {};
     return { ok: true, ...(capacity ? { capacity } : {}), ...(load ? { load } : {}), ...key };

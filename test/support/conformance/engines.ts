@@ -168,3 +168,22 @@ export function embeddingsEngine(models: { embed: string; image: string }): Prom
     'POST /v1/chat/completions': (q, res) => json(res, 400, { object: 'error', message: `The model \`${String(q.body.model)}\` does not support Chat Completions API`, type: 'BadRequestError', code: 400 }),
   });
 }
+
+/**
+ * Ollama serving one model (its API docs' shapes): the OpenAI-compatible routes, /api/tags, /api/show (the
+ * model's parameters without num_ctx and model_info with the trained maximum), /api/ps (nothing loaded), and
+ * the load call: POST /api/generate with an empty prompt answers {done: true, done_reason: "load"}.
+ */
+export function ollamaEngine(model: string, trainedMax = 32768): Promise<StandInEngine> {
+  return StandInEngine.start('Ollama', {
+    'GET /': (_q, res) => res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('Ollama is running'),
+    'GET /api/version': (_q, res) => json(res, 200, { version: '0.12.6' }),
+    'GET /api/tags': (_q, res) => json(res, 200, { models: [{ name: model, model, size: 397821319, details: { format: 'gguf', family: 'qwen2', parameter_size: '494.03M', quantization_level: 'Q4_K_M' } }] }),
+    'GET /v1/models': (_q, res) => json(res, 200, { object: 'list', data: [{ id: model, object: 'model', created: 1764494000, owned_by: 'library' }] }),
+    'POST /api/show': (_q, res) =>
+      json(res, 200, { parameters: 'stop                           "<|im_start|>"\nstop                           "<|im_end|>"', details: { format: 'gguf', family: 'qwen2' }, model_info: { 'general.architecture': 'qwen2', 'qwen2.context_length': trainedMax } }),
+    'GET /api/ps': (_q, res) => json(res, 200, { models: [] }),
+    'POST /api/generate': (q, res) => json(res, 200, { model: q.body.model, created_at: new Date().toISOString(), response: '', done: true, done_reason: 'load' }),
+    'POST /v1/chat/completions': chatAnswer('Hello! How can I help you today?', 'stop', model, { prompt_tokens: 26, completion_tokens: 10 }),
+  });
+}
