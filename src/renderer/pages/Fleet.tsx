@@ -175,7 +175,7 @@ function RigRow({ rig, onRemoved }: { rig: FleetRigView; onRemoved: (v: FleetVie
         <td>
           {!rig.self && (
             <span className="form-actions">
-              <button type="button" className="small-button" onClick={() => void open()} disabled={openState.pending} data-testid="rig-open" aria-label={`Open the console of ${rig.label}`} title="Open this rig's own console">
+              <button type="button" className="small-button" onClick={() => void open()} disabled={openState.pending} data-testid="rig-open" aria-label={`Open the console of ${rig.label}`} title={s?.access === 'full' ? "Opens this rig's own console, signed in" : "Opens this rig's own console; sign in there (it was added with a read-only token)"}>
                 Open
               </button>
               <button type="button" className="small-button danger" onClick={() => void remove()} disabled={removeState.pending} data-testid="rig-remove" aria-label={`Remove ${rig.label} from the fleet`}>
