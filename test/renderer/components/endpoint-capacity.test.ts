@@ -38,3 +38,25 @@ describe('EndpointCapacity', () => {
     expect(html).toMatch(/badge-warn"[^>]*>loading</);
   });
 });
+
+describe('EndpointCapacity: the deep health check per model', () => {
+  it('shows a dead engine behind a live model list as an engine error, when the 1-token chat last answered, and non-chat models as not probed', async () => {
+    const { EndpointCapacity } = (await import(COMPONENT)) as { EndpointCapacity: FunctionComponent<{ models: ModelState[] }> };
+    const at = Date.UTC(2026, 0, 5, 9, 30, 0);
+    const html = renderToStaticMarkup(
+      createElement(EndpointCapacity, {
+        models: [
+          model('dead', { health: 'unhealthy', condition: 'engine_error', lastError: 'engine error: a 1-token chat to "dead" answered 500', deepCheck: { at, ok: false, code: 'engine_error', error: 'x' } }),
+          model('fine', { url: 'http://127.0.0.1:8083', deepCheck: { at, ok: true } }),
+          model('missing', { url: 'http://127.0.0.1:8084', health: 'unhealthy', condition: 'not_served', deepCheck: { at, ok: false, code: 'not_served' } }),
+          model('embed', { url: 'http://127.0.0.1:8085', deepCheckSkipped: true }),
+        ],
+      }),
+    );
+    expect(html).toMatch(/badge-bad"[^>]*>engine error on a 1-token chat</);
+    expect(html).toMatch(/badge-bad"[^>]*>model not served here</);
+    expect(html).toMatch(/data-testid="endpoint-deep-dead-[^"]*" data-deep="engine_error">1-token chat failed at/);
+    expect(html).toMatch(/data-testid="endpoint-deep-fine-[^"]*" data-deep="ok">answered a 1-token chat at/);
+    expect(html).toContain('not probed with chat (not a chat model)');
+  });
+});
