@@ -101,6 +101,16 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
     expect(await endpointOf('small', w.a.url)).toMatchObject({ localModel: SMALL, engineType: 'llamacpp' });
   });
 
+  it('the deep check is a real 1-token chat the real server answers; a warmup greeting that never stops is refused, saying why', async () => {
+    // The first health check of an endpoint runs the deep check (the default DeepHealthCheckEvery).
+    await eventually(async () => (await endpointOf('small', w.a.url))?.deepCheck?.ok === true, 'the 1-token chat answered', 10_000);
+    // These random weights never stop: every answer runs to max_tokens (the folder's README), so the greeting's
+    // 64 tokens run out on visible text — the warmup refuses the model, as the Go node's validation does.
+    const res = await fetch(`${w.hubUrl}/dev/warmup`, { method: 'POST', body: JSON.stringify({ model_id: 'small', warmup_type: 'inference' }), signal: AbortSignal.timeout(20_000) });
+    const warm = (await res.json()) as Record<string, unknown>;
+    expect(warm).toMatchObject({ model_id: 'small', success: false, error: expect.stringContaining('did not end within 64 tokens') });
+  });
+
   it('dev hub: the plain openai loop works without include_usage; usage comes when asked; the model is the asked id (items 1, 2)', async () => {
     const client = hubClient();
     const plain = await client.chat.completions.create({ model: 'small', messages: MSG, stream: true, max_tokens: 12 });
