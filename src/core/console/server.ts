@@ -167,7 +167,12 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
       if (req.method !== 'POST') return refuse(res, 405, 'POST only.');
       if (!originAllowed(req) || req.headers[PAGE_HEADER] !== 'claim') return refuse(res, 403, 'Only the console\'s own page may ask for this.');
       const page = auth.claimPage(req);
-      if (!page) return refuse(res, 401, 'No page secret to hand out: open a new console link.');
+      if (!page) {
+        // Every page load asks; a session whose page already holds its secret has nothing more to hand out.
+        if (auth.check(req, url, { acceptCode: false }) !== 'cookie') return refuse(res, 401, 'No session: open a new console link.');
+        res.writeHead(204, securityHeaders(hostHeader));
+        return res.end();
+      }
       res.writeHead(200, { ...securityHeaders(hostHeader), 'Content-Type': 'application/json; charset=utf-8' });
       return res.end(JSON.stringify({ page }));
     }

@@ -191,7 +191,9 @@ describe('the page secret binds the session to the console\'s own page', () => {
     const first = await post(s.port, '/session/page', { cookie: c.header, origin: origin(s), 'x-swan-page': 'claim' });
     expect(first.status).toBe(200);
     // Whoever gets the cookie later (another local server the owner visits) claims nothing.
-    expect((await post(s.port, '/session/page', { cookie: c.header, origin: origin(s), 'x-swan-page': 'claim' })).status).toBe(401);
+    const later = await post(s.port, '/session/page', { cookie: c.header, origin: origin(s), 'x-swan-page': 'claim' });
+    expect(later.status).toBe(204);
+    expect(later.body).toBe('');
     const page = (JSON.parse(first.body) as { page: string }).page;
     expect((await get(s.port, '/session', { cookie: c.header })).status).toBe(401);
     expect((await get(s.port, '/session', { cookie: c.header, 'x-swan-page': page })).status).toBe(204);
