@@ -1,15 +1,18 @@
 import { defineConfig } from 'vitest/config';
 
+const shared = { environment: 'node', testTimeout: 30_000, hookTimeout: 30_000, pool: 'forks' } as const;
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    environment: 'node',
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
-    pool: 'forks',
     // Most suites wait on sockets, child processes and engines rather than compute: on a 2-core machine
     // vitest's default (cores - 1 = one file at a time) leaves the CPU idle through those waits. Three
     // files at once took a CLI and conformance subset from 122 s to 49 s on the same loaded machine.
     maxWorkers: 3,
+    projects: [
+      { test: { ...shared, name: 'suite', include: ['test/**/*.test.ts'], exclude: ['test/faults/**'], sequence: { groupOrder: 0 } } },
+      // The fault suites inject deadlines of a fraction of a second and floods of thousands of messages: they
+      // run one at a time, after the rest, so they measure the agent and not each other.
+      { test: { ...shared, name: 'faults', include: ['test/faults/**/*.test.ts'], fileParallelism: false, sequence: { groupOrder: 1 } } },
+    ],
   },
 });
