@@ -1,10 +1,14 @@
 import { expect, go, test } from './support/fixtures';
+import { NETWORKS } from '../src/shared/networks';
 
 test('invalid settings are refused with a message next to each field; valid ones reach the hub', async ({ app, stack }) => {
   await expect(app.getByTestId('link-state')).toHaveText('Serving');
   await go(app, 'settings');
   const hubUrl = await app.getByTestId('input-hubUrl').inputValue();
   expect(hubUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
+  // The hint's mainnet address is the real one (src/shared/networks.ts).
+  await expect(app.getByTestId('field-hubUrl')).toContainText(NETWORKS.mainnet.hubUrl);
+  await expect(app.getByTestId('field-providerKey')).not.toContainText('(not set)');
 
   await app.getByTestId('input-hubUrl').fill('http://not-a-websocket');
   await app.getByTestId('input-nodeName').fill('bad/name!');

@@ -85,7 +85,8 @@ export class DevPlatform {
 
   /** Records one finished request the hub routed to a provider holding `key`. */
   record(key: string, f: { ok: boolean; model?: string; failure?: FailureKind; tokensIn?: number; tokensOut?: number }): void {
-    const price = f.ok && f.model ? PAYOUT.get(f.model) : undefined;
+    // A provider whose earnings are not enabled is paid nothing, as the platform does.
+    const price = this.earningsEnabled && f.ok && f.model ? PAYOUT.get(f.model) : undefined;
     const earned = price ? ((f.tokensIn ?? 0) * price.input + (f.tokensOut ?? 0) * price.output) / 1_000_000 : 0;
     for (const s of [this.stats(key), this.total]) {
       s.earningsUsd += earned;

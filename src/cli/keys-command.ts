@@ -1,5 +1,5 @@
 // `swan-provider keys create|list|revoke`: API keys of the local gateway.
-import { GatewayKeys } from '../core/gateway/keys';
+import { GatewayKeyError, GatewayKeys } from '../core/gateway/keys';
 import { fmtDateTime } from '../shared/dates';
 
 export function keysCommand(o: { home: string; action: 'create' | 'list' | 'revoke'; name?: string }): number {
@@ -25,6 +25,7 @@ export function keysCommand(o: { home: string; action: 'create' | 'list' | 'revo
     return 0;
   } catch (e) {
     process.stderr.write(`${(e as Error).message}\n`);
-    return 1;
+    // A name the rules refuse is a usage error (2); anything else (a name taken, the file) is 1.
+    return e instanceof GatewayKeyError && e.code === 'key_name_invalid' ? 2 : 1;
   }
 }

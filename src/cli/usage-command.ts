@@ -5,6 +5,10 @@ import path from 'node:path';
 import { finished } from 'node:stream/promises';
 import type { EarningsOverview, ModelUsage } from '../shared/bridge';
 import { EarningsService } from '../core/agent/earnings';
+import { SettingsFile } from '../core/agent/settings';
+import { loadConfig } from '../core/config/config';
+import { STATS_TTL_MS } from '../core/platform/stats';
+import { agentKey } from './doctor';
 import { memoryLog } from '../core/log';
 import type { UsageTotals } from '../shared/types';
 import { csvHeaderLine } from '../core/ledger/csv';
@@ -152,6 +156,19 @@ function earningsLines(o: EarningsOverview): string[] {
   return lines;
 }
 
+/** Where this home's agent asks the platform, with which key ('' when there is no config or key). */
+function platformAccess(home: string): { serviceUrl: string; key: string } {
+  const configFile = homePath(home, 'config');
+  if (!fs.existsSync(configFile)) return { serviceUrl: '', key: '' };
+  try {
+    const cfg = loadConfig(configFile, process.env);
+    const settings = SettingsFile.in(home).get();
+    return { serviceUrl: settings.serviceUrl ?? cfg.serviceUrl, key: agentKey(home, cfg, process.env).key };
+  } catch {
+    return { serviceUrl: '', key: '' };
+  }
+}
+
 async function summary(ledger: Ledger, file: string, home: string, out: NodeJS.WritableStream): Promise<void> {
   const now = Date.now();
   const month = ledger.report(now - 30 * DAY_MS, now + 1, 'day');
@@ -171,15 +188,20 @@ async function summary(ledger: Ledger, file: string, home: string, out: NodeJS.W
     lines.push(`Per model, last 30 days (error rate ${pct(month.totals.errors, month.totals.requests)}; latency and speed of successful requests):`);
     lines.push(table([['model', 'requests', 'errors', 'p50 latency', 'p95 latency', 'p50 tok/s', 'tokens out', 'earnings', 'power cost', 'net'], ...month.perModel.map(modelRow)]));
   }
+  const access = platformAccess(home);
   const earnings = new EarningsService({
     home,
     ledger,
     log: memoryLog().child('earnings'),
-    serviceUrl: () => '',
-    providerKey: () => '',
+    serviceUrl: () => access.serviceUrl,
+    providerKey: () => access.key,
     models: () => month.perModel.map((m) => m.model),
   });
-  lines.push(...earningsLines(await earnings.overview(false, true)));
+  // A running agent keeps the platform's copies fresh (every 2 minutes); when they are missing or older
+  // than that (no agent running), `usage` asks the platform itself, as the agent would.
+  const saved = earnings.stats.view();
+  const fresh = saved.asOf !== null && now - saved.asOf < 2 * STATS_TTL_MS;
+  lines.push(...earningsLines(await earnings.overview(false, fresh || !access.serviceUrl || !access.key)));
   if (!ledger.isEarningsEnabled()) lines.push('', 'Earnings are off for this provider (the hub reports earnings_enabled = false).');
   out.write(forTerminal(`${lines.join('\n')}\n`));
 }

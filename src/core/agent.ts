@@ -280,6 +280,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       // (the rows of requests ending in one turn are committed together, then their finals go).
       beforeFinal: () => this.ledgerBatch.committed(),
       finalSent: (id) => this.ledgerBatch.markDelivered(id),
+      // A request the hub cancelled is not "never told": the hub ended it (the Usage page's reasons).
+      hubEnded: (id) => this.ledgerBatch.markDelivered(id),
     });
     this.notices = new NoticeBook({ home: opts.home, log: this.log.child('notices') });
     this.challenges = new HubChallenges({

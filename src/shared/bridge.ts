@@ -326,14 +326,14 @@ export interface LocalLifetimeView {
   earnings: number;
   /** When the oldest record still kept finished (null: the ledger is empty). */
   firstAt: number | null;
-  /** Hub requests whose last message was not handed to the hub (link down, cancelled by the hub
-   * link's loss, or the agent stopped while sending). */
+  /** Hub requests whose end the hub never heard of: their last message was not handed to the link (it was
+   * down, or the agent stopped while sending). A request the hub cancelled itself is not among them. */
   undelivered: { requests: number; tokensIn: number; tokensOut: number; earnings: number };
 }
 
 /** Why the platform's totals and the local ledger differ; `code` is stable, `text` is for the owner. */
 export interface DifferenceReason {
-  code: 'undelivered' | 'failed' | 'ledger_age' | 'platform_stale' | 'platform_unavailable' | 'rates_differ' | 'match';
+  code: 'undelivered' | 'failed' | 'ledger_age' | 'platform_stale' | 'platform_unavailable' | 'rates_differ' | 'local_unpaid' | 'tokens_differ' | 'match';
   text: string;
 }
 

@@ -1,6 +1,7 @@
 // `swan-provider usage` prints the console's earnings figures: power cost and net per period and
 // model, what you keep with the projection, and the platform's record beside the ledger (from the
-// agent's cached copies of the platform's answers: the CLI itself never calls the platform).
+// agent's cached copies of the platform's answers while they are fresh; with no agent keeping them
+// fresh, the CLI asks the platform itself, with the home's key).
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ledgerPath, usageCommand } from '../../src/cli/usage-command';
@@ -9,6 +10,7 @@ import { Ledger } from '../../src/core/ledger/ledger';
 import { memoryLog } from '../../src/core/log';
 import { PlatformApi } from '../support/platform-api';
 import { rec, tempDir } from '../support/ledger/helpers';
+import { writeConfigToml } from '../support/config-toml';
 
 let home: string;
 let cleanup: () => void;
@@ -54,5 +56,25 @@ describe('usage summary with earnings', () => {
     expect(text).toMatch(/requests\s+120\s+2\s+118/);
     expect(text).toContain("Uptime over 7 days (the platform's figure): 97.5%");
     expect(text).toMatch(/openai\/gpt-5\.4\s+network\s+1\.8\s+10\.8/);
+  });
+
+  it('with no agent keeping the copy fresh, usage asks the platform itself (the home\'s ServiceURL and key)', async () => {
+    writeConfigToml(home, { Inference: { ServiceURL: api.url, ApiKey: 'sk-cli' } });
+    const ledger = Ledger.open(ledgerPath(home));
+    ledger.record(rec(Date.now() - 1000, { model: 'm' }));
+    ledger.close();
+    const hitsBefore = api.hits.length;
+    const out = new PassThrough();
+    let text = '';
+    out.on('data', (c: Buffer) => (text += c.toString()));
+    expect(await usageCommand({ home, action: 'summary', stdout: out, stderr: new PassThrough() })).toBe(0);
+    expect(api.hits.slice(hitsBefore).some((h) => h.path.includes('/provider/me/stats'))).toBe(true);
+    expect(text).not.toContain('not fetched yet');
+    expect(text).toMatch(/The platform's record \(as of .*\) beside this ledger/);
+    expect(text).toMatch(/requests\s+120\s+1\s+119/);
+    // Now the copy is fresh: a second look reads it and does not ask again.
+    const again = api.hits.length;
+    expect(await usageCommand({ home, action: 'summary', stdout: new PassThrough(), stderr: new PassThrough() })).toBe(0);
+    expect(api.hits.slice(again).some((h) => h.path.includes('/provider/me/stats'))).toBe(false);
   });
 });

@@ -10,7 +10,7 @@ const MAX_TRIES = 2;
 
 /**
  * Sends a short chat through the engine-call service with the purpose 'try' (admitted, booked as a local
- * request: it shows in Requests and the ledger, never as hub earnings). Returns at once with the request
+ * request: it shows in Requests; the owner's own test is not usage, so wiring keeps it out of the ledger). Returns at once with the request
  * id; the answer streams to the console as request.update/request.text.
  */
 export function startTestPrompt(a: Pick<BridgeDeps, 'registry' | 'runner'>, model: string, prompt: string, maxTokens: number): TryResult {

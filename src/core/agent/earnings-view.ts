@@ -35,7 +35,7 @@ export function explainDifference(
   if (u.requests > 0) {
     reasons.push({
       code: 'undelivered',
-      text: `${n(u.requests)} request${u.requests === 1 ? '' : 's'} (${n(u.tokensIn + u.tokensOut)} tokens) finished here but the hub was never told: the link was down, or the agent stopped while sending. The platform does not count them.`,
+      text: `${n(u.requests)} request${u.requests === 1 ? '' : 's'} (${n(u.tokensIn + u.tokensOut)} tokens) finished here but their end never reached the hub: the link was down, or the agent stopped while sending. The platform does not count them as served.`,
     });
   }
   if (!p) return { difference: null, reasons };
@@ -59,13 +59,28 @@ export function explainDifference(
           : `This ledger starts at ${when(local.firstAt)}: requests served before this console was installed, or older than the retention period, are not in it. The platform counts since this provider registered.`,
     });
   }
-  if (Math.abs(difference.earningsUsd) > 0.005) {
+  if (difference.tokens !== 0 && difference.requests === 0) {
     reasons.push({
-      code: 'rates_differ',
-      text: 'Local earnings are computed at the network rate in force when each request finished here (or your own estimate for a model the network does not price); the platform pays what it settles. The platform is the authority.',
+      code: 'tokens_differ',
+      text: `The token counts differ by ${n(Math.abs(difference.tokens))}: this ledger keeps an estimate where the engine reported none (marked "estimated"), and the hub counts only the tokens the engine reported.`,
     });
   }
-  if (reasons.length === 0) reasons.push({ code: 'match', text: 'The platform and this ledger agree.' });
+  // Money is compared to the micro-dollar: a platform figure beside $0.00 is never "in agreement".
+  if (Math.abs(difference.earningsUsd) >= 0.000001) {
+    reasons.push(
+      local.earnings === 0 && p.totalEarningsUsd > 0
+        ? {
+            code: 'local_unpaid',
+            text: 'This ledger counts these requests at $0: earnings were not enabled, or no network rate was known, when they finished here. The platform pays what it settles; its figure is the authority.',
+          }
+        : {
+            code: 'rates_differ',
+            text: 'Local earnings are computed at the network rate in force when each request finished here (or your own estimate for a model the network does not price); the platform pays what it settles. The platform is the authority.',
+          },
+    );
+  }
+  const agree = difference.requests === 0 && difference.tokens === 0 && Math.abs(difference.earningsUsd) < 0.000001 && p.failedInferences === local.failed;
+  if (reasons.length === 0 && agree) reasons.push({ code: 'match', text: 'The platform and this ledger agree.' });
   return { difference, reasons };
 }
 

@@ -93,10 +93,16 @@ export class EarningsService {
     o.ledger?.setNetworkRates(this.rates.rateMap());
   }
 
+  /** The rates and the platform's record, now and on a timer (each look fetches only when its cache is due):
+   * a headless rig keeps a fresh copy of the platform's record for `usage`, with no console open. */
   start(): void {
-    void this.rates.get();
+    const look = (): void => {
+      void this.rates.get();
+      if (this.o.providerKey()) void this.stats.get();
+    };
+    look();
     clearInterval(this.timer);
-    this.timer = setInterval(() => void this.rates.get(), this.o.pollMs ?? 30_000);
+    this.timer = setInterval(look, this.o.pollMs ?? 30_000);
     this.timer.unref();
   }
 

@@ -112,7 +112,8 @@ export function wireRequests(
   p.book.on('text', (id, delta) => requestEvents.text(id, delta));
   p.book.on('finished', (record, view) => {
     p.earnings.onFinished(record);
-    p.ledgerBatch.queue(record);
+    // The owner's own test prompt is not usage: not counted today, not in the ledger (it stays in Requests).
+    if (view.purpose !== 'try') p.ledgerBatch.queue(record);
     // The amount its row is written with, beside the request in the console.
     if (p.ledger) p.book.setEarnings(record.requestId, p.ledger.earningOf(record));
     // The heartbeat's request figures are the hub's: its purpose's row says whether a request counts.

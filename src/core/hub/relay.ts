@@ -43,6 +43,8 @@ export interface HubRelayOptions {
   beforeFinal?: (id: string) => void | Promise<void>;
   /** A request's last message was handed to the hub link (now, or replayed on resume). */
   finalSent?: (id: string) => void;
+  /** The hub ended a request itself (`cancel`): nothing more goes out, and the hub knows how it ended. */
+  hubEnded?: (id: string) => void;
 }
 
 interface Active {
@@ -340,12 +342,12 @@ export class HubRelay {
   private async finish(id: string, stream: boolean, r: InferenceResult): Promise<void> {
     if (r.status === 'ok') this.counters.served++;
     else this.counters.failed++;
-    if (this.active.get(id)?.hubCancelled) return; // the hub abandoned it: nothing more goes out
+    if (this.active.get(id)?.hubCancelled) return this.o.hubEnded?.(id); // the hub abandoned it: nothing more goes out
     // Commit before send: the ledger row is durable before the last message can leave, so nothing the
     // hub was told is missing from the owner's ledger (docs/decisions/0001-commit-before-send.md).
     const committed = this.o.beforeFinal?.(id);
     if (committed) await committed;
-    if (this.active.get(id)?.hubCancelled) return; // cancelled while its row was committed
+    if (this.active.get(id)?.hubCancelled) return this.o.hubEnded?.(id); // cancelled while its row was committed
     const sent = (): void => {
       if (this.active.get(id)?.handed) this.o.finalSent?.(id);
     };

@@ -1,8 +1,9 @@
 // The "Try it" test prompt: a short chat through the same runner, scheduler and engine client as hub
-// traffic, recorded as a local request (in the request book and the ledger), streaming its text.
+// traffic, shown as a local request in the request book, streaming its text; the owner's own test is not
+// usage, so the Dashboard's count and the ledger leave it out.
 import { afterEach, expect, it } from 'vitest';
 import type { BridgeEvent } from '../../../src/shared/bridge';
-import { call, ledgerRows, modelOf, requests, startStack, today, until, type Stack } from '../../support/stack';
+import { call, chat, ledgerRows, readSse, registered, requests, startStack, today, until, type Stack } from '../../support/stack';
 import { generatedText } from '../../support/traces';
 
 let stack: Stack | undefined;
@@ -11,9 +12,9 @@ afterEach(async () => {
   stack = undefined;
 });
 
-it('streams an answer as a local request and records it in the ledger', async () => {
-  stack = await startStack({ hub: false, engines: [{ models: ['m-a'], mode: { generate: 12 } }] });
-  await until(() => modelOf(stack!.agent, 'm-a')?.enabled === true, 'model m-a enabled');
+it('streams an answer as a local request; the Dashboard count and the ledger leave it out', async () => {
+  stack = await startStack({ engines: [{ models: ['m-a'], mode: { generate: 12 } }] });
+  await registered(stack);
   const events: BridgeEvent[] = [];
   const off = stack.agent.subscribe((e) => events.push(e));
   const { id } = await call(stack.agent, 'models.try', { model: 'm-a', prompt: 'Say hello.' });
@@ -27,8 +28,10 @@ it('streams an answer as a local request and records it in the ledger', async ()
   expect(await call(stack.agent, 'requests.text', { id })).toBe(generatedText(12));
   // The engine saw one chat request through the scheduler's endpoint.
   expect(stack.engines[0]!.requests.some((q) => (q.body as { messages?: unknown[] } | undefined)?.messages?.length === 1)).toBe(true);
-  await until(() => today(stack!.agent).requests === 1, 'the ledger has it');
-  expect((await ledgerRows(stack.agent)).map((r) => [r.request_id, r.source, r.status, r.tokens_out])).toEqual([[id, 'local', 'ok', '12']]);
+  // A hub request after it is counted; the test prompt is not.
+  await readSse(await chat(stack.hub!, { model: 'm-a', stream: true, messages: [{ role: 'user', content: 'hi' }] }));
+  await until(() => today(stack!.agent).requests === 1, 'the hub request counted');
+  expect((await ledgerRows(stack.agent)).map((r) => r.source)).toEqual(['hub']);
 });
 
 it('refuses an unknown or switched-off model and an empty prompt', async () => {
@@ -40,11 +43,11 @@ it('refuses an unknown or switched-off model and an empty prompt', async () => {
 });
 
 it('the per-model report counts a model’s requests in its bucket and leaves others out', async () => {
-  stack = await startStack({ hub: false, engines: [{ models: ['m-a', 'm-b'] }] });
-  await until(() => modelOf(stack!.agent, 'm-a')?.enabled === true, 'model m-a enabled');
+  stack = await startStack({ engines: [{ models: ['m-a', 'm-b'] }] });
+  await registered(stack);
   for (const model of ['m-a', 'm-a', 'm-b']) {
     const before = today(stack.agent).requests;
-    await stack.agent.invoke('models.try', { model, prompt: 'hi' });
+    await readSse(await chat(stack.hub!, { model, stream: true, messages: [{ role: 'user', content: 'hi' }] }));
     await until(() => today(stack!.agent).requests === before + 1, 'recorded');
   }
   const r = (await stack.agent.invoke('usage.model', { model: 'm-a', hours: 24 })) as import('../../../src/shared/bridge').ModelReport;
@@ -56,3 +59,4 @@ it('the per-model report counts a model’s requests in its bucket and leaves ot
   expect(r.buckets.at(-1)!.p50LatencyMs).not.toBeNull();
   await expect(stack.agent.invoke('usage.model', { model: 'm-a', hours: 0 })).rejects.toMatchObject({ code: 'invalid_args' });
 });
+

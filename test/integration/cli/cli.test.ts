@@ -106,6 +106,10 @@ describe('swan-provider', () => {
     expect(l.stdout).not.toContain(key);
     expect((await runCli(['keys', 'revoke', 'laptop', '--home', home])).code).toBe(0);
     expect((await runCli(['keys', 'revoke', 'laptop', '--home', home])).code).toBe(1);
+    // A name the rules refuse is a usage error: exit 2, with what names may hold.
+    const bad = await runCli(['keys', 'create', '--home', home, '--name', 'bad name!']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('letters, digits');
   });
 
   it('dev-hub + run serve a curl-style request end to end; doctor is happy only when the verdict is serving', async () => {

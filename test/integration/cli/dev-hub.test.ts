@@ -104,7 +104,7 @@ describe('dev hub dialect', () => {
 
   it('an error only in stream_end is a provider failure; an error-first chunk is a classified failure', async () => {
     const lines: string[] = [];
-    hub = await startDevHub({ token: TEST_KEY, log: (l) => lines.push(l) });
+    hub = await startDevHub({ token: TEST_KEY, earningsEnabled: true, log: (l) => lines.push(l) });
     const priced = 'simulated-llama-3.1-8b-instruct'; // in the model-demand fixture: 0.1 in / 0.2 out per 1M
     const p = await provider(hub, ['m1', priced]);
     const streamOnce = async (frames: (id: string) => unknown[], model = 'm1'): Promise<Response> => {
@@ -136,6 +136,20 @@ describe('dev hub dialect', () => {
     // The platform's own record of this key follows what was served.
     const me = (await (await fetch(`${hub.url}/api/v1/provider/me/stats`, { headers: { authorization: `Bearer ${TEST_KEY}` } })).json()) as { data: Record<string, unknown> };
     expect(me.data).toMatchObject({ total_inferences: 3, successful_inferences: 1, failed_inferences: 2, total_input_tokens: 3000, total_output_tokens: 1000, total_tokens: 4000, total_earnings_usdc: 0.0005 });
+  });
+
+  it('a provider whose earnings are not enabled is paid nothing in the platform record', async () => {
+    hub = await startDevHub({ token: TEST_KEY, earningsEnabled: false });
+    const priced = 'simulated-llama-3.1-8b-instruct';
+    const p = await provider(hub, [priced]);
+    const r = fetch(`${hub.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ model: priced, stream: true, messages: [{ role: 'user', content: 'hi' }] }) });
+    await until(() => p.frames.some((f) => f.type === 'inference'), 'inference sent');
+    const id = p.frames.find((f) => f.type === 'inference')!.request_id!;
+    p.send({ type: 'stream_chunk', request_id: id, payload: { request_id: id, chunk: null, done: true } });
+    p.send({ type: 'stream_end', request_id: id, payload: { request_id: id, latency_ms: 5, tokens_input: 3000, tokens_output: 1000 } });
+    await (await r).text();
+    const me = (await (await fetch(`${hub.url}/api/v1/provider/me/stats`, { headers: { authorization: `Bearer ${TEST_KEY}` } })).json()) as { data: Record<string, unknown> };
+    expect(me.data).toMatchObject({ total_inferences: 1, total_tokens: 4000, total_earnings_usdc: 0 });
   });
 
   it('POST /dev/notice sends a notice frame to the connected providers', async () => {
