@@ -1,8 +1,13 @@
 // One check for an http(s) address the owner types in Settings (the alert webhook, the update feed):
 // a stable code for what is wrong, and the owner's sentence naming the field.
+import net from 'node:net';
+import { classifyIp } from './address-class';
 
-/** What is wrong with the address: not a URL, another scheme, a user name or password in it, too long. */
-export type UrlIssue = 'not_a_url' | 'not_http' | 'has_credentials' | 'too_long';
+/**
+ * What is wrong with the address: not a URL, another scheme, a user name or password in it, too long, or an
+ * address in a range nothing of ours may reach (link-local, cloud metadata, unspecified: address-class.ts).
+ */
+export type UrlIssue = 'not_a_url' | 'not_http' | 'has_credentials' | 'too_long' | 'refused_address';
 
 /** The issue with `raw`, or undefined when it is fine ('' is fine: it means off or the default). */
 export function httpUrlIssue(raw: string, maxLength = Infinity): UrlIssue | undefined {
@@ -16,6 +21,8 @@ export function httpUrlIssue(raw: string, maxLength = Infinity): UrlIssue | unde
   if (u.protocol !== 'https:' && u.protocol !== 'http:') return 'not_http';
   if (u.username || u.password) return 'has_credentials';
   if (raw.length > maxLength) return 'too_long';
+  // An address written as an IP is checked here; the agent's own requests never go to such a range.
+  if (net.isIP(u.hostname.replace(/^\[|\]$/g, '')) && classifyIp(u.hostname) === 'refused') return 'refused_address';
   return undefined;
 }
 
@@ -42,5 +49,7 @@ export function httpUrlProblem(raw: string, w: UrlWords): string | undefined {
       return `Put no user name or password in ${w.inside}${w.credentialsHint ? `; ${w.credentialsHint}` : ''}.`;
     case 'too_long':
       return `${w.subject} is too long (${w.maxLength} characters at most).`;
+    case 'refused_address':
+      return `${w.subject} points at a link-local, cloud-metadata or unspecified address; use the server's real address.`;
   }
 }

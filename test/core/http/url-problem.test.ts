@@ -13,6 +13,11 @@ describe('httpUrlIssue', () => {
     ['file:///etc/passwd', 'not_http'],
     ['https://user:pw@example.com/x', 'has_credentials'],
     ['https://:pw@example.com/x', 'has_credentials'],
+    // The alert webhook is posted to by the agent: never a cloud's metadata service, however it is spelt.
+    ['http://169.254.169.254/latest/meta-data/', 'refused_address'],
+    ['http://0xA9FEA9FE/', 'refused_address'],
+    ['http://[fe80::1]/hook', 'refused_address'],
+    ['http://100.100.100.200/', 'refused_address'],
   ])('%s → %s', (raw, code) => {
     expect(httpUrlIssue(raw)).toBe(code);
   });
@@ -31,5 +36,6 @@ describe('httpUrlProblem', () => {
     expect(httpUrlProblem('https://a:b@x', w)).toBe('Put no user name or password in the webhook URL; use a token in its path or query instead.');
     expect(httpUrlProblem('https://x.example/long', w)).toBe('The webhook URL is too long (10 characters at most).');
     expect(httpUrlProblem('https://x', w)).toBeUndefined();
+    expect(httpUrlProblem('http://169.254.169.254', { ...w, maxLength: 100 })).toMatch(/^The webhook URL points at a link-local/);
   });
 });

@@ -86,6 +86,26 @@ describe('settings.save: where the key goes', () => {
     expect(events.some((e) => e.type === 'approval' && e.approval.approvalId === c.approvalId && e.approval.status === 'approved')).toBe(true);
   });
 
+  it('`swan-provider approve` lists what waits, denies with --deny, and refuses a code that is not waiting', async () => {
+    const c = await refused(call(stack.agent, 'settings.save', { patch: { hubUrl: `ws://localhost:${thiefPort}` } }));
+    const list = await runCli(['approve', '--home', stack.home]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toContain(c.code);
+    expect(list.stdout).toContain(`localhost:${thiefPort}`);
+    const wrong = await runCli(['approve', 'ZZZZ-ZZZZ', '--yes', '--home', stack.home]);
+    expect(wrong.code).toBe(1);
+    // Without a terminal and without --yes it asks for --yes rather than approving.
+    const noTty = await runCli(['approve', c.code, '--home', stack.home]);
+    expect(noTty.code).toBe(2);
+    expect(stack.agent.approvals.pending().map((p) => p.code)).toEqual([c.code]);
+    const deny = await runCli(['approve', c.code, '--deny', '--home', stack.home]);
+    expect(deny.code).toBe(0);
+    expect(deny.stdout).toContain('Denied');
+    expect(stack.agent.approvals.pending()).toEqual([]);
+    expect((await call(stack.agent, 'settings.get', {})).hubUrl).not.toContain(String(thiefPort));
+    expect(seen).toEqual([]);
+  });
+
   it('the key typed again in the same patch is the owner: saved at once, a plain address off this machine as a warning', async () => {
     const back = stack.hub!.wsUrl;
     expect(await call(stack.agent, 'settings.save', { patch: { hubUrl: back, providerKey: TEST_KEY } })).toEqual({ ok: true });
