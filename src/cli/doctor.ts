@@ -27,6 +27,7 @@ import { verdictOf } from '../core/agent/verdict';
 import { catalogueSubjects } from '../core/agent/snapshot';
 import type { ProviderStatusView } from '../shared/bridge';
 import type { ModelState, Verdict } from '../shared/types';
+import { hubViewChecks, readHubView } from '../core/hub/hub-view';
 
 type Check = { ok: boolean; what: string; fix?: string };
 
@@ -155,7 +156,9 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
   } else {
     checks.push({ ok: true, what: `serving ${served.length} model(s): ${served.join(', ')}${off.length ? ` (${off.length} more found, switched off)` : ''}` });
   }
-  // The agent's verdict on this home: what the checks above cannot say alone (routed? earning?).
+  // The agent's verdict on this home: what the checks above cannot say alone (routed? earning?). What the
+  // hub registered is what the running agent kept from its last register ack (hub/hub-view.ts).
+  const hubView = readHubView(homePath(o.home, 'hubView'));
   const catalogue = new Catalogue({ serviceUrl: () => serviceUrl, log: memoryLog().child('catalogue'), timeoutMs: 5000 });
   await catalogue.refresh();
   const verdict = verdictOf({
@@ -167,9 +170,11 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
     ...(status ? { providerStatus: status } : {}),
     models: [...states, ...registry.all().filter((m) => !m.enabled).map((m) => ({ id: m.id, enabled: false, health: 'healthy' as const, endpoints: [] }))],
     catalogue: catalogue.view(catalogueSubjects(registry, engines)),
+    ...(hubView?.registeredModels ? { registeredModels: hubView.registeredModels } : {}),
     ...(status?.earningsEnabled !== undefined ? { earningsEnabled: status.earningsEnabled } : {}),
     networkName: networkLabel(hubUrl),
   });
+  checks.push(...hubViewChecks(hubView));
   checks.push(...verdictChecks(verdict, checks.some((c) => !c.ok)));
   // Answers of the hub, the service and the engines are outside text: printed through forTerminal.
   for (const c of checks) process.stdout.write(forTerminal(`${c.ok ? '✓' : '✗'} ${c.what}${c.fix ? `\n    → ${c.fix}` : ''}\n`));

@@ -61,13 +61,21 @@ import { DEFAULT_COOLDOWN_MINUTES, WebhookTransport } from './alerts/webhook';
 import { homePath } from './config/home-layout';
 import { modelsJsonOf } from './agent/network-model-map';
 import { MinuteHistory } from './gpu/minute-history';
+import { APP_VERSION } from './version';
+import { HubView } from './hub/hub-view';
+import { Weights } from './weights/weights';
+import { ModelFactsBook } from './weights/model-facts';
+import { engineReader } from './weights/engine-reader';
+import { factsTargets, wireTrust } from './agent/trust-wiring';
+import path from 'node:path';
 import { AgentMetrics } from './metrics/agent-metrics';
 import { wireMetrics } from './metrics/wire';
 import { Fleet } from './fleet/fleet';
 import { rigSummary, rigUsage } from './fleet/rig-figures';
 import { wireFleet } from './fleet/wire';
 
-export const AGENT_VERSION = '0.1.0';
+/** The app's version (package.json, src/core/version.ts). */
+export const AGENT_VERSION = APP_VERSION;
 
 export interface AgentEvents {
   state: [AgentSnapshot];
@@ -119,6 +127,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   private readonly models: ModelSync;
   private readonly handlers: BridgeHandlers;
   private readonly challenges: HubChallenges;
+  private readonly hubView: HubView;
+  private readonly weights: Weights;
+  private readonly facts: ModelFactsBook;
   /** Rolling request figures for the heartbeat (Go metric keys). */
   private readonly requestMetrics = new RequestMetrics();
   /** Each announced model's context window (models.json override, else what the engine reports). */
@@ -239,6 +250,16 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       // Built per connection, after the constructor: every inbound type routed from one table.
       dispatch: (session) => hubTable(session, { relay: this.relay, notices: this.notices, challenges: this.challenges, log: this.log.child('hub') }),
     });
+    const env = opts.env ?? process.env;
+    const userHome = env.HOME || env.USERPROFILE;
+    this.weights = new Weights({
+      dir: homePath(opts.home, 'weights'),
+      // A Go node's downloads (~/.swan/models/<id>), looked up only when the environment names a home.
+      ...(userHome ? { goModelsDir: path.join(userHome, '.swan', 'models') } : {}),
+      log: this.log.child('weights'),
+    });
+    this.facts = new ModelFactsBook({ read: engineReader(), where: { env }, weights: this.weights, log: this.log.child('weights'), typeOf: (url) => this.contexts.typeOf(url) });
+    this.hubView = new HubView({ log: this.log.child('hub'), file: homePath(opts.home, 'hubView') });
     this.announcer = new Announcer({
       identity,
       config,
@@ -257,6 +278,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       }),
       latestSample: () => this.sampler?.latest() ?? null,
       reRegister: () => this.link.reRegister(),
+      facts: (id) => this.facts.facts(id),
+      weightHash: (id) => this.weights.compositeHash(id),
     });
     this.runner = new InferenceRunner({
       registry: this.registry,
@@ -288,7 +311,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       warmup: this.warmup,
       service: this.runner,
       registry: this.registry,
-      engines: () => this.models.engineList(),
+      weights: this.weights,
       send: (m) => void this.link.sendControl(m),
       log: this.l,
     });
@@ -396,6 +419,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     wireFeeds({ ...(this.sampler ? { sampler: this.sampler } : {}), ...(this.gpuHistory ? { gpuHistory: this.gpuHistory } : {}), earnings: this.earnings, log, notices: this.notices }, outlets);
     wireAlerts({ link, health, pause, providerGate: this.providerGate, notices: this.notices, alerts: this.alerts, webhook: this.webhook, log }, outlets);
     wireFleet(this.fleet.reader, this.alerts, outlets.bridge);
+    wireTrust({ link, health, registry, announcer: this.announcer, hubView: this.hubView, facts: this.facts, weights: this.weights, announced: () => this.announcedModels() }, outlets);
     if (this.metrics) wireMetrics({ book: this.book, link, ...(this.sampler ? { sampler: this.sampler } : {}), ...(this.ledger ? { ledger: this.ledger } : {}) }, this.metrics);
   }
 
@@ -448,6 +472,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     this.ledgerBatch.flush();
     await this.gatewayLife.close();
     this.relay.close();
+    this.facts.close();
+    await this.weights.close();
     this.scheduler.close();
     await this.link.stop();
     this.health.stop();
@@ -497,6 +523,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       keyAtStart: this.keyAtStart,
       discovery: this.autoDiscovery,
       running: this.started,
+      hubView: this.hubView.view(),
+      weights: this.weights.view(),
     });
   }
 
@@ -590,6 +618,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
 
   /** Re-registers when the announced set changed (announce.ts); the console hears of it either way. */
   private announce(): void {
+    // The engines' facts of models not read yet (their files, precision, modalities); a change re-announces.
+    const models = this.announcedModels();
+    if (models.length > 0) void this.facts.refresh(factsTargets(this.registry, models));
     this.announcer.announce();
     this.emitSnapshot();
   }

@@ -9,6 +9,7 @@ import type {
   GpuInventory,
   GpuProcess,
   GpuSample,
+  HubViewState,
   LinkStatus,
   LogEntry,
   ModelState,
@@ -16,6 +17,7 @@ import type {
   RequestView,
   UsageTotals,
   Verdict,
+  WeightsView,
 } from './types';
 import type { Alert, AlertTestResult } from './alerts';
 import type { FleetTokenView, FleetUsageView, FleetView } from './fleet';
@@ -48,6 +50,10 @@ export interface AgentSnapshot {
   catalogue?: CatalogueView;
   /** Serving, routed, earning — or why not and what to do (src/core/agent/verdict.ts). */
   verdict: Verdict;
+  /** The hub's view of this node from its register ack: models it did not register, upgrade advice. */
+  hubView?: HubViewState;
+  /** The served models' weight files: located, hashed (progress), the composite the hub is told. */
+  weights?: WeightsView;
 }
 
 export type NoticeSeverity = 'info' | 'warning' | 'critical';

@@ -312,3 +312,44 @@ export interface Verdict {
   /** Served models the network routes requests to now (healthy, in its catalogue, registered). */
   routable: string[];
 }
+
+/**
+ * What the hub said of this node in its register ack (v0.5): the announced models it registered and its
+ * upgrade advice. Kept across acks that do not carry them (heartbeat acks, older hubs).
+ */
+export interface HubViewState {
+  /** The hub's `registered_models`, as last sent; absent: the hub never said (an older hub). */
+  registeredModels?: string[];
+  /** Announced to the hub but not in its registered_models: these get no traffic. */
+  notRegistered: string[];
+  /** When the hub last said which models it registered (epoch ms). */
+  registeredAt?: number;
+  /** The hub's advice that a newer provider release exists; `running` is what this node told it (cp_version). */
+  upgrade?: { running?: string; latest?: string; message?: string; at: number };
+}
+
+/** One served model's weights: where the files are, whether their hashes are known, and the composite. */
+export interface ModelWeightsView {
+  model: string;
+  /**
+   * verified: every file hashed (a manifest exists) · hashing: being read now · queued: waits its turn ·
+   * unlocated: the engine does not say where the files are, or they are not on this machine · failed.
+   */
+  state: 'verified' | 'hashing' | 'queued' | 'unlocated' | 'failed';
+  /** go-manifest: ~/.swan/models/<id>/.swan-hash-manifest.json of a Go node; computed: hashed here. */
+  source?: 'go-manifest' | 'computed';
+  /** The folder the files are in (or the single file's folder). */
+  root?: string;
+  files: number;
+  totalBytes: number;
+  doneBytes: number;
+  compositeHash?: string;
+  /** Why unlocated or failed, for the owner. */
+  reason?: string;
+}
+
+export interface WeightsView {
+  models: ModelWeightsView[];
+  /** The file being hashed now, if any. */
+  hashing?: { model: string; file: string; doneBytes: number; totalBytes: number };
+}

@@ -65,6 +65,11 @@ export interface TestEngineOptions {
   promptTokens?: number;
   /** Generate mode: put vLLM-style `token_ids` on each chunk. */
   tokenIds?: boolean;
+  /**
+   * Metadata answers as the engine's docs show them, by "METHOD /path" ("GET /props", "POST /api/show",
+   * "GET /v1/models"): a JSON body, or a function of the request's JSON body. Answered before the defaults.
+   */
+  routes?: Record<string, unknown | ((body: unknown) => unknown)>;
 }
 
 const DEFAULT_CHAT = 'vllm-chat-basic.sse';
@@ -238,6 +243,8 @@ export class TestEngine extends EventEmitter {
     if (path.startsWith('/v1/') && this.opts.apiKey && req.headers.authorization !== `Bearer ${this.opts.apiKey}`) {
       return sendJson(res, 401, { error: 'Unauthorized' });
     }
+    const route = this.opts.routes?.[`${req.method ?? 'GET'} ${path}`];
+    if (route !== undefined) return sendJson(res, 200, typeof route === 'function' ? (route as (b: unknown) => unknown)(body) : route);
     if (req.method === 'GET' && path === '/v1/models') {
       return sendRaw(res, 200, 'application/json', modelsBody(this.engineType, this.opts.models));
     }

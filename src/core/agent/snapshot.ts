@@ -1,6 +1,6 @@
 // The console's one picture of the agent (AgentSnapshot), assembled from the parts that own each field.
 import type { AgentSnapshot } from '../../shared/bridge';
-import type { EngineInfo, EngineModelMeta, GpuInventory } from '../../shared/types';
+import type { EngineInfo, EngineModelMeta, GpuInventory, HubViewState, WeightsView } from '../../shared/types';
 import type { ProviderConfig } from '../config/config';
 import type { Identity } from '../config/identity';
 import type { HubLink } from '../hub/link';
@@ -39,6 +39,8 @@ export interface SnapshotSources {
   discovery: boolean;
   /** The agent has started and not stopped. */
   running: boolean;
+  hubView?: HubViewState;
+  weights?: WeightsView;
 }
 
 /** Each model as catalogue matching sees it: its id, whether models.json names it, the engine's own name and report. */
@@ -100,7 +102,10 @@ export function buildSnapshot(p: SnapshotSources): AgentSnapshot {
       providerStatus,
       models,
       catalogue,
+      ...(p.hubView?.registeredModels ? { registeredModels: p.hubView.registeredModels } : {}),
       ...(earningsEnabled !== undefined ? { earningsEnabled } : {}),
     }),
+    ...(p.hubView ? { hubView: p.hubView } : {}),
+    ...(p.weights ? { weights: p.weights } : {}),
   };
 }

@@ -41,6 +41,10 @@ export const HOME_FILES = {
   fleetTokens: 'fleet-tokens.json',
   /** The other rigs this console reads (addresses; their tokens are in the secret store). */
   fleet: 'fleet.json',
+  /** What the hub said in its last register ack (registered models, upgrade advice), for doctor. */
+  hubView: 'hub-view.json',
+  /** Weight hashes (file-hashes.json, by path, size and mtime) and this node's manifests of served models. */
+  weights: 'weights',
 } as const;
 
 export type HomeFile = keyof typeof HOME_FILES;

@@ -1,7 +1,6 @@
 // The hub's warmup, verify and benchmark messages: each answered once on the link. Their engine calls go
 // through the engine-call service with their purpose (warmup, verify, benchmark): admitted in the hub's
 // lane, sent to the lease's endpoint, booked as local requests (never hub earnings).
-import type { EngineInfo } from '../../shared/types';
 import type { Warmup } from '../agent/warmup';
 import type { ModelRegistry } from '../agent/models';
 import type { EngineRequestOptions, NonStreamResult } from '../engine/types';
@@ -9,13 +8,14 @@ import type { InferenceRunner } from '../inference/runner';
 import type { Logger } from '../log';
 import { out, type Inbound, type Outbound } from '../protocol/messages';
 import { handleBenchmark } from './benchmark';
-import { handleVerify, type ResolvedModel } from './verify';
+import { handleVerify, type ResolvedModel, type WeightsLookup } from './verify';
 
 export interface ChallengeDeps {
   warmup: Pick<Warmup, 'run'>;
   service: Pick<InferenceRunner, 'generate'>;
   registry: ModelRegistry;
-  engines: () => EngineInfo[];
+  /** The weight manifests fingerprint challenges are answered from (src/core/weights). */
+  weights?: WeightsLookup;
   send: (m: Outbound) => void;
   log: Logger;
 }
@@ -29,7 +29,7 @@ export class HubChallenges {
   }
 
   verify(m: Extract<Inbound, { type: 'verify' }>): Promise<void> {
-    return handleVerify(m.payload, { resolve: (id) => this.resolve(id), complete: this.complete({ purpose: 'verify' }), log: this.d.log }).then((reply) =>
+    return handleVerify(m.payload, { resolve: (id) => this.resolve(id), complete: this.complete({ purpose: 'verify' }), ...(this.d.weights ? { weights: this.d.weights } : {}), log: this.d.log }).then((reply) =>
       this.d.send({ type: 'verify', ...(m.requestId ? { request_id: m.requestId } : {}), payload: { ...reply } }),
     );
   }
@@ -40,14 +40,11 @@ export class HubChallenges {
     );
   }
 
-  /** Whether the model is served here, and the folder of its files (fingerprints). The engine call itself goes where the lease says. */
+  /** Whether the model is served here. The engine call itself goes where the lease says. */
   private resolve(model: string): ResolvedModel | undefined {
     const reg = this.d.registry.get(model);
     const ep = reg?.enabled ? reg.endpoints.find((e) => this.d.registry.endpointHealthOf(e.url) !== 'unhealthy') : undefined;
-    if (!ep) return undefined;
-    const root = this.d.engines().find((e) => e.url === ep.url) as (EngineInfo & { roots?: Record<string, string> }) | undefined;
-    const modelDir = root?.roots?.[ep.localModel ?? model];
-    return { endpoint: ep, ...(modelDir ? { modelDir } : {}) };
+    return ep ? { endpoint: ep } : undefined;
   }
 
   /** The handlers' engine call: the body names the hub's model id; the lease decides the endpoint. */

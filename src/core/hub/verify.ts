@@ -1,30 +1,40 @@
-// The hub's `verify` challenges (DESIGN.md): `fingerprint` hashes the model's files where the engine
-// exposes their folder; `deterministic` runs a temperature-0 generation with the hub's seed.
+// The hub's `verify` challenges (capability "verification", handleVerification in Go's inference_client.go):
+// `fingerprint` is answered from the model's weight manifest (src/core/weights: a Go node's manifest, or the
+// files the engine serves from, hashed here once), never by reading a path the hub names; `deterministic`
+// runs a temperature-0 generation with the hub's seed.
 // Pure handler: it takes the payload as received and returns the reply payload; it never throws.
-import { createHash } from 'node:crypto';
-import { createReadStream, promises as fs } from 'node:fs';
-import path from 'node:path';
 import { z } from 'zod';
+import type { ModelWeightsView } from '../../shared/types';
 import type { EngineEndpoint, EngineRequestOptions, NonStreamResult } from '../engine/types';
 import { EngineHttpError } from '../engine/types';
 import type { Logger } from '../log';
+import { normalizeHash } from '../weights/manifest';
+import type { FileLookup } from '../weights/weights';
 import { formatIssues } from '../../shared/zod-issues';
 
 export interface ResolvedModel {
   endpoint: EngineEndpoint;
-  /** Folder holding the model's files, when the engine tells (e.g. vLLM's `root` in /v1/models). */
-  modelDir?: string;
+}
+
+/** What verify reads of the weights service (src/core/weights/weights.ts). */
+export interface WeightsLookup {
+  lookup(model: string, filename: string): FileLookup;
+  /** Resolves once none of the files is still being hashed, or after timeoutMs. */
+  settled(model: string, filenames: string[], timeoutMs: number): Promise<void>;
+  status(model: string): ModelWeightsView | undefined;
 }
 
 export interface VerifyDeps {
   resolve(model: string): ResolvedModel | undefined;
   /** requestJson from src/core/engine/client.ts (or a scheduler-wrapped version of it). */
   complete(opts: EngineRequestOptions): Promise<NonStreamResult>;
+  /** The weight manifests; without it every fingerprint file is unknown (no_model_dir). */
+  weights?: WeightsLookup;
   log?: Logger;
   /** Longest wait for the deterministic generation (default 60 s). */
   timeoutMs?: number;
-  /** Remembers file hashes by path, size and mtime so multi-GB weights are hashed once. */
-  hashCache?: Map<string, string>;
+  /** Longest wait for a challenged file still being hashed (default 120 s). */
+  weightsWaitMs?: number;
 }
 
 export type FingerprintStatus = 'pass' | 'fail' | 'missing';
@@ -49,10 +59,12 @@ export type VerifyErrorCode =
   | 'invalid_challenge'
   /** A challenge type other than fingerprint or deterministic. */
   | 'unsupported_challenge'
-  /** The engine does not say where the model's files are. */
+  /** The node cannot tell where the model's files are (the engine does not say, or they are not on this machine). */
   | 'no_model_dir'
-  /** A file name points outside the model folder (refused, not hashed). */
-  | 'path_outside_model'
+  /** A challenged file is still being hashed (the first time the node reads a model): asked again later, it passes or fails. */
+  | 'weights_pending'
+  /** The model's files could not be read. */
+  | 'weights_unreadable'
   /** The deterministic generation failed at the engine. */
   | 'generation_failed';
 
@@ -105,9 +117,10 @@ export async function handleVerify(payload: unknown, deps: VerifyDeps): Promise<
     case 'fingerprint': {
       const c = fingerprintChallenge.safeParse(p.challenge);
       if (!c.success) return fail('invalid_challenge', `invalid fingerprint challenge: ${formatIssues(c.error, { root: '(payload)' })}`);
-      const reply = await fingerprint(c.data.files, resolved.modelDir, deps.hashCache);
+      const reply = await fingerprint(p.model_id, c.data.files, deps);
       if (reply.error) return fail(reply.error.code, reply.error.text, reply.response);
-      deps.log?.info(`Verify fingerprint ${p.challenge_id} for ${p.model_id}: ${reply.success ? 'all files match' : 'some files differ'}`);
+      const passed = reply.response?.files.filter((f) => f.status === 'pass').length ?? 0;
+      deps.log?.info(`Verify fingerprint ${p.challenge_id} for ${p.model_id}: ${reply.success ? 'all files match' : `${passed} of ${c.data.files.length} file(s) match`}`);
       return { challenge_id: p.challenge_id, success: reply.success, response: reply.response };
     }
     case 'deterministic': {
@@ -128,93 +141,39 @@ export async function handleVerify(payload: unknown, deps: VerifyDeps): Promise<
 
 // ---- fingerprint ----
 
+/**
+ * Each challenged file from the manifest: `pass` with the matching hash, `fail` with the real one,
+ * `missing` (hash "") only for a file the model's manifest does not have. A file still being hashed is
+ * waited for (its model first in line); when the node cannot say, the reply says why instead of guessing.
+ */
 async function fingerprint(
+  model: string,
   files: Array<{ filename: string; expected_hash: string }>,
-  modelDir: string | undefined,
-  cache: Map<string, string> | undefined,
-): Promise<{ success: boolean; response: FingerprintResponse; error?: { code: VerifyErrorCode; text: string } }> {
-  if (!modelDir) {
-    return {
-      success: false,
-      response: { files: files.map((f) => ({ filename: f.filename, hash: '', status: 'missing' })) },
-      error: { code: 'no_model_dir', text: "the engine does not say where this model's files are, so they cannot be fingerprinted" },
-    };
+  deps: VerifyDeps,
+): Promise<{ success: boolean; response: FingerprintResponse | null; error?: { code: VerifyErrorCode; text: string } }> {
+  const allMissing: FingerprintResponse = { files: files.map((f) => ({ filename: f.filename, hash: '', status: 'missing' })) };
+  const w = deps.weights;
+  if (!w) return { success: false, response: allMissing, error: { code: 'no_model_dir', text: "this node keeps no weight manifests, so the model's files cannot be fingerprinted" } };
+  await w.settled(model, files.map((f) => f.filename), deps.weightsWaitMs ?? 120_000);
+  const st = w.status(model);
+  if (!st || st.state === 'unlocated') {
+    const why = st?.reason ?? 'the engine does not say where they are';
+    return { success: false, response: allMissing, error: { code: 'no_model_dir', text: `the model's files cannot be fingerprinted: ${why}` } };
   }
-  const root = path.resolve(modelDir);
-  const realRoot = await fs.realpath(root).catch(() => root);
-  const allowed = linkRoot(realRoot);
-  const refused: string[] = [];
   const out: FingerprintResponse['files'] = [];
   for (const f of files) {
-    const lexical = insideDir(root, f.filename);
-    // Symlinks are followed, then the real path must still be inside the model folder: a link to any
-    // other file would make the provider a content oracle for the hub.
-    const real = lexical ? await fs.realpath(lexical).catch(() => undefined) : undefined;
-    const full = lexical && (real === undefined || insideDir(allowed, path.relative(allowed, real)) !== undefined) ? (real ?? lexical) : undefined;
-    if (!full) {
-      refused.push(f.filename);
-      out.push({ filename: f.filename, hash: '', status: 'missing' });
-      continue;
+    const known = w.lookup(model, f.filename);
+    if (known.state === 'pending') {
+      const progress = `${(st.doneBytes / 1e9).toFixed(1)} of ${(st.totalBytes / 1e9).toFixed(1)} GB`;
+      return { success: false, response: null, error: { code: 'weights_pending', text: `the model's files are still being hashed for the first time (${progress}); ask again when that is done` } };
     }
-    const hash = await sha256File(full, cache);
-    if (hash === undefined) out.push({ filename: f.filename, hash: '', status: 'missing' });
-    else out.push({ filename: f.filename, hash, status: hash === normalizeHash(f.expected_hash) ? 'pass' : 'fail' });
+    if (known.state === 'absent') out.push({ filename: f.filename, hash: '', status: 'missing' });
+    else out.push({ filename: f.filename, hash: known.hash, status: known.hash === normalizeHash(f.expected_hash) ? 'pass' : 'fail' });
   }
-  const success = refused.length === 0 && out.every((f) => f.status === 'pass');
-  const error =
-    refused.length > 0
-      ? { code: 'path_outside_model' as const, text: `refused ${refused.length} file name(s) that point outside the model folder: ${refused.slice(0, 5).join(', ')}` }
-      : undefined;
-  return { success, response: { files: out }, ...(error ? { error } : {}) };
-}
-
-/**
- * Where the real files of a model folder may live. Normally the folder itself; for a Hugging Face cache
- * snapshot (`…/models--org--name/snapshots/<rev>`, whose files are links to `../../blobs/…`) the repo
- * folder `models--org--name`, which holds nothing but that model.
- */
-function linkRoot(realRoot: string): string {
-  const m = /^(.*[\\/]models--[^\\/]+)[\\/]snapshots[\\/][^\\/]+$/.exec(realRoot);
-  return m ? (m[1] as string) : realRoot;
-}
-
-/** The absolute path of `name` under `root`, or undefined when it is absolute, empty or escapes root. */
-export function insideDir(root: string, name: string): string | undefined {
-  if (name.includes('\0') || path.isAbsolute(name) || path.win32.isAbsolute(name)) return undefined;
-  const full = path.resolve(root, name.replace(/\\/g, '/'));
-  const rel = path.relative(root, full);
-  if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
-  return full;
-}
-
-function normalizeHash(h: string): string {
-  return h.trim().toLowerCase().replace(/^sha256:/, '');
-}
-
-/** sha256 of a regular file, or undefined when it does not exist or cannot be read. */
-async function sha256File(file: string, cache?: Map<string, string>): Promise<string | undefined> {
-  let st;
-  try {
-    st = await fs.stat(file);
-  } catch {
-    return undefined;
+  if (st.state === 'failed' && out.some((f) => f.status === 'missing')) {
+    return { success: false, response: { files: out }, error: { code: 'weights_unreadable', text: `the model's files could not be read: ${st.reason ?? 'unknown error'}` } };
   }
-  if (!st.isFile()) return undefined;
-  const key = `${file}\0${st.size}\0${st.mtimeMs}`;
-  const known = cache?.get(key);
-  if (known) return known;
-  try {
-    const hash = createHash('sha256');
-    for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
-    const hex = hash.digest('hex');
-    if (cache) {
-      if (cache.size >= 10_000) cache.clear();
-      cache.set(key, hex);
-    }
-    return hex;
-  } catch {
-    return undefined;
-  }
+  return { success: out.every((f) => f.status === 'pass'), response: { files: out } };
 }
 
 // ---- deterministic ----

@@ -7,6 +7,15 @@ import { JSON_LIMITS, parseJson, type BoundedJsonError } from '../http/bounded-j
 
 export const PROTOCOL_VERSION = '1';
 /**
+ * register's `cp_version`: the Go computing-provider release whose hub dialect this node speaks. The hub
+ * reads an absent or low version as a pre-0.4 node, and compares it with its latest release for
+ * `upgrade_available`. Raised when the node speaks a newer release's dialect; the app's own version goes
+ * in `client_version` (docs/decisions/cp-version.md).
+ */
+export const HUB_DIALECT_VERSION = '0.5.0';
+/** register's `client`: which provider software this is (the Go node sends none). */
+export const CLIENT_NAME = 'swan-provider-console';
+/**
  * What register advertises. The Go provider sends ["inference", "verification"]; those two come first
  * and the rest are ours (hubs ignore capabilities they do not know). resume-v1 is only an offer: the
  * agent keeps a stream going across a dropped link only when the hub's register ack says it resumes.
@@ -233,6 +242,50 @@ export interface ModelHash {
   context_source?: 'override' | 'detected';
 }
 
+/** The quantizations a declaration may name (a closed set: anything else is left out, never guessed). */
+export const DECLARED_QUANTIZATIONS = ['int4', 'int8', 'fp4', 'mxfp4', 'nvfp4', 'fp6', 'fp8', 'mxfp8', 'fp16', 'bf16', 'fp32'] as const;
+export type DeclaredQuantization = (typeof DECLARED_QUANTIZATIONS)[number];
+/** The engines a declaration may name (LM Studio and engines not known here are left out). */
+export const DECLARED_ENGINES = ['vllm', 'sglang', 'llama.cpp', 'ollama', 'tgi'] as const;
+export type DeclaredEngine = (typeof DECLARED_ENGINES)[number];
+
+export interface DeclaredInputModality {
+  type: 'text' | 'image' | 'audio';
+  /** Only a window the engine states or the owner set; an unknown one is left out, never 0. */
+  max_context_length?: { value: number; unit: 'token' };
+}
+
+export interface DeclaredOutputModality {
+  type: 'text' | 'embeddings' | 'image' | 'transcription';
+  streaming?: boolean;
+  supported_parameters?: string[];
+}
+
+export interface DeclaredCapacity {
+  type: 'concurrency';
+  unit: 'request';
+  value: number;
+}
+
+/**
+ * v0.5 `model_declarations[]` (schema "1"): what the marketplace routes by and then measures, so it is
+ * conservative (model_declaration_test.go): a value this node cannot establish is left out, never guessed.
+ */
+export interface ModelDeclaration {
+  schema_version: '1';
+  model_id: string;
+  /** Only with a window: override (models.json) or detected (an engine's max_model_len). */
+  context_source?: 'override' | 'detected';
+  weight_hash?: string;
+  /** Only with a weight_hash. */
+  hash_algo?: 'sha256';
+  quantization?: DeclaredQuantization;
+  engine?: DeclaredEngine;
+  input_modalities: DeclaredInputModality[];
+  output_modalities: DeclaredOutputModality[];
+  capacity?: DeclaredCapacity[];
+}
+
 /** Go's HardwareInfo (inference_client.go): every field present, strings "" when unknown. */
 export interface HubHardware {
   gpu_type: string;
@@ -258,12 +311,16 @@ export interface RegisterPayload {
   token: string;
   models: string[];
   model_hashes: ModelHash[];
+  /** v0.5: read by the hub in place of model_hashes when both are sent (hub_declaration_sync_test.go). */
+  model_declarations: ModelDeclaration[];
   capabilities: string[];
   /** Omitted without a GPU, as Go's `*HardwareInfo` with omitempty. */
   hardware?: HubHardware;
-  /** The app version, as v0.5's cp_version. */
+  /** The provider dialect spoken (HUB_DIALECT_VERSION), as the hub reads v0.5's cp_version. */
   cp_version: string;
-  /** Ours (harmless extras): the owner's name for this machine and the protocol revision. */
+  /** Ours (harmless extras): this software and its version, the owner's name for this machine, the protocol revision. */
+  client: string;
+  client_version: string;
   node_name: string;
   protocol_version: string;
 }
@@ -278,6 +335,8 @@ export interface HeartbeatPayload {
   /** Go keys and units: percent utilisation, MiB, °C, W, request rates (HUB-PROTOCOL.md, heartbeat). */
   metrics: Record<string, number>;
   hardware?: HubHardware;
+  /** The declarations of the last register, as sent then (cached, never re-read for a heartbeat). */
+  model_declarations: ModelDeclaration[];
 }
 
 export interface Outbound {

@@ -10,6 +10,7 @@ import { ModelsTable } from '../components/ModelsTable';
 import { TodayEarnings } from '../components/TodayEarnings';
 import { OperationalSummary } from '../components/OperationalSummary';
 import { Performance } from '../components/Performance';
+import { TrustCards } from '../components/TrustCards';
 import { fmtInt } from '../lib/format';
 import { useStore } from '../store/store';
 
@@ -74,6 +75,7 @@ export function Dashboard() {
         <ProviderStatusCard />
         <HubNotices />
       </div>
+      <TrustCards />
       <Card title="Models" testId="models-card">
         <ModelsTable models={models} compact />
       </Card>

@@ -1,7 +1,7 @@
 // The hub protocol: parseInbound for every inbound type (valid and invalid frames; errors carry the
 // request id when the frame had one), and the outbound builders' shapes per seed 000 and DESIGN.md.
 import { describe, expect, it } from 'vitest';
-import { CAPABILITIES, encode, InboundError, MAX_MESSAGE_BYTES, out, parseInbound, PROTOCOL_VERSION, type RegisterPayload } from '../../../src/core/protocol/messages';
+import { CAPABILITIES, encode, HUB_DIALECT_VERSION, InboundError, MAX_MESSAGE_BYTES, out, parseInbound, PROTOCOL_VERSION, type RegisterPayload } from '../../../src/core/protocol/messages';
 
 const frame = (o: unknown): string => JSON.stringify(o);
 
@@ -200,9 +200,23 @@ describe('outbound builders (the Go provider\'s shapes, HUB-PROTOCOL.md)', () =>
     token: 'sk-prov-x',
     models: ['m1'],
     model_hashes: [{ model_id: 'm1', format: 'gguf', quantization: 'q4_k_m', context_length: 16384, context_source: 'detected' }],
+    model_declarations: [
+      {
+        schema_version: '1',
+        model_id: 'm1',
+        context_source: 'detected',
+        quantization: 'int4',
+        engine: 'llama.cpp',
+        input_modalities: [{ type: 'text', max_context_length: { value: 16384, unit: 'token' } }],
+        output_modalities: [{ type: 'text', streaming: true, supported_parameters: ['max_tokens'] }],
+        capacity: [{ type: 'concurrency', unit: 'request', value: 2 }],
+      },
+    ],
     capabilities: [...CAPABILITIES],
     protocol_version: PROTOCOL_VERSION,
-    cp_version: '0.1.0',
+    cp_version: HUB_DIALECT_VERSION,
+    client: 'swan-provider-console',
+    client_version: '0.1.0',
     hardware: { gpu_type: 'RTX 3080', gpu_model: 'NVIDIA GeForce RTX 3080', vram_gb: 10, gpu_count: 1, serving_engine: 'sglang', compute_capability: '8.6', driver_version: '550', cuda_version: '12.4' },
   };
 
@@ -211,7 +225,7 @@ describe('outbound builders (the Go provider\'s shapes, HUB-PROTOCOL.md)', () =>
     expect(m.type).toBe('register');
     expect(m.request_id).toBe('reg-uuid');
     expect(Object.keys(m.payload).sort()).toEqual(
-      ['capabilities', 'cp_version', 'hardware', 'model_hashes', 'models', 'node_id', 'node_name', 'owner_addr', 'protocol_version', 'provider_id', 'token', 'worker_addr'].sort(),
+      ['capabilities', 'client', 'client_version', 'cp_version', 'hardware', 'model_declarations', 'model_hashes', 'models', 'node_id', 'node_name', 'owner_addr', 'protocol_version', 'provider_id', 'token', 'worker_addr'].sort(),
     );
     expect(m.payload).toEqual(register);
     expect((m.payload.capabilities as string[]).slice(0, 2)).toEqual(['inference', 'verification']);
@@ -226,7 +240,7 @@ describe('outbound builders (the Go provider\'s shapes, HUB-PROTOCOL.md)', () =>
   });
 
   it('heartbeat', () => {
-    const hb = { node_id: 'n', timestamp: 1718000000, models: ['m'], model_health: { m: 'healthy' as const }, metrics: { gpu_utilization: 0.45, vram_used_gb: 7.2 } };
+    const hb = { node_id: 'n', timestamp: 1718000000, models: ['m'], model_health: { m: 'healthy' as const }, metrics: { gpu_utilization: 0.45, vram_used_gb: 7.2 }, model_declarations: [] };
     expect(out.heartbeat(hb)).toEqual({ type: 'heartbeat', payload: hb });
   });
 

@@ -33,7 +33,7 @@ async function streamOne(): Promise<void> {
   await until(async () => (await requests(stack.agent)).some((v) => v.status === 'ok'), 'the request finished');
 }
 
-const SNAPSHOT_KEYS = ['catalogue', 'discovery', 'engines', 'gateway', 'gpu', 'hasKey', 'identity', 'link', 'models', 'nodeId', 'nodeName', 'onboarded', 'pause', 'providerStatus', 'simulatedHub', 'today', 'todayEarningsReason', 'verdict', 'version'];
+const SNAPSHOT_KEYS = ['catalogue', 'discovery', 'engines', 'gateway', 'gpu', 'hasKey', 'hubView', 'identity', 'link', 'models', 'nodeId', 'nodeName', 'onboarded', 'pause', 'providerStatus', 'simulatedHub', 'today', 'todayEarningsReason', 'verdict', 'version', 'weights'];
 
 function expectModelStates(models: ModelState[]): void {
   for (const m of models) {
