@@ -4,6 +4,7 @@
 // usage chunks, names, capacity from the engine, delivered tokens, fast failover, engine keys, the
 // loading phase, llama timings, models.json edits — plus discovery on a chosen port, --alias,
 // --api-key, -np 1/2/4, and a kill and restart mid-stream.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import OpenAI from 'openai';
@@ -11,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentSnapshot } from '../../src/shared/bridge';
 import type { EndpointState, RequestView } from '../../src/shared/types';
 import { GatewayKeys } from '../../src/core/gateway/keys';
+import { compositeHash } from '../../src/core/weights/manifest';
 import { freePort, tempHome } from '../support/stack';
 import { Bridge, Cli, eventually, get, Llama, LLAMA_PRESENT, runCli, SMALL } from '../support/live/llama';
 import { writeConfigToml } from '../support/config-toml';
@@ -99,6 +101,28 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
     expect(ids.filter((id) => id.includes('/'))).toEqual([]);
     // The mapping is visible: announced "small" is the engine's /path/small.gguf.
     expect(await endpointOf('small', w.a.url)).toMatchObject({ localModel: SMALL, engineType: 'llamacpp' });
+  });
+
+  it('fingerprint: the GGUF llama-server serves (its /props model_path) passes with its true sha256 and fails with a wrong one, the real hash sent', async () => {
+    const truth = createHash('sha256').update(fs.readFileSync(SMALL)).digest('hex');
+    const verify = async (expected: string, filename = 'small.gguf') =>
+      JSON.parse(
+        (
+          await fetch(`${w.hubUrl}/dev/verify`, {
+            method: 'POST',
+            body: JSON.stringify({ challenge_id: `live-${expected.slice(0, 6)}`, challenge_type: 'fingerprint', model_id: 'small', challenge: { files: [{ filename, expected_hash: expected }] } }),
+          }).then((r) => r.text())
+        ),
+      ) as { success: boolean; response: { files: Array<{ filename: string; hash: string; status: string }> } | null; error_code?: string };
+    // The first challenge may wait for the first hashing of the file (the node hashes it once, then keeps it).
+    const pass = await verify(truth);
+    expect(pass).toMatchObject({ success: true, response: { files: [{ filename: 'small.gguf', hash: truth, status: 'pass' }] } });
+    const fail = await verify('0'.repeat(64), 'Qwen2.5-0.5B-Instruct-Q4_K_M.gguf');
+    expect(fail).toMatchObject({ success: false, response: { files: [{ filename: 'Qwen2.5-0.5B-Instruct-Q4_K_M.gguf', hash: truth, status: 'fail' }] } });
+    expect(fail.error_code).toBeUndefined();
+    // The manifest the node keeps (and whose composite it declares as weight_hash) is of that file.
+    const snap = await snapshot();
+    expect(snap.weights?.models.find((m) => m.model === 'small')).toMatchObject({ state: 'verified', source: 'computed', files: 1, compositeHash: compositeHash([{ filename: 'small.gguf', hash: truth }]) });
   });
 
   it('the deep check is a real 1-token chat the real server answers; a warmup greeting that never stops is refused, saying why', async () => {

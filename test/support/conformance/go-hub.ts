@@ -23,6 +23,10 @@ export interface GoHubOptions {
   token: string;
   /** Extensions in the register ack (the real hub sends none). */
   extensions?: string[];
+  /** v0.5 register-ack fields for a register (registered_models, upgrade_available), as the hub computes them. */
+  registerAck?: (register: Frame) => Record<string, unknown>;
+  /** Frames the hub sends before its first successful register ack on a connection (a failed ack, an error). */
+  beforeFirstAck?: unknown[];
 }
 
 export class GoHub extends EventEmitter {
@@ -166,8 +170,15 @@ export class GoHub extends EventEmitter {
           ws.send(JSON.stringify({ type: 'error', payload: { code: 401, message: 'invalid provider API key' } }));
           ws.close();
         } else if (this.behaviour.ackRegister) {
+          if (!acked.has(ws)) for (const m of this.opts.beforeFirstAck ?? []) ws.send(JSON.stringify(m));
+          acked.add(ws);
           // Go's AckPayload with its request_id left unset: "request_id": "".
-          ws.send(JSON.stringify({ type: 'ack', payload: { request_id: '', success: true, message: 'Registration successful', ...(this.opts.extensions ? { extensions: this.opts.extensions } : {}) } }));
+          ws.send(
+            JSON.stringify({
+              type: 'ack',
+              payload: { request_id: '', success: true, message: 'Registration successful', ...(this.opts.extensions ? { extensions: this.opts.extensions } : {}), ...(this.opts.registerAck?.(frame) ?? {}) },
+            }),
+          );
         }
       } else if (frame.type === 'heartbeat' && this.behaviour.ackHeartbeats) {
         ws.send(JSON.stringify({ type: 'ack', payload: { request_id: '', success: true } }));
@@ -202,6 +213,8 @@ export class GoHub extends EventEmitter {
     reply(404, { code: 404, message: 'not found' });
   }
 }
+
+const acked = new WeakSet<WebSocket>();
 
 export async function startGoHub(opts: GoHubOptions): Promise<GoHub> {
   const hub = new GoHub(opts);
