@@ -73,8 +73,12 @@ function settledRegister(): Promise<Frame> {
   return hub.waitFor(
     (f) => f.type === 'register' && HASHED.every((m) => declarations(f)[m]?.weight_hash) && ['qwen-gguf', 'nomic-embed-text'].every((m) => declarations(f)[m]?.capacity),
     'a register declaring every provable weight hash and every published slot count',
-    30_000,
-  );
+    20_000,
+  ).catch((e: Error) => {
+    // Say what the hub was last told, so a failure shows which fact never arrived.
+    const last = [...hub.frames].reverse().find((f) => f.type === 'register');
+    throw new Error(`${e.message}; the last register declared ${JSON.stringify(last && declarations(last))}`);
+  });
 }
 
 describe('model_declarations (schema "1")', () => {
@@ -95,6 +99,8 @@ describe('model_declarations (schema "1")', () => {
     });
     expect(d['qwen-gguf']!.input_modalities.map((m) => m.type)).toEqual(['text', 'image']);
     expect(d['qwen-gguf']!.input_modalities[0]!.max_context_length).toEqual({ value: 4096, unit: 'token' });
+    // llama.cpp states its window in /props, not as max_model_len: not "detected" (mapping_mirror_test.go).
+    expect(d['qwen-gguf']!.context_source).toBeUndefined();
 
     // vLLM: max_model_len is "detected"; bf16 from its config.json; its files found in this machine's
     // Hugging Face cache; no capacity (vLLM publishes no max_num_seqs).
@@ -118,7 +124,9 @@ describe('model_declarations (schema "1")', () => {
       output_modalities: [{ type: 'embeddings' }],
       capacity: [{ type: 'concurrency', unit: 'request', value: 1 }],
     });
-    expect(d['nomic-embed-text']!.input_modalities[0]!.type).toBe('text');
+    // Ollama's num_ctx is its serving window, declared without a source word; never its trained 2048.
+    expect(d['nomic-embed-text']!.input_modalities[0]).toEqual({ type: 'text', max_context_length: { value: 8192, unit: 'token' } });
+    expect(d['nomic-embed-text']!.context_source).toBeUndefined();
 
     // A Go node's download: its manifest's composite.
     expect(d['org/go-model']).toMatchObject({ engine: 'vllm', weight_hash: files.go.composite, hash_algo: 'sha256' });

@@ -56,7 +56,7 @@ function categoryOf(entry: unknown): string | undefined {
 function hashWindow(ctx: ModelContext): Pick<ModelHash, 'context_length' | 'context_source'> {
   if (!(ctx.length > 0)) return {};
   if (ctx.source === 'override' || ctx.source === 'detected') return { context_length: ctx.length, context_source: ctx.source };
-  return (ctx.source as string) === 'engine' ? { context_length: ctx.length } : {};
+  return ctx.source === 'engine' ? { context_length: ctx.length } : {};
 }
 
 export class Announcer {
@@ -67,13 +67,18 @@ export class Announcer {
 
   constructor(private readonly d: AnnounceDeps) {}
 
-  /** Sends register again when what is announced changed: the model set, hardware, windows, declarations. */
+  /**
+   * Sends register again when what is announced differs from what the last register sent: the model set,
+   * hardware, windows, declarations. A change while no register can go (the link is down or registering)
+   * is sent by the next register, or by the announce the agent makes once the link has registered.
+   */
   announce(): void {
-    const models = this.d.announced();
-    const key = JSON.stringify([models, this.d.gpu().detectedAt, models.map((id) => this.d.contexts.get(id)), this.hardware()?.serving_engine, this.declarations(models)]);
-    if (key === this.last) return;
-    this.last = key;
+    if (this.keyOf(this.d.announced()) === this.last) return;
     this.d.reRegister();
+  }
+
+  private keyOf(models: string[]): string {
+    return JSON.stringify([models, this.d.gpu().detectedAt, models.map((id) => this.d.contexts.get(id)), this.hardware()?.serving_engine, this.declarations(models)]);
   }
 
   /** The models the last register announced (what its ack's registered_models answers). */
@@ -120,6 +125,7 @@ export class Announcer {
     const hardware = this.hardware();
     this.declared = this.declarations(models);
     this.sent = models;
+    this.last = this.keyOf(models);
     return {
       node_id: identity.nodeId,
       provider_id: identity.nodeId,

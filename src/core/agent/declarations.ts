@@ -157,7 +157,7 @@ function windowOf(ctx: ModelContext | undefined): { length?: number; source?: 'o
   if (ctx.source === 'override' || ctx.source === 'detected') return { length: ctx.length, source: ctx.source };
   // A window read from the engine's own API (llama.cpp /props, Ollama num_ctx) is real but is not what the
   // hub calls "detected" (mapping_mirror_test.go): declared, with no source word claimed for it.
-  if ((ctx.source as string) === 'engine') return { length: ctx.length };
+  if (ctx.source === 'engine') return { length: ctx.length };
   return {};
 }
 

@@ -38,6 +38,8 @@ export function factsTargets(registry: ModelRegistry, models: string[]): FactsTa
 
 export function wireTrust(p: TrustParts, o: { announce: () => void; snapshot: () => void }): void {
   p.link.on('registerAck', (ack) => p.hubView.record(ack, p.announcer.sentModels));
+  // What changed while the link was registering (a hash finished, slots read) goes out now.
+  p.link.on('registered', () => o.announce());
   p.hubView.on('change', () => o.snapshot());
   p.facts.on('change', () => o.announce());
   p.weights.on('change', () => o.announce());

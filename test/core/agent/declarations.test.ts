@@ -120,7 +120,7 @@ describe('one declaration', () => {
   });
 
   it('a window the engine states in its own API (llama.cpp n_ctx, Ollama num_ctx) is declared without claiming "detected"', () => {
-    const d = buildDeclaration({ modelId: 'm', context: { length: 512, source: 'engine' as 'detected' } });
+    const d = buildDeclaration({ modelId: 'm', context: { length: 512, source: 'engine' } });
     expect(d.input_modalities[0]!.max_context_length).toEqual({ value: 512, unit: 'token' });
     expect(d.context_source).toBeUndefined();
     expect(buildDeclaration({ modelId: 'm', context: { length: 128000, source: 'override' } }).context_source).toBe('override');
