@@ -8,7 +8,7 @@ import { defaultStackOptions } from './support/stack';
 test.describe('with the platform API', () => {
   test.use({ stackOptions: { ...defaultStackOptions, platform: { historyHoursAgo: 3 } } });
 
-  test('usage: platform totals, local totals, the difference, net earnings and the projection', async ({ app, stack }) => {
+  test('usage: platform totals, local totals, the difference, net earnings and the projection @screenshots', async ({ app, stack }) => {
     await expect(app.getByTestId('link-state')).toHaveText('Serving');
     const model = stack.engine.models[0]!;
     await go(app, 'usage');

@@ -63,6 +63,9 @@ test('first run in four steps: network, a pending then a valid key, models to se
   await expect(app.getByTestId('key-next-steps')).toContainText('Wait for admin review');
   await expect(app.getByTestId('key-saved')).toBeVisible();
   await shoot(app, 'onboarding');
+  await app.setViewportSize({ width: 360, height: 740 });
+  await shoot(app, 'onboarding-360', { fullPage: true });
+  await app.setViewportSize({ width: 1280, height: 800 });
 
   // The valid key: accepted, active, and the agent connects.
   await app.getByTestId('key-input').fill(PROVIDER_KEY);

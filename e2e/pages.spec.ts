@@ -60,26 +60,43 @@ test('logs: level filter and the support bundle', async ({ app, context }) => {
   expect(JSON.stringify(bundle)).not.toContain('sk-prov-e2e-0123456789');
 });
 
-test('screenshots of every page @screenshots', async ({ app, stack }) => {
+test('screenshots of every page, at 1280 and 360 px @screenshots', async ({ app, stack }) => {
+  test.setTimeout(180_000);
   await expect(app.getByTestId('link-state')).toHaveText('Serving');
   const [a, b] = stack.engine.models as [string, string];
   await Promise.all([stack.chat(a, 24), stack.chat(b, 24), stack.chat(a, 24)]);
   await expect.poll(async () => Number(await app.getByTestId('chart-util-0').getAttribute('data-points'))).toBeGreaterThanOrEqual(5);
-  await shoot(app, 'dashboard');
-  await go(app, 'requests');
-  await app.getByTestId('request-row').first().click();
-  await expect(app.getByTestId('request-text')).toContainText('[simulated]');
-  await shoot(app, 'requests');
-  await go(app, 'usage');
-  await expect(app.getByTestId('usage-requests')).toHaveText('3');
-  await shoot(app, 'usage');
-  await go(app, 'engines');
-  await shoot(app, 'engines');
-  await go(app, 'logs');
-  await expect(app.getByTestId('log-row').first()).toBeVisible();
-  await shoot(app, 'logs');
-  await go(app, 'settings');
-  await shoot(app, 'settings');
+  // Every page, wide (the window as it opens) and on a phone (the whole page, as it scrolls).
+  for (const [width, height, suffix, fullPage] of [
+    [1280, 800, '', false],
+    [360, 740, '-360', true],
+  ] as const) {
+    await app.setViewportSize({ width, height });
+    await go(app, 'dashboard');
+    await shoot(app, `dashboard${suffix}`, { fullPage });
+    await go(app, 'requests');
+    await app.getByTestId('request-row').first().click();
+    await expect(app.getByTestId('request-text')).toContainText('[simulated]');
+    await shoot(app, `requests${suffix}`, { fullPage });
+    await app.getByTestId('request-detail-close').click();
+    await go(app, 'usage');
+    await expect(app.getByTestId('usage-requests')).toHaveText('3');
+    await shoot(app, `usage${suffix}`, { fullPage });
+    await go(app, 'fleet');
+    await shoot(app, `fleet${suffix}`, { fullPage });
+    await go(app, 'engines');
+    await shoot(app, `engines${suffix}`, { fullPage });
+    await go(app, 'logs');
+    await expect(app.getByTestId('log-row').first()).toBeVisible();
+    await shoot(app, `logs${suffix}`, { fullPage });
+    await go(app, 'settings');
+    await shoot(app, `settings${suffix}`, { fullPage });
+    await go(app, 'dashboard');
+    await app.getByTestId('model-link').first().click();
+    await expect(app.getByTestId('page-model')).toBeVisible();
+    await shoot(app, `model${suffix}`, { fullPage });
+  }
+  await app.setViewportSize({ width: 1280, height: 800 });
   await app.emulateMedia({ colorScheme: 'dark' });
   await go(app, 'dashboard');
   await shoot(app, 'dashboard-dark');

@@ -34,7 +34,10 @@ export function slug(model: string): string {
 }
 
 export async function go(page: Page, name: 'dashboard' | 'requests' | 'usage' | 'engines' | 'logs' | 'settings' | 'fleet'): Promise<void> {
-  await page.getByTestId(`nav-${name}`).click();
+  const nav = page.getByTestId(`nav-${name}`);
+  // In a narrow window the pages fold into the top bar's menu.
+  if (!(await nav.isVisible())) await page.getByTestId('nav-menu').click();
+  await nav.click();
   await expect(page.getByTestId(`page-${name}`)).toBeVisible();
 }
 
@@ -45,10 +48,19 @@ export const WRITE_DOCS_SCREENSHOTS = process.env.SWAN_SCREENSHOTS === '1';
  * Saves a screenshot as a test artefact (e2e/artifacts, ignored by git), and as the docs' copy
  * (docs/screenshots) only under `npm run screenshots`: an e2e run never rewrites tracked files.
  */
-export async function shoot(page: Page, name: string): Promise<void> {
+export async function shoot(page: Page, name: string, o: { fullPage?: boolean } = {}): Promise<void> {
   const file = path.join(repoRoot, 'e2e', 'artifacts', `${name}.png`);
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  await page.screenshot({ path: file, animations: 'disabled', caret: 'hide' });
+  // No tooltip from wherever the last click left the pointer.
+  await page.mouse.move(0, 0);
+  if (o.fullPage) {
+    // The page scrolls inside <main>: let the document hold it all for the picture, then put it back.
+    await page.evaluate("document.querySelector('.app').style.height = 'auto'; document.getElementById('main').style.overflow = 'visible'");
+    await page.screenshot({ path: file, animations: 'disabled', caret: 'hide', fullPage: true });
+    await page.evaluate("document.querySelector('.app').style.height = ''; document.getElementById('main').style.overflow = ''");
+  } else {
+    await page.screenshot({ path: file, animations: 'disabled', caret: 'hide' });
+  }
   if (WRITE_DOCS_SCREENSHOTS) {
     const docs = path.join(repoRoot, 'docs', 'screenshots');
     fs.mkdirSync(docs, { recursive: true });

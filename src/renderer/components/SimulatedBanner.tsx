@@ -7,8 +7,8 @@ export function SimulatedBanner() {
   if (!simulated) return null;
   return (
     <div className="banner banner-info simulated-banner" role="status" data-testid="simulated-banner">
-      <strong>Simulated network, simulated money.</strong> This agent serves a development hub (<code>swan-provider dev-hub</code> or <code>demo</code>): its
-      requests, catalogue and earnings stand in for Swan Inference and pay nothing. To serve the real network, choose mainnet in Settings.
+      <strong>Simulated network, simulated money.</strong> This agent serves a development hub (<code>dev-hub</code> or <code>demo</code>): its requests and earnings are
+      not Swan Inference&apos;s and pay nothing. Choose mainnet in Settings to serve the real network.
     </div>
   );
 }

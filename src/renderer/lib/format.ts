@@ -14,6 +14,8 @@ function numberFormat(digits: number): Intl.NumberFormat {
   return f;
 }
 const moneySmall = new Intl.NumberFormat(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 4 });
+// Under a cent, two significant digits: a few requests' earnings are $0.000058, not "$0.00".
+const moneyTiny = new Intl.NumberFormat(undefined, { maximumSignificantDigits: 2 });
 const moneyLarge = new Intl.NumberFormat(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 
 export function fmtNumber(n: number | null | undefined, digits = 0): string {
@@ -27,7 +29,8 @@ export function fmtInt(n: number | null | undefined): string {
 
 export function fmtMoney(n: number | null | undefined): string {
   if (n === null || n === undefined || !Number.isFinite(n)) return DASH;
-  return `$${(n < 1 ? moneySmall : moneyLarge).format(n)}`;
+  const abs = Math.abs(n);
+  return `${n < 0 ? '-' : ''}$${(abs > 0 && abs < 0.01 ? moneyTiny : abs < 1 ? moneySmall : moneyLarge).format(abs)}`;
 }
 
 export function fmtMs(ms: number | null | undefined): string {
