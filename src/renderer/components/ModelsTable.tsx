@@ -61,6 +61,11 @@ function WarmupButton({ model }: { model: string }) {
           {r.success ? `Loaded in ${fmtMs(r.loadTimeMs)}${r.memoryMb ? `, ${(r.memoryMb / 1024).toFixed(1)} GB` : ''}` : `Failed: ${r.error ?? 'unknown error'}`}
         </span>
       )}
+      {r?.warning && (
+        <span className="small muted" data-testid={`warmup-warning-${slug(model)}`}>
+          Note: {r.warning}
+        </span>
+      )}
       {state.error && <span className="small error-text">{state.error}</span>}
     </div>
   );
