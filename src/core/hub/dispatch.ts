@@ -1,7 +1,7 @@
 // Hub message dispatch, in one place: every inbound type the hub can send, and who handles it.
-// HubLink parses and validates each frame (refusing bad ones with the request id) and hands every
-// valid one to dispatch() with the table below, built once per connection:
-//   ack        register ack / heartbeat ack -> the connection (HubLink session)
+// The link's inbound handling (inbound.ts) parses and validates each frame (refusing bad ones with the
+// request id) and hands every valid one to dispatch() with the table below, built once per connection:
+//   ack        register ack / heartbeat ack -> the connection (connection.ts, its LinkSession)
 //   error      auth refused / register refused -> the connection; any other is logged here
 //   unknown    logged once per type by the connection, never answered
 //   inference, cancel, resume -> HubRelay
