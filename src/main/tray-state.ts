@@ -37,7 +37,8 @@ function clip(text: string, max: number): string {
 
 export function trayView(s: TraySnapshot): TrayView {
   const state = trayStateOf(s);
-  const status = s.verdict.state === 'serving' ? 'Serving the Swan network' : s.verdict.headline;
+  // The verdict's headline names the network served (the demo's is a simulated one).
+  const status = s.verdict.headline;
   return {
     state,
     icon: `tray-${state.replace('_', '-')}.png`,

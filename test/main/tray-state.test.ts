@@ -26,7 +26,8 @@ describe('trayView', () => {
   it('shows serving only when the verdict is serving, offering Pause', () => {
     const v = trayView(snap());
     expect(v).toMatchObject({ state: 'serving', icon: 'tray-serving.png', action: 'pause' });
-    expect(v.tooltip).toBe('Swan Provider Console: Serving the Swan network');
+    expect(v.tooltip).toBe('Swan Provider Console: Serving 1 model to the Swan network: routed and earning.');
+    expect(trayView({ ...snap(), verdict: verdictOf({ running: true, hasKey: true, hubEnabled: true, link: { state: 'connected' }, pause: { paused: false }, models: [model('a')], earningsEnabled: true, networkName: 'the simulated network' }) }).tooltip).toContain('the simulated network');
   });
 
   it('never green while a model is down, not earning, or the agent stopped', () => {

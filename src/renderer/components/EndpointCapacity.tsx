@@ -5,6 +5,7 @@ import type { EndpointState, ModelState } from '../../shared/types';
 import { Badge, HealthBadge } from './Badge';
 import { modelSlug } from './ModelsTable';
 import { DataTable, ModelCell } from './DataTable';
+import { fmtTime } from '../../shared/dates';
 
 const CONDITION: Record<NonNullable<EndpointState['condition']>, { tone: 'warn' | 'bad'; label: string }> = {
   loading: { tone: 'warn', label: 'loading' },
@@ -20,7 +21,7 @@ function DeepCheck({ ep, id }: { ep: EndpointState; id: string }) {
   if (ep.deepCheckSkipped) return <div className="muted small" data-testid={`endpoint-deep-${id}`}>not probed with chat (not a chat model)</div>;
   const d = ep.deepCheck;
   if (!d) return null;
-  const when = new Date(d.at).toLocaleTimeString();
+  const when = fmtTime(d.at);
   return (
     <div className="muted small" data-testid={`endpoint-deep-${id}`} data-deep={d.ok ? 'ok' : d.code}>
       {d.ok ? `answered a 1-token chat at ${when}` : `1-token chat failed at ${when}`}
