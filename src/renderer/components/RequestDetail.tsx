@@ -5,6 +5,7 @@ import { useEffect, useRef, useState } from 'react';
 import type { RequestView } from '../../shared/types';
 import { getBridge } from '../bridge';
 import { fmtDateTime, fmtInt, fmtMoney, fmtMs, fmtNumber } from '../lib/format';
+import { purposeOf } from '../lib/purpose';
 import { engineTtft, latencyOf, queueWait, tokensPerSecond } from '../lib/request-math';
 import { onTextDelta, setFetchedText, texts } from '../store/actions';
 import { useStore } from '../store/store';
@@ -57,7 +58,7 @@ function RequestText({ id }: { id: string }) {
 }
 
 function earningsOf(r: RequestView): string {
-  if (r.source !== 'hub') return 'none (a local request is not paid)';
+  if (r.source !== 'hub') return 'none: only Swan network requests are paid';
   if (r.earnings === undefined) return r.finishedAt === undefined ? 'when it finishes' : '—';
   return fmtMoney(r.earnings);
 }
@@ -94,7 +95,7 @@ export function RequestDetail({ request, onClose }: { request: RequestView; onCl
           <StatusBadge status={request.status} /> {request.statusCode ? <span className="muted">HTTP {request.statusCode}</span> : null}
         </dd>
         <dt>Source</dt>
-        <dd data-testid="request-detail-source">{request.source === 'hub' ? 'Swan network' : 'Local (gateway or Try it)'}</dd>
+        <dd data-testid="request-detail-source">{purposeOf(request)}</dd>
         <dt>Started</dt>
         <dd>{fmtDateTime(request.startedAt)}</dd>
         <dt>Wait in the queue</dt>

@@ -21,7 +21,7 @@ function Today() {
   return (
     <Card title="Today" testId="today-card">
       <div className="stats">
-        <Stat label="Requests" value={fmtInt(today.requests)} testId="today-requests" />
+        <Stat label="All requests" value={fmtInt(today.requests)} testId="today-requests" />
         <Stat label="Tokens in" value={fmtInt(today.tokensIn)} testId="today-tokens-in" />
         <Stat label="Tokens out" value={fmtInt(today.tokensOut)} testId="today-tokens-out" />
         <TodayEarnings earnings={today.earnings} reason={reason} />

@@ -117,7 +117,7 @@ export function Requests() {
           <select value={filters.source} onChange={(e) => setFilters({ ...filters, source: e.target.value as Filters['source'] })} data-testid="filter-source">
             <option value="">all</option>
             <option value="hub">Swan network</option>
-            <option value="local">Local gateway</option>
+            <option value="local">Local (apps, tests, checks)</option>
           </select>
         </label>
         <label>
