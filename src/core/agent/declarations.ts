@@ -16,43 +16,14 @@
 import type { EngineType } from '../../shared/types';
 import type { ModelContext } from '../engine/context-length';
 import type { DeclaredEngine, DeclaredInputModality, DeclaredOutputModality, DeclaredQuantization, ModelDeclaration } from '../protocol/messages';
+import { normalizeCategory, type ModelCategory } from '../engine/category';
 
 export const DECLARATION_SCHEMA = '1';
 
 /** The chat parameters every engine this node proxies to honours on /v1/chat/completions (the relay passes the body through). */
 export const SUPPORTED_CHAT_PARAMETERS = ['max_tokens', 'temperature', 'top_p', 'stop', 'seed', 'frequency_penalty', 'presence_penalty'] as const;
 
-/** What a model does, in the Go node's category words. */
-export type ModelCategory = 'text-generation' | 'multimodal' | 'embedding' | 'image' | 'audio';
-
-/** A models.json (or engine) category in one of the five words, or undefined when it says none of them. */
-export function normalizeCategory(raw: string | undefined): ModelCategory | undefined {
-  switch ((raw ?? '').trim().toLowerCase()) {
-    case 'text-generation':
-    case 'text':
-    case 'llm':
-    case 'chat':
-      return 'text-generation';
-    case 'multimodal':
-    case 'vision':
-    case 'vlm':
-      return 'multimodal';
-    case 'embedding':
-    case 'embeddings':
-    case 'text-embedding':
-      return 'embedding';
-    case 'image':
-    case 'text-to-image':
-    case 'image-generation':
-      return 'image';
-    case 'audio':
-    case 'speech-to-text':
-    case 'transcription':
-      return 'audio';
-    default:
-      return undefined;
-  }
-}
+export { normalizeCategory, type ModelCategory };
 
 /** What an engine's own metadata says a model takes in and does. */
 export interface EngineModalities {

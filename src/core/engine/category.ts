@@ -4,28 +4,47 @@
 /** The OpenAI path after /v1/ a request goes to ('completions' is the legacy text completion). */
 export type Operation = 'chat/completions' | 'completions' | 'embeddings' | 'images/generations' | 'audio/transcriptions';
 
-/** The operation a models.json category implies, when it says one (the same words Go reads). */
-export function categoryOperation(category: string | undefined): Operation | undefined {
-  switch ((category ?? '').trim().toLowerCase()) {
-    case 'image':
-    case 'text-to-image':
-    case 'image-generation':
-      return 'images/generations';
+/** What a model does, in the Go node's category words. */
+export type ModelCategory = 'text-generation' | 'multimodal' | 'embedding' | 'image' | 'audio';
+
+/** A models.json (or engine) category in one of the five words, or undefined when it says none of them. */
+export function normalizeCategory(raw: string | undefined): ModelCategory | undefined {
+  switch ((raw ?? '').trim().toLowerCase()) {
+    case 'text-generation':
+    case 'text':
+    case 'llm':
+    case 'chat':
+      return 'text-generation';
+    case 'multimodal':
+    case 'vision':
+    case 'vlm':
+      return 'multimodal';
     case 'embedding':
     case 'embeddings':
     case 'text-embedding':
-      return 'embeddings';
+      return 'embedding';
+    case 'image':
+    case 'text-to-image':
+    case 'image-generation':
+      return 'image';
     case 'audio':
     case 'speech-to-text':
     case 'transcription':
-      return 'audio/transcriptions';
+      return 'audio';
     default:
       return undefined;
   }
 }
 
-/** Whether a model of this category answers a chat completion (the deep health probe asks only those). */
-export function chatCompatible(category: string | undefined): boolean {
-  return ['', 'text-generation', 'llm', 'chat', 'multimodal'].includes((category ?? '').trim().toLowerCase());
+/** The operation a models.json category implies, when it says one (the same words Go reads). */
+export function categoryOperation(category: string | undefined): Operation | undefined {
+  const c = normalizeCategory(category);
+  return c === 'image' ? 'images/generations' : c === 'embedding' ? 'embeddings' : c === 'audio' ? 'audio/transcriptions' : undefined;
 }
 
+/** Whether a model of this category answers a chat completion (the deep health probe asks only those): none said, or a chat word. */
+export function chatCompatible(category: string | undefined): boolean {
+  if ((category ?? '').trim() === '') return true;
+  const c = normalizeCategory(category);
+  return c === 'text-generation' || c === 'multimodal';
+}
