@@ -150,7 +150,9 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
   pinger.unref();
 
   const refuse = (res: ServerResponse, status: number, text: string) => {
-    res.writeHead(status, { ...securityHeaders(`${host}:${port}`), 'Content-Type': 'text/plain; charset=utf-8' });
+    // The LAN mark goes on refusals too: the page's banner reads it from /session, which a page without its
+    // secret is refused (the mark says only what anyone on the network can see).
+    res.writeHead(status, { ...securityHeaders(`${host}:${port}`), ...(lan ? { 'X-Swan-Exposure': 'lan' } : {}), 'Content-Type': 'text/plain; charset=utf-8' });
     res.end(text + '\n');
   };
 

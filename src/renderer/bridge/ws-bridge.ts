@@ -48,7 +48,8 @@ function storePage(secret: string | null): void {
 async function claimPage(sessionUrl: string): Promise<string | null> {
   try {
     const res = await fetch(`${new URL(sessionUrl, window.location.href).pathname}/page`, { method: 'POST', credentials: 'same-origin', cache: 'no-store', headers: { [PAGE_HEADER]: 'claim' } });
-    if (!res.ok) return null;
+    // 200 with the secret right after a sign-in; 204 when this session's page already holds it.
+    if (res.status !== 200) return null;
     const body = (await res.json()) as { page?: unknown };
     return typeof body.page === 'string' ? body.page : null;
   } catch {

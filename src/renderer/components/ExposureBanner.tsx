@@ -8,6 +8,7 @@ export function ExposureBanner() {
   useEffect(() => {
     if (window.swan) return;
     let live = true;
+    // Any answer carries the mark, a refused one too (this asks without the page secret).
     fetch('/session', { credentials: 'same-origin', cache: 'no-store' })
       .then((r) => live && setLan(r.headers.get('x-swan-exposure') === 'lan'))
       .catch(() => undefined);

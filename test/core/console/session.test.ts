@@ -169,6 +169,17 @@ describe('Host check and LAN warning on every bind', () => {
     expect(lan.has('evil.example:7777')).toBe(false);
   });
 
+  it('on a LAN bind every answer carries the mark the page\'s banner reads, also a refused /session', async () => {
+    // Not loopback by its name, reachable only from this machine: the LAN mark without opening a port to the LAN.
+    const s = await start({ host: '::ffff:127.0.0.1' });
+    const c = cookieOf(await get(s.port, codePath(s.url)));
+    const r = await get(s.port, '/session', { cookie: c.header });
+    expect(r.status).toBe(401);
+    expect(r.headers['x-swan-exposure']).toBe('lan');
+    const loop = await start();
+    expect((await get(loop.port, '/session'))!.headers['x-swan-exposure']).toBeUndefined();
+  });
+
   it('warns about plain HTTP on a non-loopback bind, and only there', () => {
     expect(exposureWarning('127.0.0.1', 7777)).toBeUndefined();
     expect(exposureWarning('localhost', 7777)).toBeUndefined();
