@@ -97,11 +97,12 @@ for (const network of ['mainnet', 'testnet'] as const) {
 
 test.describe('first run to a custom hub', () => {
   test.use({ networks: ['custom'] });
-  test('the dev hub by its addresses, no confirmation on a first run, then serving it', async ({ app, first }) => {
+  test('the dev hub by HOST:PORT as it prints it, no confirmation on a first run, then serving it', async ({ app, first }) => {
     const hub = first.hub('custom');
     await app.getByTestId('network-custom').check();
-    await app.getByTestId('custom-hub-url').fill(hub.wsUrl);
-    await app.getByTestId('custom-service-url').fill(hub.url);
+    // HOST:PORT is ws://, and an empty API address is the hub's own (the dev hub serves both).
+    await app.getByTestId('custom-hub-url').fill(new URL(hub.url).host);
+    await app.getByTestId('custom-service-url').fill('');
     await app.getByTestId('network-save').click();
     // No key saved: nothing to protect, nothing to confirm.
     await expect(app.getByTestId('key-destination-confirm')).toHaveCount(0);

@@ -98,7 +98,7 @@ export function ModelPage() {
         </div>
         <div className="chart-grid-2 model-charts">
           <Chart data={data} keys={[{ key: 'requests', name: 'requests' }, { key: 'errors', name: 'errors', dashed: true }]} axis="count" title="Requests and errors" testId="model-chart-requests" hours={hours} empty="No requests in this span." />
-          <Chart data={withLatency} keys={[{ key: 'p50LatencyMs', name: 'median (p50)' }, { key: 'p95LatencyMs', name: 'p95', dashed: true }]} axis="duration" title="Latency (start to last token)" testId="model-chart-latency" hours={hours} empty="No finished requests in this span." />
+          <Chart data={withLatency} keys={[{ key: 'p50LatencyMs', name: 'median (p50)' }, ...(data.some((b) => b.requests >= 2) ? [{ key: 'p95LatencyMs' as const, name: 'p95', dashed: true }] : [])]} axis="duration" title="Latency (start to last token)" testId="model-chart-latency" hours={hours} empty="No finished requests in this span." />
           <Chart data={data} keys={[{ key: 'earnings', name: 'earnings' }]} axis="money" title="Earnings (USD)" testId="model-chart-earnings" hours={hours} empty="No requests in this span." />
         </div>
       </Card>

@@ -7,7 +7,7 @@ import type { OwnerConfirmation, SaveResult, SettingsPatch } from '../../../shar
 import { LOCAL_DEV_HUB, NETWORKS, networkOf, type NetworkAddresses, type NetworkName } from '../../../shared/networks';
 import { getBridge } from '../../bridge';
 import { approvalOf } from '../../bridge/approvals';
-import { networkLabel } from '../../lib/network';
+import { customAddresses, networkLabel } from '../../lib/network';
 import { useCall } from '../../lib/use-call';
 import { setSettings, setSnapshot } from '../../store/actions';
 import { useStore } from '../../store/store';
@@ -48,8 +48,7 @@ export function NetworkStep({ onNext }: { onNext: () => void }) {
     }
   }, [settings?.hubUrl, settings?.serviceUrl]);
 
-  const target = (): NetworkAddresses =>
-    choice === 'custom' ? { hubUrl: hubUrl.trim(), serviceUrl: serviceUrl.trim() } : { hubUrl: NETWORKS[choice].hubUrl, serviceUrl: NETWORKS[choice].serviceUrl };
+  const target = (): NetworkAddresses => (choice === 'custom' ? customAddresses(hubUrl, serviceUrl) : { hubUrl: NETWORKS[choice].hubUrl, serviceUrl: NETWORKS[choice].serviceUrl });
   const unchanged = (t: NetworkAddresses) => !!settings && same(t.hubUrl, settings.hubUrl) && same(t.serviceUrl || settings.serviceUrl, settings.serviceUrl);
 
   /** Saves; true when done (at once or with the key typed again), false when it waits for the owner or was refused. */
@@ -134,8 +133,8 @@ export function NetworkStep({ onNext }: { onNext: () => void }) {
         </fieldset>
         {choice === 'custom' && (
           <div className="grid-2 fields-2">
-            <TextField label="Hub WebSocket URL" hint="WebSocketURL, without /ws (it is added)." error={errors.hubUrl} testId="custom-hub-field" value={hubUrl} onChange={setHubUrl} inputTestId="custom-hub-url" autoComplete="off" spellCheck={false} />
-            <TextField label="Hub API URL" hint="ServiceURL: where the key is checked." error={errors.serviceUrl} testId="custom-service-field" value={serviceUrl} onChange={setServiceUrl} inputTestId="custom-service-url" autoComplete="off" spellCheck={false} />
+            <TextField label="Hub WebSocket URL" hint="ws://HOST:PORT or HOST:PORT, without /ws (it is added)." error={errors.hubUrl} testId="custom-hub-field" value={hubUrl} onChange={setHubUrl} inputTestId="custom-hub-url" autoComplete="off" spellCheck={false} />
+            <TextField label="Hub API URL" hint="ServiceURL, where the key is checked; empty: the hub's own address." error={errors.serviceUrl} testId="custom-service-field" value={serviceUrl} onChange={setServiceUrl} inputTestId="custom-service-url" autoComplete="off" spellCheck={false} />
           </div>
         )}
         {otherErrors.length > 0 && <ErrorText error={otherErrors.map(([, v]) => v).join(' ')} testId="network-error" />}
