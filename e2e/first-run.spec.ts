@@ -9,7 +9,7 @@ import { startSimulatedEngine } from '../src/cli/sim-engine';
 import { expect, go, slug, test } from './support/fixtures';
 import { repoRoot } from './support/stack';
 
-test('Add endpoint with discovery off: the engine is probed, shown with its type, and its models appear; Rescan says what it probed', async ({ app }) => {
+test('Add endpoint with discovery off: the engine is probed, shown with its type, and its models appear; Rescan says what it probed; Remove takes it away', async ({ app, stack }) => {
   const extra = await startSimulatedEngine({ host: '127.0.0.1', models: ['extra/model-7b'] });
   try {
     await go(app, 'engines');
@@ -28,6 +28,13 @@ test('Add endpoint with discovery off: the engine is probed, shown with its type
     await app.getByTestId('endpoint-url').fill('http://127.0.0.1:9');
     await app.getByTestId('endpoint-add').click();
     await expect(app.getByTestId('endpoint-result')).toContainText('but no engine answers there yet');
+
+    // Removed where it was added: the engine and its model leave; the models.json engine has no Remove.
+    await row.getByTestId('engine-remove').click();
+    await expect(app.getByTestId('engine-row').filter({ hasText: extra.url })).toHaveCount(0);
+    await expect(app.getByTestId(`model-row-${slug('extra/model-7b')}`)).toHaveCount(0);
+    await expect(app.getByTestId('engine-row').filter({ hasText: stack.engine.url }).getByTestId('engine-remove')).toHaveCount(0);
+    await expect.poll(async () => (await stack.provider())?.models).not.toContain('extra/model-7b');
   } finally {
     await extra.close();
   }
