@@ -14,6 +14,7 @@ import { cpuShares } from './scenario-cpu';
 import { relayLevel, ttftSequential, type RelayLevel } from './scenario-latency';
 import { memoryUnderLoad } from './scenario-memory';
 import { metricsCost } from './scenario-metrics';
+import { weightsBench } from './scenario-weights';
 import { profileRelay, type ProfileKind, type RelayProfile } from './scenario-profile';
 import { throughput } from './scenario-throughput';
 import { readSettings } from './settings';
@@ -49,6 +50,10 @@ async function main(): Promise<number> {
     }
     if (settings.only === 'metrics') {
       await metricsCost(rig, settings, say);
+      return 0;
+    }
+    if (settings.only === 'weights') {
+      await weightsBench(rig, settings, say);
       return 0;
     }
 

@@ -12,6 +12,9 @@
 //   BENCH_ONLY=metrics       only the cost of Prometheus metrics: relay throughput of an agent whose /metrics is
 //                            scraped every second against the same build without metrics, in alternating
 //                            turns (bench/scenario-metrics.ts; about 1 minute)
+//   BENCH_ONLY=weights       only what proving weights costs: the agent's hasher against sha256sum on a 1 GiB
+//                            file, and the relay's added p99 while the agent hashes against none, in
+//                            alternating turns (bench/scenario-weights.ts; about 2 minutes)
 //   BENCH_AGENT_B=<launcher> A/B: a second agent from another build takes its turn beside the agent
 //                            (make one with `node --import tsx bench/ab.ts <label>`; see docs/performance.md)
 //   BENCH_HUB_RESUME=0       the dev hub in the real hub's dialect: no resume-v1 in its register ack, so the
@@ -36,8 +39,8 @@ export interface BenchSettings {
   memoryChunks: number;
   /** GPU sampler bench duration per mode (undefined: its default). */
   gpuDurationMs?: number;
-  /** Only one part, printed: the 64-stream latency levels (latency), the CPU shares (cpu) or the metrics' cost (metrics). */
-  only?: 'latency' | 'cpu' | 'metrics';
+  /** Only one part, printed: the 64-stream latency levels (latency), the CPU shares (cpu), the metrics' cost (metrics) or the weights' (weights). */
+  only?: 'latency' | 'cpu' | 'metrics' | 'weights';
   /** Rounds of the latency-only run. */
   latencyRounds: number;
   /** A/B: the launcher of another build of the agent, run beside it (BENCH_AGENT_B). */
@@ -54,7 +57,7 @@ const envSchema = z.object({
   BENCH_LEDGER_ROWS: count,
   BENCH_PROFILE: flag,
   BENCH_NO_README: flag,
-  BENCH_ONLY: z.enum(['latency', 'cpu', 'metrics', '']).optional(),
+  BENCH_ONLY: z.enum(['latency', 'cpu', 'metrics', 'weights', '']).optional(),
   BENCH_LATENCY_ROUNDS: z.coerce.number().int().min(1).max(20).optional(),
   BENCH_AGENT_B: z.string().optional(),
   BENCH_HUB_RESUME: flag,

@@ -1,7 +1,9 @@
 // sha256 of weight files on a worker thread, so hashing 20 GB never holds the agent's event loop (the relay's
 // streams, the link's heartbeats). The worker reads each file sequentially in 4 MiB blocks as fast as the
 // disk gives them, reports progress a few times a second, and is started on the first job and ended when
-// the weights service has nothing left to hash (it holds no memory while idle).
+// the weights service has nothing left to hash (it holds no memory while idle). On Linux the thread lowers
+// its own priority to nice 19 (a nice value is per thread there): a file already in the page cache makes
+// hashing pure CPU, and on a machine with few cores the relay must get the CPU first (docs/performance.md).
 import { EventEmitter } from 'node:events';
 import { Worker } from 'node:worker_threads';
 
@@ -34,6 +36,8 @@ const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const fs = require('node:fs');
 const crypto = require('node:crypto');
+// setpriority(PRIO_PROCESS, 0) is this thread alone on Linux; elsewhere it would be the whole process.
+if (process.platform === 'linux') try { require('node:os').setPriority(19); } catch {}
 const buf = Buffer.allocUnsafe(4 << 20);
 parentPort.on('message', (job) => {
   let fd;
