@@ -100,6 +100,12 @@ test.describe('first run to a custom hub', () => {
   test('the dev hub by HOST:PORT as it prints it, no confirmation on a first run, then serving it', async ({ app, first }) => {
     const hub = first.hub('custom');
     await app.getByTestId('network-custom').check();
+    // Plain ws:// to another machine: saved (no key to protect yet), but said before going on.
+    await app.getByTestId('custom-hub-url').fill('192.0.2.10:8081');
+    await app.getByTestId('custom-service-url').fill('');
+    await app.getByTestId('network-save').click();
+    await expect(app.getByTestId('network-warning')).toContainText('not encrypted');
+    await expect(app.getByTestId('onboarding-steps')).toHaveAttribute('data-step', '1');
     // HOST:PORT is ws://, and an empty API address is the hub's own (the dev hub serves both).
     await app.getByTestId('custom-hub-url').fill(new URL(hub.url).host);
     await app.getByTestId('custom-service-url').fill('');
