@@ -57,6 +57,8 @@ test('Logs: the list scrolls by keyboard and a cut line opens whole', async ({ a
 });
 
 test('Requests: rows are focusable grid rows (not buttons); Enter opens one; live tok/s uses a precise clock', async ({ app, stack }) => {
+  // Registered first: a request sent before the hub knows the provider is answered 404.
+  await expect(app.getByTestId('link-state')).toHaveText('Serving');
   const answer = stack.chat(stack.engine.models[0]!, 200);
   await go(app, 'requests');
   const running = app.locator('[data-testid=request-row][data-status=running]');
