@@ -50,19 +50,24 @@ describe('WriteLanes', () => {
     await until(() => received.length === 1, 'the first chunk arrives');
 
     serverSocket().pause();
-    // Write until the lane makes a writer wait: the kernel's buffers fill first, then the lane's mark.
+    // Write until a writer waits and keeps waiting: the kernel's buffers fill first, then the lane's
+    // mark (a writer that waits only until the socket's callbacks catch up is not a stall yet).
     let waiting: Promise<boolean> | undefined;
     let seq = 2;
-    for (; seq < 100_000 && !waiting; seq++) {
+    for (; seq < 100_000; seq++) {
       const took = lanes.data(encodeStreamChunk('r', seq, CHUNK));
-      if (took !== true) {
-        expect(took).toBeInstanceOf(Promise);
-        waiting = took as Promise<boolean>;
+      if (took === true) {
+        // Let the socket's write callbacks run so the in-flight count reflects what the kernel took.
+        if (seq % 32 === 0) await new Promise((r) => setImmediate(r));
+        continue;
       }
-      // Let the socket's write callbacks run so the in-flight count reflects what the kernel took.
-      if (seq % 32 === 0) await new Promise((r) => setImmediate(r));
+      expect(took).toBeInstanceOf(Promise);
+      let settled = false;
+      waiting = (took as Promise<boolean>).then((ok) => ((settled = true), ok));
+      await new Promise((r) => setTimeout(r, 50));
+      if (!settled) break;
     }
-    const lastData = seq - 1;
+    const lastData = seq;
     expect(waiting).toBeDefined();
     expect(lanes.queued).toBe(1);
     await until(() => lanes.stalledMs() > 0, 'a write without progress is measured');
