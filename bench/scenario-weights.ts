@@ -124,6 +124,7 @@ export async function weightsBench(rig: Rig, s: BenchSettings, say: (line: strin
     // ---- 2. the relay's added p99 while a hash runs ----
     const sparse = path.join(dir, 'sparse-32gib.gguf');
     const fd = fs.openSync(sparse, 'w');
+    fs.writeSync(fd, 'GGUF'); // the magic the agent checks before it hashes a GGUF
     fs.ftruncateSync(fd, 32 * GIB);
     fs.closeSync(fd);
     const withHash = JSON.stringify({ ...(JSON.parse(plainModels) as Record<string, unknown>), [MODEL]: { endpoint: standIn.url, local_model: MODEL } }, null, 2);

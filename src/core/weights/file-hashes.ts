@@ -15,8 +15,12 @@ const SHA256_HEX = /^[0-9a-f]{64}$/;
 /** Entries kept: far more files than any rig serves; the oldest unreferenced go first past it. */
 const MAX_ENTRIES = 20_000;
 
+/** Writes are gathered: a folder of thousands of small files is saved at most once a second, not once a file. */
+const SAVE_DELAY_MS = 1000;
+
 export class FileHashes {
   private readonly byPath = new Map<string, KnownHash>();
+  private saveTimer?: NodeJS.Timeout;
 
   constructor(
     private readonly file: string,
@@ -34,6 +38,14 @@ export class FileHashes {
     this.byPath.delete(realPath);
     this.byPath.set(realPath, h);
     while (this.byPath.size > MAX_ENTRIES) this.byPath.delete(this.byPath.keys().next().value as string);
+    this.saveTimer ??= setTimeout(() => this.flush(), SAVE_DELAY_MS).unref();
+  }
+
+  /** Writes what is pending now (a model finished, the agent stops). */
+  flush(): void {
+    if (!this.saveTimer) return;
+    clearTimeout(this.saveTimer);
+    this.saveTimer = undefined;
     this.save();
   }
 

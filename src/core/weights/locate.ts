@@ -7,10 +7,13 @@
 //   TGI         GET /info: model_id (a Hugging Face id), model_dtype
 //   Ollama      POST /api/show {model}: the modelfile's FROM lines (its blobs), details.quantization_level,
 //               capabilities (completion, vision, embedding …)
-// A folder's files are its regular files (links are followed only while they stay in the model's own
-// folder, or a Hugging Face repo's blobs: a link elsewhere is never read, so a hub cannot learn the hash of
-// an unrelated file). A Hugging Face id or a cache path from another machine (a container's /root/.cache)
-// is looked up in this machine's cache. LM Studio and generic servers do not say: unlocated.
+// Only what is a model's is ever hashed, so a hub can never learn the hash of another file of the owner's
+// (an engine is a local program, but one at an address the owner added need not be honest): a GGUF must
+// start with the GGUF magic; a folder must look like a model's (config.json or weight files at its top,
+// never the filesystem root or a home folder), and of it only the files a model repository holds (weights,
+// JSON, tokenizer files), links followed only while they stay in the folder or its Hugging Face repo's
+// blobs. A Hugging Face id or a cache path from another machine (a container's /root/.cache) is looked up
+// in this machine's cache. LM Studio and generic servers do not say: unlocated.
 import fs from 'node:fs';
 import path from 'node:path';
 import type { EngineType } from '../../shared/types';
@@ -85,6 +88,7 @@ function llamaCpp(props: Record<string, unknown> | undefined): ModelFacts {
   const modelPath = str(props.model_path);
   if (!modelPath) return { ...base, location: { ok: false, reason: 'llama.cpp /props names no model_path' } };
   if (!path.isAbsolute(modelPath) || !isFile(modelPath)) return { ...base, location: { ok: false, reason: `llama.cpp serves ${modelPath}, which is not a file on this machine` } };
+  if (!isGguf(modelPath)) return { ...base, location: { ok: false, reason: `llama.cpp names ${modelPath}, which is not a GGUF file` } };
   return { ...base, location: { ok: true, located: ggufFiles(modelPath, 'llama.cpp /props model_path') } };
 }
 
@@ -98,7 +102,7 @@ function ggufFiles(file: string, via: string): LocatedFiles {
     const total = Number(split[3]);
     for (let i = 1; i <= total && i <= 1000; i++) {
       const shard = `${split[1]}-${String(i).padStart(5, '0')}-of-${split[3]}.gguf`;
-      if (shard !== name && isFile(path.join(dir, shard))) names.push(shard);
+      if (shard !== name && isFile(path.join(dir, shard)) && isGguf(path.join(dir, shard))) names.push(shard);
     }
   }
   return { root: dir, files: names.sort().map((n) => ({ filename: n, path: path.join(dir, n) })), via };
@@ -124,6 +128,7 @@ function ollama(show: Record<string, unknown> | undefined, where: LocateEnv): Mo
     const name = (b.split(/[\\/]/).pop() as string).replace(':', '-');
     const p = path.isAbsolute(b) && isFile(b) ? b : local && isFile(path.join(local, name)) ? path.join(local, name) : undefined;
     if (!p) return { ...base, location: { ok: false, reason: `Ollama's blob ${name.slice(0, 19)}… is not on this machine (${b})` } };
+    if (!isGguf(p)) return { ...base, location: { ok: false, reason: `Ollama's blob ${name.slice(0, 19)}… is not a GGUF file` } };
     if (!files.some((f) => f.filename === name)) files.push({ filename: name, path: p });
   }
   return { ...base, location: { ok: true, located: { root: path.dirname(files[0]!.path), files, via: 'Ollama /api/show' } } };
@@ -151,9 +156,10 @@ function huggingFace(root: string | undefined, via: string, where: LocateEnv): M
   const dir = resolveModelRoot(root, where.env);
   if (!dir) return { location: { ok: false, reason: `${via} is ${root}, which is neither a folder on this machine nor in its Hugging Face cache` } };
   if (isFile(dir)) {
-    const located: LocatedFiles = /\.gguf$/i.test(dir) ? ggufFiles(dir, via) : { root: path.dirname(dir), files: [{ filename: path.basename(dir), path: dir }], via };
-    return { location: { ok: true, located } };
+    if (!isGguf(dir)) return { location: { ok: false, reason: `${via} is ${dir}, a file that is not a GGUF` } };
+    return { location: { ok: true, located: ggufFiles(dir, via) } };
   }
+  if (!looksLikeModelFolder(dir, where.env)) return { location: { ok: false, reason: `${via} is ${dir}, which does not look like a model's folder (no config.json or weight files in it)` } };
   const files = walk(dir);
   if (files.length === 0) return { location: { ok: false, reason: `${via} is ${dir}, which holds no readable files` } };
   const quantization = configQuantization(dir);
@@ -204,7 +210,42 @@ export function linkRoot(realRoot: string): string {
   return m ? (m[1] as string) : realRoot;
 }
 
-/** The folder's regular files ('/'-separated names), links followed only while they stay inside linkRoot. */
+/** The files a model repository holds: weights, JSON (config, tokenizer, index), tokenizer models and vocabularies. */
+const MODEL_FILE = /\.(safetensors|bin|pt|pth|gguf|ggml|json|model|tiktoken|txt|jinja|py)$/i;
+const WEIGHT_FILE = /\.(safetensors|bin|pt|pth|gguf|ggml)$/i;
+
+/** A model's folder: config.json or weight files at its top, and not the filesystem root or a home folder. */
+export function looksLikeModelFolder(dir: string, env: NodeJS.ProcessEnv): boolean {
+  let real: string;
+  try {
+    real = fs.realpathSync(dir);
+  } catch {
+    return false;
+  }
+  const homes = [env.HOME, env.USERPROFILE, path.parse(real).root].filter((h): h is string => !!h).map((h) => path.resolve(h));
+  if (homes.includes(real)) return false;
+  try {
+    return fs.readdirSync(real).some((n) => n === 'config.json' || WEIGHT_FILE.test(n));
+  } catch {
+    return false;
+  }
+}
+
+/** GGUF files start with the 4 bytes "GGUF". */
+function isGguf(file: string): boolean {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(file, 'r');
+    const b = Buffer.alloc(4);
+    return fs.readSync(fd, b, 0, 4, 0) === 4 && b.toString('latin1') === 'GGUF';
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+/** The folder's model files ('/'-separated names), links followed only while they stay inside linkRoot. */
 export function walk(dir: string): LocatedFiles['files'] {
   let realRoot: string;
   try {
@@ -234,7 +275,9 @@ export function walk(dir: string): LocatedFiles['files'] {
       const relToAllowed = path.relative(allowed, real);
       if (relToAllowed.startsWith('..') || path.isAbsolute(relToAllowed)) continue; // a link out of the model's folder: never read
       const name = rel ? `${rel}/${n}` : n;
-      if (isFile(real)) out.push({ filename: name, path: p });
+      if (isFile(real)) {
+        if (MODEL_FILE.test(n)) out.push({ filename: name, path: p });
+      }
       else if (isDir(real) && depth < MAX_DEPTH) visit(p, name, depth + 1);
     }
   };

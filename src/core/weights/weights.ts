@@ -41,6 +41,8 @@ export interface WeightsOptions {
   hasher?: FileHasher;
   /** A progress line in the log at most this often while hashing (default 10 s). */
   progressLogMs?: number;
+  /** A `progress` event (the console's snapshot) at most this often (default 250 ms). */
+  progressEventMs?: number;
 }
 
 interface FileState {
@@ -183,6 +185,7 @@ export class Weights extends EventEmitter<WeightsEvents> {
     this.closed = true;
     await this.hasher.stop();
     await this.pumping;
+    this.cache.flush();
   }
 
   // ---- internals ----
@@ -281,6 +284,7 @@ export class Weights extends EventEmitter<WeightsEvents> {
     e.manifest = manifest;
     e.state = 'verified';
     e.inFlight = 0;
+    if (justHashed) this.cache.flush();
     const file = ownManifestPath(this.manifestDir, e.model);
     const onDisk = readManifestFile(file, e.model);
     if (!onDisk.ok || onDisk.manifest.composite_hash !== manifest.composite_hash) {
@@ -384,7 +388,7 @@ export class Weights extends EventEmitter<WeightsEvents> {
       this.lastProgressLog = now;
       this.o.log.info(`verifying weights of ${v.model}: ${gb(v.doneBytes)} of ${gb(v.totalBytes)} GB`);
     }
-    if (force || now - this.lastProgressEmit >= 250) {
+    if (force || now - this.lastProgressEmit >= (this.o.progressEventMs ?? 250)) {
       this.lastProgressEmit = now;
       this.emit('progress');
     }

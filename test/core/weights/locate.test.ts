@@ -24,6 +24,9 @@ beforeAll(() => {
   fs.mkdirSync(plain);
   fs.writeFileSync(path.join(plain, 'config.json'), JSON.stringify({ torch_dtype: 'bfloat16' }));
   fs.writeFileSync(path.join(plain, '.gitattributes'), '*.bin lfs');
+  fs.writeFileSync(path.join(plain, 'run.sh'), '#!/bin/sh');
+  fs.mkdirSync(path.join(root, 'not-a-model'));
+  fs.writeFileSync(path.join(root, 'not-a-model', 'taxes.txt'), 'private');
   fs.symlinkSync(path.join(root, 'secret.txt'), path.join(plain, 'weights.bin'));
   fs.symlinkSync(path.join(root, 'elsewhere'), path.join(plain, 'sub'));
   fs.symlinkSync('config.json', path.join(plain, 'alias.json'));
@@ -41,7 +44,8 @@ beforeAll(() => {
   fs.symlinkSync(path.join(root, 'secret.txt'), path.join(repo, 'snapshots', 'abc123', 'leak.txt'));
   // GGUF shards and an Ollama blob folder.
   fs.mkdirSync(path.join(root, 'gguf'));
-  for (const n of ['big-00001-of-00002.gguf', 'big-00002-of-00002.gguf', 'other.gguf']) fs.writeFileSync(path.join(root, 'gguf', n), n);
+  for (const n of ['big-00001-of-00002.gguf', 'big-00002-of-00002.gguf', 'other.gguf']) fs.writeFileSync(path.join(root, 'gguf', n), `GGUF${n}`);
+  fs.writeFileSync(path.join(root, 'gguf', 'notes.gguf'), 'not a model');
   fs.mkdirSync(path.join(root, 'ollama', 'models', 'blobs'), { recursive: true });
   fs.writeFileSync(path.join(root, 'ollama', 'models', 'blobs', `sha256-${'a'.repeat(64)}`), 'GGUF');
 });
@@ -57,8 +61,18 @@ async function engine(o: TestEngineOptions): Promise<TestEngine> {
 }
 
 describe.skipIf(process.platform === 'win32')('the files of a model folder', () => {
-  it('leaves out links that point out of the folder (a file or a folder) and dot files; keeps links that stay inside', () => {
+  it('leaves out links that point out of the folder (a file or a folder), dot files and files no model repository holds; keeps links that stay inside', () => {
     expect(walk(path.join(root, 'plain')).map((f) => f.filename)).toEqual(['alias.json', 'config.json']);
+  });
+
+  it('a folder that does not look like a model\'s (no config.json, no weights; a home; the root) is never read', async () => {
+    const e = await engine({ engineType: 'vllm', routes: { 'GET /v1/models': { object: 'list', data: [{ id: 'm', root: path.join(root, 'not-a-model') }] } } });
+    expect((await locateModel({ url: e.url, type: 'vllm' }, 'm', read, { env: {} })).location).toEqual({
+      ok: false,
+      reason: `vLLM /v1/models root is ${path.join(root, 'not-a-model')}, which does not look like a model's folder (no config.json or weight files in it)`,
+    });
+    const home = await engine({ engineType: 'vllm', routes: { 'GET /v1/models': { object: 'list', data: [{ id: 'm', root: path.join(root, 'plain') }] } } });
+    expect((await locateModel({ url: home.url, type: 'vllm' }, 'm', read, { env: { HOME: path.join(root, 'plain') } })).location.ok).toBe(false);
   });
 
   it('reads a Hugging Face snapshot through its links into the repo blobs, never a link leaving the repo', () => {
@@ -98,6 +112,11 @@ describe('what engines say of a model', () => {
         ],
       },
     });
+  });
+
+  it('llama.cpp naming a file that is not a GGUF: never hashed', async () => {
+    const e = await engine({ engineType: 'llamacpp', routes: { 'GET /props': { model_path: path.join(root, 'gguf', 'notes.gguf') } } });
+    expect((await locateModel({ url: e.url, type: 'llamacpp' }, 'x', read, { env: {} })).location).toEqual({ ok: false, reason: `llama.cpp names ${path.join(root, 'gguf', 'notes.gguf')}, which is not a GGUF file` });
   });
 
   it('llama.cpp in a container: a model_path not on this machine is unlocated, with the path in the reason', async () => {

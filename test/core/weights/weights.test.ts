@@ -116,7 +116,7 @@ describe('Weights', () => {
     const fd = fs.openSync(file, 'w');
     fs.ftruncateSync(fd, 128 * 1024 * 1024);
     fs.closeSync(fd);
-    const w = new Weights({ dir: path.join(root, 'home-big', 'weights'), log: memoryLog().child('w'), hasher: new WorkerHasher({ progressMs: 5 }) });
+    const w = new Weights({ dir: path.join(root, 'home-big', 'weights'), log: memoryLog().child('w'), hasher: new WorkerHasher({ progressMs: 5 }), progressEventMs: 1 });
     let ticks = 0;
     let sawProgress = 0;
     const timer = setInterval(() => ticks++, 2);

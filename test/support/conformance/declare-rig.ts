@@ -21,14 +21,15 @@ const BIN = path.join(repoRoot, 'bin', 'swan-provider.js');
 export const KEY = 'sk-prov-declare-0000000000';
 export const sha = (b: string | Buffer): string => createHash('sha256').update(b).digest('hex');
 
-/** Deterministic bytes standing for weights (not zeros: a wrong offset would change the hash). */
-function weightBytes(n: number, seed: number): Buffer {
+/** Deterministic bytes standing for weights (not zeros: a wrong offset would change the hash); `gguf` starts them with GGUF's magic. */
+function weightBytes(n: number, seed: number, gguf = false): Buffer {
   const b = Buffer.alloc(n);
   let x = seed;
   for (let i = 0; i < n; i++) {
     x = (x * 1103515245 + 12345) >>> 0;
     b[i] = x >>> 24;
   }
+  if (gguf) b.write('GGUF', 0, 'latin1');
   return b;
 }
 
@@ -43,7 +44,7 @@ export interface ModelFiles {
 /** The files, laid out as llama.cpp, the Hugging Face cache, Ollama and a Go node keep them. */
 export function layOutModelFiles(): ModelFiles {
   const userHome = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-declare-user-'));
-  const gguf = { path: path.join(userHome, 'models', 'qwen2.5-0.5b-instruct-q4_k_m.gguf'), bytes: weightBytes(3 * 1024 * 1024 + 5, 1) };
+  const gguf = { path: path.join(userHome, 'models', 'qwen2.5-0.5b-instruct-q4_k_m.gguf'), bytes: weightBytes(3 * 1024 * 1024 + 5, 1, true) };
   fs.mkdirSync(path.dirname(gguf.path), { recursive: true });
   fs.writeFileSync(gguf.path, gguf.bytes);
 
@@ -61,7 +62,7 @@ export function layOutModelFiles(): ModelFiles {
   fs.symlinkSync(`../../blobs/${sha(weights)}`, path.join(snapshot, 'model.safetensors'));
   fs.symlinkSync('../../blobs/c0ffee', path.join(snapshot, 'config.json'));
 
-  const ollamaBytes = weightBytes(2 * 1024 * 1024 + 7, 3);
+  const ollamaBytes = weightBytes(2 * 1024 * 1024 + 7, 3, true);
   const blob = `sha256-${sha(ollamaBytes)}`;
   fs.mkdirSync(path.join(userHome, '.ollama', 'models', 'blobs'), { recursive: true });
   fs.writeFileSync(path.join(userHome, '.ollama', 'models', 'blobs', blob), ollamaBytes);
