@@ -59,11 +59,14 @@ export async function locateModel(engine: { url: string; type?: EngineType; apiK
       let root = str(modelEntry(models, engineModel)?.root);
       if (!root && engine.type === 'sglang') root = str((await read.get(engine.url, '/get_model_info', engine.apiKey))?.model_path);
       const via = engine.type === 'vllm' ? 'vLLM /v1/models root' : 'SGLang model path';
+      if (!root) return { location: { ok: false, reason: `${engine.type === 'vllm' ? 'vLLM' : 'SGLang'} does not say where this model's files are (no root in /v1/models)` } };
       return huggingFace(root, via, where);
     }
     case 'tgi': {
       const info = await read.get(engine.url, '/info', engine.apiKey);
-      const facts = huggingFace(str(info?.model_id), 'TGI /info model_id', where);
+      const modelId = str(info?.model_id);
+      if (!modelId) return { location: { ok: false, reason: "TGI does not say which model it serves (no model_id in /info)" } };
+      const facts = huggingFace(modelId, 'TGI /info model_id', where);
       const dtype = str(info?.model_dtype)?.replace(/^torch\./, '');
       return dtype && !facts.quantization ? { ...facts, quantization: dtype } : facts;
     }
@@ -151,8 +154,7 @@ export function hfCacheDir(env: NodeJS.ProcessEnv): string | undefined {
   return home ? path.join(home, '.cache', 'huggingface', 'hub') : undefined;
 }
 
-function huggingFace(root: string | undefined, via: string, where: LocateEnv): ModelFacts {
-  if (!root) return { location: { ok: false, reason: `${via} is not given` } };
+function huggingFace(root: string, via: string, where: LocateEnv): ModelFacts {
   const dir = resolveModelRoot(root, where.env);
   if (!dir) return { location: { ok: false, reason: `${via} is ${root}, which is neither a folder on this machine nor in its Hugging Face cache` } };
   if (isFile(dir)) {

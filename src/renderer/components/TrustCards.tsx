@@ -52,7 +52,7 @@ const STATE: Record<ModelWeightsView['state'], { tone: 'ok' | 'info' | 'warn' | 
   verified: { tone: 'ok', text: 'verified' },
   hashing: { tone: 'info', text: 'verifying' },
   queued: { tone: 'muted', text: 'queued' },
-  unlocated: { tone: 'warn', text: 'files not found' },
+  unlocated: { tone: 'muted', text: 'not provable here' },
   failed: { tone: 'bad', text: 'unreadable' },
 };
 
