@@ -9,7 +9,8 @@ type Db = Database.Database;
 export interface Migration {
   version: number;
   name: string;
-  up(db: Db): void;
+  /** `progress` says what a long step is doing (logged: an upgrade of a big ledger takes seconds). */
+  up(db: Db, progress: (line: string) => void): void;
 }
 
 /** Width of a rollup bucket. Every real time zone offset is a multiple of 15 minutes, so local
@@ -283,7 +284,7 @@ export class SchemaTooNewError extends Error {
  * Brings the database up to `target` (default: the latest step). Returns the versions applied.
  * Throws SchemaTooNewError when the file is ahead of this code.
  */
-export function migrate(db: Db, target: number = LATEST_VERSION, steps: readonly Migration[] = migrations): number[] {
+export function migrate(db: Db, target: number = LATEST_VERSION, steps: readonly Migration[] = migrations, progress: (line: string) => void = () => undefined): number[] {
   db.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
   const current = schemaVersion(db);
   const known = steps[steps.length - 1]?.version ?? 0;
@@ -297,7 +298,7 @@ export function migrate(db: Db, target: number = LATEST_VERSION, steps: readonly
     const ran = db
       .transaction(() => {
         if (schemaVersion(db) >= step.version) return false;
-        step.up(db);
+        step.up(db, progress);
         mark.run(step.version, step.name, Date.now());
         return true;
       })

@@ -11,7 +11,7 @@
 import type Database from 'better-sqlite3';
 import type { LocalLifetimeView, ModelUsage, UsageBucket, UsageReport } from '../../shared/bridge';
 import type { UsageRecord, UsageTotals } from '../../shared/types';
-import type { CsvRow } from './csv';
+import { csvLine, type CsvRow } from './csv';
 import { ROLLUP_DAY_MS, ROLLUP_MS } from './migrations';
 import { percentileOfSorted } from './percentile';
 import { bucketStarts, nextBucket, type BucketSize } from './time-buckets';
@@ -50,6 +50,13 @@ export interface Cursor {
   id: number;
 }
 export type CsvPageRow = CsvRow & { id: number };
+
+/** A page of the CSV: its lines, how many, and where the next page starts (null: this was the last). */
+export interface CsvPage {
+  text: string;
+  rows: number;
+  next: Cursor | null;
+}
 
 export function emptyTotals(): UsageTotals {
   return { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0, energyWh: 0, cost: 0 };
@@ -237,13 +244,16 @@ export class UsageQueries {
     return (this.s.recent.all(limit) as UsageRow[]).map(rowToRecord);
   }
 
-  /** One page of CSV rows after the cursor (finished_at, id), oldest first. */
-  csvPage(from: number, to: number, after: Cursor | null, limit: number): CsvPageRow[] {
-    const rows = after
-      ? // The cursor's time is the new lower bound, so each page starts its index search where the last one ended.
-        this.s.csvNext.all(Math.max(from, after.finishedAt), to, after.finishedAt, after.id, limit)
-      : this.s.csvFirst.all(from, to, limit);
-    return (rows as CsvRaw[]).map(csvRow);
+  /** One page of CSV lines after the cursor (finished_at, id), oldest first; `next` is null on the last page. */
+  csvPage(from: number, to: number, after: Cursor | null, limit: number): CsvPage {
+    const rows = (
+      after
+        ? // The cursor's time is the new lower bound, so each page starts its index search where the last one ended.
+          this.s.csvNext.all(Math.max(from, after.finishedAt), to, after.finishedAt, after.id, limit)
+        : this.s.csvFirst.all(from, to, limit)
+    ) as CsvRaw[];
+    const last = rows[rows.length - 1];
+    return { text: rows.map((r) => csvLine(csvRow(r))).join(''), rows: rows.length, next: rows.length === limit && last ? { finishedAt: last[6], id: last[0] } : null };
   }
 }
 

@@ -1,0 +1,101 @@
+// What the console, the CLI and the agent ask of the ledger: totals, reports, the lifetime comparison
+// with the platform, recent rows and the CSV. Ranges are [from, to) in epoch ms of finishedAt. A query of a
+// file that cannot be read throws LedgerUnavailableError with owner-facing text, except today() and
+// last(), which feed status displays and answer zeros (health() says why).
+import type { ModelUsage, UsageReport } from '../../shared/bridge';
+import type { UsageRecord, UsageTotals } from '../../shared/types';
+import { csvHeaderLine } from './csv';
+import { LedgerUnavailableError, LedgerValueError } from './db-errors';
+import { emptyTotals, type HubLifetime } from './queries';
+import type { LedgerStore } from './store';
+import { DAY_MS, startOfLocalDay, type BucketSize } from './time-buckets';
+import { waitForDrain, type WritableLike } from './write-stream';
+
+/** CSV lines read per page: a page is read in one go, so writes are never held across an await. */
+const CSV_PAGE = 5000;
+
+export function checkRange(from: number, to: number): void {
+  if (!Number.isFinite(from) || !Number.isFinite(to) || from < 0) throw new LedgerValueError('invalid_range', `Invalid time range ${from}..${to}: use epoch milliseconds.`);
+  if (to < from) throw new LedgerValueError('range_reversed', 'The end of the range is before its start.', 'to');
+}
+
+export class LedgerReader {
+  constructor(
+    private readonly store: LedgerStore,
+    private readonly now: () => number,
+  ) {}
+
+  totals(from: number, to: number): UsageTotals {
+    checkRange(from, to);
+    return this.store.read((q) => q.totals(from, to));
+  }
+
+  report(from: number, to: number, bucket: BucketSize): UsageReport {
+    checkRange(from, to);
+    return this.store.read((q) => q.report(from, to, bucket));
+  }
+
+  /** Since local midnight; zeros (never an exception) while the database cannot be read. */
+  today(): UsageTotals {
+    const now = this.now();
+    return this.statusTotals(startOfLocalDay(now), now + 1);
+  }
+
+  /** The last `days` × 24 hours up to now; zeros while the database cannot be read, like today(). */
+  last(days: number): UsageTotals {
+    const now = this.now();
+    return this.statusTotals(Math.max(0, now - days * DAY_MS), now + 1);
+  }
+
+  /** What this ledger holds of hub traffic over its whole life (for comparing with the platform's record). */
+  hubLifetime(): HubLifetime {
+    return this.store.read((q) => q.hubLifetime());
+  }
+
+  topModels(from: number, to: number, n: number): ModelUsage[] {
+    checkRange(from, to);
+    return this.store.read((q) => q.perModel(from, to)).slice(0, Math.max(0, n));
+  }
+
+  /** The newest records, newest first. */
+  recent(limit: number): UsageRecord[] {
+    const n = Math.min(10_000, Math.max(1, Math.floor(limit)));
+    return this.store.read((q) => q.recent(n));
+  }
+
+  exportCsv(from: number, to: number): string {
+    checkRange(from, to);
+    return this.store.read((q) => {
+      const parts = [csvHeaderLine()];
+      for (let page = q.csvPage(from, to, null, CSV_PAGE); ; page = q.csvPage(from, to, page.next, CSV_PAGE)) {
+        parts.push(page.text);
+        if (!page.next) break;
+      }
+      return parts.join('');
+    });
+  }
+
+  /** Writes the CSV of [from, to) to `stream` page by page, honouring backpressure. Does not end the
+   * stream. Resolves with the number of records written. */
+  async exportCsvTo(stream: WritableLike, from: number, to: number): Promise<number> {
+    checkRange(from, to);
+    let rows = 0;
+    if (!stream.write(csvHeaderLine())) await waitForDrain(stream);
+    for (let page = this.store.read((q) => q.csvPage(from, to, null, CSV_PAGE)); ; ) {
+      if (page.rows > 0 && !stream.write(page.text)) await waitForDrain(stream);
+      rows += page.rows;
+      const next = page.next;
+      if (!next) return rows;
+      page = this.store.read((q) => q.csvPage(from, to, next, CSV_PAGE));
+    }
+  }
+
+  private statusTotals(from: number, to: number): UsageTotals {
+    try {
+      return this.totals(from, to);
+    } catch (err) {
+      if (!(err instanceof LedgerUnavailableError)) throw err;
+      return emptyTotals();
+    }
+  }
+}

@@ -1,0 +1,305 @@
+// The ledger's writes: one row per finished request, priced when written, and the delivered marks of hub
+// requests. record() never throws. When the file is locked, damaged, read-only or the disk is full, records
+// wait in a bounded in-memory queue (oldest dropped and counted beyond maxPending), the problem is logged in
+// plain words and shown by health(), and a timer retries with backoff — reopening the file when it was
+// damaged or vanished — until the queue is written.
+import type Database from 'better-sqlite3';
+import type { UsageRecord } from '../../shared/types';
+import { Ring } from '../../shared/ring';
+import type { Logger } from '../log';
+import type { LedgerSettings, PricingAt } from './stored-settings';
+import type { Connection, LedgerStore } from './store';
+import { validateRecord, type ValidRecord } from './usage-record';
+
+export interface WriterOptions {
+  /** Records held in memory while the database is unavailable. */
+  maxPending: number;
+  retryMinMs: number;
+  retryMaxMs: number;
+}
+
+interface Pending {
+  rec: ValidRecord;
+  /** The prices, rates and earnings flag in force when it finished. */
+  pricing: PricingAt;
+  /** false while its last message has not been handed to the hub (awaitingHub records). */
+  delivered: boolean;
+  /** Its row, once written (awaitingHub records only). */
+  rowId?: number;
+}
+
+interface Statements {
+  insert: Database.Statement;
+  /** Inserts rows and marks earlier rows delivered, in one transaction. */
+  insertMany: (items: readonly Pending[], marks?: readonly number[]) => void;
+}
+
+const FLUSH_BATCH = 5000;
+const DROP_LOG_EVERY_MS = 10_000;
+/** Rows awaiting delivery that are tracked in memory (the oldest are forgotten beyond this: they stay undelivered). */
+const MAX_AWAITING = 10_000;
+const NO_MARKS: readonly number[] = [];
+const NO_ITEMS: readonly Pending[] = [];
+
+const INSERT_SQL = `INSERT INTO usage (request_id, source, model, endpoint, started_at, finished_at, tokens_in, tokens_out,
+  estimated, latency_ms, ttft_ms, tokens_per_second, status, status_code, error, earnings, price_id,
+  rate_in, rate_out, rate_source, energy_wh, cost, delivered)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+export class LedgerWriter {
+  private readonly queue: Ring<Pending>;
+  /** Records written (or held) as not yet delivered, by request id. */
+  private readonly awaiting = new Map<string, Pending>();
+  /** Row ids to mark delivered that the database could not take yet: written with the held rows on retry. */
+  private marks: number[] = [];
+  dropped = 0;
+  invalid = 0;
+  private droppedThisEpisode = 0;
+  private lastDropLog = 0;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private retryDelay: number;
+  private st: Statements | null = null;
+
+  constructor(
+    private readonly store: LedgerStore,
+    private readonly settings: LedgerSettings,
+    private readonly log: Logger,
+    private readonly o: WriterOptions,
+    /** The health changed in a way the owner should hear of (held records lost, the database back). */
+    private readonly healthChanged: () => void,
+  ) {
+    this.queue = new Ring<Pending>(o.maxPending);
+    this.retryDelay = o.retryMinMs;
+    store.on('open', (conn) => this.prepare(conn));
+    store.on('failure', () => this.scheduleRetry());
+  }
+
+  /** Records held in memory, not yet in the database. */
+  get pending(): number {
+    return this.queue.size;
+  }
+
+  /** Stores one finished request. Never throws; see the ledger's health() for problems. */
+  record(r: UsageRecord): void {
+    try {
+      const checked = validateRecord(r);
+      if (!checked.ok) {
+        this.invalid++;
+        this.log.error(`Usage record refused (${checked.reason}); it was not stored.`, { requestId: (r as Partial<UsageRecord> | null)?.requestId });
+        return;
+      }
+      const item = this.pendingOf(checked.record);
+      if (this.store.closed) {
+        this.dropped++;
+        this.log.error('Usage record arrived after the ledger was closed; it was not stored.', { requestId: item.rec.requestId });
+        return;
+      }
+      if (this.store.usable && this.queue.size === 0 && this.insertNow([item])) return;
+      this.hold([item]);
+    } catch (err) {
+      // Last resort: nothing here may break the request path.
+      this.log.error(`Usage record could not be handled: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  /** Stores many records in one transaction (imports, benches). Never throws. */
+  recordBatch(records: UsageRecord[]): void {
+    const items: Pending[] = [];
+    for (const r of records) {
+      const checked = validateRecord(r);
+      if (checked.ok) items.push(this.pendingOf(checked.record));
+      else {
+        this.invalid++;
+        this.log.error(`Usage record refused (${checked.reason}); it was not stored.`);
+      }
+    }
+    if (items.length === 0 || this.store.closed) return;
+    if (this.store.usable && this.queue.size === 0 && this.insertNow(items)) return;
+    this.hold(items);
+  }
+
+  /**
+   * The last messages of these awaitingHub records were handed to the hub link: their rows become
+   * delivered, now, in one transaction. Until then (and after a crash in between) a row stays marked
+   * undelivered, which is the safe side: it is never counted as told to the hub when that is not known.
+   * Marks the database cannot take now are kept and written with the held rows when it works again.
+   */
+  markDelivered(...requestIds: string[]): void {
+    const rows: number[] = [];
+    for (const id of requestIds) {
+      const item = this.awaiting.get(id);
+      if (item === undefined) continue;
+      this.awaiting.delete(id);
+      item.delivered = true; // a record still held in memory is written as delivered
+      if (item.rowId !== undefined) rows.push(item.rowId);
+    }
+    if (rows.length === 0) return;
+    if (!this.store.usable || !this.st) {
+      this.marks.push(...rows);
+      this.scheduleRetry();
+      return;
+    }
+    try {
+      this.st.insertMany(NO_ITEMS, rows);
+    } catch (err) {
+      this.marks.push(...rows);
+      this.store.fail(err);
+    }
+  }
+
+  /** Writes what it can of the queue (closing). */
+  flushHeld(): void {
+    if ((this.queue.size > 0 || this.marks.length > 0) && this.store.conn) this.flush();
+  }
+
+  /** Stops retrying; says what is lost. */
+  close(): void {
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    if (this.queue.size > 0) {
+      this.log.error(`The ledger closed with ${this.queue.size} usage records it could not write; they are lost. ${this.store.failure?.message ?? ''}`.trim());
+    }
+  }
+
+  private prepare(conn: Connection): void {
+    const db = conn.db;
+    const insert = db.prepare(INSERT_SQL);
+    const mark = db.prepare('UPDATE usage SET delivered = 1 WHERE id = ?');
+    const insertMany = db.transaction((items: readonly Pending[], marks: readonly number[] = NO_MARKS) => {
+      for (const it of items) this.insertRow(insert, it);
+      for (const id of marks) mark.run(id);
+    });
+    this.st = { insert, insertMany };
+  }
+
+  private pendingOf(rec: ValidRecord): Pending {
+    const item: Pending = { rec, pricing: this.settings.current(), delivered: rec.awaitingHub !== true };
+    if (!item.delivered) {
+      if (this.awaiting.size >= MAX_AWAITING) this.awaiting.delete(this.awaiting.keys().next().value as string);
+      this.awaiting.set(rec.requestId, item);
+    }
+    return item;
+  }
+
+  /** Inserts rows now (one transaction); false after the store's fail(). */
+  private insertNow(items: Pending[]): boolean {
+    const st = this.st;
+    if (!st) return false;
+    try {
+      if (items.length === 1) this.insertRow(st.insert, items[0] as Pending);
+      else st.insertMany(items);
+      this.store.wrote();
+      return true;
+    } catch (err) {
+      this.store.fail(err);
+      return false;
+    }
+  }
+
+  private insertRow(insert: Database.Statement, item: Pending): void {
+    const { rec } = item;
+    const { earning: e, cost } = this.settings.price(rec, item.pricing);
+    const info = insert.run(
+      rec.requestId,
+      rec.source,
+      rec.model,
+      rec.endpoint,
+      rec.startedAt,
+      rec.finishedAt,
+      rec.tokensIn,
+      rec.tokensOut,
+      rec.estimated ? 1 : 0,
+      rec.latencyMs,
+      rec.ttftMs,
+      rec.tokensPerSecond,
+      rec.status,
+      rec.statusCode,
+      rec.error,
+      e.earnings,
+      e.priceId,
+      e.rate?.inputPerM ?? null,
+      e.rate?.outputPerM ?? null,
+      e.source,
+      rec.energyWh ?? null,
+      cost,
+      item.delivered ? 1 : 0,
+    );
+    if (!item.delivered) item.rowId = Number(info.lastInsertRowid);
+  }
+
+  private hold(items: Pending[]): void {
+    let droppedNow = 0;
+    for (const it of items) it.rowId = undefined; // a failed transaction rolled its rows back
+    for (const it of items) if (this.queue.push(it)) droppedNow++;
+    if (droppedNow > 0) {
+      this.dropped += droppedNow;
+      this.droppedThisEpisode += droppedNow;
+      const t = Date.now();
+      if (this.droppedThisEpisode === droppedNow || t - this.lastDropLog >= DROP_LOG_EVERY_MS) {
+        this.lastDropLog = t;
+        this.log.error(
+          `Usage records are being lost: ${this.queue.capacity} are already held in memory, so the oldest are dropped ` +
+            `(${this.droppedThisEpisode} so far). ${this.store.failure?.message ?? ''}`.trim(),
+        );
+        this.healthChanged();
+      }
+    }
+    this.scheduleRetry();
+  }
+
+  private scheduleRetry(): void {
+    if (this.retryTimer || this.store.closed || (!this.store.failure && this.queue.size === 0 && this.marks.length === 0)) return;
+    const delay = this.retryDelay;
+    this.retryDelay = Math.min(this.o.retryMaxMs, this.retryDelay * 2);
+    this.retryTimer = setTimeout(() => this.retry(), delay);
+    this.retryTimer.unref();
+  }
+
+  private retry(): void {
+    this.retryTimer = null;
+    if (this.store.closed) return;
+    if (!this.store.conn && !this.store.connect()) return; // connect() failed and rescheduled
+    const held = this.queue.size;
+    if (!this.flush()) return; // flush() failed and rescheduled
+    const wasFailing = this.store.failure !== null;
+    this.store.recovered();
+    this.retryDelay = this.o.retryMinMs;
+    if (wasFailing || held > 0) {
+      const lost = this.droppedThisEpisode > 0 ? ` ${this.droppedThisEpisode} records were dropped while it was away.` : '';
+      this.log.info(`The usage database ${this.store.file} is working again; wrote ${held} held records.${lost}`);
+      this.droppedThisEpisode = 0;
+      this.healthChanged();
+    }
+  }
+
+  /** Writes the queue in batches; false (after the store's fail()) when the database refused. */
+  private flush(): boolean {
+    const st = this.st;
+    if (!this.store.conn || !st) return false;
+    // Delivered marks kept while the database was away go with the first batch (or alone when none is held).
+    let marks = this.takeMarks();
+    try {
+      while (this.queue.size > 0) {
+        const batch = this.queue.peek(FLUSH_BATCH);
+        st.insertMany(batch, marks);
+        marks = NO_MARKS;
+        this.queue.drop(batch.length);
+      }
+      if (marks.length > 0) st.insertMany(NO_ITEMS, marks);
+      this.store.wrote();
+      return true;
+    } catch (err) {
+      for (const it of this.queue.peek(FLUSH_BATCH)) it.rowId = undefined; // rolled back
+      this.marks.push(...marks);
+      this.store.fail(err);
+      return false;
+    }
+  }
+
+  private takeMarks(): readonly number[] {
+    if (this.marks.length === 0) return NO_MARKS;
+    const ids = this.marks;
+    this.marks = [];
+    return ids;
+  }
+}
