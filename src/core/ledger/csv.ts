@@ -100,3 +100,62 @@ export function csvLine(r: CsvRow): string {
     ].join(',') + '\r\n'
   );
 }
+
+/** The columns a CSV line is made of, read as an array (csvRowOf) from `usage u`. */
+export const CSV_SELECT = `SELECT u.id, u.request_id, u.source, u.model, u.endpoint, u.started_at, u.finished_at, u.tokens_in, u.tokens_out,
+  u.estimated, u.latency_ms, u.ttft_ms, u.tokens_per_second, u.status, u.status_code, u.error, u.earnings,
+  u.rate_in, u.rate_out, u.rate_source, u.energy_wh, u.cost FROM usage u`;
+
+/** One csvSelect row as an array, in its column order. */
+export type CsvRaw = [
+  number,
+  string,
+  string,
+  string,
+  string,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number,
+  number | null,
+  number | null,
+  string,
+  number | null,
+  string | null,
+  number,
+  number | null,
+  number | null,
+  string | null,
+  number | null,
+  number | null,
+];
+
+/** A CSV_SELECT row as the CsvRow it is (its id beside). */
+export function csvRowOf(a: CsvRaw): CsvRow & { id: number } {
+  return {
+    id: a[0],
+    request_id: a[1],
+    source: a[2],
+    model: a[3],
+    endpoint: a[4],
+    started_at: a[5],
+    finished_at: a[6],
+    tokens_in: a[7],
+    tokens_out: a[8],
+    estimated: a[9],
+    latency_ms: a[10],
+    ttft_ms: a[11],
+    tokens_per_second: a[12],
+    status: a[13],
+    status_code: a[14],
+    error: a[15],
+    earnings: a[16],
+    input_per_m: a[17],
+    output_per_m: a[18],
+    rate_source: a[19],
+    energy_wh: a[20],
+    cost: a[21],
+  };
+}

@@ -1,10 +1,11 @@
-// Looking after the file: retention (old rows go with their summaries, oldest first, in short
+// Looking after the file: retention (old rows go with their rollups and summaries, oldest first, in short
 // transactions each leaving rows and summaries consistent) and SQLite's own consistency check.
 import type { Logger } from '../log';
 import { LedgerUnavailableError, LedgerValueError } from './db-errors';
 import { ROLLUP_DAY_MS, ROLLUP_MS } from './migrations';
 import type { LedgerStore } from './store';
 import { DAY_MS } from './time-buckets';
+import { PERF_BLOCK_MS, perfFromRowsSql } from './summaries';
 
 /** Rows deleted per transaction at most (the agent's writes wait for no longer than one of these). */
 const PRUNE_STEP_ROWS = 20_000;
@@ -38,12 +39,30 @@ export class LedgerMaintenance {
               sum(CASE WHEN source = 'hub' THEN tokens_out ELSE 0 END), sum(coalesce(energy_wh, 0)), sum(coalesce(cost, 0))
        FROM usage WHERE finished_at >= @day AND finished_at < @day + ${ROLLUP_DAY_MS} GROUP BY model`,
     );
+    // The summaries kept as rows are written (summaries.ts) go with them; a day or block cut part-way is
+    // made again from what is left of it.
+    const delCsv = conn.db.prepare('DELETE FROM usage_csv WHERE finished_at < ?');
+    const delPerfDays = conn.db.prepare('DELETE FROM usage_perf_1d WHERE day < ?');
+    const redoPerfDay = conn.db.prepare(perfFromRowsSql('usage_perf_1d'));
+    const delPerfBlocks = conn.db.prepare('DELETE FROM usage_perf_16d WHERE block < ?');
+    const redoPerfBlock = conn.db.prepare(
+      `INSERT INTO usage_perf_16d (block, model, metric, bin, n)
+       SELECT @block, model, metric, bin, sum(n) FROM usage_perf_1d WHERE day >= @block AND day < @block + ${PERF_BLOCK_MS} GROUP BY model, metric, bin`,
+    );
     const step = conn.db.transaction((upTo: number) => {
       const n = delRows.run(upTo).changes;
       delRollups.run(upTo);
       delDays.run(upTo);
+      delCsv.run(upTo);
+      delPerfDays.run(upTo);
+      delPerfBlocks.run(upTo);
       const day = upTo - (upTo % ROLLUP_DAY_MS);
-      if (day < upTo) redoDay.run({ day });
+      if (day < upTo) {
+        redoDay.run({ day });
+        redoPerfDay.run({ from: day, to: day + ROLLUP_DAY_MS });
+      }
+      const block = upTo - (upTo % PERF_BLOCK_MS);
+      if (block < upTo) redoPerfBlock.run({ block });
       return n;
     });
     let deleted = 0;

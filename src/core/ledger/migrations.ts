@@ -3,6 +3,8 @@
 // leaves the database at the previous version, never half-way. Steps are append-only: never edit a
 // step that has shipped; add a new one.
 import type Database from 'better-sqlite3';
+import { CSV_SELECT, csvLine, csvRowOf, type CsvRaw } from './csv';
+import { CSV_TABLE_SQL, PERF_TABLES_SQL, perfFromRowsSql } from './summaries';
 
 type Db = Database.Database;
 
@@ -255,7 +257,43 @@ export const migrations: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 6,
+    name: 'summaries kept as rows are written: CSV lines, latency and speed bins',
+    up(db, progress) {
+      // usage_csv and the perf bins (summaries.ts): written with each row from now on (the writer makes the
+      // line, a trigger the bins), made here once for the rows already in the file.
+      db.exec(CSV_TABLE_SQL);
+      backfillCsv(db, progress);
+      db.exec(PERF_TABLES_SQL);
+      const all = { from: 0, to: Number.MAX_SAFE_INTEGER };
+      db.prepare(perfFromRowsSql('usage_perf_1d')).run(all);
+      db.prepare(perfFromRowsSql('usage_perf_16d')).run(all);
+    },
+  },
 ];
+
+/** Rows formatted and written per statement batch when the CSV lines of an existing ledger are made. */
+const CSV_BACKFILL_PAGE = 10_000;
+
+/** v6: each existing row's CSV line, made the way the writer makes a new row's (csvLine). */
+function backfillCsv(db: Db, progress: (line: string) => void): void {
+  const total = (db.prepare('SELECT count(*) FROM usage').pluck().get() as number) ?? 0;
+  if (total === 0) return;
+  progress(`Usage database: making the CSV lines of ${total} records (once, for fast exports)…`);
+  const page = db.prepare(`${CSV_SELECT} WHERE u.id > ? ORDER BY u.id LIMIT ${CSV_BACKFILL_PAGE}`).raw(true);
+  const insert = db.prepare('INSERT INTO usage_csv (finished_at, id, line) VALUES (?, ?, ?)');
+  for (let after = 0; ; ) {
+    const rows = page.all(after) as CsvRaw[];
+    for (const raw of rows) {
+      const row = csvRowOf(raw);
+      insert.run(row.finished_at, row.id, csvLine(row));
+    }
+    if (rows.length < CSV_BACKFILL_PAGE) break;
+    after = rows[rows.length - 1]![0];
+  }
+}
+
 
 export const LATEST_VERSION = migrations[migrations.length - 1]!.version;
 

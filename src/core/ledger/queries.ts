@@ -5,15 +5,16 @@
 // a year of data costs rollup rows instead of a million records. Whole UTC days inside a range come
 // from the daily rollups (usage_1d, schema v5), so a year is 365 rows per model. A report bucket is
 // just such a range; local hours and days are whole 15-minute buckets in every time zone. Per-model
-// sums read the same three sources grouped by model. Percentiles need the raw values: they
-// read the covering index usage_model_perf (model, status, finished_at, latency_ms,
-// tokens_per_second) without touching the table.
+// sums read the same three sources grouped by model. Percentiles of a model with few requests in the
+// range read its values (the covering index usage_model_perf); a busier one's come from the perf
+// summaries (summaries.ts). The CSV reads the lines made when the rows were written (usage_csv).
 import type Database from 'better-sqlite3';
 import type { LocalLifetimeView, ModelUsage, UsageBucket, UsageReport } from '../../shared/bridge';
 import type { UsageRecord, UsageTotals } from '../../shared/types';
-import { csvLine, type CsvRow } from './csv';
+import type { CsvRow } from './csv';
 import { ROLLUP_DAY_MS, ROLLUP_MS } from './migrations';
 import { percentileOfSorted } from './percentile';
+import { binValue, METRIC, PERF_BLOCK_MS, perfBin } from './summaries';
 import { bucketStarts, nextBucket, type BucketSize } from './time-buckets';
 import { USAGE_COLUMNS, rowToRecord, type UsageRow } from './usage-record';
 
@@ -41,8 +42,28 @@ const RAW_SUMS = `count(*) AS requests, sum(${ERROR_STATUSES}) AS errors, sum(to
 const ROLLUP_SUMS =
   'sum(requests) AS requests, sum(errors) AS errors, sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out, sum(earnings) AS earnings, sum(energy_wh) AS energy_wh, sum(cost) AS cost';
 const RANGE = 'finished_at >= ? AND finished_at < ?';
-/** Values per model above which percentiles are taken from an even sample. */
-export const SAMPLE_CAP = 100_000;
+/** Successful requests of a model in a range up to which its percentiles are exact (read from its values). */
+export const EXACT_MAX = 5_000;
+
+/** Per bin, how many values fell in it. */
+interface PerfCounts {
+  latency: Map<number, number>;
+  speed: Map<number, number>;
+}
+
+/** The nearest-rank percentile of binned counts, as the value its bin stands for; null with no values. */
+function binnedPercentile(bins: Map<number, number> | undefined, p: number): number | null {
+  if (!bins || bins.size === 0) return null;
+  const sorted = [...bins].sort((a, b) => a[0] - b[0]);
+  const total = sorted.reduce((s, [, n]) => s + n, 0);
+  const rank = Math.min(total, Math.max(1, Math.ceil(p * total)));
+  let seen = 0;
+  for (const [bin, n] of sorted) {
+    seen += n;
+    if (seen >= rank) return binValue(bin);
+  }
+  return binValue(sorted[sorted.length - 1]![0]);
+}
 
 /** Where the previous CSV page ended. */
 export interface Cursor {
@@ -109,6 +130,9 @@ export class UsageQueries {
     | 'dayByModel'
     | 'latencies'
     | 'speeds'
+    | 'rawPerf'
+    | 'dayPerf'
+    | 'blockPerf'
     | 'recent'
     | 'csvFirst'
     | 'csvNext'
@@ -119,13 +143,6 @@ export class UsageQueries {
   >;
 
   constructor(db: Db) {
-    // Every priced row carries the rate it earned at (written with the row; migration v4 filled it in
-    // from prices for older rows), so the CSV needs no join on prices. Its pages are read as arrays and
-    // made into rows of one fixed shape (csvRow): better-sqlite3's objects of 20-odd keys cost 2-3x
-    // more, and v4's extra columns had made the 30-day export 1.4-1.7x slower (bench/ledger.ts).
-    const csvSelect = `SELECT u.id, u.${USAGE_COLUMNS.split(', ').join(', u.')}, u.earnings,
-      u.rate_in, u.rate_out, u.rate_source, u.energy_wh, u.cost
-      FROM usage u`;
     this.s = {
       rawTotals: db.prepare(`SELECT ${RAW_SUMS} FROM usage WHERE ${RANGE}`),
       rollTotals: db.prepare(`SELECT ${ROLLUP_SUMS} FROM usage_15m WHERE bucket >= ? AND bucket < ?`),
@@ -134,18 +151,19 @@ export class UsageQueries {
       // Less than two days of 15-minute rows (split() hands whole days to usage_1d), read by key.
       rollByModel: db.prepare(`SELECT model, ${ROLLUP_SUMS} FROM usage_15m WHERE bucket >= ? AND bucket < ? GROUP BY model`),
       dayByModel: db.prepare(`SELECT model, ${ROLLUP_SUMS} FROM usage_1d WHERE day >= ? AND day < ? GROUP BY model`),
-      latencies: db
-        .prepare(`SELECT latency_ms FROM usage INDEXED BY usage_model_perf WHERE model = ? AND status = 'ok' AND ${RANGE} AND id % ? = 0`)
-        .pluck(),
+      latencies: db.prepare(`SELECT latency_ms FROM usage INDEXED BY usage_model_perf WHERE model = ? AND status = 'ok' AND ${RANGE}`).pluck(),
       speeds: db
-        .prepare(
-          `SELECT tokens_per_second FROM usage INDEXED BY usage_model_perf WHERE model = ? AND status = 'ok' AND ${RANGE} AND id % ? = 0 AND tokens_per_second IS NOT NULL`,
-        )
+        .prepare(`SELECT tokens_per_second FROM usage INDEXED BY usage_model_perf WHERE model = ? AND status = 'ok' AND ${RANGE} AND tokens_per_second IS NOT NULL`)
         .pluck(),
+      // Every model's successful requests in a partial day at a range's edge (at most a day of rows).
+      rawPerf: db.prepare(`SELECT model, latency_ms, tokens_per_second FROM usage WHERE ${RANGE} AND status = 'ok'`).raw(true),
+      dayPerf: db.prepare('SELECT model, metric, bin, sum(n) FROM usage_perf_1d WHERE day >= ? AND day < ? GROUP BY model, metric, bin').raw(true),
+      blockPerf: db.prepare('SELECT model, metric, bin, sum(n) FROM usage_perf_16d WHERE block >= ? AND block < ? GROUP BY model, metric, bin').raw(true),
       recent: db.prepare(`SELECT ${USAGE_COLUMNS} FROM usage ORDER BY finished_at DESC, id DESC LIMIT ?`),
-      csvFirst: db.prepare(`${csvSelect} WHERE u.finished_at >= ? AND u.finished_at < ? ORDER BY u.finished_at, u.id LIMIT ?`).raw(true),
+      // The lines made when the rows were written (usage_csv, in (finished_at, id) order): one string a row.
+      csvFirst: db.prepare('SELECT finished_at, id, line FROM usage_csv WHERE finished_at >= ? AND finished_at < ? ORDER BY finished_at, id LIMIT ?').raw(true),
       csvNext: db
-        .prepare(`${csvSelect} WHERE u.finished_at >= ? AND u.finished_at < ? AND (u.finished_at > ? OR u.id > ?) ORDER BY u.finished_at, u.id LIMIT ?`)
+        .prepare('SELECT finished_at, id, line FROM usage_csv WHERE finished_at >= ? AND finished_at < ? AND (finished_at > ? OR id > ?) ORDER BY finished_at, id LIMIT ?')
         .raw(true),
       hubRollup: db.prepare(
         'SELECT sum(hub_requests) AS requests, sum(hub_errors) AS failed, sum(hub_tokens_in) AS tokens_in, sum(hub_tokens_out) AS tokens_out, sum(earnings) AS earnings FROM usage_1d',
@@ -167,7 +185,7 @@ export class UsageQueries {
   }
 
   /** Sums per model over [from, to); models without requests in it are left out. */
-  private modelSums(from: number, to: number): Map<string, UsageTotals> {
+  modelSums(from: number, to: number): Map<string, UsageTotals> {
     const out = new Map<string, UsageTotals>();
     const add = (rows: ModelSum[]): void => {
       for (const r of rows) {
@@ -185,25 +203,62 @@ export class UsageQueries {
   }
 
   /**
-   * Per-model sums, and percentiles of successful requests' latency and speed. Percentiles are exact
-   * up to SAMPLE_CAP successful requests of a model in the range; beyond that they come from an
-   * even 1-in-k sample by row id (at least SAMPLE_CAP / 2 values, well inside a 1% rank error).
+   * Per-model sums, and percentiles of successful requests' latency and speed. A model with at most
+   * EXACT_MAX requests in the range gets them exactly, from its values (nearest rank); a busier one from
+   * the perf summaries (usage_perf_16d, usage_perf_1d, and the rows of the partial days at the range's
+   * edges, binned the same way): within ±2.5 % of the true value, in a few thousand summary rows a year.
    */
   perModel(from: number, to: number): ModelUsage[] {
     const out: ModelUsage[] = [];
+    let summaries: Map<string, PerfCounts> | undefined;
     for (const [model, t] of this.modelSums(from, to)) {
-      const stride = Math.max(1, Math.ceil((t.requests - t.errors) / SAMPLE_CAP));
-      const lat = Float64Array.from(this.s.latencies.all(model, from, to, stride) as number[]).sort();
-      const tps = Float64Array.from(this.s.speeds.all(model, from, to, stride) as number[]).sort();
-      out.push({
-        model,
-        ...t,
-        p50LatencyMs: percentileOfSorted(lat, 0.5),
-        p95LatencyMs: percentileOfSorted(lat, 0.95),
-        p50TokensPerSecond: percentileOfSorted(tps, 0.5),
-      });
+      let p: { p50LatencyMs: number | null; p95LatencyMs: number | null; p50TokensPerSecond: number | null };
+      if (t.requests - t.errors <= EXACT_MAX) {
+        const lat = Float64Array.from(this.s.latencies.all(model, from, to) as number[]).sort();
+        const tps = Float64Array.from(this.s.speeds.all(model, from, to) as number[]).sort();
+        p = { p50LatencyMs: percentileOfSorted(lat, 0.5), p95LatencyMs: percentileOfSorted(lat, 0.95), p50TokensPerSecond: percentileOfSorted(tps, 0.5) };
+      } else {
+        summaries ??= this.perfCounts(from, to);
+        const c = summaries.get(model);
+        p = { p50LatencyMs: binnedPercentile(c?.latency, 0.5), p95LatencyMs: binnedPercentile(c?.latency, 0.95), p50TokensPerSecond: binnedPercentile(c?.speed, 0.5) };
+      }
+      out.push({ model, ...t, ...p });
     }
     return out.sort((a, b) => b.requests - a.requests || b.tokensOut - a.tokensOut || a.model.localeCompare(b.model));
+  }
+
+  /** Per model, how many successful requests of [from, to) fell in each latency and speed bin. */
+  private perfCounts(from: number, to: number): Map<string, PerfCounts> {
+    const out = new Map<string, PerfCounts>();
+    const of = (model: string): PerfCounts => {
+      let c = out.get(model);
+      if (!c) out.set(model, (c = { latency: new Map(), speed: new Map() }));
+      return c;
+    };
+    const add = (rows: Array<[string, number, number, number]>): void => {
+      for (const [model, metric, bin, n] of rows) {
+        const m = metric === METRIC.latency ? of(model).latency : of(model).speed;
+        m.set(bin, (m.get(bin) ?? 0) + n);
+      }
+    };
+    const days = cut(from, to, ROLLUP_DAY_MS);
+    for (const [a, b] of days.edges) {
+      for (const [model, latency, speed] of this.s.rawPerf.all(a, b) as Array<[string, number, number | null]>) {
+        const c = of(model);
+        const lb = perfBin(latency);
+        c.latency.set(lb, (c.latency.get(lb) ?? 0) + 1);
+        if (speed !== null) {
+          const sb = perfBin(speed);
+          c.speed.set(sb, (c.speed.get(sb) ?? 0) + 1);
+        }
+      }
+    }
+    if (days.whole) {
+      const blocks = cut(days.whole[0], days.whole[1], PERF_BLOCK_MS);
+      if (blocks.whole) add(this.s.blockPerf.all(blocks.whole[0], blocks.whole[1]) as Array<[string, number, number, number]>);
+      for (const [a, b] of blocks.edges) add(this.s.dayPerf.all(a, b) as Array<[string, number, number, number]>);
+    }
+    return out;
   }
 
   /** Buckets in local time, every bucket of the range present (zeros included), oldest first. */
@@ -251,61 +306,10 @@ export class UsageQueries {
         ? // The cursor's time is the new lower bound, so each page starts its index search where the last one ended.
           this.s.csvNext.all(Math.max(from, after.finishedAt), to, after.finishedAt, after.id, limit)
         : this.s.csvFirst.all(from, to, limit)
-    ) as CsvRaw[];
+    ) as Array<[number, number, string]>;
+    let text = '';
+    for (const r of rows) text += r[2];
     const last = rows[rows.length - 1];
-    return { text: rows.map((r) => csvLine(csvRow(r))).join(''), rows: rows.length, next: rows.length === limit && last ? { finishedAt: last[6], id: last[0] } : null };
+    return { text, rows: rows.length, next: rows.length === limit && last ? { finishedAt: last[0], id: last[1] } : null };
   }
-}
-
-/** One csvSelect row as an array, in its column order. */
-type CsvRaw = [
-  number,
-  string,
-  string,
-  string,
-  string,
-  number,
-  number,
-  number,
-  number,
-  number,
-  number,
-  number | null,
-  number | null,
-  string,
-  number | null,
-  string | null,
-  number,
-  number | null,
-  number | null,
-  string | null,
-  number | null,
-  number | null,
-];
-
-function csvRow(a: CsvRaw): CsvPageRow {
-  return {
-    id: a[0],
-    request_id: a[1],
-    source: a[2],
-    model: a[3],
-    endpoint: a[4],
-    started_at: a[5],
-    finished_at: a[6],
-    tokens_in: a[7],
-    tokens_out: a[8],
-    estimated: a[9],
-    latency_ms: a[10],
-    ttft_ms: a[11],
-    tokens_per_second: a[12],
-    status: a[13],
-    status_code: a[14],
-    error: a[15],
-    earnings: a[16],
-    input_per_m: a[17],
-    output_per_m: a[18],
-    rate_source: a[19],
-    energy_wh: a[20],
-    cost: a[21],
-  };
 }

@@ -10,6 +10,7 @@ import type { Logger } from '../log';
 import type { LedgerSettings, PricingAt } from './stored-settings';
 import type { Connection, LedgerStore } from './store';
 import { validateRecord, type ValidRecord } from './usage-record';
+import { csvLine, type CsvRow } from './csv';
 
 export interface WriterOptions {
   /** Records held in memory while the database is unavailable. */
@@ -29,8 +30,7 @@ interface Pending {
 }
 
 interface Statements {
-  insert: Database.Statement;
-  /** Inserts rows and marks earlier rows delivered, in one transaction. */
+  /** Inserts rows (each with its CSV line) and marks earlier rows delivered, in one transaction. */
   insertMany: (items: readonly Pending[], marks?: readonly number[]) => void;
 }
 
@@ -164,12 +164,13 @@ export class LedgerWriter {
   private prepare(conn: Connection): void {
     const db = conn.db;
     const insert = db.prepare(INSERT_SQL);
+    const line = db.prepare('INSERT INTO usage_csv (finished_at, id, line) VALUES (?, ?, ?)');
     const mark = db.prepare('UPDATE usage SET delivered = 1 WHERE id = ?');
     const insertMany = db.transaction((items: readonly Pending[], marks: readonly number[] = NO_MARKS) => {
-      for (const it of items) this.insertRow(insert, it);
+      for (const it of items) this.insertRow(insert, line, it);
       for (const id of marks) mark.run(id);
     });
-    this.st = { insert, insertMany };
+    this.st = { insertMany };
   }
 
   private pendingOf(rec: ValidRecord): Pending {
@@ -186,8 +187,7 @@ export class LedgerWriter {
     const st = this.st;
     if (!st) return false;
     try {
-      if (items.length === 1) this.insertRow(st.insert, items[0] as Pending);
-      else st.insertMany(items);
+      st.insertMany(items);
       this.store.wrote();
       return true;
     } catch (err) {
@@ -196,35 +196,61 @@ export class LedgerWriter {
     }
   }
 
-  private insertRow(insert: Database.Statement, item: Pending): void {
+  /** One row, its CSV line (made now: a row never changes after) and, by trigger, its summaries. */
+  private insertRow(insert: Database.Statement, line: Database.Statement, item: Pending): void {
     const { rec } = item;
     const { earning: e, cost } = this.settings.price(rec, item.pricing);
-    const info = insert.run(
-      rec.requestId,
-      rec.source,
-      rec.model,
-      rec.endpoint,
-      rec.startedAt,
-      rec.finishedAt,
-      rec.tokensIn,
-      rec.tokensOut,
-      rec.estimated ? 1 : 0,
-      rec.latencyMs,
-      rec.ttftMs,
-      rec.tokensPerSecond,
-      rec.status,
-      rec.statusCode,
-      rec.error,
-      e.earnings,
-      e.priceId,
-      e.rate?.inputPerM ?? null,
-      e.rate?.outputPerM ?? null,
-      e.source,
-      rec.energyWh ?? null,
+    const row: CsvRow = {
+      request_id: rec.requestId,
+      source: rec.source,
+      model: rec.model,
+      endpoint: rec.endpoint,
+      started_at: rec.startedAt,
+      finished_at: rec.finishedAt,
+      tokens_in: rec.tokensIn,
+      tokens_out: rec.tokensOut,
+      estimated: rec.estimated ? 1 : 0,
+      latency_ms: rec.latencyMs,
+      ttft_ms: rec.ttftMs,
+      tokens_per_second: rec.tokensPerSecond,
+      status: rec.status,
+      status_code: rec.statusCode,
+      error: rec.error,
+      earnings: e.earnings,
+      input_per_m: e.rate?.inputPerM ?? null,
+      output_per_m: e.rate?.outputPerM ?? null,
+      rate_source: e.source,
+      energy_wh: rec.energyWh ?? null,
       cost,
+    };
+    const info = insert.run(
+      row.request_id,
+      row.source,
+      row.model,
+      row.endpoint,
+      row.started_at,
+      row.finished_at,
+      row.tokens_in,
+      row.tokens_out,
+      row.estimated,
+      row.latency_ms,
+      row.ttft_ms,
+      row.tokens_per_second,
+      row.status,
+      row.status_code,
+      row.error,
+      row.earnings,
+      e.priceId,
+      row.input_per_m,
+      row.output_per_m,
+      row.rate_source,
+      row.energy_wh,
+      row.cost,
       item.delivered ? 1 : 0,
     );
-    if (!item.delivered) item.rowId = Number(info.lastInsertRowid);
+    const id = Number(info.lastInsertRowid);
+    line.run(row.finished_at, id, csvLine(row));
+    if (!item.delivered) item.rowId = id;
   }
 
   private hold(items: Pending[]): void {

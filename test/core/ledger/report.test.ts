@@ -6,6 +6,7 @@ import type { UsageRecord } from '../../../src/shared/types';
 import type { Ledger } from '../../../src/core/ledger/ledger';
 import { bucketStarts, type BucketSize } from '../../../src/core/ledger/time-buckets';
 import { ledgerPerTest, rec } from '../../support/ledger/helpers';
+import { EXACT_MAX } from '../../../src/core/ledger/queries';
 
 const savedTz = process.env.TZ;
 beforeAll(() => {
@@ -165,15 +166,29 @@ describe('per model: percentiles, error rate, top models', () => {
     ]);
   });
 
-  it('above 100,000 successful requests of a model, percentiles come from an even sample and stay within 1%', () => {
-    const t = local(2025, 3, 1);
-    const n = 150_000;
+  it('above EXACT_MAX successful requests of a model, percentiles come from the perf summaries, within 2.5 %', () => {
+    // 40 days from mid-day: partial days at both edges, whole days, and whole 16-day blocks.
+    const t = local(2025, 3, 1, 13);
+    const n = 20_000;
+    const step = Math.floor((40 * 86_400_000) / n);
     const batch: UsageRecord[] = [];
-    for (let i = 0; i < n; i++) batch.push(rec(t + i * 1000, { model: 'busy', latencyMs: ((i * 7919) % n) + 1 }));
+    const values: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const latency = 100 + ((i * 7919) % 5000);
+      values.push(latency);
+      batch.push(rec(t + i * step, { model: 'busy', latencyMs: latency, tokensPerSecond: latency / 10 }));
+    }
     ledger.recordBatch(batch);
-    const m = ledger.report(t, t + n * 1000, 'day').perModel[0]!;
-    expect(Math.abs(m.p50LatencyMs! - n * 0.5) / n).toBeLessThan(0.01);
-    expect(Math.abs(m.p95LatencyMs! - n * 0.95) / n).toBeLessThan(0.01);
+    expect(n).toBeGreaterThan(EXACT_MAX);
+    const sorted = Float64Array.from(values).sort();
+    const exact = (p: number) => sorted[Math.ceil(p * n) - 1]!;
+    const m = ledger.report(t, t + n * step, 'day').perModel[0]!;
+    expect(Math.abs(m.p50LatencyMs! - exact(0.5)) / exact(0.5)).toBeLessThan(0.025);
+    expect(Math.abs(m.p95LatencyMs! - exact(0.95)) / exact(0.95)).toBeLessThan(0.025);
+    expect(Math.abs(m.p50TokensPerSecond! - exact(0.5) / 10) / (exact(0.5) / 10)).toBeLessThan(0.025);
+    // The same range read from the rows alone (below the cut) is exact: a short range of the same model.
+    const few = ledger.report(t, t + 100 * step, 'day').perModel[0]!;
+    expect(few.p50LatencyMs).toBe(Float64Array.from(values.slice(0, 100)).sort()[49]);
   });
 });
 
