@@ -59,6 +59,14 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live: an engine added in the co
     await bridge.invoke('engines.addEndpoint', { url: llama.url, model: 'tiny' });
     await eventually(async () => (await hubHealth('tiny')) === 'healthy', 'tiny announced and healthy at the hub', 20_000);
     expect((await ask()).usage?.completion_tokens).toBe(2);
+    // A random-weight file named "tiny" (147,392 parameters, as llama-server reports) is no catalogue model:
+    // nothing is offered on a likeness of names.
+    const first = await eventually(async () => {
+      const s = await snapshot();
+      return s.catalogue?.state === 'ok' ? s : undefined;
+    }, 'the catalogue read');
+    expect(first.engines.find((e) => e.url === llama.url)?.modelMeta?.[first.engines.find((e) => e.url === llama.url)!.models[0]!]).toMatchObject({ parameters: 147_392 });
+    expect(first.catalogue?.models.tiny).toMatchObject({ known: false, suggestions: [] });
 
     await llama.kill();
     await eventually(async () => (await hubHealth('tiny')) === 'unhealthy', 'tiny unhealthy at the hub', HEALTH_INTERVAL_S * 1000 + 5000);
