@@ -145,10 +145,12 @@ export class GoHub extends EventEmitter {
 
   private accept(ws: WebSocket): void {
     this.connections++;
-    this.ws?.terminate();
-    this.ws = ws;
     ws.on('error', () => {});
-    ws.on('close', () => this.emit('close'));
+    // A connection is the provider's once it registers with the key, as on the real hub: a dial that never
+    // registers (doctor's reachability check) neither replaces the provider's link nor counts as its close.
+    ws.on('close', () => {
+      if (ws === this.ws) this.emit('close');
+    });
     ws.on('message', (data) => {
       const raw = data.toString();
       let msg: { type?: unknown; request_id?: unknown; payload?: unknown };
@@ -166,6 +168,10 @@ export class GoHub extends EventEmitter {
       };
       this.frames.push(frame);
       if (frame.type === 'register') {
+        if (frame.payload.token === this.opts.token && ws !== this.ws) {
+          this.ws?.terminate();
+          this.ws = ws;
+        }
         if (frame.payload.token !== this.opts.token) {
           ws.send(JSON.stringify({ type: 'error', payload: { code: 401, message: 'invalid provider API key' } }));
           ws.close();
