@@ -68,3 +68,17 @@ test('gateway keys: created once-visible after the owner approved, listed, revok
   await app.getByRole('button', { name: 'Revoke key laptop' }).click();
   await expect(app.getByTestId('gateway-key')).toHaveCount(0);
 });
+
+test('fleet tokens: made once-visible only after the owner approved outside the console, listed, revoked', async ({ app, stack }) => {
+  await go(app, 'fleet');
+  await app.getByTestId('fleet-token-name').fill('office-pc');
+  await app.getByTestId('fleet-token-create').click();
+  await expect(app.getByTestId('owner-approval-code')).toBeVisible();
+  await expect(app.getByTestId('fleet-token')).toHaveCount(0);
+  await stack.approve((await app.getByTestId('owner-approval-code').textContent())!.replace(/^approve /, ''));
+  await expect(app.getByTestId('fleet-token-value')).toHaveText(/^\S{20,}$/);
+  await expect(app.getByTestId('fleet-token')).toHaveCount(1);
+  await app.getByRole('button', { name: 'Revoke the fleet token office-pc' }).click();
+  await expect(app.getByTestId('fleet-token')).toHaveCount(0);
+  await expect(app.getByTestId('fleet-token-made')).toHaveCount(0);
+});

@@ -19,6 +19,7 @@ const TITLES: Record<OwnerConfirmation['kind'], string> = {
   key_destination: 'Send your provider key to a new server?',
   gateway_key: 'Create a gateway key?',
   engine_endpoint: 'Add an engine outside your network?',
+  fleet_token: 'Let another console read this rig?',
 };
 
 export function approvalPrompt(c: OwnerConfirmation): ApprovalPrompt {

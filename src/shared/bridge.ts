@@ -545,7 +545,13 @@ export const invokeSchemas = {
   'fleet.openConsole': z.object({ id: z.string().min(1).max(64) }).strict(),
   'fleet.usage': z.object({}).strict(),
   'fleet.tokens.list': z.object({}).strict(),
-  'fleet.tokens.create': z.object({ name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'use letters, digits, dot, dash or underscore (1-64)') }).strict(),
+  'fleet.tokens.create': z
+    .object({
+      name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'use letters, digits, dot, dash or underscore (1-64)'),
+      /** The approval the owner gave for this token (the first call is refused with OWNER_CONFIRMATION_REQUIRED). */
+      approvalId: z.string().regex(/^[0-9a-f]{24}$/).optional(),
+    })
+    .strict(),
   'fleet.tokens.revoke': z.object({ name: z.string().min(1).max(64) }).strict(),
 } as const satisfies { readonly [C in ChannelName]: z.ZodType }; // the names are channels.ts's: none missing, none extra
 

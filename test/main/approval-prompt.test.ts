@@ -25,5 +25,6 @@ describe('approvalPrompt', () => {
     expect(p.detail).toContain('ABCD-EFGH');
     expect(approvalPrompt({ ...c, insecure: [] }).detail).not.toContain('Not encrypted');
     expect(approvalPrompt({ ...c, kind: 'gateway_key' }).message).toMatch(/gateway key/);
+    expect(approvalPrompt({ ...c, kind: 'fleet_token' }).message).toMatch(/read this rig/);
   });
 });

@@ -86,7 +86,9 @@ export class BridgeHandlers {
   constructor(private readonly agent: BridgeDeps) {
     const a = agent;
     this.table = {
-      ...fleetVerbs(a.fleet, a.log),
+      ...fleetVerbs(a.fleet, a.log, (name, approvalId) =>
+        this.requireOwner('fleet_token', name, approvalId, `Create the fleet token "${name}": whoever holds it can read this rig's figures (models, requests, earnings) until you revoke it.`),
+      ),
       'snapshot.get': () => a.snapshot(),
       'models.setEnabled': ({ model, enabled }) => {
         if (!a.registry.get(model)) throw new BridgeError('not_found', `No model "${model}" is known here. Rescan engines or add it to models.json.`);
@@ -213,17 +215,8 @@ export class BridgeHandlers {
       'gateway.keys.create': ({ name, approvalId }) => {
         // A gateway key is a credential to this machine's engines: minted only with the owner's approval,
         // given outside the console; the call that follows it (with the approval's id) gets the key, once.
-        if (approvalId === undefined || !a.approvals.redeem(approvalId, 'gateway_key', name)) {
-          if (a.gatewayKeys.list().some((k) => k.name === name)) throw new BridgeError('already_exists', `A key named "${name}" already exists; revoke it first or pick another name.`);
-          const summary = `Create the gateway key "${name}": whoever holds it can run requests on this machine's engines through the local gateway.`;
-          const confirmation = a.approvals.request({ kind: 'gateway_key', summary, subject: name });
-          throw new BridgeError(
-            'OWNER_CONFIRMATION_REQUIRED',
-            `${summary} Only you can allow this: ${this.approveWhere(confirmation)}; then create it again.`,
-            approvalId === undefined ? undefined : 'approvalId',
-            confirmation,
-          );
-        }
+        if (a.gatewayKeys.list().some((k) => k.name === name)) throw new BridgeError('already_exists', `A key named "${name}" already exists; revoke it first or pick another name.`);
+        this.requireOwner('gateway_key', name, approvalId, `Create the gateway key "${name}": whoever holds it can run requests on this machine's engines through the local gateway.`);
         const k = a.gatewayKeys.create(name);
         a.emitSnapshot();
         return k;
@@ -292,6 +285,21 @@ export class BridgeHandlers {
   }
 
   /** Where the owner approves, in the refusal's words. */
+  /**
+   * A credential is minted only with the owner's approval, given outside the console: the first call is refused
+   * with the approval to give; the call that follows it (with the approval's id) goes through, once.
+   */
+  private requireOwner(kind: 'gateway_key' | 'fleet_token', name: string, approvalId: string | undefined, summary: string): void {
+    if (approvalId !== undefined && this.agent.approvals.redeem(approvalId, kind, name)) return;
+    const confirmation = this.agent.approvals.request({ kind, summary, subject: name });
+    throw new BridgeError(
+      'OWNER_CONFIRMATION_REQUIRED',
+      `${summary} Only you can allow this: ${this.approveWhere(confirmation)}; then create it again.`,
+      approvalId === undefined ? undefined : 'approvalId',
+      confirmation,
+    );
+  }
+
   private approveWhere(c: OwnerConfirmation): string {
     return this.agent.opts.mode === 'desktop' ? 'approve it in the dialog the app shows' : `approve it where the agent runs: \`${c.approveCommand}\`, or type "approve ${c.code}" in its terminal`;
   }

@@ -108,7 +108,7 @@ export function projection(i: ProjectionInput): { perDay: number; perMonth: numb
   const assumptions = [
     i.windowMs >= DAY_MS
       ? 'Traffic, the network rates and your electricity price stay as they were over the last 24 hours.'
-      : `Traffic, the network rates and your electricity price stay as they were over the last ${hours} hours (this ledger is younger than a day), scaled to 24 hours.`,
+      : `Traffic, the network rates and your electricity price stay as they were over the last ${hours === 1 ? 'hour' : `${hours} hours`} (this ledger is younger than a day), scaled to 24 hours.`,
     'Power is counted only while requests run; the GPU’s idle draw is not included.',
     'Earnings are this ledger’s figures at the network’s payout rates; the platform’s payout is the authority.',
     'A month is 30 days.',

@@ -5,11 +5,14 @@
 // Below: the read-only tokens that let other consoles read this rig.
 import { useEffect, useState } from 'react';
 import type { FleetRigView, FleetTokenView, FleetView, RigSummary } from '../../shared/fleet';
+import type { OwnerConfirmation } from '../../shared/bridge';
 import { getBridge } from '../bridge';
+import { approvalOf } from '../bridge/approvals';
 import { Badge, HealthBadge, LINK_LABEL, LINK_TONE } from '../components/Badge';
 import { Card, Stat } from '../components/Card';
 import { DataTable } from '../components/DataTable';
 import { ErrorText, StatusNote, TextField } from '../components/Field';
+import { KeyDestinationConfirm } from '../components/KeyDestinationConfirm';
 import { fmtAgo, fmtClock, fmtDateTime, fmtInt, fmtMoney, fmtPercent } from '../lib/format';
 import { useCall, useFetch } from '../lib/use-call';
 
@@ -283,10 +286,21 @@ function ShareThisRig() {
   const [made, setMade] = useState<{ name: string; token: string } | null>(null);
   const [tokens, setTokens] = useState<FleetTokenView[] | undefined>(undefined);
   const shown = tokens ?? list.data;
-  const [create, createState] = useCall(async () => {
-    const n = name.trim();
+  const [approval, setApproval] = useState<{ name: string; confirmation: OwnerConfirmation } | null>(null);
+  const [create, createState] = useCall(async (approved?: { name: string; approvalId: string }) => {
+    const n = approved?.name ?? name.trim();
     if (!TOKEN_NAME.test(n)) throw new Error('A token name uses only letters, digits, dots, dashes or underscores (1 to 64 characters), for example office-pc.');
-    const r = await getBridge().invoke('fleet.tokens.create', { name: n });
+    let r: { name: string; token: string };
+    try {
+      r = await getBridge().invoke('fleet.tokens.create', { name: n, ...(approved ? { approvalId: approved.approvalId } : {}) });
+    } catch (e) {
+      // A token outlives this console session, so the owner approves it outside the console; then it is made.
+      const c = approvalOf(e);
+      if (!c) throw e;
+      setApproval({ name: n, confirmation: c });
+      return;
+    }
+    setApproval(null);
     setMade({ name: r.name, token: r.token });
     setName('');
     setTokens(await getBridge().invoke('fleet.tokens.list', {}));
@@ -338,6 +352,13 @@ function ShareThisRig() {
           </button>
         </div>
       </form>
+      {approval && (
+        <KeyDestinationConfirm
+          confirmation={approval.confirmation}
+          onDone={(v) => (v.status === 'approved' ? void create({ name: approval.name, approvalId: v.approvalId }) : undefined)}
+          onCancel={() => setApproval(null)}
+        />
+      )}
       <ErrorText error={createState.error ?? revokeState.error} />
     </Card>
   );

@@ -11,6 +11,7 @@ import type { RigSummary, RigUsage } from '../../../src/shared/fleet';
 import { FLEET_TOKEN_PREFIX } from '../../../src/core/fleet/tokens';
 import { call, chat, registered, startStack, until, type Stack } from '../../support/stack';
 import { bearer, request, startRigConsole } from '../../support/fleet';
+import { createFleetToken } from '../../support/approvals';
 import type { ConsoleServer } from '../../../src/core/console/server';
 
 let stack: Stack;
@@ -22,7 +23,7 @@ beforeAll(async () => {
   stack = await startStack({ metrics: true });
   await registered(stack);
   con = await startRigConsole(stack.agent);
-  readToken = (await call(stack.agent, 'fleet.tokens.create', { name: 'garage-console' })).token;
+  readToken = (await createFleetToken(stack.agent, 'garage-console')).token;
   model = stack.agent.snapshot().models[0]!.id;
   const res = await chat(stack.hub!, { model, max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] });
   expect(res.status).toBe(200);
@@ -153,7 +154,7 @@ describe('a read-only fleet token', () => {
   });
 
   it('stops working the moment it is revoked, even by another process (the CLI)', async () => {
-    const other = (await call(stack.agent, 'fleet.tokens.create', { name: 'short-lived' })).token;
+    const other = (await createFleetToken(stack.agent, 'short-lived')).token;
     expect((await request(con.port, 'GET', '/api/fleet/v1/summary', bearer(other))).status).toBe(200);
     // Another holder of the file (the CLI's FleetTokens) revokes it.
     const { FleetTokens } = await import('../../../src/core/fleet/tokens');

@@ -11,6 +11,7 @@ import type { ConsoleServer } from '../../../src/core/console/server';
 import type { FleetView } from '../../../src/shared/fleet';
 import { call, chat, logEntries, registered, startStack, until, type Stack } from '../../support/stack';
 import { startRigConsole } from '../../support/fleet';
+import { createFleetToken } from '../../support/approvals';
 
 let a: Stack;
 let b: Stack;
@@ -34,7 +35,7 @@ beforeAll(async () => {
   [a, b] = await Promise.all([startStack(), startStack()]);
   await Promise.all([registered(a), registered(b)]);
   bConsole = await startRigConsole(b.agent);
-  bRead = (await call(b.agent, 'fleet.tokens.create', { name: 'rig-a' })).token;
+  bRead = (await createFleetToken(b.agent, 'rig-a')).token;
 });
 
 afterAll(async () => {

@@ -32,3 +32,23 @@ describe('gateway.keys.create', () => {
     expect(await stack.agent.invoke('gateway.keys.list', {})).toEqual([]);
   });
 });
+
+describe('fleet.tokens.create', () => {
+  it('is refused until the owner approves (a read token outlives the console session), then works once for that name', async () => {
+    const c = await refusedForOwner(stack.agent.invoke('fleet.tokens.create', { name: 'office' }));
+    expect(c.kind).toBe('fleet_token');
+    expect(await stack.agent.invoke('fleet.tokens.list', {})).toEqual([]);
+    await expect(stack.agent.invoke('fleet.tokens.create', { name: 'office', approvalId: c.approvalId })).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
+    const again = await refusedForOwner(stack.agent.invoke('fleet.tokens.create', { name: 'office' }));
+    await stack.agent.approvals.decide(again.code, 'approve', 'test');
+    // A gateway-key approval is not a fleet-token approval, and an approval names one token.
+    await expect(stack.agent.invoke('gateway.keys.create', { name: 'office', approvalId: again.approvalId })).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
+    await expect(stack.agent.invoke('fleet.tokens.create', { name: 'other', approvalId: again.approvalId })).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
+    const made = (await stack.agent.invoke('fleet.tokens.create', { name: 'office', approvalId: again.approvalId })) as { token: string; scope: string };
+    expect(made.scope).toBe('read');
+    // A name in use is said at once, before any approval is asked for.
+    await expect(stack.agent.invoke('fleet.tokens.create', { name: 'office' })).rejects.toMatchObject({ code: 'already_exists' });
+    await stack.agent.invoke('fleet.tokens.revoke', { name: 'office' });
+    await expect(stack.agent.invoke('fleet.tokens.create', { name: 'office', approvalId: again.approvalId })).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
+  });
+});
