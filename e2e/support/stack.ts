@@ -216,8 +216,22 @@ export class ConsoleStack {
     return (await this.providers()).find((p) => p.nodeName === 'e2e-provider' || p.connected);
   }
 
+  /**
+   * Resolves once the hub has a registered provider serving `model`: a user's request sent before that is
+   * the hub's "no provider" 503, which is not what the specs that send traffic are about.
+   */
+  async serving(model: string, timeoutMs = 20_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if ((await this.providers()).some((p) => p.connected && p.models.includes(model))) return;
+      if (Date.now() > deadline) throw new Error(`no provider registered ${model} with the dev hub within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
   /** A streaming chat completion through the dev hub, as a network user would send it. Resolves with the text. */
   async chat(model: string, maxTokens = 40): Promise<string> {
+    await this.serving(model);
     const res = await fetch(`${this.hubUrl}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
