@@ -58,7 +58,7 @@ const keyedModels = (apiKey: string, extra: Record<string, unknown> = {}) => ({ 
 
 describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.cpp — ${SKIP}`, () => {
   beforeAll(async () => {
-    const [pa, pb, ph, pg] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    const [pa, pb, ph] = [await freePort(), await freePort(), await freePort()];
     const cleanup: World['cleanup'] = [];
     const a = new Llama(pa, ['-m', SMALL, '-np', '2']);
     const b = new Llama(pb, ['--api-key', ENGINE_KEY, '--alias', 'my-model', '-np', '1']);
@@ -69,6 +69,8 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
     const home = tempHome('swan-live-');
     cleanup.push(() => fs.rmSync(home, { recursive: true, force: true }));
     const keys = new GatewayKeys(home);
+    // Picked just before the agent binds it: a port found free while the engines load can be another suite's by then.
+    const pg = await freePort();
     writeConfigToml(home, {
       API: { NodeName: 'live' },
       Inference: { WebSocketURL: `ws://127.0.0.1:${ph}`, ServiceURL: `http://127.0.0.1:${ph}`, ApiKey: KEY, Models: ['small', 'keyed', 'four', 'loader'] },
@@ -83,6 +85,9 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
     cleanup.push(() => agent.stop());
     w.agent = agent;
     const url = (await agent.waitFor(/console: (http:\/\/\S+)/, 'console URL'))[1]!;
+    const gatewayUp = new RegExp(`local gateway listening on http://127\\.0\\.0\\.1:${pg} `);
+    await eventually(async () => gatewayUp.test(agent.err) || /local gateway could not start/.test(agent.err), 'the gateway started or said why not', 20_000);
+    expect(agent.err).toMatch(gatewayUp);
     w.bridge = await Bridge.open(url);
     cleanup.push(() => w.bridge.close());
     await eventually(async () => (await hubHealth('small')) === 'healthy', 'small announced and healthy at the hub', 20_000);
