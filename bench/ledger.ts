@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import type { UsageRecord } from '../src/shared/types';
 import Database from 'better-sqlite3';
-import type { ModelUsage, UsageReport } from '../src/shared/bridge';
+import type { ModelUsage, UsageReport } from '../src/shared/views/usage';
 import { Ledger } from '../src/core/ledger/ledger';
 import { CSV_SELECT, csvHeaderLine, csvLine, csvRowOf, type CsvRaw } from '../src/core/ledger/csv';
 import { percentileOfSorted } from '../src/core/ledger/percentile';

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { _electron as electron, expect, test, type ElectronApplication, type Page } from '@playwright/test';
 import { startDevHub, type DevHub, type DevProvider } from '../src/cli/dev-hub';
-import type { SwanBridge } from '../src/shared/bridge';
+import type { SwanBridge } from '../src/shared/bridge/transport';
 import { startTestEngine, type TestEngine } from '../test/support/engine-server';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

@@ -25,7 +25,7 @@ import { memoryLog } from '../core/log';
 import { Catalogue } from '../core/platform/catalogue';
 import { verdictOf } from '../core/agent/verdict';
 import { catalogueSubjects } from '../core/agent/snapshot';
-import type { ProviderStatusView } from '../shared/bridge';
+import type { ProviderStatusView } from '../shared/views/snapshot';
 import type { ModelState, Verdict } from '../shared/types';
 import { hubViewChecks, readHubView } from '../core/hub/hub-view';
 

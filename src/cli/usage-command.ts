@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { finished } from 'node:stream/promises';
-import type { EarningsOverview, ModelUsage } from '../shared/bridge';
+import type { EarningsOverview, ModelUsage } from '../shared/views/usage';
 import { EarningsService } from '../core/agent/earnings';
 import { SettingsFile } from '../core/agent/settings';
 import { loadConfig } from '../core/config/config';

@@ -2,7 +2,9 @@
 // engine discovery and health, scheduler and pause, GPU, ledger and the request book; implements the
 // typed bridge (invoke + subscribe) that the desktop app and the browser console use.
 import { EventEmitter } from 'node:events';
-import type { AgentSnapshot, BridgeBackend, BridgeEvent } from '../shared/bridge';
+import type { BridgeBackend } from '../shared/bridge/transport';
+import type { BridgeEvent } from '../shared/bridge/events';
+import type { AgentSnapshot } from '../shared/views/snapshot';
 import type { GpuInventory, LinkReasonCode } from '../shared/types';
 import type { AgentOptions } from './agent-options';
 import { BridgeHandlers } from './agent/bridge-handlers';

@@ -1,6 +1,10 @@
 // The bridge as the desktop window sees it: the Agent, with the update channels answered here where
 // electron-updater lives (core never imports electron). Arguments are validated with the same schemas.
-import { BridgeError, invokeSchemas, type BridgeBackend, type BridgeEvent, type SettingsView } from '../shared/bridge';
+import { BridgeError } from '../shared/bridge-error';
+import type { BridgeBackend } from '../shared/bridge/transport';
+import { invokeSchemas } from '../shared/bridge/schemas';
+import type { BridgeEvent } from '../shared/bridge/events';
+import type { SettingsView } from '../shared/views/settings';
 import { formatIssues } from '../shared/zod-issues';
 import type { DesktopUpdater } from './updater';
 

@@ -1,6 +1,6 @@
 // Holds pushed event batches until the renderer says it listens (`swan:ready`), so nothing is sent into
 // a page that is still loading. Pure: src/main/ipc.ts gives it the real send.
-import type { BridgeEvent } from '../shared/bridge';
+import type { BridgeEvent } from '../shared/bridge/events';
 
 export interface EventGate {
   /** A batch from the batcher: delivered now when ready, held (bounded) otherwise. */

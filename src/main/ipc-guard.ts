@@ -3,7 +3,10 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from '../core/log';
-import { bridgeErrorCode, confirmationOf, invokeSchemas, isInvokeChannel, type BridgeBackend, type BridgeErrorCode, type InvokeChannel, type InvokeReply } from '../shared/bridge';
+import { bridgeErrorCode, confirmationOf, type BridgeErrorCode } from '../shared/bridge-error';
+import type { BridgeBackend, InvokeReply } from '../shared/bridge/transport';
+import { isInvokeChannel, type InvokeChannel } from '../shared/bridge/channels';
+import { invokeSchemas } from '../shared/bridge/schemas';
 import { formatIssues } from '../shared/zod-issues';
 
 /** Where our renderer is loaded from: the built file, or the electron-vite dev server. */

@@ -3,7 +3,9 @@
 import { ipcMain, type BrowserWindow, type IpcMainEvent, type IpcMainInvokeEvent } from 'electron';
 import type { Logger } from '../core/log';
 import { createEventBatcher } from '../shared/batcher';
-import type { BridgeBackend, BridgeEvent, InvokeChannel, InvokeReply } from '../shared/bridge';
+import type { BridgeBackend, InvokeReply } from '../shared/bridge/transport';
+import type { InvokeChannel } from '../shared/bridge/channels';
+import type { BridgeEvent } from '../shared/bridge/events';
 import { createEventGate } from './event-gate';
 import { checkSender, guardedInvoke, type RendererLocation, type SenderInfo } from './ipc-guard';
 

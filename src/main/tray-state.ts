@@ -1,6 +1,6 @@
 // What the tray shows for an agent snapshot: the agent's verdict as its state, icon, tooltip and first menu
 // line, and Pause or Resume. Pure.
-import type { AgentSnapshot } from '../shared/bridge';
+import type { AgentSnapshot } from '../shared/views/snapshot';
 
 export type TrayState = 'serving' | 'attention' | 'paused' | 'disconnected' | 'auth_failed';
 

@@ -7,7 +7,8 @@
 import type { AppUpdater, ProgressInfo, UpdateInfo } from 'electron-updater';
 import type { Logger } from '../core/log';
 import { genericFeedFolder } from '../core/update/check';
-import { BridgeError, type UpdateCheckView, type UpdateDownloadView } from '../shared/bridge';
+import { BridgeError } from '../shared/bridge-error';
+import type { UpdateCheckView, UpdateDownloadView } from '../shared/views/settings';
 
 export interface DesktopUpdaterOptions {
   /** The running version (app.getVersion()). */

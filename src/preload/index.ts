@@ -1,8 +1,10 @@
 // The preload: exposes `window.swan` (a SwanBridge) and nothing else — named verbs, never ipcRenderer.
 // Runs sandboxed, so it is bundled as one CommonJS file with only `electron` left to require.
 import { contextBridge, ipcRenderer, type IpcRendererEvent } from 'electron';
-import type { BridgeEvent, InvokeArgs, InvokeChannel, InvokeReply, InvokeResults, SwanBridge } from '../shared/bridge';
-import { isChannelName as isInvokeChannel } from '../shared/channels';
+import type { InvokeReply, SwanBridge } from '../shared/bridge/transport';
+import { isInvokeChannel, type InvokeChannel, type InvokeResults } from '../shared/bridge/channels';
+import type { InvokeArgs } from '../shared/bridge/schemas';
+import type { BridgeEvent } from '../shared/bridge/events';
 import { BridgeError, isBridgeErrorCode } from '../shared/bridge-error';
 
 // Same names as IPC in src/main/ipc.ts.

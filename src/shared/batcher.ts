@@ -2,7 +2,7 @@
 // interval, never one message per token. Within a batch a newer snapshot replaces an older one, only the
 // latest GPU sample is kept, a request's latest update takes the place of its first one, and text deltas of the
 // same request are joined; everything else keeps its order.
-import type { BridgeEvent } from './bridge';
+import type { BridgeEvent } from './bridge/events';
 
 export interface EventBatcher {
   push(event: BridgeEvent): void;

@@ -6,7 +6,7 @@ import type { Alert } from './alerts';
 /** An alert as another rig sent it: its kind is that rig's (it may run a newer version with kinds this one lacks). */
 export type RigAlert = Omit<Alert, 'kind'> & { kind: string };
 import type { LinkReasonCode, LinkState, ModelHealth, UsageTotals } from './types';
-import type { LocalLifetimeView, ModelUsage, PlatformFigures, PlatformStatsView } from './bridge';
+import type { LocalLifetimeView, ModelUsage, PlatformFigures, PlatformStatsView } from './views/usage';
 
 /** The fleet API's version: a reader refuses answers of another. */
 export const FLEET_API_VERSION = 1;

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentSnapshot, HubNoticeView } from '../../src/shared/bridge';
+import type { AgentSnapshot, HubNoticeView } from '../../src/shared/views/snapshot';
 import type { ModelDeclaration } from '../../src/core/protocol/messages';
 import { HUB_DIALECT_VERSION } from '../../src/core/protocol/messages';
 import { compositeHash } from '../../src/core/weights/manifest';

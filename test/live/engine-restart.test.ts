@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentSnapshot } from '../../src/shared/bridge';
+import type { AgentSnapshot } from '../../src/shared/views/snapshot';
 import { freePort, tempHome } from '../support/stack';
 import { Bridge, Cli, eventually, get, Llama, LLAMA_PRESENT } from '../support/live/llama';
 import { writeConfigToml } from '../support/config-toml';

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentSnapshot } from '../../src/shared/bridge';
+import type { AgentSnapshot } from '../../src/shared/views/snapshot';
 import type { EndpointState, RequestView } from '../../src/shared/types';
 import { GatewayKeys } from '../../src/core/gateway/keys';
 import { compositeHash } from '../../src/core/weights/manifest';

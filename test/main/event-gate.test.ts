@@ -1,6 +1,6 @@
 // Pushes wait for the renderer: batches are held (bounded) until ready, then delivered in order.
 import { describe, expect, it } from 'vitest';
-import type { BridgeEvent } from '../../src/shared/bridge';
+import type { BridgeEvent } from '../../src/shared/bridge/events';
 import { createEventGate } from '../../src/main/event-gate';
 
 const log = (n: number): BridgeEvent => ({ type: 'log', entry: { ts: n, level: 'info', subsystem: 't', msg: `m${n}` } });

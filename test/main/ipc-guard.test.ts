@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { memoryLog } from '../../src/core/log';
 import { StandInBackend } from '../support/bridge-backend';
-import { BridgeError } from '../../src/shared/bridge';
+import { BridgeError } from '../../src/shared/bridge-error';
 import {
   MAX_ARGS_BYTES,
   checkSender,

@@ -7,7 +7,9 @@ import path from 'node:path';
 import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryLog } from '../../src/core/log';
-import { BridgeError, type BridgeEvent, type SwanBridge } from '../../src/shared/bridge';
+import { BridgeError } from '../../src/shared/bridge-error';
+import type { SwanBridge } from '../../src/shared/bridge/transport';
+import type { BridgeEvent } from '../../src/shared/bridge/events';
 import { guardedInvoke, type SenderInfo } from '../../src/main/ipc-guard';
 import { StandInBackend } from '../support/bridge-backend';
 

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createEventBatcher } from '../../src/shared/batcher';
-import type { AgentSnapshot, BridgeEvent } from '../../src/shared/bridge';
+import type { BridgeEvent } from '../../src/shared/bridge/events';
+import type { AgentSnapshot } from '../../src/shared/views/snapshot';
 import type { GpuSample, RequestView } from '../../src/shared/types';
 
 const snap = (nodeName: string): AgentSnapshot =>

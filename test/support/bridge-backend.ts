@@ -1,9 +1,12 @@
 // The one stand-in for the Agent behind a bridge transport (Electron IPC guard, preload, console
-// WebSocket): it implements BridgeBackend from src/shared/bridge.ts, answers each channel from a table
+// WebSocket): it implements BridgeBackend from src/shared/bridge/transport.ts, answers each channel from a table
 // typed by InvokeArgs / InvokeResults (a wrong answer shape is a compile error), records every call that
 // reached it, and pushes events to its subscribers. A channel with no answer rejects, as the Agent does
 // for a call it cannot serve, so a test never passes on a value it did not set up.
-import type { BridgeBackend, BridgeEvent, InvokeArgs, InvokeChannel, InvokeResults } from '../../src/shared/bridge';
+import type { BridgeBackend } from '../../src/shared/bridge/transport';
+import type { InvokeChannel, InvokeResults } from '../../src/shared/bridge/channels';
+import type { InvokeArgs } from '../../src/shared/bridge/schemas';
+import type { BridgeEvent } from '../../src/shared/bridge/events';
 
 export type Answers = { [C in InvokeChannel]?: (args: InvokeArgs<C>) => InvokeResults[C] | Promise<InvokeResults[C]> };
 

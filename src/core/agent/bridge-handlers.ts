@@ -1,18 +1,9 @@
 // The bridge verbs: each validates its arguments with the shared schemas and answers with plain data.
 // An invalid call is refused with a message that names the channel and the problem.
-import {
-  invokeSchemas,
-  isInvokeChannel,
-  type InvokeArgs,
-  type InvokeChannel,
-  type InvokeResults,
-  type PriceRow,
-  type PricesView,
-  type OwnerConfirmation,
-  type SettingsPatch,
-  type SettingsView,
-  type UsageReport,
-} from '../../shared/bridge';
+import { isInvokeChannel, type InvokeChannel, type InvokeResults } from '../../shared/bridge/channels';
+import { invokeSchemas, type InvokeArgs, type SettingsPatch } from '../../shared/bridge/schemas';
+import type { SettingsView } from '../../shared/views/settings';
+import type { PriceRow, PricesView, UsageReport } from '../../shared/views/usage';
 import type { UsageTotals } from '../../shared/types';
 import type { AgentActions, AgentParts } from './parts';
 import { checkProviderKey } from '../hub/provider-status';
@@ -27,7 +18,7 @@ import { listGpuProcesses } from '../gpu/processes';
 import { checkForUpdate } from '../update/check';
 import { appInfo, modelReport, startTestPrompt } from './console-extras';
 import { formatIssues, issueField } from '../../shared/zod-issues';
-import { BridgeError } from '../../shared/bridge-error';
+import { BridgeError, type OwnerConfirmation } from '../../shared/bridge-error';
 import { toBridgeError } from './bridge-errors';
 import { LedgerValueError } from '../ledger/db-errors';
 import { fleetVerbs } from '../fleet/fleet-verbs';

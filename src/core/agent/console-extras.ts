@@ -1,7 +1,9 @@
 // Console verbs that are not about serving: the test prompt ("Try it" on Engines & models) and the
 // version/build Settings shows.
 import crypto from 'node:crypto';
-import type { AppInfoView, ModelReport, TryResult } from '../../shared/bridge';
+import type { AppInfoView } from '../../shared/views/settings';
+import type { ModelReport } from '../../shared/views/usage';
+import type { TryResult } from '../../shared/views/models';
 import type { BridgeDeps } from './bridge-handlers';
 import { BridgeError } from '../../shared/bridge-error';
 

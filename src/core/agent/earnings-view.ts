@@ -1,6 +1,6 @@
 // Pure pieces of the earnings overview: why the platform's totals and the local ledger differ, the
 // projection at the recent rate with its assumptions in words, and why today's earnings are zero.
-import type { DifferenceReason, EarningsZeroReason, LocalLifetimeView, PlatformFigures, PlatformStatsView } from '../../shared/bridge';
+import type { DifferenceReason, EarningsZeroReason, LocalLifetimeView, PlatformFigures, PlatformStatsView } from '../../shared/views/usage';
 import type { UsageTotals } from '../../shared/types';
 
 const DAY_MS = 86_400_000;

@@ -2,7 +2,8 @@
 // GPU energy per request (fed to each ledger row), and the overview the Usage page and the CLI show.
 // Nothing here is on the request path except EnergyMeter's O(running) bookkeeping at start/end.
 import path from 'node:path';
-import type { DemandView, EarningsOverview, ElectricityView, ModelPricingView, NetworkRateView } from '../../shared/bridge';
+import type { EarningsOverview, ElectricityView, ModelPricingView, NetworkRateView } from '../../shared/views/usage';
+import type { DemandView } from '../../shared/views/demand';
 import { certainlyIs, DemandError, demandRows } from '../platform/demand';
 import { OllamaPulls, type PullOpener, type PullState } from './ollama-pull';
 import { ollamaTags, type OllamaLocalModel } from './ollama-tags';

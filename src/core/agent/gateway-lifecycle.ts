@@ -1,6 +1,6 @@
 // The local gateway's lifecycle: started, restarted or stopped to match the settings ([Gateway] in
 // config.toml overlaid by the console's), and what the snapshot says about it.
-import type { AgentSnapshot } from '../../shared/bridge';
+import type { AgentSnapshot } from '../../shared/views/snapshot';
 import type { GatewayOptions } from '../gateway/options';
 import { parseListen } from '../gateway/options';
 import { startGateway, type Gateway } from '../gateway/server';

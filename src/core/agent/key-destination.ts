@@ -7,7 +7,7 @@
 //   key that will be sent: an INFERENCE_API_KEY in the environment wins over a typed one), or an approval
 //   given outside the console (approvals.ts). Nothing the caller puts in the request counts as the
 //   owner's word: whoever holds a console session, or borrowed one, can set any field.
-import type { SettingsPatch } from '../../shared/bridge';
+import type { SettingsPatch } from '../../shared/bridge/schemas';
 import { isLoopbackHost } from '../gateway/auth';
 
 export interface KeyDestinationInput {

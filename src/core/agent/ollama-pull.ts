@@ -5,7 +5,7 @@
 // engine this agent found may be asked (never a URL from the UI), one pull per engine and model. The call
 // goes through the engine-call service (purpose 'ollama-pull': no slot, not booked), with the abort signal
 // of the pull's idle timer.
-import type { PullStateView } from '../../shared/bridge';
+import type { PullStateView } from '../../shared/views/demand';
 import type { EngineBody, Opened } from '../engine/http';
 import type { EngineEndpoint } from '../engine/types';
 import type { Logger } from '../log';

@@ -1,7 +1,7 @@
 // What the Agent (src/core/agent.ts) composes, by name, and the few actions it offers on top. The bridge
 // verbs (bridge-handlers.ts) pick what they use from these; the Agent hands them over privately, so none
 // of these parts (the hub link above all) is a public field of the Agent.
-import type { AgentSnapshot } from '../../shared/bridge';
+import type { AgentSnapshot } from '../../shared/views/snapshot';
 import type { EngineInfo } from '../../shared/types';
 import type { Fleet } from '../fleet/fleet';
 import type { AgentOptions } from '../agent-options';

@@ -5,7 +5,7 @@
 // Status changes (queued, running, finished) go out at once, after that request's pending text, so the
 // console sees the text in order and a request's final update after its last text. With nobody
 // subscribed to the bridge nothing is copied, joined or scheduled.
-import type { BridgeEvent } from '../../shared/bridge';
+import type { BridgeEvent } from '../../shared/bridge/events';
 import type { RequestStatus, RequestView } from '../../shared/types';
 
 /** Per request still going: the status last sent, and what waits for the turn's flush. */

@@ -2,7 +2,7 @@
 // wrote it): settings.json overlays the config; model toggles and limits live beside it.
 import fs from 'node:fs';
 import { z } from 'zod';
-import type { SettingsPatch } from '../../shared/bridge';
+import type { SettingsPatch } from '../../shared/bridge/schemas';
 import { parseSchedule } from '../scheduler/pause-schedule';
 import { webhookUrlProblem } from '../alerts/webhook';
 import { feedUrlProblem } from '../update/check';

@@ -1,5 +1,5 @@
 // The console's one picture of the agent (AgentSnapshot), assembled from the parts that own each field.
-import type { AgentSnapshot } from '../../shared/bridge';
+import type { AgentSnapshot } from '../../shared/views/snapshot';
 import type { EngineInfo, EngineModelMeta, GpuInventory, HubViewState, WeightsView } from '../../shared/types';
 import type { ProviderConfig } from '../config/config';
 import type { Identity } from '../config/identity';

@@ -2,7 +2,7 @@
 // why and what to do. Computed once, here, from plain data (the snapshot's parts, or what `doctor` read),
 // so the Dashboard banner, the sidebar, the tray and `doctor` never disagree. Findings are ordered worst
 // first: stopped > degraded > not_routable > not_earning > serving.
-import type { CatalogueView, ProviderStatusView } from '../../shared/bridge';
+import type { CatalogueView, ProviderStatusView } from '../../shared/views/snapshot';
 import type { LinkStatus, ModelState, PauseState, Verdict, VerdictCode, VerdictReason, VerdictState } from '../../shared/types';
 
 export interface VerdictInputs {

@@ -4,7 +4,7 @@
 // wrong, so every answer would carry it), a role boundary written into the reply (the model talks on past
 // its turn), the whole budget spent on visible text (it does not stop), an empty reply, a reply in another
 // role. A reasoning model that spends the budget thinking serves fine: a warning, not a failure.
-import type { WarmupProblem } from '../../shared/bridge';
+import type { WarmupProblem } from '../../shared/views/models';
 
 /** The greeting's budget (Go's warmupMaxTokens). */
 export const WARMUP_MAX_TOKENS = 64;

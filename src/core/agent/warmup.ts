@@ -6,7 +6,7 @@
 // the engine-call service (purposes 'ollama-load' and 'warmup'): admitted like any request, sent to the
 // lease's endpoint with the engine's key and the warmup's deadline. The answer says how long it took and
 // how much VRAM it took (the sampler's before/after difference, else models.json's gpu_memory).
-import type { WarmupProblem, WarmupResult } from '../../shared/bridge';
+import type { WarmupProblem, WarmupResult } from '../../shared/views/models';
 import type { GpuSample, RequestSource } from '../../shared/types';
 import { EngineCallError, type InferenceRunner } from '../inference/runner';
 import { categoryOperation } from '../engine/category';

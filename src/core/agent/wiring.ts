@@ -1,6 +1,6 @@
 // Which part's events feed which other part: the Agent's connections, in one place. Each function is
 // one concern; the Agent calls them once, after constructing the parts (src/core/agent.ts).
-import type { BridgeEvent } from '../../shared/bridge';
+import type { BridgeEvent } from '../../shared/bridge/events';
 import type { EngineInfo, GpuSample, LinkReasonCode, PauseState } from '../../shared/types';
 import type { AlertList } from '../alerts/alert-list';
 import { noticesFromEmitter } from '../alerts/notice-source';

@@ -2,7 +2,7 @@
 // engine endpoint going unhealthy, serving pausing by itself, and notices from the hub. Each source is
 // an emitter the Agent already has; notices come through a small adapter (see notice-source.ts).
 import type { EventEmitter } from 'node:events';
-import type { ProviderStatusView } from '../../shared/bridge';
+import type { ProviderStatusView } from '../../shared/views/snapshot';
 import type { LinkStatus, PauseState } from '../../shared/types';
 import type { AlertList } from './alert-list';
 import type { HubNotice, NoticeSource } from './notice-source';

@@ -20,7 +20,7 @@
 import crypto from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import os from 'node:os';
-import type { ConsoleSessionView } from '../../shared/bridge';
+import type { ConsoleSessionView } from '../../shared/views/settings';
 
 export function newToken(): string {
   return crypto.randomBytes(24).toString('base64url');

@@ -3,7 +3,10 @@
 // message never closes the socket or reaches the agent.
 import type { WebSocket } from 'ws';
 import { z } from 'zod';
-import { bridgeErrorCode, confirmationOf, invokeSchemas, isInvokeChannel, type BridgeBackend, type InvokeChannel, type InvokeReply } from '../../shared/bridge';
+import { bridgeErrorCode, confirmationOf } from '../../shared/bridge-error';
+import type { BridgeBackend, InvokeReply } from '../../shared/bridge/transport';
+import { isInvokeChannel, type InvokeChannel } from '../../shared/bridge/channels';
+import { invokeSchemas } from '../../shared/bridge/schemas';
 import type { Logger } from '../log';
 import { formatIssues } from '../../shared/zod-issues';
 import { JSON_LIMITS, readJson } from '../http/bounded-json';

@@ -1,7 +1,8 @@
 // The bridge verbs of the Fleet page (and the Usage page's fleet card): the rigs this console reads, and
 // the read-only tokens other consoles use to read this rig. Reached only by the owner's own console (IPC,
 // or the browser console's bridge, which never accepts a fleet token).
-import type { InvokeArgs, InvokeResults } from '../../shared/bridge';
+import type { InvokeResults } from '../../shared/bridge/channels';
+import type { InvokeArgs } from '../../shared/bridge/schemas';
 import type { Log } from '../log';
 import type { Fleet } from './fleet';
 import { FleetError } from './tokens';

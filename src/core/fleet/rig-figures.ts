@@ -3,7 +3,8 @@
 // same functions answer another console's read (fleet-api.ts), this console's own row on the Fleet page
 // and `usage --fleet`'s line for this rig, so every rig's figures are computed the same way.
 import crypto from 'node:crypto';
-import type { AgentSnapshot, PlatformFigures, PlatformStatsView } from '../../shared/bridge';
+import type { AgentSnapshot } from '../../shared/views/snapshot';
+import type { PlatformFigures, PlatformStatsView } from '../../shared/views/usage';
 import { FLEET_API_VERSION, type FleetAccess, type RigGpu, type RigSummary, type RigUsage } from '../../shared/fleet';
 import type { GpuSample, UsageTotals } from '../../shared/types';
 import type { Alert } from '../../shared/alerts';

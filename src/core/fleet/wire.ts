@@ -1,7 +1,7 @@
 // What the fleet tells the rest of the agent: each round of reads reaches the console (the `fleet` event),
 // and a rig that stops answering is an alert (log, webhook, desktop and browser notifications), once per
 // outage: it is raised again only after the rig has answered in between.
-import type { BridgeEvent } from '../../shared/bridge';
+import type { BridgeEvent } from '../../shared/bridge/events';
 import type { AlertList } from '../alerts/alert-list';
 import { fmtClock } from '../../shared/dates';
 import type { FleetReader } from './fleet-reader';

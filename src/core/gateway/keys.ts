@@ -5,7 +5,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { z } from 'zod';
-import type { GatewayKeyView } from '../../shared/bridge';
+import type { GatewayKeyView } from '../../shared/views/settings';
 import { homePath } from '../config/home-layout';
 import { writeJsonAtomic } from '../config/atomic-file';
 

@@ -13,7 +13,7 @@
 import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
-import type { HubNoticeView, NoticeSeverity } from '../../shared/bridge';
+import type { HubNoticeView, NoticeSeverity } from '../../shared/views/snapshot';
 import type { Logger } from '../log';
 import { homePath } from '../config/home-layout';
 import { writeJsonAtomic } from '../config/atomic-file';

@@ -5,7 +5,8 @@
 // ProviderGate, which decides whether the agent connects at all (as the Go InferenceClient.Start does).
 import { EventEmitter } from 'node:events';
 import { z } from 'zod';
-import type { KeyStatusDetailView, ProviderStatusView } from '../../shared/bridge';
+import type { ProviderStatusView } from '../../shared/views/snapshot';
+import type { KeyStatusDetailView } from '../../shared/views/settings';
 import type { Logger } from '../log';
 import { JSON_LIMITS, parseJson } from '../http/bounded-json';
 

@@ -4,7 +4,7 @@
 // queries.ts), and retention and checks (maintenance.ts). README.md in this folder says what is promised.
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
-import type { ModelUsage, UsageReport } from '../../shared/bridge';
+import type { ModelUsage, UsageReport } from '../../shared/views/usage';
 import type { UsageRecord, UsageTotals } from '../../shared/types';
 import { memoryLog, type Logger } from '../log';
 import type { CheckpointHandoffOptions } from './checkpoint-handoff';

@@ -9,7 +9,7 @@
 // range read its values (the covering index usage_model_perf); a busier one's come from the perf
 // summaries (summaries.ts). The CSV reads the lines made when the rows were written (usage_csv).
 import type Database from 'better-sqlite3';
-import type { LocalLifetimeView, ModelUsage, UsageBucket, UsageReport } from '../../shared/bridge';
+import type { LocalLifetimeView, ModelUsage, UsageBucket, UsageReport } from '../../shared/views/usage';
 import type { UsageRecord, UsageTotals } from '../../shared/types';
 import type { CsvRow } from './csv';
 import { ROLLUP_DAY_MS, ROLLUP_MS } from './migrations';

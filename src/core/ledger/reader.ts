@@ -2,7 +2,7 @@
 // with the platform, recent rows and the CSV. Ranges are [from, to) in epoch ms of finishedAt. A query of a
 // file that cannot be read throws LedgerUnavailableError with owner-facing text, except today() and
 // last(), which feed status displays and answer zeros (health() says why).
-import type { ModelUsage, UsageReport } from '../../shared/bridge';
+import type { ModelUsage, UsageReport } from '../../shared/views/usage';
 import type { UsageRecord, UsageTotals } from '../../shared/types';
 import { csvHeaderLine } from './csv';
 import { LedgerUnavailableError, LedgerValueError } from './db-errors';

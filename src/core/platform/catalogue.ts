@@ -7,7 +7,7 @@
 // The answer is validated, kept for 30 minutes, fetched with a 10 s timeout; a failed refresh keeps
 // the last good list.
 import { z } from 'zod';
-import type { CatalogueMatchView, CatalogueView } from '../../shared/bridge';
+import type { CatalogueMatchView, CatalogueView } from '../../shared/views/snapshot';
 import type { EngineModelMeta } from '../../shared/types';
 import type { Logger } from '../log';
 import { AnswerError } from './get-json';

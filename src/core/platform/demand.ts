@@ -3,7 +3,7 @@
 // that model), or pullable by an Ollama engine here — and whether it fits the GPU memory. The fit uses
 // real figures only: the network's min_vram_gb when model-demand gives it, else the size on disk Ollama
 // reports (/api/tags); without either it stays unknown.
-import type { DemandRowView } from '../../shared/bridge';
+import type { DemandRowView } from '../../shared/views/demand';
 import type { OllamaLocalModel } from '../agent/ollama-tags';
 import type { EngineModelMeta } from '../../shared/types';
 import { parameterCount } from '../engine/model-meta';

@@ -6,7 +6,7 @@
 // good rates stay in use (marked stale) while the platform is down, slow, says code != 0, sends
 // something malformed or a negative or absurd rate — then the whole answer is refused.
 import { z } from 'zod';
-import type { NetworkRateView } from '../../shared/bridge';
+import type { NetworkRateView } from '../../shared/views/usage';
 import type { Rate } from '../ledger/price-book';
 import { CachedFigures, cacheKnobs, type CachedView, type Fetched, type PlatformFiguresOptions } from './cached-figures';
 import { apiBase, getJson } from './get-json';

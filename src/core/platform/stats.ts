@@ -4,7 +4,7 @@
 // possibly wrapped in {data: …} (provider_stats.go). Cached 2 minutes, retried 30 s after a failure;
 // the last good figures stay (marked stale) while the platform cannot be read.
 import { z } from 'zod';
-import type { PlatformStatsView } from '../../shared/bridge';
+import type { PlatformStatsView } from '../../shared/views/usage';
 import { CachedFigures, cacheKnobs, type CachedView, type Fetched, type PlatformFiguresOptions } from './cached-figures';
 import { apiBase, getJson } from './get-json';
 import { formatIssues } from '../../shared/zod-issues';

@@ -3,7 +3,7 @@
 // - npm registry metadata (the default: https://registry.npmjs.org/<package>), `dist-tags.latest`;
 // - an electron-builder "generic" feed (a folder holding latest.yml / latest-mac.yml / latest-linux.yml),
 //   its `version:` line — what electron-updater's generic provider reads, checked here over plain HTTP.
-import type { UpdateCheckView } from '../../shared/bridge';
+import type { UpdateCheckView } from '../../shared/views/settings';
 import { httpUrlProblem } from '../http/url-problem';
 import { JSON_LIMITS, parseJson } from '../http/bounded-json';
 

@@ -1,8 +1,7 @@
 // Approvals only the owner can give (OWNER_CONFIRMATION_REQUIRED): a refused call carries the held change
 // and how to approve it; the page waits for the `approval` event that says how it ended. The page itself
 // can never approve: that happens in the desktop app's dialog, the agent's terminal or `swan-provider approve`.
-import type { ApprovalView, OwnerConfirmation } from '../../shared/bridge';
-import { BridgeError } from '../../shared/bridge-error';
+import { BridgeError, type ApprovalView, type OwnerConfirmation } from '../../shared/bridge-error';
 import { getBridge } from './index';
 
 /** The approval a refused call carries, if it was refused for the owner's confirmation. */

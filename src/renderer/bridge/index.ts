@@ -1,6 +1,6 @@
 // The one way the UI reaches the agent. The desktop preload provides `window.swan`; in a plain browser
 // the console's WebSocket carries the same bridge. Pages cannot tell which one they have.
-import type { SwanBridge } from '../../shared/bridge';
+import type { SwanBridge } from '../../shared/bridge/transport';
 import { alwaysOpen, type ConnectionSource } from './connection';
 import { WebSocketBridge } from './ws-bridge';
 

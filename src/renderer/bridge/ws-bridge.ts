@@ -4,7 +4,10 @@
 // The socket proves it is this console's own page with the page secret (src/core/console/auth.ts): claimed
 // once right after the sign-in link, kept in this origin's localStorage (no other port's page can read it),
 // sent only as a WebSocket subprotocol and in the /session check. The session cookie alone opens nothing.
-import type { BridgeEvent, InvokeArgs, InvokeChannel, InvokeReply, InvokeResults, SwanBridge } from '../../shared/bridge';
+import type { InvokeReply, SwanBridge } from '../../shared/bridge/transport';
+import type { InvokeChannel, InvokeResults } from '../../shared/bridge/channels';
+import type { InvokeArgs } from '../../shared/bridge/schemas';
+import type { BridgeEvent } from '../../shared/bridge/events';
 import type { ConnectionSource, ConnectionStatus } from './connection';
 import { BridgeError, isBridgeErrorCode } from '../../shared/bridge-error';
 

@@ -3,7 +3,7 @@
 // downloaded or installed without the owner doing it. The desktop app with a generic feed offers
 // Download, then Restart (or "install when I quit"): each is a button press, never automatic.
 import { useState } from 'react';
-import type { UpdateCheckView, UpdateDownloadView } from '../../shared/bridge';
+import type { UpdateCheckView, UpdateDownloadView } from '../../shared/views/settings';
 import { getBridge } from '../bridge';
 import { fmtTime } from '../lib/format';
 import { useCall, useFetch } from '../lib/use-call';

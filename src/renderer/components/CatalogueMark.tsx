@@ -1,7 +1,7 @@
 // Whether the network's catalogue knows a model's name. The hub routes only catalogue ids: a model
 // announced under another name gets no traffic, so the console says so and, where the name or the
 // engine's report says which catalogue model it is, the models.json line that announces it under that id.
-import type { CatalogueMatchView } from '../../shared/bridge';
+import type { CatalogueMatchView } from '../../shared/views/snapshot';
 import type { ModelState } from '../../shared/types';
 import { useStore } from '../store/store';
 import { Card } from './Card';

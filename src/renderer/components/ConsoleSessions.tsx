@@ -1,7 +1,7 @@
 // Settings' list of the browser console's open sessions (src/core/console/auth.ts): where and when each
 // began, which is this page's, and signing one out or all of them ("sign out everywhere"). Only the
 // browser console has sessions; the desktop app shows nothing here.
-import type { ConsoleSessionView } from '../../shared/bridge';
+import type { ConsoleSessionView } from '../../shared/views/settings';
 import { getBridge } from '../bridge';
 import { Card } from './Card';
 import { ErrorText } from './Field';

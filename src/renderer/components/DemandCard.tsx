@@ -2,7 +2,7 @@
 // switch on a model an engine here already has (under the network's id, or under an Ollama tag: then it
 // is announced as the network's id), or pull it into an Ollama engine here (progress shown).
 import { useEffect, useState } from 'react';
-import type { DemandRowView, DemandView } from '../../shared/bridge';
+import type { DemandRowView, DemandView } from '../../shared/views/demand';
 import { getBridge } from '../bridge';
 import { Card } from './Card';
 import { ErrorText } from './Field';

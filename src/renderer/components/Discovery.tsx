@@ -1,6 +1,6 @@
 // What the agent found on this machine: GPUs and engines, and a form to add an engine by address.
 import { useState } from 'react';
-import type { OwnerConfirmation } from '../../shared/bridge';
+import type { OwnerConfirmation } from '../../shared/bridge-error';
 import type { EngineInfo, GpuInventory } from '../../shared/types';
 import { getBridge } from '../bridge';
 import { approvalOf } from '../bridge/approvals';

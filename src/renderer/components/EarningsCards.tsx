@@ -2,7 +2,7 @@
 // this machine keeps after power, the projection with its assumptions, and where each model's rate
 // comes from. Data: the `earnings.overview` bridge call (cached by the agent: rates 5 min, stats 2 min).
 import { useState } from 'react';
-import type { EarningsOverview } from '../../shared/bridge';
+import type { EarningsOverview } from '../../shared/views/usage';
 import { getBridge } from '../bridge';
 import { Badge } from './Badge';
 import { Card } from './Card';

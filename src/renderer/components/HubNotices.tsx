@@ -1,6 +1,6 @@
 // What the hub told this provider (reputation, withheld traffic, rejected declarations, payouts):
 // severity, model and time of each notice, newest first. The agent keeps them, so a reload shows them again.
-import type { HubNoticeView, NoticeSeverity } from '../../shared/bridge';
+import type { HubNoticeView, NoticeSeverity } from '../../shared/views/snapshot';
 import { fmtDateTime } from '../lib/format';
 import { isoTime } from '../../shared/dates';
 import { useStore } from '../store/store';

@@ -1,6 +1,6 @@
 // Settings: a read-only line saying which node this is and where its key comes from (made here,
 // reused from the Go computing-provider, or migrated from this app's earlier key).
-import type { AgentSnapshot } from '../../shared/bridge';
+import type { AgentSnapshot } from '../../shared/views/snapshot';
 import { useStore } from '../store/store';
 
 type Identity = NonNullable<AgentSnapshot['identity']>;

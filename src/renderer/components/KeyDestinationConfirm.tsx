@@ -4,7 +4,7 @@
 // terminal / `swan-provider approve CODE` for a headless agent — and reports how it ended. The page cannot
 // approve. A form that lets the owner prove it another way (the provider key typed again) goes inside it.
 import { useEffect, useRef, useState } from 'react';
-import type { ApprovalView, OwnerConfirmation } from '../../shared/bridge';
+import type { ApprovalView, OwnerConfirmation } from '../../shared/bridge-error';
 import { getBridge } from '../bridge';
 import { waitForApproval } from '../bridge/approvals';
 

@@ -1,6 +1,6 @@
 // The models this machine can serve: health, load, on/off and warmup.
 import { useState } from 'react';
-import type { WarmupResult } from '../../shared/bridge';
+import type { WarmupResult } from '../../shared/views/models';
 import type { EndpointState, ModelState } from '../../shared/types';
 import { getBridge } from '../bridge';
 import { fmtMs } from '../lib/format';

@@ -1,7 +1,7 @@
 // The owner's weekly pause windows: serving pauses by itself inside them (say, evenings when the
 // GPU is for games) and resumes after. Saved through settings.save; errors shown next to the editor.
 import { useEffect, useState } from 'react';
-import type { PauseWindowView } from '../../shared/bridge';
+import type { PauseWindowView } from '../../shared/views/settings';
 import { getBridge } from '../bridge';
 import { ErrorText } from './Field';
 import { useCall } from '../lib/use-call';

@@ -1,7 +1,7 @@
 // Prices the owner charges, per model, per 1M input / output tokens. A change is a new row (the
 // ledger keeps the history), so earnings already made keep the price they were made at.
 import { useState } from 'react';
-import type { PricesView } from '../../shared/bridge';
+import type { PricesView } from '../../shared/views/usage';
 import { getBridge } from '../bridge';
 import { Card } from './Card';
 import { ErrorText, Field, TextField } from './Field';

@@ -1,7 +1,7 @@
 // The provider's standing on the platform (GET /api/v1/provider/status): approval step, message,
 // warning and next steps, and whether the agent connects because of it.
 import { registrationStep } from '../lib/network';
-import type { ProviderStatusView } from '../../shared/bridge';
+import type { ProviderStatusView } from '../../shared/views/snapshot';
 import { getBridge } from '../bridge';
 import { fmtTime } from '../lib/format';
 import { useCall } from '../lib/use-call';

@@ -1,5 +1,5 @@
 // Today's earnings on the Dashboard: the amount, or — when it is zero — why (never a bare $0.00).
-import type { EarningsZeroReason } from '../../shared/bridge';
+import type { EarningsZeroReason } from '../../shared/views/usage';
 import { fmtMoney } from '../lib/format';
 
 const REASONS: Record<EarningsZeroReason, string> = {

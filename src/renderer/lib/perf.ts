@@ -1,7 +1,7 @@
 // Over time (p50/p95 per minute) from the requests the console holds: the wait in the queue, the
 // engine's time to first token (from when the request was admitted, so queueing is not counted twice)
 // and tokens per second; and each model's share of requests and earnings. Pure; the Dashboard draws them.
-import type { ModelUsage } from '../../shared/bridge';
+import type { ModelUsage } from '../../shared/views/usage';
 import type { RequestView } from '../../shared/types';
 import { engineTtft, queueWait, tokensPerSecond } from './request-math';
 

@@ -1,6 +1,6 @@
 // The one status badge of the link (Dashboard card, sidebar): the hub state, except that a link that is
 // up with nothing enabled to serve says so in amber instead of a green "Serving".
-import type { AgentSnapshot } from '../../shared/bridge';
+import type { AgentSnapshot } from '../../shared/views/snapshot';
 import { LINK_LABEL, LINK_TONE } from '../components/Badge';
 
 export type Tone = 'ok' | 'warn' | 'bad' | 'muted' | 'info';

@@ -1,7 +1,7 @@
 // The Dashboard's banner: the agent's verdict (serving, not routed, not earning, degraded, stopped — why,
 // and what to do), plus what only the console sees: a hot GPU, a high failure rate today, and an agent
 // the console cannot reach. Pure, from the snapshot, the newest GPU sample and the connection.
-import type { AgentSnapshot } from '../../shared/bridge';
+import type { AgentSnapshot } from '../../shared/views/snapshot';
 import type { GpuSample, Verdict, VerdictCode, VerdictState } from '../../shared/types';
 import type { ConnectionStatus } from '../bridge/connection';
 

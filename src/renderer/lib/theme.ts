@@ -1,6 +1,6 @@
 // Applies the theme setting. The root always carries the resolved theme (data-theme="light" | "dark"),
 // so the dark palette is written once in theme.css; 'system' follows prefers-color-scheme, live.
-import type { SettingsView } from '../../shared/bridge';
+import type { SettingsView } from '../../shared/views/settings';
 
 const darkQuery = typeof window !== 'undefined' && window.matchMedia ? window.matchMedia('(prefers-color-scheme: dark)') : undefined;
 let current: SettingsView['theme'] = 'system';

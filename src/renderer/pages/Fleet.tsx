@@ -5,7 +5,7 @@
 // Below: the read-only tokens that let other consoles read this rig.
 import { useEffect, useState } from 'react';
 import type { FleetRigView, FleetTokenView, FleetView, RigSummary } from '../../shared/fleet';
-import type { OwnerConfirmation } from '../../shared/bridge';
+import type { OwnerConfirmation } from '../../shared/bridge-error';
 import { getBridge } from '../bridge';
 import { approvalOf } from '../bridge/approvals';
 import { Badge, HealthBadge, LINK_LABEL, LINK_TONE } from '../components/Badge';

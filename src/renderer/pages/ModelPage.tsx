@@ -1,6 +1,6 @@
 // One model: its state, its requests, latency, errors and earnings over time, and its newest requests.
 import { useCallback, useMemo, useState, useSyncExternalStore } from 'react';
-import type { ModelReport } from '../../shared/bridge';
+import type { ModelReport } from '../../shared/views/usage';
 import { getBridge } from '../bridge';
 import { HealthBadge, StatusBadge } from '../components/Badge';
 import { Card, Stat } from '../components/Card';

@@ -1,6 +1,8 @@
 // Settings: every field shows the agent's refusal right next to it; the key is write-only.
 import { useEffect, useState } from 'react';
-import type { OwnerConfirmation, SaveResult, SettingsPatch, SettingsView } from '../../shared/bridge';
+import type { OwnerConfirmation } from '../../shared/bridge-error';
+import type { SettingsPatch } from '../../shared/bridge/schemas';
+import type { SaveResult, SettingsView } from '../../shared/views/settings';
 import { getBridge } from '../bridge';
 import { AboutCard } from '../components/AboutCard';
 import { AlertsCard } from '../components/AlertsCard';

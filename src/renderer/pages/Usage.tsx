@@ -1,7 +1,7 @@
 // Usage and earnings from the ledger: per hour or day, per model, totals, CSV export.
 import { useMemo, useState } from 'react';
 import { Bar, BarChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
-import type { EarningsOverview, UsageReport } from '../../shared/bridge';
+import type { EarningsOverview, UsageReport } from '../../shared/views/usage';
 import { getBridge } from '../bridge';
 import { Card, Stat } from '../components/Card';
 import { DataTable, ModelCell } from '../components/DataTable';

@@ -1,5 +1,7 @@
 // State changes, as plain functions the bridge listener and the pages call.
-import type { AgentSnapshot, BridgeEvent, HubNoticeView, SettingsView, UpdateDownloadView } from '../../shared/bridge';
+import type { BridgeEvent } from '../../shared/bridge/events';
+import type { AgentSnapshot, HubNoticeView } from '../../shared/views/snapshot';
+import type { SettingsView, UpdateDownloadView } from '../../shared/views/settings';
 import type { GpuSample, LogEntry, ModelState, PauseState, RequestView } from '../../shared/types';
 import type { ConnectionStatus } from '../bridge/connection';
 import type { Alert } from '../../shared/alerts';

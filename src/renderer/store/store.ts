@@ -2,7 +2,8 @@
 // actions.ts; components read with selectors. Bounded series and lists live in series.ts,
 // request-list.ts and text-cache.ts; the store carries version counters that re-render their readers.
 import { create } from 'zustand';
-import type { AgentSnapshot, HubNoticeView, SettingsView, UpdateDownloadView } from '../../shared/bridge';
+import type { AgentSnapshot, HubNoticeView } from '../../shared/views/snapshot';
+import type { SettingsView, UpdateDownloadView } from '../../shared/views/settings';
 import type { GpuSample, LogEntry, RequestView } from '../../shared/types';
 import type { ConnectionStatus } from '../bridge/connection';
 

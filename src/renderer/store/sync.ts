@@ -1,6 +1,6 @@
 // Keeps the store in step with the agent: listens to event batches, and (re)loads the full state
 // whenever the transport (re)connects — events missed while disconnected are not replayed.
-import type { SwanBridge } from '../../shared/bridge';
+import type { SwanBridge } from '../../shared/bridge/transport';
 import type { ConnectionSource } from '../bridge/connection';
 import { applyEvents, loadHistory, resetRequests, setConnection, setHubNotices, setLoadError, setSettings, setSnapshot } from './actions';
 

@@ -2,7 +2,7 @@
 // when they do, to the micro-dollar.
 import { describe, expect, it } from 'vitest';
 import { explainDifference } from '../../../src/core/agent/earnings-view';
-import type { LocalLifetimeView, PlatformFigures, PlatformStatsView } from '../../../src/shared/bridge';
+import type { LocalLifetimeView, PlatformFigures, PlatformStatsView } from '../../../src/shared/views/usage';
 
 const stats = (o: Partial<PlatformStatsView> = {}): PlatformFigures<PlatformStatsView> => ({
   value: { totalInferences: 2, successfulInferences: 2, failedInferences: 0, totalInputTokens: 10, totalOutputTokens: 20, totalTokens: 30, totalEarningsUsd: 0, uptime7dPercent: 100, lastConnected: '', ...o },

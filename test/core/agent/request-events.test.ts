@@ -5,7 +5,7 @@ import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { RequestEvents } from '../../../src/core/agent/request-events';
 import { RequestBook } from '../../../src/core/requests';
-import type { BridgeEvent } from '../../../src/shared/bridge';
+import type { BridgeEvent } from '../../../src/shared/bridge/events';
 
 const turn = () => new Promise<void>((r) => setImmediate(r));
 

@@ -1,7 +1,7 @@
 // The verdict: each state, its stable code, its next step, and the order of findings (worst first).
 import { describe, expect, it } from 'vitest';
 import { verdictOf, type VerdictInputs } from '../../../src/core/agent/verdict';
-import type { CatalogueView, ProviderStatusView } from '../../../src/shared/bridge';
+import type { CatalogueView, ProviderStatusView } from '../../../src/shared/views/snapshot';
 import type { EndpointState, ModelState } from '../../../src/shared/types';
 
 const ep = (o: Partial<EndpointState> = {}): EndpointState => ({ url: 'http://127.0.0.1:8080', engineType: 'llamacpp', health: 'healthy', inFlight: 0, maxConcurrent: 1, consecutiveFailures: 0, ...o });

@@ -5,10 +5,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import type { BridgeBackend, BridgeEvent } from '../../../src/shared/bridge';
+import type { BridgeBackend } from '../../../src/shared/bridge/transport';
+import type { BridgeEvent } from '../../../src/shared/bridge/events';
 import { startConsoleServer, type ConsoleServer } from '../../../src/core/console/server';
 import { StandInBackend } from '../../support/bridge-backend';
-import { BridgeError } from '../../../src/shared/bridge';
+import { BridgeError } from '../../../src/shared/bridge-error';
 import { get, type Res } from '../../support/console/http';
 import { pageProtocols, signIn } from '../../support/console/page-session';
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { allowedHosts, ConsoleAuth, CODE_TTL_MS, cookieName, exposureWarning, PAGE_CLAIM_MS, SESSION_IDLE_MS, SESSION_MAX_MS } from '../../../src/core/console/auth';
-import type { ConsoleSessionView } from '../../../src/shared/bridge';
+import type { ConsoleSessionView } from '../../../src/shared/views/settings';
 import { startConsoleServer, type ConsoleServer } from '../../../src/core/console/server';
 import { StandInBackend } from '../../support/bridge-backend';
 import { get, type Res } from '../../support/console/http';

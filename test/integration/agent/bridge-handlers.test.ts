@@ -1,11 +1,15 @@
 // The bridge verbs through a real Agent (real dev hub, real test engine, real ledger file): each
-// channel's answer has the documented shape (src/shared/bridge.ts InvokeResults), bad arguments are
+// channel's answer has the documented shape (InvokeResults, src/shared/bridge/channels.ts), bad arguments are
 // refused with "Invalid arguments for <channel>: …", and the support bundle holds no secret. Each test
 // that changes the agent's state has a stack of its own (beforeEach), so none depends on another's order.
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { INVOKE_CHANNELS, type AgentSnapshot, type BridgeEvent, type GatewayKeyView, type SettingsView, type UsageReport } from '../../../src/shared/bridge';
+import { INVOKE_CHANNELS } from '../../../src/shared/bridge/channels';
+import type { BridgeEvent } from '../../../src/shared/bridge/events';
+import type { AgentSnapshot } from '../../../src/shared/views/snapshot';
+import type { GatewayKeyView, SettingsView } from '../../../src/shared/views/settings';
+import type { UsageReport } from '../../../src/shared/views/usage';
 import type { EngineInfo, LogEntry, ModelState, PauseState, RequestView } from '../../../src/shared/types';
 import { FileSecretStore } from '../../../src/core/config/secrets';
 import { startTestEngine, type TestEngine } from '../../support/engine-server';

@@ -2,7 +2,7 @@
 // announced model, whether the network knows its name — a models.json key is an explicit mapping (checked,
 // not re-matched); an engine's own name gets its matched catalogue id and the closest ones.
 import { afterEach, expect, it } from 'vitest';
-import type { AgentSnapshot } from '../../../src/shared/bridge';
+import type { AgentSnapshot } from '../../../src/shared/views/snapshot';
 import { startStack, until, type Stack } from '../../support/stack';
 
 let stack: Stack | undefined;

@@ -3,7 +3,7 @@
 // comes after all of the text; per-chunk events are coalesced (no more text events than the engine's
 // content chunks).
 import { afterEach, expect, it } from 'vitest';
-import type { BridgeEvent } from '../../../src/shared/bridge';
+import type { BridgeEvent } from '../../../src/shared/bridge/events';
 import { call, modelOf, startStack, until, type Stack } from '../../support/stack';
 import { generatedText } from '../../support/traces';
 

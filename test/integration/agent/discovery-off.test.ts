@@ -1,7 +1,7 @@
 // With discovery off ([Agent] Discovery = false / --no-discovery) the default ports are not probed, but
 // what the owner named still is: an endpoint added in the console, and the engines behind models.json,
 // so the Engines card shows them with their detected type.
-import type { AgentSnapshot } from '../../../src/shared/bridge';
+import type { AgentSnapshot } from '../../../src/shared/views/snapshot';
 import type { EngineInfo } from '../../../src/shared/types';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestEngine, type TestEngine } from '../../support/engine-server';

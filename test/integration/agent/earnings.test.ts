@@ -1,7 +1,7 @@
 // Prices set by the owner turn served hub requests into earnings once the hub enables earnings;
 // a price change is a new row, so earlier earnings keep their price.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { PricesView } from '../../../src/shared/bridge';
+import type { PricesView } from '../../../src/shared/views/usage';
 import { call, chat, readSse, registered, startStack, today, until, type Stack } from '../../support/stack';
 import { summarizeTrace } from '../../support/traces';
 

@@ -3,7 +3,7 @@
 // it is healthy at the hub and answering within a health interval of the engine answering again. The
 // Engines list and the models table tell one state of the endpoint.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AgentSnapshot } from '../../../src/shared/bridge';
+import type { AgentSnapshot } from '../../../src/shared/views/snapshot';
 import { startTestEngine, type TestEngine } from '../../support/engine-server';
 import { chat, modelOf, registered, startStack, until, type Stack } from '../../support/stack';
 

@@ -3,7 +3,7 @@
 // puts the platform's record beside the local ledger with the difference explained, and the Today
 // card gets a reason while earnings are zero.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { EarningsOverview } from '../../../src/shared/bridge';
+import type { EarningsOverview } from '../../../src/shared/views/usage';
 import { PlatformApi, PROVIDER_STATUS_ACTIVE } from '../../support/platform-api';
 import { call, logEntries, TEST_KEY, chat, readSse, registered, startStack, today, until, type Stack } from '../../support/stack';
 

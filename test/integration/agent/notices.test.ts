@@ -6,7 +6,8 @@ import { Agent } from '../../../src/core/agent';
 import { memoryLog } from '../../../src/core/log';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { BridgeEvent, HubNoticeView } from '../../../src/shared/bridge';
+import type { BridgeEvent } from '../../../src/shared/bridge/events';
+import type { HubNoticeView } from '../../../src/shared/views/snapshot';
 import { logEntries, registered, startStack, until, type Stack } from '../../support/stack';
 
 let stack: Stack | undefined;

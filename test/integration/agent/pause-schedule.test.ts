@@ -1,7 +1,7 @@
 // The owner's pause schedule, saved from the console: a window covering now pauses serving (and
 // withdraws the models from the hub); clearing it resumes; a bad window is refused next to its field.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SaveResult, SettingsView } from '../../../src/shared/bridge';
+import type { SaveResult, SettingsView } from '../../../src/shared/views/settings';
 import { registered, startStack, until, type Stack } from '../../support/stack';
 
 let stack: Stack | undefined;

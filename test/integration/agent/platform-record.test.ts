@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { EarningsOverview } from '../../../src/shared/bridge';
+import type { EarningsOverview } from '../../../src/shared/views/usage';
 import { call, chat, ledgerRows, registered, startStack, until, type Stack } from '../../support/stack';
 
 let stack: Stack | undefined;

@@ -1,7 +1,7 @@
 // The real agent against the dev hub's platform API: what GET /api/v1/provider/status says decides
 // whether it connects (HUB-PROTOCOL.md, "HTTP API"), and the console hears why through the bridge.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AgentSnapshot, ProviderStatusView } from '../../../src/shared/bridge';
+import type { AgentSnapshot, ProviderStatusView } from '../../../src/shared/views/snapshot';
 import { logEntries, registered, startStack, TEST_KEY, until, type Stack } from '../../support/stack';
 
 let stack: Stack | undefined;

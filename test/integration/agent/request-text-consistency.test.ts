@@ -3,7 +3,7 @@
 // reached the subscriber before it: a delta the book holds but the bridge has not sent yet (they are sent
 // once per event-loop turn) would be shown twice. Real agent, real engine stand-in, many reads mid-stream.
 import { afterEach, expect, it } from 'vitest';
-import type { BridgeEvent } from '../../../src/shared/bridge';
+import type { BridgeEvent } from '../../../src/shared/bridge/events';
 import { call, modelOf, startStack, until, type Stack } from '../../support/stack';
 
 let stack: Stack | undefined;

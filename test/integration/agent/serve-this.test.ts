@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Agent } from '../../../src/core/agent';
 import { memoryLog } from '../../../src/core/log';
-import type { DemandView } from '../../../src/shared/bridge';
+import type { DemandView } from '../../../src/shared/views/demand';
 import { OllamaStandIn } from '../../support/ollama-standin';
 import { PlatformApi } from '../../support/platform-api';
 import { modelOf, TEST_KEY, chat, chunkText, readSse, registered, startStack, until, type Stack } from '../../support/stack';

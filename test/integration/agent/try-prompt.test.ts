@@ -2,7 +2,7 @@
 // traffic, shown as a local request in the request book, streaming its text; the owner's own test is not
 // usage, so the Dashboard's count and the ledger leave it out.
 import { afterEach, expect, it } from 'vitest';
-import type { BridgeEvent } from '../../../src/shared/bridge';
+import type { BridgeEvent } from '../../../src/shared/bridge/events';
 import { call, chat, ledgerRows, readSse, registered, requests, startStack, today, until, type Stack } from '../../support/stack';
 import { generatedText } from '../../support/traces';
 
@@ -50,7 +50,7 @@ it('the per-model report counts a model’s requests in its bucket and leaves ot
     await readSse(await chat(stack.hub!, { model, stream: true, messages: [{ role: 'user', content: 'hi' }] }));
     await until(() => today(stack!.agent).requests === before + 1, 'recorded');
   }
-  const r = (await stack.agent.invoke('usage.model', { model: 'm-a', hours: 24 })) as import('../../../src/shared/bridge').ModelReport;
+  const r = (await stack.agent.invoke('usage.model', { model: 'm-a', hours: 24 })) as import('../../../src/shared/views/usage').ModelReport;
   expect(r.buckets).toHaveLength(24);
   expect(r.bucketMs).toBe(3_600_000);
   expect(r.totals).toMatchObject({ model: 'm-a', requests: 2, errors: 0 });

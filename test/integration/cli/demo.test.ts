@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AgentSnapshot } from '../../../src/shared/bridge';
+import type { AgentSnapshot } from '../../../src/shared/views/snapshot';
 import { CliProcess } from '../../support/cli/cli';
 import { Bridge, eventually } from '../../support/live/llama';
 import { tempHome } from '../../support/stack';

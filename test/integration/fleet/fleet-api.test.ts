@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { INVOKE_CHANNELS } from '../../../src/shared/bridge';
+import { INVOKE_CHANNELS } from '../../../src/shared/bridge/channels';
 import type { RigSummary, RigUsage } from '../../../src/shared/fleet';
 import { FLEET_TOKEN_PREFIX } from '../../../src/core/fleet/tokens';
 import { call, chat, registered, startStack, until, type Stack } from '../../support/stack';

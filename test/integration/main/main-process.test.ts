@@ -13,7 +13,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevHub, type DevHub, type DevProvider } from '../../../src/cli/dev-hub';
-import type { InvokeReply, UpdateCheckView } from '../../../src/shared/bridge';
+import type { InvokeReply } from '../../../src/shared/bridge/transport';
+import type { UpdateCheckView } from '../../../src/shared/views/settings';
 import { startTestEngine, type TestEngine } from '../../support/engine-server';
 import { writeConfigToml } from '../../support/config-toml';
 

@@ -1,7 +1,7 @@
 // Minting a gateway key needs the owner: the console's call is refused with an approval, the key is
 // created only by the call that follows an approval given outside the console, once, for that name.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GatewayKeyView } from '../../../src/shared/bridge';
+import type { GatewayKeyView } from '../../../src/shared/views/settings';
 import { refusedForOwner } from '../../support/approvals';
 import { startStack, type Stack } from '../../support/stack';
 

@@ -6,7 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BridgeEvent } from '../../../src/shared/bridge';
+import type { BridgeEvent } from '../../../src/shared/bridge/events';
 import { BridgeError, type OwnerConfirmation } from '../../../src/shared/bridge-error';
 import { checkKeyDestination, keyAfterSave } from '../../../src/core/agent/key-destination';
 import { call, registered, startStack, TEST_KEY, until, type Stack } from '../../support/stack';

@@ -4,7 +4,7 @@
 import { createElement, type FunctionComponent } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
-import type { AgentSnapshot } from '../../../src/shared/bridge';
+import type { AgentSnapshot } from '../../../src/shared/views/snapshot';
 
 // A .tsx module: loaded at run time (vitest compiles it), out of reach of the Node-side typecheck, which has no JSX.
 const COMPONENT = '../../../src/renderer/components/TrustCards';

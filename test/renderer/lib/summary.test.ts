@@ -1,7 +1,7 @@
 // The Dashboard's banner: the agent's verdict as it is (headline, findings and next steps), plus what only
 // the console sees: a hot GPU, today's failure rate, and an agent it cannot reach.
 import { describe, expect, it } from 'vitest';
-import type { AgentSnapshot } from '../../../src/shared/bridge';
+import type { AgentSnapshot } from '../../../src/shared/views/snapshot';
 import type { GpuSample, ModelState, Verdict } from '../../../src/shared/types';
 import { consoleVerdict, summarize } from '../../../src/renderer/lib/summary';
 

@@ -1,7 +1,7 @@
 // What the hub's provider status says about a key: its status, where the provider is in the network's
 // own registration (its steps are not this setup's steps, so they are named as the network's) and the
 // next steps the hub lists (GET /api/v1/provider/status, through settings.checkKey).
-import type { KeyStatusDetailView } from '../../../shared/bridge';
+import type { KeyStatusDetailView } from '../../../shared/views/settings';
 import { registrationStep } from '../../lib/network';
 import { Badge } from '../Badge';
 

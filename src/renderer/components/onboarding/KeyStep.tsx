@@ -3,7 +3,7 @@
 // checked with the network saved in step 1 (settings.checkKey asks the saved ServiceURL), and the step
 // says which one.
 import { useState } from 'react';
-import type { KeyStatusDetailView } from '../../../shared/bridge';
+import type { KeyStatusDetailView } from '../../../shared/views/settings';
 import { PROVIDER_DASHBOARD_URL } from '../../../shared/networks';
 import { getBridge } from '../../bridge';
 import { networkLabel } from '../../lib/network';

@@ -3,7 +3,9 @@
 // saved the choice is saved at once. With a key saved, moving it to a host that has not had it needs the
 // owner: the key typed again here, or an approval outside the console; both are offered in this step.
 import { useEffect, useState } from 'react';
-import type { OwnerConfirmation, SaveResult, SettingsPatch } from '../../../shared/bridge';
+import type { OwnerConfirmation } from '../../../shared/bridge-error';
+import type { SettingsPatch } from '../../../shared/bridge/schemas';
+import type { SaveResult } from '../../../shared/views/settings';
 import { LOCAL_DEV_HUB, NETWORKS, networkOf, type NetworkAddresses, type NetworkName } from '../../../shared/networks';
 import { getBridge } from '../../bridge';
 import { approvalOf } from '../../bridge/approvals';

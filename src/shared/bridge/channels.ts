@@ -1,0 +1,143 @@
+// The bridge's verbs: their names, and what each one answers. The names are plain data with no runtime
+// import, so the sandboxed preload can check a channel without bundling zod; what each verb takes is its
+// schema in ./schemas.ts (the compiler keeps the two lists in step).
+import type { EngineInfo, GpuProcess, GpuSample, LinkStatus, LogEntry, ModelState, PauseState, RequestView } from '../types';
+import type { Alert, AlertTestResult } from '../alerts';
+import type { FleetTokenView, FleetUsageView, FleetView } from '../fleet';
+import type { AgentSnapshot, HubNoticeView, ProviderStatusView } from '../views/snapshot';
+import type { AppInfoView, ConsoleSessionView, GatewayKeyView, KeyStatusDetailView, SaveResult, SettingsView, UpdateCheckView, UpdateDownloadView } from '../views/settings';
+import type { EarningsOverview, ModelReport, PricesView, UsageReport } from '../views/usage';
+import type { DemandView } from '../views/demand';
+import type { TryResult, WarmupResult } from '../views/models';
+
+export const INVOKE_CHANNELS = [
+  'snapshot.get',
+  'models.setEnabled',
+  'models.warmup',
+  'models.setLimits',
+  'serving.pause',
+  'serving.resume',
+  'settings.get',
+  'settings.save',
+  'settings.checkKey',
+  'requests.list',
+  'requests.text',
+  'usage.report',
+  'usage.exportCsv',
+  'earnings.overview',
+  'earnings.setElectricity',
+  'demand.list',
+  'demand.pull',
+  'demand.serve',
+  'engines.rescan',
+  'engines.addEndpoint',
+  'engines.removeEndpoint',
+  'gpu.history',
+  'gpu.processes',
+  'logs.list',
+  'logs.bundle',
+  'gateway.keys.list',
+  'gateway.keys.create',
+  'gateway.keys.revoke',
+  'onboarding.complete',
+  'prices.list',
+  'prices.set',
+  'notices.list',
+  'providerStatus.refresh',
+  'alerts.list',
+  'alerts.test',
+  'models.try',
+  'update.check',
+  'update.download',
+  'update.install',
+  'app.info',
+  'link.retry',
+  'gpu.longHistory',
+  'usage.model',
+  'fleet.list',
+  'fleet.add',
+  'fleet.remove',
+  'fleet.openConsole',
+  'fleet.usage',
+  'fleet.tokens.list',
+  'fleet.tokens.create',
+  'fleet.tokens.revoke',
+  'console.sessions',
+  'console.signOut',
+] as const;
+
+export type InvokeChannel = (typeof INVOKE_CHANNELS)[number];
+
+const SET: ReadonlySet<string> = new Set(INVOKE_CHANNELS);
+
+export function isInvokeChannel(x: unknown): x is InvokeChannel {
+  return typeof x === 'string' && SET.has(x);
+}
+
+/** What each verb answers (its `value` in an InvokeReply). */
+export interface InvokeResults {
+  'snapshot.get': AgentSnapshot;
+  'models.setEnabled': ModelState[];
+  'models.warmup': WarmupResult;
+  'models.setLimits': ModelState[];
+  'serving.pause': PauseState;
+  'serving.resume': PauseState;
+  'settings.get': SettingsView;
+  'settings.save': SaveResult;
+  'settings.checkKey': { valid: boolean; message: string; detail?: KeyStatusDetailView };
+  'requests.list': RequestView[];
+  'requests.text': string;
+  'usage.report': UsageReport;
+  'usage.exportCsv': string;
+  'earnings.overview': EarningsOverview;
+  'demand.list': DemandView;
+  'demand.pull': DemandView;
+  'demand.serve': DemandView;
+  'earnings.setElectricity': EarningsOverview;
+  'engines.rescan': EngineInfo[];
+  'engines.addEndpoint': EngineInfo[];
+  /** Forgets an address added in the console (settings.json): no longer probed, served or checked by doctor. */
+  'engines.removeEndpoint': EngineInfo[];
+  'gpu.history': GpuSample[];
+  'gpu.processes': GpuProcess[];
+  'logs.list': LogEntry[];
+  'logs.bundle': string;
+  'gateway.keys.list': GatewayKeyView[];
+  'gateway.keys.create': { name: string; key: string };
+  'gateway.keys.revoke': GatewayKeyView[];
+  'onboarding.complete': AgentSnapshot;
+  'prices.list': PricesView;
+  'prices.set': PricesView;
+  'notices.list': HubNoticeView[];
+  'providerStatus.refresh': ProviderStatusView;
+  'alerts.list': Alert[];
+  'alerts.test': AlertTestResult;
+  'models.try': TryResult;
+  'update.check': UpdateCheckView;
+  /** Desktop app only: starts (or joins) the download of the version the last check found. */
+  'update.download': UpdateDownloadView;
+  /** Desktop app only: 'now' restarts into the downloaded version; 'on-quit' installs it when the app quits. */
+  'update.install': UpdateDownloadView;
+  'app.info': AppInfoView;
+  'link.retry': LinkStatus;
+  /** One point per minute (utilisation and power averaged; VRAM, temperature, RAM at their peak). */
+  'gpu.longHistory': GpuSample[];
+  'usage.model': ModelReport;
+  /** The browser console's open sessions (answered by the console server; none in the desktop app). */
+  'console.sessions': ConsoleSessionView[];
+  'console.signOut': { ended: number };
+  /** This rig and the rigs this console reads (src/core/fleet). */
+  'fleet.list': FleetView;
+  /** Reads the rig once, then adds it (refused with the reason when it cannot be read). */
+  'fleet.add': FleetView;
+  'fleet.remove': FleetView;
+  /** The address that opens the rig's own console (signed in when this console holds its console token). */
+  'fleet.openConsole': { url: string; signedIn: boolean };
+  /** Every rig's ledger, fetched now. */
+  'fleet.usage': FleetUsageView;
+  /** The read-only tokens other consoles use to read this rig. */
+  'fleet.tokens.list': FleetTokenView[];
+  /** The token is in the answer once; only its hash is kept. */
+  'fleet.tokens.create': { name: string; token: string; scope: 'read' };
+  'fleet.tokens.revoke': FleetTokenView[];
+}

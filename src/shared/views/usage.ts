@@ -1,0 +1,144 @@
+// What the Usage page (and the per-model page, the Today card, `swan-provider usage`) reads: the ledger's
+// figures over a span, prices, and the earnings overview set beside the platform's own record.
+import type { UsageTotals } from '../types';
+
+export interface UsageBucket {
+  start: number; // epoch ms
+  requests: number;
+  tokensIn: number;
+  tokensOut: number;
+  earnings: number;
+  errors: number;
+  energyWh?: number;
+  cost?: number;
+}
+
+export interface ModelUsage extends UsageTotals {
+  model: string;
+  p50LatencyMs: number | null;
+  p95LatencyMs: number | null;
+  p50TokensPerSecond: number | null;
+}
+
+export interface UsageReport {
+  from: number;
+  to: number;
+  totals: UsageTotals;
+  buckets: UsageBucket[];
+  perModel: ModelUsage[];
+  errorRate: number;
+}
+
+/** One model over time (the per-model page): 24 equal buckets over the span, and the span's totals. */
+export interface ModelReport {
+  model: string;
+  from: number;
+  to: number;
+  bucketMs: number;
+  buckets: Array<Omit<ModelUsage, 'model' | 'tokensIn' | 'tokensOut'> & { start: number }>;
+  totals: ModelUsage | null;
+}
+
+export type EarningsZeroReason = 'earnings_disabled' | 'no_priced_model' | 'no_requests' | 'no_paid_requests';
+
+export interface PriceRow {
+  /** A model id, or '*' for the default price of every model without its own. */
+  model: string;
+  inputPerM: number;
+  outputPerM: number;
+  effectiveFrom: number;
+}
+
+export interface PricesView {
+  /** What the hub's provider status said (earnings_enabled); hub requests earn only while it is on. */
+  earningsEnabled: boolean;
+  /** Prices in force now (newest row per model); changes are kept as history in the ledger. */
+  prices: PriceRow[];
+}
+
+/** One model's payout rate from the network (USD per 1M tokens). */
+export interface NetworkRateView {
+  modelId: string;
+  /** What this provider is paid, USD per 1M tokens. */
+  inputPerM: number;
+  outputPerM: number;
+  /** What the consumer pays (the list price). */
+  listInputPerM: number;
+  listOutputPerM: number;
+  tier: string;
+  /** GPU memory the network says the model needs (`min_vram_gb`, the Go provider's recommend-models), when it says. */
+  minVramGb?: number;
+}
+
+/** Figures fetched from the platform: the last good ones, with when and why they are stale. */
+export interface PlatformFigures<T> {
+  value: T | null;
+  asOf: number | null;
+  stale: boolean;
+  error?: string;
+}
+
+export interface PlatformStatsView {
+  totalInferences: number;
+  successfulInferences: number;
+  failedInferences: number;
+  totalInputTokens: number;
+  totalOutputTokens: number;
+  totalTokens: number;
+  /** USDC, a dollar stablecoin: shown as USD. */
+  totalEarningsUsd: number;
+  uptime7dPercent: number;
+  lastConnected: string;
+}
+
+/** Hub traffic over the ledger's whole life, to set beside the platform's own record. */
+export interface LocalLifetimeView {
+  requests: number;
+  failed: number;
+  tokensIn: number;
+  tokensOut: number;
+  earnings: number;
+  /** When the oldest record still kept finished (null: the ledger is empty). */
+  firstAt: number | null;
+  /** Hub requests whose end the hub never heard of: their last message was not handed to the link (it was
+   * down, or the agent stopped while sending). A request the hub cancelled itself is not among them. */
+  undelivered: { requests: number; tokensIn: number; tokensOut: number; earnings: number };
+}
+
+/** Why the platform's totals and the local ledger differ; `code` is stable, `text` is for the owner. */
+export interface DifferenceReason {
+  code: 'undelivered' | 'failed' | 'ledger_age' | 'platform_stale' | 'platform_unavailable' | 'rates_differ' | 'local_unpaid' | 'tokens_differ' | 'match';
+  text: string;
+}
+
+export interface ModelPricingView {
+  model: string;
+  /** network: the platform's payout rate; override: the owner's own price ("your estimate"); none: unpriced. */
+  source: 'network' | 'override' | 'none';
+  inputPerM: number | null;
+  outputPerM: number | null;
+}
+
+export interface ElectricityView {
+  perKwh: number;
+  currency: string;
+  usdPerUnit: number;
+}
+
+export interface EarningsOverview {
+  generatedAt: number;
+  earningsEnabled: boolean;
+  rates: PlatformFigures<NetworkRateView[]>;
+  platform: PlatformFigures<PlatformStatsView>;
+  local: LocalLifetimeView;
+  /** platform − local (hub traffic), when the platform's record is known. */
+  difference: { requests: number; tokens: number; earningsUsd: number } | null;
+  reasons: DifferenceReason[];
+  pricing: ModelPricingView[];
+  electricity: ElectricityView | null;
+  /** The last 24 hours (or the ledger's life, when shorter). */
+  recent: { windowMs: number; requests: number; earnings: number; energyWh: number; cost: number; net: number };
+  /** Net per day and per 30-day month at the recent rate; null when there is too little history. */
+  projection: { perDay: number; perMonth: number; assumptions: string[] } | null;
+  projectionUnavailable?: string;
+}
