@@ -9,6 +9,20 @@ export function approvalOf(err: unknown): OwnerConfirmation | undefined {
   return err instanceof BridgeError && err.code === 'OWNER_CONFIRMATION_REQUIRED' ? err.confirmation : undefined;
 }
 
+/** What a call the agent may hold for the owner answered: its value, or the approval it waits for. */
+export type HeldOr<T> = { held: OwnerConfirmation; value?: undefined } | { held?: undefined; value: T };
+
+/** Awaits a call the agent may hold for the owner's approval; any other refusal is thrown as it came. */
+export async function unlessHeld<T>(call: Promise<T>): Promise<HeldOr<T>> {
+  try {
+    return { value: await call };
+  } catch (e) {
+    const held = approvalOf(e);
+    if (!held) throw e;
+    return { held };
+  }
+}
+
 /**
  * Resolves with how the approval ended. Past its expiry (plus a little for the agent's own timer) without
  * an event, it ended as `expired` (the page may have missed the event while reconnecting).

@@ -11,6 +11,7 @@ import { setSettings } from '../store/actions';
 import { useStore } from '../store/store';
 import { Card } from './Card';
 import { ErrorText, TextField } from './Field';
+import { BusyButton } from './BusyButton';
 
 function DownloadSteps({ d }: { d: UpdateDownloadView }) {
   const [download, downloadState] = useCall(() => getBridge().invoke('update.download', {}));
@@ -111,9 +112,9 @@ export function AboutCard() {
       </dl>
       <TextField label="Update feed" hint="Empty: the npm registry's record of swan-provider-console. A desktop build may use a folder with latest.yml." error={feedError} testId="field-updateFeedUrl" value={feed ?? settings?.updateFeedUrl ?? ''} placeholder="https://registry.npmjs.org/swan-provider-console" onChange={setFeed} inputTestId="input-updateFeedUrl" />
       <div className="form-actions">
-        <button type="button" onClick={() => void check()} disabled={checkState.pending || !settings} data-testid="update-check">
-          {checkState.pending ? 'Checking…' : 'Check for updates'}
-        </button>
+        <BusyButton onClick={() => void check()} disabled={!settings} data-testid="update-check" busy={checkState.pending} busyLabel="Checking…">
+          Check for updates
+        </BusyButton>
       </div>
       <ErrorText error={checkState.error ?? info.error} />
       {result && <UpdateResult r={result} mode={info.data?.mode} />}

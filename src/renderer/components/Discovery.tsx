@@ -3,7 +3,7 @@ import { useState } from 'react';
 import type { OwnerConfirmation } from '../../shared/bridge-error';
 import type { EngineInfo, GpuInventory } from '../../shared/types';
 import { getBridge } from '../bridge';
-import { approvalOf } from '../bridge/approvals';
+import { unlessHeld } from '../bridge/approvals';
 import { fmtAgo } from '../lib/format';
 import { useCall } from '../lib/use-call';
 import { setEngines, setSettings, setSnapshot } from '../store/actions';
@@ -11,6 +11,7 @@ import { useStore } from '../store/store';
 import { Badge } from './Badge';
 import { ErrorText, StatusNote, TextField } from './Field';
 import { KeyDestinationConfirm } from './KeyDestinationConfirm';
+import { BusyButton } from './BusyButton';
 
 export function GpuList({ inventory }: { inventory: GpuInventory }) {
   if (inventory.gpus.length === 0) {
@@ -60,9 +61,9 @@ function RemoveEngine({ url }: { url: string }) {
   });
   return (
     <>
-      <button type="button" className="small-button danger" onClick={() => void remove()} disabled={state.pending} aria-label={`Remove the engine at ${url}`} data-testid="engine-remove">
-        {state.pending ? 'Removing…' : 'Remove'}
-      </button>
+      <BusyButton className="small-button danger" onClick={() => void remove()} aria-label={`Remove the engine at ${url}`} data-testid="engine-remove" busy={state.pending} busyLabel="Removing…">
+        Remove
+      </BusyButton>
       <ErrorText error={state.error} />
     </>
   );
@@ -132,9 +133,9 @@ export function RescanButton() {
   });
   return (
     <>
-      <button type="button" onClick={() => void rescan()} disabled={state.pending} data-testid="rescan-button">
-        {state.pending ? 'Scanning…' : 'Rescan'}
-      </button>
+      <BusyButton onClick={() => void rescan()} data-testid="rescan-button" busy={state.pending} busyLabel="Scanning…">
+        Rescan
+      </BusyButton>
       <StatusNote text={summary} testId="rescan-result" />
       <ErrorText error={state.error} />
     </>
@@ -148,14 +149,10 @@ export function AddEndpointForm() {
   const [held, setHeld] = useState<OwnerConfirmation | null>(null);
   const [add, state] = useCall(async () => {
     setHeld(null);
-    let engines: EngineInfo[];
-    try {
-      engines = await getBridge().invoke('engines.addEndpoint', { url: url.trim(), ...(model.trim() ? { model: model.trim() } : {}) });
-    } catch (e) {
+    const { held: waits, value: engines } = await unlessHeld(getBridge().invoke('engines.addEndpoint', { url: url.trim(), ...(model.trim() ? { model: model.trim() } : {}) }));
+    if (waits) {
       // An address outside this machine and the owner's network needs the owner's approval first.
-      const c = approvalOf(e);
-      if (!c) throw e;
-      setHeld(c);
+      setHeld(waits);
       return;
     }
     setEngines(engines);
@@ -197,9 +194,9 @@ export function AddEndpointForm() {
         />
         <TextField label="Model (optional)" hint="Only this model from that engine; leave empty for all of them." value={model} onChange={setModel} inputTestId="endpoint-model" autoComplete="off" spellCheck={false} />
         <div className="form-actions">
-          <button type="submit" disabled={state.pending || !url.trim()} data-testid="endpoint-add">
-            {state.pending ? 'Checking…' : 'Add engine'}
-          </button>
+          <BusyButton type="submit" disabled={!url.trim()} data-testid="endpoint-add" busy={state.pending} busyLabel="Checking…">
+            Add engine
+          </BusyButton>
           <StatusNote text={done} testId="endpoint-result" />
         </div>
       </form>

@@ -10,6 +10,7 @@ import { ErrorText, Field } from './Field';
 import { fmtDateTime, fmtInt, fmtMoney, fmtNumber, fmtPercent } from '../lib/format';
 import { useCall } from '../lib/use-call';
 import { DataTable, ModelCell } from './DataTable';
+import { BusyButton } from './BusyButton';
 
 function AsOf({ asOf, stale, error, testId }: { asOf: number | null; stale: boolean; error?: string | undefined; testId: string }) {
   if (asOf === null) return <span className="muted" data-testid={testId}>{error ? `Unavailable: ${error}` : 'Not fetched yet'}</span>;
@@ -113,9 +114,9 @@ function ElectricityForm({ o, onSaved }: { o: EarningsOverview; onSaved: (o: Ear
           {(id) => <input id={id} inputMode="decimal" value={rate} onChange={(ev) => setRate(ev.target.value)} placeholder="1.08" data-testid="electricity-usd" />}
         </Field>
       )}
-      <button type="submit" disabled={state.pending} data-testid="electricity-save">
-        {state.pending ? 'Saving…' : 'Save'}
-      </button>
+      <BusyButton type="submit" data-testid="electricity-save" busy={state.pending} busyLabel="Saving…">
+        Save
+      </BusyButton>
       <ErrorText error={state.error} />
     </form>
   );

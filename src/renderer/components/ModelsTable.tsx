@@ -9,6 +9,7 @@ import { HealthBadge } from './Badge';
 import { CatalogueMark } from './CatalogueMark';
 import { Toggle } from './Toggle';
 import { DataTable, ModelCell } from './DataTable';
+import { BusyButton } from './BusyButton';
 
 function slug(id: string): string {
   return id.replace(/[^A-Za-z0-9_.-]/g, '_');
@@ -53,9 +54,9 @@ function WarmupButton({ model }: { model: string }) {
   const r = state.result;
   return (
     <div className="warmup">
-      <button type="button" className="small-button" onClick={() => void run()} disabled={state.pending} data-testid={`warmup-${slug(model)}`}>
-        {state.pending ? 'Warming up…' : 'Warm up'}
-      </button>
+      <BusyButton className="small-button" onClick={() => void run()} data-testid={`warmup-${slug(model)}`} busy={state.pending} busyLabel="Warming up…">
+        Warm up
+      </BusyButton>
       {r && (
         <span className={`small ${r.success ? 'muted' : 'error-text'}`} data-testid={`warmup-result-${slug(model)}`}>
           {r.success ? `Loaded in ${fmtMs(r.loadTimeMs)}${r.memoryMb ? `, ${(r.memoryMb / 1024).toFixed(1)} GB` : ''}` : `Failed: ${r.error ?? 'unknown error'}`}

@@ -7,6 +7,7 @@ import { ErrorText } from './Field';
 import { useCall } from '../lib/use-call';
 import { setSettings } from '../store/actions';
 import { useStore } from '../store/store';
+import { BusyButton } from './BusyButton';
 
 const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 
@@ -52,9 +53,9 @@ export function PauseSchedule() {
         <button type="button" className="small-button" onClick={() => setRows((r) => [...r, { days: [1, 2, 3, 4, 5], from: '18:00', to: '23:00' }])} data-testid="schedule-add">
           Add a window
         </button>
-        <button type="button" onClick={() => void save()} disabled={state.pending} data-testid="schedule-save">
-          {state.pending ? 'Saving…' : 'Save schedule'}
-        </button>
+        <BusyButton onClick={() => void save()} data-testid="schedule-save" busy={state.pending} busyLabel="Saving…">
+          Save schedule
+        </BusyButton>
       </div>
       <p className="muted small">Times are this machine&apos;s local time. A window whose end is before its start runs past midnight.</p>
       <ErrorText error={state.error} testId="schedule-error" />

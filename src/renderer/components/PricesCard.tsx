@@ -8,6 +8,7 @@ import { ErrorText, Field, TextField } from './Field';
 import { fmtDateTime, fmtMoney } from '../lib/format';
 import { useCall, useFetch } from '../lib/use-call';
 import { DataTable } from './DataTable';
+import { BusyButton } from './BusyButton';
 
 function parsePrice(text: string): number | null {
   const n = Number(text.trim());
@@ -79,9 +80,9 @@ export function PricesCard({ models }: { models: string[] }) {
         </Field>
         <TextField label="Input, $ per 1M tokens" error={errors.input ?? null} testId="price-input-field" inputMode="decimal" value={input} onChange={setInput} inputTestId="price-input" />
         <TextField label="Output, $ per 1M tokens" error={errors.output ?? null} testId="price-output-field" inputMode="decimal" value={output} onChange={setOutput} inputTestId="price-output" />
-        <button type="submit" disabled={saveState.pending} data-testid="price-save">
-          {saveState.pending ? 'Saving…' : 'Set price'}
-        </button>
+        <BusyButton type="submit" data-testid="price-save" busy={saveState.pending} busyLabel="Saving…">
+          Set price
+        </BusyButton>
       </form>
       <ErrorText error={list.error ?? saveState.error} />
     </Card>

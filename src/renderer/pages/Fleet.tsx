@@ -5,16 +5,16 @@
 // Below: the read-only tokens that let other consoles read this rig.
 import { useEffect, useState } from 'react';
 import type { FleetRigView, FleetTokenView, FleetView, RigSummary } from '../../shared/fleet';
-import type { OwnerConfirmation } from '../../shared/bridge-error';
 import { getBridge } from '../bridge';
-import { approvalOf } from '../bridge/approvals';
+import { useApprovedCreate } from '../lib/use-approved-create';
+import { CredentialList } from '../components/CredentialList';
 import { Badge, HealthBadge, LINK_LABEL, LINK_TONE } from '../components/Badge';
 import { Card, Stat } from '../components/Card';
 import { DataTable } from '../components/DataTable';
 import { ErrorText, StatusNote, TextField } from '../components/Field';
-import { KeyDestinationConfirm } from '../components/KeyDestinationConfirm';
 import { fmtAgo, fmtClock, fmtDateTime, fmtInt, fmtMoney, fmtPercent } from '../lib/format';
 import { useCall, useFetch } from '../lib/use-call';
+import { BusyButton } from '../components/BusyButton';
 
 /** The fleet as the agent last read it: fetched once, then kept current by the agent's `fleet` events. */
 function useFleet(): { fleet: FleetView | undefined; error: string | null; set: (v: FleetView) => void } {
@@ -267,9 +267,9 @@ function AddRig({ onAdded }: { onAdded: (v: FleetView) => void }) {
         <TextField label="Token" value={token} onChange={setToken} type="password" inputTestId="fleet-add-token" autoComplete="off" hint="Kept by this rig's agent (keychain or a private file), never shown again." />
         <TextField label="Name (optional)" value={label} onChange={setLabel} inputTestId="fleet-add-label" maxLength={64} placeholder="garage" />
         <div className="form-actions">
-          <button type="submit" disabled={state.pending || !url.trim()} data-testid="fleet-add-submit">
-            {state.pending ? 'Reading the rig…' : 'Add rig'}
-          </button>
+          <BusyButton type="submit" disabled={!url.trim()} data-testid="fleet-add-submit" busy={state.pending} busyLabel="Reading the rig…">
+            Add rig
+          </BusyButton>
           <StatusNote text={note} testId="fleet-add-note" />
         </div>
       </form>
@@ -286,25 +286,17 @@ function ShareThisRig() {
   const [made, setMade] = useState<{ name: string; token: string } | null>(null);
   const [tokens, setTokens] = useState<FleetTokenView[] | undefined>(undefined);
   const shown = tokens ?? list.data;
-  const [approval, setApproval] = useState<{ name: string; confirmation: OwnerConfirmation } | null>(null);
-  const [create, createState] = useCall(async (approved?: { name: string; approvalId: string }) => {
-    const n = approved?.name ?? name.trim();
-    if (!TOKEN_NAME.test(n)) throw new Error('A token name uses only letters, digits, dots, dashes or underscores (1 to 64 characters), for example office-pc.');
-    let r: { name: string; token: string };
-    try {
-      r = await getBridge().invoke('fleet.tokens.create', { name: n, ...(approved ? { approvalId: approved.approvalId } : {}) });
-    } catch (e) {
-      // A token outlives this console session, so the owner approves it outside the console; then it is made.
-      const c = approvalOf(e);
-      if (!c) throw e;
-      setApproval({ name: n, confirmation: c });
-      return;
-    }
-    setApproval(null);
-    setMade({ name: r.name, token: r.token });
-    setName('');
-    setTokens(await getBridge().invoke('fleet.tokens.list', {}));
-  });
+  const { create, state: createState, confirm } = useApprovedCreate(
+    async (n, approvalId) => {
+      if (!TOKEN_NAME.test(n)) throw new Error('A token name uses only letters, digits, dots, dashes or underscores (1 to 64 characters), for example office-pc.');
+      return getBridge().invoke('fleet.tokens.create', { name: n, ...(approvalId ? { approvalId } : {}) });
+    },
+    async (r) => {
+      setMade({ name: r.name, token: r.token });
+      setName('');
+      setTokens(await getBridge().invoke('fleet.tokens.list', {}));
+    },
+  );
   const [revoke, revokeState] = useCall(async (n: string) => {
     setTokens(await getBridge().invoke('fleet.tokens.revoke', { name: n }));
     setMade((m) => (m?.name === n ? null : m));
@@ -324,25 +316,20 @@ function ShareThisRig() {
         </p>
       )}
       <ErrorText error={list.error} />
-      {shown && shown.length === 0 && <p className="muted small">No fleet tokens yet.</p>}
-      {shown && shown.length > 0 && (
-        <ul className="plain-list">
-          {shown.map((t) => (
-            <li key={t.name} data-testid="fleet-token">
-              <span className="mono">{t.name}</span> <span className="muted small">read-only · made {fmtDateTime(t.createdAt)}</span>
-              {t.lastUsedAt && <span className="muted small"> · last read {fmtAgo(t.lastUsedAt)}</span>}{' '}
-              <button type="button" className="small-button danger" onClick={() => void revoke(t.name)} disabled={revokeState.pending} aria-label={`Revoke the fleet token ${t.name}`}>
-                Revoke
-              </button>
-            </li>
-          ))}
-        </ul>
-      )}
+      <CredentialList
+        items={shown}
+        empty="No fleet tokens yet."
+        testId="fleet-token"
+        detail={(t) => `read-only · made ${fmtDateTime(t.createdAt)}${t.lastUsedAt ? ` · last read ${fmtAgo(t.lastUsedAt)}` : ''}`}
+        onRevoke={(n) => void revoke(n)}
+        revoking={revokeState.pending}
+        revokeLabel={(n) => `Revoke the fleet token ${n}`}
+      />
       <form
         className="inline-form"
         onSubmit={(e) => {
           e.preventDefault();
-          void create();
+          void create(name.trim());
         }}
       >
         <TextField label="Token name" value={name} onChange={setName} inputTestId="fleet-token-name" placeholder="office-pc" maxLength={64} />
@@ -352,13 +339,7 @@ function ShareThisRig() {
           </button>
         </div>
       </form>
-      {approval && (
-        <KeyDestinationConfirm
-          confirmation={approval.confirmation}
-          onDone={(v) => (v.status === 'approved' ? void create({ name: approval.name, approvalId: v.approvalId }) : undefined)}
-          onCancel={() => setApproval(null)}
-        />
-      )}
+      {confirm}
       <ErrorText error={createState.error ?? revokeState.error} />
     </Card>
   );

@@ -9,6 +9,7 @@ import { useCall } from '../lib/use-call';
 import { setLogs } from '../store/actions';
 import { useStore, type LogLevel } from '../store/store';
 import type { LogEntry } from '../../shared/types';
+import { BusyButton } from '../components/BusyButton';
 
 const LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error'];
 const ROW = 26;
@@ -59,9 +60,9 @@ export function Logs() {
           <span>Search</span>
           <input type="search" value={search} onChange={(e) => setSearch(e.target.value)} data-testid="log-search" />
         </label>
-        <button type="button" onClick={() => void copy()} disabled={copyState.pending} data-testid="copy-bundle">
-          {copyState.pending ? 'Collecting…' : 'Copy support bundle'}
-        </button>
+        <BusyButton onClick={() => void copy()} data-testid="copy-bundle" busy={copyState.pending} busyLabel="Collecting…">
+          Copy support bundle
+        </BusyButton>
         {copied && (
           <span className="muted small" role="status" data-testid="bundle-copied">
             Support bundle copied. Paste it into your bug report; keys and tokens are removed.

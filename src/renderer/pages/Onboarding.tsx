@@ -14,6 +14,8 @@ import { useCall } from '../lib/use-call';
 import { finishOnboarding } from '../store/actions';
 import { useStore } from '../store/store';
 import { Settings } from './Settings';
+import { StepActions } from '../components/onboarding/StepActions';
+import { BusyButton } from '../components/BusyButton';
 
 const STEPS = ['Network', 'Provider key', 'Engines & models', 'Start'] as const;
 type Step = 1 | 2 | 3 | 4;
@@ -77,15 +79,12 @@ function DoneStep({ onBack }: { onBack: () => void }) {
           {served.length > 0 ? `✓ ${served.length} model(s) to serve: ${served.join(', ')}` : '⚠ Nothing to serve yet: the hub connects, but sends no requests until a model is served.'}
         </li>
       </ul>
-      <div className="step-actions">
-        <button type="button" onClick={onBack} data-testid="done-back">
-          Back
-        </button>
-        <button type="button" className="primary big" disabled={!snapshot.hasKey || finishState.pending} onClick={() => void finish()} data-testid="onboarding-go">
-          {finishState.pending ? 'Starting…' : 'Start serving'}
-        </button>
+      <StepActions onBack={onBack} backTestId="done-back">
+        <BusyButton className="primary big" disabled={!snapshot.hasKey} onClick={() => void finish()} data-testid="onboarding-go" busy={finishState.pending} busyLabel="Starting…">
+          Start serving
+        </BusyButton>
         {!snapshot.hasKey && <span className="muted">Save a valid key first.</span>}
-      </div>
+      </StepActions>
       <ErrorText error={finishState.error} />
     </Card>
   );

@@ -10,7 +10,9 @@ import { ConsoleSessions } from '../components/ConsoleSessions';
 import { Card } from '../components/Card';
 import { ErrorText, Field, TextField } from '../components/Field';
 import { KeyDestinationConfirm } from '../components/KeyDestinationConfirm';
-import { approvalOf } from '../bridge/approvals';
+import { unlessHeld } from '../bridge/approvals';
+import { useApprovedCreate } from '../lib/use-approved-create';
+import { CredentialList } from '../components/CredentialList';
 import { IdentityRow } from '../components/IdentityRow';
 import { NetworkChoice } from '../components/NetworkChoice';
 import { NETWORKS } from '../../shared/networks';
@@ -20,6 +22,7 @@ import { applyTheme } from '../lib/theme';
 import { useCall, useFetch } from '../lib/use-call';
 import { notify, setSettings } from '../store/actions';
 import { useStore } from '../store/store';
+import { BusyButton } from '../components/BusyButton';
 
 /** Fields that show their own error next to them; any other error goes into the summary. */
 const FIELDS_WITH_ERRORS = new Set(['hubUrl', 'serviceUrl', 'providerKey', 'nodeName', 'gatewayEnabled', 'gatewayListen', 'theme', 'startAtLogin', 'closeToTray', 'retentionDays']);
@@ -59,27 +62,19 @@ function GatewayKeys() {
   const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
   const gateway = useStore((s) => s.snapshot?.gateway);
   const [copied, setCopied] = useState(false);
-  const [approval, setApproval] = useState<{ name: string; confirmation: OwnerConfirmation } | null>(null);
-  const [create, createState] = useCall(async (approved?: { name: string; approvalId: string }) => {
-    const n = approved?.name ?? name.trim();
-    // Said here in plain words rather than as the agent's argument check.
-    if (!KEY_NAME.test(n)) throw new Error('A key name uses only letters, digits, dots, dashes or underscores (1 to 64 characters), for example my-app.');
-    let r: { name: string; key: string };
-    try {
-      r = await getBridge().invoke('gateway.keys.create', { name: n, ...(approved ? { approvalId: approved.approvalId } : {}) });
-    } catch (e) {
-      // A new key needs the owner's approval outside the console; once given, the key is created.
-      const c = approvalOf(e);
-      if (!c) throw e;
-      setApproval({ name: n, confirmation: c });
-      return;
-    }
-    setApproval(null);
-    setCreated(r);
-    setCopied(false);
-    setName('');
-    list.reload();
-  });
+  const { create, state: createState, confirm } = useApprovedCreate(
+    async (n, approvalId) => {
+      // Said here in plain words rather than as the agent's argument check.
+      if (!KEY_NAME.test(n)) throw new Error('A key name uses only letters, digits, dots, dashes or underscores (1 to 64 characters), for example my-app.');
+      return getBridge().invoke('gateway.keys.create', { name: n, ...(approvalId ? { approvalId } : {}) });
+    },
+    (r) => {
+      setCreated(r);
+      setCopied(false);
+      setName('');
+      list.reload();
+    },
+  );
   const [revoke, revokeState] = useCall(async (n: string) => {
     await getBridge().invoke('gateway.keys.revoke', { name: n });
     // The "copy it now" banner of a key that no longer exists goes with it.
@@ -102,25 +97,20 @@ function GatewayKeys() {
         </p>
       )}
       {list.error && <ErrorText error={list.error} />}
-      {list.data && list.data.length === 0 && <p className="muted small">No keys yet.</p>}
-      {list.data && list.data.length > 0 && (
-        <ul className="plain-list">
-          {list.data.map((k) => (
-            <li key={k.name} data-testid="gateway-key">
-              <span className="mono">{k.name}</span> <span className="muted small">created {fmtDateTime(k.createdAt)}</span>{' '}
-              {k.lastUsedAt && <span className="muted small">· last used {fmtDateTime(k.lastUsedAt)}</span>}{' '}
-              <button type="button" className="small-button danger" onClick={() => void revoke(k.name)} disabled={revokeState.pending} aria-label={`Revoke key ${k.name}`}>
-                Revoke
-              </button>
-            </li>
-          ))}
-        </ul>
-      )}
+      <CredentialList
+        items={list.data}
+        empty="No keys yet."
+        testId="gateway-key"
+        detail={(k) => `created ${fmtDateTime(k.createdAt)}${k.lastUsedAt ? ` · last used ${fmtDateTime(k.lastUsedAt)}` : ''}`}
+        onRevoke={(n) => void revoke(n)}
+        revoking={revokeState.pending}
+        revokeLabel={(n) => `Revoke key ${n}`}
+      />
       <form
         className="inline-form"
         onSubmit={(e) => {
           e.preventDefault();
-          void create();
+          void create(name.trim());
         }}
       >
         <TextField label="New key name" hint="Letters, digits, dot, dash or underscore." error={createState.error} testId="gateway-key-name-field" value={name} onChange={setName} inputTestId="gateway-key-name" />
@@ -130,13 +120,7 @@ function GatewayKeys() {
           </button>
         </div>
       </form>
-      {approval && (
-        <KeyDestinationConfirm
-          confirmation={approval.confirmation}
-          onDone={(v) => (v.status === 'approved' ? void create({ name: approval.name, approvalId: v.approvalId }) : undefined)}
-          onCancel={() => setApproval(null)}
-        />
-      )}
+      {confirm}
       <ErrorText error={revokeState.error} />
       {created && (
         <div className="banner banner-info key-banner" role="status" data-testid="gateway-key-created">
@@ -189,15 +173,11 @@ export function Settings() {
       notify('info', 'Nothing changed.');
       return;
     }
-    let r: SaveResult;
-    try {
-      r = await getBridge().invoke('settings.save', { patch });
-    } catch (e) {
+    const { held, value: r } = await unlessHeld(getBridge().invoke('settings.save', { patch }));
+    if (held) {
       // The key would go somewhere new: the agent holds the change until the owner approves it.
-      const c = approvalOf(e);
-      if (!c) throw e;
       setErrors({});
-      setDestination(c);
+      setDestination(held);
       return;
     }
     await afterSave(r);
@@ -268,9 +248,9 @@ export function Settings() {
           <TextField label="Keep request history (days)" error={errors.retentionDays} testId="field-retentionDays" inputMode="numeric" className="num-input" value={draft.retentionDaysText} onChange={(v) => set('retentionDaysText', v)} inputTestId="input-retentionDays" />
         </Card>
         <div className="form-actions sticky-actions">
-          <button type="submit" className="primary" disabled={saveState.pending} data-testid="settings-save">
-            {saveState.pending ? 'Saving…' : 'Save settings'}
-          </button>
+          <BusyButton type="submit" className="primary" data-testid="settings-save" busy={saveState.pending} busyLabel="Saving…">
+            Save settings
+          </BusyButton>
           <button
             type="button"
             onClick={() => {

@@ -16,6 +16,7 @@ import { useCall, useFetch } from '../lib/use-call';
 import { valueAxis } from '../lib/axis';
 import { Segmented } from '../components/Segmented';
 import { FleetUsageCard } from '../components/FleetUsageCard';
+import { BusyButton } from '../components/BusyButton';
 
 const RANGES = {
   '24h': { label: 'Last 24 hours', ms: 24 * 3600_000, bucket: 'hour' as const },
@@ -132,9 +133,9 @@ export function Usage() {
         <button type="button" onClick={() => setTo(Date.now())} data-testid="usage-refresh">
           Refresh
         </button>
-        <button type="button" onClick={() => void exportCsv()} disabled={exportState.pending} data-testid="usage-export">
-          {exportState.pending ? 'Exporting…' : 'Export CSV'}
-        </button>
+        <BusyButton onClick={() => void exportCsv()} data-testid="usage-export" busy={exportState.pending} busyLabel="Exporting…">
+          Export CSV
+        </BusyButton>
       </div>
       <ErrorText error={report.error ?? exportState.error} />
       <FleetUsageCard refreshKey={to} />

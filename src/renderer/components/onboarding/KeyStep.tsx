@@ -12,6 +12,8 @@ import { setSettings, setSnapshot } from '../../store/actions';
 import { useStore } from '../../store/store';
 import { ErrorText, TextField } from '../Field';
 import { KeyStatus } from './KeyStatus';
+import { StepActions } from './StepActions';
+import { BusyButton } from '../BusyButton';
 
 type Check = { valid: boolean; message: string; detail?: KeyStatusDetailView };
 
@@ -91,13 +93,13 @@ export function KeyStep({ onBack, onNext }: { onBack: () => void; onNext: () => 
           inputTestId="key-input"
         />
         <div className="form-actions">
-          <button type="submit" className={hasKey ? undefined : 'primary'} disabled={state.pending} data-testid="key-check">
-            {state.pending ? 'Checking…' : 'Check and save'}
-          </button>
+          <BusyButton type="submit" className={hasKey ? undefined : 'primary'} data-testid="key-check" busy={state.pending} busyLabel="Checking…">
+            Check and save
+          </BusyButton>
           {hasKey && (
-            <button type="button" onClick={() => void again()} disabled={againState.pending} data-testid="key-recheck">
-              {againState.pending ? 'Checking…' : 'Check again'}
-            </button>
+            <BusyButton onClick={() => void again()} data-testid="key-recheck" busy={againState.pending} busyLabel="Checking…">
+              Check again
+            </BusyButton>
           )}
         </div>
       </form>
@@ -116,15 +118,12 @@ export function KeyStep({ onBack, onNext }: { onBack: () => void; onNext: () => 
         </>
       )}
       <ErrorText error={state.error ?? againState.error} testId="key-error" />
-      <div className="step-actions">
-        <button type="button" onClick={onBack} data-testid="key-back">
-          Back
-        </button>
+      <StepActions onBack={onBack} backTestId="key-back">
         <button type="button" className={hasKey ? 'primary' : undefined} disabled={!hasKey} onClick={onNext} data-testid="key-continue">
           Continue
         </button>
         {!hasKey && <span className="muted small">Save a key to continue.</span>}
-      </div>
+      </StepActions>
     </section>
   );
 }

@@ -5,16 +5,17 @@
 import { useEffect, useState } from 'react';
 import type { OwnerConfirmation } from '../../../shared/bridge-error';
 import type { SettingsPatch } from '../../../shared/bridge/schemas';
-import type { SaveResult } from '../../../shared/views/settings';
 import { LOCAL_DEV_HUB, NETWORKS, networkOf, type NetworkAddresses, type NetworkName } from '../../../shared/networks';
 import { getBridge } from '../../bridge';
-import { approvalOf } from '../../bridge/approvals';
+import { unlessHeld } from '../../bridge/approvals';
 import { customAddresses, networkLabel } from '../../lib/network';
 import { useCall } from '../../lib/use-call';
 import { setSettings, setSnapshot } from '../../store/actions';
 import { useStore } from '../../store/store';
 import { ErrorText, TextField } from '../Field';
 import { KeyDestinationConfirm } from '../KeyDestinationConfirm';
+import { StepActions } from './StepActions';
+import { BusyButton } from '../BusyButton';
 
 const CHOICES: Array<{ name: NetworkName; label: string; hint: string }> = [
   { name: 'mainnet', label: NETWORKS.mainnet.label, hint: 'The live network: real requests, real earnings.' },
@@ -55,13 +56,9 @@ export function NetworkStep({ onNext }: { onNext: () => void }) {
 
   /** Saves; true when done (at once or with the key typed again), false when it waits for the owner or was refused. */
   const apply = async (t: NetworkAddresses, patch: SettingsPatch): Promise<boolean> => {
-    let r: SaveResult;
-    try {
-      r = await getBridge().invoke('settings.save', { patch });
-    } catch (e) {
-      const c = approvalOf(e);
-      if (!c) throw e;
-      setHeld({ target: t, confirmation: c });
+    const { held: waits, value: r } = await unlessHeld(getBridge().invoke('settings.save', { patch }));
+    if (waits) {
+      setHeld({ target: t, confirmation: waits });
       return false;
     }
     if (!r.ok) {
@@ -149,11 +146,11 @@ export function NetworkStep({ onNext }: { onNext: () => void }) {
           </div>
         )}
         {!held && (
-          <div className="step-actions">
-            <button type="submit" className="primary" disabled={state.pending} data-testid="network-save">
-              {state.pending ? 'Saving…' : 'Continue'}
-            </button>
-          </div>
+          <StepActions>
+            <BusyButton type="submit" className="primary" data-testid="network-save" busy={state.pending} busyLabel="Saving…">
+              Continue
+            </BusyButton>
+          </StepActions>
         )}
       </form>
       {held && (
@@ -184,11 +181,11 @@ export function NetworkStep({ onNext }: { onNext: () => void }) {
               onChange={setRetyped}
               placeholder="sk-prov-…"
             />
-            <div className="step-actions">
-              <button type="submit" className="primary" disabled={confirmState.pending} data-testid="network-confirm">
-                {confirmState.pending ? 'Saving…' : 'Allow and continue'}
-              </button>
-            </div>
+            <StepActions>
+              <BusyButton type="submit" className="primary" data-testid="network-confirm" busy={confirmState.pending} busyLabel="Saving…">
+                Allow and continue
+              </BusyButton>
+            </StepActions>
           </form>
         </KeyDestinationConfirm>
       )}

@@ -9,6 +9,7 @@ import { HealthBadge } from '../Badge';
 import { AddEndpointForm, EngineList, GpuList, RescanButton } from '../Discovery';
 import { modelSlug } from '../ModelsTable';
 import { Toggle } from '../Toggle';
+import { StepActions } from './StepActions';
 
 function engineTypes(m: ModelState): string {
   return [...new Set(m.endpoints.map((e) => e.engineType))].join(', ') || 'no engine';
@@ -73,14 +74,11 @@ export function ServeStep({ onBack, onNext }: { onBack: () => void; onNext: () =
           ))}
         </ul>
       )}
-      <div className="step-actions">
-        <button type="button" onClick={onBack} data-testid="serve-back">
-          Back
-        </button>
+      <StepActions onBack={onBack} backTestId="serve-back">
         <button type="button" className="primary" onClick={onNext} data-testid="serve-continue">
           Continue
         </button>
-      </div>
+      </StepActions>
     </section>
   );
 }
