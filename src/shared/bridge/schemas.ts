@@ -4,6 +4,14 @@ import { z } from 'zod';
 import type { InvokeChannel } from './channels';
 
 const modelId = z.string().min(1).max(256);
+/** Making a named credential (a gateway key, a fleet token): the first call is refused with
+ *  OWNER_CONFIRMATION_REQUIRED, and the approval the owner then gives outside the console comes with the second. */
+const credentialCreate = z
+  .object({
+    name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'use letters, digits, dot, dash or underscore (1-64)'),
+    approvalId: z.string().regex(/^[0-9a-f]{24}$/).optional(),
+  })
+  .strict();
 const range = z.object({ from: z.number().int().nonnegative(), to: z.number().int().nonnegative() }).refine((r) => r.to >= r.from, 'to must not be before from');
 
 export const settingsPatchSchema = z
@@ -67,13 +75,7 @@ export const invokeSchemas = {
   'logs.list': z.object({ level: z.enum(['debug', 'info', 'warn', 'error']).optional(), limit: z.number().int().min(1).max(5000).optional() }).strict(),
   'logs.bundle': z.object({}).strict(),
   'gateway.keys.list': z.object({}).strict(),
-  'gateway.keys.create': z
-    .object({
-      name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'use letters, digits, dot, dash or underscore (1-64)'),
-      /** The approval the owner gave for this key (the first call is refused with OWNER_CONFIRMATION_REQUIRED). */
-      approvalId: z.string().regex(/^[0-9a-f]{24}$/).optional(),
-    })
-    .strict(),
+  'gateway.keys.create': credentialCreate,
   'gateway.keys.revoke': z.object({ name: z.string().min(1).max(64) }).strict(),
   'onboarding.complete': z.object({}).strict(),
   'prices.list': z.object({}).strict(),
@@ -101,13 +103,7 @@ export const invokeSchemas = {
   'fleet.openConsole': z.object({ id: z.string().min(1).max(64) }).strict(),
   'fleet.usage': z.object({}).strict(),
   'fleet.tokens.list': z.object({}).strict(),
-  'fleet.tokens.create': z
-    .object({
-      name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'use letters, digits, dot, dash or underscore (1-64)'),
-      /** The approval the owner gave for this token (the first call is refused with OWNER_CONFIRMATION_REQUIRED). */
-      approvalId: z.string().regex(/^[0-9a-f]{24}$/).optional(),
-    })
-    .strict(),
+  'fleet.tokens.create': credentialCreate,
   'fleet.tokens.revoke': z.object({ name: z.string().min(1).max(64) }).strict(),
 } as const satisfies { readonly [C in InvokeChannel]: z.ZodType }; // the names are channels.ts's: none missing, none extra
 
