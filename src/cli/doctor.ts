@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { homePath, KEY_SECRET } from '../core/config/home-layout';
-import { ModelRegistry } from '../core/agent/models';
+import { ModelRegistry } from '../core/models/registry';
 import { SettingsFile } from '../core/agent/settings';
 import { ConfigError, hubDialUrl, loadConfig, type ProviderConfig } from '../core/config/config';
 import { FileSecretStore } from '../core/config/secrets';

@@ -7,7 +7,7 @@ import { EngineDiscovery } from '../core/engine/discovery';
 import type { EngineInfo } from '../shared/types';
 import { configTemplate, networkAddresses, type TemplateNetwork } from '../core/config/template';
 import { homePath } from '../core/config/home-layout';
-import { announcedName } from '../core/agent/models';
+import { announcedName } from '../core/models/registry';
 import { Catalogue, matchModel, type CatalogueModel } from '../core/platform/catalogue';
 import { memoryLog } from '../core/log';
 import { forTerminal } from '../core/terminal';

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { initCommand, modelsFromEngines } from '../../src/cli/init';
-import { announcedName } from '../../src/core/agent/models';
+import { announcedName } from '../../src/core/models/registry';
 import type { EngineInfo } from '../../src/shared/types';
 import { startTestEngine, type TestEngine } from '../support/engine-server';
 import { tempHome } from '../support/stack';

@@ -21,8 +21,8 @@ import {
   type RegisterPayload,
 } from '../protocol/messages';
 import type { ModelFacts } from '../weights/locate';
-import { buildDeclaration, declaredCapacity } from './declarations';
-import type { ModelRegistry } from './models';
+import { buildDeclaration, declaredCapacity } from '../weights/declarations';
+import type { ModelRegistry } from '../models/registry';
 
 export interface AnnounceDeps {
   identity: Identity;

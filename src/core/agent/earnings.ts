@@ -6,8 +6,8 @@ import type { EarningsOverview, ElectricityView, ModelPricingView, NetworkRateVi
 import type { DemandView } from '../../shared/views/demand';
 import { certainlyIs, DemandError, demandRows } from '../platform/demand';
 import { OllamaPulls, type PullOpener, type PullState } from './ollama-pull';
-import { ollamaTags, type OllamaLocalModel } from './ollama-tags';
-import { mapNetworkModel } from './network-model-map';
+import { ollamaTags, type OllamaLocalModel } from '../engine/ollama-tags';
+import { mapNetworkModel } from '../models/network-map';
 import type { GpuSample, RequestView, UsageRecord, UsageTotals } from '../../shared/types';
 import type { Ledger } from '../ledger/ledger';
 import { EnergyMeter, samplePowerW } from '../ledger/energy-meter';

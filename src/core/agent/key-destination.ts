@@ -8,7 +8,7 @@
 //   given outside the console (approvals.ts). Nothing the caller puts in the request counts as the
 //   owner's word: whoever holds a console session, or borrowed one, can set any field.
 import type { SettingsPatch } from '../../shared/bridge/schemas';
-import { isLoopbackHost } from '../gateway/auth';
+import { isLoopbackHost } from '../http/loopback';
 
 export interface KeyDestinationInput {
   /** Where the key goes now. */

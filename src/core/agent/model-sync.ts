@@ -8,7 +8,7 @@ import type { EngineDiscovery } from '../engine/discovery';
 import type { HealthMonitor } from '../engine/health';
 import type { Log, Logger } from '../log';
 import type { Scheduler } from '../scheduler/scheduler';
-import type { ModelRegistry } from './models';
+import type { ModelRegistry } from '../models/registry';
 import { syncScheduler } from './scheduler-sync';
 import type { SettingsFile } from './settings';
 import { endpointStates, engineView } from './endpoint-state';

@@ -25,7 +25,7 @@ import type { Catalogue } from '../platform/catalogue';
 import type { RequestBook } from '../requests';
 import type { PauseController } from '../scheduler/pause';
 import type { EarningsService } from './earnings';
-import type { ModelRegistry } from './models';
+import type { ModelRegistry } from '../models/registry';
 import type { SettingsFile } from './settings';
 import type { Warmup } from './warmup';
 

@@ -2,7 +2,7 @@
 // per-endpoint limit from config and what the engine reports), models no longer enabled removed.
 import { endpointLimit } from '../scheduler/capacity';
 import type { Scheduler } from '../scheduler/scheduler';
-import type { ModelRegistry } from './models';
+import type { ModelRegistry } from '../models/registry';
 
 export function syncScheduler(registry: ModelRegistry, scheduler: Scheduler, agent: Parameters<typeof endpointLimit>[0]): void {
   const enabled = new Set(registry.announced());

@@ -12,7 +12,7 @@ import type { PauseController } from '../scheduler/pause';
 import type { Scheduler } from '../scheduler/scheduler';
 import type { EarningsService } from './earnings';
 import type { GatewayLifecycle } from './gateway-lifecycle';
-import type { ModelRegistry } from './models';
+import type { ModelRegistry } from '../models/registry';
 import type { SettingsFile } from './settings';
 import { verdictOf } from './verdict';
 import { networkLabel, SIMULATED_HUB_EXTENSION } from '../../shared/networks';

@@ -9,7 +9,7 @@ import type { HubView } from '../hub/hub-view';
 import type { ModelFactsBook, FactsTarget } from '../weights/model-facts';
 import type { Weights } from '../weights/weights';
 import type { Announcer } from './announce';
-import type { ModelRegistry } from './models';
+import type { ModelRegistry } from '../models/registry';
 
 export interface TrustParts {
   link: HubLink;

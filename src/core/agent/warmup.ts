@@ -11,7 +11,7 @@ import type { GpuSample, RequestSource } from '../../shared/types';
 import { EngineCallError, type InferenceRunner } from '../inference/runner';
 import { categoryOperation } from '../engine/category';
 import type { Logger } from '../log';
-import type { ModelRegistry } from './models';
+import type { ModelRegistry } from '../models/registry';
 import { checkGreeting, WARMUP_MAX_TOKENS, WARMUP_PROMPT } from './warmup-check';
 
 function vramUsedMb(s: GpuSample | null): number | null {

@@ -27,7 +27,7 @@ import type { EarningsService } from './earnings';
 import type { Ledger } from '../ledger/ledger';
 import type { LedgerBatch } from './ledger-batch';
 import type { ModelSync } from './model-sync';
-import type { ModelRegistry } from './models';
+import type { ModelRegistry } from '../models/registry';
 import { RequestEvents } from './request-events';
 import type { RequestLines } from './request-log';
 

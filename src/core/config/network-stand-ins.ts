@@ -6,7 +6,7 @@
 // only loopback addresses are accepted, so it can never send anything off this machine.
 import { z } from 'zod';
 import { NETWORKS, networkOf, type NetworkAddresses } from '../../shared/networks';
-import { isLoopbackHost } from '../gateway/auth';
+import { isLoopbackHost } from '../http/loopback';
 
 export const NETWORK_STAND_INS_ENV = 'SWAN_NETWORK_STAND_INS';
 

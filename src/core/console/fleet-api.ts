@@ -12,7 +12,8 @@
 //                                    that should hold a read-only token rather than the console token
 //   POST /api/fleet/v1/console-link  {path: "/?code=…"} (console token only)
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FleetAccess, RigSummary, RigUsage } from '../../shared/fleet';
+import type { FleetAccess } from '../../shared/fleet';
+import type { FleetApiSource } from '../fleet/fleet';
 import type { FleetTokens } from '../fleet/tokens';
 import type { Logger } from '../log';
 import type { ConsoleRoute, ConsoleRouteContext } from './console-route';
@@ -21,13 +22,6 @@ export const FLEET_API_PREFIX = '/api/fleet/v1/';
 
 /** Stable codes of the fleet API's refusals (the `code` of its JSON error bodies). */
 export type FleetApiErrorCode = 'unauthorized' | 'token_in_url' | 'read_only' | 'method_not_allowed' | 'not_found' | 'metrics_off' | 'failed';
-
-export interface FleetApiSource {
-  summary(access: FleetAccess): RigSummary;
-  usage(): Promise<RigUsage>;
-  /** The metrics text, when metrics are on. */
-  metrics?: () => Promise<string>;
-}
 
 export interface FleetApiOptions {
   source: FleetApiSource;

@@ -3,11 +3,18 @@
 // them (rig-figures.ts, console/fleet-api.ts). The Agent constructs it; the console server serves `api`.
 import type { FleetAccess, RigSummary, RigUsage } from '../../shared/fleet';
 import type { SecretStore } from '../config/secrets';
-import type { FleetApiSource } from '../console/fleet-api';
 import type { Logger } from '../log';
 import { FleetReader } from './fleet-reader';
 import { FleetStore } from './fleet-store';
 import { FleetTokens } from './tokens';
+
+/** What this rig's fleet API answers (console/fleet-api.ts serves it). */
+export interface FleetApiSource {
+  summary(access: FleetAccess): RigSummary;
+  usage(): Promise<RigUsage>;
+  /** The metrics text, when metrics are on. */
+  metrics?: () => Promise<string>;
+}
 
 export interface FleetOptions {
   home: string;

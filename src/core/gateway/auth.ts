@@ -1,6 +1,6 @@
 // Who is calling: the API key from the query (?api_key= / ?apiKey=), an `Authorization: Bearer` header,
-// or the WebSocket subprotocol pair ['access_token', KEY]; and loopback tests for the places where
-// being on this machine matters (seed 002's websocket_auth: false).
+// or the WebSocket subprotocol pair ['access_token', KEY]. Whether a caller is on this machine (seed 002's
+// websocket_auth: false) is http/loopback.ts's question.
 import type { IncomingMessage } from 'node:http';
 
 /**
@@ -36,17 +36,4 @@ export function presentedKey(req: IncomingMessage, url: URL): string | undefined
   const i = protos.indexOf('access_token');
   if (i >= 0 && protos[i + 1]) return protos[i + 1];
   return undefined;
-}
-
-/** 127.0.0.0/8, ::1 and IPv4-mapped loopback. */
-export function isLoopbackAddress(addr: string | undefined): boolean {
-  if (!addr) return false;
-  const a = addr.replace(/^::ffff:/i, '');
-  return a === '::1' || /^127\.\d+\.\d+\.\d+$/.test(a);
-}
-
-/** A listen host that only this machine can reach. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || isLoopbackAddress(h);
 }

@@ -5,7 +5,7 @@ import type { FleetSnapshot } from './fleet';
 import type { GatewayKeys } from './keys';
 import { CodedError } from '../../shared/bridge-error';
 import { defaultConnectionCap } from '../http/connection-budget';
-import { isLoopbackHost } from './auth';
+import { isLoopbackHost } from '../http/loopback';
 
 export interface GatewayLimitOptions {
   /** Requests per minute per API key (default 60). */

@@ -3,7 +3,7 @@
 // the ws and openai packages) send none and are judged by their key alone. When bound to loopback, the
 // Host header must name loopback too, which defeats DNS-rebinding pages.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isLoopbackHost } from './auth';
+import { isLoopbackHost } from '../http/loopback';
 
 function normalise(origin: string): string {
   if (origin === 'null') return 'null';

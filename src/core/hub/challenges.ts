@@ -1,8 +1,9 @@
 // The hub's warmup, verify and benchmark messages: each answered once on the link. Their engine calls go
 // through the engine-call service with their purpose (warmup, verify, benchmark): admitted in the hub's
 // lane, sent to the lease's endpoint, booked as local requests (never hub earnings).
-import type { Warmup } from '../agent/warmup';
-import type { ModelRegistry } from '../agent/models';
+import type { WarmupResult } from '../../shared/views/models';
+import type { RequestSource } from '../../shared/types';
+import type { ModelRegistry } from '../models/registry';
 import type { EngineRequestOptions, NonStreamResult } from '../engine/types';
 import type { InferenceRunner } from '../inference/runner';
 import type { Logger } from '../log';
@@ -11,7 +12,8 @@ import { handleBenchmark } from './benchmark';
 import { handleVerify, type ResolvedModel, type WeightsLookup } from './verify';
 
 export interface ChallengeDeps {
-  warmup: Pick<Warmup, 'run'>;
+  /** Loads a model and asks it one short question (the engines' warmup, wired by the root). */
+  warmup: { run(model: string, lane: RequestSource): Promise<WarmupResult> };
   service: Pick<InferenceRunner, 'generate'>;
   registry: ModelRegistry;
   /** The weight manifests fingerprint challenges are answered from (src/core/weights). */

@@ -2,7 +2,7 @@
 // engine-call service with the purpose 'health' (a free slot of that endpoint or none, whatever its health
 // or a pause; never booked, billed or counted in the heartbeat), answered as the health monitor reads it.
 import { probeBody, type DeepProbe } from '../engine/deep-probe';
-import type { ModelRegistry } from '../agent/models';
+import type { ModelRegistry } from '../models/registry';
 import { Log } from '../log';
 import { RequestBook } from '../requests';
 import { InferenceRunner } from './runner';

@@ -16,7 +16,7 @@ import { SchedulerRejection, type AdmitOptions, type Lease } from '../scheduler/
 import type { RequestSource } from '../../shared/types';
 import type { Logger } from '../log';
 import type { RequestBook } from '../requests';
-import type { ModelRegistry } from '../agent/models';
+import type { ModelRegistry } from '../models/registry';
 import { POLICY, type Purpose, type PurposePolicy } from './purpose';
 import { enginePath, resolveOperation, streams, type Operation } from './operations';
 

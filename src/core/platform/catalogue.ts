@@ -10,7 +10,7 @@ import { z } from 'zod';
 import type { CatalogueMatchView, CatalogueView } from '../../shared/views/snapshot';
 import type { EngineModelMeta } from '../../shared/types';
 import type { Logger } from '../log';
-import { AnswerError } from './get-json';
+import { AnswerError } from '../http/answer-error';
 import { JSON_LIMITS, parseJson } from '../http/bounded-json';
 
 export interface CatalogueModel {

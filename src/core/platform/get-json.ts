@@ -1,7 +1,6 @@
 // One GET against the platform's HTTP API (https://api.swanchain.io/api/v1/…): a bounded wait
 // (10 s, like the Go provider's stats client), a bounded body, JSON or a plain-words error. Never
-// throws: callers keep their last good figures on any failure. AnswerError is for the readers of its answers.
-import { CodedError } from '../../shared/bridge-error';
+// throws: callers keep their last good figures on any failure.
 import { JSON_LIMITS, parseJson } from '../http/bounded-json';
 
 export interface GetJsonOptions {
@@ -15,14 +14,6 @@ export interface GetJsonOptions {
 export type GetJsonResult = { ok: true; json: unknown; status: number } | { ok: false; error: string; status?: number };
 
 export const PLATFORM_TIMEOUT_MS = 10_000;
-
-/** Why an answer that is JSON cannot be read: it lacks the list of models (`field` is where it should be). */
-export type AnswerErrorCode = 'no_model_list';
-
-/** Thrown by the readers of answers (the catalogue, Ollama's /api/tags), not by getJson. */
-export class AnswerError extends CodedError<AnswerErrorCode> {
-  override name = 'AnswerError';
-}
 
 /** The API base of a ServiceURL: "https://api.swanchain.io" → "https://api.swanchain.io/api/v1". */
 export function apiBase(serviceUrl: string): string {

@@ -18,7 +18,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { EngineType } from '../../shared/types';
 import { MAX_JSON_DEPTH, parseJson } from '../http/bounded-json';
-import type { EngineModalities } from '../agent/declarations';
+import type { EngineModalities } from './declarations';
 import type { Location, LocatedFiles } from './weights';
 
 /** Engine metadata reads (through the one engine HTTP client): a JSON object, or undefined on any failure. */

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Announcer } from '../../../src/core/agent/announce';
-import { ModelRegistry } from '../../../src/core/agent/models';
+import { ModelRegistry } from '../../../src/core/models/registry';
 import { loadConfig, type ProviderConfig } from '../../../src/core/config/config';
 import type { Identity } from '../../../src/core/config/identity';
 import { ContextLengths } from '../../../src/core/engine/context-length';

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ModelSync } from '../../../src/core/agent/model-sync';
-import { ModelRegistry } from '../../../src/core/agent/models';
+import { ModelRegistry } from '../../../src/core/models/registry';
 import { SettingsFile } from '../../../src/core/agent/settings';
 import { loadConfig } from '../../../src/core/config/config';
 import { ContextLengths } from '../../../src/core/engine/context-length';

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkEndpoint, HealthMonitor, type HealthChange } from '../../../src/core/engine/health';
-import { ModelRegistry } from '../../../src/core/agent/models';
+import { ModelRegistry } from '../../../src/core/models/registry';
 import { healthProbe } from '../../../src/core/inference/health-probe';
 import { InferenceRunner } from '../../../src/core/inference/runner';
 import { Log } from '../../../src/core/log';

@@ -2,8 +2,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { announcedName } from '../../../src/core/agent/models';
-import { watchModelsJson } from '../../../src/core/agent/models-watch';
+import { announcedName } from '../../../src/core/models/registry';
+import { watchModelsJson } from '../../../src/core/models/watch';
 import { jsonErrorOffset, lineAt } from '../../../src/core/config/json-position';
 import { loadConfig } from '../../../src/core/config/config';
 import { llamaCppSlots, promGauge, sglangSlots, vllmLoad } from '../../../src/core/engine/capacity';

@@ -2,7 +2,7 @@
 // origins and hosts may connect, what counts as loopback, and the seed 003 fleet snapshot.
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { isLoopbackAddress, isLoopbackHost } from '../../../src/core/gateway/auth';
+import { isLoopbackAddress, isLoopbackHost } from '../../../src/core/http/loopback';
 import { describeFleet } from '../../../src/core/gateway/fleet';
 import { parseListen, resolveOptions } from '../../../src/core/gateway/options';
 import { OriginPolicy } from '../../../src/core/gateway/origin';

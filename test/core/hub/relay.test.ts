@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ModelRegistry } from '../../../src/core/agent/models';
+import { ModelRegistry } from '../../../src/core/models/registry';
 import { syncScheduler } from '../../../src/core/agent/scheduler-sync';
 import { LedgerBatch } from '../../../src/core/agent/ledger-batch';
 import type { ModelEntry } from '../../../src/core/config/config';

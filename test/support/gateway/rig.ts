@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterEach } from 'vitest';
 import type { ClientOptions } from 'ws';
 import { InferenceRunner } from '../../../src/core/inference/runner';
-import { ModelRegistry } from '../../../src/core/agent/models';
+import { ModelRegistry } from '../../../src/core/models/registry';
 import { describeFleet } from '../../../src/core/gateway/fleet';
 import { GatewayKeys } from '../../../src/core/gateway/keys';
 import type { GatewayOptions } from '../../../src/core/gateway/options';

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { EngineInfo } from '../../../src/shared/types';
 import type { ModelEntry } from '../../../src/core/config/config';
-import { ModelRegistry, type ModelPrefs } from '../../../src/core/agent/models';
+import { ModelRegistry, type ModelPrefs } from '../../../src/core/models/registry';
 import { endpointKey, normalizeBaseUrl } from '../../../src/core/engine/url';
 
 const engine = (url: string, models: string[], o: Partial<EngineInfo> = {}): EngineInfo => ({ url, type: 'vllm', models, reachable: true, origin: 'probe', ...o });

@@ -1,7 +1,7 @@
 // model_declarations as conservative as Go's (model_declaration_test.go, hub_declaration_sync_test.go,
 // context_provenance_test.go): what cannot be established is left out, never guessed, never 0.
 import { describe, expect, it } from 'vitest';
-import { buildDeclaration, declaredCapacity, declaredEngine, declaredModalities, modelCategory, normalizeQuantization } from '../../../src/core/agent/declarations';
+import { buildDeclaration, declaredCapacity, declaredEngine, declaredModalities, modelCategory, normalizeQuantization } from '../../../src/core/weights/declarations';
 
 describe('quantization: the closed set', () => {
   it.each([

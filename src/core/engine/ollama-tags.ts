@@ -3,8 +3,8 @@
 // quantization_level "Q4_K_M"}}]} (Ollama API docs, "List Local Models"). Validated entry by entry:
 // an entry that is not well formed is skipped, a size that is not a byte count is left unknown.
 import { z } from 'zod';
-import { AnswerError } from '../platform/get-json';
-import { fetchEngine } from '../engine/http';
+import { AnswerError } from '../http/answer-error';
+import { fetchEngine } from './http';
 import { JSON_LIMITS, parseJson } from '../http/bounded-json';
 
 export interface OllamaLocalModel {
