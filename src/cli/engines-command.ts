@@ -3,7 +3,7 @@
 // at --host. Exit code 0 when the scan ran (nothing found included: `[]` with a hint on stderr).
 import fs from 'node:fs';
 import type { EngineInfo } from '../shared/types';
-import { SettingsFile } from '../core/agent/settings';
+import { SettingsFile } from '../core/config/settings-file';
 import { loadConfig } from '../core/config/config';
 import { defaultProbeUrls } from '../core/engine/detect';
 import { EngineDiscovery } from '../core/engine/discovery';

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Agent } from '../core/agent';
-import { SettingsFile } from '../core/agent/settings';
+import { SettingsFile } from '../core/config/settings-file';
 import { ConfigError, loadConfig } from '../core/config/config';
 import { parseListen } from '../core/gateway/options';
 import { startConsoleServer, type ConsoleServer } from '../core/console/server';

@@ -4,9 +4,9 @@
 // rig (what each rig last fetched with its own provider key).
 import fs from 'node:fs';
 import { EarningsService } from '../core/agent/earnings';
-import { SettingsFile } from '../core/agent/settings';
+import { SettingsFile } from '../core/config/settings-file';
 import { loadConfig } from '../core/config/config';
-import { providerKeyOf } from '../core/agent/provider-key';
+import { providerKeyOf } from '../core/config/provider-key';
 import { homePath } from '../core/config/home-layout';
 import { FileSecretStore } from '../core/config/secrets';
 import { readFleetUsage } from '../core/fleet/fleet-reader';

@@ -259,7 +259,7 @@ export interface LogEntry {
 
 /**
  * The one answer to "is this node serving, routed and earning?", computed by the agent
- * (src/core/agent/verdict.ts) and shown as is by the Dashboard banner, the sidebar, the tray and `doctor`.
+ * (src/core/bridge/verdict.ts) and shown as is by the Dashboard banner, the sidebar, the tray and `doctor`.
  * serving: routed and earning; not_routable: serving, but the network sends a model nothing (not in its
  * catalogue, not registered by the hub); not_earning: routed, but unpaid (earnings not enabled, under
  * review); degraded: a served model does not answer (engine down, unhealthy); stopped: nothing is served

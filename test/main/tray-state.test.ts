@@ -1,7 +1,7 @@
 // The tray follows the agent's verdict: green only when serving, amber when something served is not well
 // (or nothing is served while connected), grey when not connected, red for a refused key; Pause/Resume.
 import { describe, expect, it } from 'vitest';
-import { verdictOf, type VerdictInputs } from '../../src/core/agent/verdict';
+import { verdictOf, type VerdictInputs } from '../../src/core/bridge/verdict';
 import type { ModelState } from '../../src/shared/types';
 import { trayView, type TraySnapshot } from '../../src/main/tray-state';
 

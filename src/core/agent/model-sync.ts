@@ -10,7 +10,7 @@ import type { Log, Logger } from '../log';
 import type { Scheduler } from '../scheduler/scheduler';
 import type { ModelRegistry } from '../models/registry';
 import { syncScheduler } from './scheduler-sync';
-import type { SettingsFile } from './settings';
+import type { SettingsFile } from '../config/settings-file';
 import { endpointStates, engineView } from './endpoint-state';
 import { endpointKey } from '../engine/url';
 

@@ -13,8 +13,8 @@ import type { Scheduler } from '../scheduler/scheduler';
 import type { EarningsService } from './earnings';
 import type { GatewayLifecycle } from './gateway-lifecycle';
 import type { ModelRegistry } from '../models/registry';
-import type { SettingsFile } from './settings';
-import { verdictOf } from './verdict';
+import type { SettingsFile } from '../config/settings-file';
+import { verdictOf } from '../bridge/verdict';
 import { networkLabel, SIMULATED_HUB_EXTENSION } from '../../shared/networks';
 
 export interface SnapshotSources {

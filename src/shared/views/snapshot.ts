@@ -29,7 +29,7 @@ export interface AgentSnapshot {
   providerStatus?: ProviderStatusView;
   /** Whether the network's model catalogue knows each announced model (GET /api/v1/models). */
   catalogue?: CatalogueView;
-  /** Serving, routed, earning — or why not and what to do (src/core/agent/verdict.ts). */
+  /** Serving, routed, earning — or why not and what to do (src/core/bridge/verdict.ts). */
   verdict: Verdict;
   /** The hub's view of this node from its register ack: models it did not register, upgrade advice. */
   hubView?: HubViewState;

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ModelSync } from '../../../src/core/agent/model-sync';
 import { ModelRegistry } from '../../../src/core/models/registry';
-import { SettingsFile } from '../../../src/core/agent/settings';
+import { SettingsFile } from '../../../src/core/config/settings-file';
 import { loadConfig } from '../../../src/core/config/config';
 import { ContextLengths } from '../../../src/core/engine/context-length';
 import { EngineDiscovery } from '../../../src/core/engine/discovery';

@@ -39,13 +39,13 @@ describe('engine calls by purpose', () => {
     expect(sites).toEqual({
       hub: ['core/hub/relay.ts'],
       gateway: ['core/gateway/openai-http.ts', 'core/gateway/relay-ws.ts', 'core/gateway/stream-v1-run.ts'],
-      try: ['core/agent/console-extras.ts'],
+      try: ['core/bridge/console-extras.ts'],
       warmup: ['core/agent/warmup.ts'],
       'ollama-load': ['core/agent/warmup.ts'],
       verify: ['core/hub/challenges.ts'],
       benchmark: ['core/hub/challenges.ts'],
       health: ['core/inference/health-probe.ts'],
-      'ollama-pull': ['core/agent.ts'],
+      'ollama-pull': ['core/accounting/accounting.ts'],
     });
     expect(Object.keys(sites).sort()).toEqual([...PURPOSES].sort());
   });

@@ -1,9 +1,11 @@
 // Where the provider key comes from, in order: INFERENCE_API_KEY, the secret store (set in the console),
 // config.toml's ApiKey.
-import type { ProviderConfig } from '../config/config';
-import { KEY_SECRET } from '../config/home-layout';
-import type { SecretStore } from '../config/secrets';
-import type { KeyStorage } from './parts';
+import type { ProviderConfig } from './config';
+import { KEY_SECRET } from './home-layout';
+import type { SecretStore } from './secrets';
+
+/** Where the provider key comes from (Settings shows it). */
+export type KeyStorage = 'keychain' | 'file' | 'config' | 'env' | 'none';
 
 export interface KeySources {
   env: NodeJS.ProcessEnv;

@@ -3,7 +3,7 @@
 // request's pending text; with nobody listening nothing is built or scheduled.
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { RequestEvents } from '../../../src/core/agent/request-events';
+import { RequestEvents } from '../../../src/core/bridge/request-events';
 import { RequestBook } from '../../../src/core/requests';
 import type { BridgeEvent } from '../../../src/shared/bridge/events';
 

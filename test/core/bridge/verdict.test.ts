@@ -1,6 +1,6 @@
 // The verdict: each state, its stable code, its next step, and the order of findings (worst first).
 import { describe, expect, it } from 'vitest';
-import { verdictOf, type VerdictInputs } from '../../../src/core/agent/verdict';
+import { verdictOf, type VerdictInputs } from '../../../src/core/bridge/verdict';
 import type { CatalogueView, ProviderStatusView } from '../../../src/shared/views/snapshot';
 import type { EndpointState, ModelState } from '../../../src/shared/types';
 

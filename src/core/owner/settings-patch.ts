@@ -1,74 +1,9 @@
-// What the owner changes in the console, kept in the home folder (config.toml stays as the owner
-// wrote it): settings.json overlays the config; model toggles and limits live beside it.
-import fs from 'node:fs';
-import { z } from 'zod';
+// A settings patch from the console, checked field by field before anything is saved: each problem comes
+// back under its field with what to type instead.
 import type { SettingsPatch } from '../../shared/bridge/schemas';
 import { parseSchedule } from '../scheduler/pause-schedule';
 import { webhookUrlProblem } from '../alerts/webhook';
 import { feedUrlProblem } from '../update/check';
-import { homePath } from '../config/home-layout';
-import { writeJsonAtomic } from '../config/atomic-file';
-
-const stored = z
-  .object({
-    hubUrl: z.string(),
-    serviceUrl: z.string(),
-    nodeName: z.string(),
-    gatewayEnabled: z.boolean(),
-    gatewayListen: z.string(),
-    startAtLogin: z.boolean(),
-    closeToTray: z.boolean(),
-    theme: z.enum(['system', 'light', 'dark']),
-    autoPauseOnGpuBusy: z.boolean(),
-    pauseSchedule: z.array(z.object({ days: z.array(z.number()), from: z.string(), to: z.string() })),
-    retentionDays: z.number().int(),
-    onboarded: z.boolean(),
-    alertWebhookUrl: z.string(),
-    alertCooldownMinutes: z.number().int(),
-    desktopNotifications: z.boolean(),
-    updateFeedUrl: z.string(),
-    extraEndpoints: z.array(z.object({ url: z.string(), model: z.string().optional() })),
-    models: z.record(
-      z.string(),
-      z.object({ enabled: z.boolean().optional(), maxConcurrent: z.number().int().optional(), maxQueue: z.number().int().optional() }),
-    ),
-  })
-  .partial();
-export type StoredSettings = z.infer<typeof stored>;
-
-export class SettingsFile {
-  private data: StoredSettings;
-  constructor(private readonly file: string) {
-    this.data = SettingsFile.read(file);
-  }
-
-  static in(home: string): SettingsFile {
-    return new SettingsFile(homePath(home, 'settings'));
-  }
-
-  private static read(file: string): StoredSettings {
-    try {
-      const raw = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
-      const r = stored.safeParse(raw);
-      if (r.success) return r.data;
-      // Keep every valid setting; drop only the fields that are wrong.
-      const bad = new Set(r.error.issues.map((i) => String(i.path[0])));
-      const kept = stored.safeParse(Object.fromEntries(Object.entries(raw ?? {}).filter(([k]) => !bad.has(k))));
-      return kept.success ? kept.data : {};
-    } catch {
-      return {};
-    }
-  }
-
-  get(): StoredSettings {
-    return this.data;
-  }
-
-  update(fn: (s: StoredSettings) => StoredSettings): void {
-    this.data = fn(structuredClone(this.data));
-    writeJsonAtomic(this.file, this.data);
-  }
-}
 
 /** Checks a settings patch; returns field -> message for each problem (empty when fine). */
 export function validateSettingsPatch(p: SettingsPatch): Record<string, string> {

@@ -1,0 +1,152 @@
+// What the console and the hosts see of the agent: the snapshot (built from the features' parts, sent
+// coalesced), the live events (requests per turn, GPU samples, log lines, notices), the bridge verbs, and
+// the read-outs beside them (Prometheus metrics, the fleet API). Built last, on every feature.
+import type { AgentSnapshot } from '../../shared/views/snapshot';
+import type { BridgeEvent } from '../../shared/bridge/events';
+import type { Lifecycle } from '../base/lifecycle';
+import type { Identity } from '../config/identity';
+import type { OwnerValues } from '../config/owner-values';
+import { Fleet } from '../fleet/fleet';
+import { rigSummary, rigUsage } from '../fleet/rig-figures';
+import { wireFleet } from '../fleet/wire';
+import type { Log } from '../log';
+import { AgentMetrics } from '../metrics/agent-metrics';
+import { wireMetrics } from '../metrics/wire';
+import type { Accounting } from '../accounting/accounting';
+import type { Engines } from '../engines/engines';
+import type { Owner } from '../owner/owner';
+import type { Serving } from '../serving/serving';
+import { BridgeHandlers } from './handlers';
+import { RequestEvents } from './request-events';
+import { buildSnapshot } from '../agent/snapshot';
+import { SnapshotEvents } from './snapshot-events';
+
+export interface BridgeDeps {
+  home: string;
+  mode: 'desktop' | 'headless';
+  /** Prometheus metrics (AgentOptions.metrics). */
+  metrics: boolean;
+  version: string;
+  identity: Identity;
+  values: OwnerValues;
+  engines: Engines;
+  accounting: Accounting;
+  serving: Serving;
+  owner: Owner;
+  log: Log;
+  life: Lifecycle;
+  /** A console event to the bridge's subscribers. */
+  event: (e: BridgeEvent) => void;
+  /** A snapshot to the host's `state` listeners. */
+  state: (snapshot: AgentSnapshot) => void;
+  /** Whether anyone subscribed to the bridge (per-chunk events are not built otherwise). */
+  listening: () => boolean;
+  /** Whether anyone hears snapshots at all (the bridge or the host). */
+  watched: () => boolean;
+}
+
+export class Bridge {
+  readonly handlers: BridgeHandlers;
+  readonly snapshots: SnapshotEvents;
+  readonly metrics?: AgentMetrics;
+  /** Other rigs this console reads, and this rig's read-only fleet API (served by the console server). */
+  readonly fleet: Fleet;
+  /** The book's events as the bridge gets them (flush() sends what waits for the turn). */
+  private readonly requestEvents: RequestEvents;
+  /** Whether a key was configured when the agent was built: such an owner skips onboarding. */
+  private readonly keyAtStart: boolean;
+
+  constructor(private readonly d: BridgeDeps) {
+    const { engines, accounting, serving, owner, values, identity, log } = d;
+    this.keyAtStart = values.providerKey() !== '';
+    this.snapshots = new SnapshotEvents(
+      () => this.snapshot(),
+      (snapshot) => {
+        d.state(snapshot);
+        d.event({ type: 'snapshot', snapshot });
+      },
+      d.watched,
+    );
+    // Per-chunk book events reach the bridge coalesced per event-loop turn, and not at all unheard.
+    this.requestEvents = new RequestEvents(d.event, d.listening);
+    engines.book.on('update', (request) => this.requestEvents.update(request));
+    engines.book.on('text', (id, delta) => this.requestEvents.text(id, delta));
+    engines.sampler?.on('sample', (sample) => d.event({ type: 'gpu.sample', sample }));
+    log.on('entry', (entry) => d.event({ type: 'log', entry }));
+    serving.notices.on('notice', (notice) => d.event({ type: 'notice', notice }));
+    if (d.metrics) {
+      this.metrics = new AgentMetrics({
+        nodeId: identity.nodeId,
+        nodeName: () => values.nodeName(),
+        version: d.version,
+        link: () => serving.link.state,
+        pause: () => engines.pause.state(),
+        models: () => {
+          const stats = new Map(engines.scheduler.stats().map((st) => [st.model, st]));
+          return engines.registry.all().map((m) => ({ id: m.id, enabled: m.enabled, health: engines.registry.healthOf(m.id), inFlight: stats.get(m.id)?.inFlight ?? 0, queued: stats.get(m.id)?.queued ?? 0 }));
+        },
+        gpuName: (index) => engines.gpu.gpus.find((g) => g.index === index)?.model,
+        knownModel: (model) => engines.registry.get(model) !== undefined,
+      });
+      wireMetrics({ book: engines.book, link: serving.link, ...(engines.sampler ? { sampler: engines.sampler } : {}), ...(accounting.ledger ? { ledger: accounting.ledger } : {}) }, this.metrics);
+    }
+    const ledger = accounting.ledger ? { ledger: accounting.ledger } : {};
+    const metrics = this.metrics;
+    this.fleet = new Fleet({
+      home: d.home,
+      secrets: values.secrets,
+      log: log.child('fleet'),
+      summary: (access) => rigSummary({ snapshot: () => this.snapshot(), latestSample: () => engines.latestSample(), ...ledger, alerts: () => owner.alerts.list() }, access),
+      usage: () => rigUsage({ nodeId: identity.nodeId, nodeName: values.nodeName(), ...ledger, platform: () => accounting.earnings.stats.get(), providerKey: values.providerKey() }),
+      ...(metrics ? { metrics: () => metrics.text() } : {}),
+    });
+    wireFleet(this.fleet.reader, owner.alerts, d.event);
+    this.handlers = new BridgeHandlers({
+      mode: d.mode,
+      values,
+      engines,
+      accounting,
+      serving,
+      owner,
+      fleet: this.fleet,
+      log,
+      snapshot: () => this.snapshot(),
+      changed: () => this.snapshots.changed(),
+      requestText: (id) => {
+        this.requestEvents.flush();
+        return engines.book.text(id);
+      },
+    });
+    d.life.add({ name: 'fleet reader', start: () => this.fleet.reader.start(), stop: () => this.fleet.reader.stop() });
+    d.life.add({ name: 'snapshots', start: () => this.snapshots.changed(), stop: () => this.snapshots.close() });
+  }
+
+  /** The console's one picture of the agent (snapshot.ts). */
+  snapshot(): AgentSnapshot {
+    const { engines, accounting, serving, values, identity } = this.d;
+    return buildSnapshot({
+      version: this.d.version,
+      identity,
+      config: values.config,
+      settings: values.settings,
+      link: serving.link,
+      pause: engines.pause,
+      scheduler: engines.scheduler,
+      registry: engines.registry,
+      ...(accounting.ledger ? { ledger: accounting.ledger } : {}),
+      earnings: accounting.earnings,
+      gateway: serving.gateway,
+      providerGate: serving.providerGate,
+      catalogue: accounting.catalogue,
+      gpu: engines.gpu,
+      engines: engines.models.engineList(),
+      nodeName: values.nodeName(),
+      hasKey: values.providerKey() !== '',
+      keyAtStart: this.keyAtStart,
+      discovery: engines.autoDiscovery,
+      running: this.d.life.isRunning,
+      hubView: serving.hubView.view(),
+      weights: serving.weights.view(),
+    });
+  }
+}

@@ -1,0 +1,86 @@
+// The console's own verbs: the snapshot, the request list and a request's text, the logs and the support
+// bundle, alerts, updates, what the app is; browser sessions are the console server's.
+import type { AgentSnapshot } from '../../shared/views/snapshot';
+import type { SettingsView } from '../../shared/views/settings';
+import { BridgeError } from '../../shared/bridge-error';
+import type { AlertList } from '../alerts/alert-list';
+import type { WebhookTransport } from '../alerts/webhook';
+import type { Log } from '../log';
+import type { RequestBook } from '../requests';
+import { checkForUpdate } from '../update/check';
+import { appInfo } from './console-extras';
+import type { Verbs } from './verbs';
+
+type ConsoleChannel =
+  | 'snapshot.get'
+  | 'requests.list'
+  | 'requests.text'
+  | 'logs.list'
+  | 'logs.bundle'
+  | 'alerts.list'
+  | 'alerts.test'
+  | 'update.check'
+  | 'update.download'
+  | 'update.install'
+  | 'app.info'
+  | 'console.sessions'
+  | 'console.signOut';
+
+export interface ConsoleVerbDeps {
+  mode: 'desktop' | 'headless';
+  log: Log;
+  book: RequestBook;
+  alerts: AlertList;
+  webhook: WebhookTransport;
+  snapshot: () => AgentSnapshot;
+  settingsView: () => SettingsView;
+  /** A request's text, read after the bridge got every delta the book holds (bridge.ts). */
+  requestText: (id: string) => string;
+}
+
+export function consoleVerbs(d: ConsoleVerbDeps): Verbs<ConsoleChannel> {
+  return {
+    'snapshot.get': () => d.snapshot(),
+    'requests.list': ({ limit }) => d.book.list(limit ?? 500),
+    'requests.text': ({ id }) => d.requestText(id),
+    'logs.list': ({ level, limit }) => d.log.entries(limit ?? 500, level ?? 'debug'),
+    'logs.bundle': () => supportBundle(d),
+    'alerts.list': () => d.alerts.list(),
+    'alerts.test': async () => {
+      const alert = d.alerts.raise('test', 'Test alert', 'This is a test alert from Swan Provider Console. If you see it, alerts reach you.');
+      return await d.webhook.send(alert);
+    },
+    'update.check': () => checkForUpdate({ current: d.snapshot().version, feed: d.settingsView().updateFeedUrl, mode: d.mode }),
+    // Downloads are the desktop app's (src/main/updater.ts answers these there); headless installs with npm.
+    'update.download': () => {
+      throw new BridgeError('not_supported', 'Downloading updates is only in the desktop app. Install the new version with npm, then restart the agent.');
+    },
+    'update.install': () => {
+      throw new BridgeError('not_supported', 'Installing updates is only in the desktop app. Install the new version with npm, then restart the agent.');
+    },
+    'app.info': () => appInfo(d.snapshot().version, d.mode),
+    // Browser sessions live in the console server, which answers these itself; the desktop app has none.
+    'console.sessions': () => [],
+    'console.signOut': () => ({ ended: 0 }),
+  };
+}
+
+function supportBundle(d: ConsoleVerbDeps): string {
+  const snap = d.snapshot();
+  const settings = d.settingsView();
+  const bundle = {
+    generatedAt: new Date().toISOString(),
+    version: snap.version,
+    platform: `${process.platform} ${process.arch} node ${process.version}`,
+    link: snap.link,
+    pause: snap.pause,
+    gpu: snap.gpu,
+    engines: snap.engines,
+    models: snap.models.map((m) => ({ id: m.id, enabled: m.enabled, health: m.health, endpoints: m.endpoints.map((e) => `${e.url} ${e.health}`) })),
+    // A webhook URL often carries its own token (Discord, Slack): the bundle says only whether one is set.
+    settings: { ...settings, alertWebhookUrl: settings.alertWebhookUrl ? '(set, not shown)' : '' },
+    logs: d.log.entries(500),
+  };
+  // Last pass over everything: configured secret values and secret-shaped text (URLs with user:pass@).
+  return d.log.redactText(JSON.stringify(bundle, null, 2));
+}

@@ -1,0 +1,194 @@
+// The engines feature: what this machine can serve, and how well. It builds the model registry and what
+// keeps it in step (config, models.json, discovery, the owner's toggles), engine health and capacity, the
+// scheduler and pause controller that admit every engine call, the engine-call service itself, warmup,
+// and the GPUs (detection, the sampler, the minute history). The features above read these parts; what
+// they must hear of goes up through the two ports the root wires: `announce` (the served set may have
+// changed) and `changed` (something the console shows changed).
+import type { GpuInventory, GpuSample } from '../../shared/types';
+import type { Lifecycle } from '../base/lifecycle';
+import { readModelsJson, type ProviderConfig } from '../config/config';
+import { homePath } from '../config/home-layout';
+import { ContextLengths } from '../engine/context-length';
+import { EngineDiscovery } from '../engine/discovery';
+import { HealthMonitor } from '../engine/health';
+import { endpointKey } from '../engine/url';
+import { detectGpus } from '../gpu/detect';
+import { MinuteHistory } from '../gpu/minute-history';
+import { GpuSampler } from '../gpu/sampler';
+import { healthProbe } from '../inference/health-probe';
+import { InferenceRunner } from '../inference/runner';
+import type { Log, Logger } from '../log';
+import { RequestBook } from '../requests';
+import { PauseController } from '../scheduler/pause';
+import { bindPause } from '../scheduler/pause-binding';
+import { Scheduler } from '../scheduler/scheduler';
+import { engineHosts, ModelSync } from '../agent/model-sync';
+import { ModelRegistry } from '../models/registry';
+import { watchModelsJson, type ModelsJsonWatch } from '../models/watch';
+import { modelsJsonOf } from '../models/network-map';
+import type { SettingsFile } from '../config/settings-file';
+import { Warmup } from '../agent/warmup';
+import { wireEngines } from './wiring';
+
+/** How long the first register waits for the GPUs and context windows before going without them. */
+const FIRST_REGISTER_WAIT_MS = 3000;
+
+export interface EnginesDeps {
+  config: ProviderConfig;
+  settings: SettingsFile;
+  home: string;
+  env: NodeJS.ProcessEnv;
+  log: Log;
+  life: Lifecycle;
+  /** Whether the default engine ports are probed (AgentOptions.discovery, else [Agent] Discovery). */
+  discovery?: boolean;
+  /** GPU sampling and its minute history (AgentOptions.gpu). */
+  gpu: boolean;
+  /** The served set may have changed: the hub and the console hear of it. */
+  announce: () => void;
+  /** The models' health changed: the hub hears it at once (unless paused). */
+  modelHealth: () => void;
+  /** Something the console shows changed. */
+  changed: () => void;
+}
+
+export class Engines {
+  readonly registry = new ModelRegistry();
+  /** Live and recent requests: every engine call is booked here; the features above read its events. */
+  readonly book = new RequestBook();
+  /** Each announced model's context window (models.json override, else what the engine reports). */
+  readonly contexts = new ContextLengths();
+  readonly scheduler: Scheduler;
+  readonly pause: PauseController;
+  readonly health: HealthMonitor;
+  readonly discovery: EngineDiscovery;
+  readonly models: ModelSync;
+  /** The one engine-call service. */
+  readonly runner: InferenceRunner;
+  readonly warmup: Warmup;
+  readonly sampler?: GpuSampler;
+  /** GPU metrics per minute for the last 7 days (<home>/gpu-history.jsonl). */
+  readonly gpuHistory?: MinuteHistory;
+  /** Whether the default engine ports are probed ([Agent] Discovery / --no-discovery). */
+  readonly autoDiscovery: boolean;
+  private inventory: GpuInventory = { gpus: [], detectedAt: 0, note: 'GPU detection has not run yet' };
+  private modelsWatch?: ModelsJsonWatch;
+  private readonly l: Logger;
+
+  constructor(private readonly d: EnginesDeps) {
+    const { config, log } = d;
+    const a = config.agent;
+    this.l = log.child('agent');
+    this.scheduler = new Scheduler(
+      { maxConcurrentPerEndpoint: a.maxConcurrentPerEndpoint, maxQueuePerModel: a.maxQueuePerModel, queueTimeoutMs: a.queueTimeoutMs },
+      log.child('scheduler'),
+    );
+    this.pause = new PauseController({ engineInFlight: () => this.scheduler.inFlight(), log: log.child('pause') });
+    bindPause(this.pause, this.scheduler);
+    this.health = new HealthMonitor({
+      intervalMs: a.healthCheckIntervalMs,
+      log: log.child('health'),
+      deepEvery: a.deepHealthCheckEvery,
+      // The deep check's one-token chat goes through the engine-call service (built below; probes start with start()).
+      probe: healthProbe({ run: (req, sink) => this.runner.run(req, sink) }),
+    });
+    // With discovery off, only the addresses the owner named are probed (none of the default ports).
+    this.autoDiscovery = d.discovery ?? a.discovery;
+    this.discovery = new EngineDiscovery({
+      hosts: engineHosts(config, d.settings),
+      ...(this.autoDiscovery ? {} : { probeUrls: [] }),
+      // An engine models.json gives a key is probed with it, as every other call to it is.
+      keyFor: (url) => Object.values(config.modelEntries).find((m) => m.api_key && endpointKey(m.endpoint) === url)?.api_key,
+      log: log.child('discovery'),
+    });
+    this.models = new ModelSync({
+      config,
+      settings: d.settings,
+      log,
+      l: this.l,
+      registry: this.registry,
+      scheduler: this.scheduler,
+      health: this.health,
+      discovery: this.discovery,
+      contexts: this.contexts,
+      autoDiscovery: this.autoDiscovery,
+      announced: () => this.announced(),
+      announce: d.announce,
+    });
+    if (d.gpu) {
+      this.sampler = new GpuSampler({ intervalMs: a.gpuSampleIntervalMs, env: d.env, log: log.child('gpu') });
+      this.gpuHistory = new MinuteHistory(homePath(d.home, 'gpuHistory'), log.child('gpu'));
+    }
+    this.runner = new InferenceRunner({
+      registry: this.registry,
+      admit: (model, o) => this.scheduler.admit(model, o),
+      admitOn: (url) => this.scheduler.admitOn(url),
+      book: this.book,
+      log: log.child('requests'),
+      headersTimeoutMs: a.engineHeadersTimeoutMs,
+      idleTimeoutMs: a.engineIdleTimeoutMs,
+      onEngineTrouble: (url, condition, error) => (condition === 'suspect' ? void this.health.probeNow(url) : this.health.markDown(url, condition, error)),
+    });
+    this.warmup = new Warmup(this.registry, this.runner, log.child('warmup'), () => this.latestSample());
+    wireEngines(this, { announce: d.announce, modelHealth: d.modelHealth, changed: d.changed, log: this.l });
+    this.register(d.life);
+  }
+
+  /** What detection found (empty until it ran). */
+  get gpu(): GpuInventory {
+    return this.inventory;
+  }
+
+  /** The models the hub is told of: the registry's served set, none while paused. */
+  announced(): string[] {
+    return this.pause.state().paused ? [] : this.registry.announced();
+  }
+
+  latestSample(): GpuSample | null {
+    return this.sampler?.latest() ?? null;
+  }
+
+  /** models.json was written here ("serve this"): read it now rather than when the watcher wakes, and rebuild. */
+  reloadModelsJson(): void {
+    if (!this.modelsWatch?.reload()) this.d.config.modelEntries = readModelsJson(modelsJsonOf(this.d.config));
+    this.models.rebuild();
+  }
+
+  private register(life: Lifecycle): void {
+    life.add({
+      name: 'models',
+      start: () => {
+        this.models.rebuild();
+        this.modelsWatch = watchModelsJson(this.d.config, this.l, () => this.models.rebuild());
+      },
+      stop: () => this.modelsWatch?.close(),
+    });
+    life.add({ name: 'engine health', start: () => this.health.start(), stop: () => this.health.stop() });
+    life.add({ name: 'engine discovery', start: () => this.discovery.start(), stop: () => this.discovery.stop() });
+    life.onStop('pause', () => this.pause.close());
+    const { sampler, gpuHistory } = this;
+    // Before the sampler: the sampler stops first, then the history takes its last sample and closes.
+    if (gpuHistory) {
+      life.onStop('GPU history', async () => {
+        gpuHistory.close();
+        await gpuHistory.flushed();
+      });
+    }
+    if (sampler) life.add({ name: 'GPU sampler', start: () => sampler.start(), stop: () => sampler.stop() });
+    life.add({ name: 'GPU detection', start: () => this.detect() });
+  }
+
+  /**
+   * Detects the GPUs. The first register waits for them and the context windows (bounded), so it usually
+   * carries them; what comes later re-registers.
+   */
+  private async detect(): Promise<void> {
+    const gpuDone = detectGpus({ env: this.d.env, log: this.d.log.child('gpu') }).then((inv) => {
+      this.inventory = inv;
+      if (inv.gpus.length === 0) this.l.warn(`gpu_count 0: ${inv.note ?? 'no GPU found'}`);
+      else this.l.info(`GPUs: ${inv.gpus.map((g) => `${g.model} (${Math.round(g.vramTotalMb / 1024)} GB)`).join(', ')}`);
+      this.d.announce();
+    });
+    await Promise.race([Promise.all([gpuDone, this.models.contextsReady]), new Promise((r) => setTimeout(r, FIRST_REGISTER_WAIT_MS).unref())]);
+  }
+}

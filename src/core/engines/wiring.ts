@@ -1,0 +1,53 @@
+// Which engine part's events feed which: health, capacity, context windows and discovery feed the model
+// set and the scheduler; the hub and the console hear of it through the feature's ports.
+import type { EngineInfo, GpuSample } from '../../shared/types';
+import type { ContextLengths } from '../engine/context-length';
+import type { EngineDiscovery } from '../engine/discovery';
+import type { CapacityChange, DeepCheckState, HealthChange, HealthMonitor } from '../engine/health';
+import type { MinuteHistory } from '../gpu/minute-history';
+import type { GpuSampler } from '../gpu/sampler';
+import type { Logger } from '../log';
+import { engineSlots } from '../scheduler/capacity';
+import type { Scheduler } from '../scheduler/scheduler';
+import type { ModelSync } from '../agent/model-sync';
+import type { ModelRegistry } from '../models/registry';
+
+export interface EngineParts {
+  health: HealthMonitor;
+  discovery: EngineDiscovery;
+  contexts: ContextLengths;
+  registry: ModelRegistry;
+  scheduler: Scheduler;
+  models: ModelSync;
+  sampler?: GpuSampler;
+  gpuHistory?: MinuteHistory;
+}
+
+export function wireEngines(p: EngineParts, o: { announce: () => void; modelHealth: () => void; changed: () => void; log: Logger }): void {
+  p.contexts.on('change', () => o.announce());
+  p.health.on('capacity', (c: CapacityChange) => {
+    p.registry.setEndpointCapacity(c.url, engineSlots(c.capacity, c.load));
+    p.models.rebuild();
+  });
+  p.health.on('change', (c: HealthChange) => {
+    if (c.health === 'healthy') p.models.refreshContexts(true);
+    p.registry.setEndpointHealth(c.url, c.health, c.error, c.condition);
+    // An engine back after a restart: discovery re-reads its models now rather than on its next round.
+    if (c.health === 'healthy' && !p.models.discoverySees(c.url)) void p.models.rescan();
+    // An engine that refuses our key still gets requests when nothing else serves the model, so clients
+    // learn "engine rejected the provider's key" (502) rather than a vague "unavailable"; the hub sees unhealthy.
+    p.scheduler.setEndpointHealth(c.url, c.condition === 'key_rejected' ? 'degraded' : c.health);
+    o.log.info(`engine ${c.url} is ${c.health}${c.error ? `: ${c.error}` : ''}`);
+    o.modelHealth();
+    o.changed();
+  });
+  // A deep check's answer shows per model; a model the engine does not serve there is unhealthy there (the hub hears it).
+  p.health.on('deep', ({ url, state }: { url: string; state: DeepCheckState }) => {
+    const { model, ...check } = state;
+    if (p.registry.setDeepCheck(url, model, check)) o.modelHealth();
+    o.changed();
+  });
+  p.discovery.on('change', (engines: EngineInfo[]) => p.models.setEngines(engines));
+  // Each sample is kept per minute (the long GPU charts).
+  p.sampler?.on('sample', (sample: GpuSample) => p.gpuHistory?.add(sample));
+}

@@ -1,0 +1,181 @@
+// The owner feature: what only the owner decides and what the owner is told. It holds the changes held for
+// the owner's approval (OwnerApprovals), applies a saved settings patch to the parts it concerns (the link,
+// the provider gate, the gateway, auto-pause, retention, the platform's figures), decides whether a patch
+// needs the owner first (where the provider key would go), and raises the alerts the owner hears of
+// (the console, the webhook; the desktop's notifications subscribe).
+import type { BridgeEvent } from '../../shared/bridge/events';
+import type { OwnerConfirmation } from '../../shared/bridge-error';
+import type { SettingsPatch } from '../../shared/bridge/schemas';
+import type { SettingsView } from '../../shared/views/settings';
+import { BridgeError } from '../../shared/bridge-error';
+import { AlertList } from '../alerts/alert-list';
+import { DEFAULT_COOLDOWN_MINUTES, WebhookTransport } from '../alerts/webhook';
+import type { Lifecycle } from '../base/lifecycle';
+import { hubDialUrl } from '../config/config';
+import { KEY_SECRET } from '../config/home-layout';
+import type { OwnerValues } from '../config/owner-values';
+import type { Log } from '../log';
+import type { Accounting } from '../accounting/accounting';
+import type { Engines } from '../engines/engines';
+import type { Serving } from '../serving/serving';
+import { OwnerApprovals } from '../agent/approvals';
+import { checkKeyDestination, keyAfterSave, keyDestinationSummary } from '../agent/key-destination';
+import { validateSettingsPatch } from './settings-patch';
+import { wireAlerts } from './wiring';
+
+export interface OwnerDeps {
+  home: string;
+  values: OwnerValues;
+  engines: Engines;
+  accounting: Accounting;
+  serving: Serving;
+  /** Where approvals are given: the desktop's dialog, or the agent's terminal and `swan-provider approve`. */
+  mode: 'desktop' | 'headless';
+  log: Log;
+  life: Lifecycle;
+  /** A console event (an approval settled, an alert). */
+  event: (e: BridgeEvent) => void;
+  /** Something the console shows changed. */
+  changed: () => void;
+}
+
+export type SaveResult = { ok: false; errors: Record<string, string> } | { ok: true; warnings?: Record<string, string> };
+
+export class Owner {
+  /** Changes held for the owner's approval: hosts show them (the desktop dialog, the terminal) and decide. */
+  readonly approvals: OwnerApprovals;
+  /** The one alert list (link down, key refused, engine down, auto-paused, hub notice); transports subscribe. */
+  readonly alerts = new AlertList();
+  readonly webhook: WebhookTransport;
+
+  constructor(private readonly d: OwnerDeps) {
+    const { values, log } = d;
+    this.approvals = new OwnerApprovals({ home: d.home, log: log.child('approvals') });
+    this.approvals.on('settled', (approval) => d.event({ type: 'approval', approval }));
+    this.webhook = new WebhookTransport({
+      url: () => values.settings.get().alertWebhookUrl || undefined,
+      cooldownMs: () => (values.settings.get().alertCooldownMinutes ?? DEFAULT_COOLDOWN_MINUTES) * 60_000,
+      node: () => values.nodeName(),
+      log: log.child('alerts'),
+    });
+    const { serving, engines } = d;
+    wireAlerts(
+      { link: serving.link, health: engines.health, pause: engines.pause, providerGate: serving.providerGate, notices: serving.notices, alerts: this.alerts, webhook: this.webhook, log },
+      d.event,
+    );
+    d.life.onStop('approvals', () => this.approvals.close());
+  }
+
+  /** The settings as the console shows them: the overlay over config.toml, and where the key is kept. */
+  settingsView(): SettingsView {
+    const { values } = this.d;
+    const { config } = values;
+    const s = values.settings.get();
+    return {
+      hubUrl: values.hubUrl(),
+      serviceUrl: s.serviceUrl ?? config.serviceUrl,
+      nodeName: values.nodeName(),
+      keySet: values.providerKey() !== '',
+      keyStorage: values.keyStorage(),
+      gatewayEnabled: s.gatewayEnabled ?? config.gateway.enable,
+      gatewayListen: s.gatewayListen ?? config.gateway.listen,
+      startAtLogin: s.startAtLogin ?? false,
+      closeToTray: s.closeToTray ?? true,
+      theme: s.theme ?? 'system',
+      autoPauseOnGpuBusy: s.autoPauseOnGpuBusy ?? false,
+      pauseSchedule: s.pauseSchedule ?? [],
+      retentionDays: s.retentionDays ?? 365,
+      alertWebhookUrl: s.alertWebhookUrl ?? '',
+      alertCooldownMinutes: s.alertCooldownMinutes ?? DEFAULT_COOLDOWN_MINUTES,
+      desktopNotifications: s.desktopNotifications ?? true,
+      updateFeedUrl: s.updateFeedUrl ?? '',
+      addedEndpoints: (s.extraEndpoints ?? []).map((e) => e.url),
+    };
+  }
+
+  /**
+   * Saves a patch: checked field by field; when it would send a saved provider key somewhere new (or in
+   * the clear), held for the owner (OWNER_CONFIRMATION_REQUIRED) unless the key is typed again with it.
+   */
+  async saveSettings(patch: SettingsPatch): Promise<SaveResult> {
+    const errors = validateSettingsPatch(patch);
+    if (Object.keys(errors).length > 0) return { ok: false, errors };
+    const { values } = this.d;
+    const env = values.env.INFERENCE_API_KEY ?? '';
+    const key = keyAfterSave({ env, stored: values.secrets.get(KEY_SECRET) ?? '', config: values.config.apiKey }, patch.providerKey);
+    const destination = checkKeyDestination({ current: this.settingsView(), patch, ...key });
+    const warnings = Object.keys(destination.warnings).length ? { warnings: destination.warnings } : {};
+    if (destination.needsOwner) {
+      const summary = keyDestinationSummary(destination);
+      const confirmation = this.approvals.request({
+        kind: 'key_destination',
+        summary,
+        hosts: destination.hosts,
+        insecure: destination.insecure,
+        apply: () => this.applySettings(patch),
+      });
+      throw new BridgeError(
+        'OWNER_CONFIRMATION_REQUIRED',
+        `${summary} Only you can allow this: type the provider key again with the change, or ${this.approveWhere(confirmation)}.`,
+        undefined,
+        confirmation,
+      );
+    }
+    await this.applySettings(patch);
+    return { ok: true, ...warnings };
+  }
+
+  /**
+   * A credential is minted only with the owner's approval, given outside the console: the first call is refused
+   * with the approval to give; the call that follows it (with the approval's id) goes through, once.
+   */
+  requireOwner(kind: 'gateway_key' | 'fleet_token', name: string, approvalId: string | undefined, summary: string): void {
+    if (approvalId !== undefined && this.approvals.redeem(approvalId, kind, name)) return;
+    const confirmation = this.approvals.request({ kind, summary, subject: name });
+    throw new BridgeError(
+      'OWNER_CONFIRMATION_REQUIRED',
+      `${summary} Only you can allow this: ${this.approveWhere(confirmation)}; then create it again.`,
+      approvalId === undefined ? undefined : 'approvalId',
+      confirmation,
+    );
+  }
+
+  /** Where the owner approves, in the refusal's words. */
+  approveWhere(c: OwnerConfirmation): string {
+    return this.d.mode === 'desktop' ? 'approve it in the dialog the app shows' : `approve it where the agent runs: \`${c.approveCommand}\`, or type "approve ${c.code}" in its terminal`;
+  }
+
+  /** Applies a validated settings patch (at once, or when the owner approved it) to the parts it concerns. */
+  private async applySettings(patch: SettingsPatch): Promise<void> {
+    const { values, serving, accounting, log } = this.d;
+    const { link, providerGate } = serving;
+    const { providerKey, ...rest } = patch;
+    values.settings.update((s) => ({ ...s, ...rest }));
+    if (providerKey !== undefined) {
+      if (providerKey === '') values.secrets.delete(KEY_SECRET);
+      else {
+        values.secrets.set(KEY_SECRET, providerKey.trim());
+        log.addSecrets([providerKey.trim()]);
+      }
+    }
+    if (rest.hubUrl !== undefined) link.setUrl(hubDialUrl(values.standIns.hubUrl(rest.hubUrl)).url);
+    if (providerKey !== undefined) {
+      // A new key is checked with the platform first (provider status), then the link starts.
+      if (link.state.state === 'idle') void providerGate.check();
+      else {
+        link.reconnect('the provider key changed');
+        void providerGate.check();
+      }
+    } else if (rest.nodeName !== undefined) {
+      link.reRegister();
+    }
+    if (rest.retentionDays !== undefined) accounting.ledger?.prune(rest.retentionDays);
+    if (rest.autoPauseOnGpuBusy !== undefined) serving.gpuBusy.apply();
+    if (rest.pauseSchedule !== undefined) serving.applyPauseSchedule();
+    if (rest.gatewayEnabled !== undefined || rest.gatewayListen !== undefined) await serving.applyGateway();
+    // A new key is checked by the provider gate above, whose status carries earnings_enabled (serving's wiring).
+    if (providerKey === undefined && rest.serviceUrl !== undefined) void accounting.refreshEarningsFlag();
+    if (rest.serviceUrl !== undefined) accounting.catalogueRefresh.run();
+    this.d.changed();
+  }
+}

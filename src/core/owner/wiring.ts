@@ -1,0 +1,34 @@
+// Alerts: raised from the link, health, pause, provider status and notices; logged, sent to the webhook
+// and the console.
+import type { BridgeEvent } from '../../shared/bridge/events';
+import type { AlertList } from '../alerts/alert-list';
+import { noticesFromEmitter } from '../alerts/notice-source';
+import { watchForAlerts } from '../alerts/watch';
+import type { WebhookTransport } from '../alerts/webhook';
+import type { HealthMonitor } from '../engine/health';
+import type { HubLink } from '../hub/link';
+import type { NoticeBook } from '../hub/notices';
+import type { ProviderGate } from '../hub/provider-status';
+import type { Log } from '../log';
+import type { PauseController } from '../scheduler/pause';
+
+export interface AlertParts {
+  link: HubLink;
+  health: HealthMonitor;
+  pause: PauseController;
+  providerGate: ProviderGate;
+  notices: NoticeBook;
+  alerts: AlertList;
+  webhook: WebhookTransport;
+  log: Log;
+}
+
+export function wireAlerts(p: AlertParts, event: (e: BridgeEvent) => void): void {
+  watchForAlerts({ link: p.link, health: p.health, pause: p.pause, providerStatus: p.providerGate, notices: noticesFromEmitter(p.notices) }, p.alerts);
+  const l = p.log.child('alerts');
+  p.alerts.on('alert', (alert) => {
+    l.warn(`${alert.title}: ${alert.text}`);
+    p.webhook.handle(alert);
+    event({ type: 'alert', alert });
+  });
+}
