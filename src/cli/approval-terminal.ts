@@ -3,7 +3,7 @@
 // types `approve CODE` (or `deny CODE`) there. Typing the code, not just pressing Enter, keeps a stray
 // key press from approving anything. Other lines go to `other` (Enter prints a fresh console link).
 import type { OwnerApprovals } from '../core/agent/approvals';
-import { forTerminal } from '../core/terminal';
+import { forTerminal } from '../core/base/terminal';
 
 export function attachApprovalTerminal(approvals: OwnerApprovals, io: { input: NodeJS.ReadableStream; write: (text: string) => void; other?: (line: string) => void }): () => void {
   const onRequested: Parameters<typeof approvals.on<'requested'>>[1] = (c) => {

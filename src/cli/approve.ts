@@ -7,7 +7,7 @@ import path from 'node:path';
 import readline from 'node:readline/promises';
 import { APPROVALS_DIR, normalizeCode, type ApprovalFile } from '../core/agent/approvals';
 import { writeFileAtomic } from '../core/config/atomic-file';
-import { forTerminal } from '../core/terminal';
+import { forTerminal } from '../core/base/terminal';
 
 export interface ApproveOptions {
   home: string;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Agent } from '../core/agent';
 import { startConsoleServer } from '../core/console/server';
 import { fleetApiRoute } from '../core/console/fleet-api';
-import { Log } from '../core/log';
+import { Log } from '../core/base/log';
 import { startDevHub } from './dev-hub';
 import { ensureConsoleUi } from './console-ui';
 import { parseHostPort, rendererDir } from './home';

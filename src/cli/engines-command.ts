@@ -7,7 +7,7 @@ import { SettingsFile } from '../core/config/settings-file';
 import { loadConfig } from '../core/config/config';
 import { defaultProbeUrls } from '../core/engine/detect';
 import { EngineDiscovery } from '../core/engine/discovery';
-import { terminalWriter } from '../core/terminal';
+import { terminalWriter } from '../core/base/terminal';
 import { homePath } from '../core/config/home-layout';
 
 export interface EnginesCommandOptions {

@@ -3,7 +3,7 @@
 // token made or revoked here works, or stops working, at once.
 import { FleetError, FleetTokens } from '../core/fleet/tokens';
 import { fmtDateTime } from '../shared/dates';
-import { forTerminal, terminalWriter } from '../core/terminal';
+import { forTerminal, terminalWriter } from '../core/base/terminal';
 
 export interface FleetTokenCommandOptions {
   home: string;

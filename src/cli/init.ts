@@ -9,8 +9,8 @@ import { configTemplate, networkAddresses, type TemplateNetwork } from '../core/
 import { homePath } from '../core/config/home-layout';
 import { announcedName } from '../core/models/registry';
 import { Catalogue, matchModel, type CatalogueModel } from '../core/platform/catalogue';
-import { memoryLog } from '../core/log';
-import { forTerminal } from '../core/terminal';
+import { memoryLog } from '../core/base/log';
+import { forTerminal } from '../core/base/terminal';
 import { DIR_MODE, ensureHome } from '../core/config/home';
 import { writeFileAtomic } from '../core/config/atomic-file';
 

@@ -9,8 +9,8 @@ import { startConsoleServer, type ConsoleServer } from '../core/console/server';
 import { fleetApiRoute } from '../core/console/fleet-api';
 import { ensureConfig } from '../core/config/first-run';
 import { ensureHome } from '../core/config/home';
-import { Log } from '../core/log';
-import { installProcessGuard } from '../core/process-guard';
+import { Log } from '../core/base/log';
+import { installProcessGuard } from '../core/base/process-guard';
 import { ensureConsoleUi } from './console-ui';
 import { parseHostPort, rendererDir } from './home';
 import { consoleFix, firstListenProblem, type ListenTarget } from './port-check';
@@ -87,7 +87,7 @@ export async function runCommand(o: RunOptions): Promise<number> {
   }
   ensureHome(o.home);
   const log = new Log({ file: homePath(o.home, 'log'), console: o.quiet ? 'warn' : 'info' });
-  // A failure no boundary caught is logged and the rest keeps serving (process-guard.ts).
+  // A failure no boundary caught is logged and the rest keeps serving (base/process-guard.ts).
   const guard = installProcessGuard(log.child('process'));
   const configPath = path.resolve(o.config ?? (o.initIfMissing ? ensureConfig(o.home, log.child('agent')) : homePath(o.home, 'config')));
   if (!fs.existsSync(configPath)) {

@@ -1,5 +1,5 @@
 // How a host (CLI, Electron main, tests) creates the Agent. Implementation: src/core/agent.ts.
-import type { Log } from './log';
+import type { Log } from './base/log';
 import type { SecretStore } from './config/secrets';
 
 export interface AgentOptions {

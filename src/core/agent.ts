@@ -22,13 +22,13 @@ import { SettingsFile } from './config/settings-file';
 import { Engines } from './engines/engines';
 import type { Fleet } from './fleet/fleet';
 import type { HubStatus } from './agent/hub-status';
-import { Log } from './log';
+import { Log } from './base/log';
 import type { AgentMetrics } from './metrics/agent-metrics';
 import { Owner } from './owner/owner';
 import { Serving } from './serving/serving';
-import { APP_VERSION } from './version';
+import { APP_VERSION } from './base/version';
 
-/** The app's version (package.json, src/core/version.ts). */
+/** The app's version (package.json, src/core/base/version.ts). */
 export const AGENT_VERSION = APP_VERSION;
 
 export interface AgentEvents {

@@ -3,7 +3,7 @@
 // newer request) is closed.
 import { dialog, type BrowserWindow } from 'electron';
 import type { OwnerApprovals } from '../core/agent/approvals';
-import type { Logger } from '../core/log';
+import type { Logger } from '../core/base/log';
 import { approvalPrompt } from './approval-prompt';
 
 export function installApprovalDialogs(approvals: OwnerApprovals, window: () => BrowserWindow | undefined, log: Logger): () => void {

@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { app, BrowserWindow, dialog, nativeTheme } from 'electron';
 import { Agent } from '../core/agent';
-import { Log, type Logger } from '../core/log';
+import { Log, type Logger } from '../core/base/log';
 import type { BridgeBackend } from '../shared/bridge/transport';
 import type { InvokeChannel, InvokeResults } from '../shared/bridge/channels';
 import type { InvokeArgs } from '../shared/bridge/schemas';
@@ -21,7 +21,7 @@ import { hardenApp } from './security';
 import { AppTray } from './tray';
 import { createMainWindow, loadRenderer, reveal, windowPreferences } from './window';
 import { homePath } from '../core/config/home-layout';
-import { installProcessGuard } from '../core/process-guard';
+import { installProcessGuard } from '../core/base/process-guard';
 
 // One home for the desktop and the headless CLI; Chromium's own files go in a subfolder of it.
 const HOME = desktopHome();
@@ -214,7 +214,7 @@ function boot(): void {
   const home = app.getPath('userData');
   const log = new Log({ file: homePath(home, 'log'), console: 'info' });
   const l = log.child('desktop');
-  // A failure no boundary caught is logged and the app keeps serving (src/core/process-guard.ts).
+  // A failure no boundary caught is logged and the app keeps serving (src/core/base/process-guard.ts).
   installProcessGuard(log.child('process'));
   const desktop = new DesktopApp(home, log, l);
 

@@ -2,7 +2,7 @@
 // No electron import here, so test/main/ipc-guard.test.ts runs it in plain Node. src/main/ipc.ts feeds it Electron's events.
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Logger } from '../core/log';
+import type { Logger } from '../core/base/log';
 import { bridgeErrorCode, confirmationOf, type BridgeErrorCode } from '../shared/bridge-error';
 import type { BridgeBackend, InvokeReply } from '../shared/bridge/transport';
 import { isInvokeChannel, type InvokeChannel } from '../shared/bridge/channels';

@@ -1,7 +1,7 @@
 // The only code that touches ipcMain. One invoke channel carries every typed call (checked and validated
 // in ipc-guard.ts); one push channel carries event batches, and only once the renderer said it listens.
 import { ipcMain, type BrowserWindow, type IpcMainEvent, type IpcMainInvokeEvent } from 'electron';
-import type { Logger } from '../core/log';
+import type { Logger } from '../core/base/log';
 import { createEventBatcher } from '../shared/batcher';
 import type { BridgeBackend, InvokeReply } from '../shared/bridge/transport';
 import type { InvokeChannel } from '../shared/bridge/channels';

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { app } from 'electron';
-import type { Logger } from '../core/log';
+import type { Logger } from '../core/base/log';
 
 /** Passed by the login item so the app starts in the tray without a window. */
 export const HIDDEN_FLAG = '--hidden';

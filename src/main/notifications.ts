@@ -3,7 +3,7 @@
 // The alert list is the one source; this is one of its transports.
 import { Notification } from 'electron';
 import type { Alert } from '../shared/alerts';
-import type { Logger } from '../core/log';
+import type { Logger } from '../core/base/log';
 
 export interface DesktopNotifierOptions {
   alerts: { on(e: 'alert', cb: (a: Alert) => void): unknown; off(e: 'alert', cb: (a: Alert) => void): unknown };

@@ -1,7 +1,7 @@
 // The desktop SecretStore: Electron safeStorage (macOS Keychain, Windows DPAPI, libsecret/kwallet on Linux).
 // Without a usable keychain it falls back to the 0600 file store and says so. Call after app 'ready'.
 import { safeStorage } from 'electron';
-import type { Logger } from '../core/log';
+import type { Logger } from '../core/base/log';
 import { FileSecretStore, type SecretStore } from '../core/config/secrets';
 import { EncryptedSecretStore, migratePlainSecrets } from './encrypted-secret-store';
 import { homePath } from '../core/config/home-layout';

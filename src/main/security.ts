@@ -1,7 +1,7 @@
 // App-wide hardening: the page's CSP, no permissions, no navigation, no new windows, no <webview>,
 // and links leave only as http(s) to the owner's browser.
 import { app, session, shell, type WebContents } from 'electron';
-import type { Logger } from '../core/log';
+import type { Logger } from '../core/base/log';
 import { isAppUrl, type RendererLocation } from './ipc-guard';
 import { contentSecurityPolicy, isExternalHttpUrl } from './nav-policy';
 

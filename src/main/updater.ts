@@ -5,7 +5,7 @@
 // (autoInstallOnAppQuit stays off: main does it after the agent has stopped). Every other feed (npm's
 // metadata, the default) keeps the agent's plain check (src/core/update/check.ts).
 import type { AppUpdater, ProgressInfo, UpdateInfo } from 'electron-updater';
-import type { Logger } from '../core/log';
+import type { Logger } from '../core/base/log';
 import { genericFeedFolder } from '../core/update/check';
 import { BridgeError } from '../shared/bridge-error';
 import type { UpdateCheckView, UpdateDownloadView } from '../shared/views/settings';

@@ -3,7 +3,7 @@
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OwnerApprovals } from '../../src/core/agent/approvals';
-import { memoryLog } from '../../src/core/log';
+import { memoryLog } from '../../src/core/base/log';
 import { attachApprovalTerminal } from '../../src/cli/approval-terminal';
 import { tempHome, until } from '../support/stack';
 

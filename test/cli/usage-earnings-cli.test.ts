@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ledgerPath, usageCommand } from '../../src/cli/usage-command';
 import { EarningsService } from '../../src/core/agent/earnings';
 import { Ledger } from '../../src/core/ledger/ledger';
-import { memoryLog } from '../../src/core/log';
+import { memoryLog } from '../../src/core/base/log';
 import { PlatformApi } from '../support/platform-api';
 import { rec, tempDir } from '../support/ledger/helpers';
 import { writeConfigToml } from '../support/config-toml';

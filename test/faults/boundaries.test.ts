@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDevHub, type DevHub } from '../../src/cli/dev-hub';
 import { Agent } from '../../src/core/agent';
-import { memoryLog } from '../../src/core/log';
+import { memoryLog } from '../../src/core/base/log';
 import { MAX_MESSAGE_BYTES } from '../../src/core/protocol/messages';
 import { logEntries, TEST_KEY, registered, startStack, tempHome, until, type Stack } from '../support/stack';
 import { generatedText } from '../support/traces';

@@ -2,7 +2,7 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { memoryLog } from '../../src/core/log';
+import { memoryLog } from '../../src/core/base/log';
 import { StandInBackend } from '../support/bridge-backend';
 import { BridgeError } from '../../src/shared/bridge-error';
 import {

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import vm from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { memoryLog } from '../../src/core/log';
+import { memoryLog } from '../../src/core/base/log';
 import { BridgeError } from '../../src/shared/bridge-error';
 import type { SwanBridge } from '../../src/shared/bridge/transport';
 import type { BridgeEvent } from '../../src/shared/bridge/events';

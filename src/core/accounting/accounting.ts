@@ -6,7 +6,7 @@ import type { Lifecycle } from '../base/lifecycle';
 import type { OwnerValues } from '../config/owner-values';
 import { homePath } from '../config/home-layout';
 import { Ledger } from '../ledger/ledger';
-import type { Log, Logger } from '../log';
+import type { Log, Logger } from '../base/log';
 import { Catalogue } from '../platform/catalogue';
 import { CatalogueRefresh } from '../agent/catalogue-refresh';
 import { EarningsService } from '../agent/earnings';

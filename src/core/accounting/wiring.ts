@@ -3,7 +3,7 @@
 import type { GpuSample } from '../../shared/types';
 import type { GpuSampler } from '../gpu/sampler';
 import type { Ledger } from '../ledger/ledger';
-import type { RequestBook } from '../requests';
+import type { RequestBook } from '../inference/requests';
 import type { EarningsService } from '../agent/earnings';
 import type { LedgerBatch } from '../agent/ledger-batch';
 import type { RequestLines } from '../agent/request-log';

@@ -17,7 +17,7 @@ import path from 'node:path';
 import type { ApprovalKind, ApprovalStatus, ApprovalView, OwnerConfirmation } from '../../shared/bridge-error';
 import { writeJsonAtomic } from '../config/atomic-file';
 import { defaultHome, DIR_MODE } from '../config/home';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 
 /** How long an approval waits for the owner. */
 export const APPROVAL_TTL_MS = 5 * 60_000;

@@ -2,7 +2,7 @@
 // (GET {ServiceURL}/api/v1/provider/status), kept in the ledger. No key or no ledger: nothing to do.
 import { fetchProviderStatus } from '../hub/provider-status';
 import type { Ledger } from '../ledger/ledger';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 
 export async function refreshEarningsFlag(o: { key: string; serviceUrl: string; ledger?: Ledger; log: Logger }): Promise<void> {
   if (!o.key || !o.ledger) return;

@@ -11,7 +11,7 @@ import { mapNetworkModel } from '../models/network-map';
 import type { GpuSample, RequestView, UsageRecord, UsageTotals } from '../../shared/types';
 import type { Ledger } from '../ledger/ledger';
 import { EnergyMeter, samplePowerW } from '../ledger/energy-meter';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { NetworkRates } from '../platform/rates';
 import { ProviderStatsClient } from '../platform/stats';
 import { explainDifference, projection, recentWindow, zeroReason } from './earnings-view';

@@ -5,7 +5,7 @@ import type { GatewayOptions } from '../gateway/options';
 import { parseListen } from '../gateway/options';
 import { startGateway, type Gateway } from '../gateway/server';
 import type { GatewayKeys } from '../gateway/keys';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 
 export interface GatewayLifecycleDeps {
   /** Whether it should run and where, as the settings say now. */

@@ -2,7 +2,7 @@
 // the GPU's process list feeds the pause controller (which has its own hysteresis).
 import type { GpuSample } from '../../shared/types';
 import { listGpuProcesses } from '../gpu/processes';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import type { PauseController } from '../scheduler/pause';
 
 export interface GpuBusyDeps {

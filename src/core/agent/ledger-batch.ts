@@ -7,7 +7,7 @@
 // the hub link, are written the same way: together, after their turn.
 import type { UsageRecord } from '../../shared/types';
 import type { Ledger } from '../ledger/ledger';
-import { TurnQueue } from '../turn-queue';
+import { TurnQueue } from '../base/turn-queue';
 
 export class LedgerBatch {
   private readonly rows: TurnQueue<UsageRecord>;

@@ -6,7 +6,7 @@ import type { ProviderConfig } from '../config/config';
 import type { ContextLengths } from '../engine/context-length';
 import type { EngineDiscovery } from '../engine/discovery';
 import type { HealthMonitor } from '../engine/health';
-import type { Log, Logger } from '../log';
+import type { Log, Logger } from '../base/log';
 import type { Scheduler } from '../scheduler/scheduler';
 import type { ModelRegistry } from '../models/registry';
 import { syncScheduler } from './scheduler-sync';

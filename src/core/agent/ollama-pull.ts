@@ -8,7 +8,7 @@
 import type { PullStateView } from '../../shared/views/demand';
 import type { EngineBody, Opened } from '../engine/http';
 import type { EngineEndpoint } from '../engine/types';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { DemandError } from '../platform/demand';
 import { JSON_LIMITS, parseJson } from '../http/bounded-json';
 

@@ -1,7 +1,7 @@
 // One log line per finished request (requests.log in the console, the support bundle).
 import type { UsageRecord } from '../../shared/types';
-import type { Logger } from '../log';
-import { TurnQueue } from '../turn-queue';
+import type { Logger } from '../base/log';
+import { TurnQueue } from '../base/turn-queue';
 
 export function requestLine(record: UsageRecord): string {
   const tps = record.tokensPerSecond ? `, ${record.tokensPerSecond.toFixed(1)} tok/s` : '';

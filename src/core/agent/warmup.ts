@@ -10,7 +10,7 @@ import type { WarmupProblem, WarmupResult } from '../../shared/views/models';
 import type { GpuSample, RequestSource } from '../../shared/types';
 import { EngineCallError, type InferenceRunner } from '../inference/runner';
 import { categoryOperation } from '../engine/category';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import type { ModelRegistry } from '../models/registry';
 import { checkGreeting, WARMUP_MAX_TOKENS, WARMUP_PROMPT } from './warmup-check';
 

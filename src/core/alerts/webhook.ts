@@ -4,7 +4,7 @@
 // the "send test alert" button itself (send(), which reports the outcome), never by handle().
 // A call has a timeout and never blocks serving: it runs beside the agent, bounded in number.
 import type { Alert, AlertKind, AlertTestResult } from '../../shared/alerts';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { httpUrlProblem } from '../http/url-problem';
 
 export const DEFAULT_COOLDOWN_MINUTES = 10;

@@ -9,7 +9,7 @@ import type { OwnerValues } from '../config/owner-values';
 import { Fleet } from '../fleet/fleet';
 import { rigSummary, rigUsage } from '../fleet/rig-figures';
 import { wireFleet } from '../fleet/wire';
-import type { Log } from '../log';
+import type { Log } from '../base/log';
 import { AgentMetrics } from '../metrics/agent-metrics';
 import { wireMetrics } from '../metrics/wire';
 import type { Accounting } from '../accounting/accounting';

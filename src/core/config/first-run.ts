@@ -2,7 +2,7 @@
 // models.json) in the home folder, so the agent can start and the console's onboarding asks for the key.
 import fs from 'node:fs';
 import os from 'node:os';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { configTemplate } from './template';
 import { homePath } from './home-layout';
 

@@ -7,7 +7,7 @@ import { bridgeErrorCode, confirmationOf } from '../../shared/bridge-error';
 import type { BridgeBackend, InvokeReply } from '../../shared/bridge/transport';
 import { isInvokeChannel, type InvokeChannel } from '../../shared/bridge/channels';
 import { invokeSchemas } from '../../shared/bridge/schemas';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { formatIssues } from '../../shared/zod-issues';
 import { JSON_LIMITS, readJson } from '../http/bounded-json';
 

@@ -15,7 +15,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FleetAccess } from '../../shared/fleet';
 import type { FleetApiSource } from '../fleet/fleet';
 import type { FleetTokens } from '../fleet/tokens';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import type { ConsoleRoute, ConsoleRouteContext } from './console-route';
 
 export const FLEET_API_PREFIX = '/api/fleet/v1/';

@@ -10,7 +10,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { BridgeBackend } from '../../shared/bridge/transport';
 import type { BridgeEvent } from '../../shared/bridge/events';
 import { createEventBatcher, type EventBatcher } from '../../shared/batcher';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { allowedHosts, BRIDGE_PROTOCOL, ConsoleAuth, exposureWarning, hostAllowed, isLoopbackListen, newToken, offeredPageSecret, originAllowed, PAGE_HEADER, sessionCookie } from './auth';
 import { requestTarget } from '../http/request-target';
 import { defaultConnectionCap, limitConnections, requestDeadlines } from '../http/connection-budget';

@@ -4,7 +4,7 @@
 // reachable:false for a while (so the UI and the catalogue do not flicker), then dropped.
 import { EventEmitter } from 'node:events';
 import type { EngineInfo } from '../../shared/types';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { defaultProbeUrls, detectEngine } from './detect';
 import { normalizeBaseUrl } from './url';
 

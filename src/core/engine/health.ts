@@ -20,7 +20,7 @@
 // 'deep' {url, model, state} after each deep check.
 import { EventEmitter } from 'node:events';
 import type { EngineType, ModelHealth } from '../../shared/types';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { readCapacity, type EngineCapacity, type EngineLoad } from './capacity';
 import { fetchEngine, jsonObject, type GetResult } from './http';
 import { normalizeBaseUrl } from './url';

@@ -6,7 +6,7 @@ import type { EngineDiscovery } from '../engine/discovery';
 import type { CapacityChange, DeepCheckState, HealthChange, HealthMonitor } from '../engine/health';
 import type { MinuteHistory } from '../gpu/minute-history';
 import type { GpuSampler } from '../gpu/sampler';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { engineSlots } from '../scheduler/capacity';
 import type { Scheduler } from '../scheduler/scheduler';
 import type { ModelSync } from '../agent/model-sync';

@@ -17,7 +17,7 @@ import {
   type RigSummary,
   type RigUsage,
 } from '../../shared/fleet';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { consoleLinkSchema, rigSummarySchema, rigUsageSchema } from './answer-schemas';
 import type { FleetStore, RigEntry } from './fleet-store';
 import { parseRigAddress, type RigAddress } from './rig-address';

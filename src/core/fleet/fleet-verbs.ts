@@ -3,7 +3,7 @@
 // or the browser console's bridge, which never accepts a fleet token).
 import type { InvokeResults } from '../../shared/bridge/channels';
 import type { InvokeArgs } from '../../shared/bridge/schemas';
-import type { Log } from '../log';
+import type { Log } from '../base/log';
 import type { Fleet } from './fleet';
 import { FleetError } from './tokens';
 import { splitBookmark } from './fleet-reader';

@@ -3,7 +3,7 @@
 // them (rig-figures.ts, console/fleet-api.ts). The Agent constructs it; the console server serves `api`.
 import type { FleetAccess, RigSummary, RigUsage } from '../../shared/fleet';
 import type { SecretStore } from '../config/secrets';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { FleetReader } from './fleet-reader';
 import { FleetStore } from './fleet-store';
 import { FleetTokens } from './tokens';

@@ -4,7 +4,7 @@
 import crypto from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { openAiType, resultError } from './errors';
 import type { KeyLimits } from './limits';
 import { retryAfterSeconds, type LimitCode } from './limits';

@@ -1,6 +1,6 @@
 // What startGateway takes, and the defaults every part of the gateway reads from one resolved object.
 import type { InferenceRunner } from '../inference/runner';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import type { FleetSnapshot } from './fleet';
 import type { GatewayKeys } from './keys';
 import { CodedError } from '../../shared/bridge-error';

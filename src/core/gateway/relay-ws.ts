@@ -5,7 +5,7 @@
 import crypto from 'node:crypto';
 import { z } from 'zod';
 import type { WebSocket } from 'ws';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { relayCode, resultError } from './errors';
 import { retryAfterSeconds, type KeyLimits } from './limits';
 import { keyRefusalCode, type KeyRefusalCode } from './auth';

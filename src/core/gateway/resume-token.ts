@@ -5,7 +5,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { HOME_FILES } from '../config/home-layout';
 import { writeFileAtomic } from '../config/atomic-file';
 

@@ -2,7 +2,7 @@
 // is away (kept for the resume TTL, generation continuing within the retention cap), and finished ones
 // (kept for the TTL so a resume or a repeated start still finds them). Memory is bounded by a total
 // byte cap: finished requests nobody is attached to are dropped first, oldest first.
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import type { KeyIdentity } from './keys';
 import { StreamState, type StreamConn, type StreamLimits } from './stream-state';
 

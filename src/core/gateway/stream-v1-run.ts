@@ -3,7 +3,7 @@
 // engine chunk, then complete or error. Reading from the engine waits while the stream has no room,
 // so a client that does not ack (or is away too long) pauses the engine itself.
 import type { InferenceResult, InferenceRunner } from '../inference/runner';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { resultError } from './errors';
 import type { ResumeTokens } from './resume-token';
 import type { StreamRegistry } from './stream-registry';

@@ -3,7 +3,7 @@
 // heartbeat / quota / fleet out. Requests outlive connections: a client that drops reconnects and sends
 // start {resume_token} (or the same start again) and gets every message after the one it last had.
 import type { WebSocket } from 'ws';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import type { KeyLimits } from './limits';
 import { retryAfterSeconds } from './limits';
 import { keyRefusalCode, type KeyRefusalCode } from './auth';

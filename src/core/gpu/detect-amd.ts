@@ -2,7 +2,7 @@
 // second. Both read the amdgpu driver directly, so their VRAM is exact, unlike Windows' WMI figure
 // that stops at 4 GB ("AMD shown as 4 GB").
 import type { GpuInfo } from '../../shared/types';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { AmdParseError, parseAmdStatic, parseRocmStatic, parseToolJson, type AmdGpuRow } from './amd-parse';
 import type { VendorResult } from './detect-nvidia';
 import { findOnPath, runTool, type ToolResult } from './run-tool';

@@ -2,7 +2,7 @@
 // capability, MIG); systeminformation reads the same tool, but with no timeout.
 import os from 'node:os';
 import type { GpuInfo } from '../../shared/types';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import {
   DETECT_FIELDS,
   DETECT_FIELDS_OLD,

@@ -13,7 +13,7 @@
 // systeminformation: on Linux and Windows it calls the same nvidia-smi with no deadline, so it would only
 // hang too (its scan runs in a child process, si-scan.ts, killed at the deadline).
 import type { GpuInfo, GpuInventory } from '../../shared/types';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { detectAmd } from './detect-amd';
 import { detectNvidia } from './detect-nvidia';
 import { findOnPath } from './run-tool';

@@ -4,7 +4,7 @@
 // grown to twice that). Writing is asynchronous and at most once a minute; a bad line is skipped.
 import fs from 'node:fs';
 import type { GpuDeviceSample, GpuSample } from '../../shared/types';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 
 const MINUTE = 60_000;
 export const DEFAULT_KEEP_MINUTES = 7 * 24 * 60;

@@ -4,7 +4,7 @@
 // GPU) is reported as an outage and the child is restarted with exponential backoff.
 import type { ChildProcess } from 'node:child_process';
 import type { GpuDeviceSample } from '../../shared/types';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { parseSampleLine, queryArgs, SAMPLE_FIELDS } from './nvidia-parse';
 import { killTree, spawnTool } from './run-tool';
 import { backoffDelay, type Backoff, type SampleSource, type SourceEvents } from './sample-source';

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { GpuProcess } from '../../shared/types';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { CodedError } from '../../shared/bridge-error';
 import { CSV_FORMAT, parseComputeApps, PROCESS_FIELDS } from './nvidia-parse';
 import { findOnPath, runTool } from './run-tool';

@@ -4,7 +4,7 @@
 // with the reason): a frozen last value is never passed off as live.
 import { EventEmitter } from 'node:events';
 import type { GpuDeviceSample, GpuSample } from '../../shared/types';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { HostStats } from './host-stats';
 import { NvidiaStreamSource } from './nvidia-stream';
 import { Ring } from '../../shared/ring';

@@ -8,7 +8,7 @@
 // process group (runTool).
 import { createRequire } from 'node:module';
 import os from 'node:os';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { mapSiControllers, type SiMapResult } from './si-map';
 import { runTool, toolMessage } from './run-tool';
 import { seconds } from './tool-notes';

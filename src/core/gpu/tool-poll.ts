@@ -1,7 +1,7 @@
 // Metrics from a tool that has no streaming mode (amd-smi, rocm-smi), or nvidia-smi in
 // 'spawn' mode: one process per sample, each with a deadline, never two at once.
 import type { GpuDeviceSample } from '../../shared/types';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { parseAmdMetric, parseRocmMetric, parseToolJson } from './amd-parse';
 import { parseSampleLine, queryArgs, SAMPLE_FIELDS } from './nvidia-parse';
 import { runTool, toolMessage } from './run-tool';

@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import type http from 'node:http';
 import type { Socket } from 'node:net';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 
 /** The process's soft limit on open files (Linux: /proc/self/limits), or undefined where unknown. */
 export function openFileLimit(): number | undefined {

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import type { EngineRequestOptions, NonStreamResult } from '../engine/types';
 import { EngineHttpError } from '../engine/types';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import type { ResolvedModel } from './verify';
 import { formatIssues } from '../../shared/zod-issues';
 

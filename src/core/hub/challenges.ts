@@ -6,7 +6,7 @@ import type { RequestSource } from '../../shared/types';
 import type { ModelRegistry } from '../models/registry';
 import type { EngineRequestOptions, NonStreamResult } from '../engine/types';
 import type { InferenceRunner } from '../inference/runner';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { out, type Inbound, type Outbound } from '../protocol/messages';
 import { handleBenchmark } from './benchmark';
 import { handleVerify, type ResolvedModel, type WeightsLookup } from './verify';

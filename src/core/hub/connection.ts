@@ -6,7 +6,7 @@
 import crypto from 'node:crypto';
 import WebSocket from 'ws';
 import type { LinkReasonCode } from '../../shared/types';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import type { InboundTable, LinkSession } from './dispatch';
 import type { InboundFrames } from './inbound';
 import { WriteLanes, type LaneCounters } from './write-lanes';

@@ -11,7 +11,7 @@
 // dispatch() is also the boundary of every handler: a throw, or a rejection of the promise a handler
 // returns, is contained to that one message (the link logs it and answers it with a coded error when it
 // can), never to the process or the connection.
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import type { Inbound } from '../protocol/messages';
 
 /** A handler may answer later: the promise it returns is watched for a rejection, never awaited. */

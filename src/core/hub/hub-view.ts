@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import type { HubViewState } from '../../shared/types';
 import { writeJsonAtomic } from '../config/atomic-file';
 import { parseJson } from '../http/bounded-json';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import type { AckPayload } from '../protocol/messages';
 import { clampText } from './notices';
 

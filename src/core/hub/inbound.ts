@@ -4,7 +4,7 @@
 // with a status), never with an error frame: that is where the hub looks for it. A handler that throws or
 // rejects fails its one message, answered with a coded 500 when nothing went out for it yet.
 import type { RawData } from 'ws';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { dispatch, type InboundTable } from './dispatch';
 import { InboundError, out, parseInbound, type Inbound, type Outbound } from '../protocol/messages';
 

@@ -8,7 +8,7 @@
 // the rest of the agent uses.
 import { EventEmitter } from 'node:events';
 import type { LinkReasonCode, LinkState, LinkStatus } from '../../shared/types';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { sessionTable, type InboundTable, type LinkSession } from './dispatch';
 import { Connection, type LinkTimings } from './connection';
 import { InboundFrames } from './inbound';

@@ -14,7 +14,7 @@ import crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import type { HubNoticeView, NoticeSeverity } from '../../shared/views/snapshot';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { homePath } from '../config/home-layout';
 import { writeJsonAtomic } from '../config/atomic-file';
 import { Ring } from '../../shared/ring';

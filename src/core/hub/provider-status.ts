@@ -7,7 +7,7 @@ import { EventEmitter } from 'node:events';
 import { z } from 'zod';
 import type { ProviderStatusView } from '../../shared/views/snapshot';
 import type { KeyStatusDetailView } from '../../shared/views/settings';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { JSON_LIMITS, parseJson } from '../http/bounded-json';
 
 const statusSchema = z

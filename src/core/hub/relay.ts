@@ -9,7 +9,7 @@
 // within the grace period (or whose link stays down past the TTL) is cancelled at the engine. Against
 // a hub without it (the real one), in-flight requests are aborted at the engine on disconnect, as the
 // Go provider does.
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { chunkJson } from '../engine/sse';
 import { encodeOnce, encodeStreamChunk, out, MAX_MESSAGE_BYTES, type EncodedMessage, type Inbound, type Outbound } from '../protocol/messages';
 import type { ChunkEvent, InferenceRunner, InferenceResult } from '../inference/runner';

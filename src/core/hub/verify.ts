@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { ModelWeightsView } from '../../shared/types';
 import type { EngineEndpoint, EngineRequestOptions, NonStreamResult } from '../engine/types';
 import { EngineHttpError } from '../engine/types';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { normalizeHash } from '../weights/manifest';
 import type { FileLookup } from '../weights/weights';
 import { formatIssues } from '../../shared/zod-issues';

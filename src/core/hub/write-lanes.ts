@@ -5,7 +5,7 @@
 // takes the data. One instance per connection: a late write callback of a closed socket can only touch
 // the lanes of that socket, never the next connection's.
 import WebSocket from 'ws';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { encodeOnce, MAX_MESSAGE_BYTES, type EncodedMessage, type Outbound } from '../protocol/messages';
 
 /** The link's counters the lanes add to. */

@@ -3,8 +3,8 @@
 // or a pause; never booked, billed or counted in the heartbeat), answered as the health monitor reads it.
 import { probeBody, type DeepProbe } from '../engine/deep-probe';
 import type { ModelRegistry } from '../models/registry';
-import { Log } from '../log';
-import { RequestBook } from '../requests';
+import { Log } from '../base/log';
+import { RequestBook } from './requests';
 import { InferenceRunner } from './runner';
 
 /** Go's DeepCheckTimeout: a cold or loaded engine can take seconds for its first token. */

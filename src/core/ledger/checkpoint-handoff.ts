@@ -8,7 +8,7 @@
 // The connection stops checkpointing itself (wal_autocheckpoint = 0) only while a thread that has the file
 // open runs, and checkpoints again (SQLite's default) before the thread is asked to stop, or when it fails.
 import { EventEmitter } from 'node:events';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { WalCheckpointer, type CheckpointReport, type WalCheckpointerOptions } from './wal-checkpointer';
 
 /** SQLite's default wal_autocheckpoint (pages). */

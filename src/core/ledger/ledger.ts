@@ -6,7 +6,7 @@ import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import type { ModelUsage, UsageReport } from '../../shared/views/usage';
 import type { UsageRecord, UsageTotals } from '../../shared/types';
-import { memoryLog, type Logger } from '../log';
+import { memoryLog, type Logger } from '../base/log';
 import type { CheckpointHandoffOptions } from './checkpoint-handoff';
 import { LedgerMaintenance } from './maintenance';
 import type { Rate } from './price-book';

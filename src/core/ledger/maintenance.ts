@@ -1,6 +1,6 @@
 // Looking after the file: retention (old rows go with their rollups and summaries, oldest first, in short
 // transactions each leaving rows and summaries consistent) and SQLite's own consistency check.
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { LedgerUnavailableError, LedgerValueError } from './db-errors';
 import { ROLLUP_DAY_MS, ROLLUP_MS } from './migrations';
 import type { LedgerStore } from './store';

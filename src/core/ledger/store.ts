@@ -13,7 +13,7 @@ import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { CheckpointHandoff, type CheckpointHandoffOptions } from './checkpoint-handoff';
 import { LedgerUnavailableError, LedgerValueError, describeDbFailure, type DbFailure } from './db-errors';
 import { migrate } from './migrations';

@@ -4,7 +4,7 @@
 // last good answer on start). A record is priced with the values in force when it finished.
 import type Database from 'better-sqlite3';
 import type { UsageRecord } from '../../shared/types';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { LedgerValueError } from './db-errors';
 import { PriceBook, type Earning, type PriceRow, type Rate } from './price-book';
 import type { Connection, LedgerStore } from './store';

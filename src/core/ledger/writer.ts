@@ -6,7 +6,7 @@
 import type Database from 'better-sqlite3';
 import type { UsageRecord } from '../../shared/types';
 import { Ring } from '../../shared/ring';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import type { LedgerSettings, PricingAt } from './stored-settings';
 import type { Connection, LedgerStore } from './store';
 import { validateRecord, type ValidRecord } from './usage-record';

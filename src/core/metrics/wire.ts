@@ -4,7 +4,7 @@
 import type { GpuSampler } from '../gpu/sampler';
 import type { HubLink } from '../hub/link';
 import type { Ledger } from '../ledger/ledger';
-import type { RequestBook } from '../requests';
+import type { RequestBook } from '../inference/requests';
 import type { AgentMetrics } from './agent-metrics';
 
 export function wireMetrics(p: { book: RequestBook; link: HubLink; sampler?: GpuSampler; ledger?: Ledger }, metrics: AgentMetrics): void {

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError, readModelsJson, type ProviderConfig } from '../config/config';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { HOME_FILES, homePath } from '../config/home-layout';
 
 export interface ModelsJsonWatch {

@@ -14,7 +14,7 @@ import type { Lifecycle } from '../base/lifecycle';
 import { hubDialUrl } from '../config/config';
 import { KEY_SECRET } from '../config/home-layout';
 import type { OwnerValues } from '../config/owner-values';
-import type { Log } from '../log';
+import type { Log } from '../base/log';
 import type { Accounting } from '../accounting/accounting';
 import type { Engines } from '../engines/engines';
 import type { Serving } from '../serving/serving';

@@ -9,7 +9,7 @@ import type { HealthMonitor } from '../engine/health';
 import type { HubLink } from '../hub/link';
 import type { NoticeBook } from '../hub/notices';
 import type { ProviderGate } from '../hub/provider-status';
-import type { Log } from '../log';
+import type { Log } from '../base/log';
 import type { PauseController } from '../scheduler/pause';
 
 export interface AlertParts {

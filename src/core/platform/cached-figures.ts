@@ -5,7 +5,7 @@
 // while the platform is down still shows it, marked stale. Failures go to the log, once per change.
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { writeJsonAtomic } from '../config/atomic-file';
 
 export type Fetched<T> = { ok: true; value: T } | { ok: false; error: string };

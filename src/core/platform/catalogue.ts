@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import type { CatalogueMatchView, CatalogueView } from '../../shared/views/snapshot';
 import type { EngineModelMeta } from '../../shared/types';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { AnswerError } from '../http/answer-error';
 import { JSON_LIMITS, parseJson } from '../http/bounded-json';
 

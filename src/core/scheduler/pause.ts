@@ -3,7 +3,7 @@
 // lift themselves when their condition clears.
 import { EventEmitter } from 'node:events';
 import type { GpuProcess, GpuSample, PauseState } from '../../shared/types';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { DEFAULT_GPU_BUSY, GpuBusyDetector, type GpuBusyThresholds } from './gpu-busy';
 import { activeWindow, describeWindow, parseSchedule, type PauseWindow } from './pause-schedule';
 

@@ -3,7 +3,7 @@
 import { EventEmitter } from 'node:events';
 import { z } from 'zod';
 import type { ModelHealth, RequestSource } from '../../shared/types';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { FairQueue } from './fair-queue';
 import {
   SchedulerConfigError,

@@ -19,7 +19,7 @@ import { NoticeBook } from '../hub/notices';
 import { ProviderGate } from '../hub/provider-status';
 import { HubRelay } from '../hub/relay';
 import { RequestMetrics } from '../hub/request-metrics';
-import type { Log, Logger } from '../log';
+import type { Log, Logger } from '../base/log';
 import { out } from '../protocol/messages';
 import { engineReader } from '../weights/engine-reader';
 import { ModelFactsBook } from '../weights/model-facts';

@@ -7,7 +7,7 @@ import type { ProviderGate } from '../hub/provider-status';
 import type { RequestMetrics } from '../hub/request-metrics';
 import { POLICY } from '../inference/purpose';
 import type { Ledger } from '../ledger/ledger';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import type { Engines } from '../engines/engines';
 
 export interface ServingParts {

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import { writeJsonAtomic } from '../config/atomic-file';
 import { parseJson } from '../http/bounded-json';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 
 export interface KnownHash {
   size: number;

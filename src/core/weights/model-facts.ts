@@ -5,7 +5,7 @@
 // engine, and a heartbeat never asks one.
 import { EventEmitter } from 'node:events';
 import type { EngineType } from '../../shared/types';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { locateModel, type EngineReader, type LocateEnv, type ModelFacts } from './locate';
 import type { Weights } from './weights';
 

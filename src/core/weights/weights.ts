@@ -10,7 +10,7 @@ import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ModelWeightsView, WeightsView } from '../../shared/types';
-import type { Logger } from '../log';
+import type { Logger } from '../base/log';
 import { FileHashes } from './file-hashes';
 import { HashError, WorkerHasher, type FileHasher } from './hasher';
 import { makeManifest, ownManifestPath, readGoManifest, readManifestFile, writeManifest, type HashManifest } from './manifest';

@@ -10,7 +10,7 @@ import { loadConfig } from '../../../src/core/config/config';
 import { ContextLengths } from '../../../src/core/engine/context-length';
 import { EngineDiscovery } from '../../../src/core/engine/discovery';
 import { HealthMonitor, type HealthChange } from '../../../src/core/engine/health';
-import { memoryLog } from '../../../src/core/log';
+import { memoryLog } from '../../../src/core/base/log';
 import { Scheduler } from '../../../src/core/scheduler/scheduler';
 import { writeConfigToml } from '../../support/config-toml';
 import { startTestEngine, type TestEngine } from '../../support/engine-server';

@@ -4,7 +4,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { memoryLog } from '../../../src/core/log';
+import { memoryLog } from '../../../src/core/base/log';
 import { AlertList } from '../../../src/core/alerts/alert-list';
 import { noticeFromEvent } from '../../../src/core/alerts/notice-source';
 import { webhookBody, webhookUrlProblem, WebhookTransport } from '../../../src/core/alerts/webhook';

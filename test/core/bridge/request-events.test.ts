@@ -4,7 +4,7 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { RequestEvents } from '../../../src/core/bridge/request-events';
-import { RequestBook } from '../../../src/core/requests';
+import { RequestBook } from '../../../src/core/inference/requests';
 import type { BridgeEvent } from '../../../src/shared/bridge/events';
 
 const turn = () => new Promise<void>((r) => setImmediate(r));

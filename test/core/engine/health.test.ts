@@ -7,8 +7,8 @@ import { checkEndpoint, HealthMonitor, type HealthChange } from '../../../src/co
 import { ModelRegistry } from '../../../src/core/models/registry';
 import { healthProbe } from '../../../src/core/inference/health-probe';
 import { InferenceRunner } from '../../../src/core/inference/runner';
-import { Log } from '../../../src/core/log';
-import { RequestBook } from '../../../src/core/requests';
+import { Log } from '../../../src/core/base/log';
+import { RequestBook } from '../../../src/core/inference/requests';
 import { startTestEngine, type TestEngine } from '../../support/engine-server';
 
 let engines: TestEngine[] = [];

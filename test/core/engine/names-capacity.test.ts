@@ -8,7 +8,7 @@ import { jsonErrorOffset, lineAt } from '../../../src/core/config/json-position'
 import { loadConfig } from '../../../src/core/config/config';
 import { llamaCppSlots, promGauge, sglangSlots, vllmLoad } from '../../../src/core/engine/capacity';
 import { endpointLimit, engineSlots } from '../../../src/core/scheduler/capacity';
-import { memoryLog } from '../../../src/core/log';
+import { memoryLog } from '../../../src/core/base/log';
 import { tempHome, until } from '../../support/stack';
 
 // The real llama-server's /props answer, copied into the repo (test/fixtures/llama.cpp/FROM.md).

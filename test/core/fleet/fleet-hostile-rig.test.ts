@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FleetReader } from '../../../src/core/fleet/fleet-reader';
 import { FleetStore } from '../../../src/core/fleet/fleet-store';
-import { memoryLog } from '../../../src/core/log';
+import { memoryLog } from '../../../src/core/base/log';
 import type { RigSummary } from '../../../src/shared/fleet';
 import { tempHome } from '../../support/stack';
 

@@ -7,7 +7,7 @@ import { detectGpus } from '../../../src/core/gpu/detect';
 import { hardwareBlock } from '../../../src/core/gpu/hardware';
 import { findOnPath } from '../../../src/core/gpu/run-tool';
 import { mapSiControllers } from '../../../src/core/gpu/si-map';
-import { memoryLog } from '../../../src/core/log';
+import { memoryLog } from '../../../src/core/base/log';
 import { processesUsing } from '../../support/processes';
 import { fixture, makeFakeBin, writeFakeAmdSmi, writeFakeNvidiaSmi, writeFakeRocmSmi, type FakeBin } from '../../support/gpu/fake-tools';
 

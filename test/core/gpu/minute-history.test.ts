@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import type { GpuSample } from '../../../src/shared/types';
-import { memoryLog } from '../../../src/core/log';
+import { memoryLog } from '../../../src/core/base/log';
 import { MinuteHistory } from '../../../src/core/gpu/minute-history';
 import { tempHome } from '../../support/stack';
 

@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { detectGpus } from '../../../src/core/gpu/detect';
 import { scanWithSystemInformation } from '../../../src/core/gpu/si-scan';
-import { memoryLog } from '../../../src/core/log';
+import { memoryLog } from '../../../src/core/base/log';
 import { makeFakeBin } from '../../support/gpu/fake-tools';
 import { processesUsing } from '../../support/processes';
 

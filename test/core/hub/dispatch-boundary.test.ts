@@ -2,7 +2,7 @@
 // the link logs it with the request id and answers with a coded 500 when nothing went out for it yet.
 import { describe, expect, it } from 'vitest';
 import { dispatch, hubTable, type LinkSession } from '../../../src/core/hub/dispatch';
-import { memoryLog } from '../../../src/core/log';
+import { memoryLog } from '../../../src/core/base/log';
 import { parseInbound } from '../../../src/core/protocol/messages';
 
 const session: LinkSession = { ack: () => undefined, error: () => false, unknown: () => undefined };

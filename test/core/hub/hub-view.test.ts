@@ -2,7 +2,7 @@
 // TestAckPayloadDecodesHubFields): recorded when sent, kept across acks without it, clamped, logged once.
 import { describe, expect, it } from 'vitest';
 import { diffModelLists, HubView } from '../../../src/core/hub/hub-view';
-import { memoryLog } from '../../../src/core/log';
+import { memoryLog } from '../../../src/core/base/log';
 import { parseInbound } from '../../../src/core/protocol/messages';
 
 describe('HubView', () => {

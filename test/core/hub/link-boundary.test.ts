@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { hubTable } from '../../../src/core/hub/dispatch';
 import { HubLink } from '../../../src/core/hub/link';
-import { memoryLog } from '../../../src/core/log';
+import { memoryLog } from '../../../src/core/base/log';
 import { until } from '../../support/stack';
 
 const open: Array<() => Promise<void>> = [];

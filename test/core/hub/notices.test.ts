@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { memoryLog } from '../../../src/core/log';
+import { memoryLog } from '../../../src/core/base/log';
 import { NOTICE_LIMITS, NoticeBook, NoticeRateLimiter, sanitizeNotice } from '../../../src/core/hub/notices';
 import { tempHome } from '../../support/stack';
 

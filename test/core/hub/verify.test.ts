@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { requestJson } from '../../../src/core/engine/client';
 import type { EngineEndpoint } from '../../../src/core/engine/types';
 import { handleVerify, type DeterministicResponse, type FingerprintResponse, type VerifyDeps } from '../../../src/core/hub/verify';
-import { memoryLog } from '../../../src/core/log';
+import { memoryLog } from '../../../src/core/base/log';
 import { walk } from '../../../src/core/weights/locate';
 import { Weights } from '../../../src/core/weights/weights';
 import { WorkerHasher, type FileHasher } from '../../../src/core/weights/hasher';

@@ -7,7 +7,7 @@ import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
 import { WriteLanes } from '../../../src/core/hub/write-lanes';
-import { memoryLog } from '../../../src/core/log';
+import { memoryLog } from '../../../src/core/base/log';
 import { encodeStreamChunk, out } from '../../../src/core/protocol/messages';
 import { until } from '../../support/stack';
 

@@ -4,7 +4,7 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { memoryLog } from '../../../src/core/log';
+import { memoryLog } from '../../../src/core/base/log';
 import { Ledger } from '../../../src/core/ledger/ledger';
 import { ledgerPerTest, rec, tempDir } from '../../support/ledger/helpers';
 

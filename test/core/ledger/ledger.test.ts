@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { memoryLog } from '../../../src/core/log';
+import { memoryLog } from '../../../src/core/base/log';
 import { Ledger } from '../../../src/core/ledger/ledger';
 import { DAY_MS } from '../../../src/core/ledger/time-buckets';
 import { rec, tempDir } from '../../support/ledger/helpers';

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { memoryLog } from '../../../src/core/log';
+import { memoryLog } from '../../../src/core/base/log';
 import { Ledger } from '../../../src/core/ledger/ledger';
 import { LATEST_VERSION, migrate, migrations, schemaVersion, type Migration } from '../../../src/core/ledger/migrations';
 import { rec, tempDir } from '../../support/ledger/helpers';

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { memoryLog } from '../../../src/core/log';
+import { memoryLog } from '../../../src/core/base/log';
 import { Ledger } from '../../../src/core/ledger/ledger';
 import { WalCheckpointer, type CheckpointReport } from '../../../src/core/ledger/wal-checkpointer';
 import { rec, tempDir } from '../../support/ledger/helpers';

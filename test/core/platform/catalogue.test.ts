@@ -4,7 +4,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { memoryLog } from '../../../src/core/log';
+import { memoryLog } from '../../../src/core/base/log';
 import { Catalogue, matchModel, matchView, modelInfo, normalizeModelName, parseCatalogue, type CatalogueModel } from '../../../src/core/platform/catalogue';
 import fixture from '../../../src/cli/dev-hub-fixtures/models.json' with { type: 'json' };
 

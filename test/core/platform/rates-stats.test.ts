@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { memoryLog, type Log } from '../../../src/core/log';
+import { memoryLog, type Log } from '../../../src/core/base/log';
 import { PLATFORM_TIMEOUT_MS, apiBase } from '../../../src/core/platform/get-json';
 import { NetworkRates, RATES_TTL_MS } from '../../../src/core/platform/rates';
 import { ProviderStatsClient, STATS_TTL_MS } from '../../../src/core/platform/stats';

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { memoryLog } from '../../../src/core/log';
+import { memoryLog } from '../../../src/core/base/log';
 import { WorkerHasher, type FileHasher } from '../../../src/core/weights/hasher';
 import { walk } from '../../../src/core/weights/locate';
 import { compositeHash, ownManifestPath, readGoManifest } from '../../../src/core/weights/manifest';

@@ -3,7 +3,7 @@
 // in the home folder (a restarted agent still lists it) and never answers. A bad notice is dropped with
 // its reason and the link stays up.
 import { Agent } from '../../../src/core/agent';
-import { memoryLog } from '../../../src/core/log';
+import { memoryLog } from '../../../src/core/base/log';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BridgeEvent } from '../../../src/shared/bridge/events';

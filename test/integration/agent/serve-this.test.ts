@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Agent } from '../../../src/core/agent';
-import { memoryLog } from '../../../src/core/log';
+import { memoryLog } from '../../../src/core/base/log';
 import type { DemandView } from '../../../src/shared/views/demand';
 import { OllamaStandIn } from '../../support/ollama-standin';
 import { PlatformApi } from '../../support/platform-api';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Agent } from '../../../src/core/agent';
 import { ensureHome } from '../../../src/core/config/home';
-import { memoryLog } from '../../../src/core/log';
+import { memoryLog } from '../../../src/core/base/log';
 import { repoRoot } from '../../support/traces';
 import { until } from '../../support/stack';
 import { runCli } from '../../support/cli/cli';

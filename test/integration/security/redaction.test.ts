@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Log } from '../../../src/core/log';
+import { Log } from '../../../src/core/base/log';
 import { logEntries, registered, startStack, type Stack } from '../../support/stack';
 import { createGatewayKey } from '../../support/approvals';
 

@@ -1,8 +1,8 @@
 // RequestBook: bounded views (10,000) and texts (200 requests, 64 KB each), events, and finish()
 // producing the ledger's UsageRecord with time to first token and tokens per second.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { RequestBook } from '../../src/core/requests';
-import type { RequestView, UsageRecord } from '../../src/shared/types';
+import { RequestBook } from '../../../src/core/inference/requests';
+import type { RequestView, UsageRecord } from '../../../src/shared/types';
 
 afterEach(() => {
   vi.useRealTimers();

@@ -7,16 +7,16 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { enginesCommand } from '../../src/cli/engines-command';
-import { ledgerPath, usageCommand } from '../../src/cli/usage-command';
-import { Ledger } from '../../src/core/ledger/ledger';
-import { Log } from '../../src/core/log';
-import { forTerminal } from '../../src/core/terminal';
-import { startTestEngine, type TestEngine } from '../support/engine-server';
-import { repoRoot } from '../support/traces';
-import { tempHome } from '../support/stack';
-import { rec } from '../support/ledger/helpers';
-import { writeConfigToml } from '../support/config-toml';
+import { enginesCommand } from '../../../src/cli/engines-command';
+import { ledgerPath, usageCommand } from '../../../src/cli/usage-command';
+import { Ledger } from '../../../src/core/ledger/ledger';
+import { Log } from '../../../src/core/base/log';
+import { forTerminal } from '../../../src/core/base/terminal';
+import { startTestEngine, type TestEngine } from '../../support/engine-server';
+import { repoRoot } from '../../support/traces';
+import { tempHome } from '../../support/stack';
+import { rec } from '../../support/ledger/helpers';
+import { writeConfigToml } from '../../support/config-toml';
 
 const NASTY = [
   '\x1b]0;pwned\x07', // OSC: window title

@@ -7,9 +7,9 @@ import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pino, type Logger as PinoLogger } from 'pino';
-import type { LogEntry } from '../shared/types';
+import type { LogEntry } from '../../shared/types';
 import { forTerminal } from './terminal';
-import { Ring } from '../shared/ring';
+import { Ring } from '../../shared/ring';
 
 export type Level = LogEntry['level'];
 

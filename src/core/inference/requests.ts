@@ -1,7 +1,7 @@
 // RequestBook: the recent requests as the console shows them, and the streaming text of the newest
 // ones. Bounded: the newest MAX_VIEWS views, and text for the newest MAX_TEXTS requests.
 import { EventEmitter } from 'node:events';
-import type { RequestPurpose, RequestSource, RequestView, UsageRecord } from '../shared/types';
+import type { RequestPurpose, RequestSource, RequestView, UsageRecord } from '../../shared/types';
 
 const MAX_VIEWS = 10_000;
 const MAX_TEXTS = 200;

@@ -4,8 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Log, memoryLog, redact } from '../../src/core/log';
-import type { LogEntry } from '../../src/shared/types';
+import { Log, memoryLog, redact } from '../../../src/core/base/log';
+import type { LogEntry } from '../../../src/shared/types';
 
 let dir: string | undefined;
 afterEach(() => {

@@ -2,6 +2,6 @@
 // it when they build, and tsx reads it when the sources run. One place to change, never a literal in code.
 // The hub is told another number, the provider dialect this node speaks (HUB_DIALECT_VERSION,
 // protocol/messages.ts; docs/decisions/cp-version.md).
-import { version } from '../../package.json';
+import { version } from '../../../package.json';
 
 export const APP_VERSION: string = version;

@@ -4,16 +4,16 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { repoRoot } from '../support/traces';
-import { tempHome } from '../support/stack';
+import { repoRoot } from '../../support/traces';
+import { tempHome } from '../../support/stack';
 
 function run(guarded: boolean): Promise<{ code: number | null; out: string }> {
   const dir = tempHome('swan-guard-');
   const script = path.join(dir, 'guarded.ts');
   fs.writeFileSync(
     script,
-    `import { memoryLog } from ${JSON.stringify(path.join(repoRoot, 'src/core/log.ts'))};
-import { installProcessGuard } from ${JSON.stringify(path.join(repoRoot, 'src/core/process-guard.ts'))};
+    `import { memoryLog } from ${JSON.stringify(path.join(repoRoot, 'src/core/base/log.ts'))};
+import { installProcessGuard } from ${JSON.stringify(path.join(repoRoot, 'src/core/base/process-guard.ts'))};
 const log = memoryLog();
 ${guarded ? "const guard = installProcessGuard(log.child('process'));" : 'const guard = { caught: 0, dispose() {} };'}
 setTimeout(() => { throw new RangeError('Maximum call stack size exceeded'); }, 10);

@@ -1,7 +1,7 @@
 // TurnQueue: what is pushed in one turn is handed over together right after it; flush() hands it over now.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { TurnQueue } from '../../src/core/turn-queue';
+import { TurnQueue } from '../../../src/core/base/turn-queue';
 
 describe('TurnQueue', () => {
   it('hands over the items of one turn together, after that turn, in order', async () => {
