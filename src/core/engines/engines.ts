@@ -22,12 +22,12 @@ import { RequestBook } from '../inference/requests';
 import { PauseController } from '../scheduler/pause';
 import { bindPause } from '../scheduler/pause-binding';
 import { Scheduler } from '../scheduler/scheduler';
-import { engineHosts, ModelSync } from '../agent/model-sync';
+import { engineHosts, ModelSync } from './model-sync';
 import { ModelRegistry } from '../models/registry';
 import { watchModelsJson, type ModelsJsonWatch } from '../models/watch';
 import { modelsJsonOf } from '../models/network-map';
 import type { SettingsFile } from '../config/settings-file';
-import { Warmup } from '../agent/warmup';
+import { Warmup } from './warmup';
 import { wireEngines } from './wiring';
 
 /** How long the first register waits for the GPUs and context windows before going without them. */

@@ -9,7 +9,7 @@ import type { GpuSampler } from '../gpu/sampler';
 import type { Logger } from '../base/log';
 import { engineSlots } from '../scheduler/capacity';
 import type { Scheduler } from '../scheduler/scheduler';
-import type { ModelSync } from '../agent/model-sync';
+import type { ModelSync } from './model-sync';
 import type { ModelRegistry } from '../models/registry';
 
 export interface EngineParts {

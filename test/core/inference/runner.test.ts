@@ -6,7 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ModelRegistry } from '../../../src/core/models/registry';
-import { syncScheduler } from '../../../src/core/agent/scheduler-sync';
+import { syncScheduler } from '../../../src/core/engines/scheduler-sync';
 import type { ModelEntry } from '../../../src/core/config/config';
 import { InferenceRunner, EngineCallError } from '../../../src/core/inference/runner';
 import { memoryLog } from '../../../src/core/base/log';

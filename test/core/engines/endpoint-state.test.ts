@@ -1,7 +1,7 @@
 // One state per endpoint: health's verdict on a watched endpoint overrides discovery's older look;
 // discovery's state stands for endpoints health does not watch.
 import { describe, expect, it } from 'vitest';
-import { endpointStates, engineView } from '../../../src/core/agent/endpoint-state';
+import { endpointStates, engineView } from '../../../src/core/engines/endpoint-state';
 import type { EndpointHealth } from '../../../src/core/engine/health';
 import type { EngineInfo } from '../../../src/shared/types';
 

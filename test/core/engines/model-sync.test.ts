@@ -3,7 +3,7 @@
 // Engines list and the models table tell one state of each endpoint.
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ModelSync } from '../../../src/core/agent/model-sync';
+import { ModelSync } from '../../../src/core/engines/model-sync';
 import { ModelRegistry } from '../../../src/core/models/registry';
 import { SettingsFile } from '../../../src/core/config/settings-file';
 import { loadConfig } from '../../../src/core/config/config';

@@ -1,6 +1,6 @@
 // The warmup greeting's reply, checked as Go's warmup_validation.go does (warmup_validation_test.go's cases).
 import { describe, expect, it } from 'vitest';
-import { checkGreeting } from '../../../src/core/agent/warmup-check';
+import { checkGreeting } from '../../../src/core/engines/warmup-check';
 
 const reply = (content: string, finish = 'stop', extra: Record<string, unknown> = {}) => ({ choices: [{ index: 0, message: { role: 'assistant', content, ...extra }, finish_reason: finish }] });
 
