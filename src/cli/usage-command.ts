@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { finished } from 'node:stream/promises';
 import type { EarningsOverview, ModelUsage } from '../shared/views/usage';
-import { EarningsService } from '../core/agent/earnings';
+import { EarningsService } from '../core/accounting/earnings';
 import { SettingsFile } from '../core/config/settings-file';
 import { loadConfig } from '../core/config/config';
 import { STATS_TTL_MS } from '../core/platform/stats';

@@ -3,7 +3,7 @@
 // rig's own figures, never copied into another rig's ledger. Beside them, the platform's record of each
 // rig (what each rig last fetched with its own provider key).
 import fs from 'node:fs';
-import { EarningsService } from '../core/agent/earnings';
+import { EarningsService } from '../core/accounting/earnings';
 import { SettingsFile } from '../core/config/settings-file';
 import { loadConfig } from '../core/config/config';
 import { providerKeyOf } from '../core/config/provider-key';

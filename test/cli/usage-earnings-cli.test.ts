@@ -5,7 +5,7 @@
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ledgerPath, usageCommand } from '../../src/cli/usage-command';
-import { EarningsService } from '../../src/core/agent/earnings';
+import { EarningsService } from '../../src/core/accounting/earnings';
 import { Ledger } from '../../src/core/ledger/ledger';
 import { memoryLog } from '../../src/core/base/log';
 import { PlatformApi } from '../support/platform-api';

@@ -8,12 +8,12 @@ import { homePath } from '../config/home-layout';
 import { Ledger } from '../ledger/ledger';
 import type { Log, Logger } from '../base/log';
 import { Catalogue } from '../platform/catalogue';
-import { CatalogueRefresh } from '../agent/catalogue-refresh';
-import { EarningsService } from '../agent/earnings';
-import { refreshEarningsFlag } from '../agent/earnings-flag';
-import { LedgerBatch } from '../agent/ledger-batch';
+import { CatalogueRefresh } from './catalogue-refresh';
+import { EarningsService } from './earnings';
+import { refreshEarningsFlag } from './earnings-flag';
+import { LedgerBatch } from './ledger-batch';
 import { modelsJsonOf } from '../models/network-map';
-import { RequestLines } from '../agent/request-log';
+import { RequestLines } from './request-log';
 import type { Engines } from '../engines/engines';
 import { wireAccounting } from './wiring';
 

@@ -4,9 +4,9 @@ import type { GpuSample } from '../../shared/types';
 import type { GpuSampler } from '../gpu/sampler';
 import type { Ledger } from '../ledger/ledger';
 import type { RequestBook } from '../inference/requests';
-import type { EarningsService } from '../agent/earnings';
-import type { LedgerBatch } from '../agent/ledger-batch';
-import type { RequestLines } from '../agent/request-log';
+import type { EarningsService } from './earnings';
+import type { LedgerBatch } from './ledger-batch';
+import type { RequestLines } from './request-log';
 
 export interface AccountingParts {
   book: RequestBook;

@@ -10,7 +10,7 @@ import type { Catalogue } from '../platform/catalogue';
 import { endpointLimit } from '../scheduler/capacity';
 import type { PauseController } from '../scheduler/pause';
 import type { Scheduler } from '../scheduler/scheduler';
-import type { EarningsService } from './earnings';
+import type { EarningsService } from '../accounting/earnings';
 import type { GatewayLifecycle } from './gateway-lifecycle';
 import type { ModelRegistry } from '../models/registry';
 import type { SettingsFile } from '../config/settings-file';

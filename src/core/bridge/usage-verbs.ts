@@ -3,7 +3,7 @@
 import type { PriceRow, PricesView, UsageReport } from '../../shared/views/usage';
 import { BridgeError } from '../../shared/bridge-error';
 import type { UsageTotals } from '../../shared/types';
-import type { EarningsService } from '../agent/earnings';
+import type { EarningsService } from '../accounting/earnings';
 import type { Ledger } from '../ledger/ledger';
 import { LedgerValueError } from '../ledger/db-errors';
 import { modelReport } from './console-extras';

@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ModelRegistry } from '../../../src/core/models/registry';
 import { syncScheduler } from '../../../src/core/engines/scheduler-sync';
-import { LedgerBatch } from '../../../src/core/agent/ledger-batch';
+import { LedgerBatch } from '../../../src/core/accounting/ledger-batch';
 import type { ModelEntry } from '../../../src/core/config/config';
 import { HubRelay, type RelayLink } from '../../../src/core/hub/relay';
 import { InferenceRunner } from '../../../src/core/inference/runner';

@@ -1,6 +1,6 @@
 // RequestLines: the request lines of one turn are written right after it, in order; flush() writes now.
 import { describe, expect, it } from 'vitest';
-import { RequestLines } from '../../../src/core/agent/request-log';
+import { RequestLines } from '../../../src/core/accounting/request-log';
 import { memoryLog } from '../../../src/core/base/log';
 import { rec } from '../../support/ledger/helpers';
 

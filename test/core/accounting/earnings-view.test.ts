@@ -1,7 +1,7 @@
 // Why the platform's record and this ledger differ: reasons that match what happened, and "agree" only
 // when they do, to the micro-dollar.
 import { describe, expect, it } from 'vitest';
-import { explainDifference } from '../../../src/core/agent/earnings-view';
+import { explainDifference } from '../../../src/core/accounting/earnings-view';
 import type { LocalLifetimeView, PlatformFigures, PlatformStatsView } from '../../../src/shared/views/usage';
 
 const stats = (o: Partial<PlatformStatsView> = {}): PlatformFigures<PlatformStatsView> => ({

@@ -4,7 +4,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Ledger } from '../../../src/core/ledger/ledger';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { LedgerBatch } from '../../../src/core/agent/ledger-batch';
+import { LedgerBatch } from '../../../src/core/accounting/ledger-batch';
 import { ledgerPerTest, rec } from '../../support/ledger/helpers';
 
 let ledger: Ledger;
