@@ -21,7 +21,7 @@ import { FileSecretStore } from './config/secrets';
 import { SettingsFile } from './config/settings-file';
 import { Engines } from './engines/engines';
 import type { Fleet } from './fleet/fleet';
-import type { HubStatus } from './agent/hub-status';
+import type { HubStatus } from './serving/hub-status';
 import { Log } from './base/log';
 import type { AgentMetrics } from './metrics/agent-metrics';
 import { Owner } from './owner/owner';

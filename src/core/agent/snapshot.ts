@@ -11,7 +11,7 @@ import { endpointLimit } from '../scheduler/capacity';
 import type { PauseController } from '../scheduler/pause';
 import type { Scheduler } from '../scheduler/scheduler';
 import type { EarningsService } from '../accounting/earnings';
-import type { GatewayLifecycle } from './gateway-lifecycle';
+import type { GatewayLifecycle } from '../serving/gateway-lifecycle';
 import type { ModelRegistry } from '../models/registry';
 import type { SettingsFile } from '../config/settings-file';
 import { verdictOf } from '../bridge/verdict';

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Announcer } from '../../../src/core/agent/announce';
+import { Announcer } from '../../../src/core/serving/announce';
 import { ModelRegistry } from '../../../src/core/models/registry';
 import { loadConfig, type ProviderConfig } from '../../../src/core/config/config';
 import type { Identity } from '../../../src/core/config/identity';
