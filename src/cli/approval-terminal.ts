@@ -1,8 +1,8 @@
-// The agent's own terminal as an approval channel (src/core/agent/approvals.ts): when the console asks for
+// The agent's own terminal as an approval channel (src/core/owner/approvals.ts): when the console asks for
 // something only the owner may allow, the terminal that runs `swan-provider run` says so, and the owner
 // types `approve CODE` (or `deny CODE`) there. Typing the code, not just pressing Enter, keeps a stray
 // key press from approving anything. Other lines go to `other` (Enter prints a fresh console link).
-import type { OwnerApprovals } from '../core/agent/approvals';
+import type { OwnerApprovals } from '../core/owner/approvals';
 import { forTerminal } from '../core/base/terminal';
 
 export function attachApprovalTerminal(approvals: OwnerApprovals, io: { input: NodeJS.ReadableStream; write: (text: string) => void; other?: (line: string) => void }): () => void {

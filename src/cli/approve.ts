@@ -1,11 +1,11 @@
 // `swan-provider approve [CODE] [--deny] [--yes]`: the owner's answer to a change the running agent holds for
-// approval (src/core/agent/approvals.ts): the provider key to a new server, a new gateway key, an engine
+// approval (src/core/owner/approvals.ts): the provider key to a new server, a new gateway key, an engine
 // outside this network. It reads what is pending from the home's approvals/ folder, shows it, asks, and
 // writes the decision there; only someone who can write into the home (the owner's own account) can.
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline/promises';
-import { APPROVALS_DIR, normalizeCode, type ApprovalFile } from '../core/agent/approvals';
+import { APPROVALS_DIR, normalizeCode, type ApprovalFile } from '../core/owner/approvals';
 import { writeFileAtomic } from '../core/config/atomic-file';
 import { forTerminal } from '../core/base/terminal';
 

@@ -24,7 +24,7 @@ import { forTerminal } from '../core/base/terminal';
 import { memoryLog } from '../core/base/log';
 import { Catalogue } from '../core/platform/catalogue';
 import { verdictOf } from '../core/bridge/verdict';
-import { catalogueSubjects } from '../core/agent/snapshot';
+import { catalogueSubjects } from '../core/bridge/snapshot';
 import type { ProviderStatusView } from '../shared/views/snapshot';
 import type { ModelState, Verdict } from '../shared/types';
 import { hubViewChecks, readHubView } from '../core/hub/hub-view';

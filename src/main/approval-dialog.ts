@@ -1,8 +1,8 @@
-// The desktop app's channel for owner approvals (src/core/agent/approvals.ts): a native dialog, which no
+// The desktop app's channel for owner approvals (src/core/owner/approvals.ts): a native dialog, which no
 // web page (nor the renderer) can answer. A dialog whose approval ended meanwhile (expired, replaced by a
 // newer request) is closed.
 import { dialog, type BrowserWindow } from 'electron';
-import type { OwnerApprovals } from '../core/agent/approvals';
+import type { OwnerApprovals } from '../core/owner/approvals';
 import type { Logger } from '../core/base/log';
 import { approvalPrompt } from './approval-prompt';
 

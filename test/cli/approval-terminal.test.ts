@@ -2,7 +2,7 @@
 // (or "deny CODE") typed there decides it — a bare Enter, a wrong code or another line approves nothing.
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { OwnerApprovals } from '../../src/core/agent/approvals';
+import { OwnerApprovals } from '../../src/core/owner/approvals';
 import { memoryLog } from '../../src/core/base/log';
 import { attachApprovalTerminal } from '../../src/cli/approval-terminal';
 import { tempHome, until } from '../support/stack';

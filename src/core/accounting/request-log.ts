@@ -16,7 +16,7 @@ export function logFinished(log: Logger, record: UsageRecord): void {
 
 /**
  * The request lines of one event-loop turn, written right after it (setImmediate): a burst of streams
- * ending together relays its remaining chunks first. Queued after the ledger's batch (agent.ts queues
+ * ending together relays its remaining chunks first. Queued after the ledger's batch (accounting/wiring.ts queues
  * the record first), so the finals of those requests leave before their lines are written too.
  */
 export class RequestLines {

@@ -18,7 +18,7 @@ import type { Owner } from '../owner/owner';
 import type { Serving } from '../serving/serving';
 import { BridgeHandlers } from './handlers';
 import { RequestEvents } from './request-events';
-import { buildSnapshot } from '../agent/snapshot';
+import { buildSnapshot } from './snapshot';
 import { SnapshotEvents } from './snapshot-events';
 
 export interface BridgeDeps {

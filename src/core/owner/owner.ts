@@ -18,8 +18,8 @@ import type { Log } from '../base/log';
 import type { Accounting } from '../accounting/accounting';
 import type { Engines } from '../engines/engines';
 import type { Serving } from '../serving/serving';
-import { OwnerApprovals } from '../agent/approvals';
-import { checkKeyDestination, keyAfterSave, keyDestinationSummary } from '../agent/key-destination';
+import { OwnerApprovals } from './approvals';
+import { checkKeyDestination, keyAfterSave, keyDestinationSummary } from './key-destination';
 import { validateSettingsPatch } from './settings-patch';
 import { wireAlerts } from './wiring';
 

@@ -101,7 +101,7 @@ export function modelCategory(owner: string | undefined, engine: EngineModalitie
   return undefined;
 }
 
-/** What one model's declaration is built from (agent/announce.ts gathers it). */
+/** What one model's declaration is built from (serving/announce.ts gathers it). */
 export interface DeclarationFacts {
   modelId: string;
   /** models.json `category`. */

@@ -1,7 +1,7 @@
 // What each served model's engine says of it (locate.ts: where its files are, its precision, what it
 // reads), read once per engine and model when the model is announced, again when that engine comes back
 // (it may have been restarted with other weights), and handed to the weights service so the files are
-// hashed. The declarations (agent/announce.ts) read the facts from here: registration never waits on an
+// hashed. The declarations (serving/announce.ts) read the facts from here: registration never waits on an
 // engine, and a heartbeat never asks one.
 import { EventEmitter } from 'node:events';
 import type { EngineType } from '../../shared/types';

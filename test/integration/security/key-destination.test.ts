@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BridgeEvent } from '../../../src/shared/bridge/events';
 import { BridgeError, type OwnerConfirmation } from '../../../src/shared/bridge-error';
-import { checkKeyDestination, keyAfterSave } from '../../../src/core/agent/key-destination';
+import { checkKeyDestination, keyAfterSave } from '../../../src/core/owner/key-destination';
 import { call, registered, startStack, TEST_KEY, until, type Stack } from '../../support/stack';
 import { runCli } from '../../support/cli/cli';
 

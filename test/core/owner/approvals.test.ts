@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { APPROVALS_DIR, normalizeCode, OwnerApprovals, type ApprovalFile } from '../../../src/core/agent/approvals';
+import { APPROVALS_DIR, normalizeCode, OwnerApprovals, type ApprovalFile } from '../../../src/core/owner/approvals';
 import { memoryLog } from '../../../src/core/base/log';
 import type { ApprovalView } from '../../../src/shared/bridge-error';
 import { tempHome, until } from '../../support/stack';

@@ -14,7 +14,7 @@ import type { EarningsService } from '../accounting/earnings';
 import type { GatewayLifecycle } from '../serving/gateway-lifecycle';
 import type { ModelRegistry } from '../models/registry';
 import type { SettingsFile } from '../config/settings-file';
-import { verdictOf } from '../bridge/verdict';
+import { verdictOf } from './verdict';
 import { networkLabel, SIMULATED_HUB_EXTENSION } from '../../shared/networks';
 
 export interface SnapshotSources {
