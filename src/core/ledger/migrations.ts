@@ -22,7 +22,8 @@ export const ROLLUP_MS = 15 * 60_000;
 export const ROLLUP_DAY_MS = 96 * ROLLUP_MS;
 
 /** The trigger statement adding NEW to a rollup table keyed by (<key>, model). Both rollup tables (v5)
- * take the same sums; usage_1d also the hub-only ones (the lifetime comparison reads only it). */
+ * take the same sums; usage_1d also the hub-only ones (the lifetime comparison reads only it), as
+ * usage_15m did in v4. Shipped steps call it, so its output never changes: a new form is a new function. */
 function rollupUpsert(table: string, key: string, width: number, hub: boolean): string {
   const hubCols = hub ? ', hub_requests, hub_errors, hub_tokens_in, hub_tokens_out' : '';
   const hubValues = hub
@@ -49,6 +50,25 @@ function rollupUpsert(table: string, key: string, width: number, hub: boolean): 
             earnings       = earnings + excluded.earnings,${hubSet}
             energy_wh      = energy_wh + excluded.energy_wh,
             cost           = cost + excluded.cost;`;
+}
+
+/** A rollup table keyed by (<key>, model): the sums every rollup takes, then `extra` columns (name, SQL
+ * type). Shipped steps call it (v3, v5), so its output never changes: a new form is a new function. */
+function rollupTable(name: string, key: string, extra: [string, 'INTEGER' | 'REAL'][] = []): string {
+  const columns: [string, string][] = [
+    [key, 'INTEGER'],
+    ['model', 'TEXT'],
+    ['requests', 'INTEGER'],
+    ['errors', 'INTEGER'],
+    ['tokens_in', 'INTEGER'],
+    ['tokens_out', 'INTEGER'],
+    ['earnings', 'REAL'],
+    ...extra,
+  ];
+  return `CREATE TABLE ${name} (
+          ${columns.map(([c, t]) => `${c} ${t} NOT NULL,`).join('\n          ')}
+          PRIMARY KEY (${key}, model)
+        ) WITHOUT ROWID;`;
 }
 
 export const migrations: readonly Migration[] = [
@@ -107,16 +127,7 @@ export const migrations: readonly Migration[] = [
       // ledger only through prune(), which cuts at a bucket edge and deletes the rollups itself,
       // so there is deliberately no delete trigger.
       db.exec(`
-        CREATE TABLE usage_15m (
-          bucket     INTEGER NOT NULL,
-          model      TEXT    NOT NULL,
-          requests   INTEGER NOT NULL,
-          errors     INTEGER NOT NULL,
-          tokens_in  INTEGER NOT NULL,
-          tokens_out INTEGER NOT NULL,
-          earnings   REAL    NOT NULL,
-          PRIMARY KEY (bucket, model)
-        ) WITHOUT ROWID;
+        ${rollupTable('usage_15m', 'bucket')}
         CREATE TRIGGER usage_rollup AFTER INSERT ON usage BEGIN
           INSERT INTO usage_15m (bucket, model, requests, errors, tokens_in, tokens_out, earnings)
           VALUES (NEW.finished_at - NEW.finished_at % ${ROLLUP_MS}, NEW.model, 1,
@@ -171,26 +182,7 @@ export const migrations: readonly Migration[] = [
         CREATE INDEX usage_15m_model ON usage_15m (model, bucket, requests, errors, tokens_in, tokens_out, earnings, energy_wh, cost);
         DROP TRIGGER usage_rollup;
         CREATE TRIGGER usage_rollup AFTER INSERT ON usage BEGIN
-          INSERT INTO usage_15m (bucket, model, requests, errors, tokens_in, tokens_out, earnings,
-                                 hub_requests, hub_errors, hub_tokens_in, hub_tokens_out, energy_wh, cost)
-          VALUES (NEW.finished_at - NEW.finished_at % ${ROLLUP_MS}, NEW.model, 1,
-                  NEW.status IN ('error', 'rejected'), NEW.tokens_in, NEW.tokens_out, NEW.earnings,
-                  NEW.source = 'hub', NEW.source = 'hub' AND NEW.status IN ('error', 'rejected'),
-                  CASE WHEN NEW.source = 'hub' THEN NEW.tokens_in ELSE 0 END,
-                  CASE WHEN NEW.source = 'hub' THEN NEW.tokens_out ELSE 0 END,
-                  coalesce(NEW.energy_wh, 0), coalesce(NEW.cost, 0))
-          ON CONFLICT (bucket, model) DO UPDATE SET
-            requests       = requests + 1,
-            errors         = errors + excluded.errors,
-            tokens_in      = tokens_in + excluded.tokens_in,
-            tokens_out     = tokens_out + excluded.tokens_out,
-            earnings       = earnings + excluded.earnings,
-            hub_requests   = hub_requests + excluded.hub_requests,
-            hub_errors     = hub_errors + excluded.hub_errors,
-            hub_tokens_in  = hub_tokens_in + excluded.hub_tokens_in,
-            hub_tokens_out = hub_tokens_out + excluded.hub_tokens_out,
-            energy_wh      = energy_wh + excluded.energy_wh,
-            cost           = cost + excluded.cost;
+          ${rollupUpsert('usage_15m', 'bucket', ROLLUP_MS, true)}
         END;
         UPDATE usage_15m SET (hub_requests, hub_errors, hub_tokens_in, hub_tokens_out) = (
           SELECT count(*), coalesce(sum(status IN ('error', 'rejected')), 0), coalesce(sum(tokens_in), 0), coalesce(sum(tokens_out), 0)
@@ -214,39 +206,15 @@ export const migrations: readonly Migration[] = [
       db.exec(`
         DROP TRIGGER usage_rollup;
         DROP INDEX usage_15m_model;
-        CREATE TABLE usage_1d (
-          day            INTEGER NOT NULL,
-          model          TEXT    NOT NULL,
-          requests       INTEGER NOT NULL,
-          errors         INTEGER NOT NULL,
-          tokens_in      INTEGER NOT NULL,
-          tokens_out     INTEGER NOT NULL,
-          earnings       REAL    NOT NULL,
-          hub_requests   INTEGER NOT NULL,
-          hub_errors     INTEGER NOT NULL,
-          hub_tokens_in  INTEGER NOT NULL,
-          hub_tokens_out INTEGER NOT NULL,
-          energy_wh      REAL    NOT NULL,
-          cost           REAL    NOT NULL,
-          PRIMARY KEY (day, model)
-        ) WITHOUT ROWID;
+        ${rollupTable('usage_1d', 'day', [
+          ['hub_requests', 'INTEGER'], ['hub_errors', 'INTEGER'], ['hub_tokens_in', 'INTEGER'], ['hub_tokens_out', 'INTEGER'], ['energy_wh', 'REAL'], ['cost', 'REAL'],
+        ])}
         INSERT INTO usage_1d (day, model, requests, errors, tokens_in, tokens_out, earnings,
                               hub_requests, hub_errors, hub_tokens_in, hub_tokens_out, energy_wh, cost)
           SELECT bucket - bucket % ${ROLLUP_DAY_MS}, model, sum(requests), sum(errors), sum(tokens_in), sum(tokens_out), sum(earnings),
                  sum(hub_requests), sum(hub_errors), sum(hub_tokens_in), sum(hub_tokens_out), sum(energy_wh), sum(cost)
           FROM usage_15m GROUP BY 1, 2;
-        CREATE TABLE usage_15m_v5 (
-          bucket     INTEGER NOT NULL,
-          model      TEXT    NOT NULL,
-          requests   INTEGER NOT NULL,
-          errors     INTEGER NOT NULL,
-          tokens_in  INTEGER NOT NULL,
-          tokens_out INTEGER NOT NULL,
-          earnings   REAL    NOT NULL,
-          energy_wh  REAL    NOT NULL,
-          cost       REAL    NOT NULL,
-          PRIMARY KEY (bucket, model)
-        ) WITHOUT ROWID;
+        ${rollupTable('usage_15m_v5', 'bucket', [['energy_wh', 'REAL'], ['cost', 'REAL']])}
         INSERT INTO usage_15m_v5 SELECT bucket, model, requests, errors, tokens_in, tokens_out, earnings, energy_wh, cost FROM usage_15m;
         DROP TABLE usage_15m;
         ALTER TABLE usage_15m_v5 RENAME TO usage_15m;
