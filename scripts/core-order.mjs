@@ -18,8 +18,6 @@ export const CORE_LAYERS = [
   ['inference/'],
   ['hub/', 'gateway/', 'metrics/', 'fleet/', 'console/'],
   [
-    // What is left of the old agent/ folder while its files move into the features; delete this line with it.
-    'agent/',
     'engines/',
     // Accounting before serving: the relay commits a request's ledger row before its final message leaves.
     'accounting/',
