@@ -37,6 +37,13 @@ for (const { colorScheme, viewport } of CASES) {
       await expect(app.getByTestId('model-requests')).toHaveText('1');
       const modelPage = await axeViolations(app);
       if (modelPage.length) report.push(describeViolations('model', modelPage));
+      // A chart's tooltip is a state of the page too (its series names once took the series' colour as text colour).
+      const box = (await app.locator('[data-testid="page-model"] .recharts-wrapper').first().boundingBox())!;
+      await app.mouse.move(box.x + box.width * 0.9, box.y + box.height / 2);
+      await expect(app.locator('.recharts-tooltip-item').first()).toBeVisible();
+      const tooltip = await axeViolations(app);
+      if (tooltip.length) report.push(describeViolations('model (chart tooltip)', tooltip));
+      await app.mouse.move(0, 0);
       // A selected request and an expanded log line are states of their pages too.
       await go(app, 'requests');
       await app.getByTestId('request-row').first().click();
