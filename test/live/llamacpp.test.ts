@@ -97,7 +97,7 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
     for (const c of (w?.cleanup ?? []).reverse()) await c();
   }, 30_000);
 
-  it('discovers llama-server on the chosen port and announces its file stem, never the path (item 2)', async () => {
+  it('discovers llama-server on the chosen port and announces its file stem, never the path', async () => {
     const snap = await snapshot();
     const engine = snap.engines.find((e) => e.url === w.a.url);
     expect(engine).toMatchObject({ type: 'llamacpp', reachable: true, models: [SMALL] });
@@ -140,7 +140,7 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
     expect(warm).toMatchObject({ model_id: 'small', success: false, error: expect.stringContaining('did not end within 64 tokens') });
   });
 
-  it('dev hub: the plain openai loop works without include_usage; usage comes when asked; the model is the asked id (items 1, 2)', async () => {
+  it('dev hub: the plain openai loop works without include_usage; usage comes when asked; the model is the asked id', async () => {
     const client = hubClient();
     const plain = await client.chat.completions.create({ model: 'small', messages: MSG, stream: true, max_tokens: 12 });
     let text = '';
@@ -169,7 +169,7 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
     expect(once.usage?.completion_tokens).toBe(5);
   });
 
-  it('gateway: llama timings reach the client with and without usage; no usage chunk unless asked (item 8)', async () => {
+  it('gateway: llama timings reach the client with and without usage; no usage chunk unless asked', async () => {
     const client = gatewayClient('timings');
     const plain = await client.chat.completions.create({ model: 'small', messages: MSG, stream: true, max_tokens: 8 });
     const chunks: Array<OpenAI.Chat.Completions.ChatCompletionChunk & { timings?: { predicted_n?: number } }> = [];
@@ -193,7 +193,7 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
     expect(once.model).toBe('small');
   });
 
-  it('capacity comes from /props total_slots: 8 streams on 2 slots all finish with a 1 s headers timeout (item 3, -np 2)', async () => {
+  it('capacity comes from /props total_slots: 8 streams on 2 slots all finish with a 1 s headers timeout (-np 2)', async () => {
     expect(await endpointOf('small', w.a.url)).toMatchObject({ maxConcurrent: 2, capacitySource: 'llama.cpp /props total_slots' });
     const client = hubClient();
     // Size the answers to this machine: each about 0.5 s alone, so the last of 4 waves waits over 1.5 s for a slot.
@@ -222,7 +222,7 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
     expect(slots).toHaveLength(2);
   }, 60_000);
 
-  it('a cancelled stream is recorded with the tokens it delivered, marked estimated (item 4)', async () => {
+  it('a cancelled stream is recorded with the tokens it delivered, marked estimated', async () => {
     const client = hubClient();
     const s = await client.chat.completions.create({ model: 'small', messages: MSG, stream: true, max_tokens: 400 });
     let got = 0;
@@ -240,7 +240,7 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
     await eventually(async () => (JSON.parse((await get(`${w.a.url}/slots`)).body) as Array<{ is_processing: boolean }>).every((x) => !x.is_processing), 'slots freed', 3000);
   });
 
-  it('a wrong engine key shows as "engine refuses our key"; clients get 502, never an auth error (item 6, --api-key, --alias)', async () => {
+  it('a wrong engine key shows as "engine refuses our key"; clients get 502, never an auth error (--api-key, --alias)', async () => {
     const ep = await eventually(async () => {
       const e = await endpointOf('keyed', w.b.url);
       return e?.condition === 'key_rejected' ? e : undefined;
@@ -256,7 +256,7 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
     expect(doctor.code).toBe(1);
   });
 
-  it('models.json edits apply live; a bad edit is refused with file:line and the old map kept (items 9, 6, 2, -np 1)', async () => {
+  it('models.json edits apply live; a bad edit is refused with file:line and the old map kept (-np 1)', async () => {
     writeModels(keyedModels(ENGINE_KEY));
     const ep = await eventually(async () => {
       const e = await endpointOf('keyed', w.b.url);
@@ -273,7 +273,7 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
     writeModels(keyedModels(ENGINE_KEY));
   });
 
-  it('an engine that restarts with another key: the first hub request gets 502, the endpoint is out at once (item 6)', async () => {
+  it('an engine that restarts with another key: the first hub request gets 502, the endpoint is out at once', async () => {
     await w.b.kill();
     const b2 = new Llama(w.b.port, ['--api-key', 'a-new-key', '--alias', 'my-model', '-np', '1']);
     w.cleanup.push(() => b2.kill());
@@ -286,7 +286,7 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
     await eventually(async () => (await hubHealth('keyed')) === 'unhealthy', 'keyed unhealthy at the hub', 2000);
   });
 
-  it('an engine killed mid-stream: the delivered tokens are recorded, it is down at once, back within ~2 s of restarting (items 4, 5)', async () => {
+  it('an engine killed mid-stream: the delivered tokens are recorded, it is down at once, back within ~2 s of restarting', async () => {
     const client = gatewayClient('kill');
     const s = await client.chat.completions.create({ model: 'small', messages: MSG, stream: true, max_tokens: 450 });
     let got = 0;
@@ -319,7 +319,7 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
     expect(r.usage?.completion_tokens).toBe(3);
   });
 
-  it('failover: with a second endpoint for the model, requests go there when the first dies (item 5, -np 4)', async () => {
+  it('failover: with a second endpoint for the model, requests go there when the first dies (-np 4)', async () => {
     const c = new Llama(await freePort(), ['-np', '4']);
     w.cleanup.push(() => c.kill());
     await c.start();
@@ -340,7 +340,7 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
     expect(await hubHealth('small')).toBe('healthy');
   });
 
-  it('a loading llama-server is "loading" (503 Loading model), not "not an engine", and healthy once loaded (item 7)', async () => {
+  it('a loading llama-server is "loading" (503 Loading model), not "not an engine", and healthy once loaded', async () => {
     // A large context makes the real server sit in its load phase (503 on every route) for a second or more.
     const l = new Llama(await freePort(), ['-m', SMALL, '-np', '1', '-c', '32768']);
     w.cleanup.push(() => l.kill());
