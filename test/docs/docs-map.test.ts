@@ -49,3 +49,60 @@ describe('docs', () => {
     expect(found).toEqual([]);
   });
 });
+
+describe('docs/ARCHITECTURE.md', () => {
+  const text = fs.readFileSync(path.join(repoRoot, 'docs', 'ARCHITECTURE.md'), 'utf8');
+  const core = path.join(repoRoot, 'src', 'core');
+  // The module table of src/core: its first column names files and folders, a bare name being in the
+  // folder of the name before it (`hub/link.ts`, `connection.ts` is hub/connection.ts).
+  const section = text.split(/^## /m).find((s) => s.startsWith('src/core'));
+  const named = (section ?? '')
+    .split('\n')
+    .filter((l) => l.startsWith('| `'))
+    .flatMap((row) => {
+      let folder = '';
+      return [...row.split('|')[1]!.matchAll(/`([^`]+)`/g)].map(([, name]) => {
+        const p = name!.includes('/') ? name! : folder + name!;
+        folder = p.endsWith('/') ? p : p.slice(0, p.lastIndexOf('/') + 1);
+        return p;
+      });
+    });
+
+  it('its table of src/core names only what exists', () => {
+    expect(section).toBeDefined();
+    expect(named.filter((p) => !fs.existsSync(path.join(core, p)))).toEqual([]);
+  });
+
+  it('its table of src/core has a row for every folder and root file of src/core', () => {
+    const entries = fs
+      .readdirSync(core, { withFileTypes: true })
+      .filter((e) => e.isDirectory() || /\.ts$/.test(e.name))
+      .map((e) => (e.isDirectory() ? `${e.name}/` : e.name));
+    expect(entries.filter((e) => !named.some((p) => p === e || p.startsWith(e)))).toEqual([]);
+  });
+});
+
+describe("README.md's architecture", () => {
+  const readme = fs.readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+  const block = /## Architecture\n\n```\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+  // The lines of src/core: from `src/core` to the next line that starts at the margin.
+  const coreLines = block.split('\n').reduce<{ inCore: boolean; text: string }>(
+    (acc, line) => {
+      if (line.startsWith('src/')) acc.inCore = line.startsWith('src/core');
+      if (acc.inCore) acc.text += `${line}\n`;
+      return acc;
+    },
+    { inCore: false, text: '' },
+  ).text;
+  const core = path.join(repoRoot, 'src', 'core');
+  const folders = fs
+    .readdirSync(core, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name);
+
+  it('names every folder of src/core, and only folders that exist', () => {
+    const named = [...coreLines.matchAll(/(?:^|\s)([a-z][a-z-]*)\/(?=[\s(]|$)/gm)].map(([, n]) => n!);
+    expect(folders.filter((f) => !named.includes(f))).toEqual([]);
+    expect(named.filter((n) => !folders.includes(n) && n !== 'src')).toEqual([]);
+  });
+});
