@@ -52,6 +52,7 @@ function bridgeScript(requests: number, historySeconds: number): string {
     link: { state: 'connected', hubUrl: 'ws://hub.invalid/ws', since: now, attempts: 0 }, pause: { paused: false },
     gpu: { gpus: Array.from({ length: GPUS }, (_, g) => gpu(g)), detectedAt: now }, engines: [], models: models.map(model),
     today, gateway: { enabled: false, listen: '127.0.0.1:18080', running: false, keys: 0 }, hasKey: true, onboarded: true,
+    verdict: { state: 'serving', tone: 'ok', label: 'Serving', headline: 'Serving: the network routes requests to every model.', reasons: [], routable: models },
   });
   const settings = { hubUrl: 'ws://hub.invalid', serviceUrl: 'http://hub.invalid', nodeName: 'ui-bench', keySet: true, keyStorage: 'config',
     gatewayEnabled: false, gatewayListen: '127.0.0.1:18080', startAtLogin: false, closeToTray: true, theme: 'light',
