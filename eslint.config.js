@@ -51,8 +51,36 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'error',
     },
   },
+  {
+    // Type-aware rules for the product: the design relies on every rejection reaching a boundary that
+    // logs it (a process guard, a bridge verb's error mapping), so a promise is awaited, returned, or
+    // handed off with `void` on purpose; and an async function is never passed where a void callback is
+    // expected (an event listener's rejection would escape every boundary).
+    files: ['src/**/*.{ts,tsx}'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+    },
+  },
   { files: ['src/core/**/*.ts', 'src/shared/**/*.ts'], rules: layerRule },
   ...coreOrderBlocks,
+  {
+    // IPC has one door on each side: src/main/ipc.ts (every channel validated and guarded) and src/preload/index.ts
+    // (the typed bridge). A handler registered anywhere else would skip the guard.
+    files: ['src/main/**/*.ts', 'src/preload/**/*.ts'],
+    ignores: ['src/main/ipc.ts', 'src/preload/index.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: 'electron', importNames: ['ipcMain', 'ipcRenderer'], message: 'IPC goes through src/main/ipc.ts and src/preload/index.ts only (validated, guarded channels).' },
+          ],
+        },
+      ],
+    },
+  },
   {
     files: ['src/renderer/**/*.{ts,tsx}'],
     rules: {

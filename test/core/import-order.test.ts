@@ -6,7 +6,14 @@ import { describe, expect, it } from 'vitest';
 import { repoRoot } from '../support/traces';
 import { CORE_LAYERS, coreGraph, cycles, mayImport, orderViolations, unplaced, type CoreGraph } from '../../scripts/core-order.mjs';
 
-const eslint = new ESLint({ cwd: repoRoot });
+// Probe files do not exist, so the type-aware rules (which need a file in a tsconfig) are off here; the
+// import rules are syntactic. `typed` below reads the real config to show those rules are on for src/.
+const TYPED_RULES = ['@typescript-eslint/no-floating-promises', '@typescript-eslint/no-misused-promises'] as const;
+const eslint = new ESLint({
+  cwd: repoRoot,
+  overrideConfig: { languageOptions: { parserOptions: { projectService: false } }, rules: Object.fromEntries(TYPED_RULES.map((r) => [r, 'off'])) },
+});
+const typed = new ESLint({ cwd: repoRoot });
 
 /** Lints `code` as if it were the file `file` (relative to the repo; it need not exist). */
 async function lint(file: string, code: string): Promise<Linter.LintMessage[]> {
@@ -50,6 +57,23 @@ describe('the import-order lint rule', () => {
     expect(electron.map((m) => m.messageId)).toEqual(['pathWithCustomMessage']);
     const ui = restricted(await lint('src/core/base/probe.ts', "import { x } from '../../renderer/x';\nexport const probe = x;\n"));
     expect(ui.map((m) => m.messageId)).toEqual(['patternWithCustomMessage']);
+  });
+});
+
+describe('the other lint rules the design relies on', () => {
+  it('IPC has one door a side: ipcMain and ipcRenderer are refused outside src/main/ipc.ts and src/preload/index.ts', async () => {
+    const code = "import { ipcMain, ipcRenderer } from 'electron';\nexport const probe = [ipcMain, ipcRenderer];\n";
+    expect(restricted(await lint('src/main/probe.ts', code)).map((m) => m.messageId)).toEqual(['importNameWithCustomMessage', 'importNameWithCustomMessage']);
+    expect(restricted(await lint('src/preload/probe.ts', code))).toHaveLength(2);
+    expect(restricted(await lint('src/main/ipc.ts', code))).toEqual([]);
+    expect(restricted(await lint('src/main/probe.ts', "import { app } from 'electron';\nexport const probe = app;\n"))).toEqual([]);
+  });
+
+  it('a promise nobody awaits and an async callback where a void one is expected fail lint in every layer of src/', async () => {
+    for (const file of ['src/core/agent.ts', 'src/cli/main.ts', 'src/main/index.ts', 'src/renderer/App.tsx']) {
+      const rules = ((await typed.calculateConfigForFile(path.join(repoRoot, file))) as Linter.Config).rules ?? {};
+      for (const rule of TYPED_RULES) expect([file, rule, rules[rule]]).toEqual([file, rule, [2]]);
+    }
   });
 });
 
