@@ -15,6 +15,7 @@ import { openEngine, type EngineBody, type Opened } from '../engine/http';
 import { SchedulerRejection, type AdmitOptions, type Lease } from '../scheduler/types';
 import type { RequestSource } from '../../shared/types';
 import type { Logger } from '../base/log';
+import { elapsedMs, monoMs } from '../base/clock';
 import type { RequestBook } from './requests';
 import type { ModelRegistry } from '../models/registry';
 import { POLICY, type Purpose, type PurposePolicy } from './purpose';
@@ -223,10 +224,10 @@ export class InferenceRunner {
     const operation = req.path ? undefined : resolveOperation(req.operation, this.deps.registry.get(req.model)?.entry?.category, req.body);
     const c: Call = { id, req, policy, path: req.path ?? enginePath(operation!), ...(operation ? { operation } : {}), stream: req.stream && (!operation || streams(operation)) };
     const { book, log } = this.deps;
-    const started = Date.now();
+    const started = monoMs();
     if (policy.booked) book.begin(id, policy.source, req.model, c.stream, req.purpose);
     const done = (r: Partial_): InferenceResult => {
-      const result: InferenceResult = { ...r, latencyMs: Date.now() - started, streamed: c.stream, ...(operation ? { operation } : {}) };
+      const result: InferenceResult = { ...r, latencyMs: elapsedMs(started), streamed: c.stream, ...(operation ? { operation } : {}) };
       if (policy.booked) {
         book.finish(id, {
           status: r.status,
