@@ -45,7 +45,11 @@ export interface FaultSoakReport {
   ledgerRows: number;
   lost: number;
   duplicated: number;
-  /** Ids the agent answered into (ack or chunk) with no final at the hub: cut by a drop the hub gave up on. */
+  /**
+   * Ids the agent sent something for with no final at the hub: the hub's own cancels (after a cancel the agent
+   * sends nothing more, not even a final: Go cancel_test.go) and requests the hub gave up on across a drop.
+   * Informational: their rows are in the ledger all the same.
+   */
   unfinished: number;
   rssStartMb: number;
   rssEndMb: number;
