@@ -334,8 +334,9 @@ export class InferenceRunner {
       headersTimeoutMs: this.deps.headersTimeoutMs ?? ENGINE_TIMEOUTS.headersMs,
       idleTimeoutMs: this.deps.idleTimeoutMs ?? ENGINE_TIMEOUTS.idleMs,
       totalTimeoutMs: req.timeoutMs ?? this.deps.totalTimeoutMs ?? ENGINE_TIMEOUTS.totalMs,
-      // No headers by the deadline: the endpoint is suspect at once, whatever the call (a frozen engine).
-      ...(c.policy.reportsTrouble
+      // No headers by the deadline: the endpoint is suspect at once, whatever the call (a frozen engine). Not
+      // Ollama's load call: loading a large model before its answer is what that call is for.
+      ...(c.policy.reportsTrouble && req.purpose !== 'ollama-load'
         ? { onHeadersOverdue: (afterMs: number) => this.deps.onEngineTrouble?.(url, 'unresponsive', `the engine at ${url} sent no answer headers within ${Math.round(afterMs / 100) / 10} s`) }
         : {}),
     };
