@@ -9,6 +9,7 @@ import type { BridgeEvent } from '../shared/bridge/events';
 import type { LinkReasonCode } from '../shared/types';
 import type { AgentOptions } from './agent-options';
 import { Lifecycle } from './base/lifecycle';
+import { WallClockWatch } from './base/clock';
 import { Accounting } from './accounting/accounting';
 import { Bridge } from './bridge/bridge';
 import { loadConfig, type ProviderConfig } from './config/config';
@@ -78,6 +79,9 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
       start: () => log.child('agent').info(`node ${identity.nodeId.slice(0, 16)}… (${values.nodeName()}) starting; hub ${this.serving.link.state.hubUrl}`),
       stop: () => log.flush(),
     });
+    // A step of the wall clock is said once; no duration or rate reads it (base/clock.ts).
+    const clockWatch = new WallClockWatch(log.child('clock'));
+    life.add({ name: 'clock', start: () => clockWatch.start(), stop: () => clockWatch.stop() });
     // Ports upward: a lower feature tells what happened; the feature above it acts (bound once all are built).
     const changed = (): void => this.bridge.snapshots.changed();
     this.engines = new Engines({

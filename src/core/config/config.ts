@@ -78,6 +78,7 @@ const tomlSchema = z
         GpuSampleIntervalSeconds: seconds.optional(),
         EngineHeadersTimeoutSeconds: seconds.optional(),
         EngineIdleTimeoutSeconds: seconds.optional(),
+        EngineTotalTimeoutSeconds: seconds.optional(),
         /** A real one-token chat to each engine on the first health check and every Nth after (0 = never). */
         DeepHealthCheckEvery: z.number().int().min(0).max(10_000).optional(),
         RetentionMegabytes: z.number().positive().max(65_536).optional(),
@@ -131,9 +132,13 @@ export interface AgentTimings {
   resumeTtlMs: number;
   queueTimeoutMs: number;
   gpuSampleIntervalMs: number;
-  /** Longest wait for an engine's response headers, and for the next byte of a stream. */
+  /**
+   * Longest wait for an engine's response headers (a stream fails with 504; any call that passes it makes the
+   * endpoint suspect), for the first and each next byte of a stream, and for a whole call, stream or not.
+   */
   engineHeadersTimeoutMs: number;
   engineIdleTimeoutMs: number;
+  engineTotalTimeoutMs: number;
   /** The deep health check's cadence: every Nth check asks the engine for one token (0 = never). */
   deepHealthCheckEvery: number;
   /** Memory for answers kept for resume-v1 across link drops. */
@@ -314,6 +319,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
       gpuSampleIntervalMs: ms(ag.GpuSampleIntervalSeconds, 1),
       engineHeadersTimeoutMs: ms(ag.EngineHeadersTimeoutSeconds, 60),
       engineIdleTimeoutMs: ms(ag.EngineIdleTimeoutSeconds, 120),
+      engineTotalTimeoutMs: ms(ag.EngineTotalTimeoutSeconds, 600),
       // Go's DeepCheckEvery: at a 30 s interval, one token per engine every five minutes.
       deepHealthCheckEvery: ag.DeepHealthCheckEvery ?? 10,
       retentionBytes: Math.round((ag.RetentionMegabytes ?? 64) * 1024 * 1024),

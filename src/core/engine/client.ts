@@ -13,10 +13,14 @@ import { BoundedJsonError, JSON_LIMITS, parseJson } from '../http/bounded-json';
 
 export { estimateTokens } from './usage';
 
-/** Default wait for response headers of a stream (engines send them before the first token). */
-export const STREAM_HEADERS_TIMEOUT_MS = 60_000;
-/** Default wait for a whole non-stream answer (the engine answers only when generation is done). */
-export const JSON_TIMEOUT_MS = 300_000;
+/**
+ * The bounds of every engine call when the caller names none; [Agent] EngineHeadersTimeoutSeconds,
+ * EngineIdleTimeoutSeconds and EngineTotalTimeoutSeconds set them (docs/configuration.md).
+ * headers: a stream's headers (engines send them before the first token); for a non-stream call, when the
+ * engine is told to be suspect (its headers come only with the whole answer). idle: the first byte after a
+ * stream's headers, and each next one. total: the whole call, headers and body, stream or not.
+ */
+export const ENGINE_TIMEOUTS = { headersMs: 60_000, idleMs: 120_000, totalMs: 600_000 } as const;
 const MAX_ERROR_BODY = 64 * 1024;
 const MAX_JSON_BODY = 32 * 1024 * 1024;
 
@@ -24,6 +28,14 @@ const MAX_JSON_BODY = 32 * 1024 * 1024;
 export interface StreamRequestOptions extends EngineRequestOptions {
   /** Fail the stream (error 502, then end) when the engine sends nothing for this long while we wait. */
   idleTimeoutMs?: number;
+}
+
+/** Calls onHeadersOverdue once when no headers came in time; cancel() when they did (or the call ended). */
+function overdueWatch(opts: EngineRequestOptions, headersMs: number): { cancel(): void } {
+  const tell = opts.onHeadersOverdue;
+  if (!tell) return { cancel: () => undefined };
+  const timer = setTimeout(() => tell(headersMs), headersMs);
+  return { cancel: () => clearTimeout(timer) };
 }
 
 /**
@@ -120,12 +132,15 @@ class EngineEvents implements EngineStream {
   private paused = false;
   private done = false;
   private readonly timer: NodeJS.Timeout | undefined;
+  private readonly totalTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly sent: Opened,
     completions: boolean,
     private readonly signal: AbortSignal | undefined,
     idleMs: number | undefined,
+    /** What is left of the call's total bound once headers came (undefined: none). */
+    totalLeftMs?: number,
   ) {
     this.parser = new EngineStreamParser({ completions });
     this.queue = this.parser.queue;
@@ -137,6 +152,9 @@ class EngineEvents implements EngineStream {
             else this.timer?.refresh();
           }, idleMs)
         : undefined;
+    // The whole stream's bound: an engine that keeps trickling bytes forever still ends.
+    this.totalTimer =
+      totalLeftMs !== undefined ? setTimeout(() => res.destroy(new Error(`the engine at ${sent.base} did not finish its answer within the total time allowed`)), Math.max(1, totalLeftMs)) : undefined;
     res.on('data', this.onData);
     res.once('end', this.onEnd);
     res.once('error', this.onError);
@@ -273,6 +291,7 @@ class EngineEvents implements EngineStream {
     if (this.done) return;
     this.done = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.totalTimer) clearTimeout(this.totalTimer);
     const res = this.sent.res;
     res.off('data', this.onData);
     res.off('end', this.onEnd);
@@ -289,7 +308,17 @@ class EngineEvents implements EngineStream {
  */
 export async function streamRequest(opts: StreamRequestOptions): Promise<EngineStream> {
   const body = prepareBody(opts.body, opts.endpoint, true);
-  const sent = await send(opts, { json: body }, 'text/event-stream', opts.headersTimeoutMs ?? STREAM_HEADERS_TIMEOUT_MS);
+  const startedAt = performance.now();
+  const totalMs = opts.totalTimeoutMs ?? ENGINE_TIMEOUTS.totalMs;
+  const headersMs = Math.min(opts.headersTimeoutMs ?? ENGINE_TIMEOUTS.headersMs, totalMs);
+  let sent: Opened;
+  try {
+    sent = await send(opts, { json: body }, 'text/event-stream', headersMs);
+  } catch (e) {
+    // No headers in time: the engine may be frozen (a stopped process still accepts connections).
+    if (e instanceof EngineHttpError && e.statusCode === 504 && e.body === undefined && !opts.signal?.aborted) opts.onHeadersOverdue?.(headersMs);
+    throw e;
+  }
   // The headers timer only covers the wait for headers; the abort listener stays until the stream ends.
   const signal = opts.signal;
   // No error argument: once the answer has fully arrived nobody listens for the request's errors any
@@ -304,7 +333,7 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<EngineS
     done();
     signal?.removeEventListener('abort', onAbort);
   };
-  return new EngineEvents(sent, opts.path === '/v1/completions', signal, opts.idleTimeoutMs);
+  return new EngineEvents(sent, opts.path === '/v1/completions', signal, opts.idleTimeoutMs ?? ENGINE_TIMEOUTS.idleMs, totalMs - (performance.now() - startedAt));
 }
 
 /**
@@ -315,7 +344,15 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<EngineS
 export async function requestJson(opts: EngineRequestOptions): Promise<NonStreamResult> {
   const prepared = prepareBody(opts.body, opts.endpoint, false);
   const body: EngineBody = opts.path === '/v1/audio/transcriptions' ? transcriptionUpload(prepared) : { json: prepared };
-  const sent = await send(opts, body, 'application/json', opts.headersTimeoutMs ?? JSON_TIMEOUT_MS);
+  // The total bound covers headers and body; the headers deadline only says the engine may be frozen.
+  const totalMs = opts.totalTimeoutMs ?? ENGINE_TIMEOUTS.totalMs;
+  const overdue = overdueWatch(opts, Math.min(opts.headersTimeoutMs ?? ENGINE_TIMEOUTS.headersMs, totalMs));
+  let sent: Opened;
+  try {
+    sent = await send(opts, body, 'application/json', totalMs);
+  } finally {
+    overdue.cancel();
+  }
   let text: string;
   try {
     text = await readBody(sent.res, MAX_JSON_BODY);

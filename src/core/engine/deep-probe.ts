@@ -21,8 +21,12 @@ export interface ProbeAnswer {
   busy?: boolean;
 }
 
-/** Asks one model on one endpoint for one token (through the engine-call service, purpose 'health'). */
-export type DeepProbe = (t: DeepTarget) => Promise<ProbeAnswer>;
+/**
+ * Asks one model on one endpoint for one token (through the engine-call service, purpose 'health').
+ * overCap: the endpoint is under suspicion, so the chat runs even when every slot is taken (the calls in
+ * them may be what hangs); otherwise a full endpoint is not probed (busy).
+ */
+export type DeepProbe = (t: DeepTarget, o?: { overCap?: boolean }) => Promise<ProbeAnswer>;
 
 /** Stable reason codes of a failed deep check. */
 export type DeepFailure = 'no_response' | 'key_rejected' | 'not_served' | 'engine_error' | 'loading';

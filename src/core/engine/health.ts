@@ -323,6 +323,20 @@ export class HealthMonitor extends EventEmitter {
     this.apply(e, { ok: false, condition, error });
   }
 
+  /**
+   * A real request got no headers within the headers deadline: the engine may be frozen (a stopped process
+   * still accepts connections). No new request goes there (unhealthy, 'no_response') until a check,
+   * started now, gets an answer and a token from it; the deep chat of that check does not wait for a free
+   * slot, since the slots may be held by the very calls that hang.
+   */
+  markSuspect(url: string, error: string): void {
+    const e = this.entry(url);
+    if (!e) return;
+    if (e.health === 'unhealthy' && e.condition === 'no_response') return;
+    this.apply(e, { ok: false, condition: 'no_response', error: `${error}; no request is sent there until it answers a check` });
+    void this.checkOne(e);
+  }
+
   /** Something went wrong on a real request: check this endpoint now instead of at the next round. */
   probeNow(url: string): Promise<void> {
     const e = this.entry(url);
@@ -346,7 +360,8 @@ export class HealthMonitor extends EventEmitter {
     const probe = this.opts.probe;
     if (!r.ok || !probe) return r;
     const every = this.opts.deepEvery ?? 0;
-    const due = r.keyUnproven || (e.condition !== undefined && DEEP_CONDITIONS.has(e.condition)) || (every > 0 && (!e.deepStarted || e.sinceDeep >= every));
+    const suspect = e.condition !== undefined && DEEP_CONDITIONS.has(e.condition);
+    const due = r.keyUnproven || suspect || (every > 0 && (!e.deepStarted || e.sinceDeep >= every));
     if (!due) return r;
     const chat = e.models.filter((m) => m.chat).sort((a, b) => a.name.localeCompare(b.name));
     // The model that failed is asked again until it passes; otherwise the next in turn.
@@ -354,8 +369,8 @@ export class HealthMonitor extends EventEmitter {
     const model = failing ?? chat[e.rotation++ % Math.max(1, chat.length)];
     if (!model) return r;
     const target = { url: e.url, model: model.name, ...(e.apiKey ? { apiKey: e.apiKey } : {}) };
-    const answer = await probe(target);
-    if (answer.busy) return r; // every slot is serving: asked again at the next check
+    const answer = await probe(target, { overCap: suspect });
+    if (answer.busy) return r; // every slot is serving a healthy engine: asked again at the next check
     e.sinceDeep = 0;
     e.deepStarted = true;
     const v = readProbe(answer, target);
@@ -399,8 +414,10 @@ export class HealthMonitor extends EventEmitter {
       e.load = r.load;
     } else {
       e.consecutiveFailures++;
-      e.lastError = r.error;
-      e.condition = r.condition;
+      // An engine under suspicion that fails a plain check still does not answer: it stays 'no_response'.
+      const stillSilent = !r.condition && e.condition === 'no_response';
+      e.lastError = stillSilent ? `the engine at ${e.url} still does not answer: ${r.error ?? 'the check failed'}` : r.error;
+      e.condition = stillSilent ? 'no_response' : r.condition;
       if (r.condition || e.consecutiveFailures >= UNHEALTHY_AFTER) e.health = 'unhealthy';
       else if (e.health === 'healthy') e.health = 'degraded';
       this.scheduleRetry(e);

@@ -88,8 +88,16 @@ export interface EngineRequestOptions {
   /** The OpenAI-style body. The client applies local_model substitution; callers pass it as received. */
   body: Record<string, unknown>;
   signal?: AbortSignal;
-  /** Max time to wait for response headers. */
+  /**
+   * A stream: the longest wait for response headers (then 504). A non-stream call: engines send headers only
+   * with the whole answer, so passing it is no failure by itself; onHeadersOverdue is told, and the call
+   * waits on until totalTimeoutMs.
+   */
   headersTimeoutMs?: number;
+  /** The longest a whole call may take, headers and body, stream or not (then 504). */
+  totalTimeoutMs?: number;
+  /** Called once when no headers came within headersTimeoutMs (the engine may be frozen). */
+  onHeadersOverdue?(afterMs: number): void;
 }
 
 export interface NonStreamResult {

@@ -15,7 +15,7 @@ import { endpointKey } from '../engine/url';
 import { detectGpus } from '../gpu/detect';
 import { MinuteHistory } from '../gpu/minute-history';
 import { GpuSampler } from '../gpu/sampler';
-import { healthProbe } from '../inference/health-probe';
+import { DEEP_CHECK_TIMEOUT_MS, healthProbe } from '../inference/health-probe';
 import { InferenceRunner } from '../inference/runner';
 import type { Log, Logger } from '../base/log';
 import { RequestBook } from '../inference/requests';
@@ -90,7 +90,8 @@ export class Engines {
       log: log.child('health'),
       deepEvery: a.deepHealthCheckEvery,
       // The deep check's one-token chat goes through the engine-call service (built below; probes start with start()).
-      probe: healthProbe({ run: (req, sink) => this.runner.run(req, sink) }),
+      // Bounded by the headers deadline too (Go's 30 s at most): a frozen engine is found as fast as a request finds it.
+      probe: healthProbe({ run: (req, sink) => this.runner.run(req, sink) }, Math.min(DEEP_CHECK_TIMEOUT_MS, a.engineHeadersTimeoutMs)),
     });
     // With discovery off, only the addresses the owner named are probed (none of the default ports).
     this.autoDiscovery = d.discovery ?? a.discovery;
@@ -127,7 +128,12 @@ export class Engines {
       log: log.child('requests'),
       headersTimeoutMs: a.engineHeadersTimeoutMs,
       idleTimeoutMs: a.engineIdleTimeoutMs,
-      onEngineTrouble: (url, condition, error) => (condition === 'suspect' ? void this.health.probeNow(url) : this.health.markDown(url, condition, error)),
+      totalTimeoutMs: a.engineTotalTimeoutMs,
+      onEngineTrouble: (url, condition, error) => {
+        if (condition === 'suspect') void this.health.probeNow(url);
+        else if (condition === 'unresponsive') this.health.markSuspect(url, error);
+        else this.health.markDown(url, condition, error);
+      },
     });
     this.warmup = new Warmup(this.registry, this.runner, log.child('warmup'), () => this.latestSample());
     wireEngines(this, { announce: d.announce, modelHealth: d.modelHealth, changed: d.changed, log: this.l });

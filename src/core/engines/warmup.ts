@@ -11,6 +11,7 @@ import type { GpuSample, RequestSource } from '../../shared/types';
 import { EngineCallError, type InferenceRunner } from '../inference/runner';
 import { categoryOperation } from '../engine/category';
 import type { Logger } from '../base/log';
+import { elapsedMs, monoMs } from '../base/clock';
 import type { ModelRegistry } from '../models/registry';
 import { checkGreeting, WARMUP_MAX_TOKENS, WARMUP_PROMPT } from './warmup-check';
 
@@ -45,7 +46,7 @@ export class Warmup {
       return { success: false, loadTimeMs: 0, memoryMb: 0, code: 'unhealthy', error: `every engine of "${model}" is unhealthy` };
     }
     const before = vramUsedMb(this.latestSample());
-    const started = Date.now();
+    const started = monoMs();
     const signal = AbortSignal.timeout(this.timeoutMs);
     const common = { model, lane, signal, timeoutMs: this.timeoutMs } as const;
     try {
@@ -69,7 +70,7 @@ export class Warmup {
       }
       const after = vramUsedMb(this.latestSample());
       const memoryMb = before !== null && after !== null && after > before ? after - before : (reg.entry?.gpu_memory ?? 0);
-      const loadTimeMs = Date.now() - started;
+      const loadTimeMs = elapsedMs(started);
       this.log.info(`warmed up ${model} in ${loadTimeMs} ms${warning ? ` (${warning})` : ''}`);
       return { success: true, loadTimeMs, memoryMb, ...(warning ? { warning } : {}) };
     } catch (e) {
@@ -77,7 +78,7 @@ export class Warmup {
       const why = e instanceof EngineCallError && e.result.status === 'rejected' ? `not admitted: ${e.message}` : (e as Error).message;
       const error = `warmup of ${model} failed: ${why}`;
       this.log.warn(error);
-      return { success: false, loadTimeMs: Date.now() - started, memoryMb: 0, code, error };
+      return { success: false, loadTimeMs: elapsedMs(started), memoryMb: 0, code, error };
     }
   }
 }

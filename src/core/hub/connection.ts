@@ -7,6 +7,7 @@ import crypto from 'node:crypto';
 import WebSocket from 'ws';
 import type { LinkReasonCode } from '../../shared/types';
 import type { Logger } from '../base/log';
+import { elapsedMs, monoMs } from '../base/clock';
 import type { InboundTable, LinkSession } from './dispatch';
 import type { InboundFrames } from './inbound';
 import { WriteLanes, type LaneCounters } from './write-lanes';
@@ -110,7 +111,7 @@ export class Connection {
         for (const t of Object.values(this.timers)) clearTimeout(t);
         this.lanes.close();
         if (this.reason === 'connection closed' && closeCode) this.reason = `connection closed (code ${closeCode})`;
-        resolve({ registered: this.isRegistered, authFailed: this.authFailed, reason: this.reason, code: this.code, upMs: this.isRegistered ? Date.now() - this.registeredAt : 0 });
+        resolve({ registered: this.isRegistered, authFailed: this.authFailed, reason: this.reason, code: this.code, upMs: this.isRegistered ? elapsedMs(this.registeredAt) : 0 });
       });
     });
   }
@@ -188,7 +189,7 @@ export class Connection {
 
   private onRegistered(ack: AckPayload): void {
     this.isRegistered = true;
-    this.registeredAt = Date.now();
+    this.registeredAt = monoMs(); // a duration's start (base/clock.ts)
     clearTimeout(this.timers.register);
     this.o.registered(ack);
     // Health right after every register ack, or the hub keeps a stale status (Go provider PR 32).

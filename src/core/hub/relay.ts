@@ -10,6 +10,7 @@
 // a hub without it (the real one), in-flight requests are aborted at the engine on disconnect, as the
 // Go provider does.
 import type { Logger } from '../base/log';
+import { elapsedMs, monoMs } from '../base/clock';
 import { chunkJson } from '../engine/sse';
 import { encodeOnce, encodeStreamChunk, out, MAX_MESSAGE_BYTES, type EncodedMessage, type Inbound, type Outbound } from '../protocol/messages';
 import type { ChunkEvent, InferenceRunner, InferenceResult } from '../inference/runner';
@@ -76,6 +77,7 @@ export type Delivery = 'live' | 'detached' | 'replaying' | 'cancelled' | 'droppe
 
 interface Running {
   readonly ctl: AbortController;
+  /** On the monotonic clock (base/clock.ts): latencies never read the wall clock. */
   readonly startedAt: number;
   /** The seq of the last message made for it (1 is the first). */
   seq: number;
@@ -297,7 +299,7 @@ export class HubRelay {
     const text = `an answer ${enc.type === 'stream_chunk' ? 'chunk' : 'message'} of ${enc.bytes} bytes is over the 1 MB message limit`;
     this.o.log.error(`request ${id}: ${text}; refused it and ended the request`, { requestId: id });
     const seq = enc.seq || a.seq;
-    const latencyMs = Date.now() - a.startedAt;
+    const latencyMs = elapsedMs(a.startedAt);
     const stream = enc.type !== 'ack';
     const ending = stream && seq > 1 ? [out.streamEnd(id, seq, { latencyMs, statusCode: 413, error: text })] : out.refusal(id, stream, 413, text, latencyMs, seq);
     a.seq = seq + ending.length - 1;
@@ -321,7 +323,7 @@ export class HubRelay {
     const { model_id: model, request, operation } = msg.payload;
     const stream = msg.payload.stream ?? request.stream === true;
     const quotedId = JSON.stringify(id);
-    const a: Running = { ctl: new AbortController(), startedAt: Date.now(), seq: 0, delivery: this.o.link.connected ? 'live' : 'detached', evicted: false };
+    const a: Running = { ctl: new AbortController(), startedAt: monoMs(), seq: 0, delivery: this.o.link.connected ? 'live' : 'detached', evicted: false };
     this.active.set(id, a);
     // The chunk's JSON as the engine wrote it (model patched), not stringified again.
     const chunk = (ev: ChunkEvent): Promise<void> | undefined => {
@@ -368,12 +370,12 @@ export class HubRelay {
   private async finishFailed(id: string, a: Running, stream: boolean, error: string): Promise<void> {
     if (given(a)) return;
     if (!stream) {
-      const m = out.inferenceResult(id, { response: null, statusCode: 500, latencyMs: Date.now() - a.startedAt, error });
+      const m = out.inferenceResult(id, { response: null, statusCode: 500, latencyMs: elapsedMs(a.startedAt), error });
       await this.send(id, { ...m, payload: { ...m.payload, seq: this.next(id) } });
       return;
     }
     if (a.seq === 0) await this.send(id, out.streamErrorChunk(id, this.next(id), error));
-    await this.send(id, out.streamEnd(id, this.next(id), { latencyMs: Date.now() - a.startedAt, statusCode: 500, error }));
+    await this.send(id, out.streamEnd(id, this.next(id), { latencyMs: elapsedMs(a.startedAt), statusCode: 500, error }));
   }
 
   private async finish(id: string, a: Running, stream: boolean, r: InferenceResult): Promise<void> {

@@ -1,9 +1,11 @@
 // The heartbeat's request metrics (Go keys: total_requests, requests_per_minute, avg_latency_ms,
 // tokens_per_second; active_requests comes from the scheduler) over a real rolling window of the last
 // 60 s, kept in one-second buckets so memory stays fixed whatever the request rate. Tokens count only
-// when the engine reported them (an estimate is the ledger's business, marked as one).
+// when the engine reported them (an estimate is the ledger's business, marked as one). The window runs on the
+// monotonic clock (base/clock.ts): a step of the wall clock moves no request into another second.
+import { monoMs } from '../base/clock';
+
 export interface FinishedRequest {
-  finishedAt: number;
   latencyMs: number;
   tokensOut: number;
   estimated: boolean;
@@ -18,11 +20,12 @@ export class RequestMetrics {
   private readonly latency = new Float64Array(WINDOW_S);
   private readonly tokens = new Float64Array(WINDOW_S);
 
-  constructor(private readonly startedAt = Date.now()) {}
+  constructor(private readonly startedAt = monoMs()) {}
 
-  record(r: FinishedRequest): void {
+  /** One finished request, counted in the second it finished (monotonic ms). */
+  record(r: FinishedRequest, at = monoMs()): void {
     this.total++;
-    const s = Math.floor(r.finishedAt / 1000);
+    const s = Math.floor(at / 1000);
     const i = s % WINDOW_S;
     if (this.second[i] !== s) {
       this.second[i] = s;
@@ -36,7 +39,7 @@ export class RequestMetrics {
   }
 
   /** The Go metric keys, over the last 60 s (or since start when that is shorter). */
-  snapshot(now = Date.now()): { total_requests: number; requests_per_minute: number; avg_latency_ms: number; tokens_per_second: number } {
+  snapshot(now = monoMs()): { total_requests: number; requests_per_minute: number; avg_latency_ms: number; tokens_per_second: number } {
     const s = Math.floor(now / 1000);
     let n = 0;
     let lat = 0;

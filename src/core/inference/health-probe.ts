@@ -11,8 +11,9 @@ import { InferenceRunner } from './runner';
 export const DEEP_CHECK_TIMEOUT_MS = 30_000;
 
 export function healthProbe(runner: Pick<InferenceRunner, 'run'>, timeoutMs = DEEP_CHECK_TIMEOUT_MS): DeepProbe {
-  return async (t) => {
+  return async (t, o) => {
     const r = await runner.run({
+      ...(o?.overCap ? { overCap: true } : {}),
       purpose: 'health',
       model: t.model,
       target: { url: t.url, ...(t.apiKey ? { apiKey: t.apiKey } : {}) },

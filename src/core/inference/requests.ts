@@ -2,6 +2,7 @@
 // ones. Bounded: the newest MAX_VIEWS views, and text for the newest MAX_TEXTS requests.
 import { EventEmitter } from 'node:events';
 import type { RequestPurpose, RequestSource, RequestView, UsageRecord } from '../../shared/types';
+import { elapsedMs, monoMs } from '../base/clock';
 
 const MAX_VIEWS = 10_000;
 const MAX_TEXTS = 200;
@@ -23,13 +24,21 @@ interface TextParts {
   chars: number;
 }
 
+/** A request's start and first token on the monotonic clock: its durations never read the wall clock. */
+interface Marks {
+  start: number;
+  firstToken?: number;
+}
+
 export class RequestBook extends EventEmitter<RequestBookEvents> {
   private readonly views = new Map<string, RequestView>();
   private readonly texts = new Map<string, TextParts>();
+  private readonly marks = new Map<string, Marks>();
 
   begin(id: string, source: RequestSource, model: string, stream: boolean, purpose?: RequestPurpose): RequestView {
     const view: RequestView = { id, source, ...(purpose ? { purpose } : {}), model, stream, status: 'queued', startedAt: Date.now(), tokensIn: 0, tokensOut: 0, estimated: false };
     this.views.set(id, view);
+    this.marks.set(id, { start: monoMs() });
     if (this.views.size > MAX_VIEWS) this.evictOne();
     this.emit('update', view);
     return view;
@@ -46,7 +55,11 @@ export class RequestBook extends EventEmitter<RequestBookEvents> {
     // (In place, as patch() does, without a patch object per chunk.)
     if (view) {
       view.tokensOut++;
-      if (view.firstTokenAt === undefined) view.firstTokenAt = Date.now();
+      if (view.firstTokenAt === undefined) {
+        view.firstTokenAt = Date.now();
+        const m = this.marks.get(id);
+        if (m) m.firstToken = monoMs();
+      }
       this.emit('update', view);
     }
     let text = this.texts.get(id);
@@ -73,8 +86,13 @@ export class RequestBook extends EventEmitter<RequestBookEvents> {
     const view = this.views.get(id);
     if (!view || view.finishedAt !== undefined) return undefined;
     this.joinText(id);
-    const finishedAt = Date.now();
-    const latencyMs = finishedAt - view.startedAt;
+    // Durations on the monotonic clock; the finish time is the start the owner read plus that duration, so a
+    // row stays whole (finished after started, latency >= 0) when the wall clock steps while it runs.
+    const now = monoMs();
+    const marks = this.marks.get(id) ?? { start: now };
+    this.marks.delete(id);
+    const latencyMs = elapsedMs(marks.start, now);
+    const finishedAt = view.startedAt + latencyMs;
     this.patch(id, {
       status: f.status,
       finishedAt,
@@ -85,8 +103,8 @@ export class RequestBook extends EventEmitter<RequestBookEvents> {
       ...(f.statusCode !== undefined ? { statusCode: f.statusCode } : {}),
       ...(f.error !== undefined ? { error: f.error } : {}),
     });
-    const ttftMs = view.firstTokenAt !== undefined ? view.firstTokenAt - view.startedAt : null;
-    const genMs = view.firstTokenAt !== undefined ? finishedAt - view.firstTokenAt : latencyMs;
+    const ttftMs = marks.firstToken !== undefined ? elapsedMs(marks.start, marks.firstToken) : null;
+    const genMs = marks.firstToken !== undefined ? elapsedMs(marks.firstToken, now) : latencyMs;
     const record: UsageRecord = {
       requestId: id,
       source: view.source,
@@ -134,6 +152,7 @@ export class RequestBook extends EventEmitter<RequestBookEvents> {
     for (const [key, v] of this.views) {
       if (v.finishedAt !== undefined) {
         this.views.delete(key);
+        this.marks.delete(key);
         return;
       }
     }

@@ -10,11 +10,12 @@
 //   reported, or estimated and marked) -> RequestBook (console) -> ledger (via the book).
 import crypto from 'node:crypto';
 import { EngineHttpError, type EngineEndpoint, type EnginePath, type EngineStreamEvent, type NonStreamResult, type TokenUsage } from '../engine/types';
-import { estimateTokens, requestJson, streamRequest } from '../engine/client';
+import { ENGINE_TIMEOUTS, estimateTokens, requestJson, streamRequest } from '../engine/client';
 import { openEngine, type EngineBody, type Opened } from '../engine/http';
 import { SchedulerRejection, type AdmitOptions, type Lease } from '../scheduler/types';
 import type { RequestSource } from '../../shared/types';
 import type { Logger } from '../base/log';
+import { elapsedMs, monoMs } from '../base/clock';
 import type { RequestBook } from './requests';
 import type { ModelRegistry } from '../models/registry';
 import { POLICY, type Purpose, type PurposePolicy } from './purpose';
@@ -40,8 +41,13 @@ export interface InferenceRequest {
   path?: EnginePath;
   /** The one endpoint the call must reach (purposes admitted per endpoint: the deep health probe). */
   target?: EngineEndpoint;
-  /** Longest wait for a whole non-stream answer (default: the engine client's). */
+  /** Longest a whole call may take (default: the service's total bound, [Agent] EngineTotalTimeoutSeconds). */
   timeoutMs?: number;
+  /**
+   * Run even when every slot of the named endpoint is taken (purposes admitted per endpoint): the check of an
+   * endpoint under suspicion, whose slots may be held by the very calls that hang.
+   */
+  overCap?: boolean;
 }
 
 export interface InferenceSink {
@@ -82,17 +88,28 @@ export interface RunnerDeps {
   admitOn?(url: string): Lease | undefined;
   book: RequestBook;
   log: Logger;
-  /** Longest wait for an engine's response headers (default 60 s) and between stream bytes (default 120 s). */
+  /**
+   * The bounds of every engine call (engine/client.ts ENGINE_TIMEOUTS when absent): a stream's headers (and the
+   * point where any call's missing headers make the endpoint suspect), the next byte of a stream, the whole call.
+   */
   headersTimeoutMs?: number;
   idleTimeoutMs?: number;
+  totalTimeoutMs?: number;
   /** Pause before the one retry of a transient failure (default 100 ms). */
   retryDelayMs?: number;
   /**
    * A real request found the engine gone ('down': connection refused), refusing our key, or lost its
    * connection ('suspect': probe it now, it is down if the probe is refused too).
    */
-  onEngineTrouble?(url: string, condition: 'down' | 'key_rejected' | 'suspect', error: string): void;
+  onEngineTrouble?(url: string, condition: EngineTrouble, error: string): void;
 }
+
+/**
+ * What a real call found: 'down' (connection refused), 'key_rejected', 'suspect' (a lost connection: probe it
+ * now), 'unresponsive' (no headers within the headers deadline: a frozen engine still accepts connections,
+ * so no new request should go there until a check says it answers).
+ */
+export type EngineTrouble = 'down' | 'key_rejected' | 'suspect' | 'unresponsive';
 
 /** What hub and gateway clients are told when the engine refuses the provider's own engine key. */
 export const ENGINE_KEY_REJECTED = "engine rejected the provider's key";
@@ -207,10 +224,10 @@ export class InferenceRunner {
     const operation = req.path ? undefined : resolveOperation(req.operation, this.deps.registry.get(req.model)?.entry?.category, req.body);
     const c: Call = { id, req, policy, path: req.path ?? enginePath(operation!), ...(operation ? { operation } : {}), stream: req.stream && (!operation || streams(operation)) };
     const { book, log } = this.deps;
-    const started = Date.now();
+    const started = monoMs();
     if (policy.booked) book.begin(id, policy.source, req.model, c.stream, req.purpose);
     const done = (r: Partial_): InferenceResult => {
-      const result: InferenceResult = { ...r, latencyMs: Date.now() - started, streamed: c.stream, ...(operation ? { operation } : {}) };
+      const result: InferenceResult = { ...r, latencyMs: elapsedMs(started), streamed: c.stream, ...(operation ? { operation } : {}) };
       if (policy.booked) {
         book.finish(id, {
           status: r.status,
@@ -292,6 +309,7 @@ export class InferenceRunner {
       if (!req.target) return Promise.reject(new SchedulerRejection('rejected', `a ${req.purpose} call names no endpoint`, 500));
       if (!this.deps.admitOn) return Promise.resolve(undefined);
       const lease = this.deps.admitOn(req.target.url);
+      if (!lease && req.overCap) return Promise.resolve(undefined);
       return lease ? Promise.resolve(lease) : Promise.reject(new SchedulerRejection('rejected', `every slot of ${req.target.url} is taken`, 429, undefined, 'queue_full'));
     }
     const lane = policy.lane === 'caller' ? (req.lane ?? 'local') : policy.lane;
@@ -313,9 +331,15 @@ export class InferenceRunner {
       // What runs is the model the owner enabled (local_model ?? model id), never what the body names.
       body: req.target || endpoint.localModel || req.body.model === req.model ? req.body : { ...req.body, model: req.model },
       signal: req.signal,
-      headersTimeoutMs: this.deps.headersTimeoutMs ?? 60_000,
-      idleTimeoutMs: this.deps.idleTimeoutMs ?? 120_000,
-    } as const;
+      headersTimeoutMs: this.deps.headersTimeoutMs ?? ENGINE_TIMEOUTS.headersMs,
+      idleTimeoutMs: this.deps.idleTimeoutMs ?? ENGINE_TIMEOUTS.idleMs,
+      totalTimeoutMs: req.timeoutMs ?? this.deps.totalTimeoutMs ?? ENGINE_TIMEOUTS.totalMs,
+      // No headers by the deadline: the endpoint is suspect at once, whatever the call (a frozen engine). Not
+      // Ollama's load call: loading a large model before its answer is what that call is for.
+      ...(c.policy.reportsTrouble && req.purpose !== 'ollama-load'
+        ? { onHeadersOverdue: (afterMs: number) => this.deps.onEngineTrouble?.(url, 'unresponsive', `the engine at ${url} sent no answer headers within ${Math.round(afterMs / 100) / 10} s`) }
+        : {}),
+    };
     return c.stream ? this.stream(c, opts, sink, sent) : this.once(c, opts);
   }
 
@@ -406,8 +430,9 @@ export class InferenceRunner {
 
   private async once(c: Call, opts: Parameters<typeof requestJson>[0]): Promise<Partial_> {
     const { req, policy } = c;
-    // A non-stream answer arrives whole, after the generation: the engine client's long JSON timeout applies.
-    const r = await requestJson({ ...opts, headersTimeoutMs: req.timeoutMs });
+    // A non-stream answer arrives whole, after the generation: the total bound ends it; missing headers at the
+    // headers deadline only make the endpoint suspect (opts.onHeadersOverdue).
+    const r = await requestJson(opts);
     const json = r.json as { model?: unknown; choices?: Array<{ message?: { content?: string }; text?: string; finish_reason?: string }> };
     if (json && typeof json === 'object' && typeof json.model === 'string' && !req.target) json.model = req.model;
     const text = json?.choices?.[0]?.message?.content ?? json?.choices?.[0]?.text ?? '';

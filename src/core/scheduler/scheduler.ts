@@ -4,6 +4,7 @@ import { EventEmitter } from 'node:events';
 import { z } from 'zod';
 import type { ModelHealth, RequestSource } from '../../shared/types';
 import type { Logger } from '../base/log';
+import { elapsedMs, monoMs } from '../base/clock';
 import { FairQueue } from './fair-queue';
 import {
   SchedulerConfigError,
@@ -366,7 +367,7 @@ export class Scheduler extends EventEmitter {
     ep.lastUsed = ++this.seq;
     entry.inFlight++;
     this.totalInFlightCount++;
-    const startedAt = Date.now();
+    const startedAt = monoMs();
     let released = false;
     this.changed();
     return {
@@ -377,7 +378,7 @@ export class Scheduler extends EventEmitter {
         ep.inFlight--;
         entry.inFlight--;
         this.totalInFlightCount--;
-        entry.avgServiceMs = entry.avgServiceMs * 0.8 + (Date.now() - startedAt) * 0.2;
+        entry.avgServiceMs = entry.avgServiceMs * 0.8 + elapsedMs(startedAt) * 0.2;
         this.forgetIfUnused(ep.url);
         this.pump();
         if (this.totalInFlightCount === 0) {

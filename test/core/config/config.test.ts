@@ -99,6 +99,7 @@ EngineHosts = ["http://192.168.1.20:8000", "http://10.0.0.5:11434"]
 GpuSampleIntervalSeconds = 0.5
 EngineHeadersTimeoutSeconds = 3
 EngineIdleTimeoutSeconds = 4.25
+EngineTotalTimeoutSeconds = 7
 DeepHealthCheckEvery = 3
 RetentionMegabytes = 0.5
 HandshakeTimeoutSeconds = 3
@@ -123,6 +124,7 @@ OwnerAddr = "0x00000000000000000000000000000000000000aB"
       gpuSampleIntervalMs: 500,
       engineHeadersTimeoutMs: 3000,
       engineIdleTimeoutMs: 4250,
+      engineTotalTimeoutMs: 7000,
       deepHealthCheckEvery: 3,
       retentionBytes: 512 * 1024,
       maxConcurrentPerEndpoint: 9,

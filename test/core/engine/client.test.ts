@@ -335,7 +335,12 @@ describe('requestJson', () => {
     expect(g.statusCode).toBe(502);
     expect(g.message).toContain('not JSON');
     await e.setMode('hang');
-    const t = await rejection(requestJson({ endpoint: { url: e.url }, path: '/v1/completions', body: { model: 'm', prompt: 'p' }, headersTimeoutMs: 100 }));
+    // Headers come only with a non-stream answer: the headers deadline tells the caller, the total bound ends it.
+    const overdue: number[] = [];
+    const t = await rejection(
+      requestJson({ endpoint: { url: e.url }, path: '/v1/completions', body: { model: 'm', prompt: 'p' }, headersTimeoutMs: 50, totalTimeoutMs: 300, onHeadersOverdue: (ms) => overdue.push(ms) }),
+    );
     expect(t.statusCode).toBe(504);
+    expect(overdue).toEqual([50]);
   });
 });

@@ -8,9 +8,9 @@ describe('RequestMetrics', () => {
     const t0 = 1_000_000_000_000;
     const m = new RequestMetrics(t0);
     expect(m.snapshot(t0)).toEqual({ total_requests: 0, requests_per_minute: 0, avg_latency_ms: 0, tokens_per_second: 0 });
-    m.record({ finishedAt: t0 + 1000, latencyMs: 100, tokensOut: 60, estimated: false });
-    m.record({ finishedAt: t0 + 2000, latencyMs: 300, tokensOut: 40, estimated: false });
-    m.record({ finishedAt: t0 + 3000, latencyMs: 200, tokensOut: 999, estimated: true }); // an estimate: not counted as tokens
+    m.record({ latencyMs: 100, tokensOut: 60, estimated: false }, t0 + 1000);
+    m.record({ latencyMs: 300, tokensOut: 40, estimated: false }, t0 + 2000);
+    m.record({ latencyMs: 200, tokensOut: 999, estimated: true }, t0 + 3000); // an estimate: not counted as tokens
     // 10 s since start: 3 requests in 10 s = 18 per minute; 100 reported tokens in 10 s.
     expect(m.snapshot(t0 + 10_000)).toEqual({ total_requests: 3, requests_per_minute: 18, avg_latency_ms: 200, tokens_per_second: 10 });
     // A minute after the first one finished, it has left the window; the total stays.
@@ -21,8 +21,8 @@ describe('RequestMetrics', () => {
   it('a bucket reused a minute later starts from zero', () => {
     const t0 = 5_000_000;
     const m = new RequestMetrics(t0 - 120_000);
-    m.record({ finishedAt: t0, latencyMs: 10, tokensOut: 5, estimated: false });
-    m.record({ finishedAt: t0 + 60_000, latencyMs: 30, tokensOut: 7, estimated: false });
+    m.record({ latencyMs: 10, tokensOut: 5, estimated: false }, t0);
+    m.record({ latencyMs: 30, tokensOut: 7, estimated: false }, t0 + 60_000);
     expect(m.snapshot(t0 + 60_000)).toEqual({ total_requests: 2, requests_per_minute: 1, avg_latency_ms: 30, tokens_per_second: 0.12 });
   });
 });

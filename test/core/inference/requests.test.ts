@@ -38,16 +38,17 @@ describe('RequestBook', () => {
   });
 
   it('finish() builds the UsageRecord: latency, ttft and tokens/s from the first token', () => {
-    vi.useFakeTimers({ toFake: ['Date'] });
+    // Durations come from the monotonic clock (performance.now()), timestamps from the wall clock: both advance.
+    vi.useFakeTimers({ toFake: ['Date', 'performance'] });
     vi.setSystemTime(10_000);
     const book = new RequestBook();
     book.begin('r', 'local', 'llama', true);
     book.running('r', 'http://e:1');
-    vi.setSystemTime(10_250);
+    vi.advanceTimersByTime(250);
     book.appendText('r', 'first');
-    vi.setSystemTime(10_400);
+    vi.advanceTimersByTime(150);
     book.appendText('r', ' second'); // not the first token: ttft stays
-    vi.setSystemTime(12_250);
+    vi.advanceTimersByTime(1850);
     const rec = book.finish('r', { status: 'ok', tokensIn: 12, tokensOut: 40, estimated: true });
     expect(rec).toEqual({
       requestId: 'r',
@@ -69,12 +70,25 @@ describe('RequestBook', () => {
     expect(book.get('r')).toMatchObject({ firstTokenAt: 10_250, finishedAt: 12_250, latencyMs: 2250 });
   });
 
+  it('a wall-clock step while it runs changes no duration: the row stays whole (finished = started + latency)', () => {
+    vi.useFakeTimers({ toFake: ['Date', 'performance'] });
+    vi.setSystemTime(50_000_000);
+    const book = new RequestBook();
+    book.begin('s', 'hub', 'm', true);
+    vi.advanceTimersByTime(100);
+    book.appendText('s', 'x');
+    vi.setSystemTime(50_000_000 - 3_600_000); // an hour back, as an NTP step or a manual change does
+    vi.advanceTimersByTime(900);
+    const rec = book.finish('s', { status: 'ok', tokensIn: 1, tokensOut: 9, estimated: false });
+    expect(rec).toMatchObject({ startedAt: 50_000_000, finishedAt: 50_001_000, latencyMs: 1000, ttftMs: 100, tokensPerSecond: 10 });
+  });
+
   it('without a first token: ttft null, tokens/s over the whole latency; errors carried', () => {
-    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.useFakeTimers({ toFake: ['Date', 'performance'] });
     vi.setSystemTime(1000);
     const book = new RequestBook();
     book.begin('n', 'hub', 'm', false);
-    vi.setSystemTime(1500);
+    vi.advanceTimersByTime(500);
     const rec = book.finish('n', { status: 'error', tokensIn: 5, tokensOut: 10, estimated: false, statusCode: 502, error: 'engine closed the connection' });
     expect(rec).toMatchObject({ endpoint: '', ttftMs: null, tokensPerSecond: 20, latencyMs: 500, status: 'error', statusCode: 502, error: 'engine closed the connection' });
     expect(book.get('n')).toMatchObject({ status: 'error', statusCode: 502, error: 'engine closed the connection' });

@@ -57,6 +57,11 @@ export class Llama {
     }
   }
 
+  /** Sends a signal without waiting (SIGSTOP freezes it: the kernel still accepts connections; SIGCONT thaws it). */
+  signal(sig: NodeJS.Signals): void {
+    this.proc?.kill(sig);
+  }
+
   /** Kills it (SIGKILL: an engine that dies, not one that shuts down) and waits for the exit. */
   async kill(): Promise<void> {
     if (!this.proc || this.proc.exitCode !== null || this.proc.signalCode !== null) return;
