@@ -1,0 +1,65 @@
+// Issue 42: nobody but the owner, by construction. Each attack is one a local program, a page's server or a
+// hostile peer made against the running CLI, and each failed only when a rule trusted something such a
+// party can replay. The browser half of the session attack (a real Chromium page on another port) is
+// e2e/session-takeover.spec.ts.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { get } from '../support/console/http';
+import { post } from '../support/console/page-session';
+import { expectUnharmed, startRig, type Rig } from './support/rig';
+
+let rig: Rig;
+beforeAll(async () => {
+  rig = await startRig();
+}, 60_000);
+afterAll(async () => {
+  await rig?.close();
+});
+
+/** Opens the bridge; resolves with the socket, or rejects with the HTTP status. */
+function bridge(headers: Record<string, string>, protocols: string[] = []): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${rig.consolePort}/bridge`, protocols, { headers });
+    ws.once('open', () => resolve(ws));
+    ws.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
+    ws.once('error', reject);
+  });
+}
+
+describe('High 1: a server on another loopback port that receives the session cookie at sign-in', () => {
+  it('replaying everything it received, before the console\'s page loaded, becomes no session', async () => {
+    // The owner opens a console link: the browser gets the cookie (and the redirect) from the console.
+    const signIn = await get(rig.consolePort, `/?token=${rig.token}`);
+    expect(signIn.status).toBe(302);
+    const cookie = signIn.headers['set-cookie']![0]!.split(';')[0]!;
+    // Browsers send that cookie to every port of 127.0.0.1: the attacker's server has it at once, and sends
+    // whatever it likes with it (the console's Origin, the old claim header, any subprotocol) before the
+    // console's own page has loaded.
+    const origin = `http://127.0.0.1:${rig.consolePort}`;
+    const replayed = { cookie, origin, 'x-swan-page': 'claim', 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors', referer: `${origin}/` };
+    const answers = [
+      await post(rig.consolePort, '/session/page', replayed),
+      await get(rig.consolePort, '/session/page', replayed),
+      await get(rig.consolePort, '/session', replayed),
+      await get(rig.consolePort, '/', replayed),
+    ];
+    // Whatever a claim handed out is what it would use in the bridge handshake.
+    const claimed = answers.map((a) => /"page":"([A-Za-z0-9_-]+)"/.exec(a.body)?.[1]).find(Boolean);
+    const protocols = ['swan-bridge', ...(claimed ? [`swan-page.${claimed}`] : [])];
+    const opened = await bridge({ cookie, origin }, protocols).then(
+      (ws) => {
+        ws.close();
+        return 'open';
+      },
+      (e: Error) => e.message,
+    );
+    expect(claimed, 'a replayed cookie was handed the page secret').toBeUndefined();
+    expect(opened).toBe('HTTP 401');
+    // The owner's page, which read its secret from the redirect's fragment, is the session.
+    const page = signIn.headers.location?.split('#swan-page=')[1];
+    expect(page).toMatch(/^[A-Za-z0-9_-]{40,}$/);
+    const owner = await bridge({ cookie, origin }, ['swan-bridge', `swan-page.${page}`]);
+    owner.close();
+    await expectUnharmed(rig, 'a session replay at sign-in');
+  });
+});
