@@ -2,11 +2,13 @@
 // hostile peer made against the running CLI, and each failed only when a rule trusted something such a
 // party can replay. The browser half of the session attack (a real Chromium page on another port) is
 // e2e/session-takeover.spec.ts.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { get } from '../support/console/http';
 import { post } from '../support/console/page-session';
-import { expectUnharmed, startRig, type Rig } from './support/rig';
+import { expectUnharmed, PROVIDER_KEY, startRig, type Rig } from './support/rig';
 
 let rig: Rig;
 beforeAll(async () => {
@@ -61,5 +63,55 @@ describe('High 1: a server on another loopback port that receives the session co
     const owner = await bridge({ cookie, origin }, ['swan-bridge', `swan-page.${page}`]);
     owner.close();
     await expectUnharmed(rig, 'a session replay at sign-in');
+  });
+});
+
+/** Sends one bridge call on a program's socket (the console token) and resolves with its reply. */
+async function call(channel: string, args: unknown): Promise<{ ok: boolean; code?: string; value?: unknown }> {
+  const ws = await bridge({ authorization: `Bearer ${rig.token}` });
+  try {
+    return await new Promise((resolve) => {
+      ws.on('message', (d: Buffer) => {
+        const m = JSON.parse(String(d)) as { id?: number; reply?: { ok: boolean; code?: string; value?: unknown } };
+        if (m.id === 1 && m.reply) resolve(m.reply);
+      });
+      ws.send(JSON.stringify({ id: 1, channel, args }));
+    });
+  } finally {
+    ws.close();
+  }
+}
+
+describe('High 2: a decoy key moves the provider key', () => {
+  it('a typed decoy key with the attacker\'s address, then cleared, does not send config.toml\'s key there: the owner is asked', async () => {
+    // The attacker's platform API: it records every credential it is sent.
+    const seen: string[] = [];
+    const thief = http.createServer((req, res) => {
+      seen.push(`${req.headers.authorization ?? ''} ${req.url ?? ''}`);
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => thief.listen(0, '127.0.0.1', r));
+    const thiefUrl = `http://127.0.0.1:${(thief.address() as AddressInfo).port}`;
+    try {
+      // A typed key counts as the owner's word, for that key only.
+      const decoy = await call('settings.save', { patch: { hubUrl: rig.hub.wsUrl, serviceUrl: thiefUrl, providerKey: 'decoy-key-12345678' } });
+      expect(decoy).toMatchObject({ ok: true });
+      // Cleared: the key in use falls back to config.toml's ApiKey, which nobody allowed to go to the thief.
+      const cleared = await call('settings.save', { patch: { providerKey: '' } });
+      expect(cleared).toMatchObject({ ok: false, code: 'OWNER_CONFIRMATION_REQUIRED' });
+      // A reload of anything (the provider gate's next check) still finds the key held for that host.
+      const status = await call('providerStatus.refresh', {});
+      expect(JSON.stringify(status)).not.toContain(PROVIDER_KEY);
+      expect(seen.some((s) => s.includes(PROVIDER_KEY)), 'the provider key reached the attacker\'s server').toBe(false);
+    } finally {
+      // The owner puts things back, typing the key (allowed for the hosts it goes to).
+      expect(await call('settings.save', { patch: { serviceUrl: rig.platform.url, providerKey: PROVIDER_KEY } })).toMatchObject({ ok: true });
+      await new Promise<void>((r) => {
+        thief.close(() => r());
+        thief.closeAllConnections();
+      });
+    }
+    expect(seen.some((s) => s.includes(PROVIDER_KEY))).toBe(false);
+    await expectUnharmed(rig, 'a decoy key');
   });
 });

@@ -14,7 +14,7 @@
 //   console's own page (which reads it from its address, keeps it in its origin's localStorage and wipes
 //   it from the address) ever holds it. There is nothing to claim afterwards: an earlier design handed it
 //   to the first POST that carried the cookie, and a server on another loopback port that received the
-//   cookie at sign-in won that race (issue 42). It travels only in the bridge's WebSocket handshake (a
+//   cookie at sign-in won that race. It travels only in the bridge's WebSocket handshake (a
 //   subprotocol) and the page's /session check, never by itself. The bridge needs cookie + page secret +
 //   this console's Origin; whoever holds only the cookie holds nothing that changes anything (Jupyter's
 //   rule: a cookie authenticates, a value the page must read proves the page).
