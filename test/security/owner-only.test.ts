@@ -2,12 +2,15 @@
 // hostile peer made against the running CLI, and each failed only when a rule trusted something such a
 // party can replay. The browser half of the session attack (a real Chromium page on another port) is
 // e2e/session-takeover.spec.ts.
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { get } from '../support/console/http';
-import { post } from '../support/console/page-session';
+import { pageProtocols, post, signIn } from '../support/console/page-session';
+import { until } from '../support/stack';
 import { expectUnharmed, PROVIDER_KEY, startRig, type Rig } from './support/rig';
 
 let rig: Rig;
@@ -114,4 +117,68 @@ describe('High 2: a decoy key moves the provider key', () => {
     expect(seen.some((s) => s.includes(PROVIDER_KEY))).toBe(false);
     await expectUnharmed(rig, 'a decoy key');
   });
+});
+
+/** A console page's socket that keeps everything it hears, and sends calls with ids. */
+async function listeningPage(): Promise<{ heard: string[]; call: (id: number, channel: string, args: unknown) => Promise<{ ok: boolean; code?: string; value?: unknown; confirmation?: { approvalId: string; code: string; grant?: string } }>; close: () => void }> {
+  const s = await signIn(rig.consolePort, `/?token=${rig.token}`);
+  const ws = await bridge({ cookie: s.cookie, origin: s.origin }, pageProtocols(s));
+  const heard: string[] = [];
+  ws.on('message', (d: Buffer) => heard.push(String(d)));
+  return {
+    heard,
+    call: (id, channel, args) =>
+      new Promise((resolve) => {
+        const on = (d: Buffer) => {
+          const m = JSON.parse(String(d)) as { id?: number; reply?: { ok: boolean; code?: string; value?: unknown; confirmation?: { approvalId: string; code: string; grant?: string } } };
+          if (m.id !== id || !m.reply) return;
+          ws.off('message', on);
+          resolve(m.reply);
+        };
+        ws.on('message', on);
+        ws.send(JSON.stringify({ id, channel, args }));
+      }),
+    close: () => ws.close(),
+  };
+}
+
+/** The owner approves as `swan-provider approve CODE` does: a decision file in <home>/approvals/. */
+function ownerApproves(approvalId: string): void {
+  const file = path.join(rig.home, 'approvals', `${approvalId}.decision`);
+  fs.writeFileSync(`${file}.tmp`, 'approve');
+  fs.renameSync(`${file}.tmp`, file);
+}
+
+describe('Medium 4: an approved grant redeemed by another console session', () => {
+  for (const [channel, kind] of [
+    ['gateway.keys.create', 'gateway key'],
+    ['fleet.tokens.create', 'fleet token'],
+  ] as const) {
+    it(`a ${kind} the owner approved for one session is made only for that session`, async () => {
+      const owner = await listeningPage();
+      const other = await listeningPage();
+      try {
+        const name = `granted-${kind.replace(' ', '-')}`;
+        const asked = await owner.call(1, channel, { name });
+        expect(asked).toMatchObject({ ok: false, code: 'OWNER_CONFIRMATION_REQUIRED' });
+        const { approvalId, grant } = asked.confirmation!;
+        ownerApproves(approvalId);
+        // Every console socket hears that it was approved, with its id (the page that asked matches on it).
+        await until(() => other.heard.some((t) => t.includes(approvalId) && t.includes('approved')), 'the approval event', 15_000);
+        // The other session knows the id and the name (the log says it) and asks first: nothing is made.
+        const stolen = await other.call(2, channel, { name, approvalId });
+        const guessed = await other.call(3, channel, { name, grant: approvalId.padEnd(32, 'A') });
+        expect(stolen.ok, 'another session redeemed the grant with the broadcast id').toBe(false);
+        expect(guessed.ok).toBe(false);
+        expect(other.heard.join('\n')).not.toContain(grant);
+        // The session that asked gets it, once.
+        const made = await owner.call(4, channel, { name, grant });
+        expect(made).toMatchObject({ ok: true });
+        expect(await owner.call(5, channel.replace('create', 'revoke'), { name })).toMatchObject({ ok: true });
+      } finally {
+        owner.close();
+        other.close();
+      }
+    });
+  }
 });

@@ -160,13 +160,13 @@ export class Owner {
    * A credential is minted only with the owner's approval, given outside the console: the first call is refused
    * with the approval to give; the call that follows it (with the approval's id) goes through, once.
    */
-  requireOwner(kind: 'gateway_key' | 'fleet_token', name: string, approvalId: string | undefined, summary: string): void {
-    if (approvalId !== undefined && this.approvals.redeem(approvalId, kind, name)) return;
+  requireOwner(kind: 'gateway_key' | 'fleet_token', name: string, grant: string | undefined, summary: string): void {
+    if (grant !== undefined && this.approvals.redeem(grant, kind, name)) return;
     const confirmation = this.approvals.request({ kind, summary, subject: name });
     throw new BridgeError(
       'OWNER_CONFIRMATION_REQUIRED',
       `${summary} Only you can allow this: ${this.approveWhere(confirmation)}; then create it again.`,
-      approvalId === undefined ? undefined : 'approvalId',
+      grant === undefined ? undefined : 'grant',
       confirmation,
     );
   }
