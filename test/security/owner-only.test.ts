@@ -182,3 +182,36 @@ describe('Medium 4: an approved grant redeemed by another console session', () =
     });
   }
 });
+
+describe('Medium 7: refused gateway requests cannot fill the disk through the log', () => {
+  it('2,000 refused requests with 15 KB client-chosen paths and Origins add a few KB to the log, not 30 MB', async () => {
+    const logFile = path.join(rig.home, 'logs', 'agent.jsonl');
+    const before = fs.statSync(logFile).size;
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+    const one = (i: number) =>
+      new Promise<number>((resolve, reject) => {
+        const req = http.request(
+          { host: '127.0.0.1', port: rig.gatewayPort, path: `/v1/models/${'A'.repeat(15 * 1024)}\n${i}`.replace('\n', '%0A'), agent, headers: { origin: `http://evil.example/${'B'.repeat(512)}`, host: `127.0.0.1:${rig.gatewayPort}` } },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      });
+    const statuses: number[] = [];
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, w) => {
+        for (let i = w; i < 2000; i += 8) statuses.push(await one(i));
+      }),
+    );
+    agent.destroy();
+    expect(statuses.every((s) => s === 403)).toBe(true);
+    // The agent writes what it logs at once (pino to a file): what it wrote for these is there now.
+    await until(() => fs.statSync(logFile).size > before, 'the refusals logged', 10_000);
+    const grown = fs.statSync(logFile).size - before;
+    expect(grown, `the log grew ${grown} bytes`).toBeLessThan(256 * 1024);
+    await expectUnharmed(rig, 'a flood of refused gateway requests');
+  });
+});
