@@ -13,7 +13,6 @@ export const WINDOW_MS = 10_000;
 
 /** `text` cut to `max` characters, newlines and other controls shown as spaces (one line, whatever was sent). */
 export function clipClientText(text: string, max = MAX_TEXT): string {
-  // eslint-disable-next-line no-control-regex
   const one = text.replace(/[\x00-\x1f\x7f-\x9f\u2028\u2029]/g, ' ');
   return one.length > max ? `${one.slice(0, max)}… (${one.length - max} more characters)` : one;
 }
