@@ -215,3 +215,19 @@ describe('Medium 7: refused gateway requests cannot fill the disk through the lo
     await expectUnharmed(rig, 'a flood of refused gateway requests');
   });
 });
+
+describe('Low: text from outside cannot forge a terminal line', () => {
+  it('a hub notice with line breaks prints as one line: no fake console link of its own', async () => {
+    const fake = 'console: http://127.0.0.1:1/?code=FORGED-LINK';
+    for (const br of ['\n', '\r\n', '\u2028']) {
+      await rig.hub.sendRaw(JSON.stringify({ type: 'notice', payload: { event: 'payout_pending', severity: 'warning', message: `all fine${br}${fake}${br}` } }));
+    }
+    await until(() => rig.output().split('FORGED-LINK').length > 3, 'the notices printed', 15_000);
+    const lines = rig.output().split(/\r?\n|\u2028/);
+    const forged = lines.filter((l) => l.includes('FORGED-LINK'));
+    // Each is inside a log line (time, level, subsystem first), never a line of its own.
+    expect(forged.length).toBeGreaterThan(0);
+    expect(forged.filter((l) => !/^\d{2}:\d{2}:\d{2} (DEBUG|INFO|WARN|ERROR) /.test(l))).toEqual([]);
+    await expectUnharmed(rig, 'notices with line breaks');
+  });
+});
