@@ -10,7 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { get } from '../support/console/http';
 import { pageProtocols, post, signIn } from '../support/console/page-session';
-import { until } from '../support/stack';
+import { tempHome, until } from '../support/stack';
+import { writeFileAtomic } from '../../src/core/config/atomic-file';
+import { ensureHome } from '../../src/core/config/home';
 import { expectUnharmed, PROVIDER_KEY, startRig, type Rig } from './support/rig';
 
 let rig: Rig;
@@ -229,5 +231,37 @@ describe('Low: text from outside cannot forge a terminal line', () => {
     expect(forged.length).toBeGreaterThan(0);
     expect(forged.filter((l) => !/^\d{2}:\d{2}:\d{2} (DEBUG|INFO|WARN|ERROR) /.test(l))).toEqual([]);
     await expectUnharmed(rig, 'notices with line breaks');
+  });
+});
+
+/** Every folder and file under `dir` (links not followed), with its permission bits. */
+function modesUnder(dir: string): Array<{ p: string; dir: boolean; mode: number }> {
+  const out: Array<{ p: string; dir: boolean; mode: number }> = [];
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) out.push({ p, dir: true, mode: fs.statSync(p).mode & 0o777 }, ...modesUnder(p));
+    else if (e.isFile()) out.push({ p, dir: false, mode: fs.statSync(p).mode & 0o777 });
+  }
+  return out;
+}
+
+describe.skipIf(process.platform === 'win32')('Low: every folder under the home is the owner\'s alone', () => {
+  it('folders made for the agent\'s files (cache/, weights/…) are 0700, and one an older version left open is tightened', () => {
+    const home = tempHome('swan-modes-');
+    try {
+      writeFileAtomic(path.join(home, 'cache', 'stats.json'), '{}');
+      writeFileAtomic(path.join(home, 'weights', 'manifests', 'org', 'm.json'), '{}');
+      for (const m of modesUnder(home)) expect(m.mode.toString(8), m.p).toBe(m.dir ? '700' : '600');
+      fs.chmodSync(path.join(home, 'cache'), 0o755);
+      ensureHome(home);
+      expect((fs.statSync(path.join(home, 'cache')).mode & 0o777).toString(8)).toBe('700');
+    } finally {
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  it('the running agent\'s home: no folder or file another account can read', () => {
+    const open = modesUnder(rig.home).filter((m) => (m.mode & 0o077) !== 0);
+    expect(open.map((m) => `${path.relative(rig.home, m.p)} ${m.mode.toString(8)}`)).toEqual([]);
   });
 });
