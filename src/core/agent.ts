@@ -18,6 +18,7 @@ import { homePath } from './config/home-layout';
 import { loadOrCreateIdentity, type Identity } from './config/identity';
 import { NETWORK_STAND_INS_ENV, networkStandIns } from './config/network-stand-ins';
 import { OwnerValues } from './config/owner-values';
+import { KeyDestinations } from './config/key-destinations';
 import { FileSecretStore } from './config/secrets';
 import { SettingsFile } from './config/settings-file';
 import { Engines } from './engines/engines';
@@ -71,7 +72,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     const env = opts.env ?? process.env;
     const log = (this.log = opts.log ?? new Log({ file: homePath(home, 'log'), console: false }));
     this.settings = SettingsFile.in(home);
-    const values = (this.values = new OwnerValues(config, this.settings, opts.secrets ?? new FileSecretStore(home), env, networkStandIns(env)));
+    const values = (this.values = new OwnerValues(config, this.settings, opts.secrets ?? new FileSecretStore(home), env, networkStandIns(env), new KeyDestinations(home)));
     const life = (this.life = new Lifecycle(log.child('agent')));
     // Registered first, so it stops last: every other part's last lines are in the file.
     life.add({

@@ -81,6 +81,11 @@ export interface OwnerConfirmation {
   approveCommand: string;
   /** Epoch ms; after it the approval is `expired` and nothing changes. */
   expiresAt: number;
+  /**
+   * A credential's approval (gateway key, fleet token): the secret the call after the approval brings. Only
+   * in the refusal's reply to the caller that asked: never in an event, a log line or the approvals folder.
+   */
+  grant?: string;
 }
 
 /** The `approval` bridge event's payload. */

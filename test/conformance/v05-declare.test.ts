@@ -108,10 +108,8 @@ describe('model_declarations (schema "1")', () => {
       engine: 'vllm',
       context_source: 'detected',
       quantization: 'bf16',
-      weight_hash: compositeHash([
-        { filename: 'config.json', hash: sha(files.hf.config) },
-        { filename: 'model.safetensors', hash: sha(files.hf.weights) },
-      ]),
+      // Weight files only: its config.json is read for the dtype, never hashed.
+      weight_hash: compositeHash([{ filename: 'model.safetensors', hash: sha(files.hf.weights) }]),
       input_modalities: [{ type: 'text', max_context_length: { value: 4096, unit: 'token' } }],
     });
     expect(d[VLLM_ID]!.capacity).toBeUndefined();
@@ -192,10 +190,10 @@ describe('verify fingerprint, from the weights the node proves', () => {
   it('vLLM\'s Hugging Face snapshot, Ollama\'s blob and a Go node\'s manifest answer too', async () => {
     expect(
       await fingerprint(VLLM_ID, [
-        { filename: 'model.safetensors', expected_hash: sha(files.hf.weights) },
-        { filename: 'config.json', expected_hash: `sha256:${sha(files.hf.config).toUpperCase()}` },
+        { filename: 'model.safetensors', expected_hash: `sha256:${sha(files.hf.weights).toUpperCase()}` },
       ]),
     ).toMatchObject({ success: true });
+    expect(await fingerprint(VLLM_ID, [{ filename: 'config.json', expected_hash: sha(files.hf.config) }])).toMatchObject({ success: false, response: { files: [{ filename: 'config.json', hash: '', status: 'missing' }] } });
     expect(await fingerprint('nomic-embed-text', [{ filename: 'nomic-embed-text-v1.5.Q8_0.gguf', expected_hash: sha(files.ollama.bytes) }])).toMatchObject({ success: true });
     expect(await fingerprint('org/go-model', [{ filename: 'model-00001-of-00001.safetensors', expected_hash: files.go.fileHash }])).toMatchObject({
       success: true,

@@ -18,12 +18,12 @@ export async function refusedForOwner(p: Promise<unknown>): Promise<OwnerConfirm
 export async function createFleetToken(agent: Agent, name: string): Promise<{ name: string; token: string; scope: 'read' }> {
   const c = await refusedForOwner(agent.invoke('fleet.tokens.create', { name }));
   await agent.approvals.decide(c.code, 'approve', 'test');
-  return (await agent.invoke('fleet.tokens.create', { name, approvalId: c.approvalId })) as { name: string; token: string; scope: 'read' };
+  return (await agent.invoke('fleet.tokens.create', { name, grant: c.grant! })) as { name: string; token: string; scope: 'read' };
 }
 
 /** A gateway key as the owner mints it: asked for in the console, approved, then created. */
 export async function createGatewayKey(agent: Agent, name: string): Promise<{ name: string; key: string }> {
   const c = await refusedForOwner(agent.invoke('gateway.keys.create', { name }));
   await agent.approvals.decide(c.code, 'approve', 'test');
-  return (await agent.invoke('gateway.keys.create', { name, approvalId: c.approvalId })) as { name: string; key: string };
+  return (await agent.invoke('gateway.keys.create', { name, grant: c.grant! })) as { name: string; key: string };
 }

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pino, type Logger as PinoLogger } from 'pino';
 import type { LogEntry } from '../../shared/types';
-import { forTerminal } from './terminal';
+import { forTerminalLine } from './terminal';
 import { Ring } from '../../shared/ring';
 
 export type Level = LogEntry['level'];
@@ -108,7 +108,8 @@ export class Log extends EventEmitter implements LogSink {
     (fields && needsPathRedaction(fields) ? this.file : this.plainFile)?.[level]({ subsystem, ...fields }, clean);
     if (LEVELS[level] >= this.consoleLevel) {
       const time = new Date(entry.ts).toISOString().slice(11, 19);
-      process.stderr.write(forTerminal(`${time} ${level.toUpperCase().padEnd(5)} [${subsystem}] ${clean}`) + '\n');
+      // One entry, one line: a line break from outside is shown, never printed (it could forge a console link).
+      process.stderr.write(forTerminalLine(`${time} ${level.toUpperCase().padEnd(5)} [${subsystem}] ${clean}`) + '\n');
     }
     this.emit('entry', entry);
   }

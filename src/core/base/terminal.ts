@@ -9,6 +9,15 @@ export function forTerminal(text: string): string {
   return text.replace(CONTROL, '');
 }
 
+/**
+ * forTerminal for one line that holds text from outside (a log line): its line breaks are shown as `\n`,
+ * so a hub's or an engine's string cannot start a line of its own (a forged "console: http://…" link, a
+ * fake "approve" prompt). Tabs become spaces.
+ */
+export function forTerminalLine(text: string): string {
+  return forTerminal(text).replace(/\r\n|[\r\n\u2028\u2029\u0085]/g, '\\n').replace(/\t/g, ' ');
+}
+
 /** forTerminal for text whose lines end in CRLF (CSV): the CR of each line end stays. */
 export function forTerminalLines(text: string): string {
   return text.split('\r\n').map(forTerminal).join('\r\n');

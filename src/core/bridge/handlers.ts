@@ -46,8 +46,8 @@ export class BridgeHandlers {
     const { engines, accounting, serving, owner, values, snapshot, changed } = d;
     const { settings } = values;
     this.table = {
-      ...fleetVerbs(d.fleet, d.log, (name, approvalId) =>
-        owner.requireOwner('fleet_token', name, approvalId, `Create the fleet token "${name}": whoever holds it can read this rig's figures (models, requests, earnings) until you revoke it.`),
+      ...fleetVerbs(d.fleet, d.log, (name, grant) =>
+        owner.requireOwner('fleet_token', name, grant, `Create the fleet token "${name}": whoever holds it can read this rig's figures (models, requests, earnings) until you revoke it.`),
       ),
       ...modelVerbs({ engines, settings, models: () => snapshot().models }),
       ...engineVerbs({ engines, settings, owner, env: values.env }),

@@ -2,11 +2,11 @@
 // then rename it over the target, so a crash mid-write leaves the old file, never half a new one.
 import fs from 'node:fs';
 import path from 'node:path';
-import { FILE_MODE } from './home';
+import { DIR_MODE, FILE_MODE } from './home';
 
-/** Writes `data` to `file` atomically with mode 0600, creating the folder when missing. */
+/** Writes `data` to `file` atomically with mode 0600, creating the folder when missing (0700: cache/, weights/…). */
 export function writeFileAtomic(file: string, data: string | Uint8Array): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: DIR_MODE });
   const tmp = `${file}.${process.pid}.tmp`;
   // A stale temp file keeps its old mode (writeFileSync's mode applies only on creation): remove it first.
   fs.rmSync(tmp, { force: true });

@@ -5,12 +5,13 @@ import os from 'node:os';
 import type { Logger } from '../base/log';
 import { configTemplate } from './template';
 import { homePath } from './home-layout';
+import { DIR_MODE } from './home';
 
 /** Returns `<home>/config.toml`, writing a default one (and an empty models.json) when absent. */
 export function ensureConfig(home: string, log: Logger): string {
   const configPath = homePath(home, 'config');
   if (fs.existsSync(configPath)) return configPath;
-  fs.mkdirSync(home, { recursive: true });
+  fs.mkdirSync(home, { recursive: true, mode: DIR_MODE });
   const name = os.hostname().replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 64) || 'my-provider';
   fs.writeFileSync(configPath, configTemplate(name), { flag: 'wx', mode: 0o600 });
   const modelsPath = homePath(home, 'models');

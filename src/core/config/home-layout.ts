@@ -37,6 +37,8 @@ export const HOME_FILES = {
   cache: 'cache',
   /** The console token kept by the service install (`run --console-token-file`). */
   consoleToken: 'console-token',
+  /** Which hosts each provider key was approved for (key hashes and host:port pairs). */
+  keyDestinations: 'key-destinations.json',
   /** Read-only fleet tokens other rigs' consoles use to read this one (hashes). */
   fleetTokens: 'fleet-tokens.json',
   /** The other rigs this console reads (addresses; their tokens are in the secret store). */

@@ -16,7 +16,7 @@ export function defaultHome(env: NodeJS.ProcessEnv = process.env): string {
 export const FILE_MODE = 0o600;
 export const DIR_MODE = 0o700;
 /** Sub-folders of the home whose files are ours (Chromium's own folder in the desktop home is left alone). */
-const OWN_DIRS = ['', HOME_FILES.logs];
+const OWN_DIRS = ['', HOME_FILES.logs, HOME_FILES.cache, HOME_FILES.weights];
 
 /**
  * The one place that makes the home folder: created 0700 if missing, and — on every start — the

@@ -12,6 +12,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { HOME_FILES } from './home-layout';
+import { DIR_MODE } from './home';
 import { writeFileAtomic } from './atomic-file';
 import { CodedError } from '../../shared/bridge-error';
 
@@ -143,7 +144,7 @@ function writeOrigin(home: string, source: IdentitySource, from?: string): void 
 }
 
 export function loadOrCreateIdentity(home: string, env: NodeJS.ProcessEnv = process.env): Identity {
-  fs.mkdirSync(home, { recursive: true });
+  fs.mkdirSync(home, { recursive: true, mode: DIR_MODE });
   const file = path.join(home, KEY_FILE);
   const legacy = path.join(home, LEGACY_FILE);
   const notes: string[] = [];

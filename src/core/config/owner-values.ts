@@ -2,6 +2,7 @@
 // provider key goes to (with the tests' network stand-ins applied), and the key itself and where it is kept.
 // Every feature reads them here, so none repeats the overlay.
 import type { ProviderConfig } from './config';
+import { keyHost, type KeyDestinations } from './key-destinations';
 import type { NetworkStandIns } from './network-stand-ins';
 import { keyStorageOf, providerKeyOf, type KeyStorage } from './provider-key';
 import type { SecretStore } from './secrets';
@@ -15,7 +16,12 @@ export class OwnerValues {
     readonly env: NodeJS.ProcessEnv,
     /** Tests' stand-ins of the named networks (config/network-stand-ins.ts); none for an owner. */
     readonly standIns: NetworkStandIns,
-  ) {}
+    /** Which hosts each key was approved for; without it (tests of other parts) every key goes where it is set. */
+    readonly destinations?: KeyDestinations,
+  ) {
+    // A home from before the approvals were kept: what is in use now is what the owner ran (trusted once).
+    if (destinations && !destinations.exists()) destinations.approve(this.keyInUse(), this.keyHosts());
+  }
 
   nodeName(): string {
     return this.settings.get().nodeName ?? this.config.nodeName;
@@ -31,8 +37,41 @@ export class OwnerValues {
     return this.standIns.serviceUrl(this.settings.get().serviceUrl ?? this.config.serviceUrl);
   }
 
+  /**
+   * The provider key to send: the key in use, when the owner allowed it to go to every host it would reach
+   * now; '' (held, never sent) otherwise. Asked at every use, so a change of the key in use (a cleared typed
+   * key, a config reload) is checked as a change of host is.
+   */
   providerKey(): string {
+    const key = this.keyInUse();
+    return key && this.keyHeld(key).length > 0 ? '' : key;
+  }
+
+  /** The key the sources name, in their order (environment, the console's store, config.toml), sent or not. */
+  keyInUse(): string {
     return providerKeyOf({ env: this.env, secrets: this.secrets, config: this.config });
+  }
+
+  /** The hosts (host:port) the key goes to with the addresses configured now: the hub and the platform's API. */
+  keyHosts(): string[] {
+    return this.hostsOf(this.hubUrl(), this.settings.get().serviceUrl ?? this.config.serviceUrl);
+  }
+
+  hostsOf(hubUrl: string, serviceUrl: string): string[] {
+    return [...new Set([keyHost(hubUrl), keyHost(serviceUrl)].filter((h): h is string => h !== undefined))];
+  }
+
+  /** Whether the owner allowed `key` to go to `host`: config.toml's own hosts for its key or the environment's, else an approval kept. */
+  keyApproved(key: string, host: string): boolean {
+    if (!this.destinations) return true;
+    const ownerKey = key === this.config.apiKey || key === (this.env.INFERENCE_API_KEY ?? '');
+    if (ownerKey && this.hostsOf(this.config.webSocketUrl, this.config.serviceUrl).includes(host.toLowerCase())) return true;
+    return this.destinations.has(key, host);
+  }
+
+  /** The hosts `key` would reach now without the owner's word ([] when none: it may be sent). */
+  keyHeld(key = this.keyInUse()): string[] {
+    return key ? this.keyHosts().filter((h) => !this.keyApproved(key, h)) : [];
   }
 
   keyStorage(): KeyStorage {

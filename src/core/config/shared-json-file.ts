@@ -6,7 +6,7 @@ import type { z } from 'zod';
 import { writeJsonAtomic } from './atomic-file';
 
 export class SharedJsonFile<T> {
-  private stamp = '';
+  private stampSeen = '';
   private value: T;
 
   constructor(
@@ -15,6 +15,11 @@ export class SharedJsonFile<T> {
     private readonly empty: () => T,
   ) {
     this.value = empty();
+  }
+
+  /** The stamp of the file as last read ('absent' when there was none). */
+  stamp(): string {
+    return this.stampSeen;
   }
 
   private fileStamp(): string {
@@ -29,7 +34,7 @@ export class SharedJsonFile<T> {
   /** The file's value (re-read when it changed on disk; missing or invalid: empty), and whether it was re-read. */
   read(): { value: T; changed: boolean } {
     const stamp = this.fileStamp();
-    if (stamp === this.stamp) return { value: this.value, changed: false };
+    if (stamp === this.stampSeen) return { value: this.value, changed: false };
     let next = this.empty();
     try {
       const r = this.schema.safeParse(JSON.parse(fs.readFileSync(this.file, 'utf8')));
@@ -38,13 +43,13 @@ export class SharedJsonFile<T> {
       // missing or unreadable: empty
     }
     this.value = next;
-    this.stamp = stamp;
+    this.stampSeen = stamp;
     return { value: next, changed: true };
   }
 
   write(value: T): void {
     writeJsonAtomic(this.file, value);
     this.value = value;
-    this.stamp = this.fileStamp();
+    this.stampSeen = this.fileStamp();
   }
 }

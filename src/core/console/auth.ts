@@ -9,12 +9,15 @@
 //   console's pages and nothing more. Browsers send cookies to every port of a host (and SameSite counts
 //   127.0.0.1:8000 as the same site as 127.0.0.1:7777), so any other local web server the owner visits
 //   receives it: a cookie alone must never open the bridge;
-// - the page secret: made with the session and handed out once, to the first same-origin POST of
-//   /session/page right after the exchange (the console's own page, which keeps it in its origin's
-//   localStorage). It travels only in the bridge's WebSocket handshake (a subprotocol) and the page's
-//   /session check, never by itself. The bridge needs cookie + page secret + this console's Origin;
-//   whoever holds only the cookie holds nothing that changes anything (Jupyter's rule: a cookie
-//   authenticates, a value the page must read proves the page).
+// - the page secret: made with the session in the same exchange and carried in the fragment of that
+//   exchange's redirect (`#swan-page=…`). A browser never sends a fragment to any server, so only the
+//   console's own page (which reads it from its address, keeps it in its origin's localStorage and wipes
+//   it from the address) ever holds it. There is nothing to claim afterwards: an earlier design handed it
+//   to the first POST that carried the cookie, and a server on another loopback port that received the
+//   cookie at sign-in won that race. It travels only in the bridge's WebSocket handshake (a
+//   subprotocol) and the page's /session check, never by itself. The bridge needs cookie + page secret +
+//   this console's Origin; whoever holds only the cookie holds nothing that changes anything (Jupyter's
+//   rule: a cookie authenticates, a value the page must read proves the page).
 // Sessions expire (idle SESSION_IDLE_MS, at most SESSION_MAX_MS) and end with the agent; the owner lists
 // them and signs out everywhere from Settings.
 import crypto from 'node:crypto';
@@ -32,8 +35,6 @@ export const CODE_TTL_MS = 15 * 60_000;
 export const SESSION_IDLE_MS = 24 * 3600_000;
 /** No session lives longer than this: then a new link, or the bookmark, opens a new one. */
 export const SESSION_MAX_MS = 7 * 24 * 3600_000;
-/** The page secret is handed out only this soon after the session began (its page loads at once). */
-export const PAGE_CLAIM_MS = 2 * 60_000;
 const MAX_SESSIONS = 64;
 const MAX_CODES = 64;
 
@@ -41,8 +42,10 @@ const MAX_CODES = 64;
 export const BRIDGE_PROTOCOL = 'swan-bridge';
 /** The subprotocol that carries the page secret (`swan-page.<secret>`: base64url is a valid token). */
 export const PAGE_PROTOCOL_PREFIX = 'swan-page.';
-/** The header the page's /session check and claim carry. */
+/** The header the page's /session check carries. */
 export const PAGE_HEADER = 'x-swan-page';
+/** The sign-in redirect's fragment that carries the page secret to the console's own page, and only there. */
+export const PAGE_FRAGMENT_PREFIX = 'swan-page=';
 
 /** Cookies are shared by every port of a host, so the name carries the port (two consoles never clash). */
 export function cookieName(port: number): string {
@@ -87,8 +90,6 @@ export type Credential = 'token-query' | 'token-header' | 'code' | 'cookie';
 
 interface Session {
   publicId: string;
-  /** Until claimed: the page secret itself (handed out once); then undefined. */
-  unclaimed?: string;
   pageDigest: string;
   createdAt: number;
   lastUsedAt: number;
@@ -124,8 +125,11 @@ export class ConsoleAuth {
     return code;
   }
 
-  /** Starts a browser session; the value goes only into the Set-Cookie header. */
-  newSession(req: IncomingMessage): string {
+  /**
+   * Starts a browser session: `id` goes only into the Set-Cookie header, `page` only into the fragment of
+   * the same redirect (which no server ever receives). Both exist only in that one answer.
+   */
+  newSession(req: IncomingMessage): { id: string; page: string } {
     this.sweep();
     const t = this.now();
     while (this.sessions.size >= MAX_SESSIONS) {
@@ -136,14 +140,13 @@ export class ConsoleAuth {
     const page = crypto.randomBytes(32).toString('base64url');
     this.sessions.set(digest(id), {
       publicId: crypto.randomBytes(6).toString('hex'),
-      unclaimed: page,
       pageDigest: digest(page),
       createdAt: t,
       lastUsedAt: t,
       userAgent: shortAgent(req.headers['user-agent']),
       address: req.socket?.remoteAddress ?? '',
     });
-    return id;
+    return { id, page };
   }
 
   /** Which credential the request carries (a code is used up by this call), or null when none is valid. */
@@ -158,23 +161,11 @@ export class ConsoleAuth {
     return null;
   }
 
-  /**
-   * The page secret of the request's session, handed out once (the first claim, within PAGE_CLAIM_MS of
-   * the exchange); undefined for anyone else. The caller checks that the request came from this origin.
-   */
-  claimPage(req: IncomingMessage): string | undefined {
-    const s = this.cookieSession(req);
-    if (!s?.unclaimed || this.now() - s.createdAt > PAGE_CLAIM_MS) return undefined;
-    const page = s.unclaimed;
-    s.unclaimed = undefined;
-    return page;
-  }
-
   /** The public id of the session whose cookie and page secret the request carries together, or undefined. */
   pageSession(req: IncomingMessage, pageSecret: string | undefined): string | undefined {
     if (!pageSecret) return undefined;
     const s = this.cookieSession(req);
-    if (!s || s.unclaimed !== undefined || !sameSecret(digest(pageSecret), s.pageDigest)) return undefined;
+    if (!s || !sameSecret(digest(pageSecret), s.pageDigest)) return undefined;
     return s.publicId;
   }
 

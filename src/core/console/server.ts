@@ -11,7 +11,7 @@ import type { BridgeBackend } from '../../shared/bridge/transport';
 import type { BridgeEvent } from '../../shared/bridge/events';
 import { createEventBatcher, type EventBatcher } from '../../shared/batcher';
 import type { Logger } from '../base/log';
-import { allowedHosts, BRIDGE_PROTOCOL, ConsoleAuth, exposureWarning, hostAllowed, isLoopbackListen, newToken, offeredPageSecret, originAllowed, PAGE_HEADER, sessionCookie } from './auth';
+import { allowedHosts, BRIDGE_PROTOCOL, ConsoleAuth, exposureWarning, hostAllowed, isLoopbackListen, newToken, offeredPageSecret, originAllowed, PAGE_FRAGMENT_PREFIX, PAGE_HEADER, sessionCookie } from './auth';
 import { requestTarget } from '../http/request-target';
 import { defaultConnectionCap, limitConnections, requestDeadlines } from '../http/connection-budget';
 import type { ConsoleRoute } from './console-route';
@@ -164,21 +164,6 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
     const hostHeader = (req.headers.host as string).toLowerCase();
     const route = opts.routes?.find((r) => r.matches(url.pathname));
     if (route) return route.handle(req, res, url, { consoleCredential: () => auth.check(req, url, { acceptCode: false }), newCode: () => auth.newCode(), headers: securityHeaders(hostHeader) });
-    // The console's own page claims its page secret, once, right after the exchange (auth.ts). A form or a
-    // page of another origin cannot: the claim header forces a CORS preflight, and the Origin must be ours.
-    if (url.pathname === '/session/page') {
-      if (req.method !== 'POST') return refuse(res, 405, 'POST only.');
-      if (!originAllowed(req) || req.headers[PAGE_HEADER] !== 'claim') return refuse(res, 403, 'Only the console\'s own page may ask for this.');
-      const page = auth.claimPage(req);
-      if (!page) {
-        // Every page load asks; a session whose page already holds its secret has nothing more to hand out.
-        if (auth.check(req, url, { acceptCode: false }) !== 'cookie') return refuse(res, 401, 'No session: open a new console link.');
-        res.writeHead(204, securityHeaders(hostHeader));
-        return res.end();
-      }
-      res.writeHead(200, { ...securityHeaders(hostHeader), 'Content-Type': 'application/json; charset=utf-8' });
-      return res.end(JSON.stringify({ page }));
-    }
     const cred = auth.check(req, url, { acceptCode: true });
     if (!cred) {
       return refuse(
@@ -194,10 +179,17 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
 
     // A browser that brought a code or the token gets a session cookie and an address without them
     // (the history keeps nothing usable). /metrics and /session are for programs: no cookie there.
+    // The page secret rides in the redirect's fragment: the browser hands it to the console's page and
+    // never sends it to a server, so a server on another port that receives the cookie gets nothing more.
     if ((cred === 'code' || cred === 'token-query') && url.pathname !== '/metrics' && url.pathname !== '/session') {
       url.searchParams.delete('token');
       url.searchParams.delete('code');
-      res.writeHead(302, { ...headers, 'Set-Cookie': sessionCookie(port, auth.newSession(req)), Location: `/${url.pathname.replace(/^[/\\]+/, '')}${url.search}` });
+      const session = auth.newSession(req);
+      res.writeHead(302, {
+        ...headers,
+        'Set-Cookie': sessionCookie(port, session.id),
+        Location: `/${url.pathname.replace(/^[/\\]+/, '')}${url.search}#${PAGE_FRAGMENT_PREFIX}${session.page}`,
+      });
       return res.end();
     }
     const program = cred === 'token-header' || cred === 'token-query';

@@ -14,7 +14,7 @@ export function fleetVerbs(
   fleet: Fleet,
   log: Pick<Log, 'child' | 'addSecrets'>,
   /** Throws unless the owner approved minting this token (a read token outlives the console session that asked). */
-  ownerApproved: (name: string, approvalId: string | undefined) => void,
+  ownerApproved: (name: string, grant: string | undefined) => void,
 ): { [C in FleetChannel]: (args: InvokeArgs<C>) => Promise<InvokeResults[C]> | InvokeResults[C] } {
   const l = log.child('fleet');
   return {
@@ -28,9 +28,9 @@ export function fleetVerbs(
     'fleet.openConsole': ({ id }) => fleet.reader.consoleLink(id),
     'fleet.usage': () => fleet.reader.usage(),
     'fleet.tokens.list': () => fleet.tokens.list(),
-    'fleet.tokens.create': ({ name, approvalId }) => {
+    'fleet.tokens.create': ({ name, grant }) => {
       if (fleet.tokens.list().some((t) => t.name === name)) throw new FleetError('fleet_token_name_taken', `A fleet token named "${name}" exists already; revoke it first or pick another name.`, 'name');
-      ownerApproved(name, approvalId);
+      ownerApproved(name, grant);
       const made = fleet.tokens.create(name);
       log.addSecrets([made.token]);
       l.info(`fleet: made the read-only token "${name}"`);

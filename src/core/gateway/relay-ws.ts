@@ -12,6 +12,7 @@ import { keyRefusalCode, type KeyRefusalCode } from './auth';
 import type { ResolvedGatewayOptions } from './options';
 import { chatMessageSchema, describeIssues, parseClientMessage, requestIdOf, requestIdSchema, SAMPLING_KEYS, samplingParamsSchema } from './request-schema';
 import { CLOSE, keepAlive, sendJson } from './ws-util';
+import { refusalLog } from './refusal-log';
 
 /** Unsent bytes beyond which reading from the engine waits for the socket to drain. */
 const HIGH_WATER = 1024 * 1024;
@@ -66,7 +67,7 @@ export class RelayService {
         key === undefined
           ? "Missing API key. Connect with ws://HOST/v1/ws?apiKey=KEY or the subprotocols ['access_token', KEY]; create a key with `swan-provider keys create --name NAME`."
           : 'The API key is not valid (unknown or revoked). Create one with `swan-provider keys create --name NAME` or in the console settings.';
-      this.log.info(`relay connection refused: ${key === undefined ? 'no API key' : 'unknown or revoked API key'}`);
+      refusalLog(this.log).refused('info', `relay connection refused: ${key === undefined ? 'no API key' : 'unknown or revoked API key'}`);
       sendJson(ws, { type: 'error', code: 'auth_error', reason: keyRefusalCode(key), message });
       ws.close(CLOSE.policy, 'auth_error');
       return;

@@ -18,6 +18,7 @@ import { RelayService } from './relay-ws';
 import { loadResumeKey, ResumeTokens } from './resume-token';
 import { negotiate } from './stream-v1-messages';
 import { StreamV1Service } from './stream-v1';
+import { clipClientText, refusalLog } from './refusal-log';
 
 /** How often revocations made elsewhere (CLI, console) are looked for: they take effect within this. */
 export const REVOCATION_POLL_MS = 250;
@@ -92,6 +93,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   // Its own budget of connections and deadlines for requests to arrive: a flood here leaves the hub link,
   // the engines and the console the descriptors and the time they need (connection-budget.ts).
   const budget = { total: o.maxConnections, perAddress: o.maxConnectionsPerAddress, headersTimeoutMs: o.headersTimeoutMs, requestTimeoutMs: o.requestTimeoutMs };
+  // Refusal lines carry client-chosen text: clipped and rate-limited, so a flood cannot fill the disk.
+  const refusals = refusalLog(log);
   const server = http.createServer(requestDeadlines(budget), (req: IncomingMessage, res: ServerResponse) => {
     try {
       onRequest(req, res);
@@ -102,7 +105,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     const url = requestTarget(req.url);
     if (!url) {
-      log.debug(`refused ${req.method} with a malformed request target`);
+      refusals.refused('debug', `refused ${clipClientText(req.method ?? '', 16)} with a malformed request target`);
       const body = JSON.stringify({ error: { message: BAD_TARGET, type: 'invalid_request_error', param: null, code: 'bad_request_target' } });
       res.writeHead(400, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
       res.end(body);
@@ -110,7 +113,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     }
     const denied = origins.check(req);
     if (denied) {
-      log.warn(`refused ${req.method} ${url.pathname}: ${denied.message}`);
+      refusals.refused('warn', `refused ${clipClientText(req.method ?? '', 16)} ${clipClientText(url.pathname)}: ${clipClientText(denied.message)}`);
       const body = JSON.stringify({ error: { message: denied.message, type: 'permission_error', param: null, code: denied.code } });
       res.writeHead(403, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
       res.end(body);
@@ -133,19 +136,19 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = requestTarget(req.url);
     if (!url) {
-      log.debug('refused a WebSocket with a malformed request target');
+      refusals.refused('debug', 'refused a WebSocket with a malformed request target');
       return refuse(socket, 400, BAD_TARGET);
     }
     const denied = origins.check(req);
     if (denied) {
-      log.warn(`refused a WebSocket to ${url.pathname}: ${denied.message}`);
+      refusals.refused('warn', `refused a WebSocket to ${clipClientText(url.pathname)}: ${clipClientText(denied.message)}`);
       return refuse(socket, 403, denied.message, {}, denied.code);
     }
     const key = presentedKey(req, url);
     if (url.pathname === '/v1/stream') {
       const n = negotiate(offeredProtocols(req));
       if (n.refuse) {
-        log.info(`refused a /v1/stream connection: ${n.refuse}`);
+        refusals.refused('info', `refused a /v1/stream connection: ${clipClientText(n.refuse)}`);
         return refuse(socket, 400, n.refuse, { 'X-Stream-Protocols': 'stream-v1' }, n.code);
       }
       streamWss.handleUpgrade(req, socket, head, (ws: WebSocket) => stream.handle(ws, key));

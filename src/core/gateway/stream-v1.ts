@@ -15,6 +15,7 @@ import type { StreamConn, StreamState } from './stream-state';
 import { ackSchema, authSchema, cancelSchema, CLIENT_TYPES, compatibility, describeFleetSchema, startSchema, type StartMessage } from './stream-v1-messages';
 import { internalId, resumeToken, runStream, type RunDeps } from './stream-v1-run';
 import { CLOSE, keepAlive, sendJson } from './ws-util';
+import { refusalLog } from './refusal-log';
 
 const NEED_KEY = 'Create a key with `swan-provider keys create --name NAME` (or in the console settings).';
 
@@ -124,7 +125,7 @@ export class StreamV1Service {
     const who = this.o.keys.identify(key);
     const name = who?.name;
     if (!who || !name) {
-      this.log.info(`stream connection ${c.id}: refused an unknown or revoked API key`);
+      refusalLog(this.log).refused('info', `stream connection ${c.id}: refused an unknown or revoked API key`);
       this.refuse(c, `The API key is not valid (unknown or revoked). ${NEED_KEY}`, keyRefusalCode(key), 'invalid API key');
       return false;
     }

@@ -76,18 +76,20 @@ const systemResolver: Resolver = async (host) => (await dns.promises.lookup(host
 
 /**
  * The class of a URL host (a name is resolved: every address it resolves to counts, the widest wins).
- * A name that does not resolve is `public` (nothing proves it is the owner's); an address is classed
- * as written. WHATWG URL parsing has already turned 0xA9FEA9FE and other IPv4 spellings into dotted form.
+ * A name that does not resolve is `public` (nothing proves it is the owner's), except `localhost` itself
+ * (loopback by definition); an address is classed as written. WHATWG URL parsing has already turned
+ * 0xA9FEA9FE and other IPv4 spellings into dotted form. Every name is resolved before it is classed, also
+ * `localhost` and `*.localhost`: a hosts file or a resolver may point `metadata.localhost` at 169.254.169.254.
  */
 export async function classifyHost(hostname: string, resolve: Resolver = systemResolver): Promise<AddressClass> {
   const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
   if (net.isIP(h.replace(/%.*$/, ''))) return classifyIp(h);
-  if (h === 'localhost' || h.endsWith('.localhost')) return 'loopback';
+  const unresolved: AddressClass = h === 'localhost' ? 'loopback' : 'public';
   let addrs: string[];
   try {
     addrs = await resolve(h);
   } catch {
-    return 'public';
+    return unresolved;
   }
-  return addrs.length === 0 ? 'public' : widest(addrs.map(classifyIp));
+  return addrs.length === 0 ? unresolved : widest(addrs.map(classifyIp));
 }

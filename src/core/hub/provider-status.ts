@@ -9,6 +9,10 @@ import type { ProviderStatusView } from '../../shared/views/snapshot';
 import type { KeyStatusDetailView } from '../../shared/views/settings';
 import type { Logger } from '../base/log';
 import { JSON_LIMITS, parseJson } from '../http/bounded-json';
+import { readCapped } from '../http/read-body';
+
+/** The largest provider-status answer read (the real one is under 2 KB). */
+const MAX_STATUS_BYTES = 256 * 1024;
 
 const statusSchema = z
   .object({
@@ -31,8 +35,10 @@ export type ProviderStatus = z.infer<typeof statusSchema>;
 export async function fetchProviderStatus(serviceUrl: string, key: string, timeoutMs = 10_000): Promise<{ status?: ProviderStatus; httpStatus?: number; error?: string }> {
   const url = `${serviceUrl.replace(/\/+$/, '')}/api/v1/provider/status`;
   try {
-    const res = await fetch(url, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(timeoutMs) });
-    const text = await res.text();
+    // The key goes to this host only: never follow a redirect elsewhere with it. The answer is read up to
+    // its limit, never whole first.
+    const res = await fetch(url, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(timeoutMs), redirect: 'error' });
+    const text = await readCapped(res, MAX_STATUS_BYTES);
     let json: unknown;
     try {
       json = parseJson(text, JSON_LIMITS.platform);

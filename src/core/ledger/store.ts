@@ -14,6 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { Logger } from '../base/log';
+import { DIR_MODE } from '../config/home';
 import { CheckpointHandoff, type CheckpointHandoffOptions } from './checkpoint-handoff';
 import { LedgerUnavailableError, LedgerValueError, describeDbFailure, type DbFailure } from './db-errors';
 import { migrate } from './migrations';
@@ -63,7 +64,7 @@ export class LedgerStore extends EventEmitter<StoreEvents> {
   connect(): boolean {
     let db: Database.Database | undefined;
     try {
-      fs.mkdirSync(path.dirname(this.file), { recursive: true });
+      fs.mkdirSync(path.dirname(this.file), { recursive: true, mode: DIR_MODE });
       // Created 0600 before SQLite opens it: its -wal and -shm files take the database file's mode.
       fs.closeSync(fs.openSync(this.file, 'a', 0o600));
       db = new Database(this.file, { timeout: this.o.busyTimeoutMs });

@@ -53,13 +53,20 @@ interface Held {
   file: ApprovalFile;
   apply?: () => unknown;
   subject?: string;
+  /** A grant's secret, as SHA-256: redeem() needs the secret itself, which only the asking caller got. */
+  grantDigest?: string;
   timer: NodeJS.Timeout;
 }
 
 interface Grant {
   kind: ApprovalKind;
   subject?: string;
+  grantDigest: string;
   expiresAt: number;
+}
+
+function digest(s: string): string {
+  return crypto.createHash('sha256').update(s).digest('hex');
 }
 
 export interface ApprovalEvents {
@@ -131,13 +138,22 @@ export class OwnerApprovals extends EventEmitter<ApprovalEvents> {
       if (h) this.settle(h, 'expired', `not approved within ${Math.round(this.ttlMs / 60_000)} minutes`);
     }, this.ttlMs);
     timer.unref();
-    const held: Held = { file: { ...view, status: 'pending' }, timer, ...(r.apply ? { apply: r.apply } : {}), ...(r.subject !== undefined ? { subject: r.subject } : {}) };
+    // A grant (no change to apply: a credential the next call makes) is bound to the caller that asked by a
+    // secret in its refusal alone: the `approval` event every console socket hears carries only the id.
+    const grant = r.apply ? undefined : crypto.randomBytes(24).toString('base64url');
+    const held: Held = {
+      file: { ...view, status: 'pending' },
+      timer,
+      ...(r.apply ? { apply: r.apply } : {}),
+      ...(r.subject !== undefined ? { subject: r.subject } : {}),
+      ...(grant ? { grantDigest: digest(grant) } : {}),
+    };
     this.held.set(approvalId, held);
     this.writeFile(held.file);
     this.startPolling();
     this.o.log.warn(`waiting for the owner's approval (${code}): ${r.summary} Approve with \`${view.approveCommand}\`${this.listenerCount('requested') ? ' or where this agent asks' : ''}; it expires in ${Math.round(this.ttlMs / 60_000)} minutes.`);
     this.emit('requested', view);
-    return view;
+    return grant ? { ...view, grant } : view;
   }
 
   /** Approvals waiting for the owner. */
@@ -162,7 +178,7 @@ export class OwnerApprovals extends EventEmitter<ApprovalEvents> {
     if (decision === 'deny') return this.settle(h, 'denied', `denied by the owner (${by})`);
     this.o.log.info(`approved by the owner (${by}): ${h.file.summary}`);
     if (!h.apply) {
-      this.grants.set(h.file.approvalId, { kind: h.file.kind, ...(h.subject !== undefined ? { subject: h.subject } : {}), expiresAt: this.now() + this.ttlMs });
+      if (h.grantDigest) this.grants.set(h.file.approvalId, { kind: h.file.kind, ...(h.subject !== undefined ? { subject: h.subject } : {}), grantDigest: h.grantDigest, expiresAt: this.now() + this.ttlMs });
       return this.settle(h, 'approved');
     }
     try {
@@ -173,12 +189,19 @@ export class OwnerApprovals extends EventEmitter<ApprovalEvents> {
     return this.settle(h, 'approved');
   }
 
-  /** Uses up an approved grant of this kind and subject (true), or says there is none (false). */
-  redeem(approvalId: string, kind: ApprovalKind, subject?: string): boolean {
-    const g = this.grants.get(approvalId);
-    if (!g || g.kind !== kind || g.subject !== subject) return false;
-    this.grants.delete(approvalId);
-    return g.expiresAt > this.now();
+  /**
+   * Uses up an approved grant of this kind and subject (true), or says there is none (false). `grant` is the
+   * secret the asking caller's refusal carried: the approval's id, which every console socket hears, is not enough.
+   */
+  redeem(grant: string, kind: ApprovalKind, subject?: string): boolean {
+    const want = Buffer.from(digest(grant));
+    for (const [id, g] of this.grants) {
+      if (!crypto.timingSafeEqual(Buffer.from(g.grantDigest), want)) continue;
+      if (g.kind !== kind || g.subject !== subject) return false;
+      this.grants.delete(id);
+      return g.expiresAt > this.now();
+    }
+    return false;
   }
 
   close(): void {

@@ -7,6 +7,10 @@
 //   key that will be sent: an INFERENCE_API_KEY in the environment wins over a typed one), or an approval
 //   given outside the console (approvals.ts). Nothing the caller puts in the request counts as the
 //   owner's word: whoever holds a console session, or borrowed one, can set any field.
+// - "a host it does not go to now" is asked of the key that will be sent, for every host it will reach
+//   after the save, changed in the patch or not: a key is allowed per key and host
+//   (config/key-destinations.ts), so a decoy key typed with an attacker's address and then cleared does not
+//   take the key underneath there.
 import type { SettingsPatch } from '../../shared/bridge/schemas';
 import { isLoopbackHost } from '../http/loopback';
 
@@ -18,6 +22,11 @@ export interface KeyDestinationInput {
   keyAfter: string;
   /** Whether the patch types the very key that would be sent (the owner showed they hold it). */
   keyTyped: boolean;
+  /**
+   * Whether the owner allowed `keyAfter` to go to a host. When given, every host the key reaches after the
+   * save is asked, changed in this patch or not; without it, the hosts in use now count as allowed.
+   */
+  approved?: (host: string) => boolean;
 }
 
 export interface KeyDestinationCheck {
@@ -53,20 +62,23 @@ export function keyAfterSave(k: { env: string; stored: string; config: string },
   return { keyAfter, keyTyped: t !== '' && keyAfter === t };
 }
 
-export function checkKeyDestination({ current, patch, keyAfter, keyTyped }: KeyDestinationInput): KeyDestinationCheck {
+export function checkKeyDestination({ current, patch, keyAfter, keyTyped, approved }: KeyDestinationInput): KeyDestinationCheck {
   const now = FIELDS.map((f) => parse(current[f])).filter((u): u is URL => u !== undefined);
   const knownHosts = new Set(now.map((u) => u.host.toLowerCase()));
+  const allowed = approved ?? ((host: string) => knownHosts.has(host));
   const plainNow = new Set(now.filter(plain).map((u) => u.host.toLowerCase()));
   const hosts = new Set<string>();
   const insecure = new Set<string>();
   const warnings: Record<string, string> = {};
   for (const field of FIELDS) {
     const next = patch[field];
-    if (next === undefined || next === '' || next === current[field]) continue;
-    const u = parse(next);
+    const changed = next !== undefined && next !== '' && next !== current[field];
+    const u = parse(changed ? next : current[field]);
     if (!u) continue; // validateSettingsPatch reports it
     const host = u.host.toLowerCase();
-    if (!knownHosts.has(host)) hosts.add(host);
+    // The key after the save, to every host it reaches after it: a host kept, with another key, is new too.
+    if (!allowed(host)) hosts.add(host);
+    if (!changed) continue;
     if (plain(u)) {
       if (!plainNow.has(host)) insecure.add(host);
       warnings[field] = `${u.protocol}// to ${host} is not encrypted: anyone on the network path can read the provider key and the traffic. Use ${u.protocol === 'ws:' ? 'wss://' : 'https://'} when the server offers it.`;

@@ -64,6 +64,29 @@ export class Owner {
       d.event,
     );
     d.life.onStop('approvals', () => this.approvals.close());
+    d.life.add({ name: 'held provider key', start: () => this.askForHeldKey() });
+  }
+
+  /**
+   * The key in use would reach a host nobody allowed it to (the environment's key changed, or config.toml
+   * did, under addresses set in the console): it is held (OwnerValues.providerKey) and the owner asked.
+   */
+  askForHeldKey(): void {
+    const { values, serving } = this.d;
+    const held = values.keyHeld();
+    if (held.length === 0) return;
+    const key = values.keyInUse();
+    const hosts = values.keyHosts();
+    this.approvals.request({
+      kind: 'key_destination',
+      summary: keyDestinationSummary({ hosts: held, insecure: [] }),
+      hosts: held,
+      insecure: [],
+      apply: () => {
+        values.destinations?.approve(key, hosts);
+        if (values.config.enable && values.providerKey()) void serving.providerGate.start();
+      },
+    });
   }
 
   /** The settings as the console shows them: the overlay over config.toml, and where the key is kept. */
@@ -75,7 +98,7 @@ export class Owner {
       hubUrl: values.hubUrl(),
       serviceUrl: s.serviceUrl ?? config.serviceUrl,
       nodeName: values.nodeName(),
-      keySet: values.providerKey() !== '',
+      keySet: values.keyInUse() !== '',
       keyStorage: values.keyStorage(),
       gatewayEnabled: s.gatewayEnabled ?? config.gateway.enable,
       gatewayListen: s.gatewayListen ?? config.gateway.listen,
@@ -103,8 +126,12 @@ export class Owner {
     const { values } = this.d;
     const env = values.env.INFERENCE_API_KEY ?? '';
     const key = keyAfterSave({ env, stored: values.secrets.get(KEY_SECRET) ?? '', config: values.config.apiKey }, patch.providerKey);
-    const destination = checkKeyDestination({ current: this.settingsView(), patch, ...key });
+    const current = this.settingsView();
+    const destination = checkKeyDestination({ current, patch, ...key, approved: (host) => values.keyApproved(key.keyAfter, host) });
     const warnings = Object.keys(destination.warnings).length ? { warnings: destination.warnings } : {};
+    // The hosts the key goes to after this save: the owner's word (typed key, approval) covers that key there.
+    const hostsAfter = values.hostsOf(patch.hubUrl || current.hubUrl, patch.serviceUrl === undefined ? current.serviceUrl : patch.serviceUrl);
+    const allow = () => values.destinations?.approve(key.keyAfter, hostsAfter);
     if (destination.needsOwner) {
       const summary = keyDestinationSummary(destination);
       const confirmation = this.approvals.request({
@@ -112,7 +139,10 @@ export class Owner {
         summary,
         hosts: destination.hosts,
         insecure: destination.insecure,
-        apply: () => this.applySettings(patch),
+        apply: async () => {
+          allow();
+          await this.applySettings(patch);
+        },
       });
       throw new BridgeError(
         'OWNER_CONFIRMATION_REQUIRED',
@@ -121,6 +151,7 @@ export class Owner {
         confirmation,
       );
     }
+    if (key.keyTyped) allow();
     await this.applySettings(patch);
     return { ok: true, ...warnings };
   }
@@ -129,13 +160,13 @@ export class Owner {
    * A credential is minted only with the owner's approval, given outside the console: the first call is refused
    * with the approval to give; the call that follows it (with the approval's id) goes through, once.
    */
-  requireOwner(kind: 'gateway_key' | 'fleet_token', name: string, approvalId: string | undefined, summary: string): void {
-    if (approvalId !== undefined && this.approvals.redeem(approvalId, kind, name)) return;
+  requireOwner(kind: 'gateway_key' | 'fleet_token', name: string, grant: string | undefined, summary: string): void {
+    if (grant !== undefined && this.approvals.redeem(grant, kind, name)) return;
     const confirmation = this.approvals.request({ kind, summary, subject: name });
     throw new BridgeError(
       'OWNER_CONFIRMATION_REQUIRED',
       `${summary} Only you can allow this: ${this.approveWhere(confirmation)}; then create it again.`,
-      approvalId === undefined ? undefined : 'approvalId',
+      grant === undefined ? undefined : 'grant',
       confirmation,
     );
   }

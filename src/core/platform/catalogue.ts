@@ -12,6 +12,10 @@ import type { EngineModelMeta } from '../../shared/types';
 import type { Logger } from '../base/log';
 import { AnswerError } from '../http/answer-error';
 import { JSON_LIMITS, parseJson } from '../http/bounded-json';
+import { readCapped } from '../http/read-body';
+
+/** The largest catalogue answer read. */
+const MAX_CATALOGUE_BYTES = 8 * 1024 * 1024;
 
 export interface CatalogueModel {
   id: string;
@@ -260,10 +264,10 @@ export class Catalogue {
     const url = this.url();
     const timeoutMs = this.o.timeoutMs ?? 10_000;
     try {
-      const res = await (this.o.fetchImpl ?? fetch)(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(timeoutMs) });
+      const res = await (this.o.fetchImpl ?? fetch)(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(timeoutMs), redirect: 'error' });
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
-      const text = await res.text();
-      if (text.length > 8 * 1024 * 1024) throw new Error('the answer is over 8 MB');
+      // Read in pieces up to the limit: a platform that streams for its whole deadline is cut off there.
+      const text = await readCapped(res, MAX_CATALOGUE_BYTES);
       let json: unknown;
       try {
         json = parseJson(text, JSON_LIMITS.platform);

@@ -2,6 +2,7 @@
 // (10 s, like the Go provider's stats client), a bounded body, JSON or a plain-words error. Never
 // throws: callers keep their last good figures on any failure.
 import { JSON_LIMITS, parseJson } from '../http/bounded-json';
+import { readCapped } from '../http/read-body';
 
 export interface GetJsonOptions {
   /** Sent as `Authorization: Bearer …` (the provider key) when set. */
@@ -52,22 +53,4 @@ function reason(e: unknown, timeoutMs: number): string {
   const err = e as Error & { cause?: Error };
   if (err?.name === 'TimeoutError' || err?.name === 'AbortError') return `no answer within ${timeoutMs / 1000} s`;
   return err?.cause?.message ?? err?.message ?? String(e);
-}
-
-async function readCapped(res: Response, maxBytes: number): Promise<string> {
-  if (!res.body) return '';
-  const reader = res.body.getReader();
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel();
-      throw new Error(`the body is over ${Math.round(maxBytes / 1024)} KB`);
-    }
-    parts.push(value);
-  }
-  return Buffer.concat(parts).toString('utf8');
 }

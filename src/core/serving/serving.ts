@@ -245,6 +245,7 @@ export class Serving {
     const { owner, accounting } = this.d;
     // The provider gate's status carries earnings_enabled to the ledger (wireServing); without the gate it is asked for alone.
     if (owner.config.enable && owner.providerKey()) void this.providerGate.start();
+    else if (owner.keyHeld().length > 0) this.l.warn(`The provider key in use was never allowed to go to ${owner.keyHeld().join(' and ')}: it is not sent until you approve it (the agent asks below), or set the address back.`, { code: 'key_destination_held' });
     else if (!owner.providerKey()) this.l.warn('No provider key yet: paste it in the console (Settings) or set ApiKey in config.toml / INFERENCE_API_KEY.');
     else {
       this.l.warn('[Inference] Enable = false in config.toml: not connecting to the hub.');

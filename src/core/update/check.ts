@@ -5,6 +5,8 @@
 //   its `version:` line — what electron-updater's generic provider reads, checked here over plain HTTP.
 import type { UpdateCheckView } from '../../shared/views/settings';
 import { httpUrlProblem } from '../http/url-problem';
+import { classifyHost, type Resolver } from '../http/address-class';
+import { BodyTooLarge, readCapped } from '../http/read-body';
 import { JSON_LIMITS, parseJson } from '../http/bounded-json';
 
 export const PACKAGE_NAME = 'swan-provider-console';
@@ -86,6 +88,35 @@ export interface CheckOptions {
   feed: string; // '' = default
   mode: 'desktop' | 'headless';
   timeoutMs?: number;
+  /** Name resolution for the address check of every hop (tests); the system's by default. */
+  resolve?: Resolver;
+}
+
+/** Redirects followed at most (a GitHub release asset takes two). */
+const MAX_REDIRECTS = 5;
+
+/**
+ * GET that follows a redirect only to an address checked as the feed's own was: an http(s) URL without
+ * credentials, whose host (resolved first) is not link-local, cloud metadata or unspecified. A feed that
+ * redirects to 169.254.169.254 is refused (feed_refused_address), never asked.
+ */
+async function fetchCheckingRedirects(url: string, init: RequestInit, resolve?: Resolver): Promise<Response> {
+  let current = url;
+  for (let hop = 0; ; hop++) {
+    if (feedUrlProblem(current) || (await classifyHost(new URL(current).hostname, resolve)) === 'refused') {
+      throw new FeedError('feed_refused_address', hop === 0 ? 'the feed address is one the agent never sends requests to' : 'the feed redirected to an address the agent never sends requests to');
+    }
+    const res = await fetch(current, { ...init, redirect: 'manual' });
+    const location = res.status >= 300 && res.status < 400 ? res.headers.get('location') : null;
+    if (location === null) return res;
+    await res.body?.cancel();
+    if (hop >= MAX_REDIRECTS) throw new FeedError('feed_http_error', `the feed redirected more than ${MAX_REDIRECTS} times`);
+    try {
+      current = new URL(location, current).href;
+    } catch {
+      throw new FeedError('feed_http_error', 'the feed redirected to something that is not an address');
+    }
+  }
 }
 
 export async function checkForUpdate(o: CheckOptions): Promise<UpdateCheckView> {
@@ -93,24 +124,23 @@ export async function checkForUpdate(o: CheckOptions): Promise<UpdateCheckView> 
   const base = { current: o.current, feed, checkedAt: Date.now(), available: false };
   try {
     const url = feedRequestUrl(feed, o.mode);
-    const res = await fetch(url, {
+    const res = await fetchCheckingRedirects(url, {
       headers: { accept: 'application/vnd.npm.install-v1+json, application/json;q=0.9, text/yaml;q=0.8, */*;q=0.1', 'user-agent': `swan-provider/${o.current}` },
-      redirect: 'follow',
       signal: AbortSignal.timeout(o.timeoutMs ?? 8000),
-    });
+    }, o.resolve);
     if (!res.ok) {
       await res.body?.cancel();
       throw res.status === 404
         ? new FeedError('feed_not_found', `the feed has no such package or file (HTTP 404 at ${url})`)
         : new FeedError('feed_http_error', `the feed answered HTTP ${res.status}`);
     }
-    const len = Number(res.headers.get('content-length') ?? 0);
-    if (len > MAX_BYTES) {
-      await res.body?.cancel();
-      throw new FeedError('feed_too_large', 'the feed answer is too large');
+    let body: string;
+    try {
+      body = await readCapped(res, MAX_BYTES);
+    } catch (e) {
+      if (e instanceof BodyTooLarge) throw new FeedError('feed_too_large', 'the feed answer is too large');
+      throw e;
     }
-    const body = await res.text();
-    if (body.length > MAX_BYTES) throw new FeedError('feed_too_large', 'the feed answer is too large');
     const latest = latestFromFeed(body);
     return { ...base, latest, available: compareVersions(latest, o.current) > 0 };
   } catch (e) {

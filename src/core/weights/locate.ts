@@ -7,12 +7,13 @@
 //   TGI         GET /info: model_id (a Hugging Face id), model_dtype
 //   Ollama      POST /api/show {model}: the modelfile's FROM lines (its blobs), details.quantization_level,
 //               capabilities (completion, vision, embedding …)
-// Only what is a model's is ever hashed, so a hub can never learn the hash of another file of the owner's
-// (an engine is a local program, but one at an address the owner added need not be honest): a GGUF must
-// start with the GGUF magic; a folder must look like a model's (config.json or weight files at its top,
-// never the filesystem root or a home folder), and of it only the files a model repository holds (weights,
-// JSON, tokenizer files), links followed only while they stay in the folder or its Hugging Face repo's
-// blobs. A Hugging Face id or a cache path from another machine (a container's /root/.cache) is looked up
+// Only weight files are ever hashed, so a hub can never learn the hash of another file of the owner's (an
+// engine is a local program, but one at an address the owner added need not be honest, and a hostile one
+// named ~/.docker, which holds a config.json, as its model's folder): a GGUF must start with the GGUF
+// magic; a folder must look like a model's (weight files with their format's magic, or a weight index, at
+// its top; never the filesystem root, a home folder, a dot-folder or a known config folder), and of it only
+// weight files whose first bytes are their format's, links followed only while they stay in the folder or
+// its Hugging Face repo's blobs. A config.json, a tokenizer, a .txt or a .py is read, never hashed. A Hugging Face id or a cache path from another machine (a container's /root/.cache) is looked up
 // in this machine's cache. LM Studio and generic servers do not say: unlocated.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -161,9 +162,9 @@ function huggingFace(root: string, via: string, where: LocateEnv): ModelFacts {
     if (!isGguf(dir)) return { location: { ok: false, reason: `${via} is ${dir}, a file that is not a GGUF` } };
     return { location: { ok: true, located: ggufFiles(dir, via) } };
   }
-  if (!looksLikeModelFolder(dir, where.env)) return { location: { ok: false, reason: `${via} is ${dir}, which does not look like a model's folder (no config.json or weight files in it)` } };
+  if (!looksLikeModelFolder(dir, where.env)) return { location: { ok: false, reason: `${via} is ${dir}, which does not look like a model's folder (no weight files at its top, or a dot-folder or config folder)` } };
   const files = walk(dir);
-  if (files.length === 0) return { location: { ok: false, reason: `${via} is ${dir}, which holds no readable files` } };
+  if (files.length === 0) return { location: { ok: false, reason: `${via} is ${dir}, which holds no readable weight files` } };
   const quantization = configQuantization(dir);
   return { ...(quantization ? { quantization } : {}), location: { ok: true, located: { root: dir, files, via } } };
 }
@@ -212,11 +213,25 @@ export function linkRoot(realRoot: string): string {
   return m ? (m[1] as string) : realRoot;
 }
 
-/** The files a model repository holds: weights, JSON (config, tokenizer, index), tokenizer models and vocabularies. */
-const MODEL_FILE = /\.(safetensors|bin|pt|pth|gguf|ggml|json|model|tiktoken|txt|jinja|py)$/i;
+/** Weight files: the only files a fingerprint is ever computed of (and only with their format's first bytes). */
 const WEIGHT_FILE = /\.(safetensors|bin|pt|pth|gguf|ggml)$/i;
+/** A sharded checkpoint's index (model.safetensors.index.json): a model's folder, though never hashed itself. */
+const WEIGHT_INDEX = /\.(safetensors|bin|pt)\.index\.json$/i;
+/** Dot-folders a model's files may live under (caches); every other dot-folder on the path is refused. */
+const DOT_FOLDERS_ALLOWED = new Set(['.cache', '.ollama', '.lmstudio']);
+/** Folders that hold configuration and credentials, whatever their parents: never a model's. */
+const CONFIG_FOLDERS = new Set(['.ssh', '.docker', '.aws', '.kube', '.gnupg', '.config', '.azure', '.gcloud', '.git', '.password-store', '.npm', '.local', 'etc']);
 
-/** A model's folder: config.json or weight files at its top, and not the filesystem root or a home folder. */
+/** Whether a folder's path passes through a dot-folder other than a cache, or a known config folder. */
+function underConfigFolder(real: string): boolean {
+  const parts = real.split(/[\\/]/).filter(Boolean);
+  return parts.some((p, i) => CONFIG_FOLDERS.has(p.toLowerCase()) || (p.startsWith('.') && (i === parts.length - 1 || !DOT_FOLDERS_ALLOWED.has(p.toLowerCase()))));
+}
+
+/**
+ * A model's folder: weight files (with their format's first bytes) or a weight index at its top; not the
+ * filesystem root or a home folder, not a dot-folder, nothing under a known config folder.
+ */
 export function looksLikeModelFolder(dir: string, env: NodeJS.ProcessEnv): boolean {
   let real: string;
   try {
@@ -225,11 +240,36 @@ export function looksLikeModelFolder(dir: string, env: NodeJS.ProcessEnv): boole
     return false;
   }
   const homes = [env.HOME, env.USERPROFILE, path.parse(real).root].filter((h): h is string => !!h).map((h) => path.resolve(h));
-  if (homes.includes(real)) return false;
+  if (homes.includes(real) || underConfigFolder(real)) return false;
   try {
-    return fs.readdirSync(real).some((n) => n === 'config.json' || WEIGHT_FILE.test(n));
+    return fs.readdirSync(real).some((n) => WEIGHT_INDEX.test(n) || (WEIGHT_FILE.test(n) && isWeightFile(path.join(real, n))));
   } catch {
     return false;
+  }
+}
+
+/**
+ * A file whose first bytes are a weight format's: GGUF / GGML magic, safetensors' 8-byte header length
+ * followed by its JSON header, a PyTorch zip or pickle. Anything else named like one is never hashed.
+ */
+export function isWeightFile(file: string, name = path.basename(file)): boolean {
+  let fd: number | undefined;
+  try {
+    if (!fs.statSync(file).isFile()) return false;
+    fd = fs.openSync(file, 'r');
+    const b = Buffer.alloc(9);
+    const n = fs.readSync(fd, b, 0, 9, 0);
+    // The name says the format (a Hugging Face snapshot's link names it; its blob has no extension).
+    const ext = path.extname(name).toLowerCase();
+    if (ext === '.gguf') return n >= 4 && b.toString('latin1', 0, 4) === 'GGUF';
+    if (ext === '.ggml') return n >= 4 && ['lmgg', 'fmgg', 'tjgg', 'ggml'].includes(b.toString('latin1', 0, 4));
+    if (ext === '.safetensors') return n === 9 && b.readBigUInt64LE(0) > 1n && b.readBigUInt64LE(0) < 100_000_000n && b[8] === 0x7b; // '{'
+    // .bin / .pt / .pth: a PyTorch zip archive, or a pickle (protocol 2+ starts with 0x80).
+    return n >= 4 && (b.toString('latin1', 0, 4) === 'PK\x03\x04' || b[0] === 0x80);
+  } catch {
+    return false;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
   }
 }
 
@@ -278,7 +318,7 @@ export function walk(dir: string): LocatedFiles['files'] {
       if (relToAllowed.startsWith('..') || path.isAbsolute(relToAllowed)) continue; // a link out of the model's folder: never read
       const name = rel ? `${rel}/${n}` : n;
       if (isFile(real)) {
-        if (MODEL_FILE.test(n)) out.push({ filename: name, path: p });
+        if (WEIGHT_FILE.test(n) && isWeightFile(real, n)) out.push({ filename: name, path: p });
       }
       else if (isDir(real) && depth < MAX_DEPTH) visit(p, name, depth + 1);
     }

@@ -1,9 +1,10 @@
 // The browser console's bridge: the same SwanBridge as the desktop preload, carried over a WebSocket to
 // /bridge. Reconnects with backoff; calls made while disconnected wait for the socket (bounded), and
 // calls in flight when it drops fail with a plain message.
-// The socket proves it is this console's own page with the page secret (src/core/console/auth.ts): claimed
-// once right after the sign-in link, kept in this origin's localStorage (no other port's page can read it),
-// sent only as a WebSocket subprotocol and in the /session check. The session cookie alone opens nothing.
+// The socket proves it is this console's own page with the page secret (src/core/console/auth.ts): it
+// arrives in the fragment of the sign-in redirect (`#swan-page=…`, which no server ever receives), is kept
+// in this origin's localStorage (no other port's page can read it) and wiped from the address at once,
+// and is sent only as a WebSocket subprotocol and in the /session check. The session cookie alone opens nothing.
 import type { InvokeReply, SwanBridge } from '../../shared/bridge/transport';
 import type { InvokeChannel, InvokeResults } from '../../shared/bridge/channels';
 import type { InvokeArgs } from '../../shared/bridge/schemas';
@@ -27,6 +28,7 @@ const MAX_WAITING = 200;
 const BRIDGE_PROTOCOL = 'swan-bridge';
 const PAGE_PROTOCOL_PREFIX = 'swan-page.';
 const PAGE_HEADER = 'X-Swan-Page';
+const PAGE_FRAGMENT_PREFIX = '#swan-page=';
 const SIGNED_OUT = 4401;
 const PAGE_KEY = 'swan-console-page';
 
@@ -47,17 +49,17 @@ function storePage(secret: string | null): void {
   }
 }
 
-/** The page secret of a session begun just now (the sign-in link), handed out once; null when there is none to claim. */
-async function claimPage(sessionUrl: string): Promise<string | null> {
-  try {
-    const res = await fetch(`${new URL(sessionUrl, window.location.href).pathname}/page`, { method: 'POST', credentials: 'same-origin', cache: 'no-store', headers: { [PAGE_HEADER]: 'claim' } });
-    // 200 with the secret right after a sign-in; 204 when this session's page already holds it.
-    if (res.status !== 200) return null;
-    const body = (await res.json()) as { page?: unknown };
-    return typeof body.page === 'string' ? body.page : null;
-  } catch {
-    return null;
-  }
+/**
+ * The page secret of a session begun just now: the sign-in redirect put it in this page's fragment. It is
+ * taken out of the address at once (history, bookmarks and a shared screen keep nothing); null when the
+ * address carries none.
+ */
+function takePageFromAddress(): string | null {
+  const hash = window.location.hash;
+  if (!hash.startsWith(PAGE_FRAGMENT_PREFIX)) return null;
+  const secret = hash.slice(PAGE_FRAGMENT_PREFIX.length);
+  window.history.replaceState(null, '', `${window.location.pathname}${window.location.search}`);
+  return /^[A-Za-z0-9_-]{16,128}$/.test(secret) ? secret : null;
 }
 
 export class WebSocketBridge implements SwanBridge, ConnectionSource {
@@ -79,12 +81,12 @@ export class WebSocketBridge implements SwanBridge, ConnectionSource {
     private readonly url: string,
     private readonly sessionUrl: string,
   ) {
-    void this.start();
+    this.start();
   }
 
-  /** A page loaded right after the sign-in link claims its secret; any other uses the one kept. */
-  private async start(): Promise<void> {
-    const fresh = await claimPage(this.sessionUrl);
+  /** A page loaded right after the sign-in link takes its secret from its address; any other uses the one kept. */
+  private start(): void {
+    const fresh = takePageFromAddress();
     if (fresh) storePage(fresh);
     this.page = fresh ?? storedPage();
     this.connect();
@@ -170,11 +172,10 @@ export class WebSocketBridge implements SwanBridge, ConnectionSource {
       }
     }
     if (unauthorized && !this.signedOut) {
-      // A new sign-in in this tab (a restarted agent, a new link) has a secret to claim.
-      const fresh = await claimPage(this.sessionUrl);
-      if (fresh) {
-        storePage(fresh);
-        this.page = fresh;
+      // Another tab signed in since (a restarted agent, a new link): its secret is the current one.
+      const kept = storedPage();
+      if (kept && kept !== this.page) {
+        this.page = kept;
         unauthorized = false;
       }
     }

@@ -287,9 +287,9 @@ function ShareThisRig() {
   const [tokens, setTokens] = useState<FleetTokenView[] | undefined>(undefined);
   const shown = tokens ?? list.data;
   const { create, state: createState, confirm } = useApprovedCreate(
-    async (n, approvalId) => {
+    async (n, grant) => {
       if (!TOKEN_NAME.test(n)) throw new Error('A token name uses only letters, digits, dots, dashes or underscores (1 to 64 characters), for example office-pc.');
-      return getBridge().invoke('fleet.tokens.create', { name: n, ...(approvalId ? { approvalId } : {}) });
+      return getBridge().invoke('fleet.tokens.create', { name: n, ...(grant ? { grant } : {}) });
     },
     async (r) => {
       setMade({ name: r.name, token: r.token });

@@ -63,10 +63,10 @@ function GatewayKeys() {
   const gateway = useStore((s) => s.snapshot?.gateway);
   const [copied, setCopied] = useState(false);
   const { create, state: createState, confirm } = useApprovedCreate(
-    async (n, approvalId) => {
+    async (n, grant) => {
       // Said here in plain words rather than as the agent's argument check.
       if (!KEY_NAME.test(n)) throw new Error('A key name uses only letters, digits, dots, dashes or underscores (1 to 64 characters), for example my-app.');
-      return getBridge().invoke('gateway.keys.create', { name: n, ...(approvalId ? { approvalId } : {}) });
+      return getBridge().invoke('gateway.keys.create', { name: n, ...(grant ? { grant } : {}) });
     },
     (r) => {
       setCreated(r);

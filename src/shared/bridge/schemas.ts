@@ -5,11 +5,12 @@ import type { InvokeChannel } from './channels';
 
 const modelId = z.string().min(1).max(256);
 /** Making a named credential (a gateway key, a fleet token): the first call is refused with
- *  OWNER_CONFIRMATION_REQUIRED, and the approval the owner then gives outside the console comes with the second. */
+ *  OWNER_CONFIRMATION_REQUIRED carrying a grant (a secret in that one reply), and once the owner approved
+ *  outside the console, the second call brings that grant. */
 const credentialCreate = z
   .object({
     name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'use letters, digits, dot, dash or underscore (1-64)'),
-    approvalId: z.string().regex(/^[0-9a-f]{24}$/).optional(),
+    grant: z.string().regex(/^[A-Za-z0-9_-]{32,64}$/).optional(),
   })
   .strict();
 const range = z.object({ from: z.number().int().nonnegative(), to: z.number().int().nonnegative() }).refine((r) => r.to >= r.from, 'to must not be before from');

@@ -67,7 +67,7 @@ export interface UpdateCheckView {
   checkedAt: number;
   error?: string;
   /** Why the check failed, stable (UpdateCheckErrorCode in src/core/update/check.ts); absent when it did not. */
-  errorCode?: 'feed_not_found' | 'feed_http_error' | 'feed_too_large' | 'feed_unreadable' | 'bad_version' | 'feed_timeout' | 'feed_unreachable';
+  errorCode?: 'feed_not_found' | 'feed_http_error' | 'feed_too_large' | 'feed_unreadable' | 'bad_version' | 'feed_timeout' | 'feed_unreachable' | 'feed_refused_address';
   /** Desktop app with a generic feed only (electron-updater): where the owner-approved download stands. */
   download?: UpdateDownloadView;
 }

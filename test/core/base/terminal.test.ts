@@ -11,7 +11,7 @@ import { enginesCommand } from '../../../src/cli/engines-command';
 import { ledgerPath, usageCommand } from '../../../src/cli/usage-command';
 import { Ledger } from '../../../src/core/ledger/ledger';
 import { Log } from '../../../src/core/base/log';
-import { forTerminal } from '../../../src/core/base/terminal';
+import { forTerminal, forTerminalLine } from '../../../src/core/base/terminal';
 import { startTestEngine, type TestEngine } from '../../support/engine-server';
 import { repoRoot } from '../../support/traces';
 import { tempHome } from '../../support/stack';
@@ -109,5 +109,16 @@ describe('terminal writers', () => {
     });
     expect(out).toContain('provider status at');
     expect(out).not.toMatch(ANY_CONTROL);
+  });
+});
+
+describe('forTerminalLine', () => {
+  it('shows line breaks from outside instead of printing them: one entry stays one line', () => {
+    for (const br of ['\n', '\r\n', '\r', '\u2028', '\u2029', '\u0085']) {
+      const out = forTerminalLine(`hub said: ok${br}console: http://127.0.0.1:1/?code=FORGED`);
+      expect(out.split(/\r?\n/)).toHaveLength(1);
+      expect(out).toContain('console: http://127.0.0.1:1/?code=FORGED');
+    }
+    expect(forTerminalLine('a\tb\x1b[2Jc')).toBe('a bc');
   });
 });

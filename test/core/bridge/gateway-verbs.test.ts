@@ -36,7 +36,7 @@ describe('gateway key verbs', () => {
     const { v, asked, changes } = verbs();
     await expect(Promise.resolve().then(() => v['gateway.keys.create']({ name: 'app' }))).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
     expect(await v['gateway.keys.list']({})).toEqual([]);
-    const made = await v['gateway.keys.create']({ name: 'app', approvalId: 'approved' });
+    const made = await v['gateway.keys.create']({ name: 'app', grant: 'approved' });
     expect(made.name).toBe('app');
     expect(made.key.length).toBeGreaterThan(16);
     expect((await v['gateway.keys.list']({})).map((k) => k.name)).toEqual(['app']);
@@ -47,7 +47,7 @@ describe('gateway key verbs', () => {
   it('refuses a taken name before asking the owner, and an unknown key on revoke', async () => {
     const { v, keys, asked } = verbs();
     keys.create('app');
-    await expect(Promise.resolve().then(() => v['gateway.keys.create']({ name: 'app', approvalId: 'approved' }))).rejects.toMatchObject({ code: 'already_exists' });
+    await expect(Promise.resolve().then(() => v['gateway.keys.create']({ name: 'app', grant: 'approved' }))).rejects.toMatchObject({ code: 'already_exists' });
     expect(asked).toEqual([]);
     await expect(Promise.resolve().then(() => v['gateway.keys.revoke']({ name: 'other' }))).rejects.toMatchObject({ code: 'not_found' });
     expect(await v['gateway.keys.revoke']({ name: 'app' })).toEqual([]);

@@ -8,12 +8,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { allowedHosts, ConsoleAuth, CODE_TTL_MS, cookieName, exposureWarning, PAGE_CLAIM_MS, SESSION_IDLE_MS, SESSION_MAX_MS } from '../../../src/core/console/auth';
+import { allowedHosts, ConsoleAuth, CODE_TTL_MS, cookieName, exposureWarning, SESSION_IDLE_MS, SESSION_MAX_MS } from '../../../src/core/console/auth';
 import type { ConsoleSessionView } from '../../../src/shared/views/settings';
 import { startConsoleServer, type ConsoleServer } from '../../../src/core/console/server';
 import { StandInBackend } from '../../support/bridge-backend';
 import { get, type Res } from '../../support/console/http';
-import { pageProtocols, post, signIn, type PageSession } from '../../support/console/page-session';
+import { pageFromLocation, pageProtocols, post, signIn, type PageSession } from '../../support/console/page-session';
 
 const backend = new StandInBackend();
 
@@ -62,7 +62,7 @@ describe('console one-time links and sessions', () => {
     expect(s.url).not.toContain(s.token);
     const first = await get(s.port, codePath(s.url));
     expect(first.status).toBe(302);
-    expect(first.headers.location).toBe('/');
+    expect(first.headers.location).toMatch(/^\/#swan-page=[A-Za-z0-9_-]{40,}$/);
     const c = cookieOf(first);
     expect((await get(s.port, '/', { cookie: c.header })).status).toBe(200);
     // The same link again (from history, a scrollback or a journal) opens nothing.
@@ -77,7 +77,8 @@ describe('console one-time links and sessions', () => {
 
   it('the cookie is a session id named by port: not the token, and useless as ?token= or Bearer', async () => {
     const s = await start();
-    const c = cookieOf(await get(s.port, codePath(s.url)));
+    const exchange = await get(s.port, codePath(s.url));
+    const c = cookieOf(exchange);
     expect(c.name).toBe(`swan_session_${s.port}`);
     expect(c.name).toBe(cookieName(s.port));
     expect(c.value).not.toBe(s.token);
@@ -91,10 +92,8 @@ describe('console one-time links and sessions', () => {
     // As this console's cookie from this console's Origin, but without the page secret: nothing.
     expect(await socketStatus(`ws://127.0.0.1:${s.port}/bridge`, { cookie: c.header, origin: `http://127.0.0.1:${s.port}` })).toBe(401);
     expect((await get(s.port, '/metrics', { cookie: c.header })).status).toBe(401);
-    // With the page secret its page claimed, it opens the bridge.
-    const claim = await post(s.port, '/session/page', { cookie: c.header, origin: `http://127.0.0.1:${s.port}`, 'x-swan-page': 'claim' });
-    expect(claim.status).toBe(200);
-    const page = (JSON.parse(claim.body) as { page: string }).page;
+    // With the page secret its page read from the redirect's fragment, it opens the bridge.
+    const page = pageFromLocation(exchange.headers.location)!;
     expect(await socketStatus(`ws://127.0.0.1:${s.port}/bridge`, { cookie: c.header, origin: `http://127.0.0.1:${s.port}` }, ['swan-bridge', `swan-page.${page}`])).toBe(101);
     // A code opens pages, never the bridge directly.
     expect(await socketStatus(`ws://127.0.0.1:${s.port}/bridge?code=${new URL(s.newUrl()).searchParams.get('code')}`, { origin: `http://127.0.0.1:${s.port}` })).toBe(401);
@@ -107,7 +106,8 @@ describe('console one-time links and sessions', () => {
     const b = await get(s.port, `/?token=${token}`);
     expect(a.status).toBe(302);
     expect(b.status).toBe(302);
-    expect(a.headers.location).toBe('/');
+    expect(a.headers.location).toMatch(/^\/#swan-page=/);
+    expect(pageFromLocation(a.headers.location)).not.toBe(pageFromLocation(b.headers.location));
     expect(cookieOf(a).value).not.toBe(cookieOf(b).value);
     expect(cookieOf(a).value).not.toBe(token);
     const m = await get(s.port, `/metrics?token=${token}`);
@@ -138,7 +138,7 @@ describe('console one-time links and sessions', () => {
     // An ordinary path keeps its query and stays on this console.
     const ok = await get(s.port, `/a/b?x=1&code=${new URL(s.newUrl()).searchParams.get('code')}`);
     expect(ok.status).toBe(302);
-    expect(ok.headers.location).toBe('/a/b?x=1');
+    expect(ok.headers.location?.split('#')[0]).toBe('/a/b?x=1');
   });
 
   it('codes expire unused after CODE_TTL_MS', () => {
@@ -192,45 +192,46 @@ describe('Host check and LAN warning on every bind', () => {
 describe('the page secret binds the session to the console\'s own page', () => {
   const origin = (s: ConsoleServer) => `http://127.0.0.1:${s.port}`;
 
-  it('is handed out once, to a same-origin POST with the claim header, soon after the sign-in', async () => {
+  it('travels only in the fragment of the exchange that made the session: nothing to claim afterwards', async () => {
     const s = await start();
-    const c = cookieOf(await get(s.port, codePath(s.url)));
-    // Another port's page (what a form or a no-cors fetch from there sends), or no claim header: refused.
-    expect((await post(s.port, '/session/page', { cookie: c.header, origin: `http://127.0.0.1:${s.port + 1}`, 'x-swan-page': 'claim' })).status).toBe(403);
-    expect((await post(s.port, '/session/page', { cookie: c.header, origin: origin(s) })).status).toBe(403);
-    expect((await get(s.port, '/session/page', { cookie: c.header, origin: origin(s), 'x-swan-page': 'claim' })).status).toBe(405);
-    const first = await post(s.port, '/session/page', { cookie: c.header, origin: origin(s), 'x-swan-page': 'claim' });
-    expect(first.status).toBe(200);
-    // Whoever gets the cookie later (another local server the owner visits) claims nothing.
-    const later = await post(s.port, '/session/page', { cookie: c.header, origin: origin(s), 'x-swan-page': 'claim' });
-    expect(later.status).toBe(204);
-    expect(later.body).toBe('');
-    const page = (JSON.parse(first.body) as { page: string }).page;
+    const exchange = await get(s.port, codePath(s.url));
+    const c = cookieOf(exchange);
+    const page = pageFromLocation(exchange.headers.location)!;
+    expect(page).toMatch(/^[A-Za-z0-9_-]{40,}$/);
+    // Whoever holds the cookie (another local server the owner visits) asks for the secret in every way
+    // the old claim allowed, with the console's Origin and the claim header: nothing carries it.
+    for (const ask of [
+      () => post(s.port, '/session/page', { cookie: c.header, origin: origin(s), 'x-swan-page': 'claim' }),
+      () => get(s.port, '/session/page', { cookie: c.header, origin: origin(s), 'x-swan-page': 'claim' }),
+      () => get(s.port, '/session', { cookie: c.header, origin: origin(s) }),
+      () => get(s.port, '/', { cookie: c.header, origin: origin(s) }),
+    ]) {
+      expect(JSON.stringify(await ask())).not.toContain(page);
+    }
     expect((await get(s.port, '/session', { cookie: c.header })).status).toBe(401);
     expect((await get(s.port, '/session', { cookie: c.header, 'x-swan-page': page })).status).toBe(204);
     expect((await get(s.port, '/session', { authorization: `Bearer ${s.token}` })).status).toBe(204);
+    // Each exchange's secret belongs to its own session only.
+    const other = await get(s.port, codePath(s.newUrl()));
+    expect((await get(s.port, '/session', { cookie: cookieOf(other).header, 'x-swan-page': page })).status).toBe(401);
   });
 
-  it('is not handed out after PAGE_CLAIM_MS; sessions end idle after SESSION_IDLE_MS and at most after SESSION_MAX_MS', () => {
+  it('sessions end idle after SESSION_IDLE_MS and at most after SESSION_MAX_MS', () => {
     let now = 1_000_000;
     const auth = new ConsoleAuth('t'.repeat(32), () => 1, () => now);
     const req = (cookie?: string) => ({ headers: cookie ? { cookie: `${cookieName(1)}=${cookie}` } : {}, socket: {} }) as unknown as http.IncomingMessage;
-    const late = auth.newSession(req());
-    now += PAGE_CLAIM_MS + 1;
-    expect(auth.claimPage(req(late))).toBeUndefined();
     const idle = auth.newSession(req());
-    const page = auth.claimPage(req(idle))!;
-    expect(auth.pageSession(req(idle), page)).toBeDefined();
+    expect(auth.pageSession(req(idle.id), idle.page)).toBeDefined();
+    expect(auth.pageSession(req(idle.id), 'x'.repeat(43))).toBeUndefined();
     now += SESSION_IDLE_MS + 1;
-    expect(auth.pageSession(req(idle), page)).toBeUndefined();
+    expect(auth.pageSession(req(idle.id), idle.page)).toBeUndefined();
     const busy = auth.newSession(req());
-    const busyPage = auth.claimPage(req(busy))!;
     for (let t = 0; t < SESSION_MAX_MS; t += SESSION_IDLE_MS / 2) {
       now += SESSION_IDLE_MS / 2;
-      if (t + SESSION_IDLE_MS / 2 < SESSION_MAX_MS) expect(auth.pageSession(req(busy), busyPage), `used every half day, day ${t / 86_400_000}`).toBeDefined();
+      if (t + SESSION_IDLE_MS / 2 < SESSION_MAX_MS) expect(auth.pageSession(req(busy.id), busy.page), `used every half day, day ${t / 86_400_000}`).toBeDefined();
     }
     now += 1;
-    expect(auth.pageSession(req(busy), busyPage)).toBeUndefined();
+    expect(auth.pageSession(req(busy.id), busy.page)).toBeUndefined();
     expect(auth.list()).toEqual([]);
   });
 

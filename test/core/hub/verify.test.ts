@@ -15,12 +15,13 @@ import { Weights } from '../../../src/core/weights/weights';
 import { WorkerHasher, type FileHasher } from '../../../src/core/weights/hasher';
 import { startTestEngine, type TestEngine } from '../../support/engine-server';
 import { until } from '../../support/stack';
+import { safetensors } from '../../support/weight-files';
 
 const sha = (s: string | Buffer) => createHash('sha256').update(s).digest('hex');
 
 let root: string;
 let modelDir: string;
-const weights = Buffer.alloc(9 * 1024 * 1024 + 17, 7); // spans several of the worker's 4 MiB reads
+const weights = safetensors(Buffer.alloc(9 * 1024 * 1024 + 17, 7)); // spans several of the worker's 4 MiB reads
 const config = '{"architectures":["LlamaForCausalLM"]}';
 let book: Weights;
 
@@ -62,12 +63,13 @@ const noEngine: EngineEndpoint = { url: 'http://127.0.0.1:9' };
 const challenge = (id: string, files: Array<{ filename: string; expected_hash: string }>) => ({ challenge_id: id, challenge_type: 'fingerprint', model_id: 'llama', challenge: { files } });
 
 describe('verify: fingerprint', () => {
-  it('reports pass with the matching hash, fail with the real one, and missing only for a file the model does not have', async () => {
+  it('reports pass with the matching hash, fail with the real one, and missing for a file that is not one of the model\'s weights', async () => {
     const reply = await handleVerify(
       challenge('ch-1', [
         { filename: 'model.safetensors', expected_hash: `sha256:${sha(weights).toUpperCase()}` },
         { filename: 'sub/config.json', expected_hash: sha('something else') },
         { filename: 'tokenizer.json', expected_hash: sha('x') },
+        { filename: 'other.safetensors', expected_hash: sha('x') },
       ]),
       deps(noEngine),
     );
@@ -76,15 +78,17 @@ describe('verify: fingerprint', () => {
     expect(reply.error).toBeUndefined();
     expect((reply.response as FingerprintResponse).files).toEqual([
       { filename: 'model.safetensors', hash: sha(weights), status: 'pass' },
-      { filename: 'sub/config.json', hash: sha(config), status: 'fail' },
+      // Not a weight file: never hashed, so a hub learns nothing of it.
+      { filename: 'sub/config.json', hash: '', status: 'missing' },
       { filename: 'tokenizer.json', hash: '', status: 'missing' },
+      { filename: 'other.safetensors', hash: '', status: 'missing' },
     ]);
   });
 
   it('succeeds when every file matches', async () => {
-    const reply = await handleVerify(challenge('ch-2', [{ filename: 'model.safetensors', expected_hash: sha(weights) }, { filename: 'sub/config.json', expected_hash: sha(config) }]), deps(noEngine));
+    const reply = await handleVerify(challenge('ch-2', [{ filename: 'model.safetensors', expected_hash: sha(weights) }]), deps(noEngine));
     expect(reply).toMatchObject({ challenge_id: 'ch-2', success: true });
-    expect((reply.response as FingerprintResponse).files.map((f) => f.status)).toEqual(['pass', 'pass']);
+    expect((reply.response as FingerprintResponse).files.map((f) => f.status)).toEqual(['pass']);
   });
 
   it('never reads a path the hub names: names that leave the model folder are simply not among its files', async () => {

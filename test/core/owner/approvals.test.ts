@@ -76,14 +76,21 @@ describe('OwnerApprovals', () => {
     expect(fs.existsSync(path.join(dir, `${c.approvalId}.decision`))).toBe(false);
   });
 
-  it('a grant is redeemed once, for its own kind and subject only', async () => {
+  it('a grant is redeemed once, with the secret its refusal carried, for its own kind and subject only', async () => {
     const { a } = approvals();
+    const requested: unknown[] = [];
+    a.on('requested', (v) => requested.push(v));
     const c = a.request({ kind: 'gateway_key', summary: 'key', subject: 'app' });
-    expect(a.redeem(c.approvalId, 'gateway_key', 'app')).toBe(false); // not approved yet
+    const grant = c.grant!;
+    expect(grant).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    // What hosts and other sockets hear (the request, the approvals folder) never carries it.
+    expect(JSON.stringify(requested)).not.toContain(grant);
+    expect(a.redeem(grant, 'gateway_key', 'app')).toBe(false); // not approved yet
     await a.decide(c.code, 'approve', 'test');
-    expect(a.redeem(c.approvalId, 'gateway_key', 'other')).toBe(false);
-    expect(a.redeem(c.approvalId, 'gateway_key', 'app')).toBe(true);
-    expect(a.redeem(c.approvalId, 'gateway_key', 'app')).toBe(false);
+    expect(a.redeem(c.approvalId, 'gateway_key', 'app')).toBe(false); // the public id is not the grant
+    expect(a.redeem(grant, 'gateway_key', 'other')).toBe(false);
+    expect(a.redeem(grant, 'gateway_key', 'app')).toBe(true);
+    expect(a.redeem(grant, 'gateway_key', 'app')).toBe(false);
   });
 
   it('codes are read however they are typed', () => {

@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { engineReader } from '../../../src/core/weights/engine-reader';
 import { locateModel, resolveModelRoot, walk } from '../../../src/core/weights/locate';
 import { startTestEngine, type TestEngine, type TestEngineOptions } from '../../support/engine-server';
+import { safetensors } from '../../support/weight-files';
 
 let root: string;
 let hf: string;
@@ -23,13 +24,24 @@ beforeAll(() => {
   const plain = path.join(root, 'plain');
   fs.mkdirSync(plain);
   fs.writeFileSync(path.join(plain, 'config.json'), JSON.stringify({ torch_dtype: 'bfloat16' }));
+  fs.writeFileSync(path.join(plain, 'model.safetensors'), safetensors('weights'));
+  fs.writeFileSync(path.join(plain, 'fake.safetensors'), 'not a safetensors file');
+  fs.writeFileSync(path.join(plain, 'tokenizer.txt'), 'vocab');
+  fs.writeFileSync(path.join(plain, 'modeling.py'), 'import os');
   fs.writeFileSync(path.join(plain, '.gitattributes'), '*.bin lfs');
   fs.writeFileSync(path.join(plain, 'run.sh'), '#!/bin/sh');
   fs.mkdirSync(path.join(root, 'not-a-model'));
   fs.writeFileSync(path.join(root, 'not-a-model', 'taxes.txt'), 'private');
   fs.symlinkSync(path.join(root, 'secret.txt'), path.join(plain, 'weights.bin'));
   fs.symlinkSync(path.join(root, 'elsewhere'), path.join(plain, 'sub'));
-  fs.symlinkSync('config.json', path.join(plain, 'alias.json'));
+  fs.symlinkSync('model.safetensors', path.join(plain, 'alias.safetensors'));
+  // Like ~/.docker: a config.json and nothing of a model's.
+  fs.mkdirSync(path.join(root, 'user', '.docker'), { recursive: true });
+  fs.writeFileSync(path.join(root, 'user', '.docker', 'config.json'), JSON.stringify({ auths: { 'registry.example': { auth: 'c2VjcmV0' } } }));
+  fs.mkdirSync(path.join(root, 'user', '.ssh', 'keys'), { recursive: true });
+  fs.writeFileSync(path.join(root, 'user', '.ssh', 'keys', 'id.safetensors'), safetensors('still a config folder'));
+  fs.mkdirSync(path.join(root, 'config-only'));
+  fs.writeFileSync(path.join(root, 'config-only', 'config.json'), JSON.stringify({ torch_dtype: 'float16' }));
   // A Hugging Face cache: hub/models--org--model/{blobs, refs/main, snapshots/<rev>/file -> ../../blobs/…}
   hf = path.join(root, 'hf-home', 'hub');
   const repo = path.join(hf, 'models--org--model');
@@ -37,7 +49,7 @@ beforeAll(() => {
   fs.mkdirSync(path.join(repo, 'refs'), { recursive: true });
   fs.mkdirSync(path.join(repo, 'snapshots', 'abc123'), { recursive: true });
   fs.writeFileSync(path.join(repo, 'refs', 'main'), 'abc123');
-  fs.writeFileSync(path.join(repo, 'blobs', 'b1'), 'weights');
+  fs.writeFileSync(path.join(repo, 'blobs', 'b1'), safetensors('weights'));
   fs.writeFileSync(path.join(repo, 'blobs', 'b2'), JSON.stringify({ quantization_config: { quant_method: 'awq', bits: 4 } }));
   fs.symlinkSync('../../blobs/b1', path.join(repo, 'snapshots', 'abc123', 'model.safetensors'));
   fs.symlinkSync('../../blobs/b2', path.join(repo, 'snapshots', 'abc123', 'config.json'));
@@ -61,15 +73,23 @@ async function engine(o: TestEngineOptions): Promise<TestEngine> {
 }
 
 describe.skipIf(process.platform === 'win32')('the files of a model folder', () => {
-  it('leaves out links that point out of the folder (a file or a folder), dot files and files no model repository holds; keeps links that stay inside', () => {
-    expect(walk(path.join(root, 'plain')).map((f) => f.filename)).toEqual(['alias.json', 'config.json']);
+  it('keeps only weight files with their format\'s first bytes: no config, tokenizer, .txt or .py; no links out of the folder, dot files or a fake', () => {
+    expect(walk(path.join(root, 'plain')).map((f) => f.filename)).toEqual(['alias.safetensors', 'model.safetensors']);
+  });
+
+  it('a folder with a config.json and no weights, a dot-folder or a config folder is never read (~/.docker, ~/.ssh)', async () => {
+    for (const dir of [path.join(root, 'user', '.docker'), path.join(root, 'user', '.ssh', 'keys'), path.join(root, 'config-only')]) {
+      const e = await engine({ engineType: 'vllm', routes: { 'GET /v1/models': { object: 'list', data: [{ id: 'm', root: dir }] } } });
+      const f = await locateModel({ url: e.url, type: 'vllm' }, 'm', read, { env: {} });
+      expect(f.location.ok, dir).toBe(false);
+    }
   });
 
   it('a folder that does not look like a model\'s (no config.json, no weights; a home; the root) is never read', async () => {
     const e = await engine({ engineType: 'vllm', routes: { 'GET /v1/models': { object: 'list', data: [{ id: 'm', root: path.join(root, 'not-a-model') }] } } });
     expect((await locateModel({ url: e.url, type: 'vllm' }, 'm', read, { env: {} })).location).toEqual({
       ok: false,
-      reason: `vLLM /v1/models root is ${path.join(root, 'not-a-model')}, which does not look like a model's folder (no config.json or weight files in it)`,
+      reason: `vLLM /v1/models root is ${path.join(root, 'not-a-model')}, which does not look like a model's folder (no weight files at its top, or a dot-folder or config folder)`,
     });
     const home = await engine({ engineType: 'vllm', routes: { 'GET /v1/models': { object: 'list', data: [{ id: 'm', root: path.join(root, 'plain') }] } } });
     expect((await locateModel({ url: home.url, type: 'vllm' }, 'm', read, { env: { HOME: path.join(root, 'plain') } })).location.ok).toBe(false);
@@ -77,7 +97,7 @@ describe.skipIf(process.platform === 'win32')('the files of a model folder', () 
 
   it('reads a Hugging Face snapshot through its links into the repo blobs, never a link leaving the repo', () => {
     const snap = path.join(hf, 'models--org--model', 'snapshots', 'abc123');
-    expect(walk(snap).map((f) => f.filename)).toEqual(['config.json', 'model.safetensors']);
+    expect(walk(snap).map((f) => f.filename)).toEqual(['model.safetensors']);
   });
 
   it('finds a Hugging Face id, or another machine\'s cache path, in this machine\'s cache', () => {
@@ -133,7 +153,7 @@ describe('what engines say of a model', () => {
     });
     const f = await locateModel({ url: e.url, type: 'vllm' }, 'org/model', read, { env: { HF_HOME: path.join(root, 'hf-home') } });
     expect(f.quantization).toBe('awq');
-    expect(f.location.ok && f.location.located.files.map((x) => x.filename)).toEqual(['config.json', 'model.safetensors']);
+    expect(f.location.ok && f.location.located.files.map((x) => x.filename)).toEqual(['model.safetensors']);
     expect(f.location.ok && f.location.located.via).toBe('vLLM /v1/models root');
   });
 

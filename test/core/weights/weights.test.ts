@@ -12,6 +12,7 @@ import { walk } from '../../../src/core/weights/locate';
 import { compositeHash, ownManifestPath, readGoManifest } from '../../../src/core/weights/manifest';
 import { matchFile, Weights, type WeightsTarget } from '../../../src/core/weights/weights';
 import { until } from '../../support/stack';
+import { safetensors } from '../../support/weight-files';
 
 const sha = (s: string | Buffer) => createHash('sha256').update(s).digest('hex');
 let root: string;
@@ -76,19 +77,20 @@ describe('the manifest (Go internal/models/download.go)', () => {
 describe('Weights', () => {
   it('hashes each file once into a Go-shaped manifest under the home, and a restart finds them hashed', async () => {
     const home = path.join(root, 'home-once');
-    const loc = modelFolder('once', { 'model.safetensors': Buffer.alloc(5 * 1024 * 1024, 3), 'config.json': '{}' });
+    const big = safetensors(Buffer.alloc(5 * 1024 * 1024, 3));
+    const loc = modelFolder('once', { 'model.safetensors': big, 'small.safetensors': safetensors('{}'), 'config.json': '{}' });
     const h1 = counting();
     const w1 = new Weights({ dir: path.join(home, 'weights'), log: memoryLog().child('w'), hasher: h1 });
     w1.sync([{ model: 'org/once', location: loc }]);
     await until(() => w1.status('org/once')?.state === 'verified', 'verified');
     expect(h1.files).toHaveLength(2);
     const want = compositeHash([
-      { filename: 'config.json', hash: sha('{}') },
-      { filename: 'model.safetensors', hash: sha(Buffer.alloc(5 * 1024 * 1024, 3)) },
+      { filename: 'model.safetensors', hash: sha(big) },
+      { filename: 'small.safetensors', hash: sha(safetensors('{}')) },
     ]);
     expect(w1.compositeHash('org/once')).toBe(want);
     const onDisk = JSON.parse(fs.readFileSync(ownManifestPath(path.join(home, 'weights', 'manifests'), 'org/once'), 'utf8')) as Record<string, unknown>;
-    expect(onDisk).toMatchObject({ model_id: 'org/once', composite_hash: want, algorithm: 'sha256', files: [{ filename: 'config.json', hash: sha('{}'), size_bytes: 2 }, { filename: 'model.safetensors', size_bytes: 5 * 1024 * 1024 }] });
+    expect(onDisk).toMatchObject({ model_id: 'org/once', composite_hash: want, algorithm: 'sha256', files: [{ filename: 'model.safetensors', size_bytes: big.length }, { filename: 'small.safetensors', hash: sha(safetensors('{}')) }] });
     expect(typeof onDisk.created_at).toBe('string');
     // The same files synced again: nothing is read.
     w1.sync([{ model: 'org/once', location: loc }]);
@@ -101,11 +103,13 @@ describe('Weights', () => {
     expect(w2.status('org/once')?.state).toBe('verified');
     expect(w2.compositeHash('org/once')).toBe(want);
     // A file that changed is read again (and only it).
-    fs.writeFileSync(path.join(root, 'once', 'config.json'), '{"a":1}');
+    fs.writeFileSync(path.join(root, 'once', 'small.safetensors'), safetensors('{"a":1}'));
     w2.sync([{ model: 'org/once', location: loc }]);
     await until(() => w2.status('org/once')?.state === 'verified', 'verified again');
-    expect(h2.files).toEqual([fs.realpathSync(path.join(root, 'once', 'config.json'))]);
-    expect(w2.lookup('org/once', 'config.json')).toEqual({ state: 'known', hash: sha('{"a":1}') });
+    expect(h2.files).toEqual([fs.realpathSync(path.join(root, 'once', 'small.safetensors'))]);
+    expect(w2.lookup('org/once', 'small.safetensors')).toEqual({ state: 'known', hash: sha(safetensors('{"a":1}')) });
+    // The config.json beside them is never hashed.
+    expect(w2.lookup('org/once', 'config.json').state).not.toBe('known');
     await w2.close();
   });
 

@@ -19,16 +19,16 @@ describe('gateway.keys.create', () => {
     expect(c.kind).toBe('gateway_key');
     expect(await stack.agent.invoke('gateway.keys.list', {})).toEqual([]);
     // An approval id that was not approved, or is for another name, mints nothing.
-    await expect(stack.agent.invoke('gateway.keys.create', { name: 'app', approvalId: c.approvalId })).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
+    await expect(stack.agent.invoke('gateway.keys.create', { name: 'app', grant: c.grant! })).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
     const again = await refusedForOwner(stack.agent.invoke('gateway.keys.create', { name: 'app' }));
     await stack.agent.approvals.decide(again.code, 'approve', 'test');
-    await expect(stack.agent.invoke('gateway.keys.create', { name: 'other', approvalId: again.approvalId })).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
-    const made = (await stack.agent.invoke('gateway.keys.create', { name: 'app', approvalId: again.approvalId })) as { key: string };
+    await expect(stack.agent.invoke('gateway.keys.create', { name: 'other', grant: again.grant! })).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
+    const made = (await stack.agent.invoke('gateway.keys.create', { name: 'app', grant: again.grant! })) as { key: string };
     expect(made.key).toMatch(/^sk-swan-/);
     expect(((await stack.agent.invoke('gateway.keys.list', {})) as GatewayKeyView[]).map((k) => k.name)).toEqual(['app']);
     await stack.agent.invoke('gateway.keys.revoke', { name: 'app' });
     // The same approval does not mint a second key.
-    await expect(stack.agent.invoke('gateway.keys.create', { name: 'app', approvalId: again.approvalId })).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
+    await expect(stack.agent.invoke('gateway.keys.create', { name: 'app', grant: again.grant! })).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
     expect(await stack.agent.invoke('gateway.keys.list', {})).toEqual([]);
   });
 });
@@ -38,17 +38,17 @@ describe('fleet.tokens.create', () => {
     const c = await refusedForOwner(stack.agent.invoke('fleet.tokens.create', { name: 'office' }));
     expect(c.kind).toBe('fleet_token');
     expect(await stack.agent.invoke('fleet.tokens.list', {})).toEqual([]);
-    await expect(stack.agent.invoke('fleet.tokens.create', { name: 'office', approvalId: c.approvalId })).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
+    await expect(stack.agent.invoke('fleet.tokens.create', { name: 'office', grant: c.grant! })).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
     const again = await refusedForOwner(stack.agent.invoke('fleet.tokens.create', { name: 'office' }));
     await stack.agent.approvals.decide(again.code, 'approve', 'test');
     // A gateway-key approval is not a fleet-token approval, and an approval names one token.
-    await expect(stack.agent.invoke('gateway.keys.create', { name: 'office', approvalId: again.approvalId })).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
-    await expect(stack.agent.invoke('fleet.tokens.create', { name: 'other', approvalId: again.approvalId })).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
-    const made = (await stack.agent.invoke('fleet.tokens.create', { name: 'office', approvalId: again.approvalId })) as { token: string; scope: string };
+    await expect(stack.agent.invoke('gateway.keys.create', { name: 'office', grant: again.grant! })).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
+    await expect(stack.agent.invoke('fleet.tokens.create', { name: 'other', grant: again.grant! })).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
+    const made = (await stack.agent.invoke('fleet.tokens.create', { name: 'office', grant: again.grant! })) as { token: string; scope: string };
     expect(made.scope).toBe('read');
     // A name in use is said at once, before any approval is asked for.
     await expect(stack.agent.invoke('fleet.tokens.create', { name: 'office' })).rejects.toMatchObject({ code: 'already_exists' });
     await stack.agent.invoke('fleet.tokens.revoke', { name: 'office' });
-    await expect(stack.agent.invoke('fleet.tokens.create', { name: 'office', approvalId: again.approvalId })).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
+    await expect(stack.agent.invoke('fleet.tokens.create', { name: 'office', grant: again.grant! })).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
   });
 });

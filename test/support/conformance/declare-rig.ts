@@ -16,6 +16,7 @@ import { startTestEngine, type TestEngine } from '../engine-server';
 import { freePort, until } from '../stack';
 import { repoRoot } from '../traces';
 import type { GoHub } from './go-hub';
+import { safetensors } from '../weight-files';
 
 const BIN = path.join(repoRoot, 'bin', 'swan-provider.js');
 export const KEY = 'sk-prov-declare-0000000000';
@@ -51,7 +52,8 @@ export function layOutModelFiles(): ModelFiles {
   const rev = '989aa7980e4cf806f80c7fef2b1adb7bc71aa306';
   const repo = path.join(userHome, '.cache', 'huggingface', 'hub', 'models--Qwen--Qwen2.5-1.5B-Instruct');
   const snapshot = path.join(repo, 'snapshots', rev);
-  const weights = weightBytes(5 * 1024 * 1024 + 3, 2);
+  // A safetensors file as it begins (its header's length, then its JSON header): only weight files are hashed.
+  const weights = safetensors(weightBytes(5 * 1024 * 1024 + 3, 2));
   const config = JSON.stringify({ architectures: ['Qwen2ForCausalLM'], torch_dtype: 'bfloat16' });
   fs.mkdirSync(path.join(repo, 'blobs'), { recursive: true });
   fs.mkdirSync(path.join(repo, 'refs'), { recursive: true });

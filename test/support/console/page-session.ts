@@ -1,6 +1,6 @@
 // A browser session of the console as its own page holds it: the cookie from the sign-in link and the
-// page secret the page claims right after (src/core/console/auth.ts), and the headers and subprotocols a
-// bridge socket of that page sends.
+// page secret from that redirect's fragment (src/core/console/auth.ts; a browser hands the fragment to the
+// page and sends it to no server), and the headers and subprotocols a bridge socket of that page sends.
 import http from 'node:http';
 import { get } from './http';
 
@@ -24,16 +24,21 @@ export function post(port: number, pathName: string, headers: Record<string, str
   });
 }
 
-/** Opens `link` (`/?code=…` or `/?token=…`) as a browser does, then claims the page secret as the page does. */
+/** The page secret in a sign-in redirect's Location (`…#swan-page=<secret>`), or undefined. */
+export function pageFromLocation(location: string | undefined | null): string | undefined {
+  const hash = location?.split('#')[1];
+  return hash?.startsWith('swan-page=') ? hash.slice('swan-page='.length) : undefined;
+}
+
+/** Opens `link` (`/?code=…` or `/?token=…`) as a browser does, and keeps what its page would: the cookie and the fragment's secret. */
 export async function signIn(port: number, link: string): Promise<PageSession> {
   const first = await get(port, link);
   const set = first.headers['set-cookie']?.[0];
   if (first.status !== 302 || !set) throw new Error(`sign-in refused (status ${first.status})`);
   const cookie = set.split(';')[0]!;
-  const origin = `http://127.0.0.1:${port}`;
-  const claim = await post(port, '/session/page', { cookie, origin, 'x-swan-page': 'claim' });
-  if (claim.status !== 200) throw new Error(`page claim refused (status ${claim.status})`);
-  return { cookie, page: (JSON.parse(claim.body) as { page: string }).page, origin };
+  const page = pageFromLocation(first.headers.location);
+  if (!page) throw new Error('the sign-in redirect carried no page secret');
+  return { cookie, page, origin: `http://127.0.0.1:${port}` };
 }
 
 /** The subprotocols the page's bridge socket offers. */

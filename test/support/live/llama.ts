@@ -121,8 +121,8 @@ export class Bridge {
 
   /**
    * From the link `swan-provider run --console` printed (http://host:port/?code=…, a one-time code): the
-   * code is exchanged for the session cookie as a browser does, the page secret claimed as the console's
-   * page does, and the bridge opened with both.
+   * code is exchanged for the session cookie as a browser does, the page secret read from the redirect's
+   * fragment as the console's page does, and the bridge opened with both.
    */
   static async open(consoleUrl: string): Promise<Bridge> {
     const u = new URL(consoleUrl);
@@ -130,9 +130,8 @@ export class Bridge {
     const cookie = res.headers.get('set-cookie')?.split(';')[0];
     if (!cookie) throw new Error(`the console link gave no session cookie (HTTP ${res.status})`);
     const origin = `http://${u.host}`;
-    const claim = await fetch(`${origin}/session/page`, { method: 'POST', headers: { cookie, origin, 'x-swan-page': 'claim' } });
-    if (!claim.ok) throw new Error(`the console handed out no page secret (HTTP ${claim.status})`);
-    const { page } = (await claim.json()) as { page: string };
+    const page = res.headers.get('location')?.split('#swan-page=')[1];
+    if (!page) throw new Error(`the console's sign-in redirect carried no page secret (HTTP ${res.status})`);
     const ws = new WebSocket(`ws://${u.host}/bridge`, ['swan-bridge', `swan-page.${page}`], { headers: { cookie, origin } });
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
