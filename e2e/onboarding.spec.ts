@@ -89,7 +89,7 @@ test('first run in four steps: network, a pending then a valid key, models to se
   await expect(app.getByTestId('onboarding-summary-models')).toContainText(`1 model(s) to serve: ${first}`);
   await app.getByTestId('onboarding-go').click();
   await expect(app.getByTestId('page-dashboard')).toBeVisible();
-  await expect(app.getByTestId('link-state')).toHaveText('Serving');
+  await expect(app.getByTestId('link-state')).toHaveText('Connected');
   await expect.poll(async () => (await stack.provider())?.models).toEqual([first]);
 
   await app.reload();
