@@ -289,7 +289,7 @@ export type VerdictCode =
   | 'under_review'
   | 'earnings_disabled'
   | 'serving'
-  // issue 40: what the network's own records say, and what could not be read.
+  // What the network's own records say, and what could not be read.
   | 'routing_unknown'
   | 'pricing_unknown'
   | 'not_priced'

@@ -211,7 +211,7 @@ export class AgentMetrics {
     for (const id of models) {
       const model = this.modelLabel(id);
       // Every outcome and engine-error kind, not only ok/error: the first cancelled or rejected request, and the
-      // first engine error of a kind, would otherwise be invisible to rate() and increase() (issue 40).
+      // first engine error of a kind, would otherwise be invisible to rate() and increase().
       for (const source of SOURCES) for (const outcome of OUTCOMES) this.requests.inc({ source, model, outcome }, 0);
       for (const kind of ENGINE_ERROR_KINDS) this.engineErrors.inc({ model, kind }, 0);
       for (const source of ['hub', 'local'] as const) {

@@ -39,7 +39,7 @@ export function NetworkStep({ onNext }: { onNext: () => void }) {
   const [hubUrl, setHubUrl] = useState(settings && saved === 'custom' ? settings.hubUrl : LOCAL_DEV_HUB.hubUrl);
   const [serviceUrl, setServiceUrl] = useState(settings && saved === 'custom' ? settings.serviceUrl : LOCAL_DEV_HUB.serviceUrl);
   // The API address follows the WebSocket address until the owner edits it: a prefilled port left behind
-  // would check the key somewhere else than the hub typed (issue 40).
+  // would check the key somewhere else than the hub typed.
   const [serviceEdited, setServiceEdited] = useState(false);
   const onHubUrl = (v: string): void => {
     setHubUrl(v);
