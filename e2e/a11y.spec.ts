@@ -19,7 +19,7 @@ for (const { colorScheme, viewport } of CASES) {
     test.use({ colorScheme, viewport });
     test('every page passes axe', async ({ app, stack }) => {
       test.setTimeout(420_000); // axe walks every page's whole DOM (about 10-25 s a page on a busy 2-core machine)
-      await expect(app.getByTestId('link-state')).toHaveText('Serving');
+      await expect(app.getByTestId('link-state')).toHaveText('Connected');
       await stack.chat(stack.engine.models[0]!, 8);
       await expect(app.locator('html')).toHaveAttribute('data-theme', colorScheme);
       const report: string[] = [];

@@ -33,7 +33,7 @@ const kinds = (s: Server) => s.bodies.map((b) => String(b.kind));
 test('alerts: a webhook receives link-down and engine-down, once per kind per cooldown', async ({ app, stack }) => {
   const hook = await serve((_req, _body, res) => res.writeHead(204).end());
   try {
-    await expect(app.getByTestId('link-state')).toHaveText('Serving');
+    await expect(app.getByTestId('link-state')).toHaveText('Connected');
     await go(app, 'settings');
     const card = app.getByTestId('alerts-card');
     await expect(card.getByTestId('browser-notifications-ask')).toBeVisible();

@@ -32,7 +32,7 @@ test.describe('without a GPU', () => {
 
 test('a model toggle reaches the hub as a new register', async ({ app, stack }) => {
   const [first, second] = stack.engine.models as [string, string];
-  await expect(app.getByTestId('link-state')).toHaveText('Serving');
+  await expect(app.getByTestId('link-state')).toHaveText('Connected');
   await expect.poll(async () => (await stack.provider())?.models.sort()).toEqual([first, second].sort());
   const registersBefore = (await stack.provider())!.registers;
 
@@ -49,7 +49,7 @@ test('a model toggle reaches the hub as a new register', async ({ app, stack }) 
 });
 
 test('pause and resume: the hub stops and restarts getting our models', async ({ app, stack }) => {
-  await expect(app.getByTestId('link-state')).toHaveText('Serving');
+  await expect(app.getByTestId('link-state')).toHaveText('Connected');
   await expect.poll(async () => (await stack.provider())?.models.length).toBe(2);
 
   await app.getByTestId('pause-button').click();
@@ -59,7 +59,7 @@ test('pause and resume: the hub stops and restarts getting our models', async ({
   await expect.poll(async () => (await stack.provider())?.models).toEqual([]);
 
   await app.getByTestId('resume-button').click();
-  await expect(app.getByTestId('link-state')).toHaveText('Serving');
+  await expect(app.getByTestId('link-state')).toHaveText('Connected');
   await expect(app.getByTestId('pause-button')).toBeVisible();
   await expect.poll(async () => (await stack.provider())?.models.length).toBe(2);
 });

@@ -9,7 +9,7 @@ test.describe('with the platform API', () => {
   test.use({ stackOptions: { ...defaultStackOptions, platform: { historyHoursAgo: 3 } } });
 
   test('usage: platform totals, local totals, the difference, net earnings and the projection @screenshots', async ({ app, stack }) => {
-    await expect(app.getByTestId('link-state')).toHaveText('Serving');
+    await expect(app.getByTestId('link-state')).toHaveText('Connected');
     const model = stack.engine.models[0]!;
     await go(app, 'usage');
     await expect(app.getByTestId('keep-card')).toBeVisible();
@@ -53,7 +53,7 @@ test.describe('with the platform API', () => {
 });
 
 test('dashboard: Today says why earnings are zero instead of $0.00', async ({ app }) => {
-  await expect(app.getByTestId('link-state')).toHaveText('Serving');
+  await expect(app.getByTestId('link-state')).toHaveText('Connected');
   const today = app.getByTestId('today-earnings');
   await expect(today).toHaveAttribute('data-reason', /^(earnings_disabled|no_priced_model|no_requests)$/);
   await expect(today).not.toHaveText('$0.00');

@@ -137,6 +137,11 @@ test('the Fleet page shows each rig and the totals, exactly', async ({ page, con
   for (const rig of [a, b, c]) {
     await expect(row(page, rig)).toHaveAttribute('data-status', 'ok');
     await expect(row(page, rig).getByTestId('rig-status')).toHaveAttribute('data-link', 'connected');
+    // Each rig's own verdict, not its link: these rigs serve models the dev hub's catalogue does not list, so
+    // each one's own console says "Not routed", and so does this page (issue 40).
+    await expect(row(page, rig).getByTestId('rig-status')).toHaveAttribute('data-verdict', 'not_routable');
+    await expect(row(page, rig).getByTestId('rig-status')).toContainText('Not routed');
+    await expect(row(page, rig).getByTestId('rig-status')).not.toContainText('Serving');
     await expect(row(page, rig).getByTestId('rig-model')).toHaveAttribute('data-model', rig.model);
     await expect(row(page, rig).getByTestId('rig-gpu')).toHaveCount(1);
     await expectRigFigures(page, rig);
@@ -144,7 +149,7 @@ test('the Fleet page shows each rig and the totals, exactly', async ({ page, con
   await expect(row(page, a)).toHaveAttribute('data-self', 'true');
   const t = total();
   await expect(page.getByTestId('fleet-reachable')).toHaveText('3 of 3');
-  await expect(page.getByTestId('fleet-serving')).toHaveText('3');
+  await expect(page.getByTestId('fleet-serving')).toHaveText('0');
   await expect(page.getByTestId('fleet-requests-today')).toHaveText(n(t.requests));
   await expect(page.getByTestId('fleet-tokens-in-today')).toHaveText(n(t.tokensIn));
   await expect(page.getByTestId('fleet-tokens-out-today')).toHaveText(n(t.tokensOut));

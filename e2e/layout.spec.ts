@@ -71,7 +71,7 @@ for (const viewport of WIDTHS) {
     test.use({ viewport });
     test('every page fits: no sideways scroll, nothing cut off, chart labels whole', async ({ app, stack }) => {
       test.setTimeout(240_000);
-      await expect(app.getByTestId('link-state')).toHaveText('Serving');
+      await expect(app.getByTestId('link-state')).toHaveText('Connected');
       await Promise.all([stack.chat(stack.engine.models[0]!, 12), stack.chat(stack.engine.models[1]!, 12)]);
       await expect.poll(async () => Number(await app.getByTestId('chart-util-0').getAttribute('data-points'))).toBeGreaterThanOrEqual(3);
       const report: string[] = [];
@@ -137,7 +137,7 @@ test.describe('axe at 360 px', () => {
   test.use({ viewport: { width: 360, height: 740 } });
   test('every page passes axe in the phone layout, the menu open and closed', async ({ app, stack }) => {
     test.setTimeout(420_000); // axe walks every page's whole DOM
-    await expect(app.getByTestId('link-state')).toHaveText('Serving');
+    await expect(app.getByTestId('link-state')).toHaveText('Connected');
     await stack.chat(stack.engine.models[0]!, 8);
     const report: string[] = [];
     for (const p of PAGES) {

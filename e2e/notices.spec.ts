@@ -6,7 +6,7 @@ import { PROVIDER_KEY } from './support/stack';
 const post = (url: string, body: unknown) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 test('a hub notice shows on the Dashboard with severity, model and time, and survives a reload', async ({ app, stack }) => {
-  await expect(app.getByTestId('link-state')).toHaveText('Serving');
+  await expect(app.getByTestId('link-state')).toHaveText('Connected');
   await expect(app.getByTestId('hub-notices-empty')).toBeVisible();
   const res = await post(`${stack.hubUrl}/dev/notice`, {
     event: 'traffic_withheld',

@@ -2,6 +2,8 @@
 // step at a time: 1 network (with its addresses), 2 the key (a pending key shows its status and next
 // steps; a valid key connects), 3 engines and models with a Serve switch each, 4 start. Settings are
 // reachable throughout. (Each network from an empty home: first-run-networks.spec.ts.)
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { expect, go, shoot, slug, test } from './support/fixtures';
 import { PENDING_KEY, PROVIDER_KEY } from './support/stack';
 
@@ -89,7 +91,7 @@ test('first run in four steps: network, a pending then a valid key, models to se
   await expect(app.getByTestId('onboarding-summary-models')).toContainText(`1 model(s) to serve: ${first}`);
   await app.getByTestId('onboarding-go').click();
   await expect(app.getByTestId('page-dashboard')).toBeVisible();
-  await expect(app.getByTestId('link-state')).toHaveText('Serving');
+  await expect(app.getByTestId('link-state')).toHaveText('Connected');
   await expect.poll(async () => (await stack.provider())?.models).toEqual([first]);
 
   await app.reload();
@@ -116,4 +118,37 @@ test('finishing with nothing to serve: the badge says so in amber, not a green "
   await expect(app.getByTestId('sidebar-link-state')).toContainText('Connected, nothing to serve');
   await expect(app.getByTestId('nothing-to-serve')).toBeVisible();
   await expect.poll(async () => (await stack.provider())?.models).toEqual([]);
+});
+
+test('the API address follows the hub address until edited, and a key checked at a server that is not a Swan hub is not accepted', async ({ app }) => {
+  // A server that answers JSON, but not as a hub: llama.cpp's 404 for a route it does not have (issue 40).
+  const notHub = http.createServer((_req, res) => {
+    res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify({ error: { code: 404, message: 'File Not Found', type: 'not_found_error' } }));
+  });
+  await new Promise<void>((resolve) => notHub.listen(0, '127.0.0.1', () => resolve()));
+  try {
+    const port = (notHub.address() as AddressInfo).port;
+    await expect(app.getByTestId('network-custom')).toBeChecked();
+    // Typing the hub's address moves the API address with it (no prefilled port left behind)…
+    await app.getByTestId('custom-hub-url').fill(`127.0.0.1:${port}`);
+    await expect(app.getByTestId('custom-service-url')).toHaveValue(`http://127.0.0.1:${port}`);
+    await app.getByTestId('custom-hub-url').fill(`ws://127.0.0.1:${port}/ws`);
+    await expect(app.getByTestId('custom-service-url')).toHaveValue(`http://127.0.0.1:${port}`);
+    // …until the owner edits the API address: then it is theirs.
+    await app.getByTestId('custom-service-url').fill('http://127.0.0.1:9/api-of-my-own');
+    await app.getByTestId('custom-hub-url').fill(`127.0.0.1:${port}`);
+    await expect(app.getByTestId('custom-service-url')).toHaveValue('http://127.0.0.1:9/api-of-my-own');
+    await app.getByTestId('custom-service-url').fill(`http://127.0.0.1:${port}`);
+    await app.getByTestId('network-save').click();
+    await expect(app.getByTestId('onboarding-steps')).toHaveAttribute('data-step', '2');
+    await expect(app.getByTestId('key-service-url')).toHaveText(`http://127.0.0.1:${port}`);
+    await app.getByTestId('key-input').fill(PROVIDER_KEY);
+    await app.getByTestId('key-check').click();
+    await expect(app.getByTestId('key-result')).toHaveAttribute('data-code', 'not_a_hub');
+    await expect(app.getByTestId('key-field-error')).toContainText('does not answer like a Swan hub (HTTP 404)');
+    await expect(app.getByTestId('key-valid')).toHaveCount(0);
+    await expect(app.getByTestId('key-continue')).toBeDisabled();
+  } finally {
+    await new Promise<void>((resolve) => notHub.close(() => resolve()));
+  }
 });

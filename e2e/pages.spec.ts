@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { expect, go, shoot, slug, test } from './support/fixtures';
 
 test('usage: totals and charts from the ledger, CSV export downloads a file', async ({ app, stack }) => {
-  await expect(app.getByTestId('link-state')).toHaveText('Serving');
+  await expect(app.getByTestId('link-state')).toHaveText('Connected');
   await stack.chat(stack.engine.models[0]!, 6);
   await stack.chat(stack.engine.models[1]!, 6);
   await go(app, 'usage');
@@ -62,7 +62,7 @@ test('logs: level filter and the support bundle', async ({ app, context }) => {
 
 test('screenshots of every page, at 1280 and 360 px @screenshots', async ({ app, stack }) => {
   test.setTimeout(180_000);
-  await expect(app.getByTestId('link-state')).toHaveText('Serving');
+  await expect(app.getByTestId('link-state')).toHaveText('Connected');
   const [a, b] = stack.engine.models as [string, string];
   await Promise.all([stack.chat(a, 24), stack.chat(b, 24), stack.chat(a, 24)]);
   await expect.poll(async () => Number(await app.getByTestId('chart-util-0').getAttribute('data-points'))).toBeGreaterThanOrEqual(5);

@@ -4,7 +4,7 @@ test.use({ stackOptions: { withKey: true, gpu: true, tokensPerSecond: 12 } });
 
 test('a request sent through the hub appears live, and its text streams in as it is generated', async ({ app, stack }) => {
   const model = stack.engine.models[0]!;
-  await expect(app.getByTestId('link-state')).toHaveText('Serving');
+  await expect(app.getByTestId('link-state')).toHaveText('Connected');
   await go(app, 'requests');
   await expect(app.getByTestId('request-row')).toHaveCount(0);
 
@@ -36,7 +36,7 @@ test('a request sent through the hub appears live, and its text streams in as it
 
 test('filters narrow the list, and the Escape key closes the detail', async ({ app, stack }) => {
   const [a, b] = stack.engine.models as [string, string];
-  await expect(app.getByTestId('link-state')).toHaveText('Serving');
+  await expect(app.getByTestId('link-state')).toHaveText('Connected');
   await Promise.all([stack.chat(a, 4), stack.chat(b, 4), stack.chat(b, 4)]);
   await go(app, 'requests');
   await expect(app.locator('[data-testid=request-row][data-status=ok]')).toHaveCount(3);

@@ -58,7 +58,7 @@ test('Logs: the list scrolls by keyboard and a cut line opens whole', async ({ a
 
 test('Requests: rows are focusable grid rows (not buttons); Enter opens one; live tok/s uses a precise clock', async ({ app, stack }) => {
   // Registered first: a request sent before the hub knows the provider is answered 404.
-  await expect(app.getByTestId('link-state')).toHaveText('Serving');
+  await expect(app.getByTestId('link-state')).toHaveText('Connected');
   const answer = stack.chat(stack.engine.models[0]!, 200);
   await go(app, 'requests');
   const running = app.locator('[data-testid=request-row][data-status=running]');
@@ -76,7 +76,7 @@ test('Requests: rows are focusable grid rows (not buttons); Enter opens one; liv
 });
 
 test('Connection card: paused since the pause, down since the drop across attempts, Retry now', async ({ app, stack }) => {
-  await expect(app.getByTestId('link-state')).toHaveText('Serving');
+  await expect(app.getByTestId('link-state')).toHaveText('Connected');
   await app.getByTestId('pause-button').click();
   await expect(app.getByTestId('link-since')).toHaveText(/^paused since [0-5] s ago$/);
   await app.getByTestId('resume-button').click();
@@ -88,7 +88,7 @@ test('Connection card: paused since the pause, down since the drop across attemp
   await expect(app.getByTestId('link-card').getByRole('alert')).toHaveCount(0);
   await stack.startHub();
   await app.getByTestId('link-retry').click().catch(() => undefined);
-  await expect(app.getByTestId('link-state')).toHaveText('Serving', { timeout: 30_000 });
+  await expect(app.getByTestId('link-state')).toHaveText('Connected', { timeout: 30_000 });
 });
 
 test.describe('at 1024×640', () => {

@@ -2,7 +2,7 @@ import { expect, go, test } from './support/fixtures';
 import { NETWORKS } from '../src/shared/networks';
 
 test('invalid settings are refused with a message next to each field; valid ones reach the hub', async ({ app, stack }) => {
-  await expect(app.getByTestId('link-state')).toHaveText('Serving');
+  await expect(app.getByTestId('link-state')).toHaveText('Connected');
   await go(app, 'settings');
   const hubUrl = await app.getByTestId('input-hubUrl').inputValue();
   expect(hubUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);

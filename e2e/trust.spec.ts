@@ -4,7 +4,7 @@
 import { expect, test } from './support/fixtures';
 
 test('the weights card lists each served model, and why its weights cannot be proved here', async ({ app, stack }) => {
-  await expect(app.getByTestId('link-state')).toHaveText('Serving');
+  await expect(app.getByTestId('link-state')).toHaveText('Connected');
   const card = app.getByTestId('weights-card');
   for (const model of stack.engine.models) {
     const row = card.locator(`[data-testid="weights-model"][data-model="${model}"]`);

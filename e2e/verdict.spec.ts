@@ -68,3 +68,36 @@ test('stopped: paused by the owner, then the agent itself stopped', async ({ app
   await expect(app.getByTestId('op-summary')).toHaveAttribute('data-tone', 'bad');
   await expect(app.getByTestId('sidebar-link-state')).toHaveText('Agent not reachable');
 });
+
+// Issue 40: the console says only what is true. The Connection card shows the link; the verdict owns "Serving".
+test.describe('a ServiceURL whose catalogue answers 404', () => {
+  test.use({ stackOptions: { withKey: true, gpu: false, tokensPerSecond: 40, platform: { historyHoursAgo: 30 } } });
+  test('routing is unknown, not "routed and earning"; the link card says Connected, never Serving', async ({ app }) => {
+    const banner = app.getByTestId('op-summary');
+    await expect(banner).toHaveAttribute('data-state', 'unknown');
+    await expect(banner).toHaveAttribute('data-tone', 'warn');
+    await expect(banner.locator('[data-code=routing_unknown]')).toContainText('HTTP 404');
+    await expect(banner.locator('[data-code=routing_unknown] .op-next')).not.toBeEmpty();
+    await expect(banner).not.toContainText('routed and earning');
+    await expect(banner).not.toContainText('Serving');
+    await expect(app.getByTestId('link-state')).toHaveText('Connected');
+    await expect(app.getByTestId('sidebar-link-state')).toHaveText('Routing unknown');
+    await expect(app.getByTestId('sidebar-link-state')).toHaveAttribute('data-verdict', 'unknown');
+  });
+});
+
+test('a "reputation dropped" notice takes the verdict off green; the headline names no failing model', async ({ app, stack }) => {
+  await expect(app.getByTestId('op-summary')).toHaveAttribute('data-state', 'serving');
+  const res = await fetch(`${stack.hubUrl}/dev/notice`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ event: 'reputation_dropped', severity: 'warning', message: 'Reputation fell to 0.41 after failed requests.' }),
+  });
+  expect(res.status).toBe(200);
+  const banner = app.getByTestId('op-summary');
+  await expect(banner).toHaveAttribute('data-state', 'not_routable');
+  await expect(banner).toHaveAttribute('data-tone', 'warn');
+  await expect(banner.locator('[data-code=reputation_low]')).toContainText('0.41');
+  await expect(app.getByTestId('sidebar-link-state')).toHaveText('Reputation low');
+  await expect(app.getByTestId('link-state')).toHaveText('Connected');
+});

@@ -1,7 +1,10 @@
 // `swan-provider doctor`: checks what the agent of this home would use — config.toml overlaid by the
 // console's settings.json, the provider key where the agent finds it (INFERENCE_API_KEY, then the
 // saved secret, then ApiKey), the hub, the engines and whether anything would be served — and says
-// what to fix. Exit 0 when all is well, 1 when a check failed, 2 when there is no usable config.
+// what to fix. Exit 0 only when every check passed and the verdict is serving (the models served are
+// answering, routed and priced as far as can be known: a catalogue or price list that cannot be read is not
+// a pass), 1 otherwise, 2 when there is no usable config. `--json` prints the same as one JSON object: the
+// verdict with its stable codes, every check, and the exit code.
 import { networkLabel } from '../shared/networks';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -23,6 +26,7 @@ import { noConfigHelp } from './run';
 import { forTerminal } from '../core/base/terminal';
 import { memoryLog } from '../core/base/log';
 import { Catalogue } from '../core/platform/catalogue';
+import { NetworkRates } from '../core/platform/rates';
 import { verdictOf } from '../core/bridge/verdict';
 import { catalogueSubjects } from '../core/bridge/snapshot';
 import type { ProviderStatusView } from '../shared/views/snapshot';
@@ -74,22 +78,31 @@ function keychainHasKey(home: string): boolean {
   }
 }
 
-export async function doctorCommand(o: { home: string; config?: string; env?: NodeJS.ProcessEnv }): Promise<number> {
+/** What `doctor --json` prints: the verdict with its codes, every check, and the exit code. */
+export interface DoctorReport {
+  exit: number;
+  verdict?: Pick<Verdict, 'state' | 'tone' | 'label' | 'headline' | 'reasons' | 'routable'> & { codes: string[] };
+  checks: Check[];
+  /** Why there is no verdict (exit 2: no usable config). */
+  error?: string;
+}
+
+export async function doctorCommand(o: { home: string; config?: string; env?: NodeJS.ProcessEnv; json?: boolean }): Promise<number> {
   const env = o.env ?? process.env;
   const configPath = path.resolve(o.config ?? homePath(o.home, 'config'));
   const checks: Check[] = [];
-  if (!fs.existsSync(configPath)) {
-    process.stdout.write(`✗ ${noConfigHelp(configPath, o.home)}\n`);
+  const fail = (text: string): number => {
+    process.stdout.write(o.json ? `${JSON.stringify({ exit: 2, checks: [], error: text } satisfies DoctorReport)}\n` : forTerminal(`✗ ${text}\n`));
     return 2;
-  }
+  };
+  if (!fs.existsSync(configPath)) return fail(noConfigHelp(configPath, o.home));
   let cfg: ProviderConfig;
   try {
     cfg = loadConfig(configPath, env);
     checks.push({ ok: true, what: `config ${configPath} reads fine (${Object.keys(cfg.modelEntries).length} model(s) in models.json)` });
   } catch (e) {
     const msg = e instanceof ConfigError ? e.message : (e as Error).message;
-    process.stdout.write(forTerminal(`✗ config: ${msg}\n`));
-    return 2;
+    return fail(`config: ${msg}`);
   }
   const settings = SettingsFile.in(o.home).get();
   const hubUrl = settings.hubUrl ?? cfg.webSocketUrl;
@@ -160,7 +173,10 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
   // hub registered is what the running agent kept from its last register ack (hub/hub-view.ts).
   const hubView = readHubView(homePath(o.home, 'hubView'));
   const catalogue = new Catalogue({ serviceUrl: () => serviceUrl, log: memoryLog().child('catalogue'), timeoutMs: 5000 });
-  await catalogue.refresh();
+  // The network's price list: a served model it has no rate for is not paid; one that cannot be read is unknown.
+  const rates = new NetworkRates({ serviceUrl: () => serviceUrl, log: memoryLog().child('rates'), timeoutMs: 5000 });
+  const [, priceList] = await Promise.all([catalogue.refresh(), rates.get()]);
+  const net = rates.rateMap();
   const verdict = verdictOf({
     running: true,
     hasKey: Boolean(key) || inKeychain,
@@ -173,14 +189,23 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
     ...(hubView?.registeredModels ? { registeredModels: hubView.registeredModels } : {}),
     ...(status?.earningsEnabled !== undefined ? { earningsEnabled: status.earningsEnabled } : {}),
     networkName: networkLabel(hubUrl),
+    pricing: priceList.value === null ? { known: false, priced: [], ...(priceList.error ? { error: priceList.error } : {}) } : { known: true, priced: served.filter((m) => net.has(m)) },
   });
   checks.push(...hubViewChecks(hubView));
   checks.push(...verdictChecks(verdict, checks.some((c) => !c.ok)));
+  const bad = checks.filter((c) => !c.ok).length;
+  // "All good" and exit 0 only with every check passed and the verdict serving: never beside an unknown.
+  const exit = bad || verdict.state !== 'serving' ? 1 : 0;
+  if (o.json) {
+    const { state, tone, label, headline, reasons, routable } = verdict;
+    const report: DoctorReport = { exit, verdict: { state, tone, label, headline, codes: reasons.map((r) => r.code), reasons, routable }, checks };
+    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    return exit;
+  }
   // Answers of the hub, the service and the engines are outside text: printed through forTerminal.
   for (const c of checks) process.stdout.write(forTerminal(`${c.ok ? '✓' : '✗'} ${c.what}${c.fix ? `\n    → ${c.fix}` : ''}\n`));
-  const bad = checks.filter((c) => !c.ok).length;
-  process.stdout.write(forTerminal(bad ? `${bad} problem(s) found. ${verdict.label}: ${verdict.headline}\n` : `All good: ${verdict.headline}\n`));
-  return bad ? 1 : 0;
+  process.stdout.write(forTerminal(exit ? `${bad} problem(s) found. ${verdict.label}: ${verdict.headline}\n` : `All good: ${verdict.headline}\n`));
+  return exit;
 }
 
 /**
@@ -190,6 +215,6 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
  */
 function verdictChecks(v: Verdict, failed: boolean): Check[] {
   return v.reasons
-    .filter((r) => r.state === 'not_routable' || r.state === 'not_earning' || !failed)
+    .filter((r) => r.state === 'not_routable' || r.state === 'not_earning' || r.state === 'unknown' || !failed)
     .map((r) => ({ ok: false, what: r.text.replace(/\.$/, ''), ...(r.next ? { fix: r.next } : {}) }));
 }

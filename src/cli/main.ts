@@ -61,6 +61,7 @@ export function buildProgram(): Command {
   withHome(program.command('doctor'))
     .description('check the config, the key, the hub and the engines, and say what to fix')
     .option('--config <path>', 'config.toml to check')
+    .option('--json', 'print the verdict (with its stable codes) and every check as one JSON object')
     .action(async (o) => {
       const { doctorCommand } = await import('./doctor');
       process.exitCode = await doctorCommand(o);

@@ -58,6 +58,19 @@ export interface RigSummary {
   earningsEnabled: boolean;
   /** The rig's alerts of the last 24 hours, newest first (at most 20). */
   alerts: RigAlert[];
+  /** The rig's own verdict (what its console shows), absent from rigs of an older version: the reader then says
+   *  it is not known, and never reads "serving" from the link alone. */
+  verdict?: RigVerdict;
+}
+
+/** A rig's verdict as it crosses the network: the state, its tone and words, and the findings' stable codes. */
+export interface RigVerdict {
+  /** A VerdictState, as a string: a newer rig may know states this reader does not. */
+  state: string;
+  tone: 'ok' | 'warn' | 'bad';
+  label: string;
+  headline: string;
+  codes: string[];
 }
 
 /** GET /api/fleet/v1/usage: the rig's ledger over the usual periods, and the platform's record of it. */
@@ -114,7 +127,7 @@ export interface FleetTotals {
   rigs: number;
   /** Rigs that answered their last read. */
   reachable: number;
-  /** Rigs registered with the hub and serving. */
+  /** Rigs whose own verdict is serving (routed and earning); a rig that did not say is not counted. */
   serving: number;
   gpus: number;
   /** Distinct models served (enabled) across rigs. */

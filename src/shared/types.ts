@@ -262,10 +262,12 @@ export interface LogEntry {
  * (src/core/bridge/verdict.ts) and shown as is by the Dashboard banner, the sidebar, the tray and `doctor`.
  * serving: routed and earning; not_routable: serving, but the network sends a model nothing (not in its
  * catalogue, not registered by the hub); not_earning: routed, but unpaid (earnings not enabled, under
- * review); degraded: a served model does not answer (engine down, unhealthy); stopped: nothing is served
- * (agent stopped, no key, key refused, link down, paused, nothing to serve).
+ * review, no rate in the network's price list); degraded: a served model does not answer (engine down,
+ * unhealthy); stopped: nothing is served (agent stopped, no key, key refused, link down, paused, nothing to
+ * serve); unknown: what would decide routing or pay could not be read (the catalogue or the price list
+ * answered an error), so nothing is claimed either way.
  */
-export type VerdictState = 'serving' | 'not_routable' | 'not_earning' | 'degraded' | 'stopped';
+export type VerdictState = 'serving' | 'not_routable' | 'not_earning' | 'degraded' | 'stopped' | 'unknown';
 
 /** Why, stable for tests and tools (the prose may change). */
 export type VerdictCode =
@@ -286,7 +288,13 @@ export type VerdictCode =
   | 'not_registered'
   | 'under_review'
   | 'earnings_disabled'
-  | 'serving';
+  | 'serving'
+  // What the network's own records say, and what could not be read.
+  | 'routing_unknown'
+  | 'pricing_unknown'
+  | 'not_priced'
+  | 'reputation_low'
+  | 'traffic_withheld';
 
 export interface VerdictReason {
   code: VerdictCode;

@@ -146,6 +146,14 @@ export class EarningsService {
     });
   }
 
+  /** What the network's price list says of these models, for the verdict: `known` false while no good answer was ever read. */
+  networkPricing(models: string[]): { known: boolean; priced: string[]; error?: string } {
+    const v = this.rates.view();
+    if (v.value === null) return { known: false, priced: [], ...(v.error ? { error: v.error } : {}) };
+    const net = this.rates.rateMap();
+    return { known: true, priced: models.filter((m) => net.has(m)) };
+  }
+
   async demand(): Promise<DemandView> {
     const rates = await this.rates.get();
     const m = this.o.machine?.() ?? { known: [], ollamaEngines: [], vramGb: null };

@@ -73,7 +73,12 @@ export class Bridge {
     engines.book.on('text', (id, delta) => this.requestEvents.text(id, delta));
     engines.sampler?.on('sample', (sample) => d.event({ type: 'gpu.sample', sample }));
     log.on('entry', (entry) => d.event({ type: 'log', entry }));
-    serving.notices.on('notice', (notice) => d.event({ type: 'notice', notice }));
+    serving.notices.on('notice', (notice) => {
+      d.event({ type: 'notice', notice });
+      // The verdict reads the notices (reputation, withheld traffic), and the price list: both re-decide it.
+      this.snapshots.changed();
+    });
+    accounting.earnings.rates.cache.on('change', () => this.snapshots.changed());
     if (d.metrics) {
       this.metrics = new AgentMetrics({
         nodeId: identity.nodeId,
@@ -147,6 +152,7 @@ export class Bridge {
       running: this.d.life.isRunning,
       hubView: serving.hubView.view(),
       weights: serving.weights.view(),
+      notices: serving.notices.list(),
     });
   }
 }

@@ -1,5 +1,5 @@
 // The console's one picture of the agent (AgentSnapshot), assembled from the parts that own each field.
-import type { AgentSnapshot } from '../../shared/views/snapshot';
+import type { AgentSnapshot, HubNoticeView } from '../../shared/views/snapshot';
 import type { EngineInfo, EngineModelMeta, GpuInventory, HubViewState, WeightsView } from '../../shared/types';
 import type { ProviderConfig } from '../config/config';
 import type { Identity } from '../config/identity';
@@ -41,6 +41,8 @@ export interface SnapshotSources {
   running: boolean;
   hubView?: HubViewState;
   weights?: WeightsView;
+  /** The hub's notices (the verdict reads reputation and withheld traffic from them). */
+  notices?: HubNoticeView[];
 }
 
 /** Each model as catalogue matching sees it: its id, whether models.json names it, the engine's own name and report. */
@@ -104,6 +106,8 @@ export function buildSnapshot(p: SnapshotSources): AgentSnapshot {
       catalogue,
       ...(p.hubView?.registeredModels ? { registeredModels: p.hubView.registeredModels } : {}),
       ...(earningsEnabled !== undefined ? { earningsEnabled } : {}),
+      pricing: p.earnings.networkPricing(models.filter((m) => m.enabled && m.endpoints.length > 0).map((m) => m.id)),
+      ...(p.notices ? { notices: p.notices } : {}),
     }),
     ...(p.hubView ? { hubView: p.hubView } : {}),
     ...(p.weights ? { weights: p.weights } : {}),

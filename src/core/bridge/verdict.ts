@@ -1,8 +1,10 @@
 // The verdict: whether this node serves, whether the network routes to it, whether it earns, and if not,
 // why and what to do. Computed once, here, from plain data (the snapshot's parts, or what `doctor` read),
 // so the Dashboard banner, the sidebar, the tray and `doctor` never disagree. Findings are ordered worst
-// first: stopped > degraded > not_routable > not_earning > serving.
-import type { CatalogueView, ProviderStatusView } from '../../shared/views/snapshot';
+// first: stopped > degraded > not_routable > unknown > not_earning > serving. Serving, routed and earning are
+// three facts, each said only on its evidence: a catalogue or price list that could not be read makes routing
+// or pay unknown (its own state), never a pass; the hub's notices (reputation, withheld traffic) count.
+import type { CatalogueView, HubNoticeView, ProviderStatusView } from '../../shared/views/snapshot';
 import type { LinkStatus, ModelState, PauseState, Verdict, VerdictCode, VerdictReason, VerdictState } from '../../shared/types';
 
 export interface VerdictInputs {
@@ -22,9 +24,20 @@ export interface VerdictInputs {
   earningsEnabled?: boolean;
   /** Who the models are served to, as the serving line names it (default "the Swan network"). */
   networkName?: string;
+  /**
+   * What the network pays for, from its price list (model-demand): `known` false while no good answer was
+   * ever read (then pay is unknown); `priced` the served ids it lists. Absent: not looked at (unknown).
+   */
+  pricing?: { known: boolean; priced: string[]; error?: string };
+  /** The hub's notices (newest first); those of the last NOTICE_WINDOW_MS about reputation or withheld traffic count. */
+  notices?: Array<Pick<HubNoticeView, 'event' | 'severity' | 'modelId' | 'message' | 'receivedAt'>>;
+  /** The clock the notices' window is read against (default Date.now). */
+  now?: number;
 }
 
-const ORDER: VerdictState[] = ['stopped', 'degraded', 'not_routable', 'not_earning', 'serving'];
+const ORDER: VerdictState[] = ['stopped', 'degraded', 'not_routable', 'unknown', 'not_earning', 'serving'];
+/** A notice of reputation or withheld traffic speaks for this long (the hub sends no "cleared" notice). */
+export const NOTICE_WINDOW_MS = 24 * 3_600_000;
 /** Provider statuses in which the platform is still reviewing the provider. */
 const IN_REVIEW = new Set(['pending', 'under_review', 'activating']);
 
@@ -97,7 +110,18 @@ function routing(i: VerdictInputs, answering: string[]): { reasons: VerdictReaso
   const reasons: VerdictReason[] = [];
   const unroutable = new Set<string>();
   const cat = i.catalogue;
-  if (cat && cat.state !== 'idle' && cat.fetchedAt !== undefined) {
+  if (answering.length && (!cat || cat.fetchedAt === undefined)) {
+    // Never read: whether the network routes these is not known, which is not the same as yes.
+    reasons.push({
+      code: 'routing_unknown',
+      state: 'unknown',
+      models: answering,
+      text: cat?.state === 'error'
+        ? `The network's catalogue could not be read (${cat.error ?? 'no answer'}): whether it routes requests to ${list(answering)} is not known.`
+        : `The network's catalogue has not been read yet: whether it routes requests to ${list(answering)} is not known.`,
+      next: cat?.state === 'error' ? `Check the network's API address (ServiceURL) in Settings: ${cat.url} should list the catalogue; the agent reads it again every 30 minutes.` : 'Wait a moment: the agent reads the catalogue when it starts.',
+    });
+  } else if (cat && cat.fetchedAt !== undefined) {
     const missing = answering.filter((id) => cat.models[id]?.known === false);
     if (missing.length) {
       const matched = missing.map((id) => [id, cat.models[id]?.matchedId] as const).filter(([, to]) => to);
@@ -128,6 +152,49 @@ function routing(i: VerdictInputs, answering: string[]): { reasons: VerdictReaso
     }
   }
   return { reasons, unroutable };
+}
+
+/** Routed models the network's price list has no rate for, or that list could not be read. */
+function pricing(i: VerdictInputs, routable: string[]): VerdictReason | undefined {
+  if (!routable.length) return undefined;
+  const p = i.pricing;
+  if (!p?.known) {
+    return {
+      code: 'pricing_unknown',
+      state: 'unknown',
+      models: routable,
+      text: `The network's price list could not be read${p?.error ? ` (${p.error})` : ''}: whether requests for ${list(routable)} are paid is not known.`,
+      next: 'Check the network\'s API address (ServiceURL) in Settings; the agent reads the price list again within a minute.',
+    };
+  }
+  const priced = new Set(p.priced);
+  const unpriced = routable.filter((id) => !priced.has(id));
+  if (!unpriced.length) return undefined;
+  return {
+    code: 'not_priced',
+    state: 'not_earning',
+    models: unpriced,
+    text: `${list(unpriced)} ${unpriced.length === 1 ? 'has' : 'have'} no rate in the network's price list: requests for ${them(unpriced)} are not paid.`,
+    next: 'Serve a model the network prices: Earnings lists the rates, and Engines & models the catalogue.',
+  };
+}
+
+/** The hub's own word on this provider: its reputation dropped, or it withholds traffic (recent notices only). */
+function notices(i: VerdictInputs, routable: string[]): VerdictReason[] {
+  const now = i.now ?? Date.now();
+  const recent = (i.notices ?? []).filter((n) => n.severity !== 'info' && now - n.receivedAt <= NOTICE_WINDOW_MS);
+  const out: VerdictReason[] = [];
+  // A notice about one model counts for that model only when it is one routed here.
+  const withheld = recent.find((n) => /withh(e|o)ld/.test(n.event) && (!n.modelId || routable.includes(n.modelId)));
+  if (withheld && routable.length) {
+    const models = withheld.modelId ? [withheld.modelId] : routable;
+    out.push({ code: 'traffic_withheld', state: 'not_routable', models, text: `The network says it withholds traffic from ${withheld.modelId ?? 'this provider'}: ${withheld.message}`, next: 'See the notice on the Dashboard for why; the hub sends requests again once it is resolved.' });
+  }
+  const reputation = recent.find((n) => /reputation/.test(n.event));
+  if (reputation && routable.length) {
+    out.push({ code: 'reputation_low', state: 'not_routable', ...(reputation.modelId ? { models: [reputation.modelId] } : {}), text: `The network lowered this provider's reputation, so it sends fewer requests: ${reputation.message}`, next: 'Keep the models healthy and answering (failed and slow requests lower it); see the notice on the Dashboard.' });
+  }
+  return out;
 }
 
 /** Routed, but unpaid. */
@@ -165,27 +232,46 @@ const STOP_LABEL: Partial<Record<VerdictCode, string>> = {
   none_switched_on: 'Connected, nothing to serve',
 };
 
+/** Stop findings that are a choice or a wait, not a fault: amber, not red. */
+const AMBER_STOPS = new Set<VerdictCode>(['paused', 'connecting', 'nothing_to_serve', 'none_switched_on']);
+
+const LABEL: Partial<Record<VerdictCode, string>> = {
+  engine_down: 'Engine down',
+  routing_unknown: 'Routing unknown',
+  pricing_unknown: 'Pay unknown',
+  traffic_withheld: 'Traffic withheld',
+  reputation_low: 'Reputation low',
+};
+const STATE_LABEL: Record<VerdictState, string> = { stopped: 'Stopped', degraded: 'Degraded', not_routable: 'Not routed', unknown: 'Not confirmed', not_earning: 'Not earning', serving: 'Serving' };
+
 export function verdictOf(i: VerdictInputs): Verdict {
   const stop = stopped(i);
   if (stop) {
-    const tone = stop.code === 'paused' || stop.code === 'connecting' ? 'warn' : 'bad';
+    const tone = AMBER_STOPS.has(stop.code) ? 'warn' : 'bad';
     return { state: 'stopped', tone, label: STOP_LABEL[stop.code] ?? 'Stopped', headline: stop.text, reasons: [stop], routable: [] };
   }
   const served = i.models.filter((m) => m.enabled && m.endpoints.length > 0);
   const ill = health(served);
   const answering = served.filter((m) => m.health !== 'unhealthy').map((m) => m.id);
   const route = routing(i, answering);
-  const pay = earning(i);
   const routable = answering.filter((id) => !route.unroutable.has(id));
-  const reasons = [...ill, ...route.reasons, ...(pay && routable.length ? [pay] : [])].sort((a, b) => ORDER.indexOf(a.state) - ORDER.indexOf(b.state));
+  const said = notices(i, routable);
+  // Pay is looked at only where routing is known: unknown routing already says nothing is confirmed.
+  const routingKnown = !route.reasons.some((r) => r.code === 'routing_unknown');
+  const price = routingKnown ? pricing(i, routable) : undefined;
+  const pay = earning(i);
+  const reasons = [...ill, ...route.reasons, ...said, ...(price ? [price] : []), ...(pay && routable.length ? [pay] : [])].sort((a, b) => ORDER.indexOf(a.state) - ORDER.indexOf(b.state));
   const worst = reasons[0];
   if (!worst) {
     const n = served.length;
     return { state: 'serving', tone: 'ok', label: 'Serving', headline: `Serving ${n} ${n === 1 ? 'model' : 'models'} to ${i.networkName ?? 'the Swan network'}: routed and earning.`, reasons: [], routable };
   }
-  const label = worst.code === 'engine_down' ? 'Engine down' : worst.state === 'degraded' ? 'Degraded' : worst.state === 'not_routable' ? 'Not routed' : 'Not earning';
-  // Nothing routed at all is bad; a part of the set missing is a warning.
-  const tone = routable.length === 0 ? 'bad' : 'warn';
-  const headline = routable.length === 0 || worst.state === 'not_earning' ? worst.text : `Serving ${list(routable)}. ${worst.text}`;
+  const label = LABEL[worst.code] ?? STATE_LABEL[worst.state];
+  // Nothing routed at all is bad; a part of the set missing, or a fact not known, is a warning.
+  const tone = routable.length === 0 && worst.state !== 'unknown' ? 'bad' : 'warn';
+  // "Serving X." names only models no finding is about: never one that is failing, unrouted or unknown.
+  const troubled = new Set(reasons.flatMap((r) => r.models ?? []));
+  const clean = reasons.some((r) => !r.models && r.state !== 'not_earning') ? [] : routable.filter((id) => !troubled.has(id));
+  const headline = clean.length === 0 || worst.state === 'not_earning' ? worst.text : `Serving ${list(clean)}. ${worst.text}`;
   return { state: worst.state, tone, label, headline, reasons, routable };
 }

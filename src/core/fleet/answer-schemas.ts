@@ -65,6 +65,8 @@ export const rigSummarySchema = z.object({
   month: totals,
   earningsEnabled: z.boolean(),
   alerts: z.array(z.object({ id: text(64), kind: z.string().max(32), ts: time, title: text(200), text: text(1000) })).max(50),
+  // Optional: a rig of an older version does not send it (then its verdict is shown as not known).
+  verdict: z.object({ state: z.string().max(32), tone: z.enum(['ok', 'warn', 'bad']), label: text(64), headline: text(2000), codes: z.array(z.string().max(64)).max(64) }).optional(),
 });
 
 const platformStats = z.object({

@@ -290,7 +290,8 @@ export function fleetTotals(rigs: FleetRigView[]): FleetTotals {
     if (!s) continue;
     if (r.status !== 'ok') t.stale++;
     else {
-      if (s.link.state === 'connected' && !s.paused) t.serving++;
+      // The rig's own verdict decides, never its link: a connected rig may be not routed, unpaid or failing.
+      if (s.verdict?.state === 'serving') t.serving++;
       t.inFlight += s.models.reduce((n, m) => n + m.inFlight, 0);
     }
     t.gpus += s.gpus.length;

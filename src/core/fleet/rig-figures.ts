@@ -65,6 +65,7 @@ export function rigSummary(p: SummarySources, access: FleetAccess): RigSummary {
     month: p.ledger?.totals(monthStart(now), now + 1) ?? EMPTY,
     earningsEnabled: p.ledger?.isEarningsEnabled() ?? true,
     alerts: p.alerts().filter((a) => a.ts >= now - ALERT_WINDOW_MS && a.kind !== 'test').slice(0, MAX_ALERTS),
+    verdict: { state: s.verdict.state, tone: s.verdict.tone, label: s.verdict.label, headline: s.verdict.headline, codes: s.verdict.reasons.map((r) => r.code) },
   };
 }
 

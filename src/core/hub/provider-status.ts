@@ -32,8 +32,23 @@ const statusSchema = z
   .passthrough();
 export type ProviderStatus = z.infer<typeof statusSchema>;
 
-export async function fetchProviderStatus(serviceUrl: string, key: string, timeoutMs = 10_000): Promise<{ status?: ProviderStatus; httpStatus?: number; error?: string }> {
+/**
+ * Whether an answer is the platform's provider status, not merely JSON: it carries `api_key_valid` or
+ * `can_connect` as booleans. A server that is not a Swan hub (llama.cpp's `{"error": {"code": 404…}}` at
+ * the ServiceURL, a proxy's error page) answers JSON too, and such an answer must never read as a key accepted.
+ */
+export function isStatusShape(json: unknown): boolean {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return false;
+  const o = json as Record<string, unknown>;
+  return typeof o.api_key_valid === 'boolean' || typeof o.can_connect === 'boolean';
+}
+
+/** Why a status could not be had: the address is not a Swan hub, or it could not be asked at all. */
+export type StatusFailure = 'not_a_hub' | 'unreachable';
+
+export async function fetchProviderStatus(serviceUrl: string, key: string, timeoutMs = 10_000): Promise<{ status?: ProviderStatus; httpStatus?: number; error?: string; failure?: StatusFailure }> {
   const url = `${serviceUrl.replace(/\/+$/, '')}/api/v1/provider/status`;
+  const notHub = (status: number): string => `${url} does not answer like a Swan hub (HTTP ${status}): check the network's API address (ServiceURL)`;
   try {
     // The key goes to this host only: never follow a redirect elsewhere with it. The answer is read up to
     // its limit, never whole first.
@@ -42,15 +57,17 @@ export async function fetchProviderStatus(serviceUrl: string, key: string, timeo
     let json: unknown;
     try {
       json = parseJson(text, JSON_LIMITS.platform);
-    } catch (e) {
-      return { httpStatus: res.status, error: `${url} answered HTTP ${res.status} with something that is not JSON we read (${(e as Error).message})` };
+    } catch {
+      return { httpStatus: res.status, failure: 'not_a_hub', error: notHub(res.status) };
     }
     const parsed = statusSchema.safeParse(json);
-    if (!parsed.success) return { httpStatus: res.status, error: `${url} answered with an unexpected shape` };
+    // A refusal of the key may come in another shape; any other answer must be the platform's status.
+    const refusal = res.status === 401 || res.status === 403;
+    if (!parsed.success || (!refusal && (!res.ok || !isStatusShape(json)))) return { httpStatus: res.status, failure: 'not_a_hub', error: notHub(res.status) };
     return { status: parsed.data, httpStatus: res.status };
   } catch (e) {
     const reason = (e as Error).name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : ((e as { cause?: Error }).cause?.message ?? (e as Error).message);
-    return { error: `could not reach ${url} (${reason})` };
+    return { failure: 'unreachable', error: `could not reach ${url} (${reason})` };
   }
 }
 
@@ -77,15 +94,21 @@ export function keyStatusDetail(st: ProviderStatus): KeyStatusDetail {
   return d;
 }
 
-export async function checkProviderKey(serviceUrl: string, key: string): Promise<{ valid: boolean; message: string; detail?: KeyStatusDetail }> {
+/** What a key check found, stable for tests and tools: accepted, refused, not a Swan hub, or not checked (no answer). */
+export type KeyCheckCode = 'key_accepted' | 'key_refused' | 'not_a_hub' | 'key_unchecked';
+
+export async function checkProviderKey(serviceUrl: string, key: string): Promise<{ valid: boolean; code: KeyCheckCode; message: string; detail?: KeyStatusDetail }> {
   const r = await fetchProviderStatus(serviceUrl, key.trim());
-  if (r.error) return { valid: false, message: `The key could not be checked: ${r.error}. Check the network (hub addresses) in Settings and your connection.` };
+  if (r.failure === 'not_a_hub') {
+    return { valid: false, code: 'not_a_hub', message: `This address does not answer like a Swan hub (HTTP ${r.httpStatus ?? '?'}), so the key was not checked. Check the network's addresses in Settings: the API address (ServiceURL) must be the hub's, not an engine's.` };
+  }
+  if (r.error) return { valid: false, code: 'key_unchecked', message: `The key could not be checked: ${r.error}. Check the network (hub addresses) in Settings and your connection.` };
   const detail = r.status ? { detail: keyStatusDetail(r.status) } : {};
   if (r.httpStatus === 401 || r.httpStatus === 403 || r.status?.api_key_valid === false) {
-    return { valid: false, message: r.status?.message ?? 'The hub does not accept this key. Copy it again from your Swan Inference provider page.', ...detail };
+    return { valid: false, code: 'key_refused', message: r.status?.message ?? 'The hub does not accept this key. Copy it again from your Swan Inference provider page.', ...detail };
   }
   const name = r.status?.name ? ` for "${r.status.name}"` : '';
-  return { valid: true, message: r.status?.message ?? `Key accepted${name}.`, ...detail };
+  return { valid: true, code: 'key_accepted', message: r.status?.message ?? `Key accepted${name}.`, ...detail };
 }
 
 // ---- the gate ----

@@ -15,6 +15,7 @@ import { chunkJson } from '../engine/sse';
 import { encodeOnce, encodeStreamChunk, out, MAX_MESSAGE_BYTES, type EncodedMessage, type Inbound, type Outbound } from '../protocol/messages';
 import type { ChunkEvent, InferenceRunner, InferenceResult } from '../inference/runner';
 import { Retention, type RetentionCodec } from './retention';
+import { networkAnswer } from './network-answer';
 
 /**
  * Kept messages: a data stream_chunk as its chunk JSON only (the envelope, half its bytes, is rebuilt the
@@ -388,13 +389,14 @@ export class HubRelay {
     if (committed) await committed;
     if (cancelled(a)) return this.o.hubEnded?.(id); // cancelled while its row was committed
     const withSeq = (m: Outbound): Outbound => ({ ...m, payload: { ...m.payload, seq: this.next(id) } });
-    const error = r.error ?? r.status;
+    // The network's words, not the owner's: no engine address, no advice to the owner, 503 for an outage.
+    const { statusCode, error } = networkAnswer(r);
     let handed: boolean;
     if (!stream) {
       // Go's InferenceResponse: the engine's JSON on success; on an error or refusal, response null
       // with the status and the error text (refusals take this path too, not an `error` frame).
       const ok = r.status === 'ok';
-      const result = out.inferenceResult(id, { response: ok ? (r.response ?? null) : null, statusCode: r.statusCode, latencyMs: r.latencyMs, ...(ok ? {} : { error }) });
+      const result = out.inferenceResult(id, { response: ok ? (r.response ?? null) : null, statusCode: ok ? r.statusCode : statusCode, latencyMs: r.latencyMs, ...(ok ? {} : { error }) });
       handed = await this.send(id, withSeq(result));
     } else {
       if (r.status === 'ok') await this.send(id, out.streamChunk(id, this.next(id), null, true));
@@ -407,7 +409,7 @@ export class HubRelay {
           // Token counts only as the engine reported them (per-request pay is tokens x price); none
           // reported (an estimate, or a failure before usage came) leaves them out, as Go's omitempty does.
           ...(r.estimated || (r.tokensIn === 0 && r.tokensOut === 0) ? {} : { tokensIn: r.tokensIn, tokensOut: r.tokensOut }),
-          ...(r.status !== 'ok' ? { statusCode: r.statusCode, error } : {}),
+          ...(r.status !== 'ok' ? { statusCode, error } : {}),
         }),
       );
     }

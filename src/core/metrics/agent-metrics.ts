@@ -9,7 +9,7 @@
 // outcome, error kind, GPU index — never a request id, prompt or key. The names are in metric-names.ts;
 // docs/monitoring.md is the reference and grafana/ the dashboard.
 import client from 'prom-client';
-import type { GpuSample, LinkState, LinkStatus, ModelHealth, PauseState, RequestView, UsageRecord } from '../../shared/types';
+import type { GpuSample, LinkState, LinkStatus, ModelHealth, PauseState, RequestStatus, RequestView, UsageRecord } from '../../shared/types';
 import { POLICY } from '../inference/purpose';
 import { LabelCap, OTHER_LABEL } from './label-cap';
 import { M } from './metric-names';
@@ -27,6 +27,10 @@ export type MetricSource = 'hub' | 'local' | 'internal';
 export type EngineErrorKind = 'key_rejected' | 'timeout' | 'connection' | 'engine_4xx' | 'engine_5xx' | 'other';
 
 export const ENGINE_ERROR_KINDS: readonly EngineErrorKind[] = ['key_rejected', 'timeout', 'connection', 'engine_4xx', 'engine_5xx', 'other'];
+
+/** Every source and every finished outcome a request series can have (seeded at 0). */
+const SOURCES: readonly MetricSource[] = ['hub', 'local', 'internal'];
+const OUTCOMES: readonly Exclude<RequestStatus, 'queued' | 'running'>[] = ['ok', 'error', 'cancelled', 'rejected'];
 
 export function engineErrorKind(r: Pick<UsageRecord, 'statusCode' | 'error'>): EngineErrorKind {
   const text = r.error ?? '';
@@ -206,9 +210,11 @@ export class AgentMetrics {
   seedModels(models: string[]): void {
     for (const id of models) {
       const model = this.modelLabel(id);
+      // Every outcome and engine-error kind, not only ok/error: the first cancelled or rejected request, and the
+      // first engine error of a kind, would otherwise be invisible to rate() and increase().
+      for (const source of SOURCES) for (const outcome of OUTCOMES) this.requests.inc({ source, model, outcome }, 0);
+      for (const kind of ENGINE_ERROR_KINDS) this.engineErrors.inc({ model, kind }, 0);
       for (const source of ['hub', 'local'] as const) {
-        this.requests.inc({ source, model, outcome: 'ok' }, 0);
-        this.requests.inc({ source, model, outcome: 'error' }, 0);
         this.tokens.inc({ source, model, direction: 'in' }, 0);
         this.tokens.inc({ source, model, direction: 'out' }, 0);
         // zero() makes every bucket of the series exist at 0 (histogram_quantile over a rate needs both ends).

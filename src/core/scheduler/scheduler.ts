@@ -144,7 +144,9 @@ export class Scheduler extends EventEmitter {
     this.models.delete(model);
     this.rejectQueue(
       entry,
-      () => new SchedulerRejection('model_not_loaded', `Model "${model}" was withdrawn while the request waited (disabled or its engine went away). Pick another model.`, 404, undefined, 'withdrawn'),
+      // 503, not 404: a model that goes away while requests wait is an outage, and a client (the openai SDK) reads
+      // 404 as "no such model" (NotFoundError) and does not try again.
+      () => new SchedulerRejection('rejected', `Model "${model}" was withdrawn while the request waited (disabled or its engine went away). Try again shortly, or pick another model.`, 503, PAUSE_RETRY_MS, 'withdrawn'),
     );
     for (const url of entry.urls) this.forgetIfUnused(url);
     this.pump();
@@ -477,12 +479,13 @@ function cancelled(): SchedulerRejection {
   return new SchedulerRejection('cancelled', 'The request was cancelled while it waited in the queue.', 499, undefined, 'cancelled');
 }
 
+/** Every engine of a served model is down: a temporary outage, so 503 with a retry hint, never 404. */
 function unavailable(model: string): SchedulerRejection {
   return new SchedulerRejection(
-    'model_not_loaded',
+    'rejected',
     `Model "${model}" is unavailable: every engine serving it is unhealthy. It will come back once its engine answers health checks again.`,
-    404,
-    undefined,
+    503,
+    PAUSE_RETRY_MS,
     'unhealthy',
   );
 }

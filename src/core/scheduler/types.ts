@@ -52,7 +52,7 @@ export class SchedulerRejection extends Error {
   constructor(
     readonly kind: RejectionKind,
     message: string,
-    /** HTTP-style status: 429 over capacity / paused, 404 unknown or unhealthy model, 499 cancelled. */
+    /** HTTP-style status: 429 over capacity / paused, 404 unknown model, 503 every engine down or the model withdrawn, 499 cancelled. */
     readonly statusCode: number,
     /** Suggested wait before retrying, ms (set for 429). */
     readonly retryAfterMs?: number,

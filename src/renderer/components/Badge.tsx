@@ -24,7 +24,7 @@ export const LINK_LABEL: Record<LinkState, string> = {
   idle: 'Not started',
   connecting: 'Connecting',
   registering: 'Registering',
-  connected: 'Serving',
+  connected: 'Connected',
   backoff: 'Reconnecting',
   auth_failed: 'Key refused',
   stopped: 'Stopped',

@@ -8,6 +8,9 @@ import type { ConnectionStatus } from '../bridge/connection';
 export const HOT_GPU_C = 85;
 export const FAILURE_RATE = 0.05;
 
+/** Stop findings that are a choice or a wait, not a fault (the verdict's own tone for them is amber too). */
+const AMBER_STOPS = new Set<SummaryCode>(['paused', 'connecting', 'nothing_to_serve', 'none_switched_on']);
+
 export type SummaryCode = VerdictCode | 'gpu_hot' | 'failures';
 export interface SummaryItem {
   code: SummaryCode;
@@ -42,7 +45,7 @@ export function summarize(s: AgentSnapshot, sample: GpuSample | null, connection
   const v = consoleVerdict(s, connection);
   const items: SummaryItem[] = v.reasons.map((r) => ({
     code: r.code,
-    tone: r.state === 'stopped' && r.code !== 'paused' && r.code !== 'connecting' ? 'bad' : r.state === 'degraded' && v.routable.length === 0 ? 'bad' : 'warn',
+    tone: r.state === 'stopped' && !AMBER_STOPS.has(r.code) ? 'bad' : r.state === 'degraded' && v.routable.length === 0 ? 'bad' : 'warn',
     text: r.text,
     ...(r.next ? { next: r.next } : {}),
   }));

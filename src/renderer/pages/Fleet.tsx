@@ -8,7 +8,7 @@ import type { FleetRigView, FleetTokenView, FleetView, RigSummary } from '../../
 import { getBridge } from '../bridge';
 import { useApprovedCreate } from '../lib/use-approved-create';
 import { CredentialList } from '../components/CredentialList';
-import { Badge, HealthBadge, LINK_LABEL, LINK_TONE } from '../components/Badge';
+import { Badge, HealthBadge, LINK_LABEL } from '../components/Badge';
 import { Card, Stat } from '../components/Card';
 import { DataTable } from '../components/DataTable';
 import { ErrorText, StatusNote, TextField } from '../components/Field';
@@ -41,11 +41,18 @@ function RigStatus({ rig }: { rig: FleetRigView }) {
   const s = rig.summary;
   if (rig.status === 'ok' && s) {
     const state = s.link.state;
+    const v = s.verdict;
+    // The rig's own verdict, as its console shows it; the link alone never reads as "Serving".
     return (
-      <span data-testid="rig-status" data-status="ok" data-link={state}>
-        <Badge tone={s.paused ? 'warn' : LINK_TONE[state]}>{s.paused ? 'Paused' : LINK_LABEL[state]}</Badge>
-        {s.paused && s.pauseReason && <span className="muted small"> {s.pauseReason}</span>}
-        {!s.paused && state !== 'connected' && s.link.reason && <span className="muted small"> {s.link.reason}</span>}
+      <span data-testid="rig-status" data-status="ok" data-link={state} data-verdict={v?.state ?? 'unknown'} title={v?.headline}>
+        {v ? <Badge tone={v.tone}>{v.label}</Badge> : <Badge tone="muted">Verdict unknown</Badge>}
+        {v && v.state !== 'serving' && <span className="muted small" data-testid="rig-headline"> {v.headline}</span>}
+        {!v && (
+          <span className="muted small" data-testid="rig-headline">
+            {' '}
+            This rig runs an older version that does not report whether it is routed and earning. Link: {s.paused ? 'Paused' : LINK_LABEL[state]}.
+          </span>
+        )}
       </span>
     );
   }

@@ -84,7 +84,8 @@ export interface InvokeResults {
   'serving.resume': PauseState;
   'settings.get': SettingsView;
   'settings.save': SaveResult;
-  'settings.checkKey': { valid: boolean; message: string; detail?: KeyStatusDetailView };
+  /** code: key_accepted | key_refused | not_a_hub (the address answered, but not as a Swan hub) | key_unchecked (no answer). */
+  'settings.checkKey': { valid: boolean; code: 'key_accepted' | 'key_refused' | 'not_a_hub' | 'key_unchecked'; message: string; detail?: KeyStatusDetailView };
   'requests.list': RequestView[];
   'requests.text': string;
   'usage.report': UsageReport;

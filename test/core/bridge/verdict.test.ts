@@ -26,6 +26,7 @@ function inputs(o: Partial<VerdictInputs> = {}): VerdictInputs {
     models: [model('a'), model('b')],
     catalogue: catalogue({ a: true, b: true }),
     earningsEnabled: true,
+    pricing: { known: true, priced: ['a', 'b', 'c'] },
     ...o,
   };
 }
@@ -95,8 +96,52 @@ describe('verdict', () => {
     expect(none).toMatchObject({ state: 'not_routable', tone: 'bad', routable: [] });
     const reg = verdictOf(inputs({ registeredModels: ['a'] }));
     expect(reg.reasons).toEqual([expect.objectContaining({ code: 'not_registered', models: ['b'] })]);
-    // A catalogue not read yet says nothing either way.
-    expect(verdictOf(inputs({ catalogue: { state: 'idle', url: 'x', size: 0, models: {} } })).state).toBe('serving');
+  });
+
+  it('a catalogue that could not be read makes routing unknown, never a pass (issue 40)', () => {
+    const failed = verdictOf(inputs({ catalogue: { state: 'error', url: 'http://p/api/v1/models', error: 'HTTP 404', size: 0, models: {} } }));
+    expect(failed).toMatchObject({ state: 'unknown', tone: 'warn', label: 'Routing unknown', routable: ['a', 'b'] });
+    expect(codes(failed)).toEqual(['routing_unknown']);
+    expect(failed.headline).not.toMatch(/^Serving|routed and earning/);
+    expect(failed.reasons[0]?.text).toContain('HTTP 404');
+    expect(codes(verdictOf(inputs({ catalogue: { state: 'idle', url: 'x', size: 0, models: {} } })))).toEqual(['routing_unknown']);
+    expect(codes(verdictOf(inputs({ catalogue: undefined })))).toEqual(['routing_unknown']);
+  });
+
+  it('pay: a price list not read is unknown; a routed model without a rate is not priced (issue 40)', () => {
+    const unread = verdictOf(inputs({ pricing: { known: false, priced: [], error: 'HTTP 404' } }));
+    expect(unread).toMatchObject({ state: 'unknown', label: 'Pay unknown' });
+    expect(codes(unread)).toEqual(['pricing_unknown']);
+    expect(codes(verdictOf(inputs({ pricing: undefined })))).toEqual(['pricing_unknown']);
+    const half = verdictOf(inputs({ pricing: { known: true, priced: ['a'] } }));
+    expect(half).toMatchObject({ state: 'not_earning', tone: 'warn', label: 'Not earning' });
+    expect(half.reasons).toEqual([expect.objectContaining({ code: 'not_priced', models: ['b'] })]);
+  });
+
+  it('the hub\'s notices feed it: reputation low and withheld traffic are not green; old and info notices are not (issue 40)', () => {
+    const now = 10 * 24 * 3_600_000;
+    const rep = { event: 'reputation_dropped', severity: 'warning' as const, message: 'Reputation fell to 0.41.', receivedAt: now - 60_000 };
+    const v = verdictOf(inputs({ now, notices: [rep] }));
+    expect(v).toMatchObject({ state: 'not_routable', tone: 'warn', label: 'Reputation low' });
+    expect(codes(v)).toEqual(['reputation_low']);
+    expect(v.headline).not.toMatch(/^Serving/);
+    const held = verdictOf(inputs({ now, notices: [{ event: 'traffic_withheld', severity: 'critical', modelId: 'b', message: 'Too many failures.', receivedAt: now - 1000 }] }));
+    expect(held.reasons).toEqual([expect.objectContaining({ code: 'traffic_withheld', models: ['b'] })]);
+    expect(held.headline).toMatch(/^Serving a\. /);
+    expect(verdictOf(inputs({ now, notices: [{ ...rep, receivedAt: now - 25 * 3_600_000 }] })).state).toBe('serving');
+    expect(verdictOf(inputs({ now, notices: [{ ...rep, severity: 'info' }] })).state).toBe('serving');
+  });
+
+  it('the headline never starts "Serving X." when X is failing (issue 40)', () => {
+    const v = verdictOf(inputs({ models: [model('a', { health: 'degraded' }), model('b')] }));
+    expect(v.headline).toMatch(/^Serving b\. a answers with errors/);
+    const only = verdictOf(inputs({ models: [model('a', { health: 'degraded' })], catalogue: catalogue({ a: true }) }));
+    expect(only.headline).toMatch(/^a answers with errors/);
+  });
+
+  it('"Connected, nothing to serve" is amber, not red (issue 40)', () => {
+    expect(verdictOf(inputs({ models: [] })).tone).toBe('warn');
+    expect(verdictOf(inputs({ models: [model('a', { enabled: false })] })).tone).toBe('warn');
   });
 
   it('not earning: earnings not enabled, or the provider under review, each with the next step', () => {

@@ -7,7 +7,7 @@ import type { FleetRigView, FleetUsageRig, RigSummary, RigUsage } from '../../..
 
 const t = (requests: number, tokensOut: number, earnings = 0) => ({ requests, errors: 0, tokensIn: requests * 5, tokensOut, earnings });
 
-function summary(nodeId: string, requests: number, connected = true): RigSummary {
+function summary(nodeId: string, requests: number, connected = true, verdict: string | null = connected ? 'serving' : 'stopped'): RigSummary {
   return {
     api: 1,
     nodeId,
@@ -24,6 +24,7 @@ function summary(nodeId: string, requests: number, connected = true): RigSummary
     month: t(requests * 3, requests * 30),
     earningsEnabled: true,
     alerts: [],
+    ...(verdict ? { verdict: { state: verdict, tone: verdict === 'serving' ? 'ok' : 'warn', label: verdict, headline: verdict, codes: [] } } : {}),
   };
 }
 
@@ -37,6 +38,13 @@ describe('fleetTotals', () => {
     expect(totals).toMatchObject({ rigs: 4, reachable: 2, serving: 1, gpus: 3, models: 4, inFlight: 2, stale: 1 });
     expect(totals.today).toEqual({ requests: 9, errors: 0, tokensIn: 45, tokensOut: 90, earnings: 0.09 });
     expect(totals.month.requests).toBe(27);
+  });
+
+  it('counts a rig as serving by its own verdict, never by its link (issue 40)', () => {
+    const notRouted = rig('self', 'ok', summary('a', 1, true, 'not_routable'));
+    const older = rig('b', 'ok', summary('b', 1, true, null));
+    const serving = rig('c', 'ok', summary('c', 1, true, 'serving'));
+    expect(fleetTotals([notRouted, older, serving]).serving).toBe(1);
   });
 });
 

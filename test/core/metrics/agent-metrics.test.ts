@@ -144,6 +144,15 @@ describe('AgentMetrics', () => {
     expect(value(s, 'swan_request_duration_seconds_bucket', { source: 'hub', model: 'qwen', le: '+Inf' })).toBe(0);
   });
 
+  it('seeds every outcome of every source and every engine-error kind at zero (docs/monitoring.md, issue 40)', async () => {
+    const { read } = setup();
+    const s = await read();
+    for (const source of ['hub', 'local', 'internal']) {
+      for (const outcome of ['ok', 'error', 'cancelled', 'rejected']) expect(value(s, 'swan_requests_total', { source, model: 'qwen', outcome }), `${source} ${outcome}`).toBe(0);
+    }
+    for (const kind of ['key_rejected', 'timeout', 'connection', 'engine_4xx', 'engine_5xx', 'other']) expect(value(s, 'swan_engine_errors_total', { model: 'qwen', kind }), kind).toBe(0);
+  });
+
   it('reads link, pause, models and uptime when scraped, and GPUs from the last sample', async () => {
     const { m, setLink, read } = setup();
     const sample: GpuSample = {

@@ -150,7 +150,7 @@ describe('Scheduler admission', () => {
     expect(await rejection(waiting.promise)).toMatchObject({ kind: 'cancelled', statusCode: 499 });
   });
 
-  it('answers 404 model_not_loaded for an unknown model and when every endpoint is unhealthy', async () => {
+  it('answers 404 model_not_loaded for an unknown model, and 503 (an outage, never 404) when every endpoint is unhealthy', async () => {
     const s = make({ maxConcurrentPerEndpoint: 1 });
     const unknown = await rejection(admit(s, 'nope').promise);
     expect(unknown).toMatchObject({ kind: 'model_not_loaded', statusCode: 404, reason: 'unknown_model' });
@@ -166,7 +166,8 @@ describe('Scheduler admission', () => {
     const e1 = await rejection(queued.promise);
     const e2 = await rejection(admit(s, 'm').promise);
     for (const e of [e1, e2]) {
-      expect(e).toMatchObject({ kind: 'model_not_loaded', statusCode: 404, reason: 'unhealthy' });
+      expect(e).toMatchObject({ kind: 'rejected', statusCode: 503, reason: 'unhealthy' });
+      expect(e.retryAfterMs).toBeGreaterThan(0);
     }
     for (const l of held) l.release();
     expect(s.stats()[0]).toMatchObject({ inFlight: 0, queued: 0 });
@@ -274,7 +275,7 @@ describe('Scheduler admission', () => {
     const l = await admit(s, 'm').promise;
     const q = admit(s, 'm');
     s.removeModel('m');
-    expect(await rejection(q.promise)).toMatchObject({ kind: 'model_not_loaded', statusCode: 404, reason: 'withdrawn' });
+    expect(await rejection(q.promise)).toMatchObject({ kind: 'rejected', statusCode: 503, reason: 'withdrawn' });
     expect(s.stats()).toEqual([]);
     expect(s.inFlight()).toBe(1);
     l.release();

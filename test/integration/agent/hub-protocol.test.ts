@@ -63,8 +63,8 @@ describe('registration, health and heartbeat', () => {
     const reply = await stack.hub!.call(stack.hub!.providers()[0]!.nodeId, 'inference', { model_id: model, stream: true, request: { model, messages: [{ role: 'user', content: 'hi' }] } }, 'stream_end', 3000);
     // A refusal takes the stream's result path: an error chunk first, then stream_end with the status.
     expect(reply._type).toBe('stream_end');
-    expect(reply.status_code).toBe(404);
-    expect(String(reply.error)).toMatch(/unhealthy|not/i);
+    expect(reply.status_code).toBe(503);
+    expect(String(reply.error)).toMatch(/temporarily unavailable/i);
     const first = stack.hub!.received.find((m) => m.payload.request_id === reply.request_id)!;
     expect(first).toMatchObject({ type: 'stream_chunk', requestId: reply.request_id, payload: { chunk: null, done: true, error: expect.any(String) } });
   });

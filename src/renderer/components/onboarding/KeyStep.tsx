@@ -15,7 +15,7 @@ import { KeyStatus } from './KeyStatus';
 import { StepActions } from './StepActions';
 import { BusyButton } from '../BusyButton';
 
-type Check = { valid: boolean; message: string; detail?: KeyStatusDetailView };
+type Check = { valid: boolean; code: string; message: string; detail?: KeyStatusDetailView };
 
 export function KeyStep({ onBack, onNext }: { onBack: () => void; onNext: () => void }) {
   const hasKey = useStore((s) => s.snapshot?.hasKey ?? false);
@@ -108,6 +108,8 @@ export function KeyStep({ onBack, onNext }: { onBack: () => void; onNext: () => 
           {result.message || 'Key accepted.'}
         </p>
       )}
+      {/* What the check found, by its stable code (key_accepted, key_refused, not_a_hub, key_unchecked). */}
+      {result && <span hidden data-testid="key-result" data-code={result.code} />}
       {result?.detail && <KeyStatus detail={result.detail} />}
       {liveShown && (
         <>

@@ -24,6 +24,8 @@ const CHOICES: Array<{ name: NetworkName; label: string; hint: string }> = [
 ];
 
 const same = (a: string, b: string) => a.trim().replace(/\/+$/, '') === b.trim().replace(/\/+$/, '');
+/** The API address a hub's WebSocket address implies (what an empty field means). */
+const derivedService = (hub: string): string => customAddresses(hub, '').serviceUrl;
 
 async function refresh(): Promise<void> {
   setSettings(await getBridge().invoke('settings.get', {}));
@@ -36,6 +38,17 @@ export function NetworkStep({ onNext }: { onNext: () => void }) {
   const [choice, setChoice] = useState<NetworkName>(saved);
   const [hubUrl, setHubUrl] = useState(settings && saved === 'custom' ? settings.hubUrl : LOCAL_DEV_HUB.hubUrl);
   const [serviceUrl, setServiceUrl] = useState(settings && saved === 'custom' ? settings.serviceUrl : LOCAL_DEV_HUB.serviceUrl);
+  // The API address follows the WebSocket address until the owner edits it: a prefilled port left behind
+  // would check the key somewhere else than the hub typed.
+  const [serviceEdited, setServiceEdited] = useState(false);
+  const onHubUrl = (v: string): void => {
+    setHubUrl(v);
+    if (!serviceEdited) setServiceUrl(derivedService(v));
+  };
+  const onServiceUrl = (v: string): void => {
+    setServiceUrl(v);
+    setServiceEdited(true);
+  };
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [warnings, setWarnings] = useState<Record<string, string> | null>(null);
   const [held, setHeld] = useState<{ target: NetworkAddresses; confirmation: OwnerConfirmation } | null>(null);
@@ -48,6 +61,7 @@ export function NetworkStep({ onNext }: { onNext: () => void }) {
     if (n === 'custom') {
       setHubUrl(settings.hubUrl);
       setServiceUrl(settings.serviceUrl);
+      setServiceEdited(!same(settings.serviceUrl, derivedService(settings.hubUrl)));
     }
   }, [settings?.hubUrl, settings?.serviceUrl]);
 
@@ -132,8 +146,8 @@ export function NetworkStep({ onNext }: { onNext: () => void }) {
         </fieldset>
         {choice === 'custom' && (
           <div className="grid-2 fields-2">
-            <TextField label="Hub WebSocket URL" hint="ws://HOST:PORT or HOST:PORT, without /ws (it is added)." error={errors.hubUrl} testId="custom-hub-field" value={hubUrl} onChange={setHubUrl} inputTestId="custom-hub-url" autoComplete="off" spellCheck={false} />
-            <TextField label="Hub API URL" hint="ServiceURL, where the key is checked; empty: the hub's own address." error={errors.serviceUrl} testId="custom-service-field" value={serviceUrl} onChange={setServiceUrl} inputTestId="custom-service-url" autoComplete="off" spellCheck={false} />
+            <TextField label="Hub WebSocket URL" hint="ws://HOST:PORT or HOST:PORT, without /ws (it is added)." error={errors.hubUrl} testId="custom-hub-field" value={hubUrl} onChange={onHubUrl} inputTestId="custom-hub-url" autoComplete="off" spellCheck={false} />
+            <TextField label="Hub API URL" hint="ServiceURL, where the key is checked; empty: the hub's own address." error={errors.serviceUrl} testId="custom-service-field" value={serviceUrl} onChange={onServiceUrl} inputTestId="custom-service-url" autoComplete="off" spellCheck={false} />
           </div>
         )}
         {otherErrors.length > 0 && <ErrorText error={otherErrors.map(([, v]) => v).join(' ')} testId="network-error" />}
