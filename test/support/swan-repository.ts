@@ -149,11 +149,14 @@ export class SwanRepository {
       body[body.length >> 1] = body[body.length >> 1]! ^ 0xff;
     }
     let start = 0;
-    const range = /^bytes=(\d+)-$/.exec(String(req.headers.range ?? ''));
+    const range = /^bytes=(\d+)-(\d*)$/.exec(String(req.headers.range ?? ''));
     if (range && !this.faults.ignoreRange) {
       start = Number(range[1]);
       if (start >= body.length) return void res.writeHead(416, { 'content-range': `bytes */${body.length}` }).end();
-      res.writeHead(206, { 'content-type': 'application/octet-stream', 'content-length': body.length - start, 'content-range': `bytes ${start}-${body.length - 1}/${body.length}`, 'accept-ranges': 'bytes' });
+      // A closed range (a GGUF header read by byte ranges) ends where it asks, or at the end of the file.
+      if (range[2]) body = body.subarray(0, Math.min(body.length, Number(range[2]) + 1));
+      const full = (f.bytes.length);
+      res.writeHead(206, { 'content-type': 'application/octet-stream', 'content-length': body.length - start, 'content-range': `bytes ${start}-${body.length - 1}/${full}`, 'accept-ranges': 'bytes' });
     } else {
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': body.length, 'accept-ranges': 'bytes' });
     }

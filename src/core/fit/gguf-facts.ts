@@ -47,7 +47,20 @@ export function tensorBytes(offsets: bigint[], dataOffset: bigint, fileSize: num
 export async function readGgufFacts(file: string): Promise<GgufFacts> {
   const st = fs.statSync(file);
   if (!st.isFile() || st.size < MIN_GGUF_BYTES) throw new Error(`${file} is not a GGUF model file`);
-  const r = await gguf(file, { allowLocalFile: true, computeParametersCount: true });
+  return ggufFactsOf(file, st.size, true);
+}
+
+/**
+ * Reads the header of a GGUF at a URL without fetching the file (the library asks for byte ranges of its
+ * start), `size` being the file's size as the repository lists it.
+ */
+export function remoteGgufFacts(url: string, size: number): Promise<GgufFacts> {
+  return ggufFactsOf(url, size, false);
+}
+
+async function ggufFactsOf(uri: string, size: number, local: boolean): Promise<GgufFacts> {
+  const r = await gguf(uri, { allowLocalFile: local, computeParametersCount: true });
+  const st = { size };
   const md = r.metadata as Record<string, unknown>;
   const arch = typeof md['general.architecture'] === 'string' ? (md['general.architecture'] as string) : undefined;
   const bytes = tensorBytes(
