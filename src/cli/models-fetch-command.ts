@@ -12,6 +12,7 @@ import { recommend, type Recommendation } from '../core/fit/recommend';
 import { fetchCatalog } from '../core/downloads/repository';
 import { downloadModel, type ModelProgress } from '../core/downloads/model-download';
 import { modelsDirOf } from '../core/downloads/models-dir';
+import { huggingFaceFiles } from '../core/downloads/huggingface';
 import { onDiskState } from '../core/fit/recommend';
 import { NETWORKS } from '../shared/networks';
 
@@ -152,7 +153,7 @@ export function progressLine(p: ModelProgress): string {
   return `${p.file ?? p.modelId} [${p.fileIndex + 1}/${p.fileCount}]  ${bytes(p.doneBytes)} / ${bytes(p.totalBytes)}  ${pct}%  ${bytes(p.rateBytesPerSec)}/s  ${clock(p.etaSeconds)} left`;
 }
 
-export async function downloadCommand(o: Common & { modelId: string; json: boolean }, io = stdio(), signal?: AbortSignal): Promise<number> {
+export async function downloadCommand(o: Common & { modelId: string; json: boolean; hf?: string; include?: string[]; revision?: string }, io = stdio(), signal?: AbortSignal): Promise<number> {
   const serviceUrl = homeServiceUrl(o);
   const modelsDir = modelsDirOf(o.home, process.env, o.modelsDir);
   const ctl = new AbortController();
@@ -163,8 +164,11 @@ export async function downloadCommand(o: Common & { modelId: string; json: boole
   const tty = io.tty === true;
   let last = 0;
   try {
-    io.err.write(`Downloading ${o.modelId} from ${serviceUrl} into ${modelsDir}\n`);
+    // From the Hugging Face Hub (--hf): its file list, the same verified download into the folder of <id>.
+    const files = o.hf ? await huggingFaceFiles({ repo: o.hf, ...(o.include ? { include: o.include } : {}), ...(o.revision ? { revision: o.revision } : {}), ...(process.env.HF_ENDPOINT ? { hubUrl: process.env.HF_ENDPOINT } : {}), ...(process.env.HF_TOKEN ? { accessToken: process.env.HF_TOKEN } : {}) }) : undefined;
+    io.err.write(`Downloading ${o.modelId} from ${o.hf ? `Hugging Face ${o.hf}` : serviceUrl} into ${modelsDir}\n`);
     const r = await downloadModel({
+      ...(files ? { files } : {}),
       serviceUrl,
       modelsDir,
       modelId: o.modelId,

@@ -41,7 +41,10 @@ export function addModelsFetchCommands(models: Command, withHome: (c: Command) =
     .description('fetch a model from the Swan model repository, each file checked against its sha256, resumable; writes the hash manifest fingerprint challenges are answered from')
     .argument('<id>', 'the model id (as "models catalog" lists it)')
     .option('--json', 'print the result as JSON')
-    .action(async (id: string, o: Opts & { json?: boolean }) => {
+    .option('--hf <repo>', 'fetch from this Hugging Face repository (org/name; HF_ENDPOINT, HF_TOKEN as the Hub\'s own tools read them) into the folder of <id>')
+    .option('--include <pattern...>', 'with --hf: only these files (e.g. "*Q4_K_M.gguf")')
+    .option('--revision <rev>', 'with --hf: a branch, tag or commit (default main)')
+    .action(async (id: string, o: Opts & { json?: boolean; hf?: string; include?: string[]; revision?: string }) => {
       const { downloadCommand } = await import('./models-fetch-command');
       process.exitCode = await downloadCommand({ ...o, modelId: id, json: o.json === true });
     });

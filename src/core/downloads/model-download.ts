@@ -9,7 +9,7 @@ import path from 'node:path';
 import checkDiskSpace from 'check-disk-space';
 import { goModelDir, makeManifest, MANIFEST_FILENAME, writeManifest, type HashManifest, type ManifestFile } from '../weights/manifest';
 import { DownloadError, fetchFile } from './download';
-import { fetchModelFiles, RepositoryError, type RepositoryFile } from './repository';
+import { fetchModelFiles, RepositoryError, type RepositoryFile, type RepositoryFiles } from './repository';
 import { createHash } from 'node:crypto';
 
 export const LOCK_FILENAME = '.swan-download.lock';
@@ -40,6 +40,8 @@ export interface ModelDownloadOptions {
   freeBytes?: (dir: string) => Promise<number>;
   retries?: number;
   retryDelayMs?: number;
+  /** The files, already listed by another source (the Hugging Face Hub); default: the Swan repository's list. */
+  files?: RepositoryFiles;
 }
 
 export interface ModelDownloadResult {
@@ -124,7 +126,7 @@ export async function downloadModel(o: ModelDownloadOptions): Promise<ModelDownl
   if (!dir) throw new RepositoryError('unsafe_filename', `"${o.modelId.slice(0, 80)}" is not a model id that can be a folder under ${o.modelsDir}`, 'modelId');
   const progress = (p: Omit<ModelProgress, 'modelId'>): void => o.onProgress?.({ modelId: o.modelId, ...p });
   progress({ phase: 'listing', fileIndex: 0, fileCount: 0, doneBytes: 0, totalBytes: 0, rateBytesPerSec: 0, etaSeconds: null });
-  const list = await fetchModelFiles(o.serviceUrl, o.modelId);
+  const list = o.files ?? (await fetchModelFiles(o.serviceUrl, o.modelId));
   const total = list.totalSizeBytes;
   fs.mkdirSync(dir, { recursive: true });
   const unlock = lock(dir, o.modelId);
