@@ -15,6 +15,7 @@ import { relayLevel, ttftSequential, type RelayLevel } from './scenario-latency'
 import { memoryUnderLoad } from './scenario-memory';
 import { metricsCost } from './scenario-metrics';
 import { weightsBench } from './scenario-weights';
+import { modelsBench } from './scenario-models';
 import { profileRelay, type ProfileKind, type RelayProfile } from './scenario-profile';
 import { throughput } from './scenario-throughput';
 import { readSettings } from './settings';
@@ -50,6 +51,10 @@ async function main(): Promise<number> {
     }
     if (settings.only === 'metrics') {
       await metricsCost(rig, settings, say);
+      return 0;
+    }
+    if (settings.only === 'models') {
+      await modelsBench(rig, settings, say);
       return 0;
     }
     if (settings.only === 'weights') {

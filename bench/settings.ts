@@ -15,6 +15,10 @@
 //   BENCH_ONLY=weights       only what proving weights costs: the agent's hasher against sha256sum on a 1 GiB
 //                            file, and the relay's added p99 while the agent hashes against none, in
 //                            alternating turns (bench/scenario-weights.ts; about 2 minutes)
+//   BENCH_ONLY=models        only what fetching and sizing models costs: `models download` against curl on the
+//                            same 1 GiB file from one local server, the relay's added p99 during a download
+//                            against none, and the fit estimate beside llama-server's own buffer sizes
+//                            (bench/scenario-models.ts; about 3 minutes)
 //   BENCH_AGENT_B=<launcher> A/B: a second agent from another build takes its turn beside the agent
 //                            (make one with `node --import tsx bench/ab.ts <label>`; see docs/performance.md)
 //   BENCH_HUB_RESUME=0       the dev hub in the real hub's dialect: no resume-v1 in its register ack, so the
@@ -40,7 +44,7 @@ export interface BenchSettings {
   /** GPU sampler bench duration per mode (undefined: its default). */
   gpuDurationMs?: number;
   /** Only one part, printed: the 64-stream latency levels (latency), the CPU shares (cpu), the metrics' cost (metrics) or the weights' (weights). */
-  only?: 'latency' | 'cpu' | 'metrics' | 'weights';
+  only?: 'latency' | 'cpu' | 'metrics' | 'weights' | 'models';
   /** Rounds of the latency-only run. */
   latencyRounds: number;
   /** A/B: the launcher of another build of the agent, run beside it (BENCH_AGENT_B). */
@@ -57,7 +61,7 @@ const envSchema = z.object({
   BENCH_LEDGER_ROWS: count,
   BENCH_PROFILE: flag,
   BENCH_NO_README: flag,
-  BENCH_ONLY: z.enum(['latency', 'cpu', 'metrics', 'weights', '']).optional(),
+  BENCH_ONLY: z.enum(['latency', 'cpu', 'metrics', 'weights', 'models', '']).optional(),
   BENCH_LATENCY_ROUNDS: z.coerce.number().int().min(1).max(20).optional(),
   BENCH_AGENT_B: z.string().optional(),
   BENCH_HUB_RESUME: flag,

@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { AGENT_VERSION } from '../core/agent';
 import { defaultHome, engineAddress } from './home';
 import { fmtDate } from '../shared/dates';
+import { addModelsFetchCommands } from './models-fetch-program';
 
 /** --host values: a base URL or a bare HOST:PORT (http). */
 function hostArg(value: string, previous: string[] | undefined): string[] {
@@ -150,6 +151,9 @@ export function buildProgram(): Command {
       const { demoCommand } = await import('./demo');
       process.exitCode = await demoCommand(o);
     });
+
+  const models = program.command('models').description('models: what this GPU should serve, the Swan model repository, verified downloads');
+  addModelsFetchCommands(models, withHome);
 
   const fleet = program.command('fleet').description('many rigs in one console: the tokens other consoles read this rig with');
   const fleetToken = fleet.command('token').description('read-only fleet tokens for this rig');

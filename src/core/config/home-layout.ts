@@ -47,6 +47,8 @@ export const HOME_FILES = {
   hubView: 'hub-view.json',
   /** Weight hashes (file-hashes.json, by path, size and mtime) and this node's manifests of served models. */
   weights: 'weights',
+  /** Models downloaded from the Swan model repository, one folder per model id with its `.swan-hash-manifest.json` (SWAN_MODELS_DIR moves it). */
+  modelFiles: 'models',
 } as const;
 
 export type HomeFile = keyof typeof HOME_FILES;

@@ -34,6 +34,7 @@ import type { Engines } from '../engines/engines';
 import os from 'node:os';
 import path from 'node:path';
 import { wireServing } from './wiring';
+import { modelsDirOf } from '../downloads/models-dir';
 
 export interface ServingDeps {
   home: string;
@@ -91,6 +92,8 @@ export class Serving {
       dir: homePath(d.home, 'weights'),
       // A Go node's downloads (~/.swan/models/<id>), looked up only when the environment names a home.
       ...(userHome ? { goModelsDir: path.join(userHome, '.swan', 'models') } : {}),
+      // This agent's own downloads (`models download`, the console), looked up before a Go node's.
+      modelsDir: modelsDirOf(d.home, owner.env),
       log: log.child('weights'),
     });
     this.facts = new ModelFactsBook({ read: engineReader(), where: { env: owner.env }, weights: this.weights, log: log.child('weights'), typeOf: (url) => engines.contexts.typeOf(url) });

@@ -37,6 +37,8 @@ export interface WeightsOptions {
   dir: string;
   /** Where a Go node keeps downloaded models (~/.swan/models); undefined: not looked up. */
   goModelsDir?: string;
+  /** This agent's own models folder (`swan-provider models download`, the console's downloads): the same layout, looked up first. */
+  modelsDir?: string;
   log: Logger;
   hasher?: FileHasher;
   /** A progress line in the log at most this often while hashing (default 10 s). */
@@ -210,8 +212,9 @@ export class Weights extends EventEmitter<WeightsEvents> {
   private syncOne(t: WeightsTarget): boolean {
     const prev = this.entries.get(t.model);
     // 1. A Go node's manifest wins: it lists the very files the hub's catalogue names.
-    if (this.o.goModelsDir) {
-      const go = readGoManifest(this.o.goModelsDir, t.model);
+    for (const modelsDir of [this.o.modelsDir, this.o.goModelsDir]) {
+      if (!modelsDir) continue;
+      const go = readGoManifest(modelsDir, t.model);
       if (go.ok) {
         const key = `go:${go.manifest.composite_hash}`;
         if (prev?.key === key) return false;
@@ -219,8 +222,8 @@ export class Weights extends EventEmitter<WeightsEvents> {
           model: t.model,
           state: 'verified',
           source: 'go-manifest',
-          root: path.join(this.o.goModelsDir, t.model),
-          via: 'the Go node\'s manifest',
+          root: path.join(modelsDir, t.model),
+          via: modelsDir === this.o.modelsDir ? 'the manifest of its download' : 'the Go node\'s manifest',
           files: go.manifest.files.map((f) => ({ filename: f.filename, path: '', size: f.size_bytes, mtimeMs: 0, sha256: f.hash })),
           manifest: go.manifest,
           key,
