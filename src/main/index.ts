@@ -149,7 +149,7 @@ class DesktopApp {
       await Promise.race([this.agent.stop().catch((e: unknown) => this.l.warn(`Stopping the agent: ${message(e)}`)), timeout]);
       clearTimeout(timer);
     }
-    this.log.flush();
+    await this.log.flush();
   }
 
   /** The owner pressed Restart: stop the agent, let the new version take the single-instance lock, install. */
