@@ -286,6 +286,8 @@ export type VerdictCode =
   | 'not_registered'
   | 'under_review'
   | 'earnings_disabled'
+  | 'disk_full'
+  | 'disk_read_only'
   | 'serving';
 
 export interface VerdictReason {

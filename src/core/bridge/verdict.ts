@@ -22,6 +22,8 @@ export interface VerdictInputs {
   earningsEnabled?: boolean;
   /** Who the models are served to, as the serving line names it (default "the Swan network"). */
   networkName?: string;
+  /** The home's disk refuses writes (the ledger's or the log's): what, and the file that showed it. */
+  disk?: { code: 'disk_full' | 'disk_read_only'; file: string };
 }
 
 const ORDER: VerdictState[] = ['stopped', 'degraded', 'not_routable', 'not_earning', 'serving'];
@@ -152,6 +154,20 @@ function earning(i: VerdictInputs): VerdictReason | undefined {
   return undefined;
 }
 
+/** The home's disk is full or read-only: requests are served, but what they earn waits in memory. */
+function disk(i: VerdictInputs): VerdictReason[] {
+  if (!i.disk) return [];
+  const full = i.disk.code === 'disk_full';
+  return [
+    {
+      code: i.disk.code,
+      state: 'degraded',
+      text: `The disk holding ${i.disk.file} is ${full ? 'full' : 'read-only'}: usage records wait in memory until it can be written.`,
+      next: full ? 'Free some space on that disk; the held records are written by themselves within seconds.' : 'Make that disk writable again (a disk the system set read-only after errors needs a check and a remount).',
+    },
+  ];
+}
+
 const STOP_LABEL: Partial<Record<VerdictCode, string>> = {
   agent_stopped: 'Stopped',
   no_key: 'No provider key',
@@ -169,7 +185,7 @@ export function verdictOf(i: VerdictInputs): Verdict {
   const stop = stopped(i);
   if (stop) {
     const tone = stop.code === 'paused' || stop.code === 'connecting' ? 'warn' : 'bad';
-    return { state: 'stopped', tone, label: STOP_LABEL[stop.code] ?? 'Stopped', headline: stop.text, reasons: [stop], routable: [] };
+    return { state: 'stopped', tone, label: STOP_LABEL[stop.code] ?? 'Stopped', headline: stop.text, reasons: [stop, ...disk(i)], routable: [] };
   }
   const served = i.models.filter((m) => m.enabled && m.endpoints.length > 0);
   const ill = health(served);
@@ -177,13 +193,13 @@ export function verdictOf(i: VerdictInputs): Verdict {
   const route = routing(i, answering);
   const pay = earning(i);
   const routable = answering.filter((id) => !route.unroutable.has(id));
-  const reasons = [...ill, ...route.reasons, ...(pay && routable.length ? [pay] : [])].sort((a, b) => ORDER.indexOf(a.state) - ORDER.indexOf(b.state));
+  const reasons = [...ill, ...disk(i), ...route.reasons, ...(pay && routable.length ? [pay] : [])].sort((a, b) => ORDER.indexOf(a.state) - ORDER.indexOf(b.state));
   const worst = reasons[0];
   if (!worst) {
     const n = served.length;
     return { state: 'serving', tone: 'ok', label: 'Serving', headline: `Serving ${n} ${n === 1 ? 'model' : 'models'} to ${i.networkName ?? 'the Swan network'}: routed and earning.`, reasons: [], routable };
   }
-  const label = worst.code === 'engine_down' ? 'Engine down' : worst.state === 'degraded' ? 'Degraded' : worst.state === 'not_routable' ? 'Not routed' : 'Not earning';
+  const label = worst.code === 'engine_down' ? 'Engine down' : worst.code === 'disk_full' ? 'Disk full' : worst.code === 'disk_read_only' ? 'Disk read-only' : worst.state === 'degraded' ? 'Degraded' : worst.state === 'not_routable' ? 'Not routed' : 'Not earning';
   // Nothing routed at all is bad; a part of the set missing is a warning.
   const tone = routable.length === 0 ? 'bad' : 'warn';
   const headline = routable.length === 0 || worst.state === 'not_earning' ? worst.text : `Serving ${list(routable)}. ${worst.text}`;

@@ -45,6 +45,11 @@ export const HOME_FILES = {
   hubView: 'hub-view.json',
   /** Weight hashes (file-hashes.json, by path, size and mtime) and this node's manifests of served models. */
   weights: 'weights',
+  /** Space kept for the ledger: released when the disk fills, so held usage rows are still written (ledger/space-reserve.ts). */
+  ledgerReserve: 'ledger.reserve',
+  /** The lock of the agent running on this home (a folder, proper-lockfile's), and who holds it. */
+  agentLock: 'agent.lock',
+  agentInfo: 'agent.json',
 } as const;
 
 export type HomeFile = keyof typeof HOME_FILES;
