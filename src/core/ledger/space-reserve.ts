@@ -41,11 +41,12 @@ export class SpaceReserve {
     try {
       fd = fs.openSync(this.file, 'w', 0o600);
       const zeros = Buffer.alloc(Math.min(CHUNK, this.o.bytes));
+      // Written, not truncated: ext4 (delayed allocation), xfs and tmpfs count written blocks as used at write()
+      // time, so no fsync is needed for the space to be held (copy-on-write file systems promise nothing either way).
       for (let done = 0; done < this.o.bytes; ) {
         const n = fs.writeSync(fd, zeros, 0, Math.min(zeros.length, this.o.bytes - done));
         done += n;
       }
-      fs.fsyncSync(fd); // the blocks are the disk's now, not a promise of the page cache
       return true;
     } catch (err) {
       this.o.log.debug(`The ledger's reserve could not be made: ${err instanceof Error ? err.message : String(err)}`);
