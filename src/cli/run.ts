@@ -17,6 +17,15 @@ import { consoleFix, firstListenProblem, type ListenTarget } from './port-check'
 import { loadOrCreateToken } from './token-file';
 import { attachApprovalTerminal } from './approval-terminal';
 import { homePath } from '../core/config/home-layout';
+import { HomeLockError, homeWriteError, lockHome, type HomeLock } from '../core/config/home-lock';
+
+/**
+ * A stop that has not finished by then ends the process anyway: inside systemd's default stop timeout
+ * (90 s) and launchd's (20 s), so the service manager never has to SIGKILL what is still writing. The ledger's
+ * held rows are written on the way (space kept in reserve frees room on a full disk), and the log's flush
+ * has its own, shorter deadline.
+ */
+export const STOP_DEADLINE_MS = 8_000;
 
 export interface RunOptions {
   home: string;
@@ -79,14 +88,42 @@ export async function runCommand(o: RunOptions): Promise<number> {
     process.stderr.write(`${(e as Error).message}\n`);
     return 2;
   }
-  // The console port first: a busy one stops here, before even a first-run config is written.
+  // The home first: a second agent on it is refused naming it (and the first one's console), and a home
+  // that cannot be written says so in one line, before anything is opened there.
+  let lock: HomeLock;
+  let log: Log;
+  try {
+    try {
+      ensureHome(o.home);
+    } catch (e) {
+      throw homeWriteError(o.home, e);
+    }
+    lock = await lockHome(o.home, { onCompromised: (err) => log.child('agent').warn(`The lock of the home ${o.home} was lost (${err.message}); another agent started now would not be refused.`, { code: 'home_lock_lost' }) });
+  } catch (e) {
+    process.stderr.write(`${e instanceof HomeLockError ? e.message : (e as Error).message}\n`);
+    return 2;
+  }
+  // The console port next: a busy one stops here, before even a first-run config is written.
   const consoleBusy = await firstListenProblem(consoleTarget(o, consoleAt));
   if (consoleBusy) {
     process.stderr.write(`${consoleBusy}\n`);
+    await lock.release();
     return 2;
   }
-  ensureHome(o.home);
-  const log = new Log({ file: homePath(o.home, 'log'), console: o.quiet ? 'warn' : 'info' });
+  try {
+    log = new Log({ file: homePath(o.home, 'log'), console: o.quiet ? 'warn' : 'info' });
+  } catch (e) {
+    process.stderr.write(`${homeWriteError(o.home, e).message}\n`);
+    await lock.release();
+    return 2;
+  }
+  const code = await runLocked(o, consoleAt, log, lock);
+  await lock.release();
+  await log.close();
+  return code;
+}
+
+async function runLocked(o: RunOptions, consoleAt: { host: string; port: number } | undefined, log: Log, lock: HomeLock): Promise<number> {
   // A failure no boundary caught is logged and the rest keeps serving (base/process-guard.ts).
   const guard = installProcessGuard(log.child('process'));
   const configPath = path.resolve(o.config ?? (o.initIfMissing ? ensureConfig(o.home, log.child('agent')) : homePath(o.home, 'config')));
@@ -151,6 +188,7 @@ export async function runCommand(o: RunOptions): Promise<number> {
     // (docs/security.md): after one use, or CODE_TTL_MS, the line in a scrollback or journal opens nothing.
     const con = consoleServer;
     process.stdout.write(`console: ${con.url}\n`);
+    lock.setConsole(`http://${consoleAt!.host.includes(':') ? `[${consoleAt!.host}]` : consoleAt!.host}:${con.port}/`);
     process.stdout.write(`  (a one-time link: it opens one browser session${process.stdin.isTTY ? '; press Enter here for another' : ''})\n`);
     if (process.stdin.isTTY) newLink = () => process.stdout.write(`console: ${con.newUrl()}\n`);
     if (o.metrics) {
@@ -170,6 +208,18 @@ export async function runCommand(o: RunOptions): Promise<number> {
     process.once('SIGTERM', resolve);
   });
   process.stdout.write('stopping…\n');
+  // A second Ctrl+C, or the deadline, ends it now: a stop must never hang (a full disk once made it).
+  const deadline = setTimeout(() => {
+    process.stderr.write(`The agent did not stop within ${STOP_DEADLINE_MS / 1000} s; exiting now.\n`);
+    process.exit(1);
+  }, STOP_DEADLINE_MS);
+  deadline.unref();
+  const again = (): void => {
+    process.stderr.write('Stopping at once.\n');
+    process.exit(1);
+  };
+  process.once('SIGINT', again);
+  process.once('SIGTERM', again);
   if (detachTerminal) {
     detachTerminal();
     process.stdin.pause();
@@ -177,5 +227,8 @@ export async function runCommand(o: RunOptions): Promise<number> {
   await consoleServer?.close();
   await agent.stop();
   guard.dispose();
+  clearTimeout(deadline);
+  process.off('SIGINT', again);
+  process.off('SIGTERM', again);
   return 0;
 }

@@ -45,6 +45,10 @@ Wants=network-online.target
 ExecStart=${o.node} ${AGENT_NODE_FLAGS.join(' ')} ${o.bin} ${args.join(' ')}
 Restart=on-failure
 RestartSec=5
+# Exit 2 is a start the agent refused with one line (a bad config.toml, another agent on this home, a home it
+# cannot write): restarting would only repeat it every 5 s. The agent stops within 8 s in every state.
+RestartPreventExitStatus=2
+TimeoutStopSec=20
 
 [Install]
 WantedBy=default.target

@@ -21,6 +21,7 @@ import { hardenApp } from './security';
 import { AppTray } from './tray';
 import { createMainWindow, loadRenderer, reveal, windowPreferences } from './window';
 import { homePath } from '../core/config/home-layout';
+import { lockHome, type HomeLock } from '../core/config/home-lock';
 import { installProcessGuard } from '../core/base/process-guard';
 
 // One home for the desktop and the headless CLI; Chromium's own files go in a subfolder of it.
@@ -44,6 +45,8 @@ class DesktopApp {
   private win?: BrowserWindow;
   private tray?: AppTray;
   private agent?: Agent;
+  /** One agent per home: the desktop app and a `swan-provider run` service on one home would share its node and ledger. */
+  private homeLock?: HomeLock;
   private disposeIpc?: () => void;
   private quitting = false;
   private stopped = false;
@@ -65,6 +68,7 @@ class DesktopApp {
     const renderer = rendererLocation(app.isPackaged);
     hardenApp(renderer, this.l.child('security'));
     const secrets = createDesktopSecretStore(this.home, this.l.child('secrets'));
+    this.homeLock = await lockHome(this.home, { onCompromised: (err) => this.l.warn(`The lock of the home ${this.home} was lost (${err.message}); another agent started now would not be refused.`, { code: 'home_lock_lost' }) });
     const configPath = ensureConfig(this.home, this.l);
     const agent = await Agent.create({ home: this.home, configPath, log: this.log, secrets, mode: 'desktop' });
     this.agent = agent;
@@ -149,7 +153,8 @@ class DesktopApp {
       await Promise.race([this.agent.stop().catch((e: unknown) => this.l.warn(`Stopping the agent: ${message(e)}`)), timeout]);
       clearTimeout(timer);
     }
-    this.log.flush();
+    await this.homeLock?.release();
+    await this.log.flush();
   }
 
   /** The owner pressed Restart: stop the agent, let the new version take the single-instance lock, install. */

@@ -288,6 +288,8 @@ export type VerdictCode =
   | 'not_registered'
   | 'under_review'
   | 'earnings_disabled'
+  | 'disk_full'
+  | 'disk_read_only'
   | 'serving'
   // What the network's own records say, and what could not be read.
   | 'routing_unknown'

@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { AGENT_NODE_FLAGS, readUnit, systemdUnit } from '../../src/cli/service';
 import { BIN } from '../support/cli/cli';
+import { STOP_DEADLINE_MS } from '../../src/cli/run';
 
 describe('service unit', () => {
   const unit = systemdUnit({ home: '/h', console: '127.0.0.1:7777', tokenFile: '/h/console-token', node: '/usr/bin/node', bin: '/app/bin/swan-provider.js' });
@@ -11,6 +12,11 @@ describe('service unit', () => {
   it('starts node with the heap flags before the entry, and the agent reads its own arguments back', () => {
     expect(unit).toMatch(/^ExecStart=\/usr\/bin\/node --max-semi-space-size=2 --heap-growing-percent=25 \/app\/bin\/swan-provider\.js run --home "\/h" /m);
     expect(readUnit(unit)).toEqual({ console: '127.0.0.1:7777', tokenFile: '/h/console-token', home: '/h' });
+  });
+
+  it('a refused start (exit 2) is not restarted in a loop, and the stop timeout leaves room for the agent own 8 s deadline', () => {
+    expect(unit).toMatch(/^RestartPreventExitStatus=2$/m);
+    expect(Number(/^TimeoutStopSec=(\d+)$/m.exec(unit)?.[1])).toBeGreaterThan(STOP_DEADLINE_MS / 1000);
   });
 
   it('node accepts the flags, and they hold the young generation under a survivor-heavy load', () => {

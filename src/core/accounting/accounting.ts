@@ -17,6 +17,9 @@ import { RequestLines } from './request-log';
 import type { Engines } from '../engines/engines';
 import { wireAccounting } from './wiring';
 
+/** Space kept on the ledger's disk for a full disk: about 10,000 rows (the most held in memory) with their WAL pages. */
+const LEDGER_RESERVE_BYTES = 16 * 1024 * 1024;
+
 export interface AccountingDeps {
   home: string;
   owner: OwnerValues;
@@ -43,7 +46,11 @@ export class Accounting {
     this.l = log.child('agent');
     try {
       // Checkpoints on their own thread: their fsyncs never hold the streams this thread relays.
-      this.ledger = Ledger.open(homePath(d.home, 'ledger'), { log: log.child('ledger'), checkpointOffThread: true });
+      this.ledger = Ledger.open(homePath(d.home, 'ledger'), {
+        log: log.child('ledger'),
+        checkpointOffThread: true,
+        reserve: { file: homePath(d.home, 'ledgerReserve'), bytes: LEDGER_RESERVE_BYTES },
+      });
     } catch (e) {
       this.l.error(`usage history is unavailable: ${(e as Error).message}. Serving continues; records are kept in memory.`);
     }

@@ -4,12 +4,13 @@
 // value — the configured secrets themselves (provider key in any format, engine api_keys, gateway keys)
 // are handed to the Log with addSecrets() and replaced wherever they appear.
 import { EventEmitter } from 'node:events';
-import fs from 'node:fs';
-import path from 'node:path';
 import { pino, type Logger as PinoLogger } from 'pino';
 import type { LogEntry } from '../../shared/types';
 import { forTerminalLine } from './terminal';
 import { Ring } from '../../shared/ring';
+import { LogFile, type LogFileProblem } from './log-file';
+
+export type { LogFileProblem } from './log-file';
 
 export type Level = LogEntry['level'];
 
@@ -47,8 +48,12 @@ export function redact(text: string): string {
 }
 
 export interface LogOptions {
-  /** JSON log file (created with its folder). Omit for no file. */
+  /** JSON log file (created with its folder; rolled by size, log-file.ts). Omit for no file. */
   file?: string;
+  /** A log file is rolled past this size (default 20 MB). */
+  maxFileBytes?: number;
+  /** Rolled files kept besides the one in use (default 4). */
+  keepFiles?: number;
   /** Print readable lines to stderr at this level and above; false for none. */
   console?: Level | false;
   /** Entries kept for the UI. */
@@ -57,6 +62,7 @@ export interface LogOptions {
 
 export class Log extends EventEmitter implements LogSink {
   private readonly ring: Ring<LogEntry>;
+  private readonly logFile?: LogFile;
   private readonly file?: PinoLogger;
   /** The same file without pino's path redaction, for fields none of REDACT_PATHS can match (most lines). */
   private readonly plainFile?: PinoLogger;
@@ -69,9 +75,14 @@ export class Log extends EventEmitter implements LogSink {
     this.ring = new Ring(opts.ringSize ?? 2000);
     this.consoleLevel = opts.console === false || opts.console === undefined ? Infinity : LEVELS[opts.console];
     if (opts.file) {
-      fs.mkdirSync(path.dirname(opts.file), { recursive: true, mode: 0o700 });
-      // Opened synchronously so a process that exits right away never meets an unready stream.
-      const dest = pino.destination({ fd: fs.openSync(opts.file, 'a', 0o600), sync: false });
+      // Not pino.destination(): its exit hook's flushSync retries a failed write for ever (a full disk hung
+      // every stop). The log file has an error listener, a bounded buffer and a flush with a deadline.
+      const dest = (this.logFile = new LogFile({
+        file: opts.file,
+        ...(opts.maxFileBytes !== undefined ? { maxBytes: opts.maxFileBytes } : {}),
+        ...(opts.keepFiles !== undefined ? { keep: opts.keepFiles } : {}),
+        onProblem: (problem, dropped) => this.fileProblemChanged(problem, dropped),
+      }));
       this.file = pino({ level: 'debug', base: undefined, redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, dest);
       this.plainFile = pino({ level: 'debug', base: undefined }, dest);
     }
@@ -120,8 +131,31 @@ export class Log extends EventEmitter implements LogSink {
     return out.slice(Math.max(0, out.length - limit));
   }
 
-  flush(): void {
-    this.file?.flush();
+  /** Resolves once the file has what was written, or at the deadline (at once while it cannot be written). */
+  flush(deadlineMs?: number): Promise<void> {
+    return this.logFile?.flush(deadlineMs) ?? Promise.resolve();
+  }
+
+  /** Flushes with the deadline and closes the file (the ring and the terminal lines go on). */
+  close(deadlineMs?: number): Promise<void> {
+    return this.logFile?.close(deadlineMs) ?? Promise.resolve();
+  }
+
+  /** Why the log file is not being written now (full or read-only disk), or null. */
+  fileProblem(): LogFileProblem | null {
+    return this.logFile?.problem() ?? null;
+  }
+
+  /** Said once per change, in the ring and on the terminal (the file is what failed); 'file' tells the snapshot. */
+  private fileProblemChanged(problem: LogFileProblem | null, dropped: number): void {
+    const lost = dropped > 0 ? ` ${dropped} lines could not be kept meanwhile.` : '';
+    if (problem) {
+      const what = problem.code === 'disk_full' ? 'the disk is full' : problem.code === 'disk_read_only' ? 'the disk is read-only' : `writing failed (${problem.detail})`;
+      this.write('error', 'log', `The log file ${problem.file} cannot be written: ${what}. The agent keeps serving and keeps recent lines in memory; free some space (or make the disk writable) and it writes again by itself.`, { code: problem.code });
+    } else {
+      this.write('info', 'log', `The log file is written again.${lost}`, { code: 'log_file_ok' });
+    }
+    this.emit('file', problem);
   }
 }
 

@@ -73,6 +73,9 @@ export class Bridge {
     engines.book.on('text', (id, delta) => this.requestEvents.text(id, delta));
     engines.sampler?.on('sample', (sample) => d.event({ type: 'gpu.sample', sample }));
     log.on('entry', (entry) => d.event({ type: 'log', entry }));
+    // A full or read-only disk (the ledger's or the log's) is in the verdict: it is seen when it starts and ends.
+    log.on('file', () => this.snapshots.changed());
+    accounting.ledger?.on('health', () => this.snapshots.changed());
     serving.notices.on('notice', (notice) => {
       d.event({ type: 'notice', notice });
       // The verdict reads the notices (reputation, withheld traffic), and the price list: both re-decide it.
@@ -153,6 +156,7 @@ export class Bridge {
       hubView: serving.hubView.view(),
       weights: serving.weights.view(),
       notices: serving.notices.list(),
+      logFileProblem: this.d.log.fileProblem(),
     });
   }
 }

@@ -3,6 +3,7 @@ import type { AgentSnapshot, HubNoticeView } from '../../shared/views/snapshot';
 import type { EngineInfo, EngineModelMeta, GpuInventory, HubViewState, WeightsView } from '../../shared/types';
 import type { ProviderConfig } from '../config/config';
 import type { Identity } from '../config/identity';
+import type { LogFileProblem } from '../base/log';
 import type { HubLink } from '../hub/link';
 import type { ProviderGate } from '../hub/provider-status';
 import type { Ledger } from '../ledger/ledger';
@@ -43,6 +44,17 @@ export interface SnapshotSources {
   weights?: WeightsView;
   /** The hub's notices (the verdict reads reputation and withheld traffic from them). */
   notices?: HubNoticeView[];
+  /** Why the log file is not being written (a full or read-only disk), if so. */
+  logFileProblem?: LogFileProblem | null;
+}
+
+/** The home's disk refusing writes, as the ledger or the log file saw it (the ledger first: it holds the records). */
+function diskProblem(p: SnapshotSources): { code: 'disk_full' | 'disk_read_only'; file: string } | undefined {
+  const kind = p.ledger?.health().kind;
+  if (kind === 'full' || kind === 'read_only') return { code: kind === 'full' ? 'disk_full' : 'disk_read_only', file: p.ledger!.file };
+  const lf = p.logFileProblem;
+  if (lf && (lf.code === 'disk_full' || lf.code === 'disk_read_only')) return { code: lf.code, file: lf.file };
+  return undefined;
 }
 
 /** Each model as catalogue matching sees it: its id, whether models.json names it, the engine's own name and report. */
@@ -75,6 +87,7 @@ export function buildSnapshot(p: SnapshotSources): AgentSnapshot {
   const catalogue = p.catalogue.view(catalogueSubjects(p.registry, p.engines));
   const earningsEnabled = providerStatus.earningsEnabled ?? p.ledger?.isEarningsEnabled();
   const simulatedHub = p.link.state.state === 'connected' && p.link.hubExtensions.includes(SIMULATED_HUB_EXTENSION);
+  const disk = diskProblem(p);
   return {
     version: p.version,
     nodeId: p.identity.nodeId,
@@ -108,6 +121,7 @@ export function buildSnapshot(p: SnapshotSources): AgentSnapshot {
       ...(earningsEnabled !== undefined ? { earningsEnabled } : {}),
       pricing: p.earnings.networkPricing(models.filter((m) => m.enabled && m.endpoints.length > 0).map((m) => m.id)),
       ...(p.notices ? { notices: p.notices } : {}),
+      ...(disk ? { disk } : {}),
     }),
     ...(p.hubView ? { hubView: p.hubView } : {}),
     ...(p.weights ? { weights: p.weights } : {}),

@@ -33,6 +33,8 @@ export interface VerdictInputs {
   notices?: Array<Pick<HubNoticeView, 'event' | 'severity' | 'modelId' | 'message' | 'receivedAt'>>;
   /** The clock the notices' window is read against (default Date.now). */
   now?: number;
+  /** The home's disk refuses writes (the ledger's or the log's): what, and the file that showed it. */
+  disk?: { code: 'disk_full' | 'disk_read_only'; file: string };
 }
 
 const ORDER: VerdictState[] = ['stopped', 'degraded', 'not_routable', 'unknown', 'not_earning', 'serving'];
@@ -219,6 +221,20 @@ function earning(i: VerdictInputs): VerdictReason | undefined {
   return undefined;
 }
 
+/** The home's disk is full or read-only: requests are served, but what they earn waits in memory. */
+function disk(i: VerdictInputs): VerdictReason[] {
+  if (!i.disk) return [];
+  const full = i.disk.code === 'disk_full';
+  return [
+    {
+      code: i.disk.code,
+      state: 'degraded',
+      text: `The disk holding ${i.disk.file} is ${full ? 'full' : 'read-only'}: usage records wait in memory until it can be written.`,
+      next: full ? 'Free some space on that disk; the held records are written by themselves within seconds.' : 'Make that disk writable again (a disk the system set read-only after errors needs a check and a remount).',
+    },
+  ];
+}
+
 const STOP_LABEL: Partial<Record<VerdictCode, string>> = {
   agent_stopped: 'Stopped',
   no_key: 'No provider key',
@@ -241,6 +257,8 @@ const LABEL: Partial<Record<VerdictCode, string>> = {
   pricing_unknown: 'Pay unknown',
   traffic_withheld: 'Traffic withheld',
   reputation_low: 'Reputation low',
+  disk_full: 'Disk full',
+  disk_read_only: 'Disk read-only',
 };
 const STATE_LABEL: Record<VerdictState, string> = { stopped: 'Stopped', degraded: 'Degraded', not_routable: 'Not routed', unknown: 'Not confirmed', not_earning: 'Not earning', serving: 'Serving' };
 
@@ -248,7 +266,7 @@ export function verdictOf(i: VerdictInputs): Verdict {
   const stop = stopped(i);
   if (stop) {
     const tone = AMBER_STOPS.has(stop.code) ? 'warn' : 'bad';
-    return { state: 'stopped', tone, label: STOP_LABEL[stop.code] ?? 'Stopped', headline: stop.text, reasons: [stop], routable: [] };
+    return { state: 'stopped', tone, label: STOP_LABEL[stop.code] ?? 'Stopped', headline: stop.text, reasons: [stop, ...disk(i)], routable: [] };
   }
   const served = i.models.filter((m) => m.enabled && m.endpoints.length > 0);
   const ill = health(served);
@@ -260,7 +278,7 @@ export function verdictOf(i: VerdictInputs): Verdict {
   const routingKnown = !route.reasons.some((r) => r.code === 'routing_unknown');
   const price = routingKnown ? pricing(i, routable) : undefined;
   const pay = earning(i);
-  const reasons = [...ill, ...route.reasons, ...said, ...(price ? [price] : []), ...(pay && routable.length ? [pay] : [])].sort((a, b) => ORDER.indexOf(a.state) - ORDER.indexOf(b.state));
+  const reasons = [...ill, ...disk(i), ...route.reasons, ...said, ...(price ? [price] : []), ...(pay && routable.length ? [pay] : [])].sort((a, b) => ORDER.indexOf(a.state) - ORDER.indexOf(b.state));
   const worst = reasons[0];
   if (!worst) {
     const n = served.length;

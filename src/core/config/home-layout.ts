@@ -49,6 +49,11 @@ export const HOME_FILES = {
   weights: 'weights',
   /** Models downloaded from the Swan model repository, one folder per model id with its `.swan-hash-manifest.json` (SWAN_MODELS_DIR moves it). */
   modelFiles: 'models',
+  /** Space kept for the ledger: released when the disk fills, so held usage rows are still written (ledger/space-reserve.ts). */
+  ledgerReserve: 'ledger.reserve',
+  /** The lock of the agent running on this home (a folder, proper-lockfile's), and who holds it. */
+  agentLock: 'agent.lock',
+  agentInfo: 'agent.json',
 } as const;
 
 export type HomeFile = keyof typeof HOME_FILES;

@@ -25,6 +25,7 @@ import { Scheduler } from '../scheduler/scheduler';
 import { engineHosts, ModelSync } from './model-sync';
 import { ModelRegistry } from '../models/registry';
 import { watchModelsJson, type ModelsJsonWatch } from '../models/watch';
+import { watchConfigToml, type ConfigTomlWatch } from '../config/config-watch';
 import { modelsJsonOf } from '../models/network-map';
 import type { SettingsFile } from '../config/settings-file';
 import { Warmup } from './warmup';
@@ -73,6 +74,7 @@ export class Engines {
   readonly autoDiscovery: boolean;
   private inventory: GpuInventory = { gpus: [], detectedAt: 0, note: 'GPU detection has not run yet' };
   private modelsWatch?: ModelsJsonWatch;
+  private configWatch?: ConfigTomlWatch;
   private readonly l: Logger;
 
   constructor(private readonly d: EnginesDeps) {
@@ -166,8 +168,16 @@ export class Engines {
       start: () => {
         this.models.rebuild();
         this.modelsWatch = watchModelsJson(this.d.config, this.l, () => this.models.rebuild());
+        // config.toml too: its live settings (the models to serve among them) rebuild the set; the rest say "restart".
+        this.configWatch = watchConfigToml(this.d.config, this.d.env, this.l, () => {
+          this.models.rebuild();
+          this.d.changed();
+        });
       },
-      stop: () => this.modelsWatch?.close(),
+      stop: () => {
+        this.modelsWatch?.close();
+        this.configWatch?.close();
+      },
     });
     life.add({ name: 'engine health', start: () => this.health.start(), stop: () => this.health.stop() });
     life.add({ name: 'engine discovery', start: () => this.discovery.start(), stop: () => this.discovery.stop() });

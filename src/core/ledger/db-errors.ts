@@ -4,7 +4,7 @@
 import { CodedError } from '../../shared/bridge-error';
 import { SchemaTooNewError } from './migrations';
 
-export type DbFailureKind = 'locked' | 'full' | 'corrupt' | 'too_new' | 'unavailable';
+export type DbFailureKind = 'locked' | 'full' | 'read_only' | 'corrupt' | 'too_new' | 'unavailable';
 
 export interface DbFailure {
   kind: DbFailureKind;
@@ -48,6 +48,14 @@ export function describeDbFailure(file: string, err: unknown): DbFailure {
       kind: 'full',
       reopen: false,
       message: `The disk holding the usage database ${file} is full. Free some space; usage records are held in memory and written once there is room.`,
+      detail,
+    };
+  }
+  if (code.startsWith('SQLITE_READONLY') || code === 'EROFS' || /read-only file system/i.test(detail)) {
+    return {
+      kind: 'read_only',
+      reopen: true,
+      message: `The disk holding the usage database ${file} is read-only (${detail}). Usage records are held in memory and written once it can be written again; make the disk writable (a disk the system set read-only after errors needs a check and a remount).`,
       detail,
     };
   }

@@ -8,10 +8,12 @@ import type { ModelUsage, UsageReport } from '../../shared/views/usage';
 import type { UsageRecord, UsageTotals } from '../../shared/types';
 import { memoryLog, type Logger } from '../base/log';
 import type { CheckpointHandoffOptions } from './checkpoint-handoff';
+import type { DbFailureKind } from './db-errors';
 import { LedgerMaintenance } from './maintenance';
 import type { Rate } from './price-book';
 import type { HubLifetime } from './queries';
 import { LedgerReader } from './reader';
+import { SpaceReserve } from './space-reserve';
 import { LedgerStore } from './store';
 import { LedgerSettings, type ElectricityPrice, type PriceView } from './stored-settings';
 import type { BucketSize } from './time-buckets';
@@ -38,6 +40,11 @@ export interface LedgerOptions {
    * Off by default (one-shot commands and tests open many short-lived ledgers).
    */
   checkpointOffThread?: boolean | CheckpointHandoffOptions;
+  /**
+   * Space kept in reserve on the ledger's disk, released when the disk fills so rows the hub was told about
+   * are still written (space-reserve.ts). The agent sets this; off by default.
+   */
+  reserve?: { file: string; bytes: number };
 }
 
 export interface LedgerHealth {
@@ -50,6 +57,8 @@ export interface LedgerHealth {
   invalid: number;
   /** What is wrong and what to do, while not ok. */
   error?: string;
+  /** What kind of failure, while not ok (`full` and `read_only` are the disk's). */
+  kind?: DbFailureKind;
 }
 
 export class Ledger extends EventEmitter {
@@ -58,6 +67,7 @@ export class Ledger extends EventEmitter {
   private readonly writer: LedgerWriter;
   private readonly reader: LedgerReader;
   private readonly maintenance: LedgerMaintenance;
+  private readonly reserve?: SpaceReserve;
 
   private constructor(
     readonly file: string,
@@ -69,18 +79,24 @@ export class Ledger extends EventEmitter {
     const checkpointOffThread = opts.checkpointOffThread === true ? {} : opts.checkpointOffThread || undefined;
     this.store = new LedgerStore(file, { log, busyTimeoutMs: opts.busyTimeoutMs ?? 250, ...(checkpointOffThread ? { checkpointOffThread } : {}) });
     this.settings = new LedgerSettings(this.store, log, now);
+    const reserve = (this.reserve = opts.reserve ? new SpaceReserve(opts.reserve.file, { bytes: opts.reserve.bytes, log }) : undefined);
     this.writer = new LedgerWriter(
       this.store,
       this.settings,
       log,
-      { maxPending: opts.maxPending ?? 10_000, retryMinMs: opts.retryMinMs ?? 500, retryMaxMs: opts.retryMaxMs ?? 30_000 },
+      {
+        maxPending: opts.maxPending ?? 10_000,
+        retryMinMs: opts.retryMinMs ?? 500,
+        retryMaxMs: opts.retryMaxMs ?? 30_000,
+        ...(reserve ? { freeSpace: () => reserve.release(), recovered: () => reserve.ensure() } : {}),
+      },
       () => this.emit('health', this.health()),
     );
     this.reader = new LedgerReader(this.store, now);
     this.maintenance = new LedgerMaintenance(this.store, log, now);
     this.store.on('failure', (f, changed) => {
       if (!changed) return;
-      log.error(f.message, { detail: f.detail, pending: this.writer.pending });
+      log.error(f.message, { code: `ledger_${f.kind}`, detail: f.detail, pending: this.writer.pending });
       this.emit('health', this.health());
     });
     this.store.on('checkpoints', (mode) => this.emit('checkpoints', mode));
@@ -94,6 +110,7 @@ export class Ledger extends EventEmitter {
   static open(file: string, opts: LedgerOptions = {}): Ledger {
     const ledger = new Ledger(path.resolve(file), opts);
     ledger.store.connect();
+    ledger.reserve?.ensure();
     return ledger;
   }
 
@@ -121,7 +138,7 @@ export class Ledger extends EventEmitter {
       pending: this.writer.pending,
       dropped: this.writer.dropped,
       invalid: this.writer.invalid,
-      ...(failure ? { error: failure.message } : {}),
+      ...(failure ? { error: failure.message, kind: failure.kind } : {}),
     };
   }
 

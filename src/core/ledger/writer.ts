@@ -11,12 +11,17 @@ import type { LedgerSettings, PricingAt } from './stored-settings';
 import type { Connection, LedgerStore } from './store';
 import { validateRecord, type ValidRecord } from './usage-record';
 import { csvLine, type CsvRow } from './csv';
+import { describeDbFailure } from './db-errors';
 
 export interface WriterOptions {
   /** Records held in memory while the database is unavailable. */
   maxPending: number;
   retryMinMs: number;
   retryMaxMs: number;
+  /** Frees space kept in reserve when the disk is full (space-reserve.ts); true when some was freed. */
+  freeSpace?: () => boolean;
+  /** Held rows were written after a failure: the reserve may be made again. */
+  recovered?: () => void;
 }
 
 interface Pending {
@@ -139,8 +144,9 @@ export class LedgerWriter {
       this.scheduleRetry();
       return;
     }
+    const st = this.st;
     try {
-      this.st.insertMany(NO_ITEMS, rows);
+      this.orFreeSpace(() => st.insertMany(NO_ITEMS, rows));
     } catch (err) {
       this.marks.push(...rows);
       this.store.fail(err);
@@ -187,7 +193,7 @@ export class LedgerWriter {
     const st = this.st;
     if (!st) return false;
     try {
-      st.insertMany(items);
+      this.orFreeSpace(() => st.insertMany(items));
       this.store.wrote();
       return true;
     } catch (err) {
@@ -295,6 +301,20 @@ export class LedgerWriter {
       this.log.info(`The usage database ${this.store.file} is working again; wrote ${held} held records.${lost}`);
       this.droppedThisEpisode = 0;
       this.healthChanged();
+      this.o.recovered?.();
+    }
+  }
+
+  /**
+   * Runs one write transaction; when the disk refused it for lack of space and the reserve could be freed,
+   * once more at once (the transaction was rolled back whole). Otherwise the failure is the caller's.
+   */
+  private orFreeSpace(write: () => void): void {
+    try {
+      write();
+    } catch (err) {
+      if (!this.o.freeSpace || describeDbFailure(this.store.file, err).kind !== 'full' || !this.o.freeSpace()) throw err;
+      write();
     }
   }
 
@@ -307,11 +327,13 @@ export class LedgerWriter {
     try {
       while (this.queue.size > 0) {
         const batch = this.queue.peek(FLUSH_BATCH);
-        st.insertMany(batch, marks);
+        const m = marks;
+        this.orFreeSpace(() => st.insertMany(batch, m));
         marks = NO_MARKS;
         this.queue.drop(batch.length);
       }
-      if (marks.length > 0) st.insertMany(NO_ITEMS, marks);
+      const m = marks;
+      if (m.length > 0) this.orFreeSpace(() => st.insertMany(NO_ITEMS, m));
       this.store.wrote();
       return true;
     } catch (err) {

@@ -155,3 +155,51 @@ describe('Log', () => {
     expect(spy).not.toHaveBeenCalled();
   });
 });
+
+describe('Log file rolled by size (pino-roll)', () => {
+  /** The numbered files in `d`, oldest first. */
+  const rolled = (d: string): string[] =>
+    fs
+      .readdirSync(d)
+      .filter((f) => /^agent\.\d+\.jsonl$/.test(f))
+      .sort((a, b) => Number(a.split('.')[1]) - Number(b.split('.')[1]));
+
+  it('rolls past the size, keeps the newest files only, and agent.jsonl links to the one in use', async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-log-'));
+    const file = path.join(dir, 'logs', 'agent.jsonl');
+    const log = new Log({ file, console: false, maxFileBytes: 2_000, keepFiles: 2 });
+    const l = log.child('roll');
+    for (let i = 0; i < 120; i++) {
+      l.info(`line ${i} ${'x'.repeat(60)}`);
+      if (i % 10 === 9) await log.flush(); // each roll happens between writes, as under real traffic
+    }
+    await log.flush();
+    const logs = path.dirname(file);
+    const deadline = Date.now() + 5_000;
+    while (rolled(logs).length > 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20)); // removal runs after the roll
+    const files = rolled(logs);
+    expect(files.length).toBeGreaterThanOrEqual(2);
+    expect(files.length).toBeLessThanOrEqual(3); // the one in use + keepFiles
+    expect(Number(files[0]!.split('.')[1])).toBeGreaterThan(1); // the first ones were removed
+    // A file is rolled once a write takes it past the size: it passes the size by at most one write (10 lines here).
+    for (const f of files) expect(fs.statSync(path.join(logs, f)).size).toBeLessThan(2_000 + 10 * 120);
+    expect(fs.lstatSync(file).isSymbolicLink()).toBe(true);
+    expect(fs.readlinkSync(file)).toBe(files[files.length - 1]);
+    const last = await lines(file, 1);
+    expect(last[last.length - 1]!.msg).toMatch(/^line 119 /);
+    expect(log.fileProblem()).toBeNull();
+    await log.close();
+  });
+
+  it('a log file of an older version is continued as the first numbered file', async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-log-'));
+    const file = path.join(dir, 'agent.jsonl');
+    fs.writeFileSync(file, `${JSON.stringify({ msg: 'older run' })}\n`);
+    const log = new Log({ file, console: false });
+    log.child('x').info('newer run');
+    await log.flush();
+    expect(fs.readlinkSync(file)).toBe('agent.1.jsonl');
+    expect((await lines(path.join(dir, 'agent.1.jsonl'), 2)).map((l) => l.msg)).toEqual(['older run', 'newer run']);
+    await log.close();
+  });
+});
