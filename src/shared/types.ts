@@ -168,6 +168,8 @@ export interface ModelState {
   id: string; // the id announced to the hub
   enabled: boolean;
   health: ModelHealth; // best of its endpoints
+  /** The last warmup failed (its stable code and why): the model reads degraded until a warmup passes. */
+  warmupFailure?: { at: number; code: string; error: string };
   endpoints: EndpointState[];
   inFlight: number;
   queued: number;

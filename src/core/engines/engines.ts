@@ -129,7 +129,10 @@ export class Engines {
       idleTimeoutMs: a.engineIdleTimeoutMs,
       onEngineTrouble: (url, condition, error) => (condition === 'suspect' ? void this.health.probeNow(url) : this.health.markDown(url, condition, error)),
     });
-    this.warmup = new Warmup(this.registry, this.runner, log.child('warmup'), () => this.latestSample());
+    this.warmup = new Warmup(this.registry, this.runner, log.child('warmup'), () => this.latestSample(), undefined, () => {
+      d.modelHealth();
+      d.changed();
+    });
     wireEngines(this, { announce: d.announce, modelHealth: d.modelHealth, changed: d.changed, log: this.l });
     this.register(d.life);
   }
