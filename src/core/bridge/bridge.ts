@@ -147,6 +147,7 @@ export class Bridge {
       running: this.d.life.isRunning,
       hubView: serving.hubView.view(),
       weights: serving.weights.view(),
+      withdrawals: engines.selfHeal.withdrawals(),
     });
   }
 }

@@ -41,6 +41,8 @@ export interface SnapshotSources {
   running: boolean;
   hubView?: HubViewState;
   weights?: WeightsView;
+  /** Models self-healing withdrew from the hub (engines/self-heal.ts). */
+  withdrawals?: Array<{ model: string; reason: 'probe_failures' | 'error_rate'; since: number; detail: string }>;
 }
 
 /** Each model as catalogue matching sees it: its id, whether models.json names it, the engine's own name and report. */
@@ -58,7 +60,8 @@ export function buildSnapshot(p: SnapshotSources): AgentSnapshot {
   const s = p.settings.get();
   const today = p.ledger?.today() ?? { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0 };
   const todayEarningsReason = p.earnings.todayReason(today);
-  const models = p.registry.view((model) => {
+  const withdrawn = new Map((p.withdrawals ?? []).map((w) => [w.model, w]));
+  const viewed = p.registry.view((model) => {
     const st = stats.get(model);
     return {
       inFlight: st?.inFlight ?? 0,
@@ -68,6 +71,10 @@ export function buildSnapshot(p: SnapshotSources): AgentSnapshot {
       endpointInFlight: (url) => st?.endpoints.find((e) => e.url === url)?.inFlight ?? 0,
       endpointCap: (url) => endpointLimit(p.config.agent, p.registry.endpointCapacityOf(url)),
     };
+  });
+  const models = viewed.map((m) => {
+    const w = withdrawn.get(m.id);
+    return w ? { ...m, withdrawn: { reason: w.reason, since: w.since, detail: w.detail } } : m;
   });
   const providerStatus = p.providerGate.view();
   const catalogue = p.catalogue.view(catalogueSubjects(p.registry, p.engines));

@@ -14,7 +14,7 @@ export interface VerdictInputs {
   link: Pick<LinkStatus, 'state' | 'reason'>;
   pause: PauseState;
   providerStatus?: ProviderStatusView;
-  models: Array<Pick<ModelState, 'id' | 'enabled' | 'health' | 'endpoints'>>;
+  models: Array<Pick<ModelState, 'id' | 'enabled' | 'health' | 'endpoints'> & Partial<Pick<ModelState, 'withdrawn'>>>;
   catalogue?: CatalogueView;
   /** What the hub's register ack said it registered (absent: it did not say). */
   registeredModels?: string[];
@@ -165,6 +165,21 @@ const STOP_LABEL: Partial<Record<VerdictCode, string>> = {
   none_switched_on: 'Connected, nothing to serve',
 };
 
+/** Models self-healing withdrew from the hub (their probes or requests kept failing): not routed until a probe passes. */
+function withdrawals(served: VerdictInputs['models'], route: { reasons: VerdictReason[]; unroutable: Set<string> }): void {
+  for (const m of served) {
+    if (!m.withdrawn) continue;
+    route.unroutable.add(m.id);
+    route.reasons.push({
+      code: 'model_withdrawn',
+      state: 'not_routable',
+      models: [m.id],
+      text: `${m.id} is withdrawn from the network: ${m.withdrawn.detail}.`,
+      next: 'It is announced again by itself once a real probe passes. Check its engine (Engines & models) and Logs; Warm up tests it now.',
+    });
+  }
+}
+
 export function verdictOf(i: VerdictInputs): Verdict {
   const stop = stopped(i);
   if (stop) {
@@ -175,6 +190,7 @@ export function verdictOf(i: VerdictInputs): Verdict {
   const ill = health(served);
   const answering = served.filter((m) => m.health !== 'unhealthy').map((m) => m.id);
   const route = routing(i, answering);
+  withdrawals(served, route);
   const pay = earning(i);
   const routable = answering.filter((id) => !route.unroutable.has(id));
   const reasons = [...ill, ...route.reasons, ...(pay && routable.length ? [pay] : [])].sort((a, b) => ORDER.indexOf(a.state) - ORDER.indexOf(b.state));

@@ -100,6 +100,8 @@ GpuSampleIntervalSeconds = 0.5
 EngineHeadersTimeoutSeconds = 3
 EngineIdleTimeoutSeconds = 4.25
 DeepHealthCheckEvery = 3
+SelfHealFailures = 5
+SelfHealHoldSeconds = 1.5
 RetentionMegabytes = 0.5
 HandshakeTimeoutSeconds = 3
 WriteTimeoutSeconds = 2
@@ -124,6 +126,8 @@ OwnerAddr = "0x00000000000000000000000000000000000000aB"
       engineHeadersTimeoutMs: 3000,
       engineIdleTimeoutMs: 4250,
       deepHealthCheckEvery: 3,
+      selfHealFailures: 5,
+      selfHealHoldMs: 1500,
       retentionBytes: 512 * 1024,
       maxConcurrentPerEndpoint: 9,
       capacityAuto: false,
