@@ -14,7 +14,7 @@ import type { EarningsService } from '../accounting/earnings';
 import type { GatewayLifecycle } from '../serving/gateway-lifecycle';
 import type { ModelRegistry } from '../models/registry';
 import type { SettingsFile } from '../config/settings-file';
-import { verdictOf } from './verdict';
+import { verdictOf, type MachineChecks } from './verdict';
 import { networkLabel, SIMULATED_HUB_EXTENSION } from '../../shared/networks';
 
 export interface SnapshotSources {
@@ -43,6 +43,8 @@ export interface SnapshotSources {
   weights?: WeightsView;
   /** Models self-healing withdrew from the hub (engines/self-heal.ts). */
   withdrawals?: Array<{ model: string; reason: 'probe_failures' | 'error_rate'; since: number; detail: string }>;
+  /** The self-check's inputs (machine-checks.ts): context windows, the home's disk, traffic since start. */
+  checks?: MachineChecks;
 }
 
 /** Each model as catalogue matching sees it: its id, whether models.json names it, the engine's own name and report. */
@@ -111,6 +113,7 @@ export function buildSnapshot(p: SnapshotSources): AgentSnapshot {
       catalogue,
       ...(p.hubView?.registeredModels ? { registeredModels: p.hubView.registeredModels } : {}),
       ...(earningsEnabled !== undefined ? { earningsEnabled } : {}),
+      ...(p.checks ? { checks: p.checks } : {}),
     }),
     ...(p.hubView ? { hubView: p.hubView } : {}),
     ...(p.weights ? { weights: p.weights } : {}),

@@ -22,7 +22,25 @@ export interface VerdictInputs {
   earningsEnabled?: boolean;
   /** Who the models are served to, as the serving line names it (default "the Swan network"). */
   networkName?: string;
+  /** This machine's own checks (self-check): what health alone does not show. */
+  checks?: MachineChecks;
 }
+
+/** What the self-check reads beyond health: windows the engine does not honour, the home's disk, traffic since start. */
+export interface MachineChecks {
+  /** Models announced with models.json's context_length above what their engine runs. */
+  contexts?: Array<{ model: string; announced: number; engine: number; via: string }>;
+  /** The disk under the home (free and total bytes). */
+  disk?: { path: string; freeBytes: number; totalBytes: number };
+  /** Hub requests since the agent started, and since when the link is up. */
+  traffic?: { hubRequests: number; connectedSince: number; now: number };
+}
+
+/** The disk under the home is nearly full below either floor (the ledger and the logs stop growing). */
+export const DISK_FLOOR_BYTES = 1024 ** 3;
+export const DISK_FLOOR_SHARE = 0.05;
+/** Connected this long with no hub request at all: the network is not sending this node anything. */
+export const NO_TRAFFIC_AFTER_MS = 30 * 60_000;
 
 const ORDER: VerdictState[] = ['stopped', 'degraded', 'not_routable', 'not_earning', 'serving'];
 /** Provider statuses in which the platform is still reviewing the provider. */
@@ -180,6 +198,37 @@ function withdrawals(served: VerdictInputs['models'], route: { reasons: VerdictR
   }
 }
 
+/** The self-check's findings (small, each with its code and what to do). */
+function machineChecks(c: MachineChecks | undefined, routable: string[]): VerdictReason[] {
+  const out: VerdictReason[] = [];
+  for (const x of c?.contexts ?? []) {
+    if (x.announced <= x.engine) continue;
+    out.push({
+      code: 'context_not_honoured',
+      state: 'degraded',
+      models: [x.model],
+      text: `${x.model} is announced with a ${x.announced}-token context window, but its engine runs ${x.engine} (${x.via}): longer requests fail.`,
+      next: `Set "context_length" of ${x.model} in models.json to ${x.engine} or less, or start the engine with a larger context.`,
+    });
+  }
+  const d = c?.disk;
+  if (d && d.totalBytes > 0 && (d.freeBytes < DISK_FLOOR_BYTES || d.freeBytes / d.totalBytes < DISK_FLOOR_SHARE)) {
+    const gb = (d.freeBytes / 1024 ** 3).toFixed(1);
+    out.push({ code: 'disk_nearly_full', state: 'degraded', text: `The disk under ${d.path} is nearly full (${gb} GB free): the ledger and the logs cannot grow.`, next: 'Free space on that disk (old logs, unused models), or move the home to a larger disk.' });
+  }
+  const t = c?.traffic;
+  if (t && routable.length > 0 && t.hubRequests === 0 && t.now - t.connectedSince >= NO_TRAFFIC_AFTER_MS) {
+    const min = Math.floor((t.now - t.connectedSince) / 60_000);
+    out.push({
+      code: 'no_traffic',
+      state: 'not_earning',
+      text: `No request from the network in the ${min} minutes since this node connected: nothing earned yet.`,
+      next: 'The network routes by demand and price: see Earnings for what your models are paid and which models it asks for.',
+    });
+  }
+  return out;
+}
+
 export function verdictOf(i: VerdictInputs): Verdict {
   const stop = stopped(i);
   if (stop) {
@@ -193,7 +242,7 @@ export function verdictOf(i: VerdictInputs): Verdict {
   withdrawals(served, route);
   const pay = earning(i);
   const routable = answering.filter((id) => !route.unroutable.has(id));
-  const reasons = [...ill, ...route.reasons, ...(pay && routable.length ? [pay] : [])].sort((a, b) => ORDER.indexOf(a.state) - ORDER.indexOf(b.state));
+  const reasons = [...ill, ...route.reasons, ...(pay && routable.length ? [pay] : []), ...machineChecks(i.checks, routable)].sort((a, b) => ORDER.indexOf(a.state) - ORDER.indexOf(b.state));
   const worst = reasons[0];
   if (!worst) {
     const n = served.length;
