@@ -168,6 +168,10 @@ export interface ModelState {
   id: string; // the id announced to the hub
   enabled: boolean;
   health: ModelHealth; // best of its endpoints
+  /** The last warmup failed (its stable code and why): the model reads degraded until a warmup passes. */
+  warmupFailure?: { at: number; code: string; error: string };
+  /** Withdrawn from the hub by self-healing (its probes or requests kept failing) until a real probe passes. */
+  withdrawn?: { reason: 'probe_failures' | 'error_rate'; since: number; detail: string };
   endpoints: EndpointState[];
   inFlight: number;
   queued: number;
@@ -284,6 +288,10 @@ export type VerdictCode =
   | 'engine_down'
   | 'model_unhealthy'
   | 'model_degraded'
+  | 'model_withdrawn'
+  | 'context_not_honoured'
+  | 'disk_nearly_full'
+  | 'no_traffic'
   | 'not_in_catalogue'
   | 'not_registered'
   | 'under_review'

@@ -55,6 +55,8 @@ export interface TestEngineOptions {
   /** Default trace for /v1/completions (vllm-completions-include-usage.sse). */
   completionsTrace?: string;
   mode?: EngineMode;
+  /** One model's own failure (Ollama, LM Studio, a vLLM with LoRA names: one name fails, its neighbours serve). */
+  modelModes?: Record<string, ErrorMode>;
   /** Require `Authorization: Bearer <apiKey>` on /v1/*. */
   apiKey?: string;
   /** Answer 404 (model not found) for models not in the list. */
@@ -146,6 +148,14 @@ export class TestEngine extends EventEmitter {
     } else if (!this.listening) {
       await this.listen(this.port);
     }
+  }
+
+  /** One model's own failure from now on (undefined: it serves as the engine does). */
+  setModelMode(model: string, mode: ErrorMode | undefined): void {
+    const modes = { ...this.opts.modelModes };
+    if (mode) modes[model] = mode;
+    else delete modes[model];
+    this.opts.modelModes = modes;
   }
 
   async close(): Promise<void> {
@@ -261,7 +271,9 @@ export class TestEngine extends EventEmitter {
   }
 
   private async inference(res: http.ServerResponse, rec: RecordedRequest, completions: boolean): Promise<void> {
-    const mode = this.mode;
+    const asked = (rec.body ?? {}) as Record<string, unknown>;
+    const own = typeof asked.model === 'string' && this.mode !== 'down' ? this.opts.modelModes?.[asked.model] : undefined;
+    const mode = own ?? this.mode;
     if (mode === 'hang' || mode === 'down') return; // never answer; the socket stays open until closed
     if (isError(mode)) {
       return sendJson(res, mode.status, mode.body ?? { error: { message: `test engine error ${mode.status}`, type: 'server_error', code: mode.status } });

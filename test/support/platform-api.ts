@@ -37,12 +37,43 @@ export const ME_STATS = {
 /** GET /api/v1/provider/status for an active provider whose earnings are on. */
 export const PROVIDER_STATUS_ACTIVE = { provider_id: 'p1', name: 'test', status: 'active', can_connect: true, api_key_valid: true, message: 'ok', earnings_enabled: true };
 
+/** GET /api/v1/provider/me (platform_data.go providerID): the key's provider and its addresses. */
+export const PROVIDER_ME = { id: 'p1', owner_address: '0x00000000000000000000000000000000000000aa', worker_address: '0x00000000000000000000000000000000000000bb', beneficiary_address: '0x00000000000000000000000000000000000000cc' };
+
+/** GET /api/v1/providers/p1/models/details (platform_data.go PlatformModel): one offered model, one history row. */
+export const MODEL_DETAILS = {
+  data: {
+    models: [
+      { model_id: 'openai/gpt-5.4', model_name: 'GPT', offered: true, available: 1, capacity: 2, recent_success_count: 40, recent_failure_count: 9, dispatch_failures: 3, throughput_tok_per_s: 41.5, total_requests: 120, total_tokens: 60_000, success_count: 111, failure_count: 9, last_request_at: '2026-11-30T22:09:00Z', context_length: 8192, context_source: 'detected', input_price: 1.8, output_price: 10.8 },
+      { model_id: 'legacy/model', offered: false, available: 0, capacity: 0, recent_success_count: 0, recent_failure_count: 0, throughput_tok_per_s: 0, total_requests: 4 },
+    ],
+  },
+};
+
+/** GET /api/v1/provider/me/earnings/history?duration=24h&bucket=1h (platform_data.go PlatformEarningsHistory). */
+export const EARNINGS_HISTORY = {
+  points: [
+    { timestamp: '2026-11-30T21:00:00Z', usd: 0.3, pay_as_you_go_usd: 0.2, subscription_usd: 0.1, tokens_in: 10_000, tokens_out: 20_000, requests: 60, models: {} },
+    { timestamp: '2026-11-30T22:00:00Z', usd: 0.1321, pay_as_you_go_usd: 0.1321, subscription_usd: 0, tokens_in: 14_000, tokens_out: 16_000, requests: 60 },
+  ],
+  currency: 'USD',
+  bucket_seconds: 3600,
+  duration_seconds: 86_400,
+  total_usd: 0.4321,
+  total_pay_as_you_go_usd: 0.3321,
+  total_subscription_usd: 0.1,
+  subscription_pro_rate: { '2026-11': { ratio: 0.5, settled: false, determined: false } },
+};
+
 export class PlatformApi {
-  readonly hits: Array<{ path: string; auth?: string }> = [];
+  readonly hits: Array<{ path: string; auth?: string; query?: string }> = [];
   routes: Record<string, RouteBehaviour> = {
     '/api/v1/stats/model-demand': { kind: 'json', body: MODEL_DEMAND },
     '/api/v1/provider/me/stats': { kind: 'json', body: { data: ME_STATS } },
     '/api/v1/provider/status': { kind: 'json', body: PROVIDER_STATUS_ACTIVE },
+    '/api/v1/provider/me': { kind: 'json', body: PROVIDER_ME },
+    '/api/v1/providers/p1/models/details': { kind: 'json', body: MODEL_DETAILS },
+    '/api/v1/provider/me/earnings/history': { kind: 'json', body: EARNINGS_HISTORY },
   };
   private readonly hanging = new Set<http.ServerResponse>();
 
@@ -74,10 +105,11 @@ export class PlatformApi {
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     const p = (req.url ?? '/').split('?')[0]!;
-    this.hits.push({ path: p, ...(req.headers.authorization ? { auth: req.headers.authorization } : {}) });
+    const query = (req.url ?? '').split('?')[1];
+    this.hits.push({ path: p, ...(req.headers.authorization ? { auth: req.headers.authorization } : {}), ...(query ? { query } : {}) });
     const route = this.routes[p];
     if (!route || req.method !== 'GET') return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"code":404,"message":"not found"}');
-    if (p.startsWith('/api/v1/provider/') && req.headers.authorization !== `Bearer ${this.key}`) {
+    if ((p.startsWith('/api/v1/provider/') || p.startsWith('/api/v1/providers/')) && req.headers.authorization !== `Bearer ${this.key}`) {
       return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"code":401,"message":"invalid api key"}');
     }
     switch (route.kind) {

@@ -14,7 +14,14 @@ export interface AlertSources {
   notices?: NoticeSource;
   /** The platform's status check ('change' with ProviderStatusView): an invalid key is refused before any dial. */
   providerStatus?: Pick<EventEmitter, 'on' | 'off'>;
+  /** Self-healing ('change' with { model, withdrawn, reason, detail }): a model withdrawn from the hub, and back. */
+  selfHeal?: Pick<EventEmitter, 'on' | 'off'>;
 }
+
+const WITHDRAW_CAUSE: Record<string, string> = {
+  probe_failures: 'its real probes kept failing',
+  error_rate: 'most of its requests failed while its health checks passed',
+};
 
 const PAUSE_CAUSE: Record<string, string> = {
   gpu_busy: 'another program is using the GPU',
@@ -37,7 +44,8 @@ export function watchForAlerts(src: AlertSources, alerts: AlertList): () => void
   const unhealthy = new Set<string>();
   const onHealth = (c: { url: string; health: string; error?: string }): void => {
     if (c.health !== 'unhealthy') {
-      unhealthy.delete(c.url);
+      // Only an engine the owner was told is down is news when it answers again (Go: model_recovered).
+      if (unhealthy.delete(c.url) && c.health === 'healthy') alerts.raise('engine_back', 'An engine answers again', `${c.url} is healthy again; its models are served again.`);
       return;
     }
     if (unhealthy.has(c.url)) return;
@@ -58,6 +66,13 @@ export function watchForAlerts(src: AlertSources, alerts: AlertList): () => void
     if (v.state !== 'invalid_key' || was === 'invalid_key') return;
     alerts.raise('key_refused', 'The network refused your provider key', `${v.message ?? 'The key was not accepted.'} Paste a valid key in Settings; the agent checks again when the key changes.`);
   };
+  const onSelfHeal = (c: { model: string; withdrawn: boolean; reason: string; detail: string }): void => {
+    if (c.withdrawn) {
+      alerts.raise('model_withdrawn', `${c.model} withdrawn from the network`, `${c.model} was withdrawn from the hub because ${WITHDRAW_CAUSE[c.reason] ?? c.reason} (${c.detail}). It is announced again by itself once a real probe passes; check its engine and its entry in models.json.`);
+    } else {
+      alerts.raise('model_back', `${c.model} is served again`, `${c.model} passed its real probe (${c.detail}) and is announced to the hub again.`);
+    }
+  };
   const onNotice = (n: HubNotice): void => {
     alerts.raise('hub_notice', n.title ? `Hub notice: ${n.title}` : 'Notice from the hub', n.message);
   };
@@ -65,12 +80,14 @@ export function watchForAlerts(src: AlertSources, alerts: AlertList): () => void
   src.health.on('change', onHealth);
   src.pause.on('change', onPause);
   src.providerStatus?.on('change', onStatus);
+  src.selfHeal?.on('change', onSelfHeal);
   const offNotices = src.notices?.(onNotice);
   return () => {
     src.link.off('state', onLink);
     src.health.off('change', onHealth);
     src.pause.off('change', onPause);
     src.providerStatus?.off('change', onStatus);
+    src.selfHeal?.off('change', onSelfHeal);
     offNotices?.();
   };
 }

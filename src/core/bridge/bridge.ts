@@ -18,6 +18,7 @@ import type { Owner } from '../owner/owner';
 import type { Serving } from '../serving/serving';
 import { BridgeHandlers } from './handlers';
 import { RequestEvents } from './request-events';
+import { MachineCheckReader } from './machine-checks';
 import { buildSnapshot } from './snapshot';
 import { SnapshotEvents } from './snapshot-events';
 
@@ -55,6 +56,8 @@ export class Bridge {
   private readonly requestEvents: RequestEvents;
   /** Whether a key was configured when the agent was built: such an owner skips onboarding. */
   private readonly keyAtStart: boolean;
+  /** The self-check's inputs to the verdict (the disk read at most once a minute). */
+  private readonly machineChecks = new MachineCheckReader();
 
   constructor(private readonly d: BridgeDeps) {
     const { engines, accounting, serving, owner, values, identity, log } = d;
@@ -157,6 +160,8 @@ export class Bridge {
       weights: serving.weights.view(),
       notices: serving.notices.list(),
       logFileProblem: this.d.log.fileProblem(),
+      withdrawals: engines.selfHeal.withdrawals(),
+      checks: this.machineChecks.read({ home: this.d.home, announced: engines.announced(), contexts: engines.contexts, link: serving.link.state, hubRequests: serving.requestMetrics.snapshot().total_requests }),
     });
   }
 }

@@ -15,7 +15,7 @@ import type { EarningsService } from '../accounting/earnings';
 import type { GatewayLifecycle } from '../serving/gateway-lifecycle';
 import type { ModelRegistry } from '../models/registry';
 import type { SettingsFile } from '../config/settings-file';
-import { verdictOf } from './verdict';
+import { verdictOf, type MachineChecks } from './verdict';
 import { networkLabel, SIMULATED_HUB_EXTENSION } from '../../shared/networks';
 
 export interface SnapshotSources {
@@ -46,6 +46,10 @@ export interface SnapshotSources {
   notices?: HubNoticeView[];
   /** Why the log file is not being written (a full or read-only disk), if so. */
   logFileProblem?: LogFileProblem | null;
+  /** Models self-healing withdrew from the hub (engines/self-heal.ts). */
+  withdrawals?: Array<{ model: string; reason: 'probe_failures' | 'error_rate'; since: number; detail: string }>;
+  /** The self-check's inputs (machine-checks.ts): context windows, the home's disk, traffic since start. */
+  checks?: MachineChecks;
 }
 
 /** The home's disk refusing writes, as the ledger or the log file saw it (the ledger first: it holds the records). */
@@ -72,7 +76,8 @@ export function buildSnapshot(p: SnapshotSources): AgentSnapshot {
   const s = p.settings.get();
   const today = p.ledger?.today() ?? { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0 };
   const todayEarningsReason = p.earnings.todayReason(today);
-  const models = p.registry.view((model) => {
+  const withdrawn = new Map((p.withdrawals ?? []).map((w) => [w.model, w]));
+  const viewed = p.registry.view((model) => {
     const st = stats.get(model);
     return {
       inFlight: st?.inFlight ?? 0,
@@ -82,6 +87,10 @@ export function buildSnapshot(p: SnapshotSources): AgentSnapshot {
       endpointInFlight: (url) => st?.endpoints.find((e) => e.url === url)?.inFlight ?? 0,
       endpointCap: (url) => endpointLimit(p.config.agent, p.registry.endpointCapacityOf(url)),
     };
+  });
+  const models = viewed.map((m) => {
+    const w = withdrawn.get(m.id);
+    return w ? { ...m, withdrawn: { reason: w.reason, since: w.since, detail: w.detail } } : m;
   });
   const providerStatus = p.providerGate.view();
   const catalogue = p.catalogue.view(catalogueSubjects(p.registry, p.engines));
@@ -122,6 +131,7 @@ export function buildSnapshot(p: SnapshotSources): AgentSnapshot {
       pricing: p.earnings.networkPricing(models.filter((m) => m.enabled && m.endpoints.length > 0).map((m) => m.id)),
       ...(p.notices ? { notices: p.notices } : {}),
       ...(disk ? { disk } : {}),
+      ...(p.checks ? { checks: p.checks } : {}),
     }),
     ...(p.hubView ? { hubView: p.hubView } : {}),
     ...(p.weights ? { weights: p.weights } : {}),

@@ -16,7 +16,7 @@ export interface VerdictInputs {
   link: Pick<LinkStatus, 'state' | 'reason'>;
   pause: PauseState;
   providerStatus?: ProviderStatusView;
-  models: Array<Pick<ModelState, 'id' | 'enabled' | 'health' | 'endpoints'>>;
+  models: Array<Pick<ModelState, 'id' | 'enabled' | 'health' | 'endpoints'> & Partial<Pick<ModelState, 'withdrawn'>>>;
   catalogue?: CatalogueView;
   /** What the hub's register ack said it registered (absent: it did not say). */
   registeredModels?: string[];
@@ -35,7 +35,25 @@ export interface VerdictInputs {
   now?: number;
   /** The home's disk refuses writes (the ledger's or the log's): what, and the file that showed it. */
   disk?: { code: 'disk_full' | 'disk_read_only'; file: string };
+  /** This machine's own checks (self-check): what health alone does not show. */
+  checks?: MachineChecks;
 }
+
+/** What the self-check reads beyond health: windows the engine does not honour, the home's disk, traffic since start. */
+export interface MachineChecks {
+  /** Models announced with models.json's context_length above what their engine runs. */
+  contexts?: Array<{ model: string; announced: number; engine: number; via: string }>;
+  /** The disk under the home (free and total bytes). */
+  disk?: { path: string; freeBytes: number; totalBytes: number };
+  /** Hub requests since the agent started, and since when the link is up. */
+  traffic?: { hubRequests: number; connectedSince: number; now: number };
+}
+
+/** The disk under the home is nearly full below either floor (the ledger and the logs stop growing). */
+export const DISK_FLOOR_BYTES = 1024 ** 3;
+export const DISK_FLOOR_SHARE = 0.05;
+/** Connected this long with no hub request at all: the network is not sending this node anything. */
+export const NO_TRAFFIC_AFTER_MS = 30 * 60_000;
 
 const ORDER: VerdictState[] = ['stopped', 'degraded', 'not_routable', 'unknown', 'not_earning', 'serving'];
 /** A notice of reputation or withheld traffic speaks for this long (the hub sends no "cleared" notice). */
@@ -262,6 +280,52 @@ const LABEL: Partial<Record<VerdictCode, string>> = {
 };
 const STATE_LABEL: Record<VerdictState, string> = { stopped: 'Stopped', degraded: 'Degraded', not_routable: 'Not routed', unknown: 'Not confirmed', not_earning: 'Not earning', serving: 'Serving' };
 
+/** Models self-healing withdrew from the hub (their probes or requests kept failing): not routed until a probe passes. */
+function withdrawals(served: VerdictInputs['models'], route: { reasons: VerdictReason[]; unroutable: Set<string> }): void {
+  for (const m of served) {
+    if (!m.withdrawn) continue;
+    route.unroutable.add(m.id);
+    route.reasons.push({
+      code: 'model_withdrawn',
+      state: 'not_routable',
+      models: [m.id],
+      text: `${m.id} is withdrawn from the network: ${m.withdrawn.detail}.`,
+      next: 'It is announced again by itself once a real probe passes. Check its engine (Engines & models) and Logs; Warm up tests it now.',
+    });
+  }
+}
+
+/** The self-check's findings (small, each with its code and what to do). */
+function machineChecks(c: MachineChecks | undefined, routable: string[]): VerdictReason[] {
+  const out: VerdictReason[] = [];
+  for (const x of c?.contexts ?? []) {
+    if (x.announced <= x.engine) continue;
+    out.push({
+      code: 'context_not_honoured',
+      state: 'degraded',
+      models: [x.model],
+      text: `${x.model} is announced with a ${x.announced}-token context window, but its engine runs ${x.engine} (${x.via}): longer requests fail.`,
+      next: `Set "context_length" of ${x.model} in models.json to ${x.engine} or less, or start the engine with a larger context.`,
+    });
+  }
+  const d = c?.disk;
+  if (d && d.totalBytes > 0 && (d.freeBytes < DISK_FLOOR_BYTES || d.freeBytes / d.totalBytes < DISK_FLOOR_SHARE)) {
+    const gb = (d.freeBytes / 1024 ** 3).toFixed(1);
+    out.push({ code: 'disk_nearly_full', state: 'degraded', text: `The disk under ${d.path} is nearly full (${gb} GB free): the ledger and the logs cannot grow.`, next: 'Free space on that disk (old logs, unused models), or move the home to a larger disk.' });
+  }
+  const t = c?.traffic;
+  if (t && routable.length > 0 && t.hubRequests === 0 && t.now - t.connectedSince >= NO_TRAFFIC_AFTER_MS) {
+    const min = Math.floor((t.now - t.connectedSince) / 60_000);
+    out.push({
+      code: 'no_traffic',
+      state: 'not_earning',
+      text: `No request from the network in the ${min} minutes since this node connected: nothing earned yet.`,
+      next: 'The network routes by demand and price: see Earnings for what your models are paid and which models it asks for.',
+    });
+  }
+  return out;
+}
+
 export function verdictOf(i: VerdictInputs): Verdict {
   const stop = stopped(i);
   if (stop) {
@@ -272,13 +336,14 @@ export function verdictOf(i: VerdictInputs): Verdict {
   const ill = health(served);
   const answering = served.filter((m) => m.health !== 'unhealthy').map((m) => m.id);
   const route = routing(i, answering);
+  withdrawals(served, route);
   const routable = answering.filter((id) => !route.unroutable.has(id));
   const said = notices(i, routable);
   // Pay is looked at only where routing is known: unknown routing already says nothing is confirmed.
   const routingKnown = !route.reasons.some((r) => r.code === 'routing_unknown');
   const price = routingKnown ? pricing(i, routable) : undefined;
   const pay = earning(i);
-  const reasons = [...ill, ...disk(i), ...route.reasons, ...said, ...(price ? [price] : []), ...(pay && routable.length ? [pay] : [])].sort((a, b) => ORDER.indexOf(a.state) - ORDER.indexOf(b.state));
+  const reasons = [...ill, ...disk(i), ...route.reasons, ...said, ...(price ? [price] : []), ...(pay && routable.length ? [pay] : []), ...machineChecks(i.checks, routable)].sort((a, b) => ORDER.indexOf(a.state) - ORDER.indexOf(b.state));
   const worst = reasons[0];
   if (!worst) {
     const n = served.length;

@@ -81,6 +81,10 @@ const tomlSchema = z
         EngineTotalTimeoutSeconds: seconds.optional(),
         /** A real one-token chat to each engine on the first health check and every Nth after (0 = never). */
         DeepHealthCheckEvery: z.number().int().min(0).max(10_000).optional(),
+        /** Failed real probes in a row that withdraw a model from the hub until one passes (0 = never). */
+        SelfHealFailures: z.number().int().min(0).max(1000).optional(),
+        /** After a withdrawal by error rate: how long before a passing probe announces the model again. */
+        SelfHealHoldSeconds: seconds.optional(),
         RetentionMegabytes: z.number().positive().max(65_536).optional(),
         HandshakeTimeoutSeconds: seconds.optional(),
         WriteTimeoutSeconds: seconds.optional(),
@@ -141,6 +145,9 @@ export interface AgentTimings {
   engineTotalTimeoutMs: number;
   /** The deep health check's cadence: every Nth check asks the engine for one token (0 = never). */
   deepHealthCheckEvery: number;
+  /** Self-healing: failed probes in a row that withdraw a model (0 = never), and the hold after an error-rate withdrawal. */
+  selfHealFailures: number;
+  selfHealHoldMs: number;
   /** Memory for answers kept for resume-v1 across link drops. */
   retentionBytes: number;
   handshakeTimeoutMs: number;
@@ -322,6 +329,9 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
       engineTotalTimeoutMs: ms(ag.EngineTotalTimeoutSeconds, 600),
       // Go's DeepCheckEvery: at a 30 s interval, one token per engine every five minutes.
       deepHealthCheckEvery: ag.DeepHealthCheckEvery ?? 10,
+      // Go's self-check FailuresBeforeDisable; the hold is one default deep-check period (10 x 30 s).
+      selfHealFailures: ag.SelfHealFailures ?? 3,
+      selfHealHoldMs: ms(ag.SelfHealHoldSeconds, 300),
       retentionBytes: Math.round((ag.RetentionMegabytes ?? 64) * 1024 * 1024),
       // Go's dialer HandshakeTimeout and writeWait.
       handshakeTimeoutMs: ms(ag.HandshakeTimeoutSeconds, 10),

@@ -96,6 +96,8 @@ export interface ContextTarget {
  */
 export class ContextLengths extends EventEmitter {
   private readonly byModel = new Map<string, ModelContext>();
+  /** What the engine itself runs for a model whose window models.json sets: the override is checked against it. */
+  private readonly engineWindows = new Map<string, EngineWindow>();
   private readonly types = new Map<string, EngineType>();
   private running?: Promise<void>;
 
@@ -105,6 +107,11 @@ export class ContextLengths extends EventEmitter {
 
   get(model: string): ModelContext {
     return this.byModel.get(model) ?? { length: 0, source: 'pending' };
+  }
+
+  /** The window the engine reports for a model announced with models.json's context_length (undefined: not known). */
+  engineWindow(model: string): EngineWindow | undefined {
+    return this.engineWindows.get(model);
   }
 
   /** The engine type found by probing an endpoint that had none. */
@@ -120,12 +127,14 @@ export class ContextLengths extends EventEmitter {
     let changed = false;
     const wanted = new Set(targets.map((t) => t.model));
     for (const id of [...this.byModel.keys()]) if (!wanted.has(id)) this.byModel.delete(id);
+    for (const id of [...this.engineWindows.keys()]) if (!wanted.has(id) || !targets.find((t) => t.model === id)?.override) this.engineWindows.delete(id);
     for (const t of targets) {
       if (t.override) changed = this.set(t.model, { length: t.override, source: 'override' }) || changed;
       else if (this.byModel.get(t.model)?.source === 'override') this.byModel.delete(t.model);
     }
     if (changed) this.emit('change');
-    const probe = targets.filter((t) => !t.override && !(onlyMissing && (this.byModel.get(t.model)?.source === 'detected' || this.byModel.get(t.model)?.source === 'engine')));
+    // An override is announced as is, but the engine is still asked: an override it does not honour is a finding.
+    const probe = targets.filter((t) => (t.override ? !(onlyMissing && this.engineWindows.has(t.model)) : !(onlyMissing && (this.byModel.get(t.model)?.source === 'detected' || this.byModel.get(t.model)?.source === 'engine'))));
     const run = async (): Promise<void> => {
       let any = false;
       await Promise.all(
@@ -140,6 +149,13 @@ export class ContextLengths extends EventEmitter {
           }
           // The smallest window among the endpoints: a prompt the hub routes must fit wherever it lands.
           const least = windows.reduce<EngineWindow | undefined>((min, w) => (!min || w.length < min.length ? w : min), undefined);
+          if (t.override) {
+            if (least && this.engineWindows.get(t.model)?.length !== least.length) {
+              this.engineWindows.set(t.model, least);
+              any = true;
+            }
+            return;
+          }
           const next: ModelContext = least ? { ...least } : { length: 0, source: answered ? 'unknown' : 'pending' };
           const prev = this.byModel.get(t.model);
           if (prev?.source === 'override') return;

@@ -1,16 +1,19 @@
 // Engine health. Each unique endpoint is checked once per interval (GET /v1/models, else GET /health,
 // with the endpoint's key; llama.cpp also GET /props, which needs the key and gives the slot count), all
-// through the one engine HTTP client (http.ts). On the first check and every Nth after ([Agent]
-// DeepHealthCheckEvery), an endpoint that answered also gets the deep check: a real one-token chat to one of
-// its chat models (rotating, by the engine's own name), through the engine-call service (purpose 'health':
-// a free slot of that endpoint or none, never booked or billed). An engine whose /v1/models is public gets
-// that chat when its key is new, to prove the key.
+// through the one engine HTTP client (http.ts). Health is kept per model as the Go provider keeps it
+// (model_health_deepcheck_test.go): every chat model an endpoint serves gets its own deep check, a real
+// one-token chat by the engine's own name through the engine-call service (purpose 'health': a free slot
+// of that endpoint or none, never booked or billed), on its first check and every Nth after ([Agent]
+// DeepHealthCheckEvery); the models of one endpoint are asked one after the other, never at once. An
+// engine whose /v1/models is public gets that chat when its key is new, to prove the key.
 // - refused connection, a key the engine refuses (401/403) or a model still loading (503 "Loading
-//   model", llama-server's answer on every route while it loads) -> unhealthy at once, with that
-//   condition ('down', 'key_rejected', 'loading');
-// - the deep chat failing (deep-probe.ts: no response, engine error) -> unhealthy at once, with that
-//   condition ('no_response', 'engine_error'); the deep chat then runs on every check until it passes. A
-//   model the engine does not serve there (404) is that model's failure, not the endpoint's ('deep' event);
+//   model", llama-server's answer on every route while it loads) -> the endpoint unhealthy at once, with
+//   that condition ('down', 'key_rejected', 'loading');
+// - a model's deep chat failing (deep-probe.ts: no response, engine error, not served there) -> that model
+//   unhealthy at that endpoint on its own ('deep' event), asked again on every check until it passes; its
+//   neighbours on the same engine keep their own health. Only when every chat model of the endpoint fails
+//   (one model behind a dead vLLM, an engine failing everything) is the endpoint itself unhealthy, with
+//   that condition ('no_response', 'engine_error');
 // - other failures: the first one while healthy -> degraded, 3 in a row -> unhealthy;
 // - a success -> healthy.
 // After a failure the endpoint is probed again with a short backoff (1 s doubling up to the interval),
@@ -29,8 +32,13 @@ import type { EndpointCondition } from '../../shared/types';
 
 export type { EndpointCondition };
 
-/** The conditions the deep check sets; while one holds, every check asks for a token again. */
+/** The endpoint conditions under which it is suspect: every check asks a model for a token again, over the slot cap. */
 const DEEP_CONDITIONS: ReadonlySet<EndpointCondition> = new Set(['no_response', 'engine_error']);
+
+/** The deep check's failures that are the model's own at an endpoint; while one holds, every check asks that model again. */
+const MODEL_FAILURES: ReadonlySet<string> = new Set(['no_response', 'engine_error', 'not_served']);
+/** Of those, the ones that say the engine does not serve (not_served says the name is wrong, not the engine). */
+const ENGINE_FAILURES: ReadonlySet<string> = new Set(['no_response', 'engine_error']);
 
 export interface CheckResult {
   ok: boolean;
@@ -192,11 +200,11 @@ interface Entry extends EndpointHealth {
   backoffMs: number;
   retry?: NodeJS.Timeout;
   checking?: Promise<void>;
-  /** Checks since the last deep one; whether there was one; which chat model is next. */
-  sinceDeep: number;
-  deepStarted: boolean;
-  rotation: number;
+  /** Per chat model (the engine's name): checks since its last deep check; absent: never checked. */
+  sinceDeep: Map<string, number>;
   deep: Map<string, DeepCheckState>;
+  /** This check's deep answers, told ('deep') once the endpoint's own verdict is applied. */
+  told: DeepCheckState[];
 }
 
 function capacityKey(e: { capacity?: EngineCapacity; load?: EngineLoad }): string {
@@ -248,8 +256,9 @@ export class HealthMonitor extends EventEmitter {
         e.engineType = t.engineType;
         e.models = t.models ?? [];
         for (const name of [...e.deep.keys()]) if (!e.models.some((m) => m.name === name)) e.deep.delete(name);
+        for (const name of [...e.sinceDeep.keys()]) if (!e.models.some((m) => m.name === name)) e.sinceDeep.delete(name);
       } else {
-        e = { url, apiKey: t.apiKey, engineType: t.engineType, models: t.models ?? [], health: 'healthy', consecutiveFailures: 0, backoffMs: this.retryMs, sinceDeep: 0, deepStarted: false, rotation: 0, deep: new Map() };
+        e = { url, apiKey: t.apiKey, engineType: t.engineType, models: t.models ?? [], health: 'healthy', consecutiveFailures: 0, backoffMs: this.retryMs, sinceDeep: new Map(), deep: new Map(), told: [] };
         this.entries.set(url, e);
       }
       if (fresh && this.running) void this.checkOne(e);
@@ -346,44 +355,83 @@ export class HealthMonitor extends EventEmitter {
   private checkOne(e: Entry): Promise<void> {
     e.checking ??= this.check(e)
       .then((r) => {
-        if (this.entries.get(e.url) === e) this.apply(e, r);
+        if (this.entries.get(e.url) !== e) return;
+        this.apply(e, r);
+        // After the endpoint's verdict: a listener reading a model's health reads this check's whole answer.
+        for (const state of e.told.splice(0)) this.emit('deep', { url: e.url, state });
       })
       .finally(() => (e.checking = undefined));
     return e.checking;
   }
 
-  /** The cheap check, then (when due and the engine answered) the deep one, whose failure wins. */
+  /** The cheap check, then (when the engine answered) the deep check of each chat model that is due. */
   private async check(e: Entry): Promise<CheckResult> {
     const r = await checkEndpoint(e.url, this.opts.timeoutMs ?? 10_000, e.apiKey, e.engineType, { verifyKey: !e.keyVerified });
     if (r.keyVerified) e.keyVerified = true;
-    e.sinceDeep++;
+    const chat = e.models.filter((m) => m.chat).sort((a, b) => a.name.localeCompare(b.name));
+    for (const m of chat) if (e.sinceDeep.has(m.name)) e.sinceDeep.set(m.name, (e.sinceDeep.get(m.name) ?? 0) + 1);
     const probe = this.opts.probe;
     if (!r.ok || !probe) return r;
-    const every = this.opts.deepEvery ?? 0;
+    // Under suspicion (no answer in time, or an engine error): asked at once, over the slot cap, since a
+    // frozen engine holds every slot and a probe waiting for a free one would leave it "healthy" for minutes.
     const suspect = e.condition !== undefined && DEEP_CONDITIONS.has(e.condition);
-    const due = r.keyUnproven || suspect || (every > 0 && (!e.deepStarted || e.sinceDeep >= every));
-    if (!due) return r;
-    const chat = e.models.filter((m) => m.chat).sort((a, b) => a.name.localeCompare(b.name));
-    // The model that failed is asked again until it passes; otherwise the next in turn.
-    const failing = chat.find((m) => e.deep.get(m.name)?.ok === false);
-    const model = failing ?? chat[e.rotation++ % Math.max(1, chat.length)];
-    if (!model) return r;
+    const due = this.dueModels(e, chat, r.keyUnproven === true || suspect);
+    for (const model of due) {
+      const outcome = await this.deepCheck(e, model, probe, suspect);
+      // The key or a loading engine is the endpoint's; no answer may be a hung engine: the rest wait a check.
+      if (outcome === 'stop') break;
+      if (outcome && typeof outcome === 'object') return outcome;
+    }
+    return this.engineVerdict(e, chat) ?? r;
+  }
+
+  /**
+   * The chat models whose deep check is due: each on its first check and every Nth after, a failing one on
+   * every check until it passes; an unproven key or a suspect endpoint asks one model at least (the deep check may be off).
+   */
+  private dueModels(e: Entry, chat: HealthModel[], askOne: boolean): HealthModel[] {
+    const every = this.opts.deepEvery ?? 0;
+    const due = chat.filter((m) => {
+      const last = e.deep.get(m.name);
+      if (last && !last.ok && last.code && MODEL_FAILURES.has(last.code)) return true;
+      if (every <= 0) return false;
+      const since = e.sinceDeep.get(m.name);
+      return since === undefined || since >= every;
+    });
+    const first = chat[0];
+    if (askOne && due.length === 0 && first) due.push(first);
+    return due;
+  }
+
+  /** One model's deep check: 'stop' when the rest should wait, a result when it fails the whole endpoint. */
+  private async deepCheck(e: Entry, model: HealthModel, probe: DeepProbe, suspect: boolean): Promise<'stop' | CheckResult | undefined> {
     const target = { url: e.url, model: model.name, ...(e.apiKey ? { apiKey: e.apiKey } : {}) };
     const answer = await probe(target, { overCap: suspect });
-    if (answer.busy) return r; // every slot is serving a healthy engine: asked again at the next check
-    e.sinceDeep = 0;
-    e.deepStarted = true;
+    if (answer.busy) return 'stop'; // every slot is serving: asked again at the next check
+    e.sinceDeep.set(model.name, 0);
     const v = readProbe(answer, target);
     if (v.ok || v.code !== 'key_rejected') e.keyVerified = e.keyVerified || !!e.apiKey;
     if (v.ok && v.ignored) this.opts.log?.debug(`health: the 1-token chat to ${model.name} at ${e.url} answered ${v.ignored} (${answer.error ?? ''}); not counted against health`);
     const state: DeepCheckState = { model: model.name, at: Date.now(), ok: v.ok, ...(v.ok ? {} : { code: v.code, error: v.error }) };
+    const was = e.deep.get(model.name);
     if (this.entries.get(e.url) === e) {
       e.deep.set(model.name, state);
-      this.emit('deep', { url: e.url, state: { ...state } });
+      if (!v.ok && was?.ok !== false) this.opts.log?.warn(`health: ${model.name} at ${e.url} fails its deep check (${v.code}): ${v.error}`);
+      else if (v.ok && was?.ok === false) this.opts.log?.info(`health: ${model.name} at ${e.url} passes its deep check again`);
+      e.told.push({ ...state });
     }
-    // A model the engine does not serve there fails that model, not the engine.
-    if (v.ok || v.code === 'not_served') return r;
-    return { ok: false, condition: v.code, error: v.error };
+    if (v.ok) return undefined;
+    if (v.code === 'key_rejected' || v.code === 'loading') return { ok: false, condition: v.code, error: v.error };
+    return v.code === 'no_response' ? 'stop' : undefined;
+  }
+
+  /** Every chat model of the endpoint fails its deep check for the engine's sake: the engine does not serve. */
+  private engineVerdict(e: Entry, chat: HealthModel[]): CheckResult | undefined {
+    if (chat.length === 0) return undefined;
+    const states = chat.map((m) => e.deep.get(m.name));
+    if (!states.every((d) => d && !d.ok && d.code && ENGINE_FAILURES.has(d.code))) return undefined;
+    const worst = states.find((d) => d?.code === 'no_response') ?? states[0];
+    return { ok: false, condition: worst?.code as EndpointCondition, error: worst?.error ?? 'every model of this engine fails its deep check' };
   }
 
   /** Probe again after the current backoff (doubling up to the interval) while the endpoint fails. */

@@ -29,6 +29,7 @@ import { watchConfigToml, type ConfigTomlWatch } from '../config/config-watch';
 import { modelsJsonOf } from '../models/network-map';
 import type { SettingsFile } from '../config/settings-file';
 import { Warmup } from './warmup';
+import { SelfHeal } from './self-heal';
 import { wireEngines } from './wiring';
 
 /** How long the first register waits for the GPUs and context windows before going without them. */
@@ -67,6 +68,8 @@ export class Engines {
   /** The one engine-call service. */
   readonly runner: InferenceRunner;
   readonly warmup: Warmup;
+  /** Models withdrawn from the hub after failing real probes or requests, until a probe passes (self-heal.ts). */
+  readonly selfHeal: SelfHeal;
   readonly sampler?: GpuSampler;
   /** GPU metrics per minute for the last 7 days (<home>/gpu-history.jsonl). */
   readonly gpuHistory?: MinuteHistory;
@@ -104,6 +107,15 @@ export class Engines {
       keyFor: (url) => Object.values(config.modelEntries).find((m) => m.api_key && endpointKey(m.endpoint) === url)?.api_key,
       log: log.child('discovery'),
     });
+    this.selfHeal = new SelfHeal({
+      failures: a.selfHealFailures,
+      errorRate: 0.5,
+      minRequests: 10,
+      windowMs: 10 * 60_000,
+      holdMs: a.selfHealHoldMs,
+      health: (model) => this.registry.healthOf(model),
+      log: log.child('health'),
+    });
     this.models = new ModelSync({
       config,
       settings: d.settings,
@@ -116,7 +128,11 @@ export class Engines {
       contexts: this.contexts,
       autoDiscovery: this.autoDiscovery,
       announced: () => this.announced(),
-      announce: d.announce,
+      announce: () => {
+        // A model switched off or gone leaves self-healing's books (back later, it starts afresh).
+        this.selfHeal.retain(this.registry.announced());
+        d.announce();
+      },
     });
     if (d.gpu) {
       this.sampler = new GpuSampler({ intervalMs: a.gpuSampleIntervalMs, env: d.env, log: log.child('gpu') });
@@ -137,7 +153,10 @@ export class Engines {
         else this.health.markDown(url, condition, error);
       },
     });
-    this.warmup = new Warmup(this.registry, this.runner, log.child('warmup'), () => this.latestSample());
+    this.warmup = new Warmup(this.registry, this.runner, log.child('warmup'), () => this.latestSample(), undefined, () => {
+      d.modelHealth();
+      d.changed();
+    });
     wireEngines(this, { announce: d.announce, modelHealth: d.modelHealth, changed: d.changed, log: this.l });
     this.register(d.life);
   }
@@ -147,9 +166,9 @@ export class Engines {
     return this.inventory;
   }
 
-  /** The models the hub is told of: the registry's served set, none while paused. */
+  /** The models the hub is told of: the registry's served set less what self-healing withdrew, none while paused. */
   announced(): string[] {
-    return this.pause.state().paused ? [] : this.registry.announced();
+    return this.pause.state().paused ? [] : this.registry.announced().filter((id) => !this.selfHeal.isWithdrawn(id));
   }
 
   latestSample(): GpuSample | null {

@@ -5,7 +5,9 @@
 // spends the budget thinking is a warning). An embedding model gets one embedding. Each call goes through
 // the engine-call service (purposes 'ollama-load' and 'warmup'): admitted like any request, sent to the
 // lease's endpoint with the engine's key and the warmup's deadline. The answer says how long it took and
-// how much VRAM it took (the sampler's before/after difference, else models.json's gpu_memory).
+// how much VRAM it took (the sampler's before/after difference, else models.json's gpu_memory). A reply that
+// fails the check is the model's own problem: the registry keeps it (the model reads degraded, never
+// "healthy", to the console and the hub) until a warmup passes.
 import type { WarmupProblem, WarmupResult } from '../../shared/views/models';
 import type { GpuSample, RequestSource } from '../../shared/types';
 import { EngineCallError, type InferenceRunner } from '../inference/runner';
@@ -36,7 +38,14 @@ export class Warmup {
     private readonly log: Logger,
     private readonly latestSample: () => GpuSample | null,
     private readonly timeoutMs = 120_000,
+    /** The model's health changed with this warmup (the hub hears it). */
+    private readonly healthChanged: () => void = () => undefined,
   ) {}
+
+  /** Keeps the model's warmup verdict in the registry; tells the hub when that changed its health. */
+  private record(model: string, failure: { code: WarmupProblem; error: string } | undefined): void {
+    if (this.registry.setWarmup(model, failure ? { at: Date.now(), ...failure } : undefined)) this.healthChanged();
+  }
 
   /** `lane`: who asked (the hub's warmup message, or the console's button). */
   async run(model: string, lane: RequestSource = 'local'): Promise<WarmupResult> {
@@ -72,12 +81,16 @@ export class Warmup {
       const memoryMb = before !== null && after !== null && after > before ? after - before : (reg.entry?.gpu_memory ?? 0);
       const loadTimeMs = elapsedMs(started);
       this.log.info(`warmed up ${model} in ${loadTimeMs} ms${warning ? ` (${warning})` : ''}`);
+      this.record(model, undefined);
       return { success: true, loadTimeMs, memoryMb, ...(warning ? { warning } : {}) };
     } catch (e) {
       const code: WarmupProblem = e instanceof WarmupFailed ? e.code : 'engine_error';
       const why = e instanceof EngineCallError && e.result.status === 'rejected' ? `not admitted: ${e.message}` : (e as Error).message;
       const error = `warmup of ${model} failed: ${why}`;
       this.log.warn(error);
+      // The reply itself was wrong (it does not stop, leaks the template…): the model's own, kept on it. An
+      // engine that did not answer is the deep check's and the endpoint's to say.
+      if (e instanceof WarmupFailed) this.record(model, { code, error });
       return { success: false, loadTimeMs: elapsedMs(started), memoryMb: 0, code, error };
     }
   }

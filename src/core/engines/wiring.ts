@@ -11,6 +11,9 @@ import { engineSlots } from '../scheduler/capacity';
 import type { Scheduler } from '../scheduler/scheduler';
 import type { ModelSync } from './model-sync';
 import type { ModelRegistry } from '../models/registry';
+import type { RequestBook } from '../inference/requests';
+import { POLICY } from '../inference/purpose';
+import type { SelfHeal } from './self-heal';
 
 export interface EngineParts {
   health: HealthMonitor;
@@ -19,6 +22,8 @@ export interface EngineParts {
   registry: ModelRegistry;
   scheduler: Scheduler;
   models: ModelSync;
+  book: RequestBook;
+  selfHeal: SelfHeal;
   sampler?: GpuSampler;
   gpuHistory?: MinuteHistory;
 }
@@ -45,9 +50,41 @@ export function wireEngines(p: EngineParts, o: { announce: () => void; modelHeal
   p.health.on('deep', ({ url, state }: { url: string; state: DeepCheckState }) => {
     const { model, ...check } = state;
     if (p.registry.setDeepCheck(url, model, check)) o.modelHealth();
+    for (const id of modelsAt(p.registry, url, model)) p.selfHeal.probe(id, check.ok, check.code, check.error);
+    o.changed();
+  });
+  // Real requests (the hub's, the owner's apps'): a model that fails half of them while its health reads fine is withdrawn.
+  p.book.on('finished', (record, view) => {
+    const real = view.purpose ? POLICY[view.purpose].client : true;
+    if (!real) return;
+    if (record.status === 'ok') p.selfHeal.request(record.model, false);
+    else if (record.status === 'error' && backendAtFault(record.statusCode, record.error)) p.selfHeal.request(record.model, true);
+  });
+  // A withdrawal or a return changes what the hub is told: register again.
+  p.selfHeal.on('change', () => {
+    o.announce();
     o.changed();
   });
   p.discovery.on('change', (engines: EngineInfo[]) => p.models.setEngines(engines));
   // Each sample is kept per minute (the long GPU charts).
   p.sampler?.on('sample', (sample: GpuSample) => p.gpuHistory?.add(sample));
+}
+
+/** The announced ids served by one engine model name at one endpoint. */
+function modelsAt(registry: ModelRegistry, url: string, engineModel: string): string[] {
+  return registry
+    .all()
+    .filter((m) => m.enabled && m.endpoints.some((ep) => ep.url === url && (ep.localModel ?? m.id) === engineModel))
+    .map((m) => m.id);
+}
+
+/**
+ * Whether a failed request is the engine's to answer for (Go's BackendAtFault): no answer, a 5xx, a refused
+ * key, the model not there. A 400/422/429 is the client's or a limiter's, except a prompt over the context
+ * window: the window the hub was told of is ours to honour.
+ */
+export function backendAtFault(status: number | null, error: string | null): boolean {
+  if (status === null || status === 0 || status >= 500) return true;
+  if (status === 401 || status === 403 || status === 404) return true;
+  return status === 400 && /context/i.test(error ?? '');
 }

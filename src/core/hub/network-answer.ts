@@ -1,8 +1,9 @@
 // What a client of the network is told when a hub request fails. The ledger, the log and the console keep
 // the owner's words (the engine's address, "check that it is running"); the network gets none of them: a
-// temporary outage (the engine does not answer, every engine is down, the model went away) is a 503 with a
-// generic message the client can retry on, never a 404 (the openai SDK raises NotFoundError on 404 and does
-// not retry); any other failure keeps its status, its text stripped of addresses and of advice to the owner.
+// temporary outage (the engine does not answer, every engine is down, the model went away) is a 503 (504 for
+// a call that passed its deadline) with a generic message the client can retry on, never a 404 (the openai
+// SDK raises NotFoundError on 404 and does not retry); any other failure keeps its status, its text stripped
+// of addresses and of advice to the owner.
 import type { InferenceResult } from '../inference/runner';
 
 /** What the network hears for an outage: the same words every time, nothing of this machine. */
@@ -30,6 +31,7 @@ export function isOutage(r: Pick<InferenceResult, 'status' | 'statusCode' | 'noA
 
 /** The status and error text a failed hub request is answered with. */
 export function networkAnswer(r: Pick<InferenceResult, 'status' | 'statusCode' | 'error' | 'noAnswer'>): { statusCode: number; error: string } {
-  if (isOutage(r)) return { statusCode: 503, error: NETWORK_OUTAGE };
+  // An engine call that ran past its deadline stays 504 (a client retries it as it does a 503); the words are the same.
+  if (isOutage(r)) return { statusCode: r.statusCode === 504 ? 504 : 503, error: NETWORK_OUTAGE };
   return { statusCode: r.statusCode, error: scrubForNetwork(r.error ?? r.status) };
 }

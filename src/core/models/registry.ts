@@ -9,6 +9,25 @@ import { chatCompatible } from '../engine/category';
 
 const RANK: Record<ModelHealth, number> = { healthy: 2, degraded: 1, unhealthy: 0 };
 
+/** The deep check's failures that are one model's at one endpoint (a refused key or a loading engine are the endpoint's). */
+const MODEL_FAILURES: ReadonlySet<string> = new Set(['no_response', 'engine_error', 'not_served']);
+
+function modelFailure(d: DeepCheckView | undefined): boolean {
+  return !!d && !d.ok && d.code !== undefined && MODEL_FAILURES.has(d.code);
+}
+
+function warmupOf(w: WarmupFailureView | undefined): { warmupFailure?: WarmupFailureView } {
+  return w ? { warmupFailure: { ...w } } : {};
+}
+
+/** A failed warmup of one model, as the Models page and the hub's health read it. */
+export interface WarmupFailureView {
+  at: number;
+  /** Stable (WarmupProblem): budget_exhausted, leaked_delimiter, role_boundary, empty_reply, wrong_role, no_reply, engine_error. */
+  code: string;
+  error: string;
+}
+
 /**
  * The name a discovered engine model is announced under: the engine's own id, unless that is a local
  * file path (llama-server reports its -m path when started without --alias), then the file's stem
@@ -52,6 +71,8 @@ export class ModelRegistry {
   private readonly endpointCapacity = new Map<string, EndpointCapacityInfo>();
   /** The last deep health check per endpoint and engine model name ("url name"). */
   private readonly deepChecks = new Map<string, DeepCheckView>();
+  /** The last failed warmup per announced id (forgotten when one passes). */
+  private readonly warmups = new Map<string, WarmupFailureView>();
 
   /** Rebuilds the set from config and discovery; keeps the owner's choices in `prefs`. */
   rebuild(opts: {
@@ -142,18 +163,36 @@ export class ModelRegistry {
   /** The deep health check's last answer for one engine model at one endpoint; true when it changed the model's health. */
   setDeepCheck(url: string, engineModel: string, check: DeepCheckView): boolean {
     const key = `${url} ${engineModel}`;
-    const before = this.deepChecks.get(key)?.code === 'not_served';
+    const before = modelFailure(this.deepChecks.get(key));
     this.deepChecks.set(key, check);
-    return before !== (check.code === 'not_served');
+    return before !== modelFailure(check);
   }
 
   private deepCheckOf(model: RegisteredModel, ep: EngineEndpoint): DeepCheckView | undefined {
     return this.deepChecks.get(`${ep.url} ${ep.localModel ?? model.id}`);
   }
 
-  /** An endpoint's health for one model: a model the engine does not serve there (the deep check's 404) is unhealthy there. */
+  /**
+   * The last warmup of a model: a failed one (the reply does not stop, leaks the template, is empty) shows on
+   * the model, degraded, until a warmup passes; undefined forgets it. True when it changed the model's health.
+   */
+  setWarmup(model: string, failure: WarmupFailureView | undefined): boolean {
+    const before = this.warmups.has(model);
+    if (failure) this.warmups.set(model, failure);
+    else this.warmups.delete(model);
+    return before !== !!failure;
+  }
+
+  warmupFailureOf(model: string): WarmupFailureView | undefined {
+    return this.warmups.get(model);
+  }
+
+  /**
+   * An endpoint's health for one model: the model's own deep check failing there (no answer, an engine error,
+   * not served: the Go provider's per-model health) makes it unhealthy there whatever its neighbours do.
+   */
   private healthAt(model: RegisteredModel, ep: EngineEndpoint): ModelHealth {
-    return this.deepCheckOf(model, ep)?.code === 'not_served' ? 'unhealthy' : this.endpointHealthOf(ep.url);
+    return modelFailure(this.deepCheckOf(model, ep)) ? 'unhealthy' : this.endpointHealthOf(ep.url);
   }
 
   /** What the engine says about its slots (undefined: not published; the default applies). */
@@ -201,7 +240,9 @@ export class ModelRegistry {
   healthOf(model: string): ModelHealth {
     const m = this.models.get(model);
     if (!m || m.endpoints.length === 0) return 'unhealthy';
-    return m.endpoints.map((e) => this.healthAt(m, e)).reduce((best, h) => (RANK[h] > RANK[best] ? h : best), 'unhealthy' as ModelHealth);
+    const best = m.endpoints.map((e) => this.healthAt(m, e)).reduce((b, h) => (RANK[h] > RANK[b] ? h : b), 'unhealthy' as ModelHealth);
+    // It answers, but its warmup showed replies no client should get: never "healthy" until a warmup passes.
+    return best === 'healthy' && this.warmups.has(model) ? 'degraded' : best;
   }
 
   healthMap(): Record<string, ModelHealth> {
@@ -226,6 +267,7 @@ export class ModelRegistry {
         id: m.id,
         enabled: m.enabled,
         health: this.healthOf(m.id),
+        ...warmupOf(this.warmups.get(m.id)),
         inFlight: c.inFlight,
         queued: c.queued,
         maxConcurrent: m.maxConcurrent ?? c.maxConcurrent,
@@ -238,7 +280,7 @@ export class ModelRegistry {
           maxConcurrent: c.endpointCap?.(ep.url)?.max ?? m.maxConcurrent ?? c.maxConcurrent,
           consecutiveFailures: 0,
           ...(this.endpointErrors.get(ep.url) ? { lastError: this.endpointErrors.get(ep.url) } : {}),
-          ...(this.endpointConditions.get(ep.url) ? { condition: this.endpointConditions.get(ep.url) } : this.deepCheckOf(m, ep)?.code === 'not_served' ? { condition: 'not_served' as const, lastError: this.deepCheckOf(m, ep)?.error } : {}),
+          ...(this.endpointConditions.get(ep.url) ? { condition: this.endpointConditions.get(ep.url) } : modelFailure(this.deepCheckOf(m, ep)) ? { condition: this.deepCheckOf(m, ep)?.code as EndpointCondition, lastError: this.deepCheckOf(m, ep)?.error } : {}),
           ...(this.deepCheckOf(m, ep) ? { deepCheck: this.deepCheckOf(m, ep) } : {}),
           ...(chatCompatible(m.entry?.category) ? {} : { deepCheckSkipped: true }),
           ...(c.endpointCap?.(ep.url) ? { capacitySource: c.endpointCap(ep.url)?.source } : {}),

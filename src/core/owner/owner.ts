@@ -60,7 +60,7 @@ export class Owner {
     });
     const { serving, engines } = d;
     wireAlerts(
-      { link: serving.link, health: engines.health, pause: engines.pause, providerGate: serving.providerGate, notices: serving.notices, alerts: this.alerts, webhook: this.webhook, log },
+      { link: serving.link, health: engines.health, pause: engines.pause, providerGate: serving.providerGate, notices: serving.notices, selfHeal: engines.selfHeal, alerts: this.alerts, webhook: this.webhook, log },
       d.event,
     );
     d.life.onStop('approvals', () => this.approvals.close());

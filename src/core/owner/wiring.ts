@@ -1,5 +1,6 @@
 // Alerts: raised from the link, health, pause, provider status and notices; logged, sent to the webhook
 // and the console.
+import type { EventEmitter } from 'node:events';
 import type { BridgeEvent } from '../../shared/bridge/events';
 import type { AlertList } from '../alerts/alert-list';
 import { noticesFromEmitter } from '../alerts/notice-source';
@@ -18,13 +19,15 @@ export interface AlertParts {
   pause: PauseController;
   providerGate: ProviderGate;
   notices: NoticeBook;
+  /** Self-healing's withdrawals and returns (engines/self-heal.ts). */
+  selfHeal?: Pick<EventEmitter, 'on' | 'off'>;
   alerts: AlertList;
   webhook: WebhookTransport;
   log: Log;
 }
 
 export function wireAlerts(p: AlertParts, event: (e: BridgeEvent) => void): void {
-  watchForAlerts({ link: p.link, health: p.health, pause: p.pause, providerStatus: p.providerGate, notices: noticesFromEmitter(p.notices) }, p.alerts);
+  watchForAlerts({ link: p.link, health: p.health, pause: p.pause, providerStatus: p.providerGate, notices: noticesFromEmitter(p.notices), ...(p.selfHeal ? { selfHeal: p.selfHeal } : {}) }, p.alerts);
   const l = p.log.child('alerts');
   p.alerts.on('alert', (alert) => {
     l.warn(`${alert.title}: ${alert.text}`);

@@ -20,6 +20,9 @@ const KIND_LABEL: Record<AlertKind, string> = {
   hub_notice: 'Hub notice',
   rig_unreachable: 'Rig unreachable',
   test: 'Test',
+  engine_back: 'Engine back',
+  model_withdrawn: 'Model withdrawn',
+  model_back: 'Model back',
 };
 
 const TEST_RESULT: Record<AlertTestResult['webhook'], string> = {

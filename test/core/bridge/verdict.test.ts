@@ -163,3 +163,33 @@ describe('verdict', () => {
     expect(codes(verdictOf(inputs({ catalogue: catalogue({ a: false, b: false }), earningsEnabled: false })))).toEqual(['not_in_catalogue']);
   });
 });
+
+describe('verdict: self-healing and the self-check (health & records)', () => {
+  it('a withdrawn model is not routed (model_withdrawn), with what was seen', () => {
+    const v = verdictOf(inputs({ models: [model('a', { withdrawn: { reason: 'error_rate', since: 1, detail: '10 of 10 requests failed (100 %) while its health checks passed' } }), model('b')] }));
+    expect(codes(v)).toEqual(['model_withdrawn']);
+    expect(v).toMatchObject({ state: 'not_routable', routable: ['b'], reasons: [{ models: ['a'], text: expect.stringContaining('10 of 10 requests failed') }] });
+  });
+
+  it('a context window the engine does not honour, a nearly full disk, no traffic for 30 minutes: each its own code', () => {
+    const now = 10_000_000;
+    const v = verdictOf(
+      inputs({
+        checks: {
+          contexts: [
+            { model: 'a', announced: 4096, engine: 256, via: 'llama.cpp /props n_ctx' },
+            { model: 'b', announced: 2048, engine: 4096, via: 'llama.cpp /props n_ctx' },
+          ],
+          disk: { path: '/home/me/.swan-provider', freeBytes: 512 * 1024 ** 2, totalBytes: 500 * 1024 ** 3 },
+          traffic: { hubRequests: 0, connectedSince: now - 31 * 60_000, now },
+        },
+      }),
+    );
+    expect(codes(v)).toEqual(['context_not_honoured', 'disk_nearly_full', 'no_traffic']);
+    expect(v.reasons[0]).toMatchObject({ models: ['a'], state: 'degraded' });
+    expect(v.label).toBe('Degraded');
+    // Traffic, room on the disk, a window within the engine's: nothing to say.
+    const fine = verdictOf(inputs({ checks: { contexts: [{ model: 'a', announced: 256, engine: 256, via: 'x' }], disk: { path: '/h', freeBytes: 100 * 1024 ** 3, totalBytes: 500 * 1024 ** 3 }, traffic: { hubRequests: 0, connectedSince: now - 29 * 60_000, now } } }));
+    expect(fine.state).toBe('serving');
+  });
+});

@@ -101,6 +101,8 @@ EngineHeadersTimeoutSeconds = 3
 EngineIdleTimeoutSeconds = 4.25
 EngineTotalTimeoutSeconds = 7
 DeepHealthCheckEvery = 3
+SelfHealFailures = 5
+SelfHealHoldSeconds = 1.5
 RetentionMegabytes = 0.5
 HandshakeTimeoutSeconds = 3
 WriteTimeoutSeconds = 2
@@ -126,6 +128,8 @@ OwnerAddr = "0x00000000000000000000000000000000000000aB"
       engineIdleTimeoutMs: 4250,
       engineTotalTimeoutMs: 7000,
       deepHealthCheckEvery: 3,
+      selfHealFailures: 5,
+      selfHealHoldMs: 1500,
       retentionBytes: 512 * 1024,
       maxConcurrentPerEndpoint: 9,
       capacityAuto: false,

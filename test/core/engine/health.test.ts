@@ -285,12 +285,43 @@ describe('deep health check (a real 1-token chat, Go model_health_deepcheck_test
     expect(off.asked).toEqual([]);
   });
 
-  it('models of one endpoint take turns, one probe per check (a shared engine never sees a burst from us)', async () => {
+  it('each chat model of one endpoint gets its own deep check on its first check and every Nth after, one at a time', async () => {
     const b = await backend((_q, res) => ok(res));
-    const m = monitor();
+    const m = monitor({ deepEvery: 3 });
     m.setEndpoints([{ url: b.url, models: [{ name: 'b', chat: true }, { name: 'a', chat: true }] }]);
     for (let i = 0; i < 4; i++) await m.checkNow();
+    // Checks 1 and 4 ask both models (never at once: each probe ends before the next starts).
     expect(b.asked.map((a) => a.model)).toEqual(['a', 'b', 'a', 'b']);
+    // A model added later is asked on its own first check, not when its neighbours' turn comes.
+    m.setEndpoints([{ url: b.url, models: [{ name: 'b', chat: true }, { name: 'a', chat: true }, { name: 'c', chat: true }] }]);
+    await m.checkNow();
+    expect(b.asked.map((a) => a.model)).toEqual(['a', 'b', 'a', 'b', 'c']);
+  });
+
+  it('a model that fails every completion beside a working one on the same engine is unhealthy on its own; the engine and its neighbour stay healthy', async () => {
+    const b = await backend((q, res, body) => (body.model === 'lora-broken' ? fail(500, '{"error":"adapter failed to load"}')(q, res) : ok(res)));
+    const m = monitor({ deepEvery: 10 });
+    m.setEndpoints([{ url: b.url, models: [{ name: 'base', chat: true }, { name: 'lora-broken', chat: true }] }]);
+    const changes: unknown[] = [];
+    m.on('change', (c) => changes.push(c));
+    await m.checkNow();
+    expect(m.states()[0]).toMatchObject({ health: 'healthy' });
+    expect(m.states()[0]!.condition).toBeUndefined();
+    expect(changes).toEqual([]);
+    const deep = Object.fromEntries(m.deepStates(b.url).map((d) => [d.model, d]));
+    expect(deep.base).toMatchObject({ ok: true });
+    expect(deep['lora-broken']).toMatchObject({ ok: false, code: 'engine_error' });
+    // The failing model is asked on every check until it passes; the working one keeps its cadence.
+    await m.checkNow();
+    expect(b.asked.map((a) => a.model)).toEqual(['base', 'lora-broken', 'lora-broken']);
+  });
+
+  it('when every chat model of an endpoint fails for the engine\'s sake, the endpoint itself is unhealthy with that condition', async () => {
+    const b = await backend(fail(500, '{"error":"EngineDeadError"}'));
+    const m = monitor();
+    m.setEndpoints([{ url: b.url, models: [{ name: 'a', chat: true }, { name: 'b', chat: true }, { name: 'embed', chat: false }] }]);
+    await m.checkNow();
+    expect(m.states()[0]).toMatchObject({ health: 'unhealthy', condition: 'engine_error' });
   });
 });
 

@@ -3,7 +3,7 @@
 // the console's view, and the hub hears it; once the engine answers a real token again it serves again.
 // Real dev hub, real test engine, the real Agent.
 import { afterEach, describe, expect, it } from 'vitest';
-import { modelOf, registered, startStack, until, type Stack } from '../../support/stack';
+import { call, modelOf, registered, startStack, until, type Stack } from '../../support/stack';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -31,5 +31,41 @@ describe('deep health in the agent', () => {
     await until(() => modelOf(stack!.agent, model)?.endpoints[0]?.health === 'healthy', 'healthy again once a token comes back');
     expect(modelOf(stack.agent, model)!.endpoints[0]).toMatchObject({ deepCheck: { ok: true } });
     expect(modelOf(stack.agent, model)!.endpoints[0]!.condition).toBeUndefined();
+  });
+});
+
+describe('per-model health in the agent (Go keeps health per model)', () => {
+  it('two models on one endpoint, one failing every completion: that one is unhealthy, the other healthy, as the hub hears it', async () => {
+    stack = await startStack({
+      engines: [{ models: ['base-chat', 'lora-broken'], modelModes: { 'lora-broken': { status: 500, body: { error: { message: 'adapter failed to load' } } } } }],
+      agent: { DeepHealthCheckEvery: 5 },
+    });
+    await registered(stack);
+    const heard = (m: { type: string; payload: Record<string, unknown> }) => (m.type === 'model_health_update' || m.type === 'heartbeat' ? (m.payload.model_health as Record<string, string> | undefined) : undefined);
+    await until(() => stack!.hub!.received.some((m) => heard(m)?.['lora-broken'] === 'unhealthy'), 'the hub hears the failing model unhealthy');
+    const last = [...stack.hub!.received].reverse().find((m) => heard(m)?.['lora-broken'] === 'unhealthy')!;
+    expect(heard(last)).toEqual({ 'base-chat': 'healthy', 'lora-broken': 'unhealthy' });
+    expect(modelOf(stack.agent, 'lora-broken')).toMatchObject({ health: 'unhealthy', endpoints: [{ condition: 'engine_error', deepCheck: { ok: false, code: 'engine_error' } }] });
+    expect(modelOf(stack.agent, 'base-chat')).toMatchObject({ health: 'healthy', endpoints: [{ health: 'healthy', deepCheck: { ok: true } }] });
+    expect(modelOf(stack.agent, 'base-chat')!.endpoints[0]!.condition).toBeUndefined();
+
+    // Fixed: the model is asked again at every check until it passes, and the hub hears it healthy.
+    stack.engines[0]!.setModelMode('lora-broken', undefined);
+    await until(() => modelOf(stack!.agent, 'lora-broken')?.health === 'healthy', 'the fixed model healthy again');
+    await until(() => stack!.hub!.received.some((m) => m.type === 'model_health_update' && heard(m)?.['lora-broken'] === 'healthy'), 'the hub hears it back');
+  });
+
+  it('a warmup whose reply does not stop leaves the model degraded (not "healthy") until a warmup passes', async () => {
+    stack = await startStack({ engines: [{ models: ['chatty'], mode: { generate: 200 } }] });
+    await registered(stack);
+    const bad = await call(stack.agent, 'models.warmup', { model: 'chatty' });
+    expect(bad).toMatchObject({ success: false, code: 'budget_exhausted' });
+    expect(modelOf(stack.agent, 'chatty')).toMatchObject({ health: 'degraded', warmupFailure: { code: 'budget_exhausted' } });
+    await until(() => stack!.hub!.received.some((m) => m.type === 'model_health_update' && (m.payload.model_health as Record<string, string>).chatty === 'degraded'), 'the hub hears it degraded');
+
+    await stack.engines[0]!.setMode({ generate: 3 });
+    expect(await call(stack.agent, 'models.warmup', { model: 'chatty' })).toMatchObject({ success: true });
+    expect(modelOf(stack.agent, 'chatty')).toMatchObject({ health: 'healthy' });
+    expect(modelOf(stack.agent, 'chatty')!.warmupFailure).toBeUndefined();
   });
 });
