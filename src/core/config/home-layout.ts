@@ -45,6 +45,10 @@ export const HOME_FILES = {
   hubView: 'hub-view.json',
   /** Weight hashes (file-hashes.json, by path, size and mtime) and this node's manifests of served models. */
   weights: 'weights',
+  /** The engines the owner asked this agent to run (`models serve`, the console): what should run. */
+  managedEngines: 'managed-engines.json',
+  /** The engines the agent started (pid, port, binary): what it may stop, and nothing else. */
+  managedState: 'managed-state.json',
 } as const;
 
 export type HomeFile = keyof typeof HOME_FILES;

@@ -29,6 +29,7 @@ import { modelsJsonOf } from '../models/network-map';
 import type { SettingsFile } from '../config/settings-file';
 import { Warmup } from './warmup';
 import { wireEngines } from './wiring';
+import { ManagedEngines } from '../managed/supervisor';
 
 /** How long the first register waits for the GPUs and context windows before going without them. */
 const FIRST_REGISTER_WAIT_MS = 3000;
@@ -71,6 +72,9 @@ export class Engines {
   readonly gpuHistory?: MinuteHistory;
   /** Whether the default engine ports are probed ([Agent] Discovery / --no-discovery). */
   readonly autoDiscovery: boolean;
+  /** The engines this agent runs for the owner (`models serve`, the console's Serve). */
+  readonly managed: ManagedEngines;
+  private managedEntries = '{}';
   private inventory: GpuInventory = { gpus: [], detectedAt: 0, note: 'GPU detection has not run yet' };
   private modelsWatch?: ModelsJsonWatch;
   private readonly l: Logger;
@@ -101,6 +105,14 @@ export class Engines {
       keyFor: (url) => Object.values(config.modelEntries).find((m) => m.api_key && endpointKey(m.endpoint) === url)?.api_key,
       log: log.child('discovery'),
     });
+    this.managed = new ManagedEngines({
+      home: d.home,
+      env: d.env,
+      log: log.child('managed'),
+      ...(a.llamaServer ? { llamaServer: a.llamaServer } : {}),
+      secrets: (v) => log.addSecrets(v),
+      changed: () => this.managedChanged(),
+    });
     this.models = new ModelSync({
       config,
       settings: d.settings,
@@ -112,6 +124,8 @@ export class Engines {
       discovery: this.discovery,
       contexts: this.contexts,
       autoDiscovery: this.autoDiscovery,
+      managed: () => this.managed.entries(),
+      managedHosts: () => this.managed.urls(),
       announced: () => this.announced(),
       announce: d.announce,
     });
@@ -154,6 +168,20 @@ export class Engines {
     this.models.rebuild();
   }
 
+  /**
+   * A managed engine changed: when what it serves or where changed, the engines are probed again (so the
+   * registry knows the engine's type and report) and the model set rebuilt; the console hears of it either way.
+   */
+  private managedChanged(): void {
+    const entries = JSON.stringify(this.managed.entries());
+    if (entries !== this.managedEntries) {
+      this.managedEntries = entries;
+      this.models.rebuild();
+      void this.models.rescan().catch((e: unknown) => this.l.warn(`engine rescan after a managed engine changed: ${(e as Error).message}`));
+    }
+    this.d.changed();
+  }
+
   private register(life: Lifecycle): void {
     life.add({
       name: 'models',
@@ -163,6 +191,8 @@ export class Engines {
       },
       stop: () => this.modelsWatch?.close(),
     });
+    // After the model set is read; stopped before it (the hub link, built later, has stopped by then).
+    life.add({ name: 'managed engines', start: () => this.managed.start(), stop: () => this.managed.stop() });
     life.add({ name: 'engine health', start: () => this.health.start(), stop: () => this.health.stop() });
     life.add({ name: 'engine discovery', start: () => this.discovery.start(), stop: () => this.discovery.stop() });
     life.onStop('pause', () => this.pause.close());

@@ -2,7 +2,7 @@
 // the owner's toggles. A rebuild tells the scheduler (slots), the health monitor (what to probe), the
 // context-window cache and, through `announce`, the hub and the console.
 import type { EngineInfo } from '../../shared/types';
-import type { ProviderConfig } from '../config/config';
+import type { ModelEntry, ProviderConfig } from '../config/config';
 import type { ContextLengths } from '../engine/context-length';
 import type { EngineDiscovery } from '../engine/discovery';
 import type { HealthMonitor } from '../engine/health';
@@ -34,6 +34,9 @@ export interface ModelSyncDeps {
   contexts: ContextLengths;
   /** Whether the default engine ports are probed ([Agent] Discovery / --no-discovery). */
   autoDiscovery: boolean;
+  /** The engines this agent runs that have answered (catalogue id → endpoint), and where they all listen. */
+  managed?: () => Record<string, ModelEntry>;
+  managedHosts?: () => string[];
   /** The models the hub is told of (none while paused). */
   announced: () => string[];
   /** Re-registers when the announced set changed; the console hears of it either way. */
@@ -79,7 +82,7 @@ export class ModelSync {
   /** Probes engines now (plus `extra` URLs the owner just added) and rebuilds the model set. */
   async rescan(extra: string[] = []): Promise<void> {
     if (!this.d.autoDiscovery) this.d.l.info('engine discovery is off ([Agent] Discovery = false): probing only the addresses you added and models.json');
-    this.discovered = await this.d.discovery.setHosts([...engineHosts(this.d.config, this.d.settings), ...extra]);
+    this.discovered = await this.d.discovery.setHosts([...engineHosts(this.d.config, this.d.settings), ...(this.d.managedHosts?.() ?? []), ...extra]);
     this.rebuild();
     await this.settleDisagreements();
   }
@@ -103,7 +106,7 @@ export class ModelSync {
     const s = this.d.settings.get();
     this.d.log.addSecrets(Object.values(config.modelEntries).map((e) => e.api_key));
     const engines = this.engines();
-    registry.rebuild({ entries: config.modelEntries, configModels: config.models, engines, prefs: s.models ?? {} });
+    registry.rebuild({ entries: config.modelEntries, configModels: config.models, engines, prefs: s.models ?? {}, managed: this.d.managed?.() ?? {} });
     this.remember(engines);
     this.d.health.setEndpoints(registry.healthTargets());
     // The monitor's view (an endpoint it starts watching again starts from its first check, not from a

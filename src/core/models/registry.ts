@@ -36,6 +36,8 @@ export interface RegisteredModel {
   maxConcurrent?: number;
   maxQueue?: number;
   entry?: ModelEntry;
+  /** Run by this agent (src/core/managed/): on unless the owner switched it off. */
+  managed?: boolean;
 }
 
 export interface ModelPrefs {
@@ -59,6 +61,8 @@ export class ModelRegistry {
     configModels: string[];
     engines: EngineInfo[];
     prefs: Record<string, ModelPrefs>;
+    /** The engines this agent runs: catalogue id → their endpoint (served beside any models.json entry). */
+    managed?: Record<string, ModelEntry>;
   }): void {
     const next = new Map<string, RegisteredModel>();
     const add = (id: string, ep: EngineEndpoint, fromConfig: boolean, entry?: ModelEntry): void => {
@@ -78,6 +82,10 @@ export class ModelRegistry {
         true,
         e,
       );
+    }
+    for (const [id, e] of Object.entries(opts.managed ?? {})) {
+      add(id, { url: endpointKey(e.endpoint), localModel: id, ...(e.api_key ? { apiKey: e.api_key } : {}) }, true, next.get(id)?.entry ?? e);
+      next.get(id)!.managed = true;
     }
     const typeByUrl = new Map<string, EngineType>();
     // An engine that stopped answering keeps its last-known models: they stay in the set, shown as down
@@ -99,7 +107,8 @@ export class ModelRegistry {
       }
       const pref = opts.prefs[m.id] ?? {};
       // config.toml's Models names what to serve (models.json or discovered); empty = every models.json entry.
-      const defaultOn = opts.configModels.length === 0 ? m.fromConfig : opts.configModels.includes(m.id);
+      // A model the owner asked this agent to run is served unless switched off.
+      const defaultOn = m.managed === true || (opts.configModels.length === 0 ? m.fromConfig : opts.configModels.includes(m.id));
       m.enabled = pref.enabled ?? defaultOn;
       if (pref.maxConcurrent !== undefined) m.maxConcurrent = pref.maxConcurrent;
       else if (m.entry?.max_concurrent !== undefined) m.maxConcurrent = m.entry.max_concurrent;
