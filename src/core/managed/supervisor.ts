@@ -22,11 +22,37 @@ import type { ContainerEngines } from './containers';
 /** How often the wish file is looked at for changes (a stat; read only when it changed). */
 const WATCH_MS = 500;
 
-const stateSchema = z.object({
+/** managed-state.json: the agent that wrote it, and each engine it runs as the console shows it, with the program. */
+export const managedStateSchema = z.object({
   agentPid: z.number().int(),
-  engines: z.array(z.object({ id: z.string(), pid: z.number().int().optional(), port: z.number().int(), binary: z.string(), startedAt: z.number() })).max(64),
+  /** Whether that agent was running when it wrote the file (false: written as it stopped). */
+  running: z.boolean().default(false),
+  engines: z
+    .array(z.object({ id: z.string(), pid: z.number().int().optional(), port: z.number().int(), binary: z.string(), phase: z.string().optional() }).passthrough())
+    .max(64),
 });
-type StateFile = z.infer<typeof stateSchema>;
+export type ManagedStateFile = z.infer<typeof managedStateSchema>;
+type StateFile = ManagedStateFile;
+
+/** Whether process `pid` exists (EPERM: it does, as another user's). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** What the home's managed-state.json says, and whether the agent that wrote it still runs. */
+export function readManagedState(home: string): { state?: ManagedStateFile; agentRunning: boolean } {
+  try {
+    const state = managedStateSchema.parse(JSON.parse(fs.readFileSync(homePath(home, 'managedState'), 'utf8')));
+    return { state, agentRunning: state.running && processAlive(state.agentPid) };
+  } catch {
+    return { agentRunning: false };
+  }
+}
 
 export interface ManagedOptions {
   home: string;
@@ -56,14 +82,7 @@ export function freeLoopbackPort(): Promise<number> {
   });
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+const alive = processAlive;
 
 /** Whether the process `pid` is still the llama-server started for `id` (its command line, Linux /proc). */
 function stillOurs(pid: number, binary: string, id: string): boolean | undefined {
@@ -91,6 +110,7 @@ export class ManagedEngines {
   /** Stops what a previous agent left running, starts what the file asks for, and watches it. */
   async start(): Promise<void> {
     await this.reapOrphans();
+    this.writeState();
     this.reconcile(true);
     this.timer = setInterval(() => this.reconcile(false), WATCH_MS);
     this.timer.unref();
@@ -254,11 +274,11 @@ export class ManagedEngines {
   }
 
   private writeState(): void {
+    const views = new Map(this.view().map((v) => [v.id, v]));
     const state: StateFile = {
       agentPid: process.pid,
-      engines: [...this.engines.values()]
-        .filter((e) => e.pid !== undefined)
-        .map((e) => ({ id: e.spec.id, pid: e.pid, port: e.port, binary: this.binaryFor(e.spec) ?? '', startedAt: Date.now() })),
+      running: !this.closed,
+      engines: [...this.engines.values()].map((e) => ({ ...views.get(e.spec.id), id: e.spec.id, port: e.port, binary: this.binaryFor(e.spec) ?? '' })),
     };
     try {
       writeJsonAtomic(this.stateFile, state);
@@ -271,11 +291,11 @@ export class ManagedEngines {
   private async reapOrphans(): Promise<void> {
     let state: StateFile;
     try {
-      state = stateSchema.parse(JSON.parse(fs.readFileSync(this.stateFile, 'utf8')));
+      state = managedStateSchema.parse(JSON.parse(fs.readFileSync(this.stateFile, 'utf8')));
     } catch {
       return;
     }
-    if (state.agentPid !== process.pid && alive(state.agentPid)) {
+    if (state.running && state.agentPid !== process.pid && alive(state.agentPid)) {
       this.o.log.warn(`another agent (pid ${state.agentPid}) runs the managed engines of this home; leaving them alone`);
       return;
     }
