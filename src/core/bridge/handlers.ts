@@ -52,7 +52,7 @@ export class BridgeHandlers {
       ),
       ...modelVerbs({ engines, settings, models: () => snapshot().models }),
       ...engineVerbs({ engines, settings, owner, env: values.env }),
-      ...managedVerbs({ engines }),
+      ...managedVerbs({ engines, settings, models: () => snapshot().models }),
       ...servingVerbs({ engines, serving }),
       ...settingsVerbs({ values, owner, snapshot, changed }),
       ...gatewayKeyVerbs({ keys: serving.gatewayKeys, owner, changed }),

@@ -14,7 +14,7 @@ export interface VerdictInputs {
   link: Pick<LinkStatus, 'state' | 'reason'>;
   pause: PauseState;
   providerStatus?: ProviderStatusView;
-  models: Array<Pick<ModelState, 'id' | 'enabled' | 'health' | 'endpoints'>>;
+  models: Array<Pick<ModelState, 'id' | 'enabled' | 'health' | 'endpoints'> & Pick<Partial<ModelState>, 'mapping'>>;
   catalogue?: CatalogueView;
   /** What the hub's register ack said it registered (absent: it did not say). */
   registeredModels?: string[];
@@ -130,6 +130,20 @@ function routing(i: VerdictInputs, answering: string[]): { reasons: VerdictReaso
   return { reasons, unroutable };
 }
 
+/** Switched-on models held back because the engine's report contradicts the id they would be announced under. */
+function mappings(i: VerdictInputs): VerdictReason | undefined {
+  const held = i.models.filter((m) => m.enabled && m.endpoints.length > 0 && m.mapping && !m.mapping.confirmed && m.mapping.code !== 'mapping_unchecked');
+  if (held.length === 0) return undefined;
+  const ids = held.map((m) => m.id);
+  return {
+    code: 'mapping_contradicts_engine',
+    state: 'not_routable',
+    models: ids,
+    text: `${held.length === 1 ? `${held[0]!.mapping!.text} It is` : `${list(ids)} do not match what their engines report; they are`} not announced: the network checks served weights, and a mismatch costs you.`,
+    next: 'Map the right model under Engines & models (or fix models.json), or confirm it there if the engine is wrong about it.',
+  };
+}
+
 /** Routed, but unpaid. */
 function earning(i: VerdictInputs): VerdictReason | undefined {
   const ps = i.providerStatus;
@@ -171,13 +185,14 @@ export function verdictOf(i: VerdictInputs): Verdict {
     const tone = stop.code === 'paused' || stop.code === 'connecting' ? 'warn' : 'bad';
     return { state: 'stopped', tone, label: STOP_LABEL[stop.code] ?? 'Stopped', headline: stop.text, reasons: [stop], routable: [] };
   }
-  const served = i.models.filter((m) => m.enabled && m.endpoints.length > 0);
+  const mapping = mappings(i);
+  const served = i.models.filter((m) => m.enabled && m.endpoints.length > 0 && !(m.mapping && !m.mapping.confirmed));
   const ill = health(served);
   const answering = served.filter((m) => m.health !== 'unhealthy').map((m) => m.id);
   const route = routing(i, answering);
   const pay = earning(i);
   const routable = answering.filter((id) => !route.unroutable.has(id));
-  const reasons = [...ill, ...route.reasons, ...(pay && routable.length ? [pay] : [])].sort((a, b) => ORDER.indexOf(a.state) - ORDER.indexOf(b.state));
+  const reasons = [...ill, ...route.reasons, ...(mapping ? [mapping] : []), ...(pay && routable.length ? [pay] : [])].sort((a, b) => ORDER.indexOf(a.state) - ORDER.indexOf(b.state));
   const worst = reasons[0];
   if (!worst) {
     const n = served.length;

@@ -187,14 +187,25 @@ export class Engines {
       name: 'models',
       start: () => {
         this.models.rebuild();
-        this.modelsWatch = watchModelsJson(this.d.config, this.l, () => this.models.rebuild());
+        // An edit may name a new engine: it is probed (its report checks the mapping), then the set rebuilt.
+        this.modelsWatch = watchModelsJson(this.d.config, this.l, () => {
+          this.models.rebuild();
+          void this.models.rescan().catch((e: unknown) => this.l.warn(`engine rescan after models.json changed: ${(e as Error).message}`));
+        });
       },
       stop: () => this.modelsWatch?.close(),
     });
     // After the model set is read; stopped before it (the hub link, built later, has stopped by then).
     life.add({ name: 'managed engines', start: () => this.managed.start(), stop: () => this.managed.stop() });
     life.add({ name: 'engine health', start: () => this.health.start(), stop: () => this.health.stop() });
-    life.add({ name: 'engine discovery', start: () => this.discovery.start(), stop: () => this.discovery.stop() });
+    life.add({
+      name: 'engine discovery',
+      start: () => {
+        this.discovery.start();
+        void this.discovery.firstScan.then(() => this.models.markProbed());
+      },
+      stop: () => this.discovery.stop(),
+    });
     life.onStop('pause', () => this.pause.close());
     const { sampler, gpuHistory } = this;
     // Before the sampler: the sampler stops first, then the history takes its last sample and closes.

@@ -1,7 +1,7 @@
 // ModelRegistry: which models this provider serves, where, whether the owner enabled them, and how
 // healthy they are. Sources: models.json (enabled by default, or as config.toml's Models says) and
 // engines found by discovery (off until the owner enables them).
-import type { DeepCheckView, EndpointCondition, EngineInfo, EngineType, ModelHealth, ModelState } from '../../shared/types';
+import type { DeepCheckView, EndpointCondition, EngineInfo, EngineType, MappingCheckView, ModelHealth, ModelState } from '../../shared/types';
 import type { ModelEntry } from '../config/config';
 import type { EngineEndpoint } from '../engine/types';
 import { endpointKey } from '../engine/url';
@@ -52,6 +52,8 @@ export class ModelRegistry {
   private readonly endpointErrors = new Map<string, string>();
   private readonly endpointConditions = new Map<string, EndpointCondition>();
   private readonly endpointCapacity = new Map<string, EndpointCapacityInfo>();
+  /** Mappings the engine's report contradicts (models/mapping-check.ts): held back unless confirmed. */
+  private mappings = new Map<string, MappingCheckView>();
   /** The last deep health check per endpoint and engine model name ("url name"). */
   private readonly deepChecks = new Map<string, DeepCheckView>();
 
@@ -125,11 +127,26 @@ export class ModelRegistry {
     return [...this.models.values()].sort((a, b) => a.id.localeCompare(b.id));
   }
 
-  /** Enabled models that have somewhere to run: what the hub is told we serve. */
+  /** Enabled models that have somewhere to run, and no contradiction the owner has not confirmed: what the hub is told we serve. */
   announced(): string[] {
     return this.all()
-      .filter((m) => m.enabled && m.endpoints.length > 0)
+      .filter((m) => m.enabled && m.endpoints.length > 0 && !this.held(m.id))
       .map((m) => m.id);
+  }
+
+  /** The mapping findings now (replacing the last ones). */
+  setMappingChecks(checks: Map<string, MappingCheckView>): void {
+    this.mappings = checks;
+  }
+
+  mappingOf(id: string): MappingCheckView | undefined {
+    return this.mappings.get(id);
+  }
+
+  /** Whether a contradiction holds the model back (found, not confirmed by the owner). */
+  held(id: string): boolean {
+    const f = this.mappings.get(id);
+    return f !== undefined && !f.confirmed;
   }
 
   /** Unique endpoints of enabled models, with the key their health check needs and the models it may ask (by the engine's name). */
@@ -253,6 +270,7 @@ export class ModelRegistry {
           ...(c.endpointCap?.(ep.url) ? { capacitySource: c.endpointCap(ep.url)?.source } : {}),
           ...(ep.localModel && ep.localModel !== m.id ? { localModel: ep.localModel } : {}),
         })),
+        ...(this.mappings.get(m.id) ? { mapping: this.mappings.get(m.id) } : {}),
       };
     });
   }

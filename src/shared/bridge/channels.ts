@@ -68,6 +68,7 @@ export const INVOKE_CHANNELS = [
   'managed.list',
   'managed.serve',
   'managed.stop',
+  'models.confirmMapping',
 ] as const;
 
 export type InvokeChannel = (typeof INVOKE_CHANNELS)[number];
@@ -136,6 +137,8 @@ export interface InvokeResults {
   'managed.serve': ManagedEngineView[];
   /** Stops a managed engine and forgets its serve request. */
   'managed.stop': ManagedEngineView[];
+  /** The owner confirms a mapping the engine's report contradicts (this finding only): the model is announced. */
+  'models.confirmMapping': ModelState[];
   /** This rig and the rigs this console reads (src/core/fleet). */
   'fleet.list': FleetView;
   /** Reads the rig once, then adds it (refused with the reason when it cannot be read). */

@@ -119,6 +119,7 @@ export const invokeSchemas = {
     })
     .strict(),
   'managed.stop': z.object({ id: modelId }).strict(),
+  'models.confirmMapping': z.object({ model: modelId, signature: z.string().min(1).max(2048) }).strict(),
 } as const satisfies { readonly [C in InvokeChannel]: z.ZodType }; // the names are channels.ts's: none missing, none extra
 
 export type InvokeArgs<C extends InvokeChannel> = z.infer<(typeof invokeSchemas)[C]>;

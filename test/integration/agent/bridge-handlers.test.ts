@@ -329,6 +329,7 @@ describe('refusals', () => {
     'managed.list': { args: { all: true }, detail: 'all' },
     'managed.serve': { args: { id: 'x', binary: '/bin/sh' }, detail: 'binary' },
     'managed.stop': { args: { id: '' }, detail: 'id:' },
+    'models.confirmMapping': { args: { model: 'x' }, detail: 'signature' },
   };
 
   it('the table below covers every channel', () => {

@@ -40,7 +40,7 @@ describe('models serve --dry-run', () => {
     const v = await runCli(['models', 'serve', '--home', home, '--dry-run', '--backend', 'vllm', '--gpus', '0,1', '--weights', home, 'Qwen/Qwen2.5-7B-Instruct']);
     expect(v.stdout).toMatch(/^docker run --detach --name swan-qwen-qwen2\.5-7b-instruct --label io\.swanchain\.provider-console\.managed=true .*--publish 127\.0\.0\.1:\d+:8000 .*vllm\/vllm-openai:latest --model \/models --served-model-name Qwen\/Qwen2\.5-7B-Instruct .*--tensor-parallel-size 2/);
     fs.rmSync(home, { recursive: true, force: true });
-  });
+  }, 60_000);
 
   it('no llama-server anywhere: refused with how to get one (llama_server_missing)', async () => {
     const home = tempHome('swan-serve-none-');
@@ -50,7 +50,7 @@ describe('models serve --dry-run', () => {
     expect(r.stderr).toMatch(/github\.com\/ggml-org\/llama\.cpp\/releases/);
     expect(fs.existsSync(path.join(home, 'managed-engines.json'))).toBe(false);
     fs.rmSync(home, { recursive: true, force: true });
-  });
+  }, 60_000);
 });
 
 describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'models serve / ps / stop with the real llama-server' : `models serve — ${SKIP}`, () => {
