@@ -197,6 +197,18 @@ export class Engines {
     });
     // After the model set is read; stopped before it (the hub link, built later, has stopped by then).
     life.add({ name: 'managed engines', start: () => this.managed.start(), stop: () => this.managed.stop() });
+    // [Agent] PauseFreesGpu: a pause (the owner's, the schedule's, a busy GPU's) stops them; resuming starts them.
+    if (this.d.config.agent.pauseFreesGpu) {
+      const follow = (s: { paused: boolean }): void => void this.managed.setSuspended(s.paused);
+      life.add({
+        name: 'pause frees the GPU',
+        start: () => {
+          this.pause.on('change', follow);
+          if (this.pause.state().paused) follow(this.pause.state());
+        },
+        stop: () => void this.pause.off('change', follow),
+      });
+    }
     life.add({ name: 'engine health', start: () => this.health.start(), stop: () => this.health.stop() });
     life.add({
       name: 'engine discovery',

@@ -101,6 +101,8 @@ export class ManagedEngines {
   private timer?: NodeJS.Timeout;
   private reconciling: Promise<void> = Promise.resolve();
   private closed = false;
+  /** Paused with [Agent] PauseFreesGpu: every engine stopped (the wishes kept) until resumed. */
+  private suspended = false;
 
   constructor(private readonly o: ManagedOptions) {
     this.wish = desiredFile(o.home);
@@ -130,6 +132,22 @@ export class ManagedEngines {
   reload(): Promise<void> {
     this.reconcile(true);
     return this.reconciling;
+  }
+
+  /**
+   * Pausing frees the GPU ([Agent] PauseFreesGpu): every engine is stopped, its wish kept, and started again on
+   * resume. Resolves once they have ended (or the reconcile on resume has begun).
+   */
+  async setSuspended(suspended: boolean): Promise<void> {
+    if (suspended === this.suspended || this.closed) return;
+    this.suspended = suspended;
+    this.o.log.info(suspended ? 'paused: stopping the engines this agent runs, to free the GPU ([Agent] PauseFreesGpu)' : 'resumed: starting the engines this agent runs again');
+    if (suspended) {
+      await this.reconciling;
+      await Promise.all([...this.engines.values()].map((e) => e.stop()));
+      this.writeState();
+      this.o.changed();
+    } else await this.reload();
   }
 
   /** Records a serve request (as `models serve` does) and acts on it now. */
@@ -205,12 +223,12 @@ export class ManagedEngines {
   }
 
   private async apply(wanted: ServeSpec[]): Promise<void> {
-    if (this.closed) return;
+    if (this.closed || this.suspended) return;
     const byId = new Map(wanted.map((s) => [s.id, s]));
     for (const [id, e] of [...this.engines]) {
       const want = byId.get(id);
-      if (want && sameSpec(want, e.spec) && e.phase !== 'failed') continue;
-      this.o.log.info(`${id}: ${want ? 'serve settings changed; restarting it' : 'stopping it (no longer asked for)'}`);
+      if (want && sameSpec(want, e.spec) && e.phase !== 'failed' && e.phase !== 'stopped') continue;
+      if (!(want && e.phase === 'stopped')) this.o.log.info(`${id}: ${want ? 'serve settings changed; restarting it' : 'stopping it (no longer asked for)'}`);
       this.engines.delete(id);
       await e.stop();
       this.writeState();
