@@ -27,6 +27,7 @@ import { forTerminal } from '../core/base/terminal';
 import { memoryLog } from '../core/base/log';
 import { Catalogue } from '../core/platform/catalogue';
 import { NetworkRates } from '../core/platform/rates';
+import { mappingChecks } from '../core/models/mapping-check';
 import { verdictOf } from '../core/bridge/verdict';
 import { catalogueSubjects } from '../core/bridge/snapshot';
 import type { ProviderStatusView } from '../shared/views/snapshot';
@@ -132,11 +133,20 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
   checks.push(err ? { ok: false, what: `hub ${dial.url} not reachable: ${err}`, fix: 'check the network (WebSocketURL) and your connection' } : { ok: true, what: `hub ${dial.url} answers` });
 
   // What the agent would serve: models.json + engines found (the agent's discovery rule) + the owner's toggles.
-  const ownerHosts = [...cfg.agent.engineHosts, ...(settings.extraEndpoints ?? []).map((e) => e.url)];
+  // models.json's endpoints too, as the agent probes them: what their engines report checks the mappings.
+  const ownerHosts = [...cfg.agent.engineHosts, ...(settings.extraEndpoints ?? []).map((e) => e.url), ...Object.values(cfg.modelEntries).map((e) => e.endpoint)];
   const keyFor = (url: string) => Object.values(cfg.modelEntries).find((m) => m.api_key && endpointKey(m.endpoint) === url)?.api_key;
   const engines = await new EngineDiscovery({ hosts: ownerHosts, ...(cfg.agent.discovery ? {} : { probeUrls: [] }), intervalMs: 0, keyFor }).rescan();
   const registry = new ModelRegistry();
   registry.rebuild({ entries: cfg.modelEntries, configModels: cfg.models, engines, prefs: settings.models ?? {} });
+  // Every mapping checked against what its engine reports: a contradiction is not announced (models/mapping-check.ts).
+  registry.setMappingChecks(mappingChecks(registry, engines, (id) => settings.models?.[id]?.confirmedMapping));
+  for (const m of registry.all()) {
+    const f = registry.mappingOf(m.id);
+    if (!f || !m.enabled) continue;
+    if (f.confirmed) checks.push({ ok: true, what: `${m.id} [${f.code}]: ${f.text} Announced: you confirmed it.` });
+    else checks.push({ ok: false, what: `${m.id} [${f.code}]: ${f.text} Not announced.`, fix: `map the right model to ${m.id} in models.json, or confirm it under Engines & models if the engine is wrong about it` });
+  }
   for (const e of engines.filter((x) => !x.reachable)) checks.push({ ok: false, what: `engine at ${e.url}: ${e.error ?? 'not answering'}`, fix: 'start it, or remove the address' });
   const found = engines.filter((e) => e.reachable);
   if (found.length) checks.push({ ok: true, what: `engines found: ${found.map((e) => `${e.type} at ${e.url}`).join(', ')}` });
@@ -184,7 +194,21 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
     link: err ? { state: 'backoff', reason: `hub ${dial.url} not reachable: ${err}` } : { state: 'connected' },
     pause: { paused: false },
     ...(status ? { providerStatus: status } : {}),
-    models: [...states, ...registry.all().filter((m) => !m.enabled).map((m) => ({ id: m.id, enabled: false, health: 'healthy' as const, endpoints: [] }))],
+    models: [
+      ...states,
+      ...registry.all().filter((m) => !m.enabled).map((m) => ({ id: m.id, enabled: false, health: 'healthy' as const, endpoints: [] })),
+      // Held back by a mapping check: shown to the verdict with the finding.
+      ...registry
+        .all()
+        .filter((m) => m.enabled && registry.held(m.id))
+        .map((m) => ({
+          id: m.id,
+          enabled: true,
+          health: 'healthy' as const,
+          endpoints: m.endpoints.map((ep) => ({ url: ep.url, engineType: ep.engineType ?? ('unknown' as const), health: 'healthy' as const, inFlight: 0, maxConcurrent: 0, consecutiveFailures: 0 })),
+          mapping: registry.mappingOf(m.id),
+        })),
+    ],
     catalogue: catalogue.view(catalogueSubjects(registry, engines)),
     ...(hubView?.registeredModels ? { registeredModels: hubView.registeredModels } : {}),
     ...(status?.earningsEnabled !== undefined ? { earningsEnabled: status.earningsEnabled } : {}),

@@ -88,6 +88,40 @@ export function buildProgram(): Command {
       process.exitCode = await enginesCommand({ json: o.json === true, hosts: [...homeEngineHosts(o.home), ...(o.host ?? [])] });
     });
 
+  const models = program.command('models').description('models: what this GPU should serve (recommend), fetch it verified (catalog, download), run an engine for it (serve, stop, ps)');
+  withHome(models.command('serve'))
+    .description('run an engine for a model under its catalogue id (recorded in the home: the agent starts it now, or when it starts)')
+    .argument('<id>', 'the catalogue id to announce it under (e.g. meta-llama/Llama-3.1-8B-Instruct)')
+    .argument('[passthrough...]', 'flags for the engine itself, after --')
+    .option('--backend <name>', 'llamacpp (a process), vllm or sglang (Docker containers)', 'llamacpp')
+    .option('--weights <path>', 'the GGUF file (llama.cpp) or the model folder (vLLM, SGLang)')
+    .option('--gpus <list>', 'all, none, or device numbers such as 0,1')
+    .option('--context-length <n>', 'the context window of one request')
+    .option('--slots <n>', 'requests served at once (llama.cpp -np)')
+    .option('--port <n>', 'the port on 127.0.0.1 (default: a free one)')
+    .option('--llama-server <path>', 'the llama-server to run (default: [Agent] LlamaServer, else the one on PATH)')
+    .option('--image <image>', 'the container image (vLLM, SGLang)')
+    .option('--wait <seconds>', 'with a running agent: follow it until the engine answers (0: do not wait)', '120')
+    .option('--dry-run', 'print the command that would run, and change nothing')
+    .action(async (id: string, passthrough: string[], o: Record<string, string | boolean | undefined> & { home: string }) => {
+      const { modelsServeCommand } = await import('./models-run-command');
+      process.exitCode = await modelsServeCommand({ ...(o as object), home: o.home, id, passthrough, dryRun: o.dryRun === true });
+    });
+  withHome(models.command('stop'))
+    .description('stop an engine the agent runs for you, and stop announcing its model (engines it did not start are left alone)')
+    .argument('<id>')
+    .action(async (id: string, o: { home: string }) => {
+      const { modelsStopCommand } = await import('./models-run-command');
+      process.exitCode = await modelsStopCommand({ home: o.home, id });
+    });
+  withHome(models.command('ps'))
+    .description('the engines the agent runs for you, and how each is doing')
+    .option('--json', 'print JSON')
+    .action(async (o: { home: string; json?: boolean }) => {
+      const { modelsPsCommand } = await import('./models-run-command');
+      process.exitCode = modelsPsCommand({ home: o.home, json: o.json === true });
+    });
+
   const usage = program.command('usage').description('usage and earnings from the ledger');
   withHome(usage.command('summary', { isDefault: true }))
     .description('today / 7 days / 30 days totals, per model')
@@ -152,7 +186,6 @@ export function buildProgram(): Command {
       process.exitCode = await demoCommand(o);
     });
 
-  const models = program.command('models').description('models: what this GPU should serve, the Swan model repository, verified downloads');
   addModelsFetchCommands(models, withHome);
 
   const fleet = program.command('fleet').description('many rigs in one console: the tokens other consoles read this rig with');

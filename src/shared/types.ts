@@ -177,6 +177,21 @@ export interface ModelState {
   queued: number;
   maxConcurrent: number;
   maxQueue: number;
+  /** What the engine reports contradicts the id it is announced under (src/core/models/mapping-check.ts). */
+  mapping?: MappingCheckView;
+}
+
+/** A mapping the engine's report contradicts: held back (not announced) until the owner confirms it. */
+export interface MappingCheckView {
+  /** mapping_unchecked: its engine has not reported yet (held for the moment, not a contradiction). */
+  code: 'mapping_parameters_mismatch' | 'mapping_quantization_mismatch' | 'mapping_unchecked';
+  /** The engine's own name for the model (its file, its tag). */
+  engineModel: string;
+  text: string;
+  /** What was found, so a confirmation holds for this finding only (a new file is checked again). */
+  signature: string;
+  /** The owner confirmed it: announced anyway. */
+  confirmed: boolean;
 }
 
 export interface PauseState {
@@ -294,6 +309,7 @@ export type VerdictCode =
   | 'no_traffic'
   | 'not_in_catalogue'
   | 'not_registered'
+  | 'mapping_contradicts_engine'
   | 'under_review'
   | 'earnings_disabled'
   | 'disk_full'

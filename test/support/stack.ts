@@ -32,6 +32,8 @@ export interface StackOptions {
   start?: boolean;
   /** Prometheus metrics on (AgentOptions.metrics). */
   metrics?: boolean;
+  /** The agent's environment beyond PATH (e.g. LD_LIBRARY_PATH for a managed llama-server). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface Stack {
@@ -92,7 +94,7 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
     Agent: { ...FAST, ...o.agent },
   });
   const log = memoryLog();
-  const agent = await Agent.create({ home, configPath, log, gpu: false, discovery: o.agent?.Discovery === true, env: { PATH: process.env.PATH }, ...(o.metrics ? { metrics: true } : {}) });
+  const agent = await Agent.create({ home, configPath, log, gpu: false, discovery: o.agent?.Discovery === true, env: { PATH: process.env.PATH, ...o.env }, ...(o.metrics ? { metrics: true } : {}) });
   if (o.start !== false) await agent.start();
   return {
     hub,

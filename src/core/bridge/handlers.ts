@@ -18,6 +18,7 @@ import { consoleVerbs } from './console-verbs';
 import { engineVerbs } from './engines-verbs';
 import { toBridgeError } from './errors';
 import { gatewayKeyVerbs } from './gateway-verbs';
+import { managedVerbs } from './managed-verbs';
 import { modelVerbs } from './models-verbs';
 import { servingVerbs } from './serving-verbs';
 import { settingsVerbs } from './settings-verbs';
@@ -51,6 +52,7 @@ export class BridgeHandlers {
       ),
       ...modelVerbs({ engines, settings, models: () => snapshot().models }),
       ...engineVerbs({ engines, settings, owner, env: values.env }),
+      ...managedVerbs({ engines, settings, models: () => snapshot().models }),
       ...servingVerbs({ engines, serving }),
       ...settingsVerbs({ values, owner, snapshot, changed }),
       ...gatewayKeyVerbs({ keys: serving.gatewayKeys, owner, changed }),

@@ -16,7 +16,7 @@ export interface VerdictInputs {
   link: Pick<LinkStatus, 'state' | 'reason'>;
   pause: PauseState;
   providerStatus?: ProviderStatusView;
-  models: Array<Pick<ModelState, 'id' | 'enabled' | 'health' | 'endpoints'> & Partial<Pick<ModelState, 'withdrawn'>>>;
+  models: Array<Pick<ModelState, 'id' | 'enabled' | 'health' | 'endpoints'> & Partial<Pick<ModelState, 'withdrawn' | 'mapping'>>>;
   catalogue?: CatalogueView;
   /** What the hub's register ack said it registered (absent: it did not say). */
   registeredModels?: string[];
@@ -217,6 +217,20 @@ function notices(i: VerdictInputs, routable: string[]): VerdictReason[] {
   return out;
 }
 
+/** Switched-on models held back because the engine's report contradicts the id they would be announced under. */
+function mappings(i: VerdictInputs): VerdictReason | undefined {
+  const held = i.models.filter((m) => m.enabled && m.endpoints.length > 0 && m.mapping && !m.mapping.confirmed && m.mapping.code !== 'mapping_unchecked');
+  if (held.length === 0) return undefined;
+  const ids = held.map((m) => m.id);
+  return {
+    code: 'mapping_contradicts_engine',
+    state: 'not_routable',
+    models: ids,
+    text: `${held.length === 1 ? `${held[0]!.mapping!.text} It is` : `${list(ids)} do not match what their engines report; they are`} not announced: the network checks served weights, and a mismatch costs you.`,
+    next: 'Map the right model under Engines & models (or fix models.json), or confirm it there if the engine is wrong about it.',
+  };
+}
+
 /** Routed, but unpaid. */
 function earning(i: VerdictInputs): VerdictReason | undefined {
   const ps = i.providerStatus;
@@ -332,7 +346,8 @@ export function verdictOf(i: VerdictInputs): Verdict {
     const tone = AMBER_STOPS.has(stop.code) ? 'warn' : 'bad';
     return { state: 'stopped', tone, label: STOP_LABEL[stop.code] ?? 'Stopped', headline: stop.text, reasons: [stop, ...disk(i)], routable: [] };
   }
-  const served = i.models.filter((m) => m.enabled && m.endpoints.length > 0);
+  const mapping = mappings(i);
+  const served = i.models.filter((m) => m.enabled && m.endpoints.length > 0 && !(m.mapping && !m.mapping.confirmed));
   const ill = health(served);
   const answering = served.filter((m) => m.health !== 'unhealthy').map((m) => m.id);
   const route = routing(i, answering);
@@ -343,7 +358,7 @@ export function verdictOf(i: VerdictInputs): Verdict {
   const routingKnown = !route.reasons.some((r) => r.code === 'routing_unknown');
   const price = routingKnown ? pricing(i, routable) : undefined;
   const pay = earning(i);
-  const reasons = [...ill, ...disk(i), ...route.reasons, ...said, ...(price ? [price] : []), ...(pay && routable.length ? [pay] : []), ...machineChecks(i.checks, routable)].sort((a, b) => ORDER.indexOf(a.state) - ORDER.indexOf(b.state));
+  const reasons = [...ill, ...disk(i), ...route.reasons, ...(mapping ? [mapping] : []), ...said, ...(price ? [price] : []), ...(pay && routable.length ? [pay] : []), ...machineChecks(i.checks, routable)].sort((a, b) => ORDER.indexOf(a.state) - ORDER.indexOf(b.state));
   const worst = reasons[0];
   if (!worst) {
     const n = served.length;

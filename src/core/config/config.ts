@@ -89,6 +89,10 @@ const tomlSchema = z
         HandshakeTimeoutSeconds: seconds.optional(),
         WriteTimeoutSeconds: seconds.optional(),
         /** The owner's wallet address, sent as register's owner_addr ("" when unset, as the Go provider without a wallet). */
+        /** The llama-server the agent runs for `models serve` when the serve names none (else the one on PATH). */
+        LlamaServer: z.string().min(1).max(4096).optional(),
+        /** Pausing stops the engines this agent runs (and unloads Ollama's models), and resuming starts them again. */
+        PauseFreesGpu: z.boolean().optional(),
         OwnerAddr: z.string().regex(/^(0x[0-9a-fA-F]{40})?$/, 'must be a 0x-prefixed 40-hex-digit address, or empty').optional(),
       })
       .strict()
@@ -173,6 +177,10 @@ export interface ProviderConfig {
     discovery: boolean;
     engineHosts: string[];
     ownerAddr: string;
+    /** [Agent] LlamaServer ("" = look on PATH). */
+    llamaServer: string;
+    /** [Agent] PauseFreesGpu. */
+    pauseFreesGpu: boolean;
   };
   gateway: { enable: boolean; listen: string; websocketAuth: boolean; allowedOrigins: string[] };
   /** Notes for the log: env overrides applied, odd values accepted. */
@@ -337,6 +345,8 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
       handshakeTimeoutMs: ms(ag.HandshakeTimeoutSeconds, 10),
       writeTimeoutMs: ms(ag.WriteTimeoutSeconds, 10),
       ownerAddr: ag.OwnerAddr ?? '',
+      llamaServer: ag.LlamaServer ?? '',
+      pauseFreesGpu: ag.PauseFreesGpu ?? false,
       maxConcurrentPerEndpoint: typeof ag.MaxConcurrentPerEndpoint === 'number' ? ag.MaxConcurrentPerEndpoint : 4,
       capacityAuto: typeof ag.MaxConcurrentPerEndpoint !== 'number',
       maxQueuePerModel: ag.MaxQueuePerModel ?? 32,

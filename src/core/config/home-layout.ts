@@ -54,6 +54,10 @@ export const HOME_FILES = {
   /** The lock of the agent running on this home (a folder, proper-lockfile's), and who holds it. */
   agentLock: 'agent.lock',
   agentInfo: 'agent.json',
+  /** The engines the owner asked this agent to run (`models serve`, the console): what should run. */
+  managedEngines: 'managed-engines.json',
+  /** The engines the agent started (pid, port, binary): what it may stop, and nothing else. */
+  managedState: 'managed-state.json',
 } as const;
 
 export type HomeFile = keyof typeof HOME_FILES;

@@ -27,7 +27,7 @@ const stored = z
     extraEndpoints: z.array(z.object({ url: z.string(), model: z.string().optional() })),
     models: z.record(
       z.string(),
-      z.object({ enabled: z.boolean().optional(), maxConcurrent: z.number().int().optional(), maxQueue: z.number().int().optional() }),
+      z.object({ enabled: z.boolean().optional(), maxConcurrent: z.number().int().optional(), maxQueue: z.number().int().optional(), confirmedMapping: z.string().max(2048).optional() }),
     ),
   })
   .partial();

@@ -55,9 +55,12 @@ export class EngineDiscovery extends EventEmitter {
   }
 
   /** Start scanning in the background: returns at once. */
+  /** Settles when the first scan after start() has ended. */
+  firstScan: Promise<unknown> = new Promise(() => {});
+
   start(): void {
     if (this.timer) return;
-    void this.rescan();
+    this.firstScan = this.rescan();
     const every = this.opts.intervalMs ?? 30_000;
     if (every > 0) {
       this.timer = setInterval(() => void this.rescan(), every);

@@ -31,6 +31,7 @@ import type { SettingsFile } from '../config/settings-file';
 import { Warmup } from './warmup';
 import { SelfHeal } from './self-heal';
 import { wireEngines } from './wiring';
+import { ManagedEngines } from '../managed/supervisor';
 
 /** How long the first register waits for the GPUs and context windows before going without them. */
 const FIRST_REGISTER_WAIT_MS = 3000;
@@ -75,6 +76,9 @@ export class Engines {
   readonly gpuHistory?: MinuteHistory;
   /** Whether the default engine ports are probed ([Agent] Discovery / --no-discovery). */
   readonly autoDiscovery: boolean;
+  /** The engines this agent runs for the owner (`models serve`, the console's Serve). */
+  readonly managed: ManagedEngines;
+  private managedEntries = '{}';
   private inventory: GpuInventory = { gpus: [], detectedAt: 0, note: 'GPU detection has not run yet' };
   private modelsWatch?: ModelsJsonWatch;
   private configWatch?: ConfigTomlWatch;
@@ -116,6 +120,14 @@ export class Engines {
       health: (model) => this.registry.healthOf(model),
       log: log.child('health'),
     });
+    this.managed = new ManagedEngines({
+      home: d.home,
+      env: d.env,
+      log: log.child('managed'),
+      ...(a.llamaServer ? { llamaServer: a.llamaServer } : {}),
+      secrets: (v) => log.addSecrets(v),
+      changed: () => this.managedChanged(),
+    });
     this.models = new ModelSync({
       config,
       settings: d.settings,
@@ -127,6 +139,8 @@ export class Engines {
       discovery: this.discovery,
       contexts: this.contexts,
       autoDiscovery: this.autoDiscovery,
+      managed: () => this.managed.entries(),
+      managedHosts: () => this.managed.urls(),
       announced: () => this.announced(),
       announce: () => {
         // A model switched off or gone leaves self-healing's books (back later, it starts afresh).
@@ -181,12 +195,30 @@ export class Engines {
     this.models.rebuild();
   }
 
+  /**
+   * A managed engine changed: when what it serves or where changed, the engines are probed again (so the
+   * registry knows the engine's type and report) and the model set rebuilt; the console hears of it either way.
+   */
+  private managedChanged(): void {
+    const entries = JSON.stringify(this.managed.entries());
+    if (entries !== this.managedEntries) {
+      this.managedEntries = entries;
+      this.models.rebuild();
+      void this.models.rescan().catch((e: unknown) => this.l.warn(`engine rescan after a managed engine changed: ${(e as Error).message}`));
+    }
+    this.d.changed();
+  }
+
   private register(life: Lifecycle): void {
     life.add({
       name: 'models',
       start: () => {
         this.models.rebuild();
-        this.modelsWatch = watchModelsJson(this.d.config, this.l, () => this.models.rebuild());
+        // An edit may name a new engine: it is probed (its report checks the mapping), then the set rebuilt.
+        this.modelsWatch = watchModelsJson(this.d.config, this.l, () => {
+          this.models.rebuild();
+          void this.models.rescan().catch((e: unknown) => this.l.warn(`engine rescan after models.json changed: ${(e as Error).message}`));
+        });
         // config.toml too: its live settings (the models to serve among them) rebuild the set; the rest say "restart".
         this.configWatch = watchConfigToml(this.d.config, this.d.env, this.l, () => {
           this.models.rebuild();
@@ -198,8 +230,29 @@ export class Engines {
         this.configWatch?.close();
       },
     });
+    // After the model set is read; stopped before it (the hub link, built later, has stopped by then).
+    life.add({ name: 'managed engines', start: () => this.managed.start(), stop: () => this.managed.stop() });
+    // [Agent] PauseFreesGpu: a pause (the owner's, the schedule's, a busy GPU's) stops them; resuming starts them.
+    if (this.d.config.agent.pauseFreesGpu) {
+      const follow = (s: { paused: boolean }): void => void this.managed.setSuspended(s.paused);
+      life.add({
+        name: 'pause frees the GPU',
+        start: () => {
+          this.pause.on('change', follow);
+          if (this.pause.state().paused) follow(this.pause.state());
+        },
+        stop: () => void this.pause.off('change', follow),
+      });
+    }
     life.add({ name: 'engine health', start: () => this.health.start(), stop: () => this.health.stop() });
-    life.add({ name: 'engine discovery', start: () => this.discovery.start(), stop: () => this.discovery.stop() });
+    life.add({
+      name: 'engine discovery',
+      start: () => {
+        this.discovery.start();
+        void this.discovery.firstScan.then(() => this.models.markProbed());
+      },
+      stop: () => this.discovery.stop(),
+    });
     life.onStop('pause', () => this.pause.close());
     const { sampler, gpuHistory } = this;
     // Before the sampler: the sampler stops first, then the history takes its last sample and closes.

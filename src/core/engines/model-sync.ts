@@ -2,7 +2,7 @@
 // the owner's toggles. A rebuild tells the scheduler (slots), the health monitor (what to probe), the
 // context-window cache and, through `announce`, the hub and the console.
 import type { EngineInfo } from '../../shared/types';
-import type { ProviderConfig } from '../config/config';
+import type { ModelEntry, ProviderConfig } from '../config/config';
 import type { ContextLengths } from '../engine/context-length';
 import type { EngineDiscovery } from '../engine/discovery';
 import type { HealthMonitor } from '../engine/health';
@@ -13,6 +13,7 @@ import { syncScheduler } from './scheduler-sync';
 import type { SettingsFile } from '../config/settings-file';
 import { endpointStates, engineView } from './endpoint-state';
 import { endpointKey } from '../engine/url';
+import { mappingChecks } from '../models/mapping-check';
 
 /** Engine URLs the owner named: config's EngineHosts, endpoints added in the console, and models.json's. */
 export function engineHosts(config: ProviderConfig, settings: SettingsFile): string[] {
@@ -34,6 +35,9 @@ export interface ModelSyncDeps {
   contexts: ContextLengths;
   /** Whether the default engine ports are probed ([Agent] Discovery / --no-discovery). */
   autoDiscovery: boolean;
+  /** The engines this agent runs that have answered (catalogue id → endpoint), and where they all listen. */
+  managed?: () => Record<string, ModelEntry>;
+  managedHosts?: () => string[];
   /** The models the hub is told of (none while paused). */
   announced: () => string[];
   /** Re-registers when the announced set changed; the console hears of it either way. */
@@ -48,6 +52,8 @@ export class ModelSync {
    * discovery forgets a vanished engine, so its models stay in the table as down and are still probed.
    */
   private readonly remembered = new Map<string, EngineInfo>();
+  /** Whether discovery has looked once: from then on, an endpoint it has not looked at yet is a new one. */
+  private probedOnce = false;
   /** Settles when the context windows of the last refresh are known (start waits for it, bounded). */
   contextsReady: Promise<void> = Promise.resolve();
 
@@ -67,8 +73,14 @@ export class ModelSync {
   /** Discovery's latest view of the engines; the model set follows. */
   setEngines(engines: EngineInfo[]): void {
     this.discovered = engines;
+    this.probedOnce = true;
     this.rebuild();
     void this.settleDisagreements();
+  }
+
+  /** Discovery's first scan has ended: from now on a mapping whose engine was not looked at yet waits for it. */
+  markProbed(): void {
+    this.probedOnce = true;
   }
 
   /** The owner removed an address: it is no longer kept as a vanished engine (its models leave with it). */
@@ -79,7 +91,8 @@ export class ModelSync {
   /** Probes engines now (plus `extra` URLs the owner just added) and rebuilds the model set. */
   async rescan(extra: string[] = []): Promise<void> {
     if (!this.d.autoDiscovery) this.d.l.info('engine discovery is off ([Agent] Discovery = false): probing only the addresses you added and models.json');
-    this.discovered = await this.d.discovery.setHosts([...engineHosts(this.d.config, this.d.settings), ...extra]);
+    this.probedOnce = true;
+    this.discovered = await this.d.discovery.setHosts([...engineHosts(this.d.config, this.d.settings), ...(this.d.managedHosts?.() ?? []), ...extra]);
     this.rebuild();
     await this.settleDisagreements();
   }
@@ -103,7 +116,8 @@ export class ModelSync {
     const s = this.d.settings.get();
     this.d.log.addSecrets(Object.values(config.modelEntries).map((e) => e.api_key));
     const engines = this.engines();
-    registry.rebuild({ entries: config.modelEntries, configModels: config.models, engines, prefs: s.models ?? {} });
+    registry.rebuild({ entries: config.modelEntries, configModels: config.models, engines, prefs: s.models ?? {}, managed: this.d.managed?.() ?? {} });
+    this.checkMappings(engines);
     this.remember(engines);
     this.d.health.setEndpoints(registry.healthTargets());
     // The monitor's view (an endpoint it starts watching again starts from its first check, not from a
@@ -113,6 +127,20 @@ export class ModelSync {
     syncScheduler(registry, this.d.scheduler, config.agent);
     this.refreshContexts();
     this.d.announce();
+  }
+
+  /** Every mapping checked against the engines' reports; a contradiction newly found is said in the log once. */
+  private checkMappings(engines: EngineInfo[]): void {
+    const prefs = this.d.settings.get().models ?? {};
+    // A mapping added while the agent runs (models.json edited, an engine started for the owner) waits for its
+    // engine's first report before it is announced, so it is never announced before it is checked.
+    const checks = mappingChecks(this.d.registry, engines, (id) => prefs[id]?.confirmedMapping, this.probedOnce);
+    for (const [id, f] of checks) {
+      if (this.d.registry.mappingOf(id)?.signature === f.signature || f.code === 'mapping_unchecked') continue;
+      if (f.confirmed) this.d.l.info(`${id}: ${f.text} Announced anyway: you confirmed it.`);
+      else this.d.l.warn(`${id} is not announced [${f.code}]: ${f.text} The network checks served weights; confirm it under Engines & models only if this is really ${id}.`);
+    }
+    this.d.registry.setMappingChecks(checks);
   }
 
   /**

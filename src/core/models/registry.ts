@@ -1,7 +1,7 @@
 // ModelRegistry: which models this provider serves, where, whether the owner enabled them, and how
 // healthy they are. Sources: models.json (enabled by default, or as config.toml's Models says) and
 // engines found by discovery (off until the owner enables them).
-import type { DeepCheckView, EndpointCondition, EngineInfo, EngineType, ModelHealth, ModelState } from '../../shared/types';
+import type { DeepCheckView, EndpointCondition, EngineInfo, EngineType, MappingCheckView, ModelHealth, ModelState } from '../../shared/types';
 import type { ModelEntry } from '../config/config';
 import type { EngineEndpoint } from '../engine/types';
 import { endpointKey } from '../engine/url';
@@ -55,6 +55,8 @@ export interface RegisteredModel {
   maxConcurrent?: number;
   maxQueue?: number;
   entry?: ModelEntry;
+  /** Run by this agent (src/core/managed/): on unless the owner switched it off. */
+  managed?: boolean;
 }
 
 export interface ModelPrefs {
@@ -69,6 +71,8 @@ export class ModelRegistry {
   private readonly endpointErrors = new Map<string, string>();
   private readonly endpointConditions = new Map<string, EndpointCondition>();
   private readonly endpointCapacity = new Map<string, EndpointCapacityInfo>();
+  /** Mappings the engine's report contradicts (models/mapping-check.ts): held back unless confirmed. */
+  private mappings = new Map<string, MappingCheckView>();
   /** The last deep health check per endpoint and engine model name ("url name"). */
   private readonly deepChecks = new Map<string, DeepCheckView>();
   /** The last failed warmup per announced id (forgotten when one passes). */
@@ -80,6 +84,8 @@ export class ModelRegistry {
     configModels: string[];
     engines: EngineInfo[];
     prefs: Record<string, ModelPrefs>;
+    /** The engines this agent runs: catalogue id → their endpoint (served beside any models.json entry). */
+    managed?: Record<string, ModelEntry>;
   }): void {
     const next = new Map<string, RegisteredModel>();
     const add = (id: string, ep: EngineEndpoint, fromConfig: boolean, entry?: ModelEntry): void => {
@@ -99,6 +105,10 @@ export class ModelRegistry {
         true,
         e,
       );
+    }
+    for (const [id, e] of Object.entries(opts.managed ?? {})) {
+      add(id, { url: endpointKey(e.endpoint), localModel: id, ...(e.api_key ? { apiKey: e.api_key } : {}) }, true, next.get(id)?.entry ?? e);
+      next.get(id)!.managed = true;
     }
     const typeByUrl = new Map<string, EngineType>();
     // An engine that stopped answering keeps its last-known models: they stay in the set, shown as down
@@ -120,7 +130,8 @@ export class ModelRegistry {
       }
       const pref = opts.prefs[m.id] ?? {};
       // config.toml's Models names what to serve (models.json or discovered); empty = every models.json entry.
-      const defaultOn = opts.configModels.length === 0 ? m.fromConfig : opts.configModels.includes(m.id);
+      // A model the owner asked this agent to run is served unless switched off.
+      const defaultOn = m.managed === true || (opts.configModels.length === 0 ? m.fromConfig : opts.configModels.includes(m.id));
       m.enabled = pref.enabled ?? defaultOn;
       if (pref.maxConcurrent !== undefined) m.maxConcurrent = pref.maxConcurrent;
       else if (m.entry?.max_concurrent !== undefined) m.maxConcurrent = m.entry.max_concurrent;
@@ -137,11 +148,26 @@ export class ModelRegistry {
     return [...this.models.values()].sort((a, b) => a.id.localeCompare(b.id));
   }
 
-  /** Enabled models that have somewhere to run: what the hub is told we serve. */
+  /** Enabled models that have somewhere to run, and no contradiction the owner has not confirmed: what the hub is told we serve. */
   announced(): string[] {
     return this.all()
-      .filter((m) => m.enabled && m.endpoints.length > 0)
+      .filter((m) => m.enabled && m.endpoints.length > 0 && !this.held(m.id))
       .map((m) => m.id);
+  }
+
+  /** The mapping findings now (replacing the last ones). */
+  setMappingChecks(checks: Map<string, MappingCheckView>): void {
+    this.mappings = checks;
+  }
+
+  mappingOf(id: string): MappingCheckView | undefined {
+    return this.mappings.get(id);
+  }
+
+  /** Whether a contradiction holds the model back (found, not confirmed by the owner). */
+  held(id: string): boolean {
+    const f = this.mappings.get(id);
+    return f !== undefined && !f.confirmed;
   }
 
   /** Unique endpoints of enabled models, with the key their health check needs and the models it may ask (by the engine's name). */
@@ -286,6 +312,7 @@ export class ModelRegistry {
           ...(c.endpointCap?.(ep.url) ? { capacitySource: c.endpointCap(ep.url)?.source } : {}),
           ...(ep.localModel && ep.localModel !== m.id ? { localModel: ep.localModel } : {}),
         })),
+        ...(this.mappings.get(m.id) ? { mapping: this.mappings.get(m.id) } : {}),
       };
     });
   }

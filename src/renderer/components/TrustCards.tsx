@@ -48,9 +48,11 @@ function HubView({ view }: { view: HubViewState | undefined }) {
   );
 }
 
+// "verified" is said only of weights checked against the network's hashes; these are hashed here (sha256 of
+// the files, or a Go node's manifest), which is what a fingerprint challenge is answered from.
 const STATE: Record<ModelWeightsView['state'], { tone: 'ok' | 'info' | 'warn' | 'bad' | 'muted'; text: string }> = {
-  verified: { tone: 'ok', text: 'verified' },
-  hashing: { tone: 'info', text: 'verifying' },
+  verified: { tone: 'ok', text: 'hashed' },
+  hashing: { tone: 'info', text: 'hashing' },
   queued: { tone: 'muted', text: 'queued' },
   unlocated: { tone: 'muted', text: 'not provable here' },
   failed: { tone: 'bad', text: 'unreadable' },
@@ -68,13 +70,13 @@ function WeightsRow({ w }: { w: ModelWeightsView }) {
       </div>
       {(w.state === 'hashing' || w.state === 'queued') && (
         <div className="small" data-testid="weights-progress">
-          <progress max={w.totalBytes || 1} value={w.doneBytes} aria-label={`weights of ${w.model}`} /> verifying weights: {sizeProgress(w.doneBytes, w.totalBytes)}
+          <progress max={w.totalBytes || 1} value={w.doneBytes} aria-label={`weights of ${w.model}`} /> hashing weights: {sizeProgress(w.doneBytes, w.totalBytes)}
         </div>
       )}
       {w.state === 'verified' && w.compositeHash && (
         <div className="small muted">
           {w.files} file{w.files === 1 ? '' : 's'}, {sizeProgress(w.totalBytes, w.totalBytes).replace(/^.* of /, '')}
-          {w.source === 'go-manifest' ? ' (from the Go node’s manifest)' : ''} · sha256{' '}
+          {w.source === 'go-manifest' ? ' (from the Go node’s manifest)' : ' hashed here, not checked against the network’s hashes'} · sha256{' '}
           <span className="mono" data-testid="weights-hash" title={w.compositeHash}>
             {w.compositeHash.slice(0, 16)}…
           </span>

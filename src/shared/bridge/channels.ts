@@ -9,6 +9,7 @@ import type { AppInfoView, ConsoleSessionView, GatewayKeyView, KeyStatusDetailVi
 import type { EarningsOverview, ModelReport, PricesView, UsageReport } from '../views/usage';
 import type { DemandView } from '../views/demand';
 import type { TryResult, WarmupResult } from '../views/models';
+import type { ManagedEngineView } from '../views/managed';
 
 export const INVOKE_CHANNELS = [
   'snapshot.get',
@@ -64,6 +65,10 @@ export const INVOKE_CHANNELS = [
   'fleet.tokens.revoke',
   'console.sessions',
   'console.signOut',
+  'managed.list',
+  'managed.serve',
+  'managed.stop',
+  'models.confirmMapping',
 ] as const;
 
 export type InvokeChannel = (typeof INVOKE_CHANNELS)[number];
@@ -127,6 +132,14 @@ export interface InvokeResults {
   /** The browser console's open sessions (answered by the console server; none in the desktop app). */
   'console.sessions': ConsoleSessionView[];
   'console.signOut': { ended: number };
+  /** The engines this agent runs for the owner (src/core/managed/). */
+  'managed.list': ManagedEngineView[];
+  /** Records the serve request in the home (as `models serve` does) and starts the engine. */
+  'managed.serve': ManagedEngineView[];
+  /** Stops a managed engine and forgets its serve request. */
+  'managed.stop': ManagedEngineView[];
+  /** The owner confirms a mapping the engine's report contradicts (this finding only): the model is announced. */
+  'models.confirmMapping': ModelState[];
   /** This rig and the rigs this console reads (src/core/fleet). */
   'fleet.list': FleetView;
   /** Reads the rig once, then adds it (refused with the reason when it cannot be read). */

@@ -106,6 +106,21 @@ export const invokeSchemas = {
   'fleet.tokens.list': z.object({}).strict(),
   'fleet.tokens.create': credentialCreate,
   'fleet.tokens.revoke': z.object({ name: z.string().min(1).max(64) }).strict(),
+  'managed.list': z.object({}).strict(),
+  // No program path, passthrough flags or image from the console: those run as the owner, so only the
+  // CLI (the owner's own shell) may name them.
+  'managed.serve': z
+    .object({
+      id: modelId,
+      backend: z.enum(['llamacpp', 'vllm', 'sglang']).optional(),
+      weights: z.string().min(1).max(4096).optional(),
+      gpus: z.string().max(300).optional(),
+      contextLength: z.number().int().min(64).max(10_000_000).optional(),
+      slots: z.number().int().min(1).max(256).optional(),
+    })
+    .strict(),
+  'managed.stop': z.object({ id: modelId }).strict(),
+  'models.confirmMapping': z.object({ model: modelId, signature: z.string().min(1).max(2048) }).strict(),
 } as const satisfies { readonly [C in InvokeChannel]: z.ZodType }; // the names are channels.ts's: none missing, none extra
 
 export type InvokeArgs<C extends InvokeChannel> = z.infer<(typeof invokeSchemas)[C]>;

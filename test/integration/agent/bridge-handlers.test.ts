@@ -326,6 +326,10 @@ describe('refusals', () => {
     'fleet.tokens.revoke': { args: { name: '' }, detail: 'name:' },
     'console.sessions': { args: { all: true }, detail: 'all' },
     'console.signOut': { args: { id: 'not-an-id' }, detail: 'id:' },
+    'managed.list': { args: { all: true }, detail: 'all' },
+    'managed.serve': { args: { id: 'x', binary: '/bin/sh' }, detail: 'binary' },
+    'managed.stop': { args: { id: '' }, detail: 'id:' },
+    'models.confirmMapping': { args: { model: 'x' }, detail: 'signature' },
   };
 
   it('the table below covers every channel', () => {

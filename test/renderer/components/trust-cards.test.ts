@@ -26,7 +26,7 @@ describe('TrustCards', () => {
     expect(html).toContain('&lt;b&gt;images&lt;/b&gt;');
   });
 
-  it('shows hashing progress as "verifying weights: X of Y GB", the composite once verified, and why a model is unlocated', async () => {
+  it('shows hashing progress as "hashing weights: X of Y GB", the composite once hashed ("hashed", never "verified": nothing checked it against the network), and why a model is unlocated', async () => {
     const html = await render({
       weights: {
         models: [
@@ -36,8 +36,9 @@ describe('TrustCards', () => {
         ],
       },
     });
-    expect(html).toContain('verifying weights: 7.2 of 14.9 GB');
-    expect(html).toMatch(/data-state="verified"[\s\S]*abababababababab…/);
+    expect(html).toContain('hashing weights: 7.2 of 14.9 GB');
+    expect(html).toMatch(/data-state="verified"[\s\S]*>hashed<[\s\S]*hashed here, not checked against the network’s hashes · sha256[\s\S]*abababababababab…/);
+    expect(html).not.toMatch(/>verified</);
     expect(html).toContain('LM Studio does not say where its model files are. Fingerprint challenges for this model fail');
   });
 

@@ -1,0 +1,55 @@
+// [Agent] PauseFreesGpu: pausing stops the engine the agent runs (its process ends, the GPU is free) and
+// resuming starts it again, announced and answering; the real llama-server of ../shared/engines/llama.cpp.
+import path from 'node:path';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, registered, startStack, until, type Stack } from '../../support/stack';
+import { LLAMA_DIR, LLAMA_PRESENT, TINY } from '../../support/live/llama';
+import type { ManagedEngineView } from '../../../src/shared/views/managed';
+
+const SKIP = 'skipped: ../shared/engines/llama.cpp is absent (this suite runs the real llama-server)';
+const ID = 'swan-test/tiny-pause';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'pause frees the GPU' : `pause frees the GPU — ${SKIP}`, () => {
+  let s: Stack;
+  const view = async (): Promise<ManagedEngineView | undefined> => (await call(s.agent, 'managed.list', {})).find((e) => e.id === ID);
+
+  beforeAll(async () => {
+    s = await startStack({
+      engines: [],
+      models: {},
+      agent: { PauseFreesGpu: true },
+      env: { PATH: `${path.join(LLAMA_DIR, 'bin')}${path.delimiter}${process.env.PATH ?? ''}`, LD_LIBRARY_PATH: path.join(LLAMA_DIR, 'lib') },
+    });
+    await registered(s);
+  }, 30_000);
+
+  afterAll(async () => {
+    await s?.close();
+  }, 30_000);
+
+  it('pause stops the managed engine; resume starts it again and it answers', async () => {
+    await call(s.agent, 'managed.serve', { id: ID, weights: TINY, contextLength: 256 });
+    await until(async () => (await view())?.phase === 'serving', 'serving', 30_000);
+    const { pid } = (await view())!;
+
+    await call(s.agent, 'serving.pause', {});
+    await until(async () => (await view())?.phase === 'stopped', 'stopped by the pause', 15_000);
+    expect(alive(pid!)).toBe(false);
+
+    await call(s.agent, 'serving.resume', {});
+    await until(async () => (await view())?.phase === 'serving', 'serving again after resume', 30_000);
+    await until(() => s.hub!.providers().some((p) => p.connected && p.models.includes(ID)), 'announced again', 10_000);
+    const a = await new OpenAI({ baseURL: `${s.hub!.url}/v1`, apiKey: 'any', maxRetries: 0 }).chat.completions.create({ model: ID, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
+    expect(a.usage?.completion_tokens).toBe(2);
+  }, 90_000);
+});
