@@ -209,15 +209,18 @@ async function runLocked(o: RunOptions, consoleAt: { host: string; port: number 
   });
   process.stdout.write('stopping…\n');
   // A second Ctrl+C, or the deadline, ends it now: a stop must never hang (a full disk once made it).
-  const deadline = setTimeout(() => {
-    process.stderr.write(`The agent did not stop within ${STOP_DEADLINE_MS / 1000} s; exiting now.\n`);
-    process.exit(1);
-  }, STOP_DEADLINE_MS);
-  deadline.unref();
-  const again = (): void => {
-    process.stderr.write('Stopping at once.\n');
+  const exitNow = (why: string): void => {
+    process.stderr.write(`${why}\n`);
+    try {
+      agent.closeLedgerNow(); // the rows the hub was told of, written before the process goes
+    } catch {
+      // exiting anyway
+    }
     process.exit(1);
   };
+  const deadline = setTimeout(() => exitNow(`The agent did not stop within ${STOP_DEADLINE_MS / 1000} s; exiting now.`), STOP_DEADLINE_MS);
+  deadline.unref();
+  const again = (): void => exitNow('Stopping at once.');
   process.once('SIGINT', again);
   process.once('SIGTERM', again);
   if (detachTerminal) {

@@ -161,6 +161,14 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     return this.life.stop();
   }
 
+  /**
+   * The last step of a stop that passed its deadline, before the host exits: the ledger writes the rows it
+   * holds now, synchronously (its own close, idempotent), so what the hub was told is kept even then.
+   */
+  closeLedgerNow(): void {
+    this.accounting.ledger?.close();
+  }
+
   // ---- bridge ----
   invoke(channel: string, args: unknown): Promise<unknown> {
     return this.bridge.handlers.invoke(channel, args);

@@ -3,7 +3,8 @@
 // the disk is full, the rows of what the hub was told are written anyway (space kept in reserve is
 // released), SIGTERM ends it in seconds (the log's flush once retried its ENOSPC write for ever), and the
 // rows are in the ledger when it starts again. An agent started on a read-only home says so in one line.
-// The log itself on a full disk: no uncaught error, a coded problem, a bounded flush, and it writes again.
+// The log itself on a full disk: no uncaught error, a coded problem, a bounded flush, and it writes again;
+// and the verdict says disk_full while it lasts.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -11,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Log, type LogFileProblem } from '../../src/core/base/log';
+import { Agent } from '../../src/core/agent';
 import { RecordingHub } from '../support/recording-hub';
 import { startTestEngine, type TestEngine } from '../support/engine-server';
 import { TEST_KEY } from '../support/stack';
@@ -200,4 +202,34 @@ describe.skipIf(!canMount())('the log on a full disk', () => {
     }
     expect(uncaught).toEqual([]);
   }, 30_000);
+});
+
+describe.skipIf(!canMount())('the verdict on a full home disk', () => {
+  it('says disk_full (degraded) while the disk is full, and no more once there is room', async () => {
+    const disk = mountSmallDisk(8);
+    mounts.push(disk);
+    const configPath = writeConfigToml(disk.dir, { Inference: { Enable: false, ApiKey: TEST_KEY }, Agent: { Discovery: false } });
+    const log = new Log({ file: path.join(disk.dir, 'logs', 'agent.jsonl'), console: false });
+    const agent = await Agent.create({ home: disk.dir, configPath, log, gpu: false, discovery: false, env: { PATH: process.env.PATH } });
+    await agent.start();
+    try {
+      const diskCodes = (): string[] => agent.snapshot().verdict.reasons.map((r) => r.code).filter((c) => c.startsWith('disk_'));
+      expect(diskCodes()).toEqual([]);
+      await log.flush();
+      disk.fill();
+      const full = new Promise<void>((resolve) => log.once('file', () => resolve()));
+      for (let i = 0; i < 50; i++) log.child('test').info(`a line while full ${i}`);
+      await full;
+      expect(diskCodes()).toEqual(['disk_full']);
+      expect(agent.snapshot().verdict.reasons.find((r) => r.code === 'disk_full')).toMatchObject({ state: 'degraded' });
+      disk.free();
+      const back = new Promise<void>((resolve) => log.once('file', () => resolve()));
+      log.child('test').info('room again');
+      await back;
+      expect(diskCodes()).toEqual([]);
+    } finally {
+      await agent.stop();
+      await log.close();
+    }
+  }, 60_000);
 });
