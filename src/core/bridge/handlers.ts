@@ -14,6 +14,7 @@ import type { Accounting } from '../accounting/accounting';
 import type { Engines } from '../engines/engines';
 import type { Owner } from '../owner/owner';
 import type { Serving } from '../serving/serving';
+import { accountVerbs } from './account-verbs';
 import { consoleVerbs } from './console-verbs';
 import { engineVerbs } from './engines-verbs';
 import { toBridgeError } from './errors';
@@ -55,6 +56,7 @@ export class BridgeHandlers {
       ...settingsVerbs({ values, owner, snapshot, changed }),
       ...gatewayKeyVerbs({ keys: serving.gatewayKeys, owner, changed }),
       ...usageVerbs({ ledger: accounting.ledger, earnings: accounting.earnings, changed }),
+      ...accountVerbs({ values, owner, refreshStatus: () => serving.providerGate.check(), changed }),
       ...consoleVerbs({
         mode: d.mode,
         log: d.log,

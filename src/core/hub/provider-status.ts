@@ -9,6 +9,7 @@ import type { ProviderStatusView } from '../../shared/views/snapshot';
 import type { KeyStatusDetailView } from '../../shared/views/settings';
 import type { Logger } from '../base/log';
 import { JSON_LIMITS, parseJson } from '../http/bounded-json';
+import { cleanNextSteps } from '../platform/next-steps';
 
 const statusSchema = z
   .object({
@@ -55,7 +56,8 @@ const str = (v: unknown, max = 500) => (typeof v === 'string' && v.trim() ? v.tr
 const int = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 100 ? v : undefined);
 
 export function keyStatusDetail(st: ProviderStatus): KeyStatusDetail {
-  const steps = Array.isArray(st.next_steps) ? (st.next_steps as unknown[]).map((x) => str(x)).filter((x): x is string => x !== undefined).slice(0, 10) : [];
+  // Written for the Go provider's CLI and numbered by the platform: cleaned (platform/next-steps.ts).
+  const steps = Array.isArray(st.next_steps) ? cleanNextSteps((st.next_steps as unknown[]).map((x) => str(x)).filter((x): x is string => x !== undefined).slice(0, 10)) : [];
   const d: KeyStatusDetail = { nextSteps: steps };
   const status = str(st.status, 64);
   if (status) d.status = status;
@@ -99,7 +101,7 @@ export function statusView(url: string, r: { status?: ProviderStatus; httpStatus
     ...(st.api_key_valid !== undefined ? { apiKeyValid: st.api_key_valid } : {}),
     ...(st.message ? { message: clip(st.message, 1000)! } : {}),
     ...(st.warning ? { warning: clip(st.warning, 1000)! } : {}),
-    nextSteps: (st.next_steps ?? []).slice(0, 20).map((x) => clip(x, 500)!),
+    nextSteps: cleanNextSteps((st.next_steps ?? []).slice(0, 20).map((x) => clip(x, 500)!)),
     ...(st.step !== undefined ? { step: st.step } : {}),
     ...(st.total_steps !== undefined ? { totalSteps: st.total_steps } : {}),
     ...(st.step_label ? { stepLabel: clip(st.step_label, 200)! } : {}),

@@ -129,12 +129,12 @@ export class Owner {
    * A credential is minted only with the owner's approval, given outside the console: the first call is refused
    * with the approval to give; the call that follows it (with the approval's id) goes through, once.
    */
-  requireOwner(kind: 'gateway_key' | 'fleet_token', name: string, approvalId: string | undefined, summary: string): void {
+  requireOwner(kind: 'gateway_key' | 'fleet_token' | 'payout_address', name: string, approvalId: string | undefined, summary: string): void {
     if (approvalId !== undefined && this.approvals.redeem(approvalId, kind, name)) return;
     const confirmation = this.approvals.request({ kind, summary, subject: name });
     throw new BridgeError(
       'OWNER_CONFIRMATION_REQUIRED',
-      `${summary} Only you can allow this: ${this.approveWhere(confirmation)}; then create it again.`,
+      `${summary} Only you can allow this: ${this.approveWhere(confirmation)}; then ${kind === 'payout_address' ? 'save' : 'create'} it again.`,
       approvalId === undefined ? undefined : 'approvalId',
       confirmation,
     );

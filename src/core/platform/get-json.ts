@@ -48,13 +48,13 @@ export async function getJson(url: string, o: GetJsonOptions = {}): Promise<GetJ
   }
 }
 
-function reason(e: unknown, timeoutMs: number): string {
+export function reason(e: unknown, timeoutMs: number): string {
   const err = e as Error & { cause?: Error };
   if (err?.name === 'TimeoutError' || err?.name === 'AbortError') return `no answer within ${timeoutMs / 1000} s`;
   return err?.cause?.message ?? err?.message ?? String(e);
 }
 
-async function readCapped(res: Response, maxBytes: number): Promise<string> {
+export async function readCapped(res: Response, maxBytes: number): Promise<string> {
   if (!res.body) return '';
   const reader = res.body.getReader();
   const parts: Uint8Array[] = [];

@@ -9,6 +9,7 @@ import type { AppInfoView, ConsoleSessionView, GatewayKeyView, KeyStatusDetailVi
 import type { EarningsOverview, ModelReport, PricesView, UsageReport } from '../views/usage';
 import type { DemandView } from '../views/demand';
 import type { TryResult, WarmupResult } from '../views/models';
+import type { AccountRead, ApprovalRequestView, ProviderAccountView, ProviderAddressesView } from '../views/account';
 
 export const INVOKE_CHANNELS = [
   'snapshot.get',
@@ -64,6 +65,10 @@ export const INVOKE_CHANNELS = [
   'fleet.tokens.revoke',
   'console.sessions',
   'console.signOut',
+  'account.get',
+  'account.setBeneficiary',
+  'account.setOwner',
+  'account.requestApproval',
 ] as const;
 
 export type InvokeChannel = (typeof INVOKE_CHANNELS)[number];
@@ -140,4 +145,11 @@ export interface InvokeResults {
   /** The token is in the answer once; only its hash is kept. */
   'fleet.tokens.create': { name: string; token: string; scope: 'read' };
   'fleet.tokens.revoke': FleetTokenView[];
+  /** The provider's addresses and the collateral chains, read from the platform now (src/core/platform/provider-account.ts). */
+  'account.get': ProviderAccountView;
+  /** Where payouts go: held for the owner's approval first (OWNER_CONFIRMATION_REQUIRED), then set on the platform. */
+  'account.setBeneficiary': AccountRead<ProviderAddressesView>;
+  /** The owner address, set once and never changed: approved by the owner as the payout address is. */
+  'account.setOwner': AccountRead<ProviderAddressesView>;
+  'account.requestApproval': AccountRead<ApprovalRequestView>;
 }
