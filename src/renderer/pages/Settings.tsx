@@ -15,6 +15,7 @@ import { useApprovedCreate } from '../lib/use-approved-create';
 import { CredentialList } from '../components/CredentialList';
 import { IdentityRow } from '../components/IdentityRow';
 import { NetworkChoice } from '../components/NetworkChoice';
+import { PayoutCard } from '../components/PayoutCard';
 import { NETWORKS } from '../../shared/networks';
 import { Toggle, ToggleRow } from '../components/Toggle';
 import { fmtDateTime } from '../lib/format';
@@ -278,6 +279,7 @@ export function Settings() {
           <ErrorText error={saveState.error} />
         </div>
       </form>
+      <PayoutCard />
       <Card title="Gateway keys">
         <GatewayKeys />
       </Card>
