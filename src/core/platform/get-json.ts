@@ -48,7 +48,7 @@ export async function getJson(url: string, o: GetJsonOptions = {}): Promise<GetJ
   }
 }
 
-export function reason(e: unknown, timeoutMs: number): string {
+function reason(e: unknown, timeoutMs: number): string {
   const err = e as Error & { cause?: Error };
   if (err?.name === 'TimeoutError' || err?.name === 'AbortError') return `no answer within ${timeoutMs / 1000} s`;
   return err?.cause?.message ?? err?.message ?? String(e);

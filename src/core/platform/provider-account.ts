@@ -22,7 +22,8 @@ import type {
   ProviderAddressesView,
 } from '../../shared/views/account';
 import { JSON_LIMITS, readJson } from '../http/bounded-json';
-import { apiBase, PLATFORM_TIMEOUT_MS, readCapped, reason as failureReason } from './get-json';
+import { networkFailure } from '../http/network-failure';
+import { apiBase, PLATFORM_TIMEOUT_MS, readCapped } from './get-json';
 
 /** A wallet address as the platform takes it: 0x and 40 hexadecimal digits (the Go CLI's validateEthAddress). */
 export const WALLET_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
@@ -162,7 +163,7 @@ export class ProviderAccountClient {
         redirect: 'error',
       });
     } catch (e) {
-      return fail('platform_unreachable', `The Swan platform could not be reached (${failureReason(e, timeoutMs)}). Check this machine's network; nothing was changed.`);
+      return fail('platform_unreachable', `The Swan platform could not be reached: ${networkFailure(e, new URL(url).host, timeoutMs).words}. Check this machine's network and try again; nothing was changed.`);
     }
     let raw: string;
     try {

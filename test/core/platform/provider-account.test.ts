@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ProviderAccountClient, isWalletAddress } from '../../../src/core/platform/provider-account';
 import { PlatformApi } from '../../support/platform-api';
+import { freePort } from '../../support/stack';
 
 const KEY = 'sk-prov-account-test';
 const WALLET = '0x46f2b8De0B7Fa1B1cF6C0dB5C2E8a9d40f13F93c';
@@ -81,7 +82,7 @@ describe('ProviderAccountClient', () => {
     key = 'sk-prov-wrong';
     expect(await client().addresses()).toMatchObject({ ok: false, code: 'key_refused' });
     key = KEY;
-    const down = await client('http://127.0.0.1:1').addresses();
+    const down = await client(`http://127.0.0.1:${await freePort()}`).addresses();
     expect(down).toMatchObject({ ok: false, code: 'platform_unreachable' });
     const unresolvable = await client('http://no-such-host.invalid').addresses();
     expect(unresolvable).toMatchObject({ ok: false, code: 'platform_unreachable' });
