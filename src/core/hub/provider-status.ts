@@ -10,6 +10,7 @@ import type { KeyStatusDetailView } from '../../shared/views/settings';
 import type { Logger } from '../base/log';
 import { JSON_LIMITS, parseJson } from '../http/bounded-json';
 import { cleanNextSteps } from '../platform/next-steps';
+import { networkFailure, type NetworkFailureCode } from '../http/network-failure';
 
 const statusSchema = z
   .object({
@@ -29,7 +30,7 @@ const statusSchema = z
   .passthrough();
 export type ProviderStatus = z.infer<typeof statusSchema>;
 
-export async function fetchProviderStatus(serviceUrl: string, key: string, timeoutMs = 10_000): Promise<{ status?: ProviderStatus; httpStatus?: number; error?: string }> {
+export async function fetchProviderStatus(serviceUrl: string, key: string, timeoutMs = 10_000): Promise<{ status?: ProviderStatus; httpStatus?: number; error?: string; network?: NetworkFailureCode }> {
   const url = `${serviceUrl.replace(/\/+$/, '')}/api/v1/provider/status`;
   try {
     const res = await fetch(url, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(timeoutMs) });
@@ -44,8 +45,17 @@ export async function fetchProviderStatus(serviceUrl: string, key: string, timeo
     if (!parsed.success) return { httpStatus: res.status, error: `${url} answered with an unexpected shape` };
     return { status: parsed.data, httpStatus: res.status };
   } catch (e) {
-    const reason = (e as Error).name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : ((e as { cause?: Error }).cause?.message ?? (e as Error).message);
-    return { error: `could not reach ${url} (${reason})` };
+    // Plain words, never Node's raw "getaddrinfo ENOTFOUND …" (http/network-failure.ts).
+    const f = networkFailure(e, hostOf(url), timeoutMs);
+    return { error: f.words, network: f.code };
+  }
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
   }
 }
 
@@ -73,8 +83,11 @@ export function keyStatusDetail(st: ProviderStatus): KeyStatusDetail {
   return d;
 }
 
-export async function checkProviderKey(serviceUrl: string, key: string): Promise<{ valid: boolean; message: string; detail?: KeyStatusDetail }> {
+export async function checkProviderKey(serviceUrl: string, key: string): Promise<{ valid: boolean; message: string; detail?: KeyStatusDetail; unreachable?: boolean }> {
   const r = await fetchProviderStatus(serviceUrl, key.trim());
+  // The platform could not be asked: the key is neither good nor bad yet. It may be saved as it is and is
+  // checked once the network is back (the ProviderGate re-checks while the platform is unreachable).
+  if (r.network) return { valid: false, unreachable: true, message: `The key could not be checked: ${r.error}. You can save it now; it is checked once the network is back.` };
   if (r.error) return { valid: false, message: `The key could not be checked: ${r.error}. Check the network (hub addresses) in Settings and your connection.` };
   const detail = r.status ? { detail: keyStatusDetail(r.status) } : {};
   if (r.httpStatus === 401 || r.httpStatus === 403 || r.status?.api_key_valid === false) {
@@ -134,6 +147,8 @@ export interface ProviderGateOptions {
   waitRecheckMs?: number;
   /** Re-check after api_key_valid false (default 5 min; a key change checks at once). */
   invalidRecheckMs?: number;
+  /** While the platform cannot be reached: the first re-check (default 5 s), doubling to 60 s. */
+  unreachableRecheckMs?: number;
   timeoutMs?: number;
 }
 
@@ -151,6 +166,8 @@ export class ProviderGate extends EventEmitter<ProviderGateEvents> {
   private timer?: NodeJS.Timeout;
   private running?: Promise<ProviderStatusView>;
   private stopped = false;
+  /** Re-checks in a row that found the platform unreachable (the backoff's exponent). */
+  private unreachableChecks = 0;
 
   constructor(private readonly o: ProviderGateOptions) {
     super();
@@ -204,6 +221,7 @@ export class ProviderGate extends EventEmitter<ProviderGateEvents> {
     const v = statusView(url, r);
     const log = this.o.log;
     const detail = describeStatus(v).join(' | ');
+    if (v.state !== 'unreachable') this.unreachableChecks = 0;
     if (v.state === 'invalid_key') {
       const next = Date.now() + (this.o.invalidRecheckMs ?? 300_000);
       this.set({ ...v, nextCheckAt: next });
@@ -214,10 +232,20 @@ export class ProviderGate extends EventEmitter<ProviderGateEvents> {
       this.set({ ...v, nextCheckAt: Date.now() + ms });
       log.warn(`not connecting yet: the platform says this provider cannot connect (status ${v.status ?? 'unknown'}). Checking again in ${Math.round(ms / 1000)} s.${detail ? ` ${detail}` : ''}`, { code: 'provider_cannot_connect' });
       this.schedule(ms);
+    } else if (v.state === 'unreachable') {
+      // Connect anyway (as the Go provider does), and ask again until the platform answers: a key saved while
+      // the network was down is checked once it is back.
+      const ms = Math.min((this.o.unreachableRecheckMs ?? 5000) * 2 ** this.unreachableChecks++, 60_000);
+      this.set({ ...v, nextCheckAt: Date.now() + ms });
+      // Said once per outage; the re-checks that follow go to the debug log.
+      const line = `could not read the provider status (${v.error ?? 'no answer'}); connecting anyway, checking again in ${Math.round(ms / 1000)} s`;
+      if (this.unreachableChecks === 1) log.warn(line, { code: 'provider_status_unreachable' });
+      else log.debug(line, { code: 'provider_status_unreachable' });
+      this.schedule(ms);
+      this.o.connect();
     } else {
       this.set(v);
-      if (v.state === 'unreachable') log.warn(`could not read the provider status (${v.error ?? 'no answer'}); connecting anyway`, { code: 'provider_status_unreachable' });
-      else if (v.status && v.status !== 'active') log.warn(`provider status: ${v.status}${v.earningsEnabled === false ? ' (earnings are not enabled yet)' : ''}.${detail ? ` ${detail}` : ''}`);
+      if (v.status && v.status !== 'active') log.warn(`provider status: ${v.status}${v.earningsEnabled === false ? ' (earnings are not enabled yet)' : ''}.${detail ? ` ${detail}` : ''}`);
       else log.info(`provider status: ${v.status ?? 'ok'}${v.earningsEnabled !== undefined ? `, earnings ${v.earningsEnabled ? 'enabled' : 'not enabled'}` : ''}`);
       this.o.connect();
     }

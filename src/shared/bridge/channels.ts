@@ -89,7 +89,8 @@ export interface InvokeResults {
   'serving.resume': PauseState;
   'settings.get': SettingsView;
   'settings.save': SaveResult;
-  'settings.checkKey': { valid: boolean; message: string; detail?: KeyStatusDetailView };
+  /** `unreachable`: the platform could not be asked; the key may be saved anyway and is checked once the network is back. */
+  'settings.checkKey': { valid: boolean; message: string; detail?: KeyStatusDetailView; unreachable?: boolean };
   'requests.list': RequestView[];
   'requests.text': string;
   'usage.report': UsageReport;
