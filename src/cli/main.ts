@@ -142,6 +142,13 @@ export function buildProgram(): Command {
       process.exitCode = await approveCommand({ ...o, ...(code ? { code } : {}) });
     });
 
+  withHome(program.command('link'))
+    .description('print a new one-time console link, asked of the agent running in this home (no terminal needed)')
+    .action(async (o: { home: string }) => {
+      const { linkCommand } = await import('./console-link');
+      process.exitCode = await linkCommand(o);
+    });
+
   withHome(program.command('demo'))
     .description('dev hub + agent + a clearly labelled simulated engine + the browser console, all on this machine')
     .option('--console <host:port>', 'where to serve the console', '127.0.0.1:7777')

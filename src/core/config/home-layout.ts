@@ -45,6 +45,8 @@ export const HOME_FILES = {
   hubView: 'hub-view.json',
   /** Weight hashes (file-hashes.json, by path, size and mtime) and this node's manifests of served models. */
   weights: 'weights',
+  /** Requests for a new one-time console link from `swan-provider link`, and the running agent's answers (0700). */
+  consoleLinks: 'console-links',
 } as const;
 
 export type HomeFile = keyof typeof HOME_FILES;
