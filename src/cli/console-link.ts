@@ -9,7 +9,7 @@ import path from 'node:path';
 import { writeJsonAtomic } from '../core/config/atomic-file';
 import { homePath } from '../core/config/home-layout';
 
-const REQUEST = /^request-([0-9a-f]{16})$/;
+const REQUEST = /^(request|ping)-([0-9a-f]{16})$/;
 const DIR_MODE = 0o700;
 
 function linksDir(home: string): string {
@@ -29,8 +29,10 @@ export function serveLinkRequests(home: string, newUrl: () => string, print: (ur
     } catch {
       return; // answered already (a second event for the same file)
     }
+    // A ping (`service install` asking whether an agent runs here) gets the pid and no link.
+    if (m[1] === 'ping') return writeJsonAtomic(path.join(dir, `answer-${m[2]}.json`), { pid: process.pid });
     const url = newUrl();
-    writeJsonAtomic(path.join(dir, `answer-${m[1]}.json`), { url });
+    writeJsonAtomic(path.join(dir, `answer-${m[2]}.json`), { url });
     print(url);
   };
   // Requests left from before this agent started are stale: their asker gave up.
@@ -49,20 +51,33 @@ export function serveLinkRequests(home: string, newUrl: () => string, print: (ur
 
 export type LinkAnswer = { ok: true; url: string } | { ok: false; code: 'no_console_agent' | 'no_answer'; message: string };
 
+/** The pid of an agent with a console running in `home`, when one answers within `timeoutMs`. */
+export async function agentInHome(home: string, timeoutMs = 2000): Promise<number | undefined> {
+  if (!fs.existsSync(linksDir(home))) return undefined;
+  const a = await ask(home, 'ping', timeoutMs);
+  return typeof a?.pid === 'number' ? a.pid : undefined;
+}
+
 /** Asks the agent running in `home` for a new link; waits up to `timeoutMs` for its answer. */
 export async function askForLink(home: string, timeoutMs = 10_000): Promise<LinkAnswer> {
-  const dir = linksDir(home);
   const none: LinkAnswer = { ok: false, code: 'no_console_agent', message: `No agent with a console has run in ${home}: start it with \`swan-provider run --home ${home} --console 127.0.0.1:7777\` (or \`swan-provider service install\`).` };
-  if (!fs.existsSync(dir)) return none;
+  if (!fs.existsSync(linksDir(home))) return none;
+  const a = await ask(home, 'request', timeoutMs);
+  if (typeof a?.url === 'string') return { ok: true, url: a.url };
+  return { ok: false, code: 'no_answer', message: `The agent in ${home} did not answer within ${Math.round(timeoutMs / 1000)} s: it is not running, or runs without --console. \`swan-provider service status\` says whether the service runs.` };
+}
+
+/** One request and its answer (undefined when none came in time). */
+async function ask(home: string, kind: 'request' | 'ping', timeoutMs: number): Promise<{ url?: unknown; pid?: unknown } | undefined> {
+  const dir = linksDir(home);
   const nonce = crypto.randomBytes(8).toString('hex');
   const answerFile = path.join(dir, `answer-${nonce}.json`);
-  const got = new Promise<string | undefined>((resolve) => {
+  const got = new Promise<{ url?: unknown; pid?: unknown } | undefined>((resolve) => {
     const read = (): boolean => {
       try {
-        const { url } = JSON.parse(fs.readFileSync(answerFile, 'utf8')) as { url?: unknown };
-        if (typeof url !== 'string') return false;
+        const answer = JSON.parse(fs.readFileSync(answerFile, 'utf8')) as { url?: unknown; pid?: unknown };
         fs.rmSync(answerFile, { force: true });
-        finish(url);
+        finish(answer);
         return true;
       } catch {
         return false;
@@ -71,17 +86,16 @@ export async function askForLink(home: string, timeoutMs = 10_000): Promise<Link
     const watcher = fs.watch(dir, () => void read());
     watcher.on('error', () => undefined);
     const timer = setTimeout(() => finish(undefined), timeoutMs);
-    const finish = (url: string | undefined): void => {
+    const finish = (answer: { url?: unknown; pid?: unknown } | undefined): void => {
       clearTimeout(timer);
       watcher.close();
-      resolve(url);
+      resolve(answer);
     };
   });
-  fs.writeFileSync(path.join(dir, `request-${nonce}`), '', { mode: 0o600 });
-  const url = await got;
-  fs.rmSync(path.join(dir, `request-${nonce}`), { force: true });
-  if (url) return { ok: true, url };
-  return { ok: false, code: 'no_answer', message: `The agent in ${home} did not answer within ${Math.round(timeoutMs / 1000)} s: it is not running, or runs without --console. \`swan-provider service status\` says whether the service runs.` };
+  fs.writeFileSync(path.join(dir, `${kind}-${nonce}`), '', { mode: 0o600 });
+  const answer = await got;
+  fs.rmSync(path.join(dir, `${kind}-${nonce}`), { force: true });
+  return answer;
 }
 
 export async function linkCommand(o: { home: string; stdout?: NodeJS.WritableStream; stderr?: NodeJS.WritableStream; timeoutMs?: number }): Promise<number> {
