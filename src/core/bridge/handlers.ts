@@ -63,6 +63,7 @@ export class BridgeHandlers {
         book: engines.book,
         alerts: owner.alerts,
         webhook: owner.webhook,
+        email: owner.email,
         snapshot,
         settingsView: () => owner.settingsView(),
         requestText: d.requestText,

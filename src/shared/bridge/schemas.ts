@@ -34,6 +34,10 @@ export const settingsPatchSchema = z
     retentionDays: z.number().int(),
     alertWebhookUrl: z.string().max(2048),
     alertCooldownMinutes: z.number().int(),
+    alertEmailTo: z.string().max(320),
+    alertSmtpServer: z.string().max(2048),
+    /** Write-only: kept in the secret store ('' removes it). */
+    alertSmtpPassword: z.string().max(512),
     desktopNotifications: z.boolean(),
     updateFeedUrl: z.string().max(2048),
   })
