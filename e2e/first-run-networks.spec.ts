@@ -4,7 +4,7 @@
 // key (the hub stand-in has the provider registered, and a request sent through it is answered). With a
 // key saved, moving to a network that has not had it asks for the key again, in step 1, in view.
 import { test as base, expect, type Page } from '@playwright/test';
-import { NETWORKS } from '../src/shared/networks';
+import { NETWORK_DASHBOARDS, NETWORKS } from '../src/shared/networks';
 import { FirstRunStack, type Network } from './support/first-run';
 import { PROVIDER_KEY } from './support/stack';
 import { slug } from './support/fixtures';
@@ -79,6 +79,8 @@ for (const network of ['mainnet', 'testnet'] as const) {
       await expect(app.getByTestId('onboarding-steps')).toHaveAttribute('data-step', '2');
       await expect(app.getByTestId('key-network')).toHaveText(NETWORKS[network].label);
       await expect(app.getByTestId('key-service-url')).toHaveText(NETWORKS[network].serviceUrl);
+      // Keys come from the chosen network's own dashboard (a mainnet key is refused on testnet).
+      await expect(app.getByTestId('dashboard-link')).toHaveAttribute('href', NETWORK_DASHBOARDS[network]);
       await expect(app.getByTestId('key-continue')).toBeDisabled();
       await app.getByTestId('key-input').fill(PROVIDER_KEY);
       await app.getByTestId('key-check').click();

@@ -66,9 +66,26 @@ export class FirstRunStack {
     readonly engine: SimulatedEngine,
     private readonly hubs: Partial<Record<Network, DevHubProc>>,
     /** mainnet's ServiceURL (the platform API): provider status, rates, stats. */
-    readonly platform: PlatformApi,
+    private api: PlatformApi,
     private readonly agent: Proc,
   ) {}
+
+  get platform(): PlatformApi {
+    return this.api;
+  }
+
+  /** The platform API goes away (the network is down for it): its port stops answering. */
+  async platformDown(): Promise<void> {
+    this.downPort = Number(new URL(this.api.url).port);
+    await this.api.close();
+  }
+
+  private downPort = 0;
+
+  /** The platform API is back on the same address. */
+  async platformUp(): Promise<void> {
+    this.api = await PlatformApi.start(PROVIDER_KEY, this.downPort);
+  }
 
   /** The hub standing in for mainnet / testnet, or the custom hub (the dev hub as an owner runs it). */
   hub(network: Network): DevHubProc {
@@ -127,7 +144,7 @@ export class FirstRunStack {
   async close(): Promise<void> {
     await this.agent.stop();
     await Promise.all(Object.values(this.hubs).map((h) => h!.proc.stop()));
-    await this.platform.close();
+    await this.api.close().catch(() => undefined);
     await this.engine.close();
     fs.rmSync(this.root, { recursive: true, force: true });
   }

@@ -178,6 +178,13 @@ export function buildProgram(): Command {
       process.exitCode = await approveCommand({ ...o, ...(code ? { code } : {}) });
     });
 
+  withHome(program.command('link'))
+    .description('print a new one-time console link, asked of the agent running in this home (no terminal needed)')
+    .action(async (o: { home: string }) => {
+      const { linkCommand } = await import('./console-link');
+      process.exitCode = await linkCommand(o);
+    });
+
   withHome(program.command('demo'))
     .description('dev hub + agent + a clearly labelled simulated engine + the browser console, all on this machine')
     .option('--console <host:port>', 'where to serve the console', '127.0.0.1:7777')
@@ -209,6 +216,50 @@ export function buildProgram(): Command {
     .action(async (name: string, o: { home: string }) => {
       const { fleetTokenCommand } = await import('./fleet-command');
       process.exitCode = fleetTokenCommand({ home: o.home, action: 'revoke', name });
+    });
+
+  const account = program.command('account').description('payout and activation on the platform: where the provider stands, its addresses, approval, collateral');
+  withHome(account.command('show', { isDefault: true }))
+    .description('where the provider stands (pending → under review → approved → activating → active), its payout and owner addresses, the collateral chains')
+    .option('--config <path>', 'config.toml to read the platform address and key from')
+    .option('--json', 'print JSON')
+    .action(async (o: { home: string; config?: string; json?: boolean }) => {
+      const { accountCommand } = await import('./account-command');
+      process.exitCode = await accountCommand({ ...o, action: 'show' });
+    });
+  withHome(account.command('set-beneficiary'))
+    .description('set the payout address (the wallet earnings are paid to); it can be changed again')
+    .argument('<address>', 'a wallet address (0x and 40 hex digits)')
+    .option('--config <path>', 'config.toml to read the platform address and key from')
+    .action(async (address: string, o: { home: string; config?: string }) => {
+      const { accountCommand } = await import('./account-command');
+      process.exitCode = await accountCommand({ ...o, action: 'set-beneficiary', address });
+    });
+  withHome(account.command('set-owner'))
+    .description('set the owner address, once: the platform never changes it (asks you to type it again, or --yes)')
+    .argument('<address>', 'a wallet address (0x and 40 hex digits)')
+    .option('--config <path>', 'config.toml to read the platform address and key from')
+    .option('--yes', 'set it without the question (scripts)')
+    .action(async (address: string, o: { home: string; config?: string; yes?: boolean }) => {
+      const { accountCommand } = await import('./account-command');
+      process.exitCode = await accountCommand({ ...o, action: 'set-owner', address });
+    });
+  withHome(account.command('request-approval'))
+    .description('ask the platform to approve this provider (it then reviews it; collateral follows)')
+    .requiredOption('--hardware <text>', 'the hardware, e.g. "2x RTX 4090, 128 GB RAM"')
+    .requiredOption('--email <address>', 'where the platform writes about the approval')
+    .option('--name <name>', 'the provider name (default: the node name)')
+    .option('--config <path>', 'config.toml to read the platform address and key from')
+    .action(async (o: { home: string; config?: string; hardware: string; email: string; name?: string }) => {
+      const { accountCommand } = await import('./account-command');
+      process.exitCode = await accountCommand({ ...o, action: 'request-approval' });
+    });
+  withHome(account.command('collateral'))
+    .description('the chains, contracts and minimum the collateral step takes')
+    .option('--config <path>', 'config.toml to read the platform address and key from')
+    .action(async (o: { home: string; config?: string }) => {
+      const { accountCommand } = await import('./account-command');
+      process.exitCode = await accountCommand({ ...o, action: 'collateral' });
     });
 
   const service = program.command('service').description('run the agent as a service');

@@ -1,4 +1,5 @@
 // `swan-provider run`: the headless agent, optionally with the browser console.
+import { serveLinkRequests } from './console-link';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Agent } from '../core/agent';
@@ -183,14 +184,13 @@ async function runLocked(o: RunOptions, consoleAt: { host: string; port: number 
   await agent.start();
   let detachTerminal: (() => void) | undefined;
   let newLink: (() => void) | undefined;
+  let stopLinks: (() => void) | undefined;
   if (consoleServer) {
-    // The link goes to stdout only, never to the JSON log; it holds a one-time code, not the token
-    // (docs/security.md): after one use, or CODE_TTL_MS, the line in a scrollback or journal opens nothing.
     const con = consoleServer;
-    process.stdout.write(`console: ${con.url}\n`);
     lock.setConsole(`http://${consoleAt!.host.includes(':') ? `[${consoleAt!.host}]` : consoleAt!.host}:${con.port}/`);
-    process.stdout.write(`  (a one-time link: it opens one browser session${process.stdin.isTTY ? '; press Enter here for another' : ''})\n`);
-    if (process.stdin.isTTY) newLink = () => process.stdout.write(`console: ${con.newUrl()}\n`);
+    newLink = () => process.stdout.write(`console: ${con.newUrl()}\n`);
+    // Another link on demand without a terminal too: `swan-provider link`, or SIGUSR2 (src/cli/console-link.ts).
+    stopLinks = serveLinkRequests(o.home, () => con.newUrl(), (url) => process.stdout.write(`console: ${url}\n`));
     if (o.metrics) {
       // The token itself is shown on a terminal only (a service's stdout is its journal).
       const shown = process.stdout.isTTY ? con.token : '<the console token; shown on a terminal only>';
@@ -199,10 +199,17 @@ async function runLocked(o: RunOptions, consoleAt: { host: string; port: number 
   }
   // The terminal is also where the owner approves what the console may not do alone (approve CODE).
   if (process.stdin.isTTY) {
-    const other = newLink;
+    const other = consoleServer ? newLink : undefined;
     detachTerminal = attachApprovalTerminal(agent.approvals, { input: process.stdin, write: (t) => process.stdout.write(t), ...(other ? { other: (line: string) => line.trim() === '' && other() } : {}) });
   }
   process.stdout.write(`agent running (node ${agent.identity.nodeId.slice(0, 16)}…); press Ctrl+C to stop\n`);
+  if (consoleServer) {
+    // Printed last, so the start-up lines do not scroll it away. It goes to stdout only, never to the JSON log;
+    // it holds a one-time code, not the token (docs/security.md): after one use, or CODE_TTL_MS, the line in a
+    // scrollback or journal opens nothing.
+    process.stdout.write(`console: ${consoleServer.url}\n`);
+    process.stdout.write(`  (a one-time link: it opens one browser session; for another, ${process.stdin.isTTY ? 'press Enter here or ' : ''}run \`swan-provider link --home ${o.home}\`)\n`);
+  }
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
@@ -227,6 +234,7 @@ async function runLocked(o: RunOptions, consoleAt: { host: string; port: number 
     detachTerminal();
     process.stdin.pause();
   }
+  stopLinks?.();
   await consoleServer?.close();
   await agent.stop();
   guard.dispose();

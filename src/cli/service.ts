@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { packageRoot, parseHostPort } from './home';
 import { loadOrCreateToken } from './token-file';
+import { agentInHome } from './console-link';
 import { HOME_FILES, homePath } from '../core/config/home-layout';
 
 export const UNIT_NAME = 'swan-provider.service';
@@ -73,15 +74,67 @@ function consoleUrl(at: string, token: string): string {
   return `http://${shown}:${port}/?token=${token}`;
 }
 
-export async function serviceInstallCommand(o: { home: string; config?: string; console: string }): Promise<number> {
-  if (process.platform !== 'linux') {
-    process.stderr.write('service install writes a systemd user unit and works on Linux only. On Windows and macOS, use "Start at login" in the desktop app.\n');
+/** Lingering: without it a user's units start when they log in, never at boot (a headless rig nobody logs into). */
+export interface Linger {
+  /** 'yes' | 'no', or undefined when loginctl cannot say. */
+  state(): 'yes' | 'no' | undefined;
+  /** Tries `loginctl enable-linger` for this user (allowed without root on many systems); true when it worked. */
+  enable(): boolean;
+}
+
+const user = (): string => os.userInfo().username;
+
+export const systemLinger: Linger = {
+  state: () => {
+    try {
+      const out = execFileSync('loginctl', ['show-user', user(), '--property=Linger'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000 });
+      const v = /Linger=(yes|no)/.exec(out)?.[1];
+      return v === 'yes' || v === 'no' ? v : undefined;
+    } catch {
+      return undefined;
+    }
+  },
+  enable: () => {
+    try {
+      execFileSync('loginctl', ['enable-linger', user()], { stdio: 'ignore', timeout: 10_000 });
+      return true;
+    } catch {
+      return false;
+    }
+  },
+};
+
+/** What install says about lingering, after trying to turn it on. */
+export function lingerAdvice(l: Linger): string {
+  if (l.state() === 'yes') return 'Lingering is on: the service starts at boot, before anyone logs in.\n';
+  if (l.enable() && l.state() === 'yes') return 'Turned lingering on (loginctl enable-linger): the service starts at boot, before anyone logs in.\n';
+  return (
+    'Lingering is off, so the service starts only when you log in, never at boot on a rig nobody logs into. Turn it on with:\n' +
+    `  sudo loginctl enable-linger ${user()}\n`
+  );
+}
+
+export interface ServiceInstallDeps {
+  /** The pid of an agent with a console already running in the home (src/cli/console-link.ts). */
+  agentInHome?: (home: string) => Promise<number | undefined>;
+  linger?: Linger;
+  env?: NodeJS.ProcessEnv;
+  stdout?: NodeJS.WritableStream;
+  stderr?: NodeJS.WritableStream;
+  platform?: NodeJS.Platform;
+}
+
+export async function serviceInstallCommand(o: { home: string; config?: string; console: string }, d: ServiceInstallDeps = {}): Promise<number> {
+  const stdout = d.stdout ?? process.stdout;
+  const stderr = d.stderr ?? process.stderr;
+  if ((d.platform ?? process.platform) !== 'linux') {
+    stderr.write('service install writes a systemd user unit and works on Linux only. On Windows and macOS, use "Start at login" in the desktop app.\n');
     return 1;
   }
   const home = path.resolve(o.home);
   const config = o.config ? path.resolve(o.config) : homePath(home, 'config');
   if (!fs.existsSync(config)) {
-    process.stderr.write(
+    stderr.write(
       `No config at ${config}: the service would have nothing to run. Make one first:\n` +
         `  swan-provider init --home "${home}"     (then paste your provider key in the console, or put it in ApiKey)\n` +
         `or run "npm start -- --home ${home}" once and finish the console's onboarding.\n`,
@@ -91,19 +144,29 @@ export async function serviceInstallCommand(o: { home: string; config?: string; 
   try {
     parseHostPort(o.console, '--console');
   } catch (e) {
-    process.stderr.write(`${(e as Error).message}\n`);
+    stderr.write(`${(e as Error).message}\n`);
     return 2;
+  }
+  // Two agents on one home would share its identity, ledger and console port: refuse while one runs here.
+  const running = await (d.agentInHome ?? ((h) => agentInHome(h)))(home);
+  if (running !== undefined) {
+    stderr.write(
+      `An agent already runs in ${home} (pid ${running}). A service on the same home would run a second one beside it.\n` +
+        'Stop that agent first (Ctrl+C in its terminal, or quit the desktop app), then install the service again.\n',
+    );
+    return 1;
   }
   const tokenFile = path.join(home, TOKEN_FILE_NAME);
   const token = loadOrCreateToken(tokenFile);
-  const file = unitPath();
+  const file = unitPath(d.env);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, systemdUnit({ home, ...(o.config ? { config } : {}), console: o.console, tokenFile, node: process.execPath, bin: path.join(packageRoot, 'bin', 'swan-provider.js') }));
-  process.stdout.write(
+  stdout.write(
     `Wrote ${file}\nEnable it with:\n  systemctl --user daemon-reload && systemctl --user enable --now swan-provider\n` +
       `The console will be at (bookmark it; the token is kept in ${tokenFile}):\n  ${consoleUrl(o.console, token)}\n` +
       'Print it again with:  swan-provider service status\n',
   );
+  stdout.write(lingerAdvice(d.linger ?? systemLinger));
   return 0;
 }
 

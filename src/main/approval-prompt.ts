@@ -20,6 +20,7 @@ const TITLES: Record<OwnerConfirmation['kind'], string> = {
   gateway_key: 'Create a gateway key?',
   engine_endpoint: 'Add an engine outside your network?',
   fleet_token: 'Let another console read this rig?',
+  payout_address: 'Change where this provider is paid?',
 };
 
 export function approvalPrompt(c: OwnerConfirmation): ApprovalPrompt {

@@ -30,4 +30,7 @@ export interface AlertTestResult {
   webhook: 'sent' | 'failed' | 'off';
   /** The receiver's HTTP status, or why the call failed. */
   detail?: string;
+  /** Absent when no e-mail address or SMTP server is set (src/core/alerts/email.ts). */
+  email?: 'sent' | 'failed';
+  emailDetail?: string;
 }

@@ -60,7 +60,7 @@ export class CodedError<C extends string> extends Error {
 }
 
 /** What needs the owner's approval: the provider key's destination, a gateway key, an engine endpoint. */
-export type ApprovalKind = 'key_destination' | 'gateway_key' | 'engine_endpoint' | 'fleet_token';
+export type ApprovalKind = 'key_destination' | 'gateway_key' | 'engine_endpoint' | 'fleet_token' | 'payout_address';
 
 /** How an approval ended (the `approval` bridge event): `failed` = approved, but applying the change failed. */
 export type ApprovalStatus = 'approved' | 'denied' | 'expired' | 'failed';

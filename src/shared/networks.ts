@@ -26,8 +26,25 @@ export const LOCAL_DEV_HUB: NetworkAddresses = { hubUrl: 'ws://127.0.0.1:8081', 
  */
 export const SIMULATED_HUB_EXTENSION = 'simulated-network';
 
-/** Where provider keys come from: the Swan Inference dashboard. */
+/** Where provider keys come from: the Swan Inference dashboard (mainnet's; `dashboardUrlOf` names each network's). */
 export const PROVIDER_DASHBOARD_URL = 'https://inference.swanchain.io';
+
+/**
+ * Each network's dashboard, where its provider keys are made: mainnet's is build/version.go's
+ * DefaultInferenceDashboardURL; testnet's is the testnet web host of the Makefile's dev build
+ * (DefaultInferenceURL https://inference-dev.swanchain.io), since a testnet key is made on testnet. A mainnet
+ * link on the testnet key step sends the owner for a key the testnet hub refuses.
+ */
+export const NETWORK_DASHBOARDS: Record<Exclude<NetworkName, 'custom'>, string> = {
+  mainnet: PROVIDER_DASHBOARD_URL,
+  testnet: 'https://inference-dev.swanchain.io',
+};
+
+/** The dashboard of the network this hub address is on; undefined for a custom hub (its own operator's). */
+export function dashboardUrlOf(hubUrl: string): string | undefined {
+  const n = networkOf(hubUrl);
+  return n === 'custom' ? undefined : NETWORK_DASHBOARDS[n];
+}
 
 function same(a: string, b: string): boolean {
   return a.trim().replace(/\/+$/, '').toLowerCase() === b.trim().replace(/\/+$/, '').toLowerCase();

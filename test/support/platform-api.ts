@@ -2,8 +2,13 @@
 // model_price.go / provider_stats.go read): GET /api/v1/stats/model-demand (public),
 // GET /api/v1/provider/me/stats and /api/v1/provider/status (Bearer provider key). Each route's answer
 // can be switched to a failure: an HTTP status, raw text, a hang, or a delay. Records every hit.
+// The provider's account (cmd/computing-provider/inference.go): GET/PUT /api/v1/provider/me (the owner
+// address set once: a second set is refused with 409 and `{error: {message}}`, as the Go CLI reads
+// errors), POST /api/v1/provider/request-approval (409 when asked already), and the public
+// GET /api/v1/provider/collateral/contract; `account` holds their state.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readBody } from '../../src/core/http/read-body';
 
 export type RouteBehaviour =
   | { kind: 'json'; body: unknown; delayMs?: number }
@@ -65,15 +70,46 @@ export const EARNINGS_HISTORY = {
   subscription_pro_rate: { '2026-11': { ratio: 0.5, settled: false, determined: false } },
 };
 
+/** The collateral contract as the Go CLI's CollateralChainInfo reads it (a testnet chain). */
+export const COLLATERAL_CONTRACT = {
+  chains: [
+    {
+      chain_id: 20241133,
+      chain_name: 'Swan Proxima Testnet',
+      contract_address: '0x1111111111111111111111111111111111111111',
+      token_address: '0x2222222222222222222222222222222222222222',
+      token_symbol: 'SWAN',
+      token_decimals: 18,
+      min_collateral: 100,
+      rpc_url: 'https://rpc-proxima.swanchain.io',
+      explorer_url: 'https://proxima-explorer.swanchain.io',
+      faucet_url: 'https://faucet.swanchain.io',
+    },
+  ],
+};
+
+/** The provider record behind GET/PUT /api/v1/provider/me and the approval request. */
+export interface AccountState {
+  id: string;
+  owner_address: string;
+  worker_address: string;
+  beneficiary_address: string;
+  approvalRequests: Array<{ provider_name: string; hardware_summary: string; contact_email: string }>;
+  puts: Array<Record<string, unknown>>;
+  /** The next this many GETs show no owner address (a record read before another console set it). */
+  staleOwnerReads: number;
+}
+
 export class PlatformApi {
-  readonly hits: Array<{ path: string; auth?: string; query?: string }> = [];
+  readonly hits: Array<{ path: string; auth?: string; method?: string; query?: string }> = [];
+  readonly account: AccountState = { id: 'p1', owner_address: '', worker_address: '', beneficiary_address: '', approvalRequests: [], puts: [], staleOwnerReads: 0 };
   routes: Record<string, RouteBehaviour> = {
     '/api/v1/stats/model-demand': { kind: 'json', body: MODEL_DEMAND },
     '/api/v1/provider/me/stats': { kind: 'json', body: { data: ME_STATS } },
     '/api/v1/provider/status': { kind: 'json', body: PROVIDER_STATUS_ACTIVE },
-    '/api/v1/provider/me': { kind: 'json', body: PROVIDER_ME },
     '/api/v1/providers/p1/models/details': { kind: 'json', body: MODEL_DETAILS },
     '/api/v1/provider/me/earnings/history': { kind: 'json', body: EARNINGS_HISTORY },
+    '/api/v1/provider/collateral/contract': { kind: 'json', body: COLLATERAL_CONTRACT },
   };
   private readonly hanging = new Set<http.ServerResponse>();
 
@@ -106,10 +142,11 @@ export class PlatformApi {
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     const p = (req.url ?? '/').split('?')[0]!;
     const query = (req.url ?? '').split('?')[1];
-    this.hits.push({ path: p, ...(req.headers.authorization ? { auth: req.headers.authorization } : {}), ...(query ? { query } : {}) });
+    this.hits.push({ path: p, method: req.method ?? 'GET', ...(req.headers.authorization ? { auth: req.headers.authorization } : {}), ...(query ? { query } : {}) });
+    if (this.routes[p] === undefined && (p === '/api/v1/provider/me' || p === '/api/v1/provider/request-approval')) return void this.handleAccount(p, req, res);
     const route = this.routes[p];
     if (!route || req.method !== 'GET') return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"code":404,"message":"not found"}');
-    if ((p.startsWith('/api/v1/provider/') || p.startsWith('/api/v1/providers/')) && req.headers.authorization !== `Bearer ${this.key}`) {
+    if ((p.startsWith('/api/v1/provider/') || p.startsWith('/api/v1/providers/')) && p !== '/api/v1/provider/collateral/contract' && req.headers.authorization !== `Bearer ${this.key}`) {
       return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"code":401,"message":"invalid api key"}');
     }
     switch (route.kind) {
@@ -127,5 +164,43 @@ export class PlatformApi {
         this.hanging.add(res);
         return;
     }
+  }
+
+  /** The provider's account: its addresses (the owner's set once) and the approval request. */
+  private async handleAccount(p: string, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const send = (status: number, body: unknown): void => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if (req.headers.authorization !== `Bearer ${this.key}`) return send(401, { error: { message: 'invalid api key' } });
+    const a = this.account;
+    const stale = req.method === 'GET' && a.staleOwnerReads > 0 && a.staleOwnerReads-- > 0;
+    const me = (): unknown => ({ data: { id: a.id, owner_address: stale ? '' : a.owner_address, worker_address: a.worker_address, beneficiary_address: a.beneficiary_address } });
+    let body: Record<string, unknown> = {};
+    if (req.method !== 'GET') {
+      try {
+        body = JSON.parse(await readBody(req)) as Record<string, unknown>;
+      } catch {
+        return send(400, { error: { message: 'invalid JSON body' } });
+      }
+    }
+    const addr = (v: unknown): v is string => typeof v === 'string' && /^0x[0-9a-fA-F]{40}$/.test(v);
+    if (p === '/api/v1/provider/me' && req.method === 'GET') return send(200, me());
+    if (p === '/api/v1/provider/me' && req.method === 'PUT') {
+      a.puts.push(body);
+      if (body.owner_address !== undefined) {
+        if (a.owner_address) return send(409, { error: { message: 'owner address is already set and cannot be changed' } });
+        if (!addr(body.owner_address)) return send(400, { error: { message: 'invalid owner_address' } });
+        a.owner_address = body.owner_address;
+      }
+      if (body.beneficiary_address !== undefined) {
+        if (!addr(body.beneficiary_address)) return send(400, { error: { message: 'invalid beneficiary_address' } });
+        a.beneficiary_address = body.beneficiary_address;
+      }
+      return send(200, me());
+    }
+    if (p === '/api/v1/provider/request-approval' && req.method === 'POST') {
+      if (a.approvalRequests.length > 0) return send(409, { error: { message: 'an approval request is already pending' } });
+      a.approvalRequests.push({ provider_name: String(body.provider_name ?? ''), hardware_summary: String(body.hardware_summary ?? ''), contact_email: String(body.contact_email ?? '') });
+      return send(200, { provider_id: a.id, status: 'under_review', message: 'Your approval request was submitted.', requested_at: '2026-12-06T05:00:00Z' });
+    }
+    return send(405, { error: { message: 'method not allowed' } });
   }
 }

@@ -5,6 +5,7 @@ import type { SettingsView } from '../../shared/views/settings';
 import { BridgeError } from '../../shared/bridge-error';
 import type { AlertList } from '../alerts/alert-list';
 import type { WebhookTransport } from '../alerts/webhook';
+import type { EmailTransport } from '../alerts/email';
 import type { Log } from '../base/log';
 import type { RequestBook } from '../inference/requests';
 import { checkForUpdate } from '../update/check';
@@ -32,6 +33,7 @@ export interface ConsoleVerbDeps {
   book: RequestBook;
   alerts: AlertList;
   webhook: WebhookTransport;
+  email: Pick<EmailTransport, 'send'>;
   snapshot: () => AgentSnapshot;
   settingsView: () => SettingsView;
   /** A request's text, read after the bridge got every delta the book holds (bridge.ts). */
@@ -48,7 +50,10 @@ export function consoleVerbs(d: ConsoleVerbDeps): Verbs<ConsoleChannel> {
     'alerts.list': () => d.alerts.list(),
     'alerts.test': async () => {
       const alert = d.alerts.raise('test', 'Test alert', 'This is a test alert from Swan Provider Console. If you see it, alerts reach you.');
-      return await d.webhook.send(alert);
+      const [webhook, email] = await Promise.all([d.webhook.send(alert), d.email.send(alert)]);
+      // No e-mail set: the answer is the webhook's alone, as before e-mail alerts existed.
+      if (email.email === 'off') return webhook;
+      return { ...webhook, email: email.email, ...(email.detail ? { emailDetail: email.detail } : {}) };
     },
     'update.check': () => checkForUpdate({ current: d.snapshot().version, feed: d.settingsView().updateFeedUrl, mode: d.mode }),
     // Downloads are the desktop app's (src/main/updater.ts answers these there); headless installs with npm.

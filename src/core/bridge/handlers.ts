@@ -14,6 +14,7 @@ import type { Accounting } from '../accounting/accounting';
 import type { Engines } from '../engines/engines';
 import type { Owner } from '../owner/owner';
 import type { Serving } from '../serving/serving';
+import { accountVerbs } from './account-verbs';
 import { consoleVerbs } from './console-verbs';
 import { engineVerbs } from './engines-verbs';
 import { toBridgeError } from './errors';
@@ -57,12 +58,14 @@ export class BridgeHandlers {
       ...settingsVerbs({ values, owner, snapshot, changed }),
       ...gatewayKeyVerbs({ keys: serving.gatewayKeys, owner, changed }),
       ...usageVerbs({ ledger: accounting.ledger, earnings: accounting.earnings, changed }),
+      ...accountVerbs({ values, owner, refreshStatus: () => serving.providerGate.check(), changed }),
       ...consoleVerbs({
         mode: d.mode,
         log: d.log,
         book: engines.book,
         alerts: owner.alerts,
         webhook: owner.webhook,
+        email: owner.email,
         snapshot,
         settingsView: () => owner.settingsView(),
         requestText: d.requestText,

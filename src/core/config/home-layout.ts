@@ -58,6 +58,8 @@ export const HOME_FILES = {
   managedEngines: 'managed-engines.json',
   /** The engines the agent started (pid, port, binary): what it may stop, and nothing else. */
   managedState: 'managed-state.json',
+  /** Requests for a new one-time console link from `swan-provider link`, and the running agent's answers (0700). */
+  consoleLinks: 'console-links',
 } as const;
 
 export type HomeFile = keyof typeof HOME_FILES;

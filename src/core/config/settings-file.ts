@@ -22,6 +22,8 @@ const stored = z
     onboarded: z.boolean(),
     alertWebhookUrl: z.string(),
     alertCooldownMinutes: z.number().int(),
+    alertEmailTo: z.string(),
+    alertSmtpServer: z.string(),
     desktopNotifications: z.boolean(),
     updateFeedUrl: z.string(),
     extraEndpoints: z.array(z.object({ url: z.string(), model: z.string().optional() })),

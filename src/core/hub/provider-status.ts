@@ -13,6 +13,8 @@ import { readCapped } from '../http/read-body';
 
 /** The largest provider-status answer read (the real one is under 2 KB). */
 const MAX_STATUS_BYTES = 256 * 1024;
+import { cleanNextSteps } from '../platform/next-steps';
+import { networkFailure, type NetworkFailureCode } from '../http/network-failure';
 
 const statusSchema = z
   .object({
@@ -46,7 +48,7 @@ export function isStatusShape(json: unknown): boolean {
 /** Why a status could not be had: the address is not a Swan hub, or it could not be asked at all. */
 export type StatusFailure = 'not_a_hub' | 'unreachable';
 
-export async function fetchProviderStatus(serviceUrl: string, key: string, timeoutMs = 10_000): Promise<{ status?: ProviderStatus; httpStatus?: number; error?: string; failure?: StatusFailure }> {
+export async function fetchProviderStatus(serviceUrl: string, key: string, timeoutMs = 10_000): Promise<{ status?: ProviderStatus; httpStatus?: number; error?: string; failure?: StatusFailure; network?: NetworkFailureCode }> {
   const url = `${serviceUrl.replace(/\/+$/, '')}/api/v1/provider/status`;
   const notHub = (status: number): string => `${url} does not answer like a Swan hub (HTTP ${status}): check the network's API address (ServiceURL)`;
   try {
@@ -66,8 +68,17 @@ export async function fetchProviderStatus(serviceUrl: string, key: string, timeo
     if (!parsed.success || (!refusal && (!res.ok || !isStatusShape(json)))) return { httpStatus: res.status, failure: 'not_a_hub', error: notHub(res.status) };
     return { status: parsed.data, httpStatus: res.status };
   } catch (e) {
-    const reason = (e as Error).name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : ((e as { cause?: Error }).cause?.message ?? (e as Error).message);
-    return { failure: 'unreachable', error: `could not reach ${url} (${reason})` };
+    // Plain words, never Node's raw "getaddrinfo ENOTFOUND …" (http/network-failure.ts).
+    const f = networkFailure(e, hostOf(url), timeoutMs);
+    return { failure: 'unreachable', error: f.words, network: f.code };
+  }
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
   }
 }
 
@@ -78,7 +89,8 @@ const str = (v: unknown, max = 500) => (typeof v === 'string' && v.trim() ? v.tr
 const int = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 100 ? v : undefined);
 
 export function keyStatusDetail(st: ProviderStatus): KeyStatusDetail {
-  const steps = Array.isArray(st.next_steps) ? (st.next_steps as unknown[]).map((x) => str(x)).filter((x): x is string => x !== undefined).slice(0, 10) : [];
+  // Written for the Go provider's CLI and numbered by the platform: cleaned (platform/next-steps.ts).
+  const steps = Array.isArray(st.next_steps) ? cleanNextSteps((st.next_steps as unknown[]).map((x) => str(x)).filter((x): x is string => x !== undefined).slice(0, 10)) : [];
   const d: KeyStatusDetail = { nextSteps: steps };
   const status = str(st.status, 64);
   if (status) d.status = status;
@@ -97,11 +109,14 @@ export function keyStatusDetail(st: ProviderStatus): KeyStatusDetail {
 /** What a key check found, stable for tests and tools: accepted, refused, not a Swan hub, or not checked (no answer). */
 export type KeyCheckCode = 'key_accepted' | 'key_refused' | 'not_a_hub' | 'key_unchecked';
 
-export async function checkProviderKey(serviceUrl: string, key: string): Promise<{ valid: boolean; code: KeyCheckCode; message: string; detail?: KeyStatusDetail }> {
+export async function checkProviderKey(serviceUrl: string, key: string): Promise<{ valid: boolean; code: KeyCheckCode; message: string; detail?: KeyStatusDetail; unreachable?: boolean }> {
   const r = await fetchProviderStatus(serviceUrl, key.trim());
   if (r.failure === 'not_a_hub') {
     return { valid: false, code: 'not_a_hub', message: `This address does not answer like a Swan hub (HTTP ${r.httpStatus ?? '?'}), so the key was not checked. Check the network's addresses in Settings: the API address (ServiceURL) must be the hub's, not an engine's.` };
   }
+  // The platform could not be asked: the key is neither good nor bad yet. It may be saved as it is and is
+  // checked once the network is back (the ProviderGate re-checks while the platform is unreachable).
+  if (r.network) return { valid: false, code: 'key_unchecked', unreachable: true, message: `The key could not be checked: ${r.error}. You can save it now; it is checked once the network is back.` };
   if (r.error) return { valid: false, code: 'key_unchecked', message: `The key could not be checked: ${r.error}. Check the network (hub addresses) in Settings and your connection.` };
   const detail = r.status ? { detail: keyStatusDetail(r.status) } : {};
   if (r.httpStatus === 401 || r.httpStatus === 403 || r.status?.api_key_valid === false) {
@@ -128,7 +143,7 @@ export function statusView(url: string, r: { status?: ProviderStatus; httpStatus
     ...(st.api_key_valid !== undefined ? { apiKeyValid: st.api_key_valid } : {}),
     ...(st.message ? { message: clip(st.message, 1000)! } : {}),
     ...(st.warning ? { warning: clip(st.warning, 1000)! } : {}),
-    nextSteps: (st.next_steps ?? []).slice(0, 20).map((x) => clip(x, 500)!),
+    nextSteps: cleanNextSteps((st.next_steps ?? []).slice(0, 20).map((x) => clip(x, 500)!)),
     ...(st.step !== undefined ? { step: st.step } : {}),
     ...(st.total_steps !== undefined ? { totalSteps: st.total_steps } : {}),
     ...(st.step_label ? { stepLabel: clip(st.step_label, 200)! } : {}),
@@ -161,6 +176,8 @@ export interface ProviderGateOptions {
   waitRecheckMs?: number;
   /** Re-check after api_key_valid false (default 5 min; a key change checks at once). */
   invalidRecheckMs?: number;
+  /** While the platform cannot be reached: the first re-check (default 5 s), doubling to 60 s. */
+  unreachableRecheckMs?: number;
   timeoutMs?: number;
 }
 
@@ -178,6 +195,8 @@ export class ProviderGate extends EventEmitter<ProviderGateEvents> {
   private timer?: NodeJS.Timeout;
   private running?: Promise<ProviderStatusView>;
   private stopped = false;
+  /** Re-checks in a row that found the platform unreachable (the backoff's exponent). */
+  private unreachableChecks = 0;
 
   constructor(private readonly o: ProviderGateOptions) {
     super();
@@ -231,6 +250,7 @@ export class ProviderGate extends EventEmitter<ProviderGateEvents> {
     const v = statusView(url, r);
     const log = this.o.log;
     const detail = describeStatus(v).join(' | ');
+    if (v.state !== 'unreachable') this.unreachableChecks = 0;
     if (v.state === 'invalid_key') {
       const next = Date.now() + (this.o.invalidRecheckMs ?? 300_000);
       this.set({ ...v, nextCheckAt: next });
@@ -241,10 +261,20 @@ export class ProviderGate extends EventEmitter<ProviderGateEvents> {
       this.set({ ...v, nextCheckAt: Date.now() + ms });
       log.warn(`not connecting yet: the platform says this provider cannot connect (status ${v.status ?? 'unknown'}). Checking again in ${Math.round(ms / 1000)} s.${detail ? ` ${detail}` : ''}`, { code: 'provider_cannot_connect' });
       this.schedule(ms);
+    } else if (v.state === 'unreachable') {
+      // Connect anyway (as the Go provider does), and ask again until the platform answers: a key saved while
+      // the network was down is checked once it is back.
+      const ms = Math.min((this.o.unreachableRecheckMs ?? 5000) * 2 ** this.unreachableChecks++, 60_000);
+      this.set({ ...v, nextCheckAt: Date.now() + ms });
+      // Said once per outage; the re-checks that follow go to the debug log.
+      const line = `could not read the provider status (${v.error ?? 'no answer'}); connecting anyway, checking again in ${Math.round(ms / 1000)} s`;
+      if (this.unreachableChecks === 1) log.warn(line, { code: 'provider_status_unreachable' });
+      else log.debug(line, { code: 'provider_status_unreachable' });
+      this.schedule(ms);
+      this.o.connect();
     } else {
       this.set(v);
-      if (v.state === 'unreachable') log.warn(`could not read the provider status (${v.error ?? 'no answer'}); connecting anyway`, { code: 'provider_status_unreachable' });
-      else if (v.status && v.status !== 'active') log.warn(`provider status: ${v.status}${v.earningsEnabled === false ? ' (earnings are not enabled yet)' : ''}.${detail ? ` ${detail}` : ''}`);
+      if (v.status && v.status !== 'active') log.warn(`provider status: ${v.status}${v.earningsEnabled === false ? ' (earnings are not enabled yet)' : ''}.${detail ? ` ${detail}` : ''}`);
       else log.info(`provider status: ${v.status ?? 'ok'}${v.earningsEnabled !== undefined ? `, earnings ${v.earningsEnabled ? 'enabled' : 'not enabled'}` : ''}`);
       this.o.connect();
     }

@@ -10,6 +10,7 @@ import type { SettingsView } from '../../shared/views/settings';
 import { BridgeError } from '../../shared/bridge-error';
 import { AlertList } from '../alerts/alert-list';
 import { DEFAULT_COOLDOWN_MINUTES, WebhookTransport } from '../alerts/webhook';
+import { EmailTransport, SMTP_PASSWORD_SECRET } from '../alerts/email';
 import type { Lifecycle } from '../base/lifecycle';
 import { hubDialUrl } from '../config/config';
 import { KEY_SECRET } from '../config/home-layout';
@@ -47,6 +48,7 @@ export class Owner {
   /** The one alert list (link down, key refused, engine down, auto-paused, hub notice); transports subscribe. */
   readonly alerts = new AlertList();
   readonly webhook: WebhookTransport;
+  readonly email: EmailTransport;
 
   constructor(private readonly d: OwnerDeps) {
     const { values, log } = d;
@@ -58,9 +60,17 @@ export class Owner {
       node: () => values.nodeName(),
       log: log.child('alerts'),
     });
+    this.email = new EmailTransport({
+      to: () => values.settings.get().alertEmailTo || undefined,
+      server: () => values.settings.get().alertSmtpServer || undefined,
+      password: () => values.secrets.get(SMTP_PASSWORD_SECRET),
+      cooldownMs: () => (values.settings.get().alertCooldownMinutes ?? DEFAULT_COOLDOWN_MINUTES) * 60_000,
+      node: () => values.nodeName(),
+      log: log.child('alerts'),
+    });
     const { serving, engines } = d;
     wireAlerts(
-      { link: serving.link, health: engines.health, pause: engines.pause, providerGate: serving.providerGate, notices: serving.notices, selfHeal: engines.selfHeal, alerts: this.alerts, webhook: this.webhook, log },
+      { link: serving.link, health: engines.health, pause: engines.pause, providerGate: serving.providerGate, notices: serving.notices, selfHeal: engines.selfHeal, alerts: this.alerts, webhook: this.webhook, email: this.email, log },
       d.event,
     );
     d.life.onStop('approvals', () => this.approvals.close());
@@ -110,6 +120,9 @@ export class Owner {
       retentionDays: s.retentionDays ?? 365,
       alertWebhookUrl: s.alertWebhookUrl ?? '',
       alertCooldownMinutes: s.alertCooldownMinutes ?? DEFAULT_COOLDOWN_MINUTES,
+      alertEmailTo: s.alertEmailTo ?? '',
+      alertSmtpServer: s.alertSmtpServer ?? '',
+      alertSmtpPasswordSet: (values.secrets.get(SMTP_PASSWORD_SECRET) ?? '') !== '',
       desktopNotifications: s.desktopNotifications ?? true,
       updateFeedUrl: s.updateFeedUrl ?? '',
       addedEndpoints: (s.extraEndpoints ?? []).map((e) => e.url),
@@ -160,12 +173,12 @@ export class Owner {
    * A credential is minted only with the owner's approval, given outside the console: the first call is refused
    * with the approval to give; the call that follows it (with the approval's id) goes through, once.
    */
-  requireOwner(kind: 'gateway_key' | 'fleet_token', name: string, grant: string | undefined, summary: string): void {
+  requireOwner(kind: 'gateway_key' | 'fleet_token' | 'payout_address', name: string, grant: string | undefined, summary: string): void {
     if (grant !== undefined && this.approvals.redeem(grant, kind, name)) return;
     const confirmation = this.approvals.request({ kind, summary, subject: name });
     throw new BridgeError(
       'OWNER_CONFIRMATION_REQUIRED',
-      `${summary} Only you can allow this: ${this.approveWhere(confirmation)}; then create it again.`,
+      `${summary} Only you can allow this: ${this.approveWhere(confirmation)}; then ${kind === 'payout_address' ? 'save' : 'create'} it again.`,
       grant === undefined ? undefined : 'grant',
       confirmation,
     );
@@ -180,8 +193,16 @@ export class Owner {
   private async applySettings(patch: SettingsPatch): Promise<void> {
     const { values, serving, accounting, log } = this.d;
     const { link, providerGate } = serving;
-    const { providerKey, ...rest } = patch;
+    const { providerKey, alertSmtpPassword, ...rest } = patch;
     values.settings.update((s) => ({ ...s, ...rest }));
+    // The SMTP password goes where the provider key goes (the secret store), never into settings.json.
+    if (alertSmtpPassword !== undefined) {
+      if (alertSmtpPassword === '') values.secrets.delete(SMTP_PASSWORD_SECRET);
+      else {
+        values.secrets.set(SMTP_PASSWORD_SECRET, alertSmtpPassword);
+        log.addSecrets([alertSmtpPassword]);
+      }
+    }
     if (providerKey !== undefined) {
       if (providerKey === '') values.secrets.delete(KEY_SECRET);
       else {

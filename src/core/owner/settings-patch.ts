@@ -3,6 +3,7 @@
 import type { SettingsPatch } from '../../shared/bridge/schemas';
 import { parseSchedule } from '../scheduler/pause-schedule';
 import { webhookUrlProblem } from '../alerts/webhook';
+import { emailProblem, smtpServerProblem } from '../alerts/email';
 import { feedUrlProblem } from '../update/check';
 
 /** Checks a settings patch; returns field -> message for each problem (empty when fine). */
@@ -40,6 +41,14 @@ export function validateSettingsPatch(p: SettingsPatch): Record<string, string> 
   }
   if (p.alertCooldownMinutes !== undefined && (p.alertCooldownMinutes < 1 || p.alertCooldownMinutes > 1440)) {
     errors.alertCooldownMinutes = 'Use 1 to 1440 minutes between alerts of the same kind.';
+  }
+  if (p.alertEmailTo !== undefined) {
+    const problem = emailProblem(p.alertEmailTo.trim());
+    if (problem) errors.alertEmailTo = problem;
+  }
+  if (p.alertSmtpServer !== undefined) {
+    const problem = smtpServerProblem(p.alertSmtpServer.trim());
+    if (problem) errors.alertSmtpServer = problem;
   }
   if (p.updateFeedUrl !== undefined) {
     const problem = feedUrlProblem(p.updateFeedUrl.trim());

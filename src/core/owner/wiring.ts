@@ -6,6 +6,7 @@ import type { AlertList } from '../alerts/alert-list';
 import { noticesFromEmitter } from '../alerts/notice-source';
 import { watchForAlerts } from '../alerts/watch';
 import type { WebhookTransport } from '../alerts/webhook';
+import type { EmailTransport } from '../alerts/email';
 import type { HealthMonitor } from '../engine/health';
 import type { HubLink } from '../hub/link';
 import type { NoticeBook } from '../hub/notices';
@@ -23,6 +24,7 @@ export interface AlertParts {
   selfHeal?: Pick<EventEmitter, 'on' | 'off'>;
   alerts: AlertList;
   webhook: WebhookTransport;
+  email: EmailTransport;
   log: Log;
 }
 
@@ -32,6 +34,7 @@ export function wireAlerts(p: AlertParts, event: (e: BridgeEvent) => void): void
   p.alerts.on('alert', (alert) => {
     l.warn(`${alert.title}: ${alert.text}`);
     p.webhook.handle(alert);
+    p.email.handle(alert);
     event({ type: 'alert', alert });
   });
 }

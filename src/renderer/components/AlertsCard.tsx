@@ -83,6 +83,75 @@ function BrowserNotifications() {
   );
 }
 
+/** Alerts by e-mail over SMTP: where to, through which server; the password is write-only. */
+function EmailAlerts() {
+  const settings = useStore((s) => s.settings);
+  const [to, setTo] = useState<string | null>(null);
+  const [server, setServer] = useState<string | null>(null);
+  const [password, setPassword] = useState('');
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [saved, setSaved] = useState(false);
+  const [saveEmail, state] = useCall(async () => {
+    setSaved(false);
+    const r = await getBridge().invoke('settings.save', {
+      patch: { alertEmailTo: (to ?? settings?.alertEmailTo ?? '').trim(), alertSmtpServer: (server ?? settings?.alertSmtpServer ?? '').trim(), ...(password ? { alertSmtpPassword: password } : {}) },
+    });
+    if (!r.ok) return setErrors(r.errors);
+    setErrors({});
+    setPassword('');
+    setTo(null);
+    setServer(null);
+    setSaved(true);
+    setSettings(await getBridge().invoke('settings.get', {}));
+  });
+  if (!settings) return null;
+  return (
+    <form
+      className="alerts-form"
+      noValidate
+      data-testid="alerts-email"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void saveEmail();
+      }}
+    >
+      <h3>E-mail</h3>
+      <TextField label="Send alerts to" hint="One e-mail address; leave empty for none." error={errors.alertEmailTo} testId="field-alertEmailTo" inputTestId="input-alertEmailTo" type="email" value={to ?? settings.alertEmailTo} placeholder="me@example.com" onChange={setTo} />
+      <TextField
+        label="SMTP server"
+        hint="smtp://user@mail.example.com:587 (STARTTLS) or smtps://user@mail.example.com:465; the user is usually your e-mail address (write @ as %40)."
+        error={errors.alertSmtpServer}
+        testId="field-alertSmtpServer"
+        inputTestId="input-alertSmtpServer"
+        value={server ?? settings.alertSmtpServer}
+        placeholder="smtp://me%40example.com@mail.example.com:587"
+        onChange={setServer}
+      />
+      <TextField
+        label="SMTP password"
+        hint={settings.alertSmtpPasswordSet ? 'A password is kept (never shown). Type a new one to replace it.' : 'Kept with the provider key, never shown again.'}
+        testId="field-alertSmtpPassword"
+        inputTestId="input-alertSmtpPassword"
+        type="password"
+        autoComplete="off"
+        value={password}
+        onChange={setPassword}
+      />
+      <div className="form-actions">
+        <button type="submit" disabled={state.pending} data-testid="alerts-email-save">
+          Save e-mail settings
+        </button>
+        {saved && (
+          <span className="muted small" role="status" data-testid="alerts-email-saved">
+            Saved. “Send test alert” sends one by e-mail too.
+          </span>
+        )}
+      </div>
+      <ErrorText error={state.error} />
+    </form>
+  );
+}
+
 export function AlertsCard() {
   const settings = useStore((s) => s.settings);
   const transport = getBridge().transport;
@@ -155,6 +224,13 @@ export function AlertsCard() {
           {tested.detail ? ` (${tested.detail})` : ''}.
         </p>
       )}
+      {tested?.email && (
+        <p className={tested.email === 'failed' ? 'error-text' : 'muted small'} role="status" data-testid="alerts-test-email" data-result={tested.email}>
+          {tested.email === 'sent' ? 'The test e-mail was accepted by the mail server' : 'The test e-mail was not sent'}
+          {tested.emailDetail ? ` (${tested.emailDetail})` : ''}.
+        </p>
+      )}
+      <EmailAlerts />
       <h3>Recent alerts</h3>
       <RecentAlerts />
     </Card>

@@ -15,6 +15,7 @@ import { useApprovedCreate } from '../lib/use-approved-create';
 import { CredentialList } from '../components/CredentialList';
 import { IdentityRow } from '../components/IdentityRow';
 import { NetworkChoice } from '../components/NetworkChoice';
+import { PayoutCard } from '../components/PayoutCard';
 import { NETWORKS } from '../../shared/networks';
 import { Toggle, ToggleRow } from '../components/Toggle';
 import { fmtDateTime } from '../lib/format';
@@ -188,6 +189,11 @@ export function Settings() {
     setSaved(false);
   };
   const desktopOnly = transport === 'websocket' ? 'Applies to the desktop app.' : undefined;
+  // A headless rig starts at boot as a service: say how where the owner looks for it.
+  const startAtLoginHint =
+    transport === 'websocket'
+      ? 'Applies to the desktop app. On a headless Linux rig, run `swan-provider service install` where the agent runs: it starts at boot (it enables lingering, or says how).'
+      : undefined;
   return (
     <div className="page" data-testid="page-settings">
       <h1>Settings</h1>
@@ -234,7 +240,7 @@ export function Settings() {
               </select>
             )}
           </Field>
-          <ToggleRow checked={draft.startAtLogin} onChange={(v) => set('startAtLogin', v)} label="Start at login" testId="input-startAtLogin" hint={desktopOnly} error={errors.startAtLogin} />
+          <ToggleRow checked={draft.startAtLogin} onChange={(v) => set('startAtLogin', v)} label="Start at login" testId="input-startAtLogin" hint={startAtLoginHint} error={errors.startAtLogin} />
           <ToggleRow
             checked={draft.closeToTray}
             onChange={(v) => set('closeToTray', v)}
@@ -278,6 +284,7 @@ export function Settings() {
           <ErrorText error={saveState.error} />
         </div>
       </form>
+      <PayoutCard />
       <Card title="Gateway keys">
         <GatewayKeys />
       </Card>

@@ -10,6 +10,7 @@ import type { EarningsOverview, ModelReport, PricesView, UsageReport } from '../
 import type { DemandView } from '../views/demand';
 import type { TryResult, WarmupResult } from '../views/models';
 import type { ManagedEngineView } from '../views/managed';
+import type { AccountRead, ApprovalRequestView, ProviderAccountView, ProviderAddressesView } from '../views/account';
 
 export const INVOKE_CHANNELS = [
   'snapshot.get',
@@ -69,6 +70,10 @@ export const INVOKE_CHANNELS = [
   'managed.serve',
   'managed.stop',
   'models.confirmMapping',
+  'account.get',
+  'account.setBeneficiary',
+  'account.setOwner',
+  'account.requestApproval',
 ] as const;
 
 export type InvokeChannel = (typeof INVOKE_CHANNELS)[number];
@@ -89,8 +94,11 @@ export interface InvokeResults {
   'serving.resume': PauseState;
   'settings.get': SettingsView;
   'settings.save': SaveResult;
-  /** code: key_accepted | key_refused | not_a_hub (the address answered, but not as a Swan hub) | key_unchecked (no answer). */
-  'settings.checkKey': { valid: boolean; code: 'key_accepted' | 'key_refused' | 'not_a_hub' | 'key_unchecked'; message: string; detail?: KeyStatusDetailView };
+  /**
+   * code: key_accepted | key_refused | not_a_hub (the address answered, but not as a Swan hub) | key_unchecked (no answer).
+   * `unreachable`: the platform could not be asked; the key may be saved anyway and is checked once the network is back.
+   */
+  'settings.checkKey': { valid: boolean; code: 'key_accepted' | 'key_refused' | 'not_a_hub' | 'key_unchecked'; message: string; detail?: KeyStatusDetailView; unreachable?: boolean };
   'requests.list': RequestView[];
   'requests.text': string;
   'usage.report': UsageReport;
@@ -154,4 +162,11 @@ export interface InvokeResults {
   /** The token is in the answer once; only its hash is kept. */
   'fleet.tokens.create': { name: string; token: string; scope: 'read' };
   'fleet.tokens.revoke': FleetTokenView[];
+  /** The provider's addresses and the collateral chains, read from the platform now (src/core/platform/provider-account.ts). */
+  'account.get': ProviderAccountView;
+  /** Where payouts go: held for the owner's approval first (OWNER_CONFIRMATION_REQUIRED), then set on the platform. */
+  'account.setBeneficiary': AccountRead<ProviderAddressesView>;
+  /** The owner address, set once and never changed: approved by the owner as the payout address is. */
+  'account.setOwner': AccountRead<ProviderAddressesView>;
+  'account.requestApproval': AccountRead<ApprovalRequestView>;
 }

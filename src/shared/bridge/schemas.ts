@@ -15,6 +15,10 @@ const credentialCreate = z
   .strict();
 const range = z.object({ from: z.number().int().nonnegative(), to: z.number().int().nonnegative() }).refine((r) => r.to >= r.from, 'to must not be before from');
 
+/** A wallet address; the agent checks its form again and says so in the owner's words. */
+const walletAddress = z.string().trim().min(1).max(128);
+const approvalId = z.string().regex(/^[0-9a-f]{24}$/).optional();
+
 export const settingsPatchSchema = z
   .object({
     hubUrl: z.string().max(2048),
@@ -31,6 +35,10 @@ export const settingsPatchSchema = z
     retentionDays: z.number().int(),
     alertWebhookUrl: z.string().max(2048),
     alertCooldownMinutes: z.number().int(),
+    alertEmailTo: z.string().max(320),
+    alertSmtpServer: z.string().max(2048),
+    /** Write-only: kept in the secret store ('' removes it). */
+    alertSmtpPassword: z.string().max(512),
     desktopNotifications: z.boolean(),
     updateFeedUrl: z.string().max(2048),
   })
@@ -121,6 +129,17 @@ export const invokeSchemas = {
     .strict(),
   'managed.stop': z.object({ id: modelId }).strict(),
   'models.confirmMapping': z.object({ model: modelId, signature: z.string().min(1).max(2048) }).strict(),
+  'account.get': z.object({}).strict(),
+  'account.setBeneficiary': z.object({ address: walletAddress, approvalId }).strict(),
+  /** `permanent: true` is the owner's yes to "this cannot be changed", given before the approval is asked. */
+  'account.setOwner': z.object({ address: walletAddress, permanent: z.literal(true), approvalId }).strict(),
+  'account.requestApproval': z
+    .object({
+      providerName: z.string().trim().max(128).optional(),
+      hardwareSummary: z.string().trim().min(1, 'describe the hardware (e.g. 2x RTX 4090, 128 GB RAM)').max(500),
+      contactEmail: z.string().trim().email('type the e-mail address the platform writes to about the approval').max(254),
+    })
+    .strict(),
 } as const satisfies { readonly [C in InvokeChannel]: z.ZodType }; // the names are channels.ts's: none missing, none extra
 
 export type InvokeArgs<C extends InvokeChannel> = z.infer<(typeof invokeSchemas)[C]>;

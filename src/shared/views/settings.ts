@@ -20,6 +20,10 @@ export interface SettingsView {
   /** Alerts: '' = no webhook; one alert per kind per cooldown. */
   alertWebhookUrl: string;
   alertCooldownMinutes: number;
+  /** Alerts by e-mail: '' = none. The SMTP server as smtp(s)://user@host:port; its password is never shown. */
+  alertEmailTo: string;
+  alertSmtpServer: string;
+  alertSmtpPasswordSet: boolean;
   desktopNotifications: boolean;
   /** Where the update check looks ('' = the default feed). */
   updateFeedUrl: string;

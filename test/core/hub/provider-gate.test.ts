@@ -63,5 +63,5 @@ it('clips the platform texts and strips control characters', () => {
   expect(v.status).toBe('pending  X');
   expect(v.message).toHaveLength(1000);
   expect(v.nextSteps).toHaveLength(20);
-  expect(v.nextSteps[0]).toBe('step 0 ');
+  expect(v.nextSteps[0]).toBe('step 0'); // cleaned: platform/next-steps.ts trims
 });

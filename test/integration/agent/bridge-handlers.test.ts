@@ -330,6 +330,10 @@ describe('refusals', () => {
     'managed.serve': { args: { id: 'x', binary: '/bin/sh' }, detail: 'binary' },
     'managed.stop': { args: { id: '' }, detail: 'id:' },
     'models.confirmMapping': { args: { model: 'x' }, detail: 'signature' },
+    'account.get': { args: { refresh: true }, detail: 'Unrecognized key' },
+    'account.setBeneficiary': { args: { address: '' }, detail: 'address:' },
+    'account.setOwner': { args: { address: '0x46f2b8De0B7Fa1B1cF6C0dB5C2E8a9d40f13F93c' }, detail: 'permanent:' },
+    'account.requestApproval': { args: { hardwareSummary: '1x RTX 4090', contactEmail: 'not-an-email' }, detail: 'contactEmail: type the e-mail address' },
   };
 
   it('the table below covers every channel', () => {

@@ -1,0 +1,109 @@
+// A new one-time console link on demand, with or without a terminal: `swan-provider link` asks the agent
+// running in the same home, through a folder only the owner's account can write (`<home>/console-links/`,
+// 0700, as approvals/ is): it drops `request-<nonce>`, the agent answers `answer-<nonce>.json` (0600) with a
+// fresh link and prints it on its own output too. SIGUSR2 to the agent prints one as well (POSIX). A link is
+// one-time (docs/security.md): whoever reads it later from a journal opens nothing.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { writeJsonAtomic } from '../core/config/atomic-file';
+import { homePath } from '../core/config/home-layout';
+
+const REQUEST = /^(request|ping)-([0-9a-f]{16})$/;
+const DIR_MODE = 0o700;
+
+function linksDir(home: string): string {
+  return homePath(home, 'consoleLinks');
+}
+
+/** Answers link requests while the agent runs; returns the function that stops it. */
+export function serveLinkRequests(home: string, newUrl: () => string, print: (url: string) => void): () => void {
+  const dir = linksDir(home);
+  fs.mkdirSync(dir, { recursive: true, mode: DIR_MODE });
+  fs.chmodSync(dir, DIR_MODE);
+  const answer = (name: string): void => {
+    const m = REQUEST.exec(name);
+    if (!m) return;
+    try {
+      fs.rmSync(path.join(dir, name));
+    } catch {
+      return; // answered already (a second event for the same file)
+    }
+    // A ping (`service install` asking whether an agent runs here) gets the pid and no link.
+    if (m[1] === 'ping') return writeJsonAtomic(path.join(dir, `answer-${m[2]}.json`), { pid: process.pid });
+    const url = newUrl();
+    writeJsonAtomic(path.join(dir, `answer-${m[2]}.json`), { url });
+    print(url);
+  };
+  // Requests left from before this agent started are stale: their asker gave up.
+  for (const n of fs.readdirSync(dir)) fs.rmSync(path.join(dir, n), { force: true });
+  const watcher = fs.watch(dir, (_event, name) => {
+    if (name) answer(name.toString());
+  });
+  watcher.on('error', () => undefined);
+  const onSignal = (): void => print(newUrl());
+  if (process.platform !== 'win32') process.on('SIGUSR2', onSignal);
+  return () => {
+    watcher.close();
+    if (process.platform !== 'win32') process.off('SIGUSR2', onSignal);
+  };
+}
+
+export type LinkAnswer = { ok: true; url: string } | { ok: false; code: 'no_console_agent' | 'no_answer'; message: string };
+
+/** The pid of an agent with a console running in `home`, when one answers within `timeoutMs`. */
+export async function agentInHome(home: string, timeoutMs = 2000): Promise<number | undefined> {
+  if (!fs.existsSync(linksDir(home))) return undefined;
+  const a = await ask(home, 'ping', timeoutMs);
+  return typeof a?.pid === 'number' ? a.pid : undefined;
+}
+
+/** Asks the agent running in `home` for a new link; waits up to `timeoutMs` for its answer. */
+export async function askForLink(home: string, timeoutMs = 10_000): Promise<LinkAnswer> {
+  const none: LinkAnswer = { ok: false, code: 'no_console_agent', message: `No agent with a console has run in ${home}: start it with \`swan-provider run --home ${home} --console 127.0.0.1:7777\` (or \`swan-provider service install\`).` };
+  if (!fs.existsSync(linksDir(home))) return none;
+  const a = await ask(home, 'request', timeoutMs);
+  if (typeof a?.url === 'string') return { ok: true, url: a.url };
+  return { ok: false, code: 'no_answer', message: `The agent in ${home} did not answer within ${Math.round(timeoutMs / 1000)} s: it is not running, or runs without --console. \`swan-provider service status\` says whether the service runs.` };
+}
+
+/** One request and its answer (undefined when none came in time). */
+async function ask(home: string, kind: 'request' | 'ping', timeoutMs: number): Promise<{ url?: unknown; pid?: unknown } | undefined> {
+  const dir = linksDir(home);
+  const nonce = crypto.randomBytes(8).toString('hex');
+  const answerFile = path.join(dir, `answer-${nonce}.json`);
+  const got = new Promise<{ url?: unknown; pid?: unknown } | undefined>((resolve) => {
+    const read = (): boolean => {
+      try {
+        const answer = JSON.parse(fs.readFileSync(answerFile, 'utf8')) as { url?: unknown; pid?: unknown };
+        fs.rmSync(answerFile, { force: true });
+        finish(answer);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const watcher = fs.watch(dir, () => void read());
+    watcher.on('error', () => undefined);
+    const timer = setTimeout(() => finish(undefined), timeoutMs);
+    const finish = (answer: { url?: unknown; pid?: unknown } | undefined): void => {
+      clearTimeout(timer);
+      watcher.close();
+      resolve(answer);
+    };
+  });
+  fs.writeFileSync(path.join(dir, `${kind}-${nonce}`), '', { mode: 0o600 });
+  const answer = await got;
+  fs.rmSync(path.join(dir, `${kind}-${nonce}`), { force: true });
+  return answer;
+}
+
+export async function linkCommand(o: { home: string; stdout?: NodeJS.WritableStream; stderr?: NodeJS.WritableStream; timeoutMs?: number }): Promise<number> {
+  const r = await askForLink(o.home, o.timeoutMs);
+  if (r.ok) {
+    (o.stdout ?? process.stdout).write(`console: ${r.url}\n  (a one-time link: it opens one browser session)\n`);
+    return 0;
+  }
+  (o.stderr ?? process.stderr).write(`${r.message} (${r.code})\n`);
+  return 1;
+}
