@@ -52,6 +52,35 @@ test.describe('with the platform API', () => {
   });
 });
 
+test.describe("the network's records", () => {
+  test.use({ stackOptions: { ...defaultStackOptions, platform: { historyHoursAgo: 3 } } });
+
+  test('per model what the platform holds beside this machine, settled earnings beside the local estimate with the difference explained', async ({ app, stack }) => {
+    await expect(app.getByTestId('link-state')).toHaveText('Serving');
+    await go(app, 'usage');
+    const card = app.getByTestId('network-records');
+    // The stand-in's platform: one offered model with 9 recent failures and 3 dispatch failures, one history row.
+    const offered = card.locator('tr[data-model="openai/gpt-5.4"]');
+    await expect(offered).toHaveAttribute('data-offered', 'yes');
+    await expect(offered.getByTestId('network-recent-failures')).toHaveText('9');
+    await expect(offered.getByTestId('network-dispatch-failures')).toHaveText('3');
+    await expect(card.locator('tr[data-model="legacy/model"]')).toHaveAttribute('data-offered', 'no');
+    // This machine announces its engine's model, which the platform does not hold as offered.
+    await expect(card.getByTestId('network-not-listed')).toContainText(stack.engine.models[0]!);
+    await expect(card.getByTestId('settled-total')).toHaveText('$0.4321');
+    await expect(card.getByTestId('settled-subscription')).toHaveText('$0.10');
+    await expect(card.getByTestId('settled-explanation')).toContainText('subscription revenue');
+    await expect(card.getByTestId('settled-explanation')).toContainText('2026-11 is not final yet');
+
+    // A platform that cannot answer: said, with the local estimate, never zeros dressed as records.
+    stack.platform!.routes['/api/v1/providers/p1/models/details'] = { kind: 'status', status: 404 };
+    stack.platform!.routes['/api/v1/provider/me/earnings/history'] = { kind: 'status', status: 404 };
+    await app.getByTestId('usage-refresh').click();
+    await expect(card.getByTestId('network-models-error')).toContainText('HTTP 404');
+    await expect(card.getByTestId('settled-error')).toContainText('HTTP 404');
+  });
+});
+
 test('dashboard: Today says why earnings are zero instead of $0.00', async ({ app }) => {
   await expect(app.getByTestId('link-state')).toHaveText('Connected');
   const today = app.getByTestId('today-earnings');

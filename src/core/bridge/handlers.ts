@@ -24,6 +24,7 @@ import { modelVerbs } from './models-verbs';
 import { servingVerbs } from './serving-verbs';
 import { settingsVerbs } from './settings-verbs';
 import { usageVerbs } from './usage-verbs';
+import { networkVerbs } from './network-verbs';
 import type { Verbs } from './verbs';
 
 export interface HandlerDeps {
@@ -59,6 +60,7 @@ export class BridgeHandlers {
       ...gatewayKeyVerbs({ keys: serving.gatewayKeys, owner, changed }),
       ...usageVerbs({ ledger: accounting.ledger, earnings: accounting.earnings, changed }),
       ...accountVerbs({ values, owner, refreshStatus: () => serving.providerGate.check(), changed }),
+      ...networkVerbs({ ledger: accounting.ledger, serviceUrl: () => values.serviceUrl(), providerKey: () => values.providerKey(), announced: () => engines.announced() }),
       ...consoleVerbs({
         mode: d.mode,
         log: d.log,

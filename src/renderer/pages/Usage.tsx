@@ -17,6 +17,7 @@ import { valueAxis } from '../lib/axis';
 import { Segmented } from '../components/Segmented';
 import { FleetUsageCard } from '../components/FleetUsageCard';
 import { BusyButton } from '../components/BusyButton';
+import { NetworkRecordsCard } from '../components/NetworkRecordsCard';
 
 const RANGES = {
   '24h': { label: 'Last 24 hours', ms: 24 * 3600_000, bucket: 'hour' as const },
@@ -139,6 +140,8 @@ export function Usage() {
       </div>
       <ErrorText error={report.error ?? exportState.error} />
       <FleetUsageCard refreshKey={to} />
+      {/* The platform keeps 24 h, 7 d and 30 d; the 12-month view shows its 30 days. */}
+      <NetworkRecordsCard span={range === '12mo' ? '30d' : range} refreshKey={to} />
       {rep && (
         <>
           <Card title="Totals" testId="usage-totals">

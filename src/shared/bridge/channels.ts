@@ -6,7 +6,7 @@ import type { Alert, AlertTestResult } from '../alerts';
 import type { FleetTokenView, FleetUsageView, FleetView } from '../fleet';
 import type { AgentSnapshot, HubNoticeView, ProviderStatusView } from '../views/snapshot';
 import type { AppInfoView, ConsoleSessionView, GatewayKeyView, KeyStatusDetailView, SaveResult, SettingsView, UpdateCheckView, UpdateDownloadView } from '../views/settings';
-import type { EarningsOverview, ModelReport, PricesView, UsageReport } from '../views/usage';
+import type { EarningsOverview, ModelReport, NetworkRecordsView, PricesView, UsageReport } from '../views/usage';
 import type { DemandView } from '../views/demand';
 import type { TryResult, WarmupResult } from '../views/models';
 import type { ManagedEngineView } from '../views/managed';
@@ -56,6 +56,7 @@ export const INVOKE_CHANNELS = [
   'link.retry',
   'gpu.longHistory',
   'usage.model',
+  'network.records',
   'fleet.list',
   'fleet.add',
   'fleet.remove',
@@ -137,6 +138,7 @@ export interface InvokeResults {
   /** One point per minute (utilisation and power averaged; VRAM, temperature, RAM at their peak). */
   'gpu.longHistory': GpuSample[];
   'usage.model': ModelReport;
+  'network.records': NetworkRecordsView;
   /** The browser console's open sessions (answered by the console server; none in the desktop app). */
   'console.sessions': ConsoleSessionView[];
   'console.signOut': { ended: number };

@@ -103,6 +103,7 @@ export const invokeSchemas = {
   'link.retry': z.object({}).strict(),
   'gpu.longHistory': z.object({ hours: z.number().int().min(1).max(168) }).strict(),
   'usage.model': z.object({ model: modelId, hours: z.number().int().min(1).max(168) }).strict(),
+  'network.records': z.object({ span: z.enum(['24h', '7d', '30d']) }).strict(),
   'console.sessions': z.object({}).strict(),
   /** Ends one browser session by its id, or every one ("sign out everywhere") without it. */
   'console.signOut': z.object({ id: z.string().regex(/^[0-9a-f]{12}$/).optional() }).strict(),

@@ -142,3 +142,39 @@ export interface EarningsOverview {
   projection: { perDay: number; perMonth: number; assumptions: string[] } | null;
   projectionUnavailable?: string;
 }
+
+/** One model as the network holds it (GET /providers/{id}/models/details) beside what this machine saw. */
+export interface NetworkModelRow {
+  modelId: string;
+  offered: boolean;
+  available: number;
+  capacity: number;
+  recentSuccesses: number;
+  recentFailures: number;
+  dispatchFailures: number;
+  throughput: number;
+  lastRequestAt?: number;
+  /** This machine announces it now. */
+  servedHere: boolean;
+  /** This machine's ledger over the same period: requests, errors, p50 tokens per second. */
+  local: { requests: number; errors: number; tokensPerSecond: number | null };
+}
+
+/** The network's records beside the local ones (the Usage page's "The network's records" card). */
+export interface NetworkRecordsView {
+  span: '24h' | '7d' | '30d';
+  models: { ok: true; rows: NetworkModelRow[]; notListed: string[] } | { ok: false; error: string };
+  earnings:
+    | {
+        ok: true;
+        currency: string;
+        points: Array<{ at: number; usd: number; payAsYouGoUsd: number; subscriptionUsd: number; requests: number }>;
+        totalUsd: number;
+        payAsYouGoUsd: number;
+        subscriptionUsd: number;
+        localEstimateUsd: number;
+        differenceUsd: number;
+        explanation: string;
+      }
+    | { ok: false; error: string; localEstimateUsd: number };
+}
