@@ -117,10 +117,11 @@ export function projection(i: ProjectionInput): { perDay: number; perMonth: numb
   return { perDay, perMonth: perDay * 30, assumptions };
 }
 
-export function zeroReason(o: { earnings: number; requests: number; enabled: boolean; anyPriced: boolean }): EarningsZeroReason | undefined {
+export function zeroReason(o: { earnings: number; requests: number; enabled: boolean; anyPriced: boolean; pricesKnown?: boolean }): EarningsZeroReason | undefined {
   if (o.earnings > 0) return undefined;
   if (!o.enabled) return 'earnings_disabled';
-  if (!o.anyPriced) return 'no_priced_model';
+  // Not priced is said only on the price list's word: one never read makes it unknown.
+  if (!o.anyPriced) return o.pricesKnown === false ? 'prices_unknown' : 'no_priced_model';
   if (o.requests === 0) return 'no_requests';
   return 'no_paid_requests';
 }

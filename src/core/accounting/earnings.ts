@@ -226,6 +226,7 @@ export class EarningsService {
       requests: today.requests,
       enabled: ledger?.isEarningsEnabled() ?? true,
       anyPriced: this.pricing(this.o.models()).some((p) => p.source !== 'none'),
+      pricesKnown: this.rates.view().value !== null,
     });
   }
 

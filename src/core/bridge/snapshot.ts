@@ -61,6 +61,9 @@ function diskProblem(p: SnapshotSources): { code: 'disk_full' | 'disk_read_only'
   return undefined;
 }
 
+/** The window a failure rate is said over: an engine that recovered stops being blamed within it. */
+export const RECENT_WINDOW_MS = 30 * 60_000;
+
 /** Each model as catalogue matching sees it: its id, whether models.json names it, the engine's own name and report. */
 export function catalogueSubjects(registry: ModelRegistry, engines: EngineInfo[]): Array<{ id: string; explicit: boolean; localName?: string; meta?: EngineModelMeta }> {
   return registry.all().map((m) => {
@@ -75,6 +78,8 @@ export function buildSnapshot(p: SnapshotSources): AgentSnapshot {
   const stats = new Map(p.scheduler.stats().map((s) => [s.model, s]));
   const s = p.settings.get();
   const today = p.ledger?.today() ?? { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0 };
+  const now = Date.now();
+  const recent = p.ledger?.totals(now - RECENT_WINDOW_MS, now + 1);
   const todayEarningsReason = p.earnings.todayReason(today);
   const withdrawn = new Map((p.withdrawals ?? []).map((w) => [w.model, w]));
   const viewed = p.registry.view((model) => {
@@ -107,6 +112,7 @@ export function buildSnapshot(p: SnapshotSources): AgentSnapshot {
     engines: p.engines,
     models,
     today,
+    ...(recent ? { recent: { requests: recent.requests, errors: recent.errors, windowMs: RECENT_WINDOW_MS } } : {}),
     ...(todayEarningsReason ? { todayEarningsReason } : {}),
     gateway: p.gateway.view(),
     hasKey: p.hasKey,

@@ -5,7 +5,7 @@
 export type Operation = 'chat/completions' | 'completions' | 'embeddings' | 'images/generations' | 'audio/transcriptions';
 
 /** What a model does, in the Go node's category words. */
-export type ModelCategory = 'text-generation' | 'multimodal' | 'embedding' | 'image' | 'audio';
+export type ModelCategory = 'text-generation' | 'multimodal' | 'embedding' | 'image' | 'audio' | 'rerank';
 
 /** A models.json (or engine) category in one of the five words, or undefined when it says none of them. */
 export function normalizeCategory(raw: string | undefined): ModelCategory | undefined {
@@ -18,6 +18,7 @@ export function normalizeCategory(raw: string | undefined): ModelCategory | unde
     case 'multimodal':
     case 'vision':
     case 'vlm':
+    case 'image-text-to-text':
       return 'multimodal';
     case 'embedding':
     case 'embeddings':
@@ -31,6 +32,10 @@ export function normalizeCategory(raw: string | undefined): ModelCategory | unde
     case 'speech-to-text':
     case 'transcription':
       return 'audio';
+    case 'rerank':
+    case 'reranking':
+    case 'reranker':
+      return 'rerank';
     default:
       return undefined;
   }

@@ -89,8 +89,8 @@ async function listMig(run: (args: string[]) => ReturnType<typeof runTool>, log?
 }
 
 function nvidiaInfo(row: NvGpuRow, cudaVersion: string | undefined): GpuInfo {
-  // Unified-memory boards (GB10, Jetson) print [N/A] for memory.total: their GPU uses system RAM.
-  const unified = row.memoryTotalMb === null;
+  // Unified-memory boards (GB10, Jetson) print [N/A] (some drivers 0) for memory.total: their GPU uses system RAM.
+  const unified = row.memoryTotalMb === null || row.memoryTotalMb === 0;
   return {
     index: row.index,
     vendor: 'nvidia',

@@ -1,7 +1,9 @@
 // The `hardware` block of the hub's register and heartbeat messages, in the Go provider's form
 // (HardwareInfo + detectNvidiaHardware in internal/computing/inference_client.go): the primary GPU's
-// type and model, its VRAM in whole GiB (floored, at least 1), the count of all GPUs, and strings
-// that are "" when unknown. No GPU: no block at all (Go sends a nil *HardwareInfo).
+// type and model, its VRAM in whole GiB (floored; a reading under 1 GiB is 1), the count of all GPUs, and
+// strings that are "" when unknown. VRAM not known is 0, never a guess: a 1 GB card is below the hub's 8 GB
+// minimum and gets every model refused (parseNvidiaVRAMGB, gpu_vram_test.go); unified-memory boards report
+// the system's memory (detection does that). No GPU: no block at all (Go sends a nil *HardwareInfo).
 import type { EngineType, GpuInfo, GpuInventory } from '../../shared/types';
 import { SERVING_ENGINES, type HubHardware, type ServingEngine } from '../protocol/messages';
 
@@ -40,13 +42,18 @@ export function mostCommonEngine(types: Array<EngineType | undefined>): ServingE
   return best;
 }
 
+/** Whole GiB of a MiB figure: 0 when not known (0 or less), at least 1 for a real reading. */
+export function vramGb(mb: number): number {
+  return Number.isFinite(mb) && mb > 0 ? Math.max(1, Math.floor(mb / 1024)) : 0;
+}
+
 export function hardwareBlock(inv: GpuInventory, servingEngine: ServingEngine): HubHardware | undefined {
   const primary = inv.gpus[0];
   if (!primary) return undefined;
   return {
     gpu_type: gpuTypeOf(primary),
     gpu_model: primary.model,
-    vram_gb: Math.max(1, Math.floor(primary.vramTotalMb / 1024)),
+    vram_gb: vramGb(primary.vramTotalMb),
     gpu_count: inv.gpus.length,
     compute_capability: primary.computeCapability ?? '',
     driver_version: primary.driverVersion ?? '',

@@ -7,6 +7,7 @@
 // refuse with the request id, dispatch). This file is the loop, the status it reports, and the façade
 // the rest of the agent uses.
 import { EventEmitter } from 'node:events';
+import crypto from 'node:crypto';
 import type { LinkReasonCode, LinkState, LinkStatus } from '../../shared/types';
 import type { Logger } from '../base/log';
 import { sessionTable, type InboundTable, type LinkSession } from './dispatch';
@@ -53,7 +54,6 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
   private loop?: Promise<void>;
   private wakeSleep?: () => void;
   private status: LinkStatus;
-  private heartbeatSeq = 0;
   /** Extensions of the last register ack (the dev hub: resume-v1; the Go hub: none). */
   private extensions: readonly string[] = [];
   /** extensions.includes('resume-v1'), kept as a flag: the relay reads it for every chunk. */
@@ -190,7 +190,8 @@ export class HubLink extends EventEmitter<HubLinkEvents> {
       register: opts.register,
       heartbeat: opts.heartbeat,
       modelHealth: opts.modelHealth,
-      heartbeatId: () => `hb-${++this.heartbeatSeq}`,
+      // A fresh UUID per heartbeat, as Go's sendHeartbeat (uuid.New()).
+      heartbeatId: () => crypto.randomUUID(),
       opened: () => this.setState('registering'),
       registered: (ack) => {
         const extensions = ack.extensions ?? [];

@@ -135,7 +135,8 @@ export async function handleVerify(payload: unknown, deps: VerifyDeps): Promise<
       }
     }
     default:
-      return fail('unsupported_challenge', `unsupported challenge type "${p.challenge_type}" (supported: fingerprint, deterministic)`);
+      // Go's words (handleVerification): "unsupported challenge type: X", on a verify reply with success false.
+      return fail('unsupported_challenge', `unsupported challenge type: ${p.challenge_type}`);
   }
 }
 

@@ -1,6 +1,7 @@
 // Swan Inference provider protocol, in the dialect of the Go computing-provider the real hub is built
 // against (../shared/HUB-PROTOCOL.md; docs/hub-dialect.md). Inbound messages are schema-checked here
 // (both the Go and the seed 000 forms are accepted); outbound ones are typed builders of the Go form.
+import crypto from 'node:crypto';
 import { z } from 'zod';
 import { formatIssues } from '../../shared/zod-issues';
 import { JSON_LIMITS, parseJson, type BoundedJsonError } from '../http/bounded-json';
@@ -256,7 +257,7 @@ export interface DeclaredInputModality {
 }
 
 export interface DeclaredOutputModality {
-  type: 'text' | 'embeddings' | 'image' | 'transcription';
+  type: 'text' | 'embeddings' | 'image' | 'transcription' | 'rerank';
   streaming?: boolean;
   supported_parameters?: string[];
 }
@@ -327,8 +328,13 @@ export interface RegisterPayload {
 
 export type Health = 'healthy' | 'degraded' | 'unhealthy';
 
+/** The heartbeat's light model list (Go's buildModelMetadata): no hash, only what the hub routes by. */
+export type LightModelHash = Pick<ModelHash, 'model_id' | 'context_length' | 'context_source' | 'format' | 'quantization'>;
+
 export interface HeartbeatPayload {
   node_id: string;
+  /** Deprecated in Go (= node_id) but still sent by it, in the heartbeat too. */
+  provider_id: string;
   timestamp: number;
   models: string[];
   model_health: Record<string, Health>;
@@ -337,6 +343,8 @@ export interface HeartbeatPayload {
   hardware?: HubHardware;
   /** The declarations of the last register, as sent then (cached, never re-read for a heartbeat). */
   model_declarations: ModelDeclaration[];
+  /** The last register's model_hashes without their hashes (sendHeartbeat). */
+  model_hashes: LightModelHash[];
 }
 
 export interface Outbound {
@@ -357,9 +365,11 @@ export interface StreamEndFields {
 export const out = {
   register: (requestId: string, payload: RegisterPayload): Outbound => ({ type: 'register', request_id: requestId, payload: { ...payload } }),
   heartbeat: (payload: HeartbeatPayload): Outbound => ({ type: 'heartbeat', payload: { ...payload } }),
+  /** A fresh request_id in the envelope and provider_id (= node_id) in the payload, as Go's sendModelHealthUpdate. */
   modelHealth: (nodeId: string, health: Record<string, Health>): Outbound => ({
     type: 'model_health_update',
-    payload: { node_id: nodeId, model_health: health, timestamp: Math.floor(Date.now() / 1000) },
+    request_id: crypto.randomUUID(),
+    payload: { node_id: nodeId, provider_id: nodeId, model_health: health, timestamp: Math.floor(Date.now() / 1000) },
   }),
   /** request_id in the envelope and the payload, as Go's sendStreamChunk. `seq` is ours (resume-v1). */
   streamChunk: (requestId: string, seq: number, chunk: unknown, done: boolean): Outbound => ({

@@ -17,6 +17,7 @@ import {
   type HeartbeatPayload,
   type HubHardware,
   type ModelDeclaration,
+  type LightModelHash,
   type ModelHash,
   type RegisterPayload,
 } from '../protocol/messages';
@@ -63,6 +64,8 @@ export class Announcer {
   private last = '';
   /** The declarations of the last register: what every heartbeat carries until the next. */
   private declared: ModelDeclaration[] = [];
+  /** The last register's model_hashes without hashes: the heartbeat's light list. */
+  private lightHashes: LightModelHash[] = [];
   private sent: string[] = [];
 
   constructor(private readonly d: AnnounceDeps) {}
@@ -126,6 +129,19 @@ export class Announcer {
     this.declared = this.declarations(models);
     this.sent = models;
     this.last = this.keyOf(models);
+    const modelHashes = models.map((id): ModelHash => {
+      const e = registry.get(id)?.entry;
+      const hash = this.d.weightHash?.(id);
+      // Never a hash_algo without its hash (Go's omitempty on both).
+      return {
+        model_id: id,
+        ...(hash ? { weight_hash: hash, hash_algo: 'sha256' } : {}),
+        ...(e?.format ? { format: e.format } : {}),
+        ...(e?.quantization ? { quantization: e.quantization } : {}),
+        ...hashWindow(contexts.get(id)),
+      };
+    });
+    this.lightHashes = modelHashes.map(({ weight_hash: _h, hash_algo: _a, ...light }) => light);
     return {
       node_id: identity.nodeId,
       provider_id: identity.nodeId,
@@ -133,18 +149,7 @@ export class Announcer {
       owner_addr: this.d.config.agent.ownerAddr,
       token: this.d.providerKey(),
       models,
-      model_hashes: models.map((id): ModelHash => {
-        const e = registry.get(id)?.entry;
-        const hash = this.d.weightHash?.(id);
-        // Never a hash_algo without its hash (Go's omitempty on both).
-        return {
-          model_id: id,
-          ...(hash ? { weight_hash: hash, hash_algo: 'sha256' } : {}),
-          ...(e?.format ? { format: e.format } : {}),
-          ...(e?.quantization ? { quantization: e.quantization } : {}),
-          ...hashWindow(contexts.get(id)),
-        };
-      }),
+      model_hashes: modelHashes,
       model_declarations: this.declared,
       capabilities: [...CAPABILITIES],
       ...(hardware ? { hardware } : {}),
@@ -160,12 +165,14 @@ export class Announcer {
     const hardware = this.hardware();
     return {
       node_id: this.d.identity.nodeId,
+      provider_id: this.d.identity.nodeId,
       timestamp: Math.floor(Date.now() / 1000),
       models: this.d.announced(),
       model_health: this.d.registry.healthMap(),
       metrics: { ...heartbeatMetrics(this.d.latestSample()), ...this.d.metrics() },
       ...(hardware ? { hardware } : {}),
       model_declarations: this.declared,
+      model_hashes: this.lightHashes,
     };
   }
 

@@ -21,7 +21,7 @@ import { normalizeCategory, type ModelCategory } from '../engine/category';
 export const DECLARATION_SCHEMA = '1';
 
 /** The chat parameters every engine this node proxies to honours on /v1/chat/completions (the relay passes the body through). */
-export const SUPPORTED_CHAT_PARAMETERS = ['max_tokens', 'temperature', 'top_p', 'stop', 'seed', 'frequency_penalty', 'presence_penalty'] as const;
+export const SUPPORTED_CHAT_PARAMETERS = ['max_tokens', 'temperature', 'top_p', 'stop', 'seed', 'frequency_penalty', 'presence_penalty', 'logprobs'] as const;
 
 export { normalizeCategory, type ModelCategory };
 
@@ -85,6 +85,8 @@ export function declaredModalities(category: ModelCategory | undefined, window: 
       return { input: [{ type: 'text' }], output: [{ type: 'image' }] };
     case 'audio':
       return { input: [{ type: 'audio' }], output: [{ type: 'transcription' }] };
+    case 'rerank':
+      return { input: [text], output: [{ type: 'rerank' }] };
     case 'multimodal':
       return { input: [text, { type: 'image' }, ...(extra.audioIn ? [{ type: 'audio' as const }] : [])], output: [chat] };
     default:

@@ -11,7 +11,16 @@ import { Card } from './Card';
 import { DataTable } from './DataTable';
 import { TimeChart } from './TimeChart';
 
-function PercentileChart({ data, p50, p95, spread, axis, unit, title, testId }: { data: PerfPoint[]; p50: keyof PerfPoint & string; p95: keyof PerfPoint & string; spread: boolean; axis: 'duration' | 'rate'; unit: string; title: string; testId: string }) {
+/**
+ * What an empty chart says: that nothing finished, or, when requests did finish, what they lack for this
+ * figure (so "No finished requests" never sits beside charts of finished ones).
+ */
+function emptyText(data: PerfPoint[], lacking: string): string {
+  const finished = data.reduce((n, p) => n + p.requests, 0);
+  return finished === 0 ? 'No finished requests in the last 30 minutes.' : `${finished} ${finished === 1 ? 'request' : 'requests'} finished in the last 30 minutes, ${lacking}.`;
+}
+
+function PercentileChart({ data, p50, p95, spread, axis, unit, title, testId, lacking }: { data: PerfPoint[]; p50: keyof PerfPoint & string; p95: keyof PerfPoint & string; spread: boolean; axis: 'duration' | 'rate'; unit: string; title: string; testId: string; lacking: string }) {
   return (
     <TimeChart
       title={title}
@@ -24,7 +33,7 @@ function PercentileChart({ data, p50, p95, spread, axis, unit, title, testId }: 
       tooltipLabel={fmtClock}
       axis={axis}
       tooltipValue={(v) => (axis === 'duration' ? fmtMs(v) : `${fmtNumber(v, 1)} ${unit}`)}
-      empty="No finished requests in the last 30 minutes."
+      empty={emptyText(data, lacking)}
     />
   );
 }
@@ -70,9 +79,9 @@ export function Performance() {
     <div data-testid="performance">
       <Card title="Speed, last 30 minutes" testId="speed-card">
         <div className="chart-grid-3">
-          <PercentileChart data={data} p50="queueP50" p95="queueP95" spread={spread} axis="duration" unit="ms" title="Wait in the queue" testId="chart-queue" />
-          <PercentileChart data={data} p50="ttftP50" p95="ttftP95" spread={spread} axis="duration" unit="ms" title="Time to first token (engine)" testId="chart-ttft" />
-          <PercentileChart data={data} p50="tpsP50" p95="tpsP95" spread={spread} axis="rate" unit="tok/s" title="Tokens per second" testId="chart-tps" />
+          <PercentileChart data={data} p50="queueP50" p95="queueP95" spread={spread} axis="duration" unit="ms" title="Wait in the queue" testId="chart-queue" lacking="none with a measured wait" />
+          <PercentileChart data={data} p50="ttftP50" p95="ttftP95" spread={spread} axis="duration" unit="ms" title="Time to first token (engine)" testId="chart-ttft" lacking="none streamed: time to first token is measured on streamed answers only" />
+          <PercentileChart data={data} p50="tpsP50" p95="tpsP95" spread={spread} axis="rate" unit="tok/s" title="Tokens per second" testId="chart-tps" lacking="none with an output token count over a measurable time, so no speed can be given" />
         </div>
         <p className="muted small">
           One point a minute, from the requests that finished in it. The wait for a free slot is shown apart: time to first token counts from when the engine got the request.

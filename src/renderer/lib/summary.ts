@@ -53,9 +53,12 @@ export function summarize(s: AgentSnapshot, sample: GpuSample | null, connection
     const hot = sample.devices.filter((d) => d.temperatureC !== null && d.temperatureC >= HOT_GPU_C);
     for (const d of hot) items.push({ code: 'gpu_hot', tone: 'warn', text: `GPU ${d.index} is at ${Math.round(d.temperatureC!)} °C (${HOT_GPU_C} °C or more): check its cooling.` });
   }
-  const { requests, errors } = s.today;
-  if (requests > 0 && errors / requests >= FAILURE_RATE) {
-    items.push({ code: 'failures', tone: 'warn', text: `${errors} of ${requests} requests failed today (${Math.round((errors / requests) * 1000) / 10} %): see Requests and Logs.` });
+  // Over a recent window, not the day: "24 of 67 failed today" would stay up long after the engine recovered.
+  const recent = s.recent;
+  if (recent && recent.requests > 0 && recent.errors / recent.requests >= FAILURE_RATE) {
+    const { requests, errors } = recent;
+    const minutes = Math.round(recent.windowMs / 60_000);
+    items.push({ code: 'failures', tone: 'warn', text: `${errors} of ${requests} requests failed in the last ${minutes} minutes (${Math.round((errors / requests) * 1000) / 10} %): see Requests and Logs.` });
   }
   const tone = v.tone === 'bad' || items.some((i) => i.tone === 'bad') ? 'bad' : v.tone === 'warn' || items.length > 0 ? 'warn' : 'ok';
   return { state: v.state, tone, headline: v.headline, items };

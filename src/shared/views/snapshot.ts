@@ -13,6 +13,8 @@ export interface AgentSnapshot {
   engines: EngineInfo[];
   models: ModelState[];
   today: UsageTotals;
+  /** The ledger over the last RECENT_WINDOW_MS: what a failure rate is said over (today's would outlive a recovery). */
+  recent?: { requests: number; errors: number; windowMs: number };
   /** Why today's earnings are zero, when they are (the Today card shows it instead of a bare $0.00). */
   todayEarningsReason?: EarningsZeroReason;
   gateway: { enabled: boolean; listen: string; running: boolean; keys: number; error?: string };

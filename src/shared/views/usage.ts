@@ -39,7 +39,8 @@ export interface ModelReport {
   totals: ModelUsage | null;
 }
 
-export type EarningsZeroReason = 'earnings_disabled' | 'no_priced_model' | 'no_requests' | 'no_paid_requests';
+/** prices_unknown: the network's price list was never read, so whether a model is priced is not known. */
+export type EarningsZeroReason = 'earnings_disabled' | 'no_priced_model' | 'prices_unknown' | 'no_requests' | 'no_paid_requests';
 
 export interface PriceRow {
   /** A model id, or '*' for the default price of every model without its own. */

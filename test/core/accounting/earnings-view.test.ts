@@ -1,7 +1,7 @@
 // Why the platform's record and this ledger differ: reasons that match what happened, and "agree" only
 // when they do, to the micro-dollar.
 import { describe, expect, it } from 'vitest';
-import { explainDifference } from '../../../src/core/accounting/earnings-view';
+import { explainDifference, zeroReason } from '../../../src/core/accounting/earnings-view';
 import type { LocalLifetimeView, PlatformFigures, PlatformStatsView } from '../../../src/shared/views/usage';
 
 const stats = (o: Partial<PlatformStatsView> = {}): PlatformFigures<PlatformStatsView> => ({
@@ -42,5 +42,14 @@ describe('explainDifference', () => {
     const r = explainDifference(stats({ totalInferences: 1, totalTokens: 15 }), local({ undelivered: { requests: 1, tokensIn: 5, tokensOut: 10, earnings: 0 } }));
     expect(codes(r)).toContain('undelivered');
     expect(r.reasons.find((x) => x.code === 'undelivered')?.text).toMatch(/never reached the hub/);
+  });
+});
+
+describe('zeroReason', () => {
+  it('says "not priced" only on the price list\'s word: a list never read is prices_unknown', () => {
+    const base = { earnings: 0, requests: 3, enabled: true, anyPriced: false };
+    expect(zeroReason({ ...base, pricesKnown: true })).toBe('no_priced_model');
+    expect(zeroReason({ ...base, pricesKnown: false })).toBe('prices_unknown');
+    expect(zeroReason({ ...base, anyPriced: true, pricesKnown: false })).toBe('no_paid_requests');
   });
 });

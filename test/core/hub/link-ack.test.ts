@@ -47,7 +47,7 @@ function link(url: string, heartbeatIntervalMs = 1000, log = memoryLog()): HubLi
     log: log.child('hub'),
     timings: { heartbeatIntervalMs, pingIntervalMs: 10_000, readTimeoutMs: 10_000, reconnectMaxBackoffMs: 50, authFailedBackoffMs: 10_000 },
     register: () => ({ node_id: 'n', provider_id: 'n', worker_addr: 'n', owner_addr: '', token: 't', models: [], model_hashes: [], capabilities: [], cp_version: '0', client: 'c', client_version: '0', node_name: 'x', protocol_version: '1', model_declarations: [] }),
-    heartbeat: () => ({ node_id: 'n', timestamp: 0, models: [], model_health: {}, metrics: {}, model_declarations: [] }),
+    heartbeat: () => ({ node_id: 'n', provider_id: 'n', timestamp: 0, models: [], model_health: {}, metrics: {}, model_declarations: [], model_hashes: [] }),
     modelHealth: () => ({}),
   });
   open.push(() => l.stop());

@@ -240,7 +240,7 @@ describe('outbound builders (the Go provider\'s shapes, HUB-PROTOCOL.md)', () =>
   });
 
   it('heartbeat', () => {
-    const hb = { node_id: 'n', timestamp: 1718000000, models: ['m'], model_health: { m: 'healthy' as const }, metrics: { gpu_utilization: 0.45, vram_used_gb: 7.2 }, model_declarations: [] };
+    const hb = { node_id: 'n', provider_id: 'n', timestamp: 1718000000, models: ['m'], model_health: { m: 'healthy' as const }, metrics: { gpu_utilization: 0.45, vram_used_gb: 7.2 }, model_declarations: [], model_hashes: [{ model_id: 'm', context_length: 4096, context_source: 'detected' as const }] };
     expect(out.heartbeat(hb)).toEqual({ type: 'heartbeat', payload: hb });
   });
 
@@ -248,7 +248,8 @@ describe('outbound builders (the Go provider\'s shapes, HUB-PROTOCOL.md)', () =>
     const before = Math.floor(Date.now() / 1000);
     const m = out.modelHealth('n', { m: 'degraded' });
     expect(m.type).toBe('model_health_update');
-    expect(m.payload).toEqual({ node_id: 'n', model_health: { m: 'degraded' }, timestamp: expect.any(Number) });
+    expect(m.payload).toEqual({ node_id: 'n', provider_id: 'n', model_health: { m: 'degraded' }, timestamp: expect.any(Number) });
+    expect(m.request_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(m.payload.timestamp).toBeGreaterThanOrEqual(before);
     expect(m.payload.timestamp).toBeLessThanOrEqual(Math.floor(Date.now() / 1000));
   });

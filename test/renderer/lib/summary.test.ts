@@ -19,6 +19,7 @@ function snap(o: Partial<AgentSnapshot> = {}): AgentSnapshot {
     engines: [],
     models: [model('a'), model('b')],
     today: { requests: 100, errors: 4, tokensIn: 0, tokensOut: 0, earnings: 0 },
+    recent: { requests: 100, errors: 4, windowMs: 30 * 60_000 },
     gateway: { enabled: false, listen: '127.0.0.1:1', running: false, keys: 0 },
     hasKey: true,
     onboarded: true,
@@ -70,8 +71,16 @@ describe('operational summary', () => {
     expect(codes(summarize(snap(), sample([60, 85])))).toEqual(['gpu_hot']);
     expect(summarize(snap(), sample([60, 85])).items[0]!.text).toMatch(/GPU 1 is at 85 °C/);
     expect(summarize(snap(), sample([60, 85])).tone).toBe('warn');
-    expect(codes(summarize(snap({ today: { requests: 100, errors: 5, tokensIn: 0, tokensOut: 0, earnings: 0 } }), null))).toEqual(['failures']);
-    expect(codes(summarize(snap({ today: { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0 } }), null))).toEqual([]);
+    expect(codes(summarize(snap({ recent: { requests: 100, errors: 5, windowMs: 30 * 60_000 } }), null))).toEqual(['failures']);
+    expect(summarize(snap({ recent: { requests: 100, errors: 5, windowMs: 30 * 60_000 } }), null).items[0]!.text).toMatch(/^5 of 100 requests failed in the last 30 minutes/);
+    expect(codes(summarize(snap({ recent: { requests: 0, errors: 0, windowMs: 30 * 60_000 } }), null))).toEqual([]);
     expect(codes(summarize(snap(), { ...sample([99]), available: false }))).toEqual([]);
+  });
+
+  it('the failure rate is said over a recent window: a bad morning does not stay up after the engine recovered', () => {
+    // 24 of 67 failed today, none of the 20 of the last 30 minutes: nothing to say now.
+    const recovered = snap({ today: { requests: 67, errors: 24, tokensIn: 0, tokensOut: 0, earnings: 0 }, recent: { requests: 20, errors: 0, windowMs: 30 * 60_000 } });
+    expect(codes(summarize(recovered, null))).toEqual([]);
+    expect(summarize(recovered, null).tone).toBe('ok');
   });
 });
