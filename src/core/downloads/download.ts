@@ -10,7 +10,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { Transform, Writable, type TransformCallback } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { finished, pipeline } from 'node:stream/promises';
+import { once } from 'node:events';
 import { CodedError } from '../../shared/bridge-error';
 
 /** Why a file was not downloaded. */
@@ -230,23 +231,28 @@ export async function fetchFile(o: FetchFileOptions): Promise<FetchedFile> {
       received += n;
       report();
     });
+    // Its error is read by finished() below; a listener keeps it from being thrown as an unhandled event.
+    sink.on('error', () => {});
     const startAt = have;
     let over = 0;
     try {
-      await pipeline(
-        res,
-        new Transform({
-          transform(chunk: Buffer, _enc, cb) {
-            over += chunk.length;
-            if (startAt + over > o.size) {
-              // More bytes than the repository lists: not the file it describes.
-              return cb(new DownloadError('size_mismatch', `${o.dest.split(/[\\/]/).pop()} is larger than the ${o.size} bytes the repository lists`));
-            }
-            cb(null, chunk);
-          },
-        }),
-        sink,
-      );
+      // Every byte that arrived reaches the disk (and the hash) before a failure is handled, so a resume asks
+      // for exactly the rest.
+      let failure: unknown;
+      try {
+        for await (const chunk of res as AsyncIterable<Buffer>) {
+          over += chunk.length;
+          // More bytes than the repository lists: not the file it describes.
+          if (startAt + over > o.size) throw new DownloadError('size_mismatch', `${o.dest.split(/[\\/]/).pop()} is larger than the ${o.size} bytes the repository lists`);
+          if (!sink.write(chunk)) await once(sink, 'drain');
+        }
+      } catch (e) {
+        failure = e;
+        res.destroy();
+      }
+      sink.end();
+      await finished(sink);
+      if (failure) throw failure;
     } catch (e) {
       if (e instanceof DownloadError) {
         fs.rmSync(part, { force: true });
