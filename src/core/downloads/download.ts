@@ -142,20 +142,23 @@ function partSize(file: string): number {
 function open(url: string, from: number, signal: AbortSignal | undefined, userAgent: string, hops = 0): Promise<http.IncomingMessage> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
-    const mod = u.protocol === 'https:' ? https : http;
     const headers: Record<string, string> = { 'user-agent': userAgent, 'accept-encoding': 'identity' };
     if (from > 0) headers.range = `bytes=${from}-`;
-    const req = mod.get(u, { headers, ...(signal ? { signal } : {}) }, (res) => {
+    const options = { headers, ...(signal ? { signal } : {}) };
+    const onResponse = (res: http.IncomingMessage): void => {
       const status = res.statusCode ?? 0;
       if (status >= 300 && status < 400 && res.headers.location) {
         res.resume();
         if (hops >= MAX_REDIRECTS) return reject(new DownloadError('too_many_redirects', `${u.host} redirected more than ${MAX_REDIRECTS} times`));
         const next = new URL(res.headers.location, u);
         if (next.protocol !== 'http:' && next.protocol !== 'https:') return reject(new DownloadError('http_error', `${u.host} redirected to a ${next.protocol} address`));
-        return open(next.href, from, signal, userAgent, hops + 1).then(resolve, reject);
+        void open(next.href, from, signal, userAgent, hops + 1).then(resolve, reject);
+        return;
       }
       resolve(res);
-    });
+    };
+    // Model files, not an engine: the one other client of node:http(s) (test/core/inference/engine-calls.test.ts).
+    const req = u.protocol === 'https:' ? https.get(u, options, onResponse) : http.get(u, options, onResponse);
     req.on('error', reject);
   });
 }
