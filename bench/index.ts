@@ -114,6 +114,9 @@ async function main(): Promise<number> {
         `CPU per chunk: agent ${tp.cpuUsPerChunk.agent} µs, forwarder ${tp.cpuUsPerChunk.forwarder} µs`,
     );
 
+    // Fetching and sizing models (docs/models.md): printed beside its baselines; a failure is said, not fatal.
+    await modelsBench(rig, settings, say).catch((e: Error) => say(`models: skipped: ${e.message}`));
+
     const targets = checkTargets({ relay, ttft, throughput: tp, idle, memory });
     for (const t of targets) say(`target ${t.figure}: ${t.value} ${t.unit} (${t.target}) ${t.met ? 'met' : 'MISSED'}`);
     const kinds = new Set<ProfileKind>();

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { EarningsOverview, ElectricityView, ModelPricingView, NetworkRateView } from '../../shared/views/usage';
 import type { DemandView } from '../../shared/views/demand';
 import { certainlyIs, DemandError, demandRows } from '../platform/demand';
-import { OllamaPulls, type PullOpener, type PullState } from '../engines/ollama-pull';
+import { OllamaPulls, type PullOpener, type PullState } from '../downloads/ollama-pull';
 import { ollamaTags, type OllamaLocalModel } from '../engine/ollama-tags';
 import { mapNetworkModel } from '../models/network-map';
 import type { GpuSample, RequestView, UsageRecord, UsageTotals } from '../../shared/types';

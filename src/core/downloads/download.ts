@@ -10,7 +10,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { Transform, Writable, type TransformCallback } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { finished, pipeline } from 'node:stream/promises';
+import { once } from 'node:events';
 import { CodedError } from '../../shared/bridge-error';
 
 /** Why a file was not downloaded. */
@@ -141,20 +142,23 @@ function partSize(file: string): number {
 function open(url: string, from: number, signal: AbortSignal | undefined, userAgent: string, hops = 0): Promise<http.IncomingMessage> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
-    const mod = u.protocol === 'https:' ? https : http;
     const headers: Record<string, string> = { 'user-agent': userAgent, 'accept-encoding': 'identity' };
     if (from > 0) headers.range = `bytes=${from}-`;
-    const req = mod.get(u, { headers, ...(signal ? { signal } : {}) }, (res) => {
+    const options = { headers, ...(signal ? { signal } : {}) };
+    const onResponse = (res: http.IncomingMessage): void => {
       const status = res.statusCode ?? 0;
       if (status >= 300 && status < 400 && res.headers.location) {
         res.resume();
         if (hops >= MAX_REDIRECTS) return reject(new DownloadError('too_many_redirects', `${u.host} redirected more than ${MAX_REDIRECTS} times`));
         const next = new URL(res.headers.location, u);
         if (next.protocol !== 'http:' && next.protocol !== 'https:') return reject(new DownloadError('http_error', `${u.host} redirected to a ${next.protocol} address`));
-        return open(next.href, from, signal, userAgent, hops + 1).then(resolve, reject);
+        void open(next.href, from, signal, userAgent, hops + 1).then(resolve, reject);
+        return;
       }
       resolve(res);
-    });
+    };
+    // Model files, not an engine: the one other client of node:http(s) (test/core/inference/engine-calls.test.ts).
+    const req = u.protocol === 'https:' ? https.get(u, options, onResponse) : http.get(u, options, onResponse);
     req.on('error', reject);
   });
 }
@@ -230,23 +234,28 @@ export async function fetchFile(o: FetchFileOptions): Promise<FetchedFile> {
       received += n;
       report();
     });
+    // Its error is read by finished() below; a listener keeps it from being thrown as an unhandled event.
+    sink.on('error', () => {});
     const startAt = have;
     let over = 0;
     try {
-      await pipeline(
-        res,
-        new Transform({
-          transform(chunk: Buffer, _enc, cb) {
-            over += chunk.length;
-            if (startAt + over > o.size) {
-              // More bytes than the repository lists: not the file it describes.
-              return cb(new DownloadError('size_mismatch', `${o.dest.split(/[\\/]/).pop()} is larger than the ${o.size} bytes the repository lists`));
-            }
-            cb(null, chunk);
-          },
-        }),
-        sink,
-      );
+      // Every byte that arrived reaches the disk (and the hash) before a failure is handled, so a resume asks
+      // for exactly the rest.
+      let failure: unknown;
+      try {
+        for await (const chunk of res as AsyncIterable<Buffer>) {
+          over += chunk.length;
+          // More bytes than the repository lists: not the file it describes.
+          if (startAt + over > o.size) throw new DownloadError('size_mismatch', `${o.dest.split(/[\\/]/).pop()} is larger than the ${o.size} bytes the repository lists`);
+          if (!sink.write(chunk)) await once(sink, 'drain');
+        }
+      } catch (e) {
+        failure = e;
+        res.destroy();
+      }
+      sink.end();
+      await finished(sink);
+      if (failure) throw failure;
     } catch (e) {
       if (e instanceof DownloadError) {
         fs.rmSync(part, { force: true });

@@ -70,6 +70,8 @@ describe('one HTTP client for engines', () => {
     'core/hub/provider-status.ts': "the platform's provider status",
     'core/update/check.ts': 'the update feed (npm registry or a generic feed)',
     'core/alerts/webhook.ts': "the owner's alert webhook",
+    'core/downloads/download.ts': 'model files (the Swan model repository, the Hugging Face Hub): streamed to disk with Range',
+    'core/downloads/huggingface.ts': "the Hugging Face Hub's file list (@huggingface/hub's listFiles, its fetch bounded)",
     'cli/demo.ts': "the demo's dev hub (its OpenAI API), for a trickle of traffic",
     'renderer/components/ExposureBanner.tsx': "the console server's /session",
     'renderer/bridge/ws-bridge.ts': "the console server's /session",
@@ -85,6 +87,7 @@ describe('one HTTP client for engines', () => {
 
   it('the only module that opens node:http(s) client requests is the engine client', () => {
     const importers = sources.filter(({ text }) => /^import (\w+|\{[^}]*\}) from 'node:https?';/m.test(text) && /\b(https?)\.(request|get|Agent)\b/.test(code(text))).map(({ file }) => file);
-    expect(importers).toEqual(['core/engine/http.ts']);
+    // downloads/download.ts streams model files to disk (Range, redirects): not an engine, and no engine call.
+    expect(importers.sort()).toEqual(['core/downloads/download.ts', 'core/engine/http.ts']);
   });
 });

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EarningsService } from '../../../src/core/accounting/earnings';
-import type { PullState } from '../../../src/core/engines/ollama-pull';
+import type { PullState } from '../../../src/core/downloads/ollama-pull';
 import { memoryLog } from '../../../src/core/base/log';
 import { ModelRegistry } from '../../../src/core/models/registry';
 import { InferenceRunner } from '../../../src/core/inference/runner';

@@ -1,3 +1,5 @@
+// Downloads of the third kind (beside the Swan repository and the Hugging Face Hub): an Ollama engine fetching a
+// model into its own store, its progress summed here; the earnings feature starts them ("serve this").
 // "Serve this" with Ollama: POST {engine}/api/pull {model, stream: true}. Ollama answers with one JSON
 // object per line — {status: "pulling manifest"}, {status: "pulling <digest>", digest, total, completed}
 // per layer, {status: "verifying sha256 digest"}, {status: "writing manifest"}, {status: "success"} —
