@@ -13,6 +13,7 @@ import { memoryLog } from '../core/base/log';
 import { forTerminal } from '../core/base/terminal';
 import { DIR_MODE, ensureHome } from '../core/config/home';
 import { writeFileAtomic } from '../core/config/atomic-file';
+import { isRefusedUrl, REFUSED_ADDRESS_TEXT } from '../core/http/address-class';
 
 export { configTemplate };
 
@@ -70,7 +71,12 @@ export async function initCommand(o: InitOptions): Promise<number> {
   // The home as `run` makes it (0700, what is in it tightened); a --dir of the owner's choosing is made 0700 when new.
   if (o.dir) fs.mkdirSync(dir, { recursive: true, mode: DIR_MODE });
   else ensureHome(dir);
-  const hosts = o.host ?? [];
+  // The console's address policy: a link-local or metadata address is neither probed nor written to EngineHosts.
+  const hosts: string[] = [];
+  for (const h of o.host ?? []) {
+    if (await isRefusedUrl(h)) process.stderr.write(`Not using --host ${forTerminal(h)}: ${REFUSED_ADDRESS_TEXT}.\n`);
+    else hosts.push(h);
+  }
   process.stdout.write('Looking for inference engines on this machine…\n');
   const engines = await new EngineDiscovery({ intervalMs: 0, hosts, ...(o.probeUrls ? { probeUrls: o.probeUrls } : {}) }).rescan();
   const network = o.network ?? 'mainnet';

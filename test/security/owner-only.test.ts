@@ -13,6 +13,7 @@ import { pageProtocols, post, signIn } from '../support/console/page-session';
 import { tempHome, until } from '../support/stack';
 import { writeFileAtomic } from '../../src/core/config/atomic-file';
 import { ensureHome } from '../../src/core/config/home';
+import { FleetTokens } from '../../src/core/fleet/tokens';
 import { expectUnharmed, PROVIDER_KEY, startRig, type Rig } from './support/rig';
 
 let rig: Rig;
@@ -263,5 +264,19 @@ describe.skipIf(process.platform === 'win32')('Low: every folder under the home 
   it('the running agent\'s home: no folder or file another account can read', () => {
     const open = modesUnder(rig.home).filter((m) => (m.mode & 0o077) !== 0);
     expect(open.map((m) => `${path.relative(rig.home, m.p)} ${m.mode.toString(8)}`)).toEqual([]);
+  });
+});
+
+describe('Low: alerts are redacted as the log is', () => {
+  it('a provider key the hub echoes in a notice reaches no fleet-token holder', async () => {
+    const { token } = new FleetTokens(rig.home).create('redaction-check');
+    await rig.hub.sendRaw(JSON.stringify({ type: 'notice', payload: { event: 'payout_pending', severity: 'critical', message: `your key ${PROVIDER_KEY} is on file` } }));
+    const read = async () => {
+      const res = await fetch(`http://127.0.0.1:${rig.consolePort}/api/fleet/v1/summary`, { headers: { authorization: `Bearer ${token}` } });
+      return res.text();
+    };
+    let text = '';
+    await until(async () => (text = await read()).includes('is on file'), 'the notice\'s alert in the fleet summary', 15_000);
+    expect(text).not.toContain(PROVIDER_KEY);
   });
 });

@@ -10,8 +10,17 @@ const KEEP = 100;
 export class AlertList extends EventEmitter<{ alert: [Alert] }> {
   private readonly recent = new Ring<Alert>(KEEP);
 
+  /**
+   * `redact`: what the log does to a line (the configured secrets and secret-shaped values). An alert goes
+   * further than the log (the webhook, the console, fleet-token holders), so it is redacted as a log line is:
+   * a hub that echoes the provider key in a notice must not have it served as-is.
+   */
+  constructor(private readonly redact: (text: string) => string = (t) => t) {
+    super();
+  }
+
   raise(kind: AlertKind, title: string, text: string, now = Date.now()): Alert {
-    const alert: Alert = { id: crypto.randomUUID(), kind, ts: now, title, text: text.slice(0, 1000) };
+    const alert: Alert = { id: crypto.randomUUID(), kind, ts: now, title: this.redact(title), text: this.redact(text).slice(0, 1000) };
     this.recent.push(alert);
     this.emit('alert', alert);
     return alert;

@@ -50,6 +50,16 @@ export class KeyDestinations {
     return this.file.read().value.pairs.some((p) => p.key === k && p.host === h);
   }
 
+  /**
+   * The first start with this file: what is in use is trusted once (the owner ran it so). Written even with
+   * no key, so a key that arrives later (config.toml edited) is checked against the addresses then in use.
+   */
+  seed(key: string, hosts: string[]): void {
+    if (this.exists()) return;
+    if (key && hosts.length > 0) this.approve(key, hosts);
+    else this.file.write({ pairs: [] });
+  }
+
   /** Records the owner's word: `key` may go to each of `hosts`. */
   approve(key: string, hosts: string[]): void {
     if (!key || hosts.length === 0) return;

@@ -20,7 +20,7 @@ export class OwnerValues {
     readonly destinations?: KeyDestinations,
   ) {
     // A home from before the approvals were kept: what is in use now is what the owner ran (trusted once).
-    if (destinations && !destinations.exists()) destinations.approve(this.keyInUse(), this.keyHosts());
+    destinations?.seed(this.keyInUse(), this.keyHosts());
   }
 
   nodeName(): string {

@@ -5,6 +5,7 @@
 import { EventEmitter } from 'node:events';
 import type { EngineInfo } from '../../shared/types';
 import type { Logger } from '../base/log';
+import { isRefusedUrl, REFUSED_ADDRESS_TEXT, type Resolver } from '../http/address-class';
 import { defaultProbeUrls, detectEngine } from './detect';
 import { normalizeBaseUrl } from './url';
 
@@ -26,6 +27,8 @@ export interface DiscoveryOptions {
   /** The engine key models.json gives an address, sent with every probe of it. */
   keyFor?: (url: string) => string | undefined;
   log?: Logger;
+  /** Name resolution for the address check of owner-added hosts (tests); the system's by default. */
+  resolve?: Resolver;
 }
 
 function signature(list: EngineInfo[]): string {
@@ -116,10 +119,13 @@ export class EngineDiscovery extends EventEmitter {
     const timeout = this.opts.timeoutMs ?? 800;
     const owner = new Set(this.hosts);
     const targets = [...new Set([...this.hosts, ...this.probeUrls])];
+    // An owner-given address (config EngineHosts, models.json, --host) is classed as the console classes an
+    // added endpoint, its name resolved first: link-local and metadata addresses are never probed.
     const results = await Promise.all(
-      targets.map((url) =>
-        detectEngine(url, timeout, owner.has(url) ? 'owner' : 'probe', this.opts.keyFor?.(url)).catch((e: Error) => ({ url, error: e.message }) as const),
-      ),
+      targets.map(async (url) => {
+        if (owner.has(url) && (await isRefusedUrl(url, this.opts.resolve))) return { url, error: REFUSED_ADDRESS_TEXT } as const;
+        return detectEngine(url, timeout, owner.has(url) ? 'owner' : 'probe', this.opts.keyFor?.(url)).catch((e: Error) => ({ url, error: e.message }) as const);
+      }),
     );
     const now = Date.now();
     const seen = new Set<string>();

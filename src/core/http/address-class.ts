@@ -93,3 +93,17 @@ export async function classifyHost(hostname: string, resolve: Resolver = systemR
   }
   return addrs.length === 0 ? unresolved : widest(addrs.map(classifyIp));
 }
+
+/** What an engine address the agent never probes says instead of an answer (the console refuses it the same way). */
+export const REFUSED_ADDRESS_TEXT = 'an address the agent never sends requests to (link-local, cloud metadata or unspecified): not probed';
+
+/** Whether a URL's host (the name resolved first) is one nothing of ours may reach: one policy for the console, the CLI and config. */
+export async function isRefusedUrl(url: string, resolve?: Resolver): Promise<boolean> {
+  let host: string;
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    return false;
+  }
+  return (await classifyHost(host, resolve)) === 'refused';
+}

@@ -27,7 +27,7 @@ export function readBody(req: http.IncomingMessage, limit = MAX_BODY_BYTES): Pro
 export class BodyTooLarge extends Error {
   readonly code = 'too_large';
   constructor(readonly limit: number) {
-    super(`the body is over ${Math.round(limit / 1024)} KB`);
+    super(`the body is over the ${limit}-byte limit`);
   }
 }
 

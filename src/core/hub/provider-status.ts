@@ -55,7 +55,12 @@ export async function fetchProviderStatus(serviceUrl: string, key: string, timeo
     // The key goes to this host only: never follow a redirect elsewhere with it. The answer is read up to
     // its limit, never whole first.
     const res = await fetch(url, { headers: { authorization: `Bearer ${key}` }, signal: AbortSignal.timeout(timeoutMs), redirect: 'error' });
-    const text = await readCapped(res, MAX_STATUS_BYTES);
+    let text: string;
+    try {
+      text = await readCapped(res, MAX_STATUS_BYTES);
+    } catch (e) {
+      return { httpStatus: res.status, error: `${url} answered HTTP ${res.status} with a body that could not be read (${(e as Error).message})` };
+    }
     let json: unknown;
     try {
       json = parseJson(text, JSON_LIMITS.platform);

@@ -46,12 +46,13 @@ export class Owner {
   /** Changes held for the owner's approval: hosts show them (the desktop dialog, the terminal) and decide. */
   readonly approvals: OwnerApprovals;
   /** The one alert list (link down, key refused, engine down, auto-paused, hub notice); transports subscribe. */
-  readonly alerts = new AlertList();
+  readonly alerts: AlertList;
   readonly webhook: WebhookTransport;
   readonly email: EmailTransport;
 
   constructor(private readonly d: OwnerDeps) {
     const { values, log } = d;
+    this.alerts = new AlertList((text) => log.redactText(text));
     this.approvals = new OwnerApprovals({ home: d.home, log: log.child('approvals') });
     this.approvals.on('settled', (approval) => d.event({ type: 'approval', approval }));
     this.webhook = new WebhookTransport({

@@ -222,7 +222,7 @@ const DOT_FOLDERS_ALLOWED = new Set(['.cache', '.ollama', '.lmstudio']);
 /** Folders that hold configuration and credentials, whatever their parents: never a model's. */
 const CONFIG_FOLDERS = new Set(['.ssh', '.docker', '.aws', '.kube', '.gnupg', '.config', '.azure', '.gcloud', '.git', '.password-store', '.npm', '.local', 'etc']);
 
-/** Whether a folder's path passes through a dot-folder other than a cache, or a known config folder. */
+/** Whether a folder's path runs through a dot-folder other than a cache, or a known config folder. */
 function underConfigFolder(real: string): boolean {
   const parts = real.split(/[\\/]/).filter(Boolean);
   return parts.some((p, i) => CONFIG_FOLDERS.has(p.toLowerCase()) || (p.startsWith('.') && (i === parts.length - 1 || !DOT_FOLDERS_ALLOWED.has(p.toLowerCase()))));

@@ -76,4 +76,17 @@ describe('key destinations', () => {
     expect(fs.existsSync(path.join(h, 'key-destinations.json'))).toBe(true);
     expect(values(h, { INFERENCE_API_KEY: 'sk-prov-new-env' }).keyHeld()).toEqual(['mirror.example']);
   });
+
+  it('a home first started without a key keeps that: a key added to config.toml later is checked against addresses set in the console meanwhile', () => {
+    const h = home('');
+    const first = values(h);
+    expect(first.keyInUse()).toBe('');
+    expect(fs.existsSync(path.join(h, 'key-destinations.json'))).toBe(true);
+    // With no key saved, a session may point the service URL anywhere (nothing to protect then).
+    first.settings.update((s) => ({ ...s, serviceUrl: 'http://127.0.0.1:9/elsewhere' }));
+    writeConfigToml(h, { Inference: { WebSocketURL: 'wss://hub.example/ws', ServiceURL: 'https://api.example', ApiKey: 'sk-prov-added-later' } });
+    const later = values(h);
+    expect(later.keyHeld()).toEqual(['127.0.0.1:9']);
+    expect(later.providerKey()).toBe('');
+  });
 });
