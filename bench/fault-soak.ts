@@ -268,7 +268,7 @@ export async function faultSoak(minutes = 30, seed = 0x43b): Promise<FaultSoakRe
         await sleep(FAULT_EVERY_MS * (0.5 + rand()));
         if (performance.now() >= endAt - 15_000) break;
         const kind = kinds[Math.floor(rand() * kinds.length)]!;
-        r.faults[kind]++;
+        if (kind !== 'clock_step') r.faults[kind]++;
         if (kind === 'engine_kill') {
           await engine.setMode('down');
           await sleep(1000 + rand() * 4000);
@@ -278,7 +278,10 @@ export async function faultSoak(minutes = 30, seed = 0x43b): Promise<FaultSoakRe
         } else {
           // A step of one minute to two hours, back or forward; the next one may undo it.
           const step = Math.round((60 + rand() * 7140) * (rand() < 0.5 ? -1 : 1));
-          offsetS = Math.max(-7200, Math.min(7200, offsetS + step));
+          const next = Math.max(-7200, Math.min(7200, offsetS + step));
+          // Counted when the clock moved (a draw past the ±2 h bound may leave it where it is).
+          if (Math.abs(next - offsetS) >= 2) r.faults.clock_step++;
+          offsetS = next;
           clock!.set(offsetS);
         }
       }

@@ -6,6 +6,8 @@
 // nothing of the buffer to copy or scan (it held tens of thousands of strings at 64 streams, doubling
 // the agent's scavenge pauses under the bench's 64-stream load).
 
+import { monoMs } from '../base/clock';
+
 /** How a kept message is written to bytes and read back (the relay keeps each message already serialised). */
 export interface RetentionCodec<T> {
   /** What is kept of the message: its text, or a shorter form (`short`: true) that read() expands. */
@@ -22,6 +24,7 @@ interface Kept {
   ends: number[];
   /** The sizes the caller gave, summed (what the cap counts). */
   bytes: number;
+  /** When it finished, on the monotonic clock (an age only). */
   finishedAt?: number;
 }
 
@@ -82,7 +85,7 @@ export class Retention<T> {
   finished(requestId: string): void {
     const k = this.kept.get(requestId);
     if (!k) return;
-    k.finishedAt = Date.now();
+    k.finishedAt = monoMs(); // an age, on the monotonic clock: a wall-clock step drops nothing early
     if (k.buf.length > k.used) {
       const exact = Buffer.allocUnsafeSlow(k.used);
       k.buf.copy(exact, 0, 0, k.used);
@@ -130,7 +133,7 @@ export class Retention<T> {
 
   /** Drops finished requests older than `olderThanMs` (finished before now - olderThanMs). */
   dropFinished(olderThanMs: number): void {
-    const limit = Date.now() - olderThanMs;
+    const limit = monoMs() - olderThanMs;
     for (const [id, k] of this.kept) if (k.finishedAt !== undefined && k.finishedAt <= limit) this.drop(id);
   }
 

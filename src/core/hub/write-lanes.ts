@@ -6,6 +6,7 @@
 // the lanes of that socket, never the next connection's.
 import WebSocket from 'ws';
 import type { Logger } from '../base/log';
+import { monoMs } from '../base/clock';
 import { encodeOnce, MAX_MESSAGE_BYTES, type EncodedMessage, type Outbound } from '../protocol/messages';
 
 /** The link's counters the lanes add to. */
@@ -64,7 +65,7 @@ export class WriteLanes {
   }
 
   /** How long the oldest unconfirmed write has gone without progress (0 when none is pending). */
-  stalledMs(now = Date.now()): number {
+  stalledMs(now = monoMs()): number {
     return this.pending > 0 ? now - this.progressAt : 0;
   }
 
@@ -81,12 +82,13 @@ export class WriteLanes {
   }
 
   private started(): void {
-    if (this.pending++ === 0) this.progressAt = Date.now();
+    // Monotonic (base/clock.ts): a wall-clock step forward must not read as a stalled write.
+    if (this.pending++ === 0) this.progressAt = monoMs();
   }
 
   private readonly done = (): void => {
     this.pending--;
-    this.progressAt = Date.now();
+    this.progressAt = monoMs();
   };
 
   private write(text: string, bytes: number): void {
