@@ -5,12 +5,27 @@
 //   GET /api/v1/provider/me/stats   (Bearer key) {data: {...}} from the requests this hub routed
 //   GET /api/v1/stats/model-demand  public prices, {code: 0, data: {models: [...]}}
 //   GET /api/v1/models?page_size=N  public catalogue, {code: 0, data: {list: [...]}}
+//   GET/PUT /api/v1/provider/me     (Bearer key) the provider's addresses; the owner address set once (409 after)
+//   POST /api/v1/provider/request-approval (Bearer key) 409 when asked already
+//   GET /api/v1/provider/collateral/contract public, a simulated chain
 // plus the dev routes POST /dev/status {key, status} (change a key's status) and GET /dev/stats.
 import type http from 'node:http';
 import catalogue from './dev-hub-fixtures/models.json' with { type: 'json' };
 import demand from './dev-hub-fixtures/model-demand.json' with { type: 'json' };
 import statuses from './dev-hub-fixtures/provider-status.json' with { type: 'json' };
 import { isoTime } from '../shared/dates';
+import { readBody } from '../core/http/read-body';
+
+/** A simulated chain: the collateral step as the platform lists it, clearly not a real contract. */
+const DEV_COLLATERAL = {
+  chains: [{ chain_id: 0, chain_name: 'Simulated chain (dev hub)', contract_address: '0x0000000000000000000000000000000000000000', token_symbol: 'SIM', token_decimals: 18, min_collateral: 100 }],
+};
+
+interface DevAccount {
+  owner_address: string;
+  beneficiary_address: string;
+  approvalRequested: boolean;
+}
 
 export type DevStatusName = keyof typeof statuses;
 export const DEV_STATUS_NAMES = Object.keys(statuses) as DevStatusName[];
@@ -45,6 +60,7 @@ export type FailureKind = 'error_first' | 'provider_failure' | 'mid_stream' | 'n
 
 export class DevPlatform {
   private readonly perKey = new Map<string, DevStatusName>();
+  private readonly accounts = new Map<string, DevAccount>();
   /** Served totals, per provider key and overall. */
   readonly served = new Map<string, ServedStats>();
   readonly total = emptyStats();
@@ -132,6 +148,14 @@ export class DevPlatform {
         });
         return true;
       }
+      case 'GET /api/v1/provider/collateral/contract':
+        json(200, DEV_COLLATERAL);
+        return true;
+      case 'GET /api/v1/provider/me':
+      case 'PUT /api/v1/provider/me':
+      case 'POST /api/v1/provider/request-approval':
+        void this.account(route, key, req, json);
+        return true;
       case 'GET /api/v1/stats/model-demand':
         json(200, demand);
         return true;
@@ -147,5 +171,36 @@ export class DevPlatform {
       default:
         return false;
     }
+  }
+
+  /** The provider's account: addresses (the owner's set once, as the platform does) and the approval request. */
+  private async account(route: string, key: string, req: http.IncomingMessage, json: (status: number, body: unknown) => void): Promise<void> {
+    if (this.statusOf(key) === 'invalid') return json(401, { error: { message: 'invalid or revoked provider API key' } });
+    let a = this.accounts.get(key);
+    if (!a) this.accounts.set(key, (a = { owner_address: '', beneficiary_address: '', approvalRequested: false }));
+    const me = () => ({ data: { id: statuses[this.statusOf(key)].provider_id, owner_address: a.owner_address, worker_address: '', beneficiary_address: a.beneficiary_address } });
+    if (route === 'GET /api/v1/provider/me') return json(200, me());
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(await readBody(req, 64 * 1024)) as Record<string, unknown>;
+    } catch {
+      return json(400, { error: { message: 'invalid JSON body' } });
+    }
+    const wallet = (v: unknown): v is string => typeof v === 'string' && /^0x[0-9a-fA-F]{40}$/.test(v);
+    if (route === 'POST /api/v1/provider/request-approval') {
+      if (a.approvalRequested) return json(409, { error: { message: 'an approval request is already pending' } });
+      a.approvalRequested = true;
+      return json(200, { provider_id: statuses[this.statusOf(key)].provider_id, status: 'under_review', message: 'Approval requested (simulated: the dev hub approves nothing).', requested_at: isoTime(Date.now()) });
+    }
+    if (body.owner_address !== undefined) {
+      if (a.owner_address) return json(409, { error: { message: 'owner address is already set and cannot be changed' } });
+      if (!wallet(body.owner_address)) return json(400, { error: { message: 'invalid owner_address' } });
+      a.owner_address = body.owner_address;
+    }
+    if (body.beneficiary_address !== undefined) {
+      if (!wallet(body.beneficiary_address)) return json(400, { error: { message: 'invalid beneficiary_address' } });
+      a.beneficiary_address = body.beneficiary_address;
+    }
+    return json(200, me());
   }
 }

@@ -68,3 +68,20 @@ describe('account verbs', () => {
     expect(await invoke('account.requestApproval', { hardwareSummary: '1x RTX 4090', contactEmail: 'me@example.com' })).toMatchObject({ ok: false, code: 'approval_already_requested' });
   });
 });
+
+describe('against the dev hub (demo and the e2e stack)', () => {
+  it('answers the account routes in the same dialect: owner once, collateral a simulated chain', async () => {
+    await stack.close();
+    stack = await startStack();
+    const v = await invoke<ProviderAccountView>('account.get', {});
+    expect(v.addresses).toMatchObject({ ok: true, value: { ownerAddress: '' } });
+    expect(v.collateral).toMatchObject({ ok: true, value: [{ chainName: 'Simulated chain (dev hub)' }] });
+    const setOwner = async (address: string): Promise<AccountRead<ProviderAddressesView>> => {
+      const c = await refusedForOwner(invoke('account.setOwner', { address, permanent: true }));
+      await stack.agent.approvals.decide(c.code, 'approve', 'test');
+      return invoke('account.setOwner', { address, permanent: true, approvalId: c.approvalId });
+    };
+    expect(await setOwner(WALLET)).toMatchObject({ ok: true, value: { ownerAddress: WALLET } });
+    expect(await setOwner(OTHER)).toMatchObject({ ok: false, code: 'owner_address_set' });
+  });
+});
