@@ -30,6 +30,7 @@ import type { SettingsFile } from '../config/settings-file';
 import { Warmup } from './warmup';
 import { wireEngines } from './wiring';
 import { ManagedEngines } from '../managed/supervisor';
+import { DockerEngines, dockerAddress } from '../managed/docker-engines';
 
 /** How long the first register waits for the GPUs and context windows before going without them. */
 const FIRST_REGISTER_WAIT_MS = 3000;
@@ -112,6 +113,7 @@ export class Engines {
       ...(a.llamaServer ? { llamaServer: a.llamaServer } : {}),
       secrets: (v) => log.addSecrets(v),
       changed: () => this.managedChanged(),
+      containers: new DockerEngines(dockerAddress(d.env)),
     });
     this.models = new ModelSync({
       config,
