@@ -9,6 +9,7 @@ import { defaultProbeUrls } from '../core/engine/detect';
 import { EngineDiscovery } from '../core/engine/discovery';
 import { terminalWriter } from '../core/base/terminal';
 import { homePath } from '../core/config/home-layout';
+import { announcedName } from '../core/models/registry';
 
 export interface EnginesCommandOptions {
   json: boolean;
@@ -36,12 +37,20 @@ export function homeEngineHosts(home: string): string[] {
   return out;
 }
 
+/**
+ * Each model as it would be announced, with its file beside it: a file path is never a model's name (llama-server
+ * without --alias reports its -m path).
+ */
+function served(models: string[]): Array<{ name: string; file?: string }> {
+  return models.map((m) => (announcedName(m) === m ? { name: m } : { name: announcedName(m), file: m }));
+}
+
 function table(engines: EngineInfo[]): string {
   const rows = engines.map((e) => [
     e.url,
     e.reachable ? e.type : 'not usable',
     e.version ?? '-',
-    e.reachable ? e.models.join(', ') || '(no models loaded)' : (e.error ?? 'not answering'),
+    e.reachable ? served(e.models).map((s) => (s.file ? `${s.name} (file ${s.file})` : s.name)).join(', ') || '(no models loaded)' : (e.error ?? 'not answering'),
   ]);
   const head = ['URL', 'TYPE', 'VERSION', 'MODELS'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
@@ -57,7 +66,8 @@ export async function enginesCommand(opts: EnginesCommandOptions): Promise<numbe
   const discovery = new EngineDiscovery({ hosts: opts.hosts, probeUrls, intervalMs: 0, timeoutMs: opts.timeoutMs ?? 800 });
   const engines = await discovery.rescan();
   const found = engines.some((e) => e.reachable);
-  if (opts.json) out.write(`${JSON.stringify(engines, null, 2)}\n`);
+  // `models` stays the engine's own names (scripts read it); `served` is what each is announced as, and its file.
+  if (opts.json) out.write(`${JSON.stringify(engines.map((e) => ({ ...e, served: served(e.models) })), null, 2)}\n`);
   else if (engines.length) out.write(`${table(engines)}\n`);
   if (!found) {
     const where = probeUrls.map((u) => new URL(u).port).join(', ');

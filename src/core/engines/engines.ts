@@ -32,6 +32,7 @@ import { Warmup } from './warmup';
 import { SelfHeal } from './self-heal';
 import { wireEngines } from './wiring';
 import { ManagedEngines } from '../managed/supervisor';
+import { DockerEngines, dockerAddress } from '../managed/docker-engines';
 
 /** How long the first register waits for the GPUs and context windows before going without them. */
 const FIRST_REGISTER_WAIT_MS = 3000;
@@ -127,6 +128,7 @@ export class Engines {
       ...(a.llamaServer ? { llamaServer: a.llamaServer } : {}),
       secrets: (v) => log.addSecrets(v),
       changed: () => this.managedChanged(),
+      containers: new DockerEngines(dockerAddress(d.env)),
     });
     this.models = new ModelSync({
       config,
