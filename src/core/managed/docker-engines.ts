@@ -77,7 +77,8 @@ export class DockerEngines implements ContainerEngines {
       if ((e as { statusCode?: number }).statusCode !== 404) throw e;
       o.line(`pulling ${c.image} (first use)`);
       await new Promise<void>((resolve, reject) => {
-        docker.pull(c.image, (err: Error | null, stream?: NodeJS.ReadableStream) => {
+        // The callback form: the error reaches reject below (the typings also declare a promise).
+        void docker.pull(c.image, (err: Error | null, stream?: NodeJS.ReadableStream) => {
           if (err || !stream) return reject(err ?? new Error('no pull stream'));
           docker.modem.followProgress(stream, (e2: Error | null) => (e2 ? reject(e2) : resolve()));
         });
