@@ -1,7 +1,8 @@
 // Payout and activation: the provider's addresses on the platform, the collateral step, and asking for
 // approval, which the Go provider offers only from its CLI or the web dashboard. Where payouts go is the
 // owner's alone to change: a new payout or owner address is held for the owner's approval given outside the
-// console (as a gateway key is), bound to that exact address; the owner address is set once, never changed.
+// console (as a gateway key is), bound to that exact address and redeemed only with the `grant` the asking
+// call's refusal carried; the owner address is set once, never changed.
 import { BridgeError } from '../../shared/bridge-error';
 import type { OwnerValues } from '../config/owner-values';
 import type { Owner } from '../owner/owner';
@@ -25,16 +26,16 @@ export function accountVerbs(d: AccountVerbDeps): Verbs<'account.get' | 'account
   };
   return {
     'account.get': () => client.view(),
-    'account.setBeneficiary': async ({ address, approvalId }) => {
+    'account.setBeneficiary': async ({ address, grant }) => {
       const a = checked(address);
-      d.owner.requireOwner('payout_address', a.toLowerCase(), approvalId, `Send this provider's payouts to ${a}.`);
+      d.owner.requireOwner('payout_address', a.toLowerCase(), grant, `Send this provider's payouts to ${a}.`);
       const r = await client.setBeneficiary(a);
       d.changed();
       return r;
     },
-    'account.setOwner': async ({ address, approvalId }) => {
+    'account.setOwner': async ({ address, grant }) => {
       const a = checked(address);
-      d.owner.requireOwner('payout_address', `owner:${a.toLowerCase()}`, approvalId, `Make ${a} this provider's owner address, for good: the platform never changes it.`);
+      d.owner.requireOwner('payout_address', `owner:${a.toLowerCase()}`, grant, `Make ${a} this provider's owner address, for good: the platform never changes it.`);
       const r = await client.setOwner(a);
       d.changed();
       return r;

@@ -120,6 +120,12 @@ export async function lockHome(home: string, o: LockHomeOptions = {}): Promise<H
       throw codeOf(again) === 'ELOCKED' ? inUse(home, readHolder(home)) : homeWriteError(home, again);
     }
   }
+  // proper-lockfile makes its folder with the process umask (often 0755); every folder under the home is the owner's alone.
+  try {
+    fs.chmodSync(lockfilePath, 0o700);
+  } catch {
+    // The lock holds either way; a mode it cannot set is not a reason to stop.
+  }
   let holder: HomeHolder = { pid: process.pid, host: os.hostname(), startedAt: Date.now() };
   const write = (): void => {
     try {

@@ -50,7 +50,8 @@ export type StatusFailure = 'not_a_hub' | 'unreachable';
 
 export async function fetchProviderStatus(serviceUrl: string, key: string, timeoutMs = 10_000): Promise<{ status?: ProviderStatus; httpStatus?: number; error?: string; failure?: StatusFailure; network?: NetworkFailureCode }> {
   const url = `${serviceUrl.replace(/\/+$/, '')}/api/v1/provider/status`;
-  const notHub = (status: number): string => `${url} does not answer like a Swan hub (HTTP ${status}): check the network's API address (ServiceURL)`;
+  // `why`: what the bounded reader said of an answer it would not read (too deep, not JSON), kept in the words.
+  const notHub = (status: number, why?: string): string => `${url} does not answer like a Swan hub (HTTP ${status}${why ? `; ${why.slice(0, 200)}` : ''}): check the network's API address (ServiceURL)`;
   try {
     // The key goes to this host only: never follow a redirect elsewhere with it. The answer is read up to
     // its limit, never whole first.
@@ -64,8 +65,8 @@ export async function fetchProviderStatus(serviceUrl: string, key: string, timeo
     let json: unknown;
     try {
       json = parseJson(text, JSON_LIMITS.platform);
-    } catch {
-      return { httpStatus: res.status, failure: 'not_a_hub', error: notHub(res.status) };
+    } catch (e) {
+      return { httpStatus: res.status, failure: 'not_a_hub', error: notHub(res.status, (e as Error).message) };
     }
     const parsed = statusSchema.safeParse(json);
     // A refusal of the key may come in another shape; any other answer must be the platform's status.

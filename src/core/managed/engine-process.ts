@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import readline from 'node:readline';
 import type { Logger } from '../base/log';
+import { fetchEngine } from '../engine/http';
 import { ServeError, type ServeSpec } from './spec';
 
 export type ManagedPhase = 'starting' | 'serving' | 'restarting' | 'failed' | 'stopped';
@@ -51,14 +52,10 @@ const READY_POLL_MS = 100;
 const TAIL_LINES = 20;
 const MAX_LINE = 2000;
 
+/** Whether the engine answers its health route (through the one engine HTTP client: bounded, never throws). */
 async function healthAnswers(url: string, signal: AbortSignal): Promise<boolean> {
-  try {
-    const r = await fetch(`${url}/health`, { signal: AbortSignal.any([signal, AbortSignal.timeout(2000)]) });
-    await r.body?.cancel();
-    return r.status === 200;
-  } catch {
-    return false;
-  }
+  const r = await fetchEngine({ url, path: '/health', signal, timeoutMs: 2000, maxBytes: 64 * 1024 });
+  return r.status === 200;
 }
 
 /** Runs a child process, its stdout and stderr read line by line. */

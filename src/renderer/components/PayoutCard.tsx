@@ -77,7 +77,7 @@ function AddressForm(props: {
   label: string;
   hint: string;
   testId: string;
-  save: (address: string, approvalId?: string) => Promise<AccountRead<ProviderAddressesView>>;
+  save: (address: string, grant?: string) => Promise<AccountRead<ProviderAddressesView>>;
   done: () => void;
   confirmFirst?: string;
 }) {
@@ -232,7 +232,7 @@ export function PayoutCard() {
             label="Payout address"
             hint="The wallet your earnings are paid to. You can change it at any time; the change waits for your approval outside the console."
             testId="payout-beneficiary-form"
-            save={(address, approvalId) => getBridge().invoke('account.setBeneficiary', { address, ...(approvalId ? { approvalId } : {}) })}
+            save={(address, grant) => getBridge().invoke('account.setBeneficiary', { address, ...(grant ? { grant } : {}) })}
             done={reload}
           />
           {!ownerSet && (
@@ -241,7 +241,7 @@ export function PayoutCard() {
               hint="The wallet that owns this provider and deposits the collateral. The platform never changes it once set."
               testId="payout-owner-form"
               confirmFirst="I understand the owner address cannot be changed later."
-              save={(address, approvalId) => getBridge().invoke('account.setOwner', { address, permanent: true, ...(approvalId ? { approvalId } : {}) })}
+              save={(address, grant) => getBridge().invoke('account.setOwner', { address, permanent: true, ...(grant ? { grant } : {}) })}
               done={reload}
             />
           )}

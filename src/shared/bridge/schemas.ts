@@ -7,17 +7,17 @@ const modelId = z.string().min(1).max(256);
 /** Making a named credential (a gateway key, a fleet token): the first call is refused with
  *  OWNER_CONFIRMATION_REQUIRED carrying a grant (a secret in that one reply), and once the owner approved
  *  outside the console, the second call brings that grant. */
+const grant = z.string().regex(/^[A-Za-z0-9_-]{32,64}$/).optional();
 const credentialCreate = z
   .object({
     name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'use letters, digits, dot, dash or underscore (1-64)'),
-    grant: z.string().regex(/^[A-Za-z0-9_-]{32,64}$/).optional(),
+    grant,
   })
   .strict();
 const range = z.object({ from: z.number().int().nonnegative(), to: z.number().int().nonnegative() }).refine((r) => r.to >= r.from, 'to must not be before from');
 
 /** A wallet address; the agent checks its form again and says so in the owner's words. */
 const walletAddress = z.string().trim().min(1).max(128);
-const approvalId = z.string().regex(/^[0-9a-f]{24}$/).optional();
 
 export const settingsPatchSchema = z
   .object({
@@ -131,9 +131,10 @@ export const invokeSchemas = {
   'managed.stop': z.object({ id: modelId }).strict(),
   'models.confirmMapping': z.object({ model: modelId, signature: z.string().min(1).max(2048) }).strict(),
   'account.get': z.object({}).strict(),
-  'account.setBeneficiary': z.object({ address: walletAddress, approvalId }).strict(),
+  /** Held for the owner as a credential is: the second call brings the `grant` the first one's refusal carried. */
+  'account.setBeneficiary': z.object({ address: walletAddress, grant }).strict(),
   /** `permanent: true` is the owner's yes to "this cannot be changed", given before the approval is asked. */
-  'account.setOwner': z.object({ address: walletAddress, permanent: z.literal(true), approvalId }).strict(),
+  'account.setOwner': z.object({ address: walletAddress, permanent: z.literal(true), grant }).strict(),
   'account.requestApproval': z
     .object({
       providerName: z.string().trim().max(128).optional(),

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { verdictOf, type VerdictInputs } from '../../../src/core/bridge/verdict';
 import type { ModelState } from '../../../src/shared/types';
+import type { CatalogueView } from '../../../src/shared/views/snapshot';
 
 const model = (id: string): ModelState => ({
   id,
@@ -15,8 +16,17 @@ const model = (id: string): ModelState => ({
   maxQueue: 8,
 });
 
+// The facts that make routing and pay known (issue 40): a catalogue read that lists the models, a price list that rates them.
+const catalogue = (ids: string[]): CatalogueView => ({
+  state: 'ok',
+  url: 'http://p/api/v1/models',
+  fetchedAt: 1,
+  size: ids.length,
+  models: Object.fromEntries(ids.map((id) => [id, { known: true, source: 'engine' as const, suggestions: [] }])),
+});
+
 function inputs(o: Partial<VerdictInputs> = {}): VerdictInputs {
-  return { running: true, hasKey: true, hubEnabled: true, link: { state: 'connected' }, pause: { paused: false }, models: [model('a')], earningsEnabled: true, ...o };
+  return { running: true, hasKey: true, hubEnabled: true, link: { state: 'connected' }, pause: { paused: false }, models: [model('a')], catalogue: catalogue(['a']), pricing: { known: true, priced: ['a'] }, earningsEnabled: true, ...o };
 }
 
 describe('verdict: the home disk', () => {

@@ -103,6 +103,8 @@ EngineTotalTimeoutSeconds = 7
 DeepHealthCheckEvery = 3
 SelfHealFailures = 5
 SelfHealHoldSeconds = 1.5
+LlamaServer = "/opt/llama.cpp/llama-server"
+PauseFreesGpu = true
 RetentionMegabytes = 0.5
 HandshakeTimeoutSeconds = 3
 WriteTimeoutSeconds = 2
@@ -130,6 +132,8 @@ OwnerAddr = "0x00000000000000000000000000000000000000aB"
       deepHealthCheckEvery: 3,
       selfHealFailures: 5,
       selfHealHoldMs: 1500,
+      llamaServer: '/opt/llama.cpp/llama-server',
+      pauseFreesGpu: true,
       retentionBytes: 512 * 1024,
       maxConcurrentPerEndpoint: 9,
       capacityAuto: false,

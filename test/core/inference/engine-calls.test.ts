@@ -68,6 +68,8 @@ describe('one HTTP client for engines', () => {
     'core/engine/http.ts': 'the engine HTTP client itself',
     'core/platform/get-json.ts': "the platform's HTTP API (rates, stats, catalogue)",
     'core/hub/provider-status.ts': "the platform's provider status",
+    'core/platform/model-details.ts': "the platform's records of each model (its fetch() method reads through get-json)",
+    'core/platform/provider-account.ts': "the platform's provider account (addresses, approval, collateral): GET, PUT and POST, bounded",
     'core/update/check.ts': 'the update feed (npm registry or a generic feed)',
     'core/alerts/webhook.ts': "the owner's alert webhook",
     'core/downloads/download.ts': 'model files (the Swan model repository, the Hugging Face Hub): streamed to disk with Range',

@@ -37,10 +37,10 @@ describe('account verbs', () => {
     expect(api.account.puts).toHaveLength(0);
     await stack.agent.approvals.decide(c.code, 'approve', 'test');
     // The approval is for that address only.
-    await refusedForOwner(invoke('account.setBeneficiary', { address: OTHER, approvalId: c.approvalId }));
+    await refusedForOwner(invoke('account.setBeneficiary', { address: OTHER, grant: c.grant! }));
     const c2 = await refusedForOwner(invoke('account.setBeneficiary', { address: WALLET }));
     await stack.agent.approvals.decide(c2.code, 'approve', 'test');
-    const r = await invoke<AccountRead<ProviderAddressesView>>('account.setBeneficiary', { address: WALLET, approvalId: c2.approvalId });
+    const r = await invoke<AccountRead<ProviderAddressesView>>('account.setBeneficiary', { address: WALLET, grant: c2.grant! });
     expect(r).toMatchObject({ ok: true, value: { beneficiaryAddress: WALLET } });
     expect(api.account.beneficiary_address).toBe(WALLET);
   });
@@ -49,7 +49,7 @@ describe('account verbs', () => {
     const setOwner = async (address: string): Promise<AccountRead<ProviderAddressesView>> => {
       const c = await refusedForOwner(invoke('account.setOwner', { address, permanent: true }));
       await stack.agent.approvals.decide(c.code, 'approve', 'test');
-      return invoke('account.setOwner', { address, permanent: true, approvalId: c.approvalId });
+      return invoke('account.setOwner', { address, permanent: true, grant: c.grant! });
     };
     expect(await setOwner(WALLET)).toMatchObject({ ok: true, value: { ownerAddress: WALLET } });
     expect(await setOwner(OTHER)).toMatchObject({ ok: false, code: 'owner_address_set' });
@@ -79,7 +79,7 @@ describe('against the dev hub (demo and the e2e stack)', () => {
     const setOwner = async (address: string): Promise<AccountRead<ProviderAddressesView>> => {
       const c = await refusedForOwner(invoke('account.setOwner', { address, permanent: true }));
       await stack.agent.approvals.decide(c.code, 'approve', 'test');
-      return invoke('account.setOwner', { address, permanent: true, approvalId: c.approvalId });
+      return invoke('account.setOwner', { address, permanent: true, grant: c.grant! });
     };
     expect(await setOwner(WALLET)).toMatchObject({ ok: true, value: { ownerAddress: WALLET } });
     expect(await setOwner(OTHER)).toMatchObject({ ok: false, code: 'owner_address_set' });

@@ -37,7 +37,7 @@ async function streamOne(): Promise<void> {
   await until(async () => (await requests(stack.agent)).some((v) => v.status === 'ok'), 'the request finished');
 }
 
-const SNAPSHOT_KEYS = ['catalogue', 'discovery', 'engines', 'gateway', 'gpu', 'hasKey', 'hubView', 'identity', 'link', 'models', 'nodeId', 'nodeName', 'onboarded', 'pause', 'providerStatus', 'simulatedHub', 'today', 'todayEarningsReason', 'verdict', 'version', 'weights'];
+const SNAPSHOT_KEYS = ['catalogue', 'discovery', 'engines', 'gateway', 'gpu', 'hasKey', 'hubView', 'identity', 'link', 'models', 'nodeId', 'nodeName', 'onboarded', 'pause', 'providerStatus', 'recent', 'simulatedHub', 'today', 'todayEarningsReason', 'verdict', 'version', 'weights'];
 
 function expectModelStates(models: ModelState[]): void {
   for (const m of models) {
@@ -133,6 +133,10 @@ describe('every channel answers with its documented shape', () => {
       pauseSchedule: [],
       retentionDays: 365,
       alertWebhookUrl: '',
+      alertEmailTo: '',
+      alertSmtpServer: '',
+      // Whether an SMTP password is stored (in the secret store); never the password itself.
+      alertSmtpPasswordSet: false,
       alertCooldownMinutes: 10,
       desktopNotifications: true,
       updateFeedUrl: '',
@@ -169,9 +173,9 @@ describe('every channel answers with its documented shape', () => {
   });
 
   it('settings.checkKey asks the hub', async () => {
-    // detail: what the hub's status says beyond valid/invalid (status, step, next steps).
-    expect(await invoke('settings.checkKey', { key: TEST_KEY })).toEqual({ valid: true, message: expect.any(String), detail: expect.objectContaining({ status: 'active', canConnect: true, nextSteps: [] }) });
-    expect(await invoke('settings.checkKey', { key: 'sk-prov-not-the-key' })).toEqual({ valid: false, message: expect.any(String), detail: expect.objectContaining({ canConnect: false }) });
+    // code: the outcome in a stable word; detail: what the hub's status says beyond valid/invalid (status, step, next steps).
+    expect(await invoke('settings.checkKey', { key: TEST_KEY })).toEqual({ valid: true, code: 'key_accepted', message: expect.any(String), detail: expect.objectContaining({ status: 'active', canConnect: true, nextSteps: [] }) });
+    expect(await invoke('settings.checkKey', { key: 'sk-prov-not-the-key' })).toEqual({ valid: false, code: 'key_refused', message: expect.any(String), detail: expect.objectContaining({ canConnect: false }) });
   });
 
   it('requests.list and requests.text after a streamed request through the hub', async () => {
