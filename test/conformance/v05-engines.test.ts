@@ -134,11 +134,12 @@ describe('deep health (model_health_deepcheck_test.go)', () => {
     // Embedding and image models are never probed with chat.
     expect(e.embed!.generations().filter((g) => g.path === '/v1/chat/completions')).toEqual([]);
     expect(healthHeard(M.embed)).toBe('healthy');
-    // Paid requests are not sent to it: the hub routes by the health it heard; a request that comes anyway is refused as unavailable.
+    // Paid requests are not sent to it: the hub routes by the health it heard; a request that comes anyway is refused as
+    // a temporary outage (503, which the openai SDK retries; never 404, which it raises as NotFoundError).
     const id = rid('dead');
     hub.inference(id, M.dead, chat(M.dead, 'hi'), false);
     const ack = await hub.waitFor((f) => f.type === 'ack' && f.payload.request_id === id, 'ack');
-    expect(ack.payload).toMatchObject({ status_code: 404, response: null });
+    expect(ack.payload).toMatchObject({ status_code: 503, response: null });
   });
 
   it('doctor says which failure it is, with its stable reason code', async () => {

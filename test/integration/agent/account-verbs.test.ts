@@ -1,6 +1,7 @@
 // Payout and activation through a real Agent and the platform stand-in: the payout address is set only with
-// the owner's approval given outside the console (bound to that address), the owner address once, approval
-// asked for with the node's name, and the platform's answers come back with their stable codes.
+// the owner's approval given outside the console (bound to that address, redeemed with the grant the refusal
+// carried), the owner address once, approval asked for with the node's name, and the platform's answers come
+// back with their stable codes.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AccountRead, ApprovalRequestView, ProviderAccountView, ProviderAddressesView } from '../../../src/shared/views/account';
 import { PlatformApi } from '../../support/platform-api';
@@ -36,6 +37,8 @@ describe('account verbs', () => {
     expect(c.summary).toContain(WALLET);
     expect(api.account.puts).toHaveLength(0);
     await stack.agent.approvals.decide(c.code, 'approve', 'test');
+    // The approval's id, which every console socket hears, is not the grant: only the asking call's refusal carried that.
+    await expect(invoke('account.setBeneficiary', { address: WALLET, approvalId: c.approvalId })).rejects.toMatchObject({ code: 'invalid_args' });
     // The approval is for that address only.
     await refusedForOwner(invoke('account.setBeneficiary', { address: OTHER, grant: c.grant! }));
     const c2 = await refusedForOwner(invoke('account.setBeneficiary', { address: WALLET }));
