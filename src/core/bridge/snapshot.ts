@@ -1,12 +1,13 @@
 // The console's one picture of the agent (AgentSnapshot), assembled from the parts that own each field.
 import type { AgentSnapshot, HubNoticeView } from '../../shared/views/snapshot';
-import type { EngineInfo, EngineModelMeta, GpuInventory, HubViewState, WeightsView } from '../../shared/types';
+import type { EngineInfo, EngineModelMeta, GpuInventory, HubViewState, WeightsView, UsageTotals } from '../../shared/types';
 import type { ProviderConfig } from '../config/config';
 import type { Identity } from '../config/identity';
 import type { LogFileProblem } from '../base/log';
 import type { HubLink } from '../hub/link';
 import type { ProviderGate } from '../hub/provider-status';
 import type { Ledger } from '../ledger/ledger';
+import { LedgerUnavailableError } from '../ledger/db-errors';
 import type { Catalogue } from '../platform/catalogue';
 import { endpointLimit } from '../scheduler/capacity';
 import type { PauseController } from '../scheduler/pause';
@@ -74,12 +75,23 @@ export function catalogueSubjects(registry: ModelRegistry, engines: EngineInfo[]
   });
 }
 
+function recentTotals(p: SnapshotSources, now: number): UsageTotals | undefined {
+  try {
+    return p.ledger?.totals(now - RECENT_WINDOW_MS, now + 1);
+  } catch (e) {
+    if (e instanceof LedgerUnavailableError) return undefined;
+    throw e;
+  }
+}
+
 export function buildSnapshot(p: SnapshotSources): AgentSnapshot {
   const stats = new Map(p.scheduler.stats().map((s) => [s.model, s]));
   const s = p.settings.get();
   const today = p.ledger?.today() ?? { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0 };
   const now = Date.now();
-  const recent = p.ledger?.totals(now - RECENT_WINDOW_MS, now + 1);
+  // Absent (not known, never zeros) while the ledger cannot be read, or is closed once the agent stopped: the
+  // snapshot, and its stopped verdict, are still said.
+  const recent = recentTotals(p, now);
   const todayEarningsReason = p.earnings.todayReason(today);
   const withdrawn = new Map((p.withdrawals ?? []).map((w) => [w.model, w]));
   const viewed = p.registry.view((model) => {

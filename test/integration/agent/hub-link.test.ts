@@ -65,10 +65,9 @@ describe('hub link', () => {
   it('goes to "auth failed" on 401, does not hammer the hub, and retries when the key changes', async () => {
     // The platform's status check cannot be read here (ServiceURL points nowhere), so the agent dials
     // anyway, as the Go provider does, and meets the hub's refusal. (A key the platform calls invalid
-    // is never dialled with: test/integration/agent/provider-status.test.ts.)
-    stack = await startStack({ key: 'sk-prov-wrong-key-000000', start: false });
-    stack.agent.settings.update((s) => ({ ...s, serviceUrl: 'http://127.0.0.1:9' }));
-    await stack.agent.start();
+    // is never dialled with: test/integration/agent/provider-status.test.ts.) The address is config.toml's,
+    // the owner's own, so the key may go there (key-destinations.ts).
+    stack = await startStack({ key: 'sk-prov-wrong-key-000000', serviceUrl: 'http://127.0.0.1:9' });
     await until(() => stack!.agent.hubStatus().state === 'auth_failed', 'auth failed');
     expect(stack.agent.hubStatus().code).toBe('AUTH_FAILED');
     const dials = stack.agent.hubStatus().counters.dials;

@@ -51,9 +51,10 @@ describe('provider status gates the connection', () => {
   });
 
   it('a platform that cannot be asked does not stop the agent (as the Go provider: connect anyway)', async () => {
-    stack = await startStack({ start: false });
-    stack.agent.settings.update((s) => ({ ...s, serviceUrl: 'http://127.0.0.1:9' }));
-    await stack.agent.start();
+    // The owner's config.toml names the platform (nothing answers there): the key may go to that host, so
+    // only the platform's silence is tested (a host changed behind the owner's back holds the key instead:
+    // test/integration/security/key-destination.test.ts).
+    stack = await startStack({ serviceUrl: 'http://127.0.0.1:9' });
     await registered(stack);
     expect(stack.agent.snapshot().providerStatus).toMatchObject({ state: 'unreachable' });
   });

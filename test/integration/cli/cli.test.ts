@@ -152,7 +152,9 @@ describe('swan-provider', () => {
     expect(pending.code).toBe(1);
     expect(pending.stdout).toContain('this provider cannot connect yet');
     expect(pending.stdout).toContain('status: pending (step 1 of 4: Request approval)');
-    expect(pending.stdout).toMatch(/next: 1\. Run/);
+    // The platform's steps, cleaned of their numbers and the Go provider's commands (platform/next-steps.ts).
+    expect(pending.stdout).toContain('next: Use "Ask for approval" under Settings → Payout & activation (or `swan-provider account request-approval`)');
+    expect(pending.stdout).not.toMatch(/next: \d+\.|computing-provider/);
     hub.platform.setStatus(TEST_KEY, 'active');
     const child: ChildProcess = spawn(process.execPath, [BIN, 'run', '--home', home, '--config', path.join(home, 'config.toml')], { env: { ...process.env, CP_PATH: NO_GO_KEY }, stdio: ['ignore', 'pipe', 'pipe'] });
     let err = '';
