@@ -56,7 +56,7 @@ test.describe("the network's records", () => {
   test.use({ stackOptions: { ...defaultStackOptions, platform: { historyHoursAgo: 3 } } });
 
   test('per model what the platform holds beside this machine, settled earnings beside the local estimate with the difference explained', async ({ app, stack }) => {
-    await expect(app.getByTestId('link-state')).toHaveText('Serving');
+    await expect(app.getByTestId('link-state')).toHaveText('Connected');
     await go(app, 'usage');
     const card = app.getByTestId('network-records');
     // The stand-in's platform: one offered model with 9 recent failures and 3 dispatch failures, one history row.

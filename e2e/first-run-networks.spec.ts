@@ -88,7 +88,7 @@ for (const network of ['mainnet', 'testnet'] as const) {
       await expect(app.getByTestId('key-saved')).toBeVisible();
       // Checked with the chosen network's API, not another's.
       const statusHits = first.platform.hits.filter((h) => h.path === '/api/v1/provider/status');
-      if (network === 'mainnet') expect(statusHits).toContainEqual({ path: '/api/v1/provider/status', auth: `Bearer ${PROVIDER_KEY}` });
+      if (network === 'mainnet') expect(statusHits).toContainEqual({ path: '/api/v1/provider/status', method: 'GET', auth: `Bearer ${PROVIDER_KEY}` });
       else expect(statusHits).toEqual([]);
 
       await finishAndServe(app, first, network);

@@ -33,6 +33,8 @@
     gateway: { enabled: false, listen: '127.0.0.1:18080', running: false, keys: 0 },
     hasKey: true,
     onboarded: true,
+    // The snapshot carries the verdict (required): a plain serving one, so the sidebar and banner render.
+    verdict: { state: 'serving', tone: 'ok', label: 'Serving', headline: 'Serving to the Swan network.', reasons: [], routable: models },
   };
   const settings = {
     hubUrl: 'ws://hub.invalid',
