@@ -46,7 +46,8 @@ describe('two agents on one home', () => {
     writeConfigToml(home, { Inference: { Enable: false, ApiKey: TEST_KEY }, Agent: { Discovery: false } });
 
     const first = run(home);
-    await until(() => /agent running/.test(first.stdout()), `the first agent running\n${first.stdout()}${first.stderr()}`, 60_000);
+    // The console's one-time link is printed last, after the start-up lines.
+    await until(() => /agent running/.test(first.stdout()) && /console: http/.test(first.stdout()), `the first agent running\n${first.stdout()}${first.stderr()}`, 60_000);
     const consoleUrl = /console: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(first.stdout())![1]!;
 
     const second = run(home);

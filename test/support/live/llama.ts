@@ -7,7 +7,9 @@ import WebSocket from 'ws';
 import { repoRoot } from '../traces';
 import { until } from '../stack';
 
-export const LLAMA_DIR = path.resolve(repoRoot, '..', 'shared', 'engines', 'llama.cpp');
+const SHARED_LLAMA = path.resolve(repoRoot, '..', 'shared', 'engines', 'llama.cpp');
+// Resolved: start.sh starts the server on its real path (readlink -f), and the engine reports that path.
+export const LLAMA_DIR = fs.existsSync(SHARED_LLAMA) ? fs.realpathSync(SHARED_LLAMA) : SHARED_LLAMA;
 export const LLAMA_PRESENT = fs.existsSync(path.join(LLAMA_DIR, 'start.sh')) && fs.existsSync(path.join(LLAMA_DIR, 'bin', 'llama-server'));
 export const TINY = path.join(LLAMA_DIR, 'models', 'tiny.gguf');
 export const SMALL = path.join(LLAMA_DIR, 'models', 'small.gguf');
