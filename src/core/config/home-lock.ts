@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { CodedError } from '../../shared/bridge-error';
 import { writeJsonAtomic } from './atomic-file';
 import { homePath } from './home-layout';
+import { processAlive } from '../base/process-alive';
 
 /** Why the home cannot be taken: another agent has it, or it cannot be written. */
 export type HomeLockErrorCode = 'home_in_use' | 'home_read_only' | 'home_unwritable';
@@ -57,15 +58,6 @@ export function readHolder(home: string): HomeHolder | undefined {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM'; // it exists, run by another user
-  }
-}
-
 function codeOf(err: unknown): string {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : '';
@@ -91,7 +83,7 @@ function inUse(home: string, holder: HomeHolder | undefined): HomeLockError {
 
 /** A lock whose holder is known to be gone: its pid is not running on this host. */
 function heldByTheDead(holder: HomeHolder | undefined): boolean {
-  return holder !== undefined && holder.host === os.hostname() && holder.pid !== process.pid && !alive(holder.pid);
+  return holder !== undefined && holder.host === os.hostname() && holder.pid !== process.pid && !processAlive(holder.pid);
 }
 
 /** Takes the home for this process, or throws HomeLockError (in use, read-only, not writable). */

@@ -11,6 +11,7 @@ import { goModelDir, makeManifest, MANIFEST_FILENAME, writeManifest, type HashMa
 import { DownloadError, fetchFile } from './download';
 import { fetchModelFiles, RepositoryError, type RepositoryFile, type RepositoryFiles } from './repository';
 import { createHash } from 'node:crypto';
+import { processAlive } from '../base/process-alive';
 
 export const LOCK_FILENAME = '.swan-download.lock';
 /** Room kept free beside the files (logs, the ledger, the OS): 1 GiB or 2 %, the larger. */
@@ -95,20 +96,11 @@ function lock(dir: string, modelId: string): () => void {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
       const pid = Number(fs.readFileSync(file, 'utf8').trim());
-      if (pid > 0 && pid !== process.pid && alive(pid)) throw new DownloadError('busy', `${modelId} is being downloaded by another process (pid ${pid}); wait for it or stop it`);
+      if (pid > 0 && pid !== process.pid && processAlive(pid)) throw new DownloadError('busy', `${modelId} is being downloaded by another process (pid ${pid}); wait for it or stop it`);
       fs.rmSync(file, { force: true });
     }
   }
   throw new DownloadError('busy', `could not take the download lock of ${modelId}`);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** A complete file already there: hashed once, kept when it matches the repository's hash. */

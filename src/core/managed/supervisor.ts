@@ -18,6 +18,7 @@ import { EngineProcess, spawnChild, type Launch } from './engine-process';
 import { commandLine, findLlamaServer, llamaCommand } from './llama-server';
 import { addDesired, desiredFile, removeDesired, sameSpec, ServeError, type ServeSpec } from './spec';
 import type { ContainerEngines } from './containers';
+import { processAlive } from '../base/process-alive';
 
 /** How often the wish file is looked at for changes (a stat; read only when it changed). */
 const WATCH_MS = 500;
@@ -33,16 +34,6 @@ export const managedStateSchema = z.object({
 });
 export type ManagedStateFile = z.infer<typeof managedStateSchema>;
 type StateFile = ManagedStateFile;
-
-/** Whether process `pid` exists (EPERM: it does, as another user's). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** What the home's managed-state.json says, and whether the agent that wrote it still runs. */
 export function readManagedState(home: string): { state?: ManagedStateFile; agentRunning: boolean } {
@@ -81,8 +72,6 @@ export function freeLoopbackPort(): Promise<number> {
     });
   });
 }
-
-const alive = processAlive;
 
 /** Whether the process `pid` is still the llama-server started for `id` (its command line, Linux /proc). */
 function stillOurs(pid: number, binary: string, id: string): boolean | undefined {
@@ -313,12 +302,12 @@ export class ManagedEngines {
     } catch {
       return;
     }
-    if (state.running && state.agentPid !== process.pid && alive(state.agentPid)) {
+    if (state.running && state.agentPid !== process.pid && processAlive(state.agentPid)) {
       this.o.log.warn(`another agent (pid ${state.agentPid}) runs the managed engines of this home; leaving them alone`);
       return;
     }
     for (const o of state.engines) {
-      if (o.pid === undefined || !alive(o.pid)) continue;
+      if (o.pid === undefined || !processAlive(o.pid)) continue;
       const ours = stillOurs(o.pid, o.binary, o.id);
       if (ours === undefined) {
         this.o.log.warn(`${o.id}: pid ${o.pid} may be the engine a previous agent started; this system cannot confirm it, so it is left running (stop it yourself if it is)`);
@@ -328,8 +317,8 @@ export class ManagedEngines {
       this.o.log.info(`${o.id}: stopping the engine a previous agent left running (pid ${o.pid})`);
       process.kill(o.pid, 'SIGTERM');
       const until = Date.now() + 10_000;
-      while (alive(o.pid) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
-      if (alive(o.pid)) process.kill(o.pid, 'SIGKILL');
+      while (processAlive(o.pid) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      if (processAlive(o.pid)) process.kill(o.pid, 'SIGKILL');
     }
     this.writeState();
   }

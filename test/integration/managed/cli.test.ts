@@ -11,6 +11,7 @@ import { CliProcess, runCli } from '../../support/cli/cli';
 import { writeConfigToml } from '../../support/config-toml';
 import { LLAMA_DIR, LLAMA_PRESENT, TINY } from '../../support/live/llama';
 import { tempHome, TEST_KEY, until } from '../../support/stack';
+import { processAlive } from '../../../src/core/base/process-alive';
 
 const SKIP = 'skipped: ../shared/engines/llama.cpp is absent (this suite runs the real llama-server)';
 const ID = 'swan-test/tiny-cli';
@@ -19,15 +20,6 @@ const ENV = { PATH: `${path.join(LLAMA_DIR, 'bin')}${path.delimiter}${process.en
 interface Ps {
   agentRunning: boolean;
   engines: Array<{ id: string; phase: string; pid?: number; url?: string; restarts: number }>;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 describe('models serve --dry-run', () => {
@@ -95,7 +87,7 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'models serve / ps / stop with t
     const r = await runCli(['models', 'stop', '--home', home, ID]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^Stopped/);
-    expect(alive(pid!)).toBe(false);
+    expect(processAlive(pid!)).toBe(false);
     await until(() => !hubModels().includes(ID), 'withdrawn', 10_000);
     expect((await ps()).engines).toEqual([]);
     // Stopping what it does not run is refused, and stops nothing.
@@ -107,10 +99,10 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'models serve / ps / stop with t
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/Serving: swan-test\/tiny-cli answers at http:\/\/127\.0\.0\.1:\d+/);
     const { pid } = (await ps()).engines[0]!;
-    expect(alive(pid!)).toBe(true);
+    expect(processAlive(pid!)).toBe(true);
     await agent!.stop();
     agent = undefined;
-    expect(alive(pid!)).toBe(false);
+    expect(processAlive(pid!)).toBe(false);
     expect(await ps()).toMatchObject({ agentRunning: false, engines: [{ id: ID, phase: 'not_running' }] });
   }, 90_000);
 });

@@ -11,18 +11,10 @@ import { call, logEntries, registered, startStack, until, type Stack } from '../
 import { LLAMA_DIR, LLAMA_PRESENT, TINY } from '../../support/live/llama';
 import { addDesired, parseServeSpec } from '../../../src/core/managed/spec';
 import type { ManagedEngineView } from '../../../src/shared/views/managed';
+import { processAlive } from '../../../src/core/base/process-alive';
 
 const SKIP = 'skipped: ../shared/engines/llama.cpp is absent (this suite runs the real llama-server)';
 const ID = 'swan-test/tiny-chat';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'managed llama-server' : `managed llama-server — ${SKIP}`, () => {
   let s: Stack;
@@ -86,7 +78,7 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'managed llama-server' : `manage
     const { pid } = (await view())!;
     await call(s.agent, 'managed.stop', { id: ID });
     expect(await view()).toBeUndefined();
-    expect(alive(pid!)).toBe(false);
+    expect(processAlive(pid!)).toBe(false);
     await until(() => !hubModels().includes(ID), 'the model withdrawn from the hub', 10_000);
     const state = JSON.parse(fs.readFileSync(path.join(s.home, 'managed-state.json'), 'utf8')) as { engines: unknown[] };
     expect(state.engines).toEqual([]);

@@ -6,18 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, registered, startStack, until, type Stack } from '../../support/stack';
 import { LLAMA_DIR, LLAMA_PRESENT, TINY } from '../../support/live/llama';
 import type { ManagedEngineView } from '../../../src/shared/views/managed';
+import { processAlive } from '../../../src/core/base/process-alive';
 
 const SKIP = 'skipped: ../shared/engines/llama.cpp is absent (this suite runs the real llama-server)';
 const ID = 'swan-test/tiny-pause';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'pause frees the GPU' : `pause frees the GPU — ${SKIP}`, () => {
   let s: Stack;
@@ -44,7 +36,7 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'pause frees the GPU' : `pause f
 
     await call(s.agent, 'serving.pause', {});
     await until(async () => (await view())?.phase === 'stopped', 'stopped by the pause', 15_000);
-    expect(alive(pid!)).toBe(false);
+    expect(processAlive(pid!)).toBe(false);
 
     await call(s.agent, 'serving.resume', {});
     await until(async () => (await view())?.phase === 'serving', 'serving again after resume', 30_000);
