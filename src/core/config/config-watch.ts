@@ -28,6 +28,33 @@ const LIVE = ['nodeName', 'models', 'agent.ownerAddr', 'agent.engineHosts'] as c
 /** Editors save in bursts (truncate + write, or write + rename): wait for the file to settle. */
 const SETTLE_MS = 150;
 
+/**
+ * Calls `changed` once a file of the home settles after an edit (SETTLE_MS after its last event). The folder is
+ * watched, not the file, so an editor's write + rename is seen too. A watch that cannot start or stops is said
+ * once with what to do; the agent goes on with what it read.
+ */
+export function watchSettled(dir: string, base: string, label: string, log: Logger, changed: () => void): { close(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  let watcher: fs.FSWatcher | undefined;
+  try {
+    watcher = fs.watch(dir, { persistent: false }, (_event, name) => {
+      if (name !== null && name !== base) return;
+      clearTimeout(timer);
+      timer = setTimeout(changed, SETTLE_MS);
+      timer.unref();
+    });
+    watcher.on('error', (e) => log.warn(`${label} is no longer watched (${e.message}); restart to pick up edits`));
+  } catch (e) {
+    log.warn(`${label} cannot be watched (${(e as Error).message}); restart to pick up edits`);
+  }
+  return {
+    close: () => {
+      clearTimeout(timer);
+      watcher?.close();
+    },
+  };
+}
+
 /** The config's fields as the file names them: `agent.heartbeatIntervalMs` → `Agent.HeartbeatIntervalSeconds`. */
 const TOP_NAMES: Record<string, string> = {
   nodeName: 'API.NodeName',
@@ -73,7 +100,6 @@ export function watchConfigToml(config: ProviderConfig, env: NodeJS.ProcessEnv, 
   const file = config.file;
   const dir = path.dirname(file);
   const base = path.basename(file);
-  let timer: NodeJS.Timeout | undefined;
   const reload = (): ConfigReload => {
     let next: ProviderConfig;
     try {
@@ -105,23 +131,6 @@ export function watchConfigToml(config: ProviderConfig, env: NodeJS.ProcessEnv, 
     if (applied.length) onApplied(names(applied));
     return { result: 'changed', applied: names(applied), restartNeeded: names(restart) };
   };
-  let watcher: fs.FSWatcher | undefined;
-  try {
-    watcher = fs.watch(dir, { persistent: false }, (_event, name) => {
-      if (name !== null && name !== base) return;
-      clearTimeout(timer);
-      timer = setTimeout(reload, SETTLE_MS);
-      timer.unref();
-    });
-    watcher.on('error', (e) => log.warn(`config.toml is no longer watched (${e.message}); restart to pick up edits`));
-  } catch (e) {
-    log.warn(`config.toml cannot be watched (${(e as Error).message}); restart to pick up edits`);
-  }
-  return {
-    reload,
-    close: () => {
-      clearTimeout(timer);
-      watcher?.close();
-    },
-  };
+  const watch = watchSettled(dir, base, 'config.toml', log, () => void reload());
+  return { reload, close: watch.close };
 }

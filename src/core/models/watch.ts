@@ -1,10 +1,10 @@
 // models.json is watched: an edit applies live (the model map is rebuilt, the hub told), a bad edit is
 // refused with the file, the line and what is wrong, and the map in use is kept.
-import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError, readModelsJson, type ProviderConfig } from '../config/config';
 import type { Logger } from '../base/log';
 import { HOME_FILES, homePath } from '../config/home-layout';
+import { watchSettled } from '../config/config-watch';
 
 export interface ModelsJsonWatch {
   close(): void;
@@ -12,14 +12,10 @@ export interface ModelsJsonWatch {
   reload(): boolean;
 }
 
-/** Editors save in bursts (truncate + write, or write + rename): wait for the file to settle. */
-const SETTLE_MS = 150;
-
 export function watchModelsJson(config: ProviderConfig, log: Logger, onChange: () => void): ModelsJsonWatch {
   const dir = path.dirname(config.file);
   const file = homePath(dir, 'models');
   let last = JSON.stringify(config.modelEntries);
-  let timer: NodeJS.Timeout | undefined;
   const reload = (): boolean => {
     let next: ProviderConfig['modelEntries'];
     try {
@@ -37,23 +33,6 @@ export function watchModelsJson(config: ProviderConfig, log: Logger, onChange: (
     onChange();
     return true;
   };
-  let watcher: fs.FSWatcher | undefined;
-  try {
-    watcher = fs.watch(dir, { persistent: false }, (_event, name) => {
-      if (name !== null && name !== HOME_FILES.models) return;
-      clearTimeout(timer);
-      timer = setTimeout(reload, SETTLE_MS);
-      timer.unref();
-    });
-    watcher.on('error', (e) => log.warn(`models.json is no longer watched (${e.message}); restart to pick up edits`));
-  } catch (e) {
-    log.warn(`models.json cannot be watched (${(e as Error).message}); restart to pick up edits`);
-  }
-  return {
-    reload,
-    close: () => {
-      clearTimeout(timer);
-      watcher?.close();
-    },
-  };
+  const watch = watchSettled(dir, HOME_FILES.models, 'models.json', log, () => void reload());
+  return { reload, close: watch.close };
 }
