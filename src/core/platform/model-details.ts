@@ -8,23 +8,11 @@ import { z } from 'zod';
 import { apiBase, getJson, type GetJsonOptions } from './get-json';
 import type { Fetched } from './cached-figures';
 import { formatIssues } from '../../shared/zod-issues';
+import type { NetworkModelFacts } from '../../shared/views/usage';
 
-/** One model as the platform holds it (camelCase; the wire's names in the comments). */
-export interface NetworkModelRecord {
-  modelId: string;
-  /** The node advertises it now (false rows are history: served before, not routable today). */
-  offered: boolean;
-  available: number;
-  capacity: number;
-  recentSuccesses: number;
-  recentFailures: number;
-  /** Requests the platform could not hand to this node (dispatch_failures). */
-  dispatchFailures: number;
-  /** throughput_tok_per_s */
-  throughput: number;
+/** One model as the platform holds it (camelCase; the wire's names on NetworkModelFacts), with what the console does not show. */
+export interface NetworkModelRecord extends NetworkModelFacts {
   totalRequests: number;
-  /** Epoch ms of last_request_at; absent: none. */
-  lastRequestAt?: number;
   contextLength?: number;
   inputPrice?: number;
   outputPrice?: number;

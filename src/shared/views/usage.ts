@@ -144,17 +144,25 @@ export interface EarningsOverview {
   projectionUnavailable?: string;
 }
 
-/** One model as the network holds it (GET /providers/{id}/models/details) beside what this machine saw. */
-export interface NetworkModelRow {
+/** One model as the network holds it (GET /providers/{id}/models/details): what the platform routes on. */
+export interface NetworkModelFacts {
   modelId: string;
+  /** The node advertises it now (false rows are history: served before, not routable today). */
   offered: boolean;
   available: number;
   capacity: number;
   recentSuccesses: number;
   recentFailures: number;
+  /** Requests the platform could not hand to this node (dispatch_failures). */
   dispatchFailures: number;
+  /** throughput_tok_per_s */
   throughput: number;
+  /** Epoch ms of last_request_at; absent: none. */
   lastRequestAt?: number;
+}
+
+/** The network's record of a model beside what this machine saw. */
+export interface NetworkModelRow extends NetworkModelFacts {
   /** This machine announces it now. */
   servedHere: boolean;
   /** This machine's ledger over the same period: requests, errors, p50 tokens per second. */
