@@ -18,6 +18,8 @@ import { startTestEngine, type TestEngine } from '../test/support/engine-server'
 import { LIBFAKETIME, SteppedClock } from '../test/support/faults/faketime';
 import { generatedText } from '../test/support/traces';
 import { mulberry32 } from '../test/support/rng';
+import { procStatus, streamedText, waitFor } from './proc';
+import { writeConfigToml } from '../test/support/config-toml';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const KEY = 'sk-prov-fault-soak-0000000000';
@@ -65,24 +67,6 @@ export interface FaultSoakReport {
   unexpectedErrors: string[];
 }
 
-function procStatus(pid: number): { rssMb: number; fds: number } {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1] ?? NaN);
-  return { rssMb: Math.round(kb / 102.4) / 10, fds: fs.readdirSync(`/proc/${pid}/fd`).length };
-}
-
-function waitFor(cond: () => boolean, what: string, timeoutMs: number): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const tick = (): void => {
-      if (cond()) return resolve();
-      if (performance.now() > deadline) return reject(new Error(`fault soak: timed out waiting for ${what}`));
-      setTimeout(tick, 50);
-    };
-    tick();
-  });
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Least-squares slope of y over x (per unit of x). */
@@ -99,30 +83,23 @@ function slope(points: Array<[number, number]>): number {
 function writeHome(hub: DevHub, engine: TestEngine): string {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-fault-soak-'));
   fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify({ [MODEL]: { endpoint: engine.url } }, null, 2));
-  fs.writeFileSync(
-    path.join(home, 'config.toml'),
-    [
-      '[API]',
-      'NodeName = "fault-soak"',
-      '[Inference]',
-      `WebSocketURL = "${hub.wsUrl}"`,
-      `ServiceURL = "${hub.url}"`,
-      `ApiKey = "${KEY}"`,
-      '[Agent]',
-      'HeartbeatIntervalSeconds = 2',
-      'PingIntervalSeconds = 2',
-      'ReadTimeoutSeconds = 10',
-      'HealthCheckIntervalSeconds = 2',
-      'ReconnectMaxBackoffSeconds = 1',
-      'ResumeGraceSeconds = 5',
-      'GpuSampleIntervalSeconds = 5',
-      'MaxConcurrentPerEndpoint = 4',
-      'MaxQueuePerModel = 8',
-      'EngineHeadersTimeoutSeconds = 10',
-      'Discovery = false',
-      '',
-    ].join('\n'),
-  );
+  writeConfigToml(home, {
+    API: { NodeName: 'fault-soak' },
+    Inference: { WebSocketURL: hub.wsUrl, ServiceURL: hub.url, ApiKey: KEY },
+    Agent: {
+      HeartbeatIntervalSeconds: 2,
+      PingIntervalSeconds: 2,
+      ReadTimeoutSeconds: 10,
+      HealthCheckIntervalSeconds: 2,
+      ReconnectMaxBackoffSeconds: 1,
+      ResumeGraceSeconds: 5,
+      GpuSampleIntervalSeconds: 5,
+      MaxConcurrentPerEndpoint: 4,
+      MaxQueuePerModel: 8,
+      EngineHeadersTimeoutSeconds: 10,
+      Discovery: false,
+    },
+  });
   return home;
 }
 
@@ -145,14 +122,7 @@ async function oneRequest(hub: DevHub, rand: () => number, errors: string[]): Pr
       const res = await post({ model: MODEL, stream: true, max_tokens: n, messages: [{ role: 'user', content: 'soak' }] });
       const text = await res.text();
       if (res.status !== 200) return expected(res.status) ? 'failedExpected' : note(`stream HTTP ${res.status}: ${text.slice(0, 120)}`);
-      let content = '';
-      let error: string | undefined;
-      for (const line of text.split('\n')) {
-        if (!line.startsWith('data: ') || line === 'data: [DONE]') continue;
-        const ev = JSON.parse(line.slice(6)) as { error?: { message?: string }; choices?: Array<{ delta?: { content?: string } }> };
-        if (ev.error) error = ev.error.message ?? 'error';
-        content += ev.choices?.[0]?.delta?.content ?? '';
-      }
+      const { content, error } = streamedText(text);
       // A stream cut by an engine kill ends with an error and a clean prefix of the text.
       if (error) return generatedText(n).startsWith(content) ? 'failedExpected' : note(`stream error with wrong text: ${error}`);
       return content === generatedText(n) ? 'served' : note('stream text lost or doubled');

@@ -12,6 +12,7 @@ import { startDevHub, type DevHub } from '../src/cli/dev-hub';
 import { startTestEngine, type TestEngine } from '../test/support/engine-server';
 import { generatedText } from '../test/support/traces';
 import { mulberry32 } from '../test/support/rng';
+import { procStatus, streamedText, waitFor } from './proc';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const KEY = 'sk-prov-soak-0000000000';
@@ -55,24 +56,6 @@ export interface SoakReport {
   samples: SoakSample[];
   agentExitCode: number | null;
   unexpectedErrors: string[];
-}
-
-function procStatus(pid: number): { rssMb: number; fds: number } {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmRSS:\s+(\d+)\s+kB/.exec(status)?.[1] ?? NaN);
-  return { rssMb: Math.round(kb / 102.4) / 10, fds: fs.readdirSync(`/proc/${pid}/fd`).length };
-}
-
-function waitFor(cond: () => boolean, what: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const tick = (): void => {
-      if (cond()) return resolve();
-      if (Date.now() > deadline) return reject(new Error(`soak: timed out waiting for ${what}`));
-      setTimeout(tick, 50);
-    };
-    tick();
-  });
 }
 
 function writeHome(hub: DevHub, steady: TestEngine, flaky: TestEngine): string {
@@ -121,14 +104,7 @@ async function oneRequest(hub: DevHub, rand: () => number, errors: string[]): Pr
       const res = await post('/v1/chat/completions', { model: MODEL, stream: true, max_tokens: n, messages: [{ role: 'user', content: 'soak' }] });
       if (res.status === 429) return 'failedExpected';
       const text = await res.text();
-      let content = '';
-      let error: string | undefined;
-      for (const line of text.split('\n')) {
-        if (!line.startsWith('data: ') || line === 'data: [DONE]') continue;
-        const ev = JSON.parse(line.slice(6)) as { error?: { message?: string }; choices?: Array<{ delta?: { content?: string } }> };
-        if (ev.error) error = ev.error.message ?? 'error';
-        content += ev.choices?.[0]?.delta?.content ?? '';
-      }
+      const { content, error } = streamedText(text);
       if (res.status !== 200) return res.status === 429 ? 'failedExpected' : note(`stream HTTP ${res.status}: ${text.slice(0, 120)}`);
       if (error) return note(`stream error: ${error}`);
       return content === generatedText(n) ? 'served' : 'corrupted';
