@@ -3,29 +3,13 @@
 // network, step 3 adds the engine by HOST:PORT, and once started the agent dials the chosen hub with the
 // key (the hub stand-in has the provider registered, and a request sent through it is answered). With a
 // key saved, moving to a network that has not had it asks for the key again, in step 1, in view.
-import { test as base, expect, type Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
 import { NETWORK_DASHBOARDS, NETWORKS } from '../src/shared/networks';
-import { FirstRunStack, type Network } from './support/first-run';
+import { firstRunTest, type FirstRunStack, type Network } from './support/first-run';
 import { PROVIDER_KEY } from './support/stack';
 import { slug } from './support/fixtures';
 
-const test = base.extend<{ networks: Network[]; first: FirstRunStack; app: Page }>({
-  networks: [['custom'], { option: true }],
-  first: async ({ networks }, use, testInfo) => {
-    const stack = await FirstRunStack.start(networks);
-    await use(stack);
-    if (testInfo.status !== testInfo.expectedStatus) await testInfo.attach('processes.log', { body: stack.logs(), contentType: 'text/plain' });
-    await stack.close();
-  },
-  app: async ({ page, first }, use) => {
-    const problems: string[] = [];
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    await page.goto(first.consoleUrl);
-    await expect(page.locator('[data-app-state="loaded"]')).toBeVisible();
-    await use(page);
-    expect(problems, 'the page logged errors').toEqual([]);
-  },
-});
+const test = firstRunTest;
 
 // Each test starts an agent, hubs and an engine as processes and walks four steps; on two shared cores
 // that takes longer than the default budget.

@@ -2,26 +2,12 @@
 // the owner is told so in plain words (never Node's "getaddrinfo ENOTFOUND" or "fetch failed") and may save it
 // anyway, "checked later"; once the platform answers again the agent checks the key by itself and the step
 // shows the platform's word on it.
-import { test as base, expect, type Page } from '@playwright/test';
-import { FirstRunStack } from './support/first-run';
+import { expect } from '@playwright/test';
+import { firstRunTest } from './support/first-run';
 import { PROVIDER_KEY } from './support/stack';
 
-const test = base.extend<{ first: FirstRunStack; app: Page }>({
-  first: async ({}, use, testInfo) => {
-    const stack = await FirstRunStack.start(['mainnet']);
-    await use(stack);
-    if (testInfo.status !== testInfo.expectedStatus) await testInfo.attach('processes.log', { body: stack.logs(), contentType: 'text/plain' });
-    await stack.close();
-  },
-  app: async ({ page, first }, use) => {
-    const problems: string[] = [];
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    await page.goto(first.consoleUrl);
-    await expect(page.locator('[data-app-state="loaded"]')).toBeVisible();
-    await use(page);
-    expect(problems, 'the page logged errors').toEqual([]);
-  },
-});
+const test = firstRunTest;
+test.use({ networks: ['mainnet'] });
 
 test.slow();
 

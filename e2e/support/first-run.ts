@@ -4,6 +4,7 @@
 // the hubs, the platform API stand-in for mainnet's ServiceURL. The named networks reach their stand-ins
 // through SWAN_NETWORK_STAND_INS, read by the agent at start (src/core/config/network-stand-ins.ts), so the
 // console and settings hold the real addresses while nothing leaves this machine.
+import { test as base, expect, type Page } from '@playwright/test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -149,3 +150,26 @@ export class FirstRunStack {
     fs.rmSync(this.root, { recursive: true, force: true });
   }
 }
+
+/**
+ * The first-run specs' fixtures: `first`, a FirstRunStack for the networks of the `networks` option (default: a
+ * custom hub), its processes' log attached when a test fails; `app`, the console loaded from its one-time link,
+ * failing the test on any page error.
+ */
+export const firstRunTest = base.extend<{ networks: Network[]; first: FirstRunStack; app: Page }>({
+  networks: [['custom'], { option: true }],
+  first: async ({ networks }, use, testInfo) => {
+    const stack = await FirstRunStack.start(networks);
+    await use(stack);
+    if (testInfo.status !== testInfo.expectedStatus) await testInfo.attach('processes.log', { body: stack.logs(), contentType: 'text/plain' });
+    await stack.close();
+  },
+  app: async ({ page, first }, use) => {
+    const problems: string[] = [];
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    await page.goto(first.consoleUrl);
+    await expect(page.locator('[data-app-state="loaded"]')).toBeVisible();
+    await use(page);
+    expect(problems, 'the page logged errors').toEqual([]);
+  },
+});

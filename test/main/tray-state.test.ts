@@ -2,33 +2,11 @@
 // (or nothing is served while connected), grey when not connected, red for a refused key; Pause/Resume.
 import { describe, expect, it } from 'vitest';
 import { verdictOf, type VerdictInputs } from '../../src/core/bridge/verdict';
-import type { ModelState } from '../../src/shared/types';
-import type { CatalogueView } from '../../src/shared/views/snapshot';
 import { trayView, type TraySnapshot } from '../../src/main/tray-state';
-
-const model = (id: string, o: Partial<ModelState> = {}): ModelState => ({
-  id,
-  enabled: true,
-  health: 'healthy',
-  endpoints: [{ url: 'http://127.0.0.1:8080', engineType: 'llamacpp', health: o.health ?? 'healthy', inFlight: 0, maxConcurrent: 1, consecutiveFailures: 0, ...(o.health === 'unhealthy' ? { condition: 'down' as const } : {}) }],
-  inFlight: 0,
-  queued: 0,
-  maxConcurrent: 1,
-  maxQueue: 8,
-  ...o,
-});
-
-// The facts that make routing and pay known (issue 40): a catalogue read that lists the models, a price list that rates them.
-const catalogue = (ids: string[]): CatalogueView => ({
-  state: 'ok',
-  url: 'http://p/api/v1/models',
-  fetchedAt: 1,
-  size: ids.length,
-  models: Object.fromEntries(ids.map((id) => [id, { known: true, source: 'engine' as const, suggestions: [] }])),
-});
+import { knownInputs, servedModel as model } from '../support/verdict-inputs';
 
 function snap(o: Partial<VerdictInputs> = {}): TraySnapshot {
-  const i: VerdictInputs = { running: true, hasKey: true, hubEnabled: true, link: { state: 'connected' }, pause: { paused: false }, models: [model('a')], catalogue: catalogue(['a']), pricing: { known: true, priced: ['a'] }, earningsEnabled: true, ...o };
+  const i = knownInputs(o);
   return { verdict: verdictOf(i), pause: i.pause };
 }
 
@@ -37,7 +15,7 @@ describe('trayView', () => {
     const v = trayView(snap());
     expect(v).toMatchObject({ state: 'serving', icon: 'tray-serving.png', action: 'pause' });
     expect(v.tooltip).toBe('Swan Provider Console: Serving 1 model to the Swan network: routed and earning.');
-    expect(trayView({ ...snap(), verdict: verdictOf({ running: true, hasKey: true, hubEnabled: true, link: { state: 'connected' }, pause: { paused: false }, models: [model('a')], catalogue: catalogue(['a']), pricing: { known: true, priced: ['a'] }, earningsEnabled: true, networkName: 'the simulated network' }) }).tooltip).toContain('the simulated network');
+    expect(trayView({ ...snap(), verdict: verdictOf(knownInputs({ networkName: 'the simulated network' })) }).tooltip).toContain('the simulated network');
   });
 
   it('never green while a model is down, not earning, or the agent stopped', () => {
