@@ -22,10 +22,17 @@ interface Ps {
   engines: Array<{ id: string; phase: string; pid?: number; url?: string; restarts: number }>;
 }
 
+/** A weights file of our own for the tests that never start the server (no ../shared needed): GGUF magic, then nothing. */
+function ownGguf(home: string): string {
+  const file = path.join(home, 'tiny.gguf');
+  fs.writeFileSync(file, Buffer.from('GGUF'));
+  return file;
+}
+
 describe('models serve --dry-run', () => {
   it('prints the llama-server command with --alias = the id, and changes nothing', async () => {
     const home = tempHome('swan-serve-dry-');
-    const r = await runCli(['models', 'serve', '--home', home, '--dry-run', '--weights', TINY, '--context-length', '512', '--slots', '2', 'meta-llama/Llama-3.1-8B-Instruct', '--', '-t', '2'], ENV);
+    const r = await runCli(['models', 'serve', '--home', home, '--dry-run', '--weights', ownGguf(home), '--context-length', '512', '--slots', '2', 'meta-llama/Llama-3.1-8B-Instruct', '--', '-t', '2'], ENV);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/LLAMA_API_KEY=<key> \S*llama-server -m \S+tiny\.gguf --alias meta-llama\/Llama-3\.1-8B-Instruct --host 127\.0\.0\.1 --port \d+ -ngl 999 -np 2 -c 1024 -t 2/);
     expect(fs.existsSync(path.join(home, 'managed-engines.json'))).toBe(false);
@@ -36,7 +43,7 @@ describe('models serve --dry-run', () => {
 
   it('no llama-server anywhere: refused with how to get one (llama_server_missing)', async () => {
     const home = tempHome('swan-serve-none-');
-    const r = await runCli(['models', 'serve', '--home', home, '--weights', TINY, ID], { PATH: '/nonexistent' });
+    const r = await runCli(['models', 'serve', '--home', home, '--weights', ownGguf(home), ID], { PATH: '/nonexistent' });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/llama_server_missing/);
     expect(r.stderr).toMatch(/github\.com\/ggml-org\/llama\.cpp\/releases/);
