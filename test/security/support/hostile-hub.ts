@@ -16,6 +16,8 @@ export class HostileHub {
   /** Raw texts of every frame the provider sent (to look for secrets). */
   readonly texts: string[] = [];
   registers = 0;
+  /** Connections that registered: a re-register on the same socket (a model withdrawn, say) does not count. */
+  registeredConnections = 0;
   private socket?: WebSocket;
   private registeredOn?: WebSocket;
   private readonly waiters = new Set<() => void>();
@@ -111,6 +113,7 @@ export class HostileHub {
     const ack = (): void => ws.send(JSON.stringify({ type: 'ack', request_id: m.request_id ?? '', payload: { request_id: m.request_id ?? '', success: true, message: 'ok' } }));
     if (m.type === 'register') {
       this.registers++;
+      if (this.registeredOn !== ws) this.registeredConnections++;
       this.registeredOn = ws;
       ack();
     } else if (m.type === 'heartbeat') ack();

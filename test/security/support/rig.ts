@@ -142,7 +142,12 @@ export async function expectUnharmed(rig: Rig, after: string): Promise<void> {
   expect(rig.agent.exitCode, `the agent exited after ${after}:\n${rig.output().slice(-4000)}`).toBeNull();
   await rig.hub.registered(15_000);
   const id = `health-${nextId++}`;
-  const { end } = await rig.hub.inference(id, SAFE_MODEL, false);
+  const from = rig.hub.frames.length;
+  const { end } = await rig.hub.inference(id, SAFE_MODEL, false).catch((e: Error) => {
+    // What the hub heard since, and the agent's last words: enough to tell a lost answer from a dropped link.
+    const heard = rig.hub.frames.slice(from).map((f) => `${f.type}:${f.request_id ?? ''}`).join(' ');
+    throw new Error(`${e.message} after ${after}\nthe hub heard: ${heard}\n${rig.output().slice(-3000)}`);
+  });
   expect(end.payload?.status_code ?? 200, `an ordinary hub request after ${after}`).toBe(200);
   const c = await consoleAnswer(rig);
   expect(c.status, `the console after ${after}`).toBe(204);
