@@ -11,6 +11,7 @@ import { loadConfig } from '../core/config/config';
 import { homePath } from '../core/config/home-layout';
 import { containerConfig, dockerRunArgs } from '../core/managed/docker';
 import { commandLine, findLlamaServer, llamaCommand } from '../core/managed/llama-server';
+import { downloadedWeights, modelsDirOf } from '../core/downloads/models-dir';
 import { addDesired, backendOf, desiredFile, parseServeSpec, removeDesired, ServeError, type ServeSpec } from '../core/managed/spec';
 import { readManagedState, type ManagedStateFile } from '../core/managed/supervisor';
 
@@ -56,10 +57,12 @@ function specOf(o: ServeOptions): ServeSpec {
   const contextLength = n(o.contextLength, '--context-length');
   const slots = n(o.slots, '--slots');
   const port = n(o.port, '--port');
+  // No --weights: a model `models download` fetched into the models folder is served from there.
+  const weights = o.weights ? path.resolve(o.weights) : downloadedWeights(modelsDirOf(o.home), o.id, backend);
   return parseServeSpec({
     id: o.id,
     backend,
-    ...(o.weights ? { weights: path.resolve(o.weights) } : {}),
+    ...(weights ? { weights } : {}),
     ...(o.gpus ? { gpus: o.gpus } : {}),
     ...(contextLength !== undefined ? { contextLength } : {}),
     ...(slots !== undefined ? { slots } : {}),

@@ -54,7 +54,7 @@ export class BridgeHandlers {
       ),
       ...modelVerbs({ engines, settings, models: () => snapshot().models }),
       ...engineVerbs({ engines, settings, owner, env: values.env }),
-      ...managedVerbs({ engines, settings, models: () => snapshot().models }),
+      ...managedVerbs({ engines, settings, serviceUrl: () => values.serviceUrl(), models: () => snapshot().models }),
       ...servingVerbs({ engines, serving }),
       ...settingsVerbs({ values, owner, snapshot, changed }),
       ...gatewayKeyVerbs({ keys: serving.gatewayKeys, owner, changed }),

@@ -1,24 +1,79 @@
-// Engines & models' verbs about the engines this agent runs: list, serve (recorded in the home as
-// `models serve` records it, then started), stop.
+// Engines & models' verbs for the path from a GPU to a served model: what this GPU should serve
+// (recommend), fetching it verified (downloads), the engines this agent runs (list, serve — recorded in
+// the home as `models serve` records it, then started — and stop), and confirming a contradicted mapping.
 import { BridgeError } from '../../shared/bridge-error';
 import type { ModelState } from '../../shared/types';
+import type { RecommendView } from '../../shared/views/managed';
 import type { SettingsFile } from '../config/settings-file';
 import type { Engines } from '../engines/engines';
+import { downloadedWeights } from '../downloads/models-dir';
+import { GIB, gib } from '../fit/estimate';
+import { recommend } from '../fit/recommend';
 import { parseServeSpec, ServeError } from '../managed/spec';
 import type { Verbs } from './verbs';
 
-type ManagedChannel = 'managed.list' | 'managed.serve' | 'managed.stop' | 'models.confirmMapping';
+type ManagedChannel = 'managed.list' | 'managed.serve' | 'managed.stop' | 'models.confirmMapping' | 'models.recommend' | 'downloads.list' | 'downloads.start' | 'downloads.cancel';
 
 export interface ManagedVerbDeps {
-  engines: Pick<Engines, 'managed' | 'registry' | 'models'>;
+  engines: Pick<Engines, 'managed' | 'registry' | 'models' | 'downloads' | 'gpu'>;
   settings: SettingsFile;
+  /** The network's API (its model repository and demand table). */
+  serviceUrl: () => string;
   /** The models as the snapshot shows them (after a change). */
   models: () => ModelState[];
 }
 
 export function managedVerbs(d: ManagedVerbDeps): Verbs<ManagedChannel> {
-  const { managed, registry } = d.engines;
+  const { managed, registry, downloads } = d.engines;
   return {
+    'models.recommend': async ({ vramGb }): Promise<RecommendView> => {
+      const gpus = d.engines.gpu.gpus;
+      const totalMb = gpus.reduce((s, g) => s + g.vramTotalMb, 0);
+      const budget = vramGb !== undefined ? vramGb * GIB : totalMb > 0 ? totalMb * 1024 * 1024 : undefined;
+      const gpu =
+        vramGb !== undefined
+          ? `planning for ${vramGb} GiB of GPU memory`
+          : budget !== undefined
+            ? `${gpus.length} GPU(s), ${gib(budget)} in all: ${gpus.map((g) => g.model).join(', ')}`
+            : `no GPU reported its memory${d.engines.gpu.note ? ` (${d.engines.gpu.note})` : ''}`;
+      const serviceUrl = d.serviceUrl();
+      const { rows, notes } = await recommend({ serviceUrl, modelsDir: downloads.modelsDir, budgetBytes: budget });
+      return {
+        serviceUrl,
+        gpu,
+        budgetBytes: budget ?? null,
+        modelsDir: downloads.modelsDir,
+        notes,
+        rows: rows.map((r) => ({
+          modelId: r.modelId,
+          name: r.name,
+          fit: r.fit.fit,
+          ...(r.fit.code ? { fitCode: r.fit.code } : {}),
+          ...(r.fit.reason ? { fitReason: r.fit.reason } : {}),
+          ...(r.fit.needBytes !== undefined ? { needBytes: r.fit.needBytes } : {}),
+          ...(r.fit.basis ? { basis: r.fit.basis } : {}),
+          exact: r.estimate.known && r.estimate.exact,
+          earnHereDaily: r.earnHereDaily ?? null,
+          requests24h: r.demand?.requests24h ?? null,
+          demandTrend: r.demand?.demandTrend ?? null,
+          onlineProviders: r.demand?.onlineProviders ?? null,
+          onDisk: r.onDisk,
+          inRepository: r.inRepository,
+          sizeBytes: r.sizeBytes,
+          contextLength: r.plan.contextLength,
+          slots: r.plan.slots,
+        })),
+      };
+    },
+    'downloads.list': () => downloads.list(),
+    'downloads.start': ({ modelId }) => {
+      downloads.start(modelId, d.serviceUrl());
+      return downloads.list();
+    },
+    'downloads.cancel': ({ modelId }) => {
+      if (!downloads.cancel(modelId)) throw new BridgeError('not_found', `No download of ${modelId} is running: nothing was cancelled.`, 'modelId');
+      return downloads.list();
+    },
     // The signature names the finding the owner saw: a confirmation never covers a finding made since.
     'models.confirmMapping': ({ model, signature }) => {
       const f = registry.mappingOf(model);
@@ -31,7 +86,10 @@ export function managedVerbs(d: ManagedVerbDeps): Verbs<ManagedChannel> {
     'managed.list': () => managed.view(),
     'managed.serve': async (a) => {
       try {
-        await managed.serve(parseServeSpec({ ...a, backend: a.backend ?? 'llamacpp', args: [], addedAt: Date.now() }));
+        const backend = a.backend ?? 'llamacpp';
+        // A model downloaded here is served from its folder when no weights are named (as `models serve` does).
+        const weights = a.weights ?? downloadedWeights(downloads.modelsDir, a.id, backend);
+        await managed.serve(parseServeSpec({ ...a, backend, ...(weights ? { weights } : {}), args: [], addedAt: Date.now() }));
       } catch (e) {
         if (e instanceof ServeError) throw new BridgeError('invalid_args', e.message, e.code === 'bad_gpus' ? 'gpus' : e.code.startsWith('weights') ? 'weights' : 'id');
         throw e;

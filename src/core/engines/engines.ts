@@ -33,6 +33,8 @@ import { SelfHeal } from './self-heal';
 import { wireEngines } from './wiring';
 import { ManagedEngines } from '../managed/supervisor';
 import { DockerEngines, dockerAddress } from '../managed/docker-engines';
+import { ModelDownloads } from '../downloads/jobs';
+import { modelsDirOf } from '../downloads/models-dir';
 
 /** How long the first register waits for the GPUs and context windows before going without them. */
 const FIRST_REGISTER_WAIT_MS = 3000;
@@ -79,6 +81,8 @@ export class Engines {
   readonly autoDiscovery: boolean;
   /** The engines this agent runs for the owner (`models serve`, the console's Serve). */
   readonly managed: ManagedEngines;
+  /** The models the console downloads into the models folder (then served by `managed`). */
+  readonly downloads: ModelDownloads;
   private managedEntries = '{}';
   private inventory: GpuInventory = { gpus: [], detectedAt: 0, note: 'GPU detection has not run yet' };
   private modelsWatch?: ModelsJsonWatch;
@@ -130,6 +134,7 @@ export class Engines {
       changed: () => this.managedChanged(),
       containers: new DockerEngines(dockerAddress(d.env)),
     });
+    this.downloads = new ModelDownloads({ modelsDir: modelsDirOf(d.home, d.env), log: log.child('downloads'), changed: d.changed });
     this.models = new ModelSync({
       config,
       settings: d.settings,
@@ -234,6 +239,8 @@ export class Engines {
     });
     // After the model set is read; stopped before it (the hub link, built later, has stopped by then).
     life.add({ name: 'managed engines', start: () => this.managed.start(), stop: () => this.managed.stop() });
+    // Running downloads are cancelled on stop (what arrived stays: the next download resumes from it).
+    life.add({ name: 'model downloads', stop: () => this.downloads.stop() });
     // [Agent] PauseFreesGpu: a pause (the owner's, the schedule's, a busy GPU's) stops them; resuming starts them.
     if (this.d.config.agent.pauseFreesGpu) {
       const follow = (s: { paused: boolean }): void => void this.managed.setSuspended(s.paused);

@@ -9,7 +9,7 @@ import type { AppInfoView, ConsoleSessionView, GatewayKeyView, KeyStatusDetailVi
 import type { EarningsOverview, ModelReport, NetworkRecordsView, PricesView, UsageReport } from '../views/usage';
 import type { DemandView } from '../views/demand';
 import type { TryResult, WarmupResult } from '../views/models';
-import type { ManagedEngineView } from '../views/managed';
+import type { ManagedEngineView, ModelDownloadView, RecommendView } from '../views/managed';
 import type { AccountRead, ApprovalRequestView, ProviderAccountView, ProviderAddressesView } from '../views/account';
 
 export const INVOKE_CHANNELS = [
@@ -71,6 +71,10 @@ export const INVOKE_CHANNELS = [
   'managed.serve',
   'managed.stop',
   'models.confirmMapping',
+  'models.recommend',
+  'downloads.list',
+  'downloads.start',
+  'downloads.cancel',
   'account.get',
   'account.setBeneficiary',
   'account.setOwner',
@@ -150,6 +154,14 @@ export interface InvokeResults {
   'managed.stop': ManagedEngineView[];
   /** The owner confirms a mapping the engine's report contradicts (this finding only): the model is announced. */
   'models.confirmMapping': ModelState[];
+  /** What this GPU should serve: the network's catalogue and demand, this GPU's memory and our fit estimate. */
+  'models.recommend': RecommendView;
+  /** The model downloads this agent runs (the models folder), newest first. */
+  'downloads.list': ModelDownloadView[];
+  /** Starts (or joins) a verified download from the network's model repository. */
+  'downloads.start': ModelDownloadView[];
+  /** Cancels a running download; what arrived is kept for a resume. */
+  'downloads.cancel': ModelDownloadView[];
   /** This rig and the rigs this console reads (src/core/fleet). */
   'fleet.list': FleetView;
   /** Reads the rig once, then adds it (refused with the reason when it cannot be read). */

@@ -130,6 +130,10 @@ export const invokeSchemas = {
     .strict(),
   'managed.stop': z.object({ id: modelId }).strict(),
   'models.confirmMapping': z.object({ model: modelId, signature: z.string().min(1).max(2048) }).strict(),
+  'models.recommend': z.object({ vramGb: z.number().min(1).max(4096).optional() }).strict(),
+  'downloads.list': z.object({}).strict(),
+  'downloads.start': z.object({ modelId }).strict(),
+  'downloads.cancel': z.object({ modelId }).strict(),
   'account.get': z.object({}).strict(),
   /** Held for the owner as a credential is: the second call brings the `grant` the first one's refusal carried. */
   'account.setBeneficiary': z.object({ address: walletAddress, grant }).strict(),
