@@ -6,6 +6,7 @@ import { Card } from '../components/Card';
 import { CatalogueCard } from '../components/CatalogueMark';
 import { AddEndpointForm, EngineList, RescanButton } from '../components/Discovery';
 import { ErrorText } from '../components/Field';
+import { GetModelCard } from '../components/GetModel';
 import { ModelsTable, modelSlug } from '../components/ModelsTable';
 import { EndpointCapacity } from '../components/EndpointCapacity';
 import { PauseSchedule } from '../components/PauseSchedule';
@@ -126,6 +127,7 @@ export function Engines() {
       <Card title="Models" testId="engines-models-card">
         <ModelsTable models={snapshot.models} />
       </Card>
+      <GetModelCard />
       <Card title="Endpoints: capacity and state" testId="endpoint-capacity-card"><EndpointCapacity models={snapshot.models} /></Card>
       <CatalogueCard />
       <TryIt />

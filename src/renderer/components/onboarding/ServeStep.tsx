@@ -7,6 +7,7 @@ import { notify, setModels } from '../../store/actions';
 import { useStore } from '../../store/store';
 import { HealthBadge } from '../Badge';
 import { AddEndpointForm, EngineList, GpuList, RescanButton } from '../Discovery';
+import { GetModelCard } from '../GetModel';
 import { modelSlug } from '../ModelsTable';
 import { Toggle } from '../Toggle';
 import { StepActions } from './StepActions';
@@ -18,6 +19,7 @@ function engineTypes(m: ModelState): string {
 export function ServeStep({ onBack, onNext }: { onBack: () => void; onNext: () => void }) {
   const snapshot = useStore((s) => s.snapshot);
   const [wanted, setWanted] = useState<Record<string, boolean>>({});
+  const [getModel, setGetModel] = useState(false);
   if (!snapshot) return null;
   const toggle = async (id: string, enabled: boolean) => {
     setWanted((w) => ({ ...w, [id]: enabled }));
@@ -56,7 +58,7 @@ export function ServeStep({ onBack, onNext }: { onBack: () => void; onNext: () =
       {models.length === 0 ? (
         <p className="warn-text" data-testid="onboarding-no-models">
           No models yet: they appear when an engine is found. Start one (for example <span className="mono">ollama serve</span>) and press Rescan, or add its
-          address above. You can also go on now; until a model is served the console says “nothing to serve”.
+          address above, or get one the network pays for below. You can also go on now; until a model is served the console says “nothing to serve”.
         </p>
       ) : (
         <ul className="plain-list model-picks" data-testid="onboarding-models">
@@ -73,6 +75,13 @@ export function ServeStep({ onBack, onNext }: { onBack: () => void; onNext: () =
             </li>
           ))}
         </ul>
+      )}
+      {getModel ? (
+        <GetModelCard />
+      ) : (
+        <button type="button" className={models.length === 0 ? 'primary' : undefined} onClick={() => setGetModel(true)} data-testid="onboarding-get-model">
+          Get a model for this GPU
+        </button>
       )}
       <StepActions onBack={onBack} backTestId="serve-back">
         <button type="button" className="primary" onClick={onNext} data-testid="serve-continue">
