@@ -3,7 +3,7 @@ import { startDevHub, type DevHub } from './dev-hub';
 import { fmtTime } from '../shared/dates';
 import { explainListen, firstListenProblem, type ListenTarget } from './port-check';
 
-export async function devHubCommand(o: { port: string; host: string; token?: string; pendingToken?: string; earnings?: boolean }): Promise<number> {
+export async function devHubCommand(o: { port: string; host: string; token?: string; pendingToken?: string; earnings?: boolean; repository?: string }): Promise<number> {
   const port = Number(o.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     process.stderr.write(`--port "${o.port}" is not a port number (0-65535)\n`);
@@ -24,6 +24,7 @@ export async function devHubCommand(o: { port: string; host: string; token?: str
       earningsEnabled: o.earnings !== false,
       ...(o.token ? { token: o.token } : {}),
       ...(o.pendingToken ? { pendingToken: o.pendingToken } : {}),
+      ...(o.repository !== undefined ? { repository: o.repository } : {}),
       log: (l) => process.stderr.write(`${fmtTime(Date.now())} ${l}\n`),
     });
   } catch (e) {
@@ -34,6 +35,7 @@ export async function devHubCommand(o: { port: string; host: string; token?: str
   }
   process.stdout.write(`dev hub listening on ${hub.url}\n`);
   process.stdout.write(`  simulated network, simulated money: earnings are ${o.earnings === false ? 'off (--no-earnings)' : 'on'}\n`);
+  if (hub.repository) process.stdout.write(`  model repository: ${hub.repository.modelCount} model(s) from ${hub.repository.dir}\n`);
   process.stdout.write(`  providers connect to WebSocketURL = "${hub.wsUrl}"${o.token ? '' : ' (any provider key is accepted)'}\n`);
   process.stdout.write(`  a hub notice: curl -X POST ${hub.url}/dev/notice -d '{"event":"payout_pending","severity":"info","message":"A payout is pending."}'\n`);
   process.stdout.write(`  try: curl ${hub.url}/v1/chat/completions -H 'content-type: application/json' -d '{"model":"<model>","messages":[{"role":"user","content":"hi"}]}'\n`);

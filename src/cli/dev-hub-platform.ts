@@ -3,7 +3,8 @@
 //   GET /api/v1/provider/status     (Bearer key) per-key status: active by default, or as configured;
 //                                   an unknown key gets 401 with api_key_valid false
 //   GET /api/v1/provider/me/stats   (Bearer key) {data: {...}} from the requests this hub routed
-//   GET /api/v1/stats/model-demand  public prices, {code: 0, data: {models: [...]}}
+//   GET /api/v1/stats/model-demand  public prices, {code: 0, data: {models: [...]}} (plus the repository's
+//                                   models with simulated demand, when the dev hub serves one)
 //   GET /api/v1/models?page_size=N  public catalogue, {code: 0, data: {list: [...]}}
 //   GET/PUT /api/v1/provider/me     (Bearer key) the provider's addresses; the owner address set once (409 after)
 //   POST /api/v1/provider/request-approval (Bearer key) 409 when asked already
@@ -42,17 +43,15 @@ export interface ServedStats {
   midStreamFailures: number;
   tokensIn: number;
   tokensOut: number;
-  /** USD: tokens × the model-demand fixture's payout (provider_*_price, else the list price) per 1M tokens. */
+  /** USD: tokens × the model-demand payout (provider_*_price, else the list price) per 1M tokens. */
   earningsUsd: number;
   lastConnected?: string;
 }
 
-const PAYOUT = new Map(
-  demand.data.models.map((m) => [
-    m.model_id,
-    { input: (m as { provider_input_price?: number }).provider_input_price ?? m.input_price, output: (m as { provider_output_price?: number }).provider_output_price ?? m.output_price },
-  ]),
-);
+/** A model-demand row as served: the fixture's, or one of the repository's (dev-hub-repository.ts). */
+export type DemandRow = { model_id: string } & Record<string, unknown>;
+
+const perMillion = (v: unknown): number => (typeof v === 'number' ? v : 0);
 
 const emptyStats = (): ServedStats => ({ requests: 0, ok: 0, failed: 0, errorFirstFailures: 0, providerFailures: 0, midStreamFailures: 0, tokensIn: 0, tokensOut: 0, earningsUsd: 0 });
 
@@ -64,13 +63,22 @@ export class DevPlatform {
   /** Served totals, per provider key and overall. */
   readonly served = new Map<string, ServedStats>();
   readonly total = emptyStats();
+  /** The model-demand answer: the fixture, then each extra row whose model the fixture does not list. */
+  private readonly demand: unknown;
+  /** What a provider is paid per 1M tokens of a model: provider_*_price, else the list price. */
+  private readonly payout: Map<string, { input: number; output: number }>;
 
   constructor(
     private readonly acceptedKey: string | undefined,
     private readonly earningsEnabled: boolean,
     initial: Record<string, DevStatusName> = {},
+    extraDemand: DemandRow[] = [],
   ) {
     for (const [k, v] of Object.entries(initial)) this.perKey.set(k, v);
+    const listed = new Set(demand.data.models.map((m) => m.model_id));
+    const models: DemandRow[] = [...demand.data.models, ...extraDemand.filter((m) => !listed.has(m.model_id))];
+    this.demand = { ...demand, data: { ...demand.data, models } };
+    this.payout = new Map(models.map((m) => [m.model_id, { input: perMillion(m.provider_input_price ?? m.input_price), output: perMillion(m.provider_output_price ?? m.output_price) }]));
   }
 
   setStatus(key: string, status: DevStatusName): void {
@@ -102,7 +110,7 @@ export class DevPlatform {
   /** Records one finished request the hub routed to a provider holding `key`. */
   record(key: string, f: { ok: boolean; model?: string; failure?: FailureKind; tokensIn?: number; tokensOut?: number }): void {
     // A provider whose earnings are not enabled is paid nothing, as the platform does.
-    const price = this.earningsEnabled && f.ok && f.model ? PAYOUT.get(f.model) : undefined;
+    const price = this.earningsEnabled && f.ok && f.model ? this.payout.get(f.model) : undefined;
     const earned = price ? ((f.tokensIn ?? 0) * price.input + (f.tokensOut ?? 0) * price.output) / 1_000_000 : 0;
     for (const s of [this.stats(key), this.total]) {
       s.earningsUsd += earned;
@@ -157,7 +165,7 @@ export class DevPlatform {
         void this.account(route, key, req, json);
         return true;
       case 'GET /api/v1/stats/model-demand':
-        json(200, demand);
+        json(200, this.demand);
         return true;
       case 'GET /api/v1/models': {
         const size = Math.min(Math.max(Number(url.searchParams.get('page_size') ?? 20) || 20, 1), 200);

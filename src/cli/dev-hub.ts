@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, WebSocket } from 'ws';
 import { SIMULATED_HUB_EXTENSION } from '../shared/networks';
 import { DevPlatform, DEV_STATUS_NAMES, type DevStatusName, type FailureKind } from './dev-hub-platform';
+import { DevRepository } from './dev-hub-repository';
 import { requestTarget } from '../core/http/request-target';
 import { readBody } from '../core/http/read-body';
 
@@ -28,6 +29,8 @@ export interface DevHubOptions {
   statuses?: Record<string, DevStatusName>;
   /** A key the status API reports as pending review (the fixtures' "pending" status, with next steps). */
   pendingToken?: string;
+  /** A folder served as the Swan model repository (`<dir>/<org>/<name>/<files>`, dev-hub-repository.ts); read and hashed before listening. */
+  repository?: string;
 }
 
 export interface DevProvider {
@@ -79,6 +82,8 @@ export interface DevHub {
   notice(payload: Record<string, unknown>, nodeId?: string): number;
   /** The platform HTTP API stand-in: per-key status and what was served. */
   platform: DevPlatform;
+  /** The model repository, when `repository` was given. */
+  repository?: DevRepository;
   behaviour: {
     ackHeartbeats: boolean;
     answerPings: boolean;
@@ -104,6 +109,8 @@ function isUsageOnly(chunk: unknown): boolean {
 
 export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
   const log = opts.log ?? (() => {});
+  // First, so a folder that cannot be read refuses the start before anything listens.
+  const repository = opts.repository !== undefined ? await DevRepository.load(opts.repository) : undefined;
   const providers = new Map<string, DevProvider>();
   const pending = new Map<string, Pending>();
   const events = new EventEmitter();
@@ -111,10 +118,16 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
   const received: DevHub['received'] = [];
   const behaviour = { ackHeartbeats: true, answerPings: true, stallReads: false, duplicates: 0, ackWithoutIds: false };
   const resumeOn = opts.resume ?? true;
-  const platform = new DevPlatform(opts.token, opts.earningsEnabled ?? false, {
-    ...opts.statuses,
-    ...(opts.pendingToken ? { [opts.pendingToken]: 'pending' as const } : {}),
-  });
+  const platform = new DevPlatform(
+    opts.token,
+    opts.earningsEnabled ?? false,
+    {
+      ...opts.statuses,
+      ...(opts.pendingToken ? { [opts.pendingToken]: 'pending' as const } : {}),
+    },
+    // The repository's models get simulated demand, so `models recommend` has a figure for each.
+    repository?.demandRows() ?? [],
+  );
   /** Provider key per node, for the platform's per-key stats. */
   const keyOf = new Map<string, string>();
 
@@ -479,6 +492,7 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
           return json(res, 200, reply);
         }
         default:
+          if (repository?.handle(route, url, req, res)) return;
           if (platform.handle(route, url, req, (status, body) => json(res, status, body))) return;
           return json(res, 404, { error: { message: `no route ${route}` } });
       }
@@ -518,6 +532,7 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
     call,
     notice: noticeTo,
     platform,
+    ...(repository ? { repository } : {}),
     broadcastRaw: (text) => {
       for (const p of providers.values()) if (p.ws?.readyState === WebSocket.OPEN) p.ws.send(text);
     },
