@@ -3,10 +3,15 @@ import { startDevHub, type DevHub } from './dev-hub';
 import { fmtTime } from '../shared/dates';
 import { explainListen, firstListenProblem, type ListenTarget } from './port-check';
 
-export async function devHubCommand(o: { port: string; host: string; token?: string; pendingToken?: string; earnings?: boolean; repository?: string }): Promise<number> {
+export async function devHubCommand(o: { port: string; host: string; token?: string; pendingToken?: string; earnings?: boolean; repository?: string; repositoryRate?: string }): Promise<number> {
   const port = Number(o.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     process.stderr.write(`--port "${o.port}" is not a port number (0-65535)\n`);
+    return 2;
+  }
+  const rate = o.repositoryRate === undefined ? 0 : Number(o.repositoryRate);
+  if (!Number.isInteger(rate) || rate < 0) {
+    process.stderr.write(`--repository-rate "${o.repositoryRate}" is not a whole number of bytes a second\n`);
     return 2;
   }
   const target: ListenTarget = { what: 'dev hub', host: o.host, port, fix: (next) => `Start it on another port: swan-provider dev-hub --port ${next} (and point WebSocketURL and ServiceURL there).` };
@@ -25,6 +30,7 @@ export async function devHubCommand(o: { port: string; host: string; token?: str
       ...(o.token ? { token: o.token } : {}),
       ...(o.pendingToken ? { pendingToken: o.pendingToken } : {}),
       ...(o.repository !== undefined ? { repository: o.repository } : {}),
+      ...(rate ? { repositoryRate: rate } : {}),
       log: (l) => process.stderr.write(`${fmtTime(Date.now())} ${l}\n`),
     });
   } catch (e) {

@@ -65,6 +65,7 @@ export class DevPlatform {
   readonly total = emptyStats();
   /** The model-demand answer: the fixture, then each extra row whose model the fixture does not list. */
   private readonly demand: unknown;
+  private readonly catalogue: Array<{ id: string; slug: string; name: string; category: string; active: boolean }>;
   /** What a provider is paid per 1M tokens of a model: provider_*_price, else the list price. */
   private readonly payout: Map<string, { input: number; output: number }>;
 
@@ -78,6 +79,14 @@ export class DevPlatform {
     const listed = new Set(demand.data.models.map((m) => m.model_id));
     const models: DemandRow[] = [...demand.data.models, ...extraDemand.filter((m) => !listed.has(m.model_id))];
     this.demand = { ...demand, data: { ...demand.data, models } };
+    // The repository's models are in the public catalogue too: served here, they are routed (the verdict's "routed").
+    const catalogued = new Set(catalogue.data.list.map((m) => m.id));
+    this.catalogue = [
+      ...catalogue.data.list,
+      ...extraDemand
+        .filter((m) => !catalogued.has(m.model_id))
+        .map((m) => ({ id: m.model_id, slug: m.model_id.split('/').pop()!.toLowerCase(), name: typeof m.model_name === 'string' ? m.model_name : m.model_id, category: 'text-generation', active: true })),
+    ];
     this.payout = new Map(models.map((m) => [m.model_id, { input: perMillion(m.provider_input_price ?? m.input_price), output: perMillion(m.provider_output_price ?? m.output_price) }]));
   }
 
@@ -169,8 +178,8 @@ export class DevPlatform {
         return true;
       case 'GET /api/v1/models': {
         const size = Math.min(Math.max(Number(url.searchParams.get('page_size') ?? 20) || 20, 1), 200);
-        const list = catalogue.data.list.slice(0, size);
-        json(200, { ...catalogue, data: { ...catalogue.data, list, total: catalogue.data.list.length } });
+        const list = this.catalogue.slice(0, size);
+        json(200, { ...catalogue, data: { ...catalogue.data, list, total: this.catalogue.length } });
         return true;
       }
       case 'GET /dev/stats':

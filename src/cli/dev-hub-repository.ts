@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import type http from 'node:http';
 import path from 'node:path';
-import { pipeline } from 'node:stream';
+import { pipeline, Transform } from 'node:stream';
 import { safeRelativePath } from '../core/downloads/repository';
 
 /** What one start reads at most: a folder larger than this is refused, not cut short. */
@@ -99,12 +99,14 @@ export class DevRepository {
   private constructor(
     readonly dir: string,
     private readonly models: ServedModel[],
+    /** Bytes a second each file response is held to (a slow network, to watch a download run); 0: as fast as it goes. */
+    private readonly rateBytesPerSec = 0,
   ) {
     this.byId = new Map(models.map((m) => [m.id, m]));
   }
 
   /** Reads `<dir>/<org>/<name>/…` and hashes every file (streamed). Rejects with one line on a folder that cannot be read or is over the limits. */
-  static async load(dir: string): Promise<DevRepository> {
+  static async load(dir: string, o: { rateBytesPerSec?: number } = {}): Promise<DevRepository> {
     const root = path.resolve(dir);
     const models: ServedModel[] = [];
     for (const org of await entries(root)) {
@@ -131,7 +133,7 @@ export class DevRepository {
         models.push({ id, name: name.name, files, byName: new Map(files.map((f) => [f.filename, f])), totalBytes: files.reduce((s, f) => s + f.size, 0) });
       }
     }
-    return new DevRepository(root, models);
+    return new DevRepository(root, models, o.rateBytesPerSec ?? 0);
   }
 
   get modelCount(): number {
@@ -250,7 +252,9 @@ export class DevRepository {
       return;
     }
     // A file removed or cut since the start ends the response early: the client's length and sha256 checks see it.
-    pipeline(fs.createReadStream(f.abs, { start, end }), res, () => {});
+    const body = fs.createReadStream(f.abs, { start, end });
+    if (this.rateBytesPerSec > 0) pipeline(body, throttle(this.rateBytesPerSec), res, () => {});
+    else pipeline(body, res, () => {});
   }
 }
 
@@ -278,4 +282,18 @@ function decode(s: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Passes bytes on no faster than `rate` a second (each chunk waits until the bytes before it are due). */
+function throttle(rate: number): Transform {
+  const t0 = performance.now();
+  let sent = 0;
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      sent += chunk.length;
+      const wait = (sent / rate) * 1000 - (performance.now() - t0);
+      if (wait <= 0) done(null, chunk);
+      else setTimeout(() => done(null, chunk), wait);
+    },
+  });
 }

@@ -31,6 +31,8 @@ export interface DevHubOptions {
   pendingToken?: string;
   /** A folder served as the Swan model repository (`<dir>/<org>/<name>/<files>`, dev-hub-repository.ts); read and hashed before listening. */
   repository?: string;
+  /** Bytes a second the repository's file responses are held to (a slow network); default: no limit. */
+  repositoryRate?: number;
 }
 
 export interface DevProvider {
@@ -110,7 +112,7 @@ function isUsageOnly(chunk: unknown): boolean {
 export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
   const log = opts.log ?? (() => {});
   // First, so a folder that cannot be read refuses the start before anything listens.
-  const repository = opts.repository !== undefined ? await DevRepository.load(opts.repository) : undefined;
+  const repository = opts.repository !== undefined ? await DevRepository.load(opts.repository, { rateBytesPerSec: opts.repositoryRate ?? 0 }) : undefined;
   const providers = new Map<string, DevProvider>();
   const pending = new Map<string, Pending>();
   const events = new EventEmitter();

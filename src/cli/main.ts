@@ -55,6 +55,7 @@ export function buildProgram(): Command {
     .option('--pending-token <key>', 'a key the status API reports as pending review, with next steps (to try onboarding)')
     .option('--no-earnings', 'report earnings as not enabled for providers (to try the "not earning" path)')
     .option('--repository <dir>', 'serve this folder as the Swan model repository (<dir>/<org>/<name>/<files>), so models download verified from the dev hub')
+    .option('--repository-rate <bytes>', 'hold the repository\'s downloads to this many bytes a second (a slow network, to watch one run)')
     .action(async (o) => {
       const { devHubCommand } = await import('./dev-hub-command');
       process.exitCode = await devHubCommand(o);

@@ -173,6 +173,26 @@ describe('the dev hub model repository', () => {
     if (HAVE_GGUF) expect(row!.fit.fit).toBe('fits');
   });
 
+  it('lists the model in the public catalogue too, so a provider serving it is routed', async () => {
+    const c = json((await get('/api/v1/models?page_size=200')).body) as { data: { list: Array<{ id: string; active: boolean }>; total: number } };
+    expect(c.data.list.filter((m) => m.id === ID)).toEqual([expect.objectContaining({ id: ID, active: true })]);
+    expect(c.data.total).toBe(c.data.list.length);
+  });
+
+  it('holds its downloads to --repository-rate: a 300 KB file at 600 KB/s takes half a second at least', async () => {
+    const slow = await startDevHub({ repository: dir, repositoryRate: 600 * 1024 });
+    try {
+      const t0 = performance.now();
+      const res = await fetch(`${slow.url}/files/${encodeURIComponent(ID)}/shard-00001.bin`);
+      const body = Buffer.from(await res.arrayBuffer());
+      // A lower bound only: the throttle can make it slower, never faster.
+      expect(performance.now() - t0).toBeGreaterThanOrEqual(450);
+      expect(sha256(body)).toBe(sha256(SHARD));
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('routes a chat for the model id a provider announces (nothing repository-specific needed)', async () => {
     const ws = new WebSocket(`${hub.wsUrl}/ws`);
     try {
