@@ -228,7 +228,11 @@ export class Owner {
     if (rest.gatewayEnabled !== undefined || rest.gatewayListen !== undefined) await serving.applyGateway();
     // A new key is checked by the provider gate above, whose status carries earnings_enabled (serving's wiring).
     if (providerKey === undefined && rest.serviceUrl !== undefined) void accounting.refreshEarningsFlag();
-    if (rest.serviceUrl !== undefined) accounting.catalogueRefresh.run();
+    if (rest.serviceUrl !== undefined) {
+      accounting.catalogueRefresh.run();
+      // The price list is the new network's too: read now, not when the old network's answer expires.
+      void accounting.earnings.rates.get(true);
+    }
     this.d.changed();
   }
 }

@@ -3,7 +3,8 @@
 // not re-matched); an engine's own name gets its matched catalogue id and the closest ones.
 import { afterEach, expect, it } from 'vitest';
 import type { AgentSnapshot } from '../../../src/shared/views/snapshot';
-import { startStack, until, type Stack } from '../../support/stack';
+import type { DemandView } from '../../../src/shared/views/demand';
+import { startStack, TEST_KEY, until, type Stack } from '../../support/stack';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -39,4 +40,16 @@ it('marks the models the catalogue does not know and offers the closest catalogu
   const after = stack.agent.snapshot().catalogue!;
   expect(after.state).toBe('error');
   expect(after.models['meta-llama/Llama-3.1-8B-Instruct']?.known).toBe(true);
+});
+
+it('a new ServiceURL reads the price list there at once, not when the old answer expires', async () => {
+  stack = await startStack({ engines: [{ models: ['meta-llama/Llama-3.1-8B-Instruct'] }], models: { 'meta-llama/Llama-3.1-8B-Instruct': { engine: 0 } } });
+  const rates = async () => ((await stack!.agent.invoke('demand.list', {})) as DemandView).rates;
+  await until(async () => (await rates()).asOf !== null, 'the first price list read');
+  // A network whose API does not answer: the price list says so (the key typed again: it goes somewhere new).
+  expect(await stack.agent.invoke('settings.save', { patch: { serviceUrl: 'http://127.0.0.1:9', providerKey: TEST_KEY } })).toEqual({ ok: true });
+  await until(async () => (await rates()).error !== undefined, 'the price list failed at the new address');
+  // Back to one that answers: read again now.
+  expect(await stack.agent.invoke('settings.save', { patch: { serviceUrl: stack.hub!.url } })).toEqual({ ok: true });
+  await until(async () => (await rates()).error === undefined, 'the price list read at the new address');
 });
