@@ -212,6 +212,13 @@ export class EarningsService {
     return this.demand();
   }
 
+  /** "Serve my model as…": models.json maps the catalogue id to an engine's model here (then checked against
+   * what that engine reports, as every mapping is); answers the path of models.json. */
+  serveAs(networkId: string, engineUrl: string, localModel: string): string {
+    this.mapToNetwork(networkId, engineUrl, localModel);
+    return this.o.modelsFile!;
+  }
+
   private mapToNetwork(networkId: string, engineUrl: string, localModel: string): void {
     if (!this.o.modelsFile) throw new DemandError('no_models_file', 'this agent has no models.json to write the mapping to');
     const r = mapNetworkModel(this.o.modelsFile, networkId, engineUrl, localModel);

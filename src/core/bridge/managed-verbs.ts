@@ -12,13 +12,27 @@ import { recommend } from '../fit/recommend';
 import { parseServeSpec, ServeError } from '../managed/spec';
 import type { Verbs } from './verbs';
 
-type ManagedChannel = 'managed.list' | 'managed.serve' | 'managed.stop' | 'models.confirmMapping' | 'models.recommend' | 'downloads.list' | 'downloads.start' | 'downloads.cancel';
+type ManagedChannel =
+  | 'managed.list'
+  | 'managed.serve'
+  | 'managed.stop'
+  | 'models.confirmMapping'
+  | 'models.recommend'
+  | 'models.serveAs'
+  | 'models.catalogueIds'
+  | 'downloads.list'
+  | 'downloads.start'
+  | 'downloads.cancel';
 
 export interface ManagedVerbDeps {
   engines: Pick<Engines, 'managed' | 'registry' | 'models' | 'downloads' | 'gpu'>;
   settings: SettingsFile;
   /** The network's API (its model repository and demand table). */
   serviceUrl: () => string;
+  /** The catalogue's ids as last read; undefined before the catalogue was read. */
+  catalogueIds: () => string[] | undefined;
+  /** Writes the models.json line announcing an engine's model under a catalogue id; answers models.json's path. */
+  serveAs: (networkId: string, engineUrl: string, localModel: string) => string;
   /** The models as the snapshot shows them (after a change). */
   models: () => ModelState[];
 }
@@ -64,6 +78,17 @@ export function managedVerbs(d: ManagedVerbDeps): Verbs<ManagedChannel> {
           slots: r.plan.slots,
         })),
       };
+    },
+    'models.catalogueIds': () => d.catalogueIds() ?? [],
+    'models.serveAs': ({ model, networkId }) => {
+      const m = d.models().find((x) => x.id === model);
+      const ep = m?.endpoints[0];
+      if (!m || !ep) throw new BridgeError('not_found', `No engine here serves ${model}: start its engine (or Rescan), then pick again.`, 'model');
+      const ids = d.catalogueIds();
+      if (!ids) throw new BridgeError('refused', 'The network\'s catalogue has not been read, so it cannot be checked that it routes this id. Check the network address in Settings, then try again.', 'networkId');
+      if (!ids.includes(networkId)) throw new BridgeError('invalid_args', `${networkId} is not in the network's catalogue: the network would not route it. Pick one of its ids.`, 'networkId');
+      const modelsJson = d.serveAs(networkId, ep.url, ep.localModel ?? m.id);
+      return { models: d.models(), modelsJson };
     },
     'downloads.list': () => downloads.list(),
     'downloads.start': ({ modelId }) => {

@@ -246,6 +246,11 @@ export class Catalogue {
     return this.list;
   }
 
+  /** The ids of the last list read; undefined before one was read (nothing is known of what is routed). */
+  ids(): string[] | undefined {
+    return this.fetchedAt === undefined ? undefined : this.list.map((m) => m.id);
+  }
+
   url(): string {
     return `${this.o.serviceUrl().replace(/\/+$/, '')}/api/v1/models?page_size=200`;
   }

@@ -10,6 +10,8 @@ import { CatalogueMark } from './CatalogueMark';
 import { Toggle } from './Toggle';
 import { DataTable, ModelCell } from './DataTable';
 import { BusyButton } from './BusyButton';
+import { ErrorText } from './Field';
+import { useCall } from '../lib/use-call';
 
 function slug(id: string): string {
   return id.replace(/[^A-Za-z0-9_.-]/g, '_');
@@ -27,6 +29,31 @@ function ModelTrouble({ m }: { m: ModelState }) {
       {what && <strong>{what}</strong>}
       {what && ep.lastError ? ': ' : ''}
       {ep.lastError}
+    </div>
+  );
+}
+
+/** A mapping the engine's report contradicts: held back until the owner confirms this very finding. */
+function MappingFinding({ m }: { m: ModelState }) {
+  const [confirm, state] = useCall(async () => {
+    setModels(await getBridge().invoke('models.confirmMapping', { model: m.id, signature: m.mapping!.signature }));
+  });
+  const f = m.mapping;
+  if (!f || f.code === 'mapping_unchecked') return null;
+  return (
+    <div className="small" data-testid={`mapping-finding-${slug(m.id)}`} data-code={f.code} data-confirmed={f.confirmed}>
+      <span className={f.confirmed ? 'muted' : 'warn-text'}>{f.text}</span>{' '}
+      {f.confirmed ? (
+        <span className="muted">Announced anyway: you confirmed it.</span>
+      ) : (
+        <>
+          <span>Not announced: the network’s fingerprint check would fail it, at your cost.</span>{' '}
+          <button type="button" className="small-button" onClick={() => void confirm()} disabled={state.pending} data-testid={`mapping-confirm-${slug(m.id)}`}>
+            Announce anyway
+          </button>
+        </>
+      )}
+      <ErrorText error={state.error} />
     </div>
   );
 }
@@ -107,6 +134,7 @@ export function ModelsTable({ models, compact }: { models: ModelState[]; compact
             <td>
               <HealthBadge health={m.health} testId={`model-health-${slug(m.id)}`} />
               {m.enabled && <ModelTrouble m={m} />}
+              <MappingFinding m={m} />
             </td>
             {!compact && (
               <td className="small">

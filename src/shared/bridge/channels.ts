@@ -72,6 +72,8 @@ export const INVOKE_CHANNELS = [
   'managed.stop',
   'models.confirmMapping',
   'models.recommend',
+  'models.serveAs',
+  'models.catalogueIds',
   'downloads.list',
   'downloads.start',
   'downloads.cancel',
@@ -156,6 +158,10 @@ export interface InvokeResults {
   'models.confirmMapping': ModelState[];
   /** What this GPU should serve: the network's catalogue and demand, this GPU's memory and our fit estimate. */
   'models.recommend': RecommendView;
+  /** models.json maps a catalogue id to a model an engine here serves; `modelsJson` is where (its mapping is checked like any other). */
+  'models.serveAs': { models: ModelState[]; modelsJson: string };
+  /** The ids of the network's catalogue as last read (empty before it was read). */
+  'models.catalogueIds': string[];
   /** The model downloads this agent runs (the models folder), newest first. */
   'downloads.list': ModelDownloadView[];
   /** Starts (or joins) a verified download from the network's model repository. */

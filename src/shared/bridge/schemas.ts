@@ -131,6 +131,8 @@ export const invokeSchemas = {
   'managed.stop': z.object({ id: modelId }).strict(),
   'models.confirmMapping': z.object({ model: modelId, signature: z.string().min(1).max(2048) }).strict(),
   'models.recommend': z.object({ vramGb: z.number().min(1).max(4096).optional() }).strict(),
+  'models.serveAs': z.object({ model: modelId, networkId: modelId }).strict(),
+  'models.catalogueIds': z.object({}).strict(),
   'downloads.list': z.object({}).strict(),
   'downloads.start': z.object({ modelId }).strict(),
   'downloads.cancel': z.object({ modelId }).strict(),
