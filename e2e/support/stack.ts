@@ -41,6 +41,8 @@ export interface DevProviderView {
   models: string[];
   registers: number;
   connected: boolean;
+  /** What the provider's last model_health_update said, per model. */
+  health?: Record<string, string>;
 }
 
 type Child = ChildProcessByStdio<null, Readable, Readable>;
@@ -223,8 +225,11 @@ export class ConsoleStack {
   async serving(model: string, timeoutMs = 20_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      if ((await this.providers()).some((p) => p.connected && p.models.includes(model))) return;
-      if (Date.now() > deadline) throw new Error(`no provider registered ${model} with the dev hub within ${timeoutMs} ms`);
+      // As the hub picks (dev-hub.ts pick): registered with the model, and not reported unhealthy — a deep check
+      // that missed its deadline on a loaded machine says so for a moment, and the hub routes nothing meanwhile.
+      const providers = await this.providers();
+      if (providers.some((p) => p.connected && p.models.includes(model) && p.health?.[model] !== 'unhealthy')) return;
+      if (Date.now() > deadline) throw new Error(`no provider serves ${model} at the dev hub within ${timeoutMs} ms: ${JSON.stringify(providers.map((p) => ({ connected: p.connected, models: p.models, health: p.health })))}`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }

@@ -135,6 +135,33 @@ describe('EngineDiscovery', () => {
     expect(events).toHaveLength(3);
   });
 
+  it('an engine that answered before and is slow for a moment is not called gone; a first probe that slow finds nothing', async () => {
+    const v = await engine('vllm');
+    // The engine behind a delay we set: every request waits `delay` ms first.
+    let delay = 0;
+    const slow = await listen(
+      http.createServer((req, res) => {
+        setTimeout(() => {
+          const up = http.request(`${v.url}${req.url ?? '/'}`, { method: req.method, headers: req.headers }, (r) => {
+            res.writeHead(r.statusCode ?? 502, r.headers);
+            r.pipe(res);
+          });
+          up.on('error', () => res.destroy());
+          req.pipe(up);
+        }, delay);
+      }),
+    );
+    const d = new EngineDiscovery({ probeUrls: [slow], intervalMs: 0, timeoutMs: 100 });
+    discoveries.push(d);
+    expect((await d.rescan()).find((e) => e.url === slow)).toMatchObject({ reachable: true, type: 'vllm' });
+    delay = 400;
+    expect((await d.rescan()).find((e) => e.url === slow)).toMatchObject({ reachable: true, type: 'vllm' });
+    // A new discovery has never seen it: 400 ms is past its 100 ms first probe.
+    const fresh = new EngineDiscovery({ probeUrls: [slow], intervalMs: 0, timeoutMs: 100 });
+    discoveries.push(fresh);
+    expect((await fresh.rescan()).find((e) => e.url === slow)).toBeUndefined();
+  });
+
   it('a vanished engine is dropped after keepMissingMs', async () => {
     const v = await engine('vllm');
     const d = new EngineDiscovery({ probeUrls: [v.url], intervalMs: 0, keepMissingMs: 0 });
