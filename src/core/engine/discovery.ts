@@ -60,10 +60,10 @@ export class EngineDiscovery extends EventEmitter {
     return [...this.known.values()].sort((a, b) => Number(b.reachable) - Number(a.reachable) || a.url.localeCompare(b.url)).map((e) => ({ ...e, models: [...e.models] }));
   }
 
-  /** Start scanning in the background: returns at once. */
   /** Settles when the first scan after start() has ended. */
   firstScan: Promise<unknown> = new Promise(() => {});
 
+  /** Start scanning in the background: returns at once. */
   start(): void {
     if (this.timer) return;
     this.firstScan = this.rescan();
@@ -168,9 +168,13 @@ export class EngineDiscovery extends EventEmitter {
     return list;
   }
 
-  /** An engine loading its model is looked at again soon, so it is used as soon as it is ready. */
+  /**
+   * An engine loading its model, or one the owner named that does not answer (started after the agent, or
+   * slow to answer on a busy machine), is looked at again soon — 1 s, then twice as long each time up to the
+   * scan interval — so it is used as soon as it is ready rather than at the next scan.
+   */
   private watchLoading(list: EngineInfo[]): void {
-    if (!list.some((e) => e.loading) || !this.timer) {
+    if (!list.some((e) => e.loading || (e.origin === 'owner' && !e.reachable)) || !this.timer) {
       this.loadingWait = 0;
       return;
     }

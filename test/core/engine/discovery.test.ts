@@ -162,6 +162,32 @@ describe('EngineDiscovery', () => {
     expect((await fresh.rescan()).find((e) => e.url === slow)).toBeUndefined();
   });
 
+  it('an engine the owner named that did not answer at start is looked at again within seconds, not at the next scan', async () => {
+    const v = await engine('vllm');
+    let delay = 400;
+    const slow = await listen(
+      http.createServer((req, res) => {
+        setTimeout(() => {
+          const up = http.request(`${v.url}${req.url ?? '/'}`, { method: req.method, headers: req.headers }, (r) => {
+            res.writeHead(r.statusCode ?? 502, r.headers);
+            r.pipe(res);
+          });
+          up.on('error', () => res.destroy());
+          req.pipe(up);
+        }, delay);
+      }),
+    );
+    // The scan interval is a minute: only the soon-retry can find it within this test's time.
+    const d = new EngineDiscovery({ probeUrls: [], hosts: [slow], intervalMs: 60_000, timeoutMs: 100, loadingRetryMs: 50 });
+    discoveries.push(d);
+    const found = new Promise<void>((resolve) => d.on('change', (l: EngineInfo[]) => l.some((e) => e.url === slow && e.reachable) && resolve()));
+    d.start();
+    await d.firstScan;
+    expect(d.engines().find((e) => e.url === slow)).toMatchObject({ reachable: false, origin: 'owner' });
+    delay = 0;
+    await found;
+  });
+
   it('a vanished engine is dropped after keepMissingMs', async () => {
     const v = await engine('vllm');
     const d = new EngineDiscovery({ probeUrls: [v.url], intervalMs: 0, keepMissingMs: 0 });
