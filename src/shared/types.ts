@@ -204,7 +204,7 @@ export interface PauseState {
 
 export type RequestSource = 'hub' | 'local';
 /** Why the agent called an engine (src/core/inference/purpose.ts holds what each one means). */
-export type RequestPurpose = 'hub' | 'gateway' | 'try' | 'warmup' | 'ollama-load' | 'verify' | 'benchmark' | 'health' | 'ollama-pull';
+export type RequestPurpose = 'hub' | 'gateway' | 'try' | 'warmup' | 'ollama-load' | 'verify' | 'benchmark' | 'health' | 'ollama-pull' | 'ollama-unload';
 export type RequestStatus = 'queued' | 'running' | 'ok' | 'error' | 'cancelled' | 'rejected';
 
 /** One request as the console shows it. */

@@ -5,7 +5,9 @@
 // "List Local Models" shows them (size in bytes, details.parameter_size / quantization_level). Enough of
 // the rest to be found and served as an engine: "Ollama is running" on /, /api/version, the OpenAI
 // compatible /v1/models and /v1/chat/completions (streaming the real captured Ollama trace for a pulled
-// model; Ollama's 404 "not found, try pulling it first" for any other).
+// model; Ollama's 404 "not found, try pulling it first" for any other). POST /api/generate with no prompt
+// loads a model (`keep_alive` as given) or, with `keep_alive: 0`, unloads it (`done_reason: "unload"`), and
+// GET /api/ps lists what is loaded, as the docs' "Load a model" / "Unload a model" / "List Running Models" say.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readTrace } from './traces';
@@ -19,6 +21,8 @@ export interface StandInModel {
 
 export class OllamaStandIn {
   readonly pulled: string[] = [];
+  /** Models loaded in memory (GET /api/ps). */
+  readonly loaded = new Set<string>();
   readonly requests: Array<{ path: string; body: unknown }> = [];
   /** Models the "registry" has: name -> layer sizes in bytes. */
   registry: Record<string, number[]> = { 'qwen2.5:0.5b': [397_807_936, 6_924, 11_343] };
@@ -45,7 +49,7 @@ export class OllamaStandIn {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
-      let json: { model?: string; name?: string; stream?: boolean } = {};
+      let json: { model?: string; name?: string; stream?: boolean; keep_alive?: unknown; prompt?: string } = {};
       try {
         json = body ? (JSON.parse(body) as typeof json) : {};
       } catch {
@@ -79,6 +83,18 @@ export class OllamaStandIn {
           return void res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify(error));
         }
         return void res.writeHead(200, { 'content-type': 'text/event-stream' }).end(readTrace('ollama-chat-classic-include-usage.sse'));
+      }
+      if (req.method === 'GET' && req.url === '/api/ps') {
+        const models = [...this.loaded].map((name) => ({ name, model: name, size: this.details[name]?.size ?? 0, size_vram: this.details[name]?.size ?? 0, expires_at: '2026-12-06T10:00:00Z' }));
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ models }));
+      }
+      if (req.method === 'POST' && req.url === '/api/generate' && !json.prompt) {
+        const model = typeof json.model === 'string' ? json.model : '';
+        if (!this.pulled.includes(model)) return void res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `model '${model}' not found` }));
+        const unload = json.keep_alive === 0 || json.keep_alive === '0';
+        if (unload) this.loaded.delete(model);
+        else this.loaded.add(model);
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ model, created_at: '2026-12-06T09:00:00Z', response: '', done: true, ...(unload ? { done_reason: 'unload' } : {}) }));
       }
       if (req.method !== 'POST' || req.url !== '/api/pull') return void res.writeHead(404).end('404 page not found');
       const name = json.model ?? json.name ?? '';

@@ -182,6 +182,29 @@ export class Engines {
     this.register(d.life);
   }
 
+  /** Asks every Ollama engine here to unload the models this agent serves from it (keep_alive 0, Ollama's "Unload a
+   * model"); the owner's other Ollama models are left as they are. */
+  async unloadOllamaModels(): Promise<void> {
+    const targets = this.registry
+      .all()
+      .filter((m) => m.enabled)
+      .flatMap((m) => m.endpoints.filter((e) => e.engineType === 'ollama').map((e) => ({ url: e.url, apiKey: e.apiKey, model: e.localModel ?? m.id })));
+    await Promise.all(
+      targets.map(async (t) => {
+        try {
+          const o = await this.runner.open({ purpose: 'ollama-unload', target: { url: t.url, ...(t.apiKey ? { apiKey: t.apiKey } : {}) }, path: '/api/generate', body: { json: { model: t.model, keep_alive: 0 } }, signal: AbortSignal.timeout(10_000), timeoutMs: 10_000 });
+          o.res.resume();
+          await new Promise((resolve) => o.res.once('close', resolve));
+          o.done();
+          if ((o.res.statusCode ?? 0) >= 400) throw new Error(`HTTP ${o.res.statusCode}`);
+          this.l.info(`paused: ${t.model} unloaded from the GPU by Ollama at ${t.url}`);
+        } catch (e) {
+          this.l.warn(`paused, but Ollama at ${t.url} did not unload ${t.model}: ${(e as Error).message}`, { code: 'ollama_unload_failed' });
+        }
+      }),
+    );
+  }
+
   /** What detection found (empty until it ran). */
   get gpu(): GpuInventory {
     return this.inventory;
@@ -243,7 +266,12 @@ export class Engines {
     life.add({ name: 'model downloads', stop: () => this.downloads.stop() });
     // [Agent] PauseFreesGpu: a pause (the owner's, the schedule's, a busy GPU's) stops them; resuming starts them.
     if (this.d.config.agent.pauseFreesGpu) {
-      const follow = (s: { paused: boolean }): void => void this.managed.setSuspended(s.paused);
+      const follow = (s: { paused: boolean }): void => {
+        void this.managed.setSuspended(s.paused);
+        // Ollama keeps a model in GPU memory for minutes after its last request: unloaded now. Nothing to do on
+        // resume: the next request (or the hub's warmup) loads it again.
+        if (s.paused) void this.unloadOllamaModels();
+      };
       life.add({
         name: 'pause frees the GPU',
         start: () => {

@@ -10,6 +10,7 @@ import type { RequestPurpose, RequestSource } from '../../shared/types';
  * ollama-load: Ollama's load call (/api/generate with keep_alive), the first step of an Ollama warmup.
  * verify / benchmark: a hub challenge's generations. health: the deep health check, a one-token chat to one
  * model on one endpoint (also the engine-key proof). ollama-pull: "Serve this" with Ollama, a download.
+ * ollama-unload: a pause that frees the GPU unloads Ollama's models (/api/generate with keep_alive 0).
  */
 export type Purpose = RequestPurpose;
 
@@ -55,6 +56,7 @@ export const POLICY: Readonly<Record<Purpose, PurposePolicy>> = {
   benchmark: { ...OWN, lane: 'hub', label: 'benchmark' },
   health: { client: false, source: 'local', lane: 'local', admission: 'endpoint', booked: false, heartbeat: false, estimates: false, failover: false, retry: false, reportsTrouble: false, label: 'health' },
   'ollama-pull': { client: false, source: 'local', lane: 'local', admission: 'none', booked: false, heartbeat: false, estimates: false, failover: false, retry: false, reportsTrouble: false, label: 'pull' },
+  'ollama-unload': { client: false, source: 'local', lane: 'local', admission: 'none', booked: false, heartbeat: false, estimates: false, failover: false, retry: false, reportsTrouble: false, label: 'unload' },
 };
 
 export const PURPOSES = Object.keys(POLICY) as Purpose[];

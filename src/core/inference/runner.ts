@@ -167,7 +167,7 @@ function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
 
 export class InferenceRunner {
   /** Calls under way, by purpose (the console allows a few test prompts at once). */
-  private readonly running: Record<Purpose, number> = { hub: 0, gateway: 0, try: 0, warmup: 0, 'ollama-load': 0, verify: 0, benchmark: 0, health: 0, 'ollama-pull': 0 };
+  private readonly running: Record<Purpose, number> = { hub: 0, gateway: 0, try: 0, warmup: 0, 'ollama-load': 0, verify: 0, benchmark: 0, health: 0, 'ollama-pull': 0, 'ollama-unload': 0 };
 
   constructor(private readonly deps: RunnerDeps) {}
 

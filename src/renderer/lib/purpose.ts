@@ -11,6 +11,7 @@ const PURPOSE: Record<RequestPurpose, string> = {
   benchmark: 'Benchmark asked by the hub',
   health: 'Health check',
   'ollama-pull': 'Model download (Ollama)',
+  'ollama-unload': 'Freeing the GPU (Ollama unloading the model)',
 };
 
 export function purposeOf(r: Pick<RequestView, 'purpose' | 'source'>): string {
