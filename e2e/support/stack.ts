@@ -31,6 +31,8 @@ export interface StackOptions {
   platform?: { historyHoursAgo: number };
   /** false: the dev hub reports earnings as not enabled (`dev-hub --no-earnings`); it pays by default. */
   earnings?: boolean;
+  /** A file the stand-in nvidia-smi reads its temperature from (the guard rails' spec). */
+  gpuTemperatureFile?: string;
 }
 
 export const defaultStackOptions: StackOptions = { withKey: true, gpu: true, tokensPerSecond: 40 };
@@ -188,7 +190,7 @@ export class ConsoleStack {
         ].join('\n'),
       );
       fs.writeFileSync(path.join(root, 'models.json'), JSON.stringify(Object.fromEntries(engine.models.map((m) => [m, { endpoint: engine!.url }])), null, 2));
-      const env = { ...baseEnv, PATH: o.gpu ? `${FAKE_GPU_DIR}${path.delimiter}${process.env.PATH ?? ''}` : (process.env.PATH ?? '').split(path.delimiter).filter((d) => d !== FAKE_GPU_DIR).join(path.delimiter) };
+      const env: NodeJS.ProcessEnv = { ...baseEnv, ...(o.gpuTemperatureFile ? { FAKE_GPU_TEMP_FILE: o.gpuTemperatureFile } : {}), PATH: o.gpu ? `${FAKE_GPU_DIR}${path.delimiter}${process.env.PATH ?? ''}` : (process.env.PATH ?? '').split(path.delimiter).filter((d) => d !== FAKE_GPU_DIR).join(path.delimiter) };
       const args = ['run', '--config', config, '--home', home, '--no-discovery'];
       agent = startCli('agent', [...args, '--console', '127.0.0.1:0'], env);
       const [, consoleUrl] = await agent.waitForLine(CONSOLE_LINE);

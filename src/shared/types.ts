@@ -197,7 +197,7 @@ export interface MappingCheckView {
 export interface PauseState {
   paused: boolean;
   /** manual | game (another process uses the GPU) | schedule */
-  cause?: 'manual' | 'gpu_busy' | 'schedule';
+  cause?: 'manual' | 'gpu_busy' | 'gpu_hot' | 'schedule';
   reason?: string;
   since?: number;
 }

@@ -34,6 +34,8 @@ export interface StackOptions {
   metrics?: boolean;
   /** The agent's environment beyond PATH (e.g. LD_LIBRARY_PATH for a managed llama-server). */
   env?: NodeJS.ProcessEnv;
+  /** GPU detection and sampling on (AgentOptions.gpu; the stand-in nvidia-smi goes first on env.PATH). */
+  gpu?: boolean;
 }
 
 export interface Stack {
@@ -94,7 +96,7 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
     Agent: { ...FAST, ...o.agent },
   });
   const log = memoryLog();
-  const agent = await Agent.create({ home, configPath, log, gpu: false, discovery: o.agent?.Discovery === true, env: { PATH: process.env.PATH, ...o.env }, ...(o.metrics ? { metrics: true } : {}) });
+  const agent = await Agent.create({ home, configPath, log, gpu: o.gpu === true, discovery: o.agent?.Discovery === true, env: { PATH: process.env.PATH, ...o.env }, ...(o.metrics ? { metrics: true } : {}) });
   if (o.start !== false) await agent.start();
   return {
     hub,

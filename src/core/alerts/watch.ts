@@ -25,6 +25,7 @@ const WITHDRAW_CAUSE: Record<string, string> = {
 
 const PAUSE_CAUSE: Record<string, string> = {
   gpu_busy: 'another program is using the GPU',
+  gpu_hot: 'a GPU is over the temperature or power ceiling you set',
   schedule: 'your pause schedule started',
 };
 

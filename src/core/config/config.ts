@@ -93,6 +93,10 @@ const tomlSchema = z
         LlamaServer: z.string().min(1).max(4096).optional(),
         /** Pausing stops the engines this agent runs (and unloads Ollama's models), and resuming starts them again. */
         PauseFreesGpu: z.boolean().optional(),
+        /** Guard rails: a GPU at or over this many °C first gets fewer requests, then pauses serving (0: off). */
+        GpuTemperatureCeilingC: z.number().min(0).max(110).optional(),
+        /** Guard rails: the same for a GPU's power draw in watts (0: off). */
+        GpuPowerCeilingW: z.number().min(0).max(2000).optional(),
         OwnerAddr: z.string().regex(/^(0x[0-9a-fA-F]{40})?$/, 'must be a 0x-prefixed 40-hex-digit address, or empty').optional(),
       })
       .strict()
@@ -181,6 +185,9 @@ export interface ProviderConfig {
     llamaServer: string;
     /** [Agent] PauseFreesGpu. */
     pauseFreesGpu: boolean;
+    /** [Agent] GpuTemperatureCeilingC and GpuPowerCeilingW (0: off). */
+    gpuTemperatureCeilingC: number;
+    gpuPowerCeilingW: number;
   };
   gateway: { enable: boolean; listen: string; websocketAuth: boolean; allowedOrigins: string[] };
   /** Notes for the log: env overrides applied, odd values accepted. */
@@ -347,6 +354,8 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
       ownerAddr: ag.OwnerAddr ?? '',
       llamaServer: ag.LlamaServer ?? '',
       pauseFreesGpu: ag.PauseFreesGpu ?? false,
+      gpuTemperatureCeilingC: ag.GpuTemperatureCeilingC ?? 0,
+      gpuPowerCeilingW: ag.GpuPowerCeilingW ?? 0,
       maxConcurrentPerEndpoint: typeof ag.MaxConcurrentPerEndpoint === 'number' ? ag.MaxConcurrentPerEndpoint : 4,
       capacityAuto: typeof ag.MaxConcurrentPerEndpoint !== 'number',
       maxQueuePerModel: ag.MaxQueuePerModel ?? 32,

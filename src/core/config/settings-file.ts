@@ -17,6 +17,8 @@ const stored = z
     closeToTray: z.boolean(),
     theme: z.enum(['system', 'light', 'dark']),
     autoPauseOnGpuBusy: z.boolean(),
+    gpuTemperatureCeilingC: z.number(),
+    gpuPowerCeilingW: z.number(),
     pauseSchedule: z.array(z.object({ days: z.array(z.number()), from: z.string(), to: z.string() })),
     retentionDays: z.number().int(),
     onboarded: z.boolean(),

@@ -117,6 +117,8 @@ export class Owner {
       closeToTray: s.closeToTray ?? true,
       theme: s.theme ?? 'system',
       autoPauseOnGpuBusy: s.autoPauseOnGpuBusy ?? false,
+      gpuTemperatureCeilingC: s.gpuTemperatureCeilingC ?? config.agent.gpuTemperatureCeilingC,
+      gpuPowerCeilingW: s.gpuPowerCeilingW ?? config.agent.gpuPowerCeilingW,
       pauseSchedule: s.pauseSchedule ?? [],
       retentionDays: s.retentionDays ?? 365,
       alertWebhookUrl: s.alertWebhookUrl ?? '',
@@ -224,6 +226,7 @@ export class Owner {
     }
     if (rest.retentionDays !== undefined) accounting.ledger?.prune(rest.retentionDays);
     if (rest.autoPauseOnGpuBusy !== undefined) serving.gpuBusy.apply();
+    if (rest.gpuTemperatureCeilingC !== undefined || rest.gpuPowerCeilingW !== undefined) serving.gpuGuard.apply();
     if (rest.pauseSchedule !== undefined) serving.applyPauseSchedule();
     if (rest.gatewayEnabled !== undefined || rest.gatewayListen !== undefined) await serving.applyGateway();
     // A new key is checked by the provider gate above, whose status carries earnings_enabled (serving's wiring).

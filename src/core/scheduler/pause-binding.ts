@@ -5,7 +5,9 @@ import { PAUSED_MESSAGE, type Scheduler } from './scheduler';
 
 /** Client-facing text for a pause. It never names the owner's programs or schedule. */
 export function pauseMessage(state: PauseState): string {
-  return state.cause === 'gpu_busy' ? "The provider's GPU is busy with other work, so serving is paused; try again later" : PAUSED_MESSAGE;
+  if (state.cause === 'gpu_busy') return "The provider's GPU is busy with other work, so serving is paused; try again later";
+  if (state.cause === 'gpu_hot') return "The provider's GPU is cooling down, so serving is paused; try again later";
+  return PAUSED_MESSAGE;
 }
 
 /** Applies the controller's current state to the scheduler now and on every change; returns an unsubscribe. */

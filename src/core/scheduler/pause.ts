@@ -1,4 +1,5 @@
-// Why serving is paused: the owner's switch, another program using the GPU, or the owner's schedule.
+// Why serving is paused: the owner's switch, a GPU over its ceiling, another program using the GPU, or the
+// owner's schedule.
 // Manual wins over the others and is only ever lifted by the owner; the GPU and schedule causes
 // lift themselves when their condition clears.
 import { EventEmitter } from 'node:events';
@@ -60,6 +61,11 @@ export class PauseController extends EventEmitter {
     this.set('gpu_busy', v.busy ? (v.reason ?? 'The GPU is busy with other work') : undefined);
   }
 
+  /** The guard rails (guard-rails.ts): a GPU over its temperature or power ceiling pauses; undefined: cooled. */
+  setHot(reason: string | undefined): void {
+    this.set('gpu_hot', reason);
+  }
+
   /** Replaces the pause schedule (validated; throws with a clear message) and checks it at once. */
   setSchedule(windows: unknown): void {
     this.windows = parseSchedule(windows);
@@ -108,7 +114,7 @@ export class PauseController extends EventEmitter {
   }
 
   private publish(): void {
-    const cause = (['manual', 'gpu_busy', 'schedule'] as const).find((c) => this.active[c]);
+    const cause = (['manual', 'gpu_hot', 'gpu_busy', 'schedule'] as const).find((c) => this.active[c]);
     const a = cause ? this.active[cause] : undefined;
     const next: PauseState = cause && a ? { paused: true, cause, reason: a.reason, since: a.since } : { paused: false };
     if (next.paused === this.last.paused && next.cause === this.last.cause && next.reason === this.last.reason) return;

@@ -81,6 +81,8 @@ export class Scheduler extends EventEmitter {
   private readonly models = new Map<string, ModelEntry>();
   private readonly endpoints = new Map<string, EndpointEntry>();
   private paused = false;
+  /** The guard rails' share of each endpoint's limit (1: all of it; 0.5 while a GPU is over its ceiling). */
+  private throttle = 1;
   private pauseMessage = PAUSED_MESSAGE;
   private closed = false;
   private seq = 0;
@@ -264,6 +266,16 @@ export class Scheduler extends EventEmitter {
     this.changed();
   }
 
+  /** Serves `share` of each endpoint's limit (at least one request): the guard rails' first step. */
+  setThrottle(share: number): void {
+    const next = Math.min(1, Math.max(0, share));
+    if (next === this.throttle) return;
+    this.throttle = next;
+    this.log?.info(next < 1 ? `Fewer requests at once: ${Math.round(next * 100)} % of each engine's limit` : "Each engine's full limit again");
+    this.pump();
+    this.changed();
+  }
+
   isPaused(): boolean {
     return this.paused;
   }
@@ -418,7 +430,8 @@ export class Scheduler extends EventEmitter {
       const c = m.caps.get(url);
       if (c !== undefined) cap = Math.min(cap, c);
     }
-    return cap === Infinity ? this.limits.maxConcurrentPerEndpoint : cap;
+    const full = cap === Infinity ? this.limits.maxConcurrentPerEndpoint : cap;
+    return this.throttle < 1 ? Math.max(1, Math.floor(full * this.throttle)) : full;
   }
 
   private modelCap(entry: ModelEntry): number {

@@ -26,6 +26,7 @@ import { ModelFactsBook } from '../weights/model-facts';
 import { Weights } from '../weights/weights';
 import { Announcer } from './announce';
 import { GatewayLifecycle } from './gateway-lifecycle';
+import { GpuGuard } from './gpu-guard';
 import { GpuBusyWatch } from './gpu-busy';
 import { hubStatus, type HubStatus } from './hub-status';
 import { factsTargets, wireTrust } from './trust-wiring';
@@ -67,6 +68,8 @@ export class Serving {
   readonly gatewayKeys: GatewayKeys;
   readonly gateway: GatewayLifecycle;
   readonly gpuBusy: GpuBusyWatch;
+  /** The temperature and power ceilings (gpu-guard.ts). */
+  readonly gpuGuard: GpuGuard;
   private readonly l: Logger;
 
   constructor(private readonly d: ServingDeps) {
@@ -178,6 +181,16 @@ export class Serving {
       env: owner.env,
       log: this.l,
     });
+    this.gpuGuard = new GpuGuard({
+      ...(engines.sampler ? { sampler: engines.sampler } : {}),
+      scheduler: engines.scheduler,
+      pause: engines.pause,
+      limits: () => {
+        const s = owner.settings.get();
+        return { temperatureC: s.gpuTemperatureCeilingC ?? config.agent.gpuTemperatureCeilingC, powerW: s.gpuPowerCeilingW ?? config.agent.gpuPowerCeilingW };
+      },
+      log: this.l,
+    });
     wireServing(
       { link: this.link, engines, providerGate: this.providerGate, requestMetrics: this.requestMetrics, ledger: accounting.ledger, log: this.l },
       { announce: () => this.announce(), changed: d.changed, disconnected: d.disconnected },
@@ -239,6 +252,7 @@ export class Serving {
       },
       stop: () => this.gpuBusy.stop(),
     });
+    life.add({ name: 'GPU guard rails', start: () => this.gpuGuard.start(), stop: () => this.gpuGuard.stop() });
     life.add({ name: 'local gateway', start: () => this.applyGateway(), stop: () => this.gateway.close() });
     life.add({ name: 'provider gate', start: () => this.connect(), stop: () => this.providerGate.stop() });
   }

@@ -12,6 +12,7 @@ import { ErrorText } from './Field';
 const PAUSE_CAUSE: Record<string, string> = {
   manual: 'paused by you',
   gpu_busy: 'another program is using the GPU',
+  gpu_hot: 'a GPU is over the ceiling you set, cooling down',
   schedule: 'outside the serving schedule',
 };
 

@@ -67,6 +67,48 @@ function LimitsRow({ model }: { model: ModelState }) {
   );
 }
 
+/** The guard rails: a temperature and a power ceiling per GPU (0: off). */
+function GuardRailsForm() {
+  const settings = useStore((s) => s.settings);
+  const [temp, setTemp] = useState<string | null>(null);
+  const [power, setPower] = useState<string | null>(null);
+  const [saved, setSaved] = useState(false);
+  const t = temp ?? String(settings?.gpuTemperatureCeilingC ?? 0);
+  const p = power ?? String(settings?.gpuPowerCeilingW ?? 0);
+  const [save, state] = useCall(async () => {
+    setSaved(false);
+    const r = await getBridge().invoke('settings.save', { patch: { gpuTemperatureCeilingC: Number(t), gpuPowerCeilingW: Number(p) } });
+    if (!r.ok) throw new Error(Object.values(r.errors).join(' '));
+    setSettings(await getBridge().invoke('settings.get', {}));
+    setTemp(null);
+    setPower(null);
+    setSaved(true);
+  });
+  return (
+    <div data-testid="guard-rails">
+      <h3>Guard rails</h3>
+      <p className="small muted">
+        A GPU at a ceiling first serves half as many requests at once, then pauses serving until it is clearly under again. 0 turns a rail off.
+      </p>
+      <div className="inline-form">
+        <label htmlFor="guard-temp">Temperature ceiling (°C)</label>
+        <input id="guard-temp" type="number" min={0} max={110} className="num-input" value={t} onChange={(e) => setTemp(e.target.value)} data-testid="guard-temp" />
+        <label htmlFor="guard-power">Power ceiling (W)</label>
+        <input id="guard-power" type="number" min={0} max={2000} className="num-input" value={p} onChange={(e) => setPower(e.target.value)} data-testid="guard-power" />
+        <button type="button" className="small-button" disabled={!settings || state.pending} onClick={() => void save()} data-testid="guard-save">
+          Save
+        </button>
+        {saved && (
+          <span className="small muted" role="status" data-testid="guard-saved">
+            Saved.
+          </span>
+        )}
+      </div>
+      <ErrorText error={state.error} testId="guard-error" />
+    </div>
+  );
+}
+
 function PauseRules() {
   const settings = useStore((s) => s.settings);
   const processes = useFetch(() => getBridge().invoke('gpu.processes', {}), []);
@@ -91,6 +133,7 @@ function PauseRules() {
         testId="auto-pause-toggle"
       />
       <ErrorText error={state.error} />
+      <GuardRailsForm />
       <h3>Programs on the GPU now</h3>
       {processes.error && <p className="muted small">Not available: {processes.error}</p>}
       {processes.data && processes.data.length === 0 && <p className="muted small">None reported.</p>}

@@ -14,6 +14,9 @@ export interface SettingsView {
   closeToTray: boolean;
   theme: 'system' | 'light' | 'dark';
   autoPauseOnGpuBusy: boolean;
+  /** Guard rails, 0 when off: °C and W per GPU. */
+  gpuTemperatureCeilingC: number;
+  gpuPowerCeilingW: number;
   /** Weekly windows (local time) during which serving pauses by itself. */
   pauseSchedule: PauseWindowView[];
   retentionDays: number;

@@ -1,0 +1,44 @@
+// The guard rails in Chromium against the real agent and its real GPU sampler (the stand-in nvidia-smi, its
+// temperature read from a file): the owner sets an 85 °C ceiling on Engines & models; the GPU at 90 °C first
+// halves what each engine takes at once, then pauses serving with the reason on the Dashboard; back at 70 °C,
+// serving resumes by itself. A ceiling out of range is refused where it was typed.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect, go, slug, test } from './support/fixtures';
+
+let tempFile = '';
+test.use({
+  stackOptions: async ({}, use) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-e2e-guard-'));
+    tempFile = path.join(dir, 'temp');
+    fs.writeFileSync(tempFile, '60');
+    await use({ withKey: true, gpu: true, tokensPerSecond: 40, gpuTemperatureFile: tempFile });
+    fs.rmSync(dir, { recursive: true, force: true });
+  },
+});
+
+test('a temperature ceiling: hot halves the limit, then pauses with the reason; cool resumes', async ({ app, stack }) => {
+  await expect(app.getByTestId('link-state')).toHaveText('Connected');
+  const model = stack.engine.models[0]!;
+  await go(app, 'engines');
+  await app.getByTestId('guard-temp').fill('200');
+  await app.getByTestId('guard-save').click();
+  await expect(app.getByTestId('guard-error')).toContainText('110');
+  await app.getByTestId('guard-temp').fill('85');
+  await app.getByTestId('guard-save').click();
+  await expect(app.getByTestId('guard-saved')).toBeVisible();
+
+  const inflight = app.getByTestId(`model-inflight-${slug(model)}`);
+  await expect(inflight).toHaveText('0 / 4');
+  fs.writeFileSync(tempFile, '90');
+  await expect(inflight).toHaveText('0 / 2');
+  await go(app, 'dashboard');
+  await expect(app.getByTestId('pause-reason')).toContainText('a GPU is over the ceiling you set');
+  await expect(app.getByTestId('pause-reason')).toContainText('GPU 0 at 90 °C (ceiling 85 °C)');
+  await expect.poll(async () => (await stack.provider())?.models ?? []).toEqual([]);
+
+  fs.writeFileSync(tempFile, '70');
+  await expect(app.getByTestId('pause-reason')).toHaveCount(0, { timeout: 30_000 });
+  await expect.poll(async () => ((await stack.provider())?.models ?? []).includes(model)).toBe(true);
+});

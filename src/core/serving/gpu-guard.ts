@@ -1,0 +1,62 @@
+// The guard rails at work: every GPU sample goes through GuardRails (scheduler/guard-rails.ts); its
+// decisions are applied here — throttled: each engine serves half its limit; paused: the pause controller's
+// 'gpu_hot' cause (running requests finish, new ones get 429); cool again: both lifted. Each decision is
+// logged with its stable code; the pause raises the "paused by itself" alert (alerts/watch.ts).
+import type { EventEmitter } from 'node:events';
+import type { GpuSample } from '../../shared/types';
+import type { Logger } from '../base/log';
+import { GuardRails, type RailDecision, type RailLimits } from '../scheduler/guard-rails';
+import type { PauseController } from '../scheduler/pause';
+import type { Scheduler } from '../scheduler/scheduler';
+
+/** The share of each engine's limit served while a GPU is over its ceiling. */
+export const THROTTLED_SHARE = 0.5;
+
+export interface GpuGuardDeps {
+  /** The GPU sampler ('sample' events); absent when GPU sampling is off (then the rails do nothing). */
+  sampler?: Pick<EventEmitter, 'on' | 'off'>;
+  scheduler: Pick<Scheduler, 'setThrottle'>;
+  pause: Pick<PauseController, 'setHot'>;
+  /** The owner's ceilings (console settings, else config.toml), read on start and on apply(). */
+  limits: () => RailLimits;
+  log: Logger;
+}
+
+export class GpuGuard {
+  private readonly rails: GuardRails;
+  private readonly onSample = (s: GpuSample): void => this.decide(this.rails.update(s));
+  private listening = false;
+
+  constructor(private readonly d: GpuGuardDeps) {
+    this.rails = new GuardRails(d.limits());
+  }
+
+  get state(): GuardRails['current'] {
+    return this.rails.current;
+  }
+
+  start(): void {
+    if (this.listening || !this.d.sampler) return;
+    this.d.sampler.on('sample', this.onSample);
+    this.listening = true;
+  }
+
+  stop(): void {
+    this.d.sampler?.off('sample', this.onSample);
+    this.listening = false;
+  }
+
+  /** The owner changed a ceiling: read now (a rail switched off lifts what it did). */
+  apply(): void {
+    this.decide(this.rails.setLimits(this.d.limits()));
+  }
+
+  private decide(r: RailDecision | undefined): void {
+    if (!r) return;
+    this.d.scheduler.setThrottle(r.state === 'ok' ? 1 : THROTTLED_SHARE);
+    this.d.pause.setHot(r.state === 'paused' ? r.reason : undefined);
+    const line = `guard rails: ${r.reason}`;
+    if (r.state === 'ok') this.d.log.info(line, { code: r.code });
+    else this.d.log.warn(line, { code: r.code });
+  }
+}
