@@ -12,24 +12,16 @@ import { DownloadError, fetchFile } from './download';
 import { fetchModelFiles, RepositoryError, type RepositoryFile, type RepositoryFiles } from './repository';
 import { createHash } from 'node:crypto';
 import { processAlive } from '../base/process-alive';
+import type { ModelDownloadView } from '../../shared/views/managed';
 
 export const LOCK_FILENAME = '.swan-download.lock';
 /** Room kept free beside the files (logs, the ledger, the OS): 1 GiB or 2 %, the larger. */
 const DISK_MARGIN = (total: number): number => Math.max(1024 ** 3, total * 0.02);
 
-export interface ModelProgress {
-  modelId: string;
+/** How far a download is (the console's ModelDownloadView carries the same figures, with the outcome). */
+export type ModelProgress = Pick<ModelDownloadView, 'modelId' | 'file' | 'fileIndex' | 'fileCount' | 'doneBytes' | 'totalBytes' | 'rateBytesPerSec' | 'etaSeconds'> & {
   phase: 'listing' | 'checking' | 'downloading' | 'verified';
-  file?: string;
-  fileIndex: number;
-  fileCount: number;
-  doneBytes: number;
-  totalBytes: number;
-  /** Bytes per second over the last few seconds (0 before there is a figure). */
-  rateBytesPerSec: number;
-  /** Seconds left at that rate; null while unknown. */
-  etaSeconds: number | null;
-}
+};
 
 export interface ModelDownloadOptions {
   serviceUrl: string;

@@ -76,7 +76,9 @@ export interface ModelDownloadView {
   fileCount: number;
   doneBytes: number;
   totalBytes: number;
+  /** Bytes per second over the last few seconds (0 before there is a figure). */
   rateBytesPerSec: number;
+  /** Seconds left at that rate; null while unknown. */
   etaSeconds: number | null;
   startedAt: number;
   finishedAt?: number;

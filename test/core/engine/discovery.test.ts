@@ -36,6 +36,24 @@ async function listen(s: net.Server): Promise<string> {
   return `http://127.0.0.1:${(s.address() as net.AddressInfo).port}`;
 }
 
+/** The engine at `target` behind a delay we set: every request waits that long first. */
+async function delayed(target: string, initialMs = 0): Promise<{ url: string; setDelay: (ms: number) => void }> {
+  let delay = initialMs;
+  const url = await listen(
+    http.createServer((req, res) => {
+      setTimeout(() => {
+        const up = http.request(`${target}${req.url ?? '/'}`, { method: req.method, headers: req.headers }, (r) => {
+          res.writeHead(r.statusCode ?? 502, r.headers);
+          r.pipe(res);
+        });
+        up.on('error', () => res.destroy());
+        req.pipe(up);
+      }, delay);
+    }),
+  );
+  return { url, setDelay: (ms) => (delay = ms) };
+}
+
 /** A web app holding a port: HTML 200 on every path. */
 const webApp = () => listen(http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>my app</html>')));
 /** Something that is not HTTP at all (a database on the port). */
@@ -137,24 +155,11 @@ describe('EngineDiscovery', () => {
 
   it('an engine that answered before and is slow for a moment is not called gone; a first probe that slow finds nothing', async () => {
     const v = await engine('vllm');
-    // The engine behind a delay we set: every request waits `delay` ms first.
-    let delay = 0;
-    const slow = await listen(
-      http.createServer((req, res) => {
-        setTimeout(() => {
-          const up = http.request(`${v.url}${req.url ?? '/'}`, { method: req.method, headers: req.headers }, (r) => {
-            res.writeHead(r.statusCode ?? 502, r.headers);
-            r.pipe(res);
-          });
-          up.on('error', () => res.destroy());
-          req.pipe(up);
-        }, delay);
-      }),
-    );
+    const { url: slow, setDelay } = await delayed(v.url);
     const d = new EngineDiscovery({ probeUrls: [slow], intervalMs: 0, timeoutMs: 100 });
     discoveries.push(d);
     expect((await d.rescan()).find((e) => e.url === slow)).toMatchObject({ reachable: true, type: 'vllm' });
-    delay = 400;
+    setDelay(400);
     expect((await d.rescan()).find((e) => e.url === slow)).toMatchObject({ reachable: true, type: 'vllm' });
     // A new discovery has never seen it: 400 ms is past its 100 ms first probe.
     const fresh = new EngineDiscovery({ probeUrls: [slow], intervalMs: 0, timeoutMs: 100 });
@@ -164,19 +169,7 @@ describe('EngineDiscovery', () => {
 
   it('an engine the owner named that did not answer at start is looked at again within seconds, not at the next scan', async () => {
     const v = await engine('vllm');
-    let delay = 400;
-    const slow = await listen(
-      http.createServer((req, res) => {
-        setTimeout(() => {
-          const up = http.request(`${v.url}${req.url ?? '/'}`, { method: req.method, headers: req.headers }, (r) => {
-            res.writeHead(r.statusCode ?? 502, r.headers);
-            r.pipe(res);
-          });
-          up.on('error', () => res.destroy());
-          req.pipe(up);
-        }, delay);
-      }),
-    );
+    const { url: slow, setDelay } = await delayed(v.url, 400);
     // The scan interval is a minute: only the soon-retry can find it within this test's time.
     const d = new EngineDiscovery({ probeUrls: [], hosts: [slow], intervalMs: 60_000, timeoutMs: 100, loadingRetryMs: 50 });
     discoveries.push(d);
@@ -184,7 +177,7 @@ describe('EngineDiscovery', () => {
     d.start();
     await d.firstScan;
     expect(d.engines().find((e) => e.url === slow)).toMatchObject({ reachable: false, origin: 'owner' });
-    delay = 0;
+    setDelay(0);
     await found;
   });
 
