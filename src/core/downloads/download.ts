@@ -72,11 +72,14 @@ class HashTap extends Transform {
 }
 
 /**
- * The one pass: each chunk is written to the part and hashed once the write succeeded, so after any failure
- * (a drop, a kill of the connection) the hash has seen exactly the bytes on disk and a resume goes on from there.
+ * The one pass: each batch of chunks is hashed on the main thread while its write runs on the thread pool, so
+ * neither waits for the other. A write that fails (or falls short) leaves the hash ahead of the disk: the sink
+ * says so (`hashAhead`), and a resume hashes the part again from disk before going on.
  */
 class HashingFileSink extends Writable {
   private fd?: number;
+  /** The hash has seen bytes that did not reach the disk (a failed or short write). */
+  hashAhead = false;
 
   constructor(
     private readonly file: string,
@@ -98,20 +101,19 @@ class HashingFileSink extends Writable {
 
   override _writev(chunks: Array<{ chunk: Buffer }>, cb: (err?: Error | null) => void): void {
     const bufs = chunks.map((c) => c.chunk);
+    const total = bufs.reduce((a, b) => a + b.length, 0);
     fs.writev(this.fd!, bufs, (err, written) => {
-      if (err) return cb(err);
-      let left = written;
-      for (const b of bufs) {
-        const part = left >= b.length ? b : b.subarray(0, left);
-        this.hash.update(part);
-        left -= part.length;
-        if (left <= 0) break;
+      if (err) {
+        this.hashAhead = true;
+        return cb(err);
       }
       this.onBytes(written);
-      const total = bufs.reduce((a, b) => a + b.length, 0);
+      if (written < total) this.hashAhead = true;
       // A short write (rare: a full disk) is an error: the rest is not on disk.
       cb(written < total ? Object.assign(new Error('short write'), { code: 'ENOSPC' }) : null);
     });
+    // Both only read the buffers: hashing while the thread pool writes them is safe.
+    for (const b of bufs) this.hash.update(b);
   }
 
   override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
@@ -267,7 +269,12 @@ export async function fetchFile(o: FetchFileOptions): Promise<FetchedFile> {
       if (code === 'ENOSPC' || code === 'EDQUOT') throw new DownloadError('no_disk_space', `the disk filled up while writing ${part}`);
       if (code === 'EACCES' || code === 'EROFS' || code === 'EPERM') throw new DownloadError('write_failed', `cannot write ${part}: ${(e as Error).message}`);
       if (abortedError(o.signal)) throw new DownloadError('cancelled', 'the download was cancelled; what arrived is kept and a new download resumes from it');
-      // A dropped connection: resume from what is on disk (`have`: the sink hashed exactly the bytes it wrote).
+      // A dropped connection: resume from what is on disk (`have` counts the bytes written; a hash that saw more is
+      // made again from the part).
+      if (sink.hashAhead) {
+        hash = createHash('sha256');
+        await hashPrefix(part, have, hash);
+      }
       if (attempt >= retries) throw new DownloadError('connection_lost', `the connection to ${new URL(o.url).host} kept dropping (${retries + 1} tries); run the download again to resume at ${have} bytes`);
       await wait(delay, o.signal);
       delay *= 2;
