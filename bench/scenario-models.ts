@@ -4,12 +4,14 @@
 //      of the Swan model repository in this process, the file in the page cache), in alternating turns. Ours is
 //      timed to "verified" (the command's own figure, from the file list to the manifest); curl's to
 //      "downloaded". Targets: throughput ≥ 0.9× curl's, time to verified ≤ 1.1× curl's time to downloaded.
+//      Then the same over a 1 Gbit/s link (the server paced to 125 MB/s, a 256 MiB file), two turns each.
 //   2. the relay's added p99 during a download: the 64-stream batched level while a `models download` child
 //      runs (started again whenever one ends, so it spans the level) against the same level without, in
 //      alternating turns, the forwarder's figure in the same levels as the noise band;
 //   3. the fit estimate beside the real llama-server's own reported model + KV buffer sizes for both shared
 //      GGUFs (skipped, with the reason, where ../shared/engines/llama.cpp is absent).
 // Prints; writes nothing.
+import { Transform } from 'node:stream';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -50,7 +52,7 @@ function writeFile(file: string, bytes: number): string {
 }
 
 /** The repository stand-in: the file list wrapped in {data}, and the file itself (Range as RFC 9110 says), from disk. */
-async function repository(file: string, sha: string, size: number): Promise<{ url: string; close: () => Promise<void> }> {
+async function repository(file: string, sha: string, size: number, bytesPerSec = 0): Promise<{ url: string; close: () => Promise<void> }> {
   let base = '';
   const server = http.createServer((req, res) => {
     const p = (req.url ?? '/').split('?')[0];
@@ -62,7 +64,9 @@ async function repository(file: string, sha: string, size: number): Promise<{ ur
       const m = /^bytes=(\d+)-$/.exec(String(req.headers.range ?? ''));
       const start = m ? Number(m[1]) : 0;
       res.writeHead(m ? 206 : 200, { 'content-type': 'application/octet-stream', 'content-length': size - start, ...(m ? { 'content-range': `bytes ${start}-${size - 1}/${size}` } : {}) });
-      fs.createReadStream(file, { start, highWaterMark: 1 << 20 }).pipe(res);
+      const body = fs.createReadStream(file, { start, highWaterMark: 1 << 20 });
+      if (bytesPerSec > 0) body.pipe(paced(bytesPerSec)).pipe(res);
+      else body.pipe(res);
       return;
     }
     res.writeHead(404).end();
@@ -70,6 +74,20 @@ async function repository(file: string, sha: string, size: number): Promise<{ ur
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return { url: base, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+/** Bytes on no faster than `rate` a second: a link of that speed between the repository and this machine. */
+function paced(rate: number): Transform {
+  const t0 = performance.now();
+  let sent = 0;
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      sent += chunk.length;
+      const wait = (sent / rate) * 1000 - (performance.now() - t0);
+      if (wait <= 0) done(null, chunk);
+      else setTimeout(() => done(null, chunk), wait);
+    },
+  });
 }
 
 function run(cmd: string, args: string[]): Promise<{ ms: number; out: string; code: number | null }> {
@@ -152,6 +170,24 @@ export async function modelsBench(rig: Rig, s: BenchSettings, say: (line: string
         `curl ${mbps(c)} MB/s to downloaded (turns ${t.curl.map(mbps).join(', ')}); throughput ${round(c / o, 2)}× curl's (target ≥ 0.9), ` +
         `time to verified ${round(o / c, 2)}× curl's time to downloaded (target ≤ 1.1)`,
     );
+
+    // The same at the speed of a fast home link (1 Gbit/s, 125 MB/s): what an owner's download meets. A
+    // loopback server is faster than any link, and there the one core that reads, hashes and writes is the limit.
+    const linkSize = s.quick ? GIB / 16 : GIB / 4;
+    const linkFile = path.join(scratch, 'link.bin');
+    const linkRepo = await repository(linkFile, writeFile(linkFile, linkSize), linkSize, 125e6);
+    try {
+      const l: Record<'ours' | 'curl', number[]> = { ours: [], curl: [] };
+      for (let r = 0; r < 2; r++) {
+        for (const who of r % 2 === 0 ? (['ours', 'curl'] as const) : (['curl', 'ours'] as const)) l[who].push(who === 'ours' ? await ours(linkRepo.url, scratch) : await curl(linkRepo.url, scratch));
+      }
+      const lmbps = (ms: number): number => round(linkSize / 1e6 / (ms / 1000), 0);
+      const lo = median(l.ours);
+      const lc = median(l.curl);
+      say(`models: download of ${linkSize / GIB} GiB over a 1 Gbit/s link: swan-provider ${lmbps(lo)} MB/s to verified (turns ${l.ours.map(lmbps).join(', ')}), curl ${lmbps(lc)} MB/s to downloaded (turns ${l.curl.map(lmbps).join(', ')}); throughput ${round(lc / lo, 2)}× curl's, time to verified ${round(lo / lc, 2)}× curl's time to downloaded`);
+    } finally {
+      await linkRepo.close();
+    }
 
     // ---- 2. the relay's added p99 during a download ----
     const levels: Record<'plain' | 'downloading', RelayLevel[]> = { plain: [], downloading: [] };
