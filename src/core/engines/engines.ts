@@ -4,7 +4,7 @@
 // and the GPUs (detection, the sampler, the minute history). The features above read these parts; what
 // they must hear of goes up through the two ports the root wires: `announce` (the served set may have
 // changed) and `changed` (something the console shows changed).
-import type { GpuInventory, GpuSample } from '../../shared/types';
+import type { GpuInventory, GpuSample, ModelHealth } from '../../shared/types';
 import type { Lifecycle } from '../base/lifecycle';
 import { readModelsJson, type ProviderConfig } from '../config/config';
 import { homePath } from '../config/home-layout';
@@ -213,6 +213,11 @@ export class Engines {
   /** The models the hub is told of: the registry's served set less what self-healing withdrew, none while paused. */
   announced(): string[] {
     return this.pause.state().paused ? [] : this.registry.announced().filter((id) => !this.selfHeal.isWithdrawn(id));
+  }
+
+  /** The health of the announced models only: a withdrawn model, or any while paused, is not reported. */
+  announcedHealth(): Record<string, ModelHealth> {
+    return Object.fromEntries(this.announced().map((id) => [id, this.registry.healthOf(id)]));
   }
 
   latestSample(): GpuSample | null {

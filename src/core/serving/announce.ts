@@ -3,7 +3,7 @@
 // when what is announced changed. The declarations are built when a register is sent and the heartbeats
 // carry that very list (Go's TestDeclarationHashIsCachedUntilReregister): a fact that changes later (a
 // weight hash finished, the engine's slots read) changes the announce key, so the node registers again.
-import type { EngineType, GpuInventory, GpuSample } from '../../shared/types';
+import type { EngineType, GpuInventory, GpuSample, ModelHealth } from '../../shared/types';
 import type { ProviderConfig } from '../config/config';
 import type { Identity } from '../config/identity';
 import type { ContextLengths, ModelContext } from '../engine/context-length';
@@ -34,6 +34,8 @@ export interface AnnounceDeps {
   contexts: ContextLengths;
   /** The models announced now ([] while paused). */
   announced: () => string[];
+  /** The health of the announced models only (a withdrawn model's is not sent). */
+  announcedHealth: () => Record<string, ModelHealth>;
   gpu: () => GpuInventory;
   nodeName: () => string;
   providerKey: () => string;
@@ -168,7 +170,7 @@ export class Announcer {
       provider_id: this.d.identity.nodeId,
       timestamp: Math.floor(Date.now() / 1000),
       models: this.d.announced(),
-      model_health: this.d.registry.healthMap(),
+      model_health: this.d.announcedHealth(),
       metrics: { ...heartbeatMetrics(this.d.latestSample()), ...this.d.metrics() },
       ...(hardware ? { hardware } : {}),
       model_declarations: this.declared,

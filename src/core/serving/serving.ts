@@ -86,7 +86,7 @@ export class Serving {
       timings: a,
       register: () => this.announcer.register(),
       heartbeat: () => this.announcer.heartbeat(),
-      modelHealth: () => (engines.pause.state().paused ? {} : engines.registry.healthMap()),
+      modelHealth: () => engines.announcedHealth(),
       // Built per connection, after the constructor: every inbound type routed from one table.
       dispatch: (session) => hubTable(session, { relay: this.relay, notices: this.notices, challenges: this.challenges, log: log.child('hub') }),
     });
@@ -108,6 +108,7 @@ export class Serving {
       registry: engines.registry,
       contexts: engines.contexts,
       announced: () => engines.announced(),
+      announcedHealth: () => engines.announcedHealth(),
       gpu: () => engines.gpu,
       nodeName: () => owner.nodeName(),
       providerKey: () => owner.providerKey(),
@@ -213,8 +214,8 @@ export class Serving {
 
   /** The models' health, to the hub at once (not while paused: it is told of no models then). */
   modelHealth(): void {
-    const { pause, registry } = this.d.engines;
-    if (!pause.state().paused) this.link.sendControl(out.modelHealth(this.d.identity.nodeId, registry.healthMap()));
+    const { pause } = this.d.engines;
+    if (!pause.state().paused) this.link.sendControl(out.modelHealth(this.d.identity.nodeId, this.d.engines.announcedHealth()));
   }
 
   /** Applies the owner's weekly pause windows (already validated when saved; a bad stored one is logged). */

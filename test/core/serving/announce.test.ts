@@ -35,6 +35,7 @@ function world() {
     registry,
     contexts: new ContextLengths(),
     announced: () => registry.announced(),
+    announcedHealth: () => registry.healthMap(),
     gpu: () => ({ gpus: [], detectedAt: 1 }),
     nodeName: () => 'n',
     providerKey: () => 'sk-prov-x',
