@@ -220,7 +220,11 @@ export class Connection {
           else log.warn('ignored an ack without "success" while registering');
           return;
         }
-        if (ackFor && ackFor === this.registerId) this.o.registerAck(msg.payload, false);
+        if (ackFor && ackFor === this.registerId) {
+          this.o.registerAck(msg.payload, false);
+          // Health after every register ack, the re-register's too: a model announced again is heard with its health.
+          this.lanes.control(out.modelHealth(this.o.nodeId, this.o.modelHealth()));
+        }
         // Any other ack after registration acknowledges a heartbeat.
         this.missedHeartbeats = 0;
       },

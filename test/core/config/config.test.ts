@@ -105,6 +105,8 @@ SelfHealFailures = 5
 SelfHealHoldSeconds = 1.5
 LlamaServer = "/opt/llama.cpp/llama-server"
 PauseFreesGpu = true
+GpuTemperatureCeilingC = 83
+GpuPowerCeilingW = 300
 RetentionMegabytes = 0.5
 HandshakeTimeoutSeconds = 3
 WriteTimeoutSeconds = 2
@@ -134,6 +136,8 @@ OwnerAddr = "0x00000000000000000000000000000000000000aB"
       selfHealHoldMs: 1500,
       llamaServer: '/opt/llama.cpp/llama-server',
       pauseFreesGpu: true,
+      gpuTemperatureCeilingC: 83,
+      gpuPowerCeilingW: 300,
       retentionBytes: 512 * 1024,
       maxConcurrentPerEndpoint: 9,
       capacityAuto: false,

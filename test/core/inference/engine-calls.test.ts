@@ -46,6 +46,7 @@ describe('engine calls by purpose', () => {
       benchmark: ['core/hub/challenges.ts'],
       health: ['core/inference/health-probe.ts'],
       'ollama-pull': ['core/accounting/accounting.ts'],
+      'ollama-unload': ['core/engines/engines.ts'],
     });
     expect(Object.keys(sites).sort()).toEqual([...PURPOSES].sort());
   });
@@ -56,9 +57,10 @@ describe('engine calls by purpose', () => {
     expect(rows.filter(([, p]) => p.heartbeat).map(([k]) => k)).toEqual(['hub']);
     expect(rows.filter(([, p]) => p.retry).map(([k]) => k).sort()).toEqual(['gateway', 'hub', 'try']);
     expect(rows.filter(([, p]) => p.estimates).map(([k]) => k).sort()).toEqual(['gateway', 'hub', 'try']);
-    expect(rows.filter(([, p]) => !p.booked).map(([k]) => k).sort()).toEqual(['health', 'ollama-pull']);
+    expect(rows.filter(([, p]) => !p.booked).map(([k]) => k).sort()).toEqual(['health', 'ollama-pull', 'ollama-unload']);
     expect(POLICY.health.admission).toBe('endpoint');
     expect(POLICY['ollama-pull'].admission).toBe('none');
+    expect(POLICY['ollama-unload'].admission).toBe('none');
   });
 });
 

@@ -130,6 +130,8 @@ describe('every channel answers with its documented shape', () => {
       closeToTray: true,
       theme: 'system',
       autoPauseOnGpuBusy: false,
+      gpuTemperatureCeilingC: 0,
+      gpuPowerCeilingW: 0,
       pauseSchedule: [],
       retentionDays: 365,
       alertWebhookUrl: '',

@@ -15,7 +15,8 @@ describe('deep health in the agent', () => {
   it('a dead engine behind a live model list is unhealthy (engine_error) per model and at the hub, and comes back', async () => {
     stack = await startStack({
       engines: [{ mode: { status: 500, body: 'Internal Server Error' } }],
-      agent: { DeepHealthCheckEvery: 1 },
+      // Per-model health alone: self-healing (its own tests) would withdraw the model, and a withdrawn model's health is not sent.
+      agent: { DeepHealthCheckEvery: 1, SelfHealFailures: 0 },
     });
     await registered(stack);
     const engine = stack.engines[0]!;
@@ -38,7 +39,7 @@ describe('per-model health in the agent (Go keeps health per model)', () => {
   it('two models on one endpoint, one failing every completion: that one is unhealthy, the other healthy, as the hub hears it', async () => {
     stack = await startStack({
       engines: [{ models: ['base-chat', 'lora-broken'], modelModes: { 'lora-broken': { status: 500, body: { error: { message: 'adapter failed to load' } } } } }],
-      agent: { DeepHealthCheckEvery: 5 },
+      agent: { DeepHealthCheckEvery: 5, SelfHealFailures: 0 },
     });
     await registered(stack);
     const heard = (m: { type: string; payload: Record<string, unknown> }) => (m.type === 'model_health_update' || m.type === 'heartbeat' ? (m.payload.model_health as Record<string, string> | undefined) : undefined);
