@@ -200,6 +200,8 @@ interface Entry extends EndpointHealth {
   backoffMs: number;
   retry?: NodeJS.Timeout;
   checking?: Promise<void>;
+  /** The check probeNow asked for while one was under way: begun when that one ends. */
+  recheck?: Promise<void>;
   /** Per chat model (the engine's name): checks since its last deep check; absent: never checked. */
   sinceDeep: Map<string, number>;
   deep: Map<string, DeepCheckState>;
@@ -346,10 +348,20 @@ export class HealthMonitor extends EventEmitter {
     void this.checkOne(e);
   }
 
-  /** Something went wrong on a real request: check this endpoint now instead of at the next round. */
+  /**
+   * Something went wrong on a real request, or discovery saw otherwise: check this endpoint now instead of at
+   * the next round. A check already under way may have begun before what made the caller ask (its answer can
+   * be an engine that has stopped since), so the answer is the check begun after it: one, however many ask.
+   */
   probeNow(url: string): Promise<void> {
     const e = this.entry(url);
-    return e ? this.checkOne(e) : Promise.resolve();
+    if (!e) return Promise.resolve();
+    if (!e.checking) return this.checkOne(e);
+    e.recheck ??= e.checking.then(() => {
+      e.recheck = undefined;
+      return this.entries.get(e.url) === e ? this.checkOne(e) : undefined;
+    });
+    return e.recheck;
   }
 
   private checkOne(e: Entry): Promise<void> {

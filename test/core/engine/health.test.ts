@@ -161,6 +161,28 @@ describe('HealthMonitor', () => {
     expect(a.requests.length).toBe(n + 1);
   });
 
+  it('probeNow asked while a check is under way answers with a check begun after the ask (the one under way may predate the fault)', async () => {
+    // The engine answers a check, then stops; its answer arrives after the stop. A look asked for after the
+    // stop must not be that answer: discovery asks health to look again when the two disagree.
+    const s = http.createServer();
+    servers.push(s);
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    const arrived = once(s, 'request') as Promise<[http.IncomingMessage, http.ServerResponse]>;
+    const url = `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+    const m = new HealthMonitor({ intervalMs: 60_000, timeoutMs: 2000 });
+    monitors.push(m);
+    m.setEndpoints([url]);
+    const first = m.checkNow();
+    const [, held] = await arrived;
+    const closed = new Promise<void>((r) => s.close(() => r()));
+    const looked = m.probeNow(url);
+    held.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}');
+    await first;
+    await looked;
+    await closed;
+    expect(m.states()[0]).toMatchObject({ health: 'unhealthy', condition: 'down' });
+  });
+
   it('concurrent checkNow calls share one round; removed endpoints are forgotten', async () => {
     const a = await engine();
     const m = new HealthMonitor({ intervalMs: 60_000 });
