@@ -129,6 +129,11 @@ export class ModelSync {
     this.d.announce();
   }
 
+  /** The scheduler told each model's endpoints and health again (a model's own deep check changed). */
+  syncScheduler(): void {
+    syncScheduler(this.d.registry, this.d.scheduler, this.d.config.agent);
+  }
+
   /** Every mapping checked against the engines' reports; a contradiction newly found is said in the log once. */
   private checkMappings(engines: EngineInfo[]): void {
     const prefs = this.d.settings.get().models ?? {};

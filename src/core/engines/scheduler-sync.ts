@@ -15,6 +15,8 @@ export function syncScheduler(registry: ModelRegistry, scheduler: Scheduler, age
         url: ep.url,
         // A key the engine refuses: still tried when nothing else serves the model, so clients learn why.
         health: registry.endpointConditionOf(ep.url) === 'key_rejected' ? 'degraded' : registry.endpointHealthOf(ep.url),
+        // A model failing its own deep check there gets no requests there; its neighbours on that engine still do.
+        modelHealth: registry.modelHealthAt(m.id, ep.url),
         maxConcurrent: endpointLimit(agent, registry.endpointCapacityOf(ep.url)).max,
       })),
       { ...(m.maxConcurrent !== undefined ? { maxConcurrent: m.maxConcurrent } : {}), ...(m.maxQueue !== undefined ? { maxQueue: m.maxQueue } : {}) },

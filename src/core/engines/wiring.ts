@@ -49,7 +49,10 @@ export function wireEngines(p: EngineParts, o: { announce: () => void; modelHeal
   // A deep check's answer shows per model; a model the engine does not serve there is unhealthy there (the hub hears it).
   p.health.on('deep', ({ url, state }: { url: string; state: DeepCheckState }) => {
     const { model, ...check } = state;
-    if (p.registry.setDeepCheck(url, model, check)) o.modelHealth();
+    if (p.registry.setDeepCheck(url, model, check)) {
+      p.models.syncScheduler();
+      o.modelHealth();
+    }
     for (const id of modelsAt(p.registry, url, model)) p.selfHeal.probe(id, check.ok, check.code, check.error);
     o.changed();
   });

@@ -221,6 +221,13 @@ export class ModelRegistry {
     return modelFailure(this.deepCheckOf(model, ep)) ? 'unhealthy' : this.endpointHealthOf(ep.url);
   }
 
+  /** One model's own health at one endpoint (its deep check there), apart from the engine's: 'unhealthy' when it fails there. */
+  modelHealthAt(model: string, url: string): ModelHealth {
+    const m = this.models.get(model);
+    const ep = m?.endpoints.find((e) => e.url === url);
+    return m && ep && modelFailure(this.deepCheckOf(m, ep)) ? 'unhealthy' : 'healthy';
+  }
+
   /** What the engine says about its slots (undefined: not published; the default applies). */
   setEndpointCapacity(url: string, capacity: EndpointCapacityInfo | undefined): void {
     if (capacity) this.endpointCapacity.set(url, capacity);

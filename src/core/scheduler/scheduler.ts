@@ -40,6 +40,7 @@ const modelLimitsSchema = z.object({ maxConcurrent: z.number().int().min(1).opti
 const endpointSchema = z.object({
   url: z.string().min(1),
   health: z.enum(['healthy', 'degraded', 'unhealthy']),
+  modelHealth: z.enum(['healthy', 'degraded', 'unhealthy']).optional(),
   maxConcurrent: z.number().int().min(1).optional(),
 });
 
@@ -66,6 +67,8 @@ interface ModelEntry {
   urls: string[];
   /** Per-URL overrides from this model's endpoint list. */
   caps: Map<string, number>;
+  /** This model's own health per URL, where it is worse than the engine's there. */
+  own: Map<string, ModelHealth>;
   maxConcurrent?: number;
   maxQueue: number;
   inFlight: number;
@@ -120,12 +123,13 @@ export class Scheduler extends EventEmitter {
 
     let entry = this.models.get(model);
     if (!entry) {
-      entry = { model, urls: [], caps: new Map(), maxQueue: 0, inFlight: 0, queue: new FairQueue(), avgServiceMs: DEFAULT_SERVICE_MS };
+      entry = { model, urls: [], caps: new Map(), own: new Map(), maxQueue: 0, inFlight: 0, queue: new FairQueue(), avgServiceMs: DEFAULT_SERVICE_MS };
       this.models.set(model, entry);
     }
     const previousUrls = entry.urls;
     entry.urls = [...new Set(eps.data.map((e) => e.url))];
     entry.caps = new Map(eps.data.flatMap((e) => (e.maxConcurrent ? [[e.url, e.maxConcurrent] as const] : [])));
+    entry.own = new Map(eps.data.flatMap((e) => (e.modelHealth && e.modelHealth !== 'healthy' ? [[e.url, e.modelHealth] as const] : [])));
     entry.maxConcurrent = lim.data.maxConcurrent;
     entry.maxQueue = lim.data.maxQueue ?? this.limits.maxQueuePerModel;
     for (const e of eps.data) {
@@ -300,7 +304,7 @@ export class Scheduler extends EventEmitter {
       maxQueue: m.maxQueue,
       endpoints: m.urls.map((url) => {
         const ep = this.endpoints.get(url);
-        return { url, inFlight: ep?.inFlight ?? 0, maxConcurrent: this.endpointCap(url), health: ep?.health ?? 'unhealthy' };
+        return { url, inFlight: ep?.inFlight ?? 0, maxConcurrent: this.endpointCap(url), health: this.healthFor(m, url) };
       }),
     }));
   }
@@ -409,15 +413,18 @@ export class Scheduler extends EventEmitter {
   private runnableEndpoint(entry: ModelEntry): EndpointEntry | undefined {
     if (entry.inFlight >= this.modelCap(entry)) return undefined;
     let best: EndpointEntry | undefined;
+    let bestHealth: ModelHealth = 'unhealthy';
     for (const url of entry.urls) {
       const ep = this.endpoints.get(url);
-      if (!ep || ep.health === 'unhealthy' || ep.inFlight >= this.endpointCap(url)) continue;
+      const health = this.healthFor(entry, url);
+      if (!ep || health === 'unhealthy' || ep.inFlight >= this.endpointCap(url)) continue;
       if (
         !best ||
-        HEALTH_RANK[ep.health] < HEALTH_RANK[best.health] ||
-        (ep.health === best.health && (ep.inFlight < best.inFlight || (ep.inFlight === best.inFlight && ep.lastUsed < best.lastUsed)))
+        HEALTH_RANK[health] < HEALTH_RANK[bestHealth] ||
+        (health === bestHealth && (ep.inFlight < best.inFlight || (ep.inFlight === best.inFlight && ep.lastUsed < best.lastUsed)))
       ) {
         best = ep;
+        bestHealth = health;
       }
     }
     return best;
@@ -437,18 +444,19 @@ export class Scheduler extends EventEmitter {
   private modelCap(entry: ModelEntry): number {
     if (entry.maxConcurrent !== undefined) return entry.maxConcurrent;
     let sum = 0;
-    for (const url of entry.urls) {
-      const ep = this.endpoints.get(url);
-      if (ep && ep.health !== 'unhealthy') sum += this.endpointCap(url);
-    }
+    for (const url of entry.urls) if (this.healthFor(entry, url) !== 'unhealthy') sum += this.endpointCap(url);
     return sum;
   }
 
   private hasUsableEndpoint(entry: ModelEntry): boolean {
-    return entry.urls.some((url) => {
-      const h = this.endpoints.get(url)?.health;
-      return h !== undefined && h !== 'unhealthy';
-    });
+    return entry.urls.some((url) => this.healthFor(entry, url) !== 'unhealthy');
+  }
+
+  /** One model's health at one endpoint: the engine's there, or the model's own where that is worse. */
+  private healthFor(entry: ModelEntry, url: string): ModelHealth {
+    const engine = this.endpoints.get(url)?.health ?? 'unhealthy';
+    const own = entry.own.get(url);
+    return own && HEALTH_RANK[own] > HEALTH_RANK[engine] ? own : engine;
   }
 
   private retryEstimate(entry: ModelEntry): number {
@@ -496,7 +504,7 @@ function cancelled(): SchedulerRejection {
 function unavailable(model: string): SchedulerRejection {
   return new SchedulerRejection(
     'rejected',
-    `Model "${model}" is unavailable: every engine serving it is unhealthy. It will come back once its engine answers health checks again.`,
+    `Model "${model}" is unavailable: it fails its health checks on every engine serving it. It will come back once it answers them again; try again shortly.`,
     503,
     PAUSE_RETRY_MS,
     'unhealthy',

@@ -13,7 +13,13 @@ export interface SchedulerLimits {
 
 export interface SchedulerEndpoint {
   url: string;
+  /** The engine's health there, shared by every model it serves. */
   health: ModelHealth;
+  /**
+   * This model's own health there (its deep check: the engine answers, this model fails every completion).
+   * The worse of the two decides whether the model's requests go there; its neighbours are not affected.
+   */
+  modelHealth?: ModelHealth;
   /** Overrides maxConcurrentPerEndpoint for this endpoint. */
   maxConcurrent?: number;
 }

@@ -150,6 +150,34 @@ describe('Scheduler admission', () => {
     expect(await rejection(waiting.promise)).toMatchObject({ kind: 'cancelled', statusCode: 499 });
   });
 
+  it("a model failing on an endpoint (its own health there) gets no new requests there; its neighbours on that endpoint do", async () => {
+    const s = make({ maxConcurrentPerEndpoint: 2 });
+    s.setModel('base', [healthy(A)]);
+    s.setModel('lora', [healthy(A), { url: B, health: 'healthy', modelHealth: 'unhealthy' }]);
+    // B is healthy as an engine, but not for lora: lora goes to A only.
+    const l1 = await admit(s, 'lora').promise;
+    const l2 = await admit(s, 'lora').promise;
+    expect([l1.endpointUrl, l2.endpointUrl]).toEqual([A, A]);
+    expect(s.stats().find((m) => m.model === 'lora')).toMatchObject({ maxConcurrent: 2, endpoints: [{ url: A, health: 'healthy' }, { url: B, health: 'unhealthy' }] });
+    const waiting = admit(s, 'lora');
+    expect(waiting.positions).toEqual([1]);
+    l1.release();
+    const l3 = await waiting.promise;
+    expect(l3.endpointUrl).toBe(A);
+    l2.release();
+    l3.release();
+
+    // Failing on its only endpoint: lora is refused as an outage (503), base on the same endpoint still runs.
+    s.setModel('lora', [{ url: A, health: 'healthy', modelHealth: 'unhealthy' }]);
+    expect(await rejection(admit(s, 'lora').promise)).toMatchObject({ kind: 'rejected', statusCode: 503, reason: 'unhealthy' });
+    const b = await admit(s, 'base').promise;
+    expect(b.endpointUrl).toBe(A);
+    b.release();
+    // Its health back there: it runs again.
+    s.setModel('lora', [{ url: A, health: 'healthy', modelHealth: 'healthy' }]);
+    expect((await admit(s, 'lora').promise).endpointUrl).toBe(A);
+  });
+
   it('answers 404 model_not_loaded for an unknown model, and 503 (an outage, never 404) when every endpoint is unhealthy', async () => {
     const s = make({ maxConcurrentPerEndpoint: 1 });
     const unknown = await rejection(admit(s, 'nope').promise);

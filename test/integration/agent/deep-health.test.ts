@@ -3,7 +3,8 @@
 // the console's view, and the hub hears it; once the engine answers a real token again it serves again.
 // Real dev hub, real test engine, the real Agent.
 import { afterEach, describe, expect, it } from 'vitest';
-import { call, modelOf, registered, startStack, until, type Stack } from '../../support/stack';
+import { call, freePort, modelOf, registered, startStack, until, type Stack } from '../../support/stack';
+import { createGatewayKey } from '../../support/approvals';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -49,6 +50,23 @@ describe('per-model health in the agent (Go keeps health per model)', () => {
     expect(modelOf(stack.agent, 'lora-broken')).toMatchObject({ health: 'unhealthy', endpoints: [{ condition: 'engine_error', deepCheck: { ok: false, code: 'engine_error' } }] });
     expect(modelOf(stack.agent, 'base-chat')).toMatchObject({ health: 'healthy', endpoints: [{ health: 'healthy', deepCheck: { ok: true } }] });
     expect(modelOf(stack.agent, 'base-chat')!.endpoints[0]!.condition).toBeUndefined();
+
+    // The owner's apps are not sent there either: the failing model is refused as an outage (503, unhealthy)
+    // without reaching the engine, its neighbour on the same engine answers.
+    const { key } = await createGatewayKey(stack.agent, 'app');
+    await stack.agent.invoke('settings.save', { patch: { gatewayEnabled: true, gatewayListen: `127.0.0.1:${await freePort()}` } });
+    const ask = (model: string) =>
+      fetch(`http://${stack!.agent.snapshot().gateway.listen}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+    const posts = () => stack!.engines[0]!.requests.filter((r) => r.method === 'POST' && (r.body as { model?: string } | undefined)?.model === 'lora-broken' && (r.body as { max_tokens?: number }).max_tokens !== 1).length;
+    const refused = await ask('lora-broken');
+    expect(refused.status).toBe(503);
+    expect(await refused.json()).toMatchObject({ error: { code: 'rejected' } });
+    expect(posts()).toBe(0);
+    expect((await ask('base-chat')).status).toBe(200);
 
     // Fixed: the model is asked again at every check until it passes, and the hub hears it healthy.
     stack.engines[0]!.setModelMode('lora-broken', undefined);
