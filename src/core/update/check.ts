@@ -1,6 +1,9 @@
-// The update check: asks a feed which version is newest and says whether it is newer than ours.
-// It never downloads or installs anything; the owner decides. Two feed shapes are read:
-// - npm registry metadata (the default: https://registry.npmjs.org/<package>), `dist-tags.latest`;
+// The update check: asks the release channel which version is newest and says whether it is newer than ours.
+// It never downloads anything (download.ts does, checked against the release's SHA256SUMS). Three shapes:
+// - the release channel (decision 0010, the default): GitHub Releases of this project through GitHub's REST
+//   API, `{base}/releases/latest` where base is https://api.github.com/repos/<owner>/<repo> or any URL of
+//   that shape (an owner's mirror, a stand-in in tests; GitHub Enterprise's /api/v3/repos/… too);
+// - npm registry metadata (a URL the owner sets), `dist-tags.latest`;
 // - an electron-builder "generic" feed (a folder holding latest.yml / latest-mac.yml / latest-linux.yml),
 //   its `version:` line — what electron-updater's generic provider reads, checked here over plain HTTP.
 import type { UpdateCheckView } from '../../shared/views/settings';
@@ -8,9 +11,12 @@ import { httpUrlProblem } from '../http/url-problem';
 import { classifyHost, type Resolver } from '../http/address-class';
 import { BodyTooLarge, readCapped } from '../http/read-body';
 import { JSON_LIMITS, parseJson } from '../http/bounded-json';
+import { assetFor, ChannelError, readGithubRelease, SUMS_ASSET, type GithubRelease } from './github';
 
 export const PACKAGE_NAME = 'swan-provider-console';
-export const DEFAULT_FEED = `https://registry.npmjs.org/${PACKAGE_NAME}`;
+/** The project's repository on GitHub, whose Releases are the channel (decision 0010). */
+export const RELEASE_REPOSITORY = 'swanchain/swan-provider-console';
+export const DEFAULT_FEED = `https://api.github.com/repos/${RELEASE_REPOSITORY}`;
 const MAX_BYTES = 4 * 1024 * 1024;
 
 /** An error message for a feed URL, or undefined when it is fine ('' = the default feed). */
@@ -23,9 +29,26 @@ export function genericChannelFile(platform: NodeJS.Platform = process.platform)
   return platform === 'darwin' ? 'latest-mac.yml' : platform === 'linux' ? 'latest-linux.yml' : 'latest.yml';
 }
 
-/** Where to ask: a .json/.yml URL as given; a folder URL (desktop generic feed) gets the channel file. */
+/** A GitHub REST API repository URL (…/repos/<owner>/<repo>, or its …/releases/latest): the release channel's shape. */
+export function isGithubFeed(feed: string): boolean {
+  if (feed === '' || feed === DEFAULT_FEED) return true;
+  try {
+    return /^(?:\/api\/v3)?\/repos\/[^/]+\/[^/]+(?:\/releases\/latest)?\/?$/.test(new URL(feed).pathname);
+  } catch {
+    return false;
+  }
+}
+
+/** Where to ask: the channel's latest release; a .json/.yml URL as given; a folder URL (desktop generic feed) gets the channel file. */
 export function feedRequestUrl(feed: string, mode: 'desktop' | 'headless', platform: NodeJS.Platform = process.platform): string {
-  if (feed === DEFAULT_FEED || mode === 'headless' || /\.(ya?ml|json)$/i.test(new URL(feed).pathname)) return feed;
+  if (isGithubFeed(feed)) {
+    const u = new URL(feed || DEFAULT_FEED);
+    u.pathname = `${u.pathname.replace(/\/+$/, '').replace(/\/releases\/latest$/, '')}/releases/latest`;
+    u.search = '';
+    u.hash = '';
+    return u.href;
+  }
+  if (mode === 'headless' || /\.(ya?ml|json)$/i.test(new URL(feed).pathname)) return feed;
   return `${feed.replace(/\/+$/, '')}/${genericChannelFile(platform)}`;
 }
 
@@ -100,7 +123,7 @@ const MAX_REDIRECTS = 5;
  * credentials, whose host (resolved first) is not link-local, cloud metadata or unspecified. A feed that
  * redirects to 169.254.169.254 is refused (feed_refused_address), never asked.
  */
-async function fetchCheckingRedirects(url: string, init: RequestInit, resolve?: Resolver): Promise<Response> {
+export async function fetchCheckingRedirects(url: string, init: RequestInit, resolve?: Resolver): Promise<Response> {
   let current = url;
   for (let hop = 0; ; hop++) {
     if (feedUrlProblem(current) || (await classifyHost(new URL(current).hostname, resolve)) === 'refused') {
@@ -119,20 +142,34 @@ async function fetchCheckingRedirects(url: string, init: RequestInit, resolve?: 
   }
 }
 
+/** What a check found: the view the owner sees, and on the release channel the release it read (for the download). */
+export interface CheckResult {
+  view: UpdateCheckView;
+  release?: GithubRelease;
+}
+
 export async function checkForUpdate(o: CheckOptions): Promise<UpdateCheckView> {
+  return (await checkRelease(o)).view;
+}
+
+export async function checkRelease(o: CheckOptions): Promise<CheckResult> {
   const feed = o.feed || DEFAULT_FEED;
-  const base = { current: o.current, feed, checkedAt: Date.now(), available: false };
+  const github = isGithubFeed(feed);
+  const channel: UpdateCheckView['channel'] = github ? 'github' : /registry\.npmjs\.org$/i.test(safeHost(feed)) || /\.json$/i.test(feed) ? 'npm' : 'generic';
+  const base = { current: o.current, feed, channel, checkedAt: Date.now(), available: false };
   try {
     const url = feedRequestUrl(feed, o.mode);
     const res = await fetchCheckingRedirects(url, {
-      headers: { accept: 'application/vnd.npm.install-v1+json, application/json;q=0.9, text/yaml;q=0.8, */*;q=0.1', 'user-agent': `swan-provider/${o.current}` },
+      headers: github
+        ? { accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28', 'user-agent': `swan-provider/${o.current}` }
+        : { accept: 'application/vnd.npm.install-v1+json, application/json;q=0.9, text/yaml;q=0.8, */*;q=0.1', 'user-agent': `swan-provider/${o.current}` },
       signal: AbortSignal.timeout(o.timeoutMs ?? 8000),
     }, o.resolve);
     if (!res.ok) {
       await res.body?.cancel();
-      throw res.status === 404
-        ? new FeedError('feed_not_found', `the feed has no such package or file (HTTP 404 at ${url})`)
-        : new FeedError('feed_http_error', `the feed answered HTTP ${res.status}`);
+      if (res.status === 404) throw new FeedError('feed_not_found', github ? `the repository has no published release (HTTP 404 at ${url})` : `the feed has no such package or file (HTTP 404 at ${url})`);
+      if (github && (res.status === 403 || res.status === 429)) throw new FeedError('feed_http_error', `GitHub answered HTTP ${res.status}: its limit of unauthenticated requests per hour was reached`);
+      throw new FeedError('feed_http_error', `the feed answered HTTP ${res.status}`);
     }
     let body: string;
     try {
@@ -141,14 +178,44 @@ export async function checkForUpdate(o: CheckOptions): Promise<UpdateCheckView> 
       if (e instanceof BodyTooLarge) throw new FeedError('feed_too_large', 'the feed answer is too large');
       throw e;
     }
+    if (github) {
+      let release: GithubRelease;
+      try {
+        release = readGithubRelease(body);
+      } catch (e) {
+        if (e instanceof ChannelError) throw new FeedError(e.code, e.message);
+        throw e;
+      }
+      // /releases/latest never answers a draft or a pre-release; a stand-in or mirror that does is not followed.
+      if (release.draft || release.prerelease) throw new FeedError('feed_unreadable', `the channel's latest release ${release.tag.slice(0, 40)} is a draft or a pre-release`);
+      const asset = assetFor(release.assets, o.mode);
+      const available = compareVersions(release.version, o.current) > 0;
+      const view: UpdateCheckView = {
+        ...base,
+        latest: release.version,
+        available,
+        code: available ? 'update_available' : 'update_up_to_date',
+        release: { tag: release.tag, ...(release.page ? { page: release.page } : {}), ...(asset ? { asset: { name: asset.name, size: asset.size } } : {}), checksums: release.assets.some((a) => a.name === SUMS_ASSET) },
+      };
+      return { view, release };
+    }
     const latest = latestFromFeed(body);
-    return { ...base, latest, available: compareVersions(latest, o.current) > 0 };
+    const available = compareVersions(latest, o.current) > 0;
+    return { view: { ...base, latest, available, code: available ? 'update_available' : 'update_up_to_date' } };
   } catch (e) {
     const err = e as Error;
     const timeout = err.name === 'TimeoutError';
     const why = timeout ? 'the feed did not answer in time' : ((err.cause as Error | undefined)?.message ?? err.message);
     const errorCode: UpdateCheckErrorCode = err instanceof FeedError ? err.code : timeout ? 'feed_timeout' : 'feed_unreachable';
-    return { ...base, error: `Could not check for updates: ${why}. Check the feed address in Settings or try again later.`, errorCode };
+    return { view: { ...base, code: 'update_check_failed', error: `Could not check for updates: ${why}. Check the feed address in Settings or try again later.`, errorCode } };
+  }
+}
+
+function safeHost(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return '';
   }
 }
 
@@ -158,7 +225,7 @@ export async function checkForUpdate(o: CheckOptions): Promise<UpdateCheckView> 
  * A URL naming a latest*.yml file gives that file's folder.
  */
 export function genericFeedFolder(feed: string): string | undefined {
-  if (feed === '' || feed === DEFAULT_FEED || feedUrlProblem(feed)) return undefined;
+  if (feed === '' || feed === DEFAULT_FEED || isGithubFeed(feed) || feedUrlProblem(feed)) return undefined;
   const u = new URL(feed);
   if (/\.json$/i.test(u.pathname) || u.hostname === 'registry.npmjs.org') return undefined;
   u.pathname = u.pathname.replace(/\/latest[^/]*\.ya?ml$/i, '/');

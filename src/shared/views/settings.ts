@@ -65,30 +65,67 @@ export interface KeyStatusDetailView {
   nextSteps: string[];
 }
 
+/**
+ * Where an update stands, stable (docs/error-codes.md): what the check found, then the download, its
+ * checksum, and whether it waits for the requests in flight. The console shows each with its evidence.
+ */
+export type UpdateStateCode =
+  | 'update_up_to_date'
+  | 'update_available'
+  | 'update_check_failed'
+  | 'update_downloading'
+  | 'update_downloaded'
+  | 'update_held_requests_in_flight'
+  | 'update_ready'
+  | 'update_checksum_mismatch'
+  | 'update_too_large'
+  | 'update_no_asset'
+  | 'update_no_checksums'
+  | 'update_download_failed';
+
 /** What the update check found. It never downloads anything. */
 export interface UpdateCheckView {
   current: string;
   latest?: string;
   available: boolean;
   feed: string;
+  /** Which shape the feed has: the release channel (GitHub Releases, decision 0010), npm metadata, or a latest.yml folder. */
+  channel?: 'github' | 'npm' | 'generic';
   checkedAt: number;
+  /** update_up_to_date, update_available or update_check_failed. */
+  code?: UpdateStateCode;
   error?: string;
   /** Why the check failed, stable (UpdateCheckErrorCode in src/core/update/check.ts); absent when it did not. */
   errorCode?: 'feed_not_found' | 'feed_http_error' | 'feed_too_large' | 'feed_unreadable' | 'bad_version' | 'feed_timeout' | 'feed_unreachable' | 'feed_refused_address';
-  /** Desktop app with a generic feed only (electron-updater): where the owner-approved download stands. */
+  /** The release channel's newest release: its tag and page, the file for this system, whether it lists SHA256SUMS. */
+  release?: { tag: string; page?: string; asset?: { name: string; size: number }; checksums: boolean };
+  /** Where the download of a newer version stands (the desktop app's, or the agent's on the release channel). */
   download?: UpdateDownloadView;
 }
 
-/** The desktop app's copy of a newer version: fetched only when the owner presses Download, installed
- *  only when they press Restart (or chose "install when I quit"). */
+/**
+ * A newer version's file: fetched (desktop: in the background; the console: when the owner presses
+ * Download; `swan-provider update`), checked against the release's SHA256SUMS, then held while any request
+ * is in flight and ready once the last one finished. Installed only when the owner says so.
+ */
 export interface UpdateDownloadView {
-  state: 'available' | 'downloading' | 'downloaded' | 'error';
+  state: 'available' | 'downloading' | 'downloaded' | 'held' | 'ready' | 'error';
   version: string;
+  /** Stable: update_downloading, update_downloaded, update_held_requests_in_flight, update_ready, or why it failed. */
+  code?: UpdateStateCode;
   /** 0-100 while downloading. */
   percent?: number;
   /** The owner chose to install when the app quits. */
   installOnQuit: boolean;
   error?: string;
+  /** The verified file (0600, in <home>/updates), its name and its sha256 as SHA256SUMS lists it. */
+  file?: string;
+  sha256?: string;
+  bytes?: number;
+  /** Held: the requests running when it was held. */
+  inFlight?: number;
+  /** Ready on the headless agent: the exact command that installs the verified file (not run for the owner). */
+  command?: string;
 }
 
 /** The version and build Settings shows. */

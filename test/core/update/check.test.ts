@@ -1,5 +1,6 @@
-// The update check against local feeds on 127.0.0.1: npm registry metadata (the default feed's shape)
-// and an electron-builder generic feed folder (latest-linux.yml …). It only reads; it never downloads.
+// The update check against local feeds on 127.0.0.1: npm registry metadata (a feed the owner may set)
+// and an electron-builder generic feed folder (latest-linux.yml …). It only reads; it never downloads. The
+// default channel, GitHub Releases, and its verified downloads: release-channel.test.ts.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -52,7 +53,7 @@ describe('versions and feeds', () => {
     expect(genericChannelFile('win32')).toBe('latest.yml');
     expect(feedRequestUrl('https://dl.example/app/', 'desktop', 'linux')).toBe('https://dl.example/app/latest-linux.yml');
     expect(feedRequestUrl('https://dl.example/app/', 'headless', 'linux')).toBe('https://dl.example/app/');
-    expect(feedRequestUrl(DEFAULT_FEED, 'desktop', 'linux')).toBe(DEFAULT_FEED);
+    expect(feedRequestUrl(DEFAULT_FEED, 'desktop', 'linux')).toBe(`${DEFAULT_FEED}/releases/latest`);
   });
 });
 
