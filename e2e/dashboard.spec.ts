@@ -30,6 +30,21 @@ test.describe('without a GPU', () => {
   });
 });
 
+test('the speed charts say why they are empty: nothing finished yet, then never "no finished requests" beside a finished one', async ({ app, stack }) => {
+  const model = stack.engine.models[0]!;
+  const charts = ['chart-queue', 'chart-ttft', 'chart-tps'];
+  for (const id of charts) await expect(app.getByTestId(id).locator('[data-empty]')).toHaveAttribute('data-empty', 'no_finished_requests');
+  // A whole (not streamed) answer: each chart either has its point or says what the finished request lacks.
+  await stack.chat(model, 8, { stream: false });
+  await expect.poll(async () => Number(await app.getByTestId('chart-ttft').getAttribute('data-points'))).toBeGreaterThanOrEqual(1);
+  for (const id of charts) {
+    const chart = app.getByTestId(id);
+    if (Number(await chart.getAttribute('data-points')) > 0) continue;
+    await expect(chart.locator('[data-empty]')).toHaveAttribute('data-empty', 'none_measured');
+    await expect(chart).toContainText('1 request finished');
+  }
+});
+
 test('a model toggle reaches the hub as a new register', async ({ app, stack }) => {
   const [first, second] = stack.engine.models as [string, string];
   await expect(app.getByTestId('link-state')).toHaveText('Connected');

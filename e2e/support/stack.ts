@@ -236,15 +236,17 @@ export class ConsoleStack {
     }
   }
 
-  /** A streaming chat completion through the dev hub, as a network user would send it. Resolves with the text. */
-  async chat(model: string, maxTokens = 40): Promise<string> {
+  /** A chat completion through the dev hub (streamed unless told), as a network user would send it. Resolves with the text. */
+  async chat(model: string, maxTokens = 40, o: { stream?: boolean } = {}): Promise<string> {
     await this.serving(model);
+    const stream = o.stream ?? true;
     const res = await fetch(`${this.hubUrl}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model, stream: true, max_tokens: maxTokens, messages: [{ role: 'user', content: 'Tell me about GPUs.' }] }),
+      body: JSON.stringify({ model, stream, max_tokens: maxTokens, messages: [{ role: 'user', content: 'Tell me about GPUs.' }] }),
     });
     if (!res.ok) throw new Error(`hub chat: HTTP ${res.status} ${await res.text()}`);
+    if (!stream) return ((await res.json()) as { choices?: { message?: { content?: string } }[] }).choices?.[0]?.message?.content ?? '';
     let text = '';
     for (const block of (await res.text()).split('\n\n')) {
       const data = block.replace(/^data: /, '').trim();

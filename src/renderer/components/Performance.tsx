@@ -3,7 +3,7 @@
 import { useMemo } from 'react';
 import { getBridge } from '../bridge';
 import { fmtClock, fmtMoney, fmtMs, fmtNumber, fmtPercent } from '../lib/format';
-import { hasSpread, modelShare, perfSeries, type PerfPoint } from '../lib/perf';
+import { hasSpread, modelShare, perfEmpty, perfSeries, type PerfEmpty, type PerfPoint } from '../lib/perf';
 import { modelHref } from '../lib/route';
 import { useFetch } from '../lib/use-call';
 import { useStore } from '../store/store';
@@ -15,12 +15,13 @@ import { TimeChart } from './TimeChart';
  * What an empty chart says: that nothing finished, or, when requests did finish, what they lack for this
  * figure (so "No finished requests" never sits beside charts of finished ones).
  */
-function emptyText(data: PerfPoint[], lacking: string): string {
-  const finished = data.reduce((n, p) => n + p.requests, 0);
-  return finished === 0 ? 'No finished requests in the last 30 minutes.' : `${finished} ${finished === 1 ? 'request' : 'requests'} finished in the last 30 minutes, ${lacking}.`;
+function emptyText(empty: PerfEmpty, lacking: string): string {
+  if (empty.code === 'no_finished_requests') return 'No finished requests in the last 30 minutes.';
+  return `${empty.finished} ${empty.finished === 1 ? 'request' : 'requests'} finished in the last 30 minutes, ${lacking}.`;
 }
 
 function PercentileChart({ data, p50, p95, spread, axis, unit, title, testId, lacking }: { data: PerfPoint[]; p50: keyof PerfPoint & string; p95: keyof PerfPoint & string; spread: boolean; axis: 'duration' | 'rate'; unit: string; title: string; testId: string; lacking: string }) {
+  const empty = perfEmpty(data);
   return (
     <TimeChart
       title={title}
@@ -33,7 +34,8 @@ function PercentileChart({ data, p50, p95, spread, axis, unit, title, testId, la
       tooltipLabel={fmtClock}
       axis={axis}
       tooltipValue={(v) => (axis === 'duration' ? fmtMs(v) : `${fmtNumber(v, 1)} ${unit}`)}
-      empty={emptyText(data, lacking)}
+      empty={emptyText(empty, lacking)}
+      emptyCode={empty.code}
     />
   );
 }

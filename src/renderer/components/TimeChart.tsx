@@ -31,6 +31,8 @@ export function TimeChart<T extends object>(p: {
   tickCount?: number;
   /** Shown instead of the plot when no line has a point. */
   empty?: string;
+  /** Why it is empty, as a stable code (data-empty). */
+  emptyCode?: string;
 }) {
   const counts = p.lines.map((l) => p.data.filter((d) => typeof (d as Record<string, unknown>)[l.key] === 'number').length);
   const points = Math.max(0, ...counts);
@@ -43,7 +45,9 @@ export function TimeChart<T extends object>(p: {
         <span className="chart-title">{p.title}</span>
       </figcaption>
       {points === 0 && p.empty ? (
-        <p className="empty chart-empty small">{p.empty}</p>
+        <p className="empty chart-empty small" data-empty={p.emptyCode}>
+          {p.empty}
+        </p>
       ) : (
         <div className="chart-body">
           <ResponsiveContainer width="100%" height={150}>

@@ -22,6 +22,14 @@ export interface PerfPoint {
   tpsP95: number | null;
 }
 
+/** Why a chart of these points has no line: nothing finished in the span, or what finished lacks its figure. */
+export type PerfEmpty = { code: 'no_finished_requests' } | { code: 'none_measured'; finished: number };
+
+export function perfEmpty(data: PerfPoint[]): PerfEmpty {
+  const finished = data.reduce((n, p) => n + p.requests, 0);
+  return finished === 0 ? { code: 'no_finished_requests' } : { code: 'none_measured', finished };
+}
+
 /** Finished, successful requests in [now - windowMs, now), bucketed by when they finished. */
 export function perfSeries(requests: RequestView[], now: number, windowMs = 30 * 60_000, bucketMs = 60_000): PerfPoint[] {
   const start = Math.floor((now - windowMs) / bucketMs) * bucketMs;

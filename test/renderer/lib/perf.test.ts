@@ -1,7 +1,7 @@
 // TTFT and tok/s per minute (nearest-rank p50/p95) and the share of requests and earnings by model.
 import { expect, it } from 'vitest';
 import type { RequestView } from '../../../src/shared/types';
-import { hasSpread, modelShare, perfSeries } from '../../../src/renderer/lib/perf';
+import { hasSpread, modelShare, perfEmpty, perfSeries } from '../../../src/renderer/lib/perf';
 
 const T0 = 1_700_000_040_000; // a minute boundary
 const req = (finishedAt: number, ttft: number, tokens: number, genMs: number, status: RequestView['status'] = 'ok'): RequestView => ({
@@ -51,4 +51,14 @@ it('the wait in the queue is apart from the engine time to first token', () => {
 it('p95 is drawn only where a minute had two requests or more', () => {
   expect(hasSpread(perfSeries([req(T0 + 1000, 100, 5, 500)], T0 + 60_000, 60_000))).toBe(false);
   expect(hasSpread(perfSeries([req(T0 + 1000, 100, 5, 500), req(T0 + 2000, 300, 5, 500)], T0 + 60_000, 60_000))).toBe(true);
+});
+
+it('an empty chart says why: nothing finished, or finished requests that lack its figure (never "no finished requests" beside them)', () => {
+  expect(perfEmpty(perfSeries([], T0 + 120_000, 120_000))).toEqual({ code: 'no_finished_requests' });
+  // Two non-streamed answers: finished, tokens counted, no first token seen: no TTFT point, a tok/s point.
+  const whole = (finishedAt: number): RequestView => ({ ...req(finishedAt, 0, 20, 1000), stream: false, firstTokenAt: undefined });
+  const s = perfSeries([whole(T0 + 1000), whole(T0 + 2000)], T0 + 120_000, 120_000);
+  expect(s.every((p) => p.ttftP50 === null)).toBe(true);
+  expect(s[0]?.tpsP50).toBeGreaterThan(0);
+  expect(perfEmpty(s)).toEqual({ code: 'none_measured', finished: 2 });
 });
