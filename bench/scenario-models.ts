@@ -11,7 +11,6 @@
 //   3. the fit estimate beside the real llama-server's own reported model + KV buffer sizes for both shared
 //      GGUFs (skipped, with the reason, where ../shared/engines/llama.cpp is absent).
 // Prints; writes nothing.
-import { Transform } from 'node:stream';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -23,6 +22,7 @@ import { estimateVram, MIB } from '../src/core/fit/estimate';
 import { readGgufFacts } from '../src/core/fit/gguf-facts';
 import { LLAMA_PRESENT, SMALL, TINY } from '../test/support/live/llama';
 import { llamaBuffers } from '../test/support/live/llama-buffers';
+import { throttle } from '../src/cli/dev-hub-repository';
 import { ROOT } from './child';
 import type { Rig } from './rig';
 import { relayLevel, type RelayLevel } from './scenario-latency';
@@ -65,7 +65,7 @@ async function repository(file: string, sha: string, size: number, bytesPerSec =
       const start = m ? Number(m[1]) : 0;
       res.writeHead(m ? 206 : 200, { 'content-type': 'application/octet-stream', 'content-length': size - start, ...(m ? { 'content-range': `bytes ${start}-${size - 1}/${size}` } : {}) });
       const body = fs.createReadStream(file, { start, highWaterMark: 1 << 20 });
-      if (bytesPerSec > 0) body.pipe(paced(bytesPerSec)).pipe(res);
+      if (bytesPerSec > 0) body.pipe(throttle(bytesPerSec)).pipe(res);
       else body.pipe(res);
       return;
     }
@@ -74,20 +74,6 @@ async function repository(file: string, sha: string, size: number, bytesPerSec =
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return { url: base, close: () => new Promise((r) => server.close(() => r())) };
-}
-
-/** Bytes on no faster than `rate` a second: a link of that speed between the repository and this machine. */
-function paced(rate: number): Transform {
-  const t0 = performance.now();
-  let sent = 0;
-  return new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      sent += chunk.length;
-      const wait = (sent / rate) * 1000 - (performance.now() - t0);
-      if (wait <= 0) done(null, chunk);
-      else setTimeout(() => done(null, chunk), wait);
-    },
-  });
 }
 
 function run(cmd: string, args: string[]): Promise<{ ms: number; out: string; code: number | null }> {

@@ -285,7 +285,7 @@ function decode(s: string): string | undefined {
 }
 
 /** Passes bytes on no faster than `rate` a second (each chunk waits until the bytes before it are due). */
-function throttle(rate: number): Transform {
+export function throttle(rate: number): Transform {
   const t0 = performance.now();
   let sent = 0;
   return new Transform({
