@@ -11,29 +11,15 @@ import { Badge } from './Badge';
 import { Card } from './Card';
 import { DataTable, ModelCell } from './DataTable';
 import { ErrorText } from './Field';
-import { fmtMoney, fmtInt } from '../lib/format';
+import { fmtBytes, fmtInt, fmtMoney, fmtTimeLeft } from '../lib/format';
 import { useCall, useFetch } from '../lib/use-call';
 import { modelSlug } from './ModelsTable';
-
-function bytes(n: number): string {
-  if (n >= 1024 ** 3) return `${(n / 1024 ** 3).toFixed(1)} GiB`;
-  if (n >= 1024 ** 2) return `${(n / 1024 ** 2).toFixed(1)} MiB`;
-  if (n >= 1024) return `${Math.round(n / 1024)} KiB`;
-  return `${n} B`;
-}
-
-function duration(s: number | null): string {
-  if (s === null || !Number.isFinite(s)) return 'time left unknown';
-  if (s < 60) return `${Math.max(1, Math.round(s))} s left`;
-  if (s < 3600) return `${Math.round(s / 60)} min left`;
-  return `${(s / 3600).toFixed(1)} h left`;
-}
 
 const FIT_TONE = { fits: 'ok', too_large: 'bad', unknown: 'muted' } as const;
 const FIT_LABEL = { fits: 'Fits', too_large: 'Too large', unknown: 'Unknown' } as const;
 
 function FitCell({ r }: { r: RecommendRowView }) {
-  const need = r.needBytes !== undefined ? `needs ${bytes(r.needBytes)}${r.basis === 'network' ? ' (the network says)' : r.exact ? '' : ' (estimate)'}` : '';
+  const need = r.needBytes !== undefined ? `needs ${fmtBytes(r.needBytes)}${r.basis === 'network' ? ' (the network says)' : r.exact ? '' : ' (estimate)'}` : '';
   return (
     <td data-testid={`fit-${modelSlug(r.modelId)}`} data-fit={r.fit} data-code={r.fitCode}>
       <Badge tone={FIT_TONE[r.fit]}>{FIT_LABEL[r.fit]}</Badge>
@@ -51,7 +37,7 @@ const ON_DISK: Record<RecommendRowView['onDisk'], string> = {
 
 function Progress({ d, onCancel, cancelling }: { d: ModelDownloadView; onCancel: () => void; cancelling: boolean }) {
   const pct = d.totalBytes > 0 ? Math.floor((d.doneBytes / d.totalBytes) * 100) : 0;
-  const what = d.phase === 'listing' ? 'Reading the file list…' : d.phase === 'checking' ? 'Checking the disk…' : `${bytes(d.doneBytes)} of ${bytes(d.totalBytes)} · ${pct}% · ${bytes(d.rateBytesPerSec)}/s · ${duration(d.etaSeconds)}`;
+  const what = d.phase === 'listing' ? 'Reading the file list…' : d.phase === 'checking' ? 'Checking the disk…' : `${fmtBytes(d.doneBytes)} of ${fmtBytes(d.totalBytes)} · ${pct}% · ${fmtBytes(d.rateBytesPerSec)}/s · ${fmtTimeLeft(d.etaSeconds)}`;
   return (
     <div className="small" data-testid={`download-progress-${modelSlug(d.modelId)}`} data-phase={d.phase}>
       <progress max={100} value={pct} aria-label={`Download of ${d.modelId}`} />
@@ -88,7 +74,7 @@ function Row({ r, download, engine, busy, act }: { r: RecommendRowView; download
         {r.requests24h !== null && <div className="small muted">{fmtInt(r.requests24h)} requests in 24 h{r.demandTrend ? `, ${r.demandTrend}` : ''}</div>}
       </td>
       <td className="small">
-        {r.inRepository ? bytes(r.sizeBytes) : <span className="muted">not in the model repository</span>}
+        {r.inRepository ? fmtBytes(r.sizeBytes) : <span className="muted">not in the model repository</span>}
         {ON_DISK[r.onDisk] && <div className="muted">{ON_DISK[r.onDisk]}</div>}
       </td>
       <td>

@@ -56,3 +56,19 @@ export function fmtAgo(ts: number | null | undefined, now = Date.now()): string 
 export function fmtPercent(ratio: number | null | undefined, digits = 1): string {
   return ratio === null || ratio === undefined ? DASH : `${fmtNumber(ratio * 100, digits)} %`;
 }
+
+/** A size in binary units, as disks and downloads count them: 1.5 GiB, 300 KiB, 12 B. */
+export function fmtBytes(n: number): string {
+  if (n >= 1024 ** 3) return `${(n / 1024 ** 3).toFixed(1)} GiB`;
+  if (n >= 1024 ** 2) return `${(n / 1024 ** 2).toFixed(1)} MiB`;
+  if (n >= 1024) return `${Math.round(n / 1024)} KiB`;
+  return `${n} B`;
+}
+
+/** What is left of something in seconds, said so; unknown when there is no estimate yet. */
+export function fmtTimeLeft(s: number | null): string {
+  if (s === null || !Number.isFinite(s)) return 'time left unknown';
+  if (s < 60) return `${Math.max(1, Math.round(s))} s left`;
+  if (s < 3600) return `${Math.round(s / 60)} min left`;
+  return `${(s / 3600).toFixed(1)} h left`;
+}
