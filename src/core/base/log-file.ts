@@ -3,7 +3,8 @@
 //
 // A full or read-only disk must not take the agent with it: the stream has an 'error' listener (without one
 // every failed write was an uncaught exception), lines wait in a bounded buffer while writes fail (the rest
-// are dropped and counted), a failed write is tried again every few seconds and on the next line, and a
+// are dropped and counted), a failed write is tried again every few seconds and on the next line (the file
+// opened again at its path while the disk is read-only: a remounted disk is a new file), and a
 // stop flushes with a deadline — never with SonicBoom's flushSync, which retries an ENOSPC write every 100 ms
 // for ever (pino.destination() registers exactly that at process exit: the hang this file replaces).
 import fs from 'node:fs';
@@ -180,11 +181,27 @@ export class LogFile {
     const changed = this.problemNow?.code !== code;
     this.problemNow = { code, file: this.o.file, detail };
     if (!this.retryTimer && this.stream && !this.closed) {
-      // A write of nothing makes SonicBoom try its held buffer again (it is kept after a failed write).
-      this.retryTimer = setInterval(() => this.stream?.write(''), RETRY_MS);
+      this.retryTimer = setInterval(() => this.retry(), RETRY_MS);
       this.retryTimer.unref();
     }
     if (changed) this.o.onProblem?.(this.problemNow, this.dropped);
+  }
+
+  /**
+   * Tries the held buffer again (SonicBoom keeps it after a failed write). A full disk takes it through the
+   * same file once there is room: a write of nothing starts it. A read-only one never will through the file
+   * open now (ext4 after an error refuses every write of that mount, for as long as it is mounted): the file
+   * is opened again at its path, which works once the disk was checked and mounted again.
+   */
+  private retry(): void {
+    const stream = this.stream;
+    if (!stream || this.closed) return;
+    if (this.problemNow?.code !== 'disk_read_only') return void stream.write('');
+    try {
+      stream.reopen(); // a failed open emits 'error' (failed(): the same problem, said once)
+    } catch (err) {
+      this.failed(err);
+    }
   }
 
   private drop(): void {

@@ -136,7 +136,11 @@ export async function lockHome(home: string, o: LockHomeOptions = {}): Promise<H
     async release() {
       if (released) return;
       released = true;
-      if (readHolder(home)?.pid === process.pid) fs.rmSync(homePath(home, 'agentInfo'), { force: true });
+      try {
+        if (readHolder(home)?.pid === process.pid) fs.rmSync(homePath(home, 'agentInfo'), { force: true });
+      } catch {
+        // A home that turned read-only keeps the file: the next start sees its process gone and takes over.
+      }
       await release().catch(() => undefined); // already gone (compromised): nothing to let go
     },
   };

@@ -102,7 +102,7 @@ export class LedgerStore extends EventEmitter<StoreEvents> {
 
   /** Records a failure: logged once per change, the connection dropped when the file needs reopening. */
   fail(err: unknown): void {
-    const f = describeDbFailure(this.file, err);
+    const f = describeDbFailure(this.file, readOnlyCause(this.file, err) ?? err);
     const changed = !this.failure || this.failure.kind !== f.kind || this.failure.detail !== f.detail;
     this.failure = f;
     if (f.reopen) this.closeConn();
@@ -190,5 +190,21 @@ export class LedgerStore extends EventEmitter<StoreEvents> {
     } catch (err) {
       this.o.log.warn(`Closing the usage database failed: ${err instanceof Error ? err.message : String(err)}`);
     }
+  }
+}
+
+/**
+ * SQLite says only "disk I/O error" when a write through its open file fails because the disk turned
+ * read-only under it (ext4 after an error: EROFS on every write, open files too). Opening the file for
+ * writing then says EROFS: the failure is the disk's (read_only), not a folder or a permission to check.
+ */
+function readOnlyCause(file: string, err: unknown): Error | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !code.startsWith('SQLITE_IOERR')) return undefined;
+  try {
+    fs.closeSync(fs.openSync(file, 'r+'));
+    return undefined;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EROFS' ? e as Error : undefined;
   }
 }

@@ -163,7 +163,13 @@ export class LedgerWriter {
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
     if (this.queue.size > 0) {
-      this.log.error(`The ledger closed with ${this.queue.size} usage records it could not write; they are lost. ${this.store.failure?.message ?? ''}`.trim());
+      // Said with its code and count (on the terminal too: the disk that refused the rows may refuse the log file).
+      const lost = this.queue.size;
+      this.log.error(`The ledger closed with ${lost} usage records it could not write; they are lost (ledger_rows_lost: ${lost}). ${this.store.failure?.message ?? ''}`.trim(), {
+        code: 'ledger_rows_lost',
+        rows: lost,
+        ...(this.store.failure ? { kind: this.store.failure.kind } : {}),
+      });
     }
   }
 
@@ -298,7 +304,7 @@ export class LedgerWriter {
     this.retryDelay = this.o.retryMinMs;
     if (wasFailing || held > 0) {
       const lost = this.droppedThisEpisode > 0 ? ` ${this.droppedThisEpisode} records were dropped while it was away.` : '';
-      this.log.info(`The usage database ${this.store.file} is working again; wrote ${held} held records.${lost}`);
+      this.log.info(`The usage database ${this.store.file} is working again; wrote ${held} held records.${lost}`, { code: 'ledger_ok', rows: held, dropped: this.droppedThisEpisode });
       this.droppedThisEpisode = 0;
       this.healthChanged();
       this.o.recovered?.();
