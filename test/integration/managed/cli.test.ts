@@ -8,14 +8,13 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevHub, type DevHub } from '../../../src/cli/dev-hub';
 import { CliProcess, runCli } from '../../support/cli/cli';
-import { writeConfigToml } from '../../support/config-toml';
-import { LLAMA_DIR, LLAMA_PRESENT, TINY } from '../../support/live/llama';
+import { LLAMA_ENV, LLAMA_PRESENT, managedHome, TINY } from '../../support/live/llama';
 import { tempHome, TEST_KEY, until } from '../../support/stack';
 import { processAlive } from '../../../src/core/base/process-alive';
 
 const SKIP = 'skipped: ../shared/engines/llama.cpp is absent (this suite runs the real llama-server)';
 const ID = 'swan-test/tiny-cli';
-const ENV = { PATH: `${path.join(LLAMA_DIR, 'bin')}${path.delimiter}${process.env.PATH ?? ''}`, LD_LIBRARY_PATH: path.join(LLAMA_DIR, 'lib') };
+const ENV = LLAMA_ENV;
 
 interface Ps {
   agentRunning: boolean;
@@ -61,13 +60,7 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'models serve / ps / stop with t
 
   beforeAll(async () => {
     hub = await startDevHub({ token: TEST_KEY });
-    home = tempHome('swan-serve-cli-');
-    fs.writeFileSync(path.join(home, 'models.json'), '{}');
-    writeConfigToml(home, {
-      API: { NodeName: 'serve-cli' },
-      Inference: { WebSocketURL: hub.wsUrl, ServiceURL: hub.url, ApiKey: TEST_KEY },
-      Agent: { HeartbeatIntervalSeconds: 0.5, HealthCheckIntervalSeconds: 0.5, Discovery: false, DeepHealthCheckEvery: 0 },
-    });
+    home = managedHome('swan-serve-cli-', 'serve-cli', hub);
   });
 
   afterAll(async () => {

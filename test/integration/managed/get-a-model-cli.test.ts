@@ -10,13 +10,12 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevHub, type DevHub } from '../../../src/cli/dev-hub';
 import { CliProcess, runCli } from '../../support/cli/cli';
-import { writeConfigToml } from '../../support/config-toml';
-import { LLAMA_DIR, LLAMA_PRESENT, TINY } from '../../support/live/llama';
+import { LLAMA_ENV, LLAMA_PRESENT, managedHome, TINY } from '../../support/live/llama';
 import { tempHome, TEST_KEY, until } from '../../support/stack';
 
 const SKIP = 'skipped: ../shared/engines/llama.cpp is absent (this walk serves with the real llama-server)';
 const ID = 'swan-test/tiny-walk';
-const ENV = { PATH: `${path.join(LLAMA_DIR, 'bin')}${path.delimiter}${process.env.PATH ?? ''}`, LD_LIBRARY_PATH: path.join(LLAMA_DIR, 'lib') };
+const ENV = LLAMA_ENV;
 
 describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'recommend → download → serve → answered → fingerprint, from the CLI' : `the CLI walk — ${SKIP}`, () => {
   let hub: DevHub;
@@ -29,13 +28,7 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'recommend → download → serv
     fs.mkdirSync(path.join(repo, ...ID.split('/')), { recursive: true });
     fs.copyFileSync(TINY, path.join(repo, ...ID.split('/'), 'model.gguf'));
     hub = await startDevHub({ token: TEST_KEY, repository: repo });
-    home = tempHome('swan-walk-');
-    fs.writeFileSync(path.join(home, 'models.json'), '{}');
-    writeConfigToml(home, {
-      API: { NodeName: 'walk' },
-      Inference: { WebSocketURL: hub.wsUrl, ServiceURL: hub.url, ApiKey: TEST_KEY },
-      Agent: { HeartbeatIntervalSeconds: 0.5, HealthCheckIntervalSeconds: 0.5, Discovery: false, DeepHealthCheckEvery: 0 },
-    });
+    home = managedHome('swan-walk-', 'walk', hub);
   });
 
   afterAll(async () => {

@@ -1,10 +1,9 @@
 // [Agent] PauseFreesGpu: pausing stops the engine the agent runs (its process ends, the GPU is free) and
 // resuming starts it again, announced and answering; the real llama-server of ../shared/engines/llama.cpp.
-import path from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, registered, startStack, until, type Stack } from '../../support/stack';
-import { LLAMA_DIR, LLAMA_PRESENT, TINY } from '../../support/live/llama';
+import { LLAMA_ENV, LLAMA_PRESENT, TINY } from '../../support/live/llama';
 import type { ManagedEngineView } from '../../../src/shared/views/managed';
 import { processAlive } from '../../../src/core/base/process-alive';
 
@@ -20,7 +19,7 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'pause frees the GPU' : `pause f
       engines: [],
       models: {},
       agent: { PauseFreesGpu: true },
-      env: { PATH: `${path.join(LLAMA_DIR, 'bin')}${path.delimiter}${process.env.PATH ?? ''}`, LD_LIBRARY_PATH: path.join(LLAMA_DIR, 'lib') },
+      env: LLAMA_ENV,
     });
     await registered(s);
   }, 30_000);

@@ -5,7 +5,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { repoRoot } from '../traces';
-import { until } from '../stack';
+import { tempHome, TEST_KEY, until } from '../stack';
+import { writeConfigToml } from '../config-toml';
 
 const SHARED_LLAMA = path.resolve(repoRoot, '..', 'shared', 'engines', 'llama.cpp');
 // Resolved: start.sh starts the server on its real path (readlink -f), and the engine reports that path.
@@ -14,6 +15,23 @@ export const LLAMA_PRESENT = fs.existsSync(path.join(LLAMA_DIR, 'start.sh')) && 
 export const TINY = path.join(LLAMA_DIR, 'models', 'tiny.gguf');
 export const SMALL = path.join(LLAMA_DIR, 'models', 'small.gguf');
 const BIN = path.join(repoRoot, 'bin', 'swan-provider.js');
+/** The environment of an owner's install: llama-server on PATH, its libgomp on LD_LIBRARY_PATH. */
+export const LLAMA_ENV = { PATH: `${path.join(LLAMA_DIR, 'bin')}${path.delimiter}${process.env.PATH ?? ''}`, LD_LIBRARY_PATH: path.join(LLAMA_DIR, 'lib') };
+
+/**
+ * A home for the `swan-provider` CLI on a dev hub, as the managed-engine walks start from: an empty models.json,
+ * discovery off (only what the app starts is served), quick heartbeats and health checks, no deep checks.
+ */
+export function managedHome(prefix: string, nodeName: string, hub: { wsUrl: string; url: string }): string {
+  const home = tempHome(prefix);
+  fs.writeFileSync(path.join(home, 'models.json'), '{}');
+  writeConfigToml(home, {
+    API: { NodeName: nodeName },
+    Inference: { WebSocketURL: hub.wsUrl, ServiceURL: hub.url, ApiKey: TEST_KEY },
+    Agent: { HeartbeatIntervalSeconds: 0.5, HealthCheckIntervalSeconds: 0.5, Discovery: false, DeepHealthCheckEvery: 0 },
+  });
+  return home;
+}
 
 /** GET a URL; status 0 when nothing answers. */
 export async function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
