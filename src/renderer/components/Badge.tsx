@@ -1,6 +1,8 @@
 import type { LinkState, ModelHealth, RequestStatus } from '../../shared/types';
 
-type Tone = 'ok' | 'warn' | 'bad' | 'muted' | 'info';
+import type { Tone } from '../lib/serving-state';
+
+export type { Tone };
 
 export function Badge({ tone, children, testId }: { tone: Tone; children: React.ReactNode; testId?: string }) {
   return (

@@ -7,7 +7,7 @@
 import { useEffect, useState } from 'react';
 import type { ManagedEngineView, ModelDownloadView, RecommendRowView, RecommendView } from '../../shared/views/managed';
 import { getBridge } from '../bridge';
-import { Badge } from './Badge';
+import { Badge, type Tone } from './Badge';
 import { Card } from './Card';
 import { DataTable, ModelCell } from './DataTable';
 import { ErrorText } from './Field';
@@ -97,7 +97,7 @@ function Row({ r, download, engine, busy, act }: { r: RecommendRowView; download
   );
 }
 
-const PHASE: Record<ManagedEngineView['phase'], { label: string; tone: 'ok' | 'warn' | 'bad' | 'muted' | 'info' }> = {
+const PHASE: Record<ManagedEngineView['phase'], { label: string; tone: Tone }> = {
   starting: { label: 'Starting', tone: 'info' },
   serving: { label: 'Engine answers', tone: 'ok' },
   restarting: { label: 'Restarting', tone: 'warn' },

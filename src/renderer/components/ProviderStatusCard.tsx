@@ -7,11 +7,11 @@ import { fmtTime } from '../lib/format';
 import { useCall } from '../lib/use-call';
 import { setProviderStatus } from '../store/actions';
 import { useStore } from '../store/store';
-import { Badge } from './Badge';
+import { Badge, type Tone } from './Badge';
 import { Card } from './Card';
 import { ErrorText } from './Field';
 
-const STATE: Record<ProviderStatusView['state'], { label: string; tone: 'ok' | 'warn' | 'bad' | 'muted' | 'info' }> = {
+const STATE: Record<ProviderStatusView['state'], { label: string; tone: Tone }> = {
   checking: { label: 'Checking', tone: 'info' },
   ok: { label: 'Can connect', tone: 'ok' },
   waiting: { label: 'Waiting for approval', tone: 'warn' },
