@@ -187,6 +187,16 @@ export function buildProgram(): Command {
       process.exitCode = await linkCommand(o);
     });
 
+  withHome(program.command('update'))
+    .description('the release channel: --check says whether a newer version exists; without it, download it, check it against the release\'s SHA256SUMS and print the command that installs it')
+    .option('--check', 'only check (exit 0: newest, 100: a newer version is available, 1: the check failed)')
+    .option('--json', 'print the result (with its stable codes) as one JSON object')
+    .option('--feed <url>', 'another release channel: a GitHub API repository URL (…/repos/OWNER/REPO)')
+    .action(async (o) => {
+      const { updateCommand } = await import('./update-command');
+      process.exitCode = await updateCommand(o);
+    });
+
   withHome(program.command('demo'))
     .description('dev hub + agent + a clearly labelled simulated engine + the browser console, all on this machine')
     .option('--console <host:port>', 'where to serve the console', '127.0.0.1:7777')

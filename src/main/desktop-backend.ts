@@ -1,5 +1,6 @@
 // The bridge as the desktop window sees it: the Agent, with the update channels answered here where
-// electron-updater lives (core never imports electron). Arguments are validated with the same schemas.
+// electron-updater lives (core never imports electron) when the owner set a generic feed; the release
+// channel (decision 0010) is the agent's. Arguments are validated with the same schemas.
 import { BridgeError } from '../shared/bridge-error';
 import type { BridgeBackend } from '../shared/bridge/transport';
 import { invokeSchemas } from '../shared/bridge/schemas';
@@ -17,6 +18,8 @@ export interface DesktopBackendOptions {
 
 export function desktopBackend(o: DesktopBackendOptions): BridgeBackend {
   const { agent, updater } = o;
+  // The last check went to electron-updater (a generic feed): its download and install are answered here.
+  let generic = false;
   const parse = (channel: 'update.check' | 'update.download' | 'update.install', args: unknown): unknown => {
     const parsed = invokeSchemas[channel].safeParse(args ?? {});
     if (!parsed.success) throw new BridgeError('invalid_args', `Invalid arguments for ${channel}: ${formatIssues(parsed.error, { root: 'arguments' })}`);
@@ -28,12 +31,16 @@ export function desktopBackend(o: DesktopBackendOptions): BridgeBackend {
         case 'update.check': {
           parse(channel, args);
           const settings = (await agent.invoke('settings.get', {})) as SettingsView;
-          return (await updater.check(settings.updateFeedUrl)) ?? (await agent.invoke(channel, args));
+          const viaUpdater = await updater.check(settings.updateFeedUrl);
+          generic = viaUpdater !== undefined;
+          return viaUpdater ?? (await agent.invoke(channel, args));
         }
         case 'update.download':
+          if (!generic) return agent.invoke(channel, args);
           parse(channel, args);
           return updater.download();
         case 'update.install': {
+          if (!generic) return agent.invoke(channel, args);
           const { when } = parse(channel, args) as { when: 'now' | 'on-quit' };
           const view = updater.markInstall(when);
           if (when === 'now') setImmediate(o.restartToInstall); // after this reply has gone out

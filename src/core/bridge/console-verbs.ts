@@ -8,7 +8,7 @@ import type { WebhookTransport } from '../alerts/webhook';
 import type { EmailTransport } from '../alerts/email';
 import type { Log } from '../base/log';
 import type { RequestBook } from '../inference/requests';
-import { checkForUpdate } from '../update/check';
+import type { Updates } from '../update/updates';
 import { appInfo } from './console-extras';
 import type { Verbs } from './verbs';
 
@@ -23,6 +23,7 @@ type ConsoleChannel =
   | 'update.check'
   | 'update.download'
   | 'update.install'
+  | 'update.status'
   | 'app.info'
   | 'console.sessions'
   | 'console.signOut';
@@ -36,6 +37,8 @@ export interface ConsoleVerbDeps {
   email: Pick<EmailTransport, 'send'>;
   snapshot: () => AgentSnapshot;
   settingsView: () => SettingsView;
+  /** Updates on the release channel (the owner feature's). */
+  updates: Updates;
   /** A request's text, read after the bridge got every delta the book holds (bridge.ts). */
   requestText: (id: string) => string;
 }
@@ -55,13 +58,17 @@ export function consoleVerbs(d: ConsoleVerbDeps): Verbs<ConsoleChannel> {
       if (email.email === 'off') return webhook;
       return { ...webhook, email: email.email, ...(email.detail ? { emailDetail: email.detail } : {}) };
     },
-    'update.check': () => checkForUpdate({ current: d.snapshot().version, feed: d.settingsView().updateFeedUrl, mode: d.mode }),
-    // Downloads are the desktop app's (src/main/updater.ts answers these there); headless installs with npm.
-    'update.download': () => {
-      throw new BridgeError('not_supported', 'Downloading updates is only in the desktop app. Install the new version with npm, then restart the agent.');
-    },
+    'update.check': () => d.updates.check(),
+    'update.status': () => d.updates.status() ?? null,
+    // On the release channel (decision 0010): downloaded and verified here, held while a request is in flight.
+    // A generic feed on the desktop is src/main/updater.ts's (electron-updater), answered there.
+    'update.download': () => d.updates.startDownload(),
     'update.install': () => {
-      throw new BridgeError('not_supported', 'Installing updates is only in the desktop app. Install the new version with npm, then restart the agent.');
+      const dl = d.updates.download();
+      if (dl?.state === 'held') throw new BridgeError('not_ready', `Version ${dl.version} waits for the ${dl.inFlight ?? 'running'} request(s) in flight to finish; it is ready once the last one has.`);
+      if (dl?.state !== 'ready') throw new BridgeError('not_ready', 'Download the new version first; nothing verified is waiting to be installed.');
+      // The agent never installs or restarts itself: the owner runs the one command, at a moment they choose.
+      throw new BridgeError('not_supported', dl.command ? `The agent does not install itself. In a terminal, run: ${dl.command} — then restart the agent.` : `The verified file is ${dl.file}: quit the app and open it to install version ${dl.version}.`);
     },
     'app.info': () => appInfo(d.snapshot().version, d.mode),
     // Browser sessions live in the console server, which answers these itself; the desktop app has none.

@@ -77,6 +77,7 @@ export class BridgeHandlers {
         email: owner.email,
         snapshot,
         settingsView: () => owner.settingsView(),
+        updates: owner.updates,
         requestText: d.requestText,
       }),
     };

@@ -60,6 +60,8 @@ export const HOME_FILES = {
   managedState: 'managed-state.json',
   /** Requests for a new one-time console link from `swan-provider link`, and the running agent's answers (0700). */
   consoleLinks: 'console-links',
+  /** Release files downloaded and verified against their SHA256SUMS, waiting to be installed (0700, files 0600). */
+  updates: 'updates',
 } as const;
 
 export type HomeFile = keyof typeof HOME_FILES;

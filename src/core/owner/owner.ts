@@ -13,12 +13,14 @@ import { DEFAULT_COOLDOWN_MINUTES, WebhookTransport } from '../alerts/webhook';
 import { EmailTransport, SMTP_PASSWORD_SECRET } from '../alerts/email';
 import type { Lifecycle } from '../base/lifecycle';
 import { hubDialUrl } from '../config/config';
-import { KEY_SECRET } from '../config/home-layout';
 import type { OwnerValues } from '../config/owner-values';
 import type { Log } from '../base/log';
 import type { Accounting } from '../accounting/accounting';
 import type { Engines } from '../engines/engines';
 import type { Serving } from '../serving/serving';
+import { APP_VERSION } from '../base/version';
+import { homePath, KEY_SECRET } from '../config/home-layout';
+import { Updates } from '../update/updates';
 import { OwnerApprovals } from './approvals';
 import { checkKeyDestination, keyAfterSave, keyDestinationSummary } from './key-destination';
 import { validateSettingsPatch } from './settings-patch';
@@ -49,6 +51,8 @@ export class Owner {
   readonly alerts: AlertList;
   readonly webhook: WebhookTransport;
   readonly email: EmailTransport;
+  /** Updates on the release channel: checked, downloaded and verified, held while a request is in flight. */
+  readonly updates: Updates;
 
   constructor(private readonly d: OwnerDeps) {
     const { values, log } = d;
@@ -74,6 +78,20 @@ export class Owner {
       { link: serving.link, health: engines.health, pause: engines.pause, providerGate: serving.providerGate, notices: serving.notices, selfHeal: engines.selfHeal, alerts: this.alerts, webhook: this.webhook, email: this.email, log },
       d.event,
     );
+    this.updates = new Updates({
+      dir: homePath(d.home, 'updates'),
+      mode: d.mode,
+      current: APP_VERSION,
+      feed: () => values.settings.get().updateFeedUrl ?? '',
+      inFlight: () => engines.scheduler.inFlight(),
+      drained: () => engines.scheduler.drained(),
+      log: log.child('update'),
+      // The desktop app downloads in the background; the console asks first on a headless agent.
+      autoDownload: d.mode === 'desktop',
+    });
+    this.updates.on('download', (download) => d.event({ type: 'update.download', download }));
+    this.wireUpgradeAdvice();
+    d.life.onStop('updates', () => this.updates.close());
     d.life.onStop('approvals', () => this.approvals.close());
     d.life.add({ name: 'held provider key', start: () => this.askForHeldKey() });
   }
@@ -101,6 +119,28 @@ export class Owner {
   }
 
   /** The settings as the console shows them: the overlay over config.toml, and where the key is kept. */
+  /**
+   * The hub's `upgrade_available` leads to the release channel: checked once per advised version, and the
+   * owner told where it stands and what to run (the console's Settings → About shows the same).
+   */
+  private wireUpgradeAdvice(): void {
+    const { serving, mode, log } = this.d;
+    const l = log.child('update');
+    let asked = '';
+    serving.hubView.on('change', () => {
+      const up = serving.hubView.view().upgrade;
+      const key = up ? `${up.latest ?? ''}|${up.message ?? ''}` : '';
+      if (!up || key === asked) return;
+      asked = key;
+      void this.updates.check().then((v) => {
+        const where = mode === 'headless' ? 'run `swan-provider update` (downloads and verifies it; nothing is installed for you), or open Settings → About in the console' : 'open Settings → About';
+        if (v.code === 'update_available') l.warn(`the hub advises an upgrade, and version ${v.latest} is on the release channel: ${where}`, { code: 'update_available' });
+        else if (v.code === 'update_up_to_date') l.info(`the hub advises an upgrade, but the release channel has nothing newer than ${v.current} yet`, { code: 'update_up_to_date' });
+        else l.warn(`the hub advises an upgrade; ${v.error ?? 'the release channel could not be read'}`, { code: 'update_check_failed' });
+      });
+    });
+  }
+
   settingsView(): SettingsView {
     const { values } = this.d;
     const { config } = values;

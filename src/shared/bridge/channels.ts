@@ -52,6 +52,7 @@ export const INVOKE_CHANNELS = [
   'update.check',
   'update.download',
   'update.install',
+  'update.status',
   'app.info',
   'link.retry',
   'gpu.longHistory',
@@ -135,10 +136,12 @@ export interface InvokeResults {
   'alerts.test': AlertTestResult;
   'models.try': TryResult;
   'update.check': UpdateCheckView;
-  /** Desktop app only: starts (or joins) the download of the version the last check found. */
+  /** Starts (or joins) the download of the version the last check found: verified against SHA256SUMS, then held while a request is in flight. */
   'update.download': UpdateDownloadView;
-  /** Desktop app only: 'now' restarts into the downloaded version; 'on-quit' installs it when the app quits. */
+  /** Desktop app with a generic feed: 'now' restarts into the downloaded version; 'on-quit' installs it at quit. The agent names the command instead. */
   'update.install': UpdateDownloadView;
+  /** The last update check and where its download stands (null before any check): no request to the channel. */
+  'update.status': UpdateCheckView | null;
   'app.info': AppInfoView;
   'link.retry': LinkStatus;
   /** One point per minute (utilisation and power averaged; VRAM, temperature, RAM at their peak). */

@@ -102,6 +102,7 @@ export const invokeSchemas = {
   'update.check': z.object({}).strict(),
   'update.download': z.object({}).strict(),
   'update.install': z.object({ when: z.enum(['now', 'on-quit']) }).strict(),
+  'update.status': z.object({}).strict(),
   'app.info': z.object({}).strict(),
   'link.retry': z.object({}).strict(),
   'gpu.longHistory': z.object({ hours: z.number().int().min(1).max(168) }).strict(),

@@ -318,6 +318,7 @@ describe('refusals', () => {
     'update.check': { args: { download: true }, detail: 'Unrecognized key' },
     'update.download': { args: { version: '9.9.9' }, detail: 'Unrecognized key' },
     'update.install': { args: { when: 'later' }, detail: 'when:' },
+    'update.status': { args: { all: true }, detail: 'Unrecognized key' },
     'app.info': { args: 1, detail: 'expected object' },
     'link.retry': { args: { now: true }, detail: 'Unrecognized key' },
     'gpu.longHistory': { args: { hours: 169 }, detail: 'hours:' },

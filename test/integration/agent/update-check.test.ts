@@ -1,11 +1,14 @@
-// The update check as the agent offers it: through the bridge with the feed from Settings, and the
-// headless agent's refusal of downloads (the check itself against local feeds: test/core/update/check.test.ts).
+// The update check as the agent offers it: through the bridge with the feed from Settings, and the release
+// channel's download on the headless agent: verified, ready, and the install left to the owner's command
+// (the check itself against local feeds: test/core/update/check.test.ts and release-channel.test.ts).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { GithubReleasesStandIn } from '../../support/github-releases';
 import { startStack, type Stack } from '../../support/stack';
 
 let server: http.Server | undefined;
+let gh: GithubReleasesStandIn | undefined;
 let stack: Stack | undefined;
 const hits: string[] = [];
 afterEach(async () => {
@@ -13,6 +16,8 @@ afterEach(async () => {
   stack = undefined;
   if (server) await new Promise<void>((r) => server!.close(() => r()));
   server = undefined;
+  await gh?.close();
+  gh = undefined;
   hits.length = 0;
 });
 
@@ -43,9 +48,25 @@ describe('update check through the bridge', () => {
 });
 
 describe('the headless agent and downloads', () => {
-  it('refuses update.download and update.install as not supported here', async () => {
+  it('downloads and verifies on the release channel, and leaves the install to the command it names', async () => {
     stack = await startStack({});
-    await expect(stack.agent.invoke('update.download', {})).rejects.toMatchObject({ code: 'not_supported' });
-    await expect(stack.agent.invoke('update.install', { when: 'now' })).rejects.toMatchObject({ code: 'not_supported' });
+    await expect(stack.agent.invoke('update.download', {})).rejects.toMatchObject({ code: 'not_ready' });
+    await expect(stack.agent.invoke('update.install', { when: 'now' })).rejects.toMatchObject({ code: 'not_ready' });
+    expect(await stack.agent.invoke('update.status', {})).toBeNull();
+    gh = await GithubReleasesStandIn.start({ tag: 'v99.0.0', assets: [{ name: 'swan-provider-console-99.0.0.tgz', data: Buffer.from('tarball') }] });
+    expect(await stack.agent.invoke('settings.save', { patch: { updateFeedUrl: gh.feed } })).toEqual({ ok: true });
+    expect(await stack.agent.invoke('update.check', {})).toMatchObject({ channel: 'github', code: 'update_available', latest: '99.0.0', download: { state: 'available' } });
+    const ready = new Promise<unknown>((resolve) => {
+      const off = stack!.agent.subscribe((e) => {
+        if (e.type === 'update.download' && e.download.state === 'ready') {
+          off();
+          resolve(e.download);
+        }
+      });
+    });
+    expect(await stack.agent.invoke('update.download', {})).toMatchObject({ code: 'update_downloading' });
+    expect(await ready).toMatchObject({ code: 'update_ready', command: expect.stringContaining('swan-provider-console-99.0.0.tgz') });
+    expect(await stack.agent.invoke('update.status', {})).toMatchObject({ latest: '99.0.0', download: { code: 'update_ready' } });
+    await expect(stack.agent.invoke('update.install', { when: 'now' })).rejects.toMatchObject({ code: 'not_supported', message: expect.stringContaining('npm install -g') });
   });
 });
