@@ -1,8 +1,11 @@
-// Settings → About: the version and build, and the update check. The check only reads a feed (npm's
-// metadata for this package by default, or the feed set here) and says what it found; nothing is
-// downloaded or installed without the owner doing it. The desktop app with a generic feed offers
-// Download, then Restart (or "install when I quit"): each is a button press, never automatic.
-import { useState } from 'react';
+// Settings → About: the version and build, and updates. The check reads the release channel (GitHub
+// Releases of this project, decision 0010; or the feed set here) and says what it found, each word with its
+// evidence: "newest" only after a check that answered, "verified" only with the sha256 the release's
+// SHA256SUMS lists. A download is the owner's press (the desktop app also downloads in the background); a
+// verified file waits while any request is in flight and is ready once the last one finished. The headless
+// agent never installs itself: it shows the exact command. The desktop app with a generic feed installs on
+// Restart (or "install when I quit"): each is a button press, never automatic.
+import { useEffect, useState } from 'react';
 import type { UpdateCheckView, UpdateDownloadView } from '../../shared/views/settings';
 import { getBridge } from '../bridge';
 import { fmtTime } from '../lib/format';
@@ -13,22 +16,68 @@ import { Card } from './Card';
 import { ErrorText, TextField } from './Field';
 import { BusyButton } from './BusyButton';
 
-function DownloadSteps({ d }: { d: UpdateDownloadView }) {
+const mb = (bytes: number): string => (bytes >= 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${Math.max(1, Math.round(bytes / 1e3))} kB`);
+
+function Verified({ d }: { d: UpdateDownloadView }) {
+  if (!d.sha256) return null;
+  return (
+    <span className="small">
+      {' '}
+      Its sha256 <code className="mono" data-testid="update-sha256" title={d.sha256}>{d.sha256.slice(0, 16)}…</code> matches the release&apos;s SHA256SUMS{d.file ? (
+        <>
+          {' '}(<code className="mono" data-testid="update-file">{d.file}</code>)
+        </>
+      ) : null}
+      .
+    </span>
+  );
+}
+
+function DownloadSteps({ d, mode }: { d: UpdateDownloadView; mode: 'desktop' | 'headless' | undefined }) {
   const [download, downloadState] = useCall(() => getBridge().invoke('update.download', {}));
   const [install, installState] = useCall((when: 'now' | 'on-quit') => getBridge().invoke('update.install', { when }));
   const error = downloadState.error ?? installState.error ?? d.error;
+  // A file checked against SHA256SUMS (the release channel) is the agent's; the generic feed's is electron-updater's.
+  const agents = d.code !== undefined;
   return (
-    <div data-testid="update-download" data-state={d.state}>
+    <div data-testid="update-download" data-state={d.state} data-code={d.code ?? ''}>
       {d.state === 'downloading' && (
         <p className="muted small" role="status">
           Downloading version {d.version}… {d.percent ?? 0} %
         </p>
       )}
-      {d.state === 'downloaded' && (
+      {d.state === 'downloaded' && !agents && (
         <p className="small" role="status">
           Version {d.version} is downloaded.{' '}
           {d.installOnQuit ? 'It will be installed when you quit the app.' : 'Restart to install it now, or have it installed when you quit.'}
         </p>
+      )}
+      {d.state === 'downloaded' && agents && (
+        <p className="small" role="status">
+          Version {d.version} is downloaded.
+          <Verified d={d} />
+        </p>
+      )}
+      {d.state === 'held' && (
+        <p className="banner banner-info small" role="status" data-testid="update-held">
+          Version {d.version} is downloaded and waits: {d.inFlight ?? 'some'} request{d.inFlight === 1 ? ' is' : 's are'} in flight. It is ready once the last one has finished; nothing restarts in the middle of a request.
+          <Verified d={d} />
+        </p>
+      )}
+      {d.state === 'ready' && (
+        <div className="banner banner-info small" role="status" data-testid="update-ready">
+          <p>
+            Version {d.version} is ready: no request is in flight.
+            <Verified d={d} />
+          </p>
+          {d.command ? (
+            <p>
+              Nothing was installed. To install it, run <code className="mono" data-testid="update-command">{d.command}</code> in a terminal on this machine, then restart the agent.
+            </p>
+          ) : mode === 'desktop' ? (
+            <p>Nothing was installed. Quit the app and open the file above to install it.</p>
+          ) : null}
+        </div>
       )}
       <div className="form-actions">
         {(d.state === 'available' || d.state === 'error') && (
@@ -36,7 +85,7 @@ function DownloadSteps({ d }: { d: UpdateDownloadView }) {
             Download version {d.version}
           </button>
         )}
-        {d.state === 'downloaded' && (
+        {d.state === 'downloaded' && !agents && (
           <>
             <button type="button" className="primary" onClick={() => void install('now')} disabled={installState.pending} data-testid="update-install-now">
               Restart and install
@@ -57,24 +106,44 @@ function DownloadSteps({ d }: { d: UpdateDownloadView }) {
 function UpdateResult({ r, mode }: { r: UpdateCheckView; mode: 'desktop' | 'headless' | undefined }) {
   const pushed = useStore((s) => s.updateDownload);
   const d = r.download && pushed?.version === r.download.version ? pushed : r.download;
-  if (r.error) return <ErrorText error={r.error} testId="update-result-error" />;
+  if (r.error)
+    return (
+      <div data-testid="update-result" data-available="unknown" data-code={r.errorCode ?? r.code ?? ''}>
+        <ErrorText error={r.error} testId="update-result-error" />
+      </div>
+    );
   if (!r.available)
     return (
-      <p className="muted small" role="status" data-testid="update-result" data-available="no">
-        You have the newest version ({r.current}; checked {fmtTime(r.checkedAt)}).
+      <p className="muted small" role="status" data-testid="update-result" data-available="no" data-code={r.code ?? ''}>
+        You have the newest version: {r.current}{r.latest && r.latest !== r.current ? ` (the feed's newest is ${r.latest})` : ''}; checked {fmtTime(r.checkedAt)}.
       </p>
     );
+  const rel = r.release;
   const advice = d
-    ? 'Nothing is downloaded until you press Download.'
-    : mode === 'desktop'
-      ? 'Download it from where you got the app when you are ready; nothing is downloaded for you.'
-      : `When you are ready: npm install -g swan-provider-console@${r.latest}, then restart the agent. Nothing is downloaded for you.`;
+    ? rel
+      ? ''
+      : 'Nothing is downloaded until you press Download.'
+    : rel
+      ? rel.asset
+        ? rel.checksums
+          ? ''
+          : 'The release lists no SHA256SUMS, so its files cannot be verified: nothing is downloaded.'
+        : 'The release has no file for this system; download it from the release page.'
+      : mode === 'desktop'
+        ? 'Download it from where you got the app when you are ready; nothing is downloaded for you.'
+        : `This feed names a version but carries no checksums: install it as you installed this one (e.g. npm install -g swan-provider-console@${r.latest}), then restart the agent.`;
   return (
     <>
-      <p className="banner banner-info" role="status" data-testid="update-result" data-available="yes">
-        Version <strong data-testid="update-latest">{r.latest}</strong> is available (you have {r.current}). {advice}
+      <p className="banner banner-info" role="status" data-testid="update-result" data-available="yes" data-code={r.code ?? ''}>
+        Version <strong data-testid="update-latest">{r.latest}</strong> is available (you have {r.current}).
+        {rel?.asset ? (
+          <>
+            {' '}Release {rel.tag}: <span className="mono">{rel.asset.name}</span> ({mb(rel.asset.size)}){rel.checksums ? ', listed in its SHA256SUMS.' : '.'}
+          </>
+        ) : null}{' '}
+        {advice}
       </p>
-      {d && <DownloadSteps d={d} />}
+      {d && <DownloadSteps d={d} mode={mode} />}
     </>
   );
 }
@@ -85,6 +154,17 @@ export function AboutCard() {
   const [feed, setFeed] = useState<string | null>(null);
   const [feedError, setFeedError] = useState<string | undefined>();
   const [result, setResult] = useState<UpdateCheckView | null>(null);
+  // A check already made (the hub's upgrade advice starts one) is shown without asking the channel again.
+  useEffect(() => {
+    let live = true;
+    getBridge()
+      .invoke('update.status', {})
+      .then((r) => live && r && setResult((cur) => cur ?? r))
+      .catch(() => undefined);
+    return () => {
+      live = false;
+    };
+  }, []);
   const [check, checkState] = useCall(async () => {
     if (feed !== null && settings && feed.trim() !== settings.updateFeedUrl) {
       const r = await getBridge().invoke('settings.save', { patch: { updateFeedUrl: feed.trim() } });
@@ -110,7 +190,7 @@ export function AboutCard() {
           {info.data ? `${info.data.build} (${info.data.mode === 'desktop' ? 'desktop app' : 'headless agent'})` : '…'}
         </dd>
       </dl>
-      <TextField label="Update feed" hint="Empty: the npm registry's record of swan-provider-console. A desktop build may use a folder with latest.yml." error={feedError} testId="field-updateFeedUrl" value={feed ?? settings?.updateFeedUrl ?? ''} placeholder="https://registry.npmjs.org/swan-provider-console" onChange={setFeed} inputTestId="input-updateFeedUrl" />
+      <TextField label="Update feed" hint="Empty: this project's GitHub Releases, each file checked against the release's SHA256SUMS. Or another GitHub API repository URL (…/repos/OWNER/REPO); npm metadata or a folder with latest.yml name a version only." error={feedError} testId="field-updateFeedUrl" value={feed ?? settings?.updateFeedUrl ?? ''} placeholder="https://api.github.com/repos/swanchain/swan-provider-console" onChange={setFeed} inputTestId="input-updateFeedUrl" />
       <div className="form-actions">
         <BusyButton onClick={() => void check()} disabled={!settings} data-testid="update-check" busy={checkState.pending} busyLabel="Checking…">
           Check for updates

@@ -8,6 +8,7 @@ import { fmtDateTime } from '../lib/format';
 import { useStore } from '../store/store';
 import { Badge } from './Badge';
 import { Card } from './Card';
+import { go } from '../lib/route';
 
 /** "7.2 of 14.9 GB", or MB below a gigabyte. */
 export function sizeProgress(done: number, total: number): string {
@@ -38,7 +39,10 @@ function HubView({ view }: { view: HubViewState | undefined }) {
       {up && (
         <p className="banner banner-info" data-testid="hub-upgrade">
           The hub advises an upgrade{up.latest ? `: provider release ${up.latest} is current` : ''}
-          {up.running ? ` (this node speaks ${up.running})` : ''}.{up.message ? ` ${up.message}` : ''} Settings → About checks for a new version of this app.{' '}
+          {up.running ? ` (this node speaks ${up.running})` : ''}.{up.message ? ` ${up.message}` : ''} The agent checked this app&apos;s release channel; Settings → About shows what it found, downloads and verifies it.{' '}
+          <button type="button" className="small-button" onClick={() => go('settings')} data-testid="hub-upgrade-open">
+            See the update
+          </button>{' '}
           <time className="muted small" dateTime={isoTime(up.at)}>
             {fmtDateTime(up.at)}
           </time>

@@ -1,0 +1,53 @@
+// Updates that never cost a paid request, in Chromium against the real agent (issue 44, item 4): the release
+// channel is a stand-in of GitHub's REST API on 127.0.0.1 (test/support/github-releases.ts). The owner points
+// Settings → About at it, the check finds a newer release, the download is verified against the release's
+// SHA256SUMS, and, with a hub request streaming, the verified file is held until that request finished; then
+// it is ready, with the command that installs it (nothing is installed for the owner).
+import { GithubReleasesStandIn, sha256 } from '../test/support/github-releases';
+import { expect, go, slug, test } from './support/fixtures';
+
+const tgz = Buffer.from('the npm tarball of swan-provider-console 99.0.0 '.repeat(64));
+
+test.use({ stackOptions: { withKey: true, gpu: true, tokensPerSecond: 20 } });
+
+test('an update found, downloaded and verified, held until the last request finished, then ready', async ({ app, stack }) => {
+  const gh = await GithubReleasesStandIn.start({ tag: 'v99.0.0', assets: [{ name: 'swan-provider-console-99.0.0.tgz', data: tgz }] });
+  try {
+    await expect(app.getByTestId('link-state')).toHaveText('Connected');
+    const model = stack.engine.models[0]!;
+    // A paid request streaming through the hub: 300 tokens at 20 a second.
+    const request = stack.chat(model, 300);
+    await go(app, 'engines');
+    await expect(app.getByTestId(`model-inflight-${slug(model)}`)).toHaveText(/^1 \//);
+
+    await go(app, 'settings');
+    const card = app.getByTestId('about-card');
+    await card.getByTestId('input-updateFeedUrl').fill(gh.feed);
+    await card.getByTestId('update-check').click();
+    await expect(card.getByTestId('update-result')).toHaveAttribute('data-code', 'update_available');
+    await expect(card.getByTestId('update-latest')).toHaveText('99.0.0');
+    const steps = card.getByTestId('update-download');
+    await expect(steps).toHaveAttribute('data-state', 'available');
+
+    await card.getByTestId('update-download-start').click();
+    await expect(steps).toHaveAttribute('data-code', 'update_held_requests_in_flight');
+    await expect(card.getByTestId('update-held')).toBeVisible();
+    await expect(card.getByTestId('update-sha256')).toHaveAttribute('title', sha256(tgz));
+    await expect(card.getByTestId('update-command')).toHaveCount(0);
+
+    // The request finishes; only then is the file ready.
+    expect((await request).length).toBeGreaterThan(0);
+    await expect(steps).toHaveAttribute('data-code', 'update_ready');
+    await expect(card.getByTestId('update-command')).toContainText("npm install -g '");
+    await expect(card.getByTestId('update-command')).toContainText('swan-provider-console-99.0.0.tgz');
+    expect(gh.hits).toContain('/storage/SHA256SUMS');
+
+    // A check that fails is never "newest": the channel gone, the result says it could not check.
+    await gh.close();
+    await card.getByTestId('update-check').click();
+    await expect(card.getByTestId('update-result')).toHaveAttribute('data-available', 'unknown');
+    await expect(card.getByTestId('update-result')).toHaveAttribute('data-code', 'feed_unreachable');
+  } finally {
+    await gh.close();
+  }
+});
