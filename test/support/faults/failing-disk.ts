@@ -52,14 +52,19 @@ export function mountFailingDisk(sizeMb: number): FailingDisk {
   fs.mkdirSync(dir, { mode: 0o700 });
   let image = path.join(work, 'disk-0.img');
   const images = [image];
-  fs.writeFileSync(image, '');
-  fs.truncateSync(image, sizeMb * 1024 * 1024);
-  execFileSync('mkfs.ext4', ['-q', '-F', image], { stdio: 'ignore' });
   const mount = (): void => {
     execFileSync('mount', ['-o', 'loop,errors=remount-ro', image, dir], { stdio: 'ignore' });
     fs.chmodSync(dir, 0o700);
   };
-  mount();
+  try {
+    fs.writeFileSync(image, '');
+    fs.truncateSync(image, sizeMb * 1024 * 1024);
+    execFileSync('mkfs.ext4', ['-q', '-F', image], { stdio: 'ignore' });
+    mount();
+  } catch (e) {
+    fs.rmSync(work, { recursive: true, force: true }); // not root, no loop device, no mkfs.ext4: nothing left behind
+    throw e;
+  }
   const device = (): string => execFileSync('findmnt', ['-n', '-o', 'SOURCE', '--mountpoint', dir]).toString().trim().split('\n').pop()!;
   const trigger = (): string => path.join('/sys/fs/ext4', path.basename(device()), 'trigger_fs_error');
   return {
