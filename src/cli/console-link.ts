@@ -2,22 +2,33 @@
 // running in the same home, through a folder only the owner's account can write (`<home>/console-links/`,
 // 0700, as approvals/ is): it drops `request-<nonce>`, the agent answers `answer-<nonce>.json` (0600) with a
 // fresh link and prints it on its own output too. SIGUSR2 to the agent prints one as well (POSIX). A link is
-// one-time (docs/security.md): whoever reads it later from a journal opens nothing.
+// one-time (docs/security.md): whoever reads it later from a journal opens nothing. The same folder carries
+// the other questions a command asks the agent of its home, with or without a console: `ping-<nonce>` (is one
+// running: its pid) and `checks-<nonce>` (`doctor`: its self-check's inputs, bridge/machine-checks.ts).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { writeJsonAtomic } from '../core/config/atomic-file';
 import { homePath } from '../core/config/home-layout';
+import type { MachineChecks } from '../core/bridge/verdict';
 
-const REQUEST = /^(request|ping)-([0-9a-f]{16})$/;
+const REQUEST = /^(request|ping|checks)-([0-9a-f]{16})$/;
 const DIR_MODE = 0o700;
 
 function linksDir(home: string): string {
   return homePath(home, 'consoleLinks');
 }
 
-/** Answers link requests while the agent runs; returns the function that stops it. */
-export function serveLinkRequests(home: string, newUrl: () => string, print: (url: string) => void): () => void {
+export interface AgentAnswers {
+  /** The self-check's inputs as the agent reads them now (`doctor` asks). */
+  selfCheck?: () => MachineChecks;
+}
+
+/**
+ * Answers the questions of other commands while the agent runs; returns the function that stops it.
+ * `newUrl` is the console's (absent: the agent runs without one, and a link request is told so).
+ */
+export function serveLinkRequests(home: string, newUrl: (() => string) | undefined, print: (url: string) => void, answers: AgentAnswers = {}): () => void {
   const dir = linksDir(home);
   fs.mkdirSync(dir, { recursive: true, mode: DIR_MODE });
   fs.chmodSync(dir, DIR_MODE);
@@ -31,6 +42,8 @@ export function serveLinkRequests(home: string, newUrl: () => string, print: (ur
     }
     // A ping (`service install` asking whether an agent runs here) gets the pid and no link.
     if (m[1] === 'ping') return writeJsonAtomic(path.join(dir, `answer-${m[2]}.json`), { pid: process.pid });
+    if (m[1] === 'checks') return writeJsonAtomic(path.join(dir, `answer-${m[2]}.json`), { pid: process.pid, checks: answers.selfCheck?.() ?? null });
+    if (!newUrl) return writeJsonAtomic(path.join(dir, `answer-${m[2]}.json`), { error: 'no_console' });
     const url = newUrl();
     writeJsonAtomic(path.join(dir, `answer-${m[2]}.json`), { url });
     print(url);
@@ -41,17 +54,20 @@ export function serveLinkRequests(home: string, newUrl: () => string, print: (ur
     if (name) answer(name.toString());
   });
   watcher.on('error', () => undefined);
-  const onSignal = (): void => print(newUrl());
-  if (process.platform !== 'win32') process.on('SIGUSR2', onSignal);
+  const onSignal = (): void => {
+    if (newUrl) print(newUrl());
+  };
+  const signal = newUrl !== undefined && process.platform !== 'win32';
+  if (signal) process.on('SIGUSR2', onSignal);
   return () => {
     watcher.close();
-    if (process.platform !== 'win32') process.off('SIGUSR2', onSignal);
+    if (signal) process.off('SIGUSR2', onSignal);
   };
 }
 
 export type LinkAnswer = { ok: true; url: string } | { ok: false; code: 'no_console_agent' | 'no_answer'; message: string };
 
-/** The pid of an agent with a console running in `home`, when one answers within `timeoutMs`. */
+/** The pid of an agent running in `home`, when one answers within `timeoutMs`. */
 export async function agentInHome(home: string, timeoutMs = 2000): Promise<number | undefined> {
   if (!fs.existsSync(linksDir(home))) return undefined;
   const a = await ask(home, 'ping', timeoutMs);
@@ -64,18 +80,37 @@ export async function askForLink(home: string, timeoutMs = 10_000): Promise<Link
   if (!fs.existsSync(linksDir(home))) return none;
   const a = await ask(home, 'request', timeoutMs);
   if (typeof a?.url === 'string') return { ok: true, url: a.url };
+  if (a?.error === 'no_console') return { ok: false, code: 'no_console_agent', message: `The agent in ${home} runs without a console: restart it with \`--console 127.0.0.1:7777\` (\`swan-provider service install\` does).` };
   return { ok: false, code: 'no_answer', message: `The agent in ${home} did not answer within ${Math.round(timeoutMs / 1000)} s: it is not running, or runs without --console. \`swan-provider service status\` says whether the service runs.` };
 }
 
+/** What the agent running in `home` answers `doctor`: its pid and its self-check's inputs (undefined: none answered in time). */
+export async function askSelfCheck(home: string, timeoutMs = 2000): Promise<{ pid: number; checks: MachineChecks } | undefined> {
+  if (!fs.existsSync(linksDir(home))) return undefined;
+  const a = await ask(home, 'checks', timeoutMs);
+  if (typeof a?.pid !== 'number') return undefined;
+  return { pid: a.pid, checks: selfCheckOf(a.checks) };
+}
+
+const count = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+
+/** The traffic of an answer, as far as it has the shape the verdict reads (the rest `doctor` reads itself). */
+function selfCheckOf(v: unknown): MachineChecks {
+  const t = (v as { traffic?: Record<string, unknown> } | null)?.traffic;
+  return t && count(t.hubRequests) && count(t.connectedSince) && count(t.now) ? { traffic: { hubRequests: t.hubRequests, connectedSince: t.connectedSince, now: t.now } } : {};
+}
+
+type Answer = { url?: unknown; pid?: unknown; error?: unknown; checks?: unknown };
+
 /** One request and its answer (undefined when none came in time). */
-async function ask(home: string, kind: 'request' | 'ping', timeoutMs: number): Promise<{ url?: unknown; pid?: unknown } | undefined> {
+async function ask(home: string, kind: 'request' | 'ping' | 'checks', timeoutMs: number): Promise<Answer | undefined> {
   const dir = linksDir(home);
   const nonce = crypto.randomBytes(8).toString('hex');
   const answerFile = path.join(dir, `answer-${nonce}.json`);
-  const got = new Promise<{ url?: unknown; pid?: unknown } | undefined>((resolve) => {
+  const got = new Promise<Answer | undefined>((resolve) => {
     const read = (): boolean => {
       try {
-        const answer = JSON.parse(fs.readFileSync(answerFile, 'utf8')) as { url?: unknown; pid?: unknown };
+        const answer = JSON.parse(fs.readFileSync(answerFile, 'utf8')) as Answer;
         fs.rmSync(answerFile, { force: true });
         finish(answer);
         return true;
@@ -86,7 +121,7 @@ async function ask(home: string, kind: 'request' | 'ping', timeoutMs: number): P
     const watcher = fs.watch(dir, () => void read());
     watcher.on('error', () => undefined);
     const timer = setTimeout(() => finish(undefined), timeoutMs);
-    const finish = (answer: { url?: unknown; pid?: unknown } | undefined): void => {
+    const finish = (answer: Answer | undefined): void => {
       clearTimeout(timer);
       watcher.close();
       resolve(answer);

@@ -3,8 +3,12 @@
 // saved secret, then ApiKey), the hub, the engines and whether anything would be served — and says
 // what to fix. Exit 0 only when every check passed and the verdict is serving (the models served are
 // answering, routed and priced as far as can be known: a catalogue or price list that cannot be read is not
-// a pass), 1 otherwise, 2 when there is no usable config. `--json` prints the same as one JSON object: the
-// verdict with its stable codes, every check, and the exit code.
+// a pass), 1 otherwise, 2 when there is no usable config. The running agent's self-check is made too, with its
+// codes (doctor-self-check.ts): a context window the engine does not honour and a disk nearly full under the
+// home are read here; traffic since start is asked of the agent running in the home, else "unknown". A finding
+// counts as the agent's verdict counts it (disk_nearly_full and context_not_honoured: degraded, not serving);
+// an unknown is said as such and is neither a pass nor a problem. `--json` prints the same as one JSON object:
+// the verdict with its stable codes, every check, the self-check, and the exit code.
 import { networkLabel } from '../shared/networks';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -33,8 +37,10 @@ import { catalogueSubjects } from '../core/bridge/snapshot';
 import type { ProviderStatusView } from '../shared/views/snapshot';
 import type { ModelState, Verdict } from '../shared/types';
 import { hubViewChecks, readHubView } from '../core/hub/hub-view';
+import { readSelfCheck, SELF_CHECK_CODES, selfCheckItems, type SelfCheckItem } from './doctor-self-check';
 
-type Check = { ok: boolean; what: string; fix?: string };
+/** One line of doctor's; `unknown`: not checked or not knowable here (not a pass, not counted as a problem). */
+type Check = { ok: boolean; unknown?: true; what: string; fix?: string };
 
 /** What to do about a failed deep check, by its reason code. */
 const DEEP_FIX: Record<DeepFailure, string> = {
@@ -84,6 +90,8 @@ export interface DoctorReport {
   exit: number;
   verdict?: Pick<Verdict, 'state' | 'tone' | 'label' | 'headline' | 'reasons' | 'routable'> & { codes: string[] };
   checks: Check[];
+  /** The running agent's self-check as far as doctor can make it: each finding by its code, found, clear or unknown. */
+  selfCheck?: SelfCheckItem[];
   /** Why there is no verdict (exit 2: no usable config). */
   error?: string;
 }
@@ -185,7 +193,7 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
   const catalogue = new Catalogue({ serviceUrl: () => serviceUrl, log: memoryLog().child('catalogue'), timeoutMs: 5000 });
   // The network's price list: a served model it has no rate for is not paid; one that cannot be read is unknown.
   const rates = new NetworkRates({ serviceUrl: () => serviceUrl, log: memoryLog().child('rates'), timeoutMs: 5000 });
-  const [, priceList] = await Promise.all([catalogue.refresh(), rates.get()]);
+  const [, priceList, self] = await Promise.all([catalogue.refresh(), rates.get(), readSelfCheck(o.home, registry, served)]);
   const net = rates.rateMap();
   const verdict = verdictOf({
     running: true,
@@ -214,21 +222,26 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
     ...(status?.earningsEnabled !== undefined ? { earningsEnabled: status.earningsEnabled } : {}),
     networkName: networkLabel(hubUrl),
     pricing: priceList.value === null ? { known: false, priced: [], ...(priceList.error ? { error: priceList.error } : {}) } : { known: true, priced: served.filter((m) => net.has(m)) },
+    checks: self.inputs,
   });
   checks.push(...hubViewChecks(hubView));
-  checks.push(...verdictChecks(verdict, checks.some((c) => !c.ok)));
-  const bad = checks.filter((c) => !c.ok).length;
+  checks.push(...verdictChecks(verdict, checks.some((c) => !c.ok && !c.unknown)));
+  const selfCheck = selfCheckItems(self, verdict.routable);
+  checks.push(...selfCheck.map(selfCheckLine));
+  const bad = checks.filter((c) => !c.ok && !c.unknown).length;
   // "All good" and exit 0 only with every check passed and the verdict serving: never beside an unknown.
   const exit = bad || verdict.state !== 'serving' ? 1 : 0;
   if (o.json) {
     const { state, tone, label, headline, reasons, routable } = verdict;
-    const report: DoctorReport = { exit, verdict: { state, tone, label, headline, codes: reasons.map((r) => r.code), reasons, routable }, checks };
+    const report: DoctorReport = { exit, verdict: { state, tone, label, headline, codes: reasons.map((r) => r.code), reasons, routable }, checks, selfCheck };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     return exit;
   }
   // Answers of the hub, the service and the engines are outside text: printed through forTerminal.
-  for (const c of checks) process.stdout.write(forTerminal(`${c.ok ? '✓' : '✗'} ${c.what}${c.fix ? `\n    → ${c.fix}` : ''}\n`));
-  process.stdout.write(forTerminal(exit ? `${bad} problem(s) found. ${verdict.label}: ${verdict.headline}\n` : `All good: ${verdict.headline}\n`));
+  for (const c of checks) process.stdout.write(forTerminal(`${c.ok ? '✓' : c.unknown ? '?' : '✗'} ${c.what}${c.fix ? `\n    → ${c.fix}` : ''}\n`));
+  const unknown = checks.filter((c) => c.unknown).length;
+  const notKnown = unknown ? ` (${unknown} thing(s) not known here: the lines marked ?)` : '';
+  process.stdout.write(forTerminal(exit ? `${bad} problem(s) found. ${verdict.label}: ${verdict.headline}${notKnown}\n` : `All good: ${verdict.headline}${notKnown}\n`));
   return exit;
 }
 
@@ -239,6 +252,14 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
  */
 function verdictChecks(v: Verdict, failed: boolean): Check[] {
   return v.reasons
+    .filter((r) => !(SELF_CHECK_CODES as readonly string[]).includes(r.code)) // said by the self-check's own lines
     .filter((r) => r.state === 'not_routable' || r.state === 'not_earning' || r.state === 'unknown' || !failed)
     .map((r) => ({ ok: false, what: r.text.replace(/\.$/, ''), ...(r.next ? { fix: r.next } : {}) }));
+}
+
+/** A self-check finding as a line: found is a problem, clear a pass, unknown said as unknown. */
+function selfCheckLine(i: SelfCheckItem): Check {
+  const what = `[${i.code}] ${i.detail.replace(/\.$/, '')}`;
+  if (i.state === 'found') return { ok: false, what, ...(i.next ? { fix: i.next } : {}) };
+  return i.state === 'clear' ? { ok: true, what } : { ok: false, unknown: true, what: `${what} (unknown)` };
 }

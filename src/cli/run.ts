@@ -189,13 +189,19 @@ async function runLocked(o: RunOptions, consoleAt: { host: string; port: number 
     const con = consoleServer;
     lock.setConsole(`http://${consoleAt!.host.includes(':') ? `[${consoleAt!.host}]` : consoleAt!.host}:${con.port}/`);
     newLink = () => process.stdout.write(`console: ${con.newUrl()}\n`);
-    // Another link on demand without a terminal too: `swan-provider link`, or SIGUSR2 (src/cli/console-link.ts).
-    stopLinks = serveLinkRequests(o.home, () => con.newUrl(), (url) => process.stdout.write(`console: ${url}\n`));
     if (o.metrics) {
       // The token itself is shown on a terminal only (a service's stdout is its journal).
       const shown = process.stdout.isTTY ? con.token : '<the console token; shown on a terminal only>';
       process.stdout.write(`metrics: http://${consoleAt!.host}:${con.port}/metrics (send "Authorization: Bearer ${shown}")\n`);
     }
+  }
+  // Another link on demand without a terminal too: `swan-provider link`, or SIGUSR2; and, console or not, the
+  // questions of other commands: whether an agent runs here, and `doctor`'s self-check (src/cli/console-link.ts).
+  try {
+    const con = consoleServer;
+    stopLinks = serveLinkRequests(o.home, con ? () => con.newUrl() : undefined, (url) => process.stdout.write(`console: ${url}\n`), { selfCheck: () => agent.selfCheck() });
+  } catch (e) {
+    log.child('console').warn(`other commands cannot ask this agent (${homePath(o.home, 'consoleLinks')}: ${(e as Error).message}): \`link\` and \`doctor\` will not hear it`);
   }
   // The terminal is also where the owner approves what the console may not do alone (approve CODE).
   if (process.stdin.isTTY) {

@@ -12,6 +12,7 @@ import { Lifecycle } from './base/lifecycle';
 import { WallClockWatch } from './base/clock';
 import { Accounting } from './accounting/accounting';
 import { Bridge } from './bridge/bridge';
+import type { MachineChecks } from './bridge/verdict';
 import { loadConfig, type ProviderConfig } from './config/config';
 import { ensureHome } from './config/home';
 import { homePath } from './config/home-layout';
@@ -183,6 +184,11 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
 
   snapshot(): AgentSnapshot {
     return this.bridge.snapshot();
+  }
+
+  /** The self-check's inputs to the verdict now (traffic since the link came up, the disk, context windows): `doctor` asks for them. */
+  selfCheck(): MachineChecks {
+    return this.bridge.selfCheck();
   }
 
   /** The hub connection and the relay as plain data, for tools and tests (serving/hub-status.ts). */

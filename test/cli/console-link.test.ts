@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { askForLink, serveLinkRequests } from '../../src/cli/console-link';
+import { agentInHome, askForLink, askSelfCheck, serveLinkRequests } from '../../src/cli/console-link';
 import { CliProcess, offlineHome, runCli } from '../support/cli/cli';
 import { until } from '../support/stack';
 
@@ -34,6 +34,21 @@ describe('link requests', () => {
     } finally {
       stop();
     }
+  });
+
+  it('an agent without a console: a link request is told so at once; a ping and doctor\'s self-check question are answered', async () => {
+    const home = tempRoot();
+    const stop = serveLinkRequests(home, undefined, () => undefined, { selfCheck: () => ({ traffic: { hubRequests: 2, connectedSince: 1000, now: 5000 } }) });
+    try {
+      expect(await askForLink(home, 5000)).toMatchObject({ ok: false, code: 'no_console_agent' });
+      expect(await agentInHome(home)).toBe(process.pid);
+      expect(await askSelfCheck(home)).toEqual({ pid: process.pid, checks: { traffic: { hubRequests: 2, connectedSince: 1000, now: 5000 } } });
+      expect(fs.readdirSync(path.join(home, 'console-links'))).toEqual([]);
+    } finally {
+      stop();
+    }
+    // Nobody answers now: no self-check (doctor says unknown).
+    expect(await askSelfCheck(home, 200)).toBeUndefined();
   });
 
   it('says so when no agent with a console runs in the home', async () => {

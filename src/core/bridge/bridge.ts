@@ -19,6 +19,7 @@ import type { Serving } from '../serving/serving';
 import { BridgeHandlers } from './handlers';
 import { RequestEvents } from './request-events';
 import { MachineCheckReader } from './machine-checks';
+import type { MachineChecks } from './verdict';
 import { buildSnapshot } from './snapshot';
 import { SnapshotEvents } from './snapshot-events';
 
@@ -161,7 +162,13 @@ export class Bridge {
       notices: serving.notices.list(),
       logFileProblem: this.d.log.fileProblem(),
       withdrawals: engines.selfHeal.withdrawals(),
-      checks: this.machineChecks.read({ home: this.d.home, announced: engines.announced(), contexts: engines.contexts, link: serving.link.state, hubRequests: serving.requestMetrics.snapshot().total_requests }),
+      checks: this.selfCheck(),
     });
+  }
+
+  /** The self-check's inputs to the verdict as they read now (the snapshot's, and what `doctor` asks a running agent). */
+  selfCheck(): MachineChecks {
+    const { engines, serving } = this.d;
+    return this.machineChecks.read({ home: this.d.home, announced: engines.announced(), contexts: engines.contexts, link: serving.link.state, hubRequests: serving.requestMetrics.snapshot().total_requests });
   }
 }

@@ -1,6 +1,7 @@
 // The self-check's inputs to the verdict (verdict.ts machineChecks): the windows the engines run under the
 // models.json overrides, the disk under the home (statfs, read at most once a minute: the snapshot is built
-// up to ten times a second), and the hub requests since start with how long the link has been up.
+// up to ten times a second), and the hub requests since start with how long the link has been up. `doctor`
+// reads the same (no link of its own: the traffic is asked of the agent running in the home, if any).
 import fs from 'node:fs';
 import type { ContextLengths } from '../engine/context-length';
 import type { LinkStatus } from '../../shared/types';
@@ -12,8 +13,9 @@ export interface MachineCheckSources {
   home: string;
   announced: string[];
   contexts: Pick<ContextLengths, 'get' | 'engineWindow'>;
-  link: Pick<LinkStatus, 'state' | 'since'>;
-  hubRequests: number;
+  /** The hub link and the hub requests since start (absent: no link here, traffic not read). */
+  link?: Pick<LinkStatus, 'state' | 'since'>;
+  hubRequests?: number;
 }
 
 export class MachineCheckReader {
@@ -29,7 +31,7 @@ export class MachineCheckReader {
     return {
       ...(contexts.length ? { contexts } : {}),
       ...(disk ? { disk } : {}),
-      ...(s.link.state === 'connected' ? { traffic: { hubRequests: s.hubRequests, connectedSince: s.link.since, now } } : {}),
+      ...(s.link?.state === 'connected' ? { traffic: { hubRequests: s.hubRequests ?? 0, connectedSince: s.link.since, now } } : {}),
     };
   }
 

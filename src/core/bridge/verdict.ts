@@ -309,8 +309,11 @@ function withdrawals(served: VerdictInputs['models'], route: { reasons: VerdictR
   }
 }
 
-/** The self-check's findings (small, each with its code and what to do). */
-function machineChecks(c: MachineChecks | undefined, routable: string[]): VerdictReason[] {
+/**
+ * The self-check's findings (small, each with its code and what to do): part of every verdict that is not
+ * stopped, and what `doctor` reports of the self-check whatever the verdict.
+ */
+export function machineChecks(c: MachineChecks | undefined, routable: string[]): VerdictReason[] {
   const out: VerdictReason[] = [];
   for (const x of c?.contexts ?? []) {
     if (x.announced <= x.engine) continue;
