@@ -168,6 +168,8 @@ export interface RunningAgent {
 export async function spawnDeclareAgent(o: { hub: GoHub; models: Record<string, Record<string, unknown>>; userHome: string; agent?: ConfigFile['Agent'] }): Promise<RunningAgent> {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-declare-'));
   fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify(o.models, null, 2));
+  // The hub's upgrade advice starts an update check: it goes to a closed local port, never to GitHub.
+  fs.writeFileSync(path.join(home, 'settings.json'), JSON.stringify({ updateFeedUrl: 'http://127.0.0.1:9/repos/none/none' }));
   writeConfigToml(home, {
     API: { NodeName: 'declare' },
     Inference: { WebSocketURL: o.hub.wsUrl, ServiceURL: o.hub.url, ApiKey: KEY },
