@@ -14,6 +14,7 @@ import type { SettingsFile } from '../config/settings-file';
 import { endpointStates, engineView } from './endpoint-state';
 import { endpointKey } from '../engine/url';
 import { mappingChecks } from '../models/mapping-check';
+import { contextTargets } from '../models/context-targets';
 
 /** Engine URLs the owner named: config's EngineHosts, endpoints added in the console, and models.json's. */
 export function engineHosts(config: ProviderConfig, settings: SettingsFile): string[] {
@@ -186,12 +187,7 @@ export class ModelSync {
 
   /** Re-reads the context windows of the announced models (overrides at once, engines probed). */
   refreshContexts(onlyMissing = false): void {
-    this.contextsReady = this.d.contexts.refresh(
-      this.d.announced().map((id) => {
-        const m = this.d.registry.get(id);
-        return { model: id, endpoints: m?.endpoints ?? [], ...(m?.entry?.context_length ? { override: m.entry.context_length } : {}) };
-      }),
-      onlyMissing,
-    );
+    // The same targets `doctor` checks (models/context-targets.ts).
+    this.contextsReady = this.d.contexts.refresh(contextTargets(this.d.registry, this.d.announced()), onlyMissing);
   }
 }

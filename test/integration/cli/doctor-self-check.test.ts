@@ -74,7 +74,7 @@ describe('doctor --json: the self-check', () => {
     expect(clear.report.verdict).toMatchObject({ state: 'serving', codes: [] });
     expect(selfCheck(clear.report, 'context_not_honoured')).toMatchObject({ state: 'clear' });
     expect(clear.code).toBe(0);
-  }, 60_000);
+  }, 120_000);
 
   it('context_not_honoured: a declared window the engine does not state is unknown, not a pass (and no code)', async () => {
     const { home } = await setup({ declared: 8192 });
@@ -82,7 +82,7 @@ describe('doctor --json: the self-check', () => {
     expect(report.verdict?.codes).toEqual([]);
     expect(selfCheck(report, 'context_not_honoured')).toMatchObject({ state: 'unknown', models: [MODEL] });
     expect(code).toBe(0);
-  }, 60_000);
+  }, 120_000);
 
   // Skipped where a tmpfs cannot be mounted (not root, or a sandbox that forbids mount), as test/faults/disk-full does.
   it.skipIf(!canMount())('disk_nearly_full: a home on a tmpfs just above the 1 GiB floor is clear (exit 0); 32 MiB more written, it is found (degraded, exit 1)', async () => {
@@ -108,7 +108,7 @@ describe('doctor --json: the self-check', () => {
     const again = await doctorJson(home);
     expect(again.report.verdict?.codes).toEqual([]);
     expect(again.code).toBe(0);
-  }, 90_000);
+  }, 180_000);
 
   it('no_traffic: with no agent running in the home it is unknown (not a pass), carries no code and leaves the exit as it was', async () => {
     const { home } = await setup();
@@ -127,7 +127,7 @@ describe('doctor --json: the self-check', () => {
     expect(selfCheck(silent.report, 'no_traffic')).toMatchObject({ state: 'unknown' });
     expect(silent.report.verdict?.codes).toEqual([]);
     expect(silent.code).toBe(0);
-  }, 60_000);
+  }, 120_000);
 
   it('no_traffic: the agent running in the home (swan-provider run, no console) is asked: connected moments ago, it is clear', async () => {
     const { home, hub } = await setup();
@@ -139,7 +139,7 @@ describe('doctor --json: the self-check', () => {
     expect(selfCheck(report, 'no_traffic')).toMatchObject({ state: 'clear' });
     expect(report.verdict?.codes).toEqual([]);
     expect(code).toBe(0);
-  }, 60_000);
+  }, 120_000);
 
   it('no_traffic: an agent in the home connected past the window with no hub request: found (not earning, exit 1); with requests: clear (exit 0)', async () => {
     const { home } = await setup();
@@ -160,5 +160,5 @@ describe('doctor --json: the self-check', () => {
     expect(clear.report.verdict).toMatchObject({ state: 'serving', codes: [] });
     expect(selfCheck(clear.report, 'no_traffic')).toMatchObject({ state: 'clear' });
     expect(clear.code).toBe(0);
-  }, 60_000);
+  }, 120_000);
 });
