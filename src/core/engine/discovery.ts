@@ -9,8 +9,10 @@ import { isRefusedUrl, REFUSED_ADDRESS_TEXT, type Resolver } from '../http/addre
 import { defaultProbeUrls, detectEngine } from './detect';
 import { normalizeBaseUrl } from './url';
 
-
-/** How long a probe waits for an engine that answered before (a first probe waits `timeoutMs`). */
+/**
+ * How long a probe waits for an engine that answered before, or one the owner named (a first probe of a
+ * default port waits `timeoutMs`: most of those have nothing behind them and the scan should not wait).
+ */
 export const KNOWN_ENGINE_TIMEOUT_MS = 5000;
 export { buildCatalog, type ModelsJsonEntry } from './catalog';
 
@@ -127,10 +129,10 @@ export class EngineDiscovery extends EventEmitter {
     const results = await Promise.all(
       targets.map(async (url) => {
         if (owner.has(url) && (await isRefusedUrl(url, this.opts.resolve))) return { url, error: REFUSED_ADDRESS_TEXT } as const;
-        // An engine that answered before is given longer: a busy machine (or a busy engine) can take more than a
-        // blink to list its models, and calling it gone would withdraw its models from the hub. One that is gone
-        // refuses the connection at once, whatever the timeout.
-        const wait = this.known.get(url)?.reachable ? Math.max(timeout, KNOWN_ENGINE_TIMEOUT_MS) : timeout;
+        // An engine that answered before, or one the owner named, is given longer: a busy machine (or a busy
+        // engine) can take more than a blink to list its models, and calling it gone (or of no known type)
+        // would withdraw its models from the hub. One that is gone refuses the connection at once, whatever the timeout.
+        const wait = owner.has(url) || this.known.get(url)?.reachable ? Math.max(timeout, KNOWN_ENGINE_TIMEOUT_MS) : timeout;
         return detectEngine(url, wait, owner.has(url) ? 'owner' : 'probe', this.opts.keyFor?.(url)).catch((e: Error) => ({ url, error: e.message }) as const);
       }),
     );

@@ -19,7 +19,8 @@ describe('discovery off', () => {
   it('the engine behind a models.json entry is probed: the Engines list shows it with its type, and the model gets that type', async () => {
     stack = await startStack({ engines: [{ engineType: 'ollama' }] });
     const url = stack.engines[0]!.url;
-    await until(() => stack!.agent.snapshot().engines.some((e) => e.url === url && e.reachable), 'the models.json engine probed');
+    // Health may see it answer before discovery has read its type: the claim is the typed entry.
+    await until(() => stack!.agent.snapshot().engines.some((e) => e.url === url && e.reachable && e.type !== 'unknown'), 'the models.json engine probed');
     const snap = stack.agent.snapshot();
     expect(snap.discovery).toBe(false);
     expect(snap.engines.find((e) => e.url === url)).toMatchObject({ type: 'ollama', reachable: true });
