@@ -2,7 +2,9 @@
 // channel is a stand-in of GitHub's REST API on 127.0.0.1 (test/support/github-releases.ts). The owner points
 // Settings → About at it, the check finds a newer release, the download is verified against the release's
 // SHA256SUMS, and, with a hub request streaming, the verified file is held until that request finished; then
-// it is ready, with the command that installs it (nothing is installed for the owner).
+// it is ready, with the command that installs it (nothing is installed for the owner). And the hub's
+// upgrade_available (the dev hub's POST /dev/upgrade) makes the agent check the channel; the Dashboard's
+// advice leads to Settings → About, which shows what that check found.
 import { GithubReleasesStandIn, sha256 } from '../test/support/github-releases';
 import { expect, go, slug, test } from './support/fixtures';
 
@@ -47,6 +49,35 @@ test('an update found, downloaded and verified, held until the last request fini
     await card.getByTestId('update-check').click();
     await expect(card.getByTestId('update-result')).toHaveAttribute('data-available', 'unknown');
     await expect(card.getByTestId('update-result')).toHaveAttribute('data-code', 'feed_unreachable');
+  } finally {
+    await gh.close();
+  }
+});
+
+test("the hub's upgrade advice leads to the update: a failed check is never 'newest'; the advice checks again", async ({ app, stack }) => {
+  const gh = await GithubReleasesStandIn.start(undefined);
+  try {
+    await expect(app.getByTestId('link-state')).toHaveText('Connected');
+    await go(app, 'settings');
+    const card = app.getByTestId('about-card');
+    await card.getByTestId('input-updateFeedUrl').fill(gh.feed);
+    await card.getByTestId('update-check').click();
+    // The repository has no release yet: said as a failed check, not as "you have the newest version".
+    await expect(card.getByTestId('update-result')).toHaveAttribute('data-code', 'feed_not_found');
+    await expect(card.getByTestId('update-result')).toHaveAttribute('data-available', 'unknown');
+
+    gh.release = { tag: 'v99.0.0', assets: [{ name: 'swan-provider-console-99.0.0.tgz', data: tgz }] };
+    const hits = gh.hits.length;
+    const res = await fetch(`${stack.hubUrl}/dev/upgrade`, { method: 'POST', body: JSON.stringify({ running: '0.5.0', latest: '0.6.0', message: 'Provider 0.6.0 is out.' }) });
+    expect(res.status).toBe(200);
+    await go(app, 'dashboard');
+    await expect(app.getByTestId('hub-upgrade')).toContainText('0.6.0');
+    await expect.poll(() => gh.hits.length).toBeGreaterThan(hits);
+    await app.getByTestId('hub-upgrade-open').click();
+    await expect(app.getByTestId('page-settings')).toBeVisible();
+    await expect(card.getByTestId('update-result')).toHaveAttribute('data-code', 'update_available');
+    await expect(card.getByTestId('update-latest')).toHaveText('99.0.0');
+    await expect(card.getByTestId('update-download')).toHaveAttribute('data-state', 'available');
   } finally {
     await gh.close();
   }

@@ -120,6 +120,8 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
   const received: DevHub['received'] = [];
   const behaviour = { ackHeartbeats: true, answerPings: true, stallReads: false, duplicates: 0, ackWithoutIds: false };
   const resumeOn = opts.resume ?? true;
+  /** The register ack's upgrade_available, as the v0.5 hub sends it (POST /dev/upgrade sets it). */
+  let upgradeAdvice: { running?: string; latest?: string; message?: string } | undefined;
   const platform = new DevPlatform(
     opts.token,
     opts.earningsEnabled ?? false,
@@ -196,7 +198,7 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
         platform.connected(token);
         // resume-v1 is an extension of ours: the agent keeps streams alive across a drop only when the ack says so.
         // simulated-network: the console says that this network and its money are simulated.
-        send(ws, { type: 'ack', request_id: msg.request_id, payload: { request_id: msg.request_id, success: true, message: 'registered successfully', extensions: [...(resumeOn ? ['resume-v1'] : []), SIMULATED_HUB_EXTENSION] } });
+        send(ws, { type: 'ack', request_id: msg.request_id, payload: { request_id: msg.request_id, success: true, message: 'registered successfully', extensions: [...(resumeOn ? ['resume-v1'] : []), SIMULATED_HUB_EXTENSION], ...(upgradeAdvice ? { upgrade_available: upgradeAdvice } : {}) } });
         log(`provider ${provider.nodeName || nodeId.slice(0, 12)} registered with ${provider.models.length} model(s): ${provider.models.join(', ')}`);
         events.emit('register', provider);
         if (resumeOn && provider.capabilities.includes('resume-v1')) {
@@ -468,6 +470,27 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
           const sent = noticeTo(notice, typeof body.node_id === 'string' ? body.node_id : undefined);
           log(`sent a notice (${String(notice.event).slice(0, 64)}) to ${sent} provider(s)`);
           return json(res, sent > 0 ? 200 : 404, sent > 0 ? { sent } : { sent, error: { message: 'no connected provider' } });
+        }
+        case 'POST /dev/upgrade': {
+          // Body: {latest, running?, message?}: the next register acks advise an upgrade; connected providers are
+          // closed so that they register again (as after a hub restart) and hear it.
+          let body: Record<string, unknown>;
+          try {
+            body = JSON.parse((await readBody(req)) || '{}') as Record<string, unknown>;
+          } catch {
+            return json(res, 400, { error: { message: 'the body is not JSON' } });
+          }
+          const s = (v: unknown): string | undefined => (typeof v === 'string' && v ? v.slice(0, 500) : undefined);
+          upgradeAdvice = { ...(s(body.running) ? { running: s(body.running) } : {}), ...(s(body.latest) ? { latest: s(body.latest) } : {}), ...(s(body.message) ? { message: s(body.message) } : {}) };
+          let closed = 0;
+          for (const p of providers.values()) {
+            if (p.connected && p.ws) {
+              p.ws.close(1012, 'the hub restarts');
+              closed++;
+            }
+          }
+          log(`advising an upgrade${upgradeAdvice.latest ? ` to ${upgradeAdvice.latest}` : ''} on each register; ${closed} provider(s) asked to register again`);
+          return json(res, 200, { closed });
         }
         case 'POST /dev/status': {
           let body: { key?: unknown; status?: unknown };

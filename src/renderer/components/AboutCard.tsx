@@ -154,17 +154,20 @@ export function AboutCard() {
   const [feed, setFeed] = useState<string | null>(null);
   const [feedError, setFeedError] = useState<string | undefined>();
   const [result, setResult] = useState<UpdateCheckView | null>(null);
-  // A check already made (the hub's upgrade advice starts one) is shown without asking the channel again.
+  // A check already made (the hub's upgrade advice starts one) is shown without asking the channel again,
+  // and read again when the agent says a newer version was found meanwhile (its pushed state has a code).
+  const pushed = useStore((s) => s.updateDownload);
+  const foundVersion = pushed?.code === 'update_available' ? pushed.version : undefined;
   useEffect(() => {
     let live = true;
     getBridge()
       .invoke('update.status', {})
-      .then((r) => live && r && setResult((cur) => cur ?? r))
+      .then((r) => live && r && setResult((cur) => (cur && !foundVersion ? cur : r)))
       .catch(() => undefined);
     return () => {
       live = false;
     };
-  }, []);
+  }, [foundVersion]);
   const [check, checkState] = useCall(async () => {
     if (feed !== null && settings && feed.trim() !== settings.updateFeedUrl) {
       const r = await getBridge().invoke('settings.save', { patch: { updateFeedUrl: feed.trim() } });
