@@ -117,7 +117,8 @@ export class Updates extends EventEmitter<UpdatesEvents> {
     }).then(
       (f) => this.verified(rel.version, f),
       (e: unknown) => {
-        if (this.closed) return;
+        // Closed, or a newer release was found meanwhile: this download's end is no longer the news.
+        if (this.closed || this.dl?.version !== rel.version) return;
         const err = e instanceof UpdateDownloadError ? e : new UpdateDownloadError('update_download_failed', (e as Error).message);
         this.fail(rel.version, err.code, err.message);
       },
@@ -151,7 +152,7 @@ export class Updates extends EventEmitter<UpdatesEvents> {
   }
 
   private async verified(version: string, f: DownloadedFile): Promise<void> {
-    if (this.closed) return;
+    if (this.closed || this.dl?.version !== version) return;
     const evidence = { version, file: f.file, sha256: f.sha256, bytes: f.bytes, installOnQuit: false };
     this.set({ state: 'downloaded', code: 'update_downloaded', ...evidence });
     this.o.log.info(`${path.basename(f.file)} matches the release's ${SUMS_ASSET} (sha256 ${f.sha256.slice(0, 16)}…)`, { code: 'update_downloaded' });
@@ -161,7 +162,7 @@ export class Updates extends EventEmitter<UpdatesEvents> {
       this.set({ state: 'held', code: 'update_held_requests_in_flight', ...evidence, inFlight: n });
       this.o.log.info(`version ${version} waits: ${n} request${n === 1 ? ' is' : 's are'} in flight`, { code: 'update_held_requests_in_flight' });
       await this.o.drained();
-      if (this.closed) return;
+      if (this.closed || this.dl?.version !== version) return;
     }
     const command = this.o.mode === 'headless' ? installCommand(f.file) : undefined;
     this.set({ state: 'ready', code: 'update_ready', ...evidence, ...(command ? { command } : {}) });
