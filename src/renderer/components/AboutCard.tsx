@@ -75,7 +75,7 @@ function DownloadSteps({ d, mode }: { d: UpdateDownloadView; mode: 'desktop' | '
               Nothing was installed. To install it, run <code className="mono" data-testid="update-command">{d.command}</code> in a terminal on this machine, then restart the agent.
             </p>
           ) : mode === 'desktop' ? (
-            <p>Nothing was installed. Quit the app and open the file above to install it.</p>
+            <p>Nothing was installed: the app does not install this file itself yet. Quit the app, then install the file above as you installed the app.</p>
           ) : null}
         </div>
       )}
