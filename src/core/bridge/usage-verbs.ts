@@ -1,6 +1,6 @@
 // The Usage page's verbs: the ledger's reports and CSV, per-model figures, prices and the electricity
 // price, the earnings overview, and the network's demand (pull a model, serve it).
-import type { PriceRow, PricesView, UsageReport } from '../../shared/views/usage';
+import type { PriceRow, PricesView, RailsView, UsageReport } from '../../shared/views/usage';
 import { BridgeError } from '../../shared/bridge-error';
 import type { UsageTotals } from '../../shared/types';
 import type { EarningsService } from '../accounting/earnings';
@@ -15,6 +15,7 @@ type UsageChannel =
   | 'usage.report'
   | 'usage.exportCsv'
   | 'usage.model'
+  | 'usage.rails'
   | 'earnings.overview'
   | 'earnings.setElectricity'
   | 'prices.list'
@@ -42,6 +43,16 @@ export function usageVerbs(d: { ledger: Ledger | undefined; earnings: EarningsSe
       return ledger.exportCsv(from, to);
     },
     'usage.model': ({ model, hours }: { model: string; hours: number }) => modelReport(ledger, model, hours),
+    // The rails' decisions (rail_events): time paused/throttled by cause over the range, the latest 20.
+    'usage.rails': ({ from, to }): RailsView => {
+      if (!ledger) return { summary: { from, to, pausedMs: 0, pausedByCause: {}, throttledMs: 0, throttledByCause: {}, openPause: [], openThrottle: [] }, recent: [] };
+      try {
+        return { summary: ledger.railSummary(from, to), recent: ledger.recentRails(20) };
+      } catch (e) {
+        if (e instanceof LedgerValueError) throw new BridgeError('invalid_args', e.message, e.field);
+        throw e;
+      }
+    },
     'earnings.overview': ({ refresh }) => earnings.overview(refresh ?? false),
     'earnings.setElectricity': ({ perKwh, currency, usdPerUnit }) => {
       if (!ledger) throw new BridgeError('unavailable', 'The usage history is unavailable right now (see Logs), so the electricity price cannot be saved.');

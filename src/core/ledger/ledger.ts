@@ -4,13 +4,14 @@
 // queries.ts), and retention and checks (maintenance.ts). README.md in this folder says what is promised.
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
-import type { ModelUsage, UsageReport } from '../../shared/views/usage';
+import type { ModelUsage, RailEventView, RailSpanSummary, UsageReport } from '../../shared/views/usage';
 import type { UsageRecord, UsageTotals } from '../../shared/types';
 import { memoryLog, type Logger } from '../base/log';
 import type { CheckpointHandoffOptions } from './checkpoint-handoff';
 import type { DbFailureKind } from './db-errors';
 import { LedgerMaintenance } from './maintenance';
 import type { Rate } from './price-book';
+import type { RailEvent } from './rail-events';
 import type { HubLifetime } from './queries';
 import { LedgerReader } from './reader';
 import { SpaceReserve } from './space-reserve';
@@ -121,6 +122,11 @@ export class Ledger extends EventEmitter {
     this.writer.record(r);
   }
 
+  /** Stores one decision of the guard rails or the pause controller (rail_events). Never throws, never waits. */
+  recordRail(e: RailEvent): void {
+    this.writer.recordRail(e);
+  }
+
   /** Stores many records in one transaction (imports, benches). Never throws. */
   recordBatch(records: UsageRecord[]): void {
     this.writer.recordBatch(records);
@@ -209,6 +215,16 @@ export class Ledger extends EventEmitter {
 
   recent(limit: number): UsageRecord[] {
     return this.reader.recent(limit);
+  }
+
+  /** The time paused and throttled in [from, to) by cause, from the rails' decisions (an open span ends now). */
+  railSummary(from: number, to: number): RailSpanSummary {
+    return this.reader.railSummary(from, to);
+  }
+
+  /** The latest rail decisions, newest first. */
+  recentRails(limit: number): RailEventView[] {
+    return this.reader.recentRails(limit);
   }
 
   exportCsv(from: number, to: number): string {

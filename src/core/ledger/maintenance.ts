@@ -42,6 +42,7 @@ export class LedgerMaintenance {
     // The summaries kept as rows are written (summaries.ts) go with them; a day or block cut part-way is
     // made again from what is left of it.
     const delCsv = conn.db.prepare('DELETE FROM usage_csv WHERE finished_at < ?');
+    const delRails = conn.db.prepare('DELETE FROM rail_events WHERE at < ?');
     const delPerfDays = conn.db.prepare('DELETE FROM usage_perf_1d WHERE day < ?');
     const redoPerfDay = conn.db.prepare(perfFromRowsSql('usage_perf_1d'));
     const delPerfBlocks = conn.db.prepare('DELETE FROM usage_perf_16d WHERE block < ?');
@@ -54,6 +55,7 @@ export class LedgerMaintenance {
       delRollups.run(upTo);
       delDays.run(upTo);
       delCsv.run(upTo);
+      delRails.run(upTo);
       delPerfDays.run(upTo);
       delPerfBlocks.run(upTo);
       const day = upTo - (upTo % ROLLUP_DAY_MS);

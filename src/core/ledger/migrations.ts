@@ -239,6 +239,28 @@ export const migrations: readonly Migration[] = [
       db.prepare(perfFromRowsSql('usage_perf_16d')).run(all);
     },
   },
+  {
+    version: 7,
+    name: "the guard rails' and pause controller's decisions",
+    up(db) {
+      // One row per decision (rail-events.ts): `rail` is what it acts on ('pause', 'throttle', or 'all' for the
+      // agent's start, which ends every span left open), `active` 1 when it starts a span of its (rail, cause),
+      // 0 when it ends one. Spans are derived from these rows; nothing else is kept.
+      db.exec(`
+        CREATE TABLE rail_events (
+          id      INTEGER PRIMARY KEY,
+          at      INTEGER NOT NULL,
+          code    TEXT NOT NULL,
+          rail    TEXT NOT NULL,
+          cause   TEXT NOT NULL,
+          active  INTEGER NOT NULL,
+          gpu     INTEGER,
+          detail  TEXT NOT NULL
+        );
+        CREATE INDEX rail_events_at ON rail_events (at);
+      `);
+    },
+  },
 ];
 
 /** Rows formatted and written per statement batch when the CSV lines of an existing ledger are made. */

@@ -2,11 +2,12 @@
 // with the platform, recent rows and the CSV. Ranges are [from, to) in epoch ms of finishedAt. A query of a
 // file that cannot be read throws LedgerUnavailableError with owner-facing text, except today() and
 // last(), which feed status displays and answer zeros (health() says why).
-import type { ModelUsage, UsageReport } from '../../shared/views/usage';
+import type { ModelUsage, RailEventView, RailSpanSummary, UsageReport } from '../../shared/views/usage';
 import type { UsageRecord, UsageTotals } from '../../shared/types';
 import { csvHeaderLine } from './csv';
 import { LedgerUnavailableError, LedgerValueError } from './db-errors';
 import { emptyTotals, type HubLifetime } from './queries';
+import { railSpans, railView, type RailRow } from './rail-events';
 import type { LedgerStore } from './store';
 import { DAY_MS, startOfLocalDay, type BucketSize } from './time-buckets';
 import { waitForDrain, type WritableLike } from './write-stream';
@@ -19,11 +20,34 @@ export function checkRange(from: number, to: number): void {
   if (to < from) throw new LedgerValueError('range_reversed', 'The end of the range is before its start.', 'to');
 }
 
+/** Rail decisions read for one summary at most (a day of a flapping cause is far under this). */
+const RAIL_ROWS_MAX = 100_000;
+
 export class LedgerReader {
   constructor(
     private readonly store: LedgerStore,
     private readonly now: () => number,
   ) {}
+
+  /** The time paused and throttled in [from, to) by cause; a span still open ends now (or at `to`). */
+  railSummary(from: number, to: number): RailSpanSummary {
+    checkRange(from, to);
+    const end = Math.max(from, Math.min(to, this.now()));
+    return this.store.read((_q, conn) => {
+      // The state at `from`: the last row before it of each rail and cause, and the last start of the agent.
+      const before = conn.db
+        .prepare('SELECT * FROM rail_events WHERE id IN (SELECT max(id) FROM rail_events WHERE at < ? GROUP BY rail, cause)')
+        .all(from) as RailRow[];
+      const within = conn.db.prepare(`SELECT * FROM rail_events WHERE at >= ? AND at < ? ORDER BY id LIMIT ${RAIL_ROWS_MAX}`).all(from, end) as RailRow[];
+      return railSpans(before, within, from, end);
+    });
+  }
+
+  /** The latest rail decisions, newest first (at most 500). */
+  recentRails(limit: number): RailEventView[] {
+    const n = Math.max(0, Math.min(500, Math.floor(limit)));
+    return this.store.read((_q, conn) => (conn.db.prepare('SELECT * FROM rail_events ORDER BY id DESC LIMIT ?').all(n) as RailRow[]).map(railView));
+  }
 
   totals(from: number, to: number): UsageTotals {
     checkRange(from, to);

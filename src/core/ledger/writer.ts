@@ -12,6 +12,7 @@ import type { Connection, LedgerStore } from './store';
 import { validateRecord, type ValidRecord } from './usage-record';
 import { csvLine, type CsvRow } from './csv';
 import { describeDbFailure } from './db-errors';
+import { validateRailEvent, type RailEvent } from './rail-events';
 
 export interface WriterOptions {
   /** Records held in memory while the database is unavailable. */
@@ -22,6 +23,8 @@ export interface WriterOptions {
   freeSpace?: () => boolean;
   /** Held rows were written after a failure: the reserve may be made again. */
   recovered?: () => void;
+  /** The rails' decisions held in memory while the database is unavailable (default 1,000; the oldest dropped). */
+  maxPendingRails?: number;
 }
 
 interface Pending {
@@ -37,6 +40,8 @@ interface Pending {
 interface Statements {
   /** Inserts rows (each with its CSV line) and marks earlier rows delivered, in one transaction. */
   insertMany: (items: readonly Pending[], marks?: readonly number[]) => void;
+  /** Inserts the rails' decisions (rail_events), in one transaction. */
+  insertRails: (events: readonly RailEvent[]) => void;
 }
 
 const FLUSH_BATCH = 5000;
@@ -53,6 +58,9 @@ const INSERT_SQL = `INSERT INTO usage (request_id, source, model, endpoint, star
 
 export class LedgerWriter {
   private readonly queue: Ring<Pending>;
+  /** The rails' decisions not yet in the database (written before the usage rows on retry). */
+  private readonly rails: Ring<RailEvent>;
+  railsDropped = 0;
   /** Records written (or held) as not yet delivered, by request id. */
   private readonly awaiting = new Map<string, Pending>();
   /** Row ids to mark delivered that the database could not take yet: written with the held rows on retry. */
@@ -74,6 +82,7 @@ export class LedgerWriter {
     private readonly healthChanged: () => void,
   ) {
     this.queue = new Ring<Pending>(o.maxPending);
+    this.rails = new Ring<RailEvent>(o.maxPendingRails ?? 1000);
     this.retryDelay = o.retryMinMs;
     store.on('open', (conn) => this.prepare(conn));
     store.on('failure', () => this.scheduleRetry());
@@ -105,6 +114,51 @@ export class LedgerWriter {
       // Last resort: nothing here may break the request path.
       this.log.error(`Usage record could not be handled: ${err instanceof Error ? err.message : String(err)}`);
     }
+  }
+
+  /**
+   * Stores one decision of the guard rails or the pause controller. Never throws and never waits: when the
+   * database cannot take it now it is held (bounded, the oldest dropped and counted) and written with the
+   * held usage rows when the database works again.
+   */
+  recordRail(e: RailEvent): void {
+    try {
+      const checked = validateRailEvent(e);
+      if (!checked.ok) {
+        this.invalid++;
+        this.log.error(`Rail decision refused (${checked.reason}); it was not stored.`, { code: e?.code });
+        return;
+      }
+      if (this.store.closed) {
+        this.railsDropped++;
+        this.log.warn('A rail decision arrived after the ledger was closed; it was not stored.', { code: checked.event.code });
+        return;
+      }
+      const st = this.st;
+      if (st && this.store.usable && this.rails.size === 0) {
+        try {
+          this.orFreeSpace(() => st.insertRails([checked.event]));
+          this.store.wrote();
+          return;
+        } catch (err) {
+          this.store.fail(err);
+        }
+      }
+      if (this.rails.push(checked.event)) {
+        this.railsDropped++;
+        if (this.railsDropped === 1 || this.railsDropped % 100 === 0) {
+          this.log.error(`Rail decisions are being lost: ${this.rails.capacity} are already held in memory (ledger_rails_dropped: ${this.railsDropped} so far).`, { code: 'ledger_rails_dropped', dropped: this.railsDropped });
+        }
+      }
+      this.scheduleRetry();
+    } catch (err) {
+      this.log.error(`Rail decision could not be handled: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  /** Rail decisions held in memory, not yet in the database. */
+  get pendingRails(): number {
+    return this.rails.size;
   }
 
   /** Stores many records in one transaction (imports, benches). Never throws. */
@@ -155,7 +209,7 @@ export class LedgerWriter {
 
   /** Writes what it can of the queue (closing). */
   flushHeld(): void {
-    if ((this.queue.size > 0 || this.marks.length > 0) && this.store.conn) this.flush();
+    if ((this.queue.size > 0 || this.marks.length > 0 || this.rails.size > 0) && this.store.conn) this.flush();
   }
 
   /** Stops retrying; says what is lost. */
@@ -171,6 +225,10 @@ export class LedgerWriter {
         ...(this.store.failure ? { kind: this.store.failure.kind } : {}),
       });
     }
+    if (this.rails.size > 0) {
+      const lost = this.rails.size;
+      this.log.error(`The ledger closed with ${lost} rail decisions it could not write; they are lost (ledger_rails_lost: ${lost}).`, { code: 'ledger_rails_lost', rows: lost });
+    }
   }
 
   private prepare(conn: Connection): void {
@@ -182,7 +240,11 @@ export class LedgerWriter {
       for (const it of items) this.insertRow(insert, line, it);
       for (const id of marks) mark.run(id);
     });
-    this.st = { insertMany };
+    const rail = db.prepare('INSERT INTO rail_events (at, code, rail, cause, active, gpu, detail) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    const insertRails = db.transaction((events: readonly RailEvent[]) => {
+      for (const e of events) rail.run(e.at, e.code, e.rail, e.cause, e.active ? 1 : 0, e.gpu ?? null, e.detail);
+    });
+    this.st = { insertMany, insertRails };
   }
 
   private pendingOf(rec: ValidRecord): Pending {
@@ -286,7 +348,7 @@ export class LedgerWriter {
   }
 
   private scheduleRetry(): void {
-    if (this.retryTimer || this.store.closed || (!this.store.failure && this.queue.size === 0 && this.marks.length === 0)) return;
+    if (this.retryTimer || this.store.closed || (!this.store.failure && this.queue.size === 0 && this.marks.length === 0 && this.rails.size === 0)) return;
     const delay = this.retryDelay;
     this.retryDelay = Math.min(this.o.retryMaxMs, this.retryDelay * 2);
     this.retryTimer = setTimeout(() => this.retry(), delay);
@@ -331,6 +393,11 @@ export class LedgerWriter {
     // Delivered marks kept while the database was away go with the first batch (or alone when none is held).
     let marks = this.takeMarks();
     try {
+      if (this.rails.size > 0) {
+        const events = this.rails.peek();
+        this.orFreeSpace(() => st.insertRails(events));
+        this.rails.drop(events.length);
+      }
       while (this.queue.size > 0) {
         const batch = this.queue.peek(FLUSH_BATCH);
         const m = marks;

@@ -23,6 +23,8 @@ export interface RailDecision {
   code: RailCode;
   /** What was seen, in plain words ("GPU 0 at 91 °C, over its 85 °C ceiling"). */
   reason: string;
+  /** The GPU nearest (or furthest past) its ceiling when the decision was made. */
+  gpu?: number;
 }
 
 /** Samples in a row over a ceiling before requests are throttled. */
@@ -67,8 +69,8 @@ export class GuardRails {
     if (hot.over) {
       this.under = 0;
       this.over++;
-      if (this.state === 'ok' && this.over >= OVER_TO_THROTTLE) return this.move('throttled', 'gpu_hot_throttle', `${hot.text}: fewer requests at once until it cools`);
-      if (this.state === 'throttled' && (hot.far || this.over >= OVER_TO_PAUSE)) return this.move('paused', 'gpu_hot_pause', `${hot.text}: serving paused until it cools`);
+      if (this.state === 'ok' && this.over >= OVER_TO_THROTTLE) return this.move('throttled', 'gpu_hot_throttle', `${hot.text}: fewer requests at once until it cools`, hot.gpu);
+      if (this.state === 'throttled' && (hot.far || this.over >= OVER_TO_PAUSE)) return this.move('paused', 'gpu_hot_pause', `${hot.text}: serving paused until it cools`, hot.gpu);
       return undefined;
     }
     this.over = 0;
@@ -77,28 +79,28 @@ export class GuardRails {
       return undefined;
     }
     this.under++;
-    if (this.state !== 'ok' && this.under >= UNDER_TO_RESUME) return this.move('ok', 'gpu_cool_resume', `every GPU is back under its ceiling (${hot.text})`);
+    if (this.state !== 'ok' && this.under >= UNDER_TO_RESUME) return this.move('ok', 'gpu_cool_resume', `every GPU is back under its ceiling (${hot.text})`, hot.gpu);
     return undefined;
   }
 
-  private move(state: RailState, code: RailCode, reason: string): RailDecision {
+  private move(state: RailState, code: RailCode, reason: string, gpu: number): RailDecision {
     this.state = state;
     this.over = 0;
     this.under = 0;
-    return { state, code, reason };
+    return { state, code, reason, gpu };
   }
 
   /** The GPU nearest (or furthest past) a ceiling: over, far over, clearly under, and in words. */
-  private hottest(sample: GpuSample): { over: boolean; far: boolean; clear: boolean; text: string } | undefined {
+  private hottest(sample: GpuSample): { over: boolean; far: boolean; clear: boolean; text: string; gpu: number } | undefined {
     const t = this.limits.temperatureC ?? 0;
     const p = this.limits.powerW ?? 0;
-    let worst: { ratio: number; over: boolean; far: boolean; clear: boolean; text: string } | undefined;
+    let worst: { ratio: number; over: boolean; far: boolean; clear: boolean; text: string; gpu: number } | undefined;
     let allClear = true;
     let known = false;
     for (const d of sample.devices) {
-      const checks: Array<{ ratio: number; over: boolean; far: boolean; clear: boolean; text: string }> = [];
-      if (t > 0 && d.temperatureC !== null) checks.push({ ratio: d.temperatureC / t, over: d.temperatureC >= t, far: d.temperatureC >= t + TEMP_MARGIN_C, clear: d.temperatureC <= t - TEMP_MARGIN_C, text: `GPU ${d.index} at ${d.temperatureC} °C (ceiling ${t} °C)` });
-      if (p > 0 && d.powerW !== null) checks.push({ ratio: d.powerW / p, over: d.powerW >= p, far: d.powerW >= p * (1 + POWER_MARGIN), clear: d.powerW <= p * (1 - POWER_MARGIN), text: `GPU ${d.index} drawing ${Math.round(d.powerW)} W (ceiling ${p} W)` });
+      const checks: Array<{ ratio: number; over: boolean; far: boolean; clear: boolean; text: string; gpu: number }> = [];
+      if (t > 0 && d.temperatureC !== null) checks.push({ gpu: d.index, ratio: d.temperatureC / t, over: d.temperatureC >= t, far: d.temperatureC >= t + TEMP_MARGIN_C, clear: d.temperatureC <= t - TEMP_MARGIN_C, text: `GPU ${d.index} at ${d.temperatureC} °C (ceiling ${t} °C)` });
+      if (p > 0 && d.powerW !== null) checks.push({ gpu: d.index, ratio: d.powerW / p, over: d.powerW >= p, far: d.powerW >= p * (1 + POWER_MARGIN), clear: d.powerW <= p * (1 - POWER_MARGIN), text: `GPU ${d.index} drawing ${Math.round(d.powerW)} W (ceiling ${p} W)` });
       for (const c of checks) {
         known = true;
         if (!c.clear) allClear = false;
@@ -106,6 +108,6 @@ export class GuardRails {
       }
     }
     if (!known || !worst) return undefined;
-    return { over: worst.over, far: worst.far, clear: allClear, text: worst.text };
+    return { over: worst.over, far: worst.far, clear: allClear, text: worst.text, gpu: worst.gpu };
   }
 }

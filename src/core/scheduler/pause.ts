@@ -21,6 +21,15 @@ export interface PauseControllerOptions {
 
 type Cause = NonNullable<PauseState['cause']>;
 
+/** One cause set or cleared ('cause' event): each is a decision the serving feature records with its code. */
+export interface PauseCauseChange {
+  cause: Cause;
+  /** true: the cause now pauses; false: it was cleared. */
+  active: boolean;
+  reason: string;
+  at: number;
+}
+
 interface Active {
   reason: string;
   since: number;
@@ -103,12 +112,15 @@ export class PauseController extends EventEmitter {
     if (reason === undefined) {
       if (!current) return;
       delete this.active[cause];
-      this.log?.info(`Pause cause cleared: ${cause}`);
+      this.log?.info(`Pause cause cleared: ${cause}`, { code: `resume_${cause}` });
+      this.emit('cause', { cause, active: false, reason: current.reason, at: this.now() } satisfies PauseCauseChange);
     } else if (current) {
       current.reason = reason;
     } else {
-      this.active[cause] = { reason, since: this.now() };
-      this.log?.info(`Pause cause set: ${cause} — ${reason}`);
+      const since = this.now();
+      this.active[cause] = { reason, since };
+      this.log?.info(`Pause cause set: ${cause} — ${reason}`, { code: `pause_${cause}` });
+      this.emit('cause', { cause, active: true, reason, at: since } satisfies PauseCauseChange);
     }
     this.publish();
   }

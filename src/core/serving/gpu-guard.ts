@@ -1,7 +1,7 @@
 // The guard rails at work: every GPU sample goes through GuardRails (scheduler/guard-rails.ts); its
 // decisions are applied here — throttled: each engine serves half its limit; paused: the pause controller's
 // 'gpu_hot' cause (running requests finish, new ones get 429); cool again: both lifted. Each decision is
-// logged with its stable code; the pause raises the "paused by itself" alert (alerts/watch.ts).
+// recorded in the ledger (rail_events, before it is applied) and logged with its stable code; the pause raises the "paused by itself" alert (alerts/watch.ts).
 import type { EventEmitter } from 'node:events';
 import type { GpuSample } from '../../shared/types';
 import type { Logger } from '../base/log';
@@ -20,6 +20,8 @@ export interface GpuGuardDeps {
   /** The owner's ceilings (console settings, else config.toml), read on start and on apply(). */
   limits: () => RailLimits;
   log: Logger;
+  /** Each decision, before it is applied: into the ledger (rail-record.ts). */
+  record?: (r: RailDecision) => void;
 }
 
 export class GpuGuard {
@@ -53,6 +55,7 @@ export class GpuGuard {
 
   private decide(r: RailDecision | undefined): void {
     if (!r) return;
+    this.d.record?.(r);
     this.d.scheduler.setThrottle(r.state === 'ok' ? 1 : THROTTLED_SHARE);
     this.d.pause.setHot(r.state === 'paused' ? r.reason : undefined);
     const line = `guard rails: ${r.reason}`;

@@ -28,6 +28,7 @@ import { Announcer } from './announce';
 import { GatewayLifecycle } from './gateway-lifecycle';
 import { GpuGuard } from './gpu-guard';
 import { GpuBusyWatch } from './gpu-busy';
+import { RailRecord } from './rail-record';
 import { hubStatus, type HubStatus } from './hub-status';
 import { factsTargets, wireTrust } from './trust-wiring';
 import type { Accounting } from '../accounting/accounting';
@@ -70,6 +71,7 @@ export class Serving {
   readonly gpuBusy: GpuBusyWatch;
   /** The temperature and power ceilings (gpu-guard.ts). */
   readonly gpuGuard: GpuGuard;
+  private readonly railRecord: RailRecord;
   private readonly l: Logger;
 
   constructor(private readonly d: ServingDeps) {
@@ -182,6 +184,7 @@ export class Serving {
       env: owner.env,
       log: this.l,
     });
+    this.railRecord = new RailRecord({ pause: engines.pause, ledger: accounting.ledger });
     this.gpuGuard = new GpuGuard({
       ...(engines.sampler ? { sampler: engines.sampler } : {}),
       scheduler: engines.scheduler,
@@ -191,6 +194,7 @@ export class Serving {
         return { temperatureC: s.gpuTemperatureCeilingC ?? config.agent.gpuTemperatureCeilingC, powerW: s.gpuPowerCeilingW ?? config.agent.gpuPowerCeilingW };
       },
       log: this.l,
+      record: (r) => this.railRecord.decision(r),
     });
     wireServing(
       { link: this.link, engines, providerGate: this.providerGate, requestMetrics: this.requestMetrics, ledger: accounting.ledger, log: this.l },
@@ -245,6 +249,7 @@ export class Serving {
     life.onStop('weights', () => this.weights.close());
     life.onStop('model facts', () => this.facts.close());
     life.onStop('relay', () => this.relay.close());
+    life.add({ name: 'rail records', start: () => this.railRecord.started() });
     life.add({
       name: 'auto-pause',
       start: () => {

@@ -6,7 +6,7 @@ import type { Alert, AlertTestResult } from '../alerts';
 import type { FleetTokenView, FleetUsageView, FleetView } from '../fleet';
 import type { AgentSnapshot, HubNoticeView, ProviderStatusView } from '../views/snapshot';
 import type { AppInfoView, ConsoleSessionView, GatewayKeyView, KeyStatusDetailView, SaveResult, SettingsView, UpdateCheckView, UpdateDownloadView } from '../views/settings';
-import type { EarningsOverview, ModelReport, NetworkRecordsView, PricesView, UsageReport } from '../views/usage';
+import type { EarningsOverview, ModelReport, NetworkRecordsView, PricesView, RailsView, UsageReport } from '../views/usage';
 import type { DemandView } from '../views/demand';
 import type { TryResult, WarmupResult } from '../views/models';
 import type { ManagedEngineView, ModelDownloadView, RecommendView } from '../views/managed';
@@ -57,6 +57,7 @@ export const INVOKE_CHANNELS = [
   'link.retry',
   'gpu.longHistory',
   'usage.model',
+  'usage.rails',
   'network.records',
   'fleet.list',
   'fleet.add',
@@ -147,6 +148,8 @@ export interface InvokeResults {
   /** One point per minute (utilisation and power averaged; VRAM, temperature, RAM at their peak). */
   'gpu.longHistory': GpuSample[];
   'usage.model': ModelReport;
+  /** The time paused and throttled in the range by cause, from the ledger's rail decisions, and the latest decisions. */
+  'usage.rails': RailsView;
   'network.records': NetworkRecordsView;
   /** The browser console's open sessions (answered by the console server; none in the desktop app). */
   'console.sessions': ConsoleSessionView[];

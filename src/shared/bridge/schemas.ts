@@ -68,6 +68,7 @@ export const invokeSchemas = {
     .strict()
     .refine((r) => r.to >= r.from, 'to must not be before from'),
   'usage.exportCsv': range,
+  'usage.rails': range,
   'earnings.overview': z.object({ refresh: z.boolean().optional() }).strict(),
   'demand.list': z.object({}).strict(),
   'demand.pull': z.object({ engineUrl: z.string().min(1).max(2048), model: z.string().min(1).max(200), networkId: z.string().min(1).max(256).optional() }).strict(),

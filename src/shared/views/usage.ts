@@ -187,3 +187,37 @@ export interface NetworkRecordsView {
       }
     | { ok: false; error: string; localEstimateUsd: number };
 }
+
+/** One decision of the guard rails or the pause controller, as the ledger keeps it (rail_events). */
+export interface RailEventView {
+  id: number;
+  at: number;
+  /** Stable code: gpu_hot_throttle, gpu_hot_pause, gpu_cool_resume, pause_<cause>, resume_<cause>, rails_start. */
+  code: string;
+  /** pause | throttle | all (the agent's start, which ends every open span). */
+  rail: string;
+  /** manual | gpu_busy | gpu_hot | schedule | agent. */
+  cause: string;
+  active: boolean;
+  gpu: number | null;
+  detail: string;
+}
+
+/** The time serving was paused and throttled in [from, to), by cause (a moment counted once). */
+export interface RailSpanSummary {
+  from: number;
+  to: number;
+  pausedMs: number;
+  pausedByCause: Record<string, number>;
+  throttledMs: number;
+  throttledByCause: Record<string, number>;
+  /** Causes still pausing / throttling at `to`. */
+  openPause: string[];
+  openThrottle: string[];
+}
+
+/** usage.rails: the summary of a range and the latest decisions. */
+export interface RailsView {
+  summary: RailSpanSummary;
+  recent: RailEventView[];
+}

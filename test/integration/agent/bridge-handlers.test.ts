@@ -323,6 +323,7 @@ describe('refusals', () => {
     'link.retry': { args: { now: true }, detail: 'Unrecognized key' },
     'gpu.longHistory': { args: { hours: 169 }, detail: 'hours:' },
     'usage.model': { args: { model: 'm', hours: 0 }, detail: 'hours:' },
+    'usage.rails': { args: { from: 2, to: 1 }, detail: 'to must not be before from' },
     'network.records': { args: { span: '12mo' }, detail: 'span:' },
     'fleet.list': { args: { all: true }, detail: 'Unrecognized key' },
     'fleet.add': { args: { url: '' }, detail: 'url:' },

@@ -2,8 +2,10 @@
 // temperature set through a file, as the e2e stand-in allows): over the 85 °C ceiling the engine serves half
 // its limit, then serving pauses with the 'gpu_hot' cause (the models are withdrawn from the hub, the "paused
 // by itself" alert is raised), and once the GPU is cool again both are lifted and the hub's request answered.
+// Each decision is in the ledger's file (rail_events) with its stable code, in the order it was made.
 import fs from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, chat, registered, startStack, until, type Stack } from '../../support/stack';
 import { repoRoot } from '../../support/traces';
@@ -49,5 +51,28 @@ describe('GPU guard rails', () => {
     await until(() => model().maxConcurrent === full, 'the full limit again', 5000);
     await until(() => s.hub!.providers().find((p) => p.connected)?.models.includes(model().id) === true, 'announced again', 5000);
     expect((await chat(s.hub!, { model: model().id, messages: [{ role: 'user', content: 'hi' }] })).status).toBe(200);
+
+    // The ledger's file holds the decisions (written before each is applied, so they are there by now).
+    const db = new Database(path.join(s.home, 'ledger.sqlite'), { readonly: true });
+    let rows: Array<{ code: string; rail: string; cause: string; active: number; gpu: number | null }>;
+    try {
+      rows = db.prepare('SELECT code, rail, cause, active, gpu FROM rail_events ORDER BY id').all() as typeof rows;
+    } finally {
+      db.close();
+    }
+    expect(rows[0]!.code).toBe('rails_start');
+    expect(rows.filter((r) => r.rail === 'throttle').map((r) => [r.code, r.active, r.gpu])).toEqual([
+      ['gpu_hot_throttle', 1, 0],
+      ['gpu_hot_pause', 1, 0],
+      ['gpu_cool_resume', 0, 0],
+    ]);
+    expect(rows.filter((r) => r.cause === 'gpu_hot').map((r) => r.code)).toEqual(['gpu_hot_throttle', 'gpu_hot_pause', 'pause_gpu_hot', 'gpu_cool_resume', 'resume_gpu_hot']);
+    // The read model: time paused by the rails today, under its cause only.
+    const rails = await call(s.agent, 'usage.rails', { from: Date.now() - 3_600_000, to: Date.now() + 1000 });
+    expect(Object.keys(rails.summary.pausedByCause)).toEqual(['gpu_hot']);
+    expect(rails.summary.pausedByCause.gpu_hot).toBeGreaterThan(0);
+    expect(rails.summary.throttledByCause.gpu_hot).toBeGreaterThanOrEqual(rails.summary.pausedByCause.gpu_hot!);
+    expect(rails.summary.openPause).toEqual([]);
+    expect(rails.recent.map((e) => e.code).slice(0, 2)).toEqual(['resume_gpu_hot', 'gpu_cool_resume']);
   }, 60_000);
 });
