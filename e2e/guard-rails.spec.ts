@@ -1,7 +1,8 @@
 // The guard rails in Chromium against the real agent and its real GPU sampler (the stand-in nvidia-smi, its
 // temperature read from a file): the owner sets an 85 °C ceiling on Engines & models; the GPU at 90 °C first
 // halves what each engine takes at once, then pauses serving with the reason on the Dashboard; back at 70 °C,
-// serving resumes by itself. A ceiling out of range is refused where it was typed.
+// serving resumes by itself. A ceiling out of range is refused where it was typed. The Usage page then says
+// how long the rails paused serving today, under its cause only, and lists the decisions with their codes.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -41,4 +42,14 @@ test('a temperature ceiling: hot halves the limit, then pauses with the reason; 
   fs.writeFileSync(tempFile, '70');
   await expect(app.getByTestId('pause-reason')).toHaveCount(0, { timeout: 30_000 });
   await expect.poll(async () => ((await stack.provider())?.models ?? []).includes(model)).toBe(true);
+
+  await go(app, 'usage');
+  const today = app.getByTestId('rails-today');
+  await expect(today).toHaveAttribute('data-code', 'rails_paused');
+  await expect(today.getByTestId('rails-paused-cause')).toHaveCount(1);
+  await expect(today.getByTestId('rails-paused-cause')).toHaveAttribute('data-code', 'gpu_hot');
+  await expect(today).toContainText('too hot');
+  await expect(today.getByTestId('rails-throttled-cause')).toHaveAttribute('data-code', 'gpu_hot');
+  const codes = await app.getByTestId('rails-recent').locator('tr[data-code]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-code')));
+  expect(codes.slice(0, 5)).toEqual(['resume_gpu_hot', 'gpu_cool_resume', 'pause_gpu_hot', 'gpu_hot_pause', 'gpu_hot_throttle']);
 });

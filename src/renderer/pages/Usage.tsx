@@ -18,6 +18,7 @@ import { Segmented } from '../components/Segmented';
 import { FleetUsageCard } from '../components/FleetUsageCard';
 import { BusyButton } from '../components/BusyButton';
 import { NetworkRecordsCard } from '../components/NetworkRecordsCard';
+import { RailsCard } from '../components/RailsCard';
 
 const RANGES = {
   '24h': { label: 'Last 24 hours', ms: 24 * 3600_000, bucket: 'hour' as const },
@@ -189,6 +190,7 @@ export function Usage() {
         </>
       )}
       {report.loading && !rep && <p className="muted">Loading usage…</p>}
+      <RailsCard from={from} to={to} label={r.label} refreshKey={to} />
       <ErrorText error={overview.error} />
       {ov && (
         <>

@@ -1,0 +1,74 @@
+// The rails' cost in time on the Usage page: how long serving was paused (and ran with fewer requests at
+// once) today and in the chosen period, by cause, and the latest decisions with their codes. Data: the
+// `usage.rails` bridge call (the ledger's rail_events); words from src/shared/rails-summary.ts, the CLI's too.
+import type { RailSpanSummary } from '../../shared/views/usage';
+import { railLine } from '../../shared/rails-summary';
+import { getBridge } from '../bridge';
+import { Card } from './Card';
+import { DataTable } from './DataTable';
+import { ErrorText } from './Field';
+import { fmtAgo } from '../lib/format';
+import { useFetch } from '../lib/use-call';
+import { useStore } from '../store/store';
+
+function startOfToday(now: number): number {
+  const d = new Date(now);
+  d.setHours(0, 0, 0, 0);
+  return d.getTime();
+}
+
+function Line({ summary, when, testId }: { summary: RailSpanSummary; when: string; testId: string }) {
+  const l = railLine(summary, when);
+  return (
+    <p data-testid={testId} data-code={l.code} data-paused-ms={summary.pausedMs} data-throttled-ms={summary.throttledMs}>
+      {l.head}
+      {l.paused.length > 0 && ': '}
+      {l.paused.map((p, i) => (
+        <span key={p.code} data-testid="rails-paused-cause" data-code={p.code} data-ms={p.ms}>
+          {i > 0 && ', '}
+          {p.text}
+        </span>
+      ))}
+      .
+      {l.throttled.length > 0 && ' Fewer requests at once: '}
+      {l.throttled.map((p, i) => (
+        <span key={p.code} data-testid="rails-throttled-cause" data-code={p.code} data-ms={p.ms}>
+          {i > 0 && ', '}
+          {p.text}
+        </span>
+      ))}
+      {l.throttled.length > 0 && '.'}
+    </p>
+  );
+}
+
+export function RailsCard({ from, to, label, refreshKey }: { from: number; to: number; label: string; refreshKey: number }) {
+  // A pause or resume (the snapshot's pause state) reads the ledger again.
+  const pause = useStore((s) => `${s.snapshot?.pause.paused ?? false}:${s.snapshot?.pause.cause ?? ''}`);
+  const today = useFetch(() => {
+    const now = Date.now();
+    return getBridge().invoke('usage.rails', { from: startOfToday(now), to: now });
+  }, [refreshKey, pause]);
+  const period = useFetch(() => getBridge().invoke('usage.rails', { from, to: Math.max(to, Date.now()) }), [from, to, refreshKey, pause]);
+  const recent = today.data?.recent ?? [];
+  return (
+    <Card title="Paused and throttled" testId="usage-rails">
+      <ErrorText error={today.error ?? period.error} />
+      {today.data && <Line summary={today.data.summary} when="today" testId="rails-today" />}
+      {period.data && <Line summary={period.data.summary} when={label.toLowerCase().replace(/^last/, 'in the last')} testId="rails-period" />}
+      {recent.length > 0 && (
+        <DataTable testId="rails-recent" dense columns={[{ label: 'When' }, { label: 'Decision' }, { label: 'What was seen' }]}>
+          {recent.slice(0, 10).map((e) => (
+            <tr key={e.id} data-code={e.code}>
+              <td>{fmtAgo(e.at)}</td>
+              <td>
+                <code>{e.code}</code>
+              </td>
+              <td>{e.detail}</td>
+            </tr>
+          ))}
+        </DataTable>
+      )}
+    </Card>
+  );
+}
