@@ -68,6 +68,20 @@ describe('swan-provider usage summary', () => {
     expect(line('Last 30 days')).toMatch(/^Last 30 days\s+4\s+1 \(25\.0%\)/);
     expect(line('alpha')).toMatch(/^alpha\s+2\s+50\.0%\s+800 ms\s+800 ms/);
     expect(line('beta')).toMatch(/^beta\s+2\s+0\.0%\s+1500 ms\s+1700 ms/);
+    expect(r.out).toContain('Not paused today. [rails_clear]');
+  });
+
+  it("says how long the rails paused serving today, by cause, from the ledger's decisions", async () => {
+    const now = Date.now();
+    const since = Math.max(new Date(now).setHours(0, 0, 0, 0), now - 10 * 60_000);
+    const l = Ledger.open(ledgerPath(home));
+    l.recordRail({ at: since, code: 'pause_gpu_busy', rail: 'pause', cause: 'gpu_busy', active: true, gpu: null, detail: 'another program' });
+    l.recordRail({ at: since + 60_000, code: 'resume_gpu_busy', rail: 'pause', cause: 'gpu_busy', active: false, gpu: null, detail: 'another program' });
+    l.close();
+    const r = await run({ action: 'summary' });
+    expect(r.code, r.err).toBe(0);
+    // One minute, unless the test runs in the first minutes after midnight.
+    expect(r.out).toMatch(/Paused (1 min|\d+ s) today: GPU busy with another program (1 min|\d+ s)\. \[rails_paused\]/);
   });
 
   it('reports a damaged ledger with exit code 1 and what to do', async () => {
