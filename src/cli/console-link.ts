@@ -4,7 +4,8 @@
 // fresh link and prints it on its own output too. SIGUSR2 to the agent prints one as well (POSIX). A link is
 // one-time (docs/security.md): whoever reads it later from a journal opens nothing. The same folder carries
 // the other questions a command asks the agent of its home, with or without a console: `ping-<nonce>` (is one
-// running: its pid) and `checks-<nonce>` (`doctor`: its self-check's inputs, bridge/machine-checks.ts).
+// running: its pid), `checks-<nonce>` (`doctor`: its self-check's inputs, bridge/machine-checks.ts) and
+// `idle-<nonce>` (`swan-provider update`: answered once no request is in flight, with how many were).
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,7 +13,7 @@ import { writeJsonAtomic } from '../core/config/atomic-file';
 import { homePath } from '../core/config/home-layout';
 import type { MachineChecks } from '../core/bridge/verdict';
 
-const REQUEST = /^(request|ping|checks)-([0-9a-f]{16})$/;
+const REQUEST = /^(request|ping|checks|idle)-([0-9a-f]{16})$/;
 const DIR_MODE = 0o700;
 
 function linksDir(home: string): string {
@@ -22,6 +23,8 @@ function linksDir(home: string): string {
 export interface AgentAnswers {
   /** The self-check's inputs as the agent reads them now (`doctor` asks). */
   selfCheck?: () => MachineChecks;
+  /** Resolves once no request is in flight, with how many were when asked (`swan-provider update` asks). */
+  idle?: () => Promise<number>;
 }
 
 /**
@@ -42,6 +45,12 @@ export function serveLinkRequests(home: string, newUrl: (() => string) | undefin
     }
     // A ping (`service install` asking whether an agent runs here) gets the pid and no link.
     if (m[1] === 'ping') return writeJsonAtomic(path.join(dir, `answer-${m[2]}.json`), { pid: process.pid });
+    if (m[1] === 'idle') {
+      const reply = (heldFor: number | null): void => writeJsonAtomic(path.join(dir, `answer-${m[2]}.json`), { pid: process.pid, idle: true, heldFor });
+      if (!answers.idle) return reply(null);
+      void answers.idle().then(reply, () => undefined);
+      return;
+    }
     if (m[1] === 'checks') return writeJsonAtomic(path.join(dir, `answer-${m[2]}.json`), { pid: process.pid, checks: answers.selfCheck?.() ?? null });
     if (!newUrl) return writeJsonAtomic(path.join(dir, `answer-${m[2]}.json`), { error: 'no_console' });
     const url = newUrl();
@@ -92,6 +101,17 @@ export async function askSelfCheck(home: string, timeoutMs = 2000): Promise<{ pi
   return { pid: a.pid, checks: selfCheckOf(a.checks) };
 }
 
+/**
+ * Waits until the agent running in `home` says no request is in flight (its scheduler drained), up to
+ * `timeoutMs`: how many were in flight when asked, or undefined when it did not say so in time.
+ */
+export async function askIdle(home: string, timeoutMs: number): Promise<{ pid: number; heldFor: number | null } | undefined> {
+  if (!fs.existsSync(linksDir(home))) return undefined;
+  const a = await ask(home, 'idle', timeoutMs);
+  if (typeof a?.pid !== 'number' || a.idle !== true) return undefined;
+  return { pid: a.pid, heldFor: typeof a.heldFor === 'number' && a.heldFor >= 0 ? a.heldFor : null };
+}
+
 const count = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0;
 
 /** The traffic of an answer, as far as it has the shape the verdict reads (the rest `doctor` reads itself). */
@@ -100,10 +120,10 @@ function selfCheckOf(v: unknown): MachineChecks {
   return t && count(t.hubRequests) && count(t.connectedSince) && count(t.now) ? { traffic: { hubRequests: t.hubRequests, connectedSince: t.connectedSince, now: t.now } } : {};
 }
 
-type Answer = { url?: unknown; pid?: unknown; error?: unknown; checks?: unknown };
+type Answer = { url?: unknown; pid?: unknown; error?: unknown; checks?: unknown; idle?: unknown; heldFor?: unknown };
 
 /** One request and its answer (undefined when none came in time). */
-async function ask(home: string, kind: 'request' | 'ping' | 'checks', timeoutMs: number): Promise<Answer | undefined> {
+async function ask(home: string, kind: 'request' | 'ping' | 'checks' | 'idle', timeoutMs: number): Promise<Answer | undefined> {
   const dir = linksDir(home);
   const nonce = crypto.randomBytes(8).toString('hex');
   const answerFile = path.join(dir, `answer-${nonce}.json`);

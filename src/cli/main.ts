@@ -192,6 +192,7 @@ export function buildProgram(): Command {
     .option('--check', 'only check (exit 0: newest, 100: a newer version is available, 1: the check failed)')
     .option('--json', 'print the result (with its stable codes) as one JSON object')
     .option('--feed <url>', 'another release channel: a GitHub API repository URL (…/repos/OWNER/REPO)')
+    .option('--wait <seconds>', 'with an agent running on this home: how long to hold the update for its requests in flight (exit 3 when they are still running)', '600')
     .action(async (o) => {
       const { updateCommand } = await import('./update-command');
       process.exitCode = await updateCommand(o);

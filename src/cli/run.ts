@@ -199,7 +199,7 @@ async function runLocked(o: RunOptions, consoleAt: { host: string; port: number 
   // questions of other commands: whether an agent runs here, and `doctor`'s self-check (src/cli/console-link.ts).
   try {
     const con = consoleServer;
-    stopLinks = serveLinkRequests(o.home, con ? () => con.newUrl() : undefined, (url) => process.stdout.write(`console: ${url}\n`), { selfCheck: () => agent.selfCheck() });
+    stopLinks = serveLinkRequests(o.home, con ? () => con.newUrl() : undefined, (url) => process.stdout.write(`console: ${url}\n`), { selfCheck: () => agent.selfCheck(), idle: () => agent.whenIdle() });
   } catch (e) {
     log.child('console').warn(`other commands cannot ask this agent (${homePath(o.home, 'consoleLinks')}: ${(e as Error).message}): \`link\` and \`doctor\` will not hear it`);
   }

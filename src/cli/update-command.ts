@@ -2,8 +2,10 @@
 // (decision 0010) from a terminal. --check asks which version is newest (exit 0: this is the newest, 100: a
 // newer one is available, 1: the check failed). Without it the newer release's npm tarball is downloaded,
 // checked against the release's SHA256SUMS and kept in <home>/updates (0600); nothing is installed: the exact
-// command that installs it is printed. An agent running on this home may be serving requests this command
-// cannot see: it is said, with the way to install once none is in flight.
+// command that installs it is printed. With an agent running on this home, the update is held until that
+// agent says no request is in flight (its answer in console-links/, up to --wait seconds; exit 3 when requests
+// were still in flight then, or when it did not answer).
+import path from 'node:path';
 import type { UpdateCheckView, UpdateDownloadView } from '../shared/views/settings';
 import { forTerminal } from '../core/base/terminal';
 import { memoryLog } from '../core/base/log';
@@ -13,6 +15,7 @@ import { homePath } from '../core/config/home-layout';
 import { readHolder } from '../core/config/home-lock';
 import { SettingsFile } from '../core/config/settings-file';
 import { feedUrlProblem } from '../core/update/check';
+import { askIdle } from './console-link';
 import { Updates } from '../core/update/updates';
 
 export interface UpdateCommandOptions {
@@ -21,14 +24,16 @@ export interface UpdateCommandOptions {
   json?: boolean;
   /** Another release channel base (else the feed saved in the console's settings, else the default). */
   feed?: string;
+  /** Seconds to wait for the running agent's last request to finish (default 600). */
+  wait?: string | number;
   /** The running version (tests). */
   current?: string;
   stdout?: NodeJS.WritableStream;
   stderr?: NodeJS.WritableStream;
 }
 
-/** Exit codes: 0 newest / ready, 1 failed, 2 a bad argument, 100 a newer version is available (--check). */
-export const UPDATE_EXIT = { ok: 0, failed: 1, usage: 2, available: 100 } as const;
+/** Exit codes: 0 newest / ready, 1 failed, 2 a bad argument, 3 held (requests still in flight), 100 a newer version is available (--check). */
+export const UPDATE_EXIT = { ok: 0, failed: 1, usage: 2, held: 3, available: 100 } as const;
 
 export interface UpdateReport {
   code: NonNullable<UpdateCheckView['code']> | NonNullable<UpdateDownloadView['code']>;
@@ -37,8 +42,8 @@ export interface UpdateReport {
   feed: string;
   check: UpdateCheckView;
   download?: UpdateDownloadView;
-  /** An agent runs on this home: it may be serving requests this command cannot see. */
-  agentRunning?: { pid: number; console?: string };
+  /** An agent runs on this home; `idleAt`: when it said no request was in flight, `heldFor`: how many were when asked. */
+  agentRunning?: { pid: number; console?: string; idleAt?: number; heldFor?: number | null };
   /** What to do next, in words. */
   next: string;
   exit: number;
@@ -57,6 +62,11 @@ export async function updateCommand(o: UpdateCommandOptions): Promise<number> {
   const problem = feedUrlProblem(feed);
   if (problem) {
     err.write(`${problem}\n`);
+    return UPDATE_EXIT.usage;
+  }
+  const waitS = o.wait === undefined ? 600 : Number(o.wait);
+  if (!Number.isFinite(waitS) || waitS < 0 || waitS > 86_400) {
+    err.write('--wait takes seconds from 0 to 86400\n');
     return UPDATE_EXIT.usage;
   }
   const current = o.current ?? APP_VERSION;
@@ -85,11 +95,22 @@ export async function updateCommand(o: UpdateCommandOptions): Promise<number> {
     if (d.state !== 'ready') {
       report = { ...base, code: d.code ?? 'update_download_failed', download: d, next: d.error ?? 'The download failed; try again later.', exit: UPDATE_EXIT.failed };
     } else {
-      const install = `${d.command}, then restart the agent (swan-provider run, or systemctl --user restart for the service)`;
-      const next = agent
-        ? `An agent (pid ${agent.pid}) runs on this home and may be serving requests this command cannot see: install only when none is in flight. Its console (Settings → About) holds the update until the last request has finished and then shows the same command. Then: ${install}.`
-        : `Nothing was installed. To install it: ${install}.`;
-      report = { ...base, code: 'update_ready', download: d, next, exit: UPDATE_EXIT.ok };
+      const install = `${d.command}, then start the agent again (swan-provider run, or systemctl --user restart for the service)`;
+      if (!agent) {
+        report = { ...base, code: 'update_ready', download: d, next: `Nothing was installed. To install it: ${install}.`, exit: UPDATE_EXIT.ok };
+      } else {
+        // Never mid-request: held until the agent of this home says its last request has finished.
+        if (!o.json) out.write(`${forTerminal(`Version ${d.version} is verified; holding it until the agent (pid ${agent.pid}) has no request in flight (up to ${waitS} s)…`)}\n`);
+        const idle = await askIdle(o.home, waitS * 1000);
+        if (idle) {
+          const at = Date.now();
+          const agentRunning = { ...agent, idleAt: at, heldFor: idle.heldFor };
+          const waited = idle.heldFor ? ` (it waited for ${idle.heldFor} request${idle.heldFor === 1 ? '' : 's'} to finish)` : '';
+          report = { ...base, agentRunning, code: 'update_ready', download: { ...d }, next: `No request was in flight at ${new Date(at).toISOString().slice(11, 19)} UTC${waited}. Nothing was installed. Stop the agent now (new requests may start), then: ${install}.`, exit: UPDATE_EXIT.ok };
+        } else {
+          report = { ...base, code: 'update_held_requests_in_flight', download: { ...d, state: 'held', code: 'update_held_requests_in_flight' }, next: `The agent (pid ${agent.pid}) did not say within ${waitS} s that no request is in flight. The verified file stays in ${path.dirname(d.file ?? '')}; run \`swan-provider update\` again later, or open its console's Settings → About, which holds the update until the last request has finished.`, exit: UPDATE_EXIT.held };
+        }
+      }
     }
   }
   if (o.json) {
@@ -99,7 +120,7 @@ export async function updateCommand(o: UpdateCommandOptions): Promise<number> {
   const lines = [`current: ${current}`, `latest:  ${check.latest ?? 'unknown'}${check.release ? ` (release ${check.release.tag})` : ''}`, `channel: ${check.feed}`, `code:    ${report.code}`];
   if (check.error) lines.push(check.error);
   const d = report.download;
-  if (d?.state === 'ready') lines.push(`file:    ${d.file}`, `sha256:  ${d.sha256} (matches the release's SHA256SUMS)`);
+  if (d?.sha256) lines.push(`file:    ${d.file}`, `sha256:  ${d.sha256} (matches the release's SHA256SUMS)`);
   else if (d?.error) lines.push(d.error);
   if (report.agentRunning) lines.push(`agent:   running on this home (pid ${report.agentRunning.pid})`);
   lines.push(report.next);

@@ -191,6 +191,12 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     return this.bridge.selfCheck();
   }
 
+  /** Resolves once no request is in flight, with how many were when asked (`swan-provider update` waits for it). */
+  whenIdle(): Promise<number> {
+    const held = this.engines.scheduler.inFlight();
+    return this.engines.scheduler.drained().then(() => held);
+  }
+
   /** The hub connection and the relay as plain data, for tools and tests (serving/hub-status.ts). */
   hubStatus(): HubStatus {
     return this.serving.status();

@@ -1,17 +1,22 @@
 // `swan-provider update --check` and `swan-provider update` as a user runs them (the built CLI, a child
 // process) against a stand-in of the release channel, GitHub's REST API, on 127.0.0.1: the stable code and
-// the exit code say where things stand; a download is verified against SHA256SUMS or removed.
+// the exit code say where things stand; a download is verified against SHA256SUMS or removed, and with an
+// agent running on the home it is held until that agent says no request is in flight.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { serveLinkRequests } from '../../../src/cli/console-link';
 import type { UpdateReport } from '../../../src/cli/update-command';
 import { runCli } from '../../support/cli/cli';
 import { GithubReleasesStandIn, sha256 } from '../../support/github-releases';
 
 let gh: GithubReleasesStandIn | undefined;
 let home = '';
+let stop: (() => void) | undefined;
 afterEach(async () => {
+  stop?.();
+  stop = undefined;
   await gh?.close();
   gh = undefined;
   if (home) fs.rmSync(home, { recursive: true, force: true });
@@ -26,7 +31,8 @@ async function update(args: string[]): Promise<{ code: number; report: UpdateRep
   return { code: r.code, report: JSON.parse(r.stdout) as UpdateReport, stderr: r.stderr };
 }
 
-describe('swan-provider update --check', () => {
+// Each test runs the CLI as a child process (tsx in a checkout): up to three runs, slow on a loaded machine.
+describe('swan-provider update --check', { timeout: 90_000 }, () => {
   it('a newer release on the channel: update_available, exit 100; the newest: update_up_to_date, exit 0', async () => {
     home = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-cli-update-'));
     gh = await GithubReleasesStandIn.start(newer);
@@ -58,7 +64,7 @@ describe('swan-provider update --check', () => {
   });
 });
 
-describe('swan-provider update', () => {
+describe('swan-provider update', { timeout: 90_000 }, () => {
   it('downloads, verifies against SHA256SUMS and stages the file 0600; prints the install command, installs nothing', async () => {
     home = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-cli-update-'));
     gh = await GithubReleasesStandIn.start(newer);
@@ -82,12 +88,38 @@ describe('swan-provider update', () => {
     expect(fs.readdirSync(path.join(home, 'updates'))).toEqual([]);
   });
 
-  it('names an agent running on this home: it may be serving requests this command cannot see', async () => {
+  it('with an agent running on this home: held until it says its last request finished, then ready (exit 0)', async () => {
     home = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-cli-update-'));
     gh = await GithubReleasesStandIn.start(newer);
-    // agent.json as a running agent writes it; this test process stands in for the agent.
+    // This test process stands in for the agent of the home: agent.json names it, and it answers console-links/.
     fs.writeFileSync(path.join(home, 'agent.json'), JSON.stringify({ pid: process.pid, host: os.hostname(), startedAt: Date.now() }));
-    const r = await update(['--feed', gh.feed]);
-    expect(r.report).toMatchObject({ code: 'update_ready', agentRunning: { pid: process.pid } });
+    let asked!: () => void;
+    const wasAsked = new Promise<void>((r) => (asked = r));
+    let drain!: (held: number) => void;
+    stop = serveLinkRequests(home, undefined, () => undefined, {
+      idle: () => {
+        asked();
+        return new Promise<number>((r) => (drain = r));
+      },
+    });
+    let exited = false;
+    const run = update(['--feed', gh.feed]).finally(() => (exited = true));
+    await wasAsked;
+    expect(exited).toBe(false); // held: two requests are in flight
+    drain(2);
+    const r = await run;
+    expect(r.report).toMatchObject({ code: 'update_ready', exit: 0, agentRunning: { pid: process.pid, heldFor: 2 } });
+    expect(r.code).toBe(0);
+  });
+
+  it('with an agent whose requests are still in flight after --wait: update_held_requests_in_flight, exit 3, the verified file kept', async () => {
+    home = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-cli-update-'));
+    gh = await GithubReleasesStandIn.start(newer);
+    fs.writeFileSync(path.join(home, 'agent.json'), JSON.stringify({ pid: process.pid, host: os.hostname(), startedAt: Date.now() }));
+    stop = serveLinkRequests(home, undefined, () => undefined, { idle: () => new Promise<number>(() => undefined) });
+    const r = await update(['--feed', gh.feed, '--wait', '1']);
+    expect(r.report).toMatchObject({ code: 'update_held_requests_in_flight', exit: 3, download: { state: 'held', sha256: sha256(tgz) } });
+    expect(r.code).toBe(3);
+    expect(fs.readFileSync(r.report.download!.file!)).toEqual(tgz);
   });
 });
