@@ -7,6 +7,10 @@
 //   duplicated  request ids with two different finals, or two rows
 //   RSS growth  MB per hour after warm-up (least squares over the samples), and open fds first and last.
 // Run: npm run soak   (SOAK_MINUTES=10 npm run soak for a shorter one; SOAK_SEED to vary the faults)
+// Diagnostic knobs (docs/soak.md): SOAK_FAULTS=0 serves the same traffic with no fault; SOAK_HEAP_SNAPSHOTS=dir
+// starts the agent with bench/heap-probe.mjs and has it collect garbage and log process.memoryUsage() into
+// dir/memory.jsonl every minute, and write a heap snapshot at the minutes SOAK_SNAPSHOT_MINUTES lists (default:
+// the end of warm-up and the end); bench/heap-compare.ts compares snapshots by constructor.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -168,7 +172,18 @@ function hubFinals(hub: DevHub): { finals: Map<string, Set<string>>; seen: Set<s
   return { finals, seen };
 }
 
-export async function faultSoak(minutes = 30, seed = 0x43b): Promise<FaultSoakReport> {
+export interface SoakOptions {
+  /** false: the same traffic with no fault (SOAK_FAULTS=0). */
+  faults?: boolean;
+  /** Heap snapshots into this folder (SOAK_HEAP_SNAPSHOTS), at these minutes after the agent registered. */
+  heapDir?: string;
+  snapshotMinutes?: number[];
+}
+
+export async function faultSoak(minutes = 30, seed = 0x43b, opts: SoakOptions = {}): Promise<FaultSoakReport> {
+  const withFaults = opts.faults ?? true;
+  const heapDir = opts.heapDir ? path.resolve(opts.heapDir) : undefined;
+  if (heapDir) fs.mkdirSync(heapDir, { recursive: true });
   const rand = mulberry32(seed);
   const hub = await startDevHub({ token: KEY, reattachMs: 30_000 });
   const engine = await startTestEngine({ models: [MODEL], mode: { generate: 100_000, delayMs: 2 } });
@@ -181,7 +196,12 @@ export async function faultSoak(minutes = 30, seed = 0x43b): Promise<FaultSoakRe
     agent = spawn(process.execPath, [path.join(repo, 'bin', 'swan-provider.js'), 'run', '--config', path.join(home, 'config.toml'), '--home', home, '--no-discovery', '--quiet'], {
       cwd: repo,
       stdio: ['ignore', 'ignore', 'pipe'],
-      env: { PATH: process.env.PATH ?? '', HOME: home, ...(clock?.env() ?? {}) },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: home,
+        ...(clock?.env() ?? {}),
+        ...(heapDir ? { NODE_OPTIONS: `--import ${pathToFileURL(path.join(repo, 'bench', 'heap-probe.mjs')).href}`, SOAK_HEAP_DIR: heapDir } : {}),
+      },
     });
     agent.stderr!.on('data', (d: Buffer) => {
       stderr.push(d.toString());
@@ -234,7 +254,7 @@ export async function faultSoak(minutes = 30, seed = 0x43b): Promise<FaultSoakRe
     // The faults, one at a time at random intervals; each undone before the next.
     const faults = (async () => {
       const kinds: Fault[] = clock ? ['engine_kill', 'hub_drop', 'clock_step'] : ['engine_kill', 'hub_drop'];
-      while (performance.now() < endAt - 15_000) {
+      while (withFaults && performance.now() < endAt - 15_000) {
         await sleep(FAULT_EVERY_MS * (0.5 + rand()));
         if (performance.now() >= endAt - 15_000) break;
         const kind = kinds[Math.floor(rand() * kinds.length)]!;
@@ -267,7 +287,28 @@ export async function faultSoak(minutes = 30, seed = 0x43b): Promise<FaultSoakRe
         r[outcome]++;
       }
     };
-    await Promise.all([faults, ...Array.from({ length: WORKERS }, () => worker())]);
+    // The heap mode: every minute a full collection and a memoryUsage line in the agent; at each chosen minute a
+    // heap snapshot too.
+    const probe = async (label: string): Promise<void> => {
+      fs.writeFileSync(path.join(heapDir!, 'next-label'), label);
+      const counts = { requests: r.requests, served: r.served, failedExpected: r.failedExpected, cancelled: r.cancelled, faults: r.faults };
+      const rssMb = procStatus(pid).rssMb;
+      process.kill(pid, 'SIGWINCH');
+      await waitFor(() => fs.existsSync(path.join(heapDir!, `${label}.done`)), `heap probe ${label}`, 600_000);
+      fs.appendFileSync(path.join(heapDir!, 'soak.jsonl'), JSON.stringify({ label, rssMbBefore: rssMb, ...counts }) + '\n');
+    };
+    const snapshots = (async () => {
+      if (!heapDir) return;
+      const at = new Set(opts.snapshotMinutes ?? [r.warmupMinutes, minutes - 0.5]);
+      const marks = [...new Set([...at, ...Array.from({ length: Math.floor(minutes) }, (_, i) => i + 1)])].filter((m) => m < minutes).sort((a, b) => a - b);
+      for (const m of marks) {
+        await sleep(Math.max(0, t0 + m * 60_000 - performance.now()));
+        const label = `m${String(m).replace('.', '_')}`;
+        await probe(at.has(m) ? label : `${label}.mem`);
+        if (at.has(m)) console.error(`fault soak: heap snapshot ${label} at ${r.requests} requests`);
+      }
+    })();
+    await Promise.all([faults, snapshots, ...Array.from({ length: WORKERS }, () => worker())]);
     clearInterval(sampler);
     // Settle: reconnected, the engine back, answers delivered; then a normal stop, timed.
     await waitFor(connected, 'the agent to be connected', 60_000);
@@ -314,7 +355,12 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     console.error('usage: SOAK_MINUTES=30 SOAK_SEED=1083 npm run soak   (minutes: a positive number; seed: a whole number)');
     process.exit(2);
   }
-  const r = await faultSoak(minutes, seed);
+  const snapshotMinutes = process.env.SOAK_SNAPSHOT_MINUTES?.split(',').map(Number).filter((m) => m >= 0);
+  const r = await faultSoak(minutes, seed, {
+    faults: process.env.SOAK_FAULTS !== '0',
+    ...(process.env.SOAK_HEAP_SNAPSHOTS ? { heapDir: process.env.SOAK_HEAP_SNAPSHOTS } : {}),
+    ...(snapshotMinutes?.length ? { snapshotMinutes } : {}),
+  });
   const { unexpectedErrors, ...figures } = r;
   for (const [k, v] of Object.entries(figures)) console.log(`${k.padEnd(22)} ${typeof v === 'object' ? JSON.stringify(v) : v}`);
   if (unexpectedErrors.length) console.log(`unexpected errors:\n  ${unexpectedErrors.join('\n  ')}`);
