@@ -10,24 +10,29 @@ import { expect, go, slug, test } from './support/fixtures';
 
 const tgz = Buffer.from('the npm tarball of swan-provider-console 99.0.0 '.repeat(64));
 
-test.use({ stackOptions: { withKey: true, gpu: true, tokensPerSecond: 20 } });
+test.use({ stackOptions: { withKey: true, gpu: true, tokensPerSecond: 10 } });
 
 test('an update found, downloaded and verified, held until the last request finished, then ready', async ({ app, stack }) => {
+  // The request below streams for about 30 s: room for the steps between it and the download on a loaded machine.
+  test.setTimeout(150_000);
   const gh = await GithubReleasesStandIn.start({ tag: 'v99.0.0', assets: [{ name: 'swan-provider-console-99.0.0.tgz', data: tgz }] });
   try {
     await expect(app.getByTestId('link-state')).toHaveText('Connected');
     const model = stack.engine.models[0]!;
-    // A paid request streaming through the hub: 300 tokens at 20 a second.
-    const request = stack.chat(model, 300);
-    await go(app, 'engines');
-    await expect(app.getByTestId(`model-inflight-${slug(model)}`)).toHaveText(/^1 \//);
-
     await go(app, 'settings');
     const card = app.getByTestId('about-card');
     await card.getByTestId('input-updateFeedUrl').fill(gh.feed);
     await card.getByTestId('update-check').click();
     await expect(card.getByTestId('update-result')).toHaveAttribute('data-code', 'update_available');
     await expect(card.getByTestId('update-latest')).toHaveText('99.0.0');
+
+    // A paid request streaming through the hub: 300 tokens at 10 a second.
+    const request = stack.chat(model, 300);
+    await go(app, 'engines');
+    await expect(app.getByTestId(`model-inflight-${slug(model)}`)).toHaveText(/^1 \//);
+    // Back on Settings, the card shows the agent's last check again (update.status), with its Download.
+    await go(app, 'settings');
+    await expect(card.getByTestId('update-result')).toHaveAttribute('data-code', 'update_available');
     const steps = card.getByTestId('update-download');
     await expect(steps).toHaveAttribute('data-state', 'available');
 
