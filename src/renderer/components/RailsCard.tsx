@@ -50,7 +50,8 @@ export function RailsCard({ from, to, label, refreshKey }: { from: number; to: n
     return getBridge().invoke('usage.rails', { from: startOfToday(now), to: now });
   }, [refreshKey, pause]);
   const period = useFetch(() => getBridge().invoke('usage.rails', { from, to: Math.max(to, Date.now()) }), [from, to, refreshKey, pause]);
-  const recent = today.data?.recent ?? [];
+  // The agent's own start (rails_start) only closes spans: the list shows the rails' decisions.
+  const recent = (today.data?.recent ?? []).filter((e) => e.code !== 'rails_start');
   return (
     <Card title="Paused and throttled" testId="usage-rails">
       <ErrorText error={today.error ?? period.error} />
