@@ -4,6 +4,9 @@
 import { defineConfig } from '@playwright/test';
 
 const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+// Auto-discovery probes no default port in the agents the specs start (inherited by every child): an engine
+// this machine happens to run is never taken for a spec's own.
+process.env.SWAN_DISCOVERY_URLS ??= '';
 
 export default defineConfig({
   testDir: 'e2e',

@@ -1,6 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
-const shared = { environment: 'node', testTimeout: 30_000, hookTimeout: 30_000, pool: 'forks' } as const;
+// SWAN_DISCOVERY_URLS empty: auto-discovery probes no default port, in the suites and every agent or CLI they
+// start, so an engine this machine happens to run (a llama-server on 8080) is never taken for a test's own.
+const shared = { environment: 'node', testTimeout: 30_000, hookTimeout: 30_000, pool: 'forks', env: { SWAN_DISCOVERY_URLS: '' } } as const;
 
 export default defineConfig({
   test: {

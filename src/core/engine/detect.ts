@@ -22,10 +22,29 @@ export const DEFAULT_PORTS: Readonly<Record<Exclude<EngineType, 'openai' | 'unkn
   tgi: [8080, 3000],
 };
 
-/** http://127.0.0.1:<port> for every default port, once each. */
-export function defaultProbeUrls(host = '127.0.0.1'): string[] {
+/** The variable that replaces the default ports auto-discovery probes (comma-separated loopback URLs; empty: none). */
+export const DISCOVERY_URLS_ENV = 'SWAN_DISCOVERY_URLS';
+
+/**
+ * What auto-discovery probes: http://127.0.0.1:<port> for every default port, once each; or the loopback
+ * addresses SWAN_DISCOVERY_URLS names instead (an engine on a port of its own on this machine, or none at all:
+ * the test suites set it empty so an engine the machine happens to run is never taken for one of theirs).
+ * Discovery never probes beyond this machine by itself: other entries are left out.
+ */
+export function defaultProbeUrls(host = '127.0.0.1', env: NodeJS.ProcessEnv = process.env): string[] {
+  const given = env[DISCOVERY_URLS_ENV];
+  if (given !== undefined) return given.split(',').map((u) => u.trim()).filter(isLoopbackUrl);
   const ports = new Set(Object.values(DEFAULT_PORTS).flat());
   return [...ports].sort((a, b) => a - b).map((p) => `http://${host}:${p}`);
+}
+
+function isLoopbackUrl(raw: string): boolean {
+  try {
+    const u = new URL(raw);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password && ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
+  } catch {
+    return false;
+  }
 }
 
 const OWNED_BY: Record<string, EngineType> = { vllm: 'vllm', sglang: 'sglang', llamacpp: 'llamacpp', library: 'ollama', organization_owner: 'lmstudio' };
