@@ -1,4 +1,4 @@
-// `doctor`'s part of the self-check a running agent makes (issue 40): the same inputs, read by the same core
+// `doctor`'s part of the self-check a running agent makes: the same inputs, read by the same core
 // code (bridge/machine-checks.ts), decided by the same function (verdict.ts machineChecks), so each finding
 // carries the code the agent's verdict uses. What a one-shot check can read itself: the windows the served
 // models' engines run under models.json's `context_length`, and the disk under the home. The traffic since the
