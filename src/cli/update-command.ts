@@ -15,6 +15,7 @@ import { homePath } from '../core/config/home-layout';
 import { readHolder } from '../core/config/home-lock';
 import { SettingsFile } from '../core/config/settings-file';
 import { feedUrlProblem } from '../core/update/check';
+import { fmtTime } from '../shared/dates';
 import { askIdle } from './console-link';
 import { Updates } from '../core/update/updates';
 
@@ -106,7 +107,7 @@ export async function updateCommand(o: UpdateCommandOptions): Promise<number> {
           const at = Date.now();
           const agentRunning = { ...agent, idleAt: at, heldFor: idle.heldFor };
           const waited = idle.heldFor ? ` (it waited for ${idle.heldFor} request${idle.heldFor === 1 ? '' : 's'} to finish)` : '';
-          report = { ...base, agentRunning, code: 'update_ready', download: { ...d }, next: `No request was in flight at ${new Date(at).toISOString().slice(11, 19)} UTC${waited}. Nothing was installed. Stop the agent now (new requests may start), then: ${install}.`, exit: UPDATE_EXIT.ok };
+          report = { ...base, agentRunning, code: 'update_ready', download: { ...d }, next: `No request was in flight at ${fmtTime(at)}${waited}. Nothing was installed. Stop the agent now (new requests may start), then: ${install}.`, exit: UPDATE_EXIT.ok };
         } else {
           report = { ...base, code: 'update_held_requests_in_flight', download: { ...d, state: 'held', code: 'update_held_requests_in_flight' }, next: `The agent (pid ${agent.pid}) did not say within ${waitS} s that no request is in flight. The verified file stays in ${path.dirname(d.file ?? '')}; run \`swan-provider update\` again later, or open its console's Settings → About, which holds the update until the last request has finished.`, exit: UPDATE_EXIT.held };
         }
