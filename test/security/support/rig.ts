@@ -50,7 +50,9 @@ export async function startRig(): Promise<Rig> {
   writeConfigToml(home, {
     API: { NodeName: 'attack-suite' },
     Inference: { WebSocketURL: hub.wsUrl, ServiceURL: platform.url, ApiKey: PROVIDER_KEY },
-    Agent: { Discovery: false, HeartbeatIntervalSeconds: 1, HealthCheckIntervalSeconds: 1 },
+    // No deep checks: a hostile model fails its 1-token probe and is then (rightly) not routed at all, while
+    // these suites send each hostile answer through the relay to show it is refused there.
+    Agent: { Discovery: false, HeartbeatIntervalSeconds: 1, HealthCheckIntervalSeconds: 1, DeepHealthCheckEvery: 0 },
     Gateway: { Enable: true, Listen: `127.0.0.1:${gatewayPort}` },
   });
   const gatewayKey = new GatewayKeys(home).create('attack-suite').key;
