@@ -24,7 +24,11 @@ async function serve(handler: (req: http.IncomingMessage, body: string, res: htt
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     bodies,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections(); // the agent's keep-alive connections: close alone waits for them
+      }),
   };
 }
 

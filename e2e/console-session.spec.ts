@@ -41,7 +41,16 @@ fetch(c + '/metrics', { credentials: 'include' }).then((r) => r.text()).then((t)
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-  return { url, seen, close: () => new Promise((r) => server.close(() => r())) };
+  // The attacker's page may still hold a keep-alive connection: close ends those too (close alone waits for them).
+  return {
+    url,
+    seen,
+    close: () =>
+      new Promise((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
+  };
 }
 
 function socketStatus(url: string, headers: Record<string, string>, protocols: string[] = []): Promise<number> {
