@@ -67,7 +67,8 @@ describe.skipIf(process.platform === 'win32')('swan-provider link against a runn
       const [first] = await agent.line(/console: (http:\/\/127\.0\.0\.1:\d+\/\?code=\S+)/, 'the first link', 60_000);
       // Printed after "agent running", so start-up lines do not scroll it away.
       expect(agent.out.indexOf('agent running')).toBeLessThan(agent.out.indexOf(first));
-      expect(agent.out).toContain('swan-provider link --home');
+      // The hint follows the link, perhaps in a later chunk of the agent's output.
+      await agent.line(/swan-provider link --home/, 'the hint after the link', 10_000);
       const r = await runCli(['link', '--home', home]);
       expect(r.code).toBe(0);
       const url = /console: (\S+)/.exec(r.stdout)![1]!;
