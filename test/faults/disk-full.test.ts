@@ -5,71 +5,30 @@
 // rows are in the ledger when it starts again. An agent started on a read-only home says so in one line.
 // The log itself on a full disk: no uncaught error, a coded problem, a bounded flush, and it writes again;
 // and the verdict says disk_full while it lasts.
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { Log, type LogFileProblem } from '../../src/core/base/log';
 import { Agent } from '../../src/core/agent';
-import { RecordingHub } from '../support/recording-hub';
-import { startTestEngine, type TestEngine } from '../support/engine-server';
 import { TEST_KEY } from '../support/stack';
 import { writeConfigToml } from '../support/config-toml';
 import { canMount, mountSmallDisk, type SmallDisk } from '../support/faults/small-disk';
+import { killAgents, servingRig, startAgent } from '../support/faults/disk-agent';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const CLI = path.join(root, 'bin', 'swan-provider.js');
 const MODEL = 'disk-model';
 const BURST = 30;
 /** The bound: a service manager's stop must find the process gone well before it would SIGKILL. */
 const STOP_WITHIN_MS = 10_000;
 
 const mounts: SmallDisk[] = [];
-const children: ChildProcess[] = [];
 afterEach(() => {
-  // An agent that failed to stop (the hang this suite is about) is not left behind.
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  killAgents();
   for (const d of mounts.splice(0)) d.unmount();
 });
 
-interface Child {
-  child: ChildProcess;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  output: () => string;
-  stderr: () => string;
-}
-
-function startAgent(home: string): Child {
-  const env = { ...process.env };
-  delete env.INFERENCE_API_KEY;
-  delete env.INFERENCE_WS_URL;
-  const child = spawn(process.execPath, [CLI, 'run', '--config', path.join(home, 'config.toml'), '--home', home, '--no-discovery'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => {
-    out += d.toString();
-    err += d.toString();
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  return { child, exited, output: () => out, stderr: () => err };
-}
-
 describe.skipIf(!canMount())('a full disk (a tmpfs filled to ENOSPC)', () => {
-  let engine: TestEngine;
-  let hub: RecordingHub;
-
-  beforeAll(async () => {
-    engine = await startTestEngine({ models: [MODEL], mode: { generate: 50, delayMs: 2 }, promptTokens: 9 });
-    hub = await RecordingHub.start();
-  });
-  afterAll(async () => {
-    await hub?.close();
-    await engine?.close();
-  });
+  const rig = servingRig(MODEL);
 
   it(
     'serves on, SIGTERM ends the agent in under 10 s, and every row the hub was told of is in the ledger after restart',
@@ -77,11 +36,8 @@ describe.skipIf(!canMount())('a full disk (a tmpfs filled to ENOSPC)', () => {
       const disk = mountSmallDisk(96);
       mounts.push(disk);
       const home = disk.dir;
-      fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify({ [MODEL]: { endpoint: engine.url } }));
-      writeConfigToml(home, {
-        Inference: { Enable: true, WebSocketURL: hub.wsUrl, ServiceURL: 'http://127.0.0.1:9', ApiKey: TEST_KEY },
-        Agent: { Discovery: false, HealthCheckIntervalSeconds: 0.2 },
-      });
+      const { hub } = rig;
+      rig.configure(home);
       hub.reset();
       const agent = startAgent(home);
       try {

@@ -5,22 +5,17 @@
 // SIGTERM while it is still read-only ends the agent within seconds, and the rows it could not write are
 // counted in one coded line (ledger_rows_lost), never silently gone, never written twice. In process: the
 // verdict says disk_read_only while it lasts and no more after, and the log says so once each way.
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Log, type LogFileProblem } from '../../src/core/base/log';
 import { Agent } from '../../src/core/agent';
 import { RecordingHub, type ReceivedEnd } from '../support/recording-hub';
-import { startTestEngine, type TestEngine } from '../support/engine-server';
-import { TEST_KEY, until } from '../support/stack';
-import { writeConfigToml } from '../support/config-toml';
+import { until } from '../support/stack';
 import { canFailDisk, mountFailingDisk, type FailingDisk } from '../support/faults/failing-disk';
+import { killAgents, servingRig, startAgent } from '../support/faults/disk-agent';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const CLI = path.join(root, 'bin', 'swan-provider.js');
 const MODEL = 'ro-model';
 const BURST = 20;
 /** A service manager's stop must find the process gone well before it would SIGKILL. */
@@ -32,32 +27,10 @@ const canRun = canFailDisk();
 if (!canRun) console.warn('disk-read-only: skipped, this process cannot mount an ext4 image on a loop device (needs root and loop devices)');
 
 const disks: FailingDisk[] = [];
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-});
+afterEach(() => killAgents());
 afterAll(() => {
   for (const d of disks.splice(0)) d.unmount();
 });
-
-interface Child {
-  child: ChildProcess;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  output: () => string;
-}
-
-function startAgent(home: string): Child {
-  const env = { ...process.env };
-  delete env.INFERENCE_API_KEY;
-  delete env.INFERENCE_WS_URL;
-  const child = spawn(process.execPath, [CLI, 'run', '--config', path.join(home, 'config.toml'), '--home', home, '--no-discovery'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  return { child, exited, output: () => out };
-}
 
 /** Sends `ids` as streamed hub requests and resolves with their ends once every one has ended. */
 async function serve(hub: RecordingHub, ids: string[]): Promise<Map<string, ReceivedEnd>> {
@@ -109,26 +82,8 @@ function codesInLog(home: string): string[] {
     .filter((c): c is string => typeof c === 'string');
 }
 
-function config(home: string, hub: RecordingHub, engine: TestEngine): string {
-  fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify({ [MODEL]: { endpoint: engine.url } }));
-  return writeConfigToml(home, {
-    Inference: { Enable: true, WebSocketURL: hub.wsUrl, ServiceURL: 'http://127.0.0.1:9', ApiKey: TEST_KEY },
-    Agent: { Discovery: false, HealthCheckIntervalSeconds: 0.2 },
-  });
-}
-
 describe.skipIf(!canRun)('a home disk that turns read-only while serving (ext4 errors=remount-ro)', () => {
-  let engine: TestEngine;
-  let hub: RecordingHub;
-
-  beforeAll(async () => {
-    engine = await startTestEngine({ models: [MODEL], mode: { generate: 50, delayMs: 2 }, promptTokens: 9 });
-    hub = await RecordingHub.start();
-  });
-  afterAll(async () => {
-    await hub?.close();
-    await engine?.close();
-  });
+  const rig = servingRig(MODEL);
 
   it(
     'serves on; held rows are written once the disk is mounted again; a SIGTERM while read-only exits in seconds and counts the rows it could not write',
@@ -136,7 +91,8 @@ describe.skipIf(!canRun)('a home disk that turns read-only while serving (ext4 e
       const disk = mountFailingDisk(64);
       disks.push(disk);
       const home = disk.dir;
-      config(home, hub, engine);
+      const { hub } = rig;
+      rig.configure(home);
       hub.reset();
       const agent = startAgent(home);
       await hub.waitForModel(MODEL, 60_000).catch((e: Error) => {
@@ -213,7 +169,8 @@ describe.skipIf(!canRun)('a home disk that turns read-only while serving (ext4 e
     async () => {
       const disk = mountFailingDisk(32);
       disks.push(disk);
-      const configPath = config(disk.dir, hub, engine);
+      const { hub } = rig;
+      const configPath = rig.configure(disk.dir);
       hub.reset();
       const log = new Log({ file: path.join(disk.dir, 'logs', 'agent.jsonl'), console: false });
       const problems: Array<LogFileProblem | null> = [];
