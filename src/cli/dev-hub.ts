@@ -103,6 +103,18 @@ function json(res: http.ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
+/** A /dev route's JSON object body (an empty body is `{}`); undefined when the body is not a JSON object. */
+async function readJsonObject(req: http.IncomingMessage): Promise<Record<string, unknown> | undefined> {
+  try {
+    const body: unknown = JSON.parse((await readBody(req)) || '{}');
+    return typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const NOT_JSON = { error: { message: 'the body is not a JSON object' } };
+
 /** A usage-only stream chunk (`choices: []` plus usage), as engines send for stream_options.include_usage. */
 function isUsageOnly(chunk: unknown): boolean {
   const c = chunk as { choices?: unknown; usage?: unknown } | null;
@@ -460,12 +472,8 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
           );
         case 'POST /dev/notice': {
           // Body: a notice payload ({event, severity, model_id?, message, details?}), optionally {node_id, notice: {...}}.
-          let body: Record<string, unknown>;
-          try {
-            body = JSON.parse((await readBody(req)) || '{}') as Record<string, unknown>;
-          } catch {
-            return json(res, 400, { error: { message: 'the body is not JSON' } });
-          }
+          const body = await readJsonObject(req);
+          if (!body) return json(res, 400, NOT_JSON);
           const notice = typeof body.notice === 'object' && body.notice !== null ? (body.notice as Record<string, unknown>) : body;
           const sent = noticeTo(notice, typeof body.node_id === 'string' ? body.node_id : undefined);
           log(`sent a notice (${String(notice.event).slice(0, 64)}) to ${sent} provider(s)`);
@@ -474,12 +482,8 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
         case 'POST /dev/upgrade': {
           // Body: {latest, running?, message?}: the next register acks advise an upgrade; connected providers are
           // closed so that they register again (as after a hub restart) and hear it.
-          let body: Record<string, unknown>;
-          try {
-            body = JSON.parse((await readBody(req)) || '{}') as Record<string, unknown>;
-          } catch {
-            return json(res, 400, { error: { message: 'the body is not JSON' } });
-          }
+          const body = await readJsonObject(req);
+          if (!body) return json(res, 400, NOT_JSON);
           const s = (v: unknown): string | undefined => (typeof v === 'string' && v ? v.slice(0, 500) : undefined);
           upgradeAdvice = { ...(s(body.running) ? { running: s(body.running) } : {}), ...(s(body.latest) ? { latest: s(body.latest) } : {}), ...(s(body.message) ? { message: s(body.message) } : {}) };
           let closed = 0;
@@ -493,12 +497,8 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
           return json(res, 200, { closed });
         }
         case 'POST /dev/status': {
-          let body: { key?: unknown; status?: unknown };
-          try {
-            body = JSON.parse((await readBody(req)) || '{}') as typeof body;
-          } catch {
-            return json(res, 400, { error: { message: 'the body is not JSON' } });
-          }
+          const body = await readJsonObject(req);
+          if (!body) return json(res, 400, NOT_JSON);
           if (typeof body.key !== 'string' || !DEV_STATUS_NAMES.includes(body.status as DevStatusName)) {
             return json(res, 400, { error: { message: `send {"key": "...", "status": one of ${DEV_STATUS_NAMES.join(', ')}}` } });
           }
@@ -508,7 +508,8 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
         case 'POST /dev/warmup':
         case 'POST /dev/verify':
         case 'POST /dev/benchmark': {
-          const body = JSON.parse((await readBody(req)) || '{}') as Record<string, unknown>;
+          const body = await readJsonObject(req);
+          if (!body) return json(res, 400, NOT_JSON);
           const kind = url.pathname.slice(5);
           const model = String(body.model_id ?? '');
           const p = [...providers.values()].find((x) => x.connected && (!model || x.models.includes(model)));

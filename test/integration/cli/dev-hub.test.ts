@@ -161,6 +161,17 @@ describe('dev hub dialect', () => {
     expect(p.frames.find((f) => f.type === 'notice')!.payload).toEqual({ event: 'payout_pending', severity: 'info', message: 'soon' });
     expect((await fetch(`${hub.url}/dev/notice`, { method: 'POST', body: '{nope' })).status).toBe(400);
   });
+
+  it('a /dev body that is not a JSON object is a 400 on every route that reads one (never a 500)', async () => {
+    hub = await startDevHub({ token: TEST_KEY });
+    await provider(hub);
+    for (const route of ['notice', 'upgrade', 'status', 'warmup', 'verify', 'benchmark']) {
+      for (const body of ['{nope', '[1]', 'null', '7']) {
+        const r = await fetch(`${hub.url}/dev/${route}`, { method: 'POST', body });
+        expect({ route, body, status: r.status }).toEqual({ route, body, status: 400 });
+      }
+    }
+  });
 });
 
 describe('dev hub platform API', () => {
