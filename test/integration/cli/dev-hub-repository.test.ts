@@ -17,17 +17,15 @@ import { MANIFEST_FILENAME, readGoManifest } from '../../../src/core/weights/man
 import { CliProcess, runCli } from '../../support/cli/cli';
 import { tempHome, TEST_KEY, until } from '../../support/stack';
 import { bytesOf, sha256 } from '../../support/swan-repository';
-import { repoRoot } from '../../support/traces';
+import { tinyLlamaGguf } from '../../support/gguf-file';
 
 const ID = 'swan-test/tiny-chat';
 const ENC = encodeURIComponent(ID);
-const TINY_GGUF = path.resolve(repoRoot, '..', 'shared', 'engines', 'llama.cpp', 'models', 'tiny.gguf');
-const HAVE_GGUF = fs.existsSync(TINY_GGUF);
 const SHARD = bytesOf(300 * 1024 + 17, 11); // over 200 KB: several chunks, a real Range slice
 /** The model's files as the repository must list them: sorted, dot-names left out. */
 const FILES: Record<string, Buffer> = {
   'config.json': Buffer.from('{"architectures":["LlamaForCausalLM"]}\n'),
-  ...(HAVE_GGUF ? { 'model.gguf': fs.readFileSync(TINY_GGUF) } : {}),
+  'model.gguf': tinyLlamaGguf(),
   'shard-00001.bin': SHARD,
   'tokenizer/tokenizer.json': Buffer.from('{"version":"1.0"}\n'),
 };
@@ -169,8 +167,8 @@ describe('the dev hub model repository', () => {
     const row = rows.find((x) => x.modelId === ID);
     expect(row).toMatchObject({ inRepository: true, sizeBytes: TOTAL, earnHereDaily: 0.6 });
     expect(row!.demand).toMatchObject({ estEntrantDailyEarnings: 0.6, estDailyEarnings: 0.6, onlineProviders: 0, requests24h: 1200, demandTrend: 'rising', tier: 'small', vramKnown: false, contextLength: 8192 });
-    // A real fit needs a real GGUF header; without ../shared's tiny.gguf the files are not a model and the fit is unknown.
-    if (HAVE_GGUF) expect(row!.fit.fit).toBe('fits');
+    // The fit comes from the GGUF's header, read by range requests from the dev hub's repository.
+    expect(row!.fit.fit).toBe('fits');
   });
 
   it('lists the model in the public catalogue too, so a provider serving it is routed', async () => {
