@@ -6,7 +6,7 @@ import type { DevHub } from '../../src/cli/dev-hub';
 import { chat, lastStatus, modelOf, registered, startStack, until, type Stack } from '../support/stack';
 import { generatedText } from '../support/traces';
 import { NETWORK_OUTAGE } from '../../src/core/hub/network-answer';
-import { audit, FULL, report, rng, scale, streamChat } from '../support/faults/faults';
+import { audit, report, rng, scale, streamChat } from '../support/faults/faults';
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -131,6 +131,7 @@ describe('engine faults', () => {
     await stillServes(stack);
   });
 
+  // The default (60 s) is config's (test/core/config/config.test.ts); this shows the configured value is the one that ends it.
   it('hangs before the first byte with no cancel: ends with 504 once [Agent] EngineHeadersTimeoutSeconds passes', async () => {
     stack = await startStack({ engines: [{ mode: 'hang' }], agent: { EngineHeadersTimeoutSeconds: 0.5 } });
     await registered(stack);
@@ -149,19 +150,6 @@ describe('engine faults', () => {
     await until(() => modelOf(stack!.agent, stack!.engines[0]!.modelIds[0]!)?.health === 'healthy', 'healthy again', 15_000);
     await stillServes(stack);
   });
-
-  it('hangs before the first byte by default: ends with 504 after the 60 s default', async (ctx) => {
-    // Long form only (FAULTS_FULL=1): it waits the whole default header timeout.
-    ctx.skip(!FULL, 'skipped: waits the whole 60 s default header timeout; runs with FAULTS_FULL=1 (npm run test:faults)');
-    stack = await startStack({ engines: [{ mode: 'hang' }] });
-    await registered(stack);
-    const started = Date.now();
-    const o = await streamChat(stack.hub!, stack.engines[0]!.modelIds[0]!, 10);
-    const ms = Date.now() - started;
-    report('engine-hang-default-timeout', { injected: 1, recovered: o.status === 504 ? 1 : 0, lost: o.status === 504 ? 0 : 1, duplicated: 0 }, { endedAfterMs: ms });
-    expect(o).toMatchObject({ status: 504, error: expect.stringMatching(/did not answer within 60 s/) });
-    expect(ms).toBeLessThan(65_000);
-  }, 90_000);
 
   it('stalls mid-stream: the hub cancel frees the engine request', async () => {
     stack = await startStack({ engines: [{ mode: { generate: 100, stallAfterEvents: 10 } }] });
