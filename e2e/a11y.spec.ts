@@ -4,7 +4,7 @@
 // and light on a narrower screen (what differs there is layout); any violation fails the run. The stack serves real traffic first, so Requests has rows and the Dashboard has data.
 // The first-run pages (a fresh agent without a key) are checked in each of their states.
 import { axeViolations, describeViolations } from './support/axe';
-import { expect, go, slug, test } from './support/fixtures';
+import { continueFromKey, expect, go, slug, test } from './support/fixtures';
 import { PENDING_KEY, PROVIDER_KEY } from './support/stack';
 
 const PAGES = ['dashboard', 'requests', 'usage', 'fleet', 'engines', 'logs', 'settings'] as const;
@@ -94,7 +94,7 @@ for (const { colorScheme, viewport } of CASES) {
       await app.getByTestId('key-check').click();
       await expect(app.getByTestId('key-status-badge')).toHaveText('active');
       await check('key valid');
-      await app.getByTestId('key-continue').click();
+      await continueFromKey(app);
       await expect(app.getByTestId('pick-' + slug(stack.engine.models[0]!))).toBeVisible();
       await check('models to serve');
       await app.getByTestId('serve-continue').click();

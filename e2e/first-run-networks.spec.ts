@@ -7,7 +7,7 @@ import { expect, type Page } from '@playwright/test';
 import { NETWORK_DASHBOARDS, NETWORKS } from '../src/shared/networks';
 import { firstRunTest, type FirstRunStack, type Network } from './support/first-run';
 import { PROVIDER_KEY } from './support/stack';
-import { slug } from './support/fixtures';
+import { continueFromKey, slug } from './support/fixtures';
 
 const test = firstRunTest;
 
@@ -35,7 +35,7 @@ async function addEngine(app: Page, first: FirstRunStack): Promise<void> {
 
 /** Steps 3 and 4, then the agent serves the chosen hub with the key. */
 async function finishAndServe(app: Page, first: FirstRunStack, network: Network): Promise<void> {
-  await app.getByTestId('key-continue').click();
+  await continueFromKey(app);
   await addEngine(app, first);
   await app.getByTestId('serve-continue').click();
   await expect(app.getByTestId('onboarding-summary-models')).toContainText(`${first.engine.models.length} model(s) to serve`);

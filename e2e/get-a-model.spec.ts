@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect, test } from '@playwright/test';
 import { PROVIDER_KEY, repoRoot, startCli, CONSOLE_LINE, type Proc } from './support/stack';
-import { slug } from './support/fixtures';
+import { continueFromKey, slug } from './support/fixtures';
 
 const LLAMA = path.resolve(repoRoot, '..', 'shared', 'engines', 'llama.cpp');
 const GGUF = path.join(LLAMA, 'models', 'small.gguf');
@@ -66,7 +66,7 @@ test('onboarding → get a model → fit and earnings → download (progress) �
   await page.getByTestId('key-input').fill(PROVIDER_KEY);
   await page.getByTestId('key-check').click();
   await expect(page.getByTestId('key-status-badge')).toHaveText('active');
-  await page.getByTestId('key-continue').click();
+  await continueFromKey(page);
 
   // Step 3: no engine, no model: get one.
   await expect(page.getByTestId('onboarding-no-models')).toBeVisible();

@@ -6,7 +6,7 @@
 // page passes axe (a11y.spec.ts covers the wide layouts).
 import type { Page } from '@playwright/test';
 import { axeViolations, describeViolations } from './support/axe';
-import { expect, go, slug, test } from './support/fixtures';
+import { continueFromKey, expect, go, slug, test } from './support/fixtures';
 import { PROVIDER_KEY } from './support/stack';
 
 const PAGES = ['dashboard', 'requests', 'usage', 'fleet', 'engines', 'logs', 'settings'] as const;
@@ -121,7 +121,7 @@ test.describe('the first run at 360 px', () => {
     await expect(app.getByTestId('key-status-badge')).toHaveText('active');
     await check('key');
     await expectWhole(app, 'key-continue');
-    await app.getByTestId('key-continue').click();
+    await continueFromKey(app);
     await expect(app.getByTestId('onboarding-serve')).toBeVisible();
     await check('engines and models');
     await expectWhole(app, 'rescan-button');

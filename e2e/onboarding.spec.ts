@@ -4,7 +4,7 @@
 // reachable throughout. (Each network from an empty home: first-run-networks.spec.ts.)
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { expect, go, shoot, slug, test } from './support/fixtures';
+import { continueFromKey, expect, go, shoot, slug, test } from './support/fixtures';
 import { PENDING_KEY, PROVIDER_KEY } from './support/stack';
 
 test.use({ stackOptions: { withKey: false, gpu: true, tokensPerSecond: 40 } });
@@ -77,7 +77,7 @@ test('first run in four steps: network, a pending then a valid key, models to se
   await expect(app.getByTestId('key-status-badge')).toHaveText('active');
   await expect(app.getByTestId('key-status')).toHaveAttribute('data-can-connect', 'true');
   await expect.poll(async () => (await stack.provider())?.connected).toBe(true);
-  await app.getByTestId('key-continue').click();
+  await continueFromKey(app);
 
   // Step 3: GPUs, the engine behind models.json (probed although discovery is off), every model with a switch.
   await expect(app.getByTestId('onboarding-gpus')).toContainText('Simulated NVIDIA GPU (e2e)');
@@ -109,7 +109,7 @@ test('finishing with nothing to serve: the badge says so in amber, not a green "
   await app.getByTestId('key-input').fill(PROVIDER_KEY);
   await app.getByTestId('key-check').click();
   await expect(app.getByTestId('key-valid')).toBeVisible();
-  await app.getByTestId('key-continue').click();
+  await continueFromKey(app);
   for (const m of [first, second]) await app.getByTestId(`pick-${slug(m)}`).uncheck();
   await app.getByTestId('serve-continue').click();
   await expect(app.getByTestId('onboarding-summary-models')).toContainText('Nothing to serve yet');

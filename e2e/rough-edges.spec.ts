@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 // The rough edges a walkthrough found, each checked where the owner saw it.
-import { expect, go, slug, test } from './support/fixtures';
+import { continueFromKey, expect, go, slug, test } from './support/fixtures';
 import { PROVIDER_KEY } from './support/stack';
 
 test('Settings: toggles one per line, desktop-only options say so, the hub example has no /ws', async ({ app }) => {
@@ -139,7 +139,7 @@ test.describe('after onboarding', () => {
     await app.getByTestId('key-input').fill(PROVIDER_KEY);
     await app.getByTestId('key-check').click();
     await expect(app.getByTestId('key-saved')).toBeVisible();
-    await app.getByTestId('key-continue').click();
+    await continueFromKey(app);
     await app.getByTestId('serve-continue').click();
     await app.evaluate("document.getElementById('main')?.scrollTo(0, 10000); window.scrollTo(0, 10000)");
     await app.getByTestId('onboarding-go').click();

@@ -41,6 +41,18 @@ export async function go(page: Page, name: 'dashboard' | 'requests' | 'usage' | 
   await expect(page.getByTestId(`page-${name}`)).toBeVisible();
 }
 
+/**
+ * Step 2 → step 3 of the first run once the key is saved. The agent then dials the hub with it, and a dev hub's
+ * "simulated network" banner appears at the top of the page when it connects, moving everything down: a click
+ * as it appears lands on whatever was below the button (seen on a busy machine). So the click waits for the
+ * banner, and the step is seen to change.
+ */
+export async function continueFromKey(page: Page): Promise<void> {
+  await expect(page.getByTestId('simulated-banner')).toBeVisible();
+  await page.getByTestId('key-continue').click();
+  await expect(page.getByTestId('onboarding-serve')).toBeVisible();
+}
+
 /** `npm run screenshots` sets this; only then are the docs' copies (tracked files) rewritten. */
 export const WRITE_DOCS_SCREENSHOTS = process.env.SWAN_SCREENSHOTS === '1';
 
