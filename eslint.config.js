@@ -75,7 +75,11 @@ export default tseslint.config(
         'error',
         {
           paths: [
-            { name: 'electron', importNames: ['ipcMain', 'ipcRenderer'], message: 'IPC goes through src/main/ipc.ts and src/preload/index.ts only (validated, guarded channels).' },
+            {
+              name: 'electron',
+              importNames: ['ipcMain', 'ipcRenderer'],
+              message: 'IPC goes through src/main/ipc.ts and src/preload/index.ts only (validated, guarded channels).',
+            },
           ],
         },
       ],

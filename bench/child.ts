@@ -38,7 +38,9 @@ export function startChild(o: StartOptions): Promise<Child> {
     for (const l of text.split('\n')) if (l.trim()) lines.push(l);
     if (lines.length > 40) lines.splice(0, lines.length - 40);
   };
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    proc.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   const tail = (): string => lines.join('\n');
   // Whole stdout lines, for the loop probe's answers.
   const probeWaiters: Array<(json: unknown) => void> = [];
@@ -73,7 +75,10 @@ export function startChild(o: StartOptions): Promise<Child> {
         tail,
         probe: (timeoutMs = 5000) =>
           new Promise((res, rej) => {
-            const timer = setTimeout(() => rej(new Error(`${o.name} did not answer the loop probe within ${timeoutMs} ms (started without --import ./bench/loop-probe.mjs?)`)), timeoutMs);
+            const timer = setTimeout(
+              () => rej(new Error(`${o.name} did not answer the loop probe within ${timeoutMs} ms (started without --import ./bench/loop-probe.mjs?)`)),
+              timeoutMs,
+            );
             probeWaiters.push((json) => {
               clearTimeout(timer);
               res(json);

@@ -114,7 +114,12 @@ async function oneRequest(hub: DevHub, rand: () => number, errors: string[]): Pr
   const roll = rand();
   const n = 10 + Math.floor(rand() * 150);
   const post = (body: Record<string, unknown>, signal?: AbortSignal): Promise<Response> =>
-    fetch(`${hub.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), ...(signal ? { signal } : {}) });
+    fetch(`${hub.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      ...(signal ? { signal } : {}),
+    });
   const note = (what: string): Outcome => {
     if (errors.length < 30) errors.push(what);
     return 'failedUnexpected';
@@ -193,16 +198,20 @@ export async function faultSoak(minutes = 30, seed = 0x43b, opts: SoakOptions = 
   let agent: ChildProcess | undefined;
   const stderr: string[] = [];
   try {
-    agent = spawn(process.execPath, [path.join(repo, 'bin', 'swan-provider.js'), 'run', '--config', path.join(home, 'config.toml'), '--home', home, '--no-discovery', '--quiet'], {
-      cwd: repo,
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: home,
-        ...(clock?.env() ?? {}),
-        ...(heapDir ? { NODE_OPTIONS: `--import ${pathToFileURL(path.join(repo, 'bench', 'heap-probe.mjs')).href}`, SOAK_HEAP_DIR: heapDir } : {}),
+    agent = spawn(
+      process.execPath,
+      [path.join(repo, 'bin', 'swan-provider.js'), 'run', '--config', path.join(home, 'config.toml'), '--home', home, '--no-discovery', '--quiet'],
+      {
+        cwd: repo,
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: home,
+          ...(clock?.env() ?? {}),
+          ...(heapDir ? { NODE_OPTIONS: `--import ${pathToFileURL(path.join(repo, 'bench', 'heap-probe.mjs')).href}`, SOAK_HEAP_DIR: heapDir } : {}),
+        },
       },
-    });
+    );
     agent.stderr!.on('data', (d: Buffer) => {
       stderr.push(d.toString());
       if (stderr.length > 200) stderr.shift();
@@ -246,7 +255,9 @@ export async function faultSoak(minutes = 30, seed = 0x43b, opts: SoakOptions = 
       r.rssPeakMb = Math.max(r.rssPeakMb, s.rssMb);
       r.fdsMax = Math.max(r.fdsMax, s.fds);
       samples.push({ atS: Math.round((performance.now() - t0) / 1000), ...s });
-      console.error(`fault soak ${samples.at(-1)!.atS}s: RSS ${s.rssMb} MB, ${s.fds} fds, ${r.requests} requests (${r.served} served), faults ${JSON.stringify(r.faults)}`);
+      console.error(
+        `fault soak ${samples.at(-1)!.atS}s: RSS ${s.rssMb} MB, ${s.fds} fds, ${r.requests} requests (${r.served} served), faults ${JSON.stringify(r.faults)}`,
+      );
     };
     const endAt = t0 + minutes * 60_000;
     const sampler = setInterval(sample, SAMPLE_EVERY_MS);
@@ -337,7 +348,12 @@ export async function faultSoak(minutes = 30, seed = 0x43b, opts: SoakOptions = 
     r.duplicated = [...finals.values()].filter((s) => s.size > 1).length + [...rowCount.values()].filter((c) => c > 1).length;
     r.unfinished = [...seen].filter((id) => !finals.has(id)).length;
     const logFile = path.join(home, 'logs', 'agent.jsonl');
-    r.wallClockStepsLogged = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').split('\n').filter((l) => l.includes('"wall_clock_step"')).length : 0;
+    r.wallClockStepsLogged = fs.existsSync(logFile)
+      ? fs
+          .readFileSync(logFile, 'utf8')
+          .split('\n')
+          .filter((l) => l.includes('"wall_clock_step"')).length
+      : 0;
     return r;
   } finally {
     if (agent && agent.exitCode === null && agent.signalCode === null) agent.kill('SIGKILL');
@@ -355,7 +371,9 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     console.error('usage: SOAK_MINUTES=30 SOAK_SEED=1083 npm run soak   (minutes: a positive number; seed: a whole number)');
     process.exit(2);
   }
-  const snapshotMinutes = process.env.SOAK_SNAPSHOT_MINUTES?.split(',').map(Number).filter((m) => m >= 0);
+  const snapshotMinutes = process.env.SOAK_SNAPSHOT_MINUTES?.split(',')
+    .map(Number)
+    .filter((m) => m >= 0);
   const r = await faultSoak(minutes, seed, {
     faults: process.env.SOAK_FAULTS !== '0',
     ...(process.env.SOAK_HEAP_SNAPSHOTS ? { heapDir: process.env.SOAK_HEAP_SNAPSHOTS } : {}),

@@ -149,7 +149,9 @@ if (isMain) {
   console.log(`  long-running -lms   : ${r.longRunningCpuMsPerSample.toFixed(3)} ms CPU per sample ${split(d.longRunning)}`);
   console.log(`  ratio               : ${r.ratio.toFixed(1)}x`);
   console.log(`  long-running at 1 Hz: ${r.longRunningCorePercentAt1Hz.toFixed(3)} % of one core`);
-  console.log(`  (floor: this process waking up once per interval and doing nothing costs ${(d.idleMsPerTick ?? 0).toFixed(3)} ms per wake-up here; included above, not subtracted)`);
+  console.log(
+    `  (floor: this process waking up once per interval and doing nothing costs ${(d.idleMsPerTick ?? 0).toFixed(3)} ms per wake-up here; included above, not subtracted)`,
+  );
   console.log(
     'Note: the fake nvidia-smi is a bash script, so in spawn mode the cost is dominated by starting a process (fork/exec of bash).\n' +
       'A real nvidia-smi also initialises NVML on every start (tens of ms on a real driver), so the real ratio is larger still.',

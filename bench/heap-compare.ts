@@ -48,7 +48,8 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     process.exit(2);
   }
   const tallies = files.map((f) => tally(f));
-  const total = (t: Map<string, TypeTally>) => [...t.values()].reduce((a, v) => ({ count: a.count + v.count, selfSize: a.selfSize + v.selfSize }), { count: 0, selfSize: 0 });
+  const total = (t: Map<string, TypeTally>) =>
+    [...t.values()].reduce((a, v) => ({ count: a.count + v.count, selfSize: a.selfSize + v.selfSize }), { count: 0, selfSize: 0 });
   console.log(['snapshot', 'objects', 'self MB'].join('\t'));
   files.forEach((f, i) => {
     const t = total(tallies[i]!);
@@ -57,11 +58,21 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const first = tallies[0]!;
   const last = tallies.at(-1)!;
   const keys = new Set([...first.keys(), ...last.keys()]);
-  const rows = [...keys].map((k) => ({ k, d: (last.get(k)?.count ?? 0) - (first.get(k)?.count ?? 0), ds: (last.get(k)?.selfSize ?? 0) - (first.get(k)?.selfSize ?? 0) }));
+  const rows = [...keys].map((k) => ({
+    k,
+    d: (last.get(k)?.count ?? 0) - (first.get(k)?.count ?? 0),
+    ds: (last.get(k)?.selfSize ?? 0) - (first.get(k)?.selfSize ?? 0),
+  }));
   const show = (sorted: typeof rows, title: string) => {
     console.log(`\n${title}\n${['type:name', ...files.map((f) => path.basename(f, '.heapsnapshot')), 'Δcount', 'Δself KB'].join('\t')}`);
     for (const r of sorted.slice(0, top)) console.log([r.k, ...tallies.map((t) => t.get(r.k)?.count ?? 0), r.d, (r.ds / 1024).toFixed(1)].join('\t'));
   };
-  show([...rows].sort((a, b) => b.d - a.d), 'largest growth in count');
-  show([...rows].sort((a, b) => b.ds - a.ds), 'largest growth in self size');
+  show(
+    [...rows].sort((a, b) => b.d - a.d),
+    'largest growth in count',
+  );
+  show(
+    [...rows].sort((a, b) => b.ds - a.ds),
+    'largest growth in self size',
+  );
 }

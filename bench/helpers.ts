@@ -79,10 +79,32 @@ export async function runHelperBenches(
   log: (line: string) => void = () => undefined,
 ): Promise<HelperBench[]> {
   const specs: HelperSpec[] = [
-    { id: 'gpu', name: 'GPU sampler', file: 'bench/gpu-sampler.ts', owner: 'the GPU helper owns it', exports: ['benchGpuSampler'], args: a.gpuDurationMs ? [{ durationMs: a.gpuDurationMs }] : [] },
+    {
+      id: 'gpu',
+      name: 'GPU sampler',
+      file: 'bench/gpu-sampler.ts',
+      owner: 'the GPU helper owns it',
+      exports: ['benchGpuSampler'],
+      args: a.gpuDurationMs ? [{ durationMs: a.gpuDurationMs }] : [],
+    },
     { id: 'ledger', name: 'Ledger', file: 'bench/ledger.ts', owner: 'the ledger helper owns it', exports: ['benchLedger'], args: [a.ledgerRows] },
-    { id: 'ui', name: 'UI render (10,000 requests, 1-hour charts)', file: 'bench/ui-render.ts', owner: 'the UI helper owns it', exports: ['benchUiRender', 'benchUi', 'default'], args: [] },
-    { id: 'soak', name: 'Fault-suite soak', file: 'bench/soak.ts', owner: 'the fault-suite helper owns it', exports: ['benchSoak', 'soak', 'default'], args: [], optIn: 'BENCH_SOAK' },
+    {
+      id: 'ui',
+      name: 'UI render (10,000 requests, 1-hour charts)',
+      file: 'bench/ui-render.ts',
+      owner: 'the UI helper owns it',
+      exports: ['benchUiRender', 'benchUi', 'default'],
+      args: [],
+    },
+    {
+      id: 'soak',
+      name: 'Fault-suite soak',
+      file: 'bench/soak.ts',
+      owner: 'the fault-suite helper owns it',
+      exports: ['benchSoak', 'soak', 'default'],
+      args: [],
+      optIn: 'BENCH_SOAK',
+    },
   ];
   const out: HelperBench[] = [];
   for (const spec of specs.filter((x) => ids.includes(x.id))) {

@@ -48,7 +48,9 @@ export class HubDriver {
       }, timeoutMs);
       const trace = newTrace();
       this.pending.set(id, { trace, resolve, timer });
-      p.ws?.send(JSON.stringify({ type: 'inference', request_id: id, payload: { endpoint_id: id, model_id: 'bench', stream: true, request: benchRequest(chunks) } }));
+      p.ws?.send(
+        JSON.stringify({ type: 'inference', request_id: id, payload: { endpoint_id: id, model_id: 'bench', stream: true, request: benchRequest(chunks) } }),
+      );
     });
   }
 

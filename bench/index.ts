@@ -31,15 +31,24 @@ async function main(): Promise<number> {
   const load = new LoadMonitor();
   const m = machine();
   for (const l of machineLines(m)) say(l);
-  say(`load average ${os.loadavg().map((v) => v.toFixed(2)).join(' ')} on ${m.cores} cores`);
-  say(`settings: idle ${settings.idleSeconds} s, ledger ${settings.ledgerRows} rows${settings.quick ? ', quick run' : ''}${settings.hubResume ? '' : ", dev hub without resume-v1 (the real hub's dialect)"}`);
+  say(
+    `load average ${os
+      .loadavg()
+      .map((v) => v.toFixed(2))
+      .join(' ')} on ${m.cores} cores`,
+  );
+  say(
+    `settings: idle ${settings.idleSeconds} s, ledger ${settings.ledgerRows} rows${settings.quick ? ', quick run' : ''}${settings.hubResume ? '' : ", dev hub without resume-v1 (the real hub's dialect)"}`,
+  );
 
   let rig: Rig | undefined;
   const helperArgs = { ledgerRows: settings.ledgerRows, ...(settings.gpuDurationMs ? { gpuDurationMs: settings.gpuDurationMs } : {}) };
   let partial: Omit<BenchResults, 'helpers' | 'seconds' | 'machine' | 'settings' | 'load'> & { gpuBench: HelperBench[] };
   try {
     rig = await startRig({ hubResume: settings.hubResume });
-    say(`rig up: bench engine ${rig.engineUrl} (pid ${rig.engine.pid}), dev hub ${rig.hub.url}, agent pid ${rig.agent.pid}, forwarder pid ${rig.forwarder.pid}`);
+    say(
+      `rig up: bench engine ${rig.engineUrl} (pid ${rig.engine.pid}), dev hub ${rig.hub.url}, agent pid ${rig.agent.pid}, forwarder pid ${rig.forwarder.pid}`,
+    );
     say(`engine clock offset ${rig.offset.offsetMs.toFixed(3)} ms (probe round trip ${rig.offset.rttMs.toFixed(3)} ms)`);
     if (settings.only === 'latency') {
       await latencyOnly(rig, settings, say);
@@ -67,7 +76,9 @@ async function main(): Promise<number> {
     say(
       `idle: agent ${idle.agent.cpuPercent}% CPU, RSS ${idle.agent.rssMaxMb} MB; forwarder ${idle.forwarder.cpuPercent}%, ${idle.forwarder.rssMaxMb} MB; ` +
         `bare node ${idle.bareNode.rssMaxMb} MB, node+tsx ${idle.nodeWithTsx.rssMaxMb} MB, ` +
-        (idle.bundledAgent ? `agent without tsx ${idle.bundledAgent.cpuPercent}% CPU, ${idle.bundledAgent.rssMaxMb} MB` : `agent without tsx skipped: ${idle.bundledAgentSkipped}`),
+        (idle.bundledAgent
+          ? `agent without tsx ${idle.bundledAgent.cpuPercent}% CPU, ${idle.bundledAgent.rssMaxMb} MB`
+          : `agent without tsx skipped: ${idle.bundledAgentSkipped}`),
     );
 
     // The GPU sampler's bench runs while the memory phase waits out the agent's retention window.

@@ -16,7 +16,12 @@ export function loopLine(name: string, l: LoopSummary | undefined): string {
     `CPU ${l.cpuUsPerChunk} µs/chunk${l.mainCpuUsPerChunk !== undefined ? ` (main thread ${l.mainCpuUsPerChunk})` : ''}; GC ${Object.entries(l.gcByKind)
       .map(([k, g]) => `${k} ${g.count}× ${g.totalMs} ms (max ${g.maxMs})`)
       .join(', ')}; RSS ${l.rssMb} MB` +
-    (l.spacesMb ? ` (heap spaces ${Object.entries(l.spacesMb).filter(([, mb]) => mb >= 0.5).map(([k, mb]) => `${k} ${mb}`).join(', ')}; external ${l.externalMb} MB)` : '')
+    (l.spacesMb
+      ? ` (heap spaces ${Object.entries(l.spacesMb)
+          .filter(([, mb]) => mb >= 0.5)
+          .map(([k, mb]) => `${k} ${mb}`)
+          .join(', ')}; external ${l.externalMb} MB)`
+      : '')
   );
 }
 
@@ -44,7 +49,8 @@ export function levelLines(l: RelayLevel): string[] {
   }
   const a = l.gcHits?.agent;
   const f = l.gcHits?.forwarder;
-  if (a && f) lines.push(`  agent - forwarder, chunks clear of their GC: p50 ${round(a.clear.p50 - f.clear.p50, 3)}, p99 ${round(a.clear.p99 - f.clear.p99, 3)} ms`);
+  if (a && f)
+    lines.push(`  agent - forwarder, chunks clear of their GC: p50 ${round(a.clear.p50 - f.clear.p50, 3)}, p99 ${round(a.clear.p99 - f.clear.p99, 3)} ms`);
   return lines;
 }
 

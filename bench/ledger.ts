@@ -90,32 +90,53 @@ async function timeAsync(out: Record<string, number>, name: string, fn: () => Pr
 
 /** Per-model percentiles from every successful row's values (1-in-k above 100,000 a model), as before v6. */
 function scanPerModel(db: Database.Database, q: UsageQueries, from: number, to: number): ModelUsage[] {
-  const lat = db.prepare("SELECT latency_ms FROM usage INDEXED BY usage_model_perf WHERE model = ? AND status = 'ok' AND finished_at >= ? AND finished_at < ? AND id % ? = 0").pluck();
+  const lat = db
+    .prepare(
+      "SELECT latency_ms FROM usage INDEXED BY usage_model_perf WHERE model = ? AND status = 'ok' AND finished_at >= ? AND finished_at < ? AND id % ? = 0",
+    )
+    .pluck();
   const tps = db
-    .prepare("SELECT tokens_per_second FROM usage INDEXED BY usage_model_perf WHERE model = ? AND status = 'ok' AND finished_at >= ? AND finished_at < ? AND id % ? = 0 AND tokens_per_second IS NOT NULL")
+    .prepare(
+      "SELECT tokens_per_second FROM usage INDEXED BY usage_model_perf WHERE model = ? AND status = 'ok' AND finished_at >= ? AND finished_at < ? AND id % ? = 0 AND tokens_per_second IS NOT NULL",
+    )
     .pluck();
   const out: ModelUsage[] = [];
   for (const [model, t] of q.modelSums(from, to)) {
     const stride = Math.max(1, Math.ceil((t.requests - t.errors) / 100_000));
     const l = Float64Array.from(lat.all(model, from, to, stride) as number[]).sort();
     const s = Float64Array.from(tps.all(model, from, to, stride) as number[]).sort();
-    out.push({ model, ...t, p50LatencyMs: percentileOfSorted(l, 0.5), p95LatencyMs: percentileOfSorted(l, 0.95), p50TokensPerSecond: percentileOfSorted(s, 0.5) });
+    out.push({
+      model,
+      ...t,
+      p50LatencyMs: percentileOfSorted(l, 0.5),
+      p95LatencyMs: percentileOfSorted(l, 0.95),
+      p50TokensPerSecond: percentileOfSorted(s, 0.5),
+    });
   }
   return out;
 }
 
 function scanReport(db: Database.Database, q: UsageQueries, from: number, to: number, size: BucketSize): UsageReport {
   const totals = q.totals(from, to);
-  return { from, to, totals, buckets: q.buckets(from, to, size), perModel: scanPerModel(db, q, from, to), errorRate: totals.requests === 0 ? 0 : totals.errors / totals.requests };
+  return {
+    from,
+    to,
+    totals,
+    buckets: q.buckets(from, to, size),
+    perModel: scanPerModel(db, q, from, to),
+    errorRate: totals.requests === 0 ? 0 : totals.errors / totals.requests,
+  };
 }
 
 /** The CSV made from the rows at export time, page by page (22 columns read and formatted a row), as before v6. */
 async function scanCsvTo(db: Database.Database, stream: WritableLike, from: number, to: number): Promise<number> {
   const first = db.prepare(`${CSV_SELECT} WHERE u.finished_at >= ? AND u.finished_at < ? ORDER BY u.finished_at, u.id LIMIT 5000`).raw(true);
-  const next = db.prepare(`${CSV_SELECT} WHERE u.finished_at >= ? AND u.finished_at < ? AND (u.finished_at > ? OR u.id > ?) ORDER BY u.finished_at, u.id LIMIT 5000`).raw(true);
+  const next = db
+    .prepare(`${CSV_SELECT} WHERE u.finished_at >= ? AND u.finished_at < ? AND (u.finished_at > ? OR u.id > ?) ORDER BY u.finished_at, u.id LIMIT 5000`)
+    .raw(true);
   let rows = 0;
   if (!stream.write(csvHeaderLine())) await waitForDrain(stream);
-  for (let page = first.all(from, to) as CsvRaw[]; ; ) {
+  for (let page = first.all(from, to) as CsvRaw[]; ;) {
     if (page.length > 0 && !stream.write(page.map((r) => csvLine(csvRowOf(r))).join(''))) await waitForDrain(stream);
     rows += page.length;
     if (page.length < 5000) return rows;

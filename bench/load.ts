@@ -36,7 +36,9 @@ export class LoadMonitor {
       loadAvgEnd,
       busyPercent,
       ...(busyStart
-        ? { warning: `the machine was busy with other work when the bench started (load ${this.loadStart[0]} on ${cores} cores): the figures are noisier than on a quiet machine` }
+        ? {
+            warning: `the machine was busy with other work when the bench started (load ${this.loadStart[0]} on ${cores} cores): the figures are noisier than on a quiet machine`,
+          }
         : {}),
     };
   }

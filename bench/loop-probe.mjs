@@ -67,7 +67,14 @@ process.on('SIGUSR2', () => {
     pid: process.pid,
     windowMs: Math.round(now.idle + now.active),
     utilization: round(now.utilization),
-    delay: { count: delay.count, p50: ms(delay.percentile(50)), p90: ms(delay.percentile(90)), p99: ms(delay.percentile(99)), p999: ms(delay.percentile(99.9)), max: ms(delay.max) },
+    delay: {
+      count: delay.count,
+      p50: ms(delay.percentile(50)),
+      p90: ms(delay.percentile(90)),
+      p99: ms(delay.percentile(99)),
+      p999: ms(delay.percentile(99.9)),
+      max: ms(delay.max),
+    },
     gc: Object.fromEntries(Object.entries(gc).map(([k, v]) => [k, { count: v.count, totalMs: round(v.totalMs), maxMs: round(v.maxMs) }])),
     longGc,
     pauses,
@@ -82,7 +89,9 @@ process.on('SIGUSR2', () => {
     })(),
     rssMb: Math.round((process.memoryUsage.rss() / 1048576) * 10) / 10,
     // Where the RSS is: V8's heap spaces (size reserved, MB) and memory outside the heap (Buffers).
-    spacesMb: Object.fromEntries(v8.getHeapSpaceStatistics().map((sp) => [sp.space_name.replace(/_space$/, ''), Math.round((sp.space_size / 1048576) * 10) / 10])),
+    spacesMb: Object.fromEntries(
+      v8.getHeapSpaceStatistics().map((sp) => [sp.space_name.replace(/_space$/, ''), Math.round((sp.space_size / 1048576) * 10) / 10]),
+    ),
     externalMb: Math.round((process.memoryUsage().external / 1048576) * 10) / 10,
   };
   process.stdout.write(`loop-probe ${JSON.stringify(figures)}\n`);

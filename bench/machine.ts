@@ -41,7 +41,10 @@ function commit(): string {
   try {
     const head = fs.readFileSync(path.join(ROOT, '.git', 'HEAD'), 'utf8').trim();
     if (!head.startsWith('ref: ')) return head.slice(0, 12);
-    return fs.readFileSync(path.join(ROOT, '.git', head.slice(5)), 'utf8').trim().slice(0, 12);
+    return fs
+      .readFileSync(path.join(ROOT, '.git', head.slice(5)), 'utf8')
+      .trim()
+      .slice(0, 12);
   } catch {
     return 'unknown';
   }

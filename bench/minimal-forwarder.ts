@@ -74,7 +74,16 @@ ws.on('open', () => {
     JSON.stringify({
       type: 'register',
       request_id: 'register-1',
-      payload: { node_id: nodeId, provider_id: nodeId, node_name: 'bench-forwarder', token: key, models: ['bench'], capabilities: ['stream'], protocol_version: '1', hardware: {} },
+      payload: {
+        node_id: nodeId,
+        provider_id: nodeId,
+        node_name: 'bench-forwarder',
+        token: key,
+        models: ['bench'],
+        capabilities: ['stream'],
+        protocol_version: '1',
+        hardware: {},
+      },
     }),
   );
 });

@@ -9,7 +9,12 @@ import type { StreamTrace } from './trace';
 export type PathName = 'direct' | 'agent' | 'forwarder' | 'agentNoLedger' | 'agentB';
 export const PATHS: PathName[] = ['direct', 'agent', 'forwarder'];
 
-const PROVIDER: Record<Exclude<PathName, 'direct'>, string> = { agent: AGENT_NAME, forwarder: FORWARDER_NAME, agentNoLedger: NO_LEDGER_NAME, agentB: AGENT_B_NAME };
+const PROVIDER: Record<Exclude<PathName, 'direct'>, string> = {
+  agent: AGENT_NAME,
+  forwarder: FORWARDER_NAME,
+  agentNoLedger: NO_LEDGER_NAME,
+  agentB: AGENT_B_NAME,
+};
 
 export function streamVia(rig: Rig, path: PathName, chunks: number): Promise<StreamTrace> {
   if (path === 'direct') return rig.direct.stream(chunks);

@@ -51,7 +51,11 @@ export function areaOf(functionName: string, url: string): string {
   if (!url) return functionName.startsWith('(') ? functionName : '(native)';
   if (url.startsWith('node:')) return 'node internals';
   const u = shortUrl(url);
-  if (u.startsWith('src/')) return u.split('/').slice(0, u.startsWith('src/core/') && u.split('/').length > 3 ? 3 : 2).join('/');
+  if (u.startsWith('src/'))
+    return u
+      .split('/')
+      .slice(0, u.startsWith('src/core/') && u.split('/').length > 3 ? 3 : 2)
+      .join('/');
   if (u === url) return 'other';
   const parts = u.split('/');
   return parts[0]?.startsWith('@') ? `${parts[0]}/${parts[1]}` : (parts[0] ?? 'other');

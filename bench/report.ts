@@ -51,23 +51,53 @@ function row(cells: string[]): string {
 /** The main table: each figure with its baseline, the difference, the ratio and the target. */
 export function mainTable(r: BenchResults): string[] {
   const target = (id: string): Target | undefined => r.targets.find((t) => t.id === id);
-  const lines = [
-    ...head(['Figure', 'Baseline', 'Agent', 'Agent − baseline', 'Ratio', 'Minimal forwarder', 'Target']),
-  ];
+  const lines = [...head(['Figure', 'Baseline', 'Agent', 'Agent − baseline', 'Ratio', 'Minimal forwarder', 'Target'])];
   for (const l of r.relay) {
     const sfx = l.phase === 'batched' ? '' : `-${l.phase}`;
     const t50 = l.streams === 64 ? target(`relay-p50-64${sfx}`) : undefined;
     const t99 = l.streams === 64 ? target(`relay-p99-64${sfx}`) : undefined;
     const name = `${l.streams} stream${l.streams > 1 ? 's' : ''}${l.streams > 1 ? `, ${l.phase}` : ''}`;
     lines.push(
-      row([`Relay overhead p50, ${name}`, ms(l.direct.p50), ms(l.agent.p50), plus(l.addedP50), x(l.ratioP50), `${ms(l.forwarder.p50)} (${plus(l.forwarderAddedP50)})`, t50 ? `+0.5 ms: ${met(t50)}; ≤ forwarder: ${met(target(`fwd-p50-64${sfx}`))}` : '']),
-      row([`Relay overhead p99, ${name}`, ms(l.direct.p99), ms(l.agent.p99), plus(l.addedP99), x(l.ratioP99), `${ms(l.forwarder.p99)} (${plus(l.forwarderAddedP99)})`, t99 ? `+5 ms: ${met(t99)}; ≤ forwarder + 0.5 ms: ${met(target(`fwd-p99-64${sfx}`))}` : '']),
+      row([
+        `Relay overhead p50, ${name}`,
+        ms(l.direct.p50),
+        ms(l.agent.p50),
+        plus(l.addedP50),
+        x(l.ratioP50),
+        `${ms(l.forwarder.p50)} (${plus(l.forwarderAddedP50)})`,
+        t50 ? `+0.5 ms: ${met(t50)}; ≤ forwarder: ${met(target(`fwd-p50-64${sfx}`))}` : '',
+      ]),
+      row([
+        `Relay overhead p99, ${name}`,
+        ms(l.direct.p99),
+        ms(l.agent.p99),
+        plus(l.addedP99),
+        x(l.ratioP99),
+        `${ms(l.forwarder.p99)} (${plus(l.forwarderAddedP99)})`,
+        t99 ? `+5 ms: ${met(t99)}; ≤ forwarder + 0.5 ms: ${met(target(`fwd-p99-64${sfx}`))}` : '',
+      ]),
     );
   }
   const tt = r.ttft;
   lines.push(
-    row(['Time to first token p50', ms(tt.direct.p50), ms(tt.agent.p50), plus(tt.addedP50), x(tt.ratioP50), `${ms(tt.forwarder.p50)} (${plus(tt.forwarderAddedP50)})`, `+2 ms: ${met(target('ttft-p50'))}`]),
-    row(['Time to first token p99', ms(tt.direct.p99), ms(tt.agent.p99), plus(tt.addedP99), x(tt.ratioP99), `${ms(tt.forwarder.p99)} (${plus(tt.forwarderAddedP99)})`, '']),
+    row([
+      'Time to first token p50',
+      ms(tt.direct.p50),
+      ms(tt.agent.p50),
+      plus(tt.addedP50),
+      x(tt.ratioP50),
+      `${ms(tt.forwarder.p50)} (${plus(tt.forwarderAddedP50)})`,
+      `+2 ms: ${met(target('ttft-p50'))}`,
+    ]),
+    row([
+      'Time to first token p99',
+      ms(tt.direct.p99),
+      ms(tt.agent.p99),
+      plus(tt.addedP99),
+      x(tt.ratioP99),
+      `${ms(tt.forwarder.p99)} (${plus(tt.forwarderAddedP99)})`,
+      '',
+    ]),
   );
   const th = r.throughput;
   const same = '= baseline';
@@ -92,10 +122,29 @@ export function mainTable(r: BenchResults): string[] {
     ]),
   );
   const load = rssUnderLoad(r.relay);
-  if (load) lines.push(row(['RSS at 64 streams × 50 tok/s (peak)', `${mb(load.forwarder)} (forwarder)`, mb(load.agent), '', x(load.ratio), same, `≤ 1.5×: ${met(target('fwd-rss-64'))}`]));
+  if (load)
+    lines.push(
+      row([
+        'RSS at 64 streams × 50 tok/s (peak)',
+        `${mb(load.forwarder)} (forwarder)`,
+        mb(load.agent),
+        '',
+        x(load.ratio),
+        same,
+        `≤ 1.5×: ${met(target('fwd-rss-64'))}`,
+      ]),
+    );
   const i = r.idle;
   lines.push(
-    row([`Idle CPU, ${i.seconds} s (% of one core)`, `${i.forwarder.cpuPercent}% (forwarder)`, `${i.agent.cpuPercent}%`, '', x(i.cpuRatio), same, `< 1%: ${met(target('idle-cpu'))}`]),
+    row([
+      `Idle CPU, ${i.seconds} s (% of one core)`,
+      `${i.forwarder.cpuPercent}% (forwarder)`,
+      `${i.agent.cpuPercent}%`,
+      '',
+      x(i.cpuRatio),
+      same,
+      `< 1%: ${met(target('idle-cpu'))}`,
+    ]),
     row(['Idle RSS (max)', `${mb(i.forwarder.rssMaxMb)} (forwarder)`, mb(i.agent.rssMaxMb), '', x(i.rssRatio), same, `< 100 MB: ${met(target('idle-rss'))}`]),
   );
   const m = r.memory;
@@ -133,7 +182,9 @@ function footprintTable(i: IdleCost): string[] {
     line('node + tsx loader', i.nodeWithTsx),
     line('minimal forwarder (its bundle, no tsx)', i.forwarder),
     line('agent as users run it (bin/swan-provider.js: out/cli/main.mjs)', i.agent),
-    i.bundledAgent ? line("agent's run() alone, prebuilt (bench/agent-bundle.ts)", i.bundledAgent) : row(['agent prebuilt (no tsx)', `skipped: ${i.bundledAgentSkipped ?? ''}`, '', '']),
+    i.bundledAgent
+      ? line("agent's run() alone, prebuilt (bench/agent-bundle.ts)", i.bundledAgent)
+      : row(['agent prebuilt (no tsx)', `skipped: ${i.bundledAgentSkipped ?? ''}`, '', '']),
   ];
 }
 
@@ -162,7 +213,7 @@ function forwarderLines(r: BenchResults): string[] {
     out.push(
       '',
       'Inside each relay process during its measured turns (bench/loop-probe.mjs): event-loop delay of a 1 ms timer (the',
-      'worst turn), loop utilisation, CPU per relayed chunk (all threads; the main thread\'s share in brackets on Linux),',
+      "worst turn), loop utilisation, CPU per relayed chunk (all threads; the main thread's share in brackets on Linux),",
       'GC pauses by kind (summed), peak RSS.',
       '',
       ...head(['Level', 'Process', 'Loop busy', 'Delay p50 / p99 / p99.9 / max', 'CPU per chunk', 'GC pauses', 'RSS']),
@@ -173,7 +224,17 @@ function forwarderLines(r: BenchResults): string[] {
         const gc = Object.entries(g.gcByKind)
           .map(([k, v]) => `${k} ${v.count}× ${v.totalMs} ms (max ${v.maxMs})`)
           .join(', ');
-        out.push(row([`${l.streams} ${l.phase}`, who, `${Math.round(g.utilization * 100)}%`, `${g.delayP50} / ${g.delayP99} / ${g.delayP999} / ${g.delayMax} ms`, `${g.cpuUsPerChunk} µs${g.mainCpuUsPerChunk !== undefined ? ` (${g.mainCpuUsPerChunk})` : ''}`, gc, mb(g.rssMb)]));
+        out.push(
+          row([
+            `${l.streams} ${l.phase}`,
+            who,
+            `${Math.round(g.utilization * 100)}%`,
+            `${g.delayP50} / ${g.delayP99} / ${g.delayP999} / ${g.delayMax} ms`,
+            `${g.cpuUsPerChunk} µs${g.mainCpuUsPerChunk !== undefined ? ` (${g.mainCpuUsPerChunk})` : ''}`,
+            gc,
+            mb(g.rssMb),
+          ]),
+        );
       }
     }
     const st = r.relay.filter((l) => l.streams === 64 && l.steady && l.firstChunk);
@@ -196,9 +257,15 @@ function forwarderLines(r: BenchResults): string[] {
       out.push(
         '',
         'Which chunks waited through a GC pause of the process relaying them (bench/gc-attribution.ts: a pause of that',
-        'process overlapped the chunk\'s way from the engine to the reader), and the p99 of the chunks none overlapped.',
+        "process overlapped the chunk's way from the engine to the reader), and the p99 of the chunks none overlapped.",
         '',
-        ...head(['Level', 'Chunks a pause held: agent / forwarder', 'Of the slowest 1 %', 'p99 clear of GC: agent / forwarder', 'Agent − forwarder, clear of GC: p50 / p99']),
+        ...head([
+          'Level',
+          'Chunks a pause held: agent / forwarder',
+          'Of the slowest 1 %',
+          'p99 clear of GC: agent / forwarder',
+          'Agent − forwarder, clear of GC: p50 / p99',
+        ]),
       );
       const pct = (x: number): string => `${round(x * 100, 1)} %`;
       for (const l of hits) {

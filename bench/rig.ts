@@ -73,7 +73,14 @@ async function waitForProvider(hub: DevHub, name: string, timeoutMs = 20_000): P
 export const AGENT_B_NAME = 'bench-agent-b';
 
 /** `entry`: the script that runs the CLI (bin/swan-provider.js, or an A/B launcher from bench/ab.ts). */
-export async function startAgentChild(hub: DevHub, home: string, cpuProfDir?: string, name = AGENT_NAME, entry = 'bin/swan-provider.js', extraArgs: string[] = []): Promise<Child> {
+export async function startAgentChild(
+  hub: DevHub,
+  home: string,
+  cpuProfDir?: string,
+  name = AGENT_NAME,
+  entry = 'bin/swan-provider.js',
+  extraArgs: string[] = [],
+): Promise<Child> {
   const args = [
     ...PROBE_ARGS,
     ...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []),
@@ -157,7 +164,11 @@ async function assemble(started: Array<() => Promise<unknown>>, o: RigOptions): 
     direct: new DirectClient(engineUrl, offset.offsetMs),
     driver: new HubDriver(hub, offset.offsetMs),
     setStep: async (ms, phase = 'batched') => {
-      const res = await fetch(`${engineUrl}/_bench/config`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ stepMs: ms, phase }) });
+      const res = await fetch(`${engineUrl}/_bench/config`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ stepMs: ms, phase }),
+      });
       if (!res.ok) throw new Error(`the bench engine refused step ${ms} ms: ${res.status} ${await res.text()}`);
     },
     restartAgent: async (cpuProfDir) => {
@@ -186,7 +197,13 @@ async function assemble(started: Array<() => Promise<unknown>>, o: RigOptions): 
     startMetricsAgent: async () => {
       const h = writeAgentHome(hub.wsUrl, hub.url, engineUrl, METRICS_AGENT_NAME);
       const tokenFile = path.join(h, 'console-token');
-      const child = await startAgentChild(hub, h, undefined, METRICS_AGENT_NAME, 'bin/swan-provider.js', ['--console', '127.0.0.1:0', '--console-token-file', tokenFile, '--metrics']);
+      const child = await startAgentChild(hub, h, undefined, METRICS_AGENT_NAME, 'bin/swan-provider.js', [
+        '--console',
+        '127.0.0.1:0',
+        '--console-token-file',
+        tokenFile,
+        '--metrics',
+      ]);
       const e = { child, home: h };
       extra.add(e);
       const port = /console listening on http:\/\/127\.0\.0\.1:(\d+)\//.exec(child.tail())?.[1];

@@ -86,7 +86,10 @@ export function summarizeLoop(turns: LoopFigures[]): LoopSummary | undefined {
   if (turns.length === 0) return undefined;
   const max = (f: (t: LoopFigures) => number): number => Math.max(...turns.map(f));
   const gcs = turns.flatMap((t) => Object.values(t.gc));
-  const chunks = Math.max(1, turns.reduce((a, t) => a + (t.chunks ?? 0), 0));
+  const chunks = Math.max(
+    1,
+    turns.reduce((a, t) => a + (t.chunks ?? 0), 0),
+  );
   return {
     turns: turns.length,
     utilization: round(turns.reduce((a, t) => a + t.utilization, 0) / turns.length, 3),
@@ -95,12 +98,17 @@ export function summarizeLoop(turns: LoopFigures[]): LoopSummary | undefined {
     delayP999: max((t) => t.delay.p999),
     delayMax: max((t) => t.delay.max),
     gcCount: gcs.reduce((a, g) => a + g.count, 0),
-    gcTotalMs: round(gcs.reduce((a, g) => a + g.totalMs, 0), 1),
+    gcTotalMs: round(
+      gcs.reduce((a, g) => a + g.totalMs, 0),
+      1,
+    ),
     gcMaxMs: round(Math.max(0, ...gcs.map((g) => g.maxMs)), 2),
     gcOver1ms: turns.reduce((a, t) => a + t.longGc.length, 0),
     gcByKind: byKind(turns),
     cpuUsPerChunk: round((turns.reduce((a, t) => a + t.cpuMs, 0) * 1000) / chunks, 1),
-    ...(turns.every((t) => t.mainCpuMs !== undefined) ? { mainCpuUsPerChunk: round((turns.reduce((a, t) => a + (t.mainCpuMs ?? 0), 0) * 1000) / chunks, 1) } : {}),
+    ...(turns.every((t) => t.mainCpuMs !== undefined)
+      ? { mainCpuUsPerChunk: round((turns.reduce((a, t) => a + (t.mainCpuMs ?? 0), 0) * 1000) / chunks, 1) }
+      : {}),
     rssMb: max((t) => t.rssMb),
     ...(() => {
       const peak = turns.reduce((a, t) => (t.rssMb > a.rssMb ? t : a));
@@ -199,7 +207,15 @@ export async function relayLevel(rig: Rig, s: BenchSettings, streams: number, ph
   }
   await rig.setStep(s.stepMs);
   const main = compare(lat);
-  const level: RelayLevel = { streams, phase, chunksPerStream: chunks, ...main, ttft: compare(first), steady: compare(steady), firstChunk: compare(firstChunk) };
+  const level: RelayLevel = {
+    streams,
+    phase,
+    chunksPerStream: chunks,
+    ...main,
+    ttft: compare(first),
+    steady: compare(steady),
+    firstChunk: compare(firstChunk),
+  };
   if (lat.agentNoLedger.length > 0) {
     const agent = summarize(lat.agentNoLedger);
     level.noLedger = { agent, addedP50: round(agent.p50 - main.direct.p50, 3), addedP99: round(agent.p99 - main.direct.p99, 3) };

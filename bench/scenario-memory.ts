@@ -74,5 +74,12 @@ export async function memoryUnderLoad(rig: Rig, s: BenchSettings, meanwhile?: ()
   agent.again = { peak: again.peak, after: again.after };
   agent.growth = round((again.after[again.after.length - 1] ?? 0) - (agent.after[agent.after.length - 1] ?? 0), 1);
   await rig.setStep(s.stepMs);
-  return { streams, chunksPerStream: s.memoryChunks, stepMs, agent, forwarder, peakRatio: ratio(Math.max(...agent.peak, ...again.peak), Math.max(...forwarder.peak)) };
+  return {
+    streams,
+    chunksPerStream: s.memoryChunks,
+    stepMs,
+    agent,
+    forwarder,
+    peakRatio: ratio(Math.max(...agent.peak, ...again.peak), Math.max(...forwarder.peak)),
+  };
 }

@@ -60,7 +60,9 @@ export async function metricsCost(rig: Rig, s: BenchSettings, say: (line: string
     const streams = s.throughputStreams;
     const agentPid = rig.agent.pid;
     const mPid = m.pid;
-    say(`metrics: ${reps} turns each of ${streams} streams × ${chunks} chunks at full speed; ${AGENT_NAME} (no metrics) and ${METRICS_AGENT_NAME} (/metrics scraped every second)`);
+    say(
+      `metrics: ${reps} turns each of ${streams} streams × ${chunks} chunks at full speed; ${AGENT_NAME} (no metrics) and ${METRICS_AGENT_NAME} (/metrics scraped every second)`,
+    );
     await rig.setStep(0);
     await turn(rig, AGENT_NAME, agentPid, streams, 50); // warm-up
     await turn(rig, METRICS_AGENT_NAME, mPid, streams, 50);
@@ -79,7 +81,9 @@ export async function metricsCost(rig: Rig, s: BenchSettings, say: (line: string
     const q = scraped.map((t) => t.chunksPerSecond);
     say(`metrics: plain agent ${median(p)} chunks/s (turns ${spread(p)}), CPU ${median(plain.map((t) => t.cpuUsPerChunk))} µs/chunk`);
     say(`metrics: scraped agent ${median(q)} chunks/s (turns ${spread(q)}), CPU ${median(scraped.map((t) => t.cpuUsPerChunk))} µs/chunk`);
-    say(`metrics: scraped / plain = ${ratio(median(q), median(p))} (throughput), ${ratio(median(scraped.map((t) => t.cpuUsPerChunk)), median(plain.map((t) => t.cpuUsPerChunk)))} (CPU per chunk)`);
+    say(
+      `metrics: scraped / plain = ${ratio(median(q), median(p))} (throughput), ${ratio(median(scraped.map((t) => t.cpuUsPerChunk)), median(plain.map((t) => t.cpuUsPerChunk)))} (CPU per chunk)`,
+    );
     scrapeMs.sort((x, y) => x - y);
     say(
       `metrics: ${scrapes} scrapes (${scrapeFailures} failed), ${Math.round(bytes / 1024)} kB each, ` +

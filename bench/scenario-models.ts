@@ -57,13 +57,24 @@ async function repository(file: string, sha: string, size: number, bytesPerSec =
   const server = http.createServer((req, res) => {
     const p = (req.url ?? '/').split('?')[0];
     if (p === `/api/v1/models/${encodeURIComponent(MODEL_ID)}/files`) {
-      const body = JSON.stringify({ data: { model_id: MODEL_ID, files: [{ filename: FILE_NAME, hash: sha, algorithm: 'sha256', size_bytes: size, url: `${base}/files/${FILE_NAME}` }], total_size_bytes: size, file_count: 1 } });
+      const body = JSON.stringify({
+        data: {
+          model_id: MODEL_ID,
+          files: [{ filename: FILE_NAME, hash: sha, algorithm: 'sha256', size_bytes: size, url: `${base}/files/${FILE_NAME}` }],
+          total_size_bytes: size,
+          file_count: 1,
+        },
+      });
       return void res.writeHead(200, { 'content-type': 'application/json' }).end(body);
     }
     if (p === `/files/${FILE_NAME}`) {
       const m = /^bytes=(\d+)-$/.exec(String(req.headers.range ?? ''));
       const start = m ? Number(m[1]) : 0;
-      res.writeHead(m ? 206 : 200, { 'content-type': 'application/octet-stream', 'content-length': size - start, ...(m ? { 'content-range': `bytes ${start}-${size - 1}/${size}` } : {}) });
+      res.writeHead(m ? 206 : 200, {
+        'content-type': 'application/octet-stream',
+        'content-length': size - start,
+        ...(m ? { 'content-range': `bytes ${start}-${size - 1}/${size}` } : {}),
+      });
       const body = fs.createReadStream(file, { start, highWaterMark: 1 << 20 });
       if (bytesPerSec > 0) body.pipe(throttle(bytesPerSec)).pipe(res);
       else body.pipe(res);
@@ -88,7 +99,17 @@ function run(cmd: string, args: string[]): Promise<{ ms: number; out: string; co
   });
 }
 
-const cliArgs = (home: string, serviceUrl: string): string[] => [path.join(ROOT, 'bin', 'swan-provider.js'), 'models', 'download', MODEL_ID, '--json', '--home', home, '--service-url', serviceUrl];
+const cliArgs = (home: string, serviceUrl: string): string[] => [
+  path.join(ROOT, 'bin', 'swan-provider.js'),
+  'models',
+  'download',
+  MODEL_ID,
+  '--json',
+  '--home',
+  home,
+  '--service-url',
+  serviceUrl,
+];
 
 /** One `models download` into a fresh home; its own seconds to "verified". */
 async function ours(serviceUrl: string, scratch: string): Promise<number> {
@@ -146,7 +167,8 @@ export async function modelsBench(rig: Rig, s: BenchSettings, say: (line: string
     const t: Record<'ours' | 'curl', number[]> = { ours: [], curl: [] };
     const rounds = s.quick ? 2 : 3;
     for (let r = 0; r < rounds; r++) {
-      for (const who of r % 2 === 0 ? (['ours', 'curl'] as const) : (['curl', 'ours'] as const)) t[who].push(who === 'ours' ? await ours(repo.url, scratch) : await curl(repo.url, scratch));
+      for (const who of r % 2 === 0 ? (['ours', 'curl'] as const) : (['curl', 'ours'] as const))
+        t[who].push(who === 'ours' ? await ours(repo.url, scratch) : await curl(repo.url, scratch));
     }
     const mbps = (ms: number): number => round(size / 1e6 / (ms / 1000), 0);
     const o = median(t.ours);
@@ -165,12 +187,15 @@ export async function modelsBench(rig: Rig, s: BenchSettings, say: (line: string
     try {
       const l: Record<'ours' | 'curl', number[]> = { ours: [], curl: [] };
       for (let r = 0; r < 2; r++) {
-        for (const who of r % 2 === 0 ? (['ours', 'curl'] as const) : (['curl', 'ours'] as const)) l[who].push(who === 'ours' ? await ours(linkRepo.url, scratch) : await curl(linkRepo.url, scratch));
+        for (const who of r % 2 === 0 ? (['ours', 'curl'] as const) : (['curl', 'ours'] as const))
+          l[who].push(who === 'ours' ? await ours(linkRepo.url, scratch) : await curl(linkRepo.url, scratch));
       }
       const lmbps = (ms: number): number => round(linkSize / 1e6 / (ms / 1000), 0);
       const lo = median(l.ours);
       const lc = median(l.curl);
-      say(`models: download of ${linkSize / GIB} GiB over a 1 Gbit/s link: swan-provider ${lmbps(lo)} MB/s to verified (turns ${l.ours.map(lmbps).join(', ')}), curl ${lmbps(lc)} MB/s to downloaded (turns ${l.curl.map(lmbps).join(', ')}); throughput ${round(lc / lo, 2)}× curl's, time to verified ${round(lo / lc, 2)}× curl's time to downloaded`);
+      say(
+        `models: download of ${linkSize / GIB} GiB over a 1 Gbit/s link: swan-provider ${lmbps(lo)} MB/s to verified (turns ${l.ours.map(lmbps).join(', ')}), curl ${lmbps(lc)} MB/s to downloaded (turns ${l.curl.map(lmbps).join(', ')}); throughput ${round(lc / lo, 2)}× curl's, time to verified ${round(lo / lc, 2)}× curl's time to downloaded`,
+      );
     } finally {
       await linkRepo.close();
     }
@@ -184,7 +209,9 @@ export async function modelsBench(rig: Rig, s: BenchSettings, say: (line: string
         try {
           const level = await relayLevel(rig, s, 64, 'batched');
           levels[who].push(level);
-          say(`models: ${who === 'downloading' ? 'downloading' : 'no download'} 64 streams batched: added p99 agent +${level.addedP99} / forwarder +${level.forwarderAddedP99} ms`);
+          say(
+            `models: ${who === 'downloading' ? 'downloading' : 'no download'} 64 streams batched: added p99 agent +${level.addedP99} / forwarder +${level.forwarderAddedP99} ms`,
+          );
         } finally {
           await bg?.stop();
         }
@@ -199,7 +226,10 @@ export async function modelsBench(rig: Rig, s: BenchSettings, say: (line: string
     // ---- 3. the fit estimate beside llama-server's own figures ----
     if (!LLAMA_PRESENT) say('models: fit estimate beside llama-server skipped: ../shared/engines/llama.cpp is absent');
     else {
-      for (const [name, gguf] of [['tiny.gguf', TINY], ['small.gguf', SMALL]] as const) {
+      for (const [name, gguf] of [
+        ['tiny.gguf', TINY],
+        ['small.gguf', SMALL],
+      ] as const) {
         const facts = await readGgufFacts(gguf);
         const est = estimateVram(facts.weights, facts.shape, { contextLength: 512, slots: 2, overheadBytes: 0 });
         const real = await llamaBuffers(gguf, ['-c', '1024', '-np', '2']);

@@ -44,7 +44,9 @@ function sha256sum(file: string): Promise<{ ms: number; hash: string }> {
     let out = '';
     p.stdout.on('data', (d: Buffer) => (out += d.toString()));
     p.on('error', reject);
-    p.on('exit', (code) => (code === 0 ? resolve({ ms: performance.now() - t0, hash: out.split(/\s/)[0] ?? '' }) : reject(new Error(`sha256sum exited ${code}`))));
+    p.on('exit', (code) =>
+      code === 0 ? resolve({ ms: performance.now() - t0, hash: out.split(/\s/)[0] ?? '' }) : reject(new Error(`sha256sum exited ${code}`)),
+    );
   });
 }
 
@@ -59,10 +61,24 @@ async function llamaStandIn(modelPath: string): Promise<{ url: string; close: ()
     req.resume();
     req.on('end', () => {
       const p = (req.url ?? '/').split('?')[0];
-      if (p === '/props') return send({ default_generation_settings: { n_ctx: 512 }, total_slots: 1, model_path: modelPath, model_ftype: 'all F32', modalities: { vision: false } });
+      if (p === '/props')
+        return send({
+          default_generation_settings: { n_ctx: 512 },
+          total_slots: 1,
+          model_path: modelPath,
+          model_ftype: 'all F32',
+          modalities: { vision: false },
+        });
       if (p === '/v1/models') return send({ object: 'list', data: [{ id: MODEL, object: 'model', owned_by: 'llamacpp' }] });
       if (p === '/health') return send({ status: 'ok' });
-      if (p === '/v1/chat/completions') return send({ id: 'c', object: 'chat.completion', model: MODEL, choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } });
+      if (p === '/v1/chat/completions')
+        return send({
+          id: 'c',
+          object: 'chat.completion',
+          model: MODEL,
+          choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        });
       res.writeHead(404).end();
     });
   });
@@ -127,7 +143,11 @@ export async function weightsBench(rig: Rig, s: BenchSettings, say: (line: strin
     fs.writeSync(fd, 'GGUF'); // the magic the agent checks before it hashes a GGUF
     fs.ftruncateSync(fd, 32 * GIB);
     fs.closeSync(fd);
-    const withHash = JSON.stringify({ ...(JSON.parse(plainModels) as Record<string, unknown>), [MODEL]: { endpoint: standIn.url, local_model: MODEL } }, null, 2);
+    const withHash = JSON.stringify(
+      { ...(JSON.parse(plainModels) as Record<string, unknown>), [MODEL]: { endpoint: standIn.url, local_model: MODEL } },
+      null,
+      2,
+    );
     const levels: Record<'plain' | 'hashing', RelayLevel[]> = { plain: [], hashing: [] };
     const turns = s.quick ? 1 : 3;
     for (let r = 0; r < turns; r++) {
@@ -136,7 +156,8 @@ export async function weightsBench(rig: Rig, s: BenchSettings, say: (line: strin
         fs.rmSync(path.join(rig.home, 'weights'), { recursive: true, force: true });
         const logBefore = logText(rig.home).length;
         await rig.restartAgent();
-        if (who === 'hashing') await waitFor(() => logText(rig.home).slice(logBefore).includes(`verifying weights of ${MODEL}`), 'the agent to start hashing', 60_000);
+        if (who === 'hashing')
+          await waitFor(() => logText(rig.home).slice(logBefore).includes(`verifying weights of ${MODEL}`), 'the agent to start hashing', 60_000);
         const level = await relayLevel(rig, s, 64, 'batched');
         const log = logText(rig.home).slice(logBefore);
         if (who === 'hashing' && log.includes(`weights of ${MODEL} verified`)) say('weights: note: the hash ended before the level did');
@@ -154,7 +175,9 @@ export async function weightsBench(rig: Rig, s: BenchSettings, say: (line: strin
       `weights: relay added p99 (median of turns) while a hash runs ${med('hashing', 'addedP99')} ms [${turnsOf('hashing', 'addedP99')}] vs ${med('plain', 'addedP99')} ms without [${turnsOf('plain', 'addedP99')}]; ` +
         `the forwarder in the same levels ${med('hashing', 'forwarderAddedP99')} / ${med('plain', 'forwarderAddedP99')} ms (its spread is the noise band)`,
     );
-    say(`weights: relay added p50 while a hash runs ${med('hashing', 'addedP50')} ms vs ${med('plain', 'addedP50')} ms without; forwarder ${med('hashing', 'forwarderAddedP50')} / ${med('plain', 'forwarderAddedP50')} ms`);
+    say(
+      `weights: relay added p50 while a hash runs ${med('hashing', 'addedP50')} ms vs ${med('plain', 'addedP50')} ms without; forwarder ${med('hashing', 'forwarderAddedP50')} / ${med('plain', 'forwarderAddedP50')} ms`,
+    );
   } finally {
     fs.writeFileSync(modelsFile, plainModels);
     fs.rmSync(path.join(rig.home, 'weights'), { recursive: true, force: true });

@@ -119,7 +119,11 @@ async function oneRequest(hub: DevHub, rand: () => number, errors: string[]): Pr
     if (roll < 0.8) {
       // The client goes away mid-stream: the hub cancels, the engine request must be freed.
       const ctl = new AbortController();
-      const res = await post('/v1/chat/completions', { model: MODEL, stream: true, max_tokens: 400, messages: [{ role: 'user', content: 'soak' }] }, ctl.signal);
+      const res = await post(
+        '/v1/chat/completions',
+        { model: MODEL, stream: true, max_tokens: 400, messages: [{ role: 'user', content: 'soak' }] },
+        ctl.signal,
+      );
       if (res.status !== 200) {
         await res.body?.cancel();
         return res.status === 429 ? 'failedExpected' : note(`cancel-case HTTP ${res.status}`);
@@ -152,11 +156,15 @@ export async function soak(minutes = 10): Promise<SoakReport> {
   let agent: ChildProcess | undefined;
   const stderr: string[] = [];
   try {
-    agent = spawn(process.execPath, [path.join(repo, 'bin', 'swan-provider.js'), 'run', '--config', path.join(home, 'config.toml'), '--home', home, '--no-discovery', '--quiet'], {
-      cwd: repo,
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: { PATH: process.env.PATH ?? '', HOME: home },
-    });
+    agent = spawn(
+      process.execPath,
+      [path.join(repo, 'bin', 'swan-provider.js'), 'run', '--config', path.join(home, 'config.toml'), '--home', home, '--no-discovery', '--quiet'],
+      {
+        cwd: repo,
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { PATH: process.env.PATH ?? '', HOME: home },
+      },
+    );
     agent.stderr!.on('data', (d: Buffer) => {
       stderr.push(d.toString());
       if (stderr.length > 200) stderr.shift();
@@ -195,7 +203,9 @@ export async function soak(minutes = 10): Promise<SoakReport> {
       const s = procStatus(pid);
       report.rssPeakMb = Math.max(report.rssPeakMb, s.rssMb);
       report.samples.push({ atS: Math.round((Date.now() - t0) / 1000), ...s, activeRequests });
-      console.error(`soak ${report.samples.at(-1)!.atS}s: agent RSS ${s.rssMb} MB, ${s.fds} fds, ${report.requests} requests (${report.served} served), ${report.linkDrops} link drops`);
+      console.error(
+        `soak ${report.samples.at(-1)!.atS}s: agent RSS ${s.rssMb} MB, ${s.fds} fds, ${report.requests} requests (${report.served} served), ${report.linkDrops} link drops`,
+      );
     };
     const endAt = t0 + minutes * 60_000;
     const drops = setInterval(() => {

@@ -152,7 +152,17 @@ async function measure<T>(cdp: CDPSession, run: () => Promise<T>): Promise<{ cos
   await cdp.send('HeapProfiler.collectGarbage');
   const heap = (await metrics(cdp)).JSHeapUsedSize ?? 0;
   const d = (k: string) => ((after[k] ?? 0) - (before[k] ?? 0)) * 1000;
-  return { cost: { wallMs, cpuMs: d('TaskDuration'), scriptMs: d('ScriptDuration'), layoutMs: d('LayoutDuration'), styleMs: d('RecalcStyleDuration'), heapMb: heap / 2 ** 20 }, value };
+  return {
+    cost: {
+      wallMs,
+      cpuMs: d('TaskDuration'),
+      scriptMs: d('ScriptDuration'),
+      layoutMs: d('LayoutDuration'),
+      styleMs: d('RecalcStyleDuration'),
+      heapMb: heap / 2 ** 20,
+    },
+    value,
+  };
 }
 
 interface Frames {
@@ -224,7 +234,14 @@ async function runVariant(browser: Browser, url: string, requests: number, histo
     });
     await cdp.detach();
     return {
-      phases: { load: load.cost, scroll: scroll.cost, liveRequests: liveRequests.cost, dashboard: dashboard.cost, window60: window60.cost, liveDashboard: liveDashboard.cost },
+      phases: {
+        load: load.cost,
+        scroll: scroll.cost,
+        liveRequests: liveRequests.cost,
+        dashboard: dashboard.cost,
+        window60: window60.cost,
+        liveDashboard: liveDashboard.cost,
+      },
       frames: scroll.value,
       liveDashboard: liveDashboard.value,
       pointsDrawn: window60.value,
@@ -238,15 +255,34 @@ async function runVariant(browser: Browser, url: string, requests: number, histo
 /** Builds the current renderer into a private folder (no race with an e2e run using out/renderer). */
 function buildRenderer(): { dir: string; note: string; cleanup: () => void } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-ui-bench-'));
-  const r = spawnSync(process.execPath, [path.join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', 'vite.renderer.config.ts', '--outDir', dir, '--emptyOutDir', '--logLevel', 'error'], {
-    cwd: ROOT,
-    encoding: 'utf8',
-  });
+  const r = spawnSync(
+    process.execPath,
+    [
+      path.join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'),
+      'build',
+      '--config',
+      'vite.renderer.config.ts',
+      '--outDir',
+      dir,
+      '--emptyOutDir',
+      '--logLevel',
+      'error',
+    ],
+    {
+      cwd: ROOT,
+      encoding: 'utf8',
+    },
+  );
   const cleanup = () => fs.rmSync(dir, { recursive: true, force: true });
   if (r.status === 0 && fs.existsSync(path.join(dir, 'index.html'))) return { dir, note: 'built from src for this run', cleanup };
   cleanup();
   const fallback = path.join(ROOT, 'out', 'renderer');
-  if (fs.existsSync(path.join(fallback, 'index.html'))) return { dir: fallback, note: `build failed, measured out/renderer as it was: ${(r.stderr || r.stdout || '').trim().split('\n')[0]}`, cleanup: () => undefined };
+  if (fs.existsSync(path.join(fallback, 'index.html')))
+    return {
+      dir: fallback,
+      note: `build failed, measured out/renderer as it was: ${(r.stderr || r.stdout || '').trim().split('\n')[0]}`,
+      cleanup: () => undefined,
+    };
   throw new Error(`could not build the renderer (npx vite build --config vite.renderer.config.ts): ${(r.stderr || r.stdout || '').trim()}`);
 }
 

@@ -50,7 +50,9 @@ async function load() {
   }
   // Installed without dev dependencies (npm install --omit=dev): the built command is all there is.
   if (fs.existsSync(bundle)) {
-    process.stderr.write('Note: out/cli/main.mjs is older than the sources, and tsx (a dev dependency) is not installed to run them: running the built command. Run "npm install" with dev dependencies to rebuild it.\n');
+    process.stderr.write(
+      'Note: out/cli/main.mjs is older than the sources, and tsx (a dev dependency) is not installed to run them: running the built command. Run "npm install" with dev dependencies to rebuild it.\n',
+    );
     return import(pathToFileURL(bundle).href);
   }
   process.stderr.write(

@@ -65,7 +65,7 @@ test.describe('payout and activation', () => {
     await expect(card.getByTestId('payout-beneficiary')).toHaveText(OTHER);
   });
 
-  test('a pending provider asks for approval in the app, and the next steps are this app\'s', async ({ app, stack }) => {
+  test("a pending provider asks for approval in the app, and the next steps are this app's", async ({ app, stack }) => {
     const platform = stack.platform!;
     platform.routes['/api/v1/provider/status'] = {
       kind: 'json',
@@ -95,7 +95,9 @@ test.describe('payout and activation', () => {
     await card.getByTestId('approval-email').fill('owner@example.com');
     await card.getByTestId('approval-ask').click();
     await expect(card.getByTestId('approval-asked')).toBeVisible();
-    expect(platform.account.approvalRequests).toEqual([{ provider_name: 'e2e-provider', hardware_summary: '1x RTX 4090, 64 GB RAM', contact_email: 'owner@example.com' }]);
+    expect(platform.account.approvalRequests).toEqual([
+      { provider_name: 'e2e-provider', hardware_summary: '1x RTX 4090, 64 GB RAM', contact_email: 'owner@example.com' },
+    ]);
     await card.getByTestId('approval-ask').click();
     await expect(card.getByTestId('approval-error')).toHaveAttribute('data-code', 'approval_already_requested');
   });

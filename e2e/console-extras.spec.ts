@@ -53,7 +53,12 @@ test('alerts: a webhook receives link-down and engine-down, once per kind per co
     await card.getByTestId('alerts-test').click();
     await expect(card.getByTestId('alerts-test-result')).toHaveAttribute('data-result', 'sent');
     await expect.poll(() => kinds(hook)).toEqual(['test']);
-    expect(hook.bodies[0]).toMatchObject({ kind: 'test', node: 'e2e-provider', content: expect.stringContaining('Test alert'), text: expect.stringContaining('Test alert') });
+    expect(hook.bodies[0]).toMatchObject({
+      kind: 'test',
+      node: 'e2e-provider',
+      content: expect.stringContaining('Test alert'),
+      text: expect.stringContaining('Test alert'),
+    });
 
     // The hub goes away, comes back, goes away again: two link_down alerts, one webhook call.
     await stack.stopHub();

@@ -65,7 +65,7 @@ function socketStatus(url: string, headers: Record<string, string>, protocols: s
   });
 }
 
-test('a page on another loopback port cannot use the console\'s session, even with its cookie', async ({ app, stack, context }) => {
+test("a page on another loopback port cannot use the console's session, even with its cookie", async ({ app, stack, context }) => {
   const consolePort = Number(new URL(stack.consoleUrl).port);
   const attacker = await attackerServer(consolePort);
   try {
@@ -81,7 +81,11 @@ test('a page on another loopback port cannot use the console\'s session, even wi
 
     // Its server did receive the console's cookie (what browsers do); replayed with the console's own Origin,
     // it still opens nothing.
-    const cookie = attacker.seen.cookies.join('; ').split(';').map((c) => c.trim()).find((c) => c.startsWith(`swan_session_${consolePort}=`));
+    const cookie = attacker.seen.cookies
+      .join('; ')
+      .split(';')
+      .map((c) => c.trim())
+      .find((c) => c.startsWith(`swan_session_${consolePort}=`));
     expect(cookie, 'the browser sends the console cookie to another port').toBeDefined();
     const origin = `http://127.0.0.1:${consolePort}`;
     expect(await socketStatus(`ws://127.0.0.1:${consolePort}/bridge`, { cookie: cookie!, origin })).toBe(401);
@@ -100,7 +104,7 @@ test('a page on another loopback port cannot use the console\'s session, even wi
   }
 });
 
-test('Settings lists this browser\'s session; signing out everywhere ends it and the page says so', async ({ app, stack }) => {
+test("Settings lists this browser's session; signing out everywhere ends it and the page says so", async ({ app, stack }) => {
   await go(app, 'settings');
   const sessions = app.getByTestId('console-session');
   await expect(sessions).toHaveCount(1);

@@ -55,7 +55,10 @@ test.describe('with the platform API', () => {
 test.describe("the network's records", () => {
   test.use({ stackOptions: { ...defaultStackOptions, platform: { historyHoursAgo: 3 } } });
 
-  test('per model what the platform holds beside this machine, settled earnings beside the local estimate with the difference explained', async ({ app, stack }) => {
+  test('per model what the platform holds beside this machine, settled earnings beside the local estimate with the difference explained', async ({
+    app,
+    stack,
+  }) => {
     await expect(app.getByTestId('link-state')).toHaveText('Connected');
     await go(app, 'usage');
     const card = app.getByTestId('network-records');

@@ -127,7 +127,8 @@ interface PageWindow {
   __cspProbe?: number;
 }
 const trayView = (app: ElectronApplication) => app.evaluate(() => (globalThis as unknown as Hooked).__swanDesktop.tray());
-const clickTray = (app: ElectronApplication, id: 'pause' | 'resume') => app.evaluate((_e, item) => (globalThis as unknown as Hooked).__swanDesktop.clickTray(item), id);
+const clickTray = (app: ElectronApplication, id: 'pause' | 'resume') =>
+  app.evaluate((_e, item) => (globalThis as unknown as Hooked).__swanDesktop.clickTray(item), id);
 
 /** Resolves with the next register the hub receives from our provider. */
 function nextRegister(hub: DevHub): Promise<DevProvider> {
@@ -136,7 +137,11 @@ function nextRegister(hub: DevHub): Promise<DevProvider> {
 
 test.beforeAll(() => {
   // The spec runs the built app: build main, preload and renderer into out/.
-  execFileSync(process.execPath, [path.join(root, 'node_modules', 'electron-vite', 'bin', 'electron-vite.js'), 'build'], { cwd: root, stdio: 'inherit', timeout: 180_000 });
+  execFileSync(process.execPath, [path.join(root, 'node_modules', 'electron-vite', 'bin', 'electron-vite.js'), 'build'], {
+    cwd: root,
+    stdio: 'inherit',
+    timeout: 180_000,
+  });
 });
 
 test('the window is isolated, sandboxed, without Node, and cannot navigate or open windows', async ({}, testInfo) => {
@@ -161,7 +166,14 @@ test('the window is isolated, sandboxed, without Node, and cannot navigate or op
         transport: w.swan?.transport,
       };
     });
-    expect(globals).toEqual({ require: 'undefined', process: 'undefined', module: 'undefined', ipcRenderer: 'undefined', swan: ['invoke', 'onEvents', 'transport'], transport: 'ipc' });
+    expect(globals).toEqual({
+      require: 'undefined',
+      process: 'undefined',
+      module: 'undefined',
+      ipcRenderer: 'undefined',
+      swan: ['invoke', 'onEvents', 'transport'],
+      transport: 'ipc',
+    });
 
     // The CSP refuses inline scripts.
     const inlineRan = await rig.page.evaluate(() => {
@@ -181,7 +193,13 @@ test('the window is isolated, sandboxed, without Node, and cannot navigate or op
       (globalThis as unknown as PageWindow).location.href = 'file:///etc/hostname';
     });
     await expect
-      .poll(async () => (await rig.page.evaluate(() => (globalThis as unknown as PageWindow).swan!.invoke('logs.list', { level: 'warn', limit: 200 }))).map((e) => e.msg).filter((m) => m.startsWith('Blocked opening file:///etc/hostname')).length, { timeout: 5_000 })
+      .poll(
+        async () =>
+          (await rig.page.evaluate(() => (globalThis as unknown as PageWindow).swan!.invoke('logs.list', { level: 'warn', limit: 200 })))
+            .map((e) => e.msg)
+            .filter((m) => m.startsWith('Blocked opening file:///etc/hostname')).length,
+        { timeout: 5_000 },
+      )
       .toBe(2);
     expect(rig.page.url()).toBe(appUrl);
     expect(rig.app.windows()).toHaveLength(1);
@@ -280,7 +298,12 @@ test('Settings → About: electron-updater finds a version in a local generic fe
   const feed = http.createServer((req, res) => {
     const p = new URL(req.url ?? '/', 'http://x').pathname;
     served.push(p);
-    if (p === `/${channel}`) res.end([`version: ${NEW}`, 'files:', `  - url: ${file}`, `    sha512: ${sha512}`, `    size: ${script.length}`, `path: ${file}`, `sha512: ${sha512}`, ''].join('\n'));
+    if (p === `/${channel}`)
+      res.end(
+        [`version: ${NEW}`, 'files:', `  - url: ${file}`, `    sha512: ${sha512}`, `    size: ${script.length}`, `path: ${file}`, `sha512: ${sha512}`, ''].join(
+          '\n',
+        ),
+      );
     else if (p === `/${file}`) res.writeHead(200, { 'content-length': script.length }).end(script);
     else res.writeHead(404).end();
   });

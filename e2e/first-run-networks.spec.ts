@@ -44,7 +44,14 @@ async function finishAndServe(app: Page, first: FirstRunStack, network: Network)
   await expect(app.getByTestId('link-state')).toHaveText('Connected');
   const hub = first.hub(network);
   // The dev hub takes a provider only with its token: registered there means dialled with the key.
-  await expect.poll(async () => (await hub.providers()).find((p) => p.connected)?.models.slice().sort()).toEqual(first.engine.models.slice().sort());
+  await expect
+    .poll(async () =>
+      (await hub.providers())
+        .find((p) => p.connected)
+        ?.models.slice()
+        .sort(),
+    )
+    .toEqual(first.engine.models.slice().sort());
   expect(await hub.chat(first.engine.models[0]!)).toContain('[simulated]');
 }
 

@@ -9,12 +9,17 @@ import { startSimulatedEngine } from '../src/cli/sim-engine';
 import { expect, go, slug, test } from './support/fixtures';
 import { repoRoot } from './support/stack';
 
-test('Add endpoint with discovery off: the engine is probed, shown with its type, and its models appear; Rescan says what it probed; Remove takes it away', async ({ app, stack }) => {
+test('Add endpoint with discovery off: the engine is probed, shown with its type, and its models appear; Rescan says what it probed; Remove takes it away', async ({
+  app,
+  stack,
+}) => {
   const extra = await startSimulatedEngine({ host: '127.0.0.1', models: ['extra/model-7b'] });
   try {
     await go(app, 'engines');
     await app.getByTestId('rescan-button').click();
-    await expect(app.getByTestId('rescan-result')).toHaveText('Discovery is off, so only the addresses you added and models.json were probed: 1 engine(s) answered.');
+    await expect(app.getByTestId('rescan-result')).toHaveText(
+      'Discovery is off, so only the addresses you added and models.json were probed: 1 engine(s) answered.',
+    );
     await app.getByTestId('endpoint-url').fill(`${extra.url}/v1`);
     await app.getByTestId('endpoint-model').fill('extra/model-7b');
     await app.getByTestId('endpoint-add').click();
@@ -46,9 +51,15 @@ test('a busy console port: one line with the fix and exit code 2, nothing starte
   const port = (srv.address() as net.AddressInfo).port;
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-e2e-busy-'));
   try {
-    const r = spawnSync(process.execPath, [path.join(repoRoot, 'bin', 'swan-provider.js'), 'run', '--home', home, '--init-if-missing', '--console', `127.0.0.1:${port}`], { encoding: 'utf8', timeout: 30_000 });
+    const r = spawnSync(
+      process.execPath,
+      [path.join(repoRoot, 'bin', 'swan-provider.js'), 'run', '--home', home, '--init-if-missing', '--console', `127.0.0.1:${port}`],
+      { encoding: 'utf8', timeout: 30_000 },
+    );
     expect(r.status).toBe(2);
-    expect(r.stderr.trim()).toBe(`The console address 127.0.0.1:${port} is already in use (another swan-provider, or another program, listens there). Start with another one: --console 127.0.0.1:${port + 1}`);
+    expect(r.stderr.trim()).toBe(
+      `The console address 127.0.0.1:${port} is already in use (another swan-provider, or another program, listens there). Start with another one: --console 127.0.0.1:${port + 1}`,
+    );
     expect(fs.readdirSync(home)).toEqual([]);
   } finally {
     srv.close();

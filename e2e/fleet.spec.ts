@@ -54,7 +54,11 @@ test.beforeAll(async ({}, info) => {
     for (const r of fleet.rigs) targets.push({ name: r.name, port: r.port, token: await fleet.fleetToken(r, 'prometheus') });
     prom = await Prometheus.start(path.join(fleet.root, 'prometheus'), targets);
     // Every rig scraped at least twice before any traffic: each counter's series starts at 0 in Prometheus.
-    await until(async () => (await prom!.value('count(count_over_time(swan_requests_total{source="hub",outcome="ok"}[1m]) >= 2)')) === 3, 'two scrapes of every rig', 30_000);
+    await until(
+      async () => (await prom!.value('count(count_over_time(swan_requests_total{source="hub",outcome="ok"}[1m]) >= 2)')) === 3,
+      'two scrapes of every rig',
+      30_000,
+    );
     baselineAt = Date.now();
   }
   trafficAt = Date.now();
@@ -83,14 +87,20 @@ function bucketOf(seconds: number): [number, number] {
 async function hubLatencies(rig: FleetRig): Promise<number[]> {
   const r = await fleet.cli(['usage', 'export', '--home', rig.home]);
   expect(r.code, r.stderr).toBe(0);
-  const [header, ...rows] = r.stdout.trim().split(/\r?\n/).map((l) => l.split(','));
+  const [header, ...rows] = r.stdout
+    .trim()
+    .split(/\r?\n/)
+    .map((l) => l.split(','));
   const source = header!.indexOf('source');
   const latency = header!.indexOf('latency_ms');
   return rows.filter((row) => row[source] === 'hub').map((row) => Number(row[latency]) / 1000);
 }
 
 function total(): Served {
-  return Object.values(served).reduce((t, s) => ({ requests: t.requests + s.requests, tokensIn: t.tokensIn + s.tokensIn, tokensOut: t.tokensOut + s.tokensOut }), { requests: 0, tokensIn: 0, tokensOut: 0 });
+  return Object.values(served).reduce(
+    (t, s) => ({ requests: t.requests + s.requests, tokensIn: t.tokensIn + s.tokensIn, tokensOut: t.tokensOut + s.tokensOut }),
+    { requests: 0, tokensIn: 0, tokensOut: 0 },
+  );
 }
 
 /** Rig A's console, signed in with its bookmark, on the Fleet page; page errors and CSP violations fail the test. */
@@ -182,7 +192,7 @@ test('the Fleet page shows each rig and the totals, exactly', async ({ page, con
   expect(problems).toEqual([]);
 });
 
-test('usage --fleet shows each rig\'s and the total requests and tokens, exactly', async () => {
+test("usage --fleet shows each rig's and the total requests and tokens, exactly", async () => {
   const r = await fleet.cli(['usage', '--fleet', '--json', '--home', a.home]);
   expect(r.code, r.stderr).toBe(0);
   const v = JSON.parse(r.stdout) as FleetUsageView;
@@ -263,7 +273,10 @@ test('Prometheus answers the request rate and the latency p95 the traffic implie
     if (result.length === 0) empty.push(expr);
   }
   // Errors and earnings stay empty in this traffic (nothing failed, nothing is priced); everything else has data.
-  expect(empty.every((e) => /engine_errors|outcome="error"|outcome="rejected"|earnings|reconnects|disconnects/.test(e)), empty.join('\n')).toBe(true);
+  expect(
+    empty.every((e) => /engine_errors|outcome="error"|outcome="rejected"|earnings|reconnects|disconnects/.test(e)),
+    empty.join('\n'),
+  ).toBe(true);
 });
 
 test('a rig that goes away shows as unreachable within 10 s; the others stay as they were', async ({ page }) => {

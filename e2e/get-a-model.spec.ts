@@ -39,14 +39,22 @@ test.beforeEach(async () => {
   env.PATH = [FAKE_GPU, path.join(LLAMA, 'bin'), process.env.PATH ?? ''].join(path.delimiter);
   env.LD_LIBRARY_PATH = path.join(LLAMA, 'lib');
   // A slow network for the repository's bytes, so the download is seen while it runs (about 5 s).
-  hub = startCli('dev hub', ['dev-hub', '--port', '0', '--token', PROVIDER_KEY, '--home', path.join(root, 'hub'), '--repository', repo, '--repository-rate', String(4 * 1024 * 1024)], env);
+  hub = startCli(
+    'dev hub',
+    ['dev-hub', '--port', '0', '--token', PROVIDER_KEY, '--home', path.join(root, 'hub'), '--repository', repo, '--repository-rate', String(4 * 1024 * 1024)],
+    env,
+  );
   [, hubUrl] = (await hub.waitForLine(/dev hub listening on (http:\/\/127\.0\.0\.1:\d+)/)) as RegExpMatchArray & [string, string];
   agent = startCli('agent', ['run', '--home', path.join(root, 'home'), '--init-if-missing', '--no-discovery', '--console', '127.0.0.1:0'], env);
   [, consoleUrl] = (await agent.waitForLine(CONSOLE_LINE)) as RegExpMatchArray & [string, string];
 });
 
 test.afterEach(async ({}, testInfo) => {
-  if (testInfo.status !== testInfo.expectedStatus) await testInfo.attach('processes.log', { body: `--- agent ---\n${agent.output.join('')}\n--- dev hub ---\n${hub.output.join('')}`, contentType: 'text/plain' });
+  if (testInfo.status !== testInfo.expectedStatus)
+    await testInfo.attach('processes.log', {
+      body: `--- agent ---\n${agent.output.join('')}\n--- dev hub ---\n${hub.output.join('')}`,
+      contentType: 'text/plain',
+    });
   await agent.stop();
   await hub.stop();
   fs.rmSync(root, { recursive: true, force: true });
@@ -109,7 +117,12 @@ test('onboarding → get a model → fit and earnings → download (progress) �
   const verify = await fetch(`${hubUrl}/dev/verify`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ challenge_id: 'fp-1', challenge_type: 'fingerprint', model_id: ID, challenge: { files: [{ filename: 'model.gguf', expected_hash: sha }] } }),
+    body: JSON.stringify({
+      challenge_id: 'fp-1',
+      challenge_type: 'fingerprint',
+      model_id: ID,
+      challenge: { files: [{ filename: 'model.gguf', expected_hash: sha }] },
+    }),
   });
   expect(verify.status).toBe(200);
   const reply = (await verify.json()) as { success?: boolean; response?: { files?: Array<{ status: string }> } };

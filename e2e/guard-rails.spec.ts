@@ -50,6 +50,9 @@ test('a temperature ceiling: hot halves the limit, then pauses with the reason; 
   await expect(today.getByTestId('rails-paused-cause')).toHaveAttribute('data-code', 'gpu_hot');
   await expect(today).toContainText('too hot');
   await expect(today.getByTestId('rails-throttled-cause')).toHaveAttribute('data-code', 'gpu_hot');
-  const codes = await app.getByTestId('rails-recent').locator('tr[data-code]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-code')));
+  const codes = await app
+    .getByTestId('rails-recent')
+    .locator('tr[data-code]')
+    .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-code')));
   expect(codes.slice(0, 5)).toEqual(['resume_gpu_hot', 'gpu_cool_resume', 'pause_gpu_hot', 'gpu_hot_pause', 'gpu_hot_throttle']);
 });

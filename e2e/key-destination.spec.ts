@@ -7,7 +7,7 @@ import { expect, go, test } from './support/fixtures';
 // longer than the default budget.
 test.slow();
 
-test('a new hub host waits for the owner\'s approval, then is applied; a denied one changes nothing', async ({ app, stack }) => {
+test("a new hub host waits for the owner's approval, then is applied; a denied one changes nothing", async ({ app, stack }) => {
   await expect(app.getByTestId('link-state')).toHaveText('Connected');
   await go(app, 'settings');
   const hubUrl = await app.getByTestId('input-hubUrl').inputValue();

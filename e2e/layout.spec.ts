@@ -25,12 +25,14 @@ async function misfits(page: Page): Promise<string[]> {
   return page.evaluate(() => {
     const out: string[] = [];
     const vw = document.documentElement.clientWidth;
-    const name = (el: Element) => `${el.tagName.toLowerCase()}${el.getAttribute('data-testid') ? `[${el.getAttribute('data-testid')}]` : ''}.${String(el.className).split(' ').slice(0, 2).join('.')}`;
+    const name = (el: Element) =>
+      `${el.tagName.toLowerCase()}${el.getAttribute('data-testid') ? `[${el.getAttribute('data-testid')}]` : ''}.${String(el.className).split(' ').slice(0, 2).join('.')}`;
     if (document.documentElement.scrollWidth > vw + 1) out.push(`the page scrolls sideways: ${document.documentElement.scrollWidth} > ${vw}`);
     const main = document.getElementById('main')!;
     if (main.scrollWidth > main.clientWidth + 1) out.push(`the main area scrolls sideways: ${main.scrollWidth} > ${main.clientWidth}`);
     for (const box of document.querySelectorAll('.table-scroll')) {
-      if (box.scrollWidth > box.clientWidth + 1) out.push(`a table scrolls sideways in its card: ${name(box.querySelector('table')!)} ${box.scrollWidth} > ${box.clientWidth}`);
+      if (box.scrollWidth > box.clientWidth + 1)
+        out.push(`a table scrolls sideways in its card: ${name(box.querySelector('table')!)} ${box.scrollWidth} > ${box.clientWidth}`);
     }
     // Lists built to scroll inside themselves (virtualised rows, long text), and visually hidden heads.
     const clippedBy = (el: Element) => el.closest('.request-scroll, .log-view, .request-text, .is-stacked thead, .sr-only, .skip-link');

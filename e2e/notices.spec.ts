@@ -55,7 +55,11 @@ test('the provider status card shows the platform status, and a pending provider
 test('a model the catalogue does not know is marked; no catalogue id is offered on a bare name likeness', async ({ app, stack }) => {
   const [known, other] = stack.engine.models as [string, string];
   const unknown = 'my-finetune';
-  stack.writeModels({ [known]: { endpoint: stack.engine.url }, [other]: { endpoint: stack.engine.url }, [unknown]: { endpoint: stack.engine.url, local_model: 'my-finetune-q4' } });
+  stack.writeModels({
+    [known]: { endpoint: stack.engine.url },
+    [other]: { endpoint: stack.engine.url },
+    [unknown]: { endpoint: stack.engine.url, local_model: 'my-finetune-q4' },
+  });
   await expect(app.getByTestId(`model-row-${slug(unknown)}`)).toBeVisible();
   await expect(app.getByTestId(`catalogue-unknown-${slug(unknown)}`)).toBeVisible();
   await expect(app.getByTestId(`catalogue-unknown-${slug(known)}`)).toHaveCount(0);

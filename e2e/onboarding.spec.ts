@@ -125,7 +125,9 @@ test('finishing with nothing to serve: the badge says so in amber, not a green "
 test('the API address follows the hub address until edited, and a key checked at a server that is not a Swan hub is not accepted', async ({ app }) => {
   // A server that answers JSON, but not as a hub: llama.cpp's 404 for a route it does not have (issue 40).
   const notHub = http.createServer((_req, res) => {
-    res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify({ error: { code: 404, message: 'File Not Found', type: 'not_found_error' } }));
+    res
+      .writeHead(404, { 'content-type': 'application/json; charset=utf-8' })
+      .end(JSON.stringify({ error: { code: 404, message: 'File Not Found', type: 'not_found_error' } }));
   });
   await new Promise<void>((resolve) => notHub.listen(0, '127.0.0.1', () => resolve()));
   try {

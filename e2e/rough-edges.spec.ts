@@ -87,7 +87,10 @@ test('Connection card: paused since the pause, down since the drop across attemp
   await app.getByTestId('link-retry').click();
   await expect(app.getByTestId('link-card').getByRole('alert')).toHaveCount(0);
   await stack.startHub();
-  await app.getByTestId('link-retry').click().catch(() => undefined);
+  await app
+    .getByTestId('link-retry')
+    .click()
+    .catch(() => undefined);
   await expect(app.getByTestId('link-state')).toHaveText('Connected', { timeout: 30_000 });
 });
 
@@ -104,7 +107,11 @@ test.describe('at 1024×640', () => {
     expect(await card.evaluate((el) => el.scrollWidth <= el.clientWidth + 1)).toBe(true);
     const name = app.getByTestId(`limits-row-${slug(model)}`).locator('th');
     const lines = await name.evaluate((el) => {
-      const cs = (el.ownerDocument.defaultView as unknown as { getComputedStyle(e: unknown): Record<'paddingTop' | 'paddingBottom' | 'borderBottomWidth' | 'lineHeight' | 'fontSize', string> }).getComputedStyle(el);
+      const cs = (
+        el.ownerDocument.defaultView as unknown as {
+          getComputedStyle(e: unknown): Record<'paddingTop' | 'paddingBottom' | 'borderBottomWidth' | 'lineHeight' | 'fontSize', string>;
+        }
+      ).getComputedStyle(el);
       const content = el.getBoundingClientRect().height - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom) - parseFloat(cs.borderBottomWidth);
       return Math.round(content / (parseFloat(cs.lineHeight) || parseFloat(cs.fontSize) * 1.2));
     });
@@ -118,11 +125,19 @@ test.describe('at 1024×640', () => {
     await expect(table.locator('tbody tr')).toHaveCount(1);
     const g = await table.evaluate((el) => {
       const card = el.closest('.card')!;
-      const cs = (el.ownerDocument.defaultView as unknown as { getComputedStyle(e: unknown): Record<'paddingLeft' | 'paddingRight', string> }).getComputedStyle(card);
+      const cs = (el.ownerDocument.defaultView as unknown as { getComputedStyle(e: unknown): Record<'paddingLeft' | 'paddingRight', string> }).getComputedStyle(
+        card,
+      );
       const c = card.getBoundingClientRect();
       const t = el.getBoundingClientRect();
       const box = el.parentElement!;
-      return { left: t.left - c.left, right: c.right - t.right, padLeft: parseFloat(cs.paddingLeft), padRight: parseFloat(cs.paddingRight), overflow: box.scrollWidth - box.clientWidth };
+      return {
+        left: t.left - c.left,
+        right: c.right - t.right,
+        padLeft: parseFloat(cs.paddingLeft),
+        padRight: parseFloat(cs.paddingRight),
+        overflow: box.scrollWidth - box.clientWidth,
+      };
     });
     // Inside the card's padding on both sides, and nothing hidden sideways at this width.
     expect(g.padRight).toBeGreaterThanOrEqual(8);

@@ -29,7 +29,10 @@ const ID = 'meta-llama/Llama-3.1-8B-Instruct';
 
 test.skip(!LLAMA_PRESENT, 'skipped: ../shared/engines/llama.cpp is absent (the engine here is the real llama-server)');
 
-test('a catalogue id picked for an engine\'s own model: models.json written, the contradiction held back, then announced on the owner\'s word', async ({ app, stack }) => {
+test("a catalogue id picked for an engine's own model: models.json written, the contradiction held back, then announced on the owner's word", async ({
+  app,
+  stack,
+}) => {
   const port = await freePort();
   const llama = { url: `http://127.0.0.1:${port}`, proc: spawn(path.join(LLAMA, 'start.sh'), ['--port', String(port), '-np', '1'], { stdio: 'ignore' }) };
   await expect.poll(async () => (await fetch(`${llama.url}/health`).catch(() => undefined))?.status, { timeout: 20_000 }).toBe(200);

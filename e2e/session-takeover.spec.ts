@@ -39,13 +39,22 @@ async function replayingServer(consolePort: number): Promise<{ url: string; done
   const done = new Promise<Replay>((r) => (finish = r));
   let started = false;
   const replay = async (received: http.IncomingHttpHeaders) => {
-    const cookie = (received.cookie ?? '').split(';').map((c) => c.trim()).filter((c) => c.startsWith(`swan_session_${consolePort}=`)).join('; ');
+    const cookie = (received.cookie ?? '')
+      .split(';')
+      .map((c) => c.trim())
+      .filter((c) => c.startsWith(`swan_session_${consolePort}=`))
+      .join('; ');
     // Everything the browser sent this server, re-addressed to the console, with the console's Origin.
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(received)) if (typeof v === 'string' && !['host', 'connection', 'content-length'].includes(k)) headers[k] = v;
     Object.assign(headers, { cookie, origin, referer: `${origin}/`, 'x-swan-page': 'claim', 'sec-fetch-site': 'same-origin' });
     const r: Replay = { answers: {} };
-    for (const [method, p] of [['POST', '/session/page'], ['GET', '/session/page'], ['GET', '/session'], ['GET', '/']] as const) {
+    for (const [method, p] of [
+      ['POST', '/session/page'],
+      ['GET', '/session/page'],
+      ['GET', '/session'],
+      ['GET', '/'],
+    ] as const) {
       const res = await fetch(`${origin}${p}`, { method, headers, redirect: 'manual' });
       r.answers[`${method} ${p}`] = res.status;
       const body = await res.text();

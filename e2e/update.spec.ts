@@ -73,7 +73,10 @@ test("the hub's upgrade advice leads to the update: a failed check is never 'new
 
     gh.release = { tag: 'v99.0.0', assets: [{ name: 'swan-provider-console-99.0.0.tgz', data: tgz }] };
     const hits = gh.hits.length;
-    const res = await fetch(`${stack.hubUrl}/dev/upgrade`, { method: 'POST', body: JSON.stringify({ running: '0.5.0', latest: '0.6.0', message: 'Provider 0.6.0 is out.' }) });
+    const res = await fetch(`${stack.hubUrl}/dev/upgrade`, {
+      method: 'POST',
+      body: JSON.stringify({ running: '0.5.0', latest: '0.6.0', message: 'Provider 0.6.0 is out.' }),
+    });
     expect(res.status).toBe(200);
     await go(app, 'dashboard');
     await expect(app.getByTestId('hub-upgrade')).toContainText('0.6.0');

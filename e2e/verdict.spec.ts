@@ -16,7 +16,11 @@ test('serving and routable: the banner says routed and earning, the sidebar a gr
 test('serving but not routable: a model the catalogue does not list is named, with what to do', async ({ app, stack }) => {
   const [first, second] = stack.engine.models as [string, string];
   await expect(app.getByTestId('op-summary')).toHaveAttribute('data-state', 'serving');
-  stack.writeModels({ [first]: { endpoint: stack.engine.url }, [second]: { endpoint: stack.engine.url }, 'my-finetune': { endpoint: stack.engine.url, local_model: first } });
+  stack.writeModels({
+    [first]: { endpoint: stack.engine.url },
+    [second]: { endpoint: stack.engine.url },
+    'my-finetune': { endpoint: stack.engine.url, local_model: first },
+  });
   const banner = app.getByTestId('op-summary');
   await expect(banner).toHaveAttribute('data-state', 'not_routable');
   const item = banner.locator('[data-code=not_in_catalogue]');

@@ -13,7 +13,9 @@ let build;
 try {
   ({ build } = await import('esbuild'));
 } catch {
-  console.warn('esbuild (a dev dependency) is not installed, so out/cli/main.mjs was not built: run "npm install" with dev dependencies to build the swan-provider command.');
+  console.warn(
+    'esbuild (a dev dependency) is not installed, so out/cli/main.mjs was not built: run "npm install" with dev dependencies to build the swan-provider command.',
+  );
 }
 
 if (build) {

@@ -18,6 +18,9 @@ try {
   console.warn('vite (a dev dependency) is not installed, so the console UI was not built: run "npm install" with dev dependencies to build it.');
   process.exit(0);
 }
-const r = spawnSync(process.execPath, [vite, 'build', '--config', path.join(root, 'vite.renderer.config.ts'), '--logLevel', 'warn'], { cwd: root, stdio: 'inherit' });
+const r = spawnSync(process.execPath, [vite, 'build', '--config', path.join(root, 'vite.renderer.config.ts'), '--logLevel', 'warn'], {
+  cwd: root,
+  stdio: 'inherit',
+});
 if (r.status === 0) console.log('built out/renderer (the browser console)');
 else console.warn(`could not build out/renderer (vite exited with ${r.status}); the first start will try again`);

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The static checks of `npm test`, at the same time: the two typecheck configs and ESLint are each one
+// The static checks of `npm test`, at the same time: the two typecheck configs, ESLint and Prettier are each one
 // single-threaded process, so on a 2-core machine running them together takes about half as long as one
 // after the other. Each one's output is printed whole when it ends; any failure fails the run.
 import { spawn } from 'node:child_process';
@@ -12,6 +12,7 @@ const CHECKS = [
   { name: 'typecheck (node)', args: [bin('typescript', 'tsc'), '-p', 'tsconfig.node.json', '--noEmit'] },
   { name: 'typecheck (web)', args: [bin('typescript', 'tsc'), '-p', 'tsconfig.web.json', '--noEmit'] },
   { name: 'lint', args: [bin('eslint', 'eslint.js'), '.'] },
+  { name: 'format', args: [bin('prettier', 'prettier.cjs'), '--check', '.', '--log-level', 'warn'] },
 ];
 
 function run({ name, args }) {

@@ -17,7 +17,9 @@ const outside = unplaced(graph);
 if (process.argv.includes('--json')) {
   console.log(JSON.stringify({ ...graph, cycles: groups, againstOrder: against, unplaced: outside }, null, 2));
 } else {
-  console.log(`${graph.files} files, ${graph.nodes.length} nodes, ${graph.edges.length} folder edges, ${groups.length} cycle group(s), ${against.length} edge(s) against the order`);
+  console.log(
+    `${graph.files} files, ${graph.nodes.length} nodes, ${graph.edges.length} folder edges, ${groups.length} cycle group(s), ${against.length} edge(s) against the order`,
+  );
   for (const e of graph.edges) console.log(`  ${e.from} -> ${e.to}  (${e.files.length}${e.typeOnly ? ', types only' : ''})`);
   for (const c of groups) {
     console.log(`\ncycle: ${c.nodes.join(' ')}`);

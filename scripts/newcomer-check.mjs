@@ -63,7 +63,8 @@ export async function checkConsole(url) {
   const script = /<script[^>]+src="\.?\/?([^"]+\.js)"/.exec(html)?.[1];
   if (!script) throw new Error('the console page loads no script');
   const js = await fetch(new URL(`/${script}`, base), { headers: { cookie } });
-  if (js.status !== 200 || !(js.headers.get('content-type') ?? '').includes('javascript')) throw new Error(`the console script ${script} answered HTTP ${js.status}`);
+  if (js.status !== 200 || !(js.headers.get('content-type') ?? '').includes('javascript'))
+    throw new Error(`the console script ${script} answered HTTP ${js.status}`);
   return { script };
 }
 
@@ -146,7 +147,10 @@ export async function checkNpmStart(root, { timeoutMs = 60_000 } = {}) {
 export async function checkDemo(root, { timeoutMs = 60_000 } = {}) {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-newcomer-demo-'));
   try {
-    const run = startAndWaitForConsole(process.execPath, [path.join(root, 'bin', 'swan-provider.js'), 'demo', '--home', home, '--console', '127.0.0.1:0'], { cwd: root, timeoutMs });
+    const run = startAndWaitForConsole(process.execPath, [path.join(root, 'bin', 'swan-provider.js'), 'demo', '--home', home, '--console', '127.0.0.1:0'], {
+      cwd: root,
+      timeoutMs,
+    });
     const url = await run.url;
     await checkConsole(url);
     say(`demo served the built console at ${url.replace(/(token|code)=.*/, '$1=…')}`);

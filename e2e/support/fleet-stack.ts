@@ -37,7 +37,11 @@ export interface FleetRig {
 export type Served = { requests: number; tokensIn: number; tokensOut: number };
 
 function cleanEnv(root: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, CP_PATH: path.join(root, 'no-go-provider'), PATH: `${FAKE_GPU_DIR}${path.delimiter}${process.env.PATH ?? ''}` };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    CP_PATH: path.join(root, 'no-go-provider'),
+    PATH: `${FAKE_GPU_DIR}${path.delimiter}${process.env.PATH ?? ''}`,
+  };
   delete env.INFERENCE_API_KEY;
   delete env.INFERENCE_WS_URL;
   return env;
@@ -82,11 +86,26 @@ export class FleetStack {
     const config = path.join(home, 'config.toml');
     fs.writeFileSync(
       config,
-      ['[API]', `NodeName = "${spec.name}"`, '[Inference]', 'Enable = true', `WebSocketURL = "${wsUrl}"`, `ServiceURL = "${hubUrl}"`, `ApiKey = "${PROVIDER_KEY}"`, '[Agent]', 'Discovery = false', ''].join('\n'),
+      [
+        '[API]',
+        `NodeName = "${spec.name}"`,
+        '[Inference]',
+        'Enable = true',
+        `WebSocketURL = "${wsUrl}"`,
+        `ServiceURL = "${hubUrl}"`,
+        `ApiKey = "${PROVIDER_KEY}"`,
+        '[Agent]',
+        'Discovery = false',
+        '',
+      ].join('\n'),
     );
     fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify({ [model]: { endpoint: engine.url } }, null, 2));
     const tokenFile = path.join(home, 'console-token');
-    const proc = startCli(spec.name, ['run', '--config', config, '--home', home, '--no-discovery', '--console', '127.0.0.1:0', '--console-token-file', tokenFile, '--metrics'], env);
+    const proc = startCli(
+      spec.name,
+      ['run', '--config', config, '--home', home, '--no-discovery', '--console', '127.0.0.1:0', '--console-token-file', tokenFile, '--metrics'],
+      env,
+    );
     try {
       // Printed once the agent has started (run.ts).
       const [, consoleUrl] = await proc.waitForLine(CONSOLE_LINE, 60_000);
@@ -141,7 +160,13 @@ export class FleetStack {
     const res = await fetch(`${this.hubUrl}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model, stream: true, stream_options: { include_usage: true }, max_tokens: maxTokens, messages: [{ role: 'user', content: 'Tell me about GPUs.' }] }),
+      body: JSON.stringify({
+        model,
+        stream: true,
+        stream_options: { include_usage: true },
+        max_tokens: maxTokens,
+        messages: [{ role: 'user', content: 'Tell me about GPUs.' }],
+      }),
     });
     if (!res.ok) throw new Error(`hub chat: HTTP ${res.status} ${await res.text()}`);
     let usage: { prompt_tokens: number; completion_tokens: number } | undefined;
@@ -175,7 +200,9 @@ export class FleetStack {
   /** Kills a rig's agent outright (SIGKILL: no goodbye to anyone). */
   async kill(rig: FleetRig): Promise<void> {
     rig.proc.child.kill('SIGKILL');
-    await new Promise<void>((resolve) => (rig.proc.child.exitCode !== null || rig.proc.child.signalCode !== null ? resolve() : rig.proc.child.once('exit', () => resolve())));
+    await new Promise<void>((resolve) =>
+      rig.proc.child.exitCode !== null || rig.proc.child.signalCode !== null ? resolve() : rig.proc.child.once('exit', () => resolve()),
+    );
   }
 
   logs(): string {

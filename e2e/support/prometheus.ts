@@ -62,11 +62,20 @@ export class Prometheus {
       ].join('\n');
     });
     const config = path.join(dir, 'prometheus.yml');
-    fs.writeFileSync(config, ['global:', '  scrape_interval: 1s', '  scrape_timeout: 1s', '  evaluation_interval: 1s', 'scrape_configs:', ...jobs, ''].join('\n'));
+    fs.writeFileSync(
+      config,
+      ['global:', '  scrape_interval: 1s', '  scrape_timeout: 1s', '  evaluation_interval: 1s', 'scrape_configs:', ...jobs, ''].join('\n'),
+    );
     const port = await freePort();
     const child = spawn(
       PROMETHEUS_BIN,
-      [`--config.file=${config}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn', '--storage.tsdb.retention.time=1h'],
+      [
+        `--config.file=${config}`,
+        `--storage.tsdb.path=${path.join(dir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+        '--log.level=warn',
+        '--storage.tsdb.retention.time=1h',
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     const p = new Prometheus(`http://127.0.0.1:${port}`, child);

@@ -134,7 +134,22 @@ export class ConsoleStack {
     delete baseEnv.INFERENCE_API_KEY;
     delete baseEnv.INFERENCE_WS_URL;
     baseEnv.CP_PATH = path.join(root, 'no-go-provider'); // never the developer's ~/.swan/computing key
-    const hub = startCli('dev hub', ['dev-hub', '--port', '0', '--token', PROVIDER_KEY, '--pending-token', PENDING_KEY, '--home', path.join(root, 'hub'), ...(o.earnings === false ? ['--no-earnings'] : [])], baseEnv);
+    const hub = startCli(
+      'dev hub',
+      [
+        'dev-hub',
+        '--port',
+        '0',
+        '--token',
+        PROVIDER_KEY,
+        '--pending-token',
+        PENDING_KEY,
+        '--home',
+        path.join(root, 'hub'),
+        ...(o.earnings === false ? ['--no-earnings'] : []),
+      ],
+      baseEnv,
+    );
     let engine: SimulatedEngine | undefined;
     let agent: Proc | undefined;
     let platform: PlatformApi | undefined;
@@ -146,7 +161,10 @@ export class ConsoleStack {
         const model = engine.models[0]!;
         platform.routes['/api/v1/stats/model-demand'] = {
           kind: 'json',
-          body: { code: 0, data: { models: [{ model_id: model, input_price: 0.5, output_price: 2, provider_input_price: 0.4, provider_output_price: 1.6, tier: 'standard' }] } },
+          body: {
+            code: 0,
+            data: { models: [{ model_id: model, input_price: 0.5, output_price: 2, provider_input_price: 0.4, provider_output_price: 1.6, tier: 'standard' }] },
+          },
         };
         const ledger = Ledger.open(path.join(home, 'ledger.sqlite'));
         const at = Date.now() - o.platform.historyHoursAgo * 3_600_000;
@@ -190,7 +208,16 @@ export class ConsoleStack {
         ].join('\n'),
       );
       fs.writeFileSync(path.join(root, 'models.json'), JSON.stringify(Object.fromEntries(engine.models.map((m) => [m, { endpoint: engine!.url }])), null, 2));
-      const env: NodeJS.ProcessEnv = { ...baseEnv, ...(o.gpuTemperatureFile ? { FAKE_GPU_TEMP_FILE: o.gpuTemperatureFile } : {}), PATH: o.gpu ? `${FAKE_GPU_DIR}${path.delimiter}${process.env.PATH ?? ''}` : (process.env.PATH ?? '').split(path.delimiter).filter((d) => d !== FAKE_GPU_DIR).join(path.delimiter) };
+      const env: NodeJS.ProcessEnv = {
+        ...baseEnv,
+        ...(o.gpuTemperatureFile ? { FAKE_GPU_TEMP_FILE: o.gpuTemperatureFile } : {}),
+        PATH: o.gpu
+          ? `${FAKE_GPU_DIR}${path.delimiter}${process.env.PATH ?? ''}`
+          : (process.env.PATH ?? '')
+              .split(path.delimiter)
+              .filter((d) => d !== FAKE_GPU_DIR)
+              .join(path.delimiter),
+      };
       const args = ['run', '--config', config, '--home', home, '--no-discovery'];
       agent = startCli('agent', [...args, '--console', '127.0.0.1:0'], env);
       const [, consoleUrl] = await agent.waitForLine(CONSOLE_LINE);
@@ -231,7 +258,10 @@ export class ConsoleStack {
       // that missed its deadline on a loaded machine says so for a moment, and the hub routes nothing meanwhile.
       const providers = await this.providers();
       if (providers.some((p) => p.connected && p.models.includes(model) && p.health?.[model] !== 'unhealthy')) return;
-      if (Date.now() > deadline) throw new Error(`no provider serves ${model} at the dev hub within ${timeoutMs} ms: ${JSON.stringify(providers.map((p) => ({ connected: p.connected, models: p.models, health: p.health })))}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `no provider serves ${model} at the dev hub within ${timeoutMs} ms: ${JSON.stringify(providers.map((p) => ({ connected: p.connected, models: p.models, health: p.health })))}`,
+        );
       await new Promise((r) => setTimeout(r, 50));
     }
   }

@@ -64,10 +64,17 @@ function context(o: AccountCommandOptions, err: Writer): Ctx | undefined {
   const serviceUrl = settings.serviceUrl ?? cfg.serviceUrl;
   const { key } = agentKey(o.home, cfg, env);
   if (!key) {
-    err.write('No provider key this command can read: paste it in the console (Settings), or set ApiKey in [Inference] or INFERENCE_API_KEY. A key the desktop app keeps in the OS keychain is read by the app only: use Settings → Payout & activation there.\n');
+    err.write(
+      'No provider key this command can read: paste it in the console (Settings), or set ApiKey in [Inference] or INFERENCE_API_KEY. A key the desktop app keeps in the OS keychain is read by the app only: use Settings → Payout & activation there.\n',
+    );
     return undefined;
   }
-  return { client: new ProviderAccountClient({ serviceUrl: () => serviceUrl, providerKey: () => key }), serviceUrl, key, nodeName: settings.nodeName ?? cfg.nodeName };
+  return {
+    client: new ProviderAccountClient({ serviceUrl: () => serviceUrl, providerKey: () => key }),
+    serviceUrl,
+    key,
+    nodeName: settings.nodeName ?? cfg.nodeName,
+  };
 }
 
 function failed(err: Writer, r: AccountFailure): number {
@@ -117,7 +124,9 @@ export async function accountCommand(o: AccountCommandOptions): Promise<number> 
   const out = terminalWriter(o.stdout ?? process.stdout);
   const err = terminalWriter(o.stderr ?? process.stderr);
   if ((o.action === 'set-beneficiary' || o.action === 'set-owner') && !isWalletAddress(o.address ?? '')) {
-    err.write('That is not a wallet address: it starts with 0x and has 40 letters a–f and digits after it. Copy it again from your wallet. (address_invalid)\n');
+    err.write(
+      'That is not a wallet address: it starts with 0x and has 40 letters a–f and digits after it. Copy it again from your wallet. (address_invalid)\n',
+    );
     return 2;
   }
   const ctx = context(o, err);
@@ -156,7 +165,10 @@ async function show(o: AccountCommandOptions, ctx: Ctx, out: Writer, err: Writer
     out.write(`${JSON.stringify({ status: st, addresses: view.addresses, collateral: view.collateral }, null, 2)}\n`);
     return view.addresses.ok ? 0 : 1;
   }
-  const lines = [`provider: ${st.state === 'unreachable' ? `status unavailable (${st.error ?? 'no answer'})` : (st.status ?? 'unknown')}`, ...describeStatus(st).slice(st.status ? 1 : 0)];
+  const lines = [
+    `provider: ${st.state === 'unreachable' ? `status unavailable (${st.error ?? 'no answer'})` : (st.status ?? 'unknown')}`,
+    ...describeStatus(st).slice(st.status ? 1 : 0),
+  ];
   lines.push(...(view.addresses.ok ? addressLines(view.addresses.value) : [`addresses: ${view.addresses.message} (${view.addresses.code})`]));
   lines.push(...(view.collateral.ok ? chainLines(view.collateral.value) : [`collateral: ${view.collateral.message} (${view.collateral.code})`]));
   out.write(`${lines.join('\n')}\n`);

@@ -5,10 +5,15 @@
 import type { OwnerApprovals } from '../core/owner/approvals';
 import { forTerminal } from '../core/base/terminal';
 
-export function attachApprovalTerminal(approvals: OwnerApprovals, io: { input: NodeJS.ReadableStream; write: (text: string) => void; other?: (line: string) => void }): () => void {
+export function attachApprovalTerminal(
+  approvals: OwnerApprovals,
+  io: { input: NodeJS.ReadableStream; write: (text: string) => void; other?: (line: string) => void },
+): () => void {
   const onRequested: Parameters<typeof approvals.on<'requested'>>[1] = (c) => {
     const mins = Math.max(1, Math.round((c.expiresAt - Date.now()) / 60_000));
-    io.write(`\n${forTerminal(`The console asks: ${c.summary}`)}\n  To allow it, type here:  approve ${c.code}   (or: deny ${c.code}). It expires in ${mins} minutes; if you did not just ask for this yourself, deny it.\n`);
+    io.write(
+      `\n${forTerminal(`The console asks: ${c.summary}`)}\n  To allow it, type here:  approve ${c.code}   (or: deny ${c.code}). It expires in ${mins} minutes; if you did not just ask for this yourself, deny it.\n`,
+    );
   };
   let buffered = '';
   const onData = (chunk: Buffer | string) => {

@@ -57,7 +57,9 @@ export async function approveCommand(o: ApproveOptions): Promise<number> {
   const code = normalizeCode(o.code);
   const f = pending.find((x) => x.code === code);
   if (!f) {
-    process.stderr.write(`No approval ${code} is waiting (home ${o.home}). Approvals last 5 minutes and end when the agent stops; ask again from the console.\n`);
+    process.stderr.write(
+      `No approval ${code} is waiting (home ${o.home}). Approvals last 5 minutes and end when the agent stops; ask again from the console.\n`,
+    );
     return 1;
   }
   const decision = o.deny ? 'deny' : 'approve';
@@ -85,7 +87,10 @@ export async function approveCommand(o: ApproveOptions): Promise<number> {
     if (now && now.status !== 'pending') {
       if (now.status === 'approved') process.stdout.write(`Approved: ${forTerminal(f.summary)}\n`);
       else if (now.status === 'denied') process.stdout.write('Denied: nothing was changed.\n');
-      else process.stdout.write(`${now.status === 'failed' ? `Approved, but the change failed: ${forTerminal(now.error ?? '')}` : `Ended as ${now.status}: nothing was changed.`}\n`);
+      else
+        process.stdout.write(
+          `${now.status === 'failed' ? `Approved, but the change failed: ${forTerminal(now.error ?? '')}` : `Ended as ${now.status}: nothing was changed.`}\n`,
+        );
       return now.status === 'failed' ? 1 : 0;
     }
     await new Promise((r) => setTimeout(r, 100));

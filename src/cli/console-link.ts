@@ -85,12 +85,25 @@ export async function agentInHome(home: string, timeoutMs = 2000): Promise<numbe
 
 /** Asks the agent running in `home` for a new link; waits up to `timeoutMs` for its answer. */
 export async function askForLink(home: string, timeoutMs = 10_000): Promise<LinkAnswer> {
-  const none: LinkAnswer = { ok: false, code: 'no_console_agent', message: `No agent with a console has run in ${home}: start it with \`swan-provider run --home ${home} --console 127.0.0.1:7777\` (or \`swan-provider service install\`).` };
+  const none: LinkAnswer = {
+    ok: false,
+    code: 'no_console_agent',
+    message: `No agent with a console has run in ${home}: start it with \`swan-provider run --home ${home} --console 127.0.0.1:7777\` (or \`swan-provider service install\`).`,
+  };
   if (!fs.existsSync(linksDir(home))) return none;
   const a = await ask(home, 'request', timeoutMs);
   if (typeof a?.url === 'string') return { ok: true, url: a.url };
-  if (a?.error === 'no_console') return { ok: false, code: 'no_console_agent', message: `The agent in ${home} runs without a console: restart it with \`--console 127.0.0.1:7777\` (\`swan-provider service install\` does).` };
-  return { ok: false, code: 'no_answer', message: `The agent in ${home} did not answer within ${Math.round(timeoutMs / 1000)} s: it is not running, or runs without --console. \`swan-provider service status\` says whether the service runs.` };
+  if (a?.error === 'no_console')
+    return {
+      ok: false,
+      code: 'no_console_agent',
+      message: `The agent in ${home} runs without a console: restart it with \`--console 127.0.0.1:7777\` (\`swan-provider service install\` does).`,
+    };
+  return {
+    ok: false,
+    code: 'no_answer',
+    message: `The agent in ${home} did not answer within ${Math.round(timeoutMs / 1000)} s: it is not running, or runs without --console. \`swan-provider service status\` says whether the service runs.`,
+  };
 }
 
 /** What the agent running in `home` answers `doctor`: its pid and its self-check's inputs (undefined: none answered in time). */
@@ -117,7 +130,9 @@ const count = (v: unknown): v is number => typeof v === 'number' && Number.isFin
 /** The traffic of an answer, as far as it has the shape the verdict reads (the rest `doctor` reads itself). */
 function selfCheckOf(v: unknown): MachineChecks {
   const t = (v as { traffic?: Record<string, unknown> } | null)?.traffic;
-  return t && count(t.hubRequests) && count(t.connectedSince) && count(t.now) ? { traffic: { hubRequests: t.hubRequests, connectedSince: t.connectedSince, now: t.now } } : {};
+  return t && count(t.hubRequests) && count(t.connectedSince) && count(t.now)
+    ? { traffic: { hubRequests: t.hubRequests, connectedSince: t.connectedSince, now: t.now } }
+    : {};
 }
 
 type Answer = { url?: unknown; pid?: unknown; error?: unknown; checks?: unknown; idle?: unknown; heldFor?: unknown };

@@ -57,14 +57,20 @@ export async function ensureConsoleUi(say: (line: string) => void, root = packag
       ? undefined
       : `The console UI is not built, and this installation cannot build it: its build tools (vite, a dev dependency) are not installed, as after "npm install --omit=dev". Run "npm install" (with dev dependencies) in ${root}, then start again.`;
   }
-  say(state === 'missing' ? 'Building the console UI (first start, a few seconds)…' : 'The console UI is older than its sources; rebuilding it (a few seconds)…');
+  say(
+    state === 'missing' ? 'Building the console UI (first start, a few seconds)…' : 'The console UI is older than its sources; rebuilding it (a few seconds)…',
+  );
   const tmp = `${out}.build-${process.pid}`;
   const started = Date.now();
   const result = await new Promise<{ code: number | null; output: string }>((resolve) => {
-    const child = spawn(process.execPath, [vite, 'build', '--config', path.join(root, 'vite.renderer.config.ts'), '--outDir', tmp, '--emptyOutDir', '--logLevel', 'warn'], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [vite, 'build', '--config', path.join(root, 'vite.renderer.config.ts'), '--outDir', tmp, '--emptyOutDir', '--logLevel', 'warn'],
+      {
+        cwd: root,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));

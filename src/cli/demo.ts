@@ -48,12 +48,20 @@ export async function demoCommand(o: { home: string; console: string }): Promise
   agent.settings.update((s) => ({ ...s, onboarded: true }));
   await agent.start();
   const { host, port } = at;
-  const con = await startConsoleServer({ backend: agent, host, port, staticDir: rendererDir, log: log.child('console'), metrics: () => agent.metrics!.text(),
+  const con = await startConsoleServer({
+    backend: agent,
+    host,
+    port,
+    staticDir: rendererDir,
+    log: log.child('console'),
+    metrics: () => agent.metrics!.text(),
     routes: [fleetApiRoute({ source: agent.fleet.api, tokens: agent.fleet.tokens, log: log.child('fleet') })],
   });
   process.stdout.write(`\nDemo running. The engine is SIMULATED (every answer starts with "[simulated]").\n`);
   process.stdout.write(`console: ${con.url}\n`);
-  process.stdout.write(`dev hub: ${hub.url}   (curl ${hub.url}/v1/chat/completions -d '{"model":"${engine.models[0]}","messages":[{"role":"user","content":"hi"}],"stream":true}')\n`);
+  process.stdout.write(
+    `dev hub: ${hub.url}   (curl ${hub.url}/v1/chat/completions -d '{"model":"${engine.models[0]}","messages":[{"role":"user","content":"hi"}],"stream":true}')\n`,
+  );
   // A trickle of traffic so the dashboard has something to show.
   const traffic = setInterval(() => {
     const model = engine.models[Math.floor(Math.random() * engine.models.length)];

@@ -19,7 +19,16 @@ import { readBody } from '../core/http/read-body';
 
 /** A simulated chain: the collateral step as the platform lists it, clearly not a real contract. */
 const DEV_COLLATERAL = {
-  chains: [{ chain_id: 0, chain_name: 'Simulated chain (dev hub)', contract_address: '0x0000000000000000000000000000000000000000', token_symbol: 'SIM', token_decimals: 18, min_collateral: 100 }],
+  chains: [
+    {
+      chain_id: 0,
+      chain_name: 'Simulated chain (dev hub)',
+      contract_address: '0x0000000000000000000000000000000000000000',
+      token_symbol: 'SIM',
+      token_decimals: 18,
+      min_collateral: 100,
+    },
+  ],
 };
 
 interface DevAccount {
@@ -53,7 +62,17 @@ export type DemandRow = { model_id: string } & Record<string, unknown>;
 
 const perMillion = (v: unknown): number => (typeof v === 'number' ? v : 0);
 
-const emptyStats = (): ServedStats => ({ requests: 0, ok: 0, failed: 0, errorFirstFailures: 0, providerFailures: 0, midStreamFailures: 0, tokensIn: 0, tokensOut: 0, earningsUsd: 0 });
+const emptyStats = (): ServedStats => ({
+  requests: 0,
+  ok: 0,
+  failed: 0,
+  errorFirstFailures: 0,
+  providerFailures: 0,
+  midStreamFailures: 0,
+  tokensIn: 0,
+  tokensOut: 0,
+  earningsUsd: 0,
+});
 
 export type FailureKind = 'error_first' | 'provider_failure' | 'mid_stream' | 'non_stream';
 
@@ -85,9 +104,20 @@ export class DevPlatform {
       ...catalogue.data.list,
       ...extraDemand
         .filter((m) => !catalogued.has(m.model_id))
-        .map((m) => ({ id: m.model_id, slug: m.model_id.split('/').pop()!.toLowerCase(), name: typeof m.model_name === 'string' ? m.model_name : m.model_id, category: 'text-generation', active: true })),
+        .map((m) => ({
+          id: m.model_id,
+          slug: m.model_id.split('/').pop()!.toLowerCase(),
+          name: typeof m.model_name === 'string' ? m.model_name : m.model_id,
+          category: 'text-generation',
+          active: true,
+        })),
     ];
-    this.payout = new Map(models.map((m) => [m.model_id, { input: perMillion(m.provider_input_price ?? m.input_price), output: perMillion(m.provider_output_price ?? m.output_price) }]));
+    this.payout = new Map(
+      models.map((m) => [
+        m.model_id,
+        { input: perMillion(m.provider_input_price ?? m.input_price), output: perMillion(m.provider_output_price ?? m.output_price) },
+      ]),
+    );
   }
 
   setStatus(key: string, status: DevStatusName): void {
@@ -195,7 +225,9 @@ export class DevPlatform {
     if (this.statusOf(key) === 'invalid') return json(401, { error: { message: 'invalid or revoked provider API key' } });
     let a = this.accounts.get(key);
     if (!a) this.accounts.set(key, (a = { owner_address: '', beneficiary_address: '', approvalRequested: false }));
-    const me = () => ({ data: { id: statuses[this.statusOf(key)].provider_id, owner_address: a.owner_address, worker_address: '', beneficiary_address: a.beneficiary_address } });
+    const me = () => ({
+      data: { id: statuses[this.statusOf(key)].provider_id, owner_address: a.owner_address, worker_address: '', beneficiary_address: a.beneficiary_address },
+    });
     if (route === 'GET /api/v1/provider/me') return json(200, me());
     let body: Record<string, unknown>;
     try {
@@ -207,7 +239,12 @@ export class DevPlatform {
     if (route === 'POST /api/v1/provider/request-approval') {
       if (a.approvalRequested) return json(409, { error: { message: 'an approval request is already pending' } });
       a.approvalRequested = true;
-      return json(200, { provider_id: statuses[this.statusOf(key)].provider_id, status: 'under_review', message: 'Approval requested (simulated: the dev hub approves nothing).', requested_at: isoTime(Date.now()) });
+      return json(200, {
+        provider_id: statuses[this.statusOf(key)].provider_id,
+        status: 'under_review',
+        message: 'Approval requested (simulated: the dev hub approves nothing).',
+        requested_at: isoTime(Date.now()),
+      });
     }
     if (body.owner_address !== undefined) {
       if (a.owner_address) return json(409, { error: { message: 'owner address is already set and cannot be changed' } });

@@ -120,7 +120,8 @@ export class DevRepository {
         await walk(modelDir, '', 0, id, found);
         // An empty folder is no model: the client refuses a file list with nothing in it.
         if (found.length === 0) continue;
-        if (models.length >= REPOSITORY_LIMITS.models) throw new Error(`the model repository ${root} holds more than ${REPOSITORY_LIMITS.models} models; give the dev hub a smaller folder`);
+        if (models.length >= REPOSITORY_LIMITS.models)
+          throw new Error(`the model repository ${root} holds more than ${REPOSITORY_LIMITS.models} models; give the dev hub a smaller folder`);
         const files: ServedFile[] = [];
         for (const f of found) {
           try {
@@ -192,7 +193,13 @@ export class DevRepository {
       json(200, {
         code: 0,
         data: {
-          models: this.models.map((m) => ({ model_id: m.id, name: m.name, category: 'text-generation', file_count: m.files.length, total_size_bytes: m.totalBytes })),
+          models: this.models.map((m) => ({
+            model_id: m.id,
+            name: m.name,
+            category: 'text-generation',
+            file_count: m.files.length,
+            total_size_bytes: m.totalBytes,
+          })),
           total: this.models.length,
         },
       });
@@ -265,12 +272,14 @@ async function walk(dir: string, rel: string, depth: number, id: string, out: Ar
     const name = rel ? `${rel}/${d.name}` : d.name;
     const kind = await kindOf(abs, d);
     if (kind === 'dir') {
-      if (depth + 1 >= REPOSITORY_LIMITS.depth) throw new Error(`the model repository's ${id} nests folders deeper than ${REPOSITORY_LIMITS.depth} levels (${abs})`);
+      if (depth + 1 >= REPOSITORY_LIMITS.depth)
+        throw new Error(`the model repository's ${id} nests folders deeper than ${REPOSITORY_LIMITS.depth} levels (${abs})`);
       await walk(abs, name, depth + 1, id, out);
     } else if (kind === 'file') {
       // The client refuses a whole file list with one name it would not write (a backslash): say so now.
       if (safeRelativePath(name) !== name) throw new Error(`the model repository's ${id} has a file the client cannot take: ${abs}`);
-      if (out.length >= REPOSITORY_LIMITS.filesPerModel) throw new Error(`the model repository's ${id} holds more than ${REPOSITORY_LIMITS.filesPerModel} files`);
+      if (out.length >= REPOSITORY_LIMITS.filesPerModel)
+        throw new Error(`the model repository's ${id} holds more than ${REPOSITORY_LIMITS.filesPerModel} files`);
       out.push({ filename: name, abs });
     }
   }

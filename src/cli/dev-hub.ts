@@ -210,7 +210,17 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
         platform.connected(token);
         // resume-v1 is an extension of ours: the agent keeps streams alive across a drop only when the ack says so.
         // simulated-network: the console says that this network and its money are simulated.
-        send(ws, { type: 'ack', request_id: msg.request_id, payload: { request_id: msg.request_id, success: true, message: 'registered successfully', extensions: [...(resumeOn ? ['resume-v1'] : []), SIMULATED_HUB_EXTENSION], ...(upgradeAdvice ? { upgrade_available: upgradeAdvice } : {}) } });
+        send(ws, {
+          type: 'ack',
+          request_id: msg.request_id,
+          payload: {
+            request_id: msg.request_id,
+            success: true,
+            message: 'registered successfully',
+            extensions: [...(resumeOn ? ['resume-v1'] : []), SIMULATED_HUB_EXTENSION],
+            ...(upgradeAdvice ? { upgrade_available: upgradeAdvice } : {}),
+          },
+        });
         log(`provider ${provider.nodeName || nodeId.slice(0, 12)} registered with ${provider.models.length} model(s): ${provider.models.join(', ')}`);
         events.emit('register', provider);
         if (resumeOn && provider.capabilities.includes('resume-v1')) {
@@ -229,7 +239,9 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
       if (type === 'heartbeat') {
         provider.heartbeats++;
         if (payload.metrics && typeof payload.metrics === 'object') {
-          provider.metrics = Object.fromEntries(Object.entries(payload.metrics as Record<string, unknown>).filter((e): e is [string, number] => typeof e[1] === 'number'));
+          provider.metrics = Object.fromEntries(
+            Object.entries(payload.metrics as Record<string, unknown>).filter((e): e is [string, number] => typeof e[1] === 'number'),
+          );
           if (provider.heartbeats === 1) log(`provider ${provider.nodeName || provider.nodeId.slice(0, 12)} heartbeat: ${describeMetrics(provider.metrics)}`);
         }
         if (Array.isArray(payload.models)) provider.models = payload.models.map(String);
@@ -334,7 +346,13 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
     let errorFirst: string | undefined;
     const account = (ok: boolean, failure?: FailureKind, pl?: Record<string, unknown>): void => {
       const tokens = (k: string): number => (typeof pl?.[k] === 'number' ? (pl[k] as number) : 0);
-      platform.record(keyOf.get(provider.nodeId) ?? '', { ok, model, ...(failure ? { failure } : {}), tokensIn: tokens('tokens_input'), tokensOut: tokens('tokens_output') });
+      platform.record(keyOf.get(provider.nodeId) ?? '', {
+        ok,
+        model,
+        ...(failure ? { failure } : {}),
+        tokensIn: tokens('tokens_input'),
+        tokensOut: tokens('tokens_output'),
+      });
     };
     const finish = (): void => {
       finished = true;
@@ -393,7 +411,9 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
             else if (!sawData) {
               // What the real hub does with it: no error-first chunk, so the stream reads as a provider failure.
               failure = 'provider_failure';
-              log(`request ${id.slice(0, 8)} ${model}: provider failure (error only in stream_end, no error-first chunk; the real hub would send this request to another provider): ${message}`);
+              log(
+                `request ${id.slice(0, 8)} ${model}: provider failure (error only in stream_end, no error-first chunk; the real hub would send this request to another provider): ${message}`,
+              );
             }
             account(false, failure, pl);
             if (!res.headersSent) json(res, status, { error: { message, code: status } });
@@ -403,7 +423,9 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
             if (!res.headersSent) res.writeHead(200, { 'content-type': 'text/event-stream' });
             res.end(sawDone ? '' : 'data: [DONE]\n\n');
           }
-          log(`request ${id.slice(0, 8)} ${model}: ${pl.error ? `error ${String(pl.error)}` : 'ok'}, ${String(pl.tokens_input)} in / ${String(pl.tokens_output)} out, ${String(pl.latency_ms)} ms`);
+          log(
+            `request ${id.slice(0, 8)} ${model}: ${pl.error ? `error ${String(pl.error)}` : 'ok'}, ${String(pl.tokens_input)} in / ${String(pl.tokens_output)} out, ${String(pl.latency_ms)} ms`,
+          );
           events.emit('served', { id, model, payload: pl });
           finish();
         }
@@ -439,7 +461,11 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
       }
     });
     // A v0.5 hub says what the request is: the OpenAI path after /v1/ (Go's operations.go).
-    send(provider.ws, { type: 'inference', request_id: id, payload: { endpoint_id: crypto.randomUUID(), model_id: model, stream, operation: path.replace(/^\/v1\//, ''), request } });
+    send(provider.ws, {
+      type: 'inference',
+      request_id: id,
+      payload: { endpoint_id: crypto.randomUUID(), model_id: model, stream, operation: path.replace(/^\/v1\//, ''), request },
+    });
   }
 
   const noticeTo = (payload: Record<string, unknown>, nodeId?: string): number => {
@@ -485,7 +511,11 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
           const body = await readJsonObject(req);
           if (!body) return json(res, 400, NOT_JSON);
           const s = (v: unknown): string | undefined => (typeof v === 'string' && v ? v.slice(0, 500) : undefined);
-          upgradeAdvice = { ...(s(body.running) ? { running: s(body.running) } : {}), ...(s(body.latest) ? { latest: s(body.latest) } : {}), ...(s(body.message) ? { message: s(body.message) } : {}) };
+          upgradeAdvice = {
+            ...(s(body.running) ? { running: s(body.running) } : {}),
+            ...(s(body.latest) ? { latest: s(body.latest) } : {}),
+            ...(s(body.message) ? { message: s(body.message) } : {}),
+          };
           let closed = 0;
           for (const p of providers.values()) {
             if (p.connected && p.ws) {
@@ -493,7 +523,9 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
               closed++;
             }
           }
-          log(`advising an upgrade${upgradeAdvice.latest ? ` to ${upgradeAdvice.latest}` : ''} on each register; ${closed} provider(s) asked to register again`);
+          log(
+            `advising an upgrade${upgradeAdvice.latest ? ` to ${upgradeAdvice.latest}` : ''} on each register; ${closed} provider(s) asked to register again`,
+          );
           return json(res, 200, { closed });
         }
         case 'POST /dev/status': {
@@ -514,7 +546,13 @@ export async function startDevHub(opts: DevHubOptions = {}): Promise<DevHub> {
           const model = String(body.model_id ?? '');
           const p = [...providers.values()].find((x) => x.connected && (!model || x.models.includes(model)));
           if (!p) return json(res, 404, { error: { message: 'no connected provider for that model' } });
-          const reply = await call(p.nodeId, kind, body, kind === 'warmup' ? 'ack' : kind === 'verify' ? 'verify' : 'benchmark_response', Number(body.timeout_ms ?? 30_000) + 5000);
+          const reply = await call(
+            p.nodeId,
+            kind,
+            body,
+            kind === 'warmup' ? 'ack' : kind === 'verify' ? 'verify' : 'benchmark_response',
+            Number(body.timeout_ms ?? 30_000) + 5000,
+          );
           return json(res, 200, reply);
         }
         default:

@@ -69,7 +69,16 @@ export function selfCheckItems(r: SelfCheckRead, routable: string[]): SelfCheckI
     const f = found(code);
     if (!f) return { code, ...otherwise };
     const models = findings.filter((x) => x.code === code).flatMap((x) => x.models ?? []);
-    return { code, state: 'found', ...(models.length ? { models } : {}), detail: findings.filter((x) => x.code === code).map((x) => x.text).join(' '), ...(f.next ? { next: f.next } : {}) };
+    return {
+      code,
+      state: 'found',
+      ...(models.length ? { models } : {}),
+      detail: findings
+        .filter((x) => x.code === code)
+        .map((x) => x.text)
+        .join(' '),
+      ...(f.next ? { next: f.next } : {}),
+    };
   };
   return [item('context_not_honoured', contextState(r)), item('disk_nearly_full', diskState(r)), item('no_traffic', trafficState(r, routable))];
 }
@@ -78,9 +87,18 @@ function contextState(r: SelfCheckRead): Omit<SelfCheckItem, 'code'> {
   if (r.served.length === 0) return { state: 'unknown', detail: 'context windows: nothing is served to check' };
   const declared = r.served.filter((id) => r.contexts.get(id).source === 'override');
   const unstated = declared.filter((id) => !r.contexts.engineWindow(id));
-  if (unstated.length) return { state: 'unknown', models: unstated, detail: `context windows: the engine of ${unstated.join(', ')} does not state the window it runs, so models.json's context_length is not checked` };
-  if (declared.length === 0) return { state: 'clear', detail: 'context windows: no served model declares context_length; each is announced with its engine\'s own window' };
-  return { state: 'clear', detail: `context windows: ${declared.map((id) => `${id} declares ${r.contexts.get(id).length}, its engine runs ${r.contexts.engineWindow(id)!.length}`).join('; ')}` };
+  if (unstated.length)
+    return {
+      state: 'unknown',
+      models: unstated,
+      detail: `context windows: the engine of ${unstated.join(', ')} does not state the window it runs, so models.json's context_length is not checked`,
+    };
+  if (declared.length === 0)
+    return { state: 'clear', detail: "context windows: no served model declares context_length; each is announced with its engine's own window" };
+  return {
+    state: 'clear',
+    detail: `context windows: ${declared.map((id) => `${id} declares ${r.contexts.get(id).length}, its engine runs ${r.contexts.engineWindow(id)!.length}`).join('; ')}`,
+  };
 }
 
 function diskState(r: SelfCheckRead): Omit<SelfCheckItem, 'code'> {
@@ -92,11 +110,19 @@ function diskState(r: SelfCheckRead): Omit<SelfCheckItem, 'code'> {
 function trafficState(r: SelfCheckRead, routable: string[]): Omit<SelfCheckItem, 'code'> {
   const a = r.agent;
   if (a.state === 'none') return { state: 'unknown', detail: 'traffic since start: no agent runs in this home to ask (only a running agent counts it)' };
-  if (a.state === 'silent') return { state: 'unknown', detail: `traffic since start: the agent running in this home (pid ${a.pid}) did not answer (the desktop app and older agents are not asked)` };
+  if (a.state === 'silent')
+    return {
+      state: 'unknown',
+      detail: `traffic since start: the agent running in this home (pid ${a.pid}) did not answer (the desktop app and older agents are not asked)`,
+    };
   const t = r.inputs.traffic;
   if (!t) return { state: 'unknown', detail: `traffic since start: the agent running in this home (pid ${a.pid}) is not connected to the hub` };
   if (routable.length === 0) return { state: 'unknown', detail: 'traffic since start: nothing is routed here, so no traffic is expected' };
   const min = Math.floor((t.now - t.connectedSince) / 60_000);
-  if (t.hubRequests > 0) return { state: 'clear', detail: `traffic since start: ${t.hubRequests} request(s) from the network (the agent of this home, pid ${a.pid})` };
-  return { state: 'clear', detail: `traffic since start: connected ${min} min ago, no request yet (the agent of this home, pid ${a.pid}; said after ${NO_TRAFFIC_AFTER_MS / 60_000} min without any)` };
+  if (t.hubRequests > 0)
+    return { state: 'clear', detail: `traffic since start: ${t.hubRequests} request(s) from the network (the agent of this home, pid ${a.pid})` };
+  return {
+    state: 'clear',
+    detail: `traffic since start: connected ${min} min ago, no request yet (the agent of this home, pid ${a.pid}; said after ${NO_TRAFFIC_AFTER_MS / 60_000} min without any)`,
+  };
 }

@@ -117,32 +117,67 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
   const hubUrl = settings.hubUrl ?? cfg.webSocketUrl;
   const serviceUrl = settings.serviceUrl ?? cfg.serviceUrl;
   const network = networkOf(hubUrl);
-  checks.push({ ok: true, what: `network: ${network === 'custom' ? 'custom hub' : network} (${hubUrl}, API ${serviceUrl})${settings.hubUrl ? ' — set in the console' : ''}` });
+  checks.push({
+    ok: true,
+    what: `network: ${network === 'custom' ? 'custom hub' : network} (${hubUrl}, API ${serviceUrl})${settings.hubUrl ? ' — set in the console' : ''}`,
+  });
 
   const { key, from } = agentKey(o.home, cfg, env);
   const inKeychain = !key && keychainHasKey(o.home);
-  if (inKeychain) checks.push({ ok: true, what: 'provider key saved by the desktop app in the OS keychain (doctor cannot read it, so it is not checked with the hub)' });
-  else if (!key) checks.push({ ok: false, what: 'no provider key', fix: 'paste it in the console (onboarding or Settings), or set ApiKey in [Inference] or INFERENCE_API_KEY' });
-  else if (!/^[\w.-]{8,256}$/.test(key)) checks.push({ ok: false, what: `the provider key from ${from} has an unexpected format`, fix: 'copy it again, without spaces or quotes' });
+  if (inKeychain)
+    checks.push({ ok: true, what: 'provider key saved by the desktop app in the OS keychain (doctor cannot read it, so it is not checked with the hub)' });
+  else if (!key)
+    checks.push({
+      ok: false,
+      what: 'no provider key',
+      fix: 'paste it in the console (onboarding or Settings), or set ApiKey in [Inference] or INFERENCE_API_KEY',
+    });
+  else if (!/^[\w.-]{8,256}$/.test(key))
+    checks.push({ ok: false, what: `the provider key from ${from} has an unexpected format`, fix: 'copy it again, without spaces or quotes' });
   else checks.push({ ok: true, what: `provider key set (${key.slice(0, 8)}…, from ${from})` });
   let status: ProviderStatusView | undefined;
   if (key) {
     // The platform's provider status decides whether the agent connects (api_key_valid, can_connect).
     const v = statusView(`${serviceUrl.replace(/\/+$/, '')}/api/v1/provider/status`, await fetchProviderStatus(serviceUrl, key));
-    const lines = describeStatus(v).map((l) => `\n    ${l}`).join('');
-    if (v.state === 'invalid_key') checks.push({ ok: false, what: `provider status at ${v.url}: the key is not valid${lines}`, fix: 'copy the key again from your Swan Inference provider page, and check the network in Settings (the agent does not connect with this key)' });
-    else if (v.state === 'waiting') checks.push({ ok: false, what: `provider status at ${v.url}: this provider cannot connect yet${lines}`, fix: 'follow the next steps above; the agent re-checks every minute and connects once approved' });
-    else if (v.state === 'unreachable') checks.push({ ok: false, what: `provider status at ${v.url} could not be read: ${v.error ?? 'no answer'}`, fix: 'check the network (ServiceURL) and your connection (the agent connects anyway)' });
+    const lines = describeStatus(v)
+      .map((l) => `\n    ${l}`)
+      .join('');
+    if (v.state === 'invalid_key')
+      checks.push({
+        ok: false,
+        what: `provider status at ${v.url}: the key is not valid${lines}`,
+        fix: 'copy the key again from your Swan Inference provider page, and check the network in Settings (the agent does not connect with this key)',
+      });
+    else if (v.state === 'waiting')
+      checks.push({
+        ok: false,
+        what: `provider status at ${v.url}: this provider cannot connect yet${lines}`,
+        fix: 'follow the next steps above; the agent re-checks every minute and connects once approved',
+      });
+    else if (v.state === 'unreachable')
+      checks.push({
+        ok: false,
+        what: `provider status at ${v.url} could not be read: ${v.error ?? 'no answer'}`,
+        fix: 'check the network (ServiceURL) and your connection (the agent connects anyway)',
+      });
     else checks.push({ ok: true, what: `provider status at ${v.url}: can connect${lines}` });
     status = v;
   }
   const dial = hubDialUrl(hubUrl);
   const err = await dialOnce(dial.url);
-  checks.push(err ? { ok: false, what: `hub ${dial.url} not reachable: ${err}`, fix: 'check the network (WebSocketURL) and your connection' } : { ok: true, what: `hub ${dial.url} answers` });
+  checks.push(
+    err
+      ? { ok: false, what: `hub ${dial.url} not reachable: ${err}`, fix: 'check the network (WebSocketURL) and your connection' }
+      : { ok: true, what: `hub ${dial.url} answers` },
+  );
 
   // What the agent would serve: models.json + engines found (the agent's discovery rule) + the owner's toggles.
   // models.json's endpoints too, as the agent probes them: what their engines report checks the mappings.
-  const ownerHosts = [...cfg.agent.engineHosts, ...(settings.extraEndpoints ?? []).map((e) => e.url), ...Object.values(cfg.modelEntries).map((e) => e.endpoint)];
+  const ownerHosts = [
+    ...cfg.agent.engineHosts,
+    ...(settings.extraEndpoints ?? []).map((e) => e.url),
+    ...Object.values(cfg.modelEntries).map((e) => e.endpoint),
+  ];
   const keyFor = (url: string) => Object.values(cfg.modelEntries).find((m) => m.api_key && endpointKey(m.endpoint) === url)?.api_key;
   const engines = await new EngineDiscovery({ hosts: ownerHosts, ...(cfg.agent.discovery ? {} : { probeUrls: [] }), intervalMs: 0, keyFor }).rescan();
   const registry = new ModelRegistry();
@@ -153,9 +188,15 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
     const f = registry.mappingOf(m.id);
     if (!f || !m.enabled) continue;
     if (f.confirmed) checks.push({ ok: true, what: `${m.id} [${f.code}]: ${f.text} Announced: you confirmed it.` });
-    else checks.push({ ok: false, what: `${m.id} [${f.code}]: ${f.text} Not announced.`, fix: `map the right model to ${m.id} in models.json, or confirm it under Engines & models if the engine is wrong about it` });
+    else
+      checks.push({
+        ok: false,
+        what: `${m.id} [${f.code}]: ${f.text} Not announced.`,
+        fix: `map the right model to ${m.id} in models.json, or confirm it under Engines & models if the engine is wrong about it`,
+      });
   }
-  for (const e of engines.filter((x) => !x.reachable)) checks.push({ ok: false, what: `engine at ${e.url}: ${e.error ?? 'not answering'}`, fix: 'start it, or remove the address' });
+  for (const e of engines.filter((x) => !x.reachable))
+    checks.push({ ok: false, what: `engine at ${e.url}: ${e.error ?? 'not answering'}`, fix: 'start it, or remove the address' });
   const found = engines.filter((e) => e.reachable);
   if (found.length) checks.push({ ok: true, what: `engines found: ${found.map((e) => `${e.type} at ${e.url}`).join(', ')}` });
   const served = registry.announced();
@@ -163,26 +204,51 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
   for (const model of served) {
     const ep = registry.get(model)!.endpoints[0]!;
     const h = await checkEndpoint(ep.url, 5000, ep.apiKey, ep.engineType, { verifyKey: true });
-    const fix = h.condition === 'key_rejected' ? `set "api_key" of ${model} in models.json to the engine's key` : h.condition === 'loading' ? 'wait for the engine to finish loading its model' : 'start the engine or fix the endpoint in models.json';
-    checks.push(h.ok ? { ok: true, what: `engine for ${model} at ${ep.url} answers` } : { ok: false, what: `engine for ${model} at ${ep.url}: ${h.error}`, fix });
+    const fix =
+      h.condition === 'key_rejected'
+        ? `set "api_key" of ${model} in models.json to the engine's key`
+        : h.condition === 'loading'
+          ? 'wait for the engine to finish loading its model'
+          : 'start the engine or fix the endpoint in models.json';
+    checks.push(
+      h.ok ? { ok: true, what: `engine for ${model} at ${ep.url} answers` } : { ok: false, what: `engine for ${model} at ${ep.url}: ${h.error}`, fix },
+    );
     // The deep check: a real 1-token chat, by the engine's own name (a dead engine still lists its models).
     let deep: ReturnType<typeof readProbe> | undefined;
     if (h.ok && chatCompatible(registry.get(model)?.entry?.category)) {
       const t = { url: ep.url, model: ep.localModel ?? model, ...(ep.apiKey ? { apiKey: ep.apiKey } : {}) };
       deep = readProbe(await standaloneHealthProbe(registry, 15_000)(t), t);
-      checks.push(deep.ok ? { ok: true, what: `${model} answers a 1-token chat at ${ep.url}` } : { ok: false, what: `${model} at ${ep.url} [${deep.code}]: ${deep.error}`, fix: DEEP_FIX[deep.code] });
+      checks.push(
+        deep.ok
+          ? { ok: true, what: `${model} answers a 1-token chat at ${ep.url}` }
+          : { ok: false, what: `${model} at ${ep.url} [${deep.code}]: ${deep.error}`, fix: DEEP_FIX[deep.code] },
+      );
     }
     const failed = deep && !deep.ok ? { error: deep.error, condition: deep.code } : h.ok ? undefined : { error: h.error, condition: h.condition };
     const health = failed ? 'unhealthy' : 'healthy';
-    const endpoint = { url: ep.url, engineType: ep.engineType ?? 'unknown', health, inFlight: 0, maxConcurrent: 0, consecutiveFailures: failed ? 1 : 0, ...(failed?.error ? { lastError: failed.error } : {}), ...(failed?.condition ? { condition: failed.condition } : {}) } as const;
+    const endpoint = {
+      url: ep.url,
+      engineType: ep.engineType ?? 'unknown',
+      health,
+      inFlight: 0,
+      maxConcurrent: 0,
+      consecutiveFailures: failed ? 1 : 0,
+      ...(failed?.error ? { lastError: failed.error } : {}),
+      ...(failed?.condition ? { condition: failed.condition } : {}),
+    } as const;
     states.push({ id: model, enabled: true, health, endpoints: [endpoint], inFlight: 0, queued: 0, maxConcurrent: 0, maxQueue: 0 });
   }
-  const off = registry.all().filter((m) => !m.enabled).map((m) => m.id);
+  const off = registry
+    .all()
+    .filter((m) => !m.enabled)
+    .map((m) => m.id);
   if (served.length === 0) {
     checks.push({
       ok: false,
       what: `nothing to serve: ${off.length ? `${off.length} model(s) found but none switched on (${off.slice(0, 5).join(', ')})` : 'no model in models.json and no engine found'}`,
-      fix: off.length ? 'switch models on in the console (Engines & models)' : 'start an engine (for example `ollama serve`), or add one with `swan-provider engines --host HOST:PORT` and models.json',
+      fix: off.length
+        ? 'switch models on in the console (Engines & models)'
+        : 'start an engine (for example `ollama serve`), or add one with `swan-provider engines --host HOST:PORT` and models.json',
     });
   } else {
     checks.push({ ok: true, what: `serving ${served.length} model(s): ${served.join(', ')}${off.length ? ` (${off.length} more found, switched off)` : ''}` });
@@ -204,7 +270,10 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
     ...(status ? { providerStatus: status } : {}),
     models: [
       ...states,
-      ...registry.all().filter((m) => !m.enabled).map((m) => ({ id: m.id, enabled: false, health: 'healthy' as const, endpoints: [] })),
+      ...registry
+        .all()
+        .filter((m) => !m.enabled)
+        .map((m) => ({ id: m.id, enabled: false, health: 'healthy' as const, endpoints: [] })),
       // Held back by a mapping check: shown to the verdict with the finding.
       ...registry
         .all()
@@ -213,7 +282,14 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
           id: m.id,
           enabled: true,
           health: 'healthy' as const,
-          endpoints: m.endpoints.map((ep) => ({ url: ep.url, engineType: ep.engineType ?? ('unknown' as const), health: 'healthy' as const, inFlight: 0, maxConcurrent: 0, consecutiveFailures: 0 })),
+          endpoints: m.endpoints.map((ep) => ({
+            url: ep.url,
+            engineType: ep.engineType ?? ('unknown' as const),
+            health: 'healthy' as const,
+            inFlight: 0,
+            maxConcurrent: 0,
+            consecutiveFailures: 0,
+          })),
           mapping: registry.mappingOf(m.id),
         })),
     ],
@@ -221,11 +297,19 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
     ...(hubView?.registeredModels ? { registeredModels: hubView.registeredModels } : {}),
     ...(status?.earningsEnabled !== undefined ? { earningsEnabled: status.earningsEnabled } : {}),
     networkName: networkLabel(hubUrl),
-    pricing: priceList.value === null ? { known: false, priced: [], ...(priceList.error ? { error: priceList.error } : {}) } : { known: true, priced: served.filter((m) => net.has(m)) },
+    pricing:
+      priceList.value === null
+        ? { known: false, priced: [], ...(priceList.error ? { error: priceList.error } : {}) }
+        : { known: true, priced: served.filter((m) => net.has(m)) },
     checks: self.inputs,
   });
   checks.push(...hubViewChecks(hubView));
-  checks.push(...verdictChecks(verdict, checks.some((c) => !c.ok && !c.unknown)));
+  checks.push(
+    ...verdictChecks(
+      verdict,
+      checks.some((c) => !c.ok && !c.unknown),
+    ),
+  );
   const selfCheck = selfCheckItems(self, verdict.routable);
   checks.push(...selfCheck.map(selfCheckLine));
   const bad = checks.filter((c) => !c.ok && !c.unknown).length;
@@ -241,7 +325,9 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
   for (const c of checks) process.stdout.write(forTerminal(`${c.ok ? '✓' : c.unknown ? '?' : '✗'} ${c.what}${c.fix ? `\n    → ${c.fix}` : ''}\n`));
   const unknown = checks.filter((c) => c.unknown).length;
   const notKnown = unknown ? ` (${unknown} thing(s) not known here: the lines marked ?)` : '';
-  process.stdout.write(forTerminal(exit ? `${bad} problem(s) found. ${verdict.label}: ${verdict.headline}${notKnown}\n` : `All good: ${verdict.headline}${notKnown}\n`));
+  process.stdout.write(
+    forTerminal(exit ? `${bad} problem(s) found. ${verdict.label}: ${verdict.headline}${notKnown}\n` : `All good: ${verdict.headline}${notKnown}\n`),
+  );
   return exit;
 }
 

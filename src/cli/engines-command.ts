@@ -50,7 +50,11 @@ function table(engines: EngineInfo[]): string {
     e.url,
     e.reachable ? e.type : 'not usable',
     e.version ?? '-',
-    e.reachable ? served(e.models).map((s) => (s.file ? `${s.name} (file ${s.file})` : s.name)).join(', ') || '(no models loaded)' : (e.error ?? 'not answering'),
+    e.reachable
+      ? served(e.models)
+          .map((s) => (s.file ? `${s.name} (file ${s.file})` : s.name))
+          .join(', ') || '(no models loaded)'
+      : (e.error ?? 'not answering'),
   ]);
   const head = ['URL', 'TYPE', 'VERSION', 'MODELS'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
@@ -67,7 +71,14 @@ export async function enginesCommand(opts: EnginesCommandOptions): Promise<numbe
   const engines = await discovery.rescan();
   const found = engines.some((e) => e.reachable);
   // `models` stays the engine's own names (scripts read it); `served` is what each is announced as, and its file.
-  if (opts.json) out.write(`${JSON.stringify(engines.map((e) => ({ ...e, served: served(e.models) })), null, 2)}\n`);
+  if (opts.json)
+    out.write(
+      `${JSON.stringify(
+        engines.map((e) => ({ ...e, served: served(e.models) })),
+        null,
+        2,
+      )}\n`,
+    );
   else if (engines.length) out.write(`${table(engines)}\n`);
   if (!found) {
     const where = probeUrls.map((u) => new URL(u).port).join(', ');

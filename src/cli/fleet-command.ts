@@ -24,8 +24,8 @@ export function fleetTokenCommand(o: FleetTokenCommandOptions): number {
       // The token goes to stdout alone on its line, so `$(swan-provider fleet token create …)` or a pipe takes just it.
       err.write(
         `Made the read-only fleet token "${made.name}". It is shown once; only its hash is kept.\n` +
-          'On the console that will read this rig: Fleet → Add a rig, with this rig\'s console address and this token.\n' +
-          'It reads this rig\'s figures and nothing more: it cannot open the console, change settings, keys or models.\n',
+          "On the console that will read this rig: Fleet → Add a rig, with this rig's console address and this token.\n" +
+          "It reads this rig's figures and nothing more: it cannot open the console, change settings, keys or models.\n",
       );
       out.write(`${made.token}\n`);
       return 0;
@@ -46,7 +46,18 @@ export function fleetTokenCommand(o: FleetTokenCommandOptions): number {
     // When each was last used is known to the running agent only (the Fleet page shows it).
     const rows = [['name', 'scope', 'made'], ...list.map((t) => [t.name, t.scope, fmtDateTime(t.createdAt)])];
     const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-    out.write(forTerminal(`${rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n')}\n`));
+    out.write(
+      forTerminal(
+        `${rows
+          .map((r) =>
+            r
+              .map((c, i) => c.padEnd(widths[i]!))
+              .join('  ')
+              .trimEnd(),
+          )
+          .join('\n')}\n`,
+      ),
+    );
     return 0;
   } catch (e) {
     err.write(`${(e as Error).message}\n`);

@@ -41,7 +41,9 @@ export function modelsFromEngines(engines: EngineInfo[], catalogue: CatalogueMod
       models[key] = { endpoint: e.url, ...(key !== m ? { local_model: m } : {}) };
       if (sure && sure !== m) notes.push(`${m} → ${sure} (the network's catalogue id)`);
       else if (!sure && catalogue.length) {
-        notes.push(`${key}${key !== m ? ` (${m})` : ''}: not in the network's catalogue${match ? `; it may be ${match.id} (same family and size): rename its key if it is` : ', so the network will not route it'}`);
+        notes.push(
+          `${key}${key !== m ? ` (${m})` : ''}: not in the network's catalogue${match ? `; it may be ${match.id} (same family and size): rename its key if it is` : ', so the network will not route it'}`,
+        );
       }
     }
   }
@@ -90,14 +92,29 @@ export async function initCommand(o: InitOptions): Promise<number> {
   }
   const { models, notes } = modelsFromEngines(engines, catalogue);
   // 0600: the README then has the owner put the provider key in config.toml.
-  writeFileAtomic(configFile, configTemplate(os.hostname().replace(/[^\w.-]/g, '-').slice(0, 64) || 'my-provider', { network, engineHosts: hosts }));
+  writeFileAtomic(
+    configFile,
+    configTemplate(
+      os
+        .hostname()
+        .replace(/[^\w.-]/g, '-')
+        .slice(0, 64) || 'my-provider',
+      { network, engineHosts: hosts },
+    ),
+  );
   writeFileAtomic(modelsFile, `${JSON.stringify(models, null, 2)}\n`);
   const found = engines.filter((e) => e.reachable);
   process.stdout.write(`Wrote ${configFile} (network: ${network})\nWrote ${modelsFile} with ${Object.keys(models).length} model(s)`);
-  process.stdout.write(found.length ? ` from ${found.map((e) => `${e.type} at ${e.url}`).join(', ')}.\n` : ' (no engine found: start one, or add {"<model>": {"endpoint": "http://127.0.0.1:8000"}}).\n');
+  process.stdout.write(
+    found.length
+      ? ` from ${found.map((e) => `${e.type} at ${e.url}`).join(', ')}.\n`
+      : ' (no engine found: start one, or add {"<model>": {"endpoint": "http://127.0.0.1:8000"}}).\n',
+  );
   for (const n of notes) process.stdout.write(forTerminal(`  ${n}\n`));
   for (const e of engines.filter((x) => !x.reachable)) process.stderr.write(`No engine answered at ${e.url}: ${e.error ?? 'not answering'}\n`);
   const runArgs = o.dir ? `--config "${configFile}"` : `--home "${dir}"`;
-  process.stdout.write(`Next: put your provider key in ApiKey (or paste it in the console), then run:  swan-provider run ${runArgs} --console 127.0.0.1:7777\n`);
+  process.stdout.write(
+    `Next: put your provider key in ApiKey (or paste it in the console), then run:  swan-provider run ${runArgs} --console 127.0.0.1:7777\n`,
+  );
   return 0;
 }

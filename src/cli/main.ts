@@ -16,7 +16,12 @@ function hostArg(value: string, previous: string[] | undefined): string[] {
 
 /** Every command takes --home; without it, SWAN_HOME, else the OS app-data folder (one rule everywhere). */
 function withHome(cmd: Command): Command {
-  return cmd.addOption(new Option('--home <dir>', 'the agent home folder (config, identity key, ledger, logs, settings)').default(defaultHome(), 'SWAN_HOME, else the OS app-data folder'));
+  return cmd.addOption(
+    new Option('--home <dir>', 'the agent home folder (config, identity key, ledger, logs, settings)').default(
+      defaultHome(),
+      'SWAN_HOME, else the OS app-data folder',
+    ),
+  );
 }
 
 /** Every command and option; `main` parses with it, tests walk it (README table, --home everywhere). */
@@ -55,7 +60,7 @@ export function buildProgram(): Command {
     .option('--pending-token <key>', 'a key the status API reports as pending review, with next steps (to try onboarding)')
     .option('--no-earnings', 'report earnings as not enabled for providers (to try the "not earning" path)')
     .option('--repository <dir>', 'serve this folder as the Swan model repository (<dir>/<org>/<name>/<files>), so models download verified from the dev hub')
-    .option('--repository-rate <bytes>', 'hold the repository\'s downloads to this many bytes a second (a slow network, to watch one run)')
+    .option('--repository-rate <bytes>', "hold the repository's downloads to this many bytes a second (a slow network, to watch one run)")
     .action(async (o) => {
       const { devHubCommand } = await import('./dev-hub-command');
       process.exitCode = await devHubCommand(o);
@@ -90,7 +95,9 @@ export function buildProgram(): Command {
       process.exitCode = await enginesCommand({ json: o.json === true, hosts: [...homeEngineHosts(o.home), ...(o.host ?? [])] });
     });
 
-  const models = program.command('models').description('models: what this GPU should serve (recommend), fetch it verified (catalog, download), run an engine for it (serve, stop, ps)');
+  const models = program
+    .command('models')
+    .description('models: what this GPU should serve (recommend), fetch it verified (catalog, download), run an engine for it (serve, stop, ps)');
   withHome(models.command('serve'))
     .description('run an engine for a model under its catalogue id (recorded in the home: the agent starts it now, or when it starts)')
     .argument('<id>', 'the catalogue id to announce it under (e.g. meta-llama/Llama-3.1-8B-Instruct)')
@@ -127,7 +134,7 @@ export function buildProgram(): Command {
   const usage = program.command('usage').description('usage and earnings from the ledger');
   withHome(usage.command('summary', { isDefault: true }))
     .description('today / 7 days / 30 days totals, per model')
-    .option('--fleet', 'every rig on the Fleet page: each rig\'s ledger (read over its fleet API) and the sums')
+    .option('--fleet', "every rig on the Fleet page: each rig's ledger (read over its fleet API) and the sums")
     .option('--json', 'with --fleet: print JSON')
     .action(async (o: { home: string; fleet?: boolean; json?: boolean }) => {
       if (o.fleet) {
@@ -171,7 +178,9 @@ export function buildProgram(): Command {
     });
 
   withHome(program.command('approve'))
-    .description('approve (or deny) a change the running agent holds for you: the provider key to a new server, a gateway key, an outside engine; no CODE lists them')
+    .description(
+      'approve (or deny) a change the running agent holds for you: the provider key to a new server, a gateway key, an outside engine; no CODE lists them',
+    )
     .argument('[code]', 'the code the console or the agent showed (ABCD-EFGH)')
     .option('--deny', 'deny it instead')
     .option('--yes', 'approve without the question (scripts)')
@@ -188,11 +197,17 @@ export function buildProgram(): Command {
     });
 
   withHome(program.command('update'))
-    .description('the release channel: --check says whether a newer version exists; without it, download it, check it against the release\'s SHA256SUMS and print the command that installs it')
+    .description(
+      "the release channel: --check says whether a newer version exists; without it, download it, check it against the release's SHA256SUMS and print the command that installs it",
+    )
     .option('--check', 'only check (exit 0: newest, 100: a newer version is available, 1: the check failed)')
     .option('--json', 'print the result (with its stable codes) as one JSON object')
     .option('--feed <url>', 'another release channel: a GitHub API repository URL (…/repos/OWNER/REPO)')
-    .option('--wait <seconds>', 'with an agent running on this home: how long to hold the update for its requests in flight (exit 3 when they are still running)', '600')
+    .option(
+      '--wait <seconds>',
+      'with an agent running on this home: how long to hold the update for its requests in flight (exit 3 when they are still running)',
+      '600',
+    )
     .action(async (o) => {
       const { updateCommand } = await import('./update-command');
       process.exitCode = await updateCommand(o);
@@ -218,7 +233,7 @@ export function buildProgram(): Command {
       process.exitCode = fleetTokenCommand({ home: o.home, action: 'create', name: o.name });
     });
   withHome(fleetToken.command('list'))
-    .description('list this rig\'s fleet tokens')
+    .description("list this rig's fleet tokens")
     .action(async (o: { home: string }) => {
       const { fleetTokenCommand } = await import('./fleet-command');
       process.exitCode = fleetTokenCommand({ home: o.home, action: 'list' });
@@ -231,7 +246,9 @@ export function buildProgram(): Command {
       process.exitCode = fleetTokenCommand({ home: o.home, action: 'revoke', name });
     });
 
-  const account = program.command('account').description('payout and activation on the platform: where the provider stands, its addresses, approval, collateral');
+  const account = program
+    .command('account')
+    .description('payout and activation on the platform: where the provider stands, its addresses, approval, collateral');
   withHome(account.command('show', { isDefault: true }))
     .description('where the provider stands (pending → under review → approved → activating → active), its payout and owner addresses, the collateral chains')
     .option('--config <path>', 'config.toml to read the platform address and key from')

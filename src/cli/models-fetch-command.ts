@@ -69,7 +69,15 @@ export function recommendationJson(r: Recommendation): Record<string, unknown> {
     size_bytes: r.sizeBytes,
     plan: { context_length: r.plan.contextLength, slots: r.plan.slots },
     estimate: r.estimate.known
-      ? { weights_bytes: r.estimate.weightsBytes, kv_cache_bytes: r.estimate.kvBytes, overhead_bytes: r.estimate.overheadBytes, total_bytes: r.estimate.totalBytes, weights_from: r.estimate.weightsFrom, exact: r.estimate.exact, notes: r.estimate.notes }
+      ? {
+          weights_bytes: r.estimate.weightsBytes,
+          kv_cache_bytes: r.estimate.kvBytes,
+          overhead_bytes: r.estimate.overheadBytes,
+          total_bytes: r.estimate.totalBytes,
+          weights_from: r.estimate.weightsFrom,
+          exact: r.estimate.exact,
+          notes: r.estimate.notes,
+        }
       : { unknown: r.estimate.code, reason: r.estimate.reason },
     ...(r.demand ? { demand: r.demand } : {}),
   };
@@ -94,7 +102,9 @@ export async function recommendCommand(o: Common & { json: boolean; vramGb?: num
     ...(o.context ? { contextLength: o.context } : {}),
   });
   if (o.json) {
-    io.out.write(`${JSON.stringify({ service_url: serviceUrl, gpu: said, budget_bytes: budget ?? null, notes, models: rows.map(recommendationJson) }, null, 2)}\n`);
+    io.out.write(
+      `${JSON.stringify({ service_url: serviceUrl, gpu: said, budget_bytes: budget ?? null, notes, models: rows.map(recommendationJson) }, null, 2)}\n`,
+    );
     return rows.length ? 0 : 1;
   }
   io.err.write(`${said}\n`);
@@ -109,7 +119,9 @@ export async function recommendCommand(o: Common & { json: boolean; vramGb?: num
       rows.map((r) => [
         r.modelId,
         r.fit.fit,
-        r.fit.needBytes !== undefined ? `${gib(r.fit.needBytes)}${r.fit.basis === 'network' ? ' (network)' : r.estimate.known && r.estimate.exact ? '' : ' (est.)'}` : '?',
+        r.fit.needBytes !== undefined
+          ? `${gib(r.fit.needBytes)}${r.fit.basis === 'network' ? ' (network)' : r.estimate.known && r.estimate.exact ? '' : ' (est.)'}`
+          : '?',
         r.earnHereDaily !== undefined ? `$${r.earnHereDaily.toFixed(2)}` : '?',
         r.demand?.requests24h !== undefined ? String(r.demand.requests24h) : '-',
         r.demand?.demandTrend ?? '-',
@@ -130,9 +142,28 @@ export async function catalogCommand(o: Common & { json: boolean }, io = stdio()
   const { models, skipped } = await fetchCatalog(serviceUrl);
   const rows = models.map((m) => ({ ...m, onDisk: onDiskState(modelsDir, m.modelId) }));
   if (o.json) {
-    io.out.write(`${JSON.stringify(rows.map((m) => ({ model_id: m.modelId, name: m.name, category: m.category, file_count: m.fileCount, total_size_bytes: m.totalSizeBytes, ...(m.weightSourceUrl ? { weight_source_url: m.weightSourceUrl } : {}), on_disk: m.onDisk })), null, 2)}\n`);
+    io.out.write(
+      `${JSON.stringify(
+        rows.map((m) => ({
+          model_id: m.modelId,
+          name: m.name,
+          category: m.category,
+          file_count: m.fileCount,
+          total_size_bytes: m.totalSizeBytes,
+          ...(m.weightSourceUrl ? { weight_source_url: m.weightSourceUrl } : {}),
+          on_disk: m.onDisk,
+        })),
+        null,
+        2,
+      )}\n`,
+    );
   } else {
-    io.out.write(`${table(['MODEL', 'NAME', 'CATEGORY', 'FILES', 'SIZE', 'ON DISK'], rows.map((m) => [m.modelId, m.name, m.category, String(m.fileCount), bytes(m.totalSizeBytes), m.onDisk]))}\n`);
+    io.out.write(
+      `${table(
+        ['MODEL', 'NAME', 'CATEGORY', 'FILES', 'SIZE', 'ON DISK'],
+        rows.map((m) => [m.modelId, m.name, m.category, String(m.fileCount), bytes(m.totalSizeBytes), m.onDisk]),
+      )}\n`,
+    );
     if (skipped) io.err.write(`note: ${skipped} malformed catalogue entr${skipped === 1 ? 'y was' : 'ies were'} skipped\n`);
     io.err.write(`Models folder: ${modelsDir}\n`);
   }
@@ -153,7 +184,11 @@ export function progressLine(p: ModelProgress): string {
   return `${p.file ?? p.modelId} [${p.fileIndex + 1}/${p.fileCount}]  ${bytes(p.doneBytes)} / ${bytes(p.totalBytes)}  ${pct}%  ${bytes(p.rateBytesPerSec)}/s  ${clock(p.etaSeconds)} left`;
 }
 
-export async function downloadCommand(o: Common & { modelId: string; json: boolean; hf?: string; include?: string[]; revision?: string }, io = stdio(), signal?: AbortSignal): Promise<number> {
+export async function downloadCommand(
+  o: Common & { modelId: string; json: boolean; hf?: string; include?: string[]; revision?: string },
+  io = stdio(),
+  signal?: AbortSignal,
+): Promise<number> {
   const serviceUrl = homeServiceUrl(o);
   const modelsDir = modelsDirOf(o.home, process.env, o.modelsDir);
   const ctl = new AbortController();
@@ -165,7 +200,15 @@ export async function downloadCommand(o: Common & { modelId: string; json: boole
   let last = 0;
   try {
     // From the Hugging Face Hub (--hf): its file list, the same verified download into the folder of <id>.
-    const files = o.hf ? await huggingFaceFiles({ repo: o.hf, ...(o.include ? { include: o.include } : {}), ...(o.revision ? { revision: o.revision } : {}), ...(process.env.HF_ENDPOINT ? { hubUrl: process.env.HF_ENDPOINT } : {}), ...(process.env.HF_TOKEN ? { accessToken: process.env.HF_TOKEN } : {}) }) : undefined;
+    const files = o.hf
+      ? await huggingFaceFiles({
+          repo: o.hf,
+          ...(o.include ? { include: o.include } : {}),
+          ...(o.revision ? { revision: o.revision } : {}),
+          ...(process.env.HF_ENDPOINT ? { hubUrl: process.env.HF_ENDPOINT } : {}),
+          ...(process.env.HF_TOKEN ? { accessToken: process.env.HF_TOKEN } : {}),
+        })
+      : undefined;
     io.err.write(`Downloading ${o.modelId} from ${o.hf ? `Hugging Face ${o.hf}` : serviceUrl} into ${modelsDir}\n`);
     const r = await downloadModel({
       ...(files ? { files } : {}),
@@ -185,10 +228,26 @@ export async function downloadCommand(o: Common & { modelId: string; json: boole
       },
     });
     if (tty) io.err.write('\n');
-    const summary = { model_id: r.modelId, state: r.state, dir: r.dir, composite_hash: r.manifest.composite_hash, files: r.files.map((f) => ({ filename: f.filename, sha256: f.hash, size_bytes: f.size_bytes, verified: f.verified, resumed_bytes: f.resumedBytes, skipped: f.skipped })), seconds: Math.round(r.seconds * 10) / 10 };
+    const summary = {
+      model_id: r.modelId,
+      state: r.state,
+      dir: r.dir,
+      composite_hash: r.manifest.composite_hash,
+      files: r.files.map((f) => ({
+        filename: f.filename,
+        sha256: f.hash,
+        size_bytes: f.size_bytes,
+        verified: f.verified,
+        resumed_bytes: f.resumedBytes,
+        skipped: f.skipped,
+      })),
+      seconds: Math.round(r.seconds * 10) / 10,
+    };
     if (o.json) io.out.write(`${JSON.stringify(summary, null, 2)}\n`);
     else {
-      io.out.write(`${r.state === 'verified' ? 'verified' : 'hashed'}: ${r.modelId} (${r.files.length} file(s), ${bytes(r.files.reduce((s, f) => s + f.size_bytes, 0))}) in ${r.dir}\n`);
+      io.out.write(
+        `${r.state === 'verified' ? 'verified' : 'hashed'}: ${r.modelId} (${r.files.length} file(s), ${bytes(r.files.reduce((s, f) => s + f.size_bytes, 0))}) in ${r.dir}\n`,
+      );
       io.out.write(`composite sha256 ${r.manifest.composite_hash}\n`);
       if (r.state === 'hashed') io.out.write('Some files had no published hash: they were hashed here but not checked against the network.\n');
     }

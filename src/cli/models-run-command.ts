@@ -80,7 +80,11 @@ function dryRun(spec: ServeSpec, home: string): string {
   if (spec.backend === 'llamacpp') {
     let binary: string;
     try {
-      binary = findLlamaServer({ ...(spec.binary ? { spec: spec.binary } : {}), ...(configuredLlamaServer(home) ? { configured: configuredLlamaServer(home) } : {}), env: process.env });
+      binary = findLlamaServer({
+        ...(spec.binary ? { spec: spec.binary } : {}),
+        ...(configuredLlamaServer(home) ? { configured: configuredLlamaServer(home) } : {}),
+        env: process.env,
+      });
     } catch {
       binary = 'llama-server';
     }
@@ -91,7 +95,8 @@ function dryRun(spec: ServeSpec, home: string): string {
 
 /** Checks what can be checked before the wish is recorded, so a serve that cannot start says so now. */
 function preflight(spec: ServeSpec, home: string): void {
-  if (spec.weights && !fs.existsSync(spec.weights)) throw new ServeError('weights_missing', `The weights ${spec.weights} do not exist: download them first, or name the file with --weights.`);
+  if (spec.weights && !fs.existsSync(spec.weights))
+    throw new ServeError('weights_missing', `The weights ${spec.weights} do not exist: download them first, or name the file with --weights.`);
   if (spec.backend === 'llamacpp') {
     const configured = configuredLlamaServer(home);
     findLlamaServer({ ...(spec.binary ? { spec: spec.binary } : {}), ...(configured ? { configured } : {}), env: process.env });
@@ -119,7 +124,9 @@ export async function modelsServeCommand(o: ServeOptions): Promise<number> {
   }
   const replaced = addDesired(o.home, spec);
   const { agentRunning } = readManagedState(o.home);
-  out(`${replaced ? 'Updated' : 'Recorded'}: ${spec.id} served by ${spec.backend}${spec.weights ? ` from ${spec.weights}` : ''} (in ${homePath(o.home, 'managedEngines')}).`);
+  out(
+    `${replaced ? 'Updated' : 'Recorded'}: ${spec.id} served by ${spec.backend}${spec.weights ? ` from ${spec.weights}` : ''} (in ${homePath(o.home, 'managedEngines')}).`,
+  );
   if (!agentRunning) {
     out('No agent runs with this home now: it starts when the agent does ("swan-provider run", or the desktop app).');
     return 0;
@@ -208,7 +215,9 @@ export function modelsPsCommand(o: { home: string; json?: boolean }): number {
   }
   if (!agentRunning) out('No agent runs with this home: these start when it does.');
   for (const r of rows) {
-    out(`${r.id}  ${r.backend}  ${r.phase}${r.url ? `  ${r.url}` : ''}${r.pid ? `  pid ${r.pid}` : ''}${r.restarts ? `  ${r.restarts} restart${r.restarts === 1 ? '' : 's'}` : ''}${r.weights ? `  file ${r.weights}` : ''}`);
+    out(
+      `${r.id}  ${r.backend}  ${r.phase}${r.url ? `  ${r.url}` : ''}${r.pid ? `  pid ${r.pid}` : ''}${r.restarts ? `  ${r.restarts} restart${r.restarts === 1 ? '' : 's'}` : ''}${r.weights ? `  file ${r.weights}` : ''}`,
+    );
     if (r.lastError) out(`    ${r.code ? `${r.code}: ` : ''}${r.lastError}`);
   }
   return 0;

@@ -26,8 +26,10 @@ export function explainListen(t: ListenTarget, code: string): string {
   const at = `${t.host.includes(':') ? `[${t.host}]` : t.host}:${t.port}`;
   const next = t.port < 65535 ? t.port + 1 : 1024;
   if (code === 'EADDRINUSE') return `The ${t.what} address ${at} is already in use (another swan-provider, or another program, listens there). ${t.fix(next)}`;
-  if (code === 'EACCES') return `The ${t.what} address ${at} needs more privileges than this user has (ports below 1024 do). ${t.fix(next < 1024 ? 7777 : next)}`;
-  if (code === 'EADDRNOTAVAIL') return `The ${t.what} address ${at} is not an address of this machine. ${t.fix(next).replace(/\d+\.\d+\.\d+\.\d+|\[[^\]]+\]|localhost/, '127.0.0.1')}`;
+  if (code === 'EACCES')
+    return `The ${t.what} address ${at} needs more privileges than this user has (ports below 1024 do). ${t.fix(next < 1024 ? 7777 : next)}`;
+  if (code === 'EADDRNOTAVAIL')
+    return `The ${t.what} address ${at} is not an address of this machine. ${t.fix(next).replace(/\d+\.\d+\.\d+\.\d+|\[[^\]]+\]|localhost/, '127.0.0.1')}`;
   return `The ${t.what} address ${at} cannot be used (${code}). ${t.fix(next)}`;
 }
 

@@ -71,7 +71,7 @@ function gatewayTarget(o: RunOptions, configPath: string): ListenTarget[] {
     if (s.gatewayEnabled ?? cfg.gateway.enable) {
       const listen = s.gatewayListen ?? cfg.gateway.listen;
       const at = parseListen(listen);
-      const where = s.gatewayListen !== undefined ? 'the gateway address in the console\'s Settings' : `[Gateway] Listen in ${configPath}`;
+      const where = s.gatewayListen !== undefined ? "the gateway address in the console's Settings" : `[Gateway] Listen in ${configPath}`;
       targets.push({ what: 'local gateway', ...at, fix: (next) => `Change ${where} (for example ${at.host}:${next}).` });
     }
   } catch {
@@ -99,7 +99,12 @@ export async function runCommand(o: RunOptions): Promise<number> {
     } catch (e) {
       throw homeWriteError(o.home, e);
     }
-    lock = await lockHome(o.home, { onCompromised: (err) => log.child('agent').warn(`The lock of the home ${o.home} was lost (${err.message}); another agent started now would not be refused.`, { code: 'home_lock_lost' }) });
+    lock = await lockHome(o.home, {
+      onCompromised: (err) =>
+        log
+          .child('agent')
+          .warn(`The lock of the home ${o.home} was lost (${err.message}); another agent started now would not be refused.`, { code: 'home_lock_lost' }),
+    });
   } catch (e) {
     process.stderr.write(`${e instanceof HomeLockError ? e.message : (e as Error).message}\n`);
     return 2;
@@ -150,7 +155,14 @@ async function runLocked(o: RunOptions, consoleAt: { host: string; port: number 
   }
   let agent: Agent;
   try {
-    agent = await Agent.create({ home: o.home, configPath, log, mode: 'headless', ...(o.discovery === false ? { discovery: false } : {}), ...(o.metrics && consoleAt ? { metrics: true } : {}) });
+    agent = await Agent.create({
+      home: o.home,
+      configPath,
+      log,
+      mode: 'headless',
+      ...(o.discovery === false ? { discovery: false } : {}),
+      ...(o.metrics && consoleAt ? { metrics: true } : {}),
+    });
   } catch (e) {
     process.stderr.write(`${e instanceof ConfigError ? `Config error: ${e.message}` : (e as Error).message}\n`);
     return 2;
@@ -199,14 +211,23 @@ async function runLocked(o: RunOptions, consoleAt: { host: string; port: number 
   // questions of other commands: whether an agent runs here, and `doctor`'s self-check (src/cli/console-link.ts).
   try {
     const con = consoleServer;
-    stopLinks = serveLinkRequests(o.home, con ? () => con.newUrl() : undefined, (url) => process.stdout.write(`console: ${url}\n`), { selfCheck: () => agent.selfCheck(), idle: () => agent.whenIdle() });
+    stopLinks = serveLinkRequests(o.home, con ? () => con.newUrl() : undefined, (url) => process.stdout.write(`console: ${url}\n`), {
+      selfCheck: () => agent.selfCheck(),
+      idle: () => agent.whenIdle(),
+    });
   } catch (e) {
-    log.child('console').warn(`other commands cannot ask this agent (${homePath(o.home, 'consoleLinks')}: ${(e as Error).message}): \`link\` and \`doctor\` will not hear it`);
+    log
+      .child('console')
+      .warn(`other commands cannot ask this agent (${homePath(o.home, 'consoleLinks')}: ${(e as Error).message}): \`link\` and \`doctor\` will not hear it`);
   }
   // The terminal is also where the owner approves what the console may not do alone (approve CODE).
   if (process.stdin.isTTY) {
     const other = consoleServer ? newLink : undefined;
-    detachTerminal = attachApprovalTerminal(agent.approvals, { input: process.stdin, write: (t) => process.stdout.write(t), ...(other ? { other: (line: string) => line.trim() === '' && other() } : {}) });
+    detachTerminal = attachApprovalTerminal(agent.approvals, {
+      input: process.stdin,
+      write: (t) => process.stdout.write(t),
+      ...(other ? { other: (line: string) => line.trim() === '' && other() } : {}),
+    });
   }
   process.stdout.write(`agent running (node ${agent.identity.nodeId.slice(0, 16)}…); press Ctrl+C to stop\n`);
   if (consoleServer) {
@@ -214,7 +235,9 @@ async function runLocked(o: RunOptions, consoleAt: { host: string; port: number 
     // it holds a one-time code, not the token (docs/security.md): after one use, or CODE_TTL_MS, the line in a
     // scrollback or journal opens nothing.
     process.stdout.write(`console: ${consoleServer.url}\n`);
-    process.stdout.write(`  (a one-time link: it opens one browser session; for another, ${process.stdin.isTTY ? 'press Enter here or ' : ''}run \`swan-provider link --home ${o.home}\`)\n`);
+    process.stdout.write(
+      `  (a one-time link: it opens one browser session; for another, ${process.stdin.isTTY ? 'press Enter here or ' : ''}run \`swan-provider link --home ${o.home}\`)\n`,
+    );
   }
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);

@@ -87,7 +87,11 @@ const user = (): string => os.userInfo().username;
 export const systemLinger: Linger = {
   state: () => {
     try {
-      const out = execFileSync('loginctl', ['show-user', user(), '--property=Linger'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000 });
+      const out = execFileSync('loginctl', ['show-user', user(), '--property=Linger'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+        timeout: 5000,
+      });
       const v = /Linger=(yes|no)/.exec(out)?.[1];
       return v === 'yes' || v === 'no' ? v : undefined;
     } catch {
@@ -160,7 +164,17 @@ export async function serviceInstallCommand(o: { home: string; config?: string; 
   const token = loadOrCreateToken(tokenFile);
   const file = unitPath(d.env);
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, systemdUnit({ home, ...(o.config ? { config } : {}), console: o.console, tokenFile, node: process.execPath, bin: path.join(packageRoot, 'bin', 'swan-provider.js') }));
+  fs.writeFileSync(
+    file,
+    systemdUnit({
+      home,
+      ...(o.config ? { config } : {}),
+      console: o.console,
+      tokenFile,
+      node: process.execPath,
+      bin: path.join(packageRoot, 'bin', 'swan-provider.js'),
+    }),
+  );
   stdout.write(
     `Wrote ${file}\nEnable it with:\n  systemctl --user daemon-reload && systemctl --user enable --now swan-provider\n` +
       `The console will be at (bookmark it; the token is kept in ${tokenFile}):\n  ${consoleUrl(o.console, token)}\n` +

@@ -133,7 +133,8 @@ export async function startSimulatedEngine(opts: SimulatedEngineOptions = {}): P
     const parsed = (kind === 'chat' ? chatBody : completionBody).safeParse(raw);
     if (!parsed.success) return openAiError(res, 400, formatIssues(parsed.error, { root: 'body' }));
     const body = parsed.data;
-    if (!models.includes(body.model)) return openAiError(res, 404, `The model \`${body.model}\` does not exist. This simulated engine serves: ${models.join(', ')}.`, 'NotFoundError');
+    if (!models.includes(body.model))
+      return openAiError(res, 404, `The model \`${body.model}\` does not exist. This simulated engine serves: ${models.join(', ')}.`, 'NotFoundError');
 
     const prompt = promptText(body, kind);
     const count = Math.min(MAX_TOKENS_CAP, body.max_completion_tokens ?? body.max_tokens ?? defaultMax);
@@ -151,8 +152,18 @@ export async function startSimulatedEngine(opts: SimulatedEngineOptions = {}): P
       for (let i = 1; ok && i < tokens.length; i++) ok = await wait(tokenDelay(), aborter.signal);
       if (!ok) return;
       const text = tokens.join('').trimEnd();
-      const choice = kind === 'chat' ? { index: 0, message: { role: 'assistant', content: text }, logprobs: null, finish_reason: finish } : { index: 0, text, logprobs: null, finish_reason: finish };
-      return sendJson(res, 200, { id, object: kind === 'chat' ? 'chat.completion' : 'text_completion', created: now, model: body.model, choices: [choice], usage });
+      const choice =
+        kind === 'chat'
+          ? { index: 0, message: { role: 'assistant', content: text }, logprobs: null, finish_reason: finish }
+          : { index: 0, text, logprobs: null, finish_reason: finish };
+      return sendJson(res, 200, {
+        id,
+        object: kind === 'chat' ? 'chat.completion' : 'text_completion',
+        created: now,
+        model: body.model,
+        choices: [choice],
+        usage,
+      });
     }
 
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
@@ -161,7 +172,12 @@ export async function startSimulatedEngine(opts: SimulatedEngineOptions = {}): P
       res.write(`data: ${JSON.stringify({ id, object, created: now, model: body.model, choices, ...extra })}\n\n`);
     const piece = (text: string, finishReason: string | null) =>
       kind === 'chat'
-        ? { index: 0, delta: text === '' && finishReason === null ? { role: 'assistant', content: '' } : finishReason ? {} : { content: text }, logprobs: null, finish_reason: finishReason }
+        ? {
+            index: 0,
+            delta: text === '' && finishReason === null ? { role: 'assistant', content: '' } : finishReason ? {} : { content: text },
+            logprobs: null,
+            finish_reason: finishReason,
+          }
         : { index: 0, text, logprobs: null, finish_reason: finishReason };
     if (kind === 'chat') event([piece('', null)]);
     if (!(await wait(firstTokenMs, aborter.signal))) return;
@@ -180,7 +196,10 @@ export async function startSimulatedEngine(opts: SimulatedEngineOptions = {}): P
     const run = async (): Promise<void> => {
       switch (route) {
         case 'GET /v1/models':
-          return sendJson(res, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', created, owned_by: 'swan-simulated', max_model_len: 8192 })) });
+          return sendJson(res, 200, {
+            object: 'list',
+            data: models.map((id) => ({ id, object: 'model', created, owned_by: 'swan-simulated', max_model_len: 8192 })),
+          });
         case 'GET /health':
           return sendJson(res, 200, { status: 'ok', simulated: true });
         case 'GET /version':

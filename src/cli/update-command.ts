@@ -73,17 +73,37 @@ export async function updateCommand(o: UpdateCommandOptions): Promise<number> {
   const current = o.current ?? APP_VERSION;
   const agent = runningAgent(o.home);
   // This process serves no request: in-flight requests are the running agent's, said below.
-  const updates = new Updates({ dir: homePath(o.home, 'updates'), mode: 'headless', current, feed: () => feed, inFlight: () => 0, drained: () => Promise.resolve(), log: memoryLog().child('update') });
+  const updates = new Updates({
+    dir: homePath(o.home, 'updates'),
+    mode: 'headless',
+    current,
+    feed: () => feed,
+    inFlight: () => 0,
+    drained: () => Promise.resolve(),
+    log: memoryLog().child('update'),
+  });
   const check = await updates.check();
   const base = { current, ...(check.latest ? { latest: check.latest } : {}), feed: check.feed, check, ...(agent ? { agentRunning: agent } : {}) };
   let report: UpdateReport;
   if (check.error) {
-    report = { ...base, code: 'update_check_failed', next: 'Nothing was downloaded. Check the network and the update feed (Settings → About, or --feed), then try again.', exit: UPDATE_EXIT.failed };
+    report = {
+      ...base,
+      code: 'update_check_failed',
+      next: 'Nothing was downloaded. Check the network and the update feed (Settings → About, or --feed), then try again.',
+      exit: UPDATE_EXIT.failed,
+    };
   } else if (!check.available) {
     report = { ...base, code: 'update_up_to_date', next: `${current} is the newest release on the channel; nothing to do.`, exit: UPDATE_EXIT.ok };
   } else if (o.check) {
-    const file = check.release?.asset ? `${check.release.asset.name}, ${check.release.checksums ? 'listed in SHA256SUMS' : 'but the release has no SHA256SUMS to verify it'}` : undefined;
-    report = { ...base, code: 'update_available', next: `Run \`swan-provider update\` to download ${file ?? 'it'} and check it; nothing is installed for you.`, exit: UPDATE_EXIT.available };
+    const file = check.release?.asset
+      ? `${check.release.asset.name}, ${check.release.checksums ? 'listed in SHA256SUMS' : 'but the release has no SHA256SUMS to verify it'}`
+      : undefined;
+    report = {
+      ...base,
+      code: 'update_available',
+      next: `Run \`swan-provider update\` to download ${file ?? 'it'} and check it; nothing is installed for you.`,
+      exit: UPDATE_EXIT.available,
+    };
   } else {
     let d: UpdateDownloadView;
     try {
@@ -94,22 +114,44 @@ export async function updateCommand(o: UpdateCommandOptions): Promise<number> {
     }
     updates.close();
     if (d.state !== 'ready') {
-      report = { ...base, code: d.code ?? 'update_download_failed', download: d, next: d.error ?? 'The download failed; try again later.', exit: UPDATE_EXIT.failed };
+      report = {
+        ...base,
+        code: d.code ?? 'update_download_failed',
+        download: d,
+        next: d.error ?? 'The download failed; try again later.',
+        exit: UPDATE_EXIT.failed,
+      };
     } else {
       const install = `${d.command}, then start the agent again (swan-provider run, or systemctl --user restart for the service)`;
       if (!agent) {
         report = { ...base, code: 'update_ready', download: d, next: `Nothing was installed. To install it: ${install}.`, exit: UPDATE_EXIT.ok };
       } else {
         // Never mid-request: held until the agent of this home says its last request has finished.
-        if (!o.json) out.write(`${forTerminal(`Version ${d.version} is verified; holding it until the agent (pid ${agent.pid}) has no request in flight (up to ${waitS} s)…`)}\n`);
+        if (!o.json)
+          out.write(
+            `${forTerminal(`Version ${d.version} is verified; holding it until the agent (pid ${agent.pid}) has no request in flight (up to ${waitS} s)…`)}\n`,
+          );
         const idle = await askIdle(o.home, waitS * 1000);
         if (idle) {
           const at = Date.now();
           const agentRunning = { ...agent, idleAt: at, heldFor: idle.heldFor };
           const waited = idle.heldFor ? ` (it waited for ${idle.heldFor} request${idle.heldFor === 1 ? '' : 's'} to finish)` : '';
-          report = { ...base, agentRunning, code: 'update_ready', download: { ...d }, next: `No request was in flight at ${fmtTime(at)}${waited}. Nothing was installed. Stop the agent now (new requests may start), then: ${install}.`, exit: UPDATE_EXIT.ok };
+          report = {
+            ...base,
+            agentRunning,
+            code: 'update_ready',
+            download: { ...d },
+            next: `No request was in flight at ${fmtTime(at)}${waited}. Nothing was installed. Stop the agent now (new requests may start), then: ${install}.`,
+            exit: UPDATE_EXIT.ok,
+          };
         } else {
-          report = { ...base, code: 'update_held_requests_in_flight', download: { ...d, state: 'held', code: 'update_held_requests_in_flight' }, next: `The agent (pid ${agent.pid}) did not say within ${waitS} s that no request is in flight. The verified file stays in ${path.dirname(d.file ?? '')}; run \`swan-provider update\` again later, or open its console's Settings → About, which holds the update until the last request has finished.`, exit: UPDATE_EXIT.held };
+          report = {
+            ...base,
+            code: 'update_held_requests_in_flight',
+            download: { ...d, state: 'held', code: 'update_held_requests_in_flight' },
+            next: `The agent (pid ${agent.pid}) did not say within ${waitS} s that no request is in flight. The verified file stays in ${path.dirname(d.file ?? '')}; run \`swan-provider update\` again later, or open its console's Settings → About, which holds the update until the last request has finished.`,
+            exit: UPDATE_EXIT.held,
+          };
         }
       }
     }
@@ -118,7 +160,12 @@ export async function updateCommand(o: UpdateCommandOptions): Promise<number> {
     out.write(`${JSON.stringify(report, null, 2)}\n`);
     return report.exit;
   }
-  const lines = [`current: ${current}`, `latest:  ${check.latest ?? 'unknown'}${check.release ? ` (release ${check.release.tag})` : ''}`, `channel: ${check.feed}`, `code:    ${report.code}`];
+  const lines = [
+    `current: ${current}`,
+    `latest:  ${check.latest ?? 'unknown'}${check.release ? ` (release ${check.release.tag})` : ''}`,
+    `channel: ${check.feed}`,
+    `code:    ${report.code}`,
+  ];
   if (check.error) lines.push(check.error);
   const d = report.download;
   if (d?.sha256) lines.push(`file:    ${d.file}`, `sha256:  ${d.sha256} (matches the release's SHA256SUMS)`);

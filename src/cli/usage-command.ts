@@ -68,7 +68,8 @@ export function parseDateArg(value: string, edge: 'from' | 'to'): number {
     return edge === 'from' ? date.getTime() : new Date(y, m - 1, d + 1).getTime();
   }
   const t = ISO_RE.test(v) ? Date.parse(v) : NaN;
-  if (!Number.isFinite(t)) throw new UsageArgError('not_a_date', `--${edge} ${value}: not a date. Use YYYY-MM-DD or an ISO time such as 2025-01-31T18:00:00Z.`, edge);
+  if (!Number.isFinite(t))
+    throw new UsageArgError('not_a_date', `--${edge} ${value}: not a date. Use YYYY-MM-DD or an ISO time such as 2025-01-31T18:00:00Z.`, edge);
   return t;
 }
 
@@ -97,7 +98,16 @@ function table(rows: string[][]): string {
 
 function totalsRow(label: string, t: UsageTotals): string[] {
   const cost = t.cost ?? 0;
-  return [label, num(t.requests), `${num(t.errors)} (${pct(t.errors, t.requests)})`, num(t.tokensIn), num(t.tokensOut), money(t.earnings), money(cost), money(t.earnings - cost)];
+  return [
+    label,
+    num(t.requests),
+    `${num(t.errors)} (${pct(t.errors, t.requests)})`,
+    num(t.tokensIn),
+    num(t.tokensOut),
+    money(t.earnings),
+    money(cost),
+    money(t.earnings - cost),
+  ];
 }
 
 function modelRow(m: ModelUsage): string[] {
@@ -150,7 +160,12 @@ function earningsLines(o: EarningsOverview): string[] {
     lines.push(
       table([
         ['model', 'rate', 'in', 'out'],
-        ...o.pricing.map((r) => [r.model, r.source === 'network' ? 'network' : r.source === 'override' ? 'your estimate' : 'not priced', r.inputPerM === null ? '-' : String(r.inputPerM), r.outputPerM === null ? '-' : String(r.outputPerM)]),
+        ...o.pricing.map((r) => [
+          r.model,
+          r.source === 'network' ? 'network' : r.source === 'override' ? 'your estimate' : 'not priced',
+          r.inputPerM === null ? '-' : String(r.inputPerM),
+          r.outputPerM === null ? '-' : String(r.outputPerM),
+        ]),
       ]),
     );
   }
@@ -190,7 +205,12 @@ async function summary(ledger: Ledger, file: string, home: string, out: NodeJS.W
   if (month.perModel.length === 0) lines.push('No requests in the last 30 days.');
   else {
     lines.push(`Per model, last 30 days (error rate ${pct(month.totals.errors, month.totals.requests)}; latency and speed of successful requests):`);
-    lines.push(table([['model', 'requests', 'errors', 'p50 latency', 'p95 latency', 'p50 tok/s', 'tokens out', 'earnings', 'power cost', 'net'], ...month.perModel.map(modelRow)]));
+    lines.push(
+      table([
+        ['model', 'requests', 'errors', 'p50 latency', 'p95 latency', 'p50 tok/s', 'tokens out', 'earnings', 'power cost', 'net'],
+        ...month.perModel.map(modelRow),
+      ]),
+    );
   }
   const access = platformAccess(home);
   const earnings = new EarningsService({

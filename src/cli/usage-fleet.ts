@@ -25,7 +25,14 @@ const money = (n: number): string => (n === 0 ? '0' : n >= 1 ? n.toFixed(2) : n.
 
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** This rig's name and provider key as its agent reads them (settings.json over config.toml; the key from the environment, secrets.json or ApiKey). */
@@ -65,7 +72,12 @@ function platformTable(v: FleetUsageView): string[] {
     const u = r.usage;
     if (!u) continue;
     const p = u.platform.value;
-    const asOf = u.platform.asOf === null ? (u.platform.error ? `unavailable (${u.platform.error})` : 'not fetched yet') : `as of ${fmtDateTime(u.platform.asOf)}${u.platform.stale ? ' (stale)' : ''}`;
+    const asOf =
+      u.platform.asOf === null
+        ? u.platform.error
+          ? `unavailable (${u.platform.error})`
+          : 'not fetched yet'
+        : `as of ${fmtDateTime(u.platform.asOf)}${u.platform.stale ? ' (stale)' : ''}`;
     rows.push([
       rigName(r),
       p ? num(p.totalInferences) : '-',
@@ -80,7 +92,9 @@ function platformTable(v: FleetUsageView): string[] {
   const lines = ['', "The platform's record of each rig (all time, hub requests; each rig fetches its own with its own key), beside its ledger:", table(rows)];
   if (v.platform) {
     const shared = v.platform.providers < v.platform.rigs ? ` (rigs that serve with the same provider key share one record, counted once)` : '';
-    lines.push(`Platform total over ${v.platform.providers} provider key(s) of ${v.platform.rigs} rig(s)${shared}: ${num(v.platform.totalInferences)} requests, ${num(v.platform.totalTokens)} tokens, ${money(v.platform.totalEarningsUsd)} USD.`);
+    lines.push(
+      `Platform total over ${v.platform.providers} provider key(s) of ${v.platform.rigs} rig(s)${shared}: ${num(v.platform.totalInferences)} requests, ${num(v.platform.totalTokens)} tokens, ${money(v.platform.totalEarningsUsd)} USD.`,
+    );
   }
   return lines;
 }
@@ -111,7 +125,14 @@ export async function usageFleetCommand(o: FleetUsageOptions): Promise<number> {
   const ledgerFile = homePath(o.home, 'ledger');
   const ledger = fs.existsSync(ledgerFile) ? Ledger.open(ledgerFile) : undefined;
   try {
-    const earnings = new EarningsService({ home: o.home, ...(ledger ? { ledger } : {}), log: memoryLog().child('earnings'), serviceUrl: () => '', providerKey: () => '', models: () => [] });
+    const earnings = new EarningsService({
+      home: o.home,
+      ...(ledger ? { ledger } : {}),
+      log: memoryLog().child('earnings'),
+      serviceUrl: () => '',
+      providerKey: () => '',
+      models: () => [],
+    });
     // The store is only read here: the running agent is the one writer of fleet.json and the secrets.
     const secrets = new FileSecretStore(o.home);
     const store = new FleetStore(o.home, secrets);

@@ -73,7 +73,14 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     const env = opts.env ?? process.env;
     const log = (this.log = opts.log ?? new Log({ file: homePath(home, 'log'), console: false }));
     this.settings = SettingsFile.in(home);
-    const values = (this.values = new OwnerValues(config, this.settings, opts.secrets ?? new FileSecretStore(home), env, networkStandIns(env), new KeyDestinations(home)));
+    const values = (this.values = new OwnerValues(
+      config,
+      this.settings,
+      opts.secrets ?? new FileSecretStore(home),
+      env,
+      networkStandIns(env),
+      new KeyDestinations(home),
+    ));
     const life = (this.life = new Lifecycle(log.child('agent')));
     // Registered first, so it stops last: every other part's last lines are in the file.
     life.add({
@@ -147,7 +154,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     agent.log.addSecrets([agent.values.providerKey(), config.apiKey, ...agent.fleet.rigTokens()]);
     for (const w of config.warnings) l.info(w);
     for (const n of identity.notes) l.info(n);
-    for (const s of agent.values.standIns.active) l.warn(`${NETWORK_STAND_INS_ENV} (tests only): ${s.network} is served by ${s.hubUrl} and ${s.serviceUrl} on this machine`);
+    for (const s of agent.values.standIns.active)
+      l.warn(`${NETWORK_STAND_INS_ENV} (tests only): ${s.network} is served by ${s.hubUrl} and ${s.serviceUrl} on this machine`);
     if (tightened.length) l.warn(`These files were readable by other users; they are now private (0600/0700): ${tightened.join(', ')}`);
     return agent;
   }

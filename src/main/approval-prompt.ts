@@ -24,7 +24,9 @@ const TITLES: Record<OwnerConfirmation['kind'], string> = {
 };
 
 export function approvalPrompt(c: OwnerConfirmation): ApprovalPrompt {
-  const insecure = c.insecure.length ? `\n\nNot encrypted: the connection to ${c.insecure.join(', ')} is plain ws:// or http://, so anyone on the network path can read the key.` : '';
+  const insecure = c.insecure.length
+    ? `\n\nNot encrypted: the connection to ${c.insecure.join(', ')} is plain ws:// or http://, so anyone on the network path can read the key.`
+    : '';
   return {
     type: 'warning',
     title: 'Swan Provider Console',

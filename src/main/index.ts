@@ -68,7 +68,10 @@ class DesktopApp {
     const renderer = rendererLocation(app.isPackaged);
     hardenApp(renderer, this.l.child('security'));
     const secrets = createDesktopSecretStore(this.home, this.l.child('secrets'));
-    this.homeLock = await lockHome(this.home, { onCompromised: (err) => this.l.warn(`The lock of the home ${this.home} was lost (${err.message}); another agent started now would not be refused.`, { code: 'home_lock_lost' }) });
+    this.homeLock = await lockHome(this.home, {
+      onCompromised: (err) =>
+        this.l.warn(`The lock of the home ${this.home} was lost (${err.message}); another agent started now would not be refused.`, { code: 'home_lock_lost' }),
+    });
     const configPath = ensureConfig(this.home, this.l);
     const agent = await Agent.create({ home: this.home, configPath, log: this.log, secrets, mode: 'desktop' });
     this.agent = agent;
@@ -122,7 +125,12 @@ class DesktopApp {
     }
 
     installApprovalDialogs(agent.approvals, () => this.win, this.l.child('approvals'));
-    installDesktopNotifications({ alerts: agent.alerts, enabled: () => this.desktopNotifications, open: () => this.open(), log: this.l.child('notifications') });
+    installDesktopNotifications({
+      alerts: agent.alerts,
+      enabled: () => this.desktopNotifications,
+      open: () => this.open(),
+      log: this.l.child('notifications'),
+    });
     if (process.env.SWAN_E2E === '1') this.exposeForTests();
     await loadRenderer(win, renderer).catch((err: unknown) => this.l.error(`The window could not load the console: ${message(err)}`));
     await agent.start();

@@ -87,7 +87,11 @@ export type ValidatedCall = { ok: true; channel: InvokeChannel; args: unknown } 
 /** Channel on the allow-list, arguments within the size cap and matching the channel's schema. */
 export function validateCall(channel: unknown, args: unknown): ValidatedCall {
   if (!isInvokeChannel(channel)) {
-    return { ok: false, code: 'unknown_channel', error: `Unknown action ${describe(channel, 64)}. The app and its window may be out of step: restart the app.` };
+    return {
+      ok: false,
+      code: 'unknown_channel',
+      error: `Unknown action ${describe(channel, 64)}. The app and its window may be out of step: restart the app.`,
+    };
   }
   const input = args === undefined ? {} : args;
   let size: number;

@@ -32,7 +32,8 @@ export function updaterErrorText(err: unknown): string {
   if (e?.code === 'ERR_UPDATER_CHANNEL_FILE_NOT_FOUND') return 'the feed folder has no latest.yml for this system';
   if (typeof e?.statusCode === 'number') return `the feed answered HTTP ${e.statusCode}`;
   if (e?.code === 'ECONNREFUSED') return 'nothing answers at the feed address';
-  if (e?.code === 'ERR_CHECKSUM_MISMATCH' || /checksum mismatch/i.test(e?.message ?? '')) return 'the downloaded file does not match the feed’s checksum, so it was thrown away';
+  if (e?.code === 'ERR_CHECKSUM_MISMATCH' || /checksum mismatch/i.test(e?.message ?? ''))
+    return 'the downloaded file does not match the feed’s checksum, so it was thrown away';
   const line = (e?.message ?? String(err)).split('\n')[0]!.trim();
   return line.length > 200 ? `${line.slice(0, 200)}…` : line;
 }
@@ -138,13 +139,18 @@ export class DesktopUpdater {
     u.allowDowngrade = false;
     u.forceDevUpdateConfig = !this.o.packaged;
     const l = this.o.log;
-    u.logger = { info: (m: unknown) => l.debug(String(m)), warn: (m: unknown) => l.warn(String(m)), error: (m: unknown) => l.debug(`electron-updater: ${String(m).split('\n')[0]}`) };
+    u.logger = {
+      info: (m: unknown) => l.debug(String(m)),
+      warn: (m: unknown) => l.warn(String(m)),
+      error: (m: unknown) => l.debug(`electron-updater: ${String(m).split('\n')[0]}`),
+    };
     u.on('download-progress', (p: ProgressInfo) => {
       const s = this.state;
       if (s?.state === 'downloading') this.set({ ...s, percent: Math.min(100, Math.floor(p.percent)) });
     });
     u.on('update-downloaded', (info: UpdateInfo) => {
-      if (this.state?.version === info.version && this.state.state === 'downloading') this.set({ state: 'downloaded', version: info.version, installOnQuit: false });
+      if (this.state?.version === info.version && this.state.state === 'downloading')
+        this.set({ state: 'downloaded', version: info.version, installOnQuit: false });
     });
     this.updater = u;
     return u;

@@ -13,7 +13,18 @@ export type AlertKind =
   | 'model_withdrawn'
   | 'model_back';
 
-export const ALERT_KINDS: readonly AlertKind[] = ['link_down', 'key_refused', 'engine_down', 'auto_paused', 'hub_notice', 'rig_unreachable', 'test', 'engine_back', 'model_withdrawn', 'model_back'];
+export const ALERT_KINDS: readonly AlertKind[] = [
+  'link_down',
+  'key_refused',
+  'engine_down',
+  'auto_paused',
+  'hub_notice',
+  'rig_unreachable',
+  'test',
+  'engine_back',
+  'model_withdrawn',
+  'model_back',
+];
 
 export interface Alert {
   id: string;

@@ -11,7 +11,21 @@ describe('splitByPauses', () => {
   it('counts a chunk as hit only when a pause overlaps its span', () => {
     const split = emptySplit();
     // Spans: [100,101] [110,112] [120,121] [130,140]; pauses [111,111.5] (inside the 2nd) and a long one from 125 to 135 (reaches the 4th).
-    splitByPauses([trace([[100, 1], [110, 2], [120, 1], [130, 10]])], [[125, 10], [111, 0.5]], split);
+    splitByPauses(
+      [
+        trace([
+          [100, 1],
+          [110, 2],
+          [120, 1],
+          [130, 10],
+        ]),
+      ],
+      [
+        [125, 10],
+        [111, 0.5],
+      ],
+      split,
+    );
     expect(split.hit.sort((a, b) => a - b)).toEqual([2, 10]);
     expect(split.clear.sort()).toEqual([1, 1]);
     expect(split.pauses).toBe(2);
@@ -20,7 +34,14 @@ describe('splitByPauses', () => {
 
   it('does not count a pause that ended before a span or began after it', () => {
     const split = emptySplit();
-    splitByPauses([trace([[100, 5]])], [[90, 10], [105, 1]], split);
+    splitByPauses(
+      [trace([[100, 5]])],
+      [
+        [90, 10],
+        [105, 1],
+      ],
+      split,
+    );
     expect(split.hit).toEqual([]);
     expect(split.clear).toEqual([5]);
   });

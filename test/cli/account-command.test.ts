@@ -26,7 +26,19 @@ async function run(o: Omit<AccountCommandOptions, 'home' | 'stdout' | 'stderr' |
 beforeEach(async () => {
   api = await PlatformApi.start(KEY);
   home = tempHome('swan-account-cli-');
-  fs.writeFileSync(path.join(home, 'config.toml'), ['[API]', 'NodeName = "cli-rig"', '[Inference]', 'Enable = true', `WebSocketURL = "ws://127.0.0.1:9"`, `ServiceURL = "${api.url}"`, `ApiKey = "${KEY}"`, ''].join('\n'));
+  fs.writeFileSync(
+    path.join(home, 'config.toml'),
+    [
+      '[API]',
+      'NodeName = "cli-rig"',
+      '[Inference]',
+      'Enable = true',
+      `WebSocketURL = "ws://127.0.0.1:9"`,
+      `ServiceURL = "${api.url}"`,
+      `ApiKey = "${KEY}"`,
+      '',
+    ].join('\n'),
+  );
 });
 afterEach(async () => {
   await api.close();

@@ -24,7 +24,11 @@ describe('link requests', () => {
     const home = tempRoot();
     let n = 0;
     const printed: string[] = [];
-    const stop = serveLinkRequests(home, () => `http://127.0.0.1:1/?code=c${++n}`, (u) => printed.push(u));
+    const stop = serveLinkRequests(
+      home,
+      () => `http://127.0.0.1:1/?code=c${++n}`,
+      (u) => printed.push(u),
+    );
     try {
       expect(await askForLink(home)).toEqual({ ok: true, url: 'http://127.0.0.1:1/?code=c1' });
       expect(await askForLink(home)).toEqual({ ok: true, url: 'http://127.0.0.1:1/?code=c2' });
@@ -36,7 +40,7 @@ describe('link requests', () => {
     }
   });
 
-  it('an agent without a console: a link request is told so at once; a ping and doctor\'s self-check question are answered', async () => {
+  it("an agent without a console: a link request is told so at once; a ping and doctor's self-check question are answered", async () => {
     const home = tempRoot();
     const stop = serveLinkRequests(home, undefined, () => undefined, { selfCheck: () => ({ traffic: { hubRequests: 2, connectedSince: 1000, now: 5000 } }) });
     try {

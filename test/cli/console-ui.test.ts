@@ -15,7 +15,10 @@ beforeAll(() => {
   fs.writeFileSync(path.join(root, 'vite.renderer.config.ts'), "export default { root: 'src/renderer', logLevel: 'warn' };\n");
   fs.mkdirSync(path.join(root, 'src', 'renderer'), { recursive: true });
   fs.mkdirSync(path.join(root, 'src', 'shared'));
-  fs.writeFileSync(path.join(root, 'src', 'renderer', 'index.html'), '<!doctype html><title>Swan Provider</title><div id="root"></div><script type="module" src="./main.js"></script>\n');
+  fs.writeFileSync(
+    path.join(root, 'src', 'renderer', 'index.html'),
+    '<!doctype html><title>Swan Provider</title><div id="root"></div><script type="module" src="./main.js"></script>\n',
+  );
   fs.writeFileSync(path.join(root, 'src', 'renderer', 'main.js'), "document.getElementById('root').textContent = 'ok';\n");
   fs.writeFileSync(path.join(root, 'src', 'renderer', 'App.tsx'), 'export {};\n');
   fs.symlinkSync(path.join(repoRoot, 'node_modules'), path.join(root, 'node_modules'));

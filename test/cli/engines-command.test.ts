@@ -37,7 +37,9 @@ describe('enginesCommand', () => {
     engines.push(v);
     const out = capture();
     expect(await enginesCommand({ json: true, hosts: [], probeUrls: [v.url], stdout: out.stream })).toBe(0);
-    expect(JSON.parse(out.text())).toMatchObject([{ url: v.url, type: 'tgi', version: '3.1.2-dev0', models: ['meta-llama/Llama-3.1-8B-Instruct'], reachable: true }]);
+    expect(JSON.parse(out.text())).toMatchObject([
+      { url: v.url, type: 'tgi', version: '3.1.2-dev0', models: ['meta-llama/Llama-3.1-8B-Instruct'], reachable: true },
+    ]);
 
     await v.setMode('down');
     const none = capture();

@@ -17,15 +17,27 @@ afterEach(async () => {
   for (const h of homes.splice(0)) fs.rmSync(h, { recursive: true, force: true });
 });
 
-const engine = (url: string, models: string[], over: Partial<EngineInfo> = {}): EngineInfo => ({ url, type: 'llamacpp', models, reachable: true, origin: 'owner', ...over });
+const engine = (url: string, models: string[], over: Partial<EngineInfo> = {}): EngineInfo => ({
+  url,
+  type: 'llamacpp',
+  models,
+  reachable: true,
+  origin: 'owner',
+  ...over,
+});
 const CATALOGUE = [{ id: 'meta-llama/Llama-3.1-8B-Instruct' }, { id: 'Qwen/Qwen2.5-7B-Instruct' }];
 
 describe('init names models as the console does', () => {
   it('a GGUF path becomes its stem with the path in local_model; a catalogue model its catalogue id; a likeness of names nothing', () => {
     const { models, notes } = modelsFromEngines(
       [
-        engine('http://127.0.0.1:8080', ['/srv/models/small.gguf'], { modelMeta: { '/srv/models/small.gguf': { parameters: 22_000_000, quantization: 'F16' } } }),
-        engine('http://127.0.0.1:11434', ['qwen2.5:7b', 'my-qwen:latest'], { type: 'ollama', modelMeta: { 'my-qwen:latest': { family: 'qwen2', parameters: 7.6e9 } } }),
+        engine('http://127.0.0.1:8080', ['/srv/models/small.gguf'], {
+          modelMeta: { '/srv/models/small.gguf': { parameters: 22_000_000, quantization: 'F16' } },
+        }),
+        engine('http://127.0.0.1:11434', ['qwen2.5:7b', 'my-qwen:latest'], {
+          type: 'ollama',
+          modelMeta: { 'my-qwen:latest': { family: 'qwen2', parameters: 7.6e9 } },
+        }),
         engine('http://127.0.0.1:8000', ['meta-llama/Llama-3.1-8B-Instruct'], { type: 'vllm' }),
       ],
       CATALOGUE,
@@ -40,7 +52,7 @@ describe('init names models as the console does', () => {
     // Each key is the name the console announces for an engine model not in models.json, or a catalogue id.
     expect(announcedName('/srv/models/small.gguf')).toBe('small');
     expect(notes.join('\n')).toContain("small (/srv/models/small.gguf): not in the network's catalogue");
-    expect(notes.join('\n')).toContain('my-qwen:latest: not in the network\'s catalogue; it may be Qwen/Qwen2.5-7B-Instruct');
+    expect(notes.join('\n')).toContain("my-qwen:latest: not in the network's catalogue; it may be Qwen/Qwen2.5-7B-Instruct");
   });
 
   it('swan-provider init against a llama.cpp engine that reports its file path writes the stem, never the path', async () => {

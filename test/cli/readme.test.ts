@@ -26,7 +26,10 @@ function tableEntries(): Array<{ path: string; flags: string[]; snippet: string 
     const first = row.split(/(?<!\\)\|/)[1]!;
     let parent = '';
     for (const snippet of first.match(/`[^`]+`/g) ?? []) {
-      const words = snippet.slice(1, -1).replace(/^swan-provider /, '').split(' ');
+      const words = snippet
+        .slice(1, -1)
+        .replace(/^swan-provider /, '')
+        .split(' ');
       const names = words.filter((w, i) => /^[a-z][a-z-]*$/.test(w) && words.slice(0, i).every((x) => /^[a-z][a-z-]*$/.test(x)));
       const full = snippet.includes('swan-provider') || names[0] === parent ? names : [parent, ...names].filter(Boolean);
       if (snippet.includes('swan-provider')) parent = names[0]!;
@@ -56,7 +59,7 @@ describe('README commands table', () => {
     for (const p of commands.keys()) expect(named.has(p) || named.has(p.replace(/ summary$/, '')), `README lacks "${p}"`).toBe(true);
   });
 
-  it('the top-level --help lists exactly the table\'s commands', async () => {
+  it("the top-level --help lists exactly the table's commands", async () => {
     const r = await runCli(['--help']);
     expect(r.code).toBe(0);
     const listed = [...r.stdout.slice(r.stdout.indexOf('Commands:')).matchAll(/^ {2}([a-z-]+)/gm)].map((m) => m[1]).filter((c) => c !== 'help');
@@ -67,7 +70,11 @@ describe('README commands table', () => {
     for (const m of readme.matchAll(/npx swan-provider ([a-z][a-z-]*)([^\n#`]*)/g)) {
       const cmd = commands.get(m[1]!);
       expect(cmd, m[0]).toBeDefined();
-      for (const f of m[2]!.matchAll(/--[a-z][a-z-]*/g)) expect(cmd!.options.some((o) => o.long === f[0]), `${m[0]}: ${f[0]}`).toBe(true);
+      for (const f of m[2]!.matchAll(/--[a-z][a-z-]*/g))
+        expect(
+          cmd!.options.some((o) => o.long === f[0]),
+          `${m[0]}: ${f[0]}`,
+        ).toBe(true);
     }
   });
 });

@@ -40,14 +40,21 @@ function linger(initial: 'yes' | 'no' | undefined, enableWorks: boolean): Linger
 async function install(home: string, env: NodeJS.ProcessEnv, l: Linger, agentInHome?: (h: string) => Promise<number | undefined>) {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
-  const code = await serviceInstallCommand({ home, console: '127.0.0.1:7777' }, { env, linger: l, stdout, stderr, platform: 'linux', ...(agentInHome ? { agentInHome } : {}) });
+  const code = await serviceInstallCommand(
+    { home, console: '127.0.0.1:7777' },
+    { env, linger: l, stdout, stderr, platform: 'linux', ...(agentInHome ? { agentInHome } : {}) },
+  );
   return { code, out: stdout.read()?.toString() ?? '', err: stderr.read()?.toString() ?? '' };
 }
 
 describe('service install', () => {
   it('refuses a home an agent already runs in', async () => {
     const { home, env } = setup();
-    const stop = serveLinkRequests(home, () => 'http://127.0.0.1:1/?code=x', () => undefined);
+    const stop = serveLinkRequests(
+      home,
+      () => 'http://127.0.0.1:1/?code=x',
+      () => undefined,
+    );
     try {
       const r = await install(home, env, linger('yes', true));
       expect(r.code).toBe(1);

@@ -21,7 +21,8 @@ describe('service unit', () => {
 
   it('node accepts the flags, and they hold the young generation under a survivor-heavy load', () => {
     // Short-lived objects that survive a scavenge or two, as a streaming request's do.
-    const churn = "let keep = []; for (let i = 0; i < 3e6; i++) { keep.push({ i, b: [i] }); if (keep.length > 20000) keep = []; }" +
+    const churn =
+      'let keep = []; for (let i = 0; i < 3e6; i++) { keep.push({ i, b: [i] }); if (keep.length > 20000) keep = []; }' +
       "process.stdout.write(String(require('v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size / 1048576))";
     const newSpaceMb = (flags: readonly string[]) => Number(execFileSync(process.execPath, [...flags, '-e', churn], { encoding: 'utf8' }));
     expect(newSpaceMb(AGENT_NODE_FLAGS)).toBeLessThanOrEqual(4);

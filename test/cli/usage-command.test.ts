@@ -96,7 +96,12 @@ describe('swan-provider usage export', () => {
   const day = (d: number, h: number): number => new Date(2025, 2, d, h).getTime();
 
   it('writes the CSV of the chosen days to a file', async () => {
-    seed([rec(day(9, 23), { requestId: 'before' }), rec(day(10, 0), { requestId: 'first' }), rec(day(11, 23), { requestId: 'last' }), rec(day(12, 0), { requestId: 'after' })]);
+    seed([
+      rec(day(9, 23), { requestId: 'before' }),
+      rec(day(10, 0), { requestId: 'first' }),
+      rec(day(11, 23), { requestId: 'last' }),
+      rec(day(12, 0), { requestId: 'after' }),
+    ]);
     const file = path.join(home, 'out.csv');
     const r = await run({ action: 'export', from: '2025-03-10', to: '2025-03-11', out: file });
     expect(r.code, r.err).toBe(0);

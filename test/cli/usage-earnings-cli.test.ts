@@ -29,7 +29,14 @@ describe('usage summary with earnings', () => {
     const now = Date.now();
     const ledger = Ledger.open(ledgerPath(home));
     // The agent fetched the platform's figures once (they are cached in the home folder).
-    const agentSide = new EarningsService({ home, ledger, log: memoryLog().child('e'), serviceUrl: () => api.url, providerKey: () => 'sk-cli', models: () => [] });
+    const agentSide = new EarningsService({
+      home,
+      ledger,
+      log: memoryLog().child('e'),
+      serviceUrl: () => api.url,
+      providerKey: () => 'sk-cli',
+      models: () => [],
+    });
     await agentSide.overview();
     ledger.setNetworkRates(new Map([['openai/gpt-5.4', { inputPerM: 1.8, outputPerM: 10.8 }]]));
     ledger.setElectricityPrice({ perKwh: 0.3, currency: 'USD', usdPerUnit: 1 });
@@ -58,7 +65,7 @@ describe('usage summary with earnings', () => {
     expect(text).toMatch(/openai\/gpt-5\.4\s+network\s+1\.8\s+10\.8/);
   });
 
-  it('with no agent keeping the copy fresh, usage asks the platform itself (the home\'s ServiceURL and key)', async () => {
+  it("with no agent keeping the copy fresh, usage asks the platform itself (the home's ServiceURL and key)", async () => {
     writeConfigToml(home, { Inference: { ServiceURL: api.url, ApiKey: 'sk-cli' } });
     const ledger = Ledger.open(ledgerPath(home));
     ledger.record(rec(Date.now() - 1000, { model: 'm' }));

@@ -41,7 +41,11 @@ describe('test engine', () => {
     expect(json.choices[0]?.message.content).toBe('Okay. Sure.');
     expect(json.usage).toBeUndefined();
     const c = await post(`${e.url}/v1/completions`, { model: 'x', prompt: 'hi' });
-    expect(await c.json()).toMatchObject({ object: 'text_completion', choices: [{ text: "! I'm a student" }], usage: { prompt_tokens: 12, completion_tokens: 5 } });
+    expect(await c.json()).toMatchObject({
+      object: 'text_completion',
+      choices: [{ text: "! I'm a student" }],
+      usage: { prompt_tokens: 12, completion_tokens: 5 },
+    });
   });
 
   it('identity endpoints per engine type', async () => {

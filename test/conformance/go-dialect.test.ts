@@ -22,7 +22,11 @@ function spawn(o: Omit<SpawnOptions, 'key'>): RunningAgent {
   return spawnAgent({ ...o, key: KEY });
 }
 
-const chat = (content: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ model: QWEN, messages: [{ role: 'user', content }], ...extra });
+const chat = (content: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  model: QWEN,
+  messages: [{ role: 'user', content }],
+  ...extra,
+});
 
 let bin: FakeBin;
 let hub: GoHub;
@@ -39,7 +43,10 @@ beforeAll(async () => {
   writeFakeNvidiaSmi(bin, fixture('nvidia/rtx3080'));
   engines.usage = await startTestEngine({ engineType: 'vllm', chatTrace: 'vllm-chat-reasoning-include-usage.sse' });
   engines.noUsage = await startTestEngine({ engineType: 'vllm', chatTrace: 'vllm-chat-basic.sse' });
-  engines.broken = await startTestEngine({ engineType: 'vllm', mode: { status: 400, body: { object: 'error', message: 'This model\'s maximum context length is 4096 tokens', type: 'BadRequestError', code: 400 } } });
+  engines.broken = await startTestEngine({
+    engineType: 'vllm',
+    mode: { status: 400, body: { object: 'error', message: "This model's maximum context length is 4096 tokens", type: 'BadRequestError', code: 400 } },
+  });
   engines.long = await startTestEngine({ engineType: 'vllm', mode: { generate: 100_000, delayMs: 2 } });
   hub = await startGoHub({ token: KEY });
   defaultsHub = await startGoHub({ token: KEY });
@@ -74,7 +81,10 @@ afterAll(async () => {
 /** The last register frame that carries every model's detected window (detection re-registers). */
 async function fullRegister(): Promise<Frame> {
   return hub.waitFor(
-    (f) => f.type === 'register' && Array.isArray(f.payload.model_hashes) && (f.payload.model_hashes as Array<Record<string, unknown>>).every((m) => typeof m.context_length === 'number'),
+    (f) =>
+      f.type === 'register' &&
+      Array.isArray(f.payload.model_hashes) &&
+      (f.payload.model_hashes as Array<Record<string, unknown>>).every((m) => typeof m.context_length === 'number'),
     'a register with every context_length',
     15_000,
   );
@@ -249,9 +259,17 @@ describe('serving', () => {
     const first = rid('burst-first');
     const cancelled = rid('burst-cancelled');
     const calls = engines.long.requests.length;
-    const inference = (id: string) => ({ type: 'inference', request_id: id, payload: { endpoint_id: `ep-${id}`, model_id: 'long', stream: true, request: chat(id, { model: 'long', stream: true }) } });
+    const inference = (id: string) => ({
+      type: 'inference',
+      request_id: id,
+      payload: { endpoint_id: `ep-${id}`, model_id: 'long', stream: true, request: chat(id, { model: 'long', stream: true }) },
+    });
     // One read: the cancel is read before the second request's engine call is made (starts are paced one per turn).
-    hub.sendTogether([inference(first), inference(cancelled), { type: 'cancel', request_id: cancelled, payload: { request_id: cancelled, reason: 'consumer_disconnected' } }]);
+    hub.sendTogether([
+      inference(first),
+      inference(cancelled),
+      { type: 'cancel', request_id: cancelled, payload: { request_id: cancelled, reason: 'consumer_disconnected' } },
+    ]);
     await hub.waitFor((f) => f.type === 'stream_chunk' && f.payload.request_id === first, 'first chunk of the first');
     hub.cancel(first, 'done');
     const probe = rid('after-burst');

@@ -62,7 +62,8 @@ afterAll(async () => {
   if (files) fs.rmSync(files.userHome, { recursive: true, force: true });
 });
 
-const declarations = (f: Frame): Record<string, ModelDeclaration> => Object.fromEntries(((f.payload.model_declarations as ModelDeclaration[]) ?? []).map((d) => [d.model_id, d]));
+const declarations = (f: Frame): Record<string, ModelDeclaration> =>
+  Object.fromEntries(((f.payload.model_declarations as ModelDeclaration[]) ?? []).map((d) => [d.model_id, d]));
 const HASHED = ['qwen-gguf', VLLM_ID, 'nomic-embed-text', 'org/go-model'];
 
 /**
@@ -70,19 +71,24 @@ const HASHED = ['qwen-gguf', VLLM_ID, 'nomic-embed-text', 'org/go-model'];
  * (hashing ends after the first register) and the slots the engines publish (read by their health checks).
  */
 function settledRegister(): Promise<Frame> {
-  return hub.waitFor(
-    (f) => f.type === 'register' && HASHED.every((m) => declarations(f)[m]?.weight_hash) && ['qwen-gguf', 'nomic-embed-text'].every((m) => declarations(f)[m]?.capacity),
-    'a register declaring every provable weight hash and every published slot count',
-    20_000,
-  ).catch((e: Error) => {
-    // Say what the hub was last told, so a failure shows which fact never arrived.
-    const last = [...hub.frames].reverse().find((f) => f.type === 'register');
-    throw new Error(`${e.message}; the last register declared ${JSON.stringify(last && declarations(last))}`);
-  });
+  return hub
+    .waitFor(
+      (f) =>
+        f.type === 'register' &&
+        HASHED.every((m) => declarations(f)[m]?.weight_hash) &&
+        ['qwen-gguf', 'nomic-embed-text'].every((m) => declarations(f)[m]?.capacity),
+      'a register declaring every provable weight hash and every published slot count',
+      20_000,
+    )
+    .catch((e: Error) => {
+      // Say what the hub was last told, so a failure shows which fact never arrived.
+      const last = [...hub.frames].reverse().find((f) => f.type === 'register');
+      throw new Error(`${e.message}; the last register declared ${JSON.stringify(last && declarations(last))}`);
+    });
 }
 
 describe('model_declarations (schema "1")', () => {
-  it('one per announced model in register, with the hub\'s names, and what is not known left out', async () => {
+  it("one per announced model in register, with the hub's names, and what is not known left out", async () => {
     const reg = await settledRegister();
     const d = declarations(reg);
     expect(Object.keys(d).sort()).toEqual(['lms-model', 'nomic-embed-text', 'org/go-model', 'qwen-gguf', VLLM_ID].sort());
@@ -142,7 +148,8 @@ describe('model_declarations (schema "1")', () => {
     const reg = await settledRegister();
     const from = hub.frames.indexOf(reg);
     const beats: Frame[] = [];
-    for (let i = 0; i < 2; i++) beats.push(await hub.waitFor((f) => f.type === 'heartbeat' && !beats.includes(f), 'a heartbeat after the register', 10_000, from));
+    for (let i = 0; i < 2; i++)
+      beats.push(await hub.waitFor((f) => f.type === 'heartbeat' && !beats.includes(f), 'a heartbeat after the register', 10_000, from));
     const last = [...hub.frames].reverse().find((f) => f.type === 'register')!;
     for (const hb of beats) expect(hb.payload.model_declarations).toEqual(last.payload.model_declarations);
   });
@@ -168,9 +175,12 @@ describe('verify fingerprint, from the weights the node proves', () => {
     await settledRegister();
   });
 
-  it('llama.cpp\'s GGUF under the catalogue\'s name: pass with its true sha256, fail with the real hash, missing for a file it lacks', async () => {
+  it("llama.cpp's GGUF under the catalogue's name: pass with its true sha256, fail with the real hash, missing for a file it lacks", async () => {
     const ok = await fingerprint('qwen-gguf', [{ filename: 'Qwen2.5-0.5B-Instruct-Q4_K_M.gguf', expected_hash: sha(files.gguf.bytes) }]);
-    expect(ok).toMatchObject({ success: true, response: { files: [{ filename: 'Qwen2.5-0.5B-Instruct-Q4_K_M.gguf', hash: sha(files.gguf.bytes), status: 'pass' }] } });
+    expect(ok).toMatchObject({
+      success: true,
+      response: { files: [{ filename: 'Qwen2.5-0.5B-Instruct-Q4_K_M.gguf', hash: sha(files.gguf.bytes), status: 'pass' }] },
+    });
     const bad = await fingerprint('qwen-gguf', [
       { filename: LLAMA_NAME, expected_hash: sha('other weights') },
       { filename: 'tokenizer.json', expected_hash: sha('x') },
@@ -187,14 +197,17 @@ describe('verify fingerprint, from the weights the node proves', () => {
     expect(bad.error_code).toBeUndefined();
   });
 
-  it('vLLM\'s Hugging Face snapshot, Ollama\'s blob and a Go node\'s manifest answer too', async () => {
-    expect(
-      await fingerprint(VLLM_ID, [
-        { filename: 'model.safetensors', expected_hash: `sha256:${sha(files.hf.weights).toUpperCase()}` },
-      ]),
-    ).toMatchObject({ success: true });
-    expect(await fingerprint(VLLM_ID, [{ filename: 'config.json', expected_hash: sha(files.hf.config) }])).toMatchObject({ success: false, response: { files: [{ filename: 'config.json', hash: '', status: 'missing' }] } });
-    expect(await fingerprint('nomic-embed-text', [{ filename: 'nomic-embed-text-v1.5.Q8_0.gguf', expected_hash: sha(files.ollama.bytes) }])).toMatchObject({ success: true });
+  it("vLLM's Hugging Face snapshot, Ollama's blob and a Go node's manifest answer too", async () => {
+    expect(await fingerprint(VLLM_ID, [{ filename: 'model.safetensors', expected_hash: `sha256:${sha(files.hf.weights).toUpperCase()}` }])).toMatchObject({
+      success: true,
+    });
+    expect(await fingerprint(VLLM_ID, [{ filename: 'config.json', expected_hash: sha(files.hf.config) }])).toMatchObject({
+      success: false,
+      response: { files: [{ filename: 'config.json', hash: '', status: 'missing' }] },
+    });
+    expect(await fingerprint('nomic-embed-text', [{ filename: 'nomic-embed-text-v1.5.Q8_0.gguf', expected_hash: sha(files.ollama.bytes) }])).toMatchObject({
+      success: true,
+    });
     expect(await fingerprint('org/go-model', [{ filename: 'model-00001-of-00001.safetensors', expected_hash: files.go.fileHash }])).toMatchObject({
       success: true,
       response: { files: [{ hash: files.go.fileHash, status: 'pass' }] },
@@ -208,16 +221,26 @@ describe('verify fingerprint, from the weights the node proves', () => {
   });
 });
 
-describe('the hub\'s view reaches the owner', () => {
+describe("the hub's view reaches the owner", () => {
   it('the snapshot has the unregistered model and the upgrade advice; the verdict and the log say it; the weights are verified', async () => {
-    const snap = await eventually(async () => {
-      const s = await bridge.invoke<AgentSnapshot>('snapshot.get');
-      return s.hubView?.registeredModels && s.weights?.models.filter((w) => w.state === 'verified').length === 4 ? s : undefined;
-    }, 'the hub view and verified weights in the snapshot', 20_000);
+    const snap = await eventually(
+      async () => {
+        const s = await bridge.invoke<AgentSnapshot>('snapshot.get');
+        return s.hubView?.registeredModels && s.weights?.models.filter((w) => w.state === 'verified').length === 4 ? s : undefined;
+      },
+      'the hub view and verified weights in the snapshot',
+      20_000,
+    );
     expect(snap.hubView).toMatchObject({ notRegistered: ['lms-model'], upgrade: UPGRADE });
     expect(snap.verdict.reasons.find((r) => r.code === 'not_registered')?.models).toEqual(['lms-model']);
     const weights = Object.fromEntries(snap.weights!.models.map((w) => [w.model, w]));
-    expect(weights['qwen-gguf']).toMatchObject({ state: 'verified', source: 'computed', files: 1, totalBytes: files.gguf.bytes.length, doneBytes: files.gguf.bytes.length });
+    expect(weights['qwen-gguf']).toMatchObject({
+      state: 'verified',
+      source: 'computed',
+      files: 1,
+      totalBytes: files.gguf.bytes.length,
+      doneBytes: files.gguf.bytes.length,
+    });
     expect(weights['org/go-model']).toMatchObject({ state: 'verified', source: 'go-manifest', compositeHash: files.go.composite });
     expect(weights['lms-model']).toMatchObject({ state: 'unlocated', reason: 'LM Studio does not say where its model files are' });
     expect(agent.output()).toMatch(/the hub did not register the model lms-model: no requests will come for it/);
@@ -234,23 +257,34 @@ describe('the hub\'s view reaches the owner', () => {
   });
 
   it('a notice whose model_id carries control characters is kept, the id cleaned', async () => {
-    hub.send({ type: 'notice', payload: { event: 'traffic_withheld', severity: 'warning', model_id: 'qwen-gguf\r\nBcc: x@y', message: 'Traffic to this model is withheld.' } });
-    const n = await eventually(async () => (await bridge.invoke<HubNoticeView[]>('notices.list')).find((x) => x.event === 'traffic_withheld'), 'the notice kept');
+    hub.send({
+      type: 'notice',
+      payload: { event: 'traffic_withheld', severity: 'warning', model_id: 'qwen-gguf\r\nBcc: x@y', message: 'Traffic to this model is withheld.' },
+    });
+    const n = await eventually(
+      async () => (await bridge.invoke<HubNoticeView[]>('notices.list')).find((x) => x.event === 'traffic_withheld'),
+      'the notice kept',
+    );
     expect(n.modelId).toBe('qwen-ggufBccxy');
     expect(hub.connected).toBe(true);
   });
 
-  it('doctor reads the hub\'s last word: the unregistered model as a problem, the upgrade as a note', async () => {
+  it("doctor reads the hub's last word: the unregistered model as a problem, the upgrade as a note", async () => {
     // Run last: doctor dials the hub stand-in, which takes the newest connection. Not spawnSync: the
     // stand-ins doctor asks live in this process.
-    const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'swan-provider.js'), 'doctor', '--home', agent.home], { env: { PATH: process.env.PATH ?? '', HOME: files.userHome }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'swan-provider.js'), 'doctor', '--home', agent.home], {
+      env: { PATH: process.env.PATH ?? '', HOME: files.userHome },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     const status = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     const r = { stdout, status };
     expect(r.stdout).toMatch(/✓ the hub's last register ack \(.+ UTC\) registered 4 model\(s\), not lms-model/);
     expect(r.stdout).toMatch(/✗ The hub did not register lms-model/);
-    expect(r.stdout).toMatch(/note: the hub advises an upgrade, provider release 0\.6\.0 is current \(this node speaks 0\.5\.0\): Provider 0\.6\.0 routes image requests\./);
+    expect(r.stdout).toMatch(
+      /note: the hub advises an upgrade, provider release 0\.6\.0 is current \(this node speaks 0\.5\.0\): Provider 0\.6\.0 routes image requests\./,
+    );
     expect(r.status).toBe(1);
   });
 });
@@ -271,7 +305,11 @@ describe('before registration', () => {
         { type: 'error', payload: { code: 503, message: 'registry busy' } },
       ],
     });
-    a = await spawnDeclareAgent({ hub: h, models: { 'lms-model': { endpoint: engines.lmstudio.url, local_model: 'gemma-2-9b-it' } }, userHome: files.userHome });
+    a = await spawnDeclareAgent({
+      hub: h,
+      models: { 'lms-model': { endpoint: engines.lmstudio.url, local_model: 'gemma-2-9b-it' } },
+      userHome: files.userHome,
+    });
     await h.waitFor((f) => f.type === 'heartbeat', 'a heartbeat: registered', 40_000);
     expect(h.connections).toBe(1);
     expect(a.output()).toContain('the hub refused registration: declarations still loading, retrying');

@@ -17,12 +17,29 @@ import { startTestEngine, type TestEngine } from '../support/engine-server';
 
 const KEY = 'sk-prov-conformance-v05-00000000';
 const ENGINE_KEY = 'sk-engine-only-the-agent-knows';
-const M = { dead: 'org/dead-model', leaky: 'org/leaky-chatml', flaky: 'org/flaky-upstream', embed: 'org/bge-small', image: 'org/sdxl-turbo', ollama: 'qwen2.5:0.5b', strict: 'org/keyed-model', bad: 'org/refuses-400' };
+const M = {
+  dead: 'org/dead-model',
+  leaky: 'org/leaky-chatml',
+  flaky: 'org/flaky-upstream',
+  embed: 'org/bge-small',
+  image: 'org/sdxl-turbo',
+  ollama: 'qwen2.5:0.5b',
+  strict: 'org/keyed-model',
+  bad: 'org/refuses-400',
+};
 
 let bin: FakeBin;
 let hub: GoHub;
 let agent: RunningAgent;
-const e: { dead?: StandInEngine; leaky?: StandInEngine; flaky?: StandInEngine; embed?: StandInEngine; ollama?: StandInEngine; strict?: TestEngine; bad?: TestEngine } = {};
+const e: {
+  dead?: StandInEngine;
+  leaky?: StandInEngine;
+  flaky?: StandInEngine;
+  embed?: StandInEngine;
+  ollama?: StandInEngine;
+  strict?: TestEngine;
+  bad?: TestEngine;
+} = {};
 let seq = 0;
 const rid = (label: string): string => `v05-${label}-${++seq}`;
 
@@ -37,7 +54,11 @@ beforeAll(async () => {
     ollamaEngine(M.ollama),
   ]);
   e.strict = await startTestEngine({ engineType: 'vllm', apiKey: ENGINE_KEY, models: [M.strict], mode: { generate: 3 } });
-  e.bad = await startTestEngine({ engineType: 'vllm', models: [M.bad], mode: { status: 400, body: { object: 'error', message: "This model's maximum context length is 4096 tokens", type: 'BadRequestError', code: 400 } } });
+  e.bad = await startTestEngine({
+    engineType: 'vllm',
+    models: [M.bad],
+    mode: { status: 400, body: { object: 'error', message: "This model's maximum context length is 4096 tokens", type: 'BadRequestError', code: 400 } },
+  });
   hub = await startGoHub({ token: KEY });
   agent = spawnAgent({
     hub,
@@ -66,18 +87,30 @@ afterAll(async () => {
   bin?.cleanup();
 });
 
-const chat = (model: string, content: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ model, messages: [{ role: 'user', content }], ...extra });
+const chat = (model: string, content: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  model,
+  messages: [{ role: 'user', content }],
+  ...extra,
+});
 
 /** The latest model_health the hub heard for `model` (model_health_update or a heartbeat). */
 function healthHeard(model: string): string | undefined {
-  const f = [...hub.frames].reverse().find((x) => (x.type === 'model_health_update' || x.type === 'heartbeat') && (x.payload.model_health as Record<string, string> | undefined)?.[model] !== undefined);
+  const f = [...hub.frames]
+    .reverse()
+    .find(
+      (x) =>
+        (x.type === 'model_health_update' || x.type === 'heartbeat') && (x.payload.model_health as Record<string, string> | undefined)?.[model] !== undefined,
+    );
   return (f?.payload.model_health as Record<string, string> | undefined)?.[model];
 }
 
 function request(type: string, payload: Record<string, unknown>): { id: string; reply: (replyType: string) => Promise<Frame> } {
   const id = rid(type);
   hub.send({ type, request_id: id, payload: { ...payload, request_id: id } });
-  return { id, reply: (replyType) => hub.waitFor((f) => f.type === replyType && (f.payload.request_id === id || f.envelopeId === id), `${replyType} for ${id}`, 20_000) };
+  return {
+    id,
+    reply: (replyType) => hub.waitFor((f) => f.type === replyType && (f.payload.request_id === id || f.envelopeId === id), `${replyType} for ${id}`, 20_000),
+  };
 }
 
 describe('one engine-call pipeline: every kind of call reaches the engine with its key', () => {
@@ -87,12 +120,15 @@ describe('one engine-call pipeline: every kind of call reaches the engine with i
     const end = await hub.waitFor((f) => f.type === 'stream_end' && f.payload.request_id === id, 'stream_end');
     expect(end.payload).not.toHaveProperty('error');
     expect((await request('warmup', { model_id: M.strict, warmup_type: 'inference' }).reply('ack')).payload).toMatchObject({ model_id: M.strict });
-    const bench = await request('benchmark', { benchmark_id: 'b-key', model_id: M.strict, prompts: [{ id: 'p', prompt: 'count' }], timeout_ms: 0 }).reply('benchmark_response');
+    const bench = await request('benchmark', { benchmark_id: 'b-key', model_id: M.strict, prompts: [{ id: 'p', prompt: 'count' }], timeout_ms: 0 }).reply(
+      'benchmark_response',
+    );
     expect((bench.payload.results as Array<Record<string, unknown>>)[0]).not.toHaveProperty('error');
     const posts = e.strict!.requests.filter((r) => r.method === 'POST');
     // The health probe (max_tokens 1), the hub's request, the warmup greeting (64) and the benchmark prompt (500).
     expect(posts.map((r) => (r.body as Record<string, unknown>).max_tokens).sort()).toEqual(expect.arrayContaining([1, 64, 500]));
-    for (const r of e.strict!.requests.filter((q) => q.method === 'POST')) expect(r.headers.authorization, `${r.method} ${r.path}`).toBe(`Bearer ${ENGINE_KEY}`);
+    for (const r of e.strict!.requests.filter((q) => q.method === 'POST'))
+      expect(r.headers.authorization, `${r.method} ${r.path}`).toBe(`Bearer ${ENGINE_KEY}`);
     // Discovery, health and metadata reads carry it too; the one read without it asks whether the model list is public
     // (if it is, only a completion proves the key).
     const keyless = e.strict!.requests.filter((q) => q.headers.authorization !== `Bearer ${ENGINE_KEY}`).map((q) => `${q.method} ${q.path}`);
@@ -108,7 +144,12 @@ describe('one retry of a transient engine failure (TestHandleInferenceEnforcemen
     const end = await hub.waitFor((f) => f.type === 'stream_end' && f.payload.request_id === id, 'stream_end');
     expect(end.payload).toMatchObject({ tokens_input: 3, tokens_output: 1 });
     expect(end.payload).not.toHaveProperty('status_code');
-    expect(hub.forRequest(id).filter((f) => f.type === 'stream_chunk').every((f) => f.payload.error === undefined)).toBe(true);
+    expect(
+      hub
+        .forRequest(id)
+        .filter((f) => f.type === 'stream_chunk')
+        .every((f) => f.payload.error === undefined),
+    ).toBe(true);
     expect(e.flaky!.generations().filter((g) => g.body.max_tokens !== 1).length - before).toBe(2);
   });
 
@@ -144,7 +185,9 @@ describe('deep health (model_health_deepcheck_test.go)', () => {
 
   it('doctor says which failure it is, with its stable reason code', async () => {
     const out = await new Promise<{ code: number | null; text: string }>((resolve) => {
-      const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'swan-provider.js'), 'doctor', '--home', agent.home], { env: { PATH: bin.dir, HOME: agent.userHome, LANG: 'C' } });
+      const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'swan-provider.js'), 'doctor', '--home', agent.home], {
+        env: { PATH: bin.dir, HOME: agent.userHome, LANG: 'C' },
+      });
       let text = '';
       child.stdout.on('data', (d: Buffer) => (text += d.toString()));
       child.stderr.on('data', (d: Buffer) => (text += d.toString()));
@@ -180,9 +223,22 @@ describe('warmup validated (warmup_validation.go)', () => {
 describe('operations (operations.go)', () => {
   it('operation "embeddings" reaches /v1/embeddings and comes back on the result path, with its usage', async () => {
     const id = rid('embed');
-    hub.send({ type: 'inference', request_id: id, payload: { endpoint_id: `ep-${id}`, model_id: M.embed, operation: 'embeddings', stream: true, request: { model: M.embed, input: ['one two three', 'four'] } } });
+    hub.send({
+      type: 'inference',
+      request_id: id,
+      payload: {
+        endpoint_id: `ep-${id}`,
+        model_id: M.embed,
+        operation: 'embeddings',
+        stream: true,
+        request: { model: M.embed, input: ['one two three', 'four'] },
+      },
+    });
     const ack = await hub.waitFor((f) => f.type === 'ack' && f.payload.request_id === id, 'the embeddings result');
-    expect(ack.payload).toMatchObject({ status_code: 200, response: { object: 'list', model: M.embed, data: [{ index: 0 }, { index: 1 }], usage: { prompt_tokens: 4 } } });
+    expect(ack.payload).toMatchObject({
+      status_code: 200,
+      response: { object: 'list', model: M.embed, data: [{ index: 0 }, { index: 1 }], usage: { prompt_tokens: 4 } },
+    });
     expect(hub.forRequest(id).map((f) => f.type)).toEqual(['ack']);
     expect(e.embed!.generations().at(-1)).toMatchObject({ path: '/v1/embeddings', body: { model: M.embed, input: ['one two three', 'four'] } });
   });
@@ -191,14 +247,22 @@ describe('operations (operations.go)', () => {
     const id = rid('image');
     hub.inference(id, M.image, { model: M.image, prompt: 'a red fox in snow', size: '1024x1024' }, false);
     const ack = await hub.waitFor((f) => f.type === 'ack' && f.payload.request_id === id, 'the image result');
-    expect(ack.payload).toMatchObject({ status_code: 200, response: { data: [{ b64_json: expect.any(String) }], usage: { input_tokens: 12, output_tokens: 4160, prompt_tokens: 12, completion_tokens: 4160 } } });
+    expect(ack.payload).toMatchObject({
+      status_code: 200,
+      response: { data: [{ b64_json: expect.any(String) }], usage: { input_tokens: 12, output_tokens: 4160, prompt_tokens: 12, completion_tokens: 4160 } },
+    });
     expect(e.embed!.generations().at(-1)!.path).toBe('/v1/images/generations');
   });
 });
 
 describe('the smaller engine items', () => {
   it('a benchmark with timeout_ms 0 runs every prompt (30 s each); a null prompt list is an empty benchmark, not a failure', async () => {
-    const b = await request('benchmark', { benchmark_id: 'b-zero', model_id: M.flaky, timeout_ms: 0, prompts: [{ id: 'a', prompt: 'say ok', expected_answer: 'OK' }] }).reply('benchmark_response');
+    const b = await request('benchmark', {
+      benchmark_id: 'b-zero',
+      model_id: M.flaky,
+      timeout_ms: 0,
+      prompts: [{ id: 'a', prompt: 'say ok', expected_answer: 'OK' }],
+    }).reply('benchmark_response');
     expect(b.payload).toMatchObject({ benchmark_id: 'b-zero', results: [{ prompt_id: 'a', answer: 'ok', correct: true }] });
     expect(b.payload).not.toHaveProperty('error');
     const empty = await request('benchmark', { benchmark_id: 'b-null', model_id: M.flaky, timeout_ms: 0, prompts: null }).reply('benchmark_response');

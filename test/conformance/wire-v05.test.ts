@@ -22,7 +22,8 @@ const QWEN = 'Qwen2.5-1.5B-Instruct';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe('vram_gb (parseNvidiaVRAMGB, gpu_vram_test.go)', () => {
-  const inv = (vramTotalMb: number, vendor: 'nvidia' | 'apple' = 'nvidia'): GpuInventory => ({ gpus: [{ index: 0, vendor, model: vendor === 'apple' ? 'Apple M2 Max' : 'NVIDIA GB10', slug: 'x', vramTotalMb }] }) as unknown as GpuInventory;
+  const inv = (vramTotalMb: number, vendor: 'nvidia' | 'apple' = 'nvidia'): GpuInventory =>
+    ({ gpus: [{ index: 0, vendor, model: vendor === 'apple' ? 'Apple M2 Max' : 'NVIDIA GB10', slug: 'x', vramTotalMb }] }) as unknown as GpuInventory;
   it('floors a real reading, a reading under 1 GiB is 1, and an unknown one is 0, never 1', () => {
     expect(vramGb(10240)).toBe(10);
     expect(vramGb(512)).toBe(1);
@@ -48,12 +49,21 @@ describe('the agent on the wire', () => {
     // A GB10-like board: the RTX 3080 capture with memory.total "[N/A]" (unified memory).
     boardDir = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-gb10-'));
     for (const f of fs.readdirSync(fixture('nvidia/rtx3080'))) fs.copyFileSync(path.join(fixture('nvidia/rtx3080'), f), path.join(boardDir, f));
-    fs.writeFileSync(path.join(boardDir, 'query-gpu.csv'), '0, NVIDIA GB10, GPU-00000000-0000-0000-0000-000000000000, 0000000F:01:00.0, [N/A], 580.95.05, 12.1, [N/A]\n');
+    fs.writeFileSync(
+      path.join(boardDir, 'query-gpu.csv'),
+      '0, NVIDIA GB10, GPU-00000000-0000-0000-0000-000000000000, 0000000F:01:00.0, [N/A], 580.95.05, 12.1, [N/A]\n',
+    );
     bin = makeFakeBin();
     writeFakeNvidiaSmi(bin, boardDir);
     engine = await startTestEngine({ engineType: 'vllm', chatTrace: 'vllm-chat-basic.sse' });
     hub = await startGoHub({ token: KEY });
-    agent = spawnAgent({ hub, key: KEY, bin, agent: { HeartbeatIntervalSeconds: 0.5 }, models: { [QWEN]: { endpoint: engine.url }, 'my-reranker': { endpoint: engine.url, local_model: QWEN, category: 'rerank' } } });
+    agent = spawnAgent({
+      hub,
+      key: KEY,
+      bin,
+      agent: { HeartbeatIntervalSeconds: 0.5 },
+      models: { [QWEN]: { endpoint: engine.url }, 'my-reranker': { endpoint: engine.url, local_model: QWEN, category: 'rerank' } },
+    });
     await hub.waitFor((f) => f.type === 'heartbeat', 'the first heartbeat', 30_000);
   }, 60_000);
 
@@ -109,7 +119,7 @@ describe('the agent on the wire', () => {
     }
   });
 
-  it('an unknown challenge_type gets a verify reply with success false, in Go\'s words', async () => {
+  it("an unknown challenge_type gets a verify reply with success false, in Go's words", async () => {
     hub.send({ type: 'verify', request_id: 'v-unknown-1', payload: { challenge_id: 'ch-1', challenge_type: 'quantum', model_id: QWEN, challenge: {} } });
     const reply = await hub.waitFor((f) => f.type === 'verify' && f.payload.challenge_id === 'ch-1', 'the verify reply', 10_000);
     expect(reply.payload).toMatchObject({ challenge_id: 'ch-1', success: false, error: 'unsupported challenge type: quantum' });

@@ -27,7 +27,11 @@ afterEach(async () => {
 /** An inference frame for a model nobody serves, padded to exactly `bytes` bytes (ASCII). */
 function paddedFrame(id: string, bytes: number): string {
   const frame = (pad: string): string =>
-    JSON.stringify({ type: 'inference', request_id: id, payload: { model_id: 'fuzz/not-served', stream: true, request: { messages: [{ role: 'user', content: pad }] } } });
+    JSON.stringify({
+      type: 'inference',
+      request_id: id,
+      payload: { model_id: 'fuzz/not-served', stream: true, request: { messages: [{ role: 'user', content: pad }] } },
+    });
   const base = Buffer.byteLength(frame(''));
   const text = frame('p'.repeat(bytes - base));
   expect(Buffer.byteLength(text)).toBe(bytes);
@@ -57,7 +61,12 @@ async function hugeChunkEngine(hugeChars: number, tailDelayMs = 50): Promise<{ u
         if (!res.writableEnded) aborted++;
       });
       if (!body.stream) {
-        const answer = JSON.stringify({ id: 'c', object: 'chat.completion', model: 'big-model', choices: [{ index: 0, message: { role: 'assistant', content: 'B'.repeat(hugeChars) }, finish_reason: 'stop' }] });
+        const answer = JSON.stringify({
+          id: 'c',
+          object: 'chat.completion',
+          model: 'big-model',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'B'.repeat(hugeChars) }, finish_reason: 'stop' }],
+        });
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(answer) });
         res.end(answer);
         return;
@@ -94,7 +103,14 @@ async function agentFor(hub: DevHub, model: string, endpoint: string): Promise<A
   fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify({ [model]: { endpoint } }));
   writeConfigToml(home, {
     Inference: { WebSocketURL: hub.wsUrl, ApiKey: TEST_KEY },
-    Agent: { HeartbeatIntervalSeconds: 0.2, HealthCheckIntervalSeconds: 0.1, PingIntervalSeconds: 0.2, ReadTimeoutSeconds: 2, ReconnectMaxBackoffSeconds: 0.2, Discovery: false },
+    Agent: {
+      HeartbeatIntervalSeconds: 0.2,
+      HealthCheckIntervalSeconds: 0.1,
+      PingIntervalSeconds: 0.2,
+      ReadTimeoutSeconds: 2,
+      ReconnectMaxBackoffSeconds: 0.2,
+      Discovery: false,
+    },
   });
   const agent = await Agent.create({ home, log: memoryLog(), gpu: false, discovery: false, env: { PATH: process.env.PATH } });
   cleanups.push(async () => {
@@ -132,7 +148,16 @@ describe('1 MB message boundaries', () => {
     await until(() => agent.hubStatus().connected, 'reconnected');
     const o = await client;
     const a = audit(o.text, n);
-    report('inbound-1mb', { injected: 2, recovered: (replies.has('at-limit') ? 1 : 0) + (o.text === generatedText(n) ? 1 : 0), lost: a.lost + (o.error ? 1 : 0), duplicated: a.duplicated }, { reason });
+    report(
+      'inbound-1mb',
+      {
+        injected: 2,
+        recovered: (replies.has('at-limit') ? 1 : 0) + (o.text === generatedText(n) ? 1 : 0),
+        lost: a.lost + (o.error ? 1 : 0),
+        duplicated: a.duplicated,
+      },
+      { reason },
+    );
     expect(o.error).toBeUndefined();
     expect(o.text).toBe(generatedText(n));
     expect(replies.has('over-limit')).toBe(false); // never read, so never answered
@@ -155,7 +180,12 @@ describe('1 MB message boundaries', () => {
     report(
       'outbound-1mb-stream',
       { injected: 1, recovered: oversize && o.error ? 1 : 0, lost: oversize ? 0 : 1, duplicated: 0 },
-      { clientError: o.error, afterErrorSent: toHub.slice(toHub.indexOf(oversize!) + 1).map((m) => m.type), endStatus: end?.payload.status_code, errorLogs: errorLogs.length },
+      {
+        clientError: o.error,
+        afterErrorSent: toHub.slice(toHub.indexOf(oversize!) + 1).map((m) => m.type),
+        endStatus: end?.payload.status_code,
+        errorLogs: errorLogs.length,
+      },
     );
     expect(oversize?.payload).toMatchObject({ status_code: 413, error: expect.stringMatching(/over the 1 MB message limit/) });
     expect(toHub.some((m) => m.type === 'error')).toBe(false);
@@ -186,10 +216,17 @@ describe('1 MB message boundaries', () => {
     const engine = await hugeChunkEngine(MAX_MESSAGE_BYTES + 1000);
     cleanups.push(() => engine.close());
     const agent = await agentFor(hub, 'big-model', engine.url);
-    const res = await fetch(`${hub.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'big-model', messages: [{ role: 'user', content: 'x' }] }) });
+    const res = await fetch(`${hub.url}/v1/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'big-model', messages: [{ role: 'user', content: 'x' }] }),
+    });
     const body = (await res.json()) as { error?: { message?: string; code?: number } };
     const errorLogs = (await logEntries(agent, 500, 'error')).map((e) => e.msg);
-    report('outbound-1mb-answer', { injected: 1, recovered: res.status === 413 ? 1 : 0, lost: res.status === 413 ? 0 : 1, duplicated: 0 }, { status: res.status, errorLogs: errorLogs.length });
+    report(
+      'outbound-1mb-answer',
+      { injected: 1, recovered: res.status === 413 ? 1 : 0, lost: res.status === 413 ? 0 : 1, duplicated: 0 },
+      { status: res.status, errorLogs: errorLogs.length },
+    );
     expect(res.status).toBe(413);
     expect(body.error?.code).toBe(413);
     expect(errorLogs.some((m) => /1 MB/.test(m))).toBe(true);

@@ -32,7 +32,13 @@ describe('burst beyond capacity', () => {
       const stream = r.chance(0.7);
       const n = r.int(1, 40);
       return hub
-        .call(nodeId, 'inference', { model_id: model, stream, request: { model, max_tokens: n, messages: [{ role: 'user', content: `burst ${i}` }] } }, stream ? 'stream_end' : 'ack', 60_000)
+        .call(
+          nodeId,
+          'inference',
+          { model_id: model, stream, request: { model, max_tokens: n, messages: [{ role: 'user', content: `burst ${i}` }] } },
+          stream ? 'stream_end' : 'ack',
+          60_000,
+        )
         .then((reply) => ({ reply, stream, n }))
         .catch((e: Error) => ({ reply: { _type: 'lost', message: e.message } as Record<string, unknown>, stream, n }));
     });

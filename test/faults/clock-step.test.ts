@@ -76,13 +76,22 @@ describe.skipIf(!LIBFAKETIME)(LIBFAKETIME ? 'wall-clock steps' : 'wall-clock ste
     const ends = hub.received.filter((m) => m.type === 'stream_end');
     const latencies = ends.map((m) => Number(m.payload.latency_ms));
     const db = new Database(path.join(home, 'ledger.sqlite'), { readonly: true });
-    const rows = db.prepare('SELECT request_id, latency_ms, started_at, finished_at FROM usage WHERE source = ?').all('hub') as Array<{ request_id: string; latency_ms: number; started_at: number; finished_at: number }>;
+    const rows = db.prepare('SELECT request_id, latency_ms, started_at, finished_at FROM usage WHERE source = ?').all('hub') as Array<{
+      request_id: string;
+      latency_ms: number;
+      started_at: number;
+      finished_at: number;
+    }>;
     db.close();
     const logLines = fs
       .readFileSync(path.join(home, 'logs', 'agent.jsonl'), 'utf8')
       .split('\n')
       .filter((l) => l.includes('"wall_clock_step"'));
-    report('wall-clock-step', { injected: 2, recovered: rows.length === 6 ? 2 : 0, lost: 6 - rows.length, duplicated: 0 }, { latencies, rows: rows.length, after });
+    report(
+      'wall-clock-step',
+      { injected: 2, recovered: rows.length === 6 ? 2 : 0, lost: 6 - rows.length, duplicated: 0 },
+      { latencies, rows: rows.length, after },
+    );
 
     expect(ends).toHaveLength(6);
     for (const ms of latencies) {

@@ -30,75 +30,76 @@ afterEach(() => {
 describe.skipIf(!canMount())('a full disk (a tmpfs filled to ENOSPC)', () => {
   const rig = servingRig(MODEL);
 
-  it(
-    'serves on, SIGTERM ends the agent in under 10 s, and every row the hub was told of is in the ledger after restart',
-    async () => {
-      const disk = mountSmallDisk(96);
-      mounts.push(disk);
-      const home = disk.dir;
-      const { hub } = rig;
-      rig.configure(home);
-      hub.reset();
-      const agent = startAgent(home);
-      try {
-        await hub.waitForModel(MODEL, 60_000);
-      } catch (e) {
-        agent.child.kill('SIGKILL');
-        throw new Error(`${(e as Error).message}\n${agent.output()}`);
-      }
-      expect(fs.statSync(path.join(home, 'ledger.reserve')).size).toBe(16 * 1024 * 1024);
-      disk.fill();
-      expect(disk.available()).toBe(0);
+  it('serves on, SIGTERM ends the agent in under 10 s, and every row the hub was told of is in the ledger after restart', async () => {
+    const disk = mountSmallDisk(96);
+    mounts.push(disk);
+    const home = disk.dir;
+    const { hub } = rig;
+    rig.configure(home);
+    hub.reset();
+    const agent = startAgent(home);
+    try {
+      await hub.waitForModel(MODEL, 60_000);
+    } catch (e) {
+      agent.child.kill('SIGKILL');
+      throw new Error(`${(e as Error).message}\n${agent.output()}`);
+    }
+    expect(fs.statSync(path.join(home, 'ledger.reserve')).size).toBe(16 * 1024 * 1024);
+    disk.fill();
+    expect(disk.available()).toBe(0);
 
-      const ids = Array.from({ length: BURST }, (_, i) => `full-${i}`);
-      const allEnded = new Promise<void>((resolve) => {
-        const onEnd = (): void => {
-          if (hub.ends.length < BURST) return;
-          hub.off('end', onEnd);
-          resolve();
-        };
-        hub.on('end', onEnd);
-      });
-      ids.forEach((id, i) => hub.sendInference(id, MODEL, { messages: [{ role: 'user', content: `q${i}` }], max_tokens: 5 + (i % 20) }));
-      await allEnded;
-      const told = new Map(hub.ends.map((e) => [e.requestId, e]));
-      expect(hub.ends.filter((e) => e.error)).toEqual([]);
-      // The disk refused the ledger: the reserve was released for the rows (and the log kept off the disk).
-      expect(fs.existsSync(path.join(home, 'ledger.reserve'))).toBe(false);
+    const ids = Array.from({ length: BURST }, (_, i) => `full-${i}`);
+    const allEnded = new Promise<void>((resolve) => {
+      const onEnd = (): void => {
+        if (hub.ends.length < BURST) return;
+        hub.off('end', onEnd);
+        resolve();
+      };
+      hub.on('end', onEnd);
+    });
+    ids.forEach((id, i) => hub.sendInference(id, MODEL, { messages: [{ role: 'user', content: `q${i}` }], max_tokens: 5 + (i % 20) }));
+    await allEnded;
+    const told = new Map(hub.ends.map((e) => [e.requestId, e]));
+    expect(hub.ends.filter((e) => e.error)).toEqual([]);
+    // The disk refused the ledger: the reserve was released for the rows (and the log kept off the disk).
+    expect(fs.existsSync(path.join(home, 'ledger.reserve'))).toBe(false);
 
-      const t0 = Date.now();
-      agent.child.kill('SIGTERM');
-      const { code } = await agent.exited;
-      const stopMs = Date.now() - t0;
-      expect(stopMs).toBeLessThan(STOP_WITHIN_MS);
-      expect(code).toBe(0);
-      expect(agent.output()).not.toMatch(/uncaught exception|unhandled promise rejection/i);
+    const t0 = Date.now();
+    agent.child.kill('SIGTERM');
+    const { code } = await agent.exited;
+    const stopMs = Date.now() - t0;
+    expect(stopMs).toBeLessThan(STOP_WITHIN_MS);
+    expect(code).toBe(0);
+    expect(agent.output()).not.toMatch(/uncaught exception|unhandled promise rejection/i);
 
-      // Space comes back; the agent starts again on the same home (its lock was let go) and stops.
-      disk.free();
-      hub.reset();
-      const again = startAgent(home);
-      await hub.waitForModel(MODEL, 60_000).catch((e: Error) => {
-        again.child.kill('SIGKILL');
-        throw new Error(`${e.message}\n${again.output()}`);
-      });
-      again.child.kill('SIGTERM');
-      expect((await again.exited).code).toBe(0);
+    // Space comes back; the agent starts again on the same home (its lock was let go) and stops.
+    disk.free();
+    hub.reset();
+    const again = startAgent(home);
+    await hub.waitForModel(MODEL, 60_000).catch((e: Error) => {
+      again.child.kill('SIGKILL');
+      throw new Error(`${e.message}\n${again.output()}`);
+    });
+    again.child.kill('SIGTERM');
+    expect((await again.exited).code).toBe(0);
 
-      const db = new Database(path.join(home, 'ledger.sqlite'), { readonly: true });
-      try {
-        const rows = db.prepare(`SELECT request_id, tokens_in, tokens_out, status FROM usage WHERE request_id LIKE 'full-%'`).all() as Array<{ request_id: string; tokens_in: number; tokens_out: number; status: string }>;
-        const byId = new Map(rows.map((r) => [r.request_id, r]));
-        expect([...byId.keys()].sort()).toEqual([...ids].sort());
-        for (const id of ids) expect({ id, in: byId.get(id)!.tokens_in, out: byId.get(id)!.tokens_out }).toEqual({ id, in: told.get(id)!.tokensIn, out: told.get(id)!.tokensOut });
-        expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-      } finally {
-        db.close();
-      }
-    },
-    240_000,
-  );
-
+    const db = new Database(path.join(home, 'ledger.sqlite'), { readonly: true });
+    try {
+      const rows = db.prepare(`SELECT request_id, tokens_in, tokens_out, status FROM usage WHERE request_id LIKE 'full-%'`).all() as Array<{
+        request_id: string;
+        tokens_in: number;
+        tokens_out: number;
+        status: string;
+      }>;
+      const byId = new Map(rows.map((r) => [r.request_id, r]));
+      expect([...byId.keys()].sort()).toEqual([...ids].sort());
+      for (const id of ids)
+        expect({ id, in: byId.get(id)!.tokens_in, out: byId.get(id)!.tokens_out }).toEqual({ id, in: told.get(id)!.tokensIn, out: told.get(id)!.tokensOut });
+      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    } finally {
+      db.close();
+    }
+  }, 240_000);
 });
 
 describe.skipIf(!canMount())('a read-only home (a tmpfs remounted read-only)', () => {
@@ -110,7 +111,10 @@ describe.skipIf(!canMount())('a read-only home (a tmpfs remounted read-only)', (
     const agent = startAgent(disk.dir);
     const { code } = await agent.exited;
     expect(code).toBe(2);
-    const lines = agent.stderr().split('\n').filter((l) => l.trim() !== '');
+    const lines = agent
+      .stderr()
+      .split('\n')
+      .filter((l) => l.trim() !== '');
     expect(lines, agent.output()).toHaveLength(1);
     expect(lines[0]).toContain(disk.dir);
     expect(lines[0]).toMatch(/read-only/);
@@ -169,7 +173,11 @@ describe.skipIf(!canMount())('the verdict on a full home disk', () => {
     const agent = await Agent.create({ home: disk.dir, configPath, log, gpu: false, discovery: false, env: { PATH: process.env.PATH } });
     await agent.start();
     try {
-      const diskCodes = (): string[] => agent.snapshot().verdict.reasons.map((r) => r.code).filter((c) => c.startsWith('disk_'));
+      const diskCodes = (): string[] =>
+        agent
+          .snapshot()
+          .verdict.reasons.map((r) => r.code)
+          .filter((c) => c.startsWith('disk_'));
       expect(diskCodes()).toEqual([]);
       await log.flush();
       disk.fill();

@@ -59,7 +59,11 @@ describe('engine bounds', () => {
     const endedAfterMs = performance.now() - t0;
     expect(ended.map((r) => r.status)).toEqual([504, 504]);
     expect(endedAfterMs).toBeLessThan(15_000);
-    report('engine-hang-non-stream', { injected: 2, recovered: 2, lost: 0, duplicated: 0 }, { suspectAfterMs: Math.round(suspectAfterMs), endedAfterMs: Math.round(endedAfterMs) });
+    report(
+      'engine-hang-non-stream',
+      { injected: 2, recovered: 2, lost: 0, duplicated: 0 },
+      { suspectAfterMs: Math.round(suspectAfterMs), endedAfterMs: Math.round(endedAfterMs) },
+    );
     // It answers again: a check (its one-token chat runs even with every slot taken) brings it back.
     await engine.setMode({ generate: 1000 });
     await until(() => endpointOf(stack!, model)?.health === 'healthy', 'healthy again', 15_000);

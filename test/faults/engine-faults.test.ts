@@ -52,7 +52,11 @@ describe('engine faults', () => {
       const expected = generatedText(Math.max(0, dropAfter - 1));
       if (o.error && o.text === expected && !o.sawDone) counts.recovered++;
       else counts.lost++;
-      expect({ dropAfter, error: o.error, text: o.text }).toEqual({ dropAfter, error: expect.stringMatching(/engine|stream|closed|socket|terminated|aborted/i), text: expected });
+      expect({ dropAfter, error: o.error, text: o.text }).toEqual({
+        dropAfter,
+        error: expect.stringMatching(/engine|stream|closed|socket|terminated|aborted/i),
+        text: expected,
+      });
     }
     await until(() => hub!.received.filter((m) => m.type === 'stream_end').length >= rounds, 'every stream_end');
     const ends = hub!.received.filter((m) => m.type === 'stream_end').map((m) => m.payload);
@@ -173,7 +177,11 @@ describe('engine faults', () => {
     const o = await streamChat(stack.hub!, stack.engines[0]!.modelIds[0]!, 100);
     const ms = Date.now() - started;
     const ok = /sent nothing/.test(o.error ?? '') && o.text === generatedText(9) && !o.sawDone;
-    report('engine-stall-idle-timeout', { injected: 1, recovered: ok ? 1 : 0, lost: ok ? 0 : 1, duplicated: audit(o.text, 0).duplicated }, { endedAfterMs: ms });
+    report(
+      'engine-stall-idle-timeout',
+      { injected: 1, recovered: ok ? 1 : 0, lost: ok ? 0 : 1, duplicated: audit(o.text, 0).duplicated },
+      { endedAfterMs: ms },
+    );
     expect(o.error).toMatch(/sent nothing for 500 ms/);
     expect(o.text).toBe(generatedText(9)); // the role chunk and 9 tokens came before the stall
     expect(ms).toBeLessThan(5000);

@@ -68,10 +68,18 @@ describe('hub killed mid-stream', () => {
         counts.duplicated += a.duplicated;
         if (a.lost === 0 && a.duplicated === 0 && !o.error && o.sawDone) counts.recovered++;
       });
-      for (const [i, o] of outcomes.entries()) expect({ round, i, error: o.error, text: o.text }).toEqual({ round, i, error: undefined, text: expect.any(String) });
+      for (const [i, o] of outcomes.entries())
+        expect({ round, i, error: o.error, text: o.text }).toEqual({ round, i, error: undefined, text: expect.any(String) });
       expect(outcomes.map((o) => o.text)).toEqual(sizes.map((n) => Array.from({ length: n }, (_, i) => `tok${i}`).join(' ')));
     }
-    report('hub-kill-resume', counts, { rounds, streams, outOfOrder, resumed: stack.agent.hubStatus().relay.counters.resumed, replayed: stack.agent.hubStatus().relay.counters.replayedMessages, hubDeduplicated: hub.behaviour.duplicates });
+    report('hub-kill-resume', counts, {
+      rounds,
+      streams,
+      outOfOrder,
+      resumed: stack.agent.hubStatus().relay.counters.resumed,
+      replayed: stack.agent.hubStatus().relay.counters.replayedMessages,
+      hubDeduplicated: hub.behaviour.duplicates,
+    });
     expect(counts.injected).toBeGreaterThanOrEqual(rounds);
     expect(stack.agent.hubStatus().relay.counters.resumed).toBeGreaterThan(0);
     expect(counts.lost).toBe(0);
@@ -113,7 +121,11 @@ describe('hub killed mid-stream', () => {
       for (const o of outcomes) counts.duplicated += audit(o.text, 0).duplicated;
       await until(() => stack!.agent.hubStatus().relay.activeCount === 0, 'no request left running');
     }
-    report('hub-kill-no-resume', counts, { rounds, abortedOnDisconnect: stack.agent.hubStatus().relay.counters.abortedOnDisconnect, engineAborts: engine.abortedCount });
+    report('hub-kill-no-resume', counts, {
+      rounds,
+      abortedOnDisconnect: stack.agent.hubStatus().relay.counters.abortedOnDisconnect,
+      engineAborts: engine.abortedCount,
+    });
     expect(counts.lost).toBe(0);
     expect(counts.duplicated).toBe(0);
     expect(stack.agent.hubStatus().relay.counters.abortedOnDisconnect).toBe(engine.abortedCount);
@@ -135,7 +147,11 @@ describe('hub killed mid-stream', () => {
     await engine.waitForAbort(2);
     await until(() => stack!.agent.hubStatus().relay.activeCount === 0 && stack!.agent.hubStatus().relay.retainedRequests === 0, 'nothing running or retained');
     const outcomes = await Promise.all(clients);
-    report('link-down-past-ttl', { injected: 1, recovered: engine.abortedCount, lost: 2 - engine.abortedCount, duplicated: 0 }, { retainedBytes: stack.agent.hubStatus().relay.retainedBytes });
+    report(
+      'link-down-past-ttl',
+      { injected: 1, recovered: engine.abortedCount, lost: 2 - engine.abortedCount, duplicated: 0 },
+      { retainedBytes: stack.agent.hubStatus().relay.retainedBytes },
+    );
     expect(outcomes.every((o) => o.error !== undefined && !o.sawDone)).toBe(true);
     expect(stack.agent.hubStatus().relay.retainedBytes).toBe(0);
     // A hub that comes back later gets a clean provider.
@@ -162,8 +178,15 @@ describe('hub killed mid-stream', () => {
     const outcome = await client;
     expect(outcome.error).toBeDefined();
     expect(outcome.sawDone).toBe(false);
-    await until(() => stack!.agent.hubStatus().relay.activeCount === 0 && stack!.agent.hubStatus().relay.retainedRequests === 0, `nothing running or retained (${stack!.agent.hubStatus().relay.activeCount} running, ${stack!.agent.hubStatus().relay.retainedRequests} retained)`);
-    report('hub-restart-same-port', { injected: 1, recovered: engine.abortedCount, lost: 1 - engine.abortedCount, duplicated: 0 }, { cancelledUnresumed: stack.agent.hubStatus().relay.counters.cancelledUnresumed });
+    await until(
+      () => stack!.agent.hubStatus().relay.activeCount === 0 && stack!.agent.hubStatus().relay.retainedRequests === 0,
+      `nothing running or retained (${stack!.agent.hubStatus().relay.activeCount} running, ${stack!.agent.hubStatus().relay.retainedRequests} retained)`,
+    );
+    report(
+      'hub-restart-same-port',
+      { injected: 1, recovered: engine.abortedCount, lost: 1 - engine.abortedCount, duplicated: 0 },
+      { cancelledUnresumed: stack.agent.hubStatus().relay.counters.cancelledUnresumed },
+    );
     expect(stack.agent.hubStatus().relay.counters.cancelledUnresumed).toBe(1);
     // The new hub gets served normally.
     const after = await streamChat(replacement, model, 20);

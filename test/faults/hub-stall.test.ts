@@ -54,7 +54,9 @@ describe('hub that stops reading (TCP stall)', () => {
         type: m.type,
         bytes: m.type === 'stream_chunk' ? JSON.stringify(m.payload).length : 0,
         at: Date.now(),
-        ...(m.type === 'model_health_update' && (m.payload.model_health as Record<string, string> | undefined)?.['probe-model'] === 'unhealthy' ? { probe: true } : {}),
+        ...(m.type === 'model_health_update' && (m.payload.model_health as Record<string, string> | undefined)?.['probe-model'] === 'unhealthy'
+          ? { probe: true }
+          : {}),
         ...(m.type === 'heartbeat' ? { hb: Number(m.requestId?.slice(3)) } : {}),
       });
     });
@@ -69,21 +71,29 @@ describe('hub that stops reading (TCP stall)', () => {
     // wait until the engine's accepted count has held still for 300 ms, then observe.
     let last = -1;
     let stableSince = Date.now();
-    await until(() => {
-      if (engine.eventsAccepted !== last) {
-        last = engine.eventsAccepted;
-        stableSince = Date.now();
-      }
-      return Date.now() - stableSince >= 300;
-    }, 'the pipeline settled', 20_000);
+    await until(
+      () => {
+        if (engine.eventsAccepted !== last) {
+          last = engine.eventsAccepted;
+          stableSince = Date.now();
+        }
+        return Date.now() - stableSince >= 300;
+      },
+      'the pipeline settled',
+      20_000,
+    );
     const acceptedAtFull = engine.eventsAccepted;
     let maxQueued = 0;
     // A bounded observation window (no event marks "nothing happened").
     const windowEnd = Date.now() + 1500;
-    await until(() => {
-      maxQueued = Math.max(maxQueued, agent.hubStatus().queuedDataMessages);
-      return Date.now() >= windowEnd;
-    }, 'observation window', 3000);
+    await until(
+      () => {
+        maxQueued = Math.max(maxQueued, agent.hubStatus().queuedDataMessages);
+        return Date.now() >= windowEnd;
+      },
+      'observation window',
+      3000,
+    );
     const acceptedGrowth = engine.eventsAccepted - acceptedAtFull;
     expect(agent.hubStatus().connected).toBe(true);
     expect(maxQueued).toBeLessThanOrEqual(1); // one waiting writer per stream, nothing piles up
@@ -122,15 +132,19 @@ describe('hub that stops reading (TCP stall)', () => {
     }
     const a = audit(text, expected.split(' ').length);
     const hbs = arrivals.filter((x) => x.hb !== undefined).map((x) => x.hb!);
-    report('hub-stall-reads', { injected: 1, recovered: text === expected ? 1 : 0, lost: a.lost, duplicated: a.duplicated }, {
-      maxQueuedDataMessages: maxQueued,
-      engineAcceptedDuringStall: acceptedGrowth,
-      dataBytesAheadOfControl: dataBytesAhead,
-      dataBytesAfterControl: after.slice(probeIndex + 1).reduce((sum, x) => sum + x.bytes, 0),
-      controlDelayAfterResumeMs: controlDelayMs,
-      kernelSocketBuffersMax: kernelSocketBuffers(),
-      reconnects: agent.hubStatus().counters.dials - 1,
-    });
+    report(
+      'hub-stall-reads',
+      { injected: 1, recovered: text === expected ? 1 : 0, lost: a.lost, duplicated: a.duplicated },
+      {
+        maxQueuedDataMessages: maxQueued,
+        engineAcceptedDuringStall: acceptedGrowth,
+        dataBytesAheadOfControl: dataBytesAhead,
+        dataBytesAfterControl: after.slice(probeIndex + 1).reduce((sum, x) => sum + x.bytes, 0),
+        controlDelayAfterResumeMs: controlDelayMs,
+        kernelSocketBuffersMax: kernelSocketBuffers(),
+        reconnects: agent.hubStatus().counters.dials - 1,
+      },
+    );
     expect(text).toBe(expected);
     expect(text.length).toBeGreaterThan(50_000);
     expect(agent.hubStatus().counters.dials).toBe(1); // no reconnect was needed
@@ -143,13 +157,7 @@ describe('hub that stops reading (TCP stall)', () => {
 });
 
 /** Three streams that must come through `faults` link drops caused by `inject`, intact. */
-async function survive(
-  name: string,
-  inject: () => void,
-  restore: () => void,
-  faults: number,
-  code: LinkReasonCode,
-): Promise<void> {
+async function survive(name: string, inject: () => void, restore: () => void, faults: number, code: LinkReasonCode): Promise<void> {
   const { hub, agent } = { hub: stack!.hub!, agent: stack!.agent };
   const engine = stack!.engines[0]!;
   const sizes = [500, 650, 800];
@@ -200,7 +208,10 @@ describe('hub that stops answering', () => {
 
   it('stops answering pings: the read deadline drops the link, streams resume', async () => {
     // Heartbeats far apart, so their acks do not keep the read deadline alive.
-    stack = await startStack({ engines: [{ mode: { generate: 100_000, delayMs: 2 } }], agent: { HeartbeatIntervalSeconds: 30, ReadTimeoutSeconds: 0.4, PingIntervalSeconds: 0.1 } });
+    stack = await startStack({
+      engines: [{ mode: { generate: 100_000, delayMs: 2 } }],
+      agent: { HeartbeatIntervalSeconds: 30, ReadTimeoutSeconds: 0.4, PingIntervalSeconds: 0.1 },
+    });
     await registered(stack);
     const hub = stack.hub!;
     await survive(

@@ -30,7 +30,11 @@ interface Run {
 function run(home: string): Run {
   const env = { ...process.env };
   delete env.INFERENCE_API_KEY;
-  const child = spawn(process.execPath, [CLI, 'run', '--home', home, '--no-discovery', '--console', '127.0.0.1:0'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'run', '--home', home, '--no-discovery', '--console', '127.0.0.1:0'], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let out = '';
   let err = '';
@@ -47,7 +51,11 @@ describe('two agents on one home', () => {
 
     const first = run(home);
     // The console's one-time link is printed last, after the start-up lines.
-    await until(() => /agent running/.test(first.stdout()) && /console: http/.test(first.stdout()), `the first agent running\n${first.stdout()}${first.stderr()}`, 60_000);
+    await until(
+      () => /agent running/.test(first.stdout()) && /console: http/.test(first.stdout()),
+      `the first agent running\n${first.stdout()}${first.stderr()}`,
+      60_000,
+    );
     const consoleUrl = /console: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(first.stdout())![1]!;
 
     const second = run(home);
@@ -55,7 +63,10 @@ describe('two agents on one home', () => {
     await until(() => second.child.exitCode !== null || /agent running/.test(second.stdout()), 'the second agent exits or runs', 60_000);
     expect(second.stdout()).not.toMatch(/agent running/);
     expect(await second.exited).toBe(2);
-    const lines = second.stderr().split('\n').filter((l) => l.trim() !== '');
+    const lines = second
+      .stderr()
+      .split('\n')
+      .filter((l) => l.trim() !== '');
     expect(lines, second.stderr()).toHaveLength(1);
     expect(lines[0]).toContain(home);
     expect(lines[0]).toContain(consoleUrl);

@@ -37,7 +37,13 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live: a frozen llama-server (SI
     statusOf(
       stream
         ? (async () => {
-            for await (const _ of await client().chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2, stream: true })) void _;
+            for await (const _ of await client().chat.completions.create({
+              model: 'tiny',
+              messages: [{ role: 'user', content: 'hi' }],
+              max_tokens: 2,
+              stream: true,
+            }))
+              void _;
           })()
         : client().chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 }),
     );
@@ -55,7 +61,13 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live: a frozen llama-server (SI
       API: { NodeName: 'live-frozen' },
       Inference: { WebSocketURL: hub.wsUrl, ServiceURL: hub.url, ApiKey: TEST_KEY },
       // The rounds are slow on purpose: only the request's own finding can mark the endpoint in time.
-      Agent: { EngineHeadersTimeoutSeconds: HEADERS_S, HealthCheckIntervalSeconds: 120, HeartbeatIntervalSeconds: 1, Discovery: false, DeepHealthCheckEvery: 0 },
+      Agent: {
+        EngineHeadersTimeoutSeconds: HEADERS_S,
+        HealthCheckIntervalSeconds: 120,
+        HeartbeatIntervalSeconds: 1,
+        Discovery: false,
+        DeepHealthCheckEvery: 0,
+      },
     });
     agent = await Agent.create({ home, configPath, log: memoryLog(), gpu: false, discovery: false, env: { PATH: process.env.PATH } });
     cleanup.push(() => agent.stop());

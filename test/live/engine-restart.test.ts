@@ -26,7 +26,12 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live: an engine added in the co
     const p = ps.find((x) => x.connected);
     return p?.models.includes(model) ? p.health[model] : undefined;
   };
-  const ask = () => new OpenAI({ baseURL: `${hubUrl}/v1`, apiKey: 'any', maxRetries: 0 }).chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
+  const ask = () =>
+    new OpenAI({ baseURL: `${hubUrl}/v1`, apiKey: 'any', maxRetries: 0 }).chat.completions.create({
+      model: 'tiny',
+      messages: [{ role: 'user', content: 'hi' }],
+      max_tokens: 2,
+    });
 
   beforeAll(async () => {
     const [pl, ph] = [await freePort(), await freePort()];
@@ -65,7 +70,9 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live: an engine added in the co
       const s = await snapshot();
       return s.catalogue?.state === 'ok' ? s : undefined;
     }, 'the catalogue read');
-    expect(first.engines.find((e) => e.url === llama.url)?.modelMeta?.[first.engines.find((e) => e.url === llama.url)!.models[0]!]).toMatchObject({ parameters: 147_392 });
+    expect(first.engines.find((e) => e.url === llama.url)?.modelMeta?.[first.engines.find((e) => e.url === llama.url)!.models[0]!]).toMatchObject({
+      parameters: 147_392,
+    });
     expect(first.catalogue?.models.tiny).toMatchObject({ known: false, suggestions: [] });
 
     await llama.kill();

@@ -69,7 +69,10 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
     const cleanup: World['cleanup'] = [];
     const a = new Llama(pa, ['-m', SMALL, '-np', '2']);
     const b = new Llama(pb, ['--api-key', ENGINE_KEY, '--alias', 'my-model', '-np', '1']);
-    cleanup.push(() => a.kill(), () => b.kill());
+    cleanup.push(
+      () => a.kill(),
+      () => b.kill(),
+    );
     await Promise.all([a.start(), b.start()]);
     const hub = new Cli(['dev-hub', '--port', String(ph), '--token', KEY]);
     cleanup.push(() => hub.stop());
@@ -119,12 +122,15 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
     const truth = createHash('sha256').update(fs.readFileSync(SMALL)).digest('hex');
     const verify = async (expected: string, filename = 'small.gguf') =>
       JSON.parse(
-        (
-          await fetch(`${w.hubUrl}/dev/verify`, {
-            method: 'POST',
-            body: JSON.stringify({ challenge_id: `live-${expected.slice(0, 6)}`, challenge_type: 'fingerprint', model_id: 'small', challenge: { files: [{ filename, expected_hash: expected }] } }),
-          }).then((r) => r.text())
-        ),
+        await fetch(`${w.hubUrl}/dev/verify`, {
+          method: 'POST',
+          body: JSON.stringify({
+            challenge_id: `live-${expected.slice(0, 6)}`,
+            challenge_type: 'fingerprint',
+            model_id: 'small',
+            challenge: { files: [{ filename, expected_hash: expected }] },
+          }),
+        }).then((r) => r.text()),
       ) as { success: boolean; response: { files: Array<{ filename: string; hash: string; status: string }> } | null; error_code?: string };
     // The first challenge may wait for the first hashing of the file (the node hashes it once, then keeps it).
     const pass = await verify(truth);
@@ -134,7 +140,12 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
     expect(fail.error_code).toBeUndefined();
     // The manifest the node keeps (and whose composite it declares as weight_hash) is of that file.
     const snap = await snapshot();
-    expect(snap.weights?.models.find((m) => m.model === 'small')).toMatchObject({ state: 'verified', source: 'computed', files: 1, compositeHash: compositeHash([{ filename: 'small.gguf', hash: truth }]) });
+    expect(snap.weights?.models.find((m) => m.model === 'small')).toMatchObject({
+      state: 'verified',
+      source: 'computed',
+      files: 1,
+      compositeHash: compositeHash([{ filename: 'small.gguf', hash: truth }]),
+    });
   });
 
   it('the deep check is a real 1-token chat the real server answers; a warmup greeting that never stops is refused, saying why', async () => {
@@ -142,7 +153,11 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
     await eventually(async () => (await endpointOf('small', w.a.url))?.deepCheck?.ok === true, 'the 1-token chat answered', 10_000);
     // These random weights never stop: every answer runs to max_tokens (the folder's README), so the greeting's
     // 64 tokens run out on visible text — the warmup refuses the model, as the Go node's validation does.
-    const res = await fetch(`${w.hubUrl}/dev/warmup`, { method: 'POST', body: JSON.stringify({ model_id: 'small', warmup_type: 'inference' }), signal: AbortSignal.timeout(20_000) });
+    const res = await fetch(`${w.hubUrl}/dev/warmup`, {
+      method: 'POST',
+      body: JSON.stringify({ model_id: 'small', warmup_type: 'inference' }),
+      signal: AbortSignal.timeout(20_000),
+    });
     const warm = (await res.json()) as Record<string, unknown>;
     expect(warm).toMatchObject({ model_id: 'small', success: false, error: expect.stringContaining('did not end within 64 tokens') });
   });
@@ -164,7 +179,13 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
     // The agent still forwarded the engine's usage to the hub, which billed from it.
     await eventually(async () => /small: ok, \d+ in \/ 12 out/.test(w.hub.err), 'hub logged engine-reported tokens');
 
-    const withUsage = await client.chat.completions.create({ model: 'small', messages: MSG, stream: true, max_tokens: 12, stream_options: { include_usage: true } });
+    const withUsage = await client.chat.completions.create({
+      model: 'small',
+      messages: MSG,
+      stream: true,
+      max_tokens: 12,
+      stream_options: { include_usage: true },
+    });
     const all: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
     for await (const chunk of withUsage) all.push(chunk);
     expect(all.at(-1)!.choices).toEqual([]);
@@ -195,7 +216,9 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
     for await (const chunk of usage) last.push(chunk);
     expect(last.at(-1)).toMatchObject({ choices: [], usage: { completion_tokens: 8 }, timings: { predicted_n: 8 } });
 
-    const once = (await client.chat.completions.create({ model: 'small', messages: MSG, max_tokens: 4 })) as OpenAI.Chat.Completions.ChatCompletion & { timings?: { predicted_n?: number } };
+    const once = (await client.chat.completions.create({ model: 'small', messages: MSG, max_tokens: 4 })) as OpenAI.Chat.Completions.ChatCompletion & {
+      timings?: { predicted_n?: number };
+    };
     expect(once.timings?.predicted_n).toBe(4);
     expect(once.model).toBe('small');
   });
@@ -210,7 +233,13 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
     const maxTokens = Math.max(24, Math.min(200, Math.round(500 / perToken)));
     const t0 = Date.now();
     const runs = Array.from({ length: 8 }, async () => {
-      const s = await client.chat.completions.create({ model: 'small', messages: MSG, stream: true, max_tokens: maxTokens, stream_options: { include_usage: true } });
+      const s = await client.chat.completions.create({
+        model: 'small',
+        messages: MSG,
+        stream: true,
+        max_tokens: maxTokens,
+        stream_options: { include_usage: true },
+      });
       let first = 0;
       let usage: number | undefined;
       let finish: string | null | undefined;
@@ -244,7 +273,11 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
     expect(row.tokensOut).toBeGreaterThanOrEqual(30);
     expect(row.tokensOut).toBeLessThan(400);
     expect(row.estimated).toBe(true);
-    await eventually(async () => (JSON.parse((await get(`${w.a.url}/slots`)).body) as Array<{ is_processing: boolean }>).every((x) => !x.is_processing), 'slots freed', 3000);
+    await eventually(
+      async () => (JSON.parse((await get(`${w.a.url}/slots`)).body) as Array<{ is_processing: boolean }>).every((x) => !x.is_processing),
+      'slots freed',
+      3000,
+    );
   });
 
   it('a wrong engine key shows as "engine refuses our key"; clients get 502, never an auth error (--api-key, --alias)', async () => {
@@ -254,7 +287,9 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
     }, 'keyed endpoint marked key_rejected');
     expect(ep.lastError).toMatch(/^engine refuses our key/);
     expect(await hubHealth('keyed')).toBe('unhealthy');
-    const err = await gatewayClient('key').chat.completions.create({ model: 'keyed', messages: MSG, max_tokens: 4 }).catch((e: unknown) => e);
+    const err = await gatewayClient('key')
+      .chat.completions.create({ model: 'keyed', messages: MSG, max_tokens: 4 })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.APIError);
     expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
     expect((err as InstanceType<typeof OpenAI.APIError>).message).toContain("engine rejected the provider's key");
@@ -265,10 +300,14 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
 
   it('models.json edits apply live; a bad edit is refused with file:line and the old map kept (-np 1)', async () => {
     writeModels(keyedModels(ENGINE_KEY));
-    const ep = await eventually(async () => {
-      const e = await endpointOf('keyed', w.b.url);
-      return e?.health === 'healthy' && !e.condition ? e : undefined;
-    }, 'keyed healthy with the right key', 5000);
+    const ep = await eventually(
+      async () => {
+        const e = await endpointOf('keyed', w.b.url);
+        return e?.health === 'healthy' && !e.condition ? e : undefined;
+      },
+      'keyed healthy with the right key',
+      5000,
+    );
     expect(ep).toMatchObject({ maxConcurrent: 1, capacitySource: 'llama.cpp /props total_slots' });
     await eventually(async () => (await hubHealth('keyed')) === 'healthy', 'hub sees keyed healthy');
     const r = await hubClient().chat.completions.create({ model: 'keyed', messages: MSG, max_tokens: 3 });
@@ -285,7 +324,11 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
     const b2 = new Llama(w.b.port, ['--api-key', 'a-new-key', '--alias', 'my-model', '-np', '1']);
     w.cleanup.push(() => b2.kill());
     await b2.start();
-    const res = await fetch(`${w.hubUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'keyed', messages: MSG, max_tokens: 2 }) });
+    const res = await fetch(`${w.hubUrl}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'keyed', messages: MSG, max_tokens: 2 }),
+    });
     expect(res.status).toBe(502);
     const body = (await res.json()) as { error: { message: string; type?: string } };
     expect(body.error.message).toContain("engine rejected the provider's key");
@@ -332,10 +375,14 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live llama.cpp' : `live llama.c
     w.cleanup.push(() => c.kill());
     await c.start();
     writeModels(keyedModels(ENGINE_KEY, { small: { endpoint: c.url }, four: { endpoint: c.url } }));
-    const four = await eventually(async () => {
-      const e = await endpointOf('four', c.url);
-      return e?.capacitySource ? e : undefined;
-    }, 'four with its capacity', 5000);
+    const four = await eventually(
+      async () => {
+        const e = await endpointOf('four', c.url);
+        return e?.capacitySource ? e : undefined;
+      },
+      'four with its capacity',
+      5000,
+    );
     expect(four.maxConcurrent).toBe(4);
     await eventually(async () => ((await snapshot()).models.find((m) => m.id === 'small')?.endpoints.length ?? 0) === 2, 'small on two endpoints');
     await w.a.kill();

@@ -75,7 +75,11 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'live: self-healing' : `live: se
   it('a model failing its requests while its health passes is withdrawn (console, log, webhook) and announced again once a probe passes', async () => {
     await eventually(async () => (await hubModels()).includes('tiny') || undefined, 'tiny announced', 20_000);
     // The self-check sees it before any request does: the engine runs 256 under the announced 4096.
-    const finding = await eventually(async () => (await snapshot()).verdict.reasons.find((r) => r.code === 'context_not_honoured'), 'the context finding', 10_000);
+    const finding = await eventually(
+      async () => (await snapshot()).verdict.reasons.find((r) => r.code === 'context_not_honoured'),
+      'the context finding',
+      10_000,
+    );
     expect(finding).toMatchObject({ models: ['tiny'], text: expect.stringContaining('runs 256') });
     const client = new OpenAI({ baseURL: `${hubUrl}/v1`, apiKey: 'any', maxRetries: 0 });
     // ~700 tokens: within the 4096 the hub was told, past the 256 the engine runs.

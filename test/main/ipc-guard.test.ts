@@ -140,17 +140,32 @@ describe('replies', () => {
       error: 'hub unreachable: check your network',
     });
     // A bridge code thrown by the backend travels in the reply.
-    expect(await toReply(() => {
-      throw new BridgeError('not_found', 'No model "m" is known here.');
-    })).toEqual({ ok: false, code: 'not_found', error: 'No model "m" is known here.' });
+    expect(
+      await toReply(() => {
+        throw new BridgeError('not_found', 'No model "m" is known here.');
+      }),
+    ).toEqual({ ok: false, code: 'not_found', error: 'No model "m" is known here.' });
     // An approval the owner must give travels with its refusal, so the window can say where to approve it.
-    const confirmation = { approvalId: 'a'.repeat(24), code: 'ABCD-EFGH', kind: 'key_destination' as const, summary: 's', hosts: ['h:1'], insecure: [], approveCommand: 'swan-provider approve ABCD-EFGH', expiresAt: 1 };
-    expect(await toReply(() => {
-      throw new BridgeError('OWNER_CONFIRMATION_REQUIRED', 'Only you can allow this.', undefined, confirmation);
-    })).toEqual({ ok: false, code: 'OWNER_CONFIRMATION_REQUIRED', error: 'Only you can allow this.', confirmation });
-    expect(await toReply(() => {
-      throw 'plain string';
-    })).toEqual({ ok: false, code: 'failed', error: 'plain string' });
+    const confirmation = {
+      approvalId: 'a'.repeat(24),
+      code: 'ABCD-EFGH',
+      kind: 'key_destination' as const,
+      summary: 's',
+      hosts: ['h:1'],
+      insecure: [],
+      approveCommand: 'swan-provider approve ABCD-EFGH',
+      expiresAt: 1,
+    };
+    expect(
+      await toReply(() => {
+        throw new BridgeError('OWNER_CONFIRMATION_REQUIRED', 'Only you can allow this.', undefined, confirmation);
+      }),
+    ).toEqual({ ok: false, code: 'OWNER_CONFIRMATION_REQUIRED', error: 'Only you can allow this.', confirmation });
+    expect(
+      await toReply(() => {
+        throw 'plain string';
+      }),
+    ).toEqual({ ok: false, code: 'failed', error: 'plain string' });
     const odd = await toReply(() => {
       throw { code: 1 };
     });

@@ -23,7 +23,11 @@ beforeAll(async () => {
   const { build } = await import('vite');
   const loaded = await loadConfigFromFile({ mode: 'production', command: 'build' }, 'electron.vite.config.ts', root, 'silent');
   expect(loaded.config.preload, 'electron.vite.config.ts has a preload section').toBeDefined();
-  const config = await new PreloadConfigFactory(loaded.config.preload!, { configFile: false, logLevel: 'silent', root, build: { outDir } }, { outDir, root }).build();
+  const config = await new PreloadConfigFactory(
+    loaded.config.preload!,
+    { configFile: false, logLevel: 'silent', root, build: { outDir } },
+    { outDir, root },
+  ).build();
   await build(config);
   code = fs.readFileSync(path.join(outDir, 'preload', 'index.cjs'), 'utf8');
 }, 60_000);
@@ -45,7 +49,11 @@ function loadPreload() {
   const listeners = new Map<string, (event: unknown, ...args: unknown[]) => void>();
   let invokes = 0;
   const sender: SenderInfo = { webContentsId: 1, frameUrl: 'file:///app/out/renderer/index.html', isMainFrame: true };
-  const ctx = { backend, log: memoryLog().child('ipc'), expected: { webContentsId: 1, renderer: { kind: 'file' as const, indexFile: '/app/out/renderer/index.html' } } };
+  const ctx = {
+    backend,
+    log: memoryLog().child('ipc'),
+    expected: { webContentsId: 1, renderer: { kind: 'file' as const, indexFile: '/app/out/renderer/index.html' } },
+  };
   const electron = {
     contextBridge: { exposeInMainWorld: (key: string, api: unknown) => exposed.set(key, api) },
     ipcRenderer: {

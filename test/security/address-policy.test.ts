@@ -19,7 +19,7 @@ afterAll(() => {
   for (const h of homes) fs.rmSync(h, { recursive: true, force: true });
 });
 
-describe('owner-given engine addresses follow the console\'s policy', () => {
+describe("owner-given engine addresses follow the console's policy", () => {
   it('`engines --host` never probes a link-local or metadata address, in any spelling', async () => {
     const stdout = new PassThrough();
     let text = '';
@@ -31,7 +31,12 @@ describe('owner-given engine addresses follow the console\'s policy', () => {
   });
 
   it('a name is resolved before it is classed: metadata.localhost pointing at 169.254.169.254 is refused', async () => {
-    const list = await new EngineDiscovery({ hosts: ['http://metadata.localhost:8000'], probeUrls: [], intervalMs: 0, resolve: async () => ['169.254.169.254'] }).rescan();
+    const list = await new EngineDiscovery({
+      hosts: ['http://metadata.localhost:8000'],
+      probeUrls: [],
+      intervalMs: 0,
+      resolve: async () => ['169.254.169.254'],
+    }).rescan();
     expect(list.map((e) => e.error)).toEqual([REFUSED_ADDRESS_TEXT]);
   });
 

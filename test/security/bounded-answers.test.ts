@@ -98,7 +98,13 @@ describe('the update check follows a redirect only to a checked address', () => 
   }
 
   it('a name that resolves to a metadata address is refused as the address is', async () => {
-    const r = await checkForUpdate({ current: '0.1.0', feed: 'http://metadata.localhost/latest.yml', mode: 'headless', timeoutMs: 5_000, resolve: async () => ['169.254.169.254'] });
+    const r = await checkForUpdate({
+      current: '0.1.0',
+      feed: 'http://metadata.localhost/latest.yml',
+      mode: 'headless',
+      timeoutMs: 5_000,
+      resolve: async () => ['169.254.169.254'],
+    });
     expect(r.errorCode).toBe('feed_refused_address');
   });
 });

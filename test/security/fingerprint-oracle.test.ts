@@ -31,14 +31,25 @@ beforeAll(async () => {
     fs.mkdirSync(dir, { recursive: true });
     for (const [n, body] of Object.entries(secrets)) fs.writeFileSync(path.join(dir, n), body);
   }
-  engine = await startTestEngine({ engineType: 'vllm', routes: { 'GET /v1/models': { object: 'list', data: [{ id: 'docker', root: path.join(root, 'home', '.docker') }, { id: 'plain', root: path.join(root, 'plain-config') }] } } });
+  engine = await startTestEngine({
+    engineType: 'vllm',
+    routes: {
+      'GET /v1/models': {
+        object: 'list',
+        data: [
+          { id: 'docker', root: path.join(root, 'home', '.docker') },
+          { id: 'plain', root: path.join(root, 'plain-config') },
+        ],
+      },
+    },
+  });
 });
 afterAll(async () => {
   await engine?.close();
   fs.rmSync(root, { recursive: true, force: true });
 });
 
-describe('a hostile engine names a folder with a config.json and no weights as its model\'s', () => {
+describe("a hostile engine names a folder with a config.json and no weights as its model's", () => {
   for (const model of ['docker', 'plain']) {
     it(`${model}: the hub's fingerprint challenge gets no hash of any file there, and no composite is made`, async () => {
       const facts = await locateModel({ url: engine.url, type: 'vllm' }, model, engineReader(2000), { env: { HOME: path.join(root, 'home') } });
@@ -46,11 +57,16 @@ describe('a hostile engine names a folder with a config.json and no weights as i
       try {
         weights.sync([{ model, location: facts.location }]);
         const reply = await handleVerify(
-          { challenge_id: `ch-${model}`, challenge_type: 'fingerprint', model_id: model, challenge: { files: Object.entries(secrets).map(([filename, body]) => ({ filename, expected_hash: sha(body) })) } },
+          {
+            challenge_id: `ch-${model}`,
+            challenge_type: 'fingerprint',
+            model_id: model,
+            challenge: { files: Object.entries(secrets).map(([filename, body]) => ({ filename, expected_hash: sha(body) })) },
+          },
           { resolve: (m) => (m === model ? { endpoint: { url: engine.url } } : undefined), complete: requestJson, weights, weightsWaitMs: 2000 },
         );
         const files = (reply.response as FingerprintResponse | undefined)?.files ?? [];
-        for (const body of Object.values(secrets)) expect(JSON.stringify(reply), 'a hash of the owner\'s file went to the hub').not.toContain(sha(body));
+        for (const body of Object.values(secrets)) expect(JSON.stringify(reply), "a hash of the owner's file went to the hub").not.toContain(sha(body));
         expect(files.every((f) => f.hash === '' && f.status !== 'pass')).toBe(true);
         expect(reply.success).toBe(false);
         expect(weights.compositeHash(model) ?? '').toBe('');

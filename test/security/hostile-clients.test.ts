@@ -47,7 +47,7 @@ function reply(ws: WebSocket, text: string, id: number | null): Promise<{ ok: bo
 }
 
 describe('the console against another local server holding its cookie', () => {
-  it('the cookie, replayed with the console\'s own Origin, opens no bridge, claims no page secret and reads nothing', async () => {
+  it("the cookie, replayed with the console's own Origin, opens no bridge, claims no page secret and reads nothing", async () => {
     const owner = await signIn(rig.consolePort, `/?token=${rig.token}`);
     const origin = `http://127.0.0.1:${rig.consolePort}`;
     // The owner's page works.
@@ -70,9 +70,18 @@ describe('the console against another local server holding its cookie', () => {
     const ws = await bridge({ authorization: `Bearer ${rig.token}` });
     const sneaky = { patch: { hubUrl: 'ws://evil.example:8092/ws', confirmKeyDestination: ['evil.example:8092'], confirmInsecure: true } };
     expect(await reply(ws, JSON.stringify({ id: 1, channel: 'settings.save', args: sneaky }), 1)).toMatchObject({ ok: false, code: 'invalid_args' });
-    expect(await reply(ws, JSON.stringify({ id: 2, channel: 'settings.save', args: { patch: { hubUrl: 'ws://evil.example:8092/ws' } } }), 2)).toMatchObject({ ok: false, code: 'OWNER_CONFIRMATION_REQUIRED' });
-    expect(await reply(ws, JSON.stringify({ id: 3, channel: 'gateway.keys.create', args: { name: 'stolen' } }), 3)).toMatchObject({ ok: false, code: 'OWNER_CONFIRMATION_REQUIRED' });
-    expect(await reply(ws, JSON.stringify({ id: 4, channel: 'engines.addEndpoint', args: { url: 'http://169.254.169.254/' } }), 4)).toMatchObject({ ok: false, code: 'address_refused' });
+    expect(await reply(ws, JSON.stringify({ id: 2, channel: 'settings.save', args: { patch: { hubUrl: 'ws://evil.example:8092/ws' } } }), 2)).toMatchObject({
+      ok: false,
+      code: 'OWNER_CONFIRMATION_REQUIRED',
+    });
+    expect(await reply(ws, JSON.stringify({ id: 3, channel: 'gateway.keys.create', args: { name: 'stolen' } }), 3)).toMatchObject({
+      ok: false,
+      code: 'OWNER_CONFIRMATION_REQUIRED',
+    });
+    expect(await reply(ws, JSON.stringify({ id: 4, channel: 'engines.addEndpoint', args: { url: 'http://169.254.169.254/' } }), 4)).toMatchObject({
+      ok: false,
+      code: 'address_refused',
+    });
     ws.close();
     await expectUnharmed(rig, 'settings.save with caller-set confirmations');
     expect(rig.hub.frames.filter((f) => f.type === 'register').length).toBe(rig.hub.registers);
@@ -83,8 +92,13 @@ describe('bridge calls nested, oversized and in floods', () => {
   it('each is refused with a code; the socket and the agent carry on', async () => {
     const ws = await bridge({ authorization: `Bearer ${rig.token}` });
     expect(await reply(ws, `{"id":1,"channel":"settings.save","args":{"patch":${deep(5000)}}}`, null)).toMatchObject({ ok: false, code: 'malformed' });
-    expect(await reply(ws, `{"id":2,"channel":"snapshot.get","args":{${Array.from({ length: 20_000 }, (_, i) => `"k${i}":0`).join(',')}}}`, null)).toMatchObject({ ok: false, code: 'malformed' });
-    expect(await reply(ws, JSON.stringify({ id: 3, channel: 'requests.text', args: { id: 'x'.repeat(900_000) } }), 3)).toMatchObject({ ok: false, code: 'invalid_args' });
+    expect(
+      await reply(ws, `{"id":2,"channel":"snapshot.get","args":{${Array.from({ length: 20_000 }, (_, i) => `"k${i}":0`).join(',')}}}`, null),
+    ).toMatchObject({ ok: false, code: 'malformed' });
+    expect(await reply(ws, JSON.stringify({ id: 3, channel: 'requests.text', args: { id: 'x'.repeat(900_000) } }), 3)).toMatchObject({
+      ok: false,
+      code: 'invalid_args',
+    });
     // A flood: 3,000 calls at once get answers or a too_many refusal each; nothing else happens.
     const answers: string[] = [];
     ws.on('message', (d) => {
@@ -105,14 +119,20 @@ describe('bridge calls nested, oversized and in floods', () => {
 
 describe('gateway requests nested, oversized and wide', () => {
   const chat = (body: string) =>
-    fetch(`http://127.0.0.1:${rig.gatewayPort}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${rig.gatewayKey}`, 'content-type': 'application/json' }, body }).then(async (r) => ({
+    fetch(`http://127.0.0.1:${rig.gatewayPort}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${rig.gatewayKey}`, 'content-type': 'application/json' },
+      body,
+    }).then(async (r) => ({
       status: r.status,
       code: ((await r.json()) as { error?: { code?: string } }).error?.code,
     }));
 
   it('HTTP bodies are refused with a code before anything walks them', async () => {
     expect(await chat(`{"model":"${SAFE_MODEL}","messages":${deep(6000)}}`)).toEqual({ status: 400, code: 'json_too_deep' });
-    expect(await chat(`{"model":"${SAFE_MODEL}","messages":[],${Array.from({ length: 120_000 }, (_, i) => `"k${i}":0`).join(',')}}`.slice(0, 1_000_000) + '}')).toMatchObject({ status: 400 });
+    expect(
+      await chat(`{"model":"${SAFE_MODEL}","messages":[],${Array.from({ length: 120_000 }, (_, i) => `"k${i}":0`).join(',')}}`.slice(0, 1_000_000) + '}'),
+    ).toMatchObject({ status: 400 });
     expect(await chat(`{"model":"${SAFE_MODEL}","messages":[{"role":"user","content":"${'x'.repeat(2 * 1024 * 1024)}"}]}`)).toMatchObject({ status: 413 });
     expect(await chat(`{"model":"${SAFE_MODEL}","messages":[{"role":"user","content":"hi"}]}`)).toMatchObject({ status: 200 });
     await expectUnharmed(rig, 'hostile gateway bodies');
@@ -130,7 +150,10 @@ describe('gateway requests nested, oversized and wide', () => {
       ws.send(`{"type":"start","request_id":"d","model":"${SAFE_MODEL}","messages":${deep(6000)}}`);
       ws.send(JSON.stringify(good));
       await until(() => got.some((m) => m.type === 'fleet' || m.type === 'pong'), `${path} still answers`);
-      expect(got.some((m) => m.type === 'error'), path).toBe(true);
+      expect(
+        got.some((m) => m.type === 'error'),
+        path,
+      ).toBe(true);
       ws.close();
     }
     await expectUnharmed(rig, 'hostile gateway WebSocket messages');
@@ -155,7 +178,7 @@ describe('a flood at the gateway', () => {
     await expectUnharmed(rig, 'unauthenticated stream-v1 floods');
   }, 60_000);
 
-  it('2,000 half-sent requests (twice the agent\'s file limit): a hub request completes and the console answers within 1 s meanwhile; the gateway serves again after', async () => {
+  it("2,000 half-sent requests (twice the agent's file limit): a hub request completes and the console answers within 1 s meanwhile; the gateway serves again after", async () => {
     const flood: net.Socket[] = [];
     try {
       for (let i = 0; i < 2 * FILE_LIMIT; i++) {
@@ -179,7 +202,11 @@ describe('a flood at the gateway', () => {
       for (const s of flood) s.destroy();
     }
     await until(
-      async () => (await get(rig.gatewayPort, '/v1/models', { authorization: `Bearer ${rig.gatewayKey}` }).then((r) => r.status, () => 0)) === 200,
+      async () =>
+        (await get(rig.gatewayPort, '/v1/models', { authorization: `Bearer ${rig.gatewayKey}` }).then(
+          (r) => r.status,
+          () => 0,
+        )) === 200,
       'the gateway serves again',
       15_000,
     );
@@ -205,7 +232,15 @@ describe('a flood at the console', () => {
     } finally {
       for (const s of flood) s.destroy();
     }
-    await until(async () => (await consoleAnswer(rig).then((c) => c.status, () => 0)) === 204, 'the console answers again', 15_000);
+    await until(
+      async () =>
+        (await consoleAnswer(rig).then(
+          (c) => c.status,
+          () => 0,
+        )) === 204,
+      'the console answers again',
+      15_000,
+    );
     await expectUnharmed(rig, 'a console flood');
   }, 90_000);
 });

@@ -27,11 +27,15 @@ describe('a hostile hub', () => {
 
   it('an inference nested deep is refused on its result path with its request id', async () => {
     const from = rig.hub.frames.length;
-    await rig.hub.sendRaw(`{"type":"inference","request_id":"deep-1","payload":{"model_id":"${SAFE_MODEL}","stream":true,"request":{"model":"${SAFE_MODEL}","messages":${deepArray(20_000)}}}}`);
+    await rig.hub.sendRaw(
+      `{"type":"inference","request_id":"deep-1","payload":{"model_id":"${SAFE_MODEL}","stream":true,"request":{"model":"${SAFE_MODEL}","messages":${deepArray(20_000)}}}}`,
+    );
     const end = await rig.hub.waitFor((f) => f.request_id === 'deep-1' && f.type === 'stream_end', 'the refusal of deep-1', 10_000, from);
     expect(end.payload?.status_code).toBe(400);
     // Just past the request limit (64), within the frame limit: refused by its own check, with the id too.
-    await rig.hub.sendRaw(`{"type":"inference","request_id":"deep-2","payload":{"model_id":"${SAFE_MODEL}","stream":false,"request":{"model":"${SAFE_MODEL}","messages":[{"role":"user","content":"x","x":${deepArray(80)}}]}}}`);
+    await rig.hub.sendRaw(
+      `{"type":"inference","request_id":"deep-2","payload":{"model_id":"${SAFE_MODEL}","stream":false,"request":{"model":"${SAFE_MODEL}","messages":[{"role":"user","content":"x","x":${deepArray(80)}}]}}}`,
+    );
     const end2 = await rig.hub.waitFor((f) => f.request_id === 'deep-2' && f.type === 'ack', 'the refusal of deep-2', 10_000, from);
     expect(end2.payload?.status_code).toBe(400);
     await expectUnharmed(rig, 'deeply nested inferences');
@@ -40,9 +44,12 @@ describe('a hostile hub', () => {
   it('every message type nested deep, with many keys, or as garbage, is dropped without harm', async () => {
     for (const type of ['ack', 'error', 'cancel', 'resume', 'warmup', 'verify', 'benchmark', 'notice', 'no_such_type']) {
       await rig.hub.sendRaw(`{"type":"${type}","request_id":"x-${type}","payload":${deepObject(3000)}}`);
-      await rig.hub.sendRaw(`{"type":"${type}","request_id":"k-${type}","payload":{${Array.from({ length: 120_000 }, (_, i) => `"k${i}":0`).join(',')}}}`.slice(0, 1_000_000));
+      await rig.hub.sendRaw(
+        `{"type":"${type}","request_id":"k-${type}","payload":{${Array.from({ length: 120_000 }, (_, i) => `"k${i}":0`).join(',')}}}`.slice(0, 1_000_000),
+      );
     }
-    for (const junk of ['', 'null', '[]', '"x"', '{', '\u0000\u0001', '{"type":null}', `{"type":"${'a'.repeat(100_000)}"}`, Buffer.from([0xff, 0xfe, 0x00])]) await rig.hub.sendRaw(junk);
+    for (const junk of ['', 'null', '[]', '"x"', '{', '\u0000\u0001', '{"type":null}', `{"type":"${'a'.repeat(100_000)}"}`, Buffer.from([0xff, 0xfe, 0x00])])
+      await rig.hub.sendRaw(junk);
     await expectUnharmed(rig, 'deep, wide and garbage frames of every type');
   });
 

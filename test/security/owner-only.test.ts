@@ -35,7 +35,7 @@ function bridge(headers: Record<string, string>, protocols: string[] = []): Prom
 }
 
 describe('High 1: a server on another loopback port that receives the session cookie at sign-in', () => {
-  it('replaying everything it received, before the console\'s page loaded, becomes no session', async () => {
+  it("replaying everything it received, before the console's page loaded, becomes no session", async () => {
     // The owner opens a console link: the browser gets the cookie (and the redirect) from the console.
     const signIn = await get(rig.consolePort, `/?token=${rig.token}`);
     expect(signIn.status).toBe(302);
@@ -89,7 +89,7 @@ async function call(channel: string, args: unknown): Promise<{ ok: boolean; code
 }
 
 describe('High 2: a decoy key moves the provider key', () => {
-  it('a typed decoy key with the attacker\'s address, then cleared, does not send config.toml\'s key there: the owner is asked', async () => {
+  it("a typed decoy key with the attacker's address, then cleared, does not send config.toml's key there: the owner is asked", async () => {
     // The attacker's platform API: it records every credential it is sent.
     const seen: string[] = [];
     const thief = http.createServer((req, res) => {
@@ -108,7 +108,10 @@ describe('High 2: a decoy key moves the provider key', () => {
       // A reload of anything (the provider gate's next check) still finds the key held for that host.
       const status = await call('providerStatus.refresh', {});
       expect(JSON.stringify(status)).not.toContain(PROVIDER_KEY);
-      expect(seen.some((s) => s.includes(PROVIDER_KEY)), 'the provider key reached the attacker\'s server').toBe(false);
+      expect(
+        seen.some((s) => s.includes(PROVIDER_KEY)),
+        "the provider key reached the attacker's server",
+      ).toBe(false);
     } finally {
       // The owner puts things back, typing the key (allowed for the hosts it goes to).
       expect(await call('settings.save', { patch: { serviceUrl: rig.platform.url, providerKey: PROVIDER_KEY } })).toMatchObject({ ok: true });
@@ -123,7 +126,15 @@ describe('High 2: a decoy key moves the provider key', () => {
 });
 
 /** A console page's socket that keeps everything it hears, and sends calls with ids. */
-async function listeningPage(): Promise<{ heard: string[]; call: (id: number, channel: string, args: unknown) => Promise<{ ok: boolean; code?: string; value?: unknown; confirmation?: { approvalId: string; code: string; grant?: string } }>; close: () => void }> {
+async function listeningPage(): Promise<{
+  heard: string[];
+  call: (
+    id: number,
+    channel: string,
+    args: unknown,
+  ) => Promise<{ ok: boolean; code?: string; value?: unknown; confirmation?: { approvalId: string; code: string; grant?: string } }>;
+  close: () => void;
+}> {
   const s = await signIn(rig.consolePort, `/?token=${rig.token}`);
   const ws = await bridge({ cookie: s.cookie, origin: s.origin }, pageProtocols(s));
   const heard: string[] = [];
@@ -133,7 +144,10 @@ async function listeningPage(): Promise<{ heard: string[]; call: (id: number, ch
     call: (id, channel, args) =>
       new Promise((resolve) => {
         const on = (d: Buffer) => {
-          const m = JSON.parse(String(d)) as { id?: number; reply?: { ok: boolean; code?: string; value?: unknown; confirmation?: { approvalId: string; code: string; grant?: string } } };
+          const m = JSON.parse(String(d)) as {
+            id?: number;
+            reply?: { ok: boolean; code?: string; value?: unknown; confirmation?: { approvalId: string; code: string; grant?: string } };
+          };
           if (m.id !== id || !m.reply) return;
           ws.off('message', on);
           resolve(m.reply);
@@ -194,7 +208,13 @@ describe('Medium 7: refused gateway requests cannot fill the disk through the lo
     const one = (i: number) =>
       new Promise<number>((resolve, reject) => {
         const req = http.request(
-          { host: '127.0.0.1', port: rig.gatewayPort, path: `/v1/models/${'A'.repeat(15 * 1024)}\n${i}`.replace('\n', '%0A'), agent, headers: { origin: `http://evil.example/${'B'.repeat(512)}`, host: `127.0.0.1:${rig.gatewayPort}` } },
+          {
+            host: '127.0.0.1',
+            port: rig.gatewayPort,
+            path: `/v1/models/${'A'.repeat(15 * 1024)}\n${i}`.replace('\n', '%0A'),
+            agent,
+            headers: { origin: `http://evil.example/${'B'.repeat(512)}`, host: `127.0.0.1:${rig.gatewayPort}` },
+          },
           (res) => {
             res.resume();
             res.on('end', () => resolve(res.statusCode ?? 0));
@@ -223,7 +243,9 @@ describe('Low: text from outside cannot forge a terminal line', () => {
   it('a hub notice with line breaks prints as one line: no fake console link of its own', async () => {
     const fake = 'console: http://127.0.0.1:1/?code=FORGED-LINK';
     for (const br of ['\n', '\r\n', '\u2028']) {
-      await rig.hub.sendRaw(JSON.stringify({ type: 'notice', payload: { event: 'payout_pending', severity: 'warning', message: `all fine${br}${fake}${br}` } }));
+      await rig.hub.sendRaw(
+        JSON.stringify({ type: 'notice', payload: { event: 'payout_pending', severity: 'warning', message: `all fine${br}${fake}${br}` } }),
+      );
     }
     await until(() => rig.output().split('FORGED-LINK').length > 3, 'the notices printed', 15_000);
     const lines = rig.output().split(/\r?\n|\u2028/);
@@ -246,8 +268,8 @@ function modesUnder(dir: string): Array<{ p: string; dir: boolean; mode: number 
   return out;
 }
 
-describe.skipIf(process.platform === 'win32')('Low: every folder under the home is the owner\'s alone', () => {
-  it('folders made for the agent\'s files (cache/, weights/…) are 0700, and one an older version left open is tightened', () => {
+describe.skipIf(process.platform === 'win32')("Low: every folder under the home is the owner's alone", () => {
+  it("folders made for the agent's files (cache/, weights/…) are 0700, and one an older version left open is tightened", () => {
     const home = tempHome('swan-modes-');
     try {
       writeFileAtomic(path.join(home, 'cache', 'stats.json'), '{}');
@@ -261,7 +283,7 @@ describe.skipIf(process.platform === 'win32')('Low: every folder under the home 
     }
   });
 
-  it('the running agent\'s home: no folder or file another account can read', () => {
+  it("the running agent's home: no folder or file another account can read", () => {
     const open = modesUnder(rig.home).filter((m) => (m.mode & 0o077) !== 0);
     expect(open.map((m) => `${path.relative(rig.home, m.p)} ${m.mode.toString(8)}`)).toEqual([]);
   });
@@ -270,13 +292,15 @@ describe.skipIf(process.platform === 'win32')('Low: every folder under the home 
 describe('Low: alerts are redacted as the log is', () => {
   it('a provider key the hub echoes in a notice reaches no fleet-token holder', async () => {
     const { token } = new FleetTokens(rig.home).create('redaction-check');
-    await rig.hub.sendRaw(JSON.stringify({ type: 'notice', payload: { event: 'payout_pending', severity: 'critical', message: `your key ${PROVIDER_KEY} is on file` } }));
+    await rig.hub.sendRaw(
+      JSON.stringify({ type: 'notice', payload: { event: 'payout_pending', severity: 'critical', message: `your key ${PROVIDER_KEY} is on file` } }),
+    );
     const read = async () => {
       const res = await fetch(`http://127.0.0.1:${rig.consolePort}/api/fleet/v1/summary`, { headers: { authorization: `Bearer ${token}` } });
       return res.text();
     };
     let text = '';
-    await until(async () => (text = await read()).includes('is on file'), 'the notice\'s alert in the fleet summary', 15_000);
+    await until(async () => (text = await read()).includes('is on file'), "the notice's alert in the fleet summary", 15_000);
     expect(text).not.toContain(PROVIDER_KEY);
   });
 });

@@ -4,8 +4,7 @@ import type { BridgeEvent } from '../../src/shared/bridge/events';
 import type { AgentSnapshot } from '../../src/shared/views/snapshot';
 import type { GpuSample, RequestView } from '../../src/shared/types';
 
-const snap = (nodeName: string): AgentSnapshot =>
-  ({ nodeName, version: '0', nodeId: 'n' }) as unknown as AgentSnapshot; // only identity matters here
+const snap = (nodeName: string): AgentSnapshot => ({ nodeName, version: '0', nodeId: 'n' }) as unknown as AgentSnapshot; // only identity matters here
 const sample = (ts: number): GpuSample => ({ ts, available: true, devices: [], cpuPercent: null, ramUsedMb: null, ramTotalMb: null });
 const req = (id: string, status: RequestView['status']): RequestView => ({
   id,

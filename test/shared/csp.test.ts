@@ -15,7 +15,7 @@ const directive = (csp: string, name: string) => csp.split('; ').find((d) => d.s
 const indexHtml = fs.readFileSync(path.join(repoRoot, 'src', 'renderer', 'index.html'), 'utf8');
 
 describe('one CSP source', () => {
-  it('index.html holds only the placeholder; the build fills in the shared policy with connect-src \'self\'', () => {
+  it("index.html holds only the placeholder; the build fills in the shared policy with connect-src 'self'", () => {
     expect(indexHtml).toContain(`content="${CSP_PLACEHOLDER}"`);
     expect(indexHtml).not.toMatch(/default-src/);
     const built = withCspMeta(indexHtml, 'build');
@@ -30,7 +30,11 @@ describe('one CSP source', () => {
     const desktop = desktopPolicy({ kind: 'file', indexFile: '/app/out/renderer/index.html' });
     const console = consolePolicy('127.0.0.1:7777');
     expect(desktop).toBe(contentSecurityPolicy());
-    const withoutConnect = (p: string) => p.split('; ').filter((d) => !d.startsWith('connect-src ')).join('; ');
+    const withoutConnect = (p: string) =>
+      p
+        .split('; ')
+        .filter((d) => !d.startsWith('connect-src '))
+        .join('; ');
     expect(withoutConnect(console)).toBe(withoutConnect(desktop));
     expect(directive(console, 'connect-src')).toBe("connect-src 'self' ws://127.0.0.1:7777 wss://127.0.0.1:7777");
     for (const p of [desktop, console, contentSecurityPolicy({ meta: true }), desktopPolicy({ kind: 'dev', url: 'http://localhost:5173/' })]) {

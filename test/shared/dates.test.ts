@@ -16,7 +16,8 @@ function sources(dir: string): string[] {
 }
 
 /** Date APIs that format: each call would be a format of its own. */
-const FORMATTING = /\.toLocale(Date|Time)?String\(|\.toISOString\(|\.toUTCString\(|\.toDateString\(|\.toTimeString\(|DateTimeFormat\b|\.get(Hours|Minutes|Seconds|Month)\(\)/;
+const FORMATTING =
+  /\.toLocale(Date|Time)?String\(|\.toISOString\(|\.toUTCString\(|\.toDateString\(|\.toTimeString\(|DateTimeFormat\b|\.get(Hours|Minutes|Seconds|Month)\(\)/;
 /** Reading a date the owner typed (the CLI's --from/--to) is not formatting. */
 const PARSING_ONLY = new Set([path.join(root, 'src/cli/usage-command.ts')]);
 

@@ -5,7 +5,7 @@ import { configTemplate } from '../../src/core/config/template';
 import { parse } from 'smol-toml';
 
 describe('networks', () => {
-  it('mainnet and testnet are the Go provider\'s addresses; anything else is a custom hub', () => {
+  it("mainnet and testnet are the Go provider's addresses; anything else is a custom hub", () => {
     expect(NETWORKS.mainnet).toMatchObject({ hubUrl: 'wss://inference-ws.swanchain.io', serviceUrl: 'https://api.swanchain.io' });
     expect(NETWORKS.testnet).toMatchObject({ hubUrl: 'wss://inference-ws-dev.swanchain.io', serviceUrl: 'https://inference-dev.swanchain.io' });
     expect(networkOf('wss://inference-ws.swanchain.io')).toBe('mainnet');
@@ -20,6 +20,8 @@ describe('networks', () => {
     expect(read(configTemplate('n'))).toMatchObject({ WebSocketURL: NETWORKS.mainnet.hubUrl, ServiceURL: NETWORKS.mainnet.serviceUrl });
     expect(read(configTemplate('n', { network: 'testnet' }))).toMatchObject({ WebSocketURL: NETWORKS.testnet.hubUrl, ServiceURL: NETWORKS.testnet.serviceUrl });
     expect(read(configTemplate('n', { network: 'local' }))).toMatchObject({ WebSocketURL: LOCAL_DEV_HUB.hubUrl, ServiceURL: LOCAL_DEV_HUB.serviceUrl });
-    expect((parse(configTemplate('n', { engineHosts: ['http://10.0.0.2:8000'] })) as { Agent: { EngineHosts: string[] } }).Agent.EngineHosts).toEqual(['http://10.0.0.2:8000']);
+    expect((parse(configTemplate('n', { engineHosts: ['http://10.0.0.2:8000'] })) as { Agent: { EngineHosts: string[] } }).Agent.EngineHosts).toEqual([
+      'http://10.0.0.2:8000',
+    ]);
   });
 });

@@ -31,6 +31,11 @@ describe('railLine', () => {
   });
 
   it('durations', () => {
-    expect([fmtRailDuration(45_000), fmtRailDuration(12 * MIN), fmtRailDuration(60 * MIN), fmtRailDuration(185 * MIN)]).toEqual(['45 s', '12 min', '1 h', '3 h 5 min']);
+    expect([fmtRailDuration(45_000), fmtRailDuration(12 * MIN), fmtRailDuration(60 * MIN), fmtRailDuration(185 * MIN)]).toEqual([
+      '45 s',
+      '12 min',
+      '1 h',
+      '3 h 5 min',
+    ]);
   });
 });

@@ -10,7 +10,8 @@ export async function refusedForOwner(p: Promise<unknown>): Promise<OwnerConfirm
     () => undefined,
     (x: unknown) => x,
   );
-  if (!(e instanceof BridgeError) || e.code !== 'OWNER_CONFIRMATION_REQUIRED' || !e.confirmation) throw new Error(`expected OWNER_CONFIRMATION_REQUIRED, got ${e instanceof Error ? e.message : String(e)}`);
+  if (!(e instanceof BridgeError) || e.code !== 'OWNER_CONFIRMATION_REQUIRED' || !e.confirmation)
+    throw new Error(`expected OWNER_CONFIRMATION_REQUIRED, got ${e instanceof Error ? e.message : String(e)}`);
   return e.confirmation;
 }
 

@@ -31,7 +31,12 @@ function frame(text: string): Buffer {
   return Buffer.concat([h, payload]);
 }
 
-export async function startDockerStandin(): Promise<{ socketPath: string; containers: Map<string, StandinContainer>; crash(name: string): Promise<void>; close(): Promise<void> }> {
+export async function startDockerStandin(): Promise<{
+  socketPath: string;
+  containers: Map<string, StandinContainer>;
+  crash(name: string): Promise<void>;
+  close(): Promise<void>;
+}> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-docker-'));
   const socketPath = path.join(dir, 'docker.sock');
   const containers = new Map<string, StandinContainer>();
@@ -66,9 +71,10 @@ export async function startDockerStandin(): Promise<{ socketPath: string; contai
         const c = m ? find(decodeURIComponent(m[1]!)) : undefined;
         if (!m || !c) return json(404, { message: `No such container: ${m?.[1] ?? ''}` });
         const verb = m[2];
-        if (req.method === 'GET' && verb === 'json') return json(200, { Id: c.id, Name: `/${c.name}`, Config: { Labels: c.labels, Image: c.body.Image }, State: { Running: c.running } });
+        if (req.method === 'GET' && verb === 'json')
+          return json(200, { Id: c.id, Name: `/${c.name}`, Config: { Labels: c.labels, Image: c.body.Image }, State: { Running: c.running } });
         if (req.method === 'POST' && verb === 'start') {
-          const bindings = ((c.body.HostConfig as { PortBindings: Record<string, Array<{ HostPort: string }>> }).PortBindings);
+          const bindings = (c.body.HostConfig as { PortBindings: Record<string, Array<{ HostPort: string }>> }).PortBindings;
           const hostPort = Number(Object.values(bindings)[0]![0]!.HostPort);
           const served = (c.body.Cmd as string[])[(c.body.Cmd as string[]).indexOf('--served-model-name') + 1]!;
           c.engine = await startTestEngine({ engineType: 'vllm', models: [served], port: hostPort });

@@ -165,12 +165,18 @@ export class TestEngine extends EventEmitter {
   }
 
   waitForRequests(n: number): Promise<RecordedRequest> {
-    return this.waitFor(() => this.requests.length >= n, () => this.requests[n - 1] as RecordedRequest);
+    return this.waitFor(
+      () => this.requests.length >= n,
+      () => this.requests[n - 1] as RecordedRequest,
+    );
   }
 
   /** Resolves when at least n requests were aborted by the client. */
   waitForAbort(n = 1): Promise<void> {
-    return this.waitFor(() => this.abortedCount >= n, () => undefined);
+    return this.waitFor(
+      () => this.abortedCount >= n,
+      () => undefined,
+    );
   }
 
   /**
@@ -205,7 +211,10 @@ export class TestEngine extends EventEmitter {
 
   /** Resolves when at least n SSE events were written in total. */
   waitForEvents(n: number): Promise<void> {
-    return this.waitFor(() => this.eventsWritten >= n, () => undefined);
+    return this.waitFor(
+      () => this.eventsWritten >= n,
+      () => undefined,
+    );
   }
 
   private waitFor<T>(cond: () => boolean, value: () => T): Promise<T> {
@@ -240,7 +249,16 @@ export class TestEngine extends EventEmitter {
       body = undefined;
     }
     const path = (req.url ?? '/').split('?')[0] ?? '/';
-    const rec: RecordedRequest = { method: req.method ?? 'GET', path, headers: req.headers, body, rawBody, aborted: false, eventsWritten: 0, remotePort: req.socket.remotePort };
+    const rec: RecordedRequest = {
+      method: req.method ?? 'GET',
+      path,
+      headers: req.headers,
+      body,
+      rawBody,
+      aborted: false,
+      eventsWritten: 0,
+      remotePort: req.socket.remotePort,
+    };
     this.requests.push(rec);
     res.on('close', () => {
       if (res.writableEnded || this.closing || this.ownDrops.has(res)) return;
@@ -288,7 +306,7 @@ export class TestEngine extends EventEmitter {
     const sm: StreamMode = mode === 'ok' || mode === 'garbage' ? {} : mode;
     const maxTokens = Number(req.max_tokens ?? req.max_completion_tokens ?? Infinity);
     const genN = sm.generate === undefined ? undefined : Math.max(0, Math.min(sm.generate, maxTokens));
-    const trace = this.opts.traces?.[model] ?? (completions ? this.opts.completionsTrace ?? DEFAULT_COMPLETIONS : this.opts.chatTrace ?? DEFAULT_CHAT);
+    const trace = this.opts.traces?.[model] ?? (completions ? (this.opts.completionsTrace ?? DEFAULT_COMPLETIONS) : (this.opts.chatTrace ?? DEFAULT_CHAT));
 
     if (req.stream !== true) {
       if (sm.delayMs) await sleep(sm.delayMs);
@@ -296,7 +314,12 @@ export class TestEngine extends EventEmitter {
       const summary =
         genN === undefined
           ? summarizeTrace(trace)
-          : { text: generatedText(genN), reasoning: '', finishReason: genN < (sm.generate ?? 0) ? 'length' : 'stop', usage: { prompt_tokens: this.promptTokens, completion_tokens: genN } };
+          : {
+              text: generatedText(genN),
+              reasoning: '',
+              finishReason: genN < (sm.generate ?? 0) ? 'length' : 'stop',
+              usage: { prompt_tokens: this.promptTokens, completion_tokens: genN },
+            };
       return sendJson(res, 200, nonStreamBody(summary, model, completions));
     }
 
@@ -388,7 +411,10 @@ function* generateEvents(n: number, cut: boolean, model: string, completions: bo
     yield line({ ...head, choices: [choice] });
   }
   const finish = cut ? 'length' : 'stop';
-  yield line({ ...head, choices: [completions ? { index: 0, text: '', logprobs: null, finish_reason: finish } : { index: 0, delta: {}, logprobs: null, finish_reason: finish }] });
+  yield line({
+    ...head,
+    choices: [completions ? { index: 0, text: '', logprobs: null, finish_reason: finish } : { index: 0, delta: {}, logprobs: null, finish_reason: finish }],
+  });
   yield line({ ...head, choices: [], usage: { prompt_tokens: promptTokens, completion_tokens: n, total_tokens: promptTokens + n } });
   yield 'data: [DONE]\n\n';
 }
@@ -405,11 +431,25 @@ function nonStreamBody(s: Summary, model: string, completions: boolean): Record<
   const usage = s.usage ? { ...s.usage, total_tokens: s.usage.prompt_tokens + s.usage.completion_tokens } : undefined;
   const finish_reason = s.finishReason ?? 'stop';
   if (completions) {
-    return { id: 'cmpl-test', object: 'text_completion', created, model, choices: [{ index: 0, text: s.text, logprobs: null, finish_reason }], ...(usage ? { usage } : {}) };
+    return {
+      id: 'cmpl-test',
+      object: 'text_completion',
+      created,
+      model,
+      choices: [{ index: 0, text: s.text, logprobs: null, finish_reason }],
+      ...(usage ? { usage } : {}),
+    };
   }
   const message: Record<string, unknown> = { role: 'assistant', content: s.text };
   if (s.reasoning) message.reasoning_content = s.reasoning;
-  return { id: 'chatcmpl-test', object: 'chat.completion', created, model, choices: [{ index: 0, message, logprobs: null, finish_reason }], ...(usage ? { usage } : {}) };
+  return {
+    id: 'chatcmpl-test',
+    object: 'chat.completion',
+    created,
+    model,
+    choices: [{ index: 0, message, logprobs: null, finish_reason }],
+    ...(usage ? { usage } : {}),
+  };
 }
 
 function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
@@ -452,7 +492,7 @@ const VERSION: Partial<Record<EngineType, string>> = {
 /** The /v1/models body: the engine's real *-models.json, or a list built from `models`. */
 export function modelsBody(type: EngineType, models?: string[]): string {
   if (models) {
-    const data = models.map((id) => ({ id, object: 'model', created: 1700000000, owned_by: type === 'tgi' ? id : OWNED_BY[type] ?? 'owner' }));
+    const data = models.map((id) => ({ id, object: 'model', created: 1700000000, owned_by: type === 'tgi' ? id : (OWNED_BY[type] ?? 'owner') }));
     return JSON.stringify({ object: 'list', data });
   }
   const file = MODELS_FILE[type];
@@ -508,12 +548,28 @@ function identityRoute(type: EngineType, method: string, path: string, ctx: { ve
       if (get && (path === '/health' || path === '/v1/health')) return json({ status: 'ok' });
       // llama-server (b10470, ../shared/engines/llama.cpp/captures/api-tags.json) answers /api/tags 404 like any unknown route.
       if (get && path === '/props') {
-        return json({ default_generation_settings: { n_ctx: 16384 }, total_slots: 1, model_path: `/models/${first}`, build_info: version, modalities: { vision: false } });
+        return json({
+          default_generation_settings: { n_ctx: 16384 },
+          total_slots: 1,
+          model_path: `/models/${first}`,
+          build_info: version,
+          modalities: { vision: false },
+        });
       }
       return json({ error: { code: 404, message: 'File Not Found', type: 'not_found_error' } }, 404);
     case 'lmstudio':
       if (get && path === '/api/v0/models') {
-        const data = ctx.models.map((id) => ({ id, object: 'model', type: 'llm', publisher: 'lmstudio-community', arch: 'gemma2', compatibility_type: 'gguf', quantization: 'Q4_K_M', state: 'loaded', max_context_length: 8192 }));
+        const data = ctx.models.map((id) => ({
+          id,
+          object: 'model',
+          type: 'llm',
+          publisher: 'lmstudio-community',
+          arch: 'gemma2',
+          compatibility_type: 'gguf',
+          quantization: 'Q4_K_M',
+          state: 'loaded',
+          max_context_length: 8192,
+        }));
         return json({ object: 'list', data });
       }
       // LM Studio has no health route and answers unknown paths with 200.
@@ -521,7 +577,18 @@ function identityRoute(type: EngineType, method: string, path: string, ctx: { ve
     case 'tgi':
       if (get && path === '/health') return text('');
       if (get && path === '/info') {
-        return json({ model_id: first, model_sha: null, model_pipeline_tag: 'text-generation', max_concurrent_requests: 128, max_input_tokens: 4095, max_total_tokens: 4096, router: 'text-generation-router', version, sha: null, docker_label: null });
+        return json({
+          model_id: first,
+          model_sha: null,
+          model_pipeline_tag: 'text-generation',
+          max_concurrent_requests: 128,
+          max_input_tokens: 4095,
+          max_total_tokens: 4096,
+          router: 'text-generation-router',
+          version,
+          sha: null,
+          docker_label: null,
+        });
       }
       return text('', 404);
     default:

@@ -122,9 +122,11 @@ export class GithubReleasesStandIn {
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', this.origin);
     this.hits.push(url.pathname);
-    const json = (status: number, body: unknown): void => void res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
+    const json = (status: number, body: unknown): void =>
+      void res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
     if (url.pathname === `/repos/${this.owner}/${this.repo}/releases/latest`) {
-      if (!this.release || this.release.draft || this.release.prerelease) return json(404, { message: 'Not Found', documentation_url: 'https://docs.github.com/rest/releases/releases#get-the-latest-release', status: '404' });
+      if (!this.release || this.release.draft || this.release.prerelease)
+        return json(404, { message: 'Not Found', documentation_url: 'https://docs.github.com/rest/releases/releases#get-the-latest-release', status: '404' });
       return json(200, this.releaseJson());
     }
     const dl = new RegExp(`^/${this.owner}/${this.repo}/releases/download/([^/]+)/([^/]+)$`).exec(url.pathname);

@@ -50,7 +50,13 @@ export class HfHub {
       const page = files.slice(cursor, cursor + this.pageSize).map((f) => {
         const sha = createHash('sha256').update(f.bytes).digest('hex');
         const gitOid = createHash('sha1').update(`blob ${f.bytes.length}\0`).update(f.bytes).digest('hex');
-        return { type: 'file', oid: gitOid, size: f.bytes.length, path: f.path, ...(f.lfs ? { lfs: { oid: sha, size: f.bytes.length, pointerSize: 134 } } : {}) };
+        return {
+          type: 'file',
+          oid: gitOid,
+          size: f.bytes.length,
+          path: f.path,
+          ...(f.lfs ? { lfs: { oid: sha, size: f.bytes.length, pointerSize: 134 } } : {}),
+        };
       });
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       if (cursor + this.pageSize < files.length) {
@@ -72,7 +78,10 @@ export class HfHub {
       if (!f) return void res.writeHead(404).end();
       const m = /^bytes=(\d+)-$/.exec(String(req.headers.range ?? ''));
       const start = m ? Number(m[1]) : 0;
-      res.writeHead(m ? 206 : 200, { 'content-length': f.bytes.length - start, ...(m ? { 'content-range': `bytes ${start}-${f.bytes.length - 1}/${f.bytes.length}` } : {}) });
+      res.writeHead(m ? 206 : 200, {
+        'content-length': f.bytes.length - start,
+        ...(m ? { 'content-range': `bytes ${start}-${f.bytes.length - 1}/${f.bytes.length}` } : {}),
+      });
       return void res.end(f.bytes.subarray(start));
     }
     res.writeHead(404).end();

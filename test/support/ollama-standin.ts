@@ -65,13 +65,20 @@ export class OllamaStandIn {
             modified_at: '2026-11-30T09:12:44.512391233Z',
             ...(d ? { size: d.size } : {}),
             digest: 'a8b0c51577010a279d933d14c2a8ab4b268079d44c5c8830c0a93900f1827c67',
-            details: { parent_model: '', format: 'gguf', family: 'qwen2', families: ['qwen2'], ...(d ? { parameter_size: d.parameter_size, quantization_level: d.quantization_level } : {}) },
+            details: {
+              parent_model: '',
+              format: 'gguf',
+              family: 'qwen2',
+              families: ['qwen2'],
+              ...(d ? { parameter_size: d.parameter_size, quantization_level: d.quantization_level } : {}),
+            },
           };
         });
         return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ models }));
       }
       if (req.method === 'GET' && req.url === '/') return void res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('Ollama is running');
-      if (req.method === 'GET' && req.url === '/api/version') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"version":"0.12.6"}');
+      if (req.method === 'GET' && req.url === '/api/version')
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"version":"0.12.6"}');
       if (req.method === 'GET' && req.url === '/v1/models') {
         const data = this.pulled.map((id) => ({ id, object: 'model', created: 1764494000, owned_by: 'library' }));
         return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data }));
@@ -85,16 +92,25 @@ export class OllamaStandIn {
         return void res.writeHead(200, { 'content-type': 'text/event-stream' }).end(readTrace('ollama-chat-classic-include-usage.sse'));
       }
       if (req.method === 'GET' && req.url === '/api/ps') {
-        const models = [...this.loaded].map((name) => ({ name, model: name, size: this.details[name]?.size ?? 0, size_vram: this.details[name]?.size ?? 0, expires_at: '2026-12-06T10:00:00Z' }));
+        const models = [...this.loaded].map((name) => ({
+          name,
+          model: name,
+          size: this.details[name]?.size ?? 0,
+          size_vram: this.details[name]?.size ?? 0,
+          expires_at: '2026-12-06T10:00:00Z',
+        }));
         return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ models }));
       }
       if (req.method === 'POST' && req.url === '/api/generate' && !json.prompt) {
         const model = typeof json.model === 'string' ? json.model : '';
-        if (!this.pulled.includes(model)) return void res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `model '${model}' not found` }));
+        if (!this.pulled.includes(model))
+          return void res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `model '${model}' not found` }));
         const unload = json.keep_alive === 0 || json.keep_alive === '0';
         if (unload) this.loaded.delete(model);
         else this.loaded.add(model);
-        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ model, created_at: '2026-12-06T09:00:00Z', response: '', done: true, ...(unload ? { done_reason: 'unload' } : {}) }));
+        return void res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ model, created_at: '2026-12-06T09:00:00Z', response: '', done: true, ...(unload ? { done_reason: 'unload' } : {}) }));
       }
       if (req.method !== 'POST' || req.url !== '/api/pull') return void res.writeHead(404).end('404 page not found');
       const name = json.model ?? json.name ?? '';

@@ -11,10 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { readBody } from '../../src/core/http/read-body';
 
 export type RouteBehaviour =
-  | { kind: 'json'; body: unknown; delayMs?: number }
-  | { kind: 'status'; status: number; body?: string }
-  | { kind: 'raw'; text: string }
-  | { kind: 'hang' };
+  { kind: 'json'; body: unknown; delayMs?: number } | { kind: 'status'; status: number; body?: string } | { kind: 'raw'; text: string } | { kind: 'hang' };
 
 /** model-demand as the Go test fixture has it: provider payout rates present. */
 export const MODEL_DEMAND = {
@@ -40,17 +37,58 @@ export const ME_STATS = {
 };
 
 /** GET /api/v1/provider/status for an active provider whose earnings are on. */
-export const PROVIDER_STATUS_ACTIVE = { provider_id: 'p1', name: 'test', status: 'active', can_connect: true, api_key_valid: true, message: 'ok', earnings_enabled: true };
+export const PROVIDER_STATUS_ACTIVE = {
+  provider_id: 'p1',
+  name: 'test',
+  status: 'active',
+  can_connect: true,
+  api_key_valid: true,
+  message: 'ok',
+  earnings_enabled: true,
+};
 
 /** GET /api/v1/provider/me (platform_data.go providerID): the key's provider and its addresses. */
-export const PROVIDER_ME = { id: 'p1', owner_address: '0x00000000000000000000000000000000000000aa', worker_address: '0x00000000000000000000000000000000000000bb', beneficiary_address: '0x00000000000000000000000000000000000000cc' };
+export const PROVIDER_ME = {
+  id: 'p1',
+  owner_address: '0x00000000000000000000000000000000000000aa',
+  worker_address: '0x00000000000000000000000000000000000000bb',
+  beneficiary_address: '0x00000000000000000000000000000000000000cc',
+};
 
 /** GET /api/v1/providers/p1/models/details (platform_data.go PlatformModel): one offered model, one history row. */
 export const MODEL_DETAILS = {
   data: {
     models: [
-      { model_id: 'openai/gpt-5.4', model_name: 'GPT', offered: true, available: 1, capacity: 2, recent_success_count: 40, recent_failure_count: 9, dispatch_failures: 3, throughput_tok_per_s: 41.5, total_requests: 120, total_tokens: 60_000, success_count: 111, failure_count: 9, last_request_at: '2026-11-30T22:09:00Z', context_length: 8192, context_source: 'detected', input_price: 1.8, output_price: 10.8 },
-      { model_id: 'legacy/model', offered: false, available: 0, capacity: 0, recent_success_count: 0, recent_failure_count: 0, throughput_tok_per_s: 0, total_requests: 4 },
+      {
+        model_id: 'openai/gpt-5.4',
+        model_name: 'GPT',
+        offered: true,
+        available: 1,
+        capacity: 2,
+        recent_success_count: 40,
+        recent_failure_count: 9,
+        dispatch_failures: 3,
+        throughput_tok_per_s: 41.5,
+        total_requests: 120,
+        total_tokens: 60_000,
+        success_count: 111,
+        failure_count: 9,
+        last_request_at: '2026-11-30T22:09:00Z',
+        context_length: 8192,
+        context_source: 'detected',
+        input_price: 1.8,
+        output_price: 10.8,
+      },
+      {
+        model_id: 'legacy/model',
+        offered: false,
+        available: 0,
+        capacity: 0,
+        recent_success_count: 0,
+        recent_failure_count: 0,
+        throughput_tok_per_s: 0,
+        total_requests: 4,
+      },
     ],
   },
 };
@@ -58,7 +96,16 @@ export const MODEL_DETAILS = {
 /** GET /api/v1/provider/me/earnings/history?duration=24h&bucket=1h (platform_data.go PlatformEarningsHistory). */
 export const EARNINGS_HISTORY = {
   points: [
-    { timestamp: '2026-11-30T21:00:00Z', usd: 0.3, pay_as_you_go_usd: 0.2, subscription_usd: 0.1, tokens_in: 10_000, tokens_out: 20_000, requests: 60, models: {} },
+    {
+      timestamp: '2026-11-30T21:00:00Z',
+      usd: 0.3,
+      pay_as_you_go_usd: 0.2,
+      subscription_usd: 0.1,
+      tokens_in: 10_000,
+      tokens_out: 20_000,
+      requests: 60,
+      models: {},
+    },
     { timestamp: '2026-11-30T22:00:00Z', usd: 0.1321, pay_as_you_go_usd: 0.1321, subscription_usd: 0, tokens_in: 14_000, tokens_out: 16_000, requests: 60 },
   ],
   currency: 'USD',
@@ -102,7 +149,15 @@ export interface AccountState {
 
 export class PlatformApi {
   readonly hits: Array<{ path: string; auth?: string; method?: string; query?: string }> = [];
-  readonly account: AccountState = { id: 'p1', owner_address: '', worker_address: '', beneficiary_address: '', approvalRequests: [], puts: [], staleOwnerReads: 0 };
+  readonly account: AccountState = {
+    id: 'p1',
+    owner_address: '',
+    worker_address: '',
+    beneficiary_address: '',
+    approvalRequests: [],
+    puts: [],
+    staleOwnerReads: 0,
+  };
   routes: Record<string, RouteBehaviour> = {
     '/api/v1/stats/model-demand': { kind: 'json', body: MODEL_DEMAND },
     '/api/v1/provider/me/stats': { kind: 'json', body: { data: ME_STATS } },
@@ -142,11 +197,20 @@ export class PlatformApi {
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     const p = (req.url ?? '/').split('?')[0]!;
     const query = (req.url ?? '').split('?')[1];
-    this.hits.push({ path: p, method: req.method ?? 'GET', ...(req.headers.authorization ? { auth: req.headers.authorization } : {}), ...(query ? { query } : {}) });
+    this.hits.push({
+      path: p,
+      method: req.method ?? 'GET',
+      ...(req.headers.authorization ? { auth: req.headers.authorization } : {}),
+      ...(query ? { query } : {}),
+    });
     if (this.routes[p] === undefined && (p === '/api/v1/provider/me' || p === '/api/v1/provider/request-approval')) return void this.handleAccount(p, req, res);
     const route = this.routes[p];
     if (!route || req.method !== 'GET') return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"code":404,"message":"not found"}');
-    if ((p.startsWith('/api/v1/provider/') || p.startsWith('/api/v1/providers/')) && p !== '/api/v1/provider/collateral/contract' && req.headers.authorization !== `Bearer ${this.key}`) {
+    if (
+      (p.startsWith('/api/v1/provider/') || p.startsWith('/api/v1/providers/')) &&
+      p !== '/api/v1/provider/collateral/contract' &&
+      req.headers.authorization !== `Bearer ${this.key}`
+    ) {
       return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"code":401,"message":"invalid api key"}');
     }
     switch (route.kind) {
@@ -172,7 +236,9 @@ export class PlatformApi {
     if (req.headers.authorization !== `Bearer ${this.key}`) return send(401, { error: { message: 'invalid api key' } });
     const a = this.account;
     const stale = req.method === 'GET' && a.staleOwnerReads > 0 && a.staleOwnerReads-- > 0;
-    const me = (): unknown => ({ data: { id: a.id, owner_address: stale ? '' : a.owner_address, worker_address: a.worker_address, beneficiary_address: a.beneficiary_address } });
+    const me = (): unknown => ({
+      data: { id: a.id, owner_address: stale ? '' : a.owner_address, worker_address: a.worker_address, beneficiary_address: a.beneficiary_address },
+    });
     let body: Record<string, unknown> = {};
     if (req.method !== 'GET') {
       try {
@@ -198,7 +264,11 @@ export class PlatformApi {
     }
     if (p === '/api/v1/provider/request-approval' && req.method === 'POST') {
       if (a.approvalRequests.length > 0) return send(409, { error: { message: 'an approval request is already pending' } });
-      a.approvalRequests.push({ provider_name: String(body.provider_name ?? ''), hardware_summary: String(body.hardware_summary ?? ''), contact_email: String(body.contact_email ?? '') });
+      a.approvalRequests.push({
+        provider_name: String(body.provider_name ?? ''),
+        hardware_summary: String(body.hardware_summary ?? ''),
+        contact_email: String(body.contact_email ?? ''),
+      });
       return send(200, { provider_id: a.id, status: 'under_review', message: 'Your approval request was submitted.', requested_at: '2026-12-06T05:00:00Z' });
     }
     return send(405, { error: { message: 'method not allowed' } });

@@ -77,7 +77,9 @@ export class RecordingHub extends EventEmitter<{ end: [ReceivedEnd]; register: [
   }
 
   sendInference(requestId: string, model: string, request: Record<string, unknown>, stream = true): void {
-    this.socket?.send(JSON.stringify({ type: 'inference', request_id: requestId, payload: { model_id: model, stream, request: { ...request, model, stream } } }));
+    this.socket?.send(
+      JSON.stringify({ type: 'inference', request_id: requestId, payload: { model_id: model, stream, request: { ...request, model, stream } } }),
+    );
   }
 
   reset(): void {
@@ -99,7 +101,8 @@ export class RecordingHub extends EventEmitter<{ end: [ReceivedEnd]; register: [
       return;
     }
     this.received.push(m);
-    const ack = (): void => ws.send(JSON.stringify({ type: 'ack', request_id: m.request_id ?? '', payload: { request_id: m.request_id ?? '', success: true, message: 'ok' } }));
+    const ack = (): void =>
+      ws.send(JSON.stringify({ type: 'ack', request_id: m.request_id ?? '', payload: { request_id: m.request_id ?? '', success: true, message: 'ok' } }));
     if (m.type === 'register') {
       ack();
       this.models = Array.isArray(m.payload?.models) ? (m.payload.models as string[]) : [];

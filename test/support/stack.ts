@@ -84,7 +84,11 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
   const models: Record<string, Record<string, string>> = {};
   if (o.models) {
     for (const [id, m] of Object.entries(o.models)) {
-      models[id] = { endpoint: `${engines[m.engine]!.url}/v1`, ...(m.local_model ? { local_model: m.local_model } : {}), ...(m.api_key ? { api_key: m.api_key } : {}) };
+      models[id] = {
+        endpoint: `${engines[m.engine]!.url}/v1`,
+        ...(m.local_model ? { local_model: m.local_model } : {}),
+        ...(m.api_key ? { api_key: m.api_key } : {}),
+      };
     }
   } else {
     for (const e of engines) for (const id of e.modelIds) models[id] ??= { endpoint: e.url };
@@ -92,11 +96,23 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
   fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify(models, null, 2));
   const configPath = writeConfigToml(home, {
     API: { NodeName: 'test-node' },
-    Inference: { WebSocketURL: o.hubUrl ?? hub?.wsUrl ?? 'ws://127.0.0.1:9', ServiceURL: o.serviceUrl ?? hub?.url ?? 'http://127.0.0.1:9', ApiKey: o.key ?? TEST_KEY },
+    Inference: {
+      WebSocketURL: o.hubUrl ?? hub?.wsUrl ?? 'ws://127.0.0.1:9',
+      ServiceURL: o.serviceUrl ?? hub?.url ?? 'http://127.0.0.1:9',
+      ApiKey: o.key ?? TEST_KEY,
+    },
     Agent: { ...FAST, ...o.agent },
   });
   const log = memoryLog();
-  const agent = await Agent.create({ home, configPath, log, gpu: o.gpu === true, discovery: o.agent?.Discovery === true, env: { PATH: process.env.PATH, ...o.env }, ...(o.metrics ? { metrics: true } : {}) });
+  const agent = await Agent.create({
+    home,
+    configPath,
+    log,
+    gpu: o.gpu === true,
+    discovery: o.agent?.Discovery === true,
+    env: { PATH: process.env.PATH, ...o.env },
+    ...(o.metrics ? { metrics: true } : {}),
+  });
   if (o.start !== false) await agent.start();
   return {
     hub,
@@ -169,7 +185,13 @@ export async function readSse(res: Response): Promise<unknown[]> {
   const text = await res.text();
   return text
     .split('\n\n')
-    .map((block) => block.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n'))
+    .map((block) =>
+      block
+        .split('\n')
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5).trim())
+        .join('\n'),
+    )
     .filter((d) => d !== '')
     .map((d) => (d === '[DONE]' ? d : JSON.parse(d)));
 }

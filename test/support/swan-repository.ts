@@ -155,8 +155,13 @@ export class SwanRepository {
       if (start >= body.length) return void res.writeHead(416, { 'content-range': `bytes */${body.length}` }).end();
       // A closed range (a GGUF header read by byte ranges) ends where it asks, or at the end of the file.
       if (range[2]) body = body.subarray(0, Math.min(body.length, Number(range[2]) + 1));
-      const full = (f.bytes.length);
-      res.writeHead(206, { 'content-type': 'application/octet-stream', 'content-length': body.length - start, 'content-range': `bytes ${start}-${body.length - 1}/${full}`, 'accept-ranges': 'bytes' });
+      const full = f.bytes.length;
+      res.writeHead(206, {
+        'content-type': 'application/octet-stream',
+        'content-length': body.length - start,
+        'content-range': `bytes ${start}-${body.length - 1}/${full}`,
+        'accept-ranges': 'bytes',
+      });
     } else {
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': body.length, 'accept-ranges': 'bytes' });
     }

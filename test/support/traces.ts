@@ -14,7 +14,10 @@ export function tracesDir(): string {
 
 /** Every *.sse trace file name, sorted. */
 export function listTraces(): string[] {
-  return fs.readdirSync(tracesDir()).filter((f) => f.endsWith('.sse')).sort();
+  return fs
+    .readdirSync(tracesDir())
+    .filter((f) => f.endsWith('.sse'))
+    .sort();
 }
 
 const cache = new Map<string, Buffer>();

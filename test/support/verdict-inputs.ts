@@ -9,7 +9,17 @@ export const servedModel = (id: string, o: Partial<ModelState> = {}): ModelState
   id,
   enabled: true,
   health: 'healthy',
-  endpoints: [{ url: 'http://127.0.0.1:8080', engineType: 'llamacpp', health: o.health ?? 'healthy', inFlight: 0, maxConcurrent: 1, consecutiveFailures: 0, ...(o.health === 'unhealthy' ? { condition: 'down' as const } : {}) }],
+  endpoints: [
+    {
+      url: 'http://127.0.0.1:8080',
+      engineType: 'llamacpp',
+      health: o.health ?? 'healthy',
+      inFlight: 0,
+      maxConcurrent: 1,
+      consecutiveFailures: 0,
+      ...(o.health === 'unhealthy' ? { condition: 'down' as const } : {}),
+    },
+  ],
   inFlight: 0,
   queued: 0,
   maxConcurrent: 1,
@@ -28,5 +38,16 @@ export const listedCatalogue = (ids: string[]): CatalogueView => ({
 
 /** Serving model `a`, routed and priced, with `o` over it. */
 export function knownInputs(o: Partial<VerdictInputs> = {}): VerdictInputs {
-  return { running: true, hasKey: true, hubEnabled: true, link: { state: 'connected' }, pause: { paused: false }, models: [servedModel('a')], catalogue: listedCatalogue(['a']), pricing: { known: true, priced: ['a'] }, earningsEnabled: true, ...o };
+  return {
+    running: true,
+    hasKey: true,
+    hubEnabled: true,
+    link: { state: 'connected' },
+    pause: { paused: false },
+    models: [servedModel('a')],
+    catalogue: listedCatalogue(['a']),
+    pricing: { known: true, priced: ['a'] },
+    earningsEnabled: true,
+    ...o,
+  };
 }

@@ -65,7 +65,10 @@ export class Accounting {
       models: () => engines.registry.announced(),
       machine: () => ({
         known: engines.registry.all().map((m) => m.id),
-        ollamaEngines: engines.models.engineList().filter((e) => e.type === 'ollama' && e.reachable).map((e) => e.url),
+        ollamaEngines: engines.models
+          .engineList()
+          .filter((e) => e.type === 'ollama' && e.reachable)
+          .map((e) => e.url),
         vramGb: engines.gpu.gpus.length > 0 ? engines.gpu.gpus.reduce((t, g) => t + g.vramTotalMb, 0) / 1024 : null,
       }),
       onPulled: () => void engines.models.rescan(),
@@ -79,13 +82,21 @@ export class Accounting {
     });
     this.catalogue = new Catalogue({ serviceUrl: () => owner.serviceUrl(), log: log.child('catalogue') });
     this.catalogueRefresh = new CatalogueRefresh(this.catalogue, d.changed);
-    wireAccounting({ book: engines.book, sampler: engines.sampler, earnings: this.earnings, batch: this.batch, requestLines: this.requestLines, ledger: this.ledger }, d.changed);
+    wireAccounting(
+      { book: engines.book, sampler: engines.sampler, earnings: this.earnings, batch: this.batch, requestLines: this.requestLines, ledger: this.ledger },
+      d.changed,
+    );
     this.register(d.life);
   }
 
   /** Reads earnings_enabled from the hub's provider status into the ledger (earnings-flag.ts). */
   refreshEarningsFlag(): Promise<void> {
-    return refreshEarningsFlag({ key: this.d.owner.providerKey(), serviceUrl: this.d.owner.serviceUrl(), ...(this.ledger ? { ledger: this.ledger } : {}), log: this.l });
+    return refreshEarningsFlag({
+      key: this.d.owner.providerKey(),
+      serviceUrl: this.d.owner.serviceUrl(),
+      ...(this.ledger ? { ledger: this.ledger } : {}),
+      log: this.l,
+    });
   }
 
   private register(life: Lifecycle): void {

@@ -117,7 +117,13 @@ export function projection(i: ProjectionInput): { perDay: number; perMonth: numb
   return { perDay, perMonth: perDay * 30, assumptions };
 }
 
-export function zeroReason(o: { earnings: number; requests: number; enabled: boolean; anyPriced: boolean; pricesKnown?: boolean }): EarningsZeroReason | undefined {
+export function zeroReason(o: {
+  earnings: number;
+  requests: number;
+  enabled: boolean;
+  anyPriced: boolean;
+  pricesKnown?: boolean;
+}): EarningsZeroReason | undefined {
   if (o.earnings > 0) return undefined;
   if (!o.enabled) return 'earnings_disabled';
   // Not priced is said only on the price list's word: one never read makes it unknown.

@@ -53,7 +53,15 @@ function unsureTag(tag: string, networkId: string, engineUrl: string): NonNullab
   };
 }
 
-const EMPTY_LOCAL = { requests: 0, failed: 0, tokensIn: 0, tokensOut: 0, earnings: 0, firstAt: null, undelivered: { requests: 0, tokensIn: 0, tokensOut: 0, earnings: 0 } };
+const EMPTY_LOCAL = {
+  requests: 0,
+  failed: 0,
+  tokensIn: 0,
+  tokensOut: 0,
+  earnings: 0,
+  firstAt: null,
+  undelivered: { requests: 0, tokensIn: 0, tokensOut: 0, earnings: 0 },
+};
 
 export class EarningsService {
   readonly meter = new EnergyMeter();
@@ -77,18 +85,23 @@ export class EarningsService {
       now: this.now,
       ...timeout,
     });
-    this.pulls = new OllamaPulls(o.log, undefined, (p) => {
-      if (p.networkId && !p.notAnnounced) {
-        try {
-          this.mapToNetwork(p.networkId, p.engineUrl, p.model);
-        } catch (e) {
-          p.error = `pulled, but not announced as ${p.networkId}: ${(e as Error).message}`;
-          p.notAnnounced = { code: 'mapping_refused', text: p.error };
-          o.log.error(p.error);
+    this.pulls = new OllamaPulls(
+      o.log,
+      undefined,
+      (p) => {
+        if (p.networkId && !p.notAnnounced) {
+          try {
+            this.mapToNetwork(p.networkId, p.engineUrl, p.model);
+          } catch (e) {
+            p.error = `pulled, but not announced as ${p.networkId}: ${(e as Error).message}`;
+            p.notAnnounced = { code: 'mapping_refused', text: p.error };
+            o.log.error(p.error);
+          }
         }
-      }
-      o.onPulled?.();
-    }, o.openPull);
+        o.onPulled?.();
+      },
+      o.openPull,
+    );
     this.rates.cache.on('change', () => o.ledger?.setNetworkRates(this.rates.rateMap()));
     // Rates saved by an earlier run are used until the platform answers (stale beats blank).
     o.ledger?.setNetworkRates(this.rates.rateMap());
@@ -194,9 +207,14 @@ export class EarningsService {
    * pulled, but not announced as the network id; the pull's `notAnnounced` says so. */
   async pull(engineUrl: string, model: string, networkId?: string): Promise<DemandView> {
     const m = this.o.machine?.() ?? { known: [], ollamaEngines: [], vramGb: null };
-    if (!m.ollamaEngines.includes(engineUrl)) throw new DemandError('not_local_engine', `${engineUrl.slice(0, 200)} is not an Ollama engine found on this machine; rescan engines first.`, 'engineUrl');
+    if (!m.ollamaEngines.includes(engineUrl))
+      throw new DemandError('not_local_engine', `${engineUrl.slice(0, 200)} is not an Ollama engine found on this machine; rescan engines first.`, 'engineUrl');
     if (networkId !== undefined && !(this.rates.view().value ?? []).some((r) => r.modelId === networkId)) {
-      throw new DemandError('not_network_model', `${networkId.slice(0, 200)} is not a model the network lists a rate for; refresh the demand list and pick one from it.`, 'networkId');
+      throw new DemandError(
+        'not_network_model',
+        `${networkId.slice(0, 200)} is not a model the network lists a rate for; refresh the demand list and pick one from it.`,
+        'networkId',
+      );
     }
     const notAnnounced = networkId !== undefined && !certainlyIs(model, networkId) ? unsureTag(model, networkId, engineUrl) : undefined;
     if (notAnnounced) this.o.log.warn(notAnnounced.text);
@@ -207,7 +225,12 @@ export class EarningsService {
   /** "Serve this" for a network model an Ollama engine here already has under its own tag. */
   async serve(modelId: string): Promise<DemandView> {
     const row = (await this.demand()).rows.find((r) => r.modelId === modelId);
-    if (!row?.local) throw new DemandError('not_on_disk', `No model on disk here is ${modelId.slice(0, 200)} under another name; pull it first, or switch it on in Models if an engine serves it under that id.`, 'modelId');
+    if (!row?.local)
+      throw new DemandError(
+        'not_on_disk',
+        `No model on disk here is ${modelId.slice(0, 200)} under another name; pull it first, or switch it on in Models if an engine serves it under that id.`,
+        'modelId',
+      );
     this.mapToNetwork(modelId, row.local.engineUrl, row.local.model);
     return this.demand();
   }
@@ -222,7 +245,9 @@ export class EarningsService {
   private mapToNetwork(networkId: string, engineUrl: string, localModel: string): void {
     if (!this.o.modelsFile) throw new DemandError('no_models_file', 'this agent has no models.json to write the mapping to');
     const r = mapNetworkModel(this.o.modelsFile, networkId, engineUrl, localModel);
-    this.o.log.info(`${r === 'added' ? 'models.json now maps' : 'models.json already maps'} ${networkId} to ${localModel} at ${engineUrl}; announcing it as ${networkId}`);
+    this.o.log.info(
+      `${r === 'added' ? 'models.json now maps' : 'models.json already maps'} ${networkId} to ${localModel} at ${engineUrl}; announcing it as ${networkId}`,
+    );
     this.o.onMapped?.(networkId);
   }
 
@@ -245,7 +270,10 @@ export class EarningsService {
     const local = ledger ? ledger.hubLifetime() : EMPTY_LOCAL;
     const { difference, reasons } = explainDifference(platform, local);
     const windowMs = recentWindow(now, local.firstAt);
-    const recent = windowMs > 0 && ledger ? ledger.totals(now - windowMs, now + 1) : { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0, energyWh: 0, cost: 0 };
+    const recent =
+      windowMs > 0 && ledger
+        ? ledger.totals(now - windowMs, now + 1)
+        : { requests: 0, errors: 0, tokensIn: 0, tokensOut: 0, earnings: 0, energyWh: 0, cost: 0 };
     const electricity: ElectricityView | null = ledger?.electricityPrice() ?? null;
     const proj = projection({ now, firstAt: local.firstAt, recent, windowMs, electricitySet: electricity !== null });
     const rateList: NetworkRateView[] | null = rates.value ? rates.value.map((r) => ({ ...r })) : null;

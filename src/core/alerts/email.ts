@@ -105,11 +105,21 @@ export class EmailTransport {
     });
     this.inFlight++;
     try {
-      const info = await transport.sendMail({ from: user.includes('@') ? user : `Swan Provider <swan-provider@${u.hostname}>`, to, ...emailMessage(alert, this.o.node()) });
+      const info = await transport.sendMail({
+        from: user.includes('@') ? user : `Swan Provider <swan-provider@${u.hostname}>`,
+        to,
+        ...emailMessage(alert, this.o.node()),
+      });
       return { email: 'sent', detail: String(info.response ?? '').slice(0, 200) };
     } catch (e) {
       const err = e as Error & { code?: string; responseCode?: number };
-      const why = err.responseCode ? `the mail server answered ${err.responseCode}` : err.code === 'ETIMEDOUT' ? `no answer within ${timeout / 1000} s` : err.code === 'EAUTH' ? 'the mail server refused the user or password' : `the mail server could not be reached (${err.code ?? 'error'})`;
+      const why = err.responseCode
+        ? `the mail server answered ${err.responseCode}`
+        : err.code === 'ETIMEDOUT'
+          ? `no answer within ${timeout / 1000} s`
+          : err.code === 'EAUTH'
+            ? 'the mail server refused the user or password'
+            : `the mail server could not be reached (${err.code ?? 'error'})`;
       this.o.log.warn(`the alert e-mail for ${alert.kind} was not sent: ${why}; check Settings → Alerts`, { code: 'alert_email_failed' });
       return { email: 'failed', detail: why };
     } finally {

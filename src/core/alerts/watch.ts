@@ -37,39 +37,64 @@ export function watchForAlerts(src: AlertSources, alerts: AlertList): () => void
     linkWas = st.state;
     if (st.state === was) return;
     if (st.state === 'auth_failed') {
-      alerts.raise('key_refused', 'The hub refused your provider key', `${st.reason ?? 'The key was not accepted.'} Paste a valid key in Settings; the agent retries when the key changes.`);
+      alerts.raise(
+        'key_refused',
+        'The hub refused your provider key',
+        `${st.reason ?? 'The key was not accepted.'} Paste a valid key in Settings; the agent retries when the key changes.`,
+      );
     } else if (was === 'connected' && (st.state === 'backoff' || st.state === 'connecting' || st.state === 'registering')) {
-      alerts.raise('link_down', 'Hub connection lost', `${st.reason ?? 'The connection to the hub dropped.'} The agent reconnects by itself; no requests arrive until it does.`);
+      alerts.raise(
+        'link_down',
+        'Hub connection lost',
+        `${st.reason ?? 'The connection to the hub dropped.'} The agent reconnects by itself; no requests arrive until it does.`,
+      );
     }
   };
   const unhealthy = new Set<string>();
   const onHealth = (c: { url: string; health: string; error?: string }): void => {
     if (c.health !== 'unhealthy') {
       // Only an engine the owner was told is down is news when it answers again (Go: model_recovered).
-      if (unhealthy.delete(c.url) && c.health === 'healthy') alerts.raise('engine_back', 'An engine answers again', `${c.url} is healthy again; its models are served again.`);
+      if (unhealthy.delete(c.url) && c.health === 'healthy')
+        alerts.raise('engine_back', 'An engine answers again', `${c.url} is healthy again; its models are served again.`);
       return;
     }
     if (unhealthy.has(c.url)) return;
     unhealthy.add(c.url);
-    alerts.raise('engine_down', 'An engine stopped answering', `${c.url} is unhealthy${c.error ? `: ${c.error}` : ''}. Its models are no longer served; check that the engine is running.`);
+    alerts.raise(
+      'engine_down',
+      'An engine stopped answering',
+      `${c.url} is unhealthy${c.error ? `: ${c.error}` : ''}. Its models are no longer served; check that the engine is running.`,
+    );
   };
   let pausedWas = false;
   const onPause = (p: PauseState): void => {
     const was = pausedWas;
     pausedWas = p.paused;
     if (!p.paused || was || p.cause === 'manual' || p.cause === undefined) return;
-    alerts.raise('auto_paused', 'Serving paused by itself', `Serving paused because ${PAUSE_CAUSE[p.cause] ?? p.cause}${p.reason ? ` (${p.reason})` : ''}. It resumes on its own.`);
+    alerts.raise(
+      'auto_paused',
+      'Serving paused by itself',
+      `Serving paused because ${PAUSE_CAUSE[p.cause] ?? p.cause}${p.reason ? ` (${p.reason})` : ''}. It resumes on its own.`,
+    );
   };
   let statusWas: ProviderStatusView['state'] | undefined;
   const onStatus = (v: ProviderStatusView): void => {
     const was = statusWas;
     statusWas = v.state;
     if (v.state !== 'invalid_key' || was === 'invalid_key') return;
-    alerts.raise('key_refused', 'The network refused your provider key', `${v.message ?? 'The key was not accepted.'} Paste a valid key in Settings; the agent checks again when the key changes.`);
+    alerts.raise(
+      'key_refused',
+      'The network refused your provider key',
+      `${v.message ?? 'The key was not accepted.'} Paste a valid key in Settings; the agent checks again when the key changes.`,
+    );
   };
   const onSelfHeal = (c: { model: string; withdrawn: boolean; reason: string; detail: string }): void => {
     if (c.withdrawn) {
-      alerts.raise('model_withdrawn', `${c.model} withdrawn from the network`, `${c.model} was withdrawn from the hub because ${WITHDRAW_CAUSE[c.reason] ?? c.reason} (${c.detail}). It is announced again by itself once a real probe passes; check its engine and its entry in models.json.`);
+      alerts.raise(
+        'model_withdrawn',
+        `${c.model} withdrawn from the network`,
+        `${c.model} was withdrawn from the hub because ${WITHDRAW_CAUSE[c.reason] ?? c.reason} (${c.detail}). It is announced again by itself once a real probe passes; check its engine and its entry in models.json.`,
+      );
     } else {
       alerts.raise('model_back', `${c.model} is served again`, `${c.model} passed its real probe (${c.detail}) and is announced to the hub again.`);
     }

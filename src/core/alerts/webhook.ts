@@ -12,7 +12,12 @@ const MAX_IN_FLIGHT = 4;
 
 /** An error message for a webhook URL, or undefined when it is fine ('' means "off"). */
 export function webhookUrlProblem(raw: string): string | undefined {
-  return httpUrlProblem(raw, { subject: 'The webhook URL', inside: 'the webhook URL', credentialsHint: 'use a token in its path or query instead', maxLength: 2048 });
+  return httpUrlProblem(raw, {
+    subject: 'The webhook URL',
+    inside: 'the webhook URL',
+    credentialsHint: 'use a token in its path or query instead',
+    maxLength: 2048,
+  });
 }
 
 export function webhookBody(alert: Alert, node: string): Record<string, unknown> {
@@ -74,7 +79,8 @@ export class WebhookTransport {
       return { webhook: 'sent', detail: `HTTP ${res.status}` };
     } catch (e) {
       const err = e as Error;
-      const why = err.name === 'TimeoutError' ? `no answer within ${(this.o.timeoutMs ?? 5000) / 1000} s` : (err.cause as Error | undefined)?.message ?? err.message;
+      const why =
+        err.name === 'TimeoutError' ? `no answer within ${(this.o.timeoutMs ?? 5000) / 1000} s` : ((err.cause as Error | undefined)?.message ?? err.message);
       this.o.log.warn(`the alert webhook could not be reached for ${alert.kind}: ${why}`);
       return { webhook: 'failed', detail: why };
     } finally {

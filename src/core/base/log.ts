@@ -150,8 +150,14 @@ export class Log extends EventEmitter implements LogSink {
   private fileProblemChanged(problem: LogFileProblem | null, dropped: number): void {
     const lost = dropped > 0 ? ` ${dropped} lines could not be kept meanwhile.` : '';
     if (problem) {
-      const what = problem.code === 'disk_full' ? 'the disk is full' : problem.code === 'disk_read_only' ? 'the disk is read-only' : `writing failed (${problem.detail})`;
-      this.write('error', 'log', `The log file ${problem.file} cannot be written: ${what}. The agent keeps serving and keeps recent lines in memory; free some space (or make the disk writable) and it writes again by itself.`, { code: problem.code });
+      const what =
+        problem.code === 'disk_full' ? 'the disk is full' : problem.code === 'disk_read_only' ? 'the disk is read-only' : `writing failed (${problem.detail})`;
+      this.write(
+        'error',
+        'log',
+        `The log file ${problem.file} cannot be written: ${what}. The agent keeps serving and keeps recent lines in memory; free some space (or make the disk writable) and it writes again by itself.`,
+        { code: problem.code },
+      );
     } else {
       this.write('info', 'log', `The log file is written again.${lost}`, { code: 'log_file_ok' });
     }

@@ -21,7 +21,8 @@ export function accountVerbs(d: AccountVerbDeps): Verbs<'account.get' | 'account
   const client = new ProviderAccountClient({ serviceUrl: () => d.values.serviceUrl(), providerKey: () => d.values.providerKey() });
   /** The form is checked before the owner is asked: an approval for a typo helps no one. */
   const checked = (address: string): string => {
-    if (!isWalletAddress(address)) throw new BridgeError('invalid_args', 'That is not a wallet address: it starts with 0x and has 40 letters a–f and digits after it.', 'address');
+    if (!isWalletAddress(address))
+      throw new BridgeError('invalid_args', 'That is not a wallet address: it starts with 0x and has 40 letters a–f and digits after it.', 'address');
     return address;
   };
   return {
@@ -35,7 +36,12 @@ export function accountVerbs(d: AccountVerbDeps): Verbs<'account.get' | 'account
     },
     'account.setOwner': async ({ address, grant }) => {
       const a = checked(address);
-      d.owner.requireOwner('payout_address', `owner:${a.toLowerCase()}`, grant, `Make ${a} this provider's owner address, for good: the platform never changes it.`);
+      d.owner.requireOwner(
+        'payout_address',
+        `owner:${a.toLowerCase()}`,
+        grant,
+        `Make ${a} this provider's owner address, for good: the platform never changes it.`,
+      );
       const r = await client.setOwner(a);
       d.changed();
       return r;

@@ -95,12 +95,26 @@ export class Bridge {
         pause: () => engines.pause.state(),
         models: () => {
           const stats = new Map(engines.scheduler.stats().map((st) => [st.model, st]));
-          return engines.registry.all().map((m) => ({ id: m.id, enabled: m.enabled, health: engines.registry.healthOf(m.id), inFlight: stats.get(m.id)?.inFlight ?? 0, queued: stats.get(m.id)?.queued ?? 0 }));
+          return engines.registry.all().map((m) => ({
+            id: m.id,
+            enabled: m.enabled,
+            health: engines.registry.healthOf(m.id),
+            inFlight: stats.get(m.id)?.inFlight ?? 0,
+            queued: stats.get(m.id)?.queued ?? 0,
+          }));
         },
         gpuName: (index) => engines.gpu.gpus.find((g) => g.index === index)?.model,
         knownModel: (model) => engines.registry.get(model) !== undefined,
       });
-      wireMetrics({ book: engines.book, link: serving.link, ...(engines.sampler ? { sampler: engines.sampler } : {}), ...(accounting.ledger ? { ledger: accounting.ledger } : {}) }, this.metrics);
+      wireMetrics(
+        {
+          book: engines.book,
+          link: serving.link,
+          ...(engines.sampler ? { sampler: engines.sampler } : {}),
+          ...(accounting.ledger ? { ledger: accounting.ledger } : {}),
+        },
+        this.metrics,
+      );
     }
     const ledger = accounting.ledger ? { ledger: accounting.ledger } : {};
     const metrics = this.metrics;
@@ -108,8 +122,16 @@ export class Bridge {
       home: d.home,
       secrets: values.secrets,
       log: log.child('fleet'),
-      summary: (access) => rigSummary({ snapshot: () => this.snapshot(), latestSample: () => engines.latestSample(), ...ledger, alerts: () => owner.alerts.list() }, access),
-      usage: () => rigUsage({ nodeId: identity.nodeId, nodeName: values.nodeName(), ...ledger, platform: () => accounting.earnings.stats.get(), providerKey: values.providerKey() }),
+      summary: (access) =>
+        rigSummary({ snapshot: () => this.snapshot(), latestSample: () => engines.latestSample(), ...ledger, alerts: () => owner.alerts.list() }, access),
+      usage: () =>
+        rigUsage({
+          nodeId: identity.nodeId,
+          nodeName: values.nodeName(),
+          ...ledger,
+          platform: () => accounting.earnings.stats.get(),
+          providerKey: values.providerKey(),
+        }),
       ...(metrics ? { metrics: () => metrics.text() } : {}),
     });
     wireFleet(this.fleet.reader, owner.alerts, d.event);
@@ -169,6 +191,12 @@ export class Bridge {
   /** The self-check's inputs to the verdict as they read now (the snapshot's, and what `doctor` asks a running agent). */
   selfCheck(): MachineChecks {
     const { engines, serving } = this.d;
-    return this.machineChecks.read({ home: this.d.home, announced: engines.announced(), contexts: engines.contexts, link: serving.link.state, hubRequests: serving.requestMetrics.snapshot().total_requests });
+    return this.machineChecks.read({
+      home: this.d.home,
+      announced: engines.announced(),
+      contexts: engines.contexts,
+      link: serving.link.state,
+      hubRequests: serving.requestMetrics.snapshot().total_requests,
+    });
   }
 }

@@ -52,7 +52,19 @@ export function modelReport(ledger: Ledger | undefined, model: string, hours: nu
   for (let i = 0; i < BUCKETS; i++) {
     const start = from + i * bucketMs;
     const m = ledger.topModels(start, start + bucketMs, 10_000).find((x) => x.model === model);
-    buckets.push(m ? { start, requests: m.requests, errors: m.errors, earnings: m.earnings, p50LatencyMs: m.p50LatencyMs, p95LatencyMs: m.p95LatencyMs, p50TokensPerSecond: m.p50TokensPerSecond } : { start, ...empty });
+    buckets.push(
+      m
+        ? {
+            start,
+            requests: m.requests,
+            errors: m.errors,
+            earnings: m.earnings,
+            p50LatencyMs: m.p50LatencyMs,
+            p95LatencyMs: m.p95LatencyMs,
+            p50TokensPerSecond: m.p50TokensPerSecond,
+          }
+        : { start, ...empty },
+    );
   }
   const totals = ledger.topModels(from, to, 10_000).find((x) => x.model === model) ?? null;
   return { model, from, to, bucketMs, buckets, totals };

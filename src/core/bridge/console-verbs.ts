@@ -65,10 +65,19 @@ export function consoleVerbs(d: ConsoleVerbDeps): Verbs<ConsoleChannel> {
     'update.download': () => d.updates.startDownload(),
     'update.install': () => {
       const dl = d.updates.download();
-      if (dl?.state === 'held') throw new BridgeError('not_ready', `Version ${dl.version} waits for the ${dl.inFlight ?? 'running'} request(s) in flight to finish; it is ready once the last one has.`);
+      if (dl?.state === 'held')
+        throw new BridgeError(
+          'not_ready',
+          `Version ${dl.version} waits for the ${dl.inFlight ?? 'running'} request(s) in flight to finish; it is ready once the last one has.`,
+        );
       if (dl?.state !== 'ready') throw new BridgeError('not_ready', 'Download the new version first; nothing verified is waiting to be installed.');
       // The agent never installs or restarts itself: the owner runs the one command, at a moment they choose.
-      throw new BridgeError('not_supported', dl.command ? `The agent does not install itself. In a terminal, run: ${dl.command} — then restart the agent.` : `The app does not install this file itself yet. Quit the app, then install ${dl.file} (version ${dl.version}, verified) as you installed the app.`);
+      throw new BridgeError(
+        'not_supported',
+        dl.command
+          ? `The agent does not install itself. In a terminal, run: ${dl.command} — then restart the agent.`
+          : `The app does not install this file itself yet. Quit the app, then install ${dl.file} (version ${dl.version}, verified) as you installed the app.`,
+      );
     },
     'app.info': () => appInfo(d.snapshot().version, d.mode),
     // Browser sessions live in the console server, which answers these itself; the desktop app has none.

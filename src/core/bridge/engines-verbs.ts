@@ -23,7 +23,10 @@ export function engineVerbs(d: EngineVerbDeps): Verbs<EngineChannel> {
   const { models, registry } = d.engines;
   /** Adds an engine endpoint the owner named and probes it (at once, or when the owner approved it). */
   const addEndpoint = async (base: string, model: string | undefined) => {
-    d.settings.update((s) => ({ ...s, extraEndpoints: [...(s.extraEndpoints ?? []).filter((e) => e.url !== base), { url: base, ...(model ? { model } : {}) }] }));
+    d.settings.update((s) => ({
+      ...s,
+      extraEndpoints: [...(s.extraEndpoints ?? []).filter((e) => e.url !== base), { url: base, ...(model ? { model } : {}) }],
+    }));
     await models.rescan([base]);
     // The owner named the model to serve from it: switch it on when the engine offers it.
     if (model && registry.get(model)) {
@@ -49,7 +52,11 @@ export function engineVerbs(d: EngineVerbDeps): Verbs<EngineChannel> {
       const host = new URL(base).hostname;
       const where = await classifyHost(host);
       if (where === 'refused') {
-        throw new BridgeError('address_refused', `${host} is a link-local, cloud-metadata or unspecified address; no engine is added there. Use the engine's address on this machine (127.0.0.1) or your network.`, 'url');
+        throw new BridgeError(
+          'address_refused',
+          `${host} is a link-local, cloud-metadata or unspecified address; no engine is added there. Use the engine's address on this machine (127.0.0.1) or your network.`,
+          'url',
+        );
       }
       const add = () => addEndpoint(base, model);
       if (where === 'public') {
@@ -63,7 +70,11 @@ export function engineVerbs(d: EngineVerbDeps): Verbs<EngineChannel> {
       const key = endpointKey(url.trim());
       const added = d.settings.get().extraEndpoints ?? [];
       if (!added.some((e) => endpointKey(e.url) === key)) {
-        throw new BridgeError('not_found', `${key} was not added in the console, so it cannot be removed here. Addresses from config.toml (EngineHosts) or models.json are removed there.`, 'url');
+        throw new BridgeError(
+          'not_found',
+          `${key} was not added in the console, so it cannot be removed here. Addresses from config.toml (EngineHosts) or models.json are removed there.`,
+          'url',
+        );
       }
       d.settings.update((s) => ({ ...s, extraEndpoints: (s.extraEndpoints ?? []).filter((e) => endpointKey(e.url) !== key) }));
       models.forget(key);

@@ -50,7 +50,12 @@ export class BridgeHandlers {
     const { settings } = values;
     this.table = {
       ...fleetVerbs(d.fleet, d.log, (name, grant) =>
-        owner.requireOwner('fleet_token', name, grant, `Create the fleet token "${name}": whoever holds it can read this rig's figures (models, requests, earnings) until you revoke it.`),
+        owner.requireOwner(
+          'fleet_token',
+          name,
+          grant,
+          `Create the fleet token "${name}": whoever holds it can read this rig's figures (models, requests, earnings) until you revoke it.`,
+        ),
       ),
       ...modelVerbs({ engines, settings, models: () => snapshot().models }),
       ...engineVerbs({ engines, settings, owner, env: values.env }),
@@ -67,7 +72,12 @@ export class BridgeHandlers {
       ...gatewayKeyVerbs({ keys: serving.gatewayKeys, owner, changed }),
       ...usageVerbs({ ledger: accounting.ledger, earnings: accounting.earnings, changed }),
       ...accountVerbs({ values, owner, refreshStatus: () => serving.providerGate.check(), changed }),
-      ...networkVerbs({ ledger: accounting.ledger, serviceUrl: () => values.serviceUrl(), providerKey: () => values.providerKey(), announced: () => engines.announced() }),
+      ...networkVerbs({
+        ledger: accounting.ledger,
+        serviceUrl: () => values.serviceUrl(),
+        providerKey: () => values.providerKey(),
+        announced: () => engines.announced(),
+      }),
       ...consoleVerbs({
         mode: d.mode,
         log: d.log,

@@ -85,8 +85,18 @@ export function managedVerbs(d: ManagedVerbDeps): Verbs<ManagedChannel> {
       const ep = m?.endpoints[0];
       if (!m || !ep) throw new BridgeError('not_found', `No engine here serves ${model}: start its engine (or Rescan), then pick again.`, 'model');
       const ids = d.catalogueIds();
-      if (!ids) throw new BridgeError('refused', 'The network\'s catalogue has not been read, so it cannot be checked that it routes this id. Check the network address in Settings, then try again.', 'networkId');
-      if (!ids.includes(networkId)) throw new BridgeError('invalid_args', `${networkId} is not in the network's catalogue: the network would not route it. Pick one of its ids.`, 'networkId');
+      if (!ids)
+        throw new BridgeError(
+          'refused',
+          "The network's catalogue has not been read, so it cannot be checked that it routes this id. Check the network address in Settings, then try again.",
+          'networkId',
+        );
+      if (!ids.includes(networkId))
+        throw new BridgeError(
+          'invalid_args',
+          `${networkId} is not in the network's catalogue: the network would not route it. Pick one of its ids.`,
+          'networkId',
+        );
       const modelsJson = d.serveAs(networkId, ep.url, ep.localModel ?? m.id);
       return { models: d.models(), modelsJson };
     },
@@ -102,8 +112,10 @@ export function managedVerbs(d: ManagedVerbDeps): Verbs<ManagedChannel> {
     // The signature names the finding the owner saw: a confirmation never covers a finding made since.
     'models.confirmMapping': ({ model, signature }) => {
       const f = registry.mappingOf(model);
-      if (!f || f.code === 'mapping_unchecked') throw new BridgeError('not_found', `Nothing holds ${model} back: its engine's report does not contradict it.`, 'model');
-      if (f.signature !== signature) throw new BridgeError('refused', `What the engine reports for ${model} changed since you looked: check it again before confirming.`, 'signature');
+      if (!f || f.code === 'mapping_unchecked')
+        throw new BridgeError('not_found', `Nothing holds ${model} back: its engine's report does not contradict it.`, 'model');
+      if (f.signature !== signature)
+        throw new BridgeError('refused', `What the engine reports for ${model} changed since you looked: check it again before confirming.`, 'signature');
       d.settings.update((s) => ({ ...s, models: { ...s.models, [model]: { ...s.models?.[model], confirmedMapping: signature } } }));
       d.engines.models.rebuild();
       return d.models();
@@ -116,13 +128,15 @@ export function managedVerbs(d: ManagedVerbDeps): Verbs<ManagedChannel> {
         const weights = a.weights ?? downloadedWeights(downloads.modelsDir, a.id, backend);
         await managed.serve(parseServeSpec({ ...a, backend, ...(weights ? { weights } : {}), args: [], addedAt: Date.now() }));
       } catch (e) {
-        if (e instanceof ServeError) throw new BridgeError('invalid_args', e.message, e.code === 'bad_gpus' ? 'gpus' : e.code.startsWith('weights') ? 'weights' : 'id');
+        if (e instanceof ServeError)
+          throw new BridgeError('invalid_args', e.message, e.code === 'bad_gpus' ? 'gpus' : e.code.startsWith('weights') ? 'weights' : 'id');
         throw e;
       }
       return managed.view();
     },
     'managed.stop': async ({ id }) => {
-      if (!(await managed.remove(id))) throw new BridgeError('not_found', `This agent does not run ${id}: nothing was stopped. Engines it did not start are never stopped from here.`, 'id');
+      if (!(await managed.remove(id)))
+        throw new BridgeError('not_found', `This agent does not run ${id}: nothing was stopped. Engines it did not start are never stopped from here.`, 'id');
       return managed.view();
     },
   };

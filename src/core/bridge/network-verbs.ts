@@ -10,7 +10,12 @@ import type { Verbs } from './verbs';
 
 const SPAN_MS: Record<EarningsSpan, number> = { '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 };
 
-export function networkVerbs(d: { ledger: Ledger | undefined; serviceUrl: () => string; providerKey: () => string; announced: () => string[] }): Verbs<'network.records'> {
+export function networkVerbs(d: {
+  ledger: Ledger | undefined;
+  serviceUrl: () => string;
+  providerKey: () => string;
+  announced: () => string[];
+}): Verbs<'network.records'> {
   const reader = new ModelDetailsReader({ serviceUrl: d.serviceUrl, providerKey: d.providerKey });
   return {
     'network.records': async ({ span }): Promise<NetworkRecordsView> => {
@@ -50,7 +55,13 @@ export function networkVerbs(d: { ledger: Ledger | undefined; serviceUrl: () => 
           ? {
               ok: true,
               currency: settled.value.currency,
-              points: settled.value.points.map((p) => ({ at: p.at, usd: p.usd, payAsYouGoUsd: p.payAsYouGoUsd, subscriptionUsd: p.subscriptionUsd, requests: p.requests })),
+              points: settled.value.points.map((p) => ({
+                at: p.at,
+                usd: p.usd,
+                payAsYouGoUsd: p.payAsYouGoUsd,
+                subscriptionUsd: p.subscriptionUsd,
+                requests: p.requests,
+              })),
               totalUsd: settled.value.totalUsd,
               payAsYouGoUsd: settled.value.payAsYouGoUsd,
               subscriptionUsd: settled.value.subscriptionUsd,

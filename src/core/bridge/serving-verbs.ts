@@ -4,7 +4,10 @@ import type { Engines } from '../engines/engines';
 import type { Serving } from '../serving/serving';
 import type { Verbs } from './verbs';
 
-export function servingVerbs(d: { engines: Pick<Engines, 'pause'>; serving: Pick<Serving, 'link' | 'providerGate' | 'notices'> }): Verbs<'serving.pause' | 'serving.resume' | 'link.retry' | 'providerStatus.refresh' | 'notices.list'> {
+export function servingVerbs(d: {
+  engines: Pick<Engines, 'pause'>;
+  serving: Pick<Serving, 'link' | 'providerGate' | 'notices'>;
+}): Verbs<'serving.pause' | 'serving.resume' | 'link.retry' | 'providerStatus.refresh' | 'notices.list'> {
   const { pause } = d.engines;
   const { link } = d.serving;
   return {

@@ -66,7 +66,10 @@ function diskProblem(p: SnapshotSources): { code: 'disk_full' | 'disk_read_only'
 export const RECENT_WINDOW_MS = 30 * 60_000;
 
 /** Each model as catalogue matching sees it: its id, whether models.json names it, the engine's own name and report. */
-export function catalogueSubjects(registry: ModelRegistry, engines: EngineInfo[]): Array<{ id: string; explicit: boolean; localName?: string; meta?: EngineModelMeta }> {
+export function catalogueSubjects(
+  registry: ModelRegistry,
+  engines: EngineInfo[],
+): Array<{ id: string; explicit: boolean; localName?: string; meta?: EngineModelMeta }> {
   return registry.all().map((m) => {
     const ep = m.endpoints[0];
     const name = ep?.localModel ?? m.id;

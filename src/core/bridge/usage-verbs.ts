@@ -37,7 +37,8 @@ function prices(ledger: Ledger | undefined): PricesView {
 export function usageVerbs(d: { ledger: Ledger | undefined; earnings: EarningsService; changed: () => void }): Verbs<UsageChannel> {
   const { ledger, earnings } = d;
   return {
-    'usage.report': ({ from, to, bucket }): UsageReport => ledger?.report(from, to, bucket) ?? { from, to, totals: EMPTY_TOTALS, buckets: [], perModel: [], errorRate: 0 },
+    'usage.report': ({ from, to, bucket }): UsageReport =>
+      ledger?.report(from, to, bucket) ?? { from, to, totals: EMPTY_TOTALS, buckets: [], perModel: [], errorRate: 0 },
     'usage.exportCsv': ({ from, to }) => {
       if (!ledger) throw new BridgeError('unavailable', 'The usage history is unavailable right now (see Logs).');
       return ledger.exportCsv(from, to);
@@ -45,7 +46,8 @@ export function usageVerbs(d: { ledger: Ledger | undefined; earnings: EarningsSe
     'usage.model': ({ model, hours }: { model: string; hours: number }) => modelReport(ledger, model, hours),
     // The rails' decisions (rail_events): time paused/throttled by cause over the range, the latest 20.
     'usage.rails': ({ from, to }): RailsView => {
-      if (!ledger) return { summary: { from, to, pausedMs: 0, pausedByCause: {}, throttledMs: 0, throttledByCause: {}, openPause: [], openThrottle: [] }, recent: [] };
+      if (!ledger)
+        return { summary: { from, to, pausedMs: 0, pausedByCause: {}, throttledMs: 0, throttledByCause: {}, openPause: [], openThrottle: [] }, recent: [] };
       try {
         return { summary: ledger.railSummary(from, to), recent: ledger.recentRails(20) };
       } catch (e) {
@@ -57,11 +59,14 @@ export function usageVerbs(d: { ledger: Ledger | undefined; earnings: EarningsSe
     'earnings.setElectricity': ({ perKwh, currency, usdPerUnit }) => {
       if (!ledger) throw new BridgeError('unavailable', 'The usage history is unavailable right now (see Logs), so the electricity price cannot be saved.');
       const cur = currency ?? 'USD';
-      if (perKwh !== null && cur !== 'USD' && usdPerUnit === undefined) throw new BridgeError('invalid_args', `Give the value of 1 ${cur} in USD too, so power cost and earnings (paid in USD) can be compared.`);
+      if (perKwh !== null && cur !== 'USD' && usdPerUnit === undefined)
+        throw new BridgeError('invalid_args', `Give the value of 1 ${cur} in USD too, so power cost and earnings (paid in USD) can be compared.`);
       try {
         ledger.setElectricityPrice(perKwh === null ? null : { perKwh, currency: cur, usdPerUnit: cur === 'USD' ? 1 : (usdPerUnit ?? 1) });
       } catch (e) {
-        throw e instanceof LedgerValueError ? new BridgeError('invalid_args', e.message, e.field) : new BridgeError('failed', `The electricity price could not be saved: ${(e as Error).message}`);
+        throw e instanceof LedgerValueError
+          ? new BridgeError('invalid_args', e.message, e.field)
+          : new BridgeError('failed', `The electricity price could not be saved: ${(e as Error).message}`);
       }
       d.changed();
       return earnings.overview();

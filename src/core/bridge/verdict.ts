@@ -74,24 +74,51 @@ function stopped(i: VerdictInputs): VerdictReason | undefined {
   if (!i.hasKey) return r('no_key', 'No provider key yet, so the agent cannot join the network.', 'Paste your provider key in Settings.');
   const ps = i.providerStatus;
   if (i.link.state === 'auth_failed' || ps?.state === 'invalid_key') {
-    return r('key_refused', 'The network refused your provider key: nothing is served.', 'Copy the key again from your Swan Inference provider page into Settings, and check the network there.');
+    return r(
+      'key_refused',
+      'The network refused your provider key: nothing is served.',
+      'Copy the key again from your Swan Inference provider page into Settings, and check the network there.',
+    );
   }
-  if (!i.hubEnabled) return r('hub_disabled', 'Connecting to the network is switched off ([Inference] Enable = false in config.toml).', 'Set Enable = true in config.toml and restart the agent.');
+  if (!i.hubEnabled)
+    return r(
+      'hub_disabled',
+      'Connecting to the network is switched off ([Inference] Enable = false in config.toml).',
+      'Set Enable = true in config.toml and restart the agent.',
+    );
   if (ps?.state === 'waiting') {
     const where = ps.stepLabel ? ` (${ps.stepLabel}${ps.step && ps.totalSteps ? `, step ${ps.step} of ${ps.totalSteps}` : ''})` : '';
-    return r('awaiting_approval', `The platform has not approved this provider yet${where}: the agent connects once it is.`, ps.nextSteps[0] ?? 'Request approval on your provider page; the agent checks again every minute.');
+    return r(
+      'awaiting_approval',
+      `The platform has not approved this provider yet${where}: the agent connects once it is.`,
+      ps.nextSteps[0] ?? 'Request approval on your provider page; the agent checks again every minute.',
+    );
   }
   if (i.link.state === 'connecting' || i.link.state === 'registering' || (i.link.state === 'idle' && ps?.state === 'checking')) {
     return r('connecting', 'Connecting to the network…');
   }
   if (i.link.state !== 'connected') {
-    return r('link_down', `Not connected to the network${i.link.reason ? `: ${i.link.reason}` : ''}.`, 'The agent retries by itself; if this lasts, check this machine\'s connection and the network in Settings.');
+    return r(
+      'link_down',
+      `Not connected to the network${i.link.reason ? `: ${i.link.reason}` : ''}.`,
+      "The agent retries by itself; if this lasts, check this machine's connection and the network in Settings.",
+    );
   }
-  if (i.pause.paused) return r('paused', `Serving is paused${i.pause.reason ? `: ${i.pause.reason}` : ''}. The network sends no requests.`, 'Resume on the Dashboard or from the tray.');
+  if (i.pause.paused)
+    return r(
+      'paused',
+      `Serving is paused${i.pause.reason ? `: ${i.pause.reason}` : ''}. The network sends no requests.`,
+      'Resume on the Dashboard or from the tray.',
+    );
   if (i.models.length === 0) {
-    return r('nothing_to_serve', 'No model to serve: no engine was found and models.json names none.', 'Start an engine (Ollama, llama.cpp, vLLM, LM Studio…) and press Rescan, or add its address under Engines & models.');
+    return r(
+      'nothing_to_serve',
+      'No model to serve: no engine was found and models.json names none.',
+      'Start an engine (Ollama, llama.cpp, vLLM, LM Studio…) and press Rescan, or add its address under Engines & models.',
+    );
   }
-  if (!i.models.some((m) => m.enabled && m.endpoints.length > 0)) return r('none_switched_on', 'Every model is switched off: nothing is served.', 'Switch a model on under Engines & models.');
+  if (!i.models.some((m) => m.enabled && m.endpoints.length > 0))
+    return r('none_switched_on', 'Every model is switched off: nothing is served.', 'Switch a model on under Engines & models.');
   return undefined;
 }
 
@@ -103,7 +130,13 @@ function health(served: VerdictInputs['models']): VerdictReason[] {
     const ep = m.endpoints.find((e) => e.health === m.health) ?? m.endpoints[0];
     const why = ep?.lastError ? `: ${ep.lastError}` : '';
     if (m.health === 'degraded') {
-      out.push({ code: 'model_degraded', state: 'degraded', models: [m.id], text: `${m.id} answers with errors${why}.`, next: 'See Logs; it is taken out of service if this goes on.' });
+      out.push({
+        code: 'model_degraded',
+        state: 'degraded',
+        models: [m.id],
+        text: `${m.id} answers with errors${why}.`,
+        next: 'See Logs; it is taken out of service if this goes on.',
+      });
     } else if (ep?.condition === 'down') {
       out.push({
         code: 'engine_down',
@@ -136,10 +169,14 @@ function routing(i: VerdictInputs, answering: string[]): { reasons: VerdictReaso
       code: 'routing_unknown',
       state: 'unknown',
       models: answering,
-      text: cat?.state === 'error'
-        ? `The network's catalogue could not be read (${cat.error ?? 'no answer'}): whether it routes requests to ${list(answering)} is not known.`
-        : `The network's catalogue has not been read yet: whether it routes requests to ${list(answering)} is not known.`,
-      next: cat?.state === 'error' ? `Check the network's API address (ServiceURL) in Settings: ${cat.url} should list the catalogue; the agent reads it again every 30 minutes.` : 'Wait a moment: the agent reads the catalogue when it starts.',
+      text:
+        cat?.state === 'error'
+          ? `The network's catalogue could not be read (${cat.error ?? 'no answer'}): whether it routes requests to ${list(answering)} is not known.`
+          : `The network's catalogue has not been read yet: whether it routes requests to ${list(answering)} is not known.`,
+      next:
+        cat?.state === 'error'
+          ? `Check the network's API address (ServiceURL) in Settings: ${cat.url} should list the catalogue; the agent reads it again every 30 minutes.`
+          : 'Wait a moment: the agent reads the catalogue when it starts.',
     });
   } else if (cat && cat.fetchedAt !== undefined) {
     const missing = answering.filter((id) => cat.models[id]?.known === false);
@@ -152,7 +189,7 @@ function routing(i: VerdictInputs, answering: string[]): { reasons: VerdictReaso
         text: `${list(missing)} ${missing.length === 1 ? 'is' : 'are'} not in the network's catalogue: the network sends ${them(missing)} no requests.`,
         next: matched.length
           ? `Serve ${matched.map(([id, to]) => `${id} as ${to}`).join(', ')}: Engines & models has the models.json line.`
-          : 'Serve a model the catalogue lists under its catalogue id (models.json maps an engine\'s name to it); Engines & models shows the catalogue.',
+          : "Serve a model the catalogue lists under its catalogue id (models.json maps an engine's name to it); Engines & models shows the catalogue.",
       });
       for (const id of missing) unroutable.add(id);
     }
@@ -166,7 +203,7 @@ function routing(i: VerdictInputs, answering: string[]): { reasons: VerdictReaso
         state: 'not_routable',
         models: refused,
         text: `The hub did not register ${list(refused)}: it sends ${them(refused)} no requests.`,
-        next: 'See the hub\'s notices on the Dashboard and the Logs for why.',
+        next: "See the hub's notices on the Dashboard and the Logs for why.",
       });
       for (const id of refused) unroutable.add(id);
     }
@@ -184,7 +221,7 @@ function pricing(i: VerdictInputs, routable: string[]): VerdictReason | undefine
       state: 'unknown',
       models: routable,
       text: `The network's price list could not be read${p?.error ? ` (${p.error})` : ''}: whether requests for ${list(routable)} are paid is not known.`,
-      next: 'Check the network\'s API address (ServiceURL) in Settings; the agent reads the price list again within a minute.',
+      next: "Check the network's API address (ServiceURL) in Settings; the agent reads the price list again within a minute.",
     };
   }
   const priced = new Set(p.priced);
@@ -208,11 +245,23 @@ function notices(i: VerdictInputs, routable: string[]): VerdictReason[] {
   const withheld = recent.find((n) => /withh(e|o)ld/.test(n.event) && (!n.modelId || routable.includes(n.modelId)));
   if (withheld && routable.length) {
     const models = withheld.modelId ? [withheld.modelId] : routable;
-    out.push({ code: 'traffic_withheld', state: 'not_routable', models, text: `The network says it withholds traffic from ${withheld.modelId ?? 'this provider'}: ${withheld.message}`, next: 'See the notice on the Dashboard for why; the hub sends requests again once it is resolved.' });
+    out.push({
+      code: 'traffic_withheld',
+      state: 'not_routable',
+      models,
+      text: `The network says it withholds traffic from ${withheld.modelId ?? 'this provider'}: ${withheld.message}`,
+      next: 'See the notice on the Dashboard for why; the hub sends requests again once it is resolved.',
+    });
   }
   const reputation = recent.find((n) => /reputation/.test(n.event));
   if (reputation && routable.length) {
-    out.push({ code: 'reputation_low', state: 'not_routable', ...(reputation.modelId ? { models: [reputation.modelId] } : {}), text: `The network lowered this provider's reputation, so it sends fewer requests: ${reputation.message}`, next: 'Keep the models healthy and answering (failed and slow requests lower it); see the notice on the Dashboard.' });
+    out.push({
+      code: 'reputation_low',
+      state: 'not_routable',
+      ...(reputation.modelId ? { models: [reputation.modelId] } : {}),
+      text: `The network lowered this provider's reputation, so it sends fewer requests: ${reputation.message}`,
+      next: 'Keep the models healthy and answering (failed and slow requests lower it); see the notice on the Dashboard.',
+    });
   }
   return out;
 }
@@ -247,7 +296,10 @@ function earning(i: VerdictInputs): VerdictReason | undefined {
       code: 'earnings_disabled',
       state: 'not_earning',
       text: 'Earnings are not enabled for this provider: requests are served, but not paid.',
-      next: ps?.nextSteps[0] ?? ps?.warning ?? 'Earnings are enabled by Swan Inference once the provider is approved and active: check its status on your provider page, or ask Swan Inference support.',
+      next:
+        ps?.nextSteps[0] ??
+        ps?.warning ??
+        'Earnings are enabled by Swan Inference once the provider is approved and active: check its status on your provider page, or ask Swan Inference support.',
     };
   }
   return undefined;
@@ -262,7 +314,9 @@ function disk(i: VerdictInputs): VerdictReason[] {
       code: i.disk.code,
       state: 'degraded',
       text: `The disk holding ${i.disk.file} is ${full ? 'full' : 'read-only'}: usage records wait in memory until it can be written.`,
-      next: full ? 'Free some space on that disk; the held records are written by themselves within seconds.' : 'Make that disk writable again (a disk the system set read-only after errors needs a check and a remount).',
+      next: full
+        ? 'Free some space on that disk; the held records are written by themselves within seconds.'
+        : 'Make that disk writable again (a disk the system set read-only after errors needs a check and a remount).',
     },
   ];
 }
@@ -292,7 +346,14 @@ const LABEL: Partial<Record<VerdictCode, string>> = {
   disk_full: 'Disk full',
   disk_read_only: 'Disk read-only',
 };
-const STATE_LABEL: Record<VerdictState, string> = { stopped: 'Stopped', degraded: 'Degraded', not_routable: 'Not routed', unknown: 'Not confirmed', not_earning: 'Not earning', serving: 'Serving' };
+const STATE_LABEL: Record<VerdictState, string> = {
+  stopped: 'Stopped',
+  degraded: 'Degraded',
+  not_routable: 'Not routed',
+  unknown: 'Not confirmed',
+  not_earning: 'Not earning',
+  serving: 'Serving',
+};
 
 /** Models self-healing withdrew from the hub (their probes or requests kept failing): not routed until a probe passes. */
 function withdrawals(served: VerdictInputs['models'], route: { reasons: VerdictReason[]; unroutable: Set<string> }): void {
@@ -328,7 +389,12 @@ export function machineChecks(c: MachineChecks | undefined, routable: string[]):
   const d = c?.disk;
   if (d && d.totalBytes > 0 && (d.freeBytes < DISK_FLOOR_BYTES || d.freeBytes / d.totalBytes < DISK_FLOOR_SHARE)) {
     const gb = (d.freeBytes / 1024 ** 3).toFixed(1);
-    out.push({ code: 'disk_nearly_full', state: 'degraded', text: `The disk under ${d.path} is nearly full (${gb} GB free): the ledger and the logs cannot grow.`, next: 'Free space on that disk (old logs, unused models), or move the home to a larger disk.' });
+    out.push({
+      code: 'disk_nearly_full',
+      state: 'degraded',
+      text: `The disk under ${d.path} is nearly full (${gb} GB free): the ledger and the logs cannot grow.`,
+      next: 'Free space on that disk (old logs, unused models), or move the home to a larger disk.',
+    });
   }
   const t = c?.traffic;
   if (t && routable.length > 0 && t.hubRequests === 0 && t.now - t.connectedSince >= NO_TRAFFIC_AFTER_MS) {
@@ -361,11 +427,27 @@ export function verdictOf(i: VerdictInputs): Verdict {
   const routingKnown = !route.reasons.some((r) => r.code === 'routing_unknown');
   const price = routingKnown ? pricing(i, routable) : undefined;
   const pay = earning(i);
-  const reasons = [...ill, ...disk(i), ...route.reasons, ...(mapping ? [mapping] : []), ...said, ...(price ? [price] : []), ...(pay && routable.length ? [pay] : []), ...machineChecks(i.checks, routable)].sort((a, b) => ORDER.indexOf(a.state) - ORDER.indexOf(b.state));
+  const reasons = [
+    ...ill,
+    ...disk(i),
+    ...route.reasons,
+    ...(mapping ? [mapping] : []),
+    ...said,
+    ...(price ? [price] : []),
+    ...(pay && routable.length ? [pay] : []),
+    ...machineChecks(i.checks, routable),
+  ].sort((a, b) => ORDER.indexOf(a.state) - ORDER.indexOf(b.state));
   const worst = reasons[0];
   if (!worst) {
     const n = served.length;
-    return { state: 'serving', tone: 'ok', label: 'Serving', headline: `Serving ${n} ${n === 1 ? 'model' : 'models'} to ${i.networkName ?? 'the Swan network'}: routed and earning.`, reasons: [], routable };
+    return {
+      state: 'serving',
+      tone: 'ok',
+      label: 'Serving',
+      headline: `Serving ${n} ${n === 1 ? 'model' : 'models'} to ${i.networkName ?? 'the Swan network'}: routed and earning.`,
+      reasons: [],
+      routable,
+    };
   }
   const label = LABEL[worst.code] ?? STATE_LABEL[worst.state];
   // Nothing routed at all is bad; a part of the set missing, or a fact not known, is a warning.

@@ -15,7 +15,8 @@ export interface ConfigTomlWatch {
 }
 
 /** What one read of an edited config.toml did: its settings by their names in the file (`Agent.OwnerAddr`). */
-export type ConfigReload = { result: 'unchanged' } | { result: 'refused'; error: ConfigError } | { result: 'changed'; applied: string[]; restartNeeded: string[] };
+export type ConfigReload =
+  { result: 'unchanged' } | { result: 'refused'; error: ConfigError } | { result: 'changed'; applied: string[]; restartNeeded: string[] };
 
 /**
  * Settings the agent reads from the config each time it uses them, so an edit applies at once: the node name
@@ -81,7 +82,8 @@ export function changedSettings(from: ProviderConfig, to: ProviderConfig): strin
   const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
   for (const key of ['nodeName', 'enable', 'serviceUrl', 'webSocketUrl', 'apiKey', 'models'] as const) if (!same(from[key], to[key])) out.push(key);
   for (const key of Object.keys(to.agent) as Array<keyof ProviderConfig['agent']>) if (!same(from.agent[key], to.agent[key])) out.push(`agent.${key}`);
-  for (const key of Object.keys(to.gateway) as Array<keyof ProviderConfig['gateway']>) if (!same(from.gateway[key], to.gateway[key])) out.push(`gateway.${key}`);
+  for (const key of Object.keys(to.gateway) as Array<keyof ProviderConfig['gateway']>)
+    if (!same(from.gateway[key], to.gateway[key])) out.push(`gateway.${key}`);
   return out;
 }
 
@@ -123,10 +125,13 @@ export function watchConfigToml(config: ProviderConfig, env: NodeJS.ProcessEnv, 
     const names = (keys: string[]): string[] => [...new Set(keys.map(settingName))];
     if (applied.length) log.info(`config.toml changed: ${names(applied).join(', ')} applied.`, { code: 'config_applied', settings: names(applied) });
     if (restart.length) {
-      log.warn(`config.toml changed: ${names(restart).join(', ')} take effect after a restart; restart the agent to apply ${restart.length === 1 ? 'it' : 'them'}. The running agent keeps the values it started with.`, {
-        code: 'config_restart_needed',
-        settings: names(restart),
-      });
+      log.warn(
+        `config.toml changed: ${names(restart).join(', ')} take effect after a restart; restart the agent to apply ${restart.length === 1 ? 'it' : 'them'}. The running agent keeps the values it started with.`,
+        {
+          code: 'config_restart_needed',
+          settings: names(restart),
+        },
+      );
     }
     if (applied.length) onApplied(names(applied));
     return { result: 'changed', applied: names(applied), restartNeeded: names(restart) };

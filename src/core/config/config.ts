@@ -46,7 +46,10 @@ const seconds = z.number().positive().max(86_400);
 
 const tomlSchema = z
   .object({
-    API: z.object({ NodeName: z.string().max(128).optional() }).passthrough().optional(),
+    API: z
+      .object({ NodeName: z.string().max(128).optional() })
+      .passthrough()
+      .optional(),
     Inference: z
       .object({
         Enable: z.boolean().optional(),
@@ -97,7 +100,10 @@ const tomlSchema = z
         GpuTemperatureCeilingC: z.number().min(0).max(110).optional(),
         /** Guard rails: the same for a GPU's power draw in watts (0: off). */
         GpuPowerCeilingW: z.number().min(0).max(2000).optional(),
-        OwnerAddr: z.string().regex(/^(0x[0-9a-fA-F]{40})?$/, 'must be a 0x-prefixed 40-hex-digit address, or empty').optional(),
+        OwnerAddr: z
+          .string()
+          .regex(/^(0x[0-9a-fA-F]{40})?$/, 'must be a 0x-prefixed 40-hex-digit address, or empty')
+          .optional(),
       })
       .strict()
       .optional(),
@@ -230,7 +236,12 @@ export function readModelsJson(file: string): Record<string, ModelEntry> {
     throw new ConfigError('json_syntax', file, line, `not valid JSON (${(e as Error).message}). Fix the syntax or delete the file.`);
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new ConfigError('models_not_object', file, 1, 'must be a JSON object mapping each model id to its entry, for example {"my-model": {"endpoint": "http://127.0.0.1:8000"}}.');
+    throw new ConfigError(
+      'models_not_object',
+      file,
+      1,
+      'must be a JSON object mapping each model id to its entry, for example {"my-model": {"endpoint": "http://127.0.0.1:8000"}}.',
+    );
   }
   const parsed = z.record(z.string(), modelEntry).safeParse(raw);
   if (!parsed.success) {
@@ -244,7 +255,13 @@ export function readModelsJson(file: string): Record<string, ModelEntry> {
     const pos = at ? at.index + (fieldAt?.index ?? 0) : undefined;
     const line = pos !== undefined ? text.slice(0, pos).split('\n').length : undefined;
     const setting = [model, ...(i?.path.slice(1) ?? [])].map(String).join('.');
-    throw new ConfigError('invalid_model_entry', file, line, `model "${model}": ${i?.path.slice(1).join('.') || 'entry'} ${i?.message}. Each model needs at least {"endpoint": "http://127.0.0.1:8000"}.`, setting);
+    throw new ConfigError(
+      'invalid_model_entry',
+      file,
+      line,
+      `model "${model}": ${i?.path.slice(1).join('.') || 'entry'} ${i?.message}. Each model needs at least {"endpoint": "http://127.0.0.1:8000"}.`,
+      setting,
+    );
   }
   return parsed.data;
 }
@@ -268,7 +285,12 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (e) {
-    throw new ConfigError('unreadable', file, undefined, `cannot read the file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}). Run "swan-provider init" to create one.`);
+    throw new ConfigError(
+      'unreadable',
+      file,
+      undefined,
+      `cannot read the file (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}). Run "swan-provider init" to create one.`,
+    );
   }
   let raw: unknown;
   try {
@@ -308,9 +330,21 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
   }
   if (!/^wss?:\/\//.test(webSocketUrl)) {
     if (env.INFERENCE_WS_URL) {
-      throw new ConfigError('hub_url_scheme', file, undefined, `the environment variable INFERENCE_WS_URL ("${webSocketUrl}") must start with ws:// or wss://; fix or unset it`, 'INFERENCE_WS_URL');
+      throw new ConfigError(
+        'hub_url_scheme',
+        file,
+        undefined,
+        `the environment variable INFERENCE_WS_URL ("${webSocketUrl}") must start with ws:// or wss://; fix or unset it`,
+        'INFERENCE_WS_URL',
+      );
     }
-    throw new ConfigError('hub_url_scheme', file, lineOf(text, 'Inference', 'WebSocketURL'), `WebSocketURL "${webSocketUrl}" must start with ws:// or wss://`, 'Inference.WebSocketURL');
+    throw new ConfigError(
+      'hub_url_scheme',
+      file,
+      lineOf(text, 'Inference', 'WebSocketURL'),
+      `WebSocketURL "${webSocketUrl}" must start with ws:// or wss://`,
+      'Inference.WebSocketURL',
+    );
   }
   const listen = gw.Listen ?? '127.0.0.1:18080';
   const port = Number(/:(\d{1,5})$/.exec(listen)?.[1] ?? 0);

@@ -8,7 +8,12 @@ import { z } from 'zod';
 import { SharedJsonFile } from './shared-json-file';
 
 /** One stored credential: its name, the SHA-256 of the credential (hex), when it was made and last used. */
-export const storedCredential = z.object({ name: z.string(), hash: z.string().regex(/^[0-9a-f]{64}$/), createdAt: z.number(), lastUsedAt: z.number().optional() });
+export const storedCredential = z.object({
+  name: z.string(),
+  hash: z.string().regex(/^[0-9a-f]{64}$/),
+  createdAt: z.number(),
+  lastUsedAt: z.number().optional(),
+});
 export type StoredCredential = z.infer<typeof storedCredential>;
 
 /** Letters, digits, dot, dash or underscore, 1 to 64. */

@@ -12,7 +12,11 @@ export function ensureConfig(home: string, log: Logger): string {
   const configPath = homePath(home, 'config');
   if (fs.existsSync(configPath)) return configPath;
   fs.mkdirSync(home, { recursive: true, mode: DIR_MODE });
-  const name = os.hostname().replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 64) || 'my-provider';
+  const name =
+    os
+      .hostname()
+      .replace(/[^A-Za-z0-9_.-]/g, '-')
+      .slice(0, 64) || 'my-provider';
   fs.writeFileSync(configPath, configTemplate(name), { flag: 'wx', mode: 0o600 });
   const modelsPath = homePath(home, 'models');
   if (!fs.existsSync(modelsPath)) fs.writeFileSync(modelsPath, '{}\n', { flag: 'wx', mode: 0o600 });

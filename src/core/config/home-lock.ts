@@ -67,14 +67,22 @@ function codeOf(err: unknown): string {
 export function homeWriteError(home: string, err: unknown): HomeLockError {
   const code = codeOf(err);
   if (code === 'EROFS') {
-    return new HomeLockError('home_read_only', `The home folder ${home} is on a read-only disk: the agent keeps its ledger, log and identity there. Make the disk writable, or start with another home (--home PATH or SWAN_HOME).`);
+    return new HomeLockError(
+      'home_read_only',
+      `The home folder ${home} is on a read-only disk: the agent keeps its ledger, log and identity there. Make the disk writable, or start with another home (--home PATH or SWAN_HOME).`,
+    );
   }
   const why = code === 'ENOSPC' ? 'the disk is full' : code === 'EACCES' || code === 'EPERM' ? 'this user may not write to it' : (err as Error).message;
-  return new HomeLockError('home_unwritable', `The home folder ${home} cannot be written (${why}). Fix that, or start with another home (--home PATH or SWAN_HOME).`);
+  return new HomeLockError(
+    'home_unwritable',
+    `The home folder ${home} cannot be written (${why}). Fix that, or start with another home (--home PATH or SWAN_HOME).`,
+  );
 }
 
 function inUse(home: string, holder: HomeHolder | undefined): HomeLockError {
-  const who = holder ? ` (pid ${holder.pid}${holder.host !== os.hostname() ? ` on ${holder.host}` : ''}${holder.console ? `, console ${holder.console}` : ''})` : '';
+  const who = holder
+    ? ` (pid ${holder.pid}${holder.host !== os.hostname() ? ` on ${holder.host}` : ''}${holder.console ? `, console ${holder.console}` : ''})`
+    : '';
   return new HomeLockError(
     'home_in_use',
     `Another agent is already running on the home ${home}${who}. Two agents on one home would share its node and its ledger: stop that one first, or give this one another home (--home PATH or SWAN_HOME).`,

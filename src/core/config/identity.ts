@@ -76,7 +76,12 @@ function parseKey(buf: Buffer, file: string): Buffer {
     if (/^[0-9a-fA-F]{64}$/.test(text)) raw = Buffer.from(text, 'hex');
   }
   const restore = 'Restore it from a backup; deleting it makes a new key, and the hub will see this machine as a different node.';
-  if (!raw) throw new IdentityError('key_malformed', file, `The node key ${file} is not a secp256k1 private key (expected 32 raw bytes or 64 hex characters, found ${buf.length} bytes). ${restore}`);
+  if (!raw)
+    throw new IdentityError(
+      'key_malformed',
+      file,
+      `The node key ${file} is not a secp256k1 private key (expected 32 raw bytes or 64 hex characters, found ${buf.length} bytes). ${restore}`,
+    );
   if (!validKey(raw)) throw new IdentityError('key_invalid', file, `The node key ${file} is not a valid secp256k1 private key. ${restore}`);
   return raw;
 }
@@ -86,7 +91,11 @@ function readKeyFile(file: string): Buffer {
   try {
     buf = fs.readFileSync(file);
   } catch (e) {
-    throw new IdentityError('key_unreadable', file, `The node key ${file} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}). Check its permissions.`);
+    throw new IdentityError(
+      'key_unreadable',
+      file,
+      `The node key ${file} cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}). Check its permissions.`,
+    );
   }
   return parseKey(buf, file);
 }
@@ -107,7 +116,11 @@ function deriveFromEd25519(pem: string, file: string): Buffer {
     if (key.asymmetricKeyType !== 'ed25519') throw new Error(`a ${key.asymmetricKeyType ?? 'unknown'} key`);
     der = key.export({ type: 'pkcs8', format: 'der' });
   } catch (e) {
-    throw new IdentityError('key_not_migratable', file, `The old node key ${file} cannot be migrated (${(e as Error).message}). Restore it from a backup, or move it away to start with a new node.`);
+    throw new IdentityError(
+      'key_not_migratable',
+      file,
+      `The old node key ${file} cannot be migrated (${(e as Error).message}). Restore it from a backup, or move it away to start with a new node.`,
+    );
   }
   for (let i = 0; ; i++) {
     const raw = crypto.createHash('sha256').update(`swan-provider node key v2 (from ed25519) #${i}\n`).update(der).digest();
@@ -167,7 +180,8 @@ export function loadOrCreateIdentity(home: string, env: NodeJS.ProcessEnv = proc
     if (writeKey(file, made.raw)) {
       writeOrigin(home, made.source, made.from);
       const id = nodeIdOf(made.raw);
-      if (made.source === 'computing-provider') notes.push(`reusing the Go computing-provider's node key from ${made.from} (node ${id.slice(0, 18)}…); copied to ${file}`);
+      if (made.source === 'computing-provider')
+        notes.push(`reusing the Go computing-provider's node key from ${made.from} (node ${id.slice(0, 18)}…); copied to ${file}`);
       if (made.source === 'migrated') notes.push(`migrated the Ed25519 node key to secp256k1 (the hub's form): new node ${id.slice(0, 18)}…`);
       if (made.source === 'generated') notes.push(`made a new node key ${file} (node ${id.slice(0, 18)}…)`);
       retireLegacy();

@@ -22,14 +22,17 @@ export interface NetworkStandIns {
 }
 
 const loopback = (protocols: string[]) =>
-  z.string().refine((s) => {
-    try {
-      const u = new URL(s);
-      return protocols.includes(u.protocol) && isLoopbackHost(u.hostname);
-    } catch {
-      return false;
-    }
-  }, `a ${protocols.join(' or ')} address on this machine (127.0.0.1, ::1 or localhost)`);
+  z.string().refine(
+    (s) => {
+      try {
+        const u = new URL(s);
+        return protocols.includes(u.protocol) && isLoopbackHost(u.hostname);
+      } catch {
+        return false;
+      }
+    },
+    `a ${protocols.join(' or ')} address on this machine (127.0.0.1, ::1 or localhost)`,
+  );
 
 const standIn = z.object({ hubUrl: loopback(['ws:', 'wss:']), serviceUrl: loopback(['http:', 'https:']) }).strict();
 const schema = z.object({ mainnet: standIn.optional(), testnet: standIn.optional() }).strict();
@@ -49,7 +52,9 @@ export function networkStandIns(env: NodeJS.ProcessEnv): NetworkStandIns {
     parsed = schema.parse(JSON.parse(raw));
   } catch (e) {
     const why = e instanceof z.ZodError ? e.issues.map((i) => `${i.path.join('.') || '(top)'}: ${i.message}`).join('; ') : (e as Error).message;
-    throw new Error(`${NETWORK_STAND_INS_ENV} is not valid (${why}). It is for tests only: {"mainnet": {"hubUrl": "ws://127.0.0.1:…", "serviceUrl": "http://127.0.0.1:…"}}; unset it to use the real networks.`);
+    throw new Error(
+      `${NETWORK_STAND_INS_ENV} is not valid (${why}). It is for tests only: {"mainnet": {"hubUrl": "ws://127.0.0.1:…", "serviceUrl": "http://127.0.0.1:…"}}; unset it to use the real networks.`,
+    );
   }
   const active = (Object.keys(parsed) as Named[]).flatMap((network) => (parsed[network] ? [{ network, ...parsed[network] }] : []));
   if (active.length === 0) return NONE;

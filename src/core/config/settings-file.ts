@@ -31,7 +31,12 @@ const stored = z
     extraEndpoints: z.array(z.object({ url: z.string(), model: z.string().optional() })),
     models: z.record(
       z.string(),
-      z.object({ enabled: z.boolean().optional(), maxConcurrent: z.number().int().optional(), maxQueue: z.number().int().optional(), confirmedMapping: z.string().max(2048).optional() }),
+      z.object({
+        enabled: z.boolean().optional(),
+        maxConcurrent: z.number().int().optional(),
+        maxQueue: z.number().int().optional(),
+        confirmedMapping: z.string().max(2048).optional(),
+      }),
     ),
   })
   .partial();

@@ -22,7 +22,6 @@ export const MAX_IN_FLIGHT = 64;
 
 export type ReplyMessage = { id: string | number | null; reply: InvokeReply<unknown> };
 
-
 function errorText(err: unknown): string {
   if (err instanceof Error) return err.message || err.name;
   return typeof err === 'string' ? err : 'The agent could not complete this request.';
@@ -35,7 +34,14 @@ export type LocalChannels = Partial<Record<InvokeChannel, (args: unknown) => unk
 export async function handleBridgeMessage(backend: BridgeBackend, raw: string, log?: Logger, local: LocalChannels = {}): Promise<ReplyMessage> {
   const read = readJson(raw, JSON_LIMITS.bridge);
   if (!read.ok) {
-    return { id: null, reply: { ok: false, code: 'malformed', error: read.code === 'not_json' ? 'The message is not valid JSON.' : `The message was refused unread: ${read.message}.` } };
+    return {
+      id: null,
+      reply: {
+        ok: false,
+        code: 'malformed',
+        error: read.code === 'not_json' ? 'The message is not valid JSON.' : `The message was refused unread: ${read.message}.`,
+      },
+    };
   }
   const data = read.value;
   const parsed = requestSchema.safeParse(data);

@@ -59,7 +59,14 @@ function send(res: ServerResponse, ctx: ConsoleRouteContext, status: number, bod
   res.end(JSON.stringify(body));
 }
 
-function refuse(res: ServerResponse, ctx: ConsoleRouteContext, status: number, code: FleetApiErrorCode, error: string, extra: Record<string, string> = {}): void {
+function refuse(
+  res: ServerResponse,
+  ctx: ConsoleRouteContext,
+  status: number,
+  code: FleetApiErrorCode,
+  error: string,
+  extra: Record<string, string> = {},
+): void {
   send(res, ctx, status, { code, error }, extra);
 }
 
@@ -75,20 +82,34 @@ export function fleetApiRoute(o: FleetApiOptions): ConsoleRoute {
     async handle(req, res, url, ctx) {
       await drain(req);
       if (url.searchParams.has('token') || url.searchParams.has('code')) {
-        return refuse(res, ctx, 400, 'token_in_url', 'Send the token in the Authorization header ("Authorization: Bearer …"), never in the address: addresses end up in logs and histories.');
+        return refuse(
+          res,
+          ctx,
+          400,
+          'token_in_url',
+          'Send the token in the Authorization header ("Authorization: Bearer …"), never in the address: addresses end up in logs and histories.',
+        );
       }
       const who = access(req, ctx);
       if (!who) {
-        return refuse(res, ctx, 401, 'unauthorized', 'A console token or a fleet token is needed, as "Authorization: Bearer <token>". Make a read-only one on this rig with `swan-provider fleet token create`.', {
-          'WWW-Authenticate': 'Bearer realm="swan-provider fleet"',
-        });
+        return refuse(
+          res,
+          ctx,
+          401,
+          'unauthorized',
+          'A console token or a fleet token is needed, as "Authorization: Bearer <token>". Make a read-only one on this rig with `swan-provider fleet token create`.',
+          {
+            'WWW-Authenticate': 'Bearer realm="swan-provider fleet"',
+          },
+        );
       }
       const route = url.pathname.slice(FLEET_API_PREFIX.length);
       const method = req.method ?? 'GET';
       try {
         if (route === 'console-link') {
           if (method !== 'POST') return refuse(res, ctx, 405, 'method_not_allowed', 'console-link takes POST.', { Allow: 'POST' });
-          if (who !== 'full') return refuse(res, ctx, 403, 'read_only', 'A fleet token reads this rig and nothing more; opening its console signed in takes the console token.');
+          if (who !== 'full')
+            return refuse(res, ctx, 403, 'read_only', 'A fleet token reads this rig and nothing more; opening its console signed in takes the console token.');
           return send(res, ctx, 200, { path: `/?code=${ctx.newCode()}` });
         }
         const reads: Record<string, () => Promise<unknown>> = {

@@ -11,7 +11,20 @@ import type { BridgeBackend } from '../../shared/bridge/transport';
 import type { BridgeEvent } from '../../shared/bridge/events';
 import { createEventBatcher, type EventBatcher } from '../../shared/batcher';
 import type { Logger } from '../base/log';
-import { allowedHosts, BRIDGE_PROTOCOL, ConsoleAuth, exposureWarning, hostAllowed, isLoopbackListen, newToken, offeredPageSecret, originAllowed, PAGE_FRAGMENT_PREFIX, PAGE_HEADER, sessionCookie } from './auth';
+import {
+  allowedHosts,
+  BRIDGE_PROTOCOL,
+  ConsoleAuth,
+  exposureWarning,
+  hostAllowed,
+  isLoopbackListen,
+  newToken,
+  offeredPageSecret,
+  originAllowed,
+  PAGE_FRAGMENT_PREFIX,
+  PAGE_HEADER,
+  sessionCookie,
+} from './auth';
 import { requestTarget } from '../http/request-target';
 import { defaultConnectionCap, limitConnections, requestDeadlines } from '../http/connection-budget';
 import type { ConsoleRoute } from './console-route';
@@ -163,7 +176,12 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
     if (!hostAllowed(req, allowed)) return refuse(res, 421, 'This console answers only on its own address.');
     const hostHeader = (req.headers.host as string).toLowerCase();
     const route = opts.routes?.find((r) => r.matches(url.pathname));
-    if (route) return route.handle(req, res, url, { consoleCredential: () => auth.check(req, url, { acceptCode: false }), newCode: () => auth.newCode(), headers: securityHeaders(hostHeader) });
+    if (route)
+      return route.handle(req, res, url, {
+        consoleCredential: () => auth.check(req, url, { acceptCode: false }),
+        newCode: () => auth.newCode(),
+        headers: securityHeaders(hostHeader),
+      });
     const cred = auth.check(req, url, { acceptCode: true });
     if (!cred) {
       return refuse(
@@ -211,13 +229,20 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
     if (url.pathname === '/session') {
       // The page asks whether its session (cookie + page secret) still holds; a program, whether its token does.
       const page = req.headers[PAGE_HEADER];
-      if (!program && !auth.pageSession(req, typeof page === 'string' ? page : undefined)) return refuse(res, 401, 'This page\'s session ended: open a new console link.');
+      if (!program && !auth.pageSession(req, typeof page === 'string' ? page : undefined))
+        return refuse(res, 401, "This page's session ended: open a new console link.");
       res.writeHead(204, headers);
       return res.end();
     }
     const file = resolveStatic(opts.staticDir, url.pathname);
     if (!file) {
-      return refuse(res, 404, url.pathname === '/' ? 'The console UI is not built in this installation: the agent said why when it started (run `npm install` with dev dependencies, then start again).' : 'Not found.');
+      return refuse(
+        res,
+        404,
+        url.pathname === '/'
+          ? 'The console UI is not built in this installation: the agent said why when it started (run `npm install` with dev dependencies, then start again).'
+          : 'Not found.',
+      );
     }
     sendFile(res, file, headers, req.method === 'HEAD');
   };
@@ -275,7 +300,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
       // reaches every local server the owner visits; the page secret only this console's own page holds.
       if (!originAllowed(req)) return reject(403, 'Cross-origin WebSocket refused.');
       session = auth.pageSession(req, offeredPageSecret(req));
-      if (session === undefined) return reject(401, 'This page\'s session is not valid (signed out, expired, or not this page): open a new console link.');
+      if (session === undefined) return reject(401, "This page's session is not valid (signed out, expired, or not this page): open a new console link.");
     }
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req, session));
   };

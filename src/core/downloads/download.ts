@@ -15,7 +15,8 @@ import { once } from 'node:events';
 import { CodedError } from '../../shared/bridge-error';
 
 /** Why a file was not downloaded. */
-export type DownloadErrorCode = 'hash_mismatch' | 'size_mismatch' | 'http_error' | 'too_many_redirects' | 'connection_lost' | 'cancelled' | 'no_disk_space' | 'write_failed' | 'busy';
+export type DownloadErrorCode =
+  'hash_mismatch' | 'size_mismatch' | 'http_error' | 'too_many_redirects' | 'connection_lost' | 'cancelled' | 'no_disk_space' | 'write_failed' | 'busy';
 
 export class DownloadError extends CodedError<DownloadErrorCode> {
   override name = 'DownloadError';
@@ -155,7 +156,8 @@ function open(url: string, from: number, signal: AbortSignal | undefined, userAg
         res.resume();
         if (hops >= MAX_REDIRECTS) return reject(new DownloadError('too_many_redirects', `${u.host} redirected more than ${MAX_REDIRECTS} times`));
         const next = new URL(res.headers.location, u);
-        if (next.protocol !== 'http:' && next.protocol !== 'https:') return reject(new DownloadError('http_error', `${u.host} redirected to a ${next.protocol} address`));
+        if (next.protocol !== 'http:' && next.protocol !== 'https:')
+          return reject(new DownloadError('http_error', `${u.host} redirected to a ${next.protocol} address`));
         void open(next.href, from, signal, userAgent, hops + 1).then(resolve, reject);
         return;
       }
@@ -250,7 +252,8 @@ export async function fetchFile(o: FetchFileOptions): Promise<FetchedFile> {
         for await (const chunk of res as AsyncIterable<Buffer>) {
           over += chunk.length;
           // More bytes than the repository lists: not the file it describes.
-          if (startAt + over > o.size) throw new DownloadError('size_mismatch', `${o.dest.split(/[\\/]/).pop()} is larger than the ${o.size} bytes the repository lists`);
+          if (startAt + over > o.size)
+            throw new DownloadError('size_mismatch', `${o.dest.split(/[\\/]/).pop()} is larger than the ${o.size} bytes the repository lists`);
           if (!sink.write(chunk)) await once(sink, 'drain');
         }
       } catch (e) {
@@ -275,7 +278,11 @@ export async function fetchFile(o: FetchFileOptions): Promise<FetchedFile> {
         hash = createHash('sha256');
         await hashPrefix(part, have, hash);
       }
-      if (attempt >= retries) throw new DownloadError('connection_lost', `the connection to ${new URL(o.url).host} kept dropping (${retries + 1} tries); run the download again to resume at ${have} bytes`);
+      if (attempt >= retries)
+        throw new DownloadError(
+          'connection_lost',
+          `the connection to ${new URL(o.url).host} kept dropping (${retries + 1} tries); run the download again to resume at ${have} bytes`,
+        );
       await wait(delay, o.signal);
       delay *= 2;
       continue;
@@ -294,7 +301,10 @@ function finish(o: FetchFileOptions, part: string, sha256: string, size: number,
   }
   if (o.sha256 && sha256 !== o.sha256) {
     fs.rmSync(part, { force: true });
-    throw new DownloadError('hash_mismatch', `${name} does not match the repository's sha256 (expected ${o.sha256.slice(0, 16)}…, got ${sha256.slice(0, 16)}…). The file was deleted and no manifest was written; try again, and if it repeats the repository's copy is damaged.`);
+    throw new DownloadError(
+      'hash_mismatch',
+      `${name} does not match the repository's sha256 (expected ${o.sha256.slice(0, 16)}…, got ${sha256.slice(0, 16)}…). The file was deleted and no manifest was written; try again, and if it repeats the repository's copy is damaged.`,
+    );
   }
   fs.renameSync(part, o.dest);
   return { sha256, size, resumedBytes, verified: o.sha256 !== '' };

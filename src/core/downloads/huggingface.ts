@@ -39,7 +39,13 @@ const boundedFetch: typeof fetch = async (input, init) => {
 };
 
 function globToRegExp(glob: string): RegExp {
-  return new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]')}$`, 'i');
+  return new RegExp(
+    `^${glob
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '[^/]*')
+      .replace(/\?/g, '[^/]')}$`,
+    'i',
+  );
 }
 
 /** The files of a Hub repository as the downloader takes them (sha256 from LFS where there is one). */
@@ -50,7 +56,14 @@ export async function huggingFaceFiles(src: HuggingFaceSource): Promise<Reposito
   const wanted = src.include?.map(globToRegExp);
   const files: RepositoryFiles['files'] = [];
   try {
-    for await (const e of listFiles({ repo: { type: 'model', name: src.repo }, recursive: true, revision, hubUrl: hub, fetch: boundedFetch, ...(src.accessToken ? { accessToken: src.accessToken } : {}) })) {
+    for await (const e of listFiles({
+      repo: { type: 'model', name: src.repo },
+      recursive: true,
+      revision,
+      hubUrl: hub,
+      fetch: boundedFetch,
+      ...(src.accessToken ? { accessToken: src.accessToken } : {}),
+    })) {
       if (e.type !== 'file') continue;
       if (wanted && !wanted.some((re) => re.test(e.path))) continue;
       const rel = safeRelativePath(e.path);
@@ -58,13 +71,19 @@ export async function huggingFaceFiles(src: HuggingFaceSource): Promise<Reposito
       const size = e.lfs?.size ?? e.size;
       if (!Number.isSafeInteger(size) || size < 0) continue;
       const sha = e.lfs?.oid && /^[0-9a-f]{64}$/i.test(e.lfs.oid) ? e.lfs.oid.toLowerCase() : '';
-      files.push({ filename: rel, hash: sha, sizeBytes: size, url: `${hub}/${src.repo}/resolve/${encodeURIComponent(revision)}/${rel.split('/').map(encodeURIComponent).join('/')}` });
+      files.push({
+        filename: rel,
+        hash: sha,
+        sizeBytes: size,
+        url: `${hub}/${src.repo}/resolve/${encodeURIComponent(revision)}/${rel.split('/').map(encodeURIComponent).join('/')}`,
+      });
       if (files.length > MAX_FILES) throw new HuggingFaceError('hf_unreachable', `the Hub lists more than ${MAX_FILES} files for ${src.repo}`);
     }
   } catch (e) {
     if (e instanceof HuggingFaceError) throw e;
     const status = (e as { statusCode?: number }).statusCode;
-    if (status === 404 || status === 401) throw new HuggingFaceError('hf_not_a_repo', `the Hugging Face Hub has no repository ${src.repo} at ${revision} that it lets us read (HTTP ${status})`);
+    if (status === 404 || status === 401)
+      throw new HuggingFaceError('hf_not_a_repo', `the Hugging Face Hub has no repository ${src.repo} at ${revision} that it lets us read (HTTP ${status})`);
     throw new HuggingFaceError('hf_unreachable', `could not read the file list of ${src.repo} from ${hub}: ${(e as Error).message}`);
   }
   if (files.length === 0) throw new HuggingFaceError('hf_no_such_file', `${src.repo} has no file${src.include ? ` matching ${src.include.join(', ')}` : ''}`);

@@ -46,7 +46,17 @@ export class ModelDownloads {
     const running = this.jobs.get(modelId);
     if (running && !running.view.finishedAt) return { ...running.view };
     const ctl = new AbortController();
-    const view: ModelDownloadView = { modelId, phase: 'listing', fileIndex: 0, fileCount: 0, doneBytes: 0, totalBytes: 0, rateBytesPerSec: 0, etaSeconds: null, startedAt: Date.now() };
+    const view: ModelDownloadView = {
+      modelId,
+      phase: 'listing',
+      fileIndex: 0,
+      fileCount: 0,
+      doneBytes: 0,
+      totalBytes: 0,
+      rateBytesPerSec: 0,
+      etaSeconds: null,
+      startedAt: Date.now(),
+    };
     const l = this.d.log;
     l.info(`downloading ${modelId} from ${serviceUrl} into ${this.d.modelsDir}`);
     const done = (this.d.download ?? downloadModel)({
@@ -57,15 +67,32 @@ export class ModelDownloads {
       onProgress: (p) => this.progress(view, p),
     }).then(
       (r) => {
-        Object.assign(view, { phase: r.state, finishedAt: Date.now(), dir: r.dir, compositeHash: r.manifest.composite_hash, doneBytes: view.totalBytes, etaSeconds: 0, rateBytesPerSec: 0 });
+        Object.assign(view, {
+          phase: r.state,
+          finishedAt: Date.now(),
+          dir: r.dir,
+          compositeHash: r.manifest.composite_hash,
+          doneBytes: view.totalBytes,
+          etaSeconds: 0,
+          rateBytesPerSec: 0,
+        });
         const weights = downloadedWeights(this.d.modelsDir, modelId, 'llamacpp');
         if (weights) view.weights = weights;
-        l.info(`${modelId}: ${r.state} (${r.files.length} file(s), composite sha256 ${r.manifest.composite_hash}) in ${r.dir}`, { code: `download_${r.state}` });
+        l.info(`${modelId}: ${r.state} (${r.files.length} file(s), composite sha256 ${r.manifest.composite_hash}) in ${r.dir}`, {
+          code: `download_${r.state}`,
+        });
         this.d.changed();
       },
       (e: unknown) => {
         const code = (e as { code?: string }).code ?? 'download_failed';
-        Object.assign(view, { phase: code === 'cancelled' ? 'cancelled' : 'failed', finishedAt: Date.now(), code, error: e instanceof Error ? e.message : String(e), rateBytesPerSec: 0, etaSeconds: null });
+        Object.assign(view, {
+          phase: code === 'cancelled' ? 'cancelled' : 'failed',
+          finishedAt: Date.now(),
+          code,
+          error: e instanceof Error ? e.message : String(e),
+          rateBytesPerSec: 0,
+          etaSeconds: null,
+        });
         if (code === 'cancelled') l.info(`${modelId}: download cancelled; what arrived is kept and the next download resumes from it`, { code });
         else l.warn(`${modelId}: download failed: ${view.error}`, { code });
         this.d.changed();
@@ -100,7 +127,14 @@ export class ModelDownloads {
     if (view.finishedAt) return;
     // 'verified' from the progress stream is only the last file's: the result says verified or hashed.
     if (p.phase !== 'verified') view.phase = p.phase;
-    Object.assign(view, { fileIndex: p.fileIndex, fileCount: p.fileCount, doneBytes: p.doneBytes, totalBytes: p.totalBytes, rateBytesPerSec: p.rateBytesPerSec, etaSeconds: p.etaSeconds });
+    Object.assign(view, {
+      fileIndex: p.fileIndex,
+      fileCount: p.fileCount,
+      doneBytes: p.doneBytes,
+      totalBytes: p.totalBytes,
+      rateBytesPerSec: p.rateBytesPerSec,
+      etaSeconds: p.etaSeconds,
+    });
     if (p.file !== undefined) view.file = p.file;
     const now = Date.now();
     if (p.phase !== 'downloading' || now - this.lastChanged >= CHANGED_EVERY_MS) {

@@ -19,7 +19,10 @@ export const LOCK_FILENAME = '.swan-download.lock';
 const DISK_MARGIN = (total: number): number => Math.max(1024 ** 3, total * 0.02);
 
 /** How far a download is (the console's ModelDownloadView carries the same figures, with the outcome). */
-export type ModelProgress = Pick<ModelDownloadView, 'modelId' | 'file' | 'fileIndex' | 'fileCount' | 'doneBytes' | 'totalBytes' | 'rateBytesPerSec' | 'etaSeconds'> & {
+export type ModelProgress = Pick<
+  ModelDownloadView,
+  'modelId' | 'file' | 'fileIndex' | 'fileCount' | 'doneBytes' | 'totalBytes' | 'rateBytesPerSec' | 'etaSeconds'
+> & {
   phase: 'listing' | 'checking' | 'downloading' | 'verified';
 };
 
@@ -88,7 +91,8 @@ function lock(dir: string, modelId: string): () => void {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
       const pid = Number(fs.readFileSync(file, 'utf8').trim());
-      if (pid > 0 && pid !== process.pid && processAlive(pid)) throw new DownloadError('busy', `${modelId} is being downloaded by another process (pid ${pid}); wait for it or stop it`);
+      if (pid > 0 && pid !== process.pid && processAlive(pid))
+        throw new DownloadError('busy', `${modelId} is being downloaded by another process (pid ${pid}); wait for it or stop it`);
       fs.rmSync(file, { force: true });
     }
   }
@@ -155,7 +159,16 @@ export async function downloadModel(o: ModelDownloadOptions): Promise<ModelDownl
           const done = before + p.doneBytes;
           meter.add(Date.now(), done);
           const rate = meter.rate();
-          progress({ phase: 'downloading', file: f.filename, fileIndex: i, fileCount: list.files.length, doneBytes: done, totalBytes: total, rateBytesPerSec: Math.round(rate), etaSeconds: rate > 0 ? Math.ceil((total - done) / rate) : null });
+          progress({
+            phase: 'downloading',
+            file: f.filename,
+            fileIndex: i,
+            fileCount: list.files.length,
+            doneBytes: done,
+            totalBytes: total,
+            rateBytesPerSec: Math.round(rate),
+            etaSeconds: rate > 0 ? Math.ceil((total - done) / rate) : null,
+          });
         },
       });
       before += f.sizeBytes;
@@ -166,8 +179,23 @@ export async function downloadModel(o: ModelDownloadOptions): Promise<ModelDownl
       out.map((f) => ({ filename: f.filename, hash: f.hash, size_bytes: f.size_bytes })),
     );
     writeManifest(path.join(dir, MANIFEST_FILENAME), { ...manifest });
-    progress({ phase: 'verified', fileIndex: list.files.length, fileCount: list.files.length, doneBytes: total, totalBytes: total, rateBytesPerSec: Math.round(meter.rate()), etaSeconds: 0 });
-    return { modelId: o.modelId, dir, manifest, files: out, state: out.every((f) => f.verified) ? 'verified' : 'hashed', seconds: (performance.now() - t0) / 1000 };
+    progress({
+      phase: 'verified',
+      fileIndex: list.files.length,
+      fileCount: list.files.length,
+      doneBytes: total,
+      totalBytes: total,
+      rateBytesPerSec: Math.round(meter.rate()),
+      etaSeconds: 0,
+    });
+    return {
+      modelId: o.modelId,
+      dir,
+      manifest,
+      files: out,
+      state: out.every((f) => f.verified) ? 'verified' : 'hashed',
+      seconds: (performance.now() - t0) / 1000,
+    };
   } finally {
     unlock();
   }

@@ -43,11 +43,22 @@ export class OllamaPulls {
    * is the network model the pull is for (announced with `model` as its local name once pulled, unless
    * `notAnnounced` says why not). */
   start(engineUrl: string, model: string, networkId?: string, notAnnounced?: PullState['notAnnounced']): PullState {
-    if (!OLLAMA_MODEL_NAME.test(model)) throw new DemandError('not_model_name', `"${model.slice(0, 64)}" is not an Ollama model name (like llama3.1:8b or qwen2.5:7b-instruct).`, 'model');
+    if (!OLLAMA_MODEL_NAME.test(model))
+      throw new DemandError('not_model_name', `"${model.slice(0, 64)}" is not an Ollama model name (like llama3.1:8b or qwen2.5:7b-instruct).`, 'model');
     const key = `${engineUrl} ${model}`;
     const cur = this.pulls.get(key);
     if (cur && !cur.done) return { ...cur };
-    const p: PullState = { engineUrl, model, ...(networkId ? { networkId } : {}), ...(notAnnounced ? { notAnnounced } : {}), status: 'starting', completed: 0, total: 0, done: false, startedAt: Date.now() };
+    const p: PullState = {
+      engineUrl,
+      model,
+      ...(networkId ? { networkId } : {}),
+      ...(notAnnounced ? { notAnnounced } : {}),
+      status: 'starting',
+      completed: 0,
+      total: 0,
+      done: false,
+      startedAt: Date.now(),
+    };
     this.pulls.set(key, p);
     this.log.info(`pulling ${model} into the Ollama engine at ${engineUrl}`);
     void this.run(p);

@@ -42,7 +42,11 @@ export class RepositoryError extends CodedError<RepositoryErrorCode> {
   override name = 'RepositoryError';
 }
 
-const size = z.number().int().min(0).max(2 ** 53 - 1);
+const size = z
+  .number()
+  .int()
+  .min(0)
+  .max(2 ** 53 - 1);
 const catalogEntry = z
   .object({
     model_id: z.string().min(1).max(256),
@@ -65,12 +69,14 @@ const fileEntry = z
   })
   .passthrough();
 const filesAnswer = z
-  .object({ data: z.object({ model_id: z.string().max(256).optional(), files: z.array(fileEntry).max(100_000), total_size_bytes: size.optional() }).passthrough() })
+  .object({
+    data: z.object({ model_id: z.string().max(256).optional(), files: z.array(fileEntry).max(100_000), total_size_bytes: size.optional() }).passthrough(),
+  })
   .passthrough();
 
 export function parseCatalog(json: unknown): { models: RepositoryModel[]; skipped: number } {
   const a = catalogAnswer.safeParse(json);
-  if (!a.success) throw new RepositoryError('repository_malformed', 'the model repository\'s catalogue is not shaped {data: {models: [...]}}');
+  if (!a.success) throw new RepositoryError('repository_malformed', "the model repository's catalogue is not shaped {data: {models: [...]}}");
   const models: RepositoryModel[] = [];
   let skipped = 0;
   for (const raw of a.data.data.models) {
@@ -103,22 +109,34 @@ export function safeRelativePath(filename: string): string | undefined {
 /** Checks a file list: sha256 only, every filename inside the model's folder, every URL http(s) (a relative one is resolved on the ServiceURL). */
 export function parseModelFiles(json: unknown, modelId: string, serviceUrl: string): RepositoryFiles {
   const a = filesAnswer.safeParse(json);
-  if (!a.success) throw new RepositoryError('repository_malformed', `the model repository's file list of ${modelId} is malformed (${formatIssues(a.error, { limit: 1 })})`);
+  if (!a.success)
+    throw new RepositoryError('repository_malformed', `the model repository's file list of ${modelId} is malformed (${formatIssues(a.error, { limit: 1 })})`);
   const files: RepositoryFile[] = [];
   for (const f of a.data.data.files) {
     const rel = safeRelativePath(f.filename);
-    if (!rel) throw new RepositoryError('unsafe_filename', `the model repository lists a file "${f.filename.slice(0, 80)}" that would be written outside the model's folder; nothing was downloaded`, 'filename');
+    if (!rel)
+      throw new RepositoryError(
+        'unsafe_filename',
+        `the model repository lists a file "${f.filename.slice(0, 80)}" that would be written outside the model's folder; nothing was downloaded`,
+        'filename',
+      );
     const algorithm = f.algorithm.toLowerCase();
-    if (algorithm !== 'sha256') throw new RepositoryError('unsupported_algorithm', `the model repository hashes ${rel} with ${algorithm}; only sha256 is checked`, 'algorithm');
-    const hash = f.hash.trim().toLowerCase().replace(/^sha256:/, '');
-    if (hash !== '' && !/^[0-9a-f]{64}$/.test(hash)) throw new RepositoryError('repository_malformed', `the model repository's hash of ${rel} is not a sha256`, 'hash');
+    if (algorithm !== 'sha256')
+      throw new RepositoryError('unsupported_algorithm', `the model repository hashes ${rel} with ${algorithm}; only sha256 is checked`, 'algorithm');
+    const hash = f.hash
+      .trim()
+      .toLowerCase()
+      .replace(/^sha256:/, '');
+    if (hash !== '' && !/^[0-9a-f]{64}$/.test(hash))
+      throw new RepositoryError('repository_malformed', `the model repository's hash of ${rel} is not a sha256`, 'hash');
     let url: URL;
     try {
       url = new URL(f.url, `${serviceUrl.replace(/\/+$/, '')}/`);
     } catch {
       throw new RepositoryError('repository_malformed', `the model repository's address of ${rel} is not a URL`, 'url');
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RepositoryError('repository_malformed', `the model repository's address of ${rel} is not http(s)`, 'url');
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new RepositoryError('repository_malformed', `the model repository's address of ${rel} is not http(s)`, 'url');
     files.push({ filename: rel, hash, sizeBytes: f.size_bytes, url: url.href });
   }
   if (files.length === 0) throw new RepositoryError('model_not_in_repository', `the model repository lists no files for ${modelId}`);
@@ -143,7 +161,11 @@ export async function fetchCatalog(serviceUrl: string): Promise<{ models: Reposi
 export async function fetchModelFiles(serviceUrl: string, modelId: string): Promise<RepositoryFiles> {
   const url = repositoryUrls(serviceUrl).files(modelId);
   const r = await getJson(url, { timeoutMs: 30_000, maxBytes: 8 * 1024 * 1024 });
-  if (!r.ok && r.status === 404) throw new RepositoryError('model_not_in_repository', `the model repository has no files for ${modelId} (run "swan-provider models catalog" for the ids it has)`);
+  if (!r.ok && r.status === 404)
+    throw new RepositoryError(
+      'model_not_in_repository',
+      `the model repository has no files for ${modelId} (run "swan-provider models catalog" for the ids it has)`,
+    );
   if (!r.ok) throw new RepositoryError('repository_unreachable', `could not read the model repository's file list of ${modelId}: ${r.error}`);
   return parseModelFiles(r.json, modelId, serviceUrl);
 }

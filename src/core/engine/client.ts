@@ -82,7 +82,17 @@ async function httpError(res: http.IncomingMessage, base: string): Promise<Engin
  * The timer runs until `done()` is called (so non-stream callers can cover the body too).
  */
 async function send(opts: EngineRequestOptions, body: EngineBody, accept: string, timeoutMs: number): Promise<Opened> {
-  const sent = await openEngine({ url: opts.endpoint.url, path: opts.path, method: 'POST', body, accept, timeoutMs, keepAlive: true, ...(opts.endpoint.apiKey ? { apiKey: opts.endpoint.apiKey } : {}), ...(opts.signal ? { signal: opts.signal } : {}) });
+  const sent = await openEngine({
+    url: opts.endpoint.url,
+    path: opts.path,
+    method: 'POST',
+    body,
+    accept,
+    timeoutMs,
+    keepAlive: true,
+    ...(opts.endpoint.apiKey ? { apiKey: opts.endpoint.apiKey } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
   const status = sent.res.statusCode ?? 0;
   if (status >= 200 && status < 300) return sent;
   try {
@@ -154,7 +164,12 @@ class EngineEvents implements EngineStream {
         : undefined;
     // The whole stream's bound: an engine that keeps trickling bytes forever still ends.
     this.totalTimer =
-      totalLeftMs !== undefined ? setTimeout(() => res.destroy(new Error(`the engine at ${sent.base} did not finish its answer within the total time allowed`)), Math.max(1, totalLeftMs)) : undefined;
+      totalLeftMs !== undefined
+        ? setTimeout(
+            () => res.destroy(new Error(`the engine at ${sent.base} did not finish its answer within the total time allowed`)),
+            Math.max(1, totalLeftMs),
+          )
+        : undefined;
     res.on('data', this.onData);
     res.once('end', this.onEnd);
     res.once('error', this.onError);
@@ -193,7 +208,8 @@ class EngineEvents implements EngineStream {
       this.head = 0;
     }
     // A read error caused by our own abort is a cancellation, not an engine failure.
-    if (ev.type === 'error' && this.signal?.aborted) return { type: 'error', message: `the request to the engine at ${this.sent.base} was cancelled`, statusCode: 499 };
+    if (ev.type === 'error' && this.signal?.aborted)
+      return { type: 'error', message: `the request to the engine at ${this.sent.base} was cancelled`, statusCode: 499 };
     return ev;
   }
 
@@ -333,7 +349,13 @@ export async function streamRequest(opts: StreamRequestOptions): Promise<EngineS
     done();
     signal?.removeEventListener('abort', onAbort);
   };
-  return new EngineEvents(sent, opts.path === '/v1/completions', signal, opts.idleTimeoutMs ?? ENGINE_TIMEOUTS.idleMs, totalMs - (performance.now() - startedAt));
+  return new EngineEvents(
+    sent,
+    opts.path === '/v1/completions',
+    signal,
+    opts.idleTimeoutMs ?? ENGINE_TIMEOUTS.idleMs,
+    totalMs - (performance.now() - startedAt),
+  );
 }
 
 /**
@@ -359,8 +381,15 @@ export async function requestJson(opts: EngineRequestOptions): Promise<NonStream
   } catch (e) {
     if (e instanceof EngineHttpError) throw e;
     if (opts.signal?.aborted) throw cancelledError(sent.base);
-    if (sent.timedOut()) throw new EngineHttpError(`the engine at ${sent.base} did not finish its answer in time`, 504, undefined, undefined, sent.res.statusCode);
-    throw new EngineHttpError(`the engine at ${sent.base} broke off its answer (${e instanceof Error ? e.message : String(e)})`, 502, undefined, undefined, sent.res.statusCode);
+    if (sent.timedOut())
+      throw new EngineHttpError(`the engine at ${sent.base} did not finish its answer in time`, 504, undefined, undefined, sent.res.statusCode);
+    throw new EngineHttpError(
+      `the engine at ${sent.base} broke off its answer (${e instanceof Error ? e.message : String(e)})`,
+      502,
+      undefined,
+      undefined,
+      sent.res.statusCode,
+    );
   } finally {
     sent.done();
   }
@@ -369,10 +398,17 @@ export async function requestJson(opts: EngineRequestOptions): Promise<NonStream
     json = parseJson(text, JSON_LIMITS.engine);
   } catch (e) {
     // Too deep, too large or too many keys: refused before anything walks it (bounded-json.ts).
-    if (e instanceof BoundedJsonError && e.code !== 'not_json') throw new EngineHttpError(`the engine at ${sent.base} sent an answer that was refused: ${e.message}`, 502, undefined, undefined, sent.res.statusCode);
+    if (e instanceof BoundedJsonError && e.code !== 'not_json')
+      throw new EngineHttpError(`the engine at ${sent.base} sent an answer that was refused: ${e.message}`, 502, undefined, undefined, sent.res.statusCode);
     // Plain text is a real answer of a transcription asked with response_format "text".
     if (opts.path === '/v1/audio/transcriptions') return { statusCode: sent.res.statusCode ?? 200, json: { text } };
-    throw new EngineHttpError(`the engine at ${sent.base} answered with something that is not JSON: ${text.slice(0, 80)}`, 502, text, undefined, sent.res.statusCode);
+    throw new EngineHttpError(
+      `the engine at ${sent.base} answered with something that is not JSON: ${text.slice(0, 80)}`,
+      502,
+      text,
+      undefined,
+      sent.res.statusCode,
+    );
   }
   json = withChatUsageNames(json);
   const obj = json && typeof json === 'object' ? (json as Record<string, unknown>) : {};

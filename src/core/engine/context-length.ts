@@ -51,7 +51,11 @@ function modelEntry(models: Record<string, unknown> | undefined, model: string, 
 }
 
 /** Ollama's serving window: the model's num_ctx parameter, else what /api/ps says the loaded model runs with. */
-async function ollamaWindow(base: string, model: string, get: (path: string, body?: unknown) => Promise<Record<string, unknown> | undefined>): Promise<EngineWindow | undefined> {
+async function ollamaWindow(
+  base: string,
+  model: string,
+  get: (path: string, body?: unknown) => Promise<Record<string, unknown> | undefined>,
+): Promise<EngineWindow | undefined> {
   const show = await get('/api/show', { model });
   const params = typeof show?.parameters === 'string' ? /(?:^|\n)\s*num_ctx\s+(\d+)/.exec(show.parameters) : null;
   const numCtx = plausible(params ? Number(params[1]) : undefined);
@@ -63,10 +67,23 @@ async function ollamaWindow(base: string, model: string, get: (path: string, bod
 }
 
 /** What the engine at `baseUrl` states as `model`'s window, or undefined. */
-export async function detectContextLength(baseUrl: string, model: string, type: EngineType, opts: { apiKey?: string; timeoutMs?: number } = {}): Promise<EngineWindow | undefined> {
+export async function detectContextLength(
+  baseUrl: string,
+  model: string,
+  type: EngineType,
+  opts: { apiKey?: string; timeoutMs?: number } = {},
+): Promise<EngineWindow | undefined> {
   const timeoutMs = opts.timeoutMs ?? 5000;
   const get = async (path: string, body?: unknown) =>
-    jsonObject(await fetchEngine({ url: baseUrl, path, timeoutMs, ...(body !== undefined ? { body: { json: body } } : {}), ...(opts.apiKey ? { apiKey: opts.apiKey } : {}) }));
+    jsonObject(
+      await fetchEngine({
+        url: baseUrl,
+        path,
+        timeoutMs,
+        ...(body !== undefined ? { body: { json: body } } : {}),
+        ...(opts.apiKey ? { apiKey: opts.apiKey } : {}),
+      }),
+    );
   if (type === 'ollama') return ollamaWindow(baseUrl, model, get);
   if (type === 'llamacpp') {
     const settings = (await get('/props'))?.default_generation_settings as Record<string, unknown> | undefined;
@@ -134,7 +151,11 @@ export class ContextLengths extends EventEmitter {
     }
     if (changed) this.emit('change');
     // An override is announced as is, but the engine is still asked: an override it does not honour is a finding.
-    const probe = targets.filter((t) => (t.override ? !(onlyMissing && this.engineWindows.has(t.model)) : !(onlyMissing && (this.byModel.get(t.model)?.source === 'detected' || this.byModel.get(t.model)?.source === 'engine'))));
+    const probe = targets.filter((t) =>
+      t.override
+        ? !(onlyMissing && this.engineWindows.has(t.model))
+        : !(onlyMissing && (this.byModel.get(t.model)?.source === 'detected' || this.byModel.get(t.model)?.source === 'engine')),
+    );
     const run = async (): Promise<void> => {
       let any = false;
       await Promise.all(
@@ -143,7 +164,10 @@ export class ContextLengths extends EventEmitter {
           let answered = false;
           for (const ep of t.endpoints) {
             const type = ep.engineType && ep.engineType !== 'unknown' ? ep.engineType : await this.identify(ep.url, ep.apiKey);
-            const w = await detectContextLength(ep.url, ep.localModel ?? t.model, type ?? 'openai', { ...(ep.apiKey ? { apiKey: ep.apiKey } : {}), ...(this.opts.timeoutMs ? { timeoutMs: this.opts.timeoutMs } : {}) });
+            const w = await detectContextLength(ep.url, ep.localModel ?? t.model, type ?? 'openai', {
+              ...(ep.apiKey ? { apiKey: ep.apiKey } : {}),
+              ...(this.opts.timeoutMs ? { timeoutMs: this.opts.timeoutMs } : {}),
+            });
             answered = true;
             if (w) windows.push(w);
           }

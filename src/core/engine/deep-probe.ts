@@ -32,8 +32,7 @@ export type DeepProbe = (t: DeepTarget, o?: { overCap?: boolean }) => Promise<Pr
 export type DeepFailure = 'no_response' | 'key_rejected' | 'not_served' | 'engine_error' | 'loading';
 
 export type ProbeVerdict =
-  | { ok: true; /** A status that does not count (400, 422, 429), for the log. */ ignored?: number }
-  | { ok: false; code: DeepFailure; error: string };
+  { ok: true; /** A status that does not count (400, 422, 429), for the log. */ ignored?: number } | { ok: false; code: DeepFailure; error: string };
 
 /** The body of a 1-token chat probe: one user word (an empty prompt is refused by some chat templates). */
 export function probeBody(model: string): Record<string, unknown> {
@@ -45,13 +44,31 @@ export function readProbe(a: ProbeAnswer, t: DeepTarget): ProbeVerdict {
   const detail = (a.error ?? '').replace(/\s+/g, ' ').trim().slice(0, 200);
   const what = `a 1-token chat to "${t.model}" at ${t.url}`;
   if (s >= 200 && s < 300) return { ok: true };
-  if (s === 0) return { ok: false, code: 'no_response', error: `no response from the engine to ${what} (${detail || 'no answer'}); check that it is running and not stuck` };
+  if (s === 0)
+    return {
+      ok: false,
+      code: 'no_response',
+      error: `no response from the engine to ${what} (${detail || 'no answer'}); check that it is running and not stuck`,
+    };
   if (s === 401 || s === 403) {
-    const fix = t.apiKey ? "the api_key in models.json does not match the engine's key; fix it" : 'the engine needs a key: set "api_key" for this endpoint in models.json';
+    const fix = t.apiKey
+      ? "the api_key in models.json does not match the engine's key; fix it"
+      : 'the engine needs a key: set "api_key" for this endpoint in models.json';
     return { ok: false, code: 'key_rejected', error: `engine refuses our key: ${what} answered ${s}; ${fix}` };
   }
-  if (s === 404) return { ok: false, code: 'not_served', error: `the model is not served at this endpoint: ${what} answered 404 (${detail}); check local_model in models.json` };
-  if (s === 503 && /loading model/i.test(detail)) return { ok: false, code: 'loading', error: `the engine at ${t.url} is loading its model (503 Loading model); it serves once loaded` };
-  if (s >= 500) return { ok: false, code: 'engine_error', error: `engine error: ${what} answered ${s}${detail ? ` (${detail})` : ''} although it lists its models; restart the engine` };
+  if (s === 404)
+    return {
+      ok: false,
+      code: 'not_served',
+      error: `the model is not served at this endpoint: ${what} answered 404 (${detail}); check local_model in models.json`,
+    };
+  if (s === 503 && /loading model/i.test(detail))
+    return { ok: false, code: 'loading', error: `the engine at ${t.url} is loading its model (503 Loading model); it serves once loaded` };
+  if (s >= 500)
+    return {
+      ok: false,
+      code: 'engine_error',
+      error: `engine error: ${what} answered ${s}${detail ? ` (${detail})` : ''} although it lists its models; restart the engine`,
+    };
   return { ok: true, ignored: s };
 }

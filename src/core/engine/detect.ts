@@ -33,7 +33,11 @@ export const DISCOVERY_URLS_ENV = 'SWAN_DISCOVERY_URLS';
  */
 export function defaultProbeUrls(host = '127.0.0.1', env: NodeJS.ProcessEnv = process.env): string[] {
   const given = env[DISCOVERY_URLS_ENV];
-  if (given !== undefined) return given.split(',').map((u) => u.trim()).filter(isLoopbackUrl);
+  if (given !== undefined)
+    return given
+      .split(',')
+      .map((u) => u.trim())
+      .filter(isLoopbackUrl);
   const ports = new Set(Object.values(DEFAULT_PORTS).flat());
   return [...ports].sort((a, b) => a - b).map((p) => `http://${host}:${p}`);
 }
@@ -142,12 +146,20 @@ export async function detectEngine(baseUrl: string, timeoutMs = 800, origin: Eng
   const found = classify(probes, port);
   if (!found) {
     const what = models.status ? `GET /v1/models answered ${models.status}` : `GET /v1/models failed (${models.error ?? 'no answer'})`;
-    return { url: base, type: 'unknown', models: [], reachable: false, origin, error: `something answers at ${base} but it is not an inference engine (${what})` };
+    return {
+      url: base,
+      type: 'unknown',
+      models: [],
+      reachable: false,
+      origin,
+      error: `something answers at ${base} but it is not an inference engine (${what})`,
+    };
   }
   const ids = new Set(modelList(jsonObject(models))?.ids ?? []);
   if (found.type === 'ollama') {
     const list = jsonObject(tags)?.models;
-    if (Array.isArray(list)) for (const m of list) if (m && typeof m === 'object' && str((m as Record<string, unknown>).name)) ids.add((m as Record<string, string>).name as string);
+    if (Array.isArray(list))
+      for (const m of list) if (m && typeof m === 'object' && str((m as Record<string, unknown>).name)) ids.add((m as Record<string, string>).name as string);
   }
   const info: EngineInfo = { url: base, type: found.type, models: [...ids], reachable: true, lastSeen: Date.now(), origin };
   const meta = modelMetaOf({ models: jsonObject(models), tags: jsonObject(tags), lmModels: found.type === 'lmstudio' ? jsonObject(lmModels) : undefined });

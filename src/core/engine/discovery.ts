@@ -59,7 +59,9 @@ export class EngineDiscovery extends EventEmitter {
 
   /** The engines found so far (reachable first, then by URL). */
   engines(): EngineInfo[] {
-    return [...this.known.values()].sort((a, b) => Number(b.reachable) - Number(a.reachable) || a.url.localeCompare(b.url)).map((e) => ({ ...e, models: [...e.models] }));
+    return [...this.known.values()]
+      .sort((a, b) => Number(b.reachable) - Number(a.reachable) || a.url.localeCompare(b.url))
+      .map((e) => ({ ...e, models: [...e.models] }));
   }
 
   /** Settles when the first scan after start() has ended. */
@@ -164,7 +166,14 @@ export class EngineDiscovery extends EventEmitter {
     const sig = signature(list);
     if (sig !== this.lastSignature) {
       this.lastSignature = sig;
-      this.opts.log?.info(`engines: ${list.filter((e) => e.reachable).map((e) => `${e.type} at ${e.url}`).join(', ') || 'none found'}`);
+      this.opts.log?.info(
+        `engines: ${
+          list
+            .filter((e) => e.reachable)
+            .map((e) => `${e.type} at ${e.url}`)
+            .join(', ') || 'none found'
+        }`,
+      );
       this.emit('change', list);
     }
     return list;

@@ -108,7 +108,9 @@ function ownedBy(models: GetResult): string | undefined {
 }
 
 function keyRejected(base: string, request: string, status: number, apiKey?: string): CheckResult {
-  const fix = apiKey ? 'the api_key in models.json does not match the engine\'s key; fix it' : 'the engine needs a key: set "api_key" for this endpoint in models.json';
+  const fix = apiKey
+    ? "the api_key in models.json does not match the engine's key; fix it"
+    : 'the engine needs a key: set "api_key" for this endpoint in models.json';
   return { ok: false, condition: 'key_rejected', error: `${KEY_REJECTED}: ${request} at ${base} answered ${status}; ${fix}` };
 }
 
@@ -260,7 +262,18 @@ export class HealthMonitor extends EventEmitter {
         for (const name of [...e.deep.keys()]) if (!e.models.some((m) => m.name === name)) e.deep.delete(name);
         for (const name of [...e.sinceDeep.keys()]) if (!e.models.some((m) => m.name === name)) e.sinceDeep.delete(name);
       } else {
-        e = { url, apiKey: t.apiKey, engineType: t.engineType, models: t.models ?? [], health: 'healthy', consecutiveFailures: 0, backoffMs: this.retryMs, sinceDeep: new Map(), deep: new Map(), told: [] };
+        e = {
+          url,
+          apiKey: t.apiKey,
+          engineType: t.engineType,
+          models: t.models ?? [],
+          health: 'healthy',
+          consecutiveFailures: 0,
+          backoffMs: this.retryMs,
+          sinceDeep: new Map(),
+          deep: new Map(),
+          told: [],
+        };
         this.entries.set(url, e);
       }
       if (fresh && this.running) void this.checkOne(e);
@@ -423,7 +436,8 @@ export class HealthMonitor extends EventEmitter {
     e.sinceDeep.set(model.name, 0);
     const v = readProbe(answer, target);
     if (v.ok || v.code !== 'key_rejected') e.keyVerified = e.keyVerified || !!e.apiKey;
-    if (v.ok && v.ignored) this.opts.log?.debug(`health: the 1-token chat to ${model.name} at ${e.url} answered ${v.ignored} (${answer.error ?? ''}); not counted against health`);
+    if (v.ok && v.ignored)
+      this.opts.log?.debug(`health: the 1-token chat to ${model.name} at ${e.url} answered ${v.ignored} (${answer.error ?? ''}); not counted against health`);
     const state: DeepCheckState = { model: model.name, at: Date.now(), ok: v.ok, ...(v.ok ? {} : { code: v.code, error: v.error }) };
     const was = e.deep.get(model.name);
     if (this.entries.get(e.url) === e) {

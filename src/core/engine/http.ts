@@ -109,7 +109,14 @@ export function openEngine(r: EngineHttpRequest, retryStale = true): Promise<Ope
         return;
       }
       if (err instanceof EngineHttpError) return fail(err);
-      fail(new EngineHttpError(`could not reach the engine at ${base} (${err.code ?? err.message}); check that it is running`, 502, undefined, err.code ?? 'ECONNRESET'));
+      fail(
+        new EngineHttpError(
+          `could not reach the engine at ${base} (${err.code ?? err.message}); check that it is running`,
+          502,
+          undefined,
+          err.code ?? 'ECONNRESET',
+        ),
+      );
     });
     req.on('response', (res) => {
       gotResponse = true;

@@ -30,7 +30,11 @@ function items(v: unknown): Array<Record<string, unknown>> {
 }
 
 /** model name → what the engine says about it, from the bodies of /v1/models, /api/tags and /api/v0/models. */
-export function modelMetaOf(bodies: { models?: Record<string, unknown>; tags?: Record<string, unknown>; lmModels?: Record<string, unknown> }): Record<string, EngineModelMeta> {
+export function modelMetaOf(bodies: {
+  models?: Record<string, unknown>;
+  tags?: Record<string, unknown>;
+  lmModels?: Record<string, unknown>;
+}): Record<string, EngineModelMeta> {
   const out: Record<string, EngineModelMeta> = {};
   const put = (name: unknown, m: EngineModelMeta | undefined) => {
     const n = text(name) ?? (typeof name === 'string' && name.length <= 1024 ? name : undefined);

@@ -18,7 +18,13 @@ export interface OllamaLocalModel {
 const label = z.string().trim().min(1).max(32).optional().catch(undefined);
 const entry = z.object({
   name: z.string().min(1).max(256),
-  size: z.number().int().positive().max(2 ** 50).optional().catch(undefined),
+  size: z
+    .number()
+    .int()
+    .positive()
+    .max(2 ** 50)
+    .optional()
+    .catch(undefined),
   details: z.object({ parameter_size: label, quantization_level: label }).passthrough().optional().catch(undefined),
 });
 const answer = z.object({ models: z.array(z.unknown()).max(10_000) }).passthrough();
@@ -44,7 +50,8 @@ export function parseOllamaTags(json: unknown): OllamaLocalModel[] {
 /** The models on disk of one Ollama engine found here; throws a plain-words error. */
 export async function ollamaTags(engineUrl: string, timeoutMs = 3000): Promise<OllamaLocalModel[]> {
   const r = await fetchEngine({ url: engineUrl, path: '/api/tags', timeoutMs });
-  if (r.status !== 200) throw new Error(r.status ? `${engineUrl}/api/tags answered HTTP ${r.status}` : `could not reach ${engineUrl}/api/tags (${r.error ?? 'no answer'})`);
+  if (r.status !== 200)
+    throw new Error(r.status ? `${engineUrl}/api/tags answered HTTP ${r.status}` : `could not reach ${engineUrl}/api/tags (${r.error ?? 'no answer'})`);
   let json: unknown;
   try {
     json = parseJson(r.body, JSON_LIMITS.engine);

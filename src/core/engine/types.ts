@@ -80,7 +80,8 @@ export class EngineHttpError extends Error {
 }
 
 /** Where a request goes on the engine: the OpenAI paths, and Ollama's native load call. */
-export type EnginePath = '/v1/chat/completions' | '/v1/completions' | '/v1/embeddings' | '/v1/images/generations' | '/v1/audio/transcriptions' | '/api/generate';
+export type EnginePath =
+  '/v1/chat/completions' | '/v1/completions' | '/v1/embeddings' | '/v1/images/generations' | '/v1/audio/transcriptions' | '/api/generate';
 
 export interface EngineRequestOptions {
   endpoint: EngineEndpoint;

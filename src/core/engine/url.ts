@@ -37,8 +37,10 @@ export function ownerEndpointUrl(raw: string): string {
   } catch {
     throw new Error('The endpoint URL must start with http:// or https://, or be HOST:PORT, for example http://127.0.0.1:8000 or 127.0.0.1:8000');
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('The endpoint URL must start with http:// or https://, for example http://127.0.0.1:8000');
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new Error('The endpoint URL must start with http:// or https://, for example http://127.0.0.1:8000');
   if (!u.hostname) throw new Error('The endpoint URL has no host; use http://HOST:PORT, for example http://127.0.0.1:8000');
-  if (u.username || u.password) throw new Error('The endpoint URL must not contain a user name or password; put an engine key in models.json (api_key) instead.');
+  if (u.username || u.password)
+    throw new Error('The endpoint URL must not contain a user name or password; put an engine key in models.json (api_key) instead.');
   return normalizeBaseUrl(`${u.protocol}//${u.host}${u.pathname}`);
 }

@@ -36,13 +36,19 @@ export function endpointStates(urls: string[], monitored: EndpointHealth[], engi
   const out = new Map<string, EndpointHealthState>();
   for (const h of monitored) {
     if (!h.lastCheckAt) continue; // not looked at yet: discovery's look is all there is
-    out.set(endpointKey(h.url), { url: h.url, health: h.health, ...(h.lastError ? { lastError: h.lastError } : {}), ...(h.condition ? { condition: h.condition } : {}) });
+    out.set(endpointKey(h.url), {
+      url: h.url,
+      health: h.health,
+      ...(h.lastError ? { lastError: h.lastError } : {}),
+      ...(h.condition ? { condition: h.condition } : {}),
+    });
   }
   const engineAt = new Map(engines.map((e) => [endpointKey(e.url), e]));
   for (const url of urls) {
     if (out.has(url)) continue;
     const e = engineAt.get(url);
-    if (e && !e.reachable) out.set(url, { url, health: 'unhealthy', condition: e.loading ? 'loading' : 'down', lastError: e.error ?? `the engine at ${url} does not answer` });
+    if (e && !e.reachable)
+      out.set(url, { url, health: 'unhealthy', condition: e.loading ? 'loading' : 'down', lastError: e.error ?? `the engine at ${url} does not answer` });
   }
   return [...out.values()];
 }

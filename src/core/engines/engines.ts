@@ -174,10 +174,17 @@ export class Engines {
         else this.health.markDown(url, condition, error);
       },
     });
-    this.warmup = new Warmup(this.registry, this.runner, log.child('warmup'), () => this.latestSample(), undefined, () => {
-      d.modelHealth();
-      d.changed();
-    });
+    this.warmup = new Warmup(
+      this.registry,
+      this.runner,
+      log.child('warmup'),
+      () => this.latestSample(),
+      undefined,
+      () => {
+        d.modelHealth();
+        d.changed();
+      },
+    );
     wireEngines(this, { announce: d.announce, modelHealth: d.modelHealth, changed: d.changed, log: this.l });
     this.register(d.life);
   }
@@ -192,7 +199,14 @@ export class Engines {
     await Promise.all(
       targets.map(async (t) => {
         try {
-          const o = await this.runner.open({ purpose: 'ollama-unload', target: { url: t.url, ...(t.apiKey ? { apiKey: t.apiKey } : {}) }, path: '/api/generate', body: { json: { model: t.model, keep_alive: 0 } }, signal: AbortSignal.timeout(10_000), timeoutMs: 10_000 });
+          const o = await this.runner.open({
+            purpose: 'ollama-unload',
+            target: { url: t.url, ...(t.apiKey ? { apiKey: t.apiKey } : {}) },
+            path: '/api/generate',
+            body: { json: { model: t.model, keep_alive: 0 } },
+            signal: AbortSignal.timeout(10_000),
+            timeoutMs: 10_000,
+          });
           o.res.resume();
           await new Promise((resolve) => o.res.once('close', resolve));
           o.done();

@@ -144,7 +144,10 @@ export class ModelSync {
     for (const [id, f] of checks) {
       if (this.d.registry.mappingOf(id)?.signature === f.signature || f.code === 'mapping_unchecked') continue;
       if (f.confirmed) this.d.l.info(`${id}: ${f.text} Announced anyway: you confirmed it.`);
-      else this.d.l.warn(`${id} is not announced [${f.code}]: ${f.text} The network checks served weights; confirm it under Engines & models only if this is really ${id}.`);
+      else
+        this.d.l.warn(
+          `${id} is not announced [${f.code}]: ${f.text} The network checks served weights; confirm it under Engines & models only if this is really ${id}.`,
+        );
     }
     this.d.registry.setMappingChecks(checks);
   }
@@ -168,7 +171,14 @@ export class ModelSync {
       const i = list.findIndex((e) => endpointKey(e.url) === url);
       const at = list[i];
       if (at && (at.reachable || at.models.length > 0)) continue;
-      const placeholder: EngineInfo = { url, type: 'unknown', models: [added.model], reachable: false, origin: 'owner', error: at?.error ?? `nothing answers at ${url} yet` };
+      const placeholder: EngineInfo = {
+        url,
+        type: 'unknown',
+        models: [added.model],
+        reachable: false,
+        origin: 'owner',
+        error: at?.error ?? `nothing answers at ${url} yet`,
+      };
       if (at) list[i] = { ...at, models: [added.model], error: placeholder.error };
       else list.push(placeholder);
     }
@@ -177,7 +187,12 @@ export class ModelSync {
 
   /** Keeps the last sight of each answering engine that serves a switched-on model; forgets the rest. */
   private remember(engines: EngineInfo[]): void {
-    const served = new Set(this.d.registry.all().filter((m) => m.enabled).flatMap((m) => m.endpoints.map((e) => e.url)));
+    const served = new Set(
+      this.d.registry
+        .all()
+        .filter((m) => m.enabled)
+        .flatMap((m) => m.endpoints.map((e) => e.url)),
+    );
     for (const e of engines) {
       const url = endpointKey(e.url);
       if (!served.has(url)) this.remembered.delete(url);

@@ -23,7 +23,8 @@ function str(v: unknown): string {
 /** Reads a chat completion's JSON (the engine's answer to the greeting). */
 export function checkGreeting(json: unknown): GreetingVerdict {
   const answer = json && typeof json === 'object' ? (json as Record<string, unknown>) : {};
-  if (answer.error !== undefined && answer.error !== null) return { ok: false, code: 'engine_error', error: `the engine answered the greeting with an error: ${JSON.stringify(answer.error).slice(0, 200)}` };
+  if (answer.error !== undefined && answer.error !== null)
+    return { ok: false, code: 'engine_error', error: `the engine answered the greeting with an error: ${JSON.stringify(answer.error).slice(0, 200)}` };
   const choices = Array.isArray(answer.choices) ? (answer.choices as unknown[]) : [];
   if (choices.length === 0) return { ok: false, code: 'no_reply', error: "the engine's answer to the greeting has no choices; check that the model is loaded" };
   let warning: string | undefined;
@@ -31,12 +32,14 @@ export function checkGreeting(json: unknown): GreetingVerdict {
     const choice = raw && typeof raw === 'object' ? (raw as Record<string, unknown>) : {};
     const message = choice.message && typeof choice.message === 'object' ? (choice.message as Record<string, unknown>) : {};
     const role = str(message.role);
-    if (role !== '' && role !== 'assistant') return { ok: false, code: 'wrong_role', error: `the greeting came back in the role "${role.slice(0, 32)}", not the assistant's: ${FIX}` };
+    if (role !== '' && role !== 'assistant')
+      return { ok: false, code: 'wrong_role', error: `the greeting came back in the role "${role.slice(0, 32)}", not the assistant's: ${FIX}` };
     const content = str(message.content);
     const leaked = DELIMITERS.find((d) => content.includes(d));
     if (leaked) return { ok: false, code: 'leaked_delimiter', error: `the chat template leaks \`${leaked}\`: ${FIX}` };
     const boundary = ROLE_BOUNDARY.exec(content);
-    if (boundary) return { ok: false, code: 'role_boundary', error: `the reply writes a turn of its own ("${boundary[1]}:"), so the model talks past its answer: ${FIX}` };
+    if (boundary)
+      return { ok: false, code: 'role_boundary', error: `the reply writes a turn of its own ("${boundary[1]}:"), so the model talks past its answer: ${FIX}` };
     const reasoning = str(message.reasoning) + str(message.reasoning_content);
     const visible = content + str(message.refusal);
     if (choice.finish_reason === 'length') {
@@ -46,7 +49,12 @@ export function checkGreeting(json: unknown): GreetingVerdict {
       warning = `the model spent the whole ${WARMUP_MAX_TOKENS}-token greeting thinking (a reasoning model); it serves, but a short max_tokens may leave answers empty`;
       continue;
     }
-    if ((visible + reasoning).trim() === '') return { ok: false, code: 'empty_reply', error: 'the engine answered the greeting with an empty reply; check that the model loaded and its chat template' };
+    if ((visible + reasoning).trim() === '')
+      return {
+        ok: false,
+        code: 'empty_reply',
+        error: 'the engine answered the greeting with an empty reply; check that the model loaded and its chat template',
+      };
   }
   return warning ? { ok: true, warning } : { ok: true };
 }

@@ -50,7 +50,8 @@ export class Warmup {
   /** `lane`: who asked (the hub's warmup message, or the console's button). */
   async run(model: string, lane: RequestSource = 'local'): Promise<WarmupResult> {
     const reg = this.registry.get(model);
-    if (!reg || !reg.enabled) return { success: false, loadTimeMs: 0, memoryMb: 0, code: 'not_served', error: `model "${model}" is not served here (unknown or disabled)` };
+    if (!reg || !reg.enabled)
+      return { success: false, loadTimeMs: 0, memoryMb: 0, code: 'not_served', error: `model "${model}" is not served here (unknown or disabled)` };
     if (!reg.endpoints.some((e) => this.registry.endpointHealthOf(e.url) !== 'unhealthy')) {
       return { success: false, loadTimeMs: 0, memoryMb: 0, code: 'unhealthy', error: `every engine of "${model}" is unhealthy` };
     }
@@ -61,7 +62,12 @@ export class Warmup {
     try {
       let warning: string | undefined;
       if (reg.endpoints.every((e) => e.engineType === 'ollama')) {
-        await this.service.generate({ ...common, purpose: 'ollama-load', path: '/api/generate', body: { model, prompt: '', keep_alive: '30m', stream: false } });
+        await this.service.generate({
+          ...common,
+          purpose: 'ollama-load',
+          path: '/api/generate',
+          body: { model, prompt: '', keep_alive: '30m', stream: false },
+        });
       }
       const op = categoryOperation(reg.entry?.category);
       if (op === 'embeddings') {

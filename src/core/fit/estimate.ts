@@ -96,7 +96,12 @@ function shapeProblem(s: KvShape | undefined): string | undefined {
 
 /** The estimate for a plan. A derived weights figure is padded (DERIVED_SAFETY); an exact one is not. */
 export function estimateVram(weights: WeightsFigure | undefined, shape: KvShape | undefined, plan: Plan): VramEstimate {
-  if (!weights || !(weights.bytes > 0)) return { known: false, code: 'no_weights_figure', reason: 'no GGUF header, safetensors index, config.json or Ollama report says how large the weights are' };
+  if (!weights || !(weights.bytes > 0))
+    return {
+      known: false,
+      code: 'no_weights_figure',
+      reason: 'no GGUF header, safetensors index, config.json or Ollama report says how large the weights are',
+    };
   const bad = shapeProblem(shape);
   if (bad) return { known: false, code: 'no_kv_shape', reason: `${bad}, so the KV cache cannot be sized` };
   const notes: string[] = [];
@@ -113,7 +118,18 @@ export function estimateVram(weights: WeightsFigure | undefined, shape: KvShape 
     weightsBytes = Math.ceil(weights.bytes * DERIVED_SAFETY);
     notes.push(`weights derived from ${weights.source}: padded by ${Math.round((DERIVED_SAFETY - 1) * 100)} %`);
   }
-  return { known: true, weightsBytes, kvBytes, overheadBytes, totalBytes: weightsBytes + kvBytes + overheadBytes, weightsFrom: weights.source, exact: weights.exact, contextLength, slots, notes };
+  return {
+    known: true,
+    weightsBytes,
+    kvBytes,
+    overheadBytes,
+    totalBytes: weightsBytes + kvBytes + overheadBytes,
+    weightsFrom: weights.source,
+    exact: weights.exact,
+    contextLength,
+    slots,
+    notes,
+  };
 }
 
 /**

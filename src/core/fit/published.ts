@@ -9,8 +9,24 @@ import type { KvShape, WeightsFigure } from './estimate';
 
 /** Bytes per element of safetensors dtypes (the Hub's names). */
 const DTYPE_BYTES: Record<string, number> = {
-  F64: 8, I64: 8, U64: 8, F32: 4, I32: 4, U32: 4, BF16: 2, F16: 2, I16: 2, U16: 2,
-  F8_E4M3: 1, F8_E5M2: 1, I8: 1, U8: 1, BOOL: 1, F4: 0.5, I4: 0.5, U4: 0.5,
+  F64: 8,
+  I64: 8,
+  U64: 8,
+  F32: 4,
+  I32: 4,
+  U32: 4,
+  BF16: 2,
+  F16: 2,
+  I16: 2,
+  U16: 2,
+  F8_E4M3: 1,
+  F8_E5M2: 1,
+  I8: 1,
+  U8: 1,
+  BOOL: 1,
+  F4: 0.5,
+  I4: 0.5,
+  U4: 0.5,
 };
 
 /** config.json's torch_dtype names. */
@@ -21,9 +37,31 @@ const TORCH_DTYPE_BYTES: Record<string, number> = { float32: 4, float16: 2, bflo
  * the tensors kept at higher precision included), each erring high within its format. Longest name first.
  */
 const QUANT_BYTES: Array<[string, number]> = [
-  ['q4_k_m', 0.58], ['q4_k_s', 0.5528], ['q5_k_m', 0.73], ['q5_k_s', 0.72], ['q3_k_m', 0.44], ['q3_k_l', 0.48], ['q3_k_s', 0.42],
-  ['q6_k', 0.82], ['q8_0', 1.0625], ['q5_0', 0.72], ['q5_1', 0.75], ['q4_0', 0.56], ['q4_1', 0.6], ['q2_k', 0.33],
-  ['iq4_xs', 0.54], ['iq4_nl', 0.56], ['awq', 0.6], ['gptq', 0.6], ['fp8', 1], ['int8', 1], ['bf16', 2], ['fp16', 2], ['f16', 2], ['fp32', 4], ['f32', 4],
+  ['q4_k_m', 0.58],
+  ['q4_k_s', 0.5528],
+  ['q5_k_m', 0.73],
+  ['q5_k_s', 0.72],
+  ['q3_k_m', 0.44],
+  ['q3_k_l', 0.48],
+  ['q3_k_s', 0.42],
+  ['q6_k', 0.82],
+  ['q8_0', 1.0625],
+  ['q5_0', 0.72],
+  ['q5_1', 0.75],
+  ['q4_0', 0.56],
+  ['q4_1', 0.6],
+  ['q2_k', 0.33],
+  ['iq4_xs', 0.54],
+  ['iq4_nl', 0.56],
+  ['awq', 0.6],
+  ['gptq', 0.6],
+  ['fp8', 1],
+  ['int8', 1],
+  ['bf16', 2],
+  ['fp16', 2],
+  ['f16', 2],
+  ['fp32', 4],
+  ['f32', 4],
 ];
 
 /** Bytes per parameter a quantization name stands for; undefined when none is recognised. */
@@ -36,7 +74,10 @@ const count = z.number().int().nonnegative().max(1e15);
 
 /** `model.safetensors.index.json`: metadata.total_size is the bytes of every tensor. */
 export function weightsFromSafetensorsIndex(json: unknown): WeightsFigure | undefined {
-  const r = z.object({ metadata: z.object({ total_size: count }).passthrough() }).passthrough().safeParse(json);
+  const r = z
+    .object({ metadata: z.object({ total_size: count }).passthrough() })
+    .passthrough()
+    .safeParse(json);
   if (!r.success || r.data.metadata.total_size <= 0) return undefined;
   return { bytes: r.data.metadata.total_size, source: 'safetensors_index', exact: false };
 }
@@ -89,7 +130,13 @@ export function shapeFromConfig(json: unknown): KvShape | undefined {
   if (!c?.num_hidden_layers || !c.num_attention_heads) return undefined;
   const headDim = c.head_dim ?? (c.hidden_size ? c.hidden_size / c.num_attention_heads : undefined);
   if (!headDim) return undefined;
-  return { layers: c.num_hidden_layers, kvHeads: c.num_key_value_heads ?? c.num_attention_heads, headDimK: headDim, headDimV: headDim, ...(c.max_position_embeddings ? { contextTrain: c.max_position_embeddings } : {}) };
+  return {
+    layers: c.num_hidden_layers,
+    kvHeads: c.num_key_value_heads ?? c.num_attention_heads,
+    headDimK: headDim,
+    headDimV: headDim,
+    ...(c.max_position_embeddings ? { contextTrain: c.max_position_embeddings } : {}),
+  };
 }
 
 /**
@@ -117,7 +164,11 @@ export function weightsFromConfig(json: unknown, bytesPerParameter?: number): We
 
 const showSchema = z
   .object({
-    details: z.object({ quantization_level: z.string().max(64).optional().catch(undefined), parameter_size: z.string().max(64).optional().catch(undefined) }).passthrough().optional().catch(undefined),
+    details: z
+      .object({ quantization_level: z.string().max(64).optional().catch(undefined), parameter_size: z.string().max(64).optional().catch(undefined) })
+      .passthrough()
+      .optional()
+      .catch(undefined),
     model_info: z.record(z.string().max(256), z.unknown()).optional().catch(undefined),
   })
   .passthrough();

@@ -129,11 +129,19 @@ const FIT_ORDER: Record<Fit['fit'], number> = { fits: 0, unknown: 1, too_large: 
 
 /** The rows in the order an owner reads them: fits, then unknown, then too large; inside each, what it earns here. */
 export function sortRecommendations(rows: Recommendation[]): Recommendation[] {
-  return [...rows].sort((a, b) => FIT_ORDER[a.fit.fit] - FIT_ORDER[b.fit.fit] || (b.earnHereDaily ?? -1) - (a.earnHereDaily ?? -1) || a.modelId.localeCompare(b.modelId));
+  return [...rows].sort(
+    (a, b) => FIT_ORDER[a.fit.fit] - FIT_ORDER[b.fit.fit] || (b.earnHereDaily ?? -1) - (a.earnHereDaily ?? -1) || a.modelId.localeCompare(b.modelId),
+  );
 }
 
 /** One row from what is known of a model. */
-export function recommendation(m: { modelId: string; name?: string; category?: string; sizeBytes?: number; inRepository: boolean }, d: DemandEntry | undefined, facts: ModelFacts, onDisk: OnDisk, o: Pick<RecommendOptions, 'budgetBytes' | 'slots' | 'contextLength'>): Recommendation {
+export function recommendation(
+  m: { modelId: string; name?: string; category?: string; sizeBytes?: number; inRepository: boolean },
+  d: DemandEntry | undefined,
+  facts: ModelFacts,
+  onDisk: OnDisk,
+  o: Pick<RecommendOptions, 'budgetBytes' | 'slots' | 'contextLength'>,
+): Recommendation {
   const plan: Plan = { contextLength: planContext(d, o.contextLength), slots: o.slots ?? 1 };
   let estimate = estimateVram(facts.weights, facts.shape, plan);
   if (!estimate.known && facts.note) estimate = { ...estimate, reason: `${estimate.reason} (${facts.note})` };

@@ -66,7 +66,15 @@ export const rigSummarySchema = z.object({
   earningsEnabled: z.boolean(),
   alerts: z.array(z.object({ id: text(64), kind: z.string().max(32), ts: time, title: text(200), text: text(1000) })).max(50),
   // Optional: a rig of an older version does not send it (then its verdict is shown as not known).
-  verdict: z.object({ state: z.string().max(32), tone: z.enum(['ok', 'warn', 'bad']), label: text(64), headline: text(2000), codes: z.array(z.string().max(64)).max(64) }).optional(),
+  verdict: z
+    .object({
+      state: z.string().max(32),
+      tone: z.enum(['ok', 'warn', 'bad']),
+      label: text(64),
+      headline: text(2000),
+      codes: z.array(z.string().max(64)).max(64),
+    })
+    .optional(),
 });
 
 const platformStats = z.object({
@@ -100,7 +108,10 @@ export const rigUsageSchema = z.object({
   perModel30: z.array(modelUsage).max(512),
   earningsEnabled: z.boolean(),
   platform: z.object({ value: platformStats.nullable(), asOf: time.nullable(), stale: z.boolean(), error: text(2000).optional() }),
-  providerKeyId: z.string().regex(/^[0-9a-f]{12}$/).nullable(),
+  providerKeyId: z
+    .string()
+    .regex(/^[0-9a-f]{12}$/)
+    .nullable(),
   local: z.object({
     requests: count,
     failed: count,

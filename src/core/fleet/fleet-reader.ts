@@ -123,12 +123,26 @@ export class FleetReader extends EventEmitter<{ change: [FleetView]; lost: [Flee
     const address = this.address(e);
     const token = this.o.store.token(e.id);
     if (!address || !token) {
-      this.failed(st, new FleetError(address ? 'fleet_token_invalid' : 'fleet_address_invalid', address ? 'This rig\'s token is missing from the secret store; remove the rig and add it again.' : `The saved address ${e.url} is not valid; remove the rig and add it again.`));
+      this.failed(
+        st,
+        new FleetError(
+          address ? 'fleet_token_invalid' : 'fleet_address_invalid',
+          address
+            ? "This rig's token is missing from the secret store; remove the rig and add it again."
+            : `The saved address ${e.url} is not valid; remove the rig and add it again.`,
+        ),
+      );
       return;
     }
     st.reading = true;
     try {
-      const summary = await callRig({ address, token, path: '/api/fleet/v1/summary', schema: rigSummarySchema, ...(this.o.timeoutMs ? { timeoutMs: this.o.timeoutMs } : {}) });
+      const summary = await callRig({
+        address,
+        token,
+        path: '/api/fleet/v1/summary',
+        schema: rigSummarySchema,
+        ...(this.o.timeoutMs ? { timeoutMs: this.o.timeoutMs } : {}),
+      });
       if (st.status !== 'ok') {
         if (st.status !== 'pending') this.o.log.info(`fleet: ${e.label || summary.nodeName} (${address.base}) answers again`);
         st.since = this.now();
@@ -162,7 +176,18 @@ export class FleetReader extends EventEmitter<{ change: [FleetView]; lost: [Flee
 
   private selfView(): FleetRigView {
     const summary = this.o.self();
-    return { id: 'self', self: true, url: '', label: summary.nodeName, status: 'ok', since: this.started, lastSeenAt: summary.at, summary, insecure: false, addedAt: this.started };
+    return {
+      id: 'self',
+      self: true,
+      url: '',
+      label: summary.nodeName,
+      status: 'ok',
+      since: this.started,
+      lastSeenAt: summary.at,
+      summary,
+      insecure: false,
+      addedAt: this.started,
+    };
   }
 
   view(): FleetView {
@@ -194,20 +219,33 @@ export class FleetReader extends EventEmitter<{ change: [FleetView]; lost: [Flee
     const token = (input.token ?? '').trim() || split.token || '';
     const address = parseRigAddress(split.address);
     if (!TOKEN.test(token)) {
-      throw new FleetError('fleet_token_invalid', 'Paste the rig\'s token: a fleet token made on that rig (swan-provider fleet token create), or its console token (the ?token=… of its bookmark).', 'token');
+      throw new FleetError(
+        'fleet_token_invalid',
+        "Paste the rig's token: a fleet token made on that rig (swan-provider fleet token create), or its console token (the ?token=… of its bookmark).",
+        'token',
+      );
     }
     if (this.o.store.full) throw new FleetError('fleet_address_invalid', 'This console reads 64 rigs already; remove one first.', 'url');
     const existing = this.o.store.list();
     if (existing.some((e) => this.address(e)?.base === address.base)) throw new FleetError('rig_duplicate', `${address.base} is in the fleet already.`, 'url');
-    const summary = await callRig({ address, token, path: '/api/fleet/v1/summary', schema: rigSummarySchema, ...(this.o.timeoutMs ? { timeoutMs: this.o.timeoutMs } : {}) });
-    if (summary.nodeId === this.o.self().nodeId) throw new FleetError('rig_is_self', `${address.base} is this rig's own console; it is on the Fleet page already.`, 'url');
+    const summary = await callRig({
+      address,
+      token,
+      path: '/api/fleet/v1/summary',
+      schema: rigSummarySchema,
+      ...(this.o.timeoutMs ? { timeoutMs: this.o.timeoutMs } : {}),
+    });
+    if (summary.nodeId === this.o.self().nodeId)
+      throw new FleetError('rig_is_self', `${address.base} is this rig's own console; it is on the Fleet page already.`, 'url');
     const twin = existing.find((e) => e.nodeId === summary.nodeId);
     if (twin) throw new FleetError('rig_duplicate', `That rig (${summary.nodeName}) is in the fleet already, at ${twin.url}.`, 'url');
     const entry = this.o.store.add({ url: address.base, label: (input.label ?? '').trim().slice(0, 64), nodeId: summary.nodeId }, token);
     this.addresses.set(entry.id, address);
     const now = this.now();
     this.states.set(entry.id, { status: 'ok', since: now, lastSeenAt: now, summary, reading: false });
-    this.o.log.info(`fleet: added ${summary.nodeName} at ${address.base}${address.insecure ? ' (plain HTTP over the network: see docs/fleet.md for TLS or an SSH tunnel)' : ''}`);
+    this.o.log.info(
+      `fleet: added ${summary.nodeName} at ${address.base}${address.insecure ? ' (plain HTTP over the network: see docs/fleet.md for TLS or an SSH tunnel)' : ''}`,
+    );
     const view = this.view();
     this.emit('change', view);
     return view;
@@ -240,7 +278,11 @@ export class FleetReader extends EventEmitter<{ change: [FleetView]; lost: [Flee
 
   /** Every rig's ledger, fetched now (each rig's own figures; nothing is copied into this rig's ledger). */
   usage(): Promise<FleetUsageView> {
-    return readFleetUsage(this.o.store, this.o.selfUsage, { ...(this.o.timeoutMs ? { timeoutMs: this.o.timeoutMs } : {}), label: (e) => this.state(e.id).summary?.nodeName, now: this.now });
+    return readFleetUsage(this.o.store, this.o.selfUsage, {
+      ...(this.o.timeoutMs ? { timeoutMs: this.o.timeoutMs } : {}),
+      label: (e) => this.state(e.id).summary?.nodeName,
+      now: this.now,
+    });
   }
 }
 
@@ -266,13 +308,26 @@ export async function readFleetUsage(
       } catch {
         return { id: e.id, self: false, label, status: 'invalid', error: `The saved address ${e.url} is not valid; remove the rig and add it again.` };
       }
-      if (!token) return { id: e.id, self: false, label, status: 'invalid', error: o.missingToken ?? 'The rig\'s token is missing; remove the rig and add it again.' };
+      if (!token)
+        return { id: e.id, self: false, label, status: 'invalid', error: o.missingToken ?? "The rig's token is missing; remove the rig and add it again." };
       try {
-        const usage = await callRig({ address, token, path: '/api/fleet/v1/usage', schema: rigUsageSchema, ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}) });
+        const usage = await callRig({
+          address,
+          token,
+          path: '/api/fleet/v1/usage',
+          schema: rigUsageSchema,
+          ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}),
+        });
         return { id: e.id, self: false, label: e.label || usage.nodeName, status: 'ok', usage };
       } catch (err) {
         const fe = err instanceof FleetError ? err : new FleetError('rig_bad_answer', (err as Error).message);
-        return { id: e.id, self: false, label, status: fe.code === 'rig_unreachable' ? 'unreachable' : fe.code === 'rig_refused_token' ? 'refused' : 'invalid', error: fe.message };
+        return {
+          id: e.id,
+          self: false,
+          label,
+          status: fe.code === 'rig_unreachable' ? 'unreachable' : fe.code === 'rig_refused_token' ? 'refused' : 'invalid',
+          error: fe.message,
+        };
       }
     }),
   );

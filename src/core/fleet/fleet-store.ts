@@ -22,7 +22,13 @@ export interface RigEntry {
 const MAX_RIGS = 64;
 
 const fileSchema = z.array(
-  z.object({ id: z.string().regex(/^[a-f0-9]{8,32}$/), url: z.string().max(2048), label: z.string().max(64), nodeId: z.string().max(256), addedAt: z.number() }),
+  z.object({
+    id: z.string().regex(/^[a-f0-9]{8,32}$/),
+    url: z.string().max(2048),
+    label: z.string().max(64),
+    nodeId: z.string().max(256),
+    addedAt: z.number(),
+  }),
 );
 
 /** The secret-store key of a rig's token. */

@@ -8,7 +8,8 @@ import type { Fleet } from './fleet';
 import { FleetError } from './tokens';
 import { splitBookmark } from './fleet-reader';
 
-type FleetChannel = 'fleet.list' | 'fleet.add' | 'fleet.remove' | 'fleet.openConsole' | 'fleet.usage' | 'fleet.tokens.list' | 'fleet.tokens.create' | 'fleet.tokens.revoke';
+type FleetChannel =
+  'fleet.list' | 'fleet.add' | 'fleet.remove' | 'fleet.openConsole' | 'fleet.usage' | 'fleet.tokens.list' | 'fleet.tokens.create' | 'fleet.tokens.revoke';
 
 export function fleetVerbs(
   fleet: Fleet,
@@ -29,7 +30,8 @@ export function fleetVerbs(
     'fleet.usage': () => fleet.reader.usage(),
     'fleet.tokens.list': () => fleet.tokens.list(),
     'fleet.tokens.create': ({ name, grant }) => {
-      if (fleet.tokens.list().some((t) => t.name === name)) throw new FleetError('fleet_token_name_taken', `A fleet token named "${name}" exists already; revoke it first or pick another name.`, 'name');
+      if (fleet.tokens.list().some((t) => t.name === name))
+        throw new FleetError('fleet_token_name_taken', `A fleet token named "${name}" exists already; revoke it first or pick another name.`, 'name');
       ownerApproved(name, grant);
       const made = fleet.tokens.create(name);
       log.addSecrets([made.token]);

@@ -36,7 +36,13 @@ export class Fleet {
   constructor(o: FleetOptions) {
     this.tokens = new FleetTokens(o.home);
     this.store = new FleetStore(o.home, o.secrets);
-    this.reader = new FleetReader({ store: this.store, self: () => o.summary('full'), selfUsage: o.usage, log: o.log, ...(o.pollMs ? { pollMs: o.pollMs } : {}) });
+    this.reader = new FleetReader({
+      store: this.store,
+      self: () => o.summary('full'),
+      selfUsage: o.usage,
+      log: o.log,
+      ...(o.pollMs ? { pollMs: o.pollMs } : {}),
+    });
     this.api = { summary: o.summary, usage: o.usage, ...(o.metrics ? { metrics: o.metrics } : {}) };
   }
 

@@ -36,19 +36,35 @@ function forbiddenHost(host: string): boolean {
 /** Reads an address the owner typed ("gpu-box.lan:7777" means http://gpu-box.lan:7777). */
 export function parseRigAddress(raw: string): RigAddress {
   const text = raw.trim();
-  if (!text || text.length > MAX_ADDRESS) throw new FleetError('fleet_address_invalid', 'Type the rig console\'s address, for example http://192.168.1.20:7777 or https://gpu-box.example.net.', 'url');
+  if (!text || text.length > MAX_ADDRESS)
+    throw new FleetError(
+      'fleet_address_invalid',
+      "Type the rig console's address, for example http://192.168.1.20:7777 or https://gpu-box.example.net.",
+      'url',
+    );
   let url: URL;
   try {
     url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `http://${text}`);
   } catch {
-    throw new FleetError('fleet_address_invalid', `"${text.slice(0, 100)}" is not an address. Use the rig console's address, for example http://192.168.1.20:7777.`, 'url');
+    throw new FleetError(
+      'fleet_address_invalid',
+      `"${text.slice(0, 100)}" is not an address. Use the rig console's address, for example http://192.168.1.20:7777.`,
+      'url',
+    );
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new FleetError('fleet_address_invalid', 'A rig console\'s address starts with http:// or https://.', 'url');
-  if (url.username || url.password) throw new FleetError('fleet_address_invalid', 'Put no user name or password in the address; paste the rig\'s token in the token field.', 'url');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new FleetError('fleet_address_invalid', "A rig console's address starts with http:// or https://.", 'url');
+  if (url.username || url.password)
+    throw new FleetError('fleet_address_invalid', "Put no user name or password in the address; paste the rig's token in the token field.", 'url');
   if (url.search || url.hash) {
-    throw new FleetError('fleet_address_invalid', 'Type the address without "?…" or "#…" (a bookmark\'s ?token=… goes in the token field, not in the address).', 'url');
+    throw new FleetError(
+      'fleet_address_invalid',
+      'Type the address without "?…" or "#…" (a bookmark\'s ?token=… goes in the token field, not in the address).',
+      'url',
+    );
   }
-  if (forbiddenHost(url.hostname)) throw new FleetError('fleet_address_forbidden', `${url.hostname} is a link-local or cloud metadata address; a rig is never read there.`, 'url');
+  if (forbiddenHost(url.hostname))
+    throw new FleetError('fleet_address_forbidden', `${url.hostname} is a link-local or cloud metadata address; a rig is never read there.`, 'url');
   const path = url.pathname.replace(/\/+$/, '');
   return { base: `${url.protocol}//${url.host}${path}`, url, insecure: url.protocol === 'http:' && !isLoopbackHost(url.hostname) };
 }

@@ -54,7 +54,9 @@ const guardedLookup: LookupFunction = (hostname, options, callback) => {
     const list = addresses as dns.LookupAddress[];
     const bad = list.find((a) => classifyIp(a.address) === 'refused');
     if (bad || list.length === 0) {
-      const e: NodeJS.ErrnoException = new Error(`${hostname} resolves to ${bad?.address ?? 'nothing'}, a link-local or cloud metadata address; a rig is never read there`);
+      const e: NodeJS.ErrnoException = new Error(
+        `${hostname} resolves to ${bad?.address ?? 'nothing'}, a link-local or cloud metadata address; a rig is never read there`,
+      );
       e.code = 'EFORBIDDEN';
       return callback(e, '', 0);
     }
@@ -90,7 +92,13 @@ export function callRig<T>(c: RigCall<T>): Promise<T> {
         const status = res.statusCode ?? 0;
         if (status === 401 || status === 403) {
           res.resume();
-          return fail(new FleetError('rig_refused_token', `${c.address.base} refused the token (HTTP ${status}): it is wrong or was revoked. Make a new one on that rig (swan-provider fleet token create) and add the rig again.`, 'token'));
+          return fail(
+            new FleetError(
+              'rig_refused_token',
+              `${c.address.base} refused the token (HTTP ${status}): it is wrong or was revoked. Make a new one on that rig (swan-provider fleet token create) and add the rig again.`,
+              'token',
+            ),
+          );
         }
         if (status === 421) {
           res.resume();
@@ -104,13 +112,16 @@ export function callRig<T>(c: RigCall<T>): Promise<T> {
         if (status < 200 || status >= 300) {
           res.resume();
           const moved = status >= 300 && status < 400 ? ' (a redirect: rigs are read only at the address you added, so it is not followed)' : '';
-          return fail(new FleetError('rig_bad_answer', `${c.address.base} answered HTTP ${status}${moved}; is it a Swan Provider console of a recent version?`));
+          return fail(
+            new FleetError('rig_bad_answer', `${c.address.base} answered HTTP ${status}${moved}; is it a Swan Provider console of a recent version?`),
+          );
         }
         const parts: Buffer[] = [];
         let size = 0;
         res.on('data', (d: Buffer) => {
           size += d.length;
-          if (size > MAX_ANSWER_BYTES) fail(new FleetError('rig_bad_answer', `${c.address.base} sent an answer over ${MAX_ANSWER_BYTES / 1024 / 1024} MB; it was not read.`));
+          if (size > MAX_ANSWER_BYTES)
+            fail(new FleetError('rig_bad_answer', `${c.address.base} sent an answer over ${MAX_ANSWER_BYTES / 1024 / 1024} MB; it was not read.`));
           else parts.push(d);
         });
         res.on('error', (e: NodeJS.ErrnoException) => fail(new FleetError('rig_unreachable', describe(e, c.address.base))));
@@ -120,10 +131,18 @@ export function callRig<T>(c: RigCall<T>): Promise<T> {
           try {
             data = parseJson(Buffer.concat(parts), ANSWER_LIMITS);
           } catch (e) {
-            return fail(new FleetError('rig_bad_answer', `${c.address.base} did not answer JSON a rig sends (${(e as Error).message}); is it a Swan Provider console?`));
+            return fail(
+              new FleetError('rig_bad_answer', `${c.address.base} did not answer JSON a rig sends (${(e as Error).message}); is it a Swan Provider console?`),
+            );
           }
           const parsed = c.schema.safeParse(data);
-          if (!parsed.success) return fail(new FleetError('rig_bad_answer', `${c.address.base} answered something this console cannot read (${formatIssues(parsed.error).slice(0, 300)}); update both rigs to the same version.`));
+          if (!parsed.success)
+            return fail(
+              new FleetError(
+                'rig_bad_answer',
+                `${c.address.base} answered something this console cannot read (${formatIssues(parsed.error).slice(0, 300)}); update both rigs to the same version.`,
+              ),
+            );
           settled = true;
           clearTimeout(timer);
           resolve(parsed.data);
@@ -131,7 +150,9 @@ export function callRig<T>(c: RigCall<T>): Promise<T> {
       },
     );
     const timer = setTimeout(() => fail(new FleetError('rig_unreachable', `${c.address.base} did not answer within ${timeoutMs / 1000} s.`)), timeoutMs);
-    req.on('error', (e: NodeJS.ErrnoException) => fail(new FleetError(e.code === 'EFORBIDDEN' ? 'fleet_address_forbidden' : 'rig_unreachable', describe(e, c.address.base), 'url')));
+    req.on('error', (e: NodeJS.ErrnoException) =>
+      fail(new FleetError(e.code === 'EFORBIDDEN' ? 'fleet_address_forbidden' : 'rig_unreachable', describe(e, c.address.base), 'url')),
+    );
     req.end();
   });
 }

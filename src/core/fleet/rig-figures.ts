@@ -64,8 +64,17 @@ export function rigSummary(p: SummarySources, access: FleetAccess): RigSummary {
     today: s.today,
     month: p.ledger?.totals(monthStart(now), now + 1) ?? EMPTY,
     earningsEnabled: p.ledger?.isEarningsEnabled() ?? true,
-    alerts: p.alerts().filter((a) => a.ts >= now - ALERT_WINDOW_MS && a.kind !== 'test').slice(0, MAX_ALERTS),
-    verdict: { state: s.verdict.state, tone: s.verdict.tone, label: s.verdict.label, headline: s.verdict.headline, codes: s.verdict.reasons.map((r) => r.code) },
+    alerts: p
+      .alerts()
+      .filter((a) => a.ts >= now - ALERT_WINDOW_MS && a.kind !== 'test')
+      .slice(0, MAX_ALERTS),
+    verdict: {
+      state: s.verdict.state,
+      tone: s.verdict.tone,
+      label: s.verdict.label,
+      headline: s.verdict.headline,
+      codes: s.verdict.reasons.map((r) => r.code),
+    },
   };
 }
 
@@ -103,6 +112,14 @@ export async function rigUsage(p: UsageSources): Promise<RigUsage> {
     earningsEnabled: l?.isEarningsEnabled() ?? true,
     platform: await p.platform(),
     providerKeyId: keyFingerprint(p.providerKey),
-    local: l?.hubLifetime() ?? { requests: 0, failed: 0, tokensIn: 0, tokensOut: 0, earnings: 0, firstAt: null, undelivered: { requests: 0, tokensIn: 0, tokensOut: 0, earnings: 0 } },
+    local: l?.hubLifetime() ?? {
+      requests: 0,
+      failed: 0,
+      tokensIn: 0,
+      tokensOut: 0,
+      earnings: 0,
+      firstAt: null,
+      undelivered: { requests: 0, tokensIn: 0, tokensOut: 0, earnings: 0 },
+    },
   };
 }

@@ -29,8 +29,10 @@ export class FleetTokens {
 
   /** Makes a token; returns it in full (the only time it is visible). */
   create(name: string, scope: FleetScope = 'read'): { name: string; token: string; scope: FleetScope } {
-    if (!CREDENTIAL_NAME.test(name)) throw new FleetError('fleet_token_name_invalid', 'Token names use letters, digits, dot, dash or underscore (1-64).', 'name');
-    if (this.tokens.has(name)) throw new FleetError('fleet_token_name_taken', `A fleet token named "${name}" exists already; revoke it first or pick another name.`, 'name');
+    if (!CREDENTIAL_NAME.test(name))
+      throw new FleetError('fleet_token_name_invalid', 'Token names use letters, digits, dot, dash or underscore (1-64).', 'name');
+    if (this.tokens.has(name))
+      throw new FleetError('fleet_token_name_taken', `A fleet token named "${name}" exists already; revoke it first or pick another name.`, 'name');
     const token = newCredential(FLEET_TOKEN_PREFIX);
     this.tokens.add({ name, hash: credentialHash(token), scope, createdAt: Date.now() });
     return { name, token, scope };

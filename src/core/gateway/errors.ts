@@ -20,11 +20,14 @@ export function resultError(r: InferenceResult): GatewayError {
   const retry = r.retryAfterMs !== undefined ? { retryAfterMs: r.retryAfterMs } : {};
   if (r.status === 'cancelled' || r.kind === 'cancelled') return { code: 'cancelled', kind: 'cancelled', message, status: 499 };
   if (r.kind === 'model_not_loaded') return { code: 'model_not_loaded', kind: 'model_not_loaded', message, status: 404 };
-  if (r.status === 'rejected' || r.kind === 'rejected') return { code: r.statusCode === 429 ? 'rate_limited' : 'rejected', kind: 'rejected', message, status: r.statusCode === 429 ? 429 : 503, ...retry };
+  if (r.status === 'rejected' || r.kind === 'rejected')
+    return { code: r.statusCode === 429 ? 'rate_limited' : 'rejected', kind: 'rejected', message, status: r.statusCode === 429 ? 429 : 503, ...retry };
   if (r.kind === 'invalid') return { code: 'invalid_request', kind: 'invalid', message, status: 400 };
   // The engine refused the request itself: the caller's input (bad parameter, unknown model on the engine).
-  if (r.statusCode === 404) return { code: 'model_not_loaded', kind: 'model_not_loaded', message: `the engine does not serve this model: ${message}`, status: 404 };
-  if (r.statusCode >= 400 && r.statusCode < 500 && r.statusCode !== 408) return { code: 'invalid_request', kind: 'invalid', message: `the engine refused the request: ${message}`, status: 400 };
+  if (r.statusCode === 404)
+    return { code: 'model_not_loaded', kind: 'model_not_loaded', message: `the engine does not serve this model: ${message}`, status: 404 };
+  if (r.statusCode >= 400 && r.statusCode < 500 && r.statusCode !== 408)
+    return { code: 'invalid_request', kind: 'invalid', message: `the engine refused the request: ${message}`, status: 400 };
   return { code: 'engine_error', kind: 'internal', message, status: r.statusCode >= 500 ? r.statusCode : 502 };
 }
 

@@ -17,8 +17,7 @@ export interface Quota {
 export type LimitCode = 'per_minute' | 'concurrent';
 
 export type Admission =
-  | { ok: true; release: () => void }
-  | { ok: false; reason: 'rate' | 'concurrency'; code: LimitCode; retryAfterMs: number; message: string };
+  { ok: true; release: () => void } | { ok: false; reason: 'rate' | 'concurrency'; code: LimitCode; retryAfterMs: number; message: string };
 
 /** The scheduler's KeyedLimiter with the gateway's wording for refusals and the quota it reports. */
 export class KeyLimits {

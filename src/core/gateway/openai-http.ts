@@ -128,7 +128,11 @@ export class OpenAiHttp {
       const who = this.auth(req, url);
       return this.chat(req, res, who);
     }
-    throw new HttpError(404, `No route ${req.method} ${path}. This gateway serves GET /v1/models, POST /v1/chat/completions, and WebSockets at /v1/stream and /v1/ws.`, 'not_found');
+    throw new HttpError(
+      404,
+      `No route ${req.method} ${path}. This gateway serves GET /v1/models, POST /v1/chat/completions, and WebSockets at /v1/stream and /v1/ws.`,
+      'not_found',
+    );
   }
 
   private auth(req: IncomingMessage, url: URL): KeyIdentity {
@@ -147,7 +151,11 @@ export class OpenAiHttp {
     const read = readJson(raw, { ...JSON_LIMITS.gateway, maxBytes: this.o.maxMessageBytes });
     if (!read.ok) {
       if (read.code === 'not_json') throw new HttpError(400, `The body is ${read.message}.`, 'invalid_json');
-      throw new HttpError(read.code === 'too_large' ? 413 : 400, `The body was refused unread: ${read.message}.`, read.code === 'too_large' ? 'request_too_large' : `json_${read.code}`);
+      throw new HttpError(
+        read.code === 'too_large' ? 413 : 400,
+        `The body was refused unread: ${read.message}.`,
+        read.code === 'too_large' ? 'request_too_large' : `json_${read.code}`,
+      );
     }
     const json = read.value;
     const p = chatBodySchema.safeParse(json);
@@ -166,13 +174,20 @@ export class OpenAiHttp {
     };
     const models = this.o.models();
     if (!models.includes(body.model)) {
-      throw new HttpError(404, `Model "${body.model}" is not served by this provider. ${models.length ? `Models served here: ${models.join(', ')}.` : 'No model is enabled right now.'}`, 'model_not_found');
+      throw new HttpError(
+        404,
+        `Model "${body.model}" is not served by this provider. ${models.length ? `Models served here: ${models.join(', ')}.` : 'No model is enabled right now.'}`,
+        'model_not_found',
+      );
     }
     const admission = this.limits.acquire(keyName);
     const q = this.limits.quota(keyName);
     const rateHeaders = { 'x-ratelimit-limit-requests': String(q.limit), 'x-ratelimit-remaining-requests': String(q.remaining) };
     if (!admission.ok) {
-      throw new HttpError(429, admission.message, HTTP_LIMIT_CODES[admission.code], { ...rateHeaders, 'retry-after': String(retryAfterSeconds(admission.retryAfterMs)) });
+      throw new HttpError(429, admission.message, HTTP_LIMIT_CODES[admission.code], {
+        ...rateHeaders,
+        'retry-after': String(retryAfterSeconds(admission.retryAfterMs)),
+      });
     }
     const id = `${keyName}/${crypto.randomUUID()}`;
     const ac = new AbortController();
@@ -186,7 +201,8 @@ export class OpenAiHttp {
     const headers = { ...rateHeaders, 'x-request-id': id };
     /** Writes one event; a promise only when the socket is backed up (no await per chunk otherwise). */
     const write = (data: Record<string, unknown>): Promise<void> | undefined => {
-      if (!res.headersSent) res.writeHead(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+      if (!res.headersSent)
+        res.writeHead(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
       return res.write(`data: ${JSON.stringify(data)}\n\n`) ? undefined : drained(res);
     };
     // The agent always asks the engine for usage. A client that did not ask gets no usage chunk, but

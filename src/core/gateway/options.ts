@@ -134,8 +134,14 @@ export function resolveOptions(o: GatewayOptions): ResolvedGatewayOptions {
   };
   r.maxConnections = Math.floor(positive('maxConnections', o.maxConnections ?? defaultConnectionCap(1024)));
   // On loopback every client is the same address: the total is its cap. Elsewhere one host gets a quarter.
-  r.maxConnectionsPerAddress = Math.floor(positive('maxConnectionsPerAddress', o.maxConnectionsPerAddress ?? (isLoopbackHost(r.host) ? r.maxConnections : Math.max(16, Math.floor(r.maxConnections / 4)))));
-  if (!Number.isInteger(r.port) || r.port < 0 || r.port > 65535) throw new GatewayOptionError('invalid_option', `gateway option port must be 0-65535, got ${r.port}`, 'port');
+  r.maxConnectionsPerAddress = Math.floor(
+    positive(
+      'maxConnectionsPerAddress',
+      o.maxConnectionsPerAddress ?? (isLoopbackHost(r.host) ? r.maxConnections : Math.max(16, Math.floor(r.maxConnections / 4))),
+    ),
+  );
+  if (!Number.isInteger(r.port) || r.port < 0 || r.port > 65535)
+    throw new GatewayOptionError('invalid_option', `gateway option port must be 0-65535, got ${r.port}`, 'port');
   return r;
 }
 

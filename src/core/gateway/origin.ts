@@ -31,11 +31,15 @@ export class OriginPolicy {
   check(req: IncomingMessage): { code: OriginRefusalCode; message: string } | undefined {
     const origin = req.headers.origin;
     if (origin !== undefined && !this.allowed.has(normalise(origin))) {
-      return { code: 'origin_not_allowed', message: `Origin ${origin} is not allowed to use this gateway. The owner can add it to [Gateway] AllowedOrigins in config.toml.` };
+      return {
+        code: 'origin_not_allowed',
+        message: `Origin ${origin} is not allowed to use this gateway. The owner can add it to [Gateway] AllowedOrigins in config.toml.`,
+      };
     }
     if (isLoopbackHost(this.bindHost)) {
       const host = (req.headers.host ?? '').replace(/:\d+$/, '');
-      if (!isLoopbackHost(host)) return { code: 'host_not_local', message: `Host "${req.headers.host ?? ''}" is not this machine; connect to 127.0.0.1 or localhost.` };
+      if (!isLoopbackHost(host))
+        return { code: 'host_not_local', message: `Host "${req.headers.host ?? ''}" is not this machine; connect to 127.0.0.1 or localhost.` };
     }
     return undefined;
   }

@@ -31,7 +31,11 @@ export class RefusalLog {
   refused(level: 'debug' | 'info' | 'warn', text: string): void {
     const t = this.now();
     if (t - this.windowStart >= WINDOW_MS) {
-      if (this.suppressed > 0) this.log.warn(`${this.suppressed} more refused request(s) in ${WINDOW_MS / 1000} s were not logged one by one`, { code: 'gateway_refusals_suppressed', suppressed: this.suppressed });
+      if (this.suppressed > 0)
+        this.log.warn(`${this.suppressed} more refused request(s) in ${WINDOW_MS / 1000} s were not logged one by one`, {
+          code: 'gateway_refusals_suppressed',
+          suppressed: this.suppressed,
+        });
       this.windowStart = t;
       this.written = 0;
       this.suppressed = 0;

@@ -99,7 +99,12 @@ export class RelayService {
       if (c.keyId === undefined || isValid(c.keyId)) continue;
       this.log.info(`relay connection ${c.id}: its API key was revoked; closing it`);
       for (const ac of c.requests.values()) ac.abort(new Error('the API key was revoked'));
-      sendJson(c.ws, { type: 'error', code: 'auth_error', reason: 'key_revoked' satisfies KeyRefusalCode, message: 'This connection\'s API key was revoked. Create a new key with `swan-provider keys create --name NAME` or in the console settings.' });
+      sendJson(c.ws, {
+        type: 'error',
+        code: 'auth_error',
+        reason: 'key_revoked' satisfies KeyRefusalCode,
+        message: "This connection's API key was revoked. Create a new key with `swan-provider keys create --name NAME` or in the console settings.",
+      });
       c.keyId = undefined;
       c.ws.close(CLOSE.policy, 'auth_error');
     }
@@ -159,11 +164,15 @@ export class RelayService {
 
   private chat(c: Conn, m: z.infer<typeof chatSchema>, params: Record<string, unknown>): void {
     const requestId = m.request_id ?? crypto.randomUUID();
-    const err = (code: string, message: string, extra: Record<string, unknown> = {}) => sendJson(c.ws, { type: 'error', code, message, request_id: requestId, ...extra });
+    const err = (code: string, message: string, extra: Record<string, unknown> = {}) =>
+      sendJson(c.ws, { type: 'error', code, message, request_id: requestId, ...extra });
     if (c.requests.has(requestId)) return err('invalid_request', `request_id ${requestId} is already running on this connection; use a new one.`);
     const models = this.o.models();
     if (!models.includes(m.model)) {
-      return err('invalid_request', `Model "${m.model}" is not served by this provider. ${models.length > 0 ? `Models served here: ${models.join(', ')}.` : 'No model is enabled right now.'}`);
+      return err(
+        'invalid_request',
+        `Model "${m.model}" is not served by this provider. ${models.length > 0 ? `Models served here: ${models.join(', ')}.` : 'No model is enabled right now.'}`,
+      );
     }
     const admission = this.limits.acquire(c.keyName);
     if (!admission.ok) return err('rate_limit', admission.message, { reason: admission.code, retry_after: retryAfterSeconds(admission.retryAfterMs) });
@@ -180,7 +189,13 @@ export class RelayService {
           chunk: async (ev) => {
             if (!stream || (!ev.text && !ev.reasoning)) return;
             if (ws.readyState !== ws.OPEN) return;
-            const text = JSON.stringify({ type: 'chat.chunk', request_id: requestId, content: ev.text, done: false, ...(ev.reasoning ? { reasoning: ev.reasoning } : {}) });
+            const text = JSON.stringify({
+              type: 'chat.chunk',
+              request_id: requestId,
+              content: ev.text,
+              done: false,
+              ...(ev.reasoning ? { reasoning: ev.reasoning } : {}),
+            });
             // The callback runs once this frame is handed to the OS: waiting for it paces the engine to the client.
             const flushed = new Promise<void>((resolve) => ws.send(text, () => resolve()));
             if (ws.bufferedAmount > HIGH_WATER) await flushed;

@@ -51,14 +51,20 @@ export function parseClientMessage(data: Buffer | ArrayBuffer | Buffer[], isBina
   const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
   const read = readJson(text, JSON_LIMITS.gateway);
   if (!read.ok) {
-    return { ok: false, code: read.code, message: read.code === 'not_json' ? `The message is ${read.message}. Send one JSON object per message.` : `The message was refused unread: ${read.message}.` };
+    return {
+      ok: false,
+      code: read.code,
+      message:
+        read.code === 'not_json' ? `The message is ${read.message}. Send one JSON object per message.` : `The message was refused unread: ${read.message}.`,
+    };
   }
   const value = read.value;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, message: 'Each message must be one JSON object with a "type" field (not an array or a bare value).' };
   }
   const v = value as Record<string, unknown>;
-  if (typeof v.type !== 'string' || v.type === '') return { ok: false, message: 'The message has no "type" field; every message is a JSON object like {"type": "...", ...}.' };
+  if (typeof v.type !== 'string' || v.type === '')
+    return { ok: false, message: 'The message has no "type" field; every message is a JSON object like {"type": "...", ...}.' };
   return { ok: true, value: v };
 }
 

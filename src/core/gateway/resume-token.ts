@@ -77,7 +77,8 @@ export class ResumeTokens {
     const [, body, sig] = parts as [string, string, string];
     const expected = Buffer.from(this.mac(body), 'utf8');
     const given = Buffer.from(sig, 'utf8');
-    if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected)) return bad('its signature does not match: it was altered or issued by another gateway', 'bad_signature');
+    if (given.length !== expected.length || !crypto.timingSafeEqual(given, expected))
+      return bad('its signature does not match: it was altered or issued by another gateway', 'bad_signature');
     let claim: z.infer<typeof payloadSchema>;
     try {
       const parsed = payloadSchema.safeParse(JSON.parse(Buffer.from(body, 'base64url').toString('utf8')));

@@ -83,7 +83,9 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const failed = (what: string, e: unknown, res?: ServerResponse, socket?: Duplex) => {
     log.error(`${what} failed inside the gateway: ${(e as Error).stack ?? e}`, { code: 'handler_failed' });
     if (res && !res.headersSent && !res.destroyed) {
-      const body = JSON.stringify({ error: { message: 'The gateway failed to handle this request; see the agent log.', type: 'server_error', param: null, code: 'internal_error' } });
+      const body = JSON.stringify({
+        error: { message: 'The gateway failed to handle this request; see the agent log.', type: 'server_error', param: null, code: 'internal_error' },
+      });
       res.writeHead(500, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
       res.end(body);
     } else res?.destroy();
@@ -92,7 +94,12 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
 
   // Its own budget of connections and deadlines for requests to arrive: a flood here leaves the hub link,
   // the engines and the console the descriptors and the time they need (connection-budget.ts).
-  const budget = { total: o.maxConnections, perAddress: o.maxConnectionsPerAddress, headersTimeoutMs: o.headersTimeoutMs, requestTimeoutMs: o.requestTimeoutMs };
+  const budget = {
+    total: o.maxConnections,
+    perAddress: o.maxConnectionsPerAddress,
+    headersTimeoutMs: o.headersTimeoutMs,
+    requestTimeoutMs: o.requestTimeoutMs,
+  };
   // Refusal lines carry client-chosen text: clipped and rate-limited, so a flood cannot fill the disk.
   const refusals = refusalLog(log);
   const server = http.createServer(requestDeadlines(budget), (req: IncomingMessage, res: ServerResponse) => {
@@ -167,7 +174,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   });
   server.on('clientError', (err, socket) => {
     log.debug(`bad HTTP request: ${err.message}`);
-    const status = (err as NodeJS.ErrnoException).code === 'HPE_HEADER_OVERFLOW' ? 431 : (err as NodeJS.ErrnoException).code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    const status =
+      (err as NodeJS.ErrnoException).code === 'HPE_HEADER_OVERFLOW' ? 431 : (err as NodeJS.ErrnoException).code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
     if (socket.writable) socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
     else socket.destroy();
   });

@@ -96,7 +96,9 @@ export class StreamRegistry {
   private expire(state: StreamState): void {
     this.timers.delete(state);
     if (!state.finished) {
-      this.o.log.info(`stream ${state.requestId}: the client did not come back within ${Math.round(this.o.ttlMs / 1000)} s; cancelling it`, { requestId: state.requestId });
+      this.o.log.info(`stream ${state.requestId}: the client did not come back within ${Math.round(this.o.ttlMs / 1000)} s; cancelling it`, {
+        requestId: state.requestId,
+      });
     }
     this.remove(state, 'the client did not resume in time');
   }

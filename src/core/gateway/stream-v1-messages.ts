@@ -13,7 +13,10 @@ export const startSchema = z
     type: z.literal('start'),
     request_id: requestIdSchema.optional(),
     model: z.string().min(1).max(256).optional(),
-    prompt: z.string().max(4 * 1024 * 1024).optional(),
+    prompt: z
+      .string()
+      .max(4 * 1024 * 1024)
+      .optional(),
     messages: z.array(chatMessageSchema).min(1).max(4096).optional(),
     params: samplingParamsSchema.optional(),
     resume_token: z.string().max(4096).nullable().optional(),
@@ -22,7 +25,8 @@ export const startSchema = z
     if (m.resume_token) return;
     if (!m.request_id) ctx.addIssue({ code: 'custom', path: ['request_id'], message: 'required (a client-generated UUID) unless resume_token is given' });
     if (!m.model) ctx.addIssue({ code: 'custom', path: ['model'], message: 'required unless resume_token is given' });
-    if ((m.prompt === undefined) === (m.messages === undefined)) ctx.addIssue({ code: 'custom', path: ['prompt'], message: 'give exactly one of prompt or messages' });
+    if ((m.prompt === undefined) === (m.messages === undefined))
+      ctx.addIssue({ code: 'custom', path: ['prompt'], message: 'give exactly one of prompt or messages' });
   });
 export type StartMessage = z.infer<typeof startSchema>;
 
@@ -78,6 +82,7 @@ export function negotiate(offered: string[]): { protocol?: string; refuse?: stri
     return { protocol: pick };
   }
   if (offered.includes('access_token')) return { protocol: 'access_token' };
-  if (offered.length > 0) return { code: 'unknown_subprotocol', refuse: `Unknown subprotocol ${offered.join(', ')}. Use ${STREAM_PROTOCOLS[0]} (and optionally access_token, KEY).` };
+  if (offered.length > 0)
+    return { code: 'unknown_subprotocol', refuse: `Unknown subprotocol ${offered.join(', ')}. Use ${STREAM_PROTOCOLS[0]} (and optionally access_token, KEY).` };
   return {};
 }

@@ -37,7 +37,15 @@ export function runStream(deps: RunDeps, state: StreamState, body: Record<string
   };
   deps.runner
     .run(
-      { id: internalId(state), purpose: 'gateway', operation: body.messages === undefined ? 'completions' : 'chat/completions', model: state.model, body, stream: true, signal: state.controller.signal },
+      {
+        id: internalId(state),
+        purpose: 'gateway',
+        operation: body.messages === undefined ? 'completions' : 'chat/completions',
+        model: state.model,
+        body,
+        stream: true,
+        signal: state.controller.signal,
+      },
       {
         accepted: (queuePosition) => state.sendDirect({ type: 'accepted', request_id, queue_position: queuePosition }),
         chunk: async (ev) => {
@@ -78,14 +86,23 @@ export function runStream(deps: RunDeps, state: StreamState, body: Record<string
             code: byClient ? 'cancelled' : e.code,
             kind: byClient ? 'cancelled' : e.kind,
             message: byClient ? 'Cancelled at your request; the engine stopped generating.' : e.message,
-            ...(e.retryAfterMs !== undefined && !byClient ? { retry_after: Math.max(1, Math.ceil(e.retryAfterMs / 1000)), retry_after_ms: e.retryAfterMs } : {}),
+            ...(e.retryAfterMs !== undefined && !byClient
+              ? { retry_after: Math.max(1, Math.ceil(e.retryAfterMs / 1000)), retry_after_ms: e.retryAfterMs }
+              : {}),
           }),
           byClient,
         );
       },
       (err: unknown) => {
         deps.log.error(`stream ${request_id} failed inside the gateway: ${(err as Error).message}`, { requestId: request_id });
-        settle((seq) => ({ type: 'error', request_id, seq, code: 'internal_error', kind: 'internal', message: `The gateway failed: ${(err as Error).message}` }));
+        settle((seq) => ({
+          type: 'error',
+          request_id,
+          seq,
+          code: 'internal_error',
+          kind: 'internal',
+          message: `The gateway failed: ${(err as Error).message}`,
+        }));
       },
     );
 }

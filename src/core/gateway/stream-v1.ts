@@ -93,7 +93,12 @@ export class StreamV1Service {
       this.authenticate(c, key);
     } else {
       c.authTimer = setTimeout(() => {
-        this.refuse(c, `No credentials within ${Math.round(this.o.authTimeoutMs / 1000)} s. Send {"type":"auth","token":"<key>"} first, or connect with ?api_key=<key>. ${NEED_KEY}`, 'key_missing', 'authentication required');
+        this.refuse(
+          c,
+          `No credentials within ${Math.round(this.o.authTimeoutMs / 1000)} s. Send {"type":"auth","token":"<key>"} first, or connect with ?api_key=<key>. ${NEED_KEY}`,
+          'key_missing',
+          'authentication required',
+        );
       }, this.o.authTimeoutMs);
       c.authTimer.unref();
     }
@@ -155,14 +160,25 @@ export class StreamV1Service {
     if (!c.keyName && !(parsed.ok && parsed.value.type === 'auth')) {
       const at = parsed.ok && requestIdOf(parsed.value) ? { request_id: requestIdOf(parsed.value) } : {};
       const why = parsed.ok ? '' : ` (that message could not be read: ${parsed.message})`;
-      return this.refuse(c, `Authenticate first: send {"type":"auth","token":"<key>"} or connect with ?api_key=<key>${why}. ${NEED_KEY}`, 'key_missing', 'authentication required', at);
+      return this.refuse(
+        c,
+        `Authenticate first: send {"type":"auth","token":"<key>"} or connect with ?api_key=<key>${why}. ${NEED_KEY}`,
+        'key_missing',
+        'authentication required',
+        at,
+      );
     }
     if (!parsed.ok) return c.error('invalid_message', 'invalid', parsed.message);
     const m = parsed.value;
     const rid = requestIdOf(m);
     const at = rid ? { request_id: rid } : {};
     if (!(CLIENT_TYPES as readonly string[]).includes(m.type as string)) {
-      return c.error('unknown_type', 'invalid', `Unknown message type "${String(m.type).slice(0, 64)}". stream-v1 clients send: ${CLIENT_TYPES.join(', ')}.`, at);
+      return c.error(
+        'unknown_type',
+        'invalid',
+        `Unknown message type "${String(m.type).slice(0, 64)}". stream-v1 clients send: ${CLIENT_TYPES.join(', ')}.`,
+        at,
+      );
     }
     if (m.type === 'auth') {
       if (c.keyName) return c.error('invalid_request', 'invalid', 'Already authenticated on this connection.');
@@ -171,7 +187,14 @@ export class StreamV1Service {
       this.authenticate(c, (a.data.token ?? a.data.api_key) as string);
       return;
     }
-    if (!c.keyName) return this.refuse(c, `Authenticate first: send {"type":"auth","token":"<key>"} or connect with ?api_key=<key>. ${NEED_KEY}`, 'key_missing', 'authentication required', at);
+    if (!c.keyName)
+      return this.refuse(
+        c,
+        `Authenticate first: send {"type":"auth","token":"<key>"} or connect with ?api_key=<key>. ${NEED_KEY}`,
+        'key_missing',
+        'authentication required',
+        at,
+      );
     // A key revoked while connected stops working for new work at once.
     if (m.type === 'start' && !this.o.keys.isValid(c.keyId as string)) {
       c.error('unauthorized', 'rejected', `This connection's API key was revoked. ${NEED_KEY}`, { ...at, reason: 'key_revoked' satisfies KeyRefusalCode });
@@ -250,10 +273,20 @@ export class StreamV1Service {
   /** A repeated start with a known request_id attaches to the request; it never starts a second one. */
   private reattach(c: Connection, s: StreamState, model: string): void {
     if (s.model !== model) {
-      return c.error('duplicate_request', 'invalid', `request_id ${s.requestId} is already used for model ${s.model}; pick a new request_id for a new request.`, { request_id: s.requestId });
+      return c.error(
+        'duplicate_request',
+        'invalid',
+        `request_id ${s.requestId} is already used for model ${s.model}; pick a new request_id for a new request.`,
+        { request_id: s.requestId },
+      );
     }
     if (s.delivered) {
-      return c.error('duplicate_request', 'invalid', `Request ${s.requestId} already completed and every message was acknowledged; use a new request_id for a new request.`, { request_id: s.requestId });
+      return c.error(
+        'duplicate_request',
+        'invalid',
+        `Request ${s.requestId} already completed and every message was acknowledged; use a new request_id for a new request.`,
+        { request_id: s.requestId },
+      );
     }
     this.log.debug(`stream ${s.requestId}: repeated start attaches to the running request`, { requestId: internalId(s) });
     // The connection it already streams to just carries on; another one gets what was not acked.
@@ -269,10 +302,16 @@ export class StreamV1Service {
     }
     const at2 = { request_id: check.requestId };
     if (check.keyId !== keyId) {
-      return c.error('invalid_resume_token', 'invalid', 'The resume token was issued to another API key; resume with the key that started the request.', { ...at2, reason: 'other_key' satisfies ResumeRefusalReason });
+      return c.error('invalid_resume_token', 'invalid', 'The resume token was issued to another API key; resume with the key that started the request.', {
+        ...at2,
+        reason: 'other_key' satisfies ResumeRefusalReason,
+      });
     }
     if (m.request_id && m.request_id !== check.requestId) {
-      return c.error('invalid_resume_token', 'invalid', `The resume token belongs to request ${check.requestId}, not ${m.request_id}.`, { ...at2, reason: 'other_request' satisfies ResumeRefusalReason });
+      return c.error('invalid_resume_token', 'invalid', `The resume token belongs to request ${check.requestId}, not ${m.request_id}.`, {
+        ...at2,
+        reason: 'other_request' satisfies ResumeRefusalReason,
+      });
     }
     const s = this.registry.get(keyId, check.requestId);
     if (!s) {
@@ -284,7 +323,12 @@ export class StreamV1Service {
       );
     }
     if (s.delivered) {
-      return c.error('duplicate_request', 'invalid', `Request ${s.requestId} already completed and every message was acknowledged; nothing is left to resume.`, at2);
+      return c.error(
+        'duplicate_request',
+        'invalid',
+        `Request ${s.requestId} already completed and every message was acknowledged; nothing is left to resume.`,
+        at2,
+      );
     }
     const from = Math.max(check.lastSeq, s.lastAcked);
     this.log.debug(`stream ${s.requestId}: resumed after seq ${from}`, { requestId: internalId(s) });
@@ -314,10 +358,15 @@ export class StreamV1Service {
 
   private ack(c: Connection, requestId: string, seq: number): void {
     const s = this.registry.get(c.keyId as string, requestId);
-    if (!s) return c.error('unknown_request', 'invalid', `No request ${requestId} is kept for this key (it finished long ago or never started).`, { request_id: requestId });
+    if (!s)
+      return c.error('unknown_request', 'invalid', `No request ${requestId} is kept for this key (it finished long ago or never started).`, {
+        request_id: requestId,
+      });
     const r = s.ack(c, seq);
     if (r === 'not_attached') {
-      return c.error('not_attached', 'invalid', `Request ${requestId} is streaming to another connection; send start with its resume_token to move it here.`, { request_id: requestId });
+      return c.error('not_attached', 'invalid', `Request ${requestId} is streaming to another connection; send start with its resume_token to move it here.`, {
+        request_id: requestId,
+      });
     }
     if (r === 'ahead') return c.error('invalid_ack', 'invalid', `ack seq ${seq} is beyond the last message sent (${s.lastSent}).`, { request_id: requestId });
   }
@@ -334,10 +383,17 @@ export class StreamV1Service {
   private ackTimeout(s: StreamState, conn: StreamConn): void {
     const c = this.conns.get(conn.id);
     const secs = Math.round(this.o.ackTimeoutMs / 1000);
-    this.log.warn(`stream ${s.requestId}: no ack for ${secs} s with the window full; disconnecting the client and cancelling the request`, { requestId: internalId(s) });
-    c?.error('ack_timeout', 'cancelled', `No ack for ${secs} s while ${s.unacked} messages waited; the request was cancelled. Send {"type":"ack","request_id":…,"seq":N} as you consume deltas.`, {
-      request_id: s.requestId,
+    this.log.warn(`stream ${s.requestId}: no ack for ${secs} s with the window full; disconnecting the client and cancelling the request`, {
+      requestId: internalId(s),
     });
+    c?.error(
+      'ack_timeout',
+      'cancelled',
+      `No ack for ${secs} s while ${s.unacked} messages waited; the request was cancelled. Send {"type":"ack","request_id":…,"seq":N} as you consume deltas.`,
+      {
+        request_id: s.requestId,
+      },
+    );
     this.registry.remove(s, 'the client stopped acking');
     c?.ws.close(CLOSE.policy, 'ack timeout');
   }

@@ -155,10 +155,7 @@ export function parseRocmStatic(json: unknown): AmdGpuRow[] {
     const bytes = amdNumber(rocmField(card, 'VRAM Total Memory (B)'));
     return {
       index,
-      name: amdName(
-        text(rocmField(card, 'Card Series', 'Card series', 'Device Name')),
-        text(rocmField(card, 'Card Model', 'Card model', 'Device ID')),
-      ),
+      name: amdName(text(rocmField(card, 'Card Series', 'Card series', 'Device Name')), text(rocmField(card, 'Card Model', 'Card model', 'Device ID'))),
       vramTotalMb: bytes === null ? null : Math.round(bytes / 1048576),
       busId: text(rocmField(card, 'PCI Bus')),
       driverVersion: driver,

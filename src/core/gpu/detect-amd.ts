@@ -44,7 +44,10 @@ export async function detectAmd(env: NodeJS.ProcessEnv, timeoutMs: number, log?:
       continue;
     }
     if (!rows.length) continue;
-    const gpus = dropIntegrated(rows.map((r) => amdInfo(r, source)), notes);
+    const gpus = dropIntegrated(
+      rows.map((r) => amdInfo(r, source)),
+      notes,
+    );
     // The tool that answered wins; earlier failures are no longer news.
     return { gpus, notes: notes.filter((n) => !n.startsWith('amd-smi')), hung: false };
   }

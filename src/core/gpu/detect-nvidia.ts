@@ -64,7 +64,9 @@ export async function detectNvidia(file: string, env: NodeJS.ProcessEnv, timeout
     // MIG on: CUDA sees the slices, not the card, so each slice is a device of its own.
     const mine = slices.filter((s) => s.gpuIndex === row.index);
     if (!mine.length) {
-      notes.push(`MIG is enabled on GPU ${row.index} (${row.name}) but it has no MIG instances, so no engine can use it: create instances (nvidia-smi mig -cgi … -C) or disable MIG.`);
+      notes.push(
+        `MIG is enabled on GPU ${row.index} (${row.name}) but it has no MIG instances, so no engine can use it: create instances (nvidia-smi mig -cgi … -C) or disable MIG.`,
+      );
       continue;
     }
     for (const s of mine) {

@@ -77,7 +77,9 @@ export async function detectGpus(opts: DetectOptions = {}): Promise<GpuInventory
 function done(gpus: GpuInfo[], notes: string[], log?: Logger): GpuInventory {
   const list = gpus.map((g, i) => ({ ...g, index: i }));
   for (const g of list) {
-    log?.info(`GPU ${g.index}: ${g.model} (${(g.vramTotalMb / 1024).toFixed(1)} GB${g.sharedMemory ? ' shared' : ''}) via ${g.source}${g.mig ? `, MIG ${g.mig.profile} of GPU ${g.mig.parentIndex}` : ''}`);
+    log?.info(
+      `GPU ${g.index}: ${g.model} (${(g.vramTotalMb / 1024).toFixed(1)} GB${g.sharedMemory ? ' shared' : ''}) via ${g.source}${g.mig ? `, MIG ${g.mig.profile} of GPU ${g.mig.parentIndex}` : ''}`,
+    );
   }
   return { gpus: list, ...(notes.length ? { note: notes.join(' ') } : {}), detectedAt: Date.now() };
 }

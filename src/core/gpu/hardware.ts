@@ -16,7 +16,11 @@ export type { HubHardware } from '../protocol/messages';
  */
 export function gpuTypeOf(gpu: Pick<GpuInfo, 'model' | 'vendor'>): string {
   const name = gpu.model.trim();
-  if (gpu.vendor === 'apple') return name.toLowerCase().replace(/apple /g, '').replace(/ /g, '_');
+  if (gpu.vendor === 'apple')
+    return name
+      .toLowerCase()
+      .replace(/apple /g, '')
+      .replace(/ /g, '_');
   if (name.includes('GeForce')) return name.replace('NVIDIA GeForce ', '');
   if (name.includes('Tesla')) return name.replace('NVIDIA ', '').replace('Tesla ', '');
   if (name.includes('NVIDIA')) return name.replace('NVIDIA ', '');

@@ -15,7 +15,21 @@ interface Acc {
   cpu: number[];
   ram: number | null;
   ramTotal: number | null;
-  devices: Map<number, { n: number; util: number; utilN: number; power: number; powerN: number; vram: number | null; vramTotal: number | null; temp: number | null; powerLimit: number | null; fan: number | null }>;
+  devices: Map<
+    number,
+    {
+      n: number;
+      util: number;
+      utilN: number;
+      power: number;
+      powerN: number;
+      vram: number | null;
+      vramTotal: number | null;
+      temp: number | null;
+      powerLimit: number | null;
+      fan: number | null;
+    }
+  >;
 }
 
 const max = (a: number | null, b: number | null): number | null => (b === null ? a : a === null ? b : Math.max(a, b));
@@ -103,7 +117,8 @@ export class MinuteHistory {
     a.ramTotal = s.ramTotalMb ?? a.ramTotal;
     for (const d of s.devices) {
       let e = a.devices.get(d.index);
-      if (!e) a.devices.set(d.index, (e = { n: 0, util: 0, utilN: 0, power: 0, powerN: 0, vram: null, vramTotal: null, temp: null, powerLimit: null, fan: null }));
+      if (!e)
+        a.devices.set(d.index, (e = { n: 0, util: 0, utilN: 0, power: 0, powerN: 0, vram: null, vramTotal: null, temp: null, powerLimit: null, fan: null }));
       e.n++;
       if (d.utilization !== null) {
         e.util += d.utilization;

@@ -185,7 +185,10 @@ export function parseComputeApps(text: string): NvProcessRow[] {
     if (!Number.isInteger(pid) || pid <= 0) continue;
     const used = cells[cells.length - 1];
     const uuid = cells[cells.length - 2];
-    const name = cells.slice(1, cells.length - 2).join(', ').trim();
+    const name = cells
+      .slice(1, cells.length - 2)
+      .join(', ')
+      .trim();
     out.push({ pid, name, gpuUuid: cellText(uuid), usedMemoryMb: cellNumber(used) });
   }
   return out;

@@ -31,9 +31,7 @@ export function gpuSlug(model: string): string {
   // pci.ids style names: 'Navi 31 [Radeon RX 7900 XT/7900 XTX]' -> the marketing name in brackets.
   const bracket = /\[([^\]]*radeon[^\]]*)\]/.exec(s);
   if (bracket?.[1]) s = bracket[1].split('/')[0] ?? s;
-  s = s
-    .replace(/\((r|tm|c)\)|[®™©]/g, ' ')
-    .replace(/with max-q design|max-q/g, ' ');
+  s = s.replace(/\((r|tm|c)\)|[®™©]/g, ' ').replace(/with max-q design|max-q/g, ' ');
   const tokens = s
     .split(/[\s\-_/,()]+/)
     .map((t) => t.replace(/[^a-z0-9.]/g, ''))

@@ -37,12 +37,18 @@ function classifyV4(ip: string): AddressClass {
 
 /** The first 16 bits of an IPv6 address, from its text form (after `::` expansion is not needed for the prefixes we test). */
 function classifyV6(ip: string): AddressClass {
-  const a = ip.toLowerCase().replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  const a = ip
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/%.*$/, '');
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(a);
   if (mapped) return classifyV4(mapped[1] as string);
   if (/^::ffff:[0-9a-f]{1,4}:[0-9a-f]{1,4}$/.test(a)) {
     // The hex form of an IPv4-mapped address (::ffff:a9fe:a9fe is 169.254.169.254).
-    const [hi, lo] = a.slice(7).split(':').map((h) => parseInt(h, 16)) as [number, number];
+    const [hi, lo] = a
+      .slice(7)
+      .split(':')
+      .map((h) => parseInt(h, 16)) as [number, number];
     return classifyV4(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`);
   }
   if (a === '::1') return 'loopback';

@@ -66,7 +66,8 @@ function byteLength(text: string, max: number): number {
  */
 export function checkJsonText(text: string, limits: JsonLimits): void {
   const bytes = byteLength(text, limits.maxBytes);
-  if (bytes > limits.maxBytes) throw new BoundedJsonError('too_large', `the JSON is ${bytes > text.length ? bytes : `at least ${bytes}`} bytes, over the ${limits.maxBytes}-byte limit`);
+  if (bytes > limits.maxBytes)
+    throw new BoundedJsonError('too_large', `the JSON is ${bytes > text.length ? bytes : `at least ${bytes}`} bytes, over the ${limits.maxBytes}-byte limit`);
   // Too short to break either limit: nothing to count.
   if (text.length <= limits.maxDepth && text.length <= limits.maxKeys) return;
   const n = text.length;

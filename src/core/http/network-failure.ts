@@ -25,9 +25,11 @@ export function networkFailure(e: unknown, host: string, timeoutMs: number): Net
   const name = (e as Error | undefined)?.name;
   if (name === 'TimeoutError' || name === 'AbortError') return { code: 'timeout', words: `${host} did not answer within ${Math.round(timeoutMs / 1000)} s` };
   const code = systemCode(e) ?? '';
-  if (DNS.has(code)) return { code: 'offline_or_dns', words: `the name ${host} could not be looked up: this machine looks offline, or its DNS does not answer` };
+  if (DNS.has(code))
+    return { code: 'offline_or_dns', words: `the name ${host} could not be looked up: this machine looks offline, or its DNS does not answer` };
   if (code === 'ECONNREFUSED') return { code: 'refused', words: `nothing answers at ${host}` };
   if (RESET.has(code)) return { code: 'reset', words: `the connection to ${host} was cut` };
-  if (/^(?:ERR_TLS|CERT_|UNABLE_TO_VERIFY|DEPTH_ZERO|SELF_SIGNED)/.test(code)) return { code: 'tls', words: `the secure connection to ${host} failed (its certificate was not accepted)` };
+  if (/^(?:ERR_TLS|CERT_|UNABLE_TO_VERIFY|DEPTH_ZERO|SELF_SIGNED)/.test(code))
+    return { code: 'tls', words: `the secure connection to ${host} failed (its certificate was not accepted)` };
   return { code: 'other', words: `the connection to ${host} failed` };
 }

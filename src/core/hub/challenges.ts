@@ -31,15 +31,20 @@ export class HubChallenges {
   }
 
   verify(m: Extract<Inbound, { type: 'verify' }>): Promise<void> {
-    return handleVerify(m.payload, { resolve: (id) => this.resolve(id), complete: this.complete({ purpose: 'verify' }), ...(this.d.weights ? { weights: this.d.weights } : {}), log: this.d.log }).then((reply) =>
-      this.d.send({ type: 'verify', ...(m.requestId ? { request_id: m.requestId } : {}), payload: { ...reply } }),
-    );
+    return handleVerify(m.payload, {
+      resolve: (id) => this.resolve(id),
+      complete: this.complete({ purpose: 'verify' }),
+      ...(this.d.weights ? { weights: this.d.weights } : {}),
+      log: this.d.log,
+    }).then((reply) => this.d.send({ type: 'verify', ...(m.requestId ? { request_id: m.requestId } : {}), payload: { ...reply } }));
   }
 
   benchmark(m: Extract<Inbound, { type: 'benchmark' }>): Promise<void> {
-    return handleBenchmark(m.payload, { resolve: (id) => this.resolve(id), complete: this.complete({ purpose: 'benchmark' }), log: this.d.log }, m.requestId ?? '').then((reply) =>
-      this.d.send({ type: 'benchmark_response', ...(m.requestId ? { request_id: m.requestId } : {}), payload: { ...reply } }),
-    );
+    return handleBenchmark(
+      m.payload,
+      { resolve: (id) => this.resolve(id), complete: this.complete({ purpose: 'benchmark' }), log: this.d.log },
+      m.requestId ?? '',
+    ).then((reply) => this.d.send({ type: 'benchmark_response', ...(m.requestId ? { request_id: m.requestId } : {}), payload: { ...reply } }));
   }
 
   /** Whether the model is served here. The engine call itself goes where the lease says. */

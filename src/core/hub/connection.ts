@@ -111,7 +111,13 @@ export class Connection {
         for (const t of Object.values(this.timers)) clearTimeout(t);
         this.lanes.close();
         if (this.reason === 'connection closed' && closeCode) this.reason = `connection closed (code ${closeCode})`;
-        resolve({ registered: this.isRegistered, authFailed: this.authFailed, reason: this.reason, code: this.code, upMs: this.isRegistered ? elapsedMs(this.registeredAt) : 0 });
+        resolve({
+          registered: this.isRegistered,
+          authFailed: this.authFailed,
+          reason: this.reason,
+          code: this.code,
+          upMs: this.isRegistered ? elapsedMs(this.registeredAt) : 0,
+        });
       });
     });
   }
@@ -167,9 +173,13 @@ export class Connection {
       else this.end('REGISTER_REFUSED', `the hub refused registration: ${this.refusal} (no acceptance followed ${within})`);
     }, MISSED_HEARTBEATS_LIMIT * heartbeatIntervalMs);
     // Write deadline: a message the socket has not taken within writeTimeoutMs ends the connection.
-    this.timers.write = setInterval(() => {
-      if (this.lanes.stalledMs() > writeTimeoutMs) this.end('WRITE_DEADLINE', `a write to the hub did not complete within ${writeTimeoutMs / 1000} s (write deadline)`);
-    }, Math.max(10, Math.min(1000, writeTimeoutMs / 4)));
+    this.timers.write = setInterval(
+      () => {
+        if (this.lanes.stalledMs() > writeTimeoutMs)
+          this.end('WRITE_DEADLINE', `a write to the hub did not complete within ${writeTimeoutMs / 1000} s (write deadline)`);
+      },
+      Math.max(10, Math.min(1000, writeTimeoutMs / 4)),
+    );
   }
 
   private resetRead(): void {
@@ -212,7 +222,9 @@ export class Connection {
           // Go logs a failed ack and keeps the connection (inference_client.go): the hub may still
           // accept, and a hub that never does is caught by the register deadline, which then says why.
           this.refusal = msg.payload.message ?? 'no reason given';
-          log.warn(`the hub refused ${this.isRegistered ? 're-registration (the previous registration stands)' : 'registration'}: ${this.refusal}`, { code: 'REGISTER_REFUSED' });
+          log.warn(`the hub refused ${this.isRegistered ? 're-registration (the previous registration stands)' : 'registration'}: ${this.refusal}`, {
+            code: 'REGISTER_REFUSED',
+          });
           return;
         }
         if (!this.isRegistered) {

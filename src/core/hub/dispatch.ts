@@ -58,7 +58,18 @@ export function dispatch(table: InboundTable, m: Inbound, failed: (err: unknown,
 /** The table of a connection of the link alone (no relay: e.g. a link under test): session frames only. */
 export function sessionTable(session: LinkSession, log: Logger): InboundTable {
   const ignore = (m: Inbound): void => log.debug(`no handler for a hub ${m.type} message on this link`);
-  return { ack: (m) => session.ack(m), error: (m) => void session.error(m), unknown: (m) => session.unknown(m), inference: ignore, cancel: ignore, resume: ignore, notice: ignore, warmup: ignore, verify: ignore, benchmark: ignore };
+  return {
+    ack: (m) => session.ack(m),
+    error: (m) => void session.error(m),
+    unknown: (m) => session.unknown(m),
+    inference: ignore,
+    cancel: ignore,
+    resume: ignore,
+    notice: ignore,
+    warmup: ignore,
+    verify: ignore,
+    benchmark: ignore,
+  };
 }
 
 /** The agent's table: the connection's session frames plus the relay, notices and challenges. */

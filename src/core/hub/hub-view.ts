@@ -44,7 +44,14 @@ export class HubView extends EventEmitter<HubViewEvents> {
     let changed = false;
     if (Array.isArray(ack.registered_models)) {
       // The hub is a remote party: ids are clamped to what a model id can be before anyone sees them.
-      this.registered = [...new Set(ack.registered_models.slice(0, MAX_MODELS).map((m) => clampText(m, MAX_ID, false)).filter((m) => m !== ''))];
+      this.registered = [
+        ...new Set(
+          ack.registered_models
+            .slice(0, MAX_MODELS)
+            .map((m) => clampText(m, MAX_ID, false))
+            .filter((m) => m !== ''),
+        ),
+      ];
       this.registeredAt = now;
       this.announcedThen = [...announced];
       changed = true;
@@ -121,7 +128,16 @@ export function readHubView(file: string): HubViewState | undefined {
     notRegistered: v.notRegistered.map((m) => clampText(m, MAX_ID, false)),
     ...(registered ? { registeredModels: registered.map((m) => clampText(m, MAX_ID, false)) } : {}),
     ...(typeof v.registeredAt === 'number' ? { registeredAt: v.registeredAt } : {}),
-    ...(up && typeof up.at === 'number' ? { upgrade: { at: up.at, ...(s(up.running) ? { running: s(up.running) } : {}), ...(s(up.latest) ? { latest: s(up.latest) } : {}), ...(s(up.message) ? { message: s(up.message) } : {}) } } : {}),
+    ...(up && typeof up.at === 'number'
+      ? {
+          upgrade: {
+            at: up.at,
+            ...(s(up.running) ? { running: s(up.running) } : {}),
+            ...(s(up.latest) ? { latest: s(up.latest) } : {}),
+            ...(s(up.message) ? { message: s(up.message) } : {}),
+          },
+        }
+      : {}),
   };
 }
 
@@ -134,7 +150,10 @@ export function hubViewChecks(view: HubViewState | undefined): Array<{ ok: boole
   const when = (t: number | undefined): string => (t ? ` (${new Date(t).toISOString().replace('T', ' ').slice(0, 16)} UTC)` : '');
   const out: Array<{ ok: boolean; what: string }> = [];
   if (view.registeredModels) {
-    out.push({ ok: true, what: `the hub's last register ack${when(view.registeredAt)} registered ${view.registeredModels.length} model(s)${view.notRegistered.length ? `, not ${view.notRegistered.join(', ')}` : ''}` });
+    out.push({
+      ok: true,
+      what: `the hub's last register ack${when(view.registeredAt)} registered ${view.registeredModels.length} model(s)${view.notRegistered.length ? `, not ${view.notRegistered.join(', ')}` : ''}`,
+    });
   }
   const up = view.upgrade;
   if (up) {

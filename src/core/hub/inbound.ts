@@ -70,11 +70,16 @@ export class InboundFrames {
   private handlerFailed(msg: Inbound, e: unknown, later: boolean): void {
     this.o.counters.invalid++;
     const text = e instanceof Error ? e.message : String(e);
-    this.o.log.error(`handling the hub's ${msg.type}${msg.requestId ? ` ${msg.requestId}` : ''} failed: ${text}`, { requestId: msg.requestId, code: 'handler_failed', stack: e instanceof Error ? e.stack : undefined });
+    this.o.log.error(`handling the hub's ${msg.type}${msg.requestId ? ` ${msg.requestId}` : ''} failed: ${text}`, {
+      requestId: msg.requestId,
+      code: 'handler_failed',
+      stack: e instanceof Error ? e.stack : undefined,
+    });
     // An inference that started answers its own failures (the relay); one that never started is refused here.
     if (!msg.requestId || (later && msg.type === 'inference') || msg.type === 'ack' || msg.type === 'error' || msg.type === 'cancel') return;
     const why = `internal error while handling this ${msg.type}: ${text}`;
-    if (msg.type === 'inference') for (const m of out.refusal(msg.requestId, msg.payload.stream ?? msg.payload.request.stream === true, 500, why)) this.o.send(m);
+    if (msg.type === 'inference')
+      for (const m of out.refusal(msg.requestId, msg.payload.stream ?? msg.payload.request.stream === true, 500, why)) this.o.send(m);
     else this.o.send(out.error(msg.requestId, 500, why));
   }
 }

@@ -13,7 +13,15 @@ import type { Logger } from '../base/log';
 import { sessionTable, type InboundTable, type LinkSession } from './dispatch';
 import { Connection, type LinkTimings } from './connection';
 import { InboundFrames } from './inbound';
-import { RESUME_EXTENSION, type AckPayload, type EncodedMessage, type Health, type HeartbeatPayload, type Outbound, type RegisterPayload } from '../protocol/messages';
+import {
+  RESUME_EXTENSION,
+  type AckPayload,
+  type EncodedMessage,
+  type Health,
+  type HeartbeatPayload,
+  type Outbound,
+  type RegisterPayload,
+} from '../protocol/messages';
 
 export { HANDSHAKE_TIMEOUT_MS, WRITE_TIMEOUT_MS, type LinkTimings } from './connection';
 

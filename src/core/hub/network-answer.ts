@@ -20,7 +20,10 @@ export function scrubForNetwork(text: string): string {
     .replace(ADDRESS, 'the engine')
     .split(/;\s+|\s+—\s+/)
     .filter((p, i) => i === 0 || !ADVICE.test(p.trim()));
-  return parts.join('; ').replace(/the engine at the engine/g, 'the engine').slice(0, 300);
+  return parts
+    .join('; ')
+    .replace(/the engine at the engine/g, 'the engine')
+    .slice(0, 300);
 }
 
 /** Whether a failed or refused request is a temporary outage of this provider (and not the request's fault). */

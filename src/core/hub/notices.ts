@@ -89,12 +89,20 @@ export function sanitizeNotice(raw: unknown): NoticeVerdict {
   const ev = event(p.event);
   if (!ev) {
     const shown = typeof p.event === 'string' ? JSON.stringify(p.event.slice(0, 80)) : typeof p.event;
-    return { ok: false, code: 'bad_event', reason: `event name ${shown} is empty, longer than ${NOTICE_LIMITS.eventLength} or has characters outside [a-z0-9_]` };
+    return {
+      ok: false,
+      code: 'bad_event',
+      reason: `event name ${shown} is empty, longer than ${NOTICE_LIMITS.eventLength} or has characters outside [a-z0-9_]`,
+    };
   }
   if (p.message !== undefined && typeof p.message !== 'string') return { ok: false, code: 'bad_field', reason: `notice "${ev}": message is not a string` };
   const rawMessage = (p.message as string | undefined) ?? '';
   if ([...rawMessage].length > NOTICE_LIMITS.messageDropLength) {
-    return { ok: false, code: 'oversized', reason: `notice "${ev}": message of ${[...rawMessage].length} characters (more than ${NOTICE_LIMITS.messageDropLength})` };
+    return {
+      ok: false,
+      code: 'oversized',
+      reason: `notice "${ev}": message of ${[...rawMessage].length} characters (more than ${NOTICE_LIMITS.messageDropLength})`,
+    };
   }
   const notes: string[] = [];
   let modelId: string | undefined;
@@ -102,7 +110,10 @@ export function sanitizeNotice(raw: unknown): NoticeVerdict {
     if (typeof p.model_id !== 'string') return { ok: false, code: 'bad_field', reason: `notice "${ev}": model_id is not a string` };
     // Cleaned, never dropped (Go's TestNoticeModelIDIsSanitized): a control character is stripped with
     // everything else a Hugging Face id does not use, so it can reach no log line or header.
-    modelId = [...p.model_id.trim()].slice(0, NOTICE_LIMITS.modelIdLength).filter((c) => /[A-Za-z0-9/._-]/.test(c)).join('');
+    modelId = [...p.model_id.trim()]
+      .slice(0, NOTICE_LIMITS.modelIdLength)
+      .filter((c) => /[A-Za-z0-9/._-]/.test(c))
+      .join('');
     if (modelId !== p.model_id) notes.push(CONTROL_RE.test(p.model_id) ? 'control characters stripped from model_id' : 'model_id cleaned');
   }
   const message = clampText(rawMessage, NOTICE_LIMITS.messageLength, true);
@@ -158,7 +169,13 @@ export interface NoticeBookEvents {
 const storedNotice = (x: unknown): x is HubNoticeView => {
   if (x === null || typeof x !== 'object') return false;
   const n = x as Record<string, unknown>;
-  return typeof n.id === 'string' && typeof n.receivedAt === 'number' && typeof n.event === 'string' && typeof n.message === 'string' && sanitizeNotice({ ...n, model_id: n.modelId }).ok;
+  return (
+    typeof n.id === 'string' &&
+    typeof n.receivedAt === 'number' &&
+    typeof n.event === 'string' &&
+    typeof n.message === 'string' &&
+    sanitizeNotice({ ...n, model_id: n.modelId }).ok
+  );
 };
 
 /** Receives notices from the link, keeps the last ones on disk, and tells the console. */
@@ -196,7 +213,8 @@ export class NoticeBook extends EventEmitter<NoticeBookEvents> {
     const rate = this.limiter.allow();
     if (!rate.ok) {
       this.counters.rateLimited++;
-      if (rate.dropped === 1) this.o.log.warn(`hub notices over ${NOTICE_LIMITS.perHour} an hour: dropping more until the hour is over`, { code: 'notice_rate_limited' });
+      if (rate.dropped === 1)
+        this.o.log.warn(`hub notices over ${NOTICE_LIMITS.perHour} an hour: dropping more until the hour is over`, { code: 'notice_rate_limited' });
       return undefined;
     }
     if (rate.dropped > 0) this.o.log.warn(`${rate.dropped} hub notice(s) were dropped by the rate limit in the last hour`, { code: 'notice_rate_limited' });

@@ -48,10 +48,15 @@ export function isStatusShape(json: unknown): boolean {
 /** Why a status could not be had: the address is not a Swan hub, or it could not be asked at all. */
 export type StatusFailure = 'not_a_hub' | 'unreachable';
 
-export async function fetchProviderStatus(serviceUrl: string, key: string, timeoutMs = 10_000): Promise<{ status?: ProviderStatus; httpStatus?: number; error?: string; failure?: StatusFailure; network?: NetworkFailureCode }> {
+export async function fetchProviderStatus(
+  serviceUrl: string,
+  key: string,
+  timeoutMs = 10_000,
+): Promise<{ status?: ProviderStatus; httpStatus?: number; error?: string; failure?: StatusFailure; network?: NetworkFailureCode }> {
   const url = `${serviceUrl.replace(/\/+$/, '')}/api/v1/provider/status`;
   // `why`: what the bounded reader said of an answer it would not read (too deep, not JSON), kept in the words.
-  const notHub = (status: number, why?: string): string => `${url} does not answer like a Swan hub (HTTP ${status}${why ? `; ${why.slice(0, 200)}` : ''}): check the network's API address (ServiceURL)`;
+  const notHub = (status: number, why?: string): string =>
+    `${url} does not answer like a Swan hub (HTTP ${status}${why ? `; ${why.slice(0, 200)}` : ''}): check the network's API address (ServiceURL)`;
   try {
     // The key goes to this host only: never follow a redirect elsewhere with it. The answer is read up to
     // its limit, never whole first.
@@ -96,7 +101,14 @@ const int = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v >
 
 export function keyStatusDetail(st: ProviderStatus): KeyStatusDetail {
   // Written for the Go provider's CLI and numbered by the platform: cleaned (platform/next-steps.ts).
-  const steps = Array.isArray(st.next_steps) ? cleanNextSteps((st.next_steps as unknown[]).map((x) => str(x)).filter((x): x is string => x !== undefined).slice(0, 10)) : [];
+  const steps = Array.isArray(st.next_steps)
+    ? cleanNextSteps(
+        (st.next_steps as unknown[])
+          .map((x) => str(x))
+          .filter((x): x is string => x !== undefined)
+          .slice(0, 10),
+      )
+    : [];
   const d: KeyStatusDetail = { nextSteps: steps };
   const status = str(st.status, 64);
   if (status) d.status = status;
@@ -115,18 +127,41 @@ export function keyStatusDetail(st: ProviderStatus): KeyStatusDetail {
 /** What a key check found, stable for tests and tools: accepted, refused, not a Swan hub, or not checked (no answer). */
 export type KeyCheckCode = 'key_accepted' | 'key_refused' | 'not_a_hub' | 'key_unchecked';
 
-export async function checkProviderKey(serviceUrl: string, key: string): Promise<{ valid: boolean; code: KeyCheckCode; message: string; detail?: KeyStatusDetail; unreachable?: boolean }> {
+export async function checkProviderKey(
+  serviceUrl: string,
+  key: string,
+): Promise<{ valid: boolean; code: KeyCheckCode; message: string; detail?: KeyStatusDetail; unreachable?: boolean }> {
   const r = await fetchProviderStatus(serviceUrl, key.trim());
   if (r.failure === 'not_a_hub') {
-    return { valid: false, code: 'not_a_hub', message: `This address does not answer like a Swan hub (HTTP ${r.httpStatus ?? '?'}), so the key was not checked. Check the network's addresses in Settings: the API address (ServiceURL) must be the hub's, not an engine's.` };
+    return {
+      valid: false,
+      code: 'not_a_hub',
+      message: `This address does not answer like a Swan hub (HTTP ${r.httpStatus ?? '?'}), so the key was not checked. Check the network's addresses in Settings: the API address (ServiceURL) must be the hub's, not an engine's.`,
+    };
   }
   // The platform could not be asked: the key is neither good nor bad yet. It may be saved as it is and is
   // checked once the network is back (the ProviderGate re-checks while the platform is unreachable).
-  if (r.network) return { valid: false, code: 'key_unchecked', unreachable: true, message: `The key could not be checked: ${r.error}. You can save it now; it is checked once the network is back.` };
-  if (r.error) return { valid: false, code: 'key_unchecked', message: `The key could not be checked: ${r.error}. Check the network (hub addresses) in Settings and your connection.` };
+  if (r.network)
+    return {
+      valid: false,
+      code: 'key_unchecked',
+      unreachable: true,
+      message: `The key could not be checked: ${r.error}. You can save it now; it is checked once the network is back.`,
+    };
+  if (r.error)
+    return {
+      valid: false,
+      code: 'key_unchecked',
+      message: `The key could not be checked: ${r.error}. Check the network (hub addresses) in Settings and your connection.`,
+    };
   const detail = r.status ? { detail: keyStatusDetail(r.status) } : {};
   if (r.httpStatus === 401 || r.httpStatus === 403 || r.status?.api_key_valid === false) {
-    return { valid: false, code: 'key_refused', message: r.status?.message ?? 'The hub does not accept this key. Copy it again from your Swan Inference provider page.', ...detail };
+    return {
+      valid: false,
+      code: 'key_refused',
+      message: r.status?.message ?? 'The hub does not accept this key. Copy it again from your Swan Inference provider page.',
+      ...detail,
+    };
   }
   const name = r.status?.name ? ` for "${r.status.name}"` : '';
   return { valid: true, code: 'key_accepted', message: r.status?.message ?? `Key accepted${name}.`, ...detail };
@@ -260,12 +295,18 @@ export class ProviderGate extends EventEmitter<ProviderGateEvents> {
     if (v.state === 'invalid_key') {
       const next = Date.now() + (this.o.invalidRecheckMs ?? 300_000);
       this.set({ ...v, nextCheckAt: next });
-      log.error(`not connecting: the platform says the provider key is not valid (${v.message ?? `HTTP ${r.httpStatus}`}). Copy the key again from your Swan Inference provider page into Settings.${detail ? ` ${detail}` : ''}`, { code: 'provider_key_invalid' });
+      log.error(
+        `not connecting: the platform says the provider key is not valid (${v.message ?? `HTTP ${r.httpStatus}`}). Copy the key again from your Swan Inference provider page into Settings.${detail ? ` ${detail}` : ''}`,
+        { code: 'provider_key_invalid' },
+      );
       this.schedule(this.o.invalidRecheckMs ?? 300_000);
     } else if (v.state === 'waiting') {
       const ms = this.o.waitRecheckMs ?? 60_000;
       this.set({ ...v, nextCheckAt: Date.now() + ms });
-      log.warn(`not connecting yet: the platform says this provider cannot connect (status ${v.status ?? 'unknown'}). Checking again in ${Math.round(ms / 1000)} s.${detail ? ` ${detail}` : ''}`, { code: 'provider_cannot_connect' });
+      log.warn(
+        `not connecting yet: the platform says this provider cannot connect (status ${v.status ?? 'unknown'}). Checking again in ${Math.round(ms / 1000)} s.${detail ? ` ${detail}` : ''}`,
+        { code: 'provider_cannot_connect' },
+      );
       this.schedule(ms);
     } else if (v.state === 'unreachable') {
       // Connect anyway (as the Go provider does), and ask again until the platform answers: a key saved while
@@ -280,8 +321,10 @@ export class ProviderGate extends EventEmitter<ProviderGateEvents> {
       this.o.connect();
     } else {
       this.set(v);
-      if (v.status && v.status !== 'active') log.warn(`provider status: ${v.status}${v.earningsEnabled === false ? ' (earnings are not enabled yet)' : ''}.${detail ? ` ${detail}` : ''}`);
-      else log.info(`provider status: ${v.status ?? 'ok'}${v.earningsEnabled !== undefined ? `, earnings ${v.earningsEnabled ? 'enabled' : 'not enabled'}` : ''}`);
+      if (v.status && v.status !== 'active')
+        log.warn(`provider status: ${v.status}${v.earningsEnabled === false ? ' (earnings are not enabled yet)' : ''}.${detail ? ` ${detail}` : ''}`);
+      else
+        log.info(`provider status: ${v.status ?? 'ok'}${v.earningsEnabled !== undefined ? `, earnings ${v.earningsEnabled ? 'enabled' : 'not enabled'}` : ''}`);
       this.o.connect();
     }
     return this.current;

@@ -116,17 +116,21 @@ export class HubRelay {
   readonly counters = { served: 0, failed: 0, cancelledUnresumed: 0, resumed: 0, replayedMessages: 0, evicted: 0, abortedOnDisconnect: 0, cancelledByHub: 0 };
 
   constructor(private readonly o: HubRelayOptions) {
-    this.retention = new Retention<EncodedMessage>(o.retentionBytes ?? 64 * 1024 * 1024, (id) => {
-      this.counters.evicted++;
-      const a = this.active.get(id);
-      if (!a) {
-        o.log.warn(`request ${id}: its finished answer was dropped from the resume buffer to stay within the memory cap`, { requestId: id });
-        return;
-      }
-      a.evicted = true;
-      o.log.error(`request ${id}: its answer outgrew the resume buffer's memory cap; cancelling it at the engine`, { requestId: id });
-      a.ctl.abort();
-    }, KEEP_ENCODED);
+    this.retention = new Retention<EncodedMessage>(
+      o.retentionBytes ?? 64 * 1024 * 1024,
+      (id) => {
+        this.counters.evicted++;
+        const a = this.active.get(id);
+        if (!a) {
+          o.log.warn(`request ${id}: its finished answer was dropped from the resume buffer to stay within the memory cap`, { requestId: id });
+          return;
+        }
+        a.evicted = true;
+        o.log.error(`request ${id}: its answer outgrew the resume buffer's memory cap; cancelling it at the engine`, { requestId: id });
+        a.ctl.abort();
+      },
+      KEEP_ENCODED,
+    );
     o.link.on('disconnected', () => this.onDisconnected());
     o.link.on('registered', () => this.onRegistered());
     this.sweeper = setInterval(() => {
@@ -169,7 +173,10 @@ export class HubRelay {
   cancel(msg: Extract<Inbound, { type: 'cancel' }>): void {
     const a = this.active.get(msg.requestId);
     if (!a || a.delivery === 'cancelled') return;
-    this.o.log.info(`hub cancelled request ${msg.requestId}${msg.reason ? ` (${msg.reason.slice(0, 64)})` : ''}; stopping the engine and sending nothing more for it`, { requestId: msg.requestId });
+    this.o.log.info(
+      `hub cancelled request ${msg.requestId}${msg.reason ? ` (${msg.reason.slice(0, 64)})` : ''}; stopping the engine and sending nothing more for it`,
+      { requestId: msg.requestId },
+    );
     a.delivery = 'cancelled';
     this.counters.cancelledByHub++;
     this.retention.drop(msg.requestId);
@@ -302,7 +309,8 @@ export class HubRelay {
     const seq = enc.seq || a.seq;
     const latencyMs = elapsedMs(a.startedAt);
     const stream = enc.type !== 'ack';
-    const ending = stream && seq > 1 ? [out.streamEnd(id, seq, { latencyMs, statusCode: 413, error: text })] : out.refusal(id, stream, 413, text, latencyMs, seq);
+    const ending =
+      stream && seq > 1 ? [out.streamEnd(id, seq, { latencyMs, statusCode: 413, error: text })] : out.refusal(id, stream, 413, text, latencyMs, seq);
     a.seq = seq + ending.length - 1;
     for (const m of ending) await this.send(id, m);
     drop(a);
@@ -336,11 +344,27 @@ export class HubRelay {
     try {
       // A cancel or a drop while its admission waits (one per turn) reaches the runner as an aborted signal.
       result = await this.o.runner.run(
-        { id, purpose: 'hub', model, body: request as Record<string, unknown>, stream, signal: a.ctl.signal, ...(operation !== undefined ? { operation } : {}) },
+        {
+          id,
+          purpose: 'hub',
+          model,
+          body: request as Record<string, unknown>,
+          stream,
+          signal: a.ctl.signal,
+          ...(operation !== undefined ? { operation } : {}),
+        },
         { chunk },
       );
     } catch (e) {
-      result = { status: 'error', statusCode: 500, error: `internal error: ${(e as Error).message}`, tokensIn: 0, tokensOut: 0, estimated: false, latencyMs: 0 };
+      result = {
+        status: 'error',
+        statusCode: 500,
+        error: `internal error: ${(e as Error).message}`,
+        tokensIn: 0,
+        tokensOut: 0,
+        estimated: false,
+        latencyMs: 0,
+      };
     }
     if (a.evicted) {
       result = {
@@ -396,7 +420,12 @@ export class HubRelay {
       // Go's InferenceResponse: the engine's JSON on success; on an error or refusal, response null
       // with the status and the error text (refusals take this path too, not an `error` frame).
       const ok = r.status === 'ok';
-      const result = out.inferenceResult(id, { response: ok ? (r.response ?? null) : null, statusCode: ok ? r.statusCode : statusCode, latencyMs: r.latencyMs, ...(ok ? {} : { error }) });
+      const result = out.inferenceResult(id, {
+        response: ok ? (r.response ?? null) : null,
+        statusCode: ok ? r.statusCode : statusCode,
+        latencyMs: r.latencyMs,
+        ...(ok ? {} : { error }),
+      });
       handed = await this.send(id, withSeq(result));
     } else {
       if (r.status === 'ok') await this.send(id, out.streamChunk(id, this.next(id), null, true));

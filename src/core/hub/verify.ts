@@ -96,7 +96,6 @@ const deterministicChallenge = z.object({
   max_tokens: z.number().int().min(1).max(8192),
 });
 
-
 export async function handleVerify(payload: unknown, deps: VerifyDeps): Promise<VerifyReply> {
   const parsed = verifyPayload.safeParse(payload);
   if (!parsed.success) {
@@ -120,7 +119,9 @@ export async function handleVerify(payload: unknown, deps: VerifyDeps): Promise<
       const reply = await fingerprint(p.model_id, c.data.files, deps);
       if (reply.error) return fail(reply.error.code, reply.error.text, reply.response);
       const passed = reply.response?.files.filter((f) => f.status === 'pass').length ?? 0;
-      deps.log?.info(`Verify fingerprint ${p.challenge_id} for ${p.model_id}: ${reply.success ? 'all files match' : `${passed} of ${c.data.files.length} file(s) match`}`);
+      deps.log?.info(
+        `Verify fingerprint ${p.challenge_id} for ${p.model_id}: ${reply.success ? 'all files match' : `${passed} of ${c.data.files.length} file(s) match`}`,
+      );
       return { challenge_id: p.challenge_id, success: reply.success, response: reply.response };
     }
     case 'deterministic': {
@@ -154,8 +155,17 @@ async function fingerprint(
 ): Promise<{ success: boolean; response: FingerprintResponse | null; error?: { code: VerifyErrorCode; text: string } }> {
   const allMissing: FingerprintResponse = { files: files.map((f) => ({ filename: f.filename, hash: '', status: 'missing' })) };
   const w = deps.weights;
-  if (!w) return { success: false, response: allMissing, error: { code: 'no_model_dir', text: "this node keeps no weight manifests, so the model's files cannot be fingerprinted" } };
-  await w.settled(model, files.map((f) => f.filename), deps.weightsWaitMs ?? 120_000);
+  if (!w)
+    return {
+      success: false,
+      response: allMissing,
+      error: { code: 'no_model_dir', text: "this node keeps no weight manifests, so the model's files cannot be fingerprinted" },
+    };
+  await w.settled(
+    model,
+    files.map((f) => f.filename),
+    deps.weightsWaitMs ?? 120_000,
+  );
   const st = w.status(model);
   if (!st || st.state === 'unlocated') {
     const why = st?.reason ?? 'the engine does not say where they are';
@@ -166,13 +176,21 @@ async function fingerprint(
     const known = w.lookup(model, f.filename);
     if (known.state === 'pending') {
       const progress = `${(st.doneBytes / 1e9).toFixed(1)} of ${(st.totalBytes / 1e9).toFixed(1)} GB`;
-      return { success: false, response: null, error: { code: 'weights_pending', text: `the model's files are still being hashed for the first time (${progress}); ask again when that is done` } };
+      return {
+        success: false,
+        response: null,
+        error: { code: 'weights_pending', text: `the model's files are still being hashed for the first time (${progress}); ask again when that is done` },
+      };
     }
     if (known.state === 'absent') out.push({ filename: f.filename, hash: '', status: 'missing' });
     else out.push({ filename: f.filename, hash: known.hash, status: known.hash === normalizeHash(f.expected_hash) ? 'pass' : 'fail' });
   }
   if (st.state === 'failed' && out.some((f) => f.status === 'missing')) {
-    return { success: false, response: { files: out }, error: { code: 'weights_unreadable', text: `the model's files could not be read: ${st.reason ?? 'unknown error'}` } };
+    return {
+      success: false,
+      response: { files: out },
+      error: { code: 'weights_unreadable', text: `the model's files could not be read: ${st.reason ?? 'unknown error'}` },
+    };
   }
   return { success: out.every((f) => f.status === 'pass'), response: { files: out } };
 }
@@ -194,7 +212,8 @@ async function deterministic(
     stream: false,
   };
   const timeoutMs = deps.timeoutMs ?? 60_000;
-  const run = (body: Record<string, unknown>) => withTimeout(timeoutMs, (signal) => deps.complete({ endpoint, path: '/v1/chat/completions', body, signal, headersTimeoutMs: timeoutMs }));
+  const run = (body: Record<string, unknown>) =>
+    withTimeout(timeoutMs, (signal) => deps.complete({ endpoint, path: '/v1/chat/completions', body, signal, headersTimeoutMs: timeoutMs }));
   let result: NonStreamResult;
   try {
     // Logprobs give exact token boundaries; engines that refuse them get a second, plain request.
@@ -214,7 +233,12 @@ const chatAnswer = z.object({
         message: z.object({ content: z.string().nullable().optional() }).optional(),
         text: z.string().optional(),
         logprobs: z
-          .object({ content: z.array(z.object({ token: z.string() })).nullable().optional() })
+          .object({
+            content: z
+              .array(z.object({ token: z.string() }))
+              .nullable()
+              .optional(),
+          })
           .nullable()
           .optional(),
       }),

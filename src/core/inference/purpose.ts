@@ -44,7 +44,17 @@ export interface PurposePolicy {
 }
 
 const CLIENT = { client: true, admission: 'model', booked: true, estimates: true, failover: true, retry: true, reportsTrouble: true } as const;
-const OWN = { client: false, source: 'local', admission: 'model', booked: true, heartbeat: false, estimates: false, failover: true, retry: false, reportsTrouble: true } as const;
+const OWN = {
+  client: false,
+  source: 'local',
+  admission: 'model',
+  booked: true,
+  heartbeat: false,
+  estimates: false,
+  failover: true,
+  retry: false,
+  reportsTrouble: true,
+} as const;
 
 export const POLICY: Readonly<Record<Purpose, PurposePolicy>> = {
   hub: { ...CLIENT, source: 'hub', lane: 'hub', heartbeat: true, label: '' },
@@ -54,9 +64,45 @@ export const POLICY: Readonly<Record<Purpose, PurposePolicy>> = {
   'ollama-load': { ...OWN, lane: 'caller', label: 'warmup' },
   verify: { ...OWN, lane: 'hub', label: 'verify' },
   benchmark: { ...OWN, lane: 'hub', label: 'benchmark' },
-  health: { client: false, source: 'local', lane: 'local', admission: 'endpoint', booked: false, heartbeat: false, estimates: false, failover: false, retry: false, reportsTrouble: false, label: 'health' },
-  'ollama-pull': { client: false, source: 'local', lane: 'local', admission: 'none', booked: false, heartbeat: false, estimates: false, failover: false, retry: false, reportsTrouble: false, label: 'pull' },
-  'ollama-unload': { client: false, source: 'local', lane: 'local', admission: 'none', booked: false, heartbeat: false, estimates: false, failover: false, retry: false, reportsTrouble: false, label: 'unload' },
+  health: {
+    client: false,
+    source: 'local',
+    lane: 'local',
+    admission: 'endpoint',
+    booked: false,
+    heartbeat: false,
+    estimates: false,
+    failover: false,
+    retry: false,
+    reportsTrouble: false,
+    label: 'health',
+  },
+  'ollama-pull': {
+    client: false,
+    source: 'local',
+    lane: 'local',
+    admission: 'none',
+    booked: false,
+    heartbeat: false,
+    estimates: false,
+    failover: false,
+    retry: false,
+    reportsTrouble: false,
+    label: 'pull',
+  },
+  'ollama-unload': {
+    client: false,
+    source: 'local',
+    lane: 'local',
+    admission: 'none',
+    booked: false,
+    heartbeat: false,
+    estimates: false,
+    failover: false,
+    retry: false,
+    reportsTrouble: false,
+    label: 'unload',
+  },
 };
 
 export const PURPOSES = Object.keys(POLICY) as Purpose[];

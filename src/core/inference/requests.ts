@@ -36,7 +36,18 @@ export class RequestBook extends EventEmitter<RequestBookEvents> {
   private readonly marks = new Map<string, Marks>();
 
   begin(id: string, source: RequestSource, model: string, stream: boolean, purpose?: RequestPurpose): RequestView {
-    const view: RequestView = { id, source, ...(purpose ? { purpose } : {}), model, stream, status: 'queued', startedAt: Date.now(), tokensIn: 0, tokensOut: 0, estimated: false };
+    const view: RequestView = {
+      id,
+      source,
+      ...(purpose ? { purpose } : {}),
+      model,
+      stream,
+      status: 'queued',
+      startedAt: Date.now(),
+      tokensIn: 0,
+      tokensOut: 0,
+      estimated: false,
+    };
     this.views.set(id, view);
     this.marks.set(id, { start: monoMs() });
     if (this.views.size > MAX_VIEWS) this.evictOne();

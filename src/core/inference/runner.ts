@@ -167,7 +167,18 @@ function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
 
 export class InferenceRunner {
   /** Calls under way, by purpose (the console allows a few test prompts at once). */
-  private readonly running: Record<Purpose, number> = { hub: 0, gateway: 0, try: 0, warmup: 0, 'ollama-load': 0, verify: 0, benchmark: 0, health: 0, 'ollama-pull': 0, 'ollama-unload': 0 };
+  private readonly running: Record<Purpose, number> = {
+    hub: 0,
+    gateway: 0,
+    try: 0,
+    warmup: 0,
+    'ollama-load': 0,
+    verify: 0,
+    benchmark: 0,
+    health: 0,
+    'ollama-pull': 0,
+    'ollama-unload': 0,
+  };
 
   constructor(private readonly deps: RunnerDeps) {}
 
@@ -198,7 +209,16 @@ export class InferenceRunner {
     const { purpose, target, path, body, signal, timeoutMs } = o;
     if (POLICY[purpose].admission !== 'none') throw new Error(`a ${purpose} call is admitted: use run()`);
     this.running[purpose]++;
-    const opened = openEngine({ url: target.url, path, method: 'POST', body, signal, timeoutMs, keepAlive: false, ...(target.apiKey ? { apiKey: target.apiKey } : {}) });
+    const opened = openEngine({
+      url: target.url,
+      path,
+      method: 'POST',
+      body,
+      signal,
+      timeoutMs,
+      keepAlive: false,
+      ...(target.apiKey ? { apiKey: target.apiKey } : {}),
+    });
     try {
       const o = await opened;
       o.res.once('close', () => this.running[purpose]--);
@@ -222,7 +242,14 @@ export class InferenceRunner {
     const policy = POLICY[req.purpose];
     const id = req.id ?? (policy.label ? `${policy.label}-${crypto.randomUUID()}` : crypto.randomUUID());
     const operation = req.path ? undefined : resolveOperation(req.operation, this.deps.registry.get(req.model)?.entry?.category, req.body);
-    const c: Call = { id, req, policy, path: req.path ?? enginePath(operation!), ...(operation ? { operation } : {}), stream: req.stream && (!operation || streams(operation)) };
+    const c: Call = {
+      id,
+      req,
+      policy,
+      path: req.path ?? enginePath(operation!),
+      ...(operation ? { operation } : {}),
+      stream: req.stream && (!operation || streams(operation)),
+    };
     const { book, log } = this.deps;
     const started = monoMs();
     if (policy.booked) book.begin(id, policy.source, req.model, c.stream, req.purpose);
@@ -310,7 +337,9 @@ export class InferenceRunner {
       if (!this.deps.admitOn) return Promise.resolve(undefined);
       const lease = this.deps.admitOn(req.target.url);
       if (!lease && req.overCap) return Promise.resolve(undefined);
-      return lease ? Promise.resolve(lease) : Promise.reject(new SchedulerRejection('rejected', `every slot of ${req.target.url} is taken`, 429, undefined, 'queue_full'));
+      return lease
+        ? Promise.resolve(lease)
+        : Promise.reject(new SchedulerRejection('rejected', `every slot of ${req.target.url} is taken`, 429, undefined, 'queue_full'));
     }
     const lane = policy.lane === 'caller' ? (req.lane ?? 'local') : policy.lane;
     return this.deps.admit(req.model, { requestId: c.id, source: lane, signal: req.signal, onAccepted: (p) => sink.accepted?.(p) });
@@ -337,7 +366,10 @@ export class InferenceRunner {
       // No headers by the deadline: the endpoint is suspect at once, whatever the call (a frozen engine). Not
       // Ollama's load call: loading a large model before its answer is what that call is for.
       ...(c.policy.reportsTrouble && req.purpose !== 'ollama-load'
-        ? { onHeadersOverdue: (afterMs: number) => this.deps.onEngineTrouble?.(url, 'unresponsive', `the engine at ${url} sent no answer headers within ${Math.round(afterMs / 100) / 10} s`) }
+        ? {
+            onHeadersOverdue: (afterMs: number) =>
+              this.deps.onEngineTrouble?.(url, 'unresponsive', `the engine at ${url} sent no answer headers within ${Math.round(afterMs / 100) / 10} s`),
+          }
         : {}),
     };
     return c.stream ? this.stream(c, opts, sink, sent) : this.once(c, opts);
@@ -360,7 +392,11 @@ export class InferenceRunner {
     if (delivered) return undefined;
     if (policy.failover && (gone || keyRefused) && (this.deps.registry.get(req.model)?.endpoints.length ?? 0) >= 2) {
       try {
-        const lease = await this.deps.admit(req.model, { requestId: c.id, source: policy.lane === 'caller' ? (req.lane ?? 'local') : policy.lane, signal: req.signal });
+        const lease = await this.deps.admit(req.model, {
+          requestId: c.id,
+          source: policy.lane === 'caller' ? (req.lane ?? 'local') : policy.lane,
+          signal: req.signal,
+        });
         if (lease.endpointUrl !== url) {
           this.deps.log.info(`request ${c.id} (${req.model}): ${e.message}; trying ${lease.endpointUrl}`, { requestId: c.id });
           return { lease };
@@ -418,7 +454,8 @@ export class InferenceRunner {
     const estimated = !usage && policy.estimates;
     const tokensIn = usage?.promptTokens ?? (estimated ? estimateTokens(promptText(req.body)) : 0);
     const tokensOut = usage?.completionTokens ?? (estimated ? delivered : 0);
-    if (req.signal.aborted) throw new Cancelled({ status: 'cancelled', statusCode: 499, error: 'cancelled', kind: 'cancelled', tokensIn, tokensOut, estimated });
+    if (req.signal.aborted)
+      throw new Cancelled({ status: 'cancelled', statusCode: 499, error: 'cancelled', kind: 'cancelled', tokensIn, tokensOut, estimated });
     if (lost && error && policy.reportsTrouble) this.deps.onEngineTrouble?.(opts.endpoint.url, 'suspect', error);
     if (!error && truncated) error = 'the engine ended the stream before finishing the answer (no [DONE] and no finish_reason)';
     if (error) {

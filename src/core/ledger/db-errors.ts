@@ -86,7 +86,8 @@ export class LedgerUnavailableError extends CodedError<LedgerUnavailableErrorCod
 }
 
 /** Why a value given to the ledger was refused: a time range, a report's bucket count, a price, the electricity price, a retention. */
-export type LedgerValueErrorCode = 'invalid_range' | 'range_reversed' | 'too_many_buckets' | 'invalid_price' | 'invalid_electricity_price' | 'invalid_retention';
+export type LedgerValueErrorCode =
+  'invalid_range' | 'range_reversed' | 'too_many_buckets' | 'invalid_price' | 'invalid_electricity_price' | 'invalid_retention';
 
 /** A refused value (the caller's, not the database's); `field` names it where there are several (`inputPerM`, `currency`). */
 export class LedgerValueError extends CodedError<LedgerValueErrorCode> {

@@ -207,14 +207,22 @@ export const migrations: readonly Migration[] = [
         DROP TRIGGER usage_rollup;
         DROP INDEX usage_15m_model;
         ${rollupTable('usage_1d', 'day', [
-          ['hub_requests', 'INTEGER'], ['hub_errors', 'INTEGER'], ['hub_tokens_in', 'INTEGER'], ['hub_tokens_out', 'INTEGER'], ['energy_wh', 'REAL'], ['cost', 'REAL'],
+          ['hub_requests', 'INTEGER'],
+          ['hub_errors', 'INTEGER'],
+          ['hub_tokens_in', 'INTEGER'],
+          ['hub_tokens_out', 'INTEGER'],
+          ['energy_wh', 'REAL'],
+          ['cost', 'REAL'],
         ])}
         INSERT INTO usage_1d (day, model, requests, errors, tokens_in, tokens_out, earnings,
                               hub_requests, hub_errors, hub_tokens_in, hub_tokens_out, energy_wh, cost)
           SELECT bucket - bucket % ${ROLLUP_DAY_MS}, model, sum(requests), sum(errors), sum(tokens_in), sum(tokens_out), sum(earnings),
                  sum(hub_requests), sum(hub_errors), sum(hub_tokens_in), sum(hub_tokens_out), sum(energy_wh), sum(cost)
           FROM usage_15m GROUP BY 1, 2;
-        ${rollupTable('usage_15m_v5', 'bucket', [['energy_wh', 'REAL'], ['cost', 'REAL']])}
+        ${rollupTable('usage_15m_v5', 'bucket', [
+          ['energy_wh', 'REAL'],
+          ['cost', 'REAL'],
+        ])}
         INSERT INTO usage_15m_v5 SELECT bucket, model, requests, errors, tokens_in, tokens_out, earnings, energy_wh, cost FROM usage_15m;
         DROP TABLE usage_15m;
         ALTER TABLE usage_15m_v5 RENAME TO usage_15m;
@@ -273,7 +281,7 @@ function backfillCsv(db: Db, progress: (line: string) => void): void {
   progress(`Usage database: making the CSV lines of ${total} records (once, for fast exports)…`);
   const page = db.prepare(`${CSV_SELECT} WHERE u.id > ? ORDER BY u.id LIMIT ${CSV_BACKFILL_PAGE}`).raw(true);
   const insert = db.prepare('INSERT INTO usage_csv (finished_at, id, line) VALUES (?, ?, ?)');
-  for (let after = 0; ; ) {
+  for (let after = 0; ;) {
     const rows = page.all(after) as CsvRaw[];
     for (const raw of rows) {
       const row = csvRowOf(raw);
@@ -283,7 +291,6 @@ function backfillCsv(db: Db, progress: (line: string) => void): void {
     after = rows[rows.length - 1]![0];
   }
 }
-
 
 export const LATEST_VERSION = migrations[migrations.length - 1]!.version;
 
@@ -312,7 +319,12 @@ export class SchemaTooNewError extends Error {
  * Brings the database up to `target` (default: the latest step). Returns the versions applied.
  * Throws SchemaTooNewError when the file is ahead of this code.
  */
-export function migrate(db: Db, target: number = LATEST_VERSION, steps: readonly Migration[] = migrations, progress: (line: string) => void = () => undefined): number[] {
+export function migrate(
+  db: Db,
+  target: number = LATEST_VERSION,
+  steps: readonly Migration[] = migrations,
+  progress: (line: string) => void = () => undefined,
+): number[] {
   db.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
   const current = schemaVersion(db);
   const known = steps[steps.length - 1]?.version ?? 0;

@@ -153,7 +153,9 @@ export class UsageQueries {
       dayByModel: db.prepare(`SELECT model, ${ROLLUP_SUMS} FROM usage_1d WHERE day >= ? AND day < ? GROUP BY model`),
       latencies: db.prepare(`SELECT latency_ms FROM usage INDEXED BY usage_model_perf WHERE model = ? AND status = 'ok' AND ${RANGE}`).pluck(),
       speeds: db
-        .prepare(`SELECT tokens_per_second FROM usage INDEXED BY usage_model_perf WHERE model = ? AND status = 'ok' AND ${RANGE} AND tokens_per_second IS NOT NULL`)
+        .prepare(
+          `SELECT tokens_per_second FROM usage INDEXED BY usage_model_perf WHERE model = ? AND status = 'ok' AND ${RANGE} AND tokens_per_second IS NOT NULL`,
+        )
         .pluck(),
       // Every model's successful requests in a partial day at a range's edge (at most a day of rows).
       rawPerf: db.prepare(`SELECT model, latency_ms, tokens_per_second FROM usage WHERE ${RANGE} AND status = 'ok'`).raw(true),
@@ -163,7 +165,9 @@ export class UsageQueries {
       // The lines made when the rows were written (usage_csv, in (finished_at, id) order): one string a row.
       csvFirst: db.prepare('SELECT finished_at, id, line FROM usage_csv WHERE finished_at >= ? AND finished_at < ? ORDER BY finished_at, id LIMIT ?').raw(true),
       csvNext: db
-        .prepare('SELECT finished_at, id, line FROM usage_csv WHERE finished_at >= ? AND finished_at < ? AND (finished_at > ? OR id > ?) ORDER BY finished_at, id LIMIT ?')
+        .prepare(
+          'SELECT finished_at, id, line FROM usage_csv WHERE finished_at >= ? AND finished_at < ? AND (finished_at > ? OR id > ?) ORDER BY finished_at, id LIMIT ?',
+        )
         .raw(true),
       hubRollup: db.prepare(
         'SELECT sum(hub_requests) AS requests, sum(hub_errors) AS failed, sum(hub_tokens_in) AS tokens_in, sum(hub_tokens_out) AS tokens_out, sum(earnings) AS earnings FROM usage_1d',
@@ -220,7 +224,11 @@ export class UsageQueries {
       } else {
         summaries ??= this.perfCounts(from, to);
         const c = summaries.get(model);
-        p = { p50LatencyMs: binnedPercentile(c?.latency, 0.5), p95LatencyMs: binnedPercentile(c?.latency, 0.95), p50TokensPerSecond: binnedPercentile(c?.speed, 0.5) };
+        p = {
+          p50LatencyMs: binnedPercentile(c?.latency, 0.5),
+          p95LatencyMs: binnedPercentile(c?.latency, 0.95),
+          p50TokensPerSecond: binnedPercentile(c?.speed, 0.5),
+        };
       }
       out.push({ model, ...t, ...p });
     }
@@ -265,7 +273,16 @@ export class UsageQueries {
   buckets(from: number, to: number, size: BucketSize): UsageBucket[] {
     return bucketStarts(from, to, size).map((start) => {
       const t = this.totals(Math.max(from, start), Math.min(to, nextBucket(start, size)));
-      return { start, requests: t.requests, tokensIn: t.tokensIn, tokensOut: t.tokensOut, earnings: t.earnings, errors: t.errors, energyWh: t.energyWh ?? 0, cost: t.cost ?? 0 };
+      return {
+        start,
+        requests: t.requests,
+        tokensIn: t.tokensIn,
+        tokensOut: t.tokensOut,
+        earnings: t.earnings,
+        errors: t.errors,
+        energyWh: t.energyWh ?? 0,
+        cost: t.cost ?? 0,
+      };
     });
   }
 
@@ -282,7 +299,13 @@ export class UsageQueries {
   }
 
   hubLifetime(): HubLifetime {
-    const r = this.s.hubRollup.get() as { requests: number | null; failed: number | null; tokens_in: number | null; tokens_out: number | null; earnings: number | null };
+    const r = this.s.hubRollup.get() as {
+      requests: number | null;
+      failed: number | null;
+      tokens_in: number | null;
+      tokens_out: number | null;
+      earnings: number | null;
+    };
     const u = this.s.undelivered.get() as { requests: number; tokens_in: number | null; tokens_out: number | null; earnings: number | null };
     return {
       requests: r.requests ?? 0,

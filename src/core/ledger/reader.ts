@@ -16,7 +16,8 @@ import { waitForDrain, type WritableLike } from './write-stream';
 const CSV_PAGE = 5000;
 
 export function checkRange(from: number, to: number): void {
-  if (!Number.isFinite(from) || !Number.isFinite(to) || from < 0) throw new LedgerValueError('invalid_range', `Invalid time range ${from}..${to}: use epoch milliseconds.`);
+  if (!Number.isFinite(from) || !Number.isFinite(to) || from < 0)
+    throw new LedgerValueError('invalid_range', `Invalid time range ${from}..${to}: use epoch milliseconds.`);
   if (to < from) throw new LedgerValueError('range_reversed', 'The end of the range is before its start.', 'to');
 }
 
@@ -105,7 +106,7 @@ export class LedgerReader {
     checkRange(from, to);
     let rows = 0;
     if (!stream.write(csvHeaderLine())) await waitForDrain(stream);
-    for (let page = this.store.read((q) => q.csvPage(from, to, null, CSV_PAGE)); ; ) {
+    for (let page = this.store.read((q) => q.csvPage(from, to, null, CSV_PAGE)); ;) {
       if (page.rows > 0 && !stream.write(page.text)) await waitForDrain(stream);
       rows += page.rows;
       const next = page.next;

@@ -43,7 +43,7 @@ export class SpaceReserve {
       const zeros = Buffer.alloc(Math.min(CHUNK, this.o.bytes));
       // Written, not truncated: ext4 (delayed allocation), xfs and tmpfs count written blocks as used at write()
       // time, so no fsync is needed for the space to be held (copy-on-write file systems promise nothing either way).
-      for (let done = 0; done < this.o.bytes; ) {
+      for (let done = 0; done < this.o.bytes;) {
         const n = fs.writeSync(fd, zeros, 0, Math.min(zeros.length, this.o.bytes - done));
         done += n;
       }
@@ -62,7 +62,11 @@ export class SpaceReserve {
     try {
       const size = fs.statSync(this.file).size;
       fs.rmSync(this.file, { force: true });
-      if (size > 0) this.o.log.warn(`The disk is full: released the ${Math.round(size / CHUNK)} MB kept in reserve for the usage database, so what was served is still written.`, { code: 'ledger_reserve_released' });
+      if (size > 0)
+        this.o.log.warn(
+          `The disk is full: released the ${Math.round(size / CHUNK)} MB kept in reserve for the usage database, so what was served is still written.`,
+          { code: 'ledger_reserve_released' },
+        );
       return size > 0;
     } catch {
       return false;

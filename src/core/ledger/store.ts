@@ -81,7 +81,9 @@ export class LedgerStore extends EventEmitter<StoreEvents> {
       if (applied.length > 0) {
         // A new file runs every step from the first: it was created, not upgraded.
         const latest = applied[applied.length - 1];
-        this.o.log.info(applied[0] === 1 ? `Usage database ${this.file} created (schema v${latest}).` : `Usage database ${this.file} upgraded to schema v${latest}.`);
+        this.o.log.info(
+          applied[0] === 1 ? `Usage database ${this.file} created (schema v${latest}).` : `Usage database ${this.file} upgraded to schema v${latest}.`,
+        );
       }
       const conn: Connection = { db, queries: new UsageQueries(db) };
       this.conn = conn;
@@ -116,7 +118,8 @@ export class LedgerStore extends EventEmitter<StoreEvents> {
 
   requireConn(): Connection {
     if (this.closed) throw new LedgerUnavailableError('closed', 'The usage ledger is closed.');
-    if (!this.conn) throw new LedgerUnavailableError(this.failure?.kind ?? 'unavailable', this.failure?.message ?? `The usage database ${this.file} is not open.`);
+    if (!this.conn)
+      throw new LedgerUnavailableError(this.failure?.kind ?? 'unavailable', this.failure?.message ?? `The usage database ${this.file} is not open.`);
     return this.conn;
   }
 
@@ -205,6 +208,6 @@ function readOnlyCause(file: string, err: unknown): Error | undefined {
     fs.closeSync(fs.openSync(file, 'r+'));
     return undefined;
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EROFS' ? e as Error : undefined;
+    return (e as NodeJS.ErrnoException).code === 'EROFS' ? (e as Error) : undefined;
   }
 }

@@ -76,16 +76,23 @@ export class LedgerSettings {
    * already written does not change them.
    */
   setPrice(model: string, inputPerM: number, outputPerM: number, at: number = this.now()): PriceView {
-    if (typeof model !== 'string' || model.length === 0 || model.length > 256) throw new LedgerValueError('invalid_price', 'A price needs a model id (1-256 characters) or "*" for all models.', 'model');
-    for (const [name, field, v] of [['input', 'inputPerM', inputPerM], ['output', 'outputPerM', outputPerM]] as const) {
-      if (!Number.isFinite(v) || v < 0 || v > 1_000_000) throw new LedgerValueError('invalid_price', `The ${name} price must be a number from 0 to 1,000,000 per million tokens (got ${v}).`, field);
+    if (typeof model !== 'string' || model.length === 0 || model.length > 256)
+      throw new LedgerValueError('invalid_price', 'A price needs a model id (1-256 characters) or "*" for all models.', 'model');
+    for (const [name, field, v] of [
+      ['input', 'inputPerM', inputPerM],
+      ['output', 'outputPerM', outputPerM],
+    ] as const) {
+      if (!Number.isFinite(v) || v < 0 || v > 1_000_000)
+        throw new LedgerValueError('invalid_price', `The ${name} price must be a number from 0 to 1,000,000 per million tokens (got ${v}).`, field);
     }
     if (!Number.isInteger(at) || at < 0) throw new LedgerValueError('invalid_price', `The price start must be a time in epoch milliseconds (got ${at}).`, 'at');
     const st = this.statements();
     const id = Number(st.insertPrice.run(model, inputPerM, outputPerM, at, Date.now()).lastInsertRowid);
     const row: PriceRow = { id, model, inputPerM, outputPerM, effectiveFrom: at };
     this.book.add(row);
-    this.log.info(`Price for ${model === '*' ? 'all models' : model} set to ${inputPerM} in / ${outputPerM} out per 1M tokens from ${new Date(at).toISOString()}.`);
+    this.log.info(
+      `Price for ${model === '*' ? 'all models' : model} set to ${inputPerM} in / ${outputPerM} out per 1M tokens from ${new Date(at).toISOString()}.`,
+    );
     return { model, inputPerM, outputPerM, effectiveFrom: at };
   }
 
@@ -125,9 +132,16 @@ export class LedgerSettings {
    * finishing from now on. */
   setElectricityPrice(p: ElectricityPrice | null): void {
     if (p !== null) {
-      if (!Number.isFinite(p.perKwh) || p.perKwh < 0 || p.perKwh > 100) throw new LedgerValueError('invalid_electricity_price', `The electricity price must be 0 to 100 per kWh (got ${p.perKwh}).`, 'perKwh');
-      if (!/^[A-Z]{3}$/.test(p.currency)) throw new LedgerValueError('invalid_electricity_price', `The currency must be a three-letter code such as USD or EUR (got "${p.currency}").`, 'currency');
-      if (!Number.isFinite(p.usdPerUnit) || p.usdPerUnit <= 0 || p.usdPerUnit > 100_000) throw new LedgerValueError('invalid_electricity_price', `The exchange rate to USD must be a positive number (got ${p.usdPerUnit}).`, 'usdPerUnit');
+      if (!Number.isFinite(p.perKwh) || p.perKwh < 0 || p.perKwh > 100)
+        throw new LedgerValueError('invalid_electricity_price', `The electricity price must be 0 to 100 per kWh (got ${p.perKwh}).`, 'perKwh');
+      if (!/^[A-Z]{3}$/.test(p.currency))
+        throw new LedgerValueError(
+          'invalid_electricity_price',
+          `The currency must be a three-letter code such as USD or EUR (got "${p.currency}").`,
+          'currency',
+        );
+      if (!Number.isFinite(p.usdPerUnit) || p.usdPerUnit <= 0 || p.usdPerUnit > 100_000)
+        throw new LedgerValueError('invalid_electricity_price', `The exchange rate to USD must be a positive number (got ${p.usdPerUnit}).`, 'usdPerUnit');
       if (p.currency === 'USD' && p.usdPerUnit !== 1) throw new LedgerValueError('invalid_electricity_price', 'For USD the exchange rate is 1.', 'usdPerUnit');
     }
     this.statements().putSetting.run('electricity', JSON.stringify(p));
@@ -146,7 +160,9 @@ export class LedgerSettings {
       insertPrice: db.prepare('INSERT INTO prices (model, input_per_m, output_per_m, effective_from, created_at) VALUES (?, ?, ?, ?, ?)'),
       putSetting: db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
     };
-    const prices = db.prepare('SELECT id, model, input_per_m AS inputPerM, output_per_m AS outputPerM, effective_from AS effectiveFrom FROM prices').all() as PriceRow[];
+    const prices = db
+      .prepare('SELECT id, model, input_per_m AS inputPerM, output_per_m AS outputPerM, effective_from AS effectiveFrom FROM prices')
+      .all() as PriceRow[];
     this.book = new PriceBook(prices);
     const flag = db.prepare("SELECT value FROM settings WHERE key = 'earnings_enabled'").get() as { value: string } | undefined;
     const power = db.prepare("SELECT value FROM settings WHERE key = 'electricity'").get() as { value: string } | undefined;
@@ -167,7 +183,9 @@ export class LedgerSettings {
       this.st.putSetting.run('earnings_enabled', this.earningsOn ? '1' : '0');
       this.earningsUnsaved = false;
     } catch (err) {
-      this.log.warn(`Could not store the earnings setting yet (${err instanceof Error ? err.message : String(err)}); it is kept in memory and stored when the database is back.`);
+      this.log.warn(
+        `Could not store the earnings setting yet (${err instanceof Error ? err.message : String(err)}); it is kept in memory and stored when the database is back.`,
+      );
     }
   }
 }

@@ -34,7 +34,10 @@ export function nextBucket(start: number, size: BucketSize): number {
 export function bucketStarts(from: number, to: number, size: BucketSize): number[] {
   const approx = Math.ceil((to - from) / (size === '15m' ? ROLLUP_MS : size === 'hour' ? HOUR_MS : size === 'day' ? DAY_MS : 28 * DAY_MS)) + 2;
   if (approx > MAX_BUCKETS) {
-    throw new LedgerValueError('too_many_buckets', `That range holds about ${approx} ${size} buckets (at most ${MAX_BUCKETS}); pick a shorter range or a larger bucket.`);
+    throw new LedgerValueError(
+      'too_many_buckets',
+      `That range holds about ${approx} ${size} buckets (at most ${MAX_BUCKETS}); pick a shorter range or a larger bucket.`,
+    );
   }
   const out: number[] = [];
   for (let s = floorToBucket(from, size); s < to; s = nextBucket(s, size)) out.push(s);

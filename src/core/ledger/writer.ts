@@ -147,7 +147,10 @@ export class LedgerWriter {
       if (this.rails.push(checked.event)) {
         this.railsDropped++;
         if (this.railsDropped === 1 || this.railsDropped % 100 === 0) {
-          this.log.error(`Rail decisions are being lost: ${this.rails.capacity} are already held in memory (ledger_rails_dropped: ${this.railsDropped} so far).`, { code: 'ledger_rails_dropped', dropped: this.railsDropped });
+          this.log.error(
+            `Rail decisions are being lost: ${this.rails.capacity} are already held in memory (ledger_rails_dropped: ${this.railsDropped} so far).`,
+            { code: 'ledger_rails_dropped', dropped: this.railsDropped },
+          );
         }
       }
       this.scheduleRetry();
@@ -219,15 +222,21 @@ export class LedgerWriter {
     if (this.queue.size > 0) {
       // Said with its code and count (on the terminal too: the disk that refused the rows may refuse the log file).
       const lost = this.queue.size;
-      this.log.error(`The ledger closed with ${lost} usage records it could not write; they are lost (ledger_rows_lost: ${lost}). ${this.store.failure?.message ?? ''}`.trim(), {
-        code: 'ledger_rows_lost',
-        rows: lost,
-        ...(this.store.failure ? { kind: this.store.failure.kind } : {}),
-      });
+      this.log.error(
+        `The ledger closed with ${lost} usage records it could not write; they are lost (ledger_rows_lost: ${lost}). ${this.store.failure?.message ?? ''}`.trim(),
+        {
+          code: 'ledger_rows_lost',
+          rows: lost,
+          ...(this.store.failure ? { kind: this.store.failure.kind } : {}),
+        },
+      );
     }
     if (this.rails.size > 0) {
       const lost = this.rails.size;
-      this.log.error(`The ledger closed with ${lost} rail decisions it could not write; they are lost (ledger_rails_lost: ${lost}).`, { code: 'ledger_rails_lost', rows: lost });
+      this.log.error(`The ledger closed with ${lost} rail decisions it could not write; they are lost (ledger_rails_lost: ${lost}).`, {
+        code: 'ledger_rails_lost',
+        rows: lost,
+      });
     }
   }
 
@@ -366,7 +375,11 @@ export class LedgerWriter {
     this.retryDelay = this.o.retryMinMs;
     if (wasFailing || held > 0) {
       const lost = this.droppedThisEpisode > 0 ? ` ${this.droppedThisEpisode} records were dropped while it was away.` : '';
-      this.log.info(`The usage database ${this.store.file} is working again; wrote ${held} held records.${lost}`, { code: 'ledger_ok', rows: held, dropped: this.droppedThisEpisode });
+      this.log.info(`The usage database ${this.store.file} is working again; wrote ${held} held records.${lost}`, {
+        code: 'ledger_ok',
+        rows: held,
+        dropped: this.droppedThisEpisode,
+      });
       this.droppedThisEpisode = 0;
       this.healthChanged();
       this.o.recovered?.();

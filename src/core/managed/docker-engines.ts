@@ -33,7 +33,9 @@ export class DockerEngines implements ContainerEngines {
   private async client(): Promise<Docker> {
     if (!this.docker) {
       const { default: Dockerode } = await import('dockerode');
-      this.docker = new Dockerode(this.o.host ? { host: this.o.host, port: this.o.port ?? 2375, protocol: 'http' } : { socketPath: this.o.socketPath ?? '/var/run/docker.sock' });
+      this.docker = new Dockerode(
+        this.o.host ? { host: this.o.host, port: this.o.port ?? 2375, protocol: 'http' } : { socketPath: this.o.socketPath ?? '/var/run/docker.sock' },
+      );
     }
     return this.docker;
   }
@@ -50,7 +52,8 @@ export class DockerEngines implements ContainerEngines {
     const old = docker.getContainer(c.name);
     const seen = await old.inspect().catch(() => undefined);
     if (seen) {
-      if (seen.Config.Labels?.[LABEL_MANAGED] !== 'true') throw new ServeError('docker_unavailable', `A container named ${c.name} exists and was not created by this agent: rename or remove it first.`);
+      if (seen.Config.Labels?.[LABEL_MANAGED] !== 'true')
+        throw new ServeError('docker_unavailable', `A container named ${c.name} exists and was not created by this agent: rename or remove it first.`);
       await old.remove({ force: true });
     }
     const port = `${c.containerPort}/tcp`;

@@ -21,7 +21,10 @@ interface ContainerBackend {
 /** How many GPUs a --gpus choice names (0 for all / none / unset: the backend's own default). */
 function gpuCount(gpus: string | undefined): number {
   if (!gpus || gpus === 'all' || gpus === 'none') return 0;
-  return gpus.replace(/^device=/, '').split(',').filter(Boolean).length;
+  return gpus
+    .replace(/^device=/, '')
+    .split(',')
+    .filter(Boolean).length;
 }
 
 const BACKENDS: Record<'vllm' | 'sglang', ContainerBackend> = {
@@ -30,11 +33,15 @@ const BACKENDS: Record<'vllm' | 'sglang', ContainerBackend> = {
     port: 8000,
     weightsTarget: '/models',
     args: (s) => [
-      '--model', '/models',
+      '--model',
+      '/models',
       // Without it vLLM serves the model under its mount path, which the hub does not route.
-      '--served-model-name', s.id,
-      '--host', '0.0.0.0',
-      '--port', '8000',
+      '--served-model-name',
+      s.id,
+      '--host',
+      '0.0.0.0',
+      '--port',
+      '8000',
       ...(s.contextLength ? ['--max-model-len', String(s.contextLength)] : []),
       ...(gpuCount(s.gpus) > 1 ? ['--tensor-parallel-size', String(gpuCount(s.gpus))] : []),
     ],
@@ -45,10 +52,14 @@ const BACKENDS: Record<'vllm' | 'sglang', ContainerBackend> = {
     entrypoint: ['python3', '-m', 'sglang.launch_server'],
     weightsTarget: '/models',
     args: (s) => [
-      '--model-path', '/models',
-      '--served-model-name', s.id,
-      '--host', '0.0.0.0',
-      '--port', '30000',
+      '--model-path',
+      '/models',
+      '--served-model-name',
+      s.id,
+      '--host',
+      '0.0.0.0',
+      '--port',
+      '30000',
       ...(s.contextLength ? ['--context-length', String(s.contextLength)] : []),
       ...(gpuCount(s.gpus) > 1 ? ['--tp', String(gpuCount(s.gpus))] : []),
     ],
@@ -57,7 +68,10 @@ const BACKENDS: Record<'vllm' | 'sglang', ContainerBackend> = {
 
 /** A container's name for a model id ("meta-llama/Llama-3.1-8B" → "swan-meta-llama-llama-3.1-8b"). */
 export function containerName(id: string): string {
-  return `swan-${id.toLowerCase().replace(/[^a-z0-9_.-]+/g, '-').replace(/^-+|-+$/g, '')}`.slice(0, 120);
+  return `swan-${id
+    .toLowerCase()
+    .replace(/[^a-z0-9_.-]+/g, '-')
+    .replace(/^-+|-+$/g, '')}`.slice(0, 120);
 }
 
 export interface ContainerConfig {

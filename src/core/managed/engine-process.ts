@@ -171,7 +171,9 @@ export class EngineProcess {
         this.servingSince = Date.now();
         this.lastError = undefined;
         this.lastCode = undefined;
-        this.o.log.info(`${this.spec.id}: serving at ${launch.url}${this.restarts ? ` again after ${this.restarts} restart${this.restarts === 1 ? '' : 's'}` : ''}`);
+        this.o.log.info(
+          `${this.spec.id}: serving at ${launch.url}${this.restarts ? ` again after ${this.restarts} restart${this.restarts === 1 ? '' : 's'}` : ''}`,
+        );
         this.set('serving');
       } else if (exited === undefined && !this.stopping) {
         this.o.log.warn(`${this.spec.id}: no answer at ${launch.url}/health within ${Math.round((this.o.readyTimeoutMs ?? 600_000) / 1000)} s; stopping it`);

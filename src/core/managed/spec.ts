@@ -30,13 +30,7 @@ export function backendOf(name: string): Backend | undefined {
 
 /** Why a serve request is refused, stable for programs and tests; the message says it for people. */
 export type ServeErrorCode =
-  | 'bad_model_id'
-  | 'weights_required'
-  | 'weights_missing'
-  | 'bad_gpus'
-  | 'llama_server_missing'
-  | 'not_managed'
-  | 'docker_unavailable';
+  'bad_model_id' | 'weights_required' | 'weights_missing' | 'bad_gpus' | 'llama_server_missing' | 'not_managed' | 'docker_unavailable';
 
 export class ServeError extends Error {
   constructor(
@@ -49,7 +43,11 @@ export class ServeError extends Error {
 }
 
 // A catalogue id ("meta-llama/Llama-3.1-8B-Instruct"): printable, no spaces or control characters, bounded.
-const modelId = z.string().min(1).max(256).regex(/^[\w.:@+/-]+$/, 'a model id is letters, digits and . _ - : @ + /');
+const modelId = z
+  .string()
+  .min(1)
+  .max(256)
+  .regex(/^[\w.:@+/-]+$/, 'a model id is letters, digits and . _ - : @ + /');
 /** "all", "none", or device indexes "0,1" (the Go provider's --gpus also takes "device=0,1"). */
 export const GPUS = /^(all|none|(device=)?\d{1,3}(,\d{1,3}){0,63})$/;
 
@@ -97,7 +95,10 @@ export function parseServeSpec(input: ServeSpecInput): ServeSpec {
     throw new ServeError(code, `${field || 'serve request'}: ${i?.message ?? 'not valid'}`);
   }
   if (r.data.backend === 'llamacpp' && !r.data.weights) {
-    throw new ServeError('weights_required', `llama.cpp serves one GGUF file: name it with --weights PATH (for example --weights ~/models/${r.data.id.split('/').pop()}.Q4_K_M.gguf).`);
+    throw new ServeError(
+      'weights_required',
+      `llama.cpp serves one GGUF file: name it with --weights PATH (for example --weights ~/models/${r.data.id.split('/').pop()}.Q4_K_M.gguf).`,
+    );
   }
   return r.data;
 }

@@ -29,7 +29,9 @@ export const managedStateSchema = z.object({
   /** Whether that agent was running when it wrote the file (false: written as it stopped). */
   running: z.boolean().default(false),
   engines: z
-    .array(z.object({ id: z.string(), pid: z.number().int().optional(), port: z.number().int(), binary: z.string(), phase: z.string().optional() }).passthrough())
+    .array(
+      z.object({ id: z.string(), pid: z.number().int().optional(), port: z.number().int(), binary: z.string(), phase: z.string().optional() }).passthrough(),
+    )
     .max(64),
 });
 export type ManagedStateFile = z.infer<typeof managedStateSchema>;
@@ -130,7 +132,11 @@ export class ManagedEngines {
   async setSuspended(suspended: boolean): Promise<void> {
     if (suspended === this.suspended || this.closed) return;
     this.suspended = suspended;
-    this.o.log.info(suspended ? 'paused: stopping the engines this agent runs, to free the GPU ([Agent] PauseFreesGpu)' : 'resumed: starting the engines this agent runs again');
+    this.o.log.info(
+      suspended
+        ? 'paused: stopping the engines this agent runs, to free the GPU ([Agent] PauseFreesGpu)'
+        : 'resumed: starting the engines this agent runs again',
+    );
     if (suspended) {
       await this.reconciling;
       await Promise.all([...this.engines.values()].map((e) => e.stop()));
@@ -208,7 +214,9 @@ export class ManagedEngines {
     if (this.closed) return;
     const { value, changed } = this.wish.read();
     if (!changed && !force) return;
-    this.reconciling = this.reconciling.then(() => this.apply(value.engines)).catch((e: unknown) => this.o.log.error(`managed engines: ${(e as Error).message}`));
+    this.reconciling = this.reconciling
+      .then(() => this.apply(value.engines))
+      .catch((e: unknown) => this.o.log.error(`managed engines: ${(e as Error).message}`));
   }
 
   private async apply(wanted: ServeSpec[]): Promise<void> {
@@ -246,7 +254,9 @@ export class ManagedEngines {
       ...(this.o.readyTimeoutMs !== undefined ? { readyTimeoutMs: this.o.readyTimeoutMs } : {}),
       launch: ({ fresh }): Launch => {
         const describe = (p: number) =>
-          spec.backend === 'llamacpp' ? commandLine(llamaCommand(spec, { binary: this.binaryFor(spec) ?? 'llama-server', port: p, apiKey })) : `${spec.backend} container ${spec.id}`;
+          spec.backend === 'llamacpp'
+            ? commandLine(llamaCommand(spec, { binary: this.binaryFor(spec) ?? 'llama-server', port: p, apiKey }))
+            : `${spec.backend} container ${spec.id}`;
         const launch: Launch = {
           url: '',
           port: 0,
@@ -257,11 +267,20 @@ export class ManagedEngines {
             else if (fresh || port === 0) port = await freeLoopbackPort();
             Object.assign(launch, { url: `http://127.0.0.1:${port}`, port, describe: describe(port) });
             if (spec.backend !== 'llamacpp') {
-              if (!this.o.containers) throw new ServeError('docker_unavailable', `${spec.backend} runs in a Docker container, and this agent has no Docker to use.`);
+              if (!this.o.containers)
+                throw new ServeError('docker_unavailable', `${spec.backend} runs in a Docker container, and this agent has no Docker to use.`);
               return this.o.containers.start(spec, { port, apiKey, line });
             }
-            const binary = findLlamaServer({ ...(spec.binary ? { spec: spec.binary } : {}), ...(this.o.llamaServer ? { configured: this.o.llamaServer } : {}), env: this.o.env });
-            if (spec.weights && !fs.existsSync(spec.weights)) throw new ServeError('weights_missing', `The weights file ${spec.weights} does not exist: download it first, or serve it again with --weights naming the file.`);
+            const binary = findLlamaServer({
+              ...(spec.binary ? { spec: spec.binary } : {}),
+              ...(this.o.llamaServer ? { configured: this.o.llamaServer } : {}),
+              env: this.o.env,
+            });
+            if (spec.weights && !fs.existsSync(spec.weights))
+              throw new ServeError(
+                'weights_missing',
+                `The weights file ${spec.weights} does not exist: download it first, or serve it again with --weights naming the file.`,
+              );
             const cmd = llamaCommand(spec, { binary, port, apiKey });
             return spawnChild(cmd.binary, cmd.args, { ...this.o.env, ...cmd.env }, line);
           },
@@ -274,7 +293,11 @@ export class ManagedEngines {
 
   private binaryFor(spec: ServeSpec): string | undefined {
     try {
-      return findLlamaServer({ ...(spec.binary ? { spec: spec.binary } : {}), ...(this.o.llamaServer ? { configured: this.o.llamaServer } : {}), env: this.o.env });
+      return findLlamaServer({
+        ...(spec.binary ? { spec: spec.binary } : {}),
+        ...(this.o.llamaServer ? { configured: this.o.llamaServer } : {}),
+        env: this.o.env,
+      });
     } catch {
       return undefined;
     }
@@ -310,7 +333,9 @@ export class ManagedEngines {
       if (o.pid === undefined || !processAlive(o.pid)) continue;
       const ours = stillOurs(o.pid, o.binary, o.id);
       if (ours === undefined) {
-        this.o.log.warn(`${o.id}: pid ${o.pid} may be the engine a previous agent started; this system cannot confirm it, so it is left running (stop it yourself if it is)`);
+        this.o.log.warn(
+          `${o.id}: pid ${o.pid} may be the engine a previous agent started; this system cannot confirm it, so it is left running (stop it yourself if it is)`,
+        );
         continue;
       }
       if (!ours) continue;

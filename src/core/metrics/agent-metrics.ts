@@ -36,7 +36,8 @@ export function engineErrorKind(r: Pick<UsageRecord, 'statusCode' | 'error'>): E
   const text = r.error ?? '';
   if (/rejected the provider's key/i.test(text)) return 'key_rejected';
   if (r.statusCode === 504 || /timed? ?out|timeout/i.test(text)) return 'timeout';
-  if (/ECONNREFUSED|ECONNRESET|EPIPE|EHOSTUNREACH|ENOTFOUND|socket hang up|fetch failed|connection (refused|reset|closed)|unreachable/i.test(text)) return 'connection';
+  if (/ECONNREFUSED|ECONNRESET|EPIPE|EHOSTUNREACH|ENOTFOUND|socket hang up|fetch failed|connection (refused|reset|closed)|unreachable/i.test(text))
+    return 'connection';
   const code = r.statusCode ?? 0;
   if (code >= 400 && code < 500) return 'engine_4xx';
   if (code >= 500 && code < 600) return 'engine_5xx';
@@ -95,16 +96,54 @@ export class AgentMetrics {
     const registers = [this.registry];
     this.registry.setDefaultLabels({ node_id: s.nodeId, node_name: s.nodeName() });
 
-    this.requests = new client.Counter({ name: M.requests, help: 'Finished requests by source (hub, local, internal), model and outcome (ok, error, cancelled, rejected).', labelNames: ['source', 'model', 'outcome'], registers });
-    this.tokens = new client.Counter({ name: M.tokens, help: 'Tokens the engine reported, by direction (in: prompt, out: generated).', labelNames: ['source', 'model', 'direction'], registers });
-    this.earnings = new client.Counter({ name: M.earnings, help: 'Earnings of hub requests as the ledger prices them, USD.', labelNames: ['model'], registers });
-    this.engineErrors = new client.Counter({ name: M.engineErrors, help: 'Requests that failed at the engine, by kind.', labelNames: ['model', 'kind'], registers });
+    this.requests = new client.Counter({
+      name: M.requests,
+      help: 'Finished requests by source (hub, local, internal), model and outcome (ok, error, cancelled, rejected).',
+      labelNames: ['source', 'model', 'outcome'],
+      registers,
+    });
+    this.tokens = new client.Counter({
+      name: M.tokens,
+      help: 'Tokens the engine reported, by direction (in: prompt, out: generated).',
+      labelNames: ['source', 'model', 'direction'],
+      registers,
+    });
+    this.earnings = new client.Counter({
+      name: M.earnings,
+      help: 'Earnings of hub requests as the ledger prices them, USD.',
+      labelNames: ['model'],
+      registers,
+    });
+    this.engineErrors = new client.Counter({
+      name: M.engineErrors,
+      help: 'Requests that failed at the engine, by kind.',
+      labelNames: ['model', 'kind'],
+      registers,
+    });
     this.reconnects = new client.Counter({ name: M.reconnects, help: 'Registrations with the hub after a lost connection.', registers });
     this.disconnects = new client.Counter({ name: M.disconnects, help: 'Connections to the hub that ended, by reason code.', labelNames: ['code'], registers });
 
-    this.ttft = new client.Histogram({ name: M.ttft, help: 'Time from a request reaching the agent to its first token.', labelNames: ['source', 'model'], buckets: [0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 20, 30], registers });
-    this.latency = new client.Histogram({ name: M.latency, help: 'Time from a request reaching the agent to its end.', labelNames: ['source', 'model'], buckets: [0.1, 0.25, 0.5, 1, 1.5, 2, 3, 5, 10, 20, 30, 60, 120, 300], registers });
-    this.speed = new client.Histogram({ name: M.speed, help: 'Generation speed of successful requests (tokens out per second after the first token).', labelNames: ['source', 'model'], buckets: [1, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000], registers });
+    this.ttft = new client.Histogram({
+      name: M.ttft,
+      help: 'Time from a request reaching the agent to its first token.',
+      labelNames: ['source', 'model'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 20, 30],
+      registers,
+    });
+    this.latency = new client.Histogram({
+      name: M.latency,
+      help: 'Time from a request reaching the agent to its end.',
+      labelNames: ['source', 'model'],
+      buckets: [0.1, 0.25, 0.5, 1, 1.5, 2, 3, 5, 10, 20, 30, 60, 120, 300],
+      registers,
+    });
+    this.speed = new client.Histogram({
+      name: M.speed,
+      help: 'Generation speed of successful requests (tokens out per second after the first token).',
+      labelNames: ['source', 'model'],
+      buckets: [1, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000],
+      registers,
+    });
     this.added = new client.Histogram({
       name: M.added,
       help: 'What the agent adds before the engine: time from a request reaching the agent to its call to the engine (admission and queue).',

@@ -64,7 +64,13 @@ export function mappingChecks(
     // than the engine's own; a model an engine found here offers under its own name maps nothing.
     if (!m.fromConfig && !m.managed && !m.endpoints.some((ep) => ep.localModel && ep.localModel !== m.id)) continue;
     if (holdUnchecked && m.endpoints.length > 0 && m.endpoints.every((ep) => !byUrl.has(ep.url))) {
-      out.set(m.id, { code: 'mapping_unchecked', engineModel: m.endpoints[0]!.localModel ?? m.id, text: `${m.id}'s engine has not been read yet.`, signature: 'unchecked', confirmed: false });
+      out.set(m.id, {
+        code: 'mapping_unchecked',
+        engineModel: m.endpoints[0]!.localModel ?? m.id,
+        text: `${m.id}'s engine has not been read yet.`,
+        signature: 'unchecked',
+        confirmed: false,
+      });
       continue;
     }
     for (const ep of m.endpoints) {

@@ -35,7 +35,8 @@ export interface WarmupFailureView {
  * ("org/name") are kept as they are.
  */
 export function announcedName(engineModel: string): string {
-  const looksLikePath = /^(\/|~|\.{1,2}[\\/]|[A-Za-z]:[\\/])/.test(engineModel) || engineModel.includes('\\') || /\.(gguf|bin|safetensors|ggml)$/i.test(engineModel);
+  const looksLikePath =
+    /^(\/|~|\.{1,2}[\\/]|[A-Za-z]:[\\/])/.test(engineModel) || engineModel.includes('\\') || /\.(gguf|bin|safetensors|ggml)$/i.test(engineModel);
   if (!looksLikePath) return engineModel;
   const file = engineModel.split(/[\\/]/).filter(Boolean).pop() ?? engineModel;
   const stem = file.replace(/\.(gguf|bin|safetensors|ggml)$/i, '').replace(/-\d{5}-of-\d{5}$/, '');
@@ -313,7 +314,11 @@ export class ModelRegistry {
           maxConcurrent: c.endpointCap?.(ep.url)?.max ?? m.maxConcurrent ?? c.maxConcurrent,
           consecutiveFailures: 0,
           ...(this.endpointErrors.get(ep.url) ? { lastError: this.endpointErrors.get(ep.url) } : {}),
-          ...(this.endpointConditions.get(ep.url) ? { condition: this.endpointConditions.get(ep.url) } : modelFailure(this.deepCheckOf(m, ep)) ? { condition: this.deepCheckOf(m, ep)?.code as EndpointCondition, lastError: this.deepCheckOf(m, ep)?.error } : {}),
+          ...(this.endpointConditions.get(ep.url)
+            ? { condition: this.endpointConditions.get(ep.url) }
+            : modelFailure(this.deepCheckOf(m, ep))
+              ? { condition: this.deepCheckOf(m, ep)?.code as EndpointCondition, lastError: this.deepCheckOf(m, ep)?.error }
+              : {}),
           ...(this.deepCheckOf(m, ep) ? { deepCheck: this.deepCheckOf(m, ep) } : {}),
           ...(chatCompatible(m.entry?.category) ? {} : { deepCheckSkipped: true }),
           ...(c.endpointCap?.(ep.url) ? { capacitySource: c.endpointCap(ep.url)?.source } : {}),

@@ -151,7 +151,9 @@ export class OwnerApprovals extends EventEmitter<ApprovalEvents> {
     this.held.set(approvalId, held);
     this.writeFile(held.file);
     this.startPolling();
-    this.o.log.warn(`waiting for the owner's approval (${code}): ${r.summary} Approve with \`${view.approveCommand}\`${this.listenerCount('requested') ? ' or where this agent asks' : ''}; it expires in ${Math.round(this.ttlMs / 60_000)} minutes.`);
+    this.o.log.warn(
+      `waiting for the owner's approval (${code}): ${r.summary} Approve with \`${view.approveCommand}\`${this.listenerCount('requested') ? ' or where this agent asks' : ''}; it expires in ${Math.round(this.ttlMs / 60_000)} minutes.`,
+    );
     this.emit('requested', view);
     return grant ? { ...view, grant } : view;
   }
@@ -178,7 +180,13 @@ export class OwnerApprovals extends EventEmitter<ApprovalEvents> {
     if (decision === 'deny') return this.settle(h, 'denied', `denied by the owner (${by})`);
     this.o.log.info(`approved by the owner (${by}): ${h.file.summary}`);
     if (!h.apply) {
-      if (h.grantDigest) this.grants.set(h.file.approvalId, { kind: h.file.kind, ...(h.subject !== undefined ? { subject: h.subject } : {}), grantDigest: h.grantDigest, expiresAt: this.now() + this.ttlMs });
+      if (h.grantDigest)
+        this.grants.set(h.file.approvalId, {
+          kind: h.file.kind,
+          ...(h.subject !== undefined ? { subject: h.subject } : {}),
+          grantDigest: h.grantDigest,
+          expiresAt: this.now() + this.ttlMs,
+        });
       return this.settle(h, 'approved');
     }
     try {

@@ -81,7 +81,8 @@ export function checkKeyDestination({ current, patch, keyAfter, keyTyped, approv
     if (!changed) continue;
     if (plain(u)) {
       if (!plainNow.has(host)) insecure.add(host);
-      warnings[field] = `${u.protocol}// to ${host} is not encrypted: anyone on the network path can read the provider key and the traffic. Use ${u.protocol === 'ws:' ? 'wss://' : 'https://'} when the server offers it.`;
+      warnings[field] =
+        `${u.protocol}// to ${host} is not encrypted: anyone on the network path can read the provider key and the traffic. Use ${u.protocol === 'ws:' ? 'wss://' : 'https://'} when the server offers it.`;
     }
   }
   const needsOwner = keyAfter !== '' && !keyTyped && (hosts.size > 0 || insecure.size > 0);

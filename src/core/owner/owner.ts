@@ -75,7 +75,18 @@ export class Owner {
     });
     const { serving, engines } = d;
     wireAlerts(
-      { link: serving.link, health: engines.health, pause: engines.pause, providerGate: serving.providerGate, notices: serving.notices, selfHeal: engines.selfHeal, alerts: this.alerts, webhook: this.webhook, email: this.email, log },
+      {
+        link: serving.link,
+        health: engines.health,
+        pause: engines.pause,
+        providerGate: serving.providerGate,
+        notices: serving.notices,
+        selfHeal: engines.selfHeal,
+        alerts: this.alerts,
+        webhook: this.webhook,
+        email: this.email,
+        log,
+      },
       d.event,
     );
     this.updates = new Updates({
@@ -133,9 +144,14 @@ export class Owner {
       if (!up || key === asked) return;
       asked = key;
       void this.updates.check().then((v) => {
-        const where = mode === 'headless' ? 'run `swan-provider update` (downloads and verifies it; nothing is installed for you), or open Settings → About in the console' : 'open Settings → About';
-        if (v.code === 'update_available') l.warn(`the hub advises an upgrade, and version ${v.latest} is on the release channel: ${where}`, { code: 'update_available' });
-        else if (v.code === 'update_up_to_date') l.info(`the hub advises an upgrade, but the release channel has nothing newer than ${v.current} yet`, { code: 'update_up_to_date' });
+        const where =
+          mode === 'headless'
+            ? 'run `swan-provider update` (downloads and verifies it; nothing is installed for you), or open Settings → About in the console'
+            : 'open Settings → About';
+        if (v.code === 'update_available')
+          l.warn(`the hub advises an upgrade, and version ${v.latest} is on the release channel: ${where}`, { code: 'update_available' });
+        else if (v.code === 'update_up_to_date')
+          l.info(`the hub advises an upgrade, but the release channel has nothing newer than ${v.current} yet`, { code: 'update_up_to_date' });
         else l.warn(`the hub advises an upgrade; ${v.error ?? 'the release channel could not be read'}`, { code: 'update_check_failed' });
       });
     });
@@ -229,7 +245,9 @@ export class Owner {
 
   /** Where the owner approves, in the refusal's words. */
   approveWhere(c: OwnerConfirmation): string {
-    return this.d.mode === 'desktop' ? 'approve it in the dialog the app shows' : `approve it where the agent runs: \`${c.approveCommand}\`, or type "approve ${c.code}" in its terminal`;
+    return this.d.mode === 'desktop'
+      ? 'approve it in the dialog the app shows'
+      : `approve it where the agent runs: \`${c.approveCommand}\`, or type "approve ${c.code}" in its terminal`;
   }
 
   /** Applies a validated settings patch (at once, or when the owner approved it) to the parts it concerns. */

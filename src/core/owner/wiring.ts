@@ -29,7 +29,17 @@ export interface AlertParts {
 }
 
 export function wireAlerts(p: AlertParts, event: (e: BridgeEvent) => void): void {
-  watchForAlerts({ link: p.link, health: p.health, pause: p.pause, providerStatus: p.providerGate, notices: noticesFromEmitter(p.notices), ...(p.selfHeal ? { selfHeal: p.selfHeal } : {}) }, p.alerts);
+  watchForAlerts(
+    {
+      link: p.link,
+      health: p.health,
+      pause: p.pause,
+      providerStatus: p.providerGate,
+      notices: noticesFromEmitter(p.notices),
+      ...(p.selfHeal ? { selfHeal: p.selfHeal } : {}),
+    },
+    p.alerts,
+  );
   const l = p.log.child('alerts');
   p.alerts.on('alert', (alert) => {
     l.warn(`${alert.title}: ${alert.text}`);

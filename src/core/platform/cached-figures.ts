@@ -32,7 +32,11 @@ export interface PlatformFiguresOptions {
 }
 
 /** The CachedFigures options every platform client passes through the same way (its own TTL as default). */
-export function cacheKnobs(o: PlatformFiguresOptions, label: string, defaultTtlMs: number): Pick<CachedFiguresOptions<unknown>, 'label' | 'log' | 'ttlMs' | 'retryMs' | 'cacheFile' | 'now'> {
+export function cacheKnobs(
+  o: PlatformFiguresOptions,
+  label: string,
+  defaultTtlMs: number,
+): Pick<CachedFiguresOptions<unknown>, 'label' | 'log' | 'ttlMs' | 'retryMs' | 'cacheFile' | 'now'> {
   return {
     label,
     log: o.log,
@@ -71,7 +75,12 @@ export class CachedFigures<T> extends EventEmitter<{ change: [CachedView<T>] }> 
 
   view(): CachedView<T> {
     const old = this.asOf !== null && this.now() - this.asOf > 2 * this.o.ttlMs;
-    return { value: this.value, asOf: this.asOf, stale: this.value !== null && (this.error !== undefined || old), ...(this.error ? { error: this.error } : {}) };
+    return {
+      value: this.value,
+      asOf: this.asOf,
+      stale: this.value !== null && (this.error !== undefined || old),
+      ...(this.error ? { error: this.error } : {}),
+    };
   }
 
   /** Fetches when the cached value is due (or `force`); otherwise answers from the cache. Never throws. */

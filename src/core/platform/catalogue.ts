@@ -49,7 +49,12 @@ export function parseCatalogue(json: unknown): { models: CatalogueModel[]; skipp
       continue;
     }
     if (e.data.active === false) continue;
-    models.push({ id: e.data.id, ...(e.data.slug ? { slug: e.data.slug } : {}), ...(e.data.name ? { name: e.data.name } : {}), ...(e.data.category ? { category: e.data.category } : {}) });
+    models.push({
+      id: e.data.id,
+      ...(e.data.slug ? { slug: e.data.slug } : {}),
+      ...(e.data.name ? { name: e.data.name } : {}),
+      ...(e.data.category ? { category: e.data.category } : {}),
+    });
   }
   return { models, skipped };
 }
@@ -72,14 +77,46 @@ const ALIASES: Record<string, string> = {
   'deepseek-v-3': 'deepseek-ai/DeepSeek-V3-0324',
 };
 const CANONICAL: Record<string, string> = { 'mistral-7b-v0-1': 'mistral-7b', 'mistral-7b-v0-2': 'mistral-7b', 'mistral-7b-v0-3': 'mistral-7b' };
-const SIZES = ['405b', '70b', '65b', '34b', '33b', '32b', '30b', '27b', '24b', '14b', '13b', '12b', '11b', '8b', '7b', '6b', '4b', '3b', '2b', '1b', '0-5b', '500m', 'mini', 'small', 'medium', 'large', 'xl', 'xxl'];
+const SIZES = [
+  '405b',
+  '70b',
+  '65b',
+  '34b',
+  '33b',
+  '32b',
+  '30b',
+  '27b',
+  '24b',
+  '14b',
+  '13b',
+  '12b',
+  '11b',
+  '8b',
+  '7b',
+  '6b',
+  '4b',
+  '3b',
+  '2b',
+  '1b',
+  '0-5b',
+  '500m',
+  'mini',
+  'small',
+  'medium',
+  'large',
+  'xl',
+  'xxl',
+];
 
 /** "meta-llama/Llama-3.2-3B-Instruct", "llama3.2:3b" → "llama-3-2-3b". */
 export function normalizeModelName(name: string): string {
   let n = name.toLowerCase();
   for (const p of ORG_PREFIXES) if (n.startsWith(p)) n = n.slice(p.length);
   for (const s of SUFFIXES) if (n.endsWith(s)) n = n.slice(0, -s.length);
-  n = n.replace(/[:_.]/g, '-').replace(/([a-z])(?=[0-9])/g, '$1-').replace(/-{2,}/g, '-');
+  n = n
+    .replace(/[:_.]/g, '-')
+    .replace(/([a-z])(?=[0-9])/g, '$1-')
+    .replace(/-{2,}/g, '-');
   n = CANONICAL[n] ?? n;
   return n.replace(/^-+|-+$/g, '');
 }
@@ -190,7 +227,11 @@ export type MatchBasis = 'id' | 'name' | 'metadata';
  * size, version and quantization where known — fitting exactly one catalogue model. Never a likeness of
  * names alone.
  */
-export function matchModel(local: string, catalogue: CatalogueModel[], meta?: EngineModelMeta): { id: string; confidence: number; basis: MatchBasis } | undefined {
+export function matchModel(
+  local: string,
+  catalogue: CatalogueModel[],
+  meta?: EngineModelMeta,
+): { id: string; confidence: number; basis: MatchBasis } | undefined {
   const lower = local.toLowerCase();
   const direct = catalogue.find((m) => m.id.toLowerCase() === lower);
   if (direct) return { id: direct.id, confidence: 1, basis: 'id' };
@@ -269,7 +310,11 @@ export class Catalogue {
     const url = this.url();
     const timeoutMs = this.o.timeoutMs ?? 10_000;
     try {
-      const res = await (this.o.fetchImpl ?? fetch)(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(timeoutMs), redirect: 'error' });
+      const res = await (this.o.fetchImpl ?? fetch)(url, {
+        headers: { accept: 'application/json' },
+        signal: AbortSignal.timeout(timeoutMs),
+        redirect: 'error',
+      });
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
       // Read in pieces up to the limit: a platform that streams for its whole deadline is cut off there.
       const text = await readCapped(res, MAX_CATALOGUE_BYTES);
@@ -285,7 +330,9 @@ export class Catalogue {
       this.fetchedAt = Date.now();
       this.lastUrl = url;
       this.error = undefined;
-      this.o.log.info(`model catalogue: ${models.length} model(s) from ${url}${skipped ? ` (${skipped} malformed entr${skipped === 1 ? 'y' : 'ies'} skipped)` : ''}`);
+      this.o.log.info(
+        `model catalogue: ${models.length} model(s) from ${url}${skipped ? ` (${skipped} malformed entr${skipped === 1 ? 'y' : 'ies'} skipped)` : ''}`,
+      );
     } catch (e) {
       const err = e as Error;
       const reason = err.name === 'TimeoutError' ? `no answer within ${timeoutMs / 1000} s` : ((err as { cause?: Error }).cause?.message ?? err.message);
@@ -296,7 +343,12 @@ export class Catalogue {
 
   /** The console's view for the announced models (`local` gives each one's engine name and whether models.json names it). */
   view(models: Array<{ id: string; explicit: boolean; localName?: string; meta?: EngineModelMeta }>): CatalogueView {
-    const base = { url: this.url(), size: this.list.length, ...(this.fetchedAt ? { fetchedAt: this.fetchedAt } : {}), ...(this.error ? { error: this.error } : {}) };
+    const base = {
+      url: this.url(),
+      size: this.list.length,
+      ...(this.fetchedAt ? { fetchedAt: this.fetchedAt } : {}),
+      ...(this.error ? { error: this.error } : {}),
+    };
     if (this.fetchedAt === undefined) return { ...base, state: this.error ? 'error' : 'idle', models: {} };
     const out: Record<string, CatalogueMatchView> = {};
     for (const m of models) {

@@ -77,7 +77,17 @@ export function demandRows(i: DemandInput): DemandRow[] {
       const here: DemandRow['here'] = announced.has(r.modelId) ? 'serving' : known.has(r.modelId) || disk ? 'on_disk' : i.ollama ? 'pullable' : 'none';
       // Weights plus a little room for the KV cache: a model needs about 1.2 × its size on disk.
       const fits =
-        i.vramGb === null ? 'unknown' : minVramGb !== null ? (minVramGb <= i.vramGb ? 'yes' : 'no') : sizeGb !== null ? (sizeGb * 1.2 <= i.vramGb ? 'yes' : 'no') : 'unknown';
+        i.vramGb === null
+          ? 'unknown'
+          : minVramGb !== null
+            ? minVramGb <= i.vramGb
+              ? 'yes'
+              : 'no'
+            : sizeGb !== null
+              ? sizeGb * 1.2 <= i.vramGb
+                ? 'yes'
+                : 'no'
+              : 'unknown';
       return {
         modelId: r.modelId,
         inputPerM: r.inputPerM,

@@ -57,31 +57,70 @@ const history = z
     total_pay_as_you_go_usd: usd.default(0),
     total_subscription_usd: usd.default(0),
     subscription_pro_rate: z
-      .record(z.string().max(64), z.object({ ratio: z.number().finite().min(0).max(1e6).default(0), settled: z.boolean().default(false), determined: z.boolean().default(false) }).passthrough())
+      .record(
+        z.string().max(64),
+        z
+          .object({ ratio: z.number().finite().min(0).max(1e6).default(0), settled: z.boolean().default(false), determined: z.boolean().default(false) })
+          .passthrough(),
+      )
       .nullable()
       .default({}),
   })
   .passthrough();
 
 export function parseEarningsHistory(json: unknown, span: EarningsSpan): Fetched<SettledEarnings> {
-  const body = json && typeof json === 'object' && !Array.isArray(json) && (json as Record<string, unknown>).data && typeof (json as Record<string, unknown>).data === 'object' ? (json as Record<string, unknown>).data : json;
+  const body =
+    json &&
+    typeof json === 'object' &&
+    !Array.isArray(json) &&
+    (json as Record<string, unknown>).data &&
+    typeof (json as Record<string, unknown>).data === 'object'
+      ? (json as Record<string, unknown>).data
+      : json;
   const p = history.safeParse(body);
   if (!p.success) return { ok: false, error: `the platform's earnings history is malformed (${formatIssues(p.error, { limit: 1 }) || 'unexpected shape'})` };
   const h = p.data;
   const points = (h.points ?? [])
-    .map((x) => ({ at: Date.parse(x.timestamp), usd: x.usd, payAsYouGoUsd: x.pay_as_you_go_usd, subscriptionUsd: x.subscription_usd, requests: x.requests, tokensIn: x.tokens_in, tokensOut: x.tokens_out }))
+    .map((x) => ({
+      at: Date.parse(x.timestamp),
+      usd: x.usd,
+      payAsYouGoUsd: x.pay_as_you_go_usd,
+      subscriptionUsd: x.subscription_usd,
+      requests: x.requests,
+      tokensIn: x.tokens_in,
+      tokensOut: x.tokens_out,
+    }))
     .filter((x) => Number.isFinite(x.at))
     .sort((a, b) => a.at - b.at);
   const proRate = Object.entries(h.subscription_pro_rate ?? {})
     .slice(0, 64)
     .map(([period, r]) => ({ period, ratio: r.ratio, settled: r.settled, determined: r.determined }));
-  return { ok: true, value: { span, currency: h.currency, points, totalUsd: h.total_usd, payAsYouGoUsd: h.total_pay_as_you_go_usd, subscriptionUsd: h.total_subscription_usd, proRate } };
+  return {
+    ok: true,
+    value: {
+      span,
+      currency: h.currency,
+      points,
+      totalUsd: h.total_usd,
+      payAsYouGoUsd: h.total_pay_as_you_go_usd,
+      subscriptionUsd: h.total_subscription_usd,
+      proRate,
+    },
+  };
 }
 
-export async function fetchEarningsHistory(o: { serviceUrl: string; providerKey: string; span: EarningsSpan; timeoutMs?: number }): Promise<Fetched<SettledEarnings>> {
+export async function fetchEarningsHistory(o: {
+  serviceUrl: string;
+  providerKey: string;
+  span: EarningsSpan;
+  timeoutMs?: number;
+}): Promise<Fetched<SettledEarnings>> {
   if (!o.providerKey) return { ok: false, error: 'no provider key is configured' };
   const q = new URLSearchParams({ duration: o.span, bucket: SPAN_BUCKET[o.span] });
-  const r = await getJson(`${apiBase(o.serviceUrl)}/provider/me/earnings/history?${q.toString()}`, { bearer: o.providerKey, ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}) });
+  const r = await getJson(`${apiBase(o.serviceUrl)}/provider/me/earnings/history?${q.toString()}`, {
+    bearer: o.providerKey,
+    ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
+  });
   if (!r.ok) return { ok: false, error: r.status === 401 || r.status === 403 ? `the platform refused the provider key (HTTP ${r.status})` : r.error };
   return parseEarningsHistory(r.json, o.span);
 }
@@ -94,10 +133,16 @@ export async function fetchEarningsHistory(o: { serviceUrl: string; providerKey:
 export function explainDifference(settled: SettledEarnings, localEstimateUsd: number): { differenceUsd: number; explanation: string } {
   const differenceUsd = Math.round((settled.totalUsd - localEstimateUsd) * 1e6) / 1e6;
   const parts: string[] = [];
-  if (settled.subscriptionUsd > 0) parts.push(`${settled.subscriptionUsd.toFixed(4)} ${settled.currency} of it is subscription revenue, which the local estimate (tokens × published rate) cannot see`);
+  if (settled.subscriptionUsd > 0)
+    parts.push(
+      `${settled.subscriptionUsd.toFixed(4)} ${settled.currency} of it is subscription revenue, which the local estimate (tokens × published rate) cannot see`,
+    );
   const open = settled.proRate.filter((r) => !r.settled || !r.determined).map((r) => r.period);
   if (open.length) parts.push(`the subscription share of ${open.join(', ')} is not final yet (pro-rated when the period settles)`);
   const payg = Math.round((settled.payAsYouGoUsd - localEstimateUsd) * 1e6) / 1e6;
-  if (Math.abs(payg) >= 0.000001) parts.push(`pay-as-you-go differs by ${payg.toFixed(4)} ${settled.currency}: the platform settles the tokens it counted at the rate of the day, the ledger prices what this machine counted`);
+  if (Math.abs(payg) >= 0.000001)
+    parts.push(
+      `pay-as-you-go differs by ${payg.toFixed(4)} ${settled.currency}: the platform settles the tokens it counted at the rate of the day, the ledger prices what this machine counted`,
+    );
   return { differenceUsd, explanation: parts.length ? `${parts.join('; ')}.` : 'The platform settled what this machine estimated.' };
 }

@@ -14,7 +14,10 @@ interface Translation {
 const TRANSLATIONS: Translation[] = [
   { match: /^inference\s+request-approval\b/, here: '"Ask for approval" under Settings → Payout & activation (or `swan-provider account request-approval`)' },
   { match: /^inference\s+deposit\b/, here: 'the collateral step under Settings → Payout & activation (or `swan-provider account collateral`)' },
-  { match: /^inference\s+set-beneficiary\b/, here: '"Payout address" under Settings → Payout & activation (or `swan-provider account set-beneficiary ADDRESS`)' },
+  {
+    match: /^inference\s+set-beneficiary\b/,
+    here: '"Payout address" under Settings → Payout & activation (or `swan-provider account set-beneficiary ADDRESS`)',
+  },
   { match: /^inference\s+set-owner\b/, here: '"Owner address" under Settings → Payout & activation (or `swan-provider account set-owner ADDRESS`)' },
   { match: /^inference\s+status\b/, here: 'the Provider status card on the Dashboard (or `swan-provider account`)' },
   { match: /^inference\s+keygen\b/, here: 'the provider key field in Settings' },
@@ -33,7 +36,10 @@ export function cleanNextStep(step: string): string {
     return t ? t.here : whole;
   });
   // "Run <a place in the console>" reads wrong once the command became a button: use it instead.
-  return translated.replace(/\b(?:run|execute|use)\s+(?=(?:"|the |this app))/gi, 'Use ').replace(/\s{2,}/g, ' ').trim();
+  return translated
+    .replace(/\b(?:run|execute|use)\s+(?=(?:"|the |this app))/gi, 'Use ')
+    .replace(/\s{2,}/g, ' ')
+    .trim();
 }
 
 /** Every step cleaned; empty ones and repeats dropped. */

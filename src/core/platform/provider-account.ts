@@ -34,9 +34,22 @@ export function isWalletAddress(s: string): boolean {
 }
 
 /** Platform words are shown to the owner: control characters out, length bounded. */
-const clip = (s: string, n = 500): string => s.replace(/[\u0000-\u001f\u007f]/g, ' ').trim().slice(0, n);
-const address = z.string().max(128).nullish().transform((s) => (s ? clip(s, 128) : ''));
-const text = (n: number) => z.string().max(4096).nullish().transform((s) => (s ? clip(s, n) : undefined));
+const clip = (s: string, n = 500): string =>
+  s
+    .replace(/[\u0000-\u001f\u007f]/g, ' ')
+    .trim()
+    .slice(0, n);
+const address = z
+  .string()
+  .max(128)
+  .nullish()
+  .transform((s) => (s ? clip(s, 128) : ''));
+const text = (n: number) =>
+  z
+    .string()
+    .max(4096)
+    .nullish()
+    .transform((s) => (s ? clip(s, n) : undefined));
 
 const meSchema = z
   .object({ id: z.union([z.string().max(128), z.number()]).nullish(), owner_address: address, worker_address: address, beneficiary_address: address })
@@ -135,13 +148,28 @@ export class ProviderAccountClient {
   }
 
   async requestApproval(r: ApprovalRequest): Promise<AccountRead<ApprovalRequestView>> {
-    const a = await this.call('POST', '/provider/request-approval', { provider_name: r.providerName, hardware_summary: r.hardwareSummary, contact_email: r.contactEmail });
+    const a = await this.call('POST', '/provider/request-approval', {
+      provider_name: r.providerName,
+      hardware_summary: r.hardwareSummary,
+      contact_email: r.contactEmail,
+    });
     if (!a.ok) return a;
-    if (a.status === 409) return fail('approval_already_requested', `Approval was asked for already${platformWords(a.json)}. The platform reviews it; the provider status says when it moves on.`);
+    if (a.status === 409)
+      return fail(
+        'approval_already_requested',
+        `Approval was asked for already${platformWords(a.json)}. The platform reviews it; the provider status says when it moves on.`,
+      );
     if (a.status !== 200 && a.status !== 201) return refusal(a, 'the approval request');
     const p = approvalSchema.safeParse(unwrap(a.json));
     if (!p.success) return fail('bad_answer', 'The platform answered the approval request with something this app does not read. Check the provider status.');
-    return { ok: true, value: { status: p.data.status ?? 'under_review', message: p.data.message ?? 'Approval requested.', ...(p.data.requested_at ? { requestedAt: p.data.requested_at } : {}) } };
+    return {
+      ok: true,
+      value: {
+        status: p.data.status ?? 'under_review',
+        message: p.data.message ?? 'Approval requested.',
+        ...(p.data.requested_at ? { requestedAt: p.data.requested_at } : {}),
+      },
+    };
   }
 
   /** One bounded call: a body on PUT and POST, the key as a Bearer token unless the route is public. */
@@ -164,7 +192,10 @@ export class ProviderAccountClient {
         redirect: 'error',
       });
     } catch (e) {
-      return fail('platform_unreachable', `The Swan platform could not be reached: ${networkFailure(e, new URL(url).host, timeoutMs).words}. Check this machine's network and try again; nothing was changed.`);
+      return fail(
+        'platform_unreachable',
+        `The Swan platform could not be reached: ${networkFailure(e, new URL(url).host, timeoutMs).words}. Check this machine's network and try again; nothing was changed.`,
+      );
     }
     let raw: string;
     try {
@@ -172,7 +203,11 @@ export class ProviderAccountClient {
     } catch {
       return fail('bad_answer', `The platform answered HTTP ${res.status} with a body this app does not read.`);
     }
-    if (res.status === 401 || res.status === 403) return fail('key_refused', `The platform refused the provider key (HTTP ${res.status}). Copy it again from your Swan Inference provider page into Settings.`);
+    if (res.status === 401 || res.status === 403)
+      return fail(
+        'key_refused',
+        `The platform refused the provider key (HTTP ${res.status}). Copy it again from your Swan Inference provider page into Settings.`,
+      );
     const json = readJson(raw, JSON_LIMITS.platform);
     return { ok: true, status: res.status, json: json.ok ? json.value : undefined };
   }
@@ -204,7 +239,14 @@ function platformWords(json: unknown): string {
   if (!json || typeof json !== 'object') return '';
   const o = json as { error?: unknown; message?: unknown };
   const e = o.error;
-  const words = typeof e === 'string' ? e : e && typeof e === 'object' && typeof (e as { message?: unknown }).message === 'string' ? (e as { message: string }).message : typeof o.message === 'string' ? o.message : '';
+  const words =
+    typeof e === 'string'
+      ? e
+      : e && typeof e === 'object' && typeof (e as { message?: unknown }).message === 'string'
+        ? (e as { message: string }).message
+        : typeof o.message === 'string'
+          ? o.message
+          : '';
   return words ? ` (the platform says: "${clip(words, 300)}")` : '';
 }
 
@@ -222,5 +264,8 @@ function badAddress(): AccountFailure {
 }
 
 function ownerSet(current?: string): AccountFailure {
-  return fail('owner_address_set', `The owner address is set already${current ? ` (${current})` : ''} and the platform never changes it. The payout address can still be changed.`);
+  return fail(
+    'owner_address_set',
+    `The owner address is set already${current ? ` (${current})` : ''} and the platform never changes it. The payout address can still be changed.`,
+  );
 }

@@ -39,7 +39,11 @@ const data = z.object({ models: z.array(entry).max(20_000) }).passthrough();
 export function parseModelDemand(json: unknown): Fetched<NetworkRate[]> {
   const a = answer.safeParse(json);
   if (!a.success) return { ok: false, error: 'the model-demand answer is not shaped {code, data: {models: [...]}}' };
-  if (a.data.code !== 0) return { ok: false, error: `the platform answered code ${a.data.code}${a.data.message ?? a.data.msg ? ` (${String(a.data.message ?? a.data.msg).slice(0, 200)})` : ''}` };
+  if (a.data.code !== 0)
+    return {
+      ok: false,
+      error: `the platform answered code ${a.data.code}${(a.data.message ?? a.data.msg) ? ` (${String(a.data.message ?? a.data.msg).slice(0, 200)})` : ''}`,
+    };
   const d = data.safeParse(a.data.data);
   if (!d.success) {
     return { ok: false, error: `the model-demand answer is malformed (${formatIssues(d.error, { limit: 1 }) || 'no models list'})` };
@@ -56,7 +60,11 @@ export function parseModelDemand(json: unknown): Fetched<NetworkRate[]> {
       ...(m.min_vram_gb !== undefined ? { minVramGb: m.min_vram_gb } : {}),
     };
     for (const v of [r.inputPerM, r.outputPerM, r.listInputPerM, r.listOutputPerM]) {
-      if (v < 0 || v > MAX_RATE_PER_M) return { ok: false, error: `the platform sent a rate of ${v} USD per 1M tokens for ${m.model_id}, which cannot be right (expected 0 to ${MAX_RATE_PER_M}); all rates in that answer were refused` };
+      if (v < 0 || v > MAX_RATE_PER_M)
+        return {
+          ok: false,
+          error: `the platform sent a rate of ${v} USD per 1M tokens for ${m.model_id}, which cannot be right (expected 0 to ${MAX_RATE_PER_M}); all rates in that answer were refused`,
+        };
     }
     out.push(r);
   }
@@ -101,5 +109,13 @@ export class NetworkRates {
 function toWire(r: unknown): unknown {
   const v = r as Partial<NetworkRate> | null;
   if (!v || typeof v !== 'object') return v;
-  return { model_id: v.modelId, input_price: v.listInputPerM, output_price: v.listOutputPerM, provider_input_price: v.inputPerM, provider_output_price: v.outputPerM, tier: v.tier, min_vram_gb: v.minVramGb };
+  return {
+    model_id: v.modelId,
+    input_price: v.listInputPerM,
+    output_price: v.listOutputPerM,
+    provider_input_price: v.inputPerM,
+    provider_output_price: v.outputPerM,
+    tier: v.tier,
+    min_vram_gb: v.minVramGb,
+  };
 }

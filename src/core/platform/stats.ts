@@ -70,7 +70,10 @@ export class ProviderStatsClient {
       fetch: async () => {
         const key = o.providerKey();
         if (!key) return { ok: false, error: 'no provider key is configured' };
-        const r = await getJson(`${apiBase(o.serviceUrl())}/provider/me/stats`, { bearer: key, ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}) });
+        const r = await getJson(`${apiBase(o.serviceUrl())}/provider/me/stats`, {
+          bearer: key,
+          ...(o.timeoutMs !== undefined ? { timeoutMs: o.timeoutMs } : {}),
+        });
         if (!r.ok) return r.status === 401 || r.status === 403 ? { ok: false, error: `the platform refused the provider key (HTTP ${r.status})` } : r;
         return parseProviderStats(r.json);
       },

@@ -81,10 +81,7 @@ export const ackPayload = z
      */
     registered_models: z.array(z.string()).optional(),
     /** v0.5 register ack: the hub's advice that a newer provider release exists. */
-    upgrade_available: z
-      .object({ running: z.string().optional(), latest: z.string().optional(), message: z.string().optional() })
-      .passthrough()
-      .optional(),
+    upgrade_available: z.object({ running: z.string().optional(), latest: z.string().optional(), message: z.string().optional() }).passthrough().optional(),
   })
   .passthrough();
 
@@ -162,7 +159,6 @@ export function jsonDepth(value: unknown, limit: number): number {
 /** Deeper OpenAI bodies than this are refused: no real request nests so far. */
 export const MAX_REQUEST_DEPTH = 64;
 
-
 /** Parses and validates one text frame from the hub. Throws InboundError with a clear reason. */
 export function parseInbound(text: string): Inbound {
   let raw: unknown;
@@ -182,7 +178,8 @@ export function parseInbound(text: string): Inbound {
   const { type, payload } = env.data;
   const p = (payload ?? {}) as Record<string, unknown>;
   const requestId = env.data.request_id ?? (typeof p.request_id === 'string' ? p.request_id : undefined);
-  const stream = type === 'inference' ? p.stream === true || (typeof p.request === 'object' && (p.request as Record<string, unknown> | null)?.stream === true) : undefined;
+  const stream =
+    type === 'inference' ? p.stream === true || (typeof p.request === 'object' && (p.request as Record<string, unknown> | null)?.stream === true) : undefined;
   const check = <T>(schema: z.ZodType<T>): T => {
     const r = schema.safeParse(payload ?? {});
     if (!r.success) {
@@ -421,10 +418,7 @@ export const out = {
     const ack = out.inferenceResult(requestId, { response: null, statusCode, latencyMs, error });
     return [{ ...ack, payload: { ...ack.payload, seq: firstSeq } }];
   },
-  warmupResult: (
-    requestId: string | undefined,
-    f: { modelId: string; success: boolean; loadTimeMs: number; memoryMb: number; error?: string },
-  ): Outbound => ({
+  warmupResult: (requestId: string | undefined, f: { modelId: string; success: boolean; loadTimeMs: number; memoryMb: number; error?: string }): Outbound => ({
     type: 'ack',
     ...(requestId ? { request_id: requestId } : {}),
     payload: {

@@ -15,7 +15,8 @@ export interface EndpointLimit {
  */
 export function engineSlots(capacity?: EngineCapacity, load?: EngineLoad): EngineCapacity | undefined {
   if (capacity) return capacity;
-  if (load && load.waiting > 0) return { slots: Math.max(1, Math.floor(load.running)), source: `vLLM /metrics: ${load.waiting} waiting at ${load.running} running` };
+  if (load && load.waiting > 0)
+    return { slots: Math.max(1, Math.floor(load.running)), source: `vLLM /metrics: ${load.waiting} waiting at ${load.running} running` };
   return undefined;
 }
 

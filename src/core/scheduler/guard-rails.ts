@@ -69,8 +69,10 @@ export class GuardRails {
     if (hot.over) {
       this.under = 0;
       this.over++;
-      if (this.state === 'ok' && this.over >= OVER_TO_THROTTLE) return this.move('throttled', 'gpu_hot_throttle', `${hot.text}: fewer requests at once until it cools`, hot.gpu);
-      if (this.state === 'throttled' && (hot.far || this.over >= OVER_TO_PAUSE)) return this.move('paused', 'gpu_hot_pause', `${hot.text}: serving paused until it cools`, hot.gpu);
+      if (this.state === 'ok' && this.over >= OVER_TO_THROTTLE)
+        return this.move('throttled', 'gpu_hot_throttle', `${hot.text}: fewer requests at once until it cools`, hot.gpu);
+      if (this.state === 'throttled' && (hot.far || this.over >= OVER_TO_PAUSE))
+        return this.move('paused', 'gpu_hot_pause', `${hot.text}: serving paused until it cools`, hot.gpu);
       return undefined;
     }
     this.over = 0;
@@ -79,7 +81,8 @@ export class GuardRails {
       return undefined;
     }
     this.under++;
-    if (this.state !== 'ok' && this.under >= UNDER_TO_RESUME) return this.move('ok', 'gpu_cool_resume', `every GPU is back under its ceiling (${hot.text})`, hot.gpu);
+    if (this.state !== 'ok' && this.under >= UNDER_TO_RESUME)
+      return this.move('ok', 'gpu_cool_resume', `every GPU is back under its ceiling (${hot.text})`, hot.gpu);
     return undefined;
   }
 
@@ -99,8 +102,24 @@ export class GuardRails {
     let known = false;
     for (const d of sample.devices) {
       const checks: Array<{ ratio: number; over: boolean; far: boolean; clear: boolean; text: string; gpu: number }> = [];
-      if (t > 0 && d.temperatureC !== null) checks.push({ gpu: d.index, ratio: d.temperatureC / t, over: d.temperatureC >= t, far: d.temperatureC >= t + TEMP_MARGIN_C, clear: d.temperatureC <= t - TEMP_MARGIN_C, text: `GPU ${d.index} at ${d.temperatureC} °C (ceiling ${t} °C)` });
-      if (p > 0 && d.powerW !== null) checks.push({ gpu: d.index, ratio: d.powerW / p, over: d.powerW >= p, far: d.powerW >= p * (1 + POWER_MARGIN), clear: d.powerW <= p * (1 - POWER_MARGIN), text: `GPU ${d.index} drawing ${Math.round(d.powerW)} W (ceiling ${p} W)` });
+      if (t > 0 && d.temperatureC !== null)
+        checks.push({
+          gpu: d.index,
+          ratio: d.temperatureC / t,
+          over: d.temperatureC >= t,
+          far: d.temperatureC >= t + TEMP_MARGIN_C,
+          clear: d.temperatureC <= t - TEMP_MARGIN_C,
+          text: `GPU ${d.index} at ${d.temperatureC} °C (ceiling ${t} °C)`,
+        });
+      if (p > 0 && d.powerW !== null)
+        checks.push({
+          gpu: d.index,
+          ratio: d.powerW / p,
+          over: d.powerW >= p,
+          far: d.powerW >= p * (1 + POWER_MARGIN),
+          clear: d.powerW <= p * (1 - POWER_MARGIN),
+          text: `GPU ${d.index} drawing ${Math.round(d.powerW)} W (ceiling ${p} W)`,
+        });
       for (const c of checks) {
         known = true;
         if (!c.clear) allClear = false;

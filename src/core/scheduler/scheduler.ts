@@ -117,9 +117,11 @@ export class Scheduler extends EventEmitter {
   /** Adds or replaces a model's endpoints and limits. Running and queued requests are kept. */
   setModel(model: string, endpoints: SchedulerEndpoint[], limits: ModelLimits = {}): void {
     const eps = z.array(endpointSchema).safeParse(endpoints);
-    if (!eps.success) throw new SchedulerConfigError('invalid_endpoints', `Invalid endpoints for model "${model}": ${formatIssues(eps.error)}`, issueField(eps.error));
+    if (!eps.success)
+      throw new SchedulerConfigError('invalid_endpoints', `Invalid endpoints for model "${model}": ${formatIssues(eps.error)}`, issueField(eps.error));
     const lim = modelLimitsSchema.safeParse(limits);
-    if (!lim.success) throw new SchedulerConfigError('invalid_limits', `Invalid limits for model "${model}": ${formatIssues(lim.error)}`, issueField(lim.error));
+    if (!lim.success)
+      throw new SchedulerConfigError('invalid_limits', `Invalid limits for model "${model}": ${formatIssues(lim.error)}`, issueField(lim.error));
 
     let entry = this.models.get(model);
     if (!entry) {
@@ -152,7 +154,14 @@ export class Scheduler extends EventEmitter {
       entry,
       // 503, not 404: a model that goes away while requests wait is an outage, and a client (the openai SDK) reads
       // 404 as "no such model" (NotFoundError) and does not try again.
-      () => new SchedulerRejection('rejected', `Model "${model}" was withdrawn while the request waited (disabled or its engine went away). Try again shortly, or pick another model.`, 503, PAUSE_RETRY_MS, 'withdrawn'),
+      () =>
+        new SchedulerRejection(
+          'rejected',
+          `Model "${model}" was withdrawn while the request waited (disabled or its engine went away). Try again shortly, or pick another model.`,
+          503,
+          PAUSE_RETRY_MS,
+          'withdrawn',
+        ),
     );
     for (const url of entry.urls) this.forgetIfUnused(url);
     this.pump();
@@ -217,12 +226,19 @@ export class Scheduler extends EventEmitter {
         this.log?.debug(`Refused ${opts.requestId} for ${model}: ${err.message}`, { requestId: opts.requestId, kind: err.kind, reason: err.reason });
         reject(err);
       };
-      if (this.closed) return refuse(new SchedulerRejection('rejected', 'The provider is shutting down; try again later.', 503, PAUSE_RETRY_MS, 'shutting_down'));
+      if (this.closed)
+        return refuse(new SchedulerRejection('rejected', 'The provider is shutting down; try again later.', 503, PAUSE_RETRY_MS, 'shutting_down'));
       if (opts.signal?.aborted) return refuse(cancelled());
       const entry = this.models.get(model);
       if (!entry) {
         return refuse(
-          new SchedulerRejection('model_not_loaded', `Model "${model}" is not served here. List the available models with GET /v1/models and pick one of them.`, 404, undefined, 'unknown_model'),
+          new SchedulerRejection(
+            'model_not_loaded',
+            `Model "${model}" is not served here. List the available models with GET /v1/models and pick one of them.`,
+            404,
+            undefined,
+            'unknown_model',
+          ),
         );
       }
       if (this.paused) return refuse(new SchedulerRejection('rejected', this.pauseMessage, 429, PAUSE_RETRY_MS, 'paused'));
@@ -314,7 +330,8 @@ export class Scheduler extends EventEmitter {
     if (this.closed) return;
     this.closed = true;
     this.pacer?.close();
-    for (const m of this.models.values()) this.rejectQueue(m, () => new SchedulerRejection('cancelled', 'The provider is shutting down.', 499, undefined, 'shutting_down'));
+    for (const m of this.models.values())
+      this.rejectQueue(m, () => new SchedulerRejection('cancelled', 'The provider is shutting down.', 499, undefined, 'shutting_down'));
   }
 
   // ---- internals ----

@@ -15,8 +15,10 @@ export class TokenBucket {
     readonly burst: number,
     private readonly now: () => number = Date.now,
   ) {
-    if (!(ratePerMinute > 0) || !Number.isFinite(ratePerMinute)) throw new SchedulerConfigError('invalid_limits', `ratePerMinute must be a positive number, got ${ratePerMinute}`, 'ratePerMinute');
-    if (!Number.isInteger(burst) || burst < 1) throw new SchedulerConfigError('invalid_limits', `burst must be a whole number of at least 1, got ${burst}`, 'burst');
+    if (!(ratePerMinute > 0) || !Number.isFinite(ratePerMinute))
+      throw new SchedulerConfigError('invalid_limits', `ratePerMinute must be a positive number, got ${ratePerMinute}`, 'ratePerMinute');
+    if (!Number.isInteger(burst) || burst < 1)
+      throw new SchedulerConfigError('invalid_limits', `burst must be a whole number of at least 1, got ${burst}`, 'burst');
     this.perMs = ratePerMinute / 60_000;
     this.tokens = burst;
     this.updatedAt = now();
@@ -65,9 +67,7 @@ export interface KeyedLimiterOptions {
   now?: () => number;
 }
 
-export type AcquireResult =
-  | { ok: true; release: () => void }
-  | { ok: false; reason: 'rate' | 'concurrency'; retryAfterMs: number };
+export type AcquireResult = { ok: true; release: () => void } | { ok: false; reason: 'rate' | 'concurrency'; retryAfterMs: number };
 
 interface KeyState {
   bucket: TokenBucket;
@@ -91,8 +91,10 @@ export class KeyedLimiter {
     this.maxKeys = opts.maxKeys ?? 10_000;
     this.concurrencyRetryMs = opts.concurrencyRetryMs ?? 1_000;
     this.now = opts.now ?? Date.now;
-    if (!Number.isInteger(this.maxConcurrent) || this.maxConcurrent < 1) throw new SchedulerConfigError('invalid_limits', `maxConcurrent must be a whole number of at least 1, got ${this.maxConcurrent}`, 'maxConcurrent');
-    if (!Number.isInteger(this.maxKeys) || this.maxKeys < 1) throw new SchedulerConfigError('invalid_limits', `maxKeys must be a whole number of at least 1, got ${this.maxKeys}`, 'maxKeys');
+    if (!Number.isInteger(this.maxConcurrent) || this.maxConcurrent < 1)
+      throw new SchedulerConfigError('invalid_limits', `maxConcurrent must be a whole number of at least 1, got ${this.maxConcurrent}`, 'maxConcurrent');
+    if (!Number.isInteger(this.maxKeys) || this.maxKeys < 1)
+      throw new SchedulerConfigError('invalid_limits', `maxKeys must be a whole number of at least 1, got ${this.maxKeys}`, 'maxKeys');
     new TokenBucket(this.rate, this.burst, this.now); // validates rate and burst now rather than on first use
   }
 

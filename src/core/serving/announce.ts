@@ -83,7 +83,13 @@ export class Announcer {
   }
 
   private keyOf(models: string[]): string {
-    return JSON.stringify([models, this.d.gpu().detectedAt, models.map((id) => this.d.contexts.get(id)), this.hardware()?.serving_engine, this.declarations(models)]);
+    return JSON.stringify([
+      models,
+      this.d.gpu().detectedAt,
+      models.map((id) => this.d.contexts.get(id)),
+      this.hardware()?.serving_engine,
+      this.declarations(models),
+    ]);
   }
 
   /** The models the last register announced (what its ack's registered_models answers). */
@@ -107,7 +113,11 @@ export class Announcer {
       const types = (m?.endpoints ?? []).map((ep) => this.engineType(ep));
       const engine = types.length > 0 && types.every((t) => t === types[0]) ? types[0] : undefined;
       const endpoints = (m?.endpoints ?? []).map((ep, i) => ({ url: ep.url, ...(types[i] ? { engineType: types[i] } : {}) }));
-      const capacity = m ? declaredCapacity({ ...(m.maxConcurrent !== undefined ? { maxConcurrent: m.maxConcurrent } : {}), endpoints }, config.agent, (url) => registry.endpointCapacityOf(url)) : undefined;
+      const capacity = m
+        ? declaredCapacity({ ...(m.maxConcurrent !== undefined ? { maxConcurrent: m.maxConcurrent } : {}), endpoints }, config.agent, (url) =>
+            registry.endpointCapacityOf(url),
+          )
+        : undefined;
       const weightHash = this.d.weightHash?.(id);
       return buildDeclaration({
         modelId: id,

@@ -19,7 +19,15 @@ export class RailRecord {
   constructor(private readonly d: RailRecordDeps) {
     this.now = d.now ?? Date.now;
     d.pause.on('cause', (c: PauseCauseChange) => {
-      d.ledger?.recordRail({ at: c.at, code: `${c.active ? 'pause' : 'resume'}_${c.cause}`, rail: 'pause', cause: c.cause, active: c.active, gpu: null, detail: c.reason });
+      d.ledger?.recordRail({
+        at: c.at,
+        code: `${c.active ? 'pause' : 'resume'}_${c.cause}`,
+        rail: 'pause',
+        cause: c.cause,
+        active: c.active,
+        gpu: null,
+        detail: c.reason,
+      });
     });
   }
 
@@ -30,6 +38,14 @@ export class RailRecord {
 
   /** A guard rails' decision: throttled (and paused) until gpu_cool_resume. */
   decision(r: RailDecision): void {
-    this.d.ledger?.recordRail({ at: this.now(), code: r.code, rail: 'throttle', cause: 'gpu_hot', active: r.state !== 'ok', gpu: r.gpu ?? null, detail: r.reason });
+    this.d.ledger?.recordRail({
+      at: this.now(),
+      code: r.code,
+      rail: 'throttle',
+      cause: 'gpu_hot',
+      active: r.state !== 'ok',
+      gpu: r.gpu ?? null,
+      detail: r.reason,
+    });
   }
 }

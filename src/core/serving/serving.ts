@@ -101,7 +101,13 @@ export class Serving {
       modelsDir: modelsDirOf(d.home, owner.env),
       log: log.child('weights'),
     });
-    this.facts = new ModelFactsBook({ read: engineReader(), where: { env: owner.env }, weights: this.weights, log: log.child('weights'), typeOf: (url) => engines.contexts.typeOf(url) });
+    this.facts = new ModelFactsBook({
+      read: engineReader(),
+      where: { env: owner.env },
+      weights: this.weights,
+      log: log.child('weights'),
+      typeOf: (url) => engines.contexts.typeOf(url),
+    });
     this.hubView = new HubView({ log: log.child('hub'), file: homePath(d.home, 'hubView') });
     this.announcer = new Announcer({
       identity,
@@ -148,7 +154,12 @@ export class Serving {
       send: (m) => void this.link.sendControl(m),
       log: this.l,
     });
-    this.providerGate = new ProviderGate({ serviceUrl: () => owner.serviceUrl(), key: () => owner.providerKey(), log: log.child('status'), connect: () => this.link.start() });
+    this.providerGate = new ProviderGate({
+      serviceUrl: () => owner.serviceUrl(),
+      key: () => owner.providerKey(),
+      log: log.child('status'),
+      connect: () => this.link.start(),
+    });
     this.gatewayKeys = new GatewayKeys(d.home);
     // Secret values are redacted by value in logs and the support bundle (see log.ts).
     this.gatewayKeys.onKnownKey = (k) => log.addSecrets([k]);
@@ -201,7 +212,16 @@ export class Serving {
       { announce: () => this.announce(), changed: d.changed, disconnected: d.disconnected },
     );
     wireTrust(
-      { link: this.link, health: engines.health, registry: engines.registry, announcer: this.announcer, hubView: this.hubView, facts: this.facts, weights: this.weights, announced: () => engines.announced() },
+      {
+        link: this.link,
+        health: engines.health,
+        registry: engines.registry,
+        announcer: this.announcer,
+        hubView: this.hubView,
+        facts: this.facts,
+        weights: this.weights,
+        announced: () => engines.announced(),
+      },
       { announce: () => this.announce(), snapshot: d.changed },
     );
     this.register(d.life);
@@ -268,7 +288,11 @@ export class Serving {
     const { owner, accounting } = this.d;
     // The provider gate's status carries earnings_enabled to the ledger (wireServing); without the gate it is asked for alone.
     if (owner.config.enable && owner.providerKey()) void this.providerGate.start();
-    else if (owner.keyHeld().length > 0) this.l.warn(`The provider key in use was never allowed to go to ${owner.keyHeld().join(' and ')}: it is not sent until you approve it (the agent asks below), or set the address back.`, { code: 'key_destination_held' });
+    else if (owner.keyHeld().length > 0)
+      this.l.warn(
+        `The provider key in use was never allowed to go to ${owner.keyHeld().join(' and ')}: it is not sent until you approve it (the agent asks below), or set the address back.`,
+        { code: 'key_destination_held' },
+      );
     else if (!owner.providerKey()) this.l.warn('No provider key yet: paste it in the console (Settings) or set ApiKey in config.toml / INFERENCE_API_KEY.');
     else {
       this.l.warn('[Inference] Enable = false in config.toml: not connecting to the hub.');

@@ -127,7 +127,10 @@ export async function fetchCheckingRedirects(url: string, init: RequestInit, res
   let current = url;
   for (let hop = 0; ; hop++) {
     if (feedUrlProblem(current) || (await classifyHost(new URL(current).hostname, resolve)) === 'refused') {
-      throw new FeedError('feed_refused_address', hop === 0 ? 'the feed address is one the agent never sends requests to' : 'the feed redirected to an address the agent never sends requests to');
+      throw new FeedError(
+        'feed_refused_address',
+        hop === 0 ? 'the feed address is one the agent never sends requests to' : 'the feed redirected to an address the agent never sends requests to',
+      );
     }
     const res = await fetch(current, { ...init, redirect: 'manual' });
     const location = res.status >= 300 && res.status < 400 ? res.headers.get('location') : null;
@@ -159,16 +162,25 @@ export async function checkRelease(o: CheckOptions): Promise<CheckResult> {
   const base = { current: o.current, feed, channel, checkedAt: Date.now(), available: false };
   try {
     const url = feedRequestUrl(feed, o.mode);
-    const res = await fetchCheckingRedirects(url, {
-      headers: github
-        ? { accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28', 'user-agent': `swan-provider/${o.current}` }
-        : { accept: 'application/vnd.npm.install-v1+json, application/json;q=0.9, text/yaml;q=0.8, */*;q=0.1', 'user-agent': `swan-provider/${o.current}` },
-      signal: AbortSignal.timeout(o.timeoutMs ?? 8000),
-    }, o.resolve);
+    const res = await fetchCheckingRedirects(
+      url,
+      {
+        headers: github
+          ? { accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28', 'user-agent': `swan-provider/${o.current}` }
+          : { accept: 'application/vnd.npm.install-v1+json, application/json;q=0.9, text/yaml;q=0.8, */*;q=0.1', 'user-agent': `swan-provider/${o.current}` },
+        signal: AbortSignal.timeout(o.timeoutMs ?? 8000),
+      },
+      o.resolve,
+    );
     if (!res.ok) {
       await res.body?.cancel();
-      if (res.status === 404) throw new FeedError('feed_not_found', github ? `the repository has no published release (HTTP 404 at ${url})` : `the feed has no such package or file (HTTP 404 at ${url})`);
-      if (github && (res.status === 403 || res.status === 429)) throw new FeedError('feed_http_error', `GitHub answered HTTP ${res.status}: its limit of unauthenticated requests per hour was reached`);
+      if (res.status === 404)
+        throw new FeedError(
+          'feed_not_found',
+          github ? `the repository has no published release (HTTP 404 at ${url})` : `the feed has no such package or file (HTTP 404 at ${url})`,
+        );
+      if (github && (res.status === 403 || res.status === 429))
+        throw new FeedError('feed_http_error', `GitHub answered HTTP ${res.status}: its limit of unauthenticated requests per hour was reached`);
       throw new FeedError('feed_http_error', `the feed answered HTTP ${res.status}`);
     }
     let body: string;
@@ -187,7 +199,8 @@ export async function checkRelease(o: CheckOptions): Promise<CheckResult> {
         throw e;
       }
       // /releases/latest never answers a draft or a pre-release; a stand-in or mirror that does is not followed.
-      if (release.draft || release.prerelease) throw new FeedError('feed_unreadable', `the channel's latest release ${release.tag.slice(0, 40)} is a draft or a pre-release`);
+      if (release.draft || release.prerelease)
+        throw new FeedError('feed_unreadable', `the channel's latest release ${release.tag.slice(0, 40)} is a draft or a pre-release`);
       const asset = assetFor(release.assets, o.mode);
       const available = compareVersions(release.version, o.current) > 0;
       const view: UpdateCheckView = {
@@ -195,7 +208,12 @@ export async function checkRelease(o: CheckOptions): Promise<CheckResult> {
         latest: release.version,
         available,
         code: available ? 'update_available' : 'update_up_to_date',
-        release: { tag: release.tag, ...(release.page ? { page: release.page } : {}), ...(asset ? { asset: { name: asset.name, size: asset.size } } : {}), checksums: release.assets.some((a) => a.name === SUMS_ASSET) },
+        release: {
+          tag: release.tag,
+          ...(release.page ? { page: release.page } : {}),
+          ...(asset ? { asset: { name: asset.name, size: asset.size } } : {}),
+          checksums: release.assets.some((a) => a.name === SUMS_ASSET),
+        },
       };
       return { view, release };
     }
@@ -207,7 +225,14 @@ export async function checkRelease(o: CheckOptions): Promise<CheckResult> {
     const timeout = err.name === 'TimeoutError';
     const why = timeout ? 'the feed did not answer in time' : ((err.cause as Error | undefined)?.message ?? err.message);
     const errorCode: UpdateCheckErrorCode = err instanceof FeedError ? err.code : timeout ? 'feed_timeout' : 'feed_unreachable';
-    return { view: { ...base, code: 'update_check_failed', error: `Could not check for updates: ${why}. Check the feed address in Settings or try again later.`, errorCode } };
+    return {
+      view: {
+        ...base,
+        code: 'update_check_failed',
+        error: `Could not check for updates: ${why}. Check the feed address in Settings or try again later.`,
+        errorCode,
+      },
+    };
   }
 }
 

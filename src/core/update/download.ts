@@ -18,7 +18,10 @@ export const MAX_UPDATE_BYTES = 1024 * 1024 * 1024;
 const DIR_MODE = 0o700;
 const FILE_MODE = 0o600;
 
-export type DownloadFailureCode = Extract<UpdateStateCode, 'update_checksum_mismatch' | 'update_too_large' | 'update_no_asset' | 'update_no_checksums' | 'update_download_failed'>;
+export type DownloadFailureCode = Extract<
+  UpdateStateCode,
+  'update_checksum_mismatch' | 'update_too_large' | 'update_no_asset' | 'update_no_checksums' | 'update_download_failed'
+>;
 
 export class UpdateDownloadError extends Error {
   constructor(
@@ -54,7 +57,10 @@ export interface DownloadedFile {
 
 /** A file name from outside made safe as one path segment. */
 export function safeFileName(name: string): string {
-  const base = path.basename(name).replace(/[^A-Za-z0-9._+-]/g, '_').replace(/^\.+/, '_');
+  const base = path
+    .basename(name)
+    .replace(/[^A-Za-z0-9._+-]/g, '_')
+    .replace(/^\.+/, '_');
   return base.slice(0, 200) || 'update';
 }
 
@@ -69,7 +75,10 @@ async function get(url: string, o: DownloadOptions, accept: string): Promise<Res
   }
   if (!res.ok) {
     await res.body?.cancel();
-    throw new UpdateDownloadError('update_download_failed', `the release server answered HTTP ${res.status} for ${path.basename(new URL(url).pathname).slice(0, 80)}`);
+    throw new UpdateDownloadError(
+      'update_download_failed',
+      `the release server answered HTTP ${res.status} for ${path.basename(new URL(url).pathname).slice(0, 80)}`,
+    );
   }
   return res;
 }
@@ -99,7 +108,8 @@ export async function expectedSum(o: DownloadOptions): Promise<string> {
 /** Fetches the asset, checks its sha256 against SHA256SUMS, and leaves it at `<dir>/<name>` (0600). */
 export async function downloadVerified(o: DownloadOptions): Promise<DownloadedFile> {
   const ceiling = Math.min(o.maxBytes ?? MAX_UPDATE_BYTES, MAX_UPDATE_BYTES);
-  if (o.asset.size > ceiling) throw new UpdateDownloadError('update_too_large', `the release file is ${o.asset.size} bytes, over the ${ceiling}-byte limit for an update`);
+  if (o.asset.size > ceiling)
+    throw new UpdateDownloadError('update_too_large', `the release file is ${o.asset.size} bytes, over the ${ceiling}-byte limit for an update`);
   const sum = await expectedSum(o);
   fs.mkdirSync(o.dir, { recursive: true, mode: DIR_MODE });
   fs.chmodSync(o.dir, DIR_MODE);
@@ -132,7 +142,10 @@ export async function downloadVerified(o: DownloadOptions): Promise<DownloadedFi
         bytes += chunk.value.byteLength;
         if (bytes > limit) {
           await reader.cancel();
-          throw new UpdateDownloadError('update_too_large', `the server sent more than the ${limit} bytes the release declared for ${o.asset.name.slice(0, 80)}; the file was removed`);
+          throw new UpdateDownloadError(
+            'update_too_large',
+            `the server sent more than the ${limit} bytes the release declared for ${o.asset.name.slice(0, 80)}; the file was removed`,
+          );
         }
         hash.update(chunk.value);
         fs.writeSync(fd, chunk.value);
@@ -154,7 +167,10 @@ export async function downloadVerified(o: DownloadOptions): Promise<DownloadedFi
   }
   if (got !== sum) {
     fs.rmSync(part, { force: true });
-    throw new UpdateDownloadError('update_checksum_mismatch', `${o.asset.name.slice(0, 80)} does not match the release's ${SUMS_ASSET} (expected ${sum.slice(0, 12)}…, got ${got.slice(0, 12)}…); the file was removed`);
+    throw new UpdateDownloadError(
+      'update_checksum_mismatch',
+      `${o.asset.name.slice(0, 80)} does not match the release's ${SUMS_ASSET} (expected ${sum.slice(0, 12)}…, got ${got.slice(0, 12)}…); the file was removed`,
+    );
   }
   fs.renameSync(part, file);
   fs.chmodSync(file, FILE_MODE);

@@ -78,7 +78,8 @@ export function readGithubRelease(body: string): GithubRelease {
     if (httpUrlProblem(p.data.browser_download_url, { subject: 'An asset', inside: 'an asset URL' })) continue;
     assets.push({ name: p.data.name, size: p.data.size, url: p.data.browser_download_url });
   }
-  const page = r.data.html_url && !httpUrlProblem(r.data.html_url, { subject: 'The release page', inside: 'the release page URL' }) ? r.data.html_url : undefined;
+  const page =
+    r.data.html_url && !httpUrlProblem(r.data.html_url, { subject: 'The release page', inside: 'the release page URL' }) ? r.data.html_url : undefined;
   return { version: m[1]!, tag: r.data.tag_name, ...(page ? { page } : {}), draft: r.data.draft === true, prerelease: r.data.prerelease === true, assets };
 }
 
@@ -94,14 +95,20 @@ export function parseSha256Sums(text: string): Map<string, string> {
     const name = m[2]!.trim().replace(/^\.\//, '');
     const sum = m[1]!.toLowerCase();
     const before = out.get(name);
-    if (before !== undefined && before !== sum) throw new ChannelError('feed_unreadable', `${SUMS_ASSET} lists two different checksums for ${name.slice(0, 80)}`);
+    if (before !== undefined && before !== sum)
+      throw new ChannelError('feed_unreadable', `${SUMS_ASSET} lists two different checksums for ${name.slice(0, 80)}`);
     out.set(name, sum);
   }
   return out;
 }
 
 /** The file a host installs from (electron-builder's artifact names; the headless agent is npm's tarball). */
-export function assetFor(assets: readonly ReleaseAsset[], mode: 'desktop' | 'headless', platform: NodeJS.Platform = process.platform, arch: string = process.arch): ReleaseAsset | undefined {
+export function assetFor(
+  assets: readonly ReleaseAsset[],
+  mode: 'desktop' | 'headless',
+  platform: NodeJS.Platform = process.platform,
+  arch: string = process.arch,
+): ReleaseAsset | undefined {
   const ext = mode === 'headless' ? /\.tgz$/i : platform === 'win32' ? /\.exe$/i : platform === 'darwin' ? /\.dmg$/i : /\.AppImage$/i;
   const candidates = assets.filter((a) => ext.test(a.name) && a.name !== SUMS_ASSET);
   if (candidates.length <= 1) return candidates[0];

@@ -72,7 +72,13 @@ export class Updates extends EventEmitter<UpdatesEvents> {
   }
 
   private async runCheck(): Promise<UpdateCheckView> {
-    const r = await checkRelease({ current: this.o.current, feed: this.o.feed(), mode: this.o.mode, ...(this.o.resolve ? { resolve: this.o.resolve } : {}), ...(this.o.timeoutMs ? { timeoutMs: this.o.timeoutMs } : {}) });
+    const r = await checkRelease({
+      current: this.o.current,
+      feed: this.o.feed(),
+      mode: this.o.mode,
+      ...(this.o.resolve ? { resolve: this.o.resolve } : {}),
+      ...(this.o.timeoutMs ? { timeoutMs: this.o.timeoutMs } : {}),
+    });
     this.last = r.view;
     if (r.view.error) return this.status()!;
     this.release = r.release;
@@ -88,14 +94,24 @@ export class Updates extends EventEmitter<UpdatesEvents> {
   startDownload(): UpdateDownloadView {
     const rel = this.release;
     if (!this.last || !this.last.available || this.last.channel !== 'github' || !rel) {
-      if (this.last?.available && this.last.channel !== 'github') throw new BridgeError('not_supported', 'This feed names a version but carries no checksums to verify a download against. Install the new version as you installed this one, or clear the update feed in Settings to use the release channel.');
+      if (this.last?.available && this.last.channel !== 'github')
+        throw new BridgeError(
+          'not_supported',
+          'This feed names a version but carries no checksums to verify a download against. Install the new version as you installed this one, or clear the update feed in Settings to use the release channel.',
+        );
       throw new BridgeError('not_ready', 'Check for updates first: there is no newer version to download yet.');
     }
     if (this.dl && this.dl.version === rel.version && this.dl.state !== 'available' && this.dl.state !== 'error') return { ...this.dl };
     const asset = assetFor(rel.assets, this.o.mode);
     const sums = rel.assets.find((a) => a.name === SUMS_ASSET);
-    if (!asset) return this.fail(rel.version, 'update_no_asset', `release ${rel.tag} has no file for this system (${this.o.mode === 'headless' ? 'an npm .tgz' : process.platform}). Download it from the release page instead.`);
-    if (!sums) return this.fail(rel.version, 'update_no_checksums', `release ${rel.tag} has no ${SUMS_ASSET}, so its files cannot be verified; nothing was downloaded`);
+    if (!asset)
+      return this.fail(
+        rel.version,
+        'update_no_asset',
+        `release ${rel.tag} has no file for this system (${this.o.mode === 'headless' ? 'an npm .tgz' : process.platform}). Download it from the release page instead.`,
+      );
+    if (!sums)
+      return this.fail(rel.version, 'update_no_checksums', `release ${rel.tag} has no ${SUMS_ASSET}, so its files cannot be verified; nothing was downloaded`);
     this.set({ state: 'downloading', code: 'update_downloading', version: rel.version, percent: 0, installOnQuit: false });
     this.o.log.info(`downloading ${asset.name} (version ${rel.version}) to check it against ${SUMS_ASSET}`, { code: 'update_downloading' });
     let lastPercent = 0;
@@ -175,7 +191,13 @@ export class Updates extends EventEmitter<UpdatesEvents> {
   }
 
   private fail(version: string, code: NonNullable<UpdateDownloadView['code']>, why: string): UpdateDownloadView {
-    this.set({ state: 'error', code, version, installOnQuit: false, error: `The update was not downloaded: ${why}. Press Download to try again, or update later.` });
+    this.set({
+      state: 'error',
+      code,
+      version,
+      installOnQuit: false,
+      error: `The update was not downloaded: ${why}. Press Download to try again, or update later.`,
+    });
     this.o.log.warn(`the update to ${version} failed: ${why}`, { code });
     return { ...this.dl! };
   }

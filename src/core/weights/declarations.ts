@@ -47,7 +47,10 @@ const CLOSED = new Set<string>(['int4', 'int8', 'fp4', 'mxfp4', 'nvfp4', 'fp6', 
 /** One quantization word (a format, a scheme, a GGUF type, llama.cpp's model_ftype) in the closed set, or undefined. */
 function quantWord(raw: string | undefined): DeclaredQuantization | undefined {
   // llama.cpp's model_ftype reads "all F32", "F16", "Q4_K - Medium", "IQ4_NL - 4.5 bpw", "MXFP4 MoE".
-  const s = (raw ?? '').trim().toLowerCase().replace(/^(all|mostly)\s+/, '');
+  const s = (raw ?? '')
+    .trim()
+    .toLowerCase()
+    .replace(/^(all|mostly)\s+/, '');
   if (s === '') return undefined;
   const w = s.split(/\s/)[0] ?? '';
   if (CLOSED.has(w)) return w as DeclaredQuantization;
@@ -75,7 +78,11 @@ export function normalizeQuantization(format: string | undefined, quantization: 
  * embeddings out; image is text in, image out; audio is audio in, transcription out; multimodal reads
  * images too; anything else is text in, streamed text out. A window is declared only when known.
  */
-export function declaredModalities(category: ModelCategory | undefined, window: number | undefined, extra: { audioIn?: boolean } = {}): { input: DeclaredInputModality[]; output: DeclaredOutputModality[] } {
+export function declaredModalities(
+  category: ModelCategory | undefined,
+  window: number | undefined,
+  extra: { audioIn?: boolean } = {},
+): { input: DeclaredInputModality[]; output: DeclaredOutputModality[] } {
   const text: DeclaredInputModality = { type: 'text', ...(window && window > 0 ? { max_context_length: { value: window, unit: 'token' as const } } : {}) };
   const chat: DeclaredOutputModality = { type: 'text', streaming: true, supported_parameters: [...SUPPORTED_CHAT_PARAMETERS] };
   switch (category) {

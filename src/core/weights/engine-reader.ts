@@ -6,7 +6,15 @@ import type { EngineReader } from './locate';
 
 export function engineReader(timeoutMs = 5000): EngineReader {
   const read = async (url: string, path: string, apiKey: string | undefined, body?: unknown): Promise<Record<string, unknown> | undefined> =>
-    jsonObject(await fetchEngine({ url, path, timeoutMs, ...(body !== undefined ? { method: 'POST' as const, body: { json: body } } : {}), ...(apiKey ? { apiKey } : {}) }));
+    jsonObject(
+      await fetchEngine({
+        url,
+        path,
+        timeoutMs,
+        ...(body !== undefined ? { method: 'POST' as const, body: { json: body } } : {}),
+        ...(apiKey ? { apiKey } : {}),
+      }),
+    );
   return {
     get: (url, path, apiKey) => read(url, path, apiKey),
     post: (url, path, body, apiKey) => read(url, path, apiKey, body),

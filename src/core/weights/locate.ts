@@ -48,7 +48,12 @@ const MAX_CONFIG_BYTES = 1024 * 1024;
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined);
 const obj = (v: unknown): Record<string, unknown> | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
 
-export async function locateModel(engine: { url: string; type?: EngineType; apiKey?: string }, engineModel: string, read: EngineReader, where: LocateEnv): Promise<ModelFacts> {
+export async function locateModel(
+  engine: { url: string; type?: EngineType; apiKey?: string },
+  engineModel: string,
+  read: EngineReader,
+  where: LocateEnv,
+): Promise<ModelFacts> {
   switch (engine.type) {
     case 'llamacpp':
       return llamaCpp(await read.get(engine.url, '/props', engine.apiKey));
@@ -60,13 +65,16 @@ export async function locateModel(engine: { url: string; type?: EngineType; apiK
       let root = str(modelEntry(models, engineModel)?.root);
       if (!root && engine.type === 'sglang') root = str((await read.get(engine.url, '/get_model_info', engine.apiKey))?.model_path);
       const via = engine.type === 'vllm' ? 'vLLM /v1/models root' : 'SGLang model path';
-      if (!root) return { location: { ok: false, reason: `${engine.type === 'vllm' ? 'vLLM' : 'SGLang'} does not say where this model's files are (no root in /v1/models)` } };
+      if (!root)
+        return {
+          location: { ok: false, reason: `${engine.type === 'vllm' ? 'vLLM' : 'SGLang'} does not say where this model's files are (no root in /v1/models)` },
+        };
       return huggingFace(root, via, where);
     }
     case 'tgi': {
       const info = await read.get(engine.url, '/info', engine.apiKey);
       const modelId = str(info?.model_id);
-      if (!modelId) return { location: { ok: false, reason: "TGI does not say which model it serves (no model_id in /info)" } };
+      if (!modelId) return { location: { ok: false, reason: 'TGI does not say which model it serves (no model_id in /info)' } };
       const facts = huggingFace(modelId, 'TGI /info model_id', where);
       const dtype = str(info?.model_dtype)?.replace(/^torch\./, '');
       return dtype && !facts.quantization ? { ...facts, quantization: dtype } : facts;
@@ -91,7 +99,8 @@ function llamaCpp(props: Record<string, unknown> | undefined): ModelFacts {
   const base = { ...(quantization ? { quantization } : {}), ...(Object.keys(modalities).length ? { modalities } : {}) };
   const modelPath = str(props.model_path);
   if (!modelPath) return { ...base, location: { ok: false, reason: 'llama.cpp /props names no model_path' } };
-  if (!path.isAbsolute(modelPath) || !isFile(modelPath)) return { ...base, location: { ok: false, reason: `llama.cpp serves ${modelPath}, which is not a file on this machine` } };
+  if (!path.isAbsolute(modelPath) || !isFile(modelPath))
+    return { ...base, location: { ok: false, reason: `llama.cpp serves ${modelPath}, which is not a file on this machine` } };
   if (!isGguf(modelPath)) return { ...base, location: { ok: false, reason: `llama.cpp names ${modelPath}, which is not a GGUF file` } };
   return { ...base, location: { ok: true, located: ggufFiles(modelPath, 'llama.cpp /props model_path') } };
 }
@@ -124,7 +133,9 @@ function ollama(show: Record<string, unknown> | undefined, where: LocateEnv): Mo
   const quantization = str(obj(show.details)?.quantization_level);
   const base = { ...(quantization ? { quantization } : {}), ...(Object.keys(modalities).length ? { modalities } : {}) };
   // "FROM /root/.ollama/models/blobs/sha256-…": the model's blob (and a projector's), as Ollama wrote them.
-  const blobs = [...(str(show.modelfile) ?? '').matchAll(/^FROM\s+(\S+)\s*$/gm)].map((m) => m[1] as string).filter((p) => /(^|[\\/])sha256[-:][0-9a-f]{64}$/.test(p));
+  const blobs = [...(str(show.modelfile) ?? '').matchAll(/^FROM\s+(\S+)\s*$/gm)]
+    .map((m) => m[1] as string)
+    .filter((p) => /(^|[\\/])sha256[-:][0-9a-f]{64}$/.test(p));
   if (blobs.length === 0) return { ...base, location: { ok: false, reason: "Ollama's /api/show names no model blob" } };
   const local = ollamaBlobsDir(where.env);
   const files: LocatedFiles['files'] = [];
@@ -162,7 +173,13 @@ function huggingFace(root: string, via: string, where: LocateEnv): ModelFacts {
     if (!isGguf(dir)) return { location: { ok: false, reason: `${via} is ${dir}, a file that is not a GGUF` } };
     return { location: { ok: true, located: ggufFiles(dir, via) } };
   }
-  if (!looksLikeModelFolder(dir, where.env)) return { location: { ok: false, reason: `${via} is ${dir}, which does not look like a model's folder (no weight files at its top, or a dot-folder or config folder)` } };
+  if (!looksLikeModelFolder(dir, where.env))
+    return {
+      location: {
+        ok: false,
+        reason: `${via} is ${dir}, which does not look like a model's folder (no weight files at its top, or a dot-folder or config folder)`,
+      },
+    };
   const files = walk(dir);
   if (files.length === 0) return { location: { ok: false, reason: `${via} is ${dir}, which holds no readable weight files` } };
   const quantization = configQuantization(dir);
@@ -220,12 +237,28 @@ const WEIGHT_INDEX = /\.(safetensors|bin|pt)\.index\.json$/i;
 /** Dot-folders a model's files may live under (caches); every other dot-folder on the path is refused. */
 const DOT_FOLDERS_ALLOWED = new Set(['.cache', '.ollama', '.lmstudio']);
 /** Folders that hold configuration and credentials, whatever their parents: never a model's. */
-const CONFIG_FOLDERS = new Set(['.ssh', '.docker', '.aws', '.kube', '.gnupg', '.config', '.azure', '.gcloud', '.git', '.password-store', '.npm', '.local', 'etc']);
+const CONFIG_FOLDERS = new Set([
+  '.ssh',
+  '.docker',
+  '.aws',
+  '.kube',
+  '.gnupg',
+  '.config',
+  '.azure',
+  '.gcloud',
+  '.git',
+  '.password-store',
+  '.npm',
+  '.local',
+  'etc',
+]);
 
 /** Whether a folder's path runs through a dot-folder other than a cache, or a known config folder. */
 function underConfigFolder(real: string): boolean {
   const parts = real.split(/[\\/]/).filter(Boolean);
-  return parts.some((p, i) => CONFIG_FOLDERS.has(p.toLowerCase()) || (p.startsWith('.') && (i === parts.length - 1 || !DOT_FOLDERS_ALLOWED.has(p.toLowerCase()))));
+  return parts.some(
+    (p, i) => CONFIG_FOLDERS.has(p.toLowerCase()) || (p.startsWith('.') && (i === parts.length - 1 || !DOT_FOLDERS_ALLOWED.has(p.toLowerCase()))),
+  );
 }
 
 /**
@@ -319,8 +352,7 @@ export function walk(dir: string): LocatedFiles['files'] {
       const name = rel ? `${rel}/${n}` : n;
       if (isFile(real)) {
         if (WEIGHT_FILE.test(n) && isWeightFile(real, n)) out.push({ filename: name, path: p });
-      }
-      else if (isDir(real) && depth < MAX_DEPTH) visit(p, name, depth + 1);
+      } else if (isDir(real) && depth < MAX_DEPTH) visit(p, name, depth + 1);
     }
   };
   visit(realRoot, '', 0);

@@ -55,7 +55,10 @@ export function compositeHash(files: ReadonlyArray<Pick<ManifestFile, 'filename'
 
 /** A hash as the hub may write it ("sha256:ABC…" or upper case) in the form manifests hold. */
 export function normalizeHash(h: string): string {
-  return h.trim().toLowerCase().replace(/^sha256:/, '');
+  return h
+    .trim()
+    .toLowerCase()
+    .replace(/^sha256:/, '');
 }
 
 export function isSha256(h: string): boolean {
@@ -102,7 +105,12 @@ export function readManifestFile(file: string, modelId: string): ManifestRead {
     return { ok: false, absent: false, error: `${file} is not a JSON manifest (${(e as Error).message})` };
   }
   const r = manifestSchema.safeParse(raw);
-  if (!r.success) return { ok: false, absent: false, error: `${file} is not a hash manifest (${r.error.issues[0]?.path.join('.') || 'payload'}: ${r.error.issues[0]?.message})` };
+  if (!r.success)
+    return {
+      ok: false,
+      absent: false,
+      error: `${file} is not a hash manifest (${r.error.issues[0]?.path.join('.') || 'payload'}: ${r.error.issues[0]?.message})`,
+    };
   const m = r.data;
   const algorithm = (m.algorithm ?? 'sha256').toLowerCase();
   if (algorithm !== 'sha256') return { ok: false, absent: false, error: `${file} uses ${algorithm}; only sha256 manifests are read` };

@@ -65,9 +65,12 @@ export class ModelFactsBook extends EventEmitter<ModelFactsEvents> {
             wanted.add(key);
             if (this.byEndpoint.has(key) && !urls?.includes(ep.url)) return;
             const type = ep.engineType && ep.engineType !== 'unknown' ? ep.engineType : this.o.typeOf?.(ep.url);
-            const facts = await locateModel({ url: ep.url, ...(type ? { type } : {}), ...(ep.apiKey ? { apiKey: ep.apiKey } : {}) }, ep.localModel ?? t.model, this.o.read, this.o.where).catch(
-              (e: Error): ModelFacts => ({ location: { ok: false, reason: `reading the engine failed: ${e.message}` } }),
-            );
+            const facts = await locateModel(
+              { url: ep.url, ...(type ? { type } : {}), ...(ep.apiKey ? { apiKey: ep.apiKey } : {}) },
+              ep.localModel ?? t.model,
+              this.o.read,
+              this.o.where,
+            ).catch((e: Error): ModelFacts => ({ location: { ok: false, reason: `reading the engine failed: ${e.message}` } }));
             const prev = this.byEndpoint.get(key);
             if (JSON.stringify(prev) !== JSON.stringify(facts)) {
               changed = true;

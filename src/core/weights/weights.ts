@@ -223,13 +223,15 @@ export class Weights extends EventEmitter<WeightsEvents> {
           state: 'verified',
           source: 'go-manifest',
           root: path.join(modelsDir, t.model),
-          via: modelsDir === this.o.modelsDir ? 'the manifest of its download' : 'the Go node\'s manifest',
+          via: modelsDir === this.o.modelsDir ? 'the manifest of its download' : "the Go node's manifest",
           files: go.manifest.files.map((f) => ({ filename: f.filename, path: '', size: f.size_bytes, mtimeMs: 0, sha256: f.hash })),
           manifest: go.manifest,
           key,
           inFlight: 0,
         });
-        this.o.log.info(`weights of ${t.model}: the Go node's manifest (${go.manifest.files.length} files, sha256 ${go.manifest.composite_hash.slice(0, 16)}…)`);
+        this.o.log.info(
+          `weights of ${t.model}: the Go node's manifest (${go.manifest.files.length} files, sha256 ${go.manifest.composite_hash.slice(0, 16)}…)`,
+        );
         return true;
       }
       if (!go.absent) this.o.log.warn(`ignored the Go node's manifest of ${t.model}: ${go.error}`);
@@ -262,7 +264,8 @@ export class Weights extends EventEmitter<WeightsEvents> {
       this.entries.set(t.model, { model: t.model, state: 'unlocated', reason, files: [], key, inFlight: 0 });
       return true;
     }
-    if (gone.length > 0) this.o.log.warn(`weights of ${t.model}: ${gone.length} file(s) the engine names are not readable here (${gone.slice(0, 3).join(', ')})`);
+    if (gone.length > 0)
+      this.o.log.warn(`weights of ${t.model}: ${gone.length} file(s) the engine names are not readable here (${gone.slice(0, 3).join(', ')})`);
     const e: Entry = { model: t.model, state: 'queued', source: 'computed', root: loc.located.root, via: loc.located.via, files, key, inFlight: 0 };
     this.entries.set(t.model, e);
     if (files.every((f) => f.sha256)) this.finish(e, false);
@@ -298,7 +301,9 @@ export class Weights extends EventEmitter<WeightsEvents> {
       }
     }
     const bytes = e.files.reduce((s, f) => s + f.size, 0);
-    this.o.log[justHashed ? 'info' : 'debug'](`weights of ${e.model} verified: ${e.files.length} file(s), ${gb(bytes)} GB, sha256 ${manifest.composite_hash.slice(0, 16)}…`);
+    this.o.log[justHashed ? 'info' : 'debug'](
+      `weights of ${e.model} verified: ${e.files.length} file(s), ${gb(bytes)} GB, sha256 ${manifest.composite_hash.slice(0, 16)}…`,
+    );
   }
 
   private nextEntry(): Entry | undefined {
@@ -418,4 +423,3 @@ export function matchFile<T extends { filename: string }>(files: readonly T[], a
 function isGgufName(name: string): boolean {
   return /\.gguf$/i.test(name) || /^sha256-[0-9a-f]{64}$/.test(name.split('/').pop() ?? '');
 }
-

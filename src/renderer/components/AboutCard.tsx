@@ -23,9 +23,19 @@ function Verified({ d }: { d: UpdateDownloadView }) {
   return (
     <span className="small">
       {' '}
-      Its sha256 <code className="mono" data-testid="update-sha256" title={d.sha256}>{d.sha256.slice(0, 16)}…</code> matches the release&apos;s SHA256SUMS{d.file ? (
+      Its sha256{' '}
+      <code className="mono" data-testid="update-sha256" title={d.sha256}>
+        {d.sha256.slice(0, 16)}…
+      </code>{' '}
+      matches the release&apos;s SHA256SUMS
+      {d.file ? (
         <>
-          {' '}(<code className="mono" data-testid="update-file">{d.file}</code>)
+          {' '}
+          (
+          <code className="mono" data-testid="update-file">
+            {d.file}
+          </code>
+          )
         </>
       ) : null}
       .
@@ -60,7 +70,8 @@ function DownloadSteps({ d, mode }: { d: UpdateDownloadView; mode: 'desktop' | '
       )}
       {d.state === 'held' && (
         <p className="banner banner-info small" role="status" data-testid="update-held">
-          Version {d.version} is downloaded and waits: {d.inFlight ?? 'some'} request{d.inFlight === 1 ? ' is' : 's are'} in flight. It is ready once the last one has finished; nothing restarts in the middle of a request.
+          Version {d.version} is downloaded and waits: {d.inFlight ?? 'some'} request{d.inFlight === 1 ? ' is' : 's are'} in flight. It is ready once the last
+          one has finished; nothing restarts in the middle of a request.
           <Verified d={d} />
         </p>
       )}
@@ -72,7 +83,11 @@ function DownloadSteps({ d, mode }: { d: UpdateDownloadView; mode: 'desktop' | '
           </p>
           {d.command ? (
             <p>
-              Nothing was installed. To install it, run <code className="mono" data-testid="update-command">{d.command}</code> in a terminal on this machine, then restart the agent.
+              Nothing was installed. To install it, run{' '}
+              <code className="mono" data-testid="update-command">
+                {d.command}
+              </code>{' '}
+              in a terminal on this machine, then restart the agent.
             </p>
           ) : mode === 'desktop' ? (
             <p>Nothing was installed: the app does not install this file itself yet. Quit the app, then install the file above as you installed the app.</p>
@@ -115,7 +130,8 @@ function UpdateResult({ r, mode }: { r: UpdateCheckView; mode: 'desktop' | 'head
   if (!r.available)
     return (
       <p className="muted small" role="status" data-testid="update-result" data-available="no" data-code={r.code ?? ''}>
-        You have the newest version: {r.current}{r.latest && r.latest !== r.current ? ` (the feed's newest is ${r.latest})` : ''}; checked {fmtTime(r.checkedAt)}.
+        You have the newest version: {r.current}
+        {r.latest && r.latest !== r.current ? ` (the feed's newest is ${r.latest})` : ''}; checked {fmtTime(r.checkedAt)}.
       </p>
     );
   const rel = r.release;
@@ -138,7 +154,8 @@ function UpdateResult({ r, mode }: { r: UpdateCheckView; mode: 'desktop' | 'head
         Version <strong data-testid="update-latest">{r.latest}</strong> is available (you have {r.current}).
         {rel?.asset ? (
           <>
-            {' '}Release {rel.tag}: <span className="mono">{rel.asset.name}</span> ({mb(rel.asset.size)}){rel.checksums ? ', listed in its SHA256SUMS.' : '.'}
+            {' '}
+            Release {rel.tag}: <span className="mono">{rel.asset.name}</span> ({mb(rel.asset.size)}){rel.checksums ? ', listed in its SHA256SUMS.' : '.'}
           </>
         ) : null}{' '}
         {advice}
@@ -193,7 +210,16 @@ export function AboutCard() {
           {info.data ? `${info.data.build} (${info.data.mode === 'desktop' ? 'desktop app' : 'headless agent'})` : '…'}
         </dd>
       </dl>
-      <TextField label="Update feed" hint="Empty: this project's GitHub Releases, each file checked against the release's SHA256SUMS. Or another GitHub API repository URL (…/repos/OWNER/REPO); npm metadata or a folder with latest.yml name a version only." error={feedError} testId="field-updateFeedUrl" value={feed ?? settings?.updateFeedUrl ?? ''} placeholder="https://api.github.com/repos/swanchain/swan-provider-console" onChange={setFeed} inputTestId="input-updateFeedUrl" />
+      <TextField
+        label="Update feed"
+        hint="Empty: this project's GitHub Releases, each file checked against the release's SHA256SUMS. Or another GitHub API repository URL (…/repos/OWNER/REPO); npm metadata or a folder with latest.yml name a version only."
+        error={feedError}
+        testId="field-updateFeedUrl"
+        value={feed ?? settings?.updateFeedUrl ?? ''}
+        placeholder="https://api.github.com/repos/swanchain/swan-provider-console"
+        onChange={setFeed}
+        inputTestId="input-updateFeedUrl"
+      />
       <div className="form-actions">
         <BusyButton onClick={() => void check()} disabled={!settings} data-testid="update-check" busy={checkState.pending} busyLabel="Checking…">
           Check for updates

@@ -94,7 +94,11 @@ function EmailAlerts() {
   const [saveEmail, state] = useCall(async () => {
     setSaved(false);
     const r = await getBridge().invoke('settings.save', {
-      patch: { alertEmailTo: (to ?? settings?.alertEmailTo ?? '').trim(), alertSmtpServer: (server ?? settings?.alertSmtpServer ?? '').trim(), ...(password ? { alertSmtpPassword: password } : {}) },
+      patch: {
+        alertEmailTo: (to ?? settings?.alertEmailTo ?? '').trim(),
+        alertSmtpServer: (server ?? settings?.alertSmtpServer ?? '').trim(),
+        ...(password ? { alertSmtpPassword: password } : {}),
+      },
     });
     if (!r.ok) return setErrors(r.errors);
     setErrors({});
@@ -116,7 +120,17 @@ function EmailAlerts() {
       }}
     >
       <h3>E-mail</h3>
-      <TextField label="Send alerts to" hint="One e-mail address; leave empty for none." error={errors.alertEmailTo} testId="field-alertEmailTo" inputTestId="input-alertEmailTo" type="email" value={to ?? settings.alertEmailTo} placeholder="me@example.com" onChange={setTo} />
+      <TextField
+        label="Send alerts to"
+        hint="One e-mail address; leave empty for none."
+        error={errors.alertEmailTo}
+        testId="field-alertEmailTo"
+        inputTestId="input-alertEmailTo"
+        type="email"
+        value={to ?? settings.alertEmailTo}
+        placeholder="me@example.com"
+        onChange={setTo}
+      />
       <TextField
         label="SMTP server"
         hint="smtp://user@mail.example.com:587 (STARTTLS) or smtps://user@mail.example.com:465; the user is usually your e-mail address (write @ as %40)."
@@ -129,7 +143,9 @@ function EmailAlerts() {
       />
       <TextField
         label="SMTP password"
-        hint={settings.alertSmtpPasswordSet ? 'A password is kept (never shown). Type a new one to replace it.' : 'Kept with the provider key, never shown again.'}
+        hint={
+          settings.alertSmtpPasswordSet ? 'A password is kept (never shown). Type a new one to replace it.' : 'Kept with the provider key, never shown again.'
+        }
         testId="field-alertSmtpPassword"
         inputTestId="input-alertSmtpPassword"
         type="password"
@@ -206,8 +222,26 @@ export function AlertsCard() {
           void saveHook();
         }}
       >
-        <TextField label="Webhook URL" hint="For a rig without a screen: alerts are posted as JSON with the text in “content” and “text” (Discord, Slack, ntfy and most chat webhooks read one of them). Leave empty for none." error={errors.alertWebhookUrl} testId="field-alertWebhookUrl" value={url ?? settings.alertWebhookUrl} placeholder="https://ntfy.sh/my-rig" onChange={setUrl} inputTestId="input-alertWebhookUrl" />
-        <TextField label="Minutes between alerts of the same kind" error={errors.alertCooldownMinutes} testId="field-alertCooldownMinutes" inputMode="numeric" className="num-input" value={cooldown ?? String(settings.alertCooldownMinutes)} onChange={setCooldown} inputTestId="input-alertCooldownMinutes" />
+        <TextField
+          label="Webhook URL"
+          hint="For a rig without a screen: alerts are posted as JSON with the text in “content” and “text” (Discord, Slack, ntfy and most chat webhooks read one of them). Leave empty for none."
+          error={errors.alertWebhookUrl}
+          testId="field-alertWebhookUrl"
+          value={url ?? settings.alertWebhookUrl}
+          placeholder="https://ntfy.sh/my-rig"
+          onChange={setUrl}
+          inputTestId="input-alertWebhookUrl"
+        />
+        <TextField
+          label="Minutes between alerts of the same kind"
+          error={errors.alertCooldownMinutes}
+          testId="field-alertCooldownMinutes"
+          inputMode="numeric"
+          className="num-input"
+          value={cooldown ?? String(settings.alertCooldownMinutes)}
+          onChange={setCooldown}
+          inputTestId="input-alertCooldownMinutes"
+        />
         <div className="form-actions">
           <button type="submit" disabled={!changed || saveState.pending} data-testid="alerts-save">
             Save alert settings

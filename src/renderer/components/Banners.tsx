@@ -15,8 +15,9 @@ export function ConnectionBanner() {
   if (connection === 'unauthorized') {
     return (
       <div className="banner banner-bad" role="alert" data-testid="unauthorized-banner">
-        The agent no longer knows this page's session (sessions end when the agent stops, after a day unused, or when signed out). Open a new link from <code>swan-provider run</code> (each link works once;
-        press Enter in its terminal for another), or your bookmark ending in <code>?token=…</code> if the agent uses a token file.
+        The agent no longer knows this page's session (sessions end when the agent stops, after a day unused, or when signed out). Open a new link from{' '}
+        <code>swan-provider run</code> (each link works once; press Enter in its terminal for another), or your bookmark ending in <code>?token=…</code> if the
+        agent uses a token file.
       </div>
     );
   }

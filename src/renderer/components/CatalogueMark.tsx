@@ -47,13 +47,22 @@ function ServeAs({ m, initial, ids, onDone }: { m: ModelState; initial: string; 
   const [save, state] = useCall(async () => {
     const r = await getBridge().invoke('models.serveAs', { model: m.id, networkId: id.trim() });
     // Said by the card: this row goes once the model is known by its catalogue id.
-    onDone(`${r.modelsJson} now announces ${m.endpoints[0]?.localModel ?? m.id} as ${id.trim()}. It is checked against what the engine reports before the hub hears of it.`);
+    onDone(
+      `${r.modelsJson} now announces ${m.endpoints[0]?.localModel ?? m.id} as ${id.trim()}. It is checked against what the engine reports before the hub hears of it.`,
+    );
     setModels(r.models);
   });
   return (
     <div className="inline-form small">
       <label htmlFor={`serve-as-${s}`}>Serve my model as</label>
-      <input id={`serve-as-${s}`} list={`catalogue-ids-${s}`} value={id} onChange={(e) => setId(e.target.value)} data-testid={`serve-as-input-${s}`} placeholder="a catalogue id" />
+      <input
+        id={`serve-as-${s}`}
+        list={`catalogue-ids-${s}`}
+        value={id}
+        onChange={(e) => setId(e.target.value)}
+        data-testid={`serve-as-input-${s}`}
+        placeholder="a catalogue id"
+      />
       <datalist id={`catalogue-ids-${s}`}>
         {ids.map((x) => (
           <option key={x} value={x} />
@@ -84,14 +93,19 @@ function Row({ m, match, ids, onDone }: { m: ModelState; match: CatalogueMatchVi
                 <code data-testid={`catalogue-suggestion-${s}`}>{id}</code>
               </span>
             ))}
-            {match.matchedId && match.basis ? ` (${match.basis === 'metadata' ? 'by what the engine reports' : match.basis === 'id' ? 'the same id in another case' : 'the same model name'})` : ''}
+            {match.matchedId && match.basis
+              ? ` (${match.basis === 'metadata' ? 'by what the engine reports' : match.basis === 'id' ? 'the same id in another case' : 'the same model name'})`
+              : ''}
           </p>
           <p className="small muted">
             By hand, the models.json line is: <code className="mono">{snippet(m, match.suggestions[0]!)}</code>
           </p>
         </>
       ) : (
-        <p className="small muted">Neither its name nor what the engine reports about it matches a catalogue model. Serve a model the network lists, or ask Swan Inference to add this one.</p>
+        <p className="small muted">
+          Neither its name nor what the engine reports about it matches a catalogue model. Serve a model the network lists, or ask Swan Inference to add this
+          one.
+        </p>
       )}
       <ServeAs m={m} initial={match.suggestions[0] ?? ''} ids={ids} onDone={onDone} />
     </li>

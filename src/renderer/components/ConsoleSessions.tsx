@@ -23,17 +23,28 @@ export function ConsoleSessions() {
   if (getBridge().transport !== 'websocket') return null;
   return (
     <Card title="Browser sessions" testId="console-sessions">
-      <p className="muted small">Browsers signed in to this console. Each session ends after a day unused and after a week at most; sign out any you do not recognise.</p>
+      <p className="muted small">
+        Browsers signed in to this console. Each session ends after a day unused and after a week at most; sign out any you do not recognise.
+      </p>
       {list.error && <ErrorText error={list.error} />}
       {list.data && (
         <ul className="plain-list">
           {list.data.map((s) => (
             <li key={s.id} data-testid="console-session" data-current={s.current ? 'true' : 'false'}>
-              <span>{where(s)}</span> <span className="muted small">signed in {fmtDateTime(s.createdAt)} · last used {fmtDateTime(s.lastUsedAt)}</span>{' '}
+              <span>{where(s)}</span>{' '}
+              <span className="muted small">
+                signed in {fmtDateTime(s.createdAt)} · last used {fmtDateTime(s.lastUsedAt)}
+              </span>{' '}
               {s.current ? (
                 <span className="muted small">(this browser)</span>
               ) : (
-                <button type="button" className="small-button" onClick={() => void signOut(s.id)} disabled={state.pending} aria-label={`Sign out the session from ${where(s)}`}>
+                <button
+                  type="button"
+                  className="small-button"
+                  onClick={() => void signOut(s.id)}
+                  disabled={state.pending}
+                  aria-label={`Sign out the session from ${where(s)}`}
+                >
                   Sign out
                 </button>
               )}

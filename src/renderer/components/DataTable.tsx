@@ -12,7 +12,19 @@ export interface Column {
 }
 
 /** `dense`: many columns (Usage per model): tighter cells, column heads wrap, so it fits a 1024 px window. */
-export function DataTable({ columns, testId, className, dense, children }: { columns: Array<Column | false>; testId?: string; className?: string; dense?: boolean; children: ReactNode }) {
+export function DataTable({
+  columns,
+  testId,
+  className,
+  dense,
+  children,
+}: {
+  columns: Array<Column | false>;
+  testId?: string;
+  className?: string;
+  dense?: boolean;
+  children: ReactNode;
+}) {
   const shown = columns.filter((c): c is Column => c !== false);
   const ref = useRef<HTMLTableElement>(null);
   const box = useRef<HTMLDivElement>(null);

@@ -32,7 +32,9 @@ function ServeThis({ row, view, onView }: { row: DemandRowView; view: DemandView
     onView(await getBridge().invoke('demand.list', {}));
   });
   const [serve, serveState] = useCall(async () => onView(await getBridge().invoke('demand.serve', { modelId: row.modelId })));
-  const [pull, pullState] = useCall(async () => onView(await getBridge().invoke('demand.pull', { engineUrl: view.ollamaEngines[0]!, model: name.trim(), networkId: row.modelId })));
+  const [pull, pullState] = useCall(async () =>
+    onView(await getBridge().invoke('demand.pull', { engineUrl: view.ollamaEngines[0]!, model: name.trim(), networkId: row.modelId })),
+  );
   if (row.here === 'on_disk' && row.local) {
     return (
       <>
@@ -83,7 +85,13 @@ export function DemandCard() {
   const pulling = v?.pulls.some((p) => !p.done) ?? false;
   useEffect(() => {
     if (!pulling) return;
-    const t = setInterval(() => void getBridge().invoke('demand.list', {}).then(setView, () => {}), 1000);
+    const t = setInterval(
+      () =>
+        void getBridge()
+          .invoke('demand.list', {})
+          .then(setView, () => {}),
+      1000,
+    );
     return () => clearInterval(t);
   }, [pulling]);
   return (
@@ -98,22 +106,32 @@ export function DemandCard() {
           {v.rows.length === 0 ? (
             <p className="empty">{v.rates.error ? `The network's rates are unavailable: ${v.rates.error}` : 'The network lists no paid models right now.'}</p>
           ) : (
-            <DataTable testId="demand-table" columns={[{ label: 'Model' }, { label: 'In / 1M', num: true }, { label: 'Out / 1M', num: true }, { label: 'Fits this GPU' }, { label: 'Here' }, { label: 'Action', srOnly: true }]}>
-                {v.rows.map((r) => (
-                  <tr key={r.modelId} data-here={r.here}>
-                    <ModelCell model={r.modelId} />
-                    <td className="num">{fmtMoney(r.inputPerM)}</td>
-                    <td className="num">{fmtMoney(r.outputPerM)}</td>
-                    <td data-testid="demand-fit">{fitText(r)}</td>
-                    <td>
-                      {HERE[r.here]}
-                      {r.local && <span className="muted mono"> as {r.local.model}</span>}
-                    </td>
-                    <td>
-                      <ServeThis row={r} view={v} onView={setView} />
-                    </td>
-                  </tr>
-                ))}
+            <DataTable
+              testId="demand-table"
+              columns={[
+                { label: 'Model' },
+                { label: 'In / 1M', num: true },
+                { label: 'Out / 1M', num: true },
+                { label: 'Fits this GPU' },
+                { label: 'Here' },
+                { label: 'Action', srOnly: true },
+              ]}
+            >
+              {v.rows.map((r) => (
+                <tr key={r.modelId} data-here={r.here}>
+                  <ModelCell model={r.modelId} />
+                  <td className="num">{fmtMoney(r.inputPerM)}</td>
+                  <td className="num">{fmtMoney(r.outputPerM)}</td>
+                  <td data-testid="demand-fit">{fitText(r)}</td>
+                  <td>
+                    {HERE[r.here]}
+                    {r.local && <span className="muted mono"> as {r.local.model}</span>}
+                  </td>
+                  <td>
+                    <ServeThis row={r} view={v} onView={setView} />
+                  </td>
+                </tr>
+              ))}
             </DataTable>
           )}
         </>

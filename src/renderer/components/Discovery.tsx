@@ -24,8 +24,8 @@ export function GpuList({ inventory }: { inventory: GpuInventory }) {
         {detail && <p>{detail}</p>}
         <p>
           The agent looks for NVIDIA (nvidia-smi), AMD (amd-smi or rocm-smi), Apple Silicon and Intel GPUs. If this machine has one, check that its driver is
-          installed and that its tool runs in a terminal. Without a GPU you can still serve models from an engine elsewhere on your network: add its address under
-          Engines &amp; models.
+          installed and that its tool runs in a terminal. Without a GPU you can still serve models from an engine elsewhere on your network: add its address
+          under Engines &amp; models.
         </p>
       </div>
     );
@@ -61,7 +61,14 @@ function RemoveEngine({ url }: { url: string }) {
   });
   return (
     <>
-      <BusyButton className="small-button danger" onClick={() => void remove()} aria-label={`Remove the engine at ${url}`} data-testid="engine-remove" busy={state.pending} busyLabel="Removing…">
+      <BusyButton
+        className="small-button danger"
+        onClick={() => void remove()}
+        aria-label={`Remove the engine at ${url}`}
+        data-testid="engine-remove"
+        busy={state.pending}
+        busyLabel="Removing…"
+      >
         Remove
       </BusyButton>
       <ErrorText error={state.error} />
@@ -149,7 +156,9 @@ export function AddEndpointForm() {
   const [held, setHeld] = useState<OwnerConfirmation | null>(null);
   const [add, state] = useCall(async () => {
     setHeld(null);
-    const { held: waits, value: engines } = await unlessHeld(getBridge().invoke('engines.addEndpoint', { url: url.trim(), ...(model.trim() ? { model: model.trim() } : {}) }));
+    const { held: waits, value: engines } = await unlessHeld(
+      getBridge().invoke('engines.addEndpoint', { url: url.trim(), ...(model.trim() ? { model: model.trim() } : {}) }),
+    );
     if (waits) {
       // An address outside this machine and the owner's network needs the owner's approval first.
       setHeld(waits);
@@ -192,7 +201,15 @@ export function AddEndpointForm() {
           placeholder="127.0.0.1:8000"
           inputTestId="endpoint-url"
         />
-        <TextField label="Model (optional)" hint="Only this model from that engine; leave empty for all of them." value={model} onChange={setModel} inputTestId="endpoint-model" autoComplete="off" spellCheck={false} />
+        <TextField
+          label="Model (optional)"
+          hint="Only this model from that engine; leave empty for all of them."
+          value={model}
+          onChange={setModel}
+          inputTestId="endpoint-model"
+          autoComplete="off"
+          spellCheck={false}
+        />
         <div className="form-actions">
           <BusyButton type="submit" disabled={!url.trim()} data-testid="endpoint-add" busy={state.pending} busyLabel="Checking…">
             Add engine

@@ -13,7 +13,12 @@ import { DataTable, ModelCell } from './DataTable';
 import { BusyButton } from './BusyButton';
 
 function AsOf({ asOf, stale, error, testId }: { asOf: number | null; stale: boolean; error?: string | undefined; testId: string }) {
-  if (asOf === null) return <span className="muted" data-testid={testId}>{error ? `Unavailable: ${error}` : 'Not fetched yet'}</span>;
+  if (asOf === null)
+    return (
+      <span className="muted" data-testid={testId}>
+        {error ? `Unavailable: ${error}` : 'Not fetched yet'}
+      </span>
+    );
   return (
     <span className="muted" data-testid={testId} data-stale={stale}>
       as of {fmtDateTime(asOf)}{' '}
@@ -41,22 +46,34 @@ export function PlatformRecordCard({ o }: { o: EarningsOverview }) {
     ['Earnings', p ? fmtMoney(p.totalEarningsUsd) : '—', fmtMoney(l.earnings), d ? signed(d.earningsUsd, fmtMoney) : '—', 'earnings'],
   ];
   return (
-    <Card title="The platform's record and this machine's" testId="platform-record" actions={<AsOf asOf={o.platform.asOf} stale={o.platform.stale} error={o.platform.error} testId="platform-asof" />}>
-      <DataTable testId="platform-vs-local" columns={[{ label: 'All time, hub requests' }, { label: 'Platform', num: true }, { label: 'This ledger', num: true }, { label: 'Difference', num: true }]}>
-          {rows.map(([label, plat, local, diff, id]) => (
-            <tr key={id}>
-              <th scope="row">{label}</th>
-              <td className="num" data-testid={`platform-${id}`}>
-                {plat}
-              </td>
-              <td className="num" data-testid={`local-${id}`}>
-                {local}
-              </td>
-              <td className="num" data-testid={`diff-${id}`}>
-                {diff}
-              </td>
-            </tr>
-          ))}
+    <Card
+      title="The platform's record and this machine's"
+      testId="platform-record"
+      actions={<AsOf asOf={o.platform.asOf} stale={o.platform.stale} error={o.platform.error} testId="platform-asof" />}
+    >
+      <DataTable
+        testId="platform-vs-local"
+        columns={[
+          { label: 'All time, hub requests' },
+          { label: 'Platform', num: true },
+          { label: 'This ledger', num: true },
+          { label: 'Difference', num: true },
+        ]}
+      >
+        {rows.map(([label, plat, local, diff, id]) => (
+          <tr key={id}>
+            <th scope="row">{label}</th>
+            <td className="num" data-testid={`platform-${id}`}>
+              {plat}
+            </td>
+            <td className="num" data-testid={`local-${id}`}>
+              {local}
+            </td>
+            <td className="num" data-testid={`diff-${id}`}>
+              {diff}
+            </td>
+          </tr>
+        ))}
       </DataTable>
       <p className="muted">
         Uptime over 7 days (the platform&apos;s figure): <strong data-testid="platform-uptime">{p ? fmtPercent(p.uptime7dPercent / 100) : '—'}</strong>
@@ -104,14 +121,18 @@ function ElectricityForm({ o, onSaved }: { o: EarningsOverview; onSaved: (o: Ear
       data-testid="electricity-form"
     >
       <Field label="Electricity price per kWh (optional)" error={err}>
-        {(id) => <input id={id} inputMode="decimal" value={price} onChange={(ev) => setPrice(ev.target.value)} placeholder="0.30" data-testid="electricity-price" />}
+        {(id) => (
+          <input id={id} inputMode="decimal" value={price} onChange={(ev) => setPrice(ev.target.value)} placeholder="0.30" data-testid="electricity-price" />
+        )}
       </Field>
       <Field label="Currency">
         {(id) => <input id={id} value={currency} maxLength={3} onChange={(ev) => setCurrency(ev.target.value)} data-testid="electricity-currency" />}
       </Field>
       {currency.trim().toUpperCase() !== 'USD' && (
         <Field label={`1 ${currency.trim().toUpperCase() || '…'} in USD`}>
-          {(id) => <input id={id} inputMode="decimal" value={rate} onChange={(ev) => setRate(ev.target.value)} placeholder="1.08" data-testid="electricity-usd" />}
+          {(id) => (
+            <input id={id} inputMode="decimal" value={rate} onChange={(ev) => setRate(ev.target.value)} placeholder="1.08" data-testid="electricity-usd" />
+          )}
         </Field>
       )}
       <BusyButton type="submit" data-testid="electricity-save" busy={state.pending} busyLabel="Saving…">
@@ -171,20 +192,34 @@ export function KeepCard({ o, onChange }: { o: EarningsOverview; onChange: (o: E
 
 export function RatesCard({ o }: { o: EarningsOverview }) {
   return (
-    <Card title="Where the rates come from" testId="rates-card" actions={<AsOf asOf={o.rates.asOf} stale={o.rates.stale} error={o.rates.error} testId="rates-asof" />}>
-      {!o.earningsEnabled && <p className="banner banner-warn">Earnings are not enabled for this provider yet (the hub&apos;s provider status): requests are counted, and earn nothing until it is.</p>}
+    <Card
+      title="Where the rates come from"
+      testId="rates-card"
+      actions={<AsOf asOf={o.rates.asOf} stale={o.rates.stale} error={o.rates.error} testId="rates-asof" />}
+    >
+      {!o.earningsEnabled && (
+        <p className="banner banner-warn">
+          Earnings are not enabled for this provider yet (the hub&apos;s provider status): requests are counted, and earn nothing until it is.
+        </p>
+      )}
       {o.pricing.length === 0 ? (
         <p className="empty">No models are announced yet.</p>
       ) : (
         <DataTable testId="pricing-table" columns={[{ label: 'Model' }, { label: 'Rate' }, { label: 'In / 1M', num: true }, { label: 'Out / 1M', num: true }]}>
-            {o.pricing.map((p) => (
-              <tr key={p.model} data-source={p.source}>
-                <ModelCell model={p.model} />
-                <td>{p.source === 'network' ? 'the network pays' : p.source === 'override' ? 'your estimate (the network does not price it)' : 'not priced: earns nothing'}</td>
-                <td className="num">{p.inputPerM === null ? '—' : fmtMoney(p.inputPerM)}</td>
-                <td className="num">{p.outputPerM === null ? '—' : fmtMoney(p.outputPerM)}</td>
-              </tr>
-            ))}
+          {o.pricing.map((p) => (
+            <tr key={p.model} data-source={p.source}>
+              <ModelCell model={p.model} />
+              <td>
+                {p.source === 'network'
+                  ? 'the network pays'
+                  : p.source === 'override'
+                    ? 'your estimate (the network does not price it)'
+                    : 'not priced: earns nothing'}
+              </td>
+              <td className="num">{p.inputPerM === null ? '—' : fmtMoney(p.inputPerM)}</td>
+              <td className="num">{p.outputPerM === null ? '—' : fmtMoney(p.outputPerM)}</td>
+            </tr>
+          ))}
         </DataTable>
       )}
     </Card>

@@ -18,7 +18,12 @@ const CONDITION: Record<NonNullable<EndpointState['condition']>, { tone: 'warn' 
 
 /** The deep health check, in a few words: when the engine last answered a real 1-token chat for this model. */
 function DeepCheck({ ep, id }: { ep: EndpointState; id: string }) {
-  if (ep.deepCheckSkipped) return <div className="muted small" data-testid={`endpoint-deep-${id}`}>not probed with chat (not a chat model)</div>;
+  if (ep.deepCheckSkipped)
+    return (
+      <div className="muted small" data-testid={`endpoint-deep-${id}`}>
+        not probed with chat (not a chat model)
+      </div>
+    );
   const d = ep.deepCheck;
   if (!d) return null;
   const when = fmtTime(d.at);
@@ -61,9 +66,9 @@ export function EndpointCapacity({ models }: { models: ModelState[] }) {
   return (
     <>
       <DataTable testId="endpoint-capacity" columns={[{ label: 'Model' }, { label: 'Endpoint' }, { label: 'State' }, { label: 'Running / at once' }]}>
-          {rows.map(({ m, ep }) => (
-            <EndpointRow key={`${m.id} ${ep.url}`} model={m} ep={ep} />
-          ))}
+        {rows.map(({ m, ep }) => (
+          <EndpointRow key={`${m.id} ${ep.url}`} model={m} ep={ep} />
+        ))}
       </DataTable>
       <p className="muted small">
         Requests beyond an engine&apos;s slots wait in this provider&apos;s queue. Set MaxConcurrentPerEndpoint in config.toml to override; rename models or map

@@ -19,8 +19,8 @@ export function ExposureBanner() {
   if (!lan) return null;
   return (
     <div className="banner banner-warn" role="alert" data-testid="exposure-banner">
-      Insecure: this console is reachable from other machines on your network over plain HTTP, which is not encrypted. Use it only on a network you trust, or run the agent
-      with <code>--console 127.0.0.1:PORT</code> and reach it through an SSH tunnel.
+      Insecure: this console is reachable from other machines on your network over plain HTTP, which is not encrypted. Use it only on a network you trust, or
+      run the agent with <code>--console 127.0.0.1:PORT</code> and reach it through an SSH tunnel.
     </div>
   );
 }

@@ -1,7 +1,13 @@
 // A labelled form field with its hint and its error right next to it.
 import { useId } from 'react';
 
-export function Field(props: { label: string; hint?: string; error?: string | null; children: (id: string, describedBy: string | undefined) => React.ReactNode; testId?: string }) {
+export function Field(props: {
+  label: string;
+  hint?: string;
+  error?: string | null;
+  children: (id: string, describedBy: string | undefined) => React.ReactNode;
+  testId?: string;
+}) {
   const id = useId();
   const hintId = props.hint ? `${id}-hint` : undefined;
   const errId = props.error ? `${id}-err` : undefined;
@@ -55,7 +61,15 @@ export function TextField({
   value,
   onChange,
   ...input
-}: { label: string; hint?: string; error?: string | null; testId?: string; inputTestId?: string; value: string; onChange: (value: string) => void } & InputProps) {
+}: {
+  label: string;
+  hint?: string;
+  error?: string | null;
+  testId?: string;
+  inputTestId?: string;
+  value: string;
+  onChange: (value: string) => void;
+} & InputProps) {
   return (
     <Field label={label} hint={hint} error={error} testId={testId}>
       {(id, d) => <input id={id} aria-describedby={d} value={value} onChange={(e) => onChange(e.target.value)} data-testid={inputTestId} {...input} />}

@@ -35,7 +35,9 @@ export function FleetUsageCard({ refreshKey }: { refreshKey: number }) {
         </button>
       }
     >
-      <p className="muted small">Each rig&apos;s own ledger, read {fmtDateTime(v.generatedAt)}, and the platform&apos;s all-time record of each rig (hub requests) beside it.</p>
+      <p className="muted small">
+        Each rig&apos;s own ledger, read {fmtDateTime(v.generatedAt)}, and the platform&apos;s all-time record of each rig (hub requests) beside it.
+      </p>
       <DataTable
         dense
         testId="fleet-usage-table"
@@ -57,8 +59,12 @@ export function FleetUsageCard({ refreshKey }: { refreshKey: number }) {
               {r.self && <span className="muted small"> (this rig)</span>}
               {!r.usage && <span className="small block warn-text">{r.error ?? r.status}</span>}
             </th>
-            <td className="num" data-testid="fleet-usage-requests-today">{r.usage ? fmtInt(r.usage.today.requests) : '—'}</td>
-            <td className="num" data-testid="fleet-usage-tokens-today">{r.usage ? `${fmtInt(r.usage.today.tokensIn)} / ${fmtInt(r.usage.today.tokensOut)}` : '—'}</td>
+            <td className="num" data-testid="fleet-usage-requests-today">
+              {r.usage ? fmtInt(r.usage.today.requests) : '—'}
+            </td>
+            <td className="num" data-testid="fleet-usage-tokens-today">
+              {r.usage ? `${fmtInt(r.usage.today.tokensIn)} / ${fmtInt(r.usage.today.tokensOut)}` : '—'}
+            </td>
             <td className="num">{r.usage ? fmtMoney(r.usage.today.earnings) : '—'}</td>
             <td className="num">{r.usage ? fmtInt(r.usage.last30.requests) : '—'}</td>
             <td className="num">{r.usage ? fmtMoney(r.usage.last30.earnings) : '—'}</td>
@@ -68,16 +74,30 @@ export function FleetUsageCard({ refreshKey }: { refreshKey: number }) {
         ))}
         <tr data-testid="fleet-usage-total">
           <th scope="row">
-            Total <span className="muted small">({answered} of {v.rigs.length} rigs)</span>
+            Total{' '}
+            <span className="muted small">
+              ({answered} of {v.rigs.length} rigs)
+            </span>
           </th>
-          <td className="num" data-testid="fleet-usage-total-requests-today">{fmtInt(v.totals.today.requests)}</td>
+          <td className="num" data-testid="fleet-usage-total-requests-today">
+            {fmtInt(v.totals.today.requests)}
+          </td>
           <td className="num" data-testid="fleet-usage-total-tokens-today">{`${fmtInt(v.totals.today.tokensIn)} / ${fmtInt(v.totals.today.tokensOut)}`}</td>
           <td className="num">{fmtMoney(v.totals.today.earnings)}</td>
           <td className="num">{fmtInt(v.totals.last30.requests)}</td>
           <td className="num">{fmtMoney(v.totals.last30.earnings)}</td>
           <td className="num">{fmtMoney(v.totals.month.earnings)}</td>
-          <td className="small" title={v.platform && v.platform.providers < v.platform.rigs ? 'Rigs that serve with the same provider key share one platform record: it is counted once.' : undefined}>
-            {v.platform ? `${fmtInt(v.platform.totalInferences)} req · ${fmtMoney(v.platform.totalEarningsUsd)} (${v.platform.providers === v.platform.rigs ? `${v.platform.rigs} rigs` : `${v.platform.providers} keys, ${v.platform.rigs} rigs`})` : '—'}
+          <td
+            className="small"
+            title={
+              v.platform && v.platform.providers < v.platform.rigs
+                ? 'Rigs that serve with the same provider key share one platform record: it is counted once.'
+                : undefined
+            }
+          >
+            {v.platform
+              ? `${fmtInt(v.platform.totalInferences)} req · ${fmtMoney(v.platform.totalEarningsUsd)} (${v.platform.providers === v.platform.rigs ? `${v.platform.rigs} rigs` : `${v.platform.providers} keys, ${v.platform.rigs} rigs`})`
+              : '—'}
           </td>
         </tr>
       </DataTable>

@@ -23,7 +23,9 @@ function FitCell({ r }: { r: RecommendRowView }) {
   return (
     <td data-testid={`fit-${modelSlug(r.modelId)}`} data-fit={r.fit} data-code={r.fitCode}>
       <Badge tone={FIT_TONE[r.fit]}>{FIT_LABEL[r.fit]}</Badge>
-      <div className="small muted">{r.fit === 'unknown' ? (r.fitReason ?? 'Not enough is known to tell.') : `${need} for ${fmtInt(r.contextLength)} tokens × ${r.slots} slot(s)`}</div>
+      <div className="small muted">
+        {r.fit === 'unknown' ? (r.fitReason ?? 'Not enough is known to tell.') : `${need} for ${fmtInt(r.contextLength)} tokens × ${r.slots} slot(s)`}
+      </div>
     </td>
   );
 }
@@ -37,7 +39,12 @@ const ON_DISK: Record<RecommendRowView['onDisk'], string> = {
 
 function Progress({ d, onCancel, cancelling }: { d: ModelDownloadView; onCancel: () => void; cancelling: boolean }) {
   const pct = d.totalBytes > 0 ? Math.floor((d.doneBytes / d.totalBytes) * 100) : 0;
-  const what = d.phase === 'listing' ? 'Reading the file list…' : d.phase === 'checking' ? 'Checking the disk…' : `${fmtBytes(d.doneBytes)} of ${fmtBytes(d.totalBytes)} · ${pct}% · ${fmtBytes(d.rateBytesPerSec)}/s · ${fmtTimeLeft(d.etaSeconds)}`;
+  const what =
+    d.phase === 'listing'
+      ? 'Reading the file list…'
+      : d.phase === 'checking'
+        ? 'Checking the disk…'
+        : `${fmtBytes(d.doneBytes)} of ${fmtBytes(d.totalBytes)} · ${pct}% · ${fmtBytes(d.rateBytesPerSec)}/s · ${fmtTimeLeft(d.etaSeconds)}`;
   return (
     <div className="small" data-testid={`download-progress-${modelSlug(d.modelId)}`} data-phase={d.phase}>
       <progress max={100} value={pct} aria-label={`Download of ${d.modelId}`} />
@@ -51,9 +58,24 @@ function Progress({ d, onCancel, cancelling }: { d: ModelDownloadView; onCancel:
 
 function Finished({ d }: { d: ModelDownloadView }) {
   const s = modelSlug(d.modelId);
-  if (d.phase === 'verified') return <div className="small" data-testid={`download-done-${s}`} data-phase="verified">Downloaded; every file matched the network’s hash.</div>;
-  if (d.phase === 'hashed') return <div className="small" data-testid={`download-done-${s}`} data-phase="hashed">Downloaded and hashed here; the network published no hash for some files, so they were not checked.</div>;
-  if (d.phase === 'cancelled') return <div className="small muted" data-testid={`download-done-${s}`} data-phase="cancelled">Cancelled. What arrived is kept: Download again resumes from it.</div>;
+  if (d.phase === 'verified')
+    return (
+      <div className="small" data-testid={`download-done-${s}`} data-phase="verified">
+        Downloaded; every file matched the network’s hash.
+      </div>
+    );
+  if (d.phase === 'hashed')
+    return (
+      <div className="small" data-testid={`download-done-${s}`} data-phase="hashed">
+        Downloaded and hashed here; the network published no hash for some files, so they were not checked.
+      </div>
+    );
+  if (d.phase === 'cancelled')
+    return (
+      <div className="small muted" data-testid={`download-done-${s}`} data-phase="cancelled">
+        Cancelled. What arrived is kept: Download again resumes from it.
+      </div>
+    );
   return (
     <div className="small error-text" role="alert" data-testid={`download-done-${s}`} data-phase="failed" data-code={d.code}>
       Download failed: {d.error} Try again, or check the models folder’s disk.
@@ -61,7 +83,19 @@ function Finished({ d }: { d: ModelDownloadView }) {
   );
 }
 
-function Row({ r, download, engine, busy, act }: { r: RecommendRowView; download?: ModelDownloadView; engine?: ManagedEngineView; busy: boolean; act: (verb: 'download' | 'cancel' | 'serve', id: string) => void }) {
+function Row({
+  r,
+  download,
+  engine,
+  busy,
+  act,
+}: {
+  r: RecommendRowView;
+  download?: ModelDownloadView;
+  engine?: ManagedEngineView;
+  busy: boolean;
+  act: (verb: 'download' | 'cancel' | 'serve', id: string) => void;
+}) {
   const s = modelSlug(r.modelId);
   const running = download && !download.finishedAt;
   const onDisk = r.onDisk === 'verified' || r.onDisk === 'hashed' || download?.phase === 'verified' || download?.phase === 'hashed';
@@ -71,7 +105,11 @@ function Row({ r, download, engine, busy, act }: { r: RecommendRowView; download
       <FitCell r={r} />
       <td className="num" data-testid={`earn-${s}`}>
         {r.earnHereDaily === null ? <span className="muted">no figure</span> : `${fmtMoney(r.earnHereDaily)} / day`}
-        {r.requests24h !== null && <div className="small muted">{fmtInt(r.requests24h)} requests in 24 h{r.demandTrend ? `, ${r.demandTrend}` : ''}</div>}
+        {r.requests24h !== null && (
+          <div className="small muted">
+            {fmtInt(r.requests24h)} requests in 24 h{r.demandTrend ? `, ${r.demandTrend}` : ''}
+          </div>
+        )}
       </td>
       <td className="small">
         {r.inRepository ? fmtBytes(r.sizeBytes) : <span className="muted">not in the model repository</span>}
@@ -83,11 +121,23 @@ function Row({ r, download, engine, busy, act }: { r: RecommendRowView; download
         ) : engine ? (
           <span className="small muted">An engine runs it (below).</span>
         ) : onDisk ? (
-          <button type="button" onClick={() => act('serve', r.modelId)} disabled={busy || r.fit === 'too_large'} title={r.fit === 'too_large' ? 'It does not fit this GPU’s memory.' : undefined} data-testid={`serve-${s}`}>
+          <button
+            type="button"
+            onClick={() => act('serve', r.modelId)}
+            disabled={busy || r.fit === 'too_large'}
+            title={r.fit === 'too_large' ? 'It does not fit this GPU’s memory.' : undefined}
+            data-testid={`serve-${s}`}
+          >
             Serve
           </button>
         ) : r.inRepository ? (
-          <button type="button" onClick={() => act('download', r.modelId)} disabled={busy || r.fit === 'too_large'} title={r.fit === 'too_large' ? 'It does not fit this GPU’s memory.' : undefined} data-testid={`download-${s}`}>
+          <button
+            type="button"
+            onClick={() => act('download', r.modelId)}
+            disabled={busy || r.fit === 'too_large'}
+            title={r.fit === 'too_large' ? 'It does not fit this GPU’s memory.' : undefined}
+            data-testid={`download-${s}`}
+          >
             Download
           </button>
         ) : null}
@@ -106,12 +156,23 @@ const PHASE: Record<ManagedEngineView['phase'], { label: string; tone: Tone }> =
 };
 
 function ManagedList({ engines, onStop, busy }: { engines: ManagedEngineView[]; onStop: (id: string) => void; busy: boolean }) {
-  if (engines.length === 0) return <p className="empty small" data-testid="managed-empty">This agent runs no engine yet: Serve a downloaded model above, or run `swan-provider models serve`.</p>;
+  if (engines.length === 0)
+    return (
+      <p className="empty small" data-testid="managed-empty">
+        This agent runs no engine yet: Serve a downloaded model above, or run `swan-provider models serve`.
+      </p>
+    );
   return (
     <DataTable testId="managed-table" columns={[{ label: 'Announced as' }, { label: 'Engine' }, { label: 'State' }, { label: 'Stop', srOnly: true }]}>
       {engines.map((e) => (
         <tr key={e.id} data-testid={`managed-row-${modelSlug(e.id)}`} data-phase={e.phase}>
-          <ModelCell model={e.id}>{e.weights && <div className="small muted mono" title={e.weights}>{e.weights}</div>}</ModelCell>
+          <ModelCell model={e.id}>
+            {e.weights && (
+              <div className="small muted mono" title={e.weights}>
+                {e.weights}
+              </div>
+            )}
+          </ModelCell>
           <td className="small">
             {e.backend}
             {e.url && <div className="mono muted">{e.url}</div>}
@@ -163,7 +224,15 @@ export function GetModelCard() {
   }, [active]);
   const v = rec.data;
   return (
-    <Card title="Get a model" testId="get-model-card" actions={<button type="button" className="small-button" onClick={rec.reload} disabled={rec.loading}>Refresh</button>}>
+    <Card
+      title="Get a model"
+      testId="get-model-card"
+      actions={
+        <button type="button" className="small-button" onClick={rec.reload} disabled={rec.loading}>
+          Refresh
+        </button>
+      }
+    >
       {rec.loading && !v && <p className="muted">Reading the network’s models and demand…</p>}
       <ErrorText error={rec.error} />
       {v && (
@@ -181,9 +250,25 @@ export function GetModelCard() {
           {v.rows.length === 0 ? (
             <p className="empty">The network lists no models right now. Check the network address in Settings, then Refresh.</p>
           ) : (
-            <DataTable testId="recommend-table" columns={[{ label: 'Model' }, { label: 'Fits this GPU' }, { label: 'Earns here', num: true }, { label: 'Size' }, { label: 'Action', srOnly: true }]}>
+            <DataTable
+              testId="recommend-table"
+              columns={[
+                { label: 'Model' },
+                { label: 'Fits this GPU' },
+                { label: 'Earns here', num: true },
+                { label: 'Size' },
+                { label: 'Action', srOnly: true },
+              ]}
+            >
               {v.rows.map((r) => (
-                <Row key={r.modelId} r={r} download={downloads.find((d) => d.modelId === r.modelId)} engine={engines.find((e) => e.id === r.modelId)} busy={actState.pending} act={(verb, id) => void act(verb, id).then(refresh)} />
+                <Row
+                  key={r.modelId}
+                  r={r}
+                  download={downloads.find((d) => d.modelId === r.modelId)}
+                  engine={engines.find((e) => e.id === r.modelId)}
+                  busy={actState.pending}
+                  act={(verb, id) => void act(verb, id).then(refresh)}
+                />
               ))}
             </DataTable>
           )}

@@ -25,7 +25,11 @@ export function redrawMs(windowMinutes: number): number {
  * window holds no more samples than are drawn, then once per drawn point's span. Also returns the
  * newest sample, for the live value beside the title.
  */
-function usePlotData<P extends { ts: number }>(windowMinutes: number, read: (now: number) => P[], key: string): { data: ChartPoint[]; now: number; last: P | undefined } {
+function usePlotData<P extends { ts: number }>(
+  windowMinutes: number,
+  read: (now: number) => P[],
+  key: string,
+): { data: ChartPoint[]; now: number; last: P | undefined } {
   const version = useStore((s) => s.seriesVersion);
   const now = Date.now();
   const raw = read(now);
@@ -85,10 +89,52 @@ export function GpuPanel({ index, info, windowMinutes }: { index: number; info?:
     <Card title={name} className="gpu-panel" testId={`gpu-panel-${index}`}>
       {info?.sharedMemory && <p className="muted small">Memory is shared with the CPU (unified memory).</p>}
       <div className="chart-grid-4">
-        <MetricChart testId={`chart-util-${index}`} title="Utilisation" unit="%" series="util" data={data} dataKey="util" now={now} windowMinutes={windowMinutes} top={100} current={last?.util ?? null} />
-        <UsedOfTotalChart testId={`chart-vram-${index}`} what="VRAM" series="vram" usedKey="vramUsedGb" totalKey="vramTotalGb" totalGb={totalGb} data={data} now={now} windowMinutes={windowMinutes} current={last?.vramUsedGb ?? null} />
-        <MetricChart testId={`chart-temp-${index}`} title="Temperature" unit="°C" series="temp" data={data} dataKey="tempC" now={now} windowMinutes={windowMinutes} current={last?.tempC ?? null} />
-        <MetricChart testId={`chart-power-${index}`} title="Power" unit="W" series="power" data={data} dataKey="powerW" now={now} windowMinutes={windowMinutes} current={last?.powerW ?? null} />
+        <MetricChart
+          testId={`chart-util-${index}`}
+          title="Utilisation"
+          unit="%"
+          series="util"
+          data={data}
+          dataKey="util"
+          now={now}
+          windowMinutes={windowMinutes}
+          top={100}
+          current={last?.util ?? null}
+        />
+        <UsedOfTotalChart
+          testId={`chart-vram-${index}`}
+          what="VRAM"
+          series="vram"
+          usedKey="vramUsedGb"
+          totalKey="vramTotalGb"
+          totalGb={totalGb}
+          data={data}
+          now={now}
+          windowMinutes={windowMinutes}
+          current={last?.vramUsedGb ?? null}
+        />
+        <MetricChart
+          testId={`chart-temp-${index}`}
+          title="Temperature"
+          unit="°C"
+          series="temp"
+          data={data}
+          dataKey="tempC"
+          now={now}
+          windowMinutes={windowMinutes}
+          current={last?.tempC ?? null}
+        />
+        <MetricChart
+          testId={`chart-power-${index}`}
+          title="Power"
+          unit="W"
+          series="power"
+          data={data}
+          dataKey="powerW"
+          now={now}
+          windowMinutes={windowMinutes}
+          current={last?.powerW ?? null}
+        />
       </div>
     </Card>
   );
@@ -100,8 +146,30 @@ export function HostPanel({ windowMinutes }: { windowMinutes: WindowMinutes }) {
   return (
     <Card title="This machine" className="host-panel" testId="host-panel">
       <div className="chart-grid-2">
-        <MetricChart testId="chart-cpu" title="CPU" unit="%" series="cpu" data={data} dataKey="cpu" now={now} windowMinutes={windowMinutes} top={100} current={last?.cpu ?? null} />
-        <UsedOfTotalChart testId="chart-ram" what="Memory" series="ram" usedKey="ramUsedGb" totalKey="ramTotalGb" totalGb={last?.ramTotalGb} data={data} now={now} windowMinutes={windowMinutes} current={last?.ramUsedGb ?? null} />
+        <MetricChart
+          testId="chart-cpu"
+          title="CPU"
+          unit="%"
+          series="cpu"
+          data={data}
+          dataKey="cpu"
+          now={now}
+          windowMinutes={windowMinutes}
+          top={100}
+          current={last?.cpu ?? null}
+        />
+        <UsedOfTotalChart
+          testId="chart-ram"
+          what="Memory"
+          series="ram"
+          usedKey="ramUsedGb"
+          totalKey="ramTotalGb"
+          totalGb={last?.ramTotalGb}
+          data={data}
+          now={now}
+          windowMinutes={windowMinutes}
+          current={last?.ramUsedGb ?? null}
+        />
       </div>
     </Card>
   );

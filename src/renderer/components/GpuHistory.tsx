@@ -45,7 +45,13 @@ export function GpuHistory() {
       title="GPU history"
       testId="gpu-history"
       actions={
-        <Segmented label="History span" options={SPANS.map((s) => ({ value: s.hours as number, label: s.label }))} value={hours} onChange={setHours} testIdPrefix="history-" />
+        <Segmented
+          label="History span"
+          options={SPANS.map((s) => ({ value: s.hours as number, label: s.label }))}
+          value={hours}
+          onChange={setHours}
+          testIdPrefix="history-"
+        />
       }
     >
       {history.error && <p className="error-text">{history.error}</p>}
@@ -55,10 +61,52 @@ export function GpuHistory() {
         const last = data[data.length - 1];
         return (
           <div key={index} className="chart-grid-4" data-testid={`gpu-history-${index}`} data-points={data.length}>
-            <MetricChart testId={`history-util-${index}`} title={`GPU ${index} utilisation (average)`} unit="%" series="util" data={data} dataKey="util" now={now} windowMinutes={hours * 60} top={100} current={last?.util ?? null} />
-            <MetricChart testId={`history-vram-${index}`} title="VRAM (peak)" unit="GB" series="vram" data={data} dataKey="vramUsedGb" now={now} windowMinutes={hours * 60} digits={1} current={last?.vramUsedGb ?? null} />
-            <MetricChart testId={`history-temp-${index}`} title="Temperature (peak)" unit="°C" series="temp" data={data} dataKey="tempC" now={now} windowMinutes={hours * 60} current={last?.tempC ?? null} />
-            <MetricChart testId={`history-power-${index}`} title="Power (average)" unit="W" series="power" data={data} dataKey="powerW" now={now} windowMinutes={hours * 60} current={last?.powerW ?? null} />
+            <MetricChart
+              testId={`history-util-${index}`}
+              title={`GPU ${index} utilisation (average)`}
+              unit="%"
+              series="util"
+              data={data}
+              dataKey="util"
+              now={now}
+              windowMinutes={hours * 60}
+              top={100}
+              current={last?.util ?? null}
+            />
+            <MetricChart
+              testId={`history-vram-${index}`}
+              title="VRAM (peak)"
+              unit="GB"
+              series="vram"
+              data={data}
+              dataKey="vramUsedGb"
+              now={now}
+              windowMinutes={hours * 60}
+              digits={1}
+              current={last?.vramUsedGb ?? null}
+            />
+            <MetricChart
+              testId={`history-temp-${index}`}
+              title="Temperature (peak)"
+              unit="°C"
+              series="temp"
+              data={data}
+              dataKey="tempC"
+              now={now}
+              windowMinutes={hours * 60}
+              current={last?.tempC ?? null}
+            />
+            <MetricChart
+              testId={`history-power-${index}`}
+              title="Power (average)"
+              unit="W"
+              series="power"
+              data={data}
+              dataKey="powerW"
+              now={now}
+              windowMinutes={hours * 60}
+              current={last?.powerW ?? null}
+            />
           </div>
         );
       })}

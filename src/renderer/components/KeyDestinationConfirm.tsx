@@ -49,7 +49,14 @@ export function KeyDestinationConfirm({
   }, [confirmation.approvalId]);
   const desktop = getBridge().transport === 'ipc';
   return (
-    <div className="approval" role="alertdialog" aria-labelledby={`approval-${confirmation.approvalId}`} tabIndex={-1} ref={ref} data-testid="key-destination-confirm">
+    <div
+      className="approval"
+      role="alertdialog"
+      aria-labelledby={`approval-${confirmation.approvalId}`}
+      tabIndex={-1}
+      ref={ref}
+      data-testid="key-destination-confirm"
+    >
       <p id={`approval-${confirmation.approvalId}`} className="approval-title">
         <strong>Needs your approval:</strong> {confirmation.summary}
       </p>
@@ -62,8 +69,8 @@ export function KeyDestinationConfirm({
       )}
       {confirmation.insecure.length > 0 && (
         <p className="warn-text" data-testid="key-destination-insecure">
-          <strong>Insecure:</strong> the connection to {confirmation.insecure.join(', ')} is plain <code>ws://</code>/<code>http://</code>, not encrypted. Anyone on the network path can
-          read the key and the traffic. Prefer <code>wss://</code>/<code>https://</code>.
+          <strong>Insecure:</strong> the connection to {confirmation.insecure.join(', ')} is plain <code>ws://</code>/<code>http://</code>, not encrypted.
+          Anyone on the network path can read the key and the traffic. Prefer <code>wss://</code>/<code>https://</code>.
         </p>
       )}
       {children}
@@ -71,7 +78,8 @@ export function KeyDestinationConfirm({
         <p>{children ? 'Or approve' : 'Approve'} or deny it in the dialog the app shows.</p>
       ) : (
         <p>
-          {children ? 'Or approve it' : 'Approve it'} at the machine where the agent runs: type <code data-testid="owner-approval-code">approve {confirmation.code}</code> in the agent&apos;s terminal, or run{' '}
+          {children ? 'Or approve it' : 'Approve it'} at the machine where the agent runs: type{' '}
+          <code data-testid="owner-approval-code">approve {confirmation.code}</code> in the agent&apos;s terminal, or run{' '}
           <code className="selectable" data-testid="owner-approval-command">
             {confirmation.approveCommand}
           </code>

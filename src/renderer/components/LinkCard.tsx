@@ -44,7 +44,14 @@ export function LinkCard() {
   const { link, pause: p } = snapshot;
   const busy = pauseState.pending || resumeState.pending;
   const down = linkDownSince(link.state, link.since);
-  const since = p.paused && p.since ? `paused since ${fmtAgo(p.since)}` : link.state === 'connected' ? `since ${fmtAgo(link.since)}` : down ? `down since ${fmtAgo(down)}` : '';
+  const since =
+    p.paused && p.since
+      ? `paused since ${fmtAgo(p.since)}`
+      : link.state === 'connected'
+        ? `since ${fmtAgo(link.since)}`
+        : down
+          ? `down since ${fmtAgo(down)}`
+          : '';
   return (
     <Card
       title="Connection"
@@ -82,7 +89,8 @@ export function LinkCard() {
       )}
       {linkBadge(snapshot).nothingToServe && (
         <p className="link-reason" data-testid="nothing-to-serve">
-          The hub is connected, but no model is switched on with a working engine, so no requests come in. Start an engine or switch a model on in Engines &amp; models.
+          The hub is connected, but no model is switched on with a working engine, so no requests come in. Start an engine or switch a model on in Engines &amp;
+          models.
         </p>
       )}
       {link.state !== 'connected' && link.reason && (

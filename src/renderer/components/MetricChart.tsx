@@ -50,44 +50,53 @@ const Plot = memo(function Plot(p: PlotProps) {
   for (const d of p.data) max = Math.max(max, Number(d[p.dataKey] ?? 0) || 0, p.limitKey ? Number(d[p.limitKey] ?? 0) || 0 : 0);
   const y = valueAxis(p.unit === '%' ? 'percent' : 'unit', max, { unit: p.unit, ...(p.top !== undefined ? { top: p.top } : {}) });
   return (
-      <div className="chart-body">
-        <ResponsiveContainer width="100%" height={150}>
-          <LineChart data={p.data} margin={{ top: 8, right: 12, bottom: 0, left: 0 }}>
-            <CartesianGrid className="chart-grid" vertical={false} />
-            <XAxis
-              dataKey="ts"
-              type="number"
-              scale="time"
-              domain={[from, p.now]}
-              allowDataOverflow
-              tickFormatter={(v: number) => tickFmt(v)}
-              tickCount={5}
-              minTickGap={28}
-              className="chart-axis"
-            />
-            <YAxis width={y.width} domain={y.domain} ticks={y.ticks} interval={0} tickFormatter={y.format} className="chart-axis" />
-            <Tooltip
+    <div className="chart-body">
+      <ResponsiveContainer width="100%" height={150}>
+        <LineChart data={p.data} margin={{ top: 8, right: 12, bottom: 0, left: 0 }}>
+          <CartesianGrid className="chart-grid" vertical={false} />
+          <XAxis
+            dataKey="ts"
+            type="number"
+            scale="time"
+            domain={[from, p.now]}
+            allowDataOverflow
+            tickFormatter={(v: number) => tickFmt(v)}
+            tickCount={5}
+            minTickGap={28}
+            className="chart-axis"
+          />
+          <YAxis width={y.width} domain={y.domain} ticks={y.ticks} interval={0} tickFormatter={y.format} className="chart-axis" />
+          <Tooltip
+            isAnimationActive={false}
+            labelFormatter={(v) => fmtTime(Number(v))}
+            formatter={(v) => [`${fmtNumber(Number(v), p.digits ?? 1)} ${p.unit}`, p.title]}
+          />
+          {p.limitKey && (
+            <Line
+              type="stepAfter"
+              dataKey={p.limitKey}
+              name={p.limitLabel}
+              className="chart-limit"
+              dot={false}
               isAnimationActive={false}
-              labelFormatter={(v) => fmtTime(Number(v))}
-              formatter={(v) => [`${fmtNumber(Number(v), p.digits ?? 1)} ${p.unit}`, p.title]}
+              strokeDasharray="4 4"
+              strokeWidth={1}
+              connectNulls
             />
-            {p.limitKey && (
-              <Line
-                type="stepAfter"
-                dataKey={p.limitKey}
-                name={p.limitLabel}
-                className="chart-limit"
-                dot={false}
-                isAnimationActive={false}
-                strokeDasharray="4 4"
-                strokeWidth={1}
-                connectNulls
-              />
-            )}
-            <Line type="monotone" dataKey={p.dataKey} name={p.title} className="chart-line" dot={false} isAnimationActive={false} strokeWidth={2} connectNulls={false} />
-          </LineChart>
-        </ResponsiveContainer>
-      </div>
+          )}
+          <Line
+            type="monotone"
+            dataKey={p.dataKey}
+            name={p.title}
+            className="chart-line"
+            dot={false}
+            isAnimationActive={false}
+            strokeWidth={2}
+            connectNulls={false}
+          />
+        </LineChart>
+      </ResponsiveContainer>
+    </div>
   );
 }, samePlot);
 

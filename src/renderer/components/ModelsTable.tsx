@@ -86,7 +86,9 @@ function WarmupButton({ model }: { model: string }) {
       </BusyButton>
       {r && (
         <span className={`small ${r.success ? 'muted' : 'error-text'}`} data-testid={`warmup-result-${slug(model)}`}>
-          {r.success ? `Loaded in ${fmtMs(r.loadTimeMs)}${r.memoryMb ? `, ${(r.memoryMb / 1024).toFixed(1)} GB` : ''}` : `Failed: ${r.error ?? 'unknown error'}`}
+          {r.success
+            ? `Loaded in ${fmtMs(r.loadTimeMs)}${r.memoryMb ? `, ${(r.memoryMb / 1024).toFixed(1)} GB` : ''}`
+            : `Failed: ${r.error ?? 'unknown error'}`}
         </span>
       )}
       {r?.warning && (
@@ -124,48 +126,59 @@ export function ModelsTable({ models, compact }: { models: ModelState[]; compact
     );
   }
   return (
-    <DataTable testId="models-table" columns={[{ label: 'Model' }, { label: 'Health' }, !compact && { label: 'Endpoints' }, { label: 'In flight', num: true }, { label: 'Queued', num: true }, { label: 'Serve' }, { label: 'Warmup' }]}>
-        {models.map((m) => (
-          <tr key={m.id} data-testid={`model-row-${slug(m.id)}`} data-enabled={m.enabled}>
-            <ModelCell model={m.id}>
-              {' '}
-              <CatalogueMark model={m.id} />
-            </ModelCell>
-            <td>
-              <HealthBadge health={m.health} testId={`model-health-${slug(m.id)}`} />
-              {m.enabled && <ModelTrouble m={m} />}
-              <MappingFinding m={m} />
+    <DataTable
+      testId="models-table"
+      columns={[
+        { label: 'Model' },
+        { label: 'Health' },
+        !compact && { label: 'Endpoints' },
+        { label: 'In flight', num: true },
+        { label: 'Queued', num: true },
+        { label: 'Serve' },
+        { label: 'Warmup' },
+      ]}
+    >
+      {models.map((m) => (
+        <tr key={m.id} data-testid={`model-row-${slug(m.id)}`} data-enabled={m.enabled}>
+          <ModelCell model={m.id}>
+            {' '}
+            <CatalogueMark model={m.id} />
+          </ModelCell>
+          <td>
+            <HealthBadge health={m.health} testId={`model-health-${slug(m.id)}`} />
+            {m.enabled && <ModelTrouble m={m} />}
+            <MappingFinding m={m} />
+          </td>
+          {!compact && (
+            <td className="small">
+              {m.endpoints.map((e) => (
+                <div key={e.url} title={e.lastError ?? undefined}>
+                  <span className="mono">{e.url}</span> <span className="muted">({e.engineType})</span>
+                </div>
+              ))}
             </td>
-            {!compact && (
-              <td className="small">
-                {m.endpoints.map((e) => (
-                  <div key={e.url} title={e.lastError ?? undefined}>
-                    <span className="mono">{e.url}</span> <span className="muted">({e.engineType})</span>
-                  </div>
-                ))}
-              </td>
-            )}
-            <td className="num" data-testid={`model-inflight-${slug(m.id)}`}>
-              {m.inFlight} / {m.maxConcurrent}
-            </td>
-            <td className="num">
-              {m.queued} / {m.maxQueue}
-            </td>
-            <td>
-              <Toggle
-                checked={wanted[m.id] ?? m.enabled}
-                label={`Serve ${m.id}`}
-                hideLabel
-                disabled={m.id in wanted}
-                onChange={(v) => void toggle(m, v)}
-                testId={`model-toggle-${slug(m.id)}`}
-              />
-            </td>
-            <td>
-              <WarmupButton model={m.id} />
-            </td>
-          </tr>
-        ))}
+          )}
+          <td className="num" data-testid={`model-inflight-${slug(m.id)}`}>
+            {m.inFlight} / {m.maxConcurrent}
+          </td>
+          <td className="num">
+            {m.queued} / {m.maxQueue}
+          </td>
+          <td>
+            <Toggle
+              checked={wanted[m.id] ?? m.enabled}
+              label={`Serve ${m.id}`}
+              hideLabel
+              disabled={m.id in wanted}
+              onChange={(v) => void toggle(m, v)}
+              testId={`model-toggle-${slug(m.id)}`}
+            />
+          </td>
+          <td>
+            <WarmupButton model={m.id} />
+          </td>
+        </tr>
+      ))}
     </DataTable>
   );
 }

@@ -12,7 +12,13 @@ export function NetworkChoice({ hubUrl, onPick }: { hubUrl: string; onPick: (add
       {(['mainnet', 'testnet'] as const)
         .filter((n) => n !== current)
         .map((n) => (
-          <button key={n} type="button" className="small-button" onClick={() => onPick({ hubUrl: NETWORKS[n].hubUrl, serviceUrl: NETWORKS[n].serviceUrl })} data-testid={`use-${n}`}>
+          <button
+            key={n}
+            type="button"
+            className="small-button"
+            onClick={() => onPick({ hubUrl: NETWORKS[n].hubUrl, serviceUrl: NETWORKS[n].serviceUrl })}
+            data-testid={`use-${n}`}
+          >
             Use {n}
           </button>
         ))}

@@ -36,7 +36,10 @@ export function NetworkRecordsCard({ span, refreshKey }: { span: RecordsSpan; re
                   columns={[
                     { label: 'Model' },
                     { label: 'Offered' },
-                    ...['Available', 'Recent ok', 'Recent failed', 'Dispatch failures', 'Tok/s (network)', 'Requests here', 'Errors here'].map((label) => ({ label, num: true })),
+                    ...['Available', 'Recent ok', 'Recent failed', 'Dispatch failures', 'Tok/s (network)', 'Requests here', 'Errors here'].map((label) => ({
+                      label,
+                      num: true,
+                    })),
                     { label: 'Last request' },
                   ]}
                 >
@@ -65,7 +68,8 @@ export function NetworkRecordsCard({ span, refreshKey }: { span: RecordsSpan; re
             </>
           ) : (
             <p className="empty" data-testid="network-models-error">
-              The network's per-model records could not be read: {v.models.error}. What this machine saw is on this page; the network's view shows again once it answers.
+              The network's per-model records could not be read: {v.models.error}. What this machine saw is on this page; the network's view shows again once it
+              answers.
             </p>
           )}
           {v.earnings.ok ? (
@@ -83,7 +87,8 @@ export function NetworkRecordsCard({ span, refreshKey }: { span: RecordsSpan; re
             </>
           ) : (
             <p className="empty" data-testid="settled-error">
-              The network's settled earnings could not be read: {v.earnings.error}. The local estimate for this period is {fmtMoney(v.earnings.localEstimateUsd)} (tokens × published rate, pay-as-you-go only).
+              The network's settled earnings could not be read: {v.earnings.error}. The local estimate for this period is{' '}
+              {fmtMoney(v.earnings.localEstimateUsd)} (tokens × published rate, pay-as-you-go only).
             </p>
           )}
         </>

@@ -50,7 +50,12 @@ export function PauseSchedule() {
         </fieldset>
       ))}
       <div className="form-actions">
-        <button type="button" className="small-button" onClick={() => setRows((r) => [...r, { days: [1, 2, 3, 4, 5], from: '18:00', to: '23:00' }])} data-testid="schedule-add">
+        <button
+          type="button"
+          className="small-button"
+          onClick={() => setRows((r) => [...r, { days: [1, 2, 3, 4, 5], from: '18:00', to: '23:00' }])}
+          data-testid="schedule-add"
+        >
           Add a window
         </button>
         <BusyButton onClick={() => void save()} data-testid="schedule-save" busy={state.pending} busyLabel="Saving…">

@@ -105,13 +105,31 @@ function AddressForm(props: {
         if (!blocked) void create(address.trim());
       }}
     >
-      <TextField label={props.label} hint={props.hint} testId={`${props.testId}-field`} inputTestId={`${props.testId}-input`} value={address} placeholder="0x…" autoComplete="off" spellCheck={false} onChange={(v) => setAddress(v)} />
+      <TextField
+        label={props.label}
+        hint={props.hint}
+        testId={`${props.testId}-field`}
+        inputTestId={`${props.testId}-input`}
+        value={address}
+        placeholder="0x…"
+        autoComplete="off"
+        spellCheck={false}
+        onChange={(v) => setAddress(v)}
+      />
       {props.confirmFirst !== undefined && address.trim() !== '' && (
         <label className="checkbox-row" data-testid={`${props.testId}-permanent`}>
-          <input type="checkbox" checked={sure} onChange={(e) => setSure(e.target.checked)} data-testid={`${props.testId}-permanent-input`} /> {props.confirmFirst}
+          <input type="checkbox" checked={sure} onChange={(e) => setSure(e.target.checked)} data-testid={`${props.testId}-permanent-input`} />{' '}
+          {props.confirmFirst}
         </label>
       )}
-      <BusyButton type="submit" className="small-button" busy={state.pending} busyLabel="Saving…" disabled={address.trim() === '' || blocked} data-testid={`${props.testId}-save`}>
+      <BusyButton
+        type="submit"
+        className="small-button"
+        busy={state.pending}
+        busyLabel="Saving…"
+        disabled={address.trim() === '' || blocked}
+        data-testid={`${props.testId}-save`}
+      >
         Save
       </BusyButton>
       {confirm}
@@ -146,8 +164,23 @@ function ApprovalForm({ done }: { done: () => void }) {
         void ask();
       }}
     >
-      <TextField label="Hardware" hint="What the platform reviews, e.g. 2× RTX 4090, 128 GB RAM." testId="approval-hardware-field" inputTestId="approval-hardware" value={hardware} onChange={setHardware} />
-      <TextField label="Contact e-mail" hint="Where the platform writes about the approval." testId="approval-email-field" inputTestId="approval-email" type="email" value={email} onChange={setEmail} />
+      <TextField
+        label="Hardware"
+        hint="What the platform reviews, e.g. 2× RTX 4090, 128 GB RAM."
+        testId="approval-hardware-field"
+        inputTestId="approval-hardware"
+        value={hardware}
+        onChange={setHardware}
+      />
+      <TextField
+        label="Contact e-mail"
+        hint="Where the platform writes about the approval."
+        testId="approval-email-field"
+        inputTestId="approval-email"
+        type="email"
+        value={email}
+        onChange={setEmail}
+      />
       <BusyButton type="submit" className="small-button" busy={state.pending} busyLabel="Asking…" data-testid="approval-ask">
         Ask for approval
       </BusyButton>

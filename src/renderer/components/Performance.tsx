@@ -20,7 +20,27 @@ function emptyText(empty: PerfEmpty, lacking: string): string {
   return `${empty.finished} ${empty.finished === 1 ? 'request' : 'requests'} finished in the last 30 minutes, ${lacking}.`;
 }
 
-function PercentileChart({ data, p50, p95, spread, axis, unit, title, testId, lacking }: { data: PerfPoint[]; p50: keyof PerfPoint & string; p95: keyof PerfPoint & string; spread: boolean; axis: 'duration' | 'rate'; unit: string; title: string; testId: string; lacking: string }) {
+function PercentileChart({
+  data,
+  p50,
+  p95,
+  spread,
+  axis,
+  unit,
+  title,
+  testId,
+  lacking,
+}: {
+  data: PerfPoint[];
+  p50: keyof PerfPoint & string;
+  p95: keyof PerfPoint & string;
+  spread: boolean;
+  axis: 'duration' | 'rate';
+  unit: string;
+  title: string;
+  testId: string;
+  lacking: string;
+}) {
   const empty = perfEmpty(data);
   return (
     <TimeChart
@@ -51,23 +71,23 @@ function ModelShare() {
   if (rows.length === 0) return <p className="empty">No requests today yet.</p>;
   return (
     <DataTable testId="model-share" className="share-table" columns={[{ label: 'Model' }, { label: 'Requests' }, { label: 'Earnings' }]}>
-        {rows.map((r) => (
-          <tr key={r.model} data-testid="model-share-row">
-            <th scope="row" className="mono">
-              <a href={modelHref(r.model)} data-testid="model-link">
-                {r.model}
-              </a>
-            </th>
-            <td>
-              <span className="share-bar" style={{ width: `${Math.round(r.requestShare * 100)}%` }} aria-hidden="true" />
-              {fmtPercent(r.requestShare, 0)} <span className="muted small">({fmtNumber(r.requests)})</span>
-            </td>
-            <td>
-              <span className="share-bar share-earn" style={{ width: `${Math.round(r.earningShare * 100)}%` }} aria-hidden="true" />
-              {fmtPercent(r.earningShare, 0)} <span className="muted small">({fmtMoney(r.earnings)})</span>
-            </td>
-          </tr>
-        ))}
+      {rows.map((r) => (
+        <tr key={r.model} data-testid="model-share-row">
+          <th scope="row" className="mono">
+            <a href={modelHref(r.model)} data-testid="model-link">
+              {r.model}
+            </a>
+          </th>
+          <td>
+            <span className="share-bar" style={{ width: `${Math.round(r.requestShare * 100)}%` }} aria-hidden="true" />
+            {fmtPercent(r.requestShare, 0)} <span className="muted small">({fmtNumber(r.requests)})</span>
+          </td>
+          <td>
+            <span className="share-bar share-earn" style={{ width: `${Math.round(r.earningShare * 100)}%` }} aria-hidden="true" />
+            {fmtPercent(r.earningShare, 0)} <span className="muted small">({fmtMoney(r.earnings)})</span>
+          </td>
+        </tr>
+      ))}
     </DataTable>
   );
 }
@@ -81,12 +101,43 @@ export function Performance() {
     <div data-testid="performance">
       <Card title="Speed, last 30 minutes" testId="speed-card">
         <div className="chart-grid-3">
-          <PercentileChart data={data} p50="queueP50" p95="queueP95" spread={spread} axis="duration" unit="ms" title="Wait in the queue" testId="chart-queue" lacking="none with a measured wait" />
-          <PercentileChart data={data} p50="ttftP50" p95="ttftP95" spread={spread} axis="duration" unit="ms" title="Time to first token (engine)" testId="chart-ttft" lacking="none streamed: time to first token is measured on streamed answers only" />
-          <PercentileChart data={data} p50="tpsP50" p95="tpsP95" spread={spread} axis="rate" unit="tok/s" title="Tokens per second" testId="chart-tps" lacking="none with an output token count over a measurable time, so no speed can be given" />
+          <PercentileChart
+            data={data}
+            p50="queueP50"
+            p95="queueP95"
+            spread={spread}
+            axis="duration"
+            unit="ms"
+            title="Wait in the queue"
+            testId="chart-queue"
+            lacking="none with a measured wait"
+          />
+          <PercentileChart
+            data={data}
+            p50="ttftP50"
+            p95="ttftP95"
+            spread={spread}
+            axis="duration"
+            unit="ms"
+            title="Time to first token (engine)"
+            testId="chart-ttft"
+            lacking="none streamed: time to first token is measured on streamed answers only"
+          />
+          <PercentileChart
+            data={data}
+            p50="tpsP50"
+            p95="tpsP95"
+            spread={spread}
+            axis="rate"
+            unit="tok/s"
+            title="Tokens per second"
+            testId="chart-tps"
+            lacking="none with an output token count over a measurable time, so no speed can be given"
+          />
         </div>
         <p className="muted small">
-          One point a minute, from the requests that finished in it. The wait for a free slot is shown apart: time to first token counts from when the engine got the request.
+          One point a minute, from the requests that finished in it. The wait for a free slot is shown apart: time to first token counts from when the engine
+          got the request.
           {spread ? '' : ' No minute had two requests yet, so there is no p95 line.'}
         </p>
       </Card>

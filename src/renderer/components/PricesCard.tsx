@@ -44,17 +44,20 @@ export function PricesCard({ models }: { models: string[] }) {
           : 'The hub has not enabled earnings for this provider yet: requests are counted, earnings stay at $0 until it does.'}
       </p>
       {current && current.prices.length > 0 ? (
-        <DataTable testId="prices-table" columns={[{ label: 'Model' }, { label: 'Input / 1M tokens', num: true }, { label: 'Output / 1M tokens', num: true }, { label: 'Since' }]}>
-            {current.prices.map((p) => (
-              <tr key={p.model}>
-                <th scope="row" className="mono">
-                  {p.model === '*' ? 'Every other model' : p.model}
-                </th>
-                <td className="num">{fmtMoney(p.inputPerM)}</td>
-                <td className="num">{fmtMoney(p.outputPerM)}</td>
-                <td>{fmtDateTime(p.effectiveFrom)}</td>
-              </tr>
-            ))}
+        <DataTable
+          testId="prices-table"
+          columns={[{ label: 'Model' }, { label: 'Input / 1M tokens', num: true }, { label: 'Output / 1M tokens', num: true }, { label: 'Since' }]}
+        >
+          {current.prices.map((p) => (
+            <tr key={p.model}>
+              <th scope="row" className="mono">
+                {p.model === '*' ? 'Every other model' : p.model}
+              </th>
+              <td className="num">{fmtMoney(p.inputPerM)}</td>
+              <td className="num">{fmtMoney(p.outputPerM)}</td>
+              <td>{fmtDateTime(p.effectiveFrom)}</td>
+            </tr>
+          ))}
         </DataTable>
       ) : (
         <p className="empty">No estimates set: models the network does not price earn nothing here.</p>
@@ -78,8 +81,24 @@ export function PricesCard({ models }: { models: string[] }) {
             </select>
           )}
         </Field>
-        <TextField label="Input, $ per 1M tokens" error={errors.input ?? null} testId="price-input-field" inputMode="decimal" value={input} onChange={setInput} inputTestId="price-input" />
-        <TextField label="Output, $ per 1M tokens" error={errors.output ?? null} testId="price-output-field" inputMode="decimal" value={output} onChange={setOutput} inputTestId="price-output" />
+        <TextField
+          label="Input, $ per 1M tokens"
+          error={errors.input ?? null}
+          testId="price-input-field"
+          inputMode="decimal"
+          value={input}
+          onChange={setInput}
+          inputTestId="price-input"
+        />
+        <TextField
+          label="Output, $ per 1M tokens"
+          error={errors.output ?? null}
+          testId="price-output-field"
+          inputMode="decimal"
+          value={output}
+          onChange={setOutput}
+          inputTestId="price-output"
+        />
         <BusyButton type="submit" data-testid="price-save" busy={saveState.pending} busyLabel="Saving…">
           Set price
         </BusyButton>

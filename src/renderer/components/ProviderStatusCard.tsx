@@ -46,7 +46,13 @@ export function ProviderStatusCard() {
       title="Provider status"
       testId="provider-status"
       actions={
-        <button type="button" className="small-button" onClick={() => void refresh()} disabled={state.pending || v.state === 'checking'} data-testid="provider-status-refresh">
+        <button
+          type="button"
+          className="small-button"
+          onClick={() => void refresh()}
+          disabled={state.pending || v.state === 'checking'}
+          data-testid="provider-status-refresh"
+        >
           Check again
         </button>
       }

@@ -29,8 +29,7 @@ function Line({ summary, when, testId }: { summary: RailSpanSummary; when: strin
           {p.text}
         </span>
       ))}
-      .
-      {l.throttled.length > 0 && ' Fewer requests at once: '}
+      .{l.throttled.length > 0 && ' Fewer requests at once: '}
       {l.throttled.map((p, i) => (
         <span key={p.code} data-testid="rails-throttled-cause" data-code={p.code} data-ms={p.ms}>
           {i > 0 && ', '}

@@ -108,7 +108,11 @@ export function RequestDetail({ request, onClose }: { request: RequestView; onCl
         <dd data-testid="request-detail-tokens">
           {fmtInt(request.tokensIn)} in / {fmtInt(request.tokensOut)} out
           <span className="muted small block">
-            {request.finishedAt === undefined ? 'counted so far' : request.estimated ? 'estimated: the engine reported no usage' : 'as the engine reported them'}
+            {request.finishedAt === undefined
+              ? 'counted so far'
+              : request.estimated
+                ? 'estimated: the engine reported no usage'
+                : 'as the engine reported them'}
           </span>
         </dd>
         <dt>Speed</dt>

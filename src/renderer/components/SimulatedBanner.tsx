@@ -7,8 +7,8 @@ export function SimulatedBanner() {
   if (!simulated) return null;
   return (
     <div className="banner banner-info simulated-banner" role="status" data-testid="simulated-banner">
-      <strong>Simulated network, simulated money.</strong> This agent serves a development hub (<code>dev-hub</code> or <code>demo</code>): its requests and earnings are
-      not Swan Inference&apos;s and pay nothing. Choose mainnet in Settings to serve the real network.
+      <strong>Simulated network, simulated money.</strong> This agent serves a development hub (<code>dev-hub</code> or <code>demo</code>): its requests and
+      earnings are not Swan Inference&apos;s and pay nothing. Choose mainnet in Settings to serve the real network.
     </div>
   );
 }

@@ -65,7 +65,11 @@ export function TimeChart<T extends object>(p: {
                 className="chart-axis"
               />
               <YAxis width={y.width} domain={y.domain} ticks={y.ticks} interval={0} tickFormatter={y.format} className="chart-axis" />
-              <Tooltip isAnimationActive={false} labelFormatter={(v) => p.tooltipLabel(Number(v))} formatter={(v, name) => [p.tooltipValue(Number(v)), String(name)]} />
+              <Tooltip
+                isAnimationActive={false}
+                labelFormatter={(v) => p.tooltipLabel(Number(v))}
+                formatter={(v, name) => [p.tooltipValue(Number(v)), String(name)]}
+              />
               {p.lines.map((l, i) => (
                 <Line
                   key={l.key}

@@ -5,7 +5,7 @@ import { fmtMoney } from '../lib/format';
 const REASONS: Record<EarningsZeroReason, string> = {
   earnings_disabled: 'Earnings are not enabled for this provider yet',
   no_priced_model: 'None of your models is priced by the network',
-  prices_unknown: 'The network\'s price list could not be read',
+  prices_unknown: "The network's price list could not be read",
   no_requests: 'No requests yet today',
   no_paid_requests: 'No paid hub requests yet today',
 };

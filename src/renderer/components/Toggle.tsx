@@ -18,7 +18,15 @@ export function Toggle(props: { checked: boolean; onChange: (v: boolean) => void
 }
 
 /** A settings row: the switch, a hint under it, and its error. */
-export function ToggleRow(props: { checked: boolean; onChange: (v: boolean) => void; label: string; testId?: string; hint?: string | null; hintTestId?: string; error?: string | null }) {
+export function ToggleRow(props: {
+  checked: boolean;
+  onChange: (v: boolean) => void;
+  label: string;
+  testId?: string;
+  hint?: string | null;
+  hintTestId?: string;
+  error?: string | null;
+}) {
   return (
     <>
       <Toggle checked={props.checked} onChange={props.onChange} label={props.label} testId={props.testId} />

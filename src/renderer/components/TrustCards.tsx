@@ -24,7 +24,8 @@ function HubView({ view }: { view: HubViewState | undefined }) {
       {view.notRegistered.length > 0 && (
         <div className="banner banner-warn" data-testid="hub-not-registered">
           <p>
-            The hub did not register {view.notRegistered.length === 1 ? 'this model' : 'these models'}, so no requests come for {view.notRegistered.length === 1 ? 'it' : 'them'}:
+            The hub did not register {view.notRegistered.length === 1 ? 'this model' : 'these models'}, so no requests come for{' '}
+            {view.notRegistered.length === 1 ? 'it' : 'them'}:
           </p>
           <ul>
             {view.notRegistered.map((m) => (
@@ -33,13 +34,16 @@ function HubView({ view }: { view: HubViewState | undefined }) {
               </li>
             ))}
           </ul>
-          <p className="small">Use model ids the network&apos;s catalogue lists (map a local name to a catalogue id in models.json), and read the notices from Swan Inference.</p>
+          <p className="small">
+            Use model ids the network&apos;s catalogue lists (map a local name to a catalogue id in models.json), and read the notices from Swan Inference.
+          </p>
         </div>
       )}
       {up && (
         <p className="banner banner-info" data-testid="hub-upgrade">
           The hub advises an upgrade{up.latest ? `: provider release ${up.latest} is current` : ''}
-          {up.running ? ` (this node speaks ${up.running})` : ''}.{up.message ? ` ${up.message}` : ''} The agent checked this app&apos;s release channel; Settings → About shows what it found, downloads and verifies it.{' '}
+          {up.running ? ` (this node speaks ${up.running})` : ''}.{up.message ? ` ${up.message}` : ''} The agent checked this app&apos;s release channel;
+          Settings → About shows what it found, downloads and verifies it.{' '}
           <button type="button" className="small-button" onClick={() => go('settings')} data-testid="hub-upgrade-open">
             See the update
           </button>{' '}
@@ -74,7 +78,8 @@ function WeightsRow({ w }: { w: ModelWeightsView }) {
       </div>
       {(w.state === 'hashing' || w.state === 'queued') && (
         <div className="small" data-testid="weights-progress">
-          <progress max={w.totalBytes || 1} value={w.doneBytes} aria-label={`weights of ${w.model}`} /> hashing weights: {sizeProgress(w.doneBytes, w.totalBytes)}
+          <progress max={w.totalBytes || 1} value={w.doneBytes} aria-label={`weights of ${w.model}`} /> hashing weights:{' '}
+          {sizeProgress(w.doneBytes, w.totalBytes)}
         </div>
       )}
       {w.state === 'verified' && w.compositeHash && (

@@ -91,8 +91,11 @@ export function TryIt() {
             {text || (running ? '…' : '')}
           </pre>
           <p className="muted small">
-            Time to first token <span data-testid="try-ttft">{fmtMs(ttft)}</span> · <span data-testid="try-tps">{tps === null ? '—' : `${fmtNumber(tps, 1)} tok/s`}</span>
-            {view?.status && view.status !== 'ok' && view.status !== 'running' && view.status !== 'queued' ? ` · ${view.status}${view.error ? `: ${view.error}` : ''}` : ''}
+            Time to first token <span data-testid="try-ttft">{fmtMs(ttft)}</span> ·{' '}
+            <span data-testid="try-tps">{tps === null ? '—' : `${fmtNumber(tps, 1)} tok/s`}</span>
+            {view?.status && view.status !== 'ok' && view.status !== 'running' && view.status !== 'queued'
+              ? ` · ${view.status}${view.error ? `: ${view.error}` : ''}`
+              : ''}
           </p>
         </div>
       )}

@@ -85,6 +85,12 @@ export function modelShare(perModel: ModelUsage[]): ShareRow[] {
   const req = perModel.reduce((s, m) => s + m.requests, 0);
   const earn = perModel.reduce((s, m) => s + m.earnings, 0);
   return perModel
-    .map((m) => ({ model: m.model, requests: m.requests, earnings: m.earnings, requestShare: req > 0 ? m.requests / req : 0, earningShare: earn > 0 ? m.earnings / earn : 0 }))
+    .map((m) => ({
+      model: m.model,
+      requests: m.requests,
+      earnings: m.earnings,
+      requestShare: req > 0 ? m.requests / req : 0,
+      earningShare: earn > 0 ? m.earnings / earn : 0,
+    }))
     .sort((x, y) => y.requests - x.requests || y.earnings - x.earnings || x.model.localeCompare(y.model));
 }

@@ -36,7 +36,9 @@ export function consoleVerdict(s: AgentSnapshot, connection: ConnectionStatus = 
     tone: 'bad',
     label: 'Agent not reachable',
     headline: text,
-    reasons: [{ code: 'agent_stopped', state: 'stopped', text, next: 'Start the agent again (swan-provider run, or the desktop app); this page reconnects by itself.' }],
+    reasons: [
+      { code: 'agent_stopped', state: 'stopped', text, next: 'Start the agent again (swan-provider run, or the desktop app); this page reconnects by itself.' },
+    ],
     routable: [],
   };
 }
@@ -51,14 +53,23 @@ export function summarize(s: AgentSnapshot, sample: GpuSample | null, connection
   }));
   if (sample?.available) {
     const hot = sample.devices.filter((d) => d.temperatureC !== null && d.temperatureC >= HOT_GPU_C);
-    for (const d of hot) items.push({ code: 'gpu_hot', tone: 'warn', text: `GPU ${d.index} is at ${Math.round(d.temperatureC!)} °C (${HOT_GPU_C} °C or more): check its cooling.` });
+    for (const d of hot)
+      items.push({
+        code: 'gpu_hot',
+        tone: 'warn',
+        text: `GPU ${d.index} is at ${Math.round(d.temperatureC!)} °C (${HOT_GPU_C} °C or more): check its cooling.`,
+      });
   }
   // Over a recent window, not the day: "24 of 67 failed today" would stay up long after the engine recovered.
   const recent = s.recent;
   if (recent && recent.requests > 0 && recent.errors / recent.requests >= FAILURE_RATE) {
     const { requests, errors } = recent;
     const minutes = Math.round(recent.windowMs / 60_000);
-    items.push({ code: 'failures', tone: 'warn', text: `${errors} of ${requests} requests failed in the last ${minutes} minutes (${Math.round((errors / requests) * 1000) / 10} %): see Requests and Logs.` });
+    items.push({
+      code: 'failures',
+      tone: 'warn',
+      text: `${errors} of ${requests} requests failed in the last ${minutes} minutes (${Math.round((errors / requests) * 1000) / 10} %): see Requests and Logs.`,
+    });
   }
   const tone = v.tone === 'bad' || items.some((i) => i.tone === 'bad') ? 'bad' : v.tone === 'warn' || items.length > 0 ? 'warn' : 'ok';
   return { state: v.state, tone, headline: v.headline, items };

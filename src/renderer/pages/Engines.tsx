@@ -92,9 +92,27 @@ function GuardRailsForm() {
       </p>
       <div className="inline-form">
         <label htmlFor="guard-temp">Temperature ceiling (°C)</label>
-        <input id="guard-temp" type="number" min={0} max={110} className="num-input" value={t} onChange={(e) => setTemp(e.target.value)} data-testid="guard-temp" />
+        <input
+          id="guard-temp"
+          type="number"
+          min={0}
+          max={110}
+          className="num-input"
+          value={t}
+          onChange={(e) => setTemp(e.target.value)}
+          data-testid="guard-temp"
+        />
         <label htmlFor="guard-power">Power ceiling (W)</label>
-        <input id="guard-power" type="number" min={0} max={2000} className="num-input" value={p} onChange={(e) => setPower(e.target.value)} data-testid="guard-power" />
+        <input
+          id="guard-power"
+          type="number"
+          min={0}
+          max={2000}
+          className="num-input"
+          value={p}
+          onChange={(e) => setPower(e.target.value)}
+          data-testid="guard-power"
+        />
         <button type="button" className="small-button" disabled={!settings || state.pending} onClick={() => void save()} data-testid="guard-save">
           Save
         </button>
@@ -171,7 +189,9 @@ export function Engines() {
         <ModelsTable models={snapshot.models} />
       </Card>
       <GetModelCard />
-      <Card title="Endpoints: capacity and state" testId="endpoint-capacity-card"><EndpointCapacity models={snapshot.models} /></Card>
+      <Card title="Endpoints: capacity and state" testId="endpoint-capacity-card">
+        <EndpointCapacity models={snapshot.models} />
+      </Card>
       <CatalogueCard />
       <TryIt />
       <div className="grid-2 grid-collapse">

@@ -46,7 +46,12 @@ function RigStatus({ rig }: { rig: FleetRigView }) {
     return (
       <span data-testid="rig-status" data-status="ok" data-link={state} data-verdict={v?.state ?? 'unknown'} title={v?.headline}>
         {v ? <Badge tone={v.tone}>{v.label}</Badge> : <Badge tone="muted">Verdict unknown</Badge>}
-        {v && v.state !== 'serving' && <span className="muted small" data-testid="rig-headline"> {v.headline}</span>}
+        {v && v.state !== 'serving' && (
+          <span className="muted small" data-testid="rig-headline">
+            {' '}
+            {v.headline}
+          </span>
+        )}
         {!v && (
           <span className="muted small" data-testid="rig-headline">
             {' '}
@@ -56,7 +61,8 @@ function RigStatus({ rig }: { rig: FleetRigView }) {
       </span>
     );
   }
-  const label = rig.status === 'unreachable' ? 'Unreachable' : rig.status === 'refused' ? 'Token refused' : rig.status === 'pending' ? 'Reading…' : 'Unreadable';
+  const label =
+    rig.status === 'unreachable' ? 'Unreachable' : rig.status === 'refused' ? 'Token refused' : rig.status === 'pending' ? 'Reading…' : 'Unreadable';
   return (
     <span data-testid="rig-status" data-status={rig.status}>
       <Badge tone={rig.status === 'pending' ? 'muted' : 'bad'}>{label}</Badge>
@@ -163,7 +169,8 @@ function RigRow({ rig, onRemoved }: { rig: FleetRigView; onRemoved: (v: FleetVie
             <>
               <span data-testid="rig-requests-today">{fmtInt(s.today.requests)}</span> requests
               <span className="muted small block">
-                <span data-testid="rig-tokens-in-today">{fmtInt(s.today.tokensIn)}</span> in / <span data-testid="rig-tokens-out-today">{fmtInt(s.today.tokensOut)}</span> out
+                <span data-testid="rig-tokens-in-today">{fmtInt(s.today.tokensIn)}</span> in /{' '}
+                <span data-testid="rig-tokens-out-today">{fmtInt(s.today.tokensOut)}</span> out
               </span>
             </>
           ) : (
@@ -185,10 +192,29 @@ function RigRow({ rig, onRemoved }: { rig: FleetRigView; onRemoved: (v: FleetVie
         <td>
           {!rig.self && (
             <span className="form-actions">
-              <button type="button" className="small-button" onClick={() => void open()} disabled={openState.pending} data-testid="rig-open" aria-label={`Open the console of ${rig.label}`} title={s?.access === 'full' ? "Opens this rig's own console, signed in" : "Opens this rig's own console; sign in there (it was added with a read-only token)"}>
+              <button
+                type="button"
+                className="small-button"
+                onClick={() => void open()}
+                disabled={openState.pending}
+                data-testid="rig-open"
+                aria-label={`Open the console of ${rig.label}`}
+                title={
+                  s?.access === 'full'
+                    ? "Opens this rig's own console, signed in"
+                    : "Opens this rig's own console; sign in there (it was added with a read-only token)"
+                }
+              >
                 Open
               </button>
-              <button type="button" className="small-button danger" onClick={() => void remove()} disabled={removeState.pending} data-testid="rig-remove" aria-label={`Remove ${rig.label} from the fleet`}>
+              <button
+                type="button"
+                className="small-button danger"
+                onClick={() => void remove()}
+                disabled={removeState.pending}
+                data-testid="rig-remove"
+                aria-label={`Remove ${rig.label} from the fleet`}
+              >
                 Remove
               </button>
             </span>
@@ -198,7 +224,11 @@ function RigRow({ rig, onRemoved }: { rig: FleetRigView; onRemoved: (v: FleetVie
       {(rig.error || openState.error || removeState.error) && (
         <tr data-testid="rig-problem">
           <td colSpan={COLUMNS.length} className="small">
-            {rig.error && <span className={rig.status === 'ok' ? undefined : 'warn-text'}>{rig.label}: {rig.error}</span>}
+            {rig.error && (
+              <span className={rig.status === 'ok' ? undefined : 'warn-text'}>
+                {rig.label}: {rig.error}
+              </span>
+            )}
             <ErrorText error={openState.error ?? removeState.error} />
           </td>
         </tr>
@@ -234,7 +264,9 @@ function Totals({ fleet }: { fleet: FleetView }) {
       </div>
       {t.stale > 0 && (
         <p className="muted small" data-testid="fleet-stale">
-          {t.stale === 1 ? 'One rig does not answer: its last known figures are in these sums.' : `${t.stale} rigs do not answer: their last known figures are in these sums.`}
+          {t.stale === 1
+            ? 'One rig does not answer: its last known figures are in these sums.'
+            : `${t.stale} rigs do not answer: their last known figures are in these sums.`}
         </p>
       )}
     </Card>
@@ -247,7 +279,11 @@ function AddRig({ onAdded }: { onAdded: (v: FleetView) => void }) {
   const [label, setLabel] = useState('');
   const [note, setNote] = useState<string | null>(null);
   const [add, state] = useCall(async () => {
-    const v = await getBridge().invoke('fleet.add', { url: url.trim(), ...(token.trim() ? { token: token.trim() } : {}), ...(label.trim() ? { label: label.trim() } : {}) });
+    const v = await getBridge().invoke('fleet.add', {
+      url: url.trim(),
+      ...(token.trim() ? { token: token.trim() } : {}),
+      ...(label.trim() ? { label: label.trim() } : {}),
+    });
     onAdded(v);
     const added = v.rigs[v.rigs.length - 1];
     setNote(`Added ${added?.label ?? 'the rig'}.`);
@@ -259,8 +295,9 @@ function AddRig({ onAdded }: { onAdded: (v: FleetView) => void }) {
     <Card title="Add a rig" testId="fleet-add">
       <p className="muted small">
         Another rig running the console (<span className="mono">swan-provider run --console …</span>). On that rig, make a read-only token with{' '}
-        <span className="mono">swan-provider fleet token create</span> (or on its Fleet page), or use its console token (the <span className="mono">?token=…</span> of its
-        bookmark: that one also opens its console signed in). Off your network, reach it over TLS or an SSH tunnel (docs/fleet.md).
+        <span className="mono">swan-provider fleet token create</span> (or on its Fleet page), or use its console token (the{' '}
+        <span className="mono">?token=…</span> of its bookmark: that one also opens its console signed in). Off your network, reach it over TLS or an SSH tunnel
+        (docs/fleet.md).
       </p>
       <form
         className="inline-form"
@@ -270,8 +307,25 @@ function AddRig({ onAdded }: { onAdded: (v: FleetView) => void }) {
           void add();
         }}
       >
-        <TextField label="Console address" value={url} onChange={setUrl} placeholder="http://192.168.1.20:7777" inputTestId="fleet-add-url" autoComplete="off" spellCheck={false} required />
-        <TextField label="Token" value={token} onChange={setToken} type="password" inputTestId="fleet-add-token" autoComplete="off" hint="Kept by this rig's agent (keychain or a private file), never shown again." />
+        <TextField
+          label="Console address"
+          value={url}
+          onChange={setUrl}
+          placeholder="http://192.168.1.20:7777"
+          inputTestId="fleet-add-url"
+          autoComplete="off"
+          spellCheck={false}
+          required
+        />
+        <TextField
+          label="Token"
+          value={token}
+          onChange={setToken}
+          type="password"
+          inputTestId="fleet-add-token"
+          autoComplete="off"
+          hint="Kept by this rig's agent (keychain or a private file), never shown again."
+        />
         <TextField label="Name (optional)" value={label} onChange={setLabel} inputTestId="fleet-add-label" maxLength={64} placeholder="garage" />
         <div className="form-actions">
           <BusyButton type="submit" disabled={!url.trim()} data-testid="fleet-add-submit" busy={state.pending} busyLabel="Reading the rig…">
@@ -293,9 +347,14 @@ function ShareThisRig() {
   const [made, setMade] = useState<{ name: string; token: string } | null>(null);
   const [tokens, setTokens] = useState<FleetTokenView[] | undefined>(undefined);
   const shown = tokens ?? list.data;
-  const { create, state: createState, confirm } = useApprovedCreate(
+  const {
+    create,
+    state: createState,
+    confirm,
+  } = useApprovedCreate(
     async (n, grant) => {
-      if (!TOKEN_NAME.test(n)) throw new Error('A token name uses only letters, digits, dots, dashes or underscores (1 to 64 characters), for example office-pc.');
+      if (!TOKEN_NAME.test(n))
+        throw new Error('A token name uses only letters, digits, dots, dashes or underscores (1 to 64 characters), for example office-pc.');
       return getBridge().invoke('fleet.tokens.create', { name: n, ...(grant ? { grant } : {}) });
     },
     async (r) => {
@@ -319,7 +378,10 @@ function ShareThisRig() {
       </p>
       {made && (
         <p className="banner banner-info" data-testid="fleet-token-made">
-          Token <span className="mono">{made.name}</span>, shown this once: <span className="mono selectable" data-testid="fleet-token-value">{made.token}</span>
+          Token <span className="mono">{made.name}</span>, shown this once:{' '}
+          <span className="mono selectable" data-testid="fleet-token-value">
+            {made.token}
+          </span>
         </p>
       )}
       <ErrorText error={list.error} />
@@ -357,16 +419,14 @@ export function Fleet() {
   return (
     <div className="page" data-testid="page-fleet">
       <h1>Fleet</h1>
-      <p className="lead">This rig and the rigs you added, read every few seconds by this rig&apos;s agent. A rig that stops answering stays here, marked unreachable.</p>
+      <p className="lead">
+        This rig and the rigs you added, read every few seconds by this rig&apos;s agent. A rig that stops answering stays here, marked unreachable.
+      </p>
       <ErrorText error={error} />
       {fleet && <Totals fleet={fleet} />}
       {fleet && (
         <Card title="Rigs" testId="fleet-rigs">
-          <DataTable
-            dense
-            testId="fleet-table"
-            columns={COLUMNS}
-          >
+          <DataTable dense testId="fleet-table" columns={COLUMNS}>
             {fleet.rigs.map((r) => (
               <RigRow key={r.id} rig={r} onRemoved={set} />
             ))}

@@ -101,7 +101,13 @@ export function Logs() {
           {v.getVirtualItems().map((item) => {
             const e = shown[item.index]!;
             return (
-              <div key={item.key} className={`log-row lvl-${e.level}`} style={{ transform: `translateY(${item.start}px)`, height: ROW }} data-testid="log-row" data-level={e.level}>
+              <div
+                key={item.key}
+                className={`log-row lvl-${e.level}`}
+                style={{ transform: `translateY(${item.start}px)`, height: ROW }}
+                data-testid="log-row"
+                data-level={e.level}
+              >
                 <span className="mono muted">{fmtTime(e.ts)}</span>
                 <span className={`log-level lvl-${e.level}`}>{e.level}</span>
                 <span className="mono muted">{e.subsystem}</span>

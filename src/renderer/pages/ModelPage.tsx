@@ -19,7 +19,23 @@ const SPANS = [
 
 type Row = ModelReport['buckets'][number];
 
-function Chart({ data, keys, axis, title, testId, hours, empty }: { data: Row[]; keys: { key: keyof Row & string; name: string; dashed?: boolean }[]; axis: 'count' | 'duration' | 'money'; title: string; testId: string; hours: number; empty: string }) {
+function Chart({
+  data,
+  keys,
+  axis,
+  title,
+  testId,
+  hours,
+  empty,
+}: {
+  data: Row[];
+  keys: { key: keyof Row & string; name: string; dashed?: boolean }[];
+  axis: 'count' | 'duration' | 'money';
+  title: string;
+  testId: string;
+  hours: number;
+  empty: string;
+}) {
   return (
     <TimeChart
       title={title}
@@ -74,7 +90,10 @@ export function ModelPage() {
         </button>{' '}
         {state ? (
           <>
-            <HealthBadge health={state.health} /> <span className="muted small">{state.enabled ? 'served' : 'switched off'} · {state.endpoints.map((e) => e.url).join(', ')}</span>
+            <HealthBadge health={state.health} />{' '}
+            <span className="muted small">
+              {state.enabled ? 'served' : 'switched off'} · {state.endpoints.map((e) => e.url).join(', ')}
+            </span>
           </>
         ) : (
           <span className="muted small">Not offered by any engine right now; its history is below.</span>
@@ -84,7 +103,13 @@ export function ModelPage() {
         title="Over time"
         testId="model-over-time"
         actions={
-          <Segmented label="Span" options={SPANS.map((s) => ({ value: s.hours as number, label: s.label }))} value={hours} onChange={setHours} testIdPrefix="model-span-" />
+          <Segmented
+            label="Span"
+            options={SPANS.map((s) => ({ value: s.hours as number, label: s.label }))}
+            value={hours}
+            onChange={setHours}
+            testIdPrefix="model-span-"
+          />
         }
       >
         {report.error && <p className="error-text">{report.error}</p>}
@@ -97,9 +122,39 @@ export function ModelPage() {
           <Stat label="Earnings" value={fmtMoney(t?.earnings ?? 0)} testId="model-earnings" />
         </div>
         <div className="chart-grid-2 model-charts">
-          <Chart data={data} keys={[{ key: 'requests', name: 'requests' }, { key: 'errors', name: 'errors', dashed: true }]} axis="count" title="Requests and errors" testId="model-chart-requests" hours={hours} empty="No requests in this span." />
-          <Chart data={withLatency} keys={[{ key: 'p50LatencyMs', name: 'median (p50)' }, ...(data.some((b) => b.requests >= 2) ? [{ key: 'p95LatencyMs' as const, name: 'p95', dashed: true }] : [])]} axis="duration" title="Latency (start to last token)" testId="model-chart-latency" hours={hours} empty="No finished requests in this span." />
-          <Chart data={data} keys={[{ key: 'earnings', name: 'earnings' }]} axis="money" title="Earnings (USD)" testId="model-chart-earnings" hours={hours} empty="No requests in this span." />
+          <Chart
+            data={data}
+            keys={[
+              { key: 'requests', name: 'requests' },
+              { key: 'errors', name: 'errors', dashed: true },
+            ]}
+            axis="count"
+            title="Requests and errors"
+            testId="model-chart-requests"
+            hours={hours}
+            empty="No requests in this span."
+          />
+          <Chart
+            data={withLatency}
+            keys={[
+              { key: 'p50LatencyMs', name: 'median (p50)' },
+              ...(data.some((b) => b.requests >= 2) ? [{ key: 'p95LatencyMs' as const, name: 'p95', dashed: true }] : []),
+            ]}
+            axis="duration"
+            title="Latency (start to last token)"
+            testId="model-chart-latency"
+            hours={hours}
+            empty="No finished requests in this span."
+          />
+          <Chart
+            data={data}
+            keys={[{ key: 'earnings', name: 'earnings' }]}
+            axis="money"
+            title="Earnings (USD)"
+            testId="model-chart-earnings"
+            hours={hours}
+            empty="No requests in this span."
+          />
         </div>
       </Card>
       <Card title="Newest requests" testId="model-recent">
@@ -110,7 +165,14 @@ export function ModelPage() {
             <ul className="plain-list recent-list">
               {recent.map((r) => (
                 <li key={r.id}>
-                  <button type="button" className="recent-row" onClick={() => setOpenId(r.id)} aria-expanded={openId === r.id} data-testid="model-recent-request" data-id={r.id}>
+                  <button
+                    type="button"
+                    className="recent-row"
+                    onClick={() => setOpenId(r.id)}
+                    aria-expanded={openId === r.id}
+                    data-testid="model-recent-request"
+                    data-id={r.id}
+                  >
                     <span className="recent-time">{fmtTime(r.startedAt)}</span>
                     <StatusBadge status={r.status} />
                     <span className="muted small">

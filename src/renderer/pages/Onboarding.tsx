@@ -41,7 +41,14 @@ function StepBar({ step, furthest, onGo }: { step: Step; furthest: Step; onGo: (
           const state = n === step ? 'current' : n < step || n <= furthest ? 'reached' : 'ahead';
           return (
             <li key={label} className={`stepper-item is-${state}`}>
-              <button type="button" className="stepper-button" disabled={n > furthest} aria-current={n === step ? 'step' : undefined} onClick={() => onGo(n)} data-testid={`onboarding-step-${n}`}>
+              <button
+                type="button"
+                className="stepper-button"
+                disabled={n > furthest}
+                aria-current={n === step ? 'step' : undefined}
+                onClick={() => onGo(n)}
+                data-testid={`onboarding-step-${n}`}
+              >
                 <span className="stepper-num" aria-hidden="true">
                   {n < step ? '✓' : n}
                 </span>
@@ -76,11 +83,20 @@ function DoneStep({ onBack }: { onBack: () => void }) {
         </li>
         <li>{snapshot.hasKey ? '✓ Provider key saved' : '✗ No provider key yet'}</li>
         <li data-testid="onboarding-summary-models">
-          {served.length > 0 ? `✓ ${served.length} model(s) to serve: ${served.join(', ')}` : '⚠ Nothing to serve yet: the hub connects, but sends no requests until a model is served.'}
+          {served.length > 0
+            ? `✓ ${served.length} model(s) to serve: ${served.join(', ')}`
+            : '⚠ Nothing to serve yet: the hub connects, but sends no requests until a model is served.'}
         </li>
       </ul>
       <StepActions onBack={onBack} backTestId="done-back">
-        <BusyButton className="primary big" disabled={!snapshot.hasKey} onClick={() => void finish()} data-testid="onboarding-go" busy={finishState.pending} busyLabel="Starting…">
+        <BusyButton
+          className="primary big"
+          disabled={!snapshot.hasKey}
+          onClick={() => void finish()}
+          data-testid="onboarding-go"
+          busy={finishState.pending}
+          busyLabel="Starting…"
+        >
           Start serving
         </BusyButton>
         {!snapshot.hasKey && <span className="muted">Save a valid key first.</span>}

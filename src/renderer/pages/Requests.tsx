@@ -38,7 +38,19 @@ function useFiltered(requests: RequestView[], f: Filters): RequestView[] {
 }
 
 /** One list row; memoised so scrolling renders only the rows that come into view. */
-const RequestRow = memo(function RequestRow({ r, index, start, selected, now }: { r: RequestView; index: number; start: number; selected: boolean; now: number }) {
+const RequestRow = memo(function RequestRow({
+  r,
+  index,
+  start,
+  selected,
+  now,
+}: {
+  r: RequestView;
+  index: number;
+  start: number;
+  selected: boolean;
+  now: number;
+}) {
   const tps = tokensPerSecond(r, now);
   return (
     <div
@@ -101,7 +113,13 @@ export function Requests() {
       <div className="filters" role="search">
         <label>
           <span>Search</span>
-          <input type="search" value={filters.search} onChange={(e) => setFilters({ ...filters, search: e.target.value })} placeholder="model or id" data-testid="filter-search" />
+          <input
+            type="search"
+            value={filters.search}
+            onChange={(e) => setFilters({ ...filters, search: e.target.value })}
+            placeholder="model or id"
+            data-testid="filter-search"
+          />
         </label>
         <label>
           <span>Status</span>
@@ -154,12 +172,25 @@ export function Requests() {
             <span role="columnheader">Status</span>
           </div>
           <div className="request-scroll" ref={scrollRef} data-testid="request-scroll">
-            {rows.length === 0 && <p className="empty">{requests.length === 0 ? 'No requests yet. They appear here live as the network sends them.' : 'No request matches these filters.'}</p>}
+            {rows.length === 0 && (
+              <p className="empty">
+                {requests.length === 0 ? 'No requests yet. They appear here live as the network sends them.' : 'No request matches these filters.'}
+              </p>
+            )}
             <div style={{ height: virtualizer.getTotalSize(), position: 'relative' }}>
               {virtualizer.getVirtualItems().map((v) => {
                 const r = rows[v.index]!;
                 // Keys from a small pool: scrolling reuses row elements instead of creating new ones.
-                return <RequestRow key={v.index % 128} r={r} index={v.index} start={v.start} selected={r.id === selectedId} now={r.finishedAt === undefined ? now : 0} />;
+                return (
+                  <RequestRow
+                    key={v.index % 128}
+                    r={r}
+                    index={v.index}
+                    start={v.start}
+                    selected={r.id === selectedId}
+                    now={r.finishedAt === undefined ? now : 0}
+                  />
+                );
               })}
             </div>
           </div>

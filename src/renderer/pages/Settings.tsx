@@ -26,7 +26,18 @@ import { useStore } from '../store/store';
 import { BusyButton } from '../components/BusyButton';
 
 /** Fields that show their own error next to them; any other error goes into the summary. */
-const FIELDS_WITH_ERRORS = new Set(['hubUrl', 'serviceUrl', 'providerKey', 'nodeName', 'gatewayEnabled', 'gatewayListen', 'theme', 'startAtLogin', 'closeToTray', 'retentionDays']);
+const FIELDS_WITH_ERRORS = new Set([
+  'hubUrl',
+  'serviceUrl',
+  'providerKey',
+  'nodeName',
+  'gatewayEnabled',
+  'gatewayListen',
+  'theme',
+  'startAtLogin',
+  'closeToTray',
+  'retentionDays',
+]);
 
 type Draft = Omit<SettingsView, 'keySet' | 'keyStorage'> & { providerKey: string; retentionDaysText: string };
 
@@ -63,7 +74,11 @@ function GatewayKeys() {
   const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
   const gateway = useStore((s) => s.snapshot?.gateway);
   const [copied, setCopied] = useState(false);
-  const { create, state: createState, confirm } = useApprovedCreate(
+  const {
+    create,
+    state: createState,
+    confirm,
+  } = useApprovedCreate(
     async (n, grant) => {
       // Said here in plain words rather than as the agent's argument check.
       if (!KEY_NAME.test(n)) throw new Error('A key name uses only letters, digits, dots, dashes or underscores (1 to 64 characters), for example my-app.');
@@ -114,7 +129,15 @@ function GatewayKeys() {
           void create(name.trim());
         }}
       >
-        <TextField label="New key name" hint="Letters, digits, dot, dash or underscore." error={createState.error} testId="gateway-key-name-field" value={name} onChange={setName} inputTestId="gateway-key-name" />
+        <TextField
+          label="New key name"
+          hint="Letters, digits, dot, dash or underscore."
+          error={createState.error}
+          testId="gateway-key-name-field"
+          value={name}
+          onChange={setName}
+          inputTestId="gateway-key-name"
+        />
         <div className="form-actions">
           <button type="submit" disabled={!name.trim() || createState.pending} data-testid="gateway-key-create">
             Create key
@@ -126,7 +149,10 @@ function GatewayKeys() {
       {created && (
         <div className="banner banner-info key-banner" role="status" data-testid="gateway-key-created">
           <span>
-            Key <span className="mono">{created.name}</span>: <code className="mono selectable" data-testid="gateway-key-value">{created.key}</code>
+            Key <span className="mono">{created.name}</span>:{' '}
+            <code className="mono selectable" data-testid="gateway-key-value">
+              {created.key}
+            </code>
           </span>
           <button type="button" className="small-button" onClick={() => void copyKey()} data-testid="gateway-key-copy">
             {copied ? 'Copied' : 'Copy'}
@@ -207,18 +233,75 @@ export function Settings() {
       >
         <Card title="Swan network">
           <NetworkChoice hubUrl={draft.hubUrl} onPick={(n) => setDraft({ ...draft, ...n })} />
-          <TextField label="Hub WebSocket URL" hint={`Where the agent registers, for example ${NETWORKS.mainnet.hubUrl} (mainnet; the agent adds /ws itself).`} error={errors.hubUrl} testId="field-hubUrl" value={draft.hubUrl} onChange={(v) => set('hubUrl', v)} inputTestId="input-hubUrl" />
-          <TextField label="Service URL" hint={`The hub's API, where your key is checked before connecting (mainnet: ${NETWORKS.mainnet.serviceUrl}).`} error={errors.serviceUrl} testId="field-serviceUrl" value={draft.serviceUrl} onChange={(v) => set('serviceUrl', v)} inputTestId="input-serviceUrl" />
-          <TextField label="Provider key" hint={settings.keySet ? `A key is set (${KEY_STORAGE[settings.keyStorage]}). Type a new one to replace it; the key is never shown.` : 'No key set yet. Paste the provider key from your Swan Inference dashboard.'} error={errors.providerKey} testId="field-providerKey" type="password" autoComplete="off" value={draft.providerKey} placeholder={settings.keySet ? '•••••••• (unchanged)' : 'sk-prov-…'} onChange={(v) => set('providerKey', v)} inputTestId="input-providerKey" />
+          <TextField
+            label="Hub WebSocket URL"
+            hint={`Where the agent registers, for example ${NETWORKS.mainnet.hubUrl} (mainnet; the agent adds /ws itself).`}
+            error={errors.hubUrl}
+            testId="field-hubUrl"
+            value={draft.hubUrl}
+            onChange={(v) => set('hubUrl', v)}
+            inputTestId="input-hubUrl"
+          />
+          <TextField
+            label="Service URL"
+            hint={`The hub's API, where your key is checked before connecting (mainnet: ${NETWORKS.mainnet.serviceUrl}).`}
+            error={errors.serviceUrl}
+            testId="field-serviceUrl"
+            value={draft.serviceUrl}
+            onChange={(v) => set('serviceUrl', v)}
+            inputTestId="input-serviceUrl"
+          />
+          <TextField
+            label="Provider key"
+            hint={
+              settings.keySet
+                ? `A key is set (${KEY_STORAGE[settings.keyStorage]}). Type a new one to replace it; the key is never shown.`
+                : 'No key set yet. Paste the provider key from your Swan Inference dashboard.'
+            }
+            error={errors.providerKey}
+            testId="field-providerKey"
+            type="password"
+            autoComplete="off"
+            value={draft.providerKey}
+            placeholder={settings.keySet ? '•••••••• (unchanged)' : 'sk-prov-…'}
+            onChange={(v) => set('providerKey', v)}
+            inputTestId="input-providerKey"
+          />
           {destination && (
-            <KeyDestinationConfirm confirmation={destination} onDone={(v) => (v.status === 'approved' ? void afterSave({ ok: true }) : undefined)} onCancel={() => setDestination(null)} />
+            <KeyDestinationConfirm
+              confirmation={destination}
+              onDone={(v) => (v.status === 'approved' ? void afterSave({ ok: true }) : undefined)}
+              onCancel={() => setDestination(null)}
+            />
           )}
-          <TextField label="Node name" hint="How this machine appears on the network." error={errors.nodeName} testId="field-nodeName" value={draft.nodeName} onChange={(v) => set('nodeName', v)} inputTestId="input-nodeName" />
+          <TextField
+            label="Node name"
+            hint="How this machine appears on the network."
+            error={errors.nodeName}
+            testId="field-nodeName"
+            value={draft.nodeName}
+            onChange={(v) => set('nodeName', v)}
+            inputTestId="input-nodeName"
+          />
           <IdentityRow />
         </Card>
         <Card title="Local gateway">
-          <ToggleRow checked={draft.gatewayEnabled} onChange={(v) => set('gatewayEnabled', v)} label="Let my own apps use my engines through the local gateway" testId="input-gatewayEnabled" error={errors.gatewayEnabled} />
-          <TextField label="Gateway address" hint="host:port; 127.0.0.1 keeps it on this machine." error={errors.gatewayListen} testId="field-gatewayListen" value={draft.gatewayListen} onChange={(v) => set('gatewayListen', v)} inputTestId="input-gatewayListen" />
+          <ToggleRow
+            checked={draft.gatewayEnabled}
+            onChange={(v) => set('gatewayEnabled', v)}
+            label="Let my own apps use my engines through the local gateway"
+            testId="input-gatewayEnabled"
+            error={errors.gatewayEnabled}
+          />
+          <TextField
+            label="Gateway address"
+            hint="host:port; 127.0.0.1 keeps it on this machine."
+            error={errors.gatewayListen}
+            testId="field-gatewayListen"
+            value={draft.gatewayListen}
+            onChange={(v) => set('gatewayListen', v)}
+            inputTestId="input-gatewayListen"
+          />
         </Card>
         <Card title="App">
           <Field label="Theme" error={errors.theme} testId="field-theme">
@@ -240,7 +323,14 @@ export function Settings() {
               </select>
             )}
           </Field>
-          <ToggleRow checked={draft.startAtLogin} onChange={(v) => set('startAtLogin', v)} label="Start at login" testId="input-startAtLogin" hint={startAtLoginHint} error={errors.startAtLogin} />
+          <ToggleRow
+            checked={draft.startAtLogin}
+            onChange={(v) => set('startAtLogin', v)}
+            label="Start at login"
+            testId="input-startAtLogin"
+            hint={startAtLoginHint}
+            error={errors.startAtLogin}
+          />
           <ToggleRow
             checked={draft.closeToTray}
             onChange={(v) => set('closeToTray', v)}
@@ -250,8 +340,22 @@ export function Settings() {
             hintTestId="tray-desktop-only"
             error={errors.closeToTray}
           />
-          <Toggle checked={draft.autoPauseOnGpuBusy} onChange={(v) => set('autoPauseOnGpuBusy', v)} label="Pause while another program uses the GPU" testId="input-autoPauseOnGpuBusy" />
-          <TextField label="Keep request history (days)" error={errors.retentionDays} testId="field-retentionDays" inputMode="numeric" className="num-input" value={draft.retentionDaysText} onChange={(v) => set('retentionDaysText', v)} inputTestId="input-retentionDays" />
+          <Toggle
+            checked={draft.autoPauseOnGpuBusy}
+            onChange={(v) => set('autoPauseOnGpuBusy', v)}
+            label="Pause while another program uses the GPU"
+            testId="input-autoPauseOnGpuBusy"
+          />
+          <TextField
+            label="Keep request history (days)"
+            error={errors.retentionDays}
+            testId="field-retentionDays"
+            inputMode="numeric"
+            className="num-input"
+            value={draft.retentionDaysText}
+            onChange={(v) => set('retentionDaysText', v)}
+            inputTestId="input-retentionDays"
+          />
         </Card>
         <div className="form-actions sticky-actions">
           <BusyButton type="submit" className="primary" data-testid="settings-save" busy={saveState.pending} busyLabel="Saving…">

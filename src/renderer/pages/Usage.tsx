@@ -66,11 +66,18 @@ function UsageCharts({ report, bucket }: { report: UsageReport; bucket: 'hour' |
                   <Bar dataKey="cost" className="chart-bar-cost" isAnimationActive={false} />
                 </BarChart>
               </ResponsiveContainer>
-              <ChartLegend items={[{ label: 'Earnings', swatch: 'earn' }, { label: 'Power cost', swatch: 'cost' }]} />
+              <ChartLegend
+                items={[
+                  { label: 'Earnings', swatch: 'earn' },
+                  { label: 'Power cost', swatch: 'cost' },
+                ]}
+              />
             </>
           ) : (
             <p className="empty chart-empty" data-testid="usage-earnings-empty">
-              {report.totals.requests === 0 ? 'No requests in this period.' : 'No earnings in this period: the requests served were not priced or not paid (see Where the rates come from).'}
+              {report.totals.requests === 0
+                ? 'No requests in this period.'
+                : 'No earnings in this period: the requests served were not priced or not paid (see Where the rates come from).'}
             </p>
           )}
         </div>
@@ -79,19 +86,24 @@ function UsageCharts({ report, bucket }: { report: UsageReport; bucket: 'hour' |
         <div className="chart-body series-tokens" data-testid="usage-tokens-chart" data-empty={!anyTokens}>
           {!anyTokens && <p className="empty chart-empty">No tokens in this period.</p>}
           {anyTokens && (
-          <>
-          <ResponsiveContainer width="100%" height={220}>
-            <BarChart data={data} margin={{ top: 8, right: 12, bottom: 4, left: 0 }}>
-              <CartesianGrid className="chart-grid" vertical={false} />
-              <XAxis dataKey="label" className="chart-axis" minTickGap={12} />
-              <YAxis width={tokens.width} className="chart-axis" domain={tokens.domain} ticks={tokens.ticks} interval={0} tickFormatter={tokens.format} />
-              <Tooltip isAnimationActive={false} formatter={(v, name) => [`${fmtInt(Number(v))} tokens`, name === 'tokensIn' ? 'In' : 'Out']} />
-              <Bar dataKey="tokensIn" stackId="t" className="chart-bar-in" isAnimationActive={false} />
-              <Bar dataKey="tokensOut" stackId="t" className="chart-bar-out" isAnimationActive={false} />
-            </BarChart>
-          </ResponsiveContainer>
-          <ChartLegend items={[{ label: 'Tokens in', swatch: 'in' }, { label: 'Tokens out', swatch: 'out' }]} />
-          </>
+            <>
+              <ResponsiveContainer width="100%" height={220}>
+                <BarChart data={data} margin={{ top: 8, right: 12, bottom: 4, left: 0 }}>
+                  <CartesianGrid className="chart-grid" vertical={false} />
+                  <XAxis dataKey="label" className="chart-axis" minTickGap={12} />
+                  <YAxis width={tokens.width} className="chart-axis" domain={tokens.domain} ticks={tokens.ticks} interval={0} tickFormatter={tokens.format} />
+                  <Tooltip isAnimationActive={false} formatter={(v, name) => [`${fmtInt(Number(v))} tokens`, name === 'tokensIn' ? 'In' : 'Out']} />
+                  <Bar dataKey="tokensIn" stackId="t" className="chart-bar-in" isAnimationActive={false} />
+                  <Bar dataKey="tokensOut" stackId="t" className="chart-bar-out" isAnimationActive={false} />
+                </BarChart>
+              </ResponsiveContainer>
+              <ChartLegend
+                items={[
+                  { label: 'Tokens in', swatch: 'in' },
+                  { label: 'Tokens out', swatch: 'out' },
+                ]}
+              />
+            </>
           )}
         </div>
       </Card>
@@ -166,24 +178,26 @@ export function Usage() {
                 dense
                 columns={[
                   { label: 'Model' },
-                  ...['Requests', 'Tokens in', 'Tokens out', 'p50 latency', 'p95 latency', 'p50 tok/s', 'Errors', 'Earnings', 'Power cost', 'Net'].map((label) => ({ label, num: true })),
+                  ...['Requests', 'Tokens in', 'Tokens out', 'p50 latency', 'p95 latency', 'p50 tok/s', 'Errors', 'Earnings', 'Power cost', 'Net'].map(
+                    (label) => ({ label, num: true }),
+                  ),
                 ]}
               >
-                  {rep.perModel.map((m) => (
-                    <tr key={m.model}>
-                      <ModelCell model={m.model} />
-                      <td className="num">{fmtInt(m.requests)}</td>
-                      <td className="num">{fmtInt(m.tokensIn)}</td>
-                      <td className="num">{fmtInt(m.tokensOut)}</td>
-                      <td className="num">{fmtMs(m.p50LatencyMs)}</td>
-                      <td className="num">{fmtMs(m.p95LatencyMs)}</td>
-                      <td className="num">{fmtNumber(m.p50TokensPerSecond, 1)}</td>
-                      <td className="num">{fmtInt(m.errors)}</td>
-                      <td className="num">{fmtMoney(m.earnings)}</td>
-                      <td className="num">{fmtMoney(m.cost ?? 0)}</td>
-                      <td className="num">{fmtMoney(m.earnings - (m.cost ?? 0))}</td>
-                    </tr>
-                  ))}
+                {rep.perModel.map((m) => (
+                  <tr key={m.model}>
+                    <ModelCell model={m.model} />
+                    <td className="num">{fmtInt(m.requests)}</td>
+                    <td className="num">{fmtInt(m.tokensIn)}</td>
+                    <td className="num">{fmtInt(m.tokensOut)}</td>
+                    <td className="num">{fmtMs(m.p50LatencyMs)}</td>
+                    <td className="num">{fmtMs(m.p95LatencyMs)}</td>
+                    <td className="num">{fmtNumber(m.p50TokensPerSecond, 1)}</td>
+                    <td className="num">{fmtInt(m.errors)}</td>
+                    <td className="num">{fmtMoney(m.earnings)}</td>
+                    <td className="num">{fmtMoney(m.cost ?? 0)}</td>
+                    <td className="num">{fmtMoney(m.earnings - (m.cost ?? 0))}</td>
+                  </tr>
+                ))}
               </DataTable>
             )}
           </Card>

@@ -62,7 +62,8 @@ export function loadHistory(samples: GpuSample[]): void {
   let recorded = 0;
   for (const s of sorted) if (series.record(s)) recorded++;
   const last = sorted[sorted.length - 1];
-  if (recorded > 0 && last) useStore.setState((st) => ({ seriesVersion: st.seriesVersion + 1, lastSample: st.lastSample && st.lastSample.ts > last.ts ? st.lastSample : last }));
+  if (recorded > 0 && last)
+    useStore.setState((st) => ({ seriesVersion: st.seriesVersion + 1, lastSample: st.lastSample && st.lastSample.ts > last.ts ? st.lastSample : last }));
 }
 
 export function resetRequests(list: RequestView[]): void {

@@ -5,7 +5,16 @@ import type { EngineInfo, GpuProcess, GpuSample, LinkStatus, LogEntry, ModelStat
 import type { Alert, AlertTestResult } from '../alerts';
 import type { FleetTokenView, FleetUsageView, FleetView } from '../fleet';
 import type { AgentSnapshot, HubNoticeView, ProviderStatusView } from '../views/snapshot';
-import type { AppInfoView, ConsoleSessionView, GatewayKeyView, KeyStatusDetailView, SaveResult, SettingsView, UpdateCheckView, UpdateDownloadView } from '../views/settings';
+import type {
+  AppInfoView,
+  ConsoleSessionView,
+  GatewayKeyView,
+  KeyStatusDetailView,
+  SaveResult,
+  SettingsView,
+  UpdateCheckView,
+  UpdateDownloadView,
+} from '../views/settings';
 import type { EarningsOverview, ModelReport, NetworkRecordsView, PricesView, RailsView, UsageReport } from '../views/usage';
 import type { DemandView } from '../views/demand';
 import type { TryResult, WarmupResult } from '../views/models';
@@ -107,7 +116,13 @@ export interface InvokeResults {
    * code: key_accepted | key_refused | not_a_hub (the address answered, but not as a Swan hub) | key_unchecked (no answer).
    * `unreachable`: the platform could not be asked; the key may be saved anyway and is checked once the network is back.
    */
-  'settings.checkKey': { valid: boolean; code: 'key_accepted' | 'key_refused' | 'not_a_hub' | 'key_unchecked'; message: string; detail?: KeyStatusDetailView; unreachable?: boolean };
+  'settings.checkKey': {
+    valid: boolean;
+    code: 'key_accepted' | 'key_refused' | 'not_a_hub' | 'key_unchecked';
+    message: string;
+    detail?: KeyStatusDetailView;
+    unreachable?: boolean;
+  };
   'requests.list': RequestView[];
   'requests.text': string;
   'usage.report': UsageReport;

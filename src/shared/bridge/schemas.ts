@@ -7,14 +7,19 @@ const modelId = z.string().min(1).max(256);
 /** Making a named credential (a gateway key, a fleet token): the first call is refused with
  *  OWNER_CONFIRMATION_REQUIRED carrying a grant (a secret in that one reply), and once the owner approved
  *  outside the console, the second call brings that grant. */
-const grant = z.string().regex(/^[A-Za-z0-9_-]{32,64}$/).optional();
+const grant = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{32,64}$/)
+  .optional();
 const credentialCreate = z
   .object({
     name: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'use letters, digits, dot, dash or underscore (1-64)'),
     grant,
   })
   .strict();
-const range = z.object({ from: z.number().int().nonnegative(), to: z.number().int().nonnegative() }).refine((r) => r.to >= r.from, 'to must not be before from');
+const range = z
+  .object({ from: z.number().int().nonnegative(), to: z.number().int().nonnegative() })
+  .refine((r) => r.to >= r.from, 'to must not be before from');
 
 /** A wallet address; the agent checks its form again and says so in the owner's words. */
 const walletAddress = z.string().trim().min(1).max(128);
@@ -53,9 +58,7 @@ export const invokeSchemas = {
   'snapshot.get': z.object({}).strict(),
   'models.setEnabled': z.object({ model: modelId, enabled: z.boolean() }).strict(),
   'models.warmup': z.object({ model: modelId }).strict(),
-  'models.setLimits': z
-    .object({ model: modelId, maxConcurrent: z.number().int().min(1).max(1024), maxQueue: z.number().int().min(0).max(10_000) })
-    .strict(),
+  'models.setLimits': z.object({ model: modelId, maxConcurrent: z.number().int().min(1).max(1024), maxQueue: z.number().int().min(0).max(10_000) }).strict(),
   'serving.pause': z.object({ reason: z.string().max(200).optional() }).strict(),
   'serving.resume': z.object({}).strict(),
   'settings.get': z.object({}).strict(),
@@ -71,12 +74,17 @@ export const invokeSchemas = {
   'usage.rails': range,
   'earnings.overview': z.object({ refresh: z.boolean().optional() }).strict(),
   'demand.list': z.object({}).strict(),
-  'demand.pull': z.object({ engineUrl: z.string().min(1).max(2048), model: z.string().min(1).max(200), networkId: z.string().min(1).max(256).optional() }).strict(),
+  'demand.pull': z
+    .object({ engineUrl: z.string().min(1).max(2048), model: z.string().min(1).max(200), networkId: z.string().min(1).max(256).optional() })
+    .strict(),
   'demand.serve': z.object({ modelId: z.string().min(1).max(256) }).strict(),
   'earnings.setElectricity': z
     .object({
       perKwh: z.number().min(0).max(100).nullable(),
-      currency: z.string().regex(/^[A-Z]{3}$/, 'use a three-letter currency code such as USD or EUR').optional(),
+      currency: z
+        .string()
+        .regex(/^[A-Z]{3}$/, 'use a three-letter currency code such as USD or EUR')
+        .optional(),
       usdPerUnit: z.number().positive().max(100_000).optional(),
     })
     .strict(),
@@ -99,7 +107,9 @@ export const invokeSchemas = {
   'providerStatus.refresh': z.object({}).strict(),
   'alerts.list': z.object({}).strict(),
   'alerts.test': z.object({}).strict(),
-  'models.try': z.object({ model: modelId, prompt: z.string().trim().min(1, 'type a short prompt').max(4000), maxTokens: z.number().int().min(1).max(1024).optional() }).strict(),
+  'models.try': z
+    .object({ model: modelId, prompt: z.string().trim().min(1, 'type a short prompt').max(4000), maxTokens: z.number().int().min(1).max(1024).optional() })
+    .strict(),
   'update.check': z.object({}).strict(),
   'update.download': z.object({}).strict(),
   'update.install': z.object({ when: z.enum(['now', 'on-quit']) }).strict(),
@@ -111,7 +121,14 @@ export const invokeSchemas = {
   'network.records': z.object({ span: z.enum(['24h', '7d', '30d']) }).strict(),
   'console.sessions': z.object({}).strict(),
   /** Ends one browser session by its id, or every one ("sign out everywhere") without it. */
-  'console.signOut': z.object({ id: z.string().regex(/^[0-9a-f]{12}$/).optional() }).strict(),
+  'console.signOut': z
+    .object({
+      id: z
+        .string()
+        .regex(/^[0-9a-f]{12}$/)
+        .optional(),
+    })
+    .strict(),
   'fleet.list': z.object({}).strict(),
   'fleet.add': z.object({ url: z.string().min(1).max(2600), token: z.string().max(512).optional(), label: z.string().max(64).optional() }).strict(),
   'fleet.remove': z.object({ id: z.string().min(1).max(64) }).strict(),

@@ -2,15 +2,7 @@
 
 /** Why a warmup failed (stable; the error says it for people, with what to fix). */
 export type WarmupProblem =
-  | 'not_served'
-  | 'unhealthy'
-  | 'engine_error'
-  | 'no_reply'
-  | 'wrong_role'
-  | 'leaked_delimiter'
-  | 'role_boundary'
-  | 'budget_exhausted'
-  | 'empty_reply';
+  'not_served' | 'unhealthy' | 'engine_error' | 'no_reply' | 'wrong_role' | 'leaked_delimiter' | 'role_boundary' | 'budget_exhausted' | 'empty_reply';
 
 export interface WarmupResult {
   success: boolean;

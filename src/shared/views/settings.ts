@@ -96,7 +96,8 @@ export interface UpdateCheckView {
   code?: UpdateStateCode;
   error?: string;
   /** Why the check failed, stable (UpdateCheckErrorCode in src/core/update/check.ts); absent when it did not. */
-  errorCode?: 'feed_not_found' | 'feed_http_error' | 'feed_too_large' | 'feed_unreadable' | 'bad_version' | 'feed_timeout' | 'feed_unreachable' | 'feed_refused_address';
+  errorCode?:
+    'feed_not_found' | 'feed_http_error' | 'feed_too_large' | 'feed_unreadable' | 'bad_version' | 'feed_timeout' | 'feed_unreachable' | 'feed_refused_address';
   /** The release channel's newest release: its tag and page, the file for this system, whether it lists SHA256SUMS. */
   release?: { tag: string; page?: string; asset?: { name: string; size: number }; checksums: boolean };
   /** Where the download of a newer version stands (the desktop app's, or the agent's on the release channel). */

@@ -5,7 +5,18 @@ import { explainDifference, zeroReason } from '../../../src/core/accounting/earn
 import type { LocalLifetimeView, PlatformFigures, PlatformStatsView } from '../../../src/shared/views/usage';
 
 const stats = (o: Partial<PlatformStatsView> = {}): PlatformFigures<PlatformStatsView> => ({
-  value: { totalInferences: 2, successfulInferences: 2, failedInferences: 0, totalInputTokens: 10, totalOutputTokens: 20, totalTokens: 30, totalEarningsUsd: 0, uptime7dPercent: 100, lastConnected: '', ...o },
+  value: {
+    totalInferences: 2,
+    successfulInferences: 2,
+    failedInferences: 0,
+    totalInputTokens: 10,
+    totalOutputTokens: 20,
+    totalTokens: 30,
+    totalEarningsUsd: 0,
+    uptime7dPercent: 100,
+    lastConnected: '',
+    ...o,
+  },
   asOf: 1,
   stale: false,
 });
@@ -39,7 +50,10 @@ describe('explainDifference', () => {
   });
 
   it('requests whose end never reached the hub are named as such; none is no reason', () => {
-    const r = explainDifference(stats({ totalInferences: 1, totalTokens: 15 }), local({ undelivered: { requests: 1, tokensIn: 5, tokensOut: 10, earnings: 0 } }));
+    const r = explainDifference(
+      stats({ totalInferences: 1, totalTokens: 15 }),
+      local({ undelivered: { requests: 1, tokensIn: 5, tokensOut: 10, earnings: 0 } }),
+    );
     expect(codes(r)).toContain('undelivered');
     expect(r.reasons.find((x) => x.code === 'undelivered')?.text).toMatch(/never reached the hub/);
   });

@@ -30,10 +30,11 @@ async function receiver(): Promise<Receiver> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   r.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook?topic=rig`;
-  r.close = () => new Promise((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
+  r.close = () =>
+    new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
   return r;
 }
 
@@ -61,7 +62,10 @@ describe('webhook URL and body', () => {
   });
 
   it('reads hub notices by their common field names and ignores other events', () => {
-    expect(noticeFromEvent({ type: 'notice', notice: { title: 'Maintenance', message: 'Hub restarts at 02:00' } })).toEqual({ title: 'Maintenance', message: 'Hub restarts at 02:00' });
+    expect(noticeFromEvent({ type: 'notice', notice: { title: 'Maintenance', message: 'Hub restarts at 02:00' } })).toEqual({
+      title: 'Maintenance',
+      message: 'Hub restarts at 02:00',
+    });
     expect(noticeFromEvent({ type: 'notice', text: 'hello' })).toEqual({ message: 'hello' });
     expect(noticeFromEvent({ type: 'notice', notice: { message: 42 } })).toBeUndefined();
     expect(noticeFromEvent({ type: 'log', entry: {} })).toBeUndefined();

@@ -93,12 +93,27 @@ describe('Log', () => {
     const file = path.join(dir, 'logs', 'agent.jsonl');
     const log = new Log({ file, console: false });
     const l = log.child('requests');
-    l.info('served r1 with Bearer sk-prov-secret-777777', { requestId: 'r1', tokens: 42, token: 'sk-prov-secret-777777', apiKey: 'k-123', headers: { authorization: 'Bearer zzz' } });
+    l.info('served r1 with Bearer sk-prov-secret-777777', {
+      requestId: 'r1',
+      tokens: 42,
+      token: 'sk-prov-secret-777777',
+      apiKey: 'k-123',
+      headers: { authorization: 'Bearer zzz' },
+    });
     l.debug('debug goes to the file too');
     l.error('boom');
     log.flush();
     const got = await lines(file, 3);
-    expect(got[0]).toMatchObject({ level: 30, subsystem: 'requests', requestId: 'r1', tokens: 42, msg: 'served r1 with Bearer …', token: '[redacted]', apiKey: '[redacted]', headers: { authorization: '[redacted]' } });
+    expect(got[0]).toMatchObject({
+      level: 30,
+      subsystem: 'requests',
+      requestId: 'r1',
+      tokens: 42,
+      msg: 'served r1 with Bearer …',
+      token: '[redacted]',
+      apiKey: '[redacted]',
+      headers: { authorization: '[redacted]' },
+    });
     expect(typeof got[0]!.time).toBe('number');
     expect(got[1]).toMatchObject({ level: 20, msg: 'debug goes to the file too' });
     expect(got[2]).toMatchObject({ level: 50, msg: 'boom' });

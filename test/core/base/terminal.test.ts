@@ -100,7 +100,10 @@ describe('terminal writers', () => {
     const home = tempHome();
     cleanups.push(() => fs.rmSync(home, { recursive: true, force: true }));
     fs.writeFileSync(path.join(home, 'models.json'), '{}');
-    writeConfigToml(home, { API: { NodeName: 'n' }, Inference: { WebSocketURL: 'ws://127.0.0.1:9', ServiceURL: `http://127.0.0.1:${port}`, ApiKey: 'sk-prov-0123456789' } });
+    writeConfigToml(home, {
+      API: { NodeName: 'n' },
+      Inference: { WebSocketURL: 'ws://127.0.0.1:9', ServiceURL: `http://127.0.0.1:${port}`, ApiKey: 'sk-prov-0123456789' },
+    });
     const out = await new Promise<string>((resolve) => {
       const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'swan-provider.js'), 'doctor', '--home', home], { stdio: ['ignore', 'pipe', 'pipe'] });
       let text = '';

@@ -12,7 +12,10 @@ const turn = () => new Promise<void>((r) => setImmediate(r));
 function wired() {
   const bus = new EventEmitter<{ bridge: [BridgeEvent] }>();
   const book = new RequestBook();
-  const ev = new RequestEvents((e) => bus.emit('bridge', e), () => bus.listenerCount('bridge') > 0);
+  const ev = new RequestEvents(
+    (e) => bus.emit('bridge', e),
+    () => bus.listenerCount('bridge') > 0,
+  );
   book.on('update', (v) => ev.update(v));
   book.on('text', (id, d) => ev.text(id, d));
   const seen: BridgeEvent[] = [];
@@ -62,10 +65,13 @@ describe('RequestEvents', () => {
       expect.objectContaining({ type: 'request.update', request: expect.objectContaining({ id: 'a', status: 'ok', tokensOut: 2 }) }),
     ]);
     await turn();
-    expect(seen.slice(2).map((e) => (e.type === 'request.text' ? `text ${e.id} ${e.delta}` : e.type === 'request.update' ? `update ${e.request.id} ${e.request.status}` : e.type))).toEqual([
-      'text b x',
-      'update b running',
-    ]);
+    expect(
+      seen
+        .slice(2)
+        .map((e) =>
+          e.type === 'request.text' ? `text ${e.id} ${e.delta}` : e.type === 'request.update' ? `update ${e.request.id} ${e.request.status}` : e.type,
+        ),
+    ).toEqual(['text b x', 'update b running']);
     await turn();
     expect(seen).toHaveLength(4);
   });

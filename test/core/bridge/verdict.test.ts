@@ -4,15 +4,42 @@ import { verdictOf, type VerdictInputs } from '../../../src/core/bridge/verdict'
 import type { CatalogueView, ProviderStatusView } from '../../../src/shared/views/snapshot';
 import type { EndpointState, ModelState } from '../../../src/shared/types';
 
-const ep = (o: Partial<EndpointState> = {}): EndpointState => ({ url: 'http://127.0.0.1:8080', engineType: 'llamacpp', health: 'healthy', inFlight: 0, maxConcurrent: 1, consecutiveFailures: 0, ...o });
-const model = (id: string, o: Partial<ModelState> = {}): ModelState => ({ id, enabled: true, health: 'healthy', endpoints: [ep()], inFlight: 0, queued: 0, maxConcurrent: 1, maxQueue: 8, ...o });
-const status = (o: Partial<ProviderStatusView> = {}): ProviderStatusView => ({ state: 'ok', url: 'http://p', nextSteps: [], status: 'active', earningsEnabled: true, ...o });
+const ep = (o: Partial<EndpointState> = {}): EndpointState => ({
+  url: 'http://127.0.0.1:8080',
+  engineType: 'llamacpp',
+  health: 'healthy',
+  inFlight: 0,
+  maxConcurrent: 1,
+  consecutiveFailures: 0,
+  ...o,
+});
+const model = (id: string, o: Partial<ModelState> = {}): ModelState => ({
+  id,
+  enabled: true,
+  health: 'healthy',
+  endpoints: [ep()],
+  inFlight: 0,
+  queued: 0,
+  maxConcurrent: 1,
+  maxQueue: 8,
+  ...o,
+});
+const status = (o: Partial<ProviderStatusView> = {}): ProviderStatusView => ({
+  state: 'ok',
+  url: 'http://p',
+  nextSteps: [],
+  status: 'active',
+  earningsEnabled: true,
+  ...o,
+});
 const catalogue = (known: Record<string, boolean>, matched: Record<string, string> = {}): CatalogueView => ({
   state: 'ok',
   url: 'http://p/api/v1/models',
   fetchedAt: 1,
   size: 8,
-  models: Object.fromEntries(Object.entries(known).map(([id, k]) => [id, { known: k, source: 'engine', suggestions: [], ...(matched[id] ? { matchedId: matched[id] } : {}) }])),
+  models: Object.fromEntries(
+    Object.entries(known).map(([id, k]) => [id, { known: k, source: 'engine', suggestions: [], ...(matched[id] ? { matchedId: matched[id] } : {}) }]),
+  ),
 });
 
 function inputs(o: Partial<VerdictInputs> = {}): VerdictInputs {
@@ -42,7 +69,9 @@ describe('verdict', () => {
 
   it('the serving line names where it serves: the Swan network unless told otherwise', () => {
     expect(verdictOf(inputs()).headline).toBe('Serving 2 models to the Swan network: routed and earning.');
-    expect(verdictOf(inputs({ networkName: 'a simulated network (a dev hub)' })).headline).toBe('Serving 2 models to a simulated network (a dev hub): routed and earning.');
+    expect(verdictOf(inputs({ networkName: 'a simulated network (a dev hub)' })).headline).toBe(
+      'Serving 2 models to a simulated network (a dev hub): routed and earning.',
+    );
   });
 
   it('stopped: agent not running, no key, key refused, connecting off, awaiting approval, link down, paused, nothing to serve', () => {
@@ -52,7 +81,14 @@ describe('verdict', () => {
       [{ link: { state: 'auth_failed' } }, 'key_refused', 'Key refused'],
       [{ link: { state: 'idle' }, providerStatus: status({ state: 'invalid_key' }) }, 'key_refused', 'Key refused'],
       [{ hubEnabled: false, link: { state: 'idle' } }, 'hub_disabled', 'Not connecting'],
-      [{ link: { state: 'idle' }, providerStatus: status({ state: 'waiting', status: 'pending', stepLabel: 'Request approval', nextSteps: ['Request approval on your provider page'] }) }, 'awaiting_approval', 'Awaiting approval'],
+      [
+        {
+          link: { state: 'idle' },
+          providerStatus: status({ state: 'waiting', status: 'pending', stepLabel: 'Request approval', nextSteps: ['Request approval on your provider page'] }),
+        },
+        'awaiting_approval',
+        'Awaiting approval',
+      ],
       [{ link: { state: 'connecting' } }, 'connecting', 'Connecting'],
       [{ link: { state: 'backoff', reason: 'hub unreachable, retrying in 4 s' } }, 'link_down', 'Disconnected'],
       [{ pause: { paused: true, cause: 'manual', reason: 'paused by you' } }, 'paused', 'Paused'],
@@ -67,13 +103,21 @@ describe('verdict', () => {
     expect(verdictOf(inputs({ link: { state: 'backoff', reason: 'hub unreachable' } })).headline).toContain('hub unreachable');
     expect(verdictOf(inputs({ pause: { paused: true, cause: 'manual' } })).tone).toBe('warn');
     expect(verdictOf(inputs({ link: { state: 'auth_failed' } })).tone).toBe('bad');
-    const waiting = verdictOf(inputs({ link: { state: 'idle' }, providerStatus: status({ state: 'waiting', stepLabel: 'Request approval', nextSteps: ['Request approval on your provider page'] }) }));
+    const waiting = verdictOf(
+      inputs({
+        link: { state: 'idle' },
+        providerStatus: status({ state: 'waiting', stepLabel: 'Request approval', nextSteps: ['Request approval on your provider page'] }),
+      }),
+    );
     expect(waiting.reasons[0]?.next).toBe('Request approval on your provider page');
   });
 
   it('degraded: an engine down names the model, the address and the reason; nothing routed is bad, a part is a warning', () => {
-    const down = model('a', { health: 'unhealthy', endpoints: [ep({ health: 'unhealthy', condition: 'down', lastError: 'the engine at http://127.0.0.1:8080 refused the connection (not running?)' })] });
-    const all = verdictOf(inputs({ models: [down] , catalogue: catalogue({ a: true }) }));
+    const down = model('a', {
+      health: 'unhealthy',
+      endpoints: [ep({ health: 'unhealthy', condition: 'down', lastError: 'the engine at http://127.0.0.1:8080 refused the connection (not running?)' })],
+    });
+    const all = verdictOf(inputs({ models: [down], catalogue: catalogue({ a: true }) }));
     expect(all).toMatchObject({ state: 'degraded', tone: 'bad', label: 'Engine down', routable: [] });
     expect(all.reasons[0]).toMatchObject({ code: 'engine_down', models: ['a'] });
     expect(all.headline).toContain('refused the connection');
@@ -81,7 +125,11 @@ describe('verdict', () => {
     const part = verdictOf(inputs({ models: [down, model('b')] }));
     expect(part).toMatchObject({ state: 'degraded', tone: 'warn', routable: ['b'] });
     expect(part.headline).toMatch(/^Serving b\. /);
-    const keyed = verdictOf(inputs({ models: [model('a', { health: 'unhealthy', endpoints: [ep({ health: 'unhealthy', condition: 'key_rejected', lastError: 'engine refuses our key' })] })] }));
+    const keyed = verdictOf(
+      inputs({
+        models: [model('a', { health: 'unhealthy', endpoints: [ep({ health: 'unhealthy', condition: 'key_rejected', lastError: 'engine refuses our key' })] })],
+      }),
+    );
     expect(codes(keyed)).toEqual(['model_unhealthy']);
     expect(keyed.reasons[0]?.next).toMatch(/api_key/);
     expect(codes(verdictOf(inputs({ models: [model('a', { health: 'degraded' }), model('b')] })))).toEqual(['model_degraded']);
@@ -118,14 +166,16 @@ describe('verdict', () => {
     expect(half.reasons).toEqual([expect.objectContaining({ code: 'not_priced', models: ['b'] })]);
   });
 
-  it('the hub\'s notices feed it: reputation low and withheld traffic are not green; old and info notices are not (issue 40)', () => {
+  it("the hub's notices feed it: reputation low and withheld traffic are not green; old and info notices are not (issue 40)", () => {
     const now = 10 * 24 * 3_600_000;
     const rep = { event: 'reputation_dropped', severity: 'warning' as const, message: 'Reputation fell to 0.41.', receivedAt: now - 60_000 };
     const v = verdictOf(inputs({ now, notices: [rep] }));
     expect(v).toMatchObject({ state: 'not_routable', tone: 'warn', label: 'Reputation low' });
     expect(codes(v)).toEqual(['reputation_low']);
     expect(v.headline).not.toMatch(/^Serving/);
-    const held = verdictOf(inputs({ now, notices: [{ event: 'traffic_withheld', severity: 'critical', modelId: 'b', message: 'Too many failures.', receivedAt: now - 1000 }] }));
+    const held = verdictOf(
+      inputs({ now, notices: [{ event: 'traffic_withheld', severity: 'critical', modelId: 'b', message: 'Too many failures.', receivedAt: now - 1000 }] }),
+    );
     expect(held.reasons).toEqual([expect.objectContaining({ code: 'traffic_withheld', models: ['b'] })]);
     expect(held.headline).toMatch(/^Serving a\. /);
     expect(verdictOf(inputs({ now, notices: [{ ...rep, receivedAt: now - 25 * 3_600_000 }] })).state).toBe('serving');
@@ -149,14 +199,31 @@ describe('verdict', () => {
     expect(off).toMatchObject({ state: 'not_earning', tone: 'warn', label: 'Not earning', routable: ['a', 'b'] });
     expect(codes(off)).toEqual(['earnings_disabled']);
     expect(off.reasons[0]?.next).toBeTruthy();
-    const review = verdictOf(inputs({ earningsEnabled: false, providerStatus: status({ status: 'under_review', stepLabel: 'Under review', earningsEnabled: false, nextSteps: ['Wait for admin review (typically 1-3 business days)'] }) }));
+    const review = verdictOf(
+      inputs({
+        earningsEnabled: false,
+        providerStatus: status({
+          status: 'under_review',
+          stepLabel: 'Under review',
+          earningsEnabled: false,
+          nextSteps: ['Wait for admin review (typically 1-3 business days)'],
+        }),
+      }),
+    );
     expect(codes(review)).toEqual(['under_review']);
     expect(review.reasons[0]?.next).toBe('Wait for admin review (typically 1-3 business days)');
   });
 
   it('findings worst first: an engine down before a model off the catalogue before unpaid', () => {
     const down = model('c', { health: 'unhealthy', endpoints: [ep({ health: 'unhealthy', condition: 'down' })] });
-    const v = verdictOf(inputs({ models: [model('a'), model('b'), down], catalogue: catalogue({ a: true, b: false, c: true }), earningsEnabled: false, providerStatus: status({ earningsEnabled: false }) }));
+    const v = verdictOf(
+      inputs({
+        models: [model('a'), model('b'), down],
+        catalogue: catalogue({ a: true, b: false, c: true }),
+        earningsEnabled: false,
+        providerStatus: status({ earningsEnabled: false }),
+      }),
+    );
     expect(codes(v)).toEqual(['engine_down', 'not_in_catalogue', 'earnings_disabled']);
     expect(v.state).toBe('degraded');
     // Unpaid is not said when nothing is routed: the reason nothing is paid is that nothing is routed.
@@ -166,9 +233,20 @@ describe('verdict', () => {
 
 describe('verdict: self-healing and the self-check (health & records)', () => {
   it('a withdrawn model is not routed (model_withdrawn), with what was seen', () => {
-    const v = verdictOf(inputs({ models: [model('a', { withdrawn: { reason: 'error_rate', since: 1, detail: '10 of 10 requests failed (100 %) while its health checks passed' } }), model('b')] }));
+    const v = verdictOf(
+      inputs({
+        models: [
+          model('a', { withdrawn: { reason: 'error_rate', since: 1, detail: '10 of 10 requests failed (100 %) while its health checks passed' } }),
+          model('b'),
+        ],
+      }),
+    );
     expect(codes(v)).toEqual(['model_withdrawn']);
-    expect(v).toMatchObject({ state: 'not_routable', routable: ['b'], reasons: [{ models: ['a'], text: expect.stringContaining('10 of 10 requests failed') }] });
+    expect(v).toMatchObject({
+      state: 'not_routable',
+      routable: ['b'],
+      reasons: [{ models: ['a'], text: expect.stringContaining('10 of 10 requests failed') }],
+    });
   });
 
   it('a context window the engine does not honour, a nearly full disk, no traffic for 30 minutes: each its own code', () => {
@@ -189,7 +267,15 @@ describe('verdict: self-healing and the self-check (health & records)', () => {
     expect(v.reasons[0]).toMatchObject({ models: ['a'], state: 'degraded' });
     expect(v.label).toBe('Degraded');
     // Traffic, room on the disk, a window within the engine's: nothing to say.
-    const fine = verdictOf(inputs({ checks: { contexts: [{ model: 'a', announced: 256, engine: 256, via: 'x' }], disk: { path: '/h', freeBytes: 100 * 1024 ** 3, totalBytes: 500 * 1024 ** 3 }, traffic: { hubRequests: 0, connectedSince: now - 29 * 60_000, now } } }));
+    const fine = verdictOf(
+      inputs({
+        checks: {
+          contexts: [{ model: 'a', announced: 256, engine: 256, via: 'x' }],
+          disk: { path: '/h', freeBytes: 100 * 1024 ** 3, totalBytes: 500 * 1024 ** 3 },
+          traffic: { hubRequests: 0, connectedSince: now - 29 * 60_000, now },
+        },
+      }),
+    );
     expect(fine.state).toBe('serving');
   });
 });

@@ -30,8 +30,20 @@ describe('a computing-provider config.toml', () => {
 
   it('reads their models.json fields, keeping the ones we do not use', () => {
     const c = loadConfig(path.join(fixture, 'config.toml'), {});
-    expect(c.modelEntries['meta-llama/Llama-3.2-3B-Instruct']).toMatchObject({ endpoint: 'http://127.0.0.1:11434', local_model: 'llama3.2:3b', gpu_memory: 6000, category: 'text-generation', context_length: 8192 });
-    expect(c.modelEntries['Qwen/Qwen2.5-7B-Instruct']).toMatchObject({ endpoint: 'http://127.0.0.1:8000', api_key: 'sk-local-vllm', format: 'awq', quantization: 'w4a16', container: '' });
+    expect(c.modelEntries['meta-llama/Llama-3.2-3B-Instruct']).toMatchObject({
+      endpoint: 'http://127.0.0.1:11434',
+      local_model: 'llama3.2:3b',
+      gpu_memory: 6000,
+      category: 'text-generation',
+      context_length: 8192,
+    });
+    expect(c.modelEntries['Qwen/Qwen2.5-7B-Instruct']).toMatchObject({
+      endpoint: 'http://127.0.0.1:8000',
+      api_key: 'sk-local-vllm',
+      format: 'awq',
+      quantization: 'w4a16',
+      container: '',
+    });
   });
 
   it('still refuses unknown keys in our own [Agent] section when added to their file', () => {
@@ -39,6 +51,8 @@ describe('a computing-provider config.toml', () => {
     const text = fs.readFileSync(path.join(fixture, 'config.toml'), 'utf8') + '\n[Agent]\nHeartbeatIntervalSeconds = 5\nHeartbeat = 5\n';
     fs.writeFileSync(path.join(dir, 'config.toml'), text);
     const line = text.split('\n').indexOf('Heartbeat = 5') + 1;
-    expect(() => loadConfig(path.join(dir!, 'config.toml'), {})).toThrow(expect.objectContaining({ code: 'unknown_setting', setting: 'Agent.Heartbeat', line }));
+    expect(() => loadConfig(path.join(dir!, 'config.toml'), {})).toThrow(
+      expect.objectContaining({ code: 'unknown_setting', setting: 'Agent.Heartbeat', line }),
+    );
   });
 });

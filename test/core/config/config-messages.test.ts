@@ -39,7 +39,11 @@ it('other TOML errors keep the parser message', () => {
 });
 
 it('a wrong type in models.json points at the field line', () => {
-  const models = JSON.stringify({ 'model-a': { endpoint: 'http://127.0.0.1:8000' }, 'model-b': { endpoint: 'http://127.0.0.1:8001', max_concurrent: 'four' } }, null, 2);
+  const models = JSON.stringify(
+    { 'model-a': { endpoint: 'http://127.0.0.1:8000' }, 'model-b': { endpoint: 'http://127.0.0.1:8001', max_concurrent: 'four' } },
+    null,
+    2,
+  );
   const lines = models.split('\n');
   const fieldLine = lines.findIndex((l) => l.includes('"max_concurrent"')) + 1;
   const keyLine = lines.findIndex((l) => l.includes('"model-b"')) + 1;

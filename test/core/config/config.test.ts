@@ -51,7 +51,15 @@ describe('values and defaults', () => {
     expect(c.agent.handshakeTimeoutMs).toBe(10_000); // Go's dialer HandshakeTimeout
     expect(c.agent.writeTimeoutMs).toBe(10_000); // Go's writeWait
     expect(c.gateway).toEqual({ enable: false, listen: '127.0.0.1:18080', websocketAuth: true, allowedOrigins: [] });
-    expect(c).toMatchObject({ nodeName: 'my-provider', enable: true, webSocketUrl: DEFAULT_HUB_URL, serviceUrl: 'http://127.0.0.1:8081', apiKey: '', models: [], modelEntries: {} });
+    expect(c).toMatchObject({
+      nodeName: 'my-provider',
+      enable: true,
+      webSocketUrl: DEFAULT_HUB_URL,
+      serviceUrl: 'http://127.0.0.1:8081',
+      apiKey: '',
+      models: [],
+      modelEntries: {},
+    });
     expect(c.file).toBe(path.resolve(dir, 'config.toml'));
     expect(c.warnings).toEqual([]);
   });
@@ -181,7 +189,16 @@ AllowedOrigins = ["http://localhost:5173"]
       write(
         '',
         JSON.stringify({
-          'meta-llama/Llama-3.2-3B-Instruct': { endpoint: 'http://127.0.0.1:30000', local_model: 'llama3.2:3b', api_key: 'sk-local-1', gpu_memory: 8000, format: 'gguf', quantization: 'q4_k_m', max_concurrent: 2, category: 'text-generation' },
+          'meta-llama/Llama-3.2-3B-Instruct': {
+            endpoint: 'http://127.0.0.1:30000',
+            local_model: 'llama3.2:3b',
+            api_key: 'sk-local-1',
+            gpu_memory: 8000,
+            format: 'gguf',
+            quantization: 'q4_k_m',
+            max_concurrent: 2,
+            category: 'text-generation',
+          },
           small: { endpoint: 'http://127.0.0.1:8000/v1' },
         }),
       ),
@@ -348,7 +365,9 @@ describe('a bad file is refused with the file, the line and what is wrong', () =
     expect(loadConfig(write('[Agent]\nOwnerAddr = ""\n'), {}).agent.ownerAddr).toBe('');
     const e = refusal(write('', JSON.stringify({ m: { endpoint: 'http://127.0.0.1:8000', context_length: -5 } })));
     expect(e).toMatchObject({ code: 'invalid_model_entry', setting: 'm.context_length' });
-    expect(loadConfig(write('', JSON.stringify({ m: { endpoint: 'http://127.0.0.1:8000', context_length: 32768 } })), {}).modelEntries.m?.context_length).toBe(32768);
+    expect(loadConfig(write('', JSON.stringify({ m: { endpoint: 'http://127.0.0.1:8000', context_length: 32768 } })), {}).modelEntries.m?.context_length).toBe(
+      32768,
+    );
   });
 
   it('models.json that is not an object', () => {

@@ -29,7 +29,13 @@ function publicOf(raw: Buffer): string {
   const ecdh = crypto.createECDH('secp256k1');
   ecdh.setPrivateKey(raw);
   const key = crypto.createPrivateKey({
-    key: { kty: 'EC', crv: 'secp256k1', d: raw.toString('base64url'), x: ecdh.getPublicKey().subarray(1, 33).toString('base64url'), y: ecdh.getPublicKey().subarray(33).toString('base64url') },
+    key: {
+      kty: 'EC',
+      crv: 'secp256k1',
+      d: raw.toString('base64url'),
+      x: ecdh.getPublicKey().subarray(1, 33).toString('base64url'),
+      y: ecdh.getPublicKey().subarray(33).toString('base64url'),
+    },
     format: 'jwk',
   });
   const jwk = crypto.createPublicKey(key).export({ format: 'jwk' });
@@ -52,7 +58,15 @@ describe('loadOrCreateIdentity', () => {
     if (posix) expect(fs.statSync(id.file).mode & 0o777).toBe(0o600);
     expect(id.nodeId).toBe(publicOf(raw));
     // A signature with the key verifies against the node id alone.
-    const pub = crypto.createPublicKey({ key: { kty: 'EC', crv: 'secp256k1', x: Buffer.from(id.nodeId.slice(2, 66), 'hex').toString('base64url'), y: Buffer.from(id.nodeId.slice(66), 'hex').toString('base64url') }, format: 'jwk' });
+    const pub = crypto.createPublicKey({
+      key: {
+        kty: 'EC',
+        crv: 'secp256k1',
+        x: Buffer.from(id.nodeId.slice(2, 66), 'hex').toString('base64url'),
+        y: Buffer.from(id.nodeId.slice(66), 'hex').toString('base64url'),
+      },
+      format: 'jwk',
+    });
     const priv = crypto.createPrivateKey({ key: { ...pub.export({ format: 'jwk' }), d: raw.toString('base64url') }, format: 'jwk' });
     expect(crypto.verify('sha256', Buffer.from('hello hub'), pub, crypto.sign('sha256', Buffer.from('hello hub'), priv))).toBe(true);
   });
@@ -160,7 +174,9 @@ describe('loadOrCreateIdentity', () => {
   it('a damaged Go key is refused rather than silently replaced by a new node', () => {
     fs.mkdirSync(path.join(userHome, '.swan', 'computing'), { recursive: true });
     fs.writeFileSync(path.join(userHome, '.swan', 'computing', 'private_key'), 'short');
-    expect(() => loadOrCreateIdentity(home, env)).toThrow(expect.objectContaining({ code: 'key_malformed', file: path.join(userHome, '.swan', 'computing', 'private_key') }));
+    expect(() => loadOrCreateIdentity(home, env)).toThrow(
+      expect.objectContaining({ code: 'key_malformed', file: path.join(userHome, '.swan', 'computing', 'private_key') }),
+    );
     expect(fs.existsSync(path.join(home, 'private_key'))).toBe(false);
   });
 

@@ -27,11 +27,18 @@ function home(apiKey = 'sk-prov-config-key'): string {
 }
 
 function values(h: string, env: NodeJS.ProcessEnv = {}): OwnerValues {
-  return new OwnerValues(loadConfig(path.join(h, 'config.toml'), env), SettingsFile.in(h), new FileSecretStore(h), env, networkStandIns(env), new KeyDestinations(h));
+  return new OwnerValues(
+    loadConfig(path.join(h, 'config.toml'), env),
+    SettingsFile.in(h),
+    new FileSecretStore(h),
+    env,
+    networkStandIns(env),
+    new KeyDestinations(h),
+  );
 }
 
 describe('key destinations', () => {
-  it('config.toml\'s key goes to config.toml\'s hosts; the file is 0600 and holds no key', () => {
+  it("config.toml's key goes to config.toml's hosts; the file is 0600 and holds no key", () => {
     const h = home();
     const v = values(h);
     expect(v.providerKey()).toBe('sk-prov-config-key');

@@ -25,7 +25,13 @@ describe('SettingsFile', () => {
     s.update((d) => ({ ...d, nodeName: 'rig', retentionDays: 30, models: { m: { enabled: false, maxConcurrent: 2 } } }));
     s.update((d) => ({ ...d, theme: 'dark', extraEndpoints: [{ url: 'http://10.0.0.2:8000' }] }));
     const again = SettingsFile.in(home).get();
-    expect(again).toEqual({ nodeName: 'rig', retentionDays: 30, theme: 'dark', models: { m: { enabled: false, maxConcurrent: 2 } }, extraEndpoints: [{ url: 'http://10.0.0.2:8000' }] });
+    expect(again).toEqual({
+      nodeName: 'rig',
+      retentionDays: 30,
+      theme: 'dark',
+      models: { m: { enabled: false, maxConcurrent: 2 } },
+      extraEndpoints: [{ url: 'http://10.0.0.2:8000' }],
+    });
     expect(fs.readdirSync(home)).toEqual(['settings.json']);
   });
 

@@ -190,7 +190,9 @@ describe('console WebSocket bridge', () => {
     await expect(openSocket(bridgeUrl(s, false), { cookie: page.cookie }, pageProtocols(page))).rejects.toThrow('HTTP 403');
     // The cookie with the console's own Origin (what another local server holding the cookie can send) is not enough.
     await expect(openSocket(bridgeUrl(s, false), { cookie: page.cookie, origin: origin(s) })).rejects.toThrow('HTTP 401');
-    await expect(openSocket(bridgeUrl(s, false), { cookie: page.cookie, origin: origin(s) }, ['swan-bridge', 'swan-page.not-the-secret'])).rejects.toThrow('HTTP 401');
+    await expect(openSocket(bridgeUrl(s, false), { cookie: page.cookie, origin: origin(s) }, ['swan-bridge', 'swan-page.not-the-secret'])).rejects.toThrow(
+      'HTTP 401',
+    );
   });
 
   it('accepts the page: cookie, page secret and same-host origin; invokes reach the backend with validated args', async () => {

@@ -94,9 +94,13 @@ describe('console one-time links and sessions', () => {
     expect((await get(s.port, '/metrics', { cookie: c.header })).status).toBe(401);
     // With the page secret its page read from the redirect's fragment, it opens the bridge.
     const page = pageFromLocation(exchange.headers.location)!;
-    expect(await socketStatus(`ws://127.0.0.1:${s.port}/bridge`, { cookie: c.header, origin: `http://127.0.0.1:${s.port}` }, ['swan-bridge', `swan-page.${page}`])).toBe(101);
+    expect(
+      await socketStatus(`ws://127.0.0.1:${s.port}/bridge`, { cookie: c.header, origin: `http://127.0.0.1:${s.port}` }, ['swan-bridge', `swan-page.${page}`]),
+    ).toBe(101);
     // A code opens pages, never the bridge directly.
-    expect(await socketStatus(`ws://127.0.0.1:${s.port}/bridge?code=${new URL(s.newUrl()).searchParams.get('code')}`, { origin: `http://127.0.0.1:${s.port}` })).toBe(401);
+    expect(
+      await socketStatus(`ws://127.0.0.1:${s.port}/bridge?code=${new URL(s.newUrl()).searchParams.get('code')}`, { origin: `http://127.0.0.1:${s.port}` }),
+    ).toBe(401);
   });
 
   it('a stable token works as a bookmark again and again, and for /metrics, without leaving a cookie for /metrics', async () => {
@@ -143,7 +147,11 @@ describe('console one-time links and sessions', () => {
 
   it('codes expire unused after CODE_TTL_MS', () => {
     let now = 1_000_000;
-    const auth = new ConsoleAuth('t'.repeat(32), () => 1, () => now);
+    const auth = new ConsoleAuth(
+      't'.repeat(32),
+      () => 1,
+      () => now,
+    );
     const code = auth.newCode();
     now += CODE_TTL_MS + 1;
     const req = { headers: {} } as http.IncomingMessage;
@@ -169,7 +177,7 @@ describe('Host check and LAN warning on every bind', () => {
     expect(lan.has('evil.example:7777')).toBe(false);
   });
 
-  it('on a LAN bind every answer carries the mark the page\'s banner reads, also a refused /session', async () => {
+  it("on a LAN bind every answer carries the mark the page's banner reads, also a refused /session", async () => {
     // Not loopback by its name, reachable only from this machine: the LAN mark without opening a port to the LAN.
     const s = await start({ host: '::ffff:127.0.0.1' });
     const c = cookieOf(await get(s.port, codePath(s.url)));
@@ -189,7 +197,7 @@ describe('Host check and LAN warning on every bind', () => {
   });
 });
 
-describe('the page secret binds the session to the console\'s own page', () => {
+describe("the page secret binds the session to the console's own page", () => {
   const origin = (s: ConsoleServer) => `http://127.0.0.1:${s.port}`;
 
   it('travels only in the fragment of the exchange that made the session: nothing to claim afterwards', async () => {
@@ -218,7 +226,11 @@ describe('the page secret binds the session to the console\'s own page', () => {
 
   it('sessions end idle after SESSION_IDLE_MS and at most after SESSION_MAX_MS', () => {
     let now = 1_000_000;
-    const auth = new ConsoleAuth('t'.repeat(32), () => 1, () => now);
+    const auth = new ConsoleAuth(
+      't'.repeat(32),
+      () => 1,
+      () => now,
+    );
     const req = (cookie?: string) => ({ headers: cookie ? { cookie: `${cookieName(1)}=${cookie}` } : {}, socket: {} }) as unknown as http.IncomingMessage;
     const idle = auth.newSession(req());
     expect(auth.pageSession(req(idle.id), idle.page)).toBeDefined();
@@ -228,7 +240,8 @@ describe('the page secret binds the session to the console\'s own page', () => {
     const busy = auth.newSession(req());
     for (let t = 0; t < SESSION_MAX_MS; t += SESSION_IDLE_MS / 2) {
       now += SESSION_IDLE_MS / 2;
-      if (t + SESSION_IDLE_MS / 2 < SESSION_MAX_MS) expect(auth.pageSession(req(busy.id), busy.page), `used every half day, day ${t / 86_400_000}`).toBeDefined();
+      if (t + SESSION_IDLE_MS / 2 < SESSION_MAX_MS)
+        expect(auth.pageSession(req(busy.id), busy.page), `used every half day, day ${t / 86_400_000}`).toBeDefined();
     }
     now += 1;
     expect(auth.pageSession(req(busy.id), busy.page)).toBeUndefined();

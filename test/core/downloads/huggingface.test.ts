@@ -38,7 +38,7 @@ describe('Hugging Face downloads', () => {
     expect(hub.hits.filter((h) => h.startsWith(`/api/models/${REPO}/tree/main`))).toHaveLength(2);
   });
 
-  it('fetch one GGUF by pattern, verified against the Hub\'s sha256, into the models folder with its manifest', async () => {
+  it("fetch one GGUF by pattern, verified against the Hub's sha256, into the models folder with its manifest", async () => {
     const dir = tempHome('swan-hf-');
     const files = await huggingFaceFiles({ repo: REPO, hubUrl: hub.url, include: ['*Q4_K_M.gguf'] });
     const r = await downloadModel({ serviceUrl: 'http://127.0.0.1:9', modelsDir: dir, modelId: 'swan/Tiny-Model', files, freeBytes: async () => 1e15 });

@@ -27,7 +27,15 @@ function downloads(): { jobs: ModelDownloads; dir: string; changes: () => number
 
 describe('the console downloads', () => {
   it('shows progress, cancels keeping what arrived, resumes with Range, and ends verified with the GGUF to serve', async () => {
-    repo.models = [{ modelId: ID, files: [{ filename: 'model.Q4.gguf', bytes: GGUF }, { filename: 'small.gguf', bytes: Buffer.from('GGUF-small') }] }];
+    repo.models = [
+      {
+        modelId: ID,
+        files: [
+          { filename: 'model.Q4.gguf', bytes: GGUF },
+          { filename: 'small.gguf', bytes: Buffer.from('GGUF-small') },
+        ],
+      },
+    ];
     repo.faults = { hold: true };
     repo.fileHits.length = 0;
     const { jobs, dir, changes } = downloads();

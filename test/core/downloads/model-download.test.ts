@@ -26,13 +26,29 @@ beforeAll(async () => {
 afterAll(() => repo.close());
 afterEach(() => {
   repo.faults = {};
-  repo.models = [{ modelId: ID, files: [{ filename: 'model.gguf', bytes: BIG }, { filename: 'tokenizer/config.json', bytes: SMALL }] }];
+  repo.models = [
+    {
+      modelId: ID,
+      files: [
+        { filename: 'model.gguf', bytes: BIG },
+        { filename: 'tokenizer/config.json', bytes: SMALL },
+      ],
+    },
+  ];
   repo.fileHits.length = 0;
 });
 repo = undefined as unknown as SwanRepository;
 
 function fresh(): string {
-  repo.models = [{ modelId: ID, files: [{ filename: 'model.gguf', bytes: BIG }, { filename: 'tokenizer/config.json', bytes: SMALL }] }];
+  repo.models = [
+    {
+      modelId: ID,
+      files: [
+        { filename: 'model.gguf', bytes: BIG },
+        { filename: 'tokenizer/config.json', bytes: SMALL },
+      ],
+    },
+  ];
   return tempHome('swan-dl-');
 }
 
@@ -45,7 +61,9 @@ describe('the repository', () => {
   });
 
   it('refuses a file list whose filename would leave the model folder, or whose hash is not sha256', () => {
-    const list = (f: Record<string, unknown>) => ({ data: { files: [{ filename: 'a', hash: '', algorithm: 'sha256', size_bytes: 1, url: 'http://x/a', ...f }] } });
+    const list = (f: Record<string, unknown>) => ({
+      data: { files: [{ filename: 'a', hash: '', algorithm: 'sha256', size_bytes: 1, url: 'http://x/a', ...f }] },
+    });
     expect(() => parseModelFiles(list({ filename: '../../.bashrc' }), ID, 'http://x')).toThrow(expect.objectContaining({ code: 'unsafe_filename' }));
     expect(() => parseModelFiles(list({ algorithm: 'md5' }), ID, 'http://x')).toThrow(expect.objectContaining({ code: 'unsupported_algorithm' }));
     expect(() => parseModelFiles(list({ hash: 'zz' }), ID, 'http://x')).toThrow(expect.objectContaining({ code: 'repository_malformed' }));
@@ -57,7 +75,9 @@ describe('the repository', () => {
 
   it('says a model it does not have is not in the repository', async () => {
     const dir = fresh();
-    await expect(downloadModel({ serviceUrl: repo.url, modelsDir: dir, modelId: 'nobody/none', freeBytes: plenty })).rejects.toMatchObject({ code: 'model_not_in_repository' });
+    await expect(downloadModel({ serviceUrl: repo.url, modelsDir: dir, modelId: 'nobody/none', freeBytes: plenty })).rejects.toMatchObject({
+      code: 'model_not_in_repository',
+    });
   });
 });
 
@@ -141,7 +161,9 @@ describe('a download', () => {
 
   it('checks the disk first: too little free space fetches nothing', async () => {
     const dir = fresh();
-    await expect(downloadModel({ serviceUrl: repo.url, modelsDir: dir, modelId: ID, freeBytes: async () => 10 * 1024 * 1024 })).rejects.toMatchObject({ code: 'no_disk_space' });
+    await expect(downloadModel({ serviceUrl: repo.url, modelsDir: dir, modelId: ID, freeBytes: async () => 10 * 1024 * 1024 })).rejects.toMatchObject({
+      code: 'no_disk_space',
+    });
     expect(repo.fileHits).toEqual([]);
   });
 
@@ -179,7 +201,7 @@ describe('a download', () => {
     repo.release();
   });
 
-  it('the weights service reads the downloaded model\'s manifest: a fingerprint challenge finds each file\'s hash', async () => {
+  it("the weights service reads the downloaded model's manifest: a fingerprint challenge finds each file's hash", async () => {
     const dir = fresh();
     await downloadModel({ serviceUrl: repo.url, modelsDir: dir, modelId: ID, freeBytes: plenty });
     const w = new Weights({ dir: path.join(dir, 'weights-cache'), modelsDir: dir, log: memoryLog().child('w') });

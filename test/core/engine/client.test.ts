@@ -60,7 +60,11 @@ describe('prepareBody', () => {
 describe('streamRequest', () => {
   it('streams a trace with local_model, Bearer key and forced usage', async () => {
     const e = await start({ apiKey: 'sk-engine', models: ['local-qwen'], strictModels: true });
-    const gen = await streamRequest({ endpoint: { url: `${e.url}/v1/`, localModel: 'local-qwen', apiKey: 'sk-engine' }, path: '/v1/chat/completions', body: chat });
+    const gen = await streamRequest({
+      endpoint: { url: `${e.url}/v1/`, localModel: 'local-qwen', apiKey: 'sk-engine' },
+      path: '/v1/chat/completions',
+      body: chat,
+    });
     const events = await drain(gen);
     expect(textOf(events)).toBe('Okay. Sure.');
     expect(events.at(-1)).toEqual({ type: 'end', sawDone: true, truncated: false });
@@ -147,7 +151,9 @@ describe('streamRequest', () => {
     });
     await e.waitForAbort(1);
     expect(events[0]).toMatchObject({ type: 'chunk' });
-    expect(events.filter((x) => x.type === 'error')).toEqual([{ type: 'error', message: `the request to the engine at ${e.url} was cancelled`, statusCode: 499 }]);
+    expect(events.filter((x) => x.type === 'error')).toEqual([
+      { type: 'error', message: `the request to the engine at ${e.url} was cancelled`, statusCode: 499 },
+    ]);
     expect(events.at(-1)).toMatchObject({ type: 'end', truncated: true });
   });
 
@@ -267,7 +273,9 @@ describe('streamRequest', () => {
         events.push(ev);
         if (ev.type === 'chunk' && events.length === 1) ac.abort();
       });
-      expect(events.filter((x) => x.type === 'error')).toEqual([{ type: 'error', message: `the request to the engine at ${e.url} was cancelled`, statusCode: 499 }]);
+      expect(events.filter((x) => x.type === 'error')).toEqual([
+        { type: 'error', message: `the request to the engine at ${e.url} was cancelled`, statusCode: 499 },
+      ]);
       expect(events.at(-1)).toMatchObject({ type: 'end', truncated: true });
       await e.waitForAbort(1);
     });
@@ -275,7 +283,9 @@ describe('streamRequest', () => {
     it('a silent engine mid-stream fails after the idle timeout; a handler holding the stream is not the engine', async () => {
       const e = await start({ mode: { stallAfterEvents: 2 } });
       const events: EngineStreamEvent[] = [];
-      await (await streamRequest({ endpoint: { url: e.url }, path: '/v1/chat/completions', body: chat, idleTimeoutMs: 100 })).consume((ev) => void events.push(ev));
+      await (
+        await streamRequest({ endpoint: { url: e.url }, path: '/v1/chat/completions', body: chat, idleTimeoutMs: 100 })
+      ).consume((ev) => void events.push(ev));
       expect(events.find((x) => x.type === 'error')).toMatchObject({ statusCode: 502 });
       expect(textOf(events)).toBe('Okay');
       await e.waitForAbort(1);
@@ -283,7 +293,9 @@ describe('streamRequest', () => {
       // The handler keeps the first chunk 300 ms (three idle periods): the stream is not failed for it.
       const slow = await start({ mode: { generate: 3 } });
       const got: EngineStreamEvent[] = [];
-      await (await streamRequest({ endpoint: { url: slow.url }, path: '/v1/chat/completions', body: chat, idleTimeoutMs: 100 })).consume((ev) => {
+      await (
+        await streamRequest({ endpoint: { url: slow.url }, path: '/v1/chat/completions', body: chat, idleTimeoutMs: 100 })
+      ).consume((ev) => {
         got.push(ev);
         return got.length === 1 ? sleep(300) : undefined;
       });
@@ -338,7 +350,14 @@ describe('requestJson', () => {
     // Headers come only with a non-stream answer: the headers deadline tells the caller, the total bound ends it.
     const overdue: number[] = [];
     const t = await rejection(
-      requestJson({ endpoint: { url: e.url }, path: '/v1/completions', body: { model: 'm', prompt: 'p' }, headersTimeoutMs: 50, totalTimeoutMs: 300, onHeadersOverdue: (ms) => overdue.push(ms) }),
+      requestJson({
+        endpoint: { url: e.url },
+        path: '/v1/completions',
+        body: { model: 'm', prompt: 'p' },
+        headersTimeoutMs: 50,
+        totalTimeoutMs: 300,
+        onHeadersOverdue: (ms) => overdue.push(ms),
+      }),
     );
     expect(t.statusCode).toBe(504);
     expect(overdue).toEqual([50]);

@@ -55,7 +55,11 @@ describe('detectContextLength', () => {
 
   it('llama.cpp: /props default_generation_settings.n_ctx, stated by the engine but not "detected"', async () => {
     const l = await engine({ engineType: 'llamacpp' });
-    expect(await detectContextLength(l.url, 'Qwen2.5-1.5B-Instruct-Q4_K_M.gguf', 'llamacpp')).toEqual({ length: 16384, source: 'engine', via: 'llama.cpp /props n_ctx' });
+    expect(await detectContextLength(l.url, 'Qwen2.5-1.5B-Instruct-Q4_K_M.gguf', 'llamacpp')).toEqual({
+      length: 16384,
+      source: 'engine',
+      via: 'llama.cpp /props n_ctx',
+    });
   });
 
   it('llama.cpp without /props: meta.n_ctx of its /v1/models (even under another name: one model served)', async () => {
@@ -76,18 +80,28 @@ describe('detectContextLength', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     closers.push(() => new Promise((r) => server.close(() => r())));
-    expect(await detectContextLength(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, 'my-alias', 'llamacpp')).toMatchObject({ length: 16384, source: 'engine' });
+    expect(await detectContextLength(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, 'my-alias', 'llamacpp')).toMatchObject({
+      length: 16384,
+      source: 'engine',
+    });
   });
 
   it('Ollama: its serving window num_ctx (the parameter, else the loaded model in /api/ps), never the trained maximum', async () => {
-    const withParam = await ollamaShow({ parameters: 'num_ctx                        8192\nstop                           "<|eot_id|>"', model_info: { 'general.architecture': 'llama', 'llama.context_length': 131072 } });
+    const withParam = await ollamaShow({
+      parameters: 'num_ctx                        8192\nstop                           "<|eot_id|>"',
+      model_info: { 'general.architecture': 'llama', 'llama.context_length': 131072 },
+    });
     expect(await detectContextLength(withParam.url, 'llama3.2:3b', 'ollama')).toEqual({ length: 8192, source: 'engine', via: 'Ollama num_ctx' });
     expect(withParam.asked).toEqual([{ model: 'llama3.2:3b' }]);
     // Only the trained maximum: a prompt past the default num_ctx would be silently truncated, so no window is claimed.
     const infoOnly = await ollamaShow({ model_info: { 'general.architecture': 'gemma3', 'gemma3.context_length': 131072 } });
     expect(await detectContextLength(infoOnly.url, 'gemma3:4b', 'ollama')).toBeUndefined();
     const loaded = await ollamaShow({ model_info: { 'gemma3.context_length': 131072 } }, [{ name: 'gemma3:4b', model: 'gemma3:4b', context_length: 4096 }]);
-    expect(await detectContextLength(loaded.url, 'gemma3:4b', 'ollama')).toEqual({ length: 4096, source: 'engine', via: 'Ollama /api/ps context_length (loaded)' });
+    expect(await detectContextLength(loaded.url, 'gemma3:4b', 'ollama')).toEqual({
+      length: 4096,
+      source: 'engine',
+      via: 'Ollama /api/ps context_length (loaded)',
+    });
   });
 
   it('an engine that is down gives nothing, without throwing', async () => {

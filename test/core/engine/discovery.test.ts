@@ -89,7 +89,11 @@ describe('detectEngine', () => {
     await e.setMode('down');
     expect(await detectEngine(e.url, 500)).toBeNull();
     const web = await webApp();
-    expect(await detectEngine(web, 500)).toMatchObject({ type: 'unknown', reachable: false, error: `something answers at ${web} but it is not an inference engine (GET /v1/models answered 200)` });
+    expect(await detectEngine(web, 500)).toMatchObject({
+      type: 'unknown',
+      reachable: false,
+      error: `something answers at ${web} but it is not an inference engine (GET /v1/models answered 200)`,
+    });
     const tcp = await rawTcp();
     const r = await detectEngine(tcp, 500);
     expect(r).toMatchObject({ type: 'unknown', reachable: false });
@@ -98,17 +102,16 @@ describe('detectEngine', () => {
 
   it('default ports follow DESIGN.md', () => {
     expect(DEFAULT_PORTS).toMatchObject({ vllm: [8000], sglang: [30000], ollama: [11434], llamacpp: [8080], lmstudio: [1234], jan: [1337], tgi: [8080, 3000] });
-    expect(defaultProbeUrls('127.0.0.1', {})).toEqual(
-      [1234, 1337, 3000, 8000, 8080, 11434, 30000].map((p) => `http://127.0.0.1:${p}`),
-    );
+    expect(defaultProbeUrls('127.0.0.1', {})).toEqual([1234, 1337, 3000, 8000, 8080, 11434, 30000].map((p) => `http://127.0.0.1:${p}`));
   });
 
   it('SWAN_DISCOVERY_URLS replaces the default ports: loopback addresses only, empty for none', () => {
     expect(defaultProbeUrls('127.0.0.1', { SWAN_DISCOVERY_URLS: '' })).toEqual([]);
-    expect(defaultProbeUrls('127.0.0.1', { SWAN_DISCOVERY_URLS: 'http://127.0.0.1:9001, http://localhost:9002/v1,http://192.168.1.5:8080,http://169.254.169.254,file:///x,http://u:p@127.0.0.1:1' })).toEqual([
-      'http://127.0.0.1:9001',
-      'http://localhost:9002/v1',
-    ]);
+    expect(
+      defaultProbeUrls('127.0.0.1', {
+        SWAN_DISCOVERY_URLS: 'http://127.0.0.1:9001, http://localhost:9002/v1,http://192.168.1.5:8080,http://169.254.169.254,file:///x,http://u:p@127.0.0.1:1',
+      }),
+    ).toEqual(['http://127.0.0.1:9001', 'http://localhost:9002/v1']);
   });
 });
 
@@ -123,7 +126,11 @@ describe('EngineDiscovery', () => {
     expect(d.engines()).toEqual([]);
     const [list] = (await changed) as [EngineInfo[]];
     expect(list.map((e) => [e.url, e.type, e.reachable]).sort()).toEqual(
-      [[v.url, 'vllm', true], [o.url, 'ollama', true], [l.url, 'llamacpp', true]].sort(),
+      [
+        [v.url, 'vllm', true],
+        [o.url, 'ollama', true],
+        [l.url, 'llamacpp', true],
+      ].sort(),
     );
   });
 

@@ -66,7 +66,9 @@ describe('checkEndpoint', () => {
     const e = await engine({ engineType: 'llamacpp' });
     expect(await checkEndpoint(e.url, 1000, undefined, 'llamacpp')).toEqual({ ok: true, capacity: { slots: 1, source: 'llama.cpp /props total_slots' } });
     const s = http.createServer((_req, res) => {
-      res.writeHead(503, { 'content-type': 'application/json; charset=utf-8' }).end('{"error":{"message":"Loading model","type":"unavailable_error","code":503}}');
+      res
+        .writeHead(503, { 'content-type': 'application/json; charset=utf-8' })
+        .end('{"error":{"message":"Loading model","type":"unavailable_error","code":503}}');
     });
     servers.push(s);
     await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
@@ -92,7 +94,10 @@ describe('checkEndpoint', () => {
 describe('HealthMonitor', () => {
   it('healthy -> degraded -> unhealthy after 3 failures -> healthy, emitting only changes', async () => {
     let failing = false;
-    const s = http.createServer((_req, res) => void (failing ? res.writeHead(500).end('no') : res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}')));
+    const s = http.createServer(
+      (_req, res) =>
+        void (failing ? res.writeHead(500).end('no') : res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[]}')),
+    );
     servers.push(s);
     await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
@@ -197,18 +202,28 @@ describe('HealthMonitor', () => {
 
 /** A runner whose only purpose here is the probe: the real engine-call service, no scheduler. */
 function probeOf(timeoutMs = 2000) {
-  const runner = new InferenceRunner({ registry: new ModelRegistry(), admit: () => Promise.reject(new Error('no admission here')), book: new RequestBook(), log: new Log({ console: false }).child('t') });
+  const runner = new InferenceRunner({
+    registry: new ModelRegistry(),
+    admit: () => Promise.reject(new Error('no admission here')),
+    book: new RequestBook(),
+    log: new Log({ console: false }).child('t'),
+  });
   return healthProbe(runner, timeoutMs);
 }
 
 /** An engine stand-in: a live /v1/models (as a dead vLLM behind FastAPI keeps serving), completions as the test says. */
-async function backend(completions: (req: http.IncomingMessage, res: http.ServerResponse, body: Record<string, unknown>) => void): Promise<{ url: string; asked: Array<Record<string, unknown>> }> {
+async function backend(
+  completions: (req: http.IncomingMessage, res: http.ServerResponse, body: Record<string, unknown>) => void,
+): Promise<{ url: string; asked: Array<Record<string, unknown>> }> {
   const asked: Array<Record<string, unknown>> = [];
   const s = http.createServer((req, res) => {
     let text = '';
     req.on('data', (c: Buffer) => (text += c.toString()));
     req.on('end', () => {
-      if (req.method === 'GET' && req.url === '/v1/models') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"object":"list","data":[{"id":"m","owned_by":"vllm","max_model_len":4096}]}');
+      if (req.method === 'GET' && req.url === '/v1/models')
+        return void res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end('{"object":"list","data":[{"id":"m","owned_by":"vllm","max_model_len":4096}]}');
       const body = JSON.parse(text || '{}') as Record<string, unknown>;
       asked.push({ ...body, authorization: req.headers.authorization });
       completions(req, res, body);
@@ -219,8 +234,10 @@ async function backend(completions: (req: http.IncomingMessage, res: http.Server
   return { url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`, asked };
 }
 
-const ok = (res: http.ServerResponse) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"choices":[{"message":{"content":"p"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}');
-const fail = (status: number, body: string) => (_q: http.IncomingMessage, res: http.ServerResponse) => res.writeHead(status, { 'content-type': 'application/json' }).end(body);
+const ok = (res: http.ServerResponse) =>
+  res.writeHead(200, { 'content-type': 'application/json' }).end('{"choices":[{"message":{"content":"p"}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}');
+const fail = (status: number, body: string) => (_q: http.IncomingMessage, res: http.ServerResponse) =>
+  res.writeHead(status, { 'content-type': 'application/json' }).end(body);
 
 function monitor(opts: Partial<ConstructorParameters<typeof HealthMonitor>[0]> = {}): HealthMonitor {
   const m = new HealthMonitor({ intervalMs: 60_000, timeoutMs: 1000, probe: probeOf(), deepEvery: 1, ...opts });
@@ -278,10 +295,18 @@ describe('deep health check (a real 1-token chat, Go model_health_deepcheck_test
     expect(mh.states()[0]).toMatchObject({ health: 'unhealthy', condition: 'no_response' });
   });
 
-  it('embedding, image and audio models are never probed with chat; the engine\'s own model name is used', async () => {
+  it("embedding, image and audio models are never probed with chat; the engine's own model name is used", async () => {
     const b = await backend((_q, res) => ok(res));
     const m = monitor();
-    m.setEndpoints([{ url: b.url, models: [{ name: 'nomic-embed', chat: false }, { name: 'qwen2.5:7b', chat: true }] }]);
+    m.setEndpoints([
+      {
+        url: b.url,
+        models: [
+          { name: 'nomic-embed', chat: false },
+          { name: 'qwen2.5:7b', chat: true },
+        ],
+      },
+    ]);
     await m.checkNow();
     expect(b.asked.map((a) => a.model)).toEqual(['qwen2.5:7b']);
     const e = await backend(() => {
@@ -310,12 +335,29 @@ describe('deep health check (a real 1-token chat, Go model_health_deepcheck_test
   it('each chat model of one endpoint gets its own deep check on its first check and every Nth after, one at a time', async () => {
     const b = await backend((_q, res) => ok(res));
     const m = monitor({ deepEvery: 3 });
-    m.setEndpoints([{ url: b.url, models: [{ name: 'b', chat: true }, { name: 'a', chat: true }] }]);
+    m.setEndpoints([
+      {
+        url: b.url,
+        models: [
+          { name: 'b', chat: true },
+          { name: 'a', chat: true },
+        ],
+      },
+    ]);
     for (let i = 0; i < 4; i++) await m.checkNow();
     // Checks 1 and 4 ask both models (never at once: each probe ends before the next starts).
     expect(b.asked.map((a) => a.model)).toEqual(['a', 'b', 'a', 'b']);
     // A model added later is asked on its own first check, not when its neighbours' turn comes.
-    m.setEndpoints([{ url: b.url, models: [{ name: 'b', chat: true }, { name: 'a', chat: true }, { name: 'c', chat: true }] }]);
+    m.setEndpoints([
+      {
+        url: b.url,
+        models: [
+          { name: 'b', chat: true },
+          { name: 'a', chat: true },
+          { name: 'c', chat: true },
+        ],
+      },
+    ]);
     await m.checkNow();
     expect(b.asked.map((a) => a.model)).toEqual(['a', 'b', 'a', 'b', 'c']);
   });
@@ -323,7 +365,15 @@ describe('deep health check (a real 1-token chat, Go model_health_deepcheck_test
   it('a model that fails every completion beside a working one on the same engine is unhealthy on its own; the engine and its neighbour stay healthy', async () => {
     const b = await backend((q, res, body) => (body.model === 'lora-broken' ? fail(500, '{"error":"adapter failed to load"}')(q, res) : ok(res)));
     const m = monitor({ deepEvery: 10 });
-    m.setEndpoints([{ url: b.url, models: [{ name: 'base', chat: true }, { name: 'lora-broken', chat: true }] }]);
+    m.setEndpoints([
+      {
+        url: b.url,
+        models: [
+          { name: 'base', chat: true },
+          { name: 'lora-broken', chat: true },
+        ],
+      },
+    ]);
     const changes: unknown[] = [];
     m.on('change', (c) => changes.push(c));
     await m.checkNow();
@@ -338,10 +388,19 @@ describe('deep health check (a real 1-token chat, Go model_health_deepcheck_test
     expect(b.asked.map((a) => a.model)).toEqual(['base', 'lora-broken', 'lora-broken']);
   });
 
-  it('when every chat model of an endpoint fails for the engine\'s sake, the endpoint itself is unhealthy with that condition', async () => {
+  it("when every chat model of an endpoint fails for the engine's sake, the endpoint itself is unhealthy with that condition", async () => {
     const b = await backend(fail(500, '{"error":"EngineDeadError"}'));
     const m = monitor();
-    m.setEndpoints([{ url: b.url, models: [{ name: 'a', chat: true }, { name: 'b', chat: true }, { name: 'embed', chat: false }] }]);
+    m.setEndpoints([
+      {
+        url: b.url,
+        models: [
+          { name: 'a', chat: true },
+          { name: 'b', chat: true },
+          { name: 'embed', chat: false },
+        ],
+      },
+    ]);
     await m.checkNow();
     expect(m.states()[0]).toMatchObject({ health: 'unhealthy', condition: 'engine_error' });
   });
@@ -355,7 +414,11 @@ describe('key check on an engine whose /v1/models is public', () => {
     const m = monitor({ deepEvery: 0 });
     m.setEndpoints([{ url: b.url, apiKey: 'bad', models: [{ name: 'm', chat: true }] }]);
     await m.checkNow();
-    expect(m.states()[0]).toMatchObject({ health: 'unhealthy', condition: 'key_rejected', lastError: expect.stringMatching(/^engine refuses our key: a 1-token chat/) });
+    expect(m.states()[0]).toMatchObject({
+      health: 'unhealthy',
+      condition: 'key_rejected',
+      lastError: expect.stringMatching(/^engine refuses our key: a 1-token chat/),
+    });
     m.setEndpoints([{ url: b.url, apiKey: 'good', models: [{ name: 'm', chat: true }] }]);
     await m.checkNow();
     await m.checkNow();

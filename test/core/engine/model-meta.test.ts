@@ -18,7 +18,7 @@ describe('engine model metadata', () => {
     for (const bad of ['', 'big', '7', -1, Number.NaN, null]) expect(parameterCount(bad)).toBeUndefined();
   });
 
-  it("Ollama: family, parameter size and quantization from /api/tags, keyed by the tag discovery lists", async () => {
+  it('Ollama: family, parameter size and quantization from /api/tags, keyed by the tag discovery lists', async () => {
     const e = await startTestEngine({ engineType: 'ollama' });
     engines.push(e);
     const info = await detectEngine(e.url);
@@ -35,7 +35,12 @@ describe('engine model metadata', () => {
   });
 
   it('ignores what is not well formed, and engines that say nothing get no metadata', async () => {
-    expect(modelMetaOf({ models: { data: [{ id: 'x', meta: 'junk' }, 'junk', { id: 'y', meta: { n_params: 'many' } }] }, tags: { models: [{ name: 'z', details: { family: 5 } }] } })).toEqual({});
+    expect(
+      modelMetaOf({
+        models: { data: [{ id: 'x', meta: 'junk' }, 'junk', { id: 'y', meta: { n_params: 'many' } }] },
+        tags: { models: [{ name: 'z', details: { family: 5 } }] },
+      }),
+    ).toEqual({});
     const e = await startTestEngine({ engineType: 'vllm' });
     engines.push(e);
     expect((await detectEngine(e.url))?.modelMeta).toBeUndefined();

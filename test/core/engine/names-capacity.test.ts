@@ -115,7 +115,9 @@ describe('a llama-server loading its model', () => {
     const { detectEngine } = await import('../../../src/core/engine/detect');
     // The bytes of llama-server's captured loading-v1-models.json (every route answers them while loading).
     const body = '{"error":{"message":"Loading model","type":"unavailable_error","code":503}}';
-    const s = http.createServer((_q, res) => res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length }).end(body));
+    const s = http.createServer((_q, res) =>
+      res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length }).end(body),
+    );
     await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
     try {
       const url = `http://127.0.0.1:${(s.address() as { port: number }).port}`;

@@ -23,14 +23,23 @@ const VLLM_ERR = 'EngineCore encountered an issue. See stack trace (above) for t
 const EXPECTED: Record<string, Expected> = {
   'llamacpp-chat-include-usage.sse': { text: '', reasoning: 'Analyze', finish: 'length', usage: [13, 10], done: true, truncated: false, chunks: 4 },
   'llamacpp-chat-midstream-error.sse': {
-    text: 'Certainly', done: false, truncated: true, chunks: 2,
+    text: 'Certainly',
+    done: false,
+    truncated: true,
+    chunks: 2,
     errors: [{ message: 'context shift is disabled', statusCode: 500 }],
   },
   // No usage: timings on the finish chunk, prompt_n 24 + cache_n 0, predicted_n 200.
   'llamacpp-chat-reasoning.sse': { text: '', reasoning: "Here's43", finish: 'length', usage: [24, 200], done: true, truncated: false, chunks: 6 },
   'llamacpp-chat-tool-calls.sse': { text: '', finish: 'tool_calls', usage: [318, 113], done: true, truncated: false, chunks: 8 },
   'llamacpp-completions-basic.sse': {
-    text: 'Hello! How can I help you today? 😊', finish: 'stop', usage: [13, 12], done: true, truncated: false, chunks: 12, completions: true,
+    text: 'Hello! How can I help you today? 😊',
+    finish: 'stop',
+    usage: [13, 12],
+    done: true,
+    truncated: false,
+    chunks: 12,
+    completions: true,
   },
   'lmstudio-chat-basic-v0.3.sse': { text: '\n', finish: 'stop', done: true, truncated: false, chunks: 2 },
   'lmstudio-chat-reasoning-v0.3.9.sse': { text: '', reasoning: 'le? An', done: false, truncated: true, chunks: 3 },
@@ -43,56 +52,124 @@ const EXPECTED: Record<string, Expected> = {
   'ollama-chat-v0.32-reasoning.sse': { text: '1', reasoning: 'User asks', finish: 'stop', done: true, truncated: false, chunks: 4 },
   // Zero usage on every chunk, real usage only on the last: never summed.
   'ollama-completions-include-usage.sse': {
-    text: '...in a far-off kingdom', finish: 'stop', usage: [15, 5], done: true, truncated: false, chunks: 7, completions: true,
+    text: '...in a far-off kingdom',
+    finish: 'stop',
+    usage: [15, 5],
+    done: true,
+    truncated: false,
+    chunks: 7,
+    completions: true,
   },
   'openai-chat-basic.sse': {
     text:
       'Hi there! How can I help today? I can answer questions, explain concepts, help with writing or brainstorming, code, ' +
       'plan something, and more. Tell me what you’d like to work on or a topic you’re curious about.',
-    finish: 'stop', done: true, truncated: false, chunks: 50,
+    finish: 'stop',
+    done: true,
+    truncated: false,
+    chunks: 50,
   },
   // All 100 tokens went to hidden reasoning: no text, completion_tokens 100.
   'openai-chat-include-usage.sse': { text: '', finish: 'length', usage: [12, 100], done: true, truncated: false, chunks: 3 },
   'openai-chat-tool-calls.sse': { text: '', finish: 'tool_calls', done: true, truncated: false, chunks: 10 },
   'openai-completions-basic.sse': {
     text: ' + fib(n-3)\n\ndef fib2(n):\n    if n <= 1:\n        return n\n    else:\n',
-    finish: 'length', done: true, truncated: false, chunks: 25, completions: true,
+    finish: 'length',
+    done: true,
+    truncated: false,
+    chunks: 25,
+    completions: true,
   },
   'openai-completions-include-usage.sse': {
     text: ' + fib(n-3) + fib(n-4)\n\ndef fibn(n):\n    if n <= 1:\n       ',
-    finish: 'length', usage: [31, 25], done: true, truncated: false, chunks: 26, completions: true,
+    finish: 'length',
+    usage: [31, 25],
+    done: true,
+    truncated: false,
+    chunks: 26,
+    completions: true,
   },
   'sglang-chat-classic-pydantic.sse': {
-    text: '', reasoning: 'The user wants a paragraph with exactly 100', finish: 'stop', usage: [31, 12], done: true, truncated: false, chunks: 12,
+    text: '',
+    reasoning: 'The user wants a paragraph with exactly 100',
+    finish: 'stop',
+    usage: [31, 12],
+    done: true,
+    truncated: false,
+    chunks: 12,
   },
-  'sglang-chat-reasoning-include-usage.sse': { text: '', reasoning: 'We need to IDs', finish: 'length', usage: [2677, 200], done: true, truncated: false, chunks: 7 },
+  'sglang-chat-reasoning-include-usage.sse': {
+    text: '',
+    reasoning: 'We need to IDs',
+    finish: 'length',
+    usage: [2677, 200],
+    done: true,
+    truncated: false,
+    chunks: 7,
+  },
   'sglang-chat-tool-calls-parallel.sse': {
     text: "I'll get the weather for both cities.\n\n",
     reasoning:
       'The user wants weather in Paris and Tokyo. The instructions say to call the tool once per city, and these are ' +
       'independent calls, so I should make them in the same block.',
-    finish: 'tool_calls', done: true, truncated: false, chunks: 20,
+    finish: 'tool_calls',
+    done: true,
+    truncated: false,
+    chunks: 20,
   },
-  'sglang-completions-include-usage.sse': { text: ' Paris. It is', finish: 'length', usage: [7, 4], done: true, truncated: false, chunks: 5, completions: true },
+  'sglang-completions-include-usage.sse': {
+    text: ' Paris. It is',
+    finish: 'length',
+    usage: [7, 4],
+    done: true,
+    truncated: false,
+    chunks: 5,
+    completions: true,
+  },
   'tgi-chat-basic.sse': { text: 'safe', finish: 'stop', done: true, truncated: false, chunks: 2 },
   'tgi-chat-include-usage.sse': { text: 'OK!', finish: 'stop', usage: [39, 3], done: true, truncated: false, chunks: 4 },
   'tgi-chat-keepalive-midstream-error.sse': {
-    text: 'OK', done: true, truncated: false, chunks: 1,
+    text: 'OK',
+    done: true,
+    truncated: false,
+    chunks: 1,
     errors: [{ message: 'Request failed during generation: Server error: CUDA out of memory. Tried to allocate 2.00 GiB', statusCode: 422 }],
   },
   // TGI tool streams never carry a finish_reason; [DONE] says the answer is complete.
   'tgi-chat-tool-calls.sse': { text: '', done: true, truncated: false, chunks: 17 },
   'tgi-completions-basic.sse': {
-    text: ' A Beginner’s Guide\nDeep learning is a subset', finish: 'length', usage: [6, 10], done: true, truncated: false, chunks: 10, completions: true,
+    text: ' A Beginner’s Guide\nDeep learning is a subset',
+    finish: 'length',
+    usage: [6, 10],
+    done: true,
+    truncated: false,
+    chunks: 10,
+    completions: true,
   },
   'vllm-chat-basic.sse': { text: 'Okay. Sure.', finish: 'stop', done: true, truncated: false, chunks: 6 },
   'vllm-chat-midstream-error-legacy.sse': { text: 'Okay', done: true, truncated: false, chunks: 2, errors: [{ message: VLLM_ERR, statusCode: 400 }] },
   'vllm-chat-midstream-error.sse': { text: 'Okay', done: true, truncated: false, chunks: 2, errors: [{ message: VLLM_ERR, statusCode: 400 }] },
-  'vllm-chat-reasoning-include-usage.sse': { text: '', reasoning: 'We need toSTATE', finish: 'length', usage: [2674, 200], done: true, truncated: false, chunks: 6 },
+  'vllm-chat-reasoning-include-usage.sse': {
+    text: '',
+    reasoning: 'We need toSTATE',
+    finish: 'length',
+    usage: [2674, 200],
+    done: true,
+    truncated: false,
+    chunks: 6,
+  },
   // Running usage on every chunk: the last one counts, never the sum.
   'vllm-chat-tool-calls-continuous-usage.sse': { text: '', finish: 'tool_calls', usage: [10663, 79], done: true, truncated: false, chunks: 11 },
   'vllm-chat-tool-calls-final-args-resend.sse': { text: '', finish: 'tool_calls', usage: [10531, 176], done: true, truncated: false, chunks: 21 },
-  'vllm-completions-include-usage.sse': { text: "! I'm a student", finish: 'length', usage: [12, 5], done: true, truncated: false, chunks: 6, completions: true },
+  'vllm-completions-include-usage.sse': {
+    text: "! I'm a student",
+    finish: 'length',
+    usage: [12, 5],
+    done: true,
+    truncated: false,
+    chunks: 6,
+    completions: true,
+  },
 };
 
 async function* bytes(buf: Buffer, size = buf.length): AsyncGenerator<Uint8Array> {
@@ -159,7 +236,10 @@ describe('the SSE parser on the real traces', () => {
 
   it('chunk data is the JSON object verbatim', async () => {
     const buf = readTrace('sglang-chat-tool-calls-parallel.sse');
-    const lines = buf.toString('utf8').split('\n').filter((l) => l.startsWith('data: {'));
+    const lines = buf
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('data: {'));
     const chunks = (await collect(buf)).filter((e) => e.type === 'chunk');
     expect(chunks.map((c) => JSON.stringify(c.data))).toEqual(lines.map((l) => JSON.stringify(JSON.parse(l.slice(6)))));
   });
@@ -202,7 +282,11 @@ describe('the SSE parser: edge cases', () => {
   });
 
   it('bytes that are not UTF-8 become U+FFFD; the events around them are kept', async () => {
-    const body = Buffer.concat([Buffer.from('data: {"choices":[{"index":0,"delta":{"content":"a'), Buffer.from([0xff, 0xfe]), Buffer.from('b"}}]}\n\ndata: [DONE]\n\n')]);
+    const body = Buffer.concat([
+      Buffer.from('data: {"choices":[{"index":0,"delta":{"content":"a'),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('b"}}]}\n\ndata: [DONE]\n\n'),
+    ]);
     const s = summarize(await collect(body));
     expect(s.text).toBe('a\ufffd\ufffdb');
     expect(s.done).toBe(true);
@@ -221,7 +305,9 @@ describe('the SSE parser: edge cases', () => {
   });
 
   it('bad JSON gives an error and parsing continues', async () => {
-    const s = await parse('data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n\ndata: {not json\n\ndata: 42\n\ndata: {"choices":[{"index":0,"delta":{"content":"b"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n');
+    const s = await parse(
+      'data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n\ndata: {not json\n\ndata: 42\n\ndata: {"choices":[{"index":0,"delta":{"content":"b"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n',
+    );
     expect(s.text).toBe('ab');
     expect(s.errors).toHaveLength(2);
     expect(s.errors[0]?.message).toContain('not JSON: {not json');

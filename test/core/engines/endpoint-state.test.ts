@@ -5,16 +5,30 @@ import { endpointStates, engineView } from '../../../src/core/engines/endpoint-s
 import type { EndpointHealth } from '../../../src/core/engine/health';
 import type { EngineInfo } from '../../../src/shared/types';
 
-const engine = (url: string, over: Partial<EngineInfo> = {}): EngineInfo => ({ url, type: 'llamacpp', models: ['m'], reachable: true, lastSeen: 1000, origin: 'owner', ...over });
-const checked = (url: string, over: Partial<EndpointHealth> = {}): EndpointHealth => ({ url, health: 'healthy', consecutiveFailures: 0, lastCheckAt: 5000, ...over });
+const engine = (url: string, over: Partial<EngineInfo> = {}): EngineInfo => ({
+  url,
+  type: 'llamacpp',
+  models: ['m'],
+  reachable: true,
+  lastSeen: 1000,
+  origin: 'owner',
+  ...over,
+});
+const checked = (url: string, over: Partial<EndpointHealth> = {}): EndpointHealth => ({
+  url,
+  health: 'healthy',
+  consecutiveFailures: 0,
+  lastCheckAt: 5000,
+  ...over,
+});
 
 describe('engineView', () => {
-  it('an engine discovery saw answering that health finds refusing is unreachable, with health\'s reason', () => {
+  it("an engine discovery saw answering that health finds refusing is unreachable, with health's reason", () => {
     const [e] = engineView([engine('http://h:1')], [checked('http://h:1', { health: 'unhealthy', condition: 'down', lastError: 'refused the connection' })]);
     expect(e).toMatchObject({ reachable: false, error: 'refused the connection' });
   });
 
-  it('an engine health finds healthy is reachable, seen at the check, discovery\'s error gone', () => {
+  it("an engine health finds healthy is reachable, seen at the check, discovery's error gone", () => {
     const [e] = engineView([engine('http://h:1', { reachable: false, error: 'nothing is listening' })], [checked('http://h:1')]);
     expect(e).toMatchObject({ reachable: true, lastSeen: 5000 });
     expect(e?.error).toBeUndefined();
@@ -36,14 +50,14 @@ describe('engineView', () => {
     ]);
   });
 
-  it('an endpoint health has not checked yet keeps discovery\'s view', () => {
+  it("an endpoint health has not checked yet keeps discovery's view", () => {
     const e = engine('http://h:1', { reachable: false, error: 'x' });
     expect(engineView([e], [checked('http://h:1', { lastCheckAt: undefined })])).toEqual([e]);
   });
 });
 
 describe('endpointStates', () => {
-  it('watched endpoints read health; unwatched ones behind an engine that does not answer read down with discovery\'s reason', () => {
+  it("watched endpoints read health; unwatched ones behind an engine that does not answer read down with discovery's reason", () => {
     const states = endpointStates(
       ['http://h:1', 'http://h:2', 'http://h:3'],
       [checked('http://h:1', { health: 'degraded', lastError: 'slow' })],

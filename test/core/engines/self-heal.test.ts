@@ -9,7 +9,15 @@ import type { ModelHealth } from '../../../src/shared/types';
 
 function heal(o: { health?: ModelHealth; holdMs?: number } = {}) {
   let now = 1_000_000;
-  const h = new SelfHeal({ failures: 3, errorRate: 0.5, minRequests: 10, windowMs: 600_000, holdMs: o.holdMs ?? 300_000, health: () => o.health ?? 'healthy', now: () => now });
+  const h = new SelfHeal({
+    failures: 3,
+    errorRate: 0.5,
+    minRequests: 10,
+    windowMs: 600_000,
+    holdMs: o.holdMs ?? 300_000,
+    health: () => o.health ?? 'healthy',
+    now: () => now,
+  });
   const changes: SelfHealChange[] = [];
   h.on('change', (c) => changes.push(c));
   return { h, changes, advance: (ms: number) => (now += ms) };
@@ -25,7 +33,9 @@ describe('self-heal', () => {
     h.probe('m', false, 'engine_error');
     expect(h.isWithdrawn('m')).toBe(false);
     h.probe('m', false, 'not_served', 'answered 404');
-    expect(h.withdrawals()).toEqual([expect.objectContaining({ model: 'm', reason: 'probe_failures', detail: expect.stringContaining('3 real probes in a row failed (not_served)') })]);
+    expect(h.withdrawals()).toEqual([
+      expect.objectContaining({ model: 'm', reason: 'probe_failures', detail: expect.stringContaining('3 real probes in a row failed (not_served)') }),
+    ]);
     h.probe('m', true);
     expect(h.isWithdrawn('m')).toBe(false);
     expect(changes.map((c) => [c.model, c.withdrawn, c.reason])).toEqual([
@@ -34,7 +44,7 @@ describe('self-heal', () => {
     ]);
   });
 
-  it('never counts what is not the backend\'s fault (400, 422, 429 pass as ok; an unknown code)', () => {
+  it("never counts what is not the backend's fault (400, 422, 429 pass as ok; an unknown code)", () => {
     const { h } = heal();
     for (let i = 0; i < 5; i++) h.probe('m', false, 'loading');
     expect(h.isWithdrawn('m')).toBe(false);
@@ -45,7 +55,9 @@ describe('self-heal', () => {
     for (let i = 0; i < 9; i++) h.request('m', i % 2 === 0);
     expect(h.isWithdrawn('m')).toBe(false); // 5 of 9: below the floor of 10
     h.request('m', false);
-    expect(h.withdrawals()).toEqual([expect.objectContaining({ reason: 'error_rate', detail: '5 of 10 requests failed (50 %) while its health checks passed' })]);
+    expect(h.withdrawals()).toEqual([
+      expect.objectContaining({ reason: 'error_rate', detail: '5 of 10 requests failed (50 %) while its health checks passed' }),
+    ]);
     h.probe('m', true);
     expect(h.isWithdrawn('m')).toBe(true); // its probes passed all along: the hold comes first
     advance(60_000);
@@ -81,7 +93,12 @@ describe('self-heal and recovery alerts', () => {
     health.emit('change', { url: 'http://127.0.0.1:1', health: 'healthy' });
     for (let i = 0; i < 3; i++) h.probe('m', false, 'engine_error', 'answered 500');
     h.probe('m', true);
-    expect(list.list().map((a) => a.kind).reverse()).toEqual(['engine_down', 'engine_back', 'model_withdrawn', 'model_back']);
+    expect(
+      list
+        .list()
+        .map((a) => a.kind)
+        .reverse(),
+    ).toEqual(['engine_down', 'engine_back', 'model_withdrawn', 'model_back']);
     expect(list.list()[1]!.text).toMatch(/^m was withdrawn from the hub because its real probes kept failing/);
   });
 });

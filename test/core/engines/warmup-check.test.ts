@@ -2,7 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { checkGreeting } from '../../../src/core/engines/warmup-check';
 
-const reply = (content: string, finish = 'stop', extra: Record<string, unknown> = {}) => ({ choices: [{ index: 0, message: { role: 'assistant', content, ...extra }, finish_reason: finish }] });
+const reply = (content: string, finish = 'stop', extra: Record<string, unknown> = {}) => ({
+  choices: [{ index: 0, message: { role: 'assistant', content, ...extra }, finish_reason: finish }],
+});
 
 describe('checkGreeting', () => {
   it('a short assistant greeting that ends passes', () => {
@@ -12,7 +14,11 @@ describe('checkGreeting', () => {
   it('a leaked chat delimiter fails and names it, with what to fix', () => {
     for (const marker of ['<|im_start|>', '<|im_end|>', '<|start_header_id|>', '<|end_header_id|>', '<|eot_id|>', '[INST]', '[/INST]']) {
       const v = checkGreeting(reply(`Hello!${marker}`));
-      expect(v, marker).toEqual({ ok: false, code: 'leaked_delimiter', error: `the chat template leaks \`${marker}\`: check the engine's chat template and stop tokens` });
+      expect(v, marker).toEqual({
+        ok: false,
+        code: 'leaked_delimiter',
+        error: `the chat template leaks \`${marker}\`: check the engine's chat template and stop tokens`,
+      });
     }
   });
 

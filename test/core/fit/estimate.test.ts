@@ -6,7 +6,14 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_OVERHEAD_BYTES, estimateVram, fitOf, GIB, kvCacheBytes, MIB } from '../../../src/core/fit/estimate';
 import { readGgufFacts } from '../../../src/core/fit/gguf-facts';
-import { factsFromOllamaShow, quantBytesPerParameter, shapeFromConfig, weightsFromConfig, weightsFromDtypeCounts, weightsFromSafetensorsIndex } from '../../../src/core/fit/published';
+import {
+  factsFromOllamaShow,
+  quantBytesPerParameter,
+  shapeFromConfig,
+  weightsFromConfig,
+  weightsFromDtypeCounts,
+  weightsFromSafetensorsIndex,
+} from '../../../src/core/fit/published';
 import { repoRoot } from '../../support/traces';
 
 const MODELS = path.resolve(repoRoot, '..', 'shared', 'engines', 'llama.cpp', 'models');
@@ -64,8 +71,12 @@ describe.skipIf(!HAVE_GGUF)(HAVE_GGUF ? 'GGUF headers' : 'GGUF headers — skipp
 });
 
 describe('the estimate', () => {
-  it('pads a derived weights figure and adds the overhead; caps the context at the model\'s own', () => {
-    const e = estimateVram({ bytes: 10 * GIB, source: 'config', exact: false }, { layers: 32, kvHeads: 8, headDimK: 128, headDimV: 128, contextTrain: 4096 }, { contextLength: 8192, slots: 1 });
+  it("pads a derived weights figure and adds the overhead; caps the context at the model's own", () => {
+    const e = estimateVram(
+      { bytes: 10 * GIB, source: 'config', exact: false },
+      { layers: 32, kvHeads: 8, headDimK: 128, headDimV: 128, contextTrain: 4096 },
+      { contextLength: 8192, slots: 1 },
+    );
     expect(e.known).toBe(true);
     if (!e.known) return;
     expect(e.weightsBytes).toBe(11 * GIB);
@@ -76,14 +87,26 @@ describe('the estimate', () => {
   });
 
   it('is unknown, with a code, when the weights or the KV shape are not known', () => {
-    expect(estimateVram(undefined, { layers: 1, kvHeads: 1, headDimK: 1, headDimV: 1 }, { contextLength: 1, slots: 1 })).toMatchObject({ known: false, code: 'no_weights_figure' });
-    expect(estimateVram({ bytes: GIB, source: 'config', exact: false }, undefined, { contextLength: 1, slots: 1 })).toMatchObject({ known: false, code: 'no_kv_shape' });
-    expect(estimateVram({ bytes: GIB, source: 'config', exact: false }, { layers: 0, kvHeads: 8, headDimK: 128, headDimV: 128 }, { contextLength: 1, slots: 1 })).toMatchObject({ known: false, code: 'no_kv_shape' });
+    expect(estimateVram(undefined, { layers: 1, kvHeads: 1, headDimK: 1, headDimV: 1 }, { contextLength: 1, slots: 1 })).toMatchObject({
+      known: false,
+      code: 'no_weights_figure',
+    });
+    expect(estimateVram({ bytes: GIB, source: 'config', exact: false }, undefined, { contextLength: 1, slots: 1 })).toMatchObject({
+      known: false,
+      code: 'no_kv_shape',
+    });
+    expect(
+      estimateVram({ bytes: GIB, source: 'config', exact: false }, { layers: 0, kvHeads: 8, headDimK: 128, headDimV: 128 }, { contextLength: 1, slots: 1 }),
+    ).toMatchObject({ known: false, code: 'no_kv_shape' });
   });
 });
 
 describe('the fit', () => {
-  const known = estimateVram({ bytes: 4 * GIB, source: 'gguf', exact: true }, { layers: 32, kvHeads: 8, headDimK: 128, headDimV: 128 }, { contextLength: 8192, slots: 1 });
+  const known = estimateVram(
+    { bytes: 4 * GIB, source: 'gguf', exact: true },
+    { layers: 32, kvHeads: 8, headDimK: 128, headDimV: 128 },
+    { contextLength: 8192, slots: 1 },
+  );
   const unknown = estimateVram(undefined, undefined, { contextLength: 8192, slots: 1 });
 
   it('is fits or too_large against the GPU memory', () => {
@@ -97,7 +120,7 @@ describe('the fit', () => {
     expect(fitOf(known, 0)).toMatchObject({ fit: 'unknown', code: 'no_gpu_memory' });
   });
 
-  it('takes the network\'s min_vram_gb only when it says the figure is known; otherwise stays unknown with the reason', () => {
+  it("takes the network's min_vram_gb only when it says the figure is known; otherwise stays unknown with the reason", () => {
     expect(fitOf(unknown, 24 * GIB, { minVramGb: 16, vramKnown: true })).toMatchObject({ fit: 'fits', basis: 'network' });
     expect(fitOf(unknown, 24 * GIB, { minVramGb: 80, vramKnown: true })).toMatchObject({ fit: 'too_large', basis: 'network' });
     expect(fitOf(unknown, 24 * GIB, { minVramGb: 16, vramKnown: false })).toMatchObject({ fit: 'unknown', code: 'no_weights_figure' });
@@ -119,18 +142,30 @@ describe('figures from what publishers write', () => {
     expect(weightsFromConfig({ ...LLAMA_8B_CONFIG, torch_dtype: 'float42' })).toBeUndefined();
   });
 
-  it('a safetensors index and the Hub\'s dtype counts; an unknown dtype is an error, not a guess', () => {
-    expect(weightsFromSafetensorsIndex({ metadata: { total_size: 16_060_522_496 }, weight_map: {} })).toEqual({ bytes: 16_060_522_496, source: 'safetensors_index', exact: false });
+  it("a safetensors index and the Hub's dtype counts; an unknown dtype is an error, not a guess", () => {
+    expect(weightsFromSafetensorsIndex({ metadata: { total_size: 16_060_522_496 }, weight_map: {} })).toEqual({
+      bytes: 16_060_522_496,
+      source: 'safetensors_index',
+      exact: false,
+    });
     expect(weightsFromSafetensorsIndex({ weight_map: {} })).toBeUndefined();
     expect(weightsFromDtypeCounts({ BF16: 8_030_261_248 })?.bytes).toBe(16_060_522_496);
     expect(weightsFromDtypeCounts({ F8_E4M3: 680e9, BF16: 3.9e9, F32: 41e6 })?.bytes).toBe(680e9 + 7.8e9 + 164e6);
     expect(() => weightsFromDtypeCounts({ F12: 1000 })).toThrow(/unrecognised dtype/);
   });
 
-  it('Ollama\'s /api/show: the GGUF keys of model_info, the size on disk when known, else parameters × the quantization', () => {
+  it("Ollama's /api/show: the GGUF keys of model_info, the size on disk when known, else parameters × the quantization", () => {
     const show = {
       details: { quantization_level: 'Q4_K_M', parameter_size: '8.0B' },
-      model_info: { 'general.architecture': 'llama', 'general.parameter_count': 8_030_261_248, 'llama.block_count': 32, 'llama.attention.head_count': 32, 'llama.attention.head_count_kv': 8, 'llama.embedding_length': 4096, 'llama.context_length': 131072 },
+      model_info: {
+        'general.architecture': 'llama',
+        'general.parameter_count': 8_030_261_248,
+        'llama.block_count': 32,
+        'llama.attention.head_count': 32,
+        'llama.attention.head_count_kv': 8,
+        'llama.embedding_length': 4096,
+        'llama.context_length': 131072,
+      },
     };
     const f = factsFromOllamaShow(show);
     expect(f.shape).toEqual({ layers: 32, kvHeads: 8, headDimK: 128, headDimV: 128, contextTrain: 131072 });

@@ -15,18 +15,49 @@ import { repoRoot } from '../../support/traces';
 const SMALL_GGUF = path.resolve(repoRoot, '..', 'shared', 'engines', 'llama.cpp', 'models', 'small.gguf');
 const HAVE = fs.existsSync(SMALL_GGUF);
 
-const LLAMA_8B_CONFIG = { hidden_size: 4096, intermediate_size: 14336, max_position_embeddings: 131072, num_attention_heads: 32, num_hidden_layers: 32, num_key_value_heads: 8, tie_word_embeddings: false, torch_dtype: 'bfloat16', vocab_size: 128256 };
+const LLAMA_8B_CONFIG = {
+  hidden_size: 4096,
+  intermediate_size: 14336,
+  max_position_embeddings: 131072,
+  num_attention_heads: 32,
+  num_hidden_layers: 32,
+  num_key_value_heads: 8,
+  tie_word_embeddings: false,
+  torch_dtype: 'bfloat16',
+  vocab_size: 128256,
+};
 
 /** A demand entry with every field the Go DemandEntry reads. */
 function demandOf(id: string, entrant: number, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
-    model_id: id, model_name: id.split('/')[1], category: 'text-generation', tier: 'standard',
-    input_price: 0.2, output_price: 0.6, provider_input_price: 0.18, provider_output_price: 0.54,
-    online_providers: 3, requests_24h: 1200, tokens_24h: 3_400_000, revenue_24h: 2.4, avg_latency_ms: 850,
-    demand_trend: 'rising', demand_change_pct: 12.5, min_vram_gb: 0, vram_known: false,
-    est_daily_earnings: 0.8, est_entrant_daily_earnings: entrant, entrant_basis: 'share of 24h revenue',
-    plan_covered: true, subscription_share: 0.3, long_context_share: 0.05,
-    context_length: 4096, prompt_tokens_p50: 300, prompt_tokens_p95: 1800, prompt_tokens_max: 3900, total_tokens_p95: 2300,
+    model_id: id,
+    model_name: id.split('/')[1],
+    category: 'text-generation',
+    tier: 'standard',
+    input_price: 0.2,
+    output_price: 0.6,
+    provider_input_price: 0.18,
+    provider_output_price: 0.54,
+    online_providers: 3,
+    requests_24h: 1200,
+    tokens_24h: 3_400_000,
+    revenue_24h: 2.4,
+    avg_latency_ms: 850,
+    demand_trend: 'rising',
+    demand_change_pct: 12.5,
+    min_vram_gb: 0,
+    vram_known: false,
+    est_daily_earnings: 0.8,
+    est_entrant_daily_earnings: entrant,
+    entrant_basis: 'share of 24h revenue',
+    plan_covered: true,
+    subscription_share: 0.3,
+    long_context_share: 0.05,
+    context_length: 4096,
+    prompt_tokens_p50: 300,
+    prompt_tokens_p95: 1800,
+    prompt_tokens_max: 3900,
+    total_tokens_p95: 2300,
     ...extra,
   };
 }
@@ -61,14 +92,31 @@ describe('the demand table', () => {
     const { entries } = parseDemand({ code: 0, data: { models: [demandOf('a/b', 1, { avg_latency_ms: 'slow' }), { nope: 1 }] } });
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({
-      modelId: 'a/b', modelName: 'b', onlineProviders: 3, requests24h: 1200, tokens24h: 3_400_000, revenue24h: 2.4, demandTrend: 'rising', demandChangePct: 12.5,
-      minVramGb: 0, vramKnown: false, estDailyEarnings: 0.8, estEntrantDailyEarnings: 1, entrantBasis: 'share of 24h revenue', planCovered: true,
-      contextLength: 4096, promptTokensP50: 300, promptTokensP95: 1800, promptTokensMax: 3900, totalTokensP95: 2300, providerOutputPrice: 0.54,
+      modelId: 'a/b',
+      modelName: 'b',
+      onlineProviders: 3,
+      requests24h: 1200,
+      tokens24h: 3_400_000,
+      revenue24h: 2.4,
+      demandTrend: 'rising',
+      demandChangePct: 12.5,
+      minVramGb: 0,
+      vramKnown: false,
+      estDailyEarnings: 0.8,
+      estEntrantDailyEarnings: 1,
+      entrantBasis: 'share of 24h revenue',
+      planCovered: true,
+      contextLength: 4096,
+      promptTokensP50: 300,
+      promptTokensP95: 1800,
+      promptTokensMax: 3900,
+      totalTokensP95: 2300,
+      providerOutputPrice: 0.54,
     });
     expect(entries[0]!.avgLatencyMs).toBeUndefined();
   });
 
-  it('plans the context from the network\'s context_length, else room for its largest prompts', () => {
+  it("plans the context from the network's context_length, else room for its largest prompts", () => {
     expect(planContext({ modelId: 'a', vramKnown: false, contextLength: 4096 })).toBe(4096);
     expect(planContext({ modelId: 'a', vramKnown: false, totalTokensP95: 10_000 })).toBe(13_312);
     expect(planContext({ modelId: 'a', vramKnown: false }, 2048)).toBe(2048);

@@ -66,7 +66,14 @@ function reader(): FleetReader {
     set: (k, v) => void secrets.set(k, v),
     delete: (k) => void secrets.delete(k),
   });
-  return new FleetReader({ store, self: () => summary('this-rig'), selfUsage: () => Promise.reject(new Error('unused')), log: memoryLog().child('fleet'), timeoutMs: 500, pollMs: 60_000 });
+  return new FleetReader({
+    store,
+    self: () => summary('this-rig'),
+    selfUsage: () => Promise.reject(new Error('unused')),
+    log: memoryLog().child('fleet'),
+    timeoutMs: 500,
+    pollMs: 60_000,
+  });
 }
 
 const TOKEN = 'swan-fleet-0123456789abcdef0123456789abcdef';

@@ -17,7 +17,10 @@ function summary(nodeId: string, requests: number, connected = true, verdict: st
     access: 'read',
     link: { state: connected ? 'connected' : 'backoff', since: 1 },
     paused: false,
-    models: [{ id: `m-${nodeId}`, enabled: true, health: 'healthy', inFlight: 1, queued: 0 }, { id: 'shared', enabled: true, health: 'healthy', inFlight: 0, queued: 0 }],
+    models: [
+      { id: `m-${nodeId}`, enabled: true, health: 'healthy', inFlight: 1, queued: 0 },
+      { id: 'shared', enabled: true, health: 'healthy', inFlight: 0, queued: 0 },
+    ],
     gpus: [{ index: 0, model: 'GPU', vramTotalMb: 1, utilization: null, vramUsedMb: null, temperatureC: null, powerW: null }],
     gpuMetrics: true,
     today: t(requests, requests * 10, requests / 100),
@@ -33,8 +36,13 @@ function rig(id: string, status: FleetRigView['status'], s?: RigSummary): FleetR
 }
 
 describe('fleetTotals', () => {
-  it('sums every rig with figures, counts the unreachable ones\' last figures as stale, and only live ones as serving', () => {
-    const totals = fleetTotals([rig('self', 'ok', summary('a', 2)), rig('b', 'ok', summary('b', 3, false)), rig('c', 'unreachable', summary('c', 4)), rig('d', 'pending')]);
+  it("sums every rig with figures, counts the unreachable ones' last figures as stale, and only live ones as serving", () => {
+    const totals = fleetTotals([
+      rig('self', 'ok', summary('a', 2)),
+      rig('b', 'ok', summary('b', 3, false)),
+      rig('c', 'unreachable', summary('c', 4)),
+      rig('d', 'pending'),
+    ]);
     expect(totals).toMatchObject({ rigs: 4, reachable: 2, serving: 1, gpus: 3, models: 4, inFlight: 2, stale: 1 });
     expect(totals.today).toEqual({ requests: 9, errors: 0, tokensIn: 45, tokensOut: 90, earnings: 0.09 });
     expect(totals.month.requests).toBe(27);
@@ -64,14 +72,24 @@ describe('fleetUsage', () => {
       value:
         platformRequests === null
           ? null
-          : { totalInferences: platformRequests, successfulInferences: platformRequests, failedInferences: 0, totalInputTokens: 0, totalOutputTokens: 0, totalTokens: 10, totalEarningsUsd: 1, uptime7dPercent: 99, lastConnected: '' },
+          : {
+              totalInferences: platformRequests,
+              successfulInferences: platformRequests,
+              failedInferences: 0,
+              totalInputTokens: 0,
+              totalOutputTokens: 0,
+              totalTokens: 10,
+              totalEarningsUsd: 1,
+              uptime7dPercent: 99,
+              lastConnected: '',
+            },
       asOf: platformRequests === null ? null : 1,
       stale: false,
     },
     local: { requests, failed: 0, tokensIn: 0, tokensOut: 0, earnings: 0, firstAt: null, undelivered: { requests: 0, tokensIn: 0, tokensOut: 0, earnings: 0 } },
     providerKeyId: keyFingerprint(key),
   });
-  it('sums the ledgers of the rigs that answered, and the platform\'s record once per provider key', () => {
+  it("sums the ledgers of the rigs that answered, and the platform's record once per provider key", () => {
     const rigs: FleetUsageRig[] = [
       { id: 'self', self: true, label: 'a', status: 'ok', usage: usage('a', 2, 'key-one', 100) },
       { id: 'b', self: false, label: 'b', status: 'ok', usage: usage('b', 3, 'key-one', 100) },

@@ -31,7 +31,15 @@ describe('parseRigAddress', () => {
   });
 
   it('refuses link-local and cloud metadata addresses however they are spelled', () => {
-    for (const a of ['http://169.254.169.254/', 'http://0xA9FEA9FE/', 'http://[fe80::1]:7777', 'http://[::ffff:169.254.169.254]/', 'http://100.100.100.200', 'http://metadata.google.internal', 'http://0.0.0.0:7777']) {
+    for (const a of [
+      'http://169.254.169.254/',
+      'http://0xA9FEA9FE/',
+      'http://[fe80::1]:7777',
+      'http://[::ffff:169.254.169.254]/',
+      'http://100.100.100.200',
+      'http://metadata.google.internal',
+      'http://0.0.0.0:7777',
+    ]) {
       expect(code(a), a).toBe('fleet_address_forbidden');
     }
   });

@@ -55,9 +55,19 @@ describe('loopback', () => {
 describe('options', () => {
   it('defaults to the seed values and names a bad option', () => {
     const o = resolveOptions({} as Parameters<typeof resolveOptions>[0]);
-    expect(o).toMatchObject({ host: '127.0.0.1', port: 18080, websocketAuth: true, window: { bytes: 65536, messages: 32 }, resumeTtlMs: 300_000, maxMessageBytes: 1048576, idleTimeoutMs: 300_000 });
+    expect(o).toMatchObject({
+      host: '127.0.0.1',
+      port: 18080,
+      websocketAuth: true,
+      window: { bytes: 65536, messages: 32 },
+      resumeTtlMs: 300_000,
+      maxMessageBytes: 1048576,
+      idleTimeoutMs: 300_000,
+    });
     expect(o.limits).toEqual({ ratePerMinute: 60, burst: 10, maxConcurrent: 4 });
-    expect(() => resolveOptions({ window: { messages: 0 } } as Parameters<typeof resolveOptions>[0])).toThrow(expect.objectContaining({ code: 'invalid_option', field: 'window.messages' }));
+    expect(() => resolveOptions({ window: { messages: 0 } } as Parameters<typeof resolveOptions>[0])).toThrow(
+      expect.objectContaining({ code: 'invalid_option', field: 'window.messages' }),
+    );
   });
 
   it('reads [Gateway] Listen', () => {
@@ -75,7 +85,13 @@ describe('describeFleet', () => {
       hostname: 'rig',
       gpus: [gpu, { ...gpu, index: 1 }],
       models: [
-        { id: 'llama', endpoints: [{ url: 'http://127.0.0.1:8000', engineType: 'vllm' }, { url: 'http://10.0.0.5:8000', engineType: 'vllm' }] },
+        {
+          id: 'llama',
+          endpoints: [
+            { url: 'http://127.0.0.1:8000', engineType: 'vllm' },
+            { url: 'http://10.0.0.5:8000', engineType: 'vllm' },
+          ],
+        },
         { id: 'qwen', endpoints: [{ url: 'http://127.0.0.1:8000', engineType: 'vllm' }] },
       ],
       activeRequests: 3,

@@ -120,14 +120,27 @@ describe('amd-smi / rocm-smi readers', () => {
     const bare = [entry]; // 6.2-6.3: a plain list
     const old = [{ ...entry, vram: { size: '24560 MB' } }]; // 6.0-6.1: strings with units
     for (const shape of [v26, bare, old]) {
-      expect(parseAmdStatic(shape)).toEqual([{ index: 0, name: 'AMD Radeon RX 7900 XTX', vramTotalMb: 24560, busId: '0000:63:00.0', driverVersion: '6.12.12' }]);
+      expect(parseAmdStatic(shape)).toEqual([
+        { index: 0, name: 'AMD Radeon RX 7900 XTX', vramTotalMb: 24560, busId: '0000:63:00.0', driverVersion: '6.12.12' },
+      ]);
     }
     expect(() => parseAmdStatic({ something: 'else' })).toThrow(AmdParseError);
   });
 
   it('metric: temperature falls back to hotspot; missing readings are null', () => {
-    const [d] = parseAmdMetric([{ gpu: 0, usage: { gfx_activity: { value: 42, unit: '%' } }, temperature: { edge: 'N/A', hotspot: { value: 41, unit: 'C' } } }]);
-    expect(d).toEqual({ index: 0, utilization: 0.42, vramUsedMb: null, vramTotalMb: null, temperatureC: 41, powerW: null, powerLimitW: null, fanPercent: null });
+    const [d] = parseAmdMetric([
+      { gpu: 0, usage: { gfx_activity: { value: 42, unit: '%' } }, temperature: { edge: 'N/A', hotspot: { value: 41, unit: 'C' } } },
+    ]);
+    expect(d).toEqual({
+      index: 0,
+      utilization: 0.42,
+      vramUsedMb: null,
+      vramTotalMb: null,
+      temperatureC: 41,
+      powerW: null,
+      powerLimitW: null,
+      fanPercent: null,
+    });
   });
 
   it('tool JSON after Python warnings on the same stream', () => {

@@ -28,7 +28,7 @@ describe('listGpuProcesses', () => {
     ]);
   });
 
-  it('the owner\'s other apps are not engines (kwin, ffmpeg, gpu_burn)', async () => {
+  it("the owner's other apps are not engines (kwin, ffmpeg, gpu_burn)", async () => {
     const two = await listGpuProcesses({ env: fakeWith('nvidia/two-gpu').env() });
     expect(two.map((p) => [p.pid, p.name, p.usedMemoryMb, p.isEngine])).toEqual([
       [2165, '/usr/bin/kwin_wayland', 25, false],
@@ -66,7 +66,10 @@ describe('listGpuProcesses', () => {
     bins.push(b);
     const dir = path.join(b.dir, 'fx');
     fs.mkdirSync(dir);
-    fs.writeFileSync(path.join(dir, 'compute-apps.csv'), `${py.pid}, python3, GPU-00000000-0000-0000-0000-000000000000, 20480\n1, python3, GPU-00000000-0000-0000-0000-000000000000, 100\n`);
+    fs.writeFileSync(
+      path.join(dir, 'compute-apps.csv'),
+      `${py.pid}, python3, GPU-00000000-0000-0000-0000-000000000000, 20480\n1, python3, GPU-00000000-0000-0000-0000-000000000000, 100\n`,
+    );
     writeFakeNvidiaSmi(b, dir);
     const procs = await listGpuProcesses({ env: b.env() });
     expect(procs.map((p) => [p.pid, p.isEngine])).toEqual([
@@ -76,7 +79,16 @@ describe('listGpuProcesses', () => {
   });
 
   it('names: retitled vLLM/SGLang workers, Ollama, LM Studio, TGI, Windows paths', () => {
-    for (const n of ['VLLM::EngineCore', 'VLLM::Worker_TP0', 'sglang::scheduler', 'ollama', 'C:\\Users\\me\\AppData\\Local\\Programs\\Ollama\\ollama.exe', 'llama-server', 'lms', 'text-generation-launcher']) {
+    for (const n of [
+      'VLLM::EngineCore',
+      'VLLM::Worker_TP0',
+      'sglang::scheduler',
+      'ollama',
+      'C:\\Users\\me\\AppData\\Local\\Programs\\Ollama\\ollama.exe',
+      'llama-server',
+      'lms',
+      'text-generation-launcher',
+    ]) {
       expect(isEngineProcess(n, 999_999_999), n).toBe(true);
     }
     for (const n of ['C:\\Windows\\explorer.exe', 'C:\\Program Files\\NZXT CAM\\NZXT CAM.exe', 'steam', 'python3', 'Cyberpunk2077.exe']) {

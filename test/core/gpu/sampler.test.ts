@@ -86,7 +86,13 @@ describe('NVIDIA, one long-running nvidia-smi -lms', () => {
     // No GPU reports utilisation: the average is 0 (as Go's), the per-GPU key is left out rather than a made-up 0.
     expect(m.gpu_utilization).toBe(0);
     expect(m.gpu_0_utilization).toBeUndefined();
-    expect(m).toMatchObject({ memory_utilization: 13.64, gpu_0_memory_used_mb: 11125, gpu_0_memory_total_mb: 81559, gpu_0_temperature_c: 53, gpu_0_power_draw_w: 433.78 });
+    expect(m).toMatchObject({
+      memory_utilization: 13.64,
+      gpu_0_memory_used_mb: 11125,
+      gpu_0_memory_total_mb: 81559,
+      gpu_0_temperature_c: 53,
+      gpu_0_power_draw_w: 433.78,
+    });
   });
 
   it('RTX 3080: the captured reading, repeated every interval', async () => {
@@ -198,7 +204,13 @@ describe('AMD (amd-smi / rocm-smi spawned per sample)', () => {
     expect(sampler.sourceName).toBe('amd-smi');
     const [s] = await waitFor(sampler, 1, (x) => x.available);
     expect(s?.devices).toEqual([dev(0, 0.01, 27, 24560, 29, 47, null, null)]);
-    expect(heartbeatMetrics(s ?? null)).toMatchObject({ gpu_utilization: 1, memory_utilization: 0.11, gpu_0_memory_used_mb: 27, gpu_0_temperature_c: 29, gpu_0_power_draw_w: 47 });
+    expect(heartbeatMetrics(s ?? null)).toMatchObject({
+      gpu_utilization: 1,
+      memory_utilization: 0.11,
+      gpu_0_memory_used_mb: 27,
+      gpu_0_temperature_c: 29,
+      gpu_0_power_draw_w: 47,
+    });
   });
 
   it('amd-smi failing hands over to rocm-smi; missing readings stay null', async () => {

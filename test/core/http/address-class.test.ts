@@ -38,7 +38,9 @@ describe('classifyHost', () => {
   });
 
   it('a name counts as the widest of what it resolves to; an unresolvable one is public', async () => {
-    const resolver = async (h: string) => ({ 'rig.lan': ['192.168.1.9'], 'mixed.example': ['192.168.1.9', '8.8.8.8'], 'meta.example': ['10.0.0.1', '169.254.169.254'] })[h] ?? Promise.reject(new Error('ENOTFOUND'));
+    const resolver = async (h: string) =>
+      ({ 'rig.lan': ['192.168.1.9'], 'mixed.example': ['192.168.1.9', '8.8.8.8'], 'meta.example': ['10.0.0.1', '169.254.169.254'] })[h] ??
+      Promise.reject(new Error('ENOTFOUND'));
     expect(await classifyHost('rig.lan', resolver)).toBe('lan');
     expect(await classifyHost('mixed.example', resolver)).toBe('public');
     expect(await classifyHost('meta.example', resolver)).toBe('refused');

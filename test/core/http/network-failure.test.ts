@@ -29,6 +29,9 @@ describe('networkFailure', () => {
   });
 
   it('anything else: other, never the raw text', () => {
-    expect(networkFailure(new TypeError('fetch failed', { cause: { code: 'EWEIRD' } }), 'h', 1000)).toEqual({ code: 'other', words: 'the connection to h failed' });
+    expect(networkFailure(new TypeError('fetch failed', { cause: { code: 'EWEIRD' } }), 'h', 1000)).toEqual({
+      code: 'other',
+      words: 'the connection to h failed',
+    });
   });
 });

@@ -44,11 +44,17 @@ describe('benchmark', () => {
 
     const bodies = engine.requests.filter((r) => r.path === '/v1/chat/completions').map((r) => r.body);
     expect(bodies).toEqual(
-      ['first', 'second', 'third'].map((content) => ({ model: 'llama-local', messages: [{ role: 'user', content }], temperature: 0, max_tokens: 500, stream: false })),
+      ['first', 'second', 'third'].map((content) => ({
+        model: 'llama-local',
+        messages: [{ role: 'user', content }],
+        temperature: 0,
+        max_tokens: 500,
+        stream: false,
+      })),
     );
   });
 
-  it('isCorrect is Go\'s: the lowercased answer contains the lowercased expected answer; nothing expected is correct', () => {
+  it("isCorrect is Go's: the lowercased answer contains the lowercased expected answer; nothing expected is correct", () => {
     expect(isCorrect('The answer is 42.', '42')).toBe(true);
     expect(isCorrect('PARIS, France', 'paris')).toBe(true);
     // No looser than Go: spaces and width count.
@@ -64,7 +70,15 @@ describe('benchmark', () => {
     // An engine that would take a minute a token: without the per-prompt timeout this never answers in time.
     engine = await startTestEngine({ mode: { generate: 2, delayMs: 60_000 } });
     const reply = await handleBenchmark(
-      { benchmark_id: 'b-2', model_id: 'llama', timeout_ms: 20_000, prompts: [{ id: 'a', prompt: 'x' }, { id: 'b', prompt: 'y' }] },
+      {
+        benchmark_id: 'b-2',
+        model_id: 'llama',
+        timeout_ms: 20_000,
+        prompts: [
+          { id: 'a', prompt: 'x' },
+          { id: 'b', prompt: 'y' },
+        ],
+      },
       deps({ url: engine.url }, { promptTimeoutMs: 80 }),
     );
     expect(reply.results).toHaveLength(2);
@@ -86,7 +100,10 @@ describe('benchmark', () => {
     const prompts = Array.from({ length: 3 }, (_, i) => ({ id: `q${i}`, prompt: `p${i}`, expected_answer: 'tok0' }));
     for (const timeout_ms of [0, undefined, 1_000, 300_000]) {
       seen.length = 0;
-      const reply = await handleBenchmark({ benchmark_id: 'b-3', model_id: 'llama', prompts, ...(timeout_ms === undefined ? {} : { timeout_ms }) }, deps({ url: engine.url }, { complete }));
+      const reply = await handleBenchmark(
+        { benchmark_id: 'b-3', model_id: 'llama', prompts, ...(timeout_ms === undefined ? {} : { timeout_ms }) },
+        deps({ url: engine.url }, { complete }),
+      );
       expect(reply.error).toBeUndefined();
       expect(reply.results.map((r) => [r.prompt_id, r.correct, r.error])).toEqual(prompts.map((p) => [p.id, true, undefined]));
       expect(seen).toEqual([0, 1, 2].map(() => (timeout_ms === 300_000 ? 100_000 : 30_000)));
@@ -94,7 +111,9 @@ describe('benchmark', () => {
   });
 
   it('a null prompt list is an empty benchmark; a bad or long prompt fails alone, never the whole benchmark', async () => {
-    engine = await startTestEngine({ mode: { status: 400, body: { object: 'error', message: "This model's maximum context length is 4096 tokens", type: 'BadRequestError', code: 400 } } });
+    engine = await startTestEngine({
+      mode: { status: 400, body: { object: 'error', message: "This model's maximum context length is 4096 tokens", type: 'BadRequestError', code: 400 } },
+    });
     const empty = await handleBenchmark({ benchmark_id: 'b-8', model_id: 'llama', prompts: null, timeout_ms: 0 }, deps({ url: engine.url }));
     expect(empty).toMatchObject({ benchmark_id: 'b-8', results: [], total_latency_ms: 0 });
     expect(empty.error).toBeUndefined();
@@ -116,14 +135,22 @@ describe('benchmark', () => {
 
   it('reports engine errors per prompt, an unknown model and a bad payload clearly', async () => {
     engine = await startTestEngine({ mode: { status: 503, body: { error: { message: 'Service is overloaded', type: 'server_error' } } } });
-    const reply = await handleBenchmark({ benchmark_id: 'b-4', model_id: 'llama', timeout_ms: 5_000, prompts: [{ id: 'a', prompt: 'x' }] }, deps({ url: engine.url }));
+    const reply = await handleBenchmark(
+      { benchmark_id: 'b-4', model_id: 'llama', timeout_ms: 5_000, prompts: [{ id: 'a', prompt: 'x' }] },
+      deps({ url: engine.url }),
+    );
     expect(reply.results[0]).toMatchObject({ prompt_id: 'a', correct: false, error_code: 'engine_error' });
     // The engine's own words reach the hub.
     expect(reply.results[0]!.error).toContain('Service is overloaded');
 
-    const unknown = await handleBenchmark({ benchmark_id: 'b-5', model_id: 'gpt-9', timeout_ms: 5_000, prompts: [{ id: 'a', prompt: 'x' }] }, deps({ url: engine.url }));
+    const unknown = await handleBenchmark(
+      { benchmark_id: 'b-5', model_id: 'gpt-9', timeout_ms: 5_000, prompts: [{ id: 'a', prompt: 'x' }] },
+      deps({ url: engine.url }),
+    );
     expect(unknown.error_code).toBe('model_not_served');
-    expect(unknown.results).toEqual([{ prompt_id: 'a', answer: '', correct: false, latency_ms: 0, tokens_in: 0, tokens_out: 0, error: unknown.error, error_code: 'model_not_served' }]);
+    expect(unknown.results).toEqual([
+      { prompt_id: 'a', answer: '', correct: false, latency_ms: 0, tokens_in: 0, tokens_out: 0, error: unknown.error, error_code: 'model_not_served' },
+    ]);
 
     const bad = await handleBenchmark({ benchmark_id: 'b-6', model_id: 'llama', prompts: 'all of them' }, deps({ url: engine.url }), 'r');
     expect(bad).toMatchObject({ request_id: 'r', benchmark_id: 'b-6', results: [], total_latency_ms: 0, error_code: 'invalid_payload' });
@@ -135,7 +162,15 @@ describe('benchmark', () => {
     engine = await startTestEngine({ mode: 'hang' });
     const ac = new AbortController();
     const pending = handleBenchmark(
-      { benchmark_id: 'b-7', model_id: 'llama', timeout_ms: 60_000, prompts: [{ id: 'a', prompt: 'x' }, { id: 'b', prompt: 'y' }] },
+      {
+        benchmark_id: 'b-7',
+        model_id: 'llama',
+        timeout_ms: 60_000,
+        prompts: [
+          { id: 'a', prompt: 'x' },
+          { id: 'b', prompt: 'y' },
+        ],
+      },
       deps({ url: engine.url }, { signal: ac.signal }),
     );
     await engine.waitForRequests(1);

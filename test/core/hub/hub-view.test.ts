@@ -14,8 +14,16 @@ describe('HubView', () => {
     v.record({ success: true }, ['a/one', 'a/two']);
     expect(v.view()).toEqual({ notRegistered: [] });
     expect(changes).toBe(0);
-    v.record({ success: true, registered_models: ['a/one', 'a/other'], upgrade_available: { running: '0.5.0', latest: '0.6.0', message: 'upgrade' } }, ['a/one', 'a/two']);
-    expect(v.view()).toEqual({ registeredModels: ['a/one', 'a/other'], registeredAt: 1000, notRegistered: ['a/two'], upgrade: { running: '0.5.0', latest: '0.6.0', message: 'upgrade', at: 1000 } });
+    v.record({ success: true, registered_models: ['a/one', 'a/other'], upgrade_available: { running: '0.5.0', latest: '0.6.0', message: 'upgrade' } }, [
+      'a/one',
+      'a/two',
+    ]);
+    expect(v.view()).toEqual({
+      registeredModels: ['a/one', 'a/other'],
+      registeredAt: 1000,
+      notRegistered: ['a/two'],
+      upgrade: { running: '0.5.0', latest: '0.6.0', message: 'upgrade', at: 1000 },
+    });
     v.record({ success: true }, ['a/one', 'a/two']);
     expect(v.view().notRegistered).toEqual(['a/two']);
     expect(v.view().upgrade?.latest).toBe('0.6.0');
@@ -33,7 +41,10 @@ describe('HubView', () => {
 
   it('clamps what the hub sent: control characters stripped, over-long ids cut, duplicates once', () => {
     const v = new HubView({ log: memoryLog().child('hub') });
-    v.record({ success: true, registered_models: ['m\u0000\r\n', 'm', 'x'.repeat(1000)], upgrade_available: { latest: '0.6\u0007.0', message: 'a'.repeat(5000) } }, ['m']);
+    v.record(
+      { success: true, registered_models: ['m\u0000\r\n', 'm', 'x'.repeat(1000)], upgrade_available: { latest: '0.6\u0007.0', message: 'a'.repeat(5000) } },
+      ['m'],
+    );
     const view = v.view();
     expect(view.registeredModels?.[0]).toBe('m');
     expect(view.registeredModels).toHaveLength(2);
@@ -47,8 +58,19 @@ describe('HubView', () => {
     expect(diffModelLists(['a'], ['a'])).toEqual({ missing: [], extra: [] });
   });
 
-  it('the ack schema reads the hub fields (Go AckPayload), and a wrong type fails the ack as Go\'s decoder does', () => {
-    const m = parseInbound(JSON.stringify({ type: 'ack', payload: { request_id: 'r', success: true, message: 'ok', upgrade_available: { running: '0.5.5', latest: '0.6.0', message: 'upgrade' }, registered_models: ['x/y'] } }));
+  it("the ack schema reads the hub fields (Go AckPayload), and a wrong type fails the ack as Go's decoder does", () => {
+    const m = parseInbound(
+      JSON.stringify({
+        type: 'ack',
+        payload: {
+          request_id: 'r',
+          success: true,
+          message: 'ok',
+          upgrade_available: { running: '0.5.5', latest: '0.6.0', message: 'upgrade' },
+          registered_models: ['x/y'],
+        },
+      }),
+    );
     expect(m.type === 'ack' && m.payload.upgrade_available?.latest).toBe('0.6.0');
     expect(m.type === 'ack' && m.payload.registered_models).toEqual(['x/y']);
     expect(() => parseInbound(JSON.stringify({ type: 'ack', payload: { success: true, registered_models: [1] } }))).toThrow(/registered_models/);

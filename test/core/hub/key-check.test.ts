@@ -18,10 +18,13 @@ describe('checkProviderKey against stand-ins', () => {
   });
   afterAll(() => api.close());
   afterEach(() => {
-    api.routes['/api/v1/provider/status'] = { kind: 'json', body: { provider_id: 'p1', name: 'test', status: 'active', can_connect: true, api_key_valid: true, message: 'ok', earnings_enabled: true } };
+    api.routes['/api/v1/provider/status'] = {
+      kind: 'json',
+      body: { provider_id: 'p1', name: 'test', status: 'active', can_connect: true, api_key_valid: true, message: 'ok', earnings_enabled: true },
+    };
   });
 
-  it('the platform\'s status shape with api_key_valid true: accepted', async () => {
+  it("the platform's status shape with api_key_valid true: accepted", async () => {
     expect(await checkProviderKey(api.url, KEY)).toMatchObject({ valid: true, code: 'key_accepted' });
   });
 

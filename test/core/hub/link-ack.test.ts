@@ -33,10 +33,13 @@ async function hubThatAcks(ack: (registerId: string) => unknown): Promise<{ url:
       for (const one of Array.isArray(a) ? a : a ? [a] : []) ws.send(JSON.stringify(one));
     });
   });
-  open.push(() => new Promise((r) => {
-    for (const c of wss.clients) c.terminate();
-    wss.close(() => r());
-  }));
+  open.push(
+    () =>
+      new Promise((r) => {
+        for (const c of wss.clients) c.terminate();
+        wss.close(() => r());
+      }),
+  );
   return { url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}/ws`, registers: () => registers, heartbeats: () => heartbeats };
 }
 
@@ -46,7 +49,22 @@ function link(url: string, heartbeatIntervalMs = 1000, log = memoryLog()): HubLi
     nodeId: `04${'a'.repeat(128)}`,
     log: log.child('hub'),
     timings: { heartbeatIntervalMs, pingIntervalMs: 10_000, readTimeoutMs: 10_000, reconnectMaxBackoffMs: 50, authFailedBackoffMs: 10_000 },
-    register: () => ({ node_id: 'n', provider_id: 'n', worker_addr: 'n', owner_addr: '', token: 't', models: [], model_hashes: [], capabilities: [], cp_version: '0', client: 'c', client_version: '0', node_name: 'x', protocol_version: '1', model_declarations: [] }),
+    register: () => ({
+      node_id: 'n',
+      provider_id: 'n',
+      worker_addr: 'n',
+      owner_addr: '',
+      token: 't',
+      models: [],
+      model_hashes: [],
+      capabilities: [],
+      cp_version: '0',
+      client: 'c',
+      client_version: '0',
+      node_name: 'x',
+      protocol_version: '1',
+      model_declarations: [],
+    }),
     heartbeat: () => ({ node_id: 'n', provider_id: 'n', timestamp: 0, models: [], model_health: {}, metrics: {}, model_declarations: [], model_hashes: [] }),
     modelHealth: () => ({}),
   });
@@ -56,7 +74,10 @@ function link(url: string, heartbeatIntervalMs = 1000, log = memoryLog()): HubLi
 
 describe('HubLink registration acks', () => {
   it.each([
-    ['"request_id": "" (Go AckPayload left unset)', (_id: string) => ({ type: 'ack', payload: { request_id: '', success: true, message: 'Registration successful' } })],
+    [
+      '"request_id": "" (Go AckPayload left unset)',
+      (_id: string) => ({ type: 'ack', payload: { request_id: '', success: true, message: 'Registration successful' } }),
+    ],
     ['no request_id at all', (_id: string) => ({ type: 'ack', payload: { success: true } })],
     ['the matching request_id', (id: string) => ({ type: 'ack', request_id: id, payload: { request_id: id, success: true } })],
   ])('completes on a success ack with %s; no extensions: the hub does not resume', async (_name, ack) => {
@@ -94,7 +115,7 @@ describe('HubLink registration acks', () => {
     expect(warns).toContain('the hub sent an error while registering: try again (code 500)');
   });
 
-  it('a refusal that no acceptance follows ends at the register deadline as REGISTER_REFUSED, with the hub\'s message', async () => {
+  it("a refusal that no acceptance follows ends at the register deadline as REGISTER_REFUSED, with the hub's message", async () => {
     const hub = await hubThatAcks(() => ({ type: 'ack', payload: { request_id: '', success: false, message: 'node banned' } }));
     const l = link(hub.url, 100);
     const ended = new Promise<[string, string]>((r) => l.once('disconnected', (reason, code) => r([reason, code])));
@@ -106,7 +127,11 @@ describe('HubLink registration acks', () => {
 
   it('a refused re-register keeps the registration that stands', async () => {
     let n = 0;
-    const hub = await hubThatAcks((id) => (++n === 1 ? { type: 'ack', payload: { request_id: '', success: true } } : { type: 'ack', request_id: id, payload: { request_id: id, success: false, message: 'model x refused' } }));
+    const hub = await hubThatAcks((id) =>
+      ++n === 1
+        ? { type: 'ack', payload: { request_id: '', success: true } }
+        : { type: 'ack', request_id: id, payload: { request_id: id, success: false, message: 'model x refused' } },
+    );
     const l = link(hub.url, 100);
     l.start();
     await until(() => l.connected, 'registered');

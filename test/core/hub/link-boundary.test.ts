@@ -28,17 +28,35 @@ describe('HubLink handler boundary', () => {
         if (m.type === 'register' || m.type === 'heartbeat') ws.send(JSON.stringify({ type: 'ack', payload: { request_id: '', success: true } }));
       });
     });
-    open.push(() => new Promise((r) => {
-      for (const c of wss.clients) c.terminate();
-      wss.close(() => r());
-    }));
+    open.push(
+      () =>
+        new Promise((r) => {
+          for (const c of wss.clients) c.terminate();
+          wss.close(() => r());
+        }),
+    );
     const log = memoryLog();
     const link = new HubLink({
       url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}/ws`,
       nodeId: `04${'a'.repeat(128)}`,
       log: log.child('hub'),
       timings: { heartbeatIntervalMs: 200, pingIntervalMs: 10_000, readTimeoutMs: 10_000, reconnectMaxBackoffMs: 50, authFailedBackoffMs: 10_000 },
-      register: () => ({ node_id: 'n', provider_id: 'n', worker_addr: 'n', owner_addr: '', token: 't', models: [], model_hashes: [], capabilities: [], cp_version: '0', client: 'c', client_version: '0', node_name: 'x', protocol_version: '1', model_declarations: [] }),
+      register: () => ({
+        node_id: 'n',
+        provider_id: 'n',
+        worker_addr: 'n',
+        owner_addr: '',
+        token: 't',
+        models: [],
+        model_hashes: [],
+        capabilities: [],
+        cp_version: '0',
+        client: 'c',
+        client_version: '0',
+        node_name: 'x',
+        protocol_version: '1',
+        model_declarations: [],
+      }),
       heartbeat: () => ({ node_id: 'n', provider_id: 'n', timestamp: 0, models: [], model_health: {}, metrics: {}, model_declarations: [], model_hashes: [] }),
       modelHealth: () => ({}),
       dispatch: (session) =>
@@ -60,7 +78,10 @@ describe('HubLink handler boundary', () => {
     await until(() => link.connected && got.some((m) => m.type === 'register'), 'registered');
     hub!.send(JSON.stringify({ type: 'inference', request_id: 'r1', payload: { model_id: 'm', stream: true, request: { model: 'm', messages: [] } } }));
     hub!.send(JSON.stringify({ type: 'warmup', request_id: 'w1', payload: { model_id: 'm' } }));
-    await until(() => got.some((m) => m.request_id === 'r1' && m.type === 'stream_end') && got.some((m) => m.request_id === 'w1' && m.type === 'error'), 'both answered');
+    await until(
+      () => got.some((m) => m.request_id === 'r1' && m.type === 'stream_end') && got.some((m) => m.request_id === 'w1' && m.type === 'error'),
+      'both answered',
+    );
     expect(got.find((m) => m.request_id === 'r1' && m.type === 'stream_end')?.payload?.status_code).toBe(500);
     expect(got.find((m) => m.request_id === 'w1' && m.type === 'error')?.payload).toMatchObject({ code: 500 });
     expect(log.entries(100).filter((e) => /handling the hub's (inference r1|warmup w1) failed/.test(e.msg))).toHaveLength(2);

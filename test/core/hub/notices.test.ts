@@ -19,7 +19,9 @@ const code = (raw: unknown) => {
 
 describe('sanitizeNotice', () => {
   it('keeps a well-formed notice', () => {
-    expect(ok({ event: 'reputation_dropped', severity: 'critical', model_id: 'Qwen/Qwen3.8-27B', message: 'routing paused', details: { until: '14:00Z' } })).toEqual({
+    expect(
+      ok({ event: 'reputation_dropped', severity: 'critical', model_id: 'Qwen/Qwen3.8-27B', message: 'routing paused', details: { until: '14:00Z' } }),
+    ).toEqual({
       event: 'reputation_dropped',
       severity: 'critical',
       modelId: 'Qwen/Qwen3.8-27B',
@@ -135,7 +137,9 @@ describe('NoticeBook', () => {
     const book = new NoticeBook({ home, log: log.child('notices'), now: () => now, limiter: new NoticeRateLimiter(2, 3_600_000, () => now) });
     expect(book.receive({ event: 'bad event', message: 'm' })).toBeUndefined();
     expect(book.receive('garbage')).toBeUndefined();
-    expect(log.entries(10, 'warn').map((e) => e.msg)).toEqual(expect.arrayContaining([expect.stringContaining('(bad_event)'), expect.stringContaining('(not_an_object)')]));
+    expect(log.entries(10, 'warn').map((e) => e.msg)).toEqual(
+      expect.arrayContaining([expect.stringContaining('(bad_event)'), expect.stringContaining('(not_an_object)')]),
+    );
     expect(book.receive({ event: 'a', message: 'm' })).toBeDefined();
     expect(book.receive({ event: 'b', message: 'm' })).toBeDefined();
     expect(book.receive({ event: 'c', message: 'm' })).toBeUndefined();
@@ -146,7 +150,14 @@ describe('NoticeBook', () => {
 
   it('ignores a notices file that is not ours or was edited into something unsafe', () => {
     home = tempHome();
-    fs.writeFileSync(path.join(home, 'notices.json'), JSON.stringify([{ id: 'x', receivedAt: 1, event: 'bad event', severity: 'info', message: 'm' }, { id: 'y', receivedAt: 2, event: 'ok', severity: 'info', message: 'fine' }, 'junk']));
+    fs.writeFileSync(
+      path.join(home, 'notices.json'),
+      JSON.stringify([
+        { id: 'x', receivedAt: 1, event: 'bad event', severity: 'info', message: 'm' },
+        { id: 'y', receivedAt: 2, event: 'ok', severity: 'info', message: 'fine' },
+        'junk',
+      ]),
+    );
     const book = new NoticeBook({ home, log: memoryLog().child('n') });
     expect(book.list().map((n) => n.id)).toEqual(['y']);
     fs.writeFileSync(path.join(home, 'notices.json'), '{not json');

@@ -18,14 +18,25 @@ it('re-checks an unreachable platform until it answers, then shows its word', as
   const port = await freePort();
   let connects = 0;
   const log = memoryLog();
-  const gate = new ProviderGate({ serviceUrl: () => `http://127.0.0.1:${port}`, key: () => 'sk-prov-x', log: log.child('s'), connect: () => connects++, unreachableRecheckMs: 50 });
+  const gate = new ProviderGate({
+    serviceUrl: () => `http://127.0.0.1:${port}`,
+    key: () => 'sk-prov-x',
+    log: log.child('s'),
+    connect: () => connects++,
+    unreachableRecheckMs: 50,
+  });
   const first = await gate.start();
   expect(first.state).toBe('unreachable');
   expect(first.error).not.toMatch(/ECONNREFUSED|fetch failed/);
   expect(first.nextCheckAt).toBeGreaterThan(Date.now() - 1000);
   expect(connects).toBe(1); // connects anyway, as the Go provider does
-  await until(() => log.entries(500, 'debug').some((l) => l.level === 'debug' && l.msg.includes('could not read the provider status')), 'a re-check while still unreachable');
-  server = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'active', can_connect: true, api_key_valid: true })));
+  await until(
+    () => log.entries(500, 'debug').some((l) => l.level === 'debug' && l.msg.includes('could not read the provider status')),
+    'a re-check while still unreachable',
+  );
+  server = http.createServer((_req, res) =>
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'active', can_connect: true, api_key_valid: true })),
+  );
   await new Promise<void>((r) => server!.listen(port, '127.0.0.1', r));
   await until(() => gate.view().state === 'ok', 'checked once the platform answers');
   expect(gate.view().status).toBe('active');

@@ -29,7 +29,10 @@ async function platform(answer: () => { code: number; body: unknown }): Promise<
 
 it('waits while can_connect is false, re-checking, and connects once it is true; stop() ends the checks', async () => {
   let canConnect = false;
-  const p = await platform(() => ({ code: 200, body: { status: canConnect ? 'active' : 'pending', can_connect: canConnect, api_key_valid: true, next_steps: ['wait'] } }));
+  const p = await platform(() => ({
+    code: 200,
+    body: { status: canConnect ? 'active' : 'pending', can_connect: canConnect, api_key_valid: true, next_steps: ['wait'] },
+  }));
   let connects = 0;
   const gate = new ProviderGate({ serviceUrl: () => p.url, key: () => 'sk-prov-x', log: memoryLog().child('s'), connect: () => connects++, waitRecheckMs: 50 });
   expect((await gate.start()).state).toBe('waiting');
@@ -46,7 +49,11 @@ it('waits while can_connect is false, re-checking, and connects once it is true;
 
 it('never connects with a key the platform calls invalid; connects anyway when the status is not readable', async () => {
   let mode: 'invalid' | 'garbage' = 'invalid';
-  const p = await platform(() => (mode === 'invalid' ? { code: 401, body: { api_key_valid: false, can_connect: false, message: 'Invalid or revoked API key.' } } : { code: 502, body: '<html>bad gateway</html>' }));
+  const p = await platform(() =>
+    mode === 'invalid'
+      ? { code: 401, body: { api_key_valid: false, can_connect: false, message: 'Invalid or revoked API key.' } }
+      : { code: 502, body: '<html>bad gateway</html>' },
+  );
   let connects = 0;
   const gate = new ProviderGate({ serviceUrl: () => p.url, key: () => 'sk-prov-x', log: memoryLog().child('s'), connect: () => connects++ });
   expect(await gate.start()).toMatchObject({ state: 'invalid_key', apiKeyValid: false, message: 'Invalid or revoked API key.' });
@@ -58,7 +65,10 @@ it('never connects with a key the platform calls invalid; connects anyway when t
 });
 
 it('clips the platform texts and strips control characters', () => {
-  const v = statusView('u', { httpStatus: 200, status: { status: 'pending\r\nX', message: 'a'.repeat(5000), next_steps: Array.from({ length: 30 }, (_, i) => `step ${i}\u0007`), can_connect: false } });
+  const v = statusView('u', {
+    httpStatus: 200,
+    status: { status: 'pending\r\nX', message: 'a'.repeat(5000), next_steps: Array.from({ length: 30 }, (_, i) => `step ${i}\u0007`), can_connect: false },
+  });
   expect(v.state).toBe('waiting');
   expect(v.status).toBe('pending  X');
   expect(v.message).toHaveLength(1000);

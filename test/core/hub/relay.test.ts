@@ -107,7 +107,10 @@ class StandInLink extends EventEmitter implements RelayLink {
   }
 }
 
-function serving(entries: Record<string, ModelEntry>, opts: { resumeGraceMs?: number; beforeFinal?: (id: string) => void | Promise<void>; ledger?: Ledger } = {}) {
+function serving(
+  entries: Record<string, ModelEntry>,
+  opts: { resumeGraceMs?: number; beforeFinal?: (id: string) => void | Promise<void>; ledger?: Ledger } = {},
+) {
   const registry = new ModelRegistry();
   registry.rebuild({ entries, configModels: [], engines: [], prefs: {} });
   const scheduler = new Scheduler({ maxConcurrentPerEndpoint: 8 });
@@ -151,7 +154,13 @@ async function engine(opts: Parameters<typeof startTestEngine>[0]): Promise<Test
 }
 
 function inference(id: string, stream: boolean, model = 'm'): Extract<Inbound, { type: 'inference' }> {
-  const msg = parseInbound(JSON.stringify({ type: 'inference', request_id: id, payload: { model_id: model, stream, request: { model, stream, messages: [{ role: 'user', content: 'hi' }] } } }));
+  const msg = parseInbound(
+    JSON.stringify({
+      type: 'inference',
+      request_id: id,
+      payload: { model_id: model, stream, request: { model, stream, messages: [{ role: 'user', content: 'hi' }] } },
+    }),
+  );
   if (msg.type !== 'inference') throw new Error('not an inference');
   return msg;
 }
@@ -171,13 +180,13 @@ function resume(id: string, lastSeq: number): Extract<Inbound, { type: 'resume' 
 /** The answer's text as the hub would put it together from the chunks. */
 const textOf = (ms: Sent[]): string =>
   dataChunks(ms)
-    .map((m) => ((m.payload.chunk as { choices?: Array<{ delta?: { content?: string } }> }).choices?.[0]?.delta?.content ?? ''))
+    .map((m) => (m.payload.chunk as { choices?: Array<{ delta?: { content?: string } }> }).choices?.[0]?.delta?.content ?? '')
     .join('');
 const seqs = (ms: Sent[]): number[] => ms.map((m) => m.payload.seq as number);
 const dataChunks = (ms: Sent[]): Sent[] => ms.filter((m) => m.type === 'stream_chunk' && m.payload.chunk !== null);
 
 describe('HubRelay: what the hub is sent', () => {
-  it('a stream: chunks numbered from 1 with the id in envelope and payload, a done chunk, then stream_end with the engine\'s counts; its final reported sent once', async () => {
+  it("a stream: chunks numbered from 1 with the id in envelope and payload, a done chunk, then stream_end with the engine's counts; its final reported sent once", async () => {
     const e = await engine({ mode: { generate: 5 } });
     const { relay, link, finals } = serving({ m: { endpoint: e.url } });
     await relay.inference(inference('s1', true));
@@ -235,7 +244,7 @@ describe('HubRelay: what the hub is sent', () => {
   });
 });
 
-describe('HubRelay: the hub\'s cancel', () => {
+describe("HubRelay: the hub's cancel", () => {
   it('stops the engine and sends nothing more for it: no chunk, no stream_end, no final reported; the hub ended it', async () => {
     const e = await engine({ mode: { generate: 10_000, delayMs: 5 } });
     const { relay, link, finals, hubEnded } = serving({ m: { endpoint: e.url } });
@@ -377,7 +386,7 @@ describe('HubRelay: the one retry of an engine failure', () => {
 });
 
 describe('HubRelay: commit before the final message', () => {
-  it('the request\'s ledger row is committed when its stream_end or result is handed over, and marked delivered after', async () => {
+  it("the request's ledger row is committed when its stream_end or result is handed over, and marked delivered after", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'relay-ledger-'));
     const file = path.join(dir, 'ledger.sqlite');
     const ledger = Ledger.open(file, { log: memoryLog().child('ledger') });
@@ -411,7 +420,12 @@ describe('HubRelay: commit before the final message', () => {
     release();
     await served;
     expect(dataChunks(atRelease)).toHaveLength(atRelease.length);
-    expect(s.link.of('w1').slice(atRelease.length).map((m) => m.type)).toEqual(['stream_chunk', 'stream_end']);
+    expect(
+      s.link
+        .of('w1')
+        .slice(atRelease.length)
+        .map((m) => m.type),
+    ).toEqual(['stream_chunk', 'stream_end']);
     expect(s.finals).toEqual(['w1']);
   });
 });

@@ -42,7 +42,12 @@ afterAll(async () => {
 });
 
 function weightsOver(home: string, hasher?: FileHasher, goModelsDir?: string): Weights {
-  return new Weights({ dir: path.join(home, 'weights'), log: memoryLog().child('weights'), ...(hasher ? { hasher } : {}), ...(goModelsDir ? { goModelsDir } : {}) });
+  return new Weights({
+    dir: path.join(home, 'weights'),
+    log: memoryLog().child('weights'),
+    ...(hasher ? { hasher } : {}),
+    ...(goModelsDir ? { goModelsDir } : {}),
+  });
 }
 
 let engine: TestEngine | undefined;
@@ -60,10 +65,15 @@ function deps(endpoint: EngineEndpoint, extra: Partial<VerifyDeps> = {}): Verify
   };
 }
 const noEngine: EngineEndpoint = { url: 'http://127.0.0.1:9' };
-const challenge = (id: string, files: Array<{ filename: string; expected_hash: string }>) => ({ challenge_id: id, challenge_type: 'fingerprint', model_id: 'llama', challenge: { files } });
+const challenge = (id: string, files: Array<{ filename: string; expected_hash: string }>) => ({
+  challenge_id: id,
+  challenge_type: 'fingerprint',
+  model_id: 'llama',
+  challenge: { files },
+});
 
 describe('verify: fingerprint', () => {
-  it('reports pass with the matching hash, fail with the real one, and missing for a file that is not one of the model\'s weights', async () => {
+  it("reports pass with the matching hash, fail with the real one, and missing for a file that is not one of the model's weights", async () => {
     const reply = await handleVerify(
       challenge('ch-1', [
         { filename: 'model.safetensors', expected_hash: `sha256:${sha(weights).toUpperCase()}` },
@@ -113,7 +123,12 @@ describe('verify: fingerprint', () => {
     const other = weightsOver(path.join(root, 'home-b'));
     other.sync([{ model: 'llama', location: { ok: false, reason: 'LM Studio does not say where its model files are' } }]);
     const reply = await handleVerify(challenge('ch-4', [{ filename: 'a', expected_hash: 'b' }]), deps(noEngine, { weights: other }));
-    expect(reply).toMatchObject({ challenge_id: 'ch-4', success: false, error_code: 'no_model_dir', response: { files: [{ filename: 'a', hash: '', status: 'missing' }] } });
+    expect(reply).toMatchObject({
+      challenge_id: 'ch-4',
+      success: false,
+      error_code: 'no_model_dir',
+      response: { files: [{ filename: 'a', hash: '', status: 'missing' }] },
+    });
     expect(reply.error).toContain('LM Studio does not say where its model files are');
     await other.close();
     const none = await handleVerify(challenge('ch-5', [{ filename: 'a', expected_hash: 'b' }]), deps(noEngine, { weights: undefined }));
@@ -128,22 +143,34 @@ describe('verify: fingerprint', () => {
     const slow: FileHasher = { hash: async (f, p) => (await gate, real.hash(f, p)), stop: () => real.stop() };
     const pending = weightsOver(path.join(root, 'home-c'), slow);
     pending.sync([{ model: 'llama', location: { ok: true, located: { root: modelDir, files: walk(modelDir), via: 'test' } } }]);
-    const early = await handleVerify(challenge('ch-6', [{ filename: 'model.safetensors', expected_hash: sha(weights) }]), deps(noEngine, { weights: pending, weightsWaitMs: 50 }));
+    const early = await handleVerify(
+      challenge('ch-6', [{ filename: 'model.safetensors', expected_hash: sha(weights) }]),
+      deps(noEngine, { weights: pending, weightsWaitMs: 50 }),
+    );
     expect(early).toMatchObject({ success: false, response: null, error_code: 'weights_pending' });
     expect(early.error).toMatch(/still being hashed for the first time \(0\.0 of 0\.0 GB\)/);
-    const later = handleVerify(challenge('ch-7', [{ filename: 'model.safetensors', expected_hash: sha(weights) }]), deps(noEngine, { weights: pending, weightsWaitMs: 30_000 }));
+    const later = handleVerify(
+      challenge('ch-7', [{ filename: 'model.safetensors', expected_hash: sha(weights) }]),
+      deps(noEngine, { weights: pending, weightsWaitMs: 30_000 }),
+    );
     release();
     expect(await later).toMatchObject({ success: true, response: { files: [{ filename: 'model.safetensors', hash: sha(weights), status: 'pass' }] } });
     await pending.close();
   });
 
-  it('answers from a Go node\'s manifest (~/.swan/models/<id>/.swan-hash-manifest.json) when there is one', async () => {
+  it("answers from a Go node's manifest (~/.swan/models/<id>/.swan-hash-manifest.json) when there is one", async () => {
     const goModels = path.join(root, 'go-home', '.swan', 'models');
     fs.mkdirSync(path.join(goModels, 'llama'), { recursive: true });
     const h = 'ab'.repeat(32);
     fs.writeFileSync(
       path.join(goModels, 'llama', '.swan-hash-manifest.json'),
-      JSON.stringify({ model_id: 'llama', composite_hash: 'cd'.repeat(32), algorithm: 'sha256', files: [{ filename: 'model-00001-of-00002.safetensors', hash: h, size_bytes: 10 }], created_at: '2026-01-01T00:00:00Z' }),
+      JSON.stringify({
+        model_id: 'llama',
+        composite_hash: 'cd'.repeat(32),
+        algorithm: 'sha256',
+        files: [{ filename: 'model-00001-of-00002.safetensors', hash: h, size_bytes: 10 }],
+        created_at: '2026-01-01T00:00:00Z',
+      }),
     );
     const go = weightsOver(path.join(root, 'home-d'), undefined, goModels);
     go.sync([{ model: 'llama', location: { ok: false, reason: 'not needed' } }]);
@@ -168,7 +195,11 @@ describe('verify: deterministic', () => {
       { challenge_id: 'd-1', challenge_type: 'deterministic', model_id: 'llama', challenge: { prompt: 'Count.', seed: 1234, max_tokens: 5 } },
       deps(endpoint),
     );
-    expect(reply).toEqual({ challenge_id: 'd-1', success: true, response: { tokens: ['tok0', 'tok1', 'tok2', 'tok3', 'tok4'], text: 'tok0 tok1 tok2 tok3 tok4' } });
+    expect(reply).toEqual({
+      challenge_id: 'd-1',
+      success: true,
+      response: { tokens: ['tok0', 'tok1', 'tok2', 'tok3', 'tok4'], text: 'tok0 tok1 tok2 tok3 tok4' },
+    });
     const sent = engine.requests.find((r) => r.path === '/v1/chat/completions')!;
     expect(sent.body).toMatchObject({
       model: 'meta-llama/Llama-3.1-8B-Instruct',
@@ -234,7 +265,10 @@ describe('verify: bad input', () => {
     const type = await handleVerify({ challenge_id: 'x-3', challenge_type: 'telepathy', model_id: 'llama', challenge: {} }, d);
     expect(type.error_code).toBe('unsupported_challenge');
 
-    const shape = await handleVerify({ challenge_id: 'x-4', challenge_type: 'deterministic', model_id: 'llama', challenge: { prompt: 'a', seed: 'one', max_tokens: 3 } }, d);
+    const shape = await handleVerify(
+      { challenge_id: 'x-4', challenge_type: 'deterministic', model_id: 'llama', challenge: { prompt: 'a', seed: 'one', max_tokens: 3 } },
+      d,
+    );
     expect(shape).toMatchObject({ error_code: 'invalid_challenge', error: expect.stringContaining('seed') });
   });
 });

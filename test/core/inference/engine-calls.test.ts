@@ -55,9 +55,24 @@ describe('engine calls by purpose', () => {
     const rows = Object.entries(POLICY);
     expect(rows.filter(([, p]) => p.source === 'hub').map(([k]) => k)).toEqual(['hub']);
     expect(rows.filter(([, p]) => p.heartbeat).map(([k]) => k)).toEqual(['hub']);
-    expect(rows.filter(([, p]) => p.retry).map(([k]) => k).sort()).toEqual(['gateway', 'hub', 'try']);
-    expect(rows.filter(([, p]) => p.estimates).map(([k]) => k).sort()).toEqual(['gateway', 'hub', 'try']);
-    expect(rows.filter(([, p]) => !p.booked).map(([k]) => k).sort()).toEqual(['health', 'ollama-pull', 'ollama-unload']);
+    expect(
+      rows
+        .filter(([, p]) => p.retry)
+        .map(([k]) => k)
+        .sort(),
+    ).toEqual(['gateway', 'hub', 'try']);
+    expect(
+      rows
+        .filter(([, p]) => p.estimates)
+        .map(([k]) => k)
+        .sort(),
+    ).toEqual(['gateway', 'hub', 'try']);
+    expect(
+      rows
+        .filter(([, p]) => !p.booked)
+        .map(([k]) => k)
+        .sort(),
+    ).toEqual(['health', 'ollama-pull', 'ollama-unload']);
     expect(POLICY.health.admission).toBe('endpoint');
     expect(POLICY['ollama-pull'].admission).toBe('none');
     expect(POLICY['ollama-unload'].admission).toBe('none');
@@ -90,7 +105,9 @@ describe('one HTTP client for engines', () => {
   });
 
   it('the only module that opens node:http(s) client requests is the engine client', () => {
-    const importers = sources.filter(({ text }) => /^import (\w+|\{[^}]*\}) from 'node:https?';/m.test(text) && /\b(https?)\.(request|get|Agent)\b/.test(code(text))).map(({ file }) => file);
+    const importers = sources
+      .filter(({ text }) => /^import (\w+|\{[^}]*\}) from 'node:https?';/m.test(text) && /\b(https?)\.(request|get|Agent)\b/.test(code(text)))
+      .map(({ file }) => file);
     // downloads/download.ts streams model files to disk (Range, redirects): not an engine, and no engine call.
     expect(importers.sort()).toEqual(['core/downloads/download.ts', 'core/engine/http.ts']);
   });

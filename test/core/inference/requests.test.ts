@@ -90,7 +90,15 @@ describe('RequestBook', () => {
     book.begin('n', 'hub', 'm', false);
     vi.advanceTimersByTime(500);
     const rec = book.finish('n', { status: 'error', tokensIn: 5, tokensOut: 10, estimated: false, statusCode: 502, error: 'engine closed the connection' });
-    expect(rec).toMatchObject({ endpoint: '', ttftMs: null, tokensPerSecond: 20, latencyMs: 500, status: 'error', statusCode: 502, error: 'engine closed the connection' });
+    expect(rec).toMatchObject({
+      endpoint: '',
+      ttftMs: null,
+      tokensPerSecond: 20,
+      latencyMs: 500,
+      status: 'error',
+      statusCode: 502,
+      error: 'engine closed the connection',
+    });
     expect(book.get('n')).toMatchObject({ status: 'error', statusCode: 502, error: 'engine closed the connection' });
   });
 

@@ -61,7 +61,10 @@ describe('the one retry of a transient engine failure', () => {
       const e = await standIn(flakyVllm('m'));
       const { runner } = service({ m: { endpoint: e.url } });
       const chunks: unknown[] = [];
-      const r = await runner.run({ id: 'h1', purpose: 'hub', model: 'm', body: chat({ stream }), stream, signal: signal() }, { chunk: (ev) => void chunks.push(ev) });
+      const r = await runner.run(
+        { id: 'h1', purpose: 'hub', model: 'm', body: chat({ stream }), stream, signal: signal() },
+        { chunk: (ev) => void chunks.push(ev) },
+      );
       expect(r).toMatchObject({ status: 'ok', statusCode: 200, tokensIn: 3, tokensOut: 1 });
       expect(e.generations()).toHaveLength(2);
       if (stream) expect(chunks.length).toBeGreaterThan(0);
@@ -112,7 +115,10 @@ describe('the one retry of a transient engine failure', () => {
     const dropping = await engine({ mode: { generate: 50, dropAfterEvents: 3 } });
     const d = service({ m: { endpoint: dropping.url } });
     const chunks: unknown[] = [];
-    const cut = await d.runner.run({ id: 'h5', purpose: 'hub', model: 'm', body: chat({ stream: true }), stream: true, signal: signal() }, { chunk: (ev) => void chunks.push(ev) });
+    const cut = await d.runner.run(
+      { id: 'h5', purpose: 'hub', model: 'm', body: chat({ stream: true }), stream: true, signal: signal() },
+      { chunk: (ev) => void chunks.push(ev) },
+    );
     expect(chunks.length).toBeGreaterThan(0);
     expect(cut).toMatchObject({ status: 'error', statusCode: 502 });
     expect(dropping.requests.filter((q) => q.method === 'POST')).toHaveLength(1);
@@ -129,10 +135,18 @@ describe('the one retry of a transient engine failure', () => {
 });
 
 describe('operations', () => {
-  it('the hub\'s operation routes the request: embeddings to /v1/embeddings, answered whole even when a stream was asked', async () => {
+  it("the hub's operation routes the request: embeddings to /v1/embeddings, answered whole even when a stream was asked", async () => {
     const e = await standIn(embeddingsEngine({ embed: 'bge', image: 'sdxl' }));
     const { runner, book } = service({ bge: { endpoint: e.url }, sdxl: { endpoint: e.url } });
-    const r = await runner.run({ id: 'op1', purpose: 'hub', model: 'bge', operation: 'embeddings', body: { model: 'bge', input: ['one two three', 'four'] }, stream: true, signal: signal() });
+    const r = await runner.run({
+      id: 'op1',
+      purpose: 'hub',
+      model: 'bge',
+      operation: 'embeddings',
+      body: { model: 'bge', input: ['one two three', 'four'] },
+      stream: true,
+      signal: signal(),
+    });
     expect(r).toMatchObject({ status: 'ok', streamed: false, operation: 'embeddings', tokensIn: 4, tokensOut: 0, estimated: false });
     expect(r.response).toMatchObject({ object: 'list', data: [{ index: 0 }, { index: 1 }], usage: { prompt_tokens: 4 } });
     expect(e.generations().map((g) => g.path)).toEqual(['/v1/embeddings']);
@@ -142,13 +156,27 @@ describe('operations', () => {
   it('without an operation the category decides, then the shape; input/output usage is billed under the chat names', async () => {
     const e = await standIn(embeddingsEngine({ embed: 'bge', image: 'sdxl' }));
     const { runner } = service({ sdxl: { endpoint: e.url, category: 'image' }, bge: { endpoint: e.url }, whisper: { endpoint: e.url } });
-    const img = await runner.run({ id: 'op2', purpose: 'hub', model: 'sdxl', body: { model: 'sdxl', prompt: 'a red fox', size: '1024x1024' }, stream: false, signal: signal() });
+    const img = await runner.run({
+      id: 'op2',
+      purpose: 'hub',
+      model: 'sdxl',
+      body: { model: 'sdxl', prompt: 'a red fox', size: '1024x1024' },
+      stream: false,
+      signal: signal(),
+    });
     expect(img).toMatchObject({ status: 'ok', operation: 'images/generations', tokensIn: 12, tokensOut: 4160 });
     expect(img.response).toMatchObject({ usage: { input_tokens: 12, output_tokens: 4160, prompt_tokens: 12, completion_tokens: 4160 } });
     const emb = await runner.run({ id: 'op3', purpose: 'hub', model: 'bge', body: { model: 'bge', input: 'hello' }, stream: false, signal: signal() });
     expect(emb).toMatchObject({ status: 'ok', operation: 'embeddings', tokensIn: 1 });
     const audio = Buffer.from('RIFF....WAVEfmt fake audio bytes').toString('base64');
-    const tr = await runner.run({ id: 'op4', purpose: 'hub', model: 'whisper', body: { model: 'whisper', file: audio, filename: 'clip.wav', language: 'en' }, stream: false, signal: signal() });
+    const tr = await runner.run({
+      id: 'op4',
+      purpose: 'hub',
+      model: 'whisper',
+      body: { model: 'whisper', file: audio, filename: 'clip.wav', language: 'en' },
+      stream: false,
+      signal: signal(),
+    });
     expect(tr).toMatchObject({ status: 'ok', operation: 'audio/transcriptions', tokensIn: 20, tokensOut: 2 });
     expect(tr.response).toMatchObject({ text: 'hello there', usage: { prompt_tokens: 20, completion_tokens: 2 } });
     const upload = e.generations().find((g) => g.path === '/v1/audio/transcriptions')!;

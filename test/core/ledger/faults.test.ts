@@ -77,7 +77,12 @@ describe('a corrupt database file', () => {
     fs.renameSync(file, `${file}.damaged`);
     await waitForHealth(l, (x) => x.ok && x.pending === 0);
     expect(ids(l)).toEqual(['held-1', 'held-2']);
-    expect(log.entries(100, 'info').map((e) => e.msg).join('\n')).toMatch(/working again; wrote 2 held records/);
+    expect(
+      log
+        .entries(100, 'info')
+        .map((e) => e.msg)
+        .join('\n'),
+    ).toMatch(/working again; wrote 2 held records/);
   });
 
   it('replaced by a good copy: the held records are written into it', async () => {
@@ -135,7 +140,12 @@ describe('a locked database (another program holds an exclusive transaction)', (
     await waitForHealth(l, (x) => x.ok && x.pending === 0);
     expect(ids(l)).toEqual(['r3', 'r4', 'r5']);
     expect(l.health().dropped).toBe(2);
-    expect(log.entries(100, 'info').map((e) => e.msg).join('\n')).toMatch(/2 records were dropped while it was away/);
+    expect(
+      log
+        .entries(100, 'info')
+        .map((e) => e.msg)
+        .join('\n'),
+    ).toMatch(/2 records were dropped while it was away/);
   });
 
   it('close() while still locked says how many records are lost', () => {

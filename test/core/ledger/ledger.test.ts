@@ -64,7 +64,12 @@ describe('Ledger: record and read back', () => {
     expect(() => l.record(null as never)).not.toThrow();
     expect(l.health()).toMatchObject({ ok: true, invalid: 3, pending: 0 });
     expect(l.recent(10)).toEqual([]);
-    expect(log.entries(10, 'error').map((e) => e.msg).join('\n')).toMatch(/tokensOut: .*not stored/);
+    expect(
+      log
+        .entries(10, 'error')
+        .map((e) => e.msg)
+        .join('\n'),
+    ).toMatch(/tokensOut: .*not stored/);
   });
 
   it('cuts very long error texts', () => {
@@ -147,7 +152,12 @@ describe('Ledger: prune', () => {
     const db = new Database(path.join(dir, 'ledger.sqlite'), { readonly: true });
     try {
       expect(rollupDrift(db)).toEqual([]);
-      expect(db.prepare('SELECT count(*) FROM usage_1d WHERE day < ?').pluck().get(cutoff - (cutoff % DAY_MS))).toBe(0);
+      expect(
+        db
+          .prepare('SELECT count(*) FROM usage_1d WHERE day < ?')
+          .pluck()
+          .get(cutoff - (cutoff % DAY_MS)),
+      ).toBe(0);
     } finally {
       db.close();
     }

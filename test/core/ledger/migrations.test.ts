@@ -25,7 +25,10 @@ describe('schema migrations', () => {
     const log = memoryLog();
     const ledger = Ledger.open(path.join(dir, 'ledger.sqlite'), { log: log.child('ledger') });
     try {
-      const lines = log.entries().map((e) => e.msg).join('\n');
+      const lines = log
+        .entries()
+        .map((e) => e.msg)
+        .join('\n');
       expect(lines).toContain(`created (schema v${LATEST_VERSION})`);
       expect(lines).not.toContain('upgraded');
     } finally {
@@ -50,8 +53,18 @@ describe('schema migrations', () => {
     const ledger = Ledger.open(file, { log: log.child('ledger') });
     try {
       expect(ledger.health().ok).toBe(true);
-      expect(log.entries().map((e) => e.msg).join('\n')).toContain(`upgraded to schema v${LATEST_VERSION}`);
-      expect(ledger.recent(10).map((r) => r.requestId).sort()).toEqual(['old-1', 'old-2', 'old-3']);
+      expect(
+        log
+          .entries()
+          .map((e) => e.msg)
+          .join('\n'),
+      ).toContain(`upgraded to schema v${LATEST_VERSION}`);
+      expect(
+        ledger
+          .recent(10)
+          .map((r) => r.requestId)
+          .sort(),
+      ).toEqual(['old-1', 'old-2', 'old-3']);
       // Whole 15-minute buckets are read from the rollups, so this proves they were backfilled.
       expect(ledger.totals(T, T + 3_600_000)).toEqual({ requests: 3, errors: 1, tokensIn: 16, tokensOut: 27, earnings: 0, energyWh: 0, cost: 0 });
       const r = ledger.report(T, T + 3_600_000, '15m');
@@ -85,7 +98,7 @@ describe('schema migrations', () => {
        VALUES (?, ?, ?, 'http://127.0.0.1:8000', ?, ?, ?, ?, 0, ?, 50, ?, ?, 200, NULL, ?, 0.1, 0.3, 'network', ?, ?, 1)`,
     );
     let s = 11;
-    const rand = (): number => ((s = (s * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const rand = (): number => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648;
     const year0 = Date.UTC(2025, 0, 1);
     const times: number[] = [];
     for (let i = 0; i < 6000; i++) times.push(year0 + Math.floor(rand() * 400 * DAY));
@@ -96,8 +109,21 @@ describe('schema migrations', () => {
       times.forEach((t, i) => {
         const status = statuses[Math.floor(rand() * statuses.length)]!;
         const energy = rand() < 0.3 ? null : Math.floor(rand() * 80) / 8;
-        insert.run(`v4-${i}`, rand() < 0.7 ? 'hub' : 'local', ['m', 'n', 'o'][Math.floor(rand() * 3)]!, t - 700, t, Math.floor(rand() * 2000), Math.floor(rand() * 900), 700, 40,
-          status, status === 'ok' ? Math.floor(rand() * 64) / 8 : 0, energy, energy === null || rand() < 0.2 ? null : energy / 8);
+        insert.run(
+          `v4-${i}`,
+          rand() < 0.7 ? 'hub' : 'local',
+          ['m', 'n', 'o'][Math.floor(rand() * 3)]!,
+          t - 700,
+          t,
+          Math.floor(rand() * 2000),
+          Math.floor(rand() * 900),
+          700,
+          40,
+          status,
+          status === 'ok' ? Math.floor(rand() * 64) / 8 : 0,
+          energy,
+          energy === null || rand() < 0.2 ? null : energy / 8,
+        );
       });
     })();
     expect(rollupDrift(v4)).toEqual([]);
@@ -141,7 +167,9 @@ describe('schema migrations', () => {
         expect(exact(ledger.totals(from, to)), what).toEqual(exact(truth.get(from, to) as object));
         const perModel = ledger
           .report(from, to, 'day')
-          .perModel.map((m) => exact({ model: m.model, requests: m.requests, errors: m.errors, tokensIn: m.tokensIn, tokensOut: m.tokensOut, earnings: m.earnings }))
+          .perModel.map((m) =>
+            exact({ model: m.model, requests: m.requests, errors: m.errors, tokensIn: m.tokensIn, tokensOut: m.tokensOut, earnings: m.earnings }),
+          )
           .sort((a, b) => a.model.localeCompare(b.model));
         expect(perModel, what).toEqual((truthByModel.all(from, to) as object[]).map(exact));
       }
@@ -155,7 +183,9 @@ describe('schema migrations', () => {
       check('after the upgrade');
       // New records go to both rollups.
       ledger.setPrice('*', 1, 2, 0);
-      ledger.recordBatch(Array.from({ length: 500 }, (_, i) => rec(year0 + i * 3 * 3_600_000 + 17, { model: ['m', 'p'][i % 2]!, source: i % 3 ? 'hub' : 'local' })));
+      ledger.recordBatch(
+        Array.from({ length: 500 }, (_, i) => rec(year0 + i * 3 * 3_600_000 + 17, { model: ['m', 'p'][i % 2]!, source: i % 3 ? 'hub' : 'local' })),
+      );
       ledger.record(rec(now - 5, { model: 'n' }));
       check('after new records');
       // A prune that cuts a UTC day part-way (now is 01:00 UTC; 100 days back is the same hour).

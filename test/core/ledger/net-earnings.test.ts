@@ -27,9 +27,19 @@ describe('network rates on the ledger', () => {
     const col = (r: string[], name: (typeof CSV_HEADER)[number]): string => r[CSV_HEADER.indexOf(name)]!;
     const byId = new Map(rows.slice(1).map((r) => [col(r, 'request_id'), r]));
     // 1000 × 1.8 / 1e6 + 2000 × 10.8 / 1e6 = 0.0018 + 0.0216 = 0.0234
-    expect(['input_price_per_m', 'output_price_per_m', 'rate_source', 'earnings'].map((c) => col(byId.get('net')!, c as never))).toEqual(['1.8', '10.8', 'network', '0.0234']);
+    expect(['input_price_per_m', 'output_price_per_m', 'rate_source', 'earnings'].map((c) => col(byId.get('net')!, c as never))).toEqual([
+      '1.8',
+      '10.8',
+      'network',
+      '0.0234',
+    ]);
     // 3000 × 100 / 1e6 = 0.3
-    expect(['input_price_per_m', 'output_price_per_m', 'rate_source', 'earnings'].map((c) => col(byId.get('own')!, c as never))).toEqual(['100', '100', 'override', '0.3']);
+    expect(['input_price_per_m', 'output_price_per_m', 'rate_source', 'earnings'].map((c) => col(byId.get('own')!, c as never))).toEqual([
+      '100',
+      '100',
+      'override',
+      '0.3',
+    ]);
     // 1000 × 3 / 1e6 + 2000 × 30 / 1e6 = 0.063
     expect(col(byId.get('net2')!, 'earnings')).toBe('0.063');
     expect(ledger.totals(0, T0 + 10).earnings).toBeCloseTo(0.0234 + 0.3 + 0.063, 12);
@@ -89,8 +99,12 @@ describe('what you keep', () => {
   });
 
   it('an electricity price is validated and survives a reopen', () => {
-    expect(() => ledger.setElectricityPrice({ perKwh: -1, currency: 'USD', usdPerUnit: 1 })).toThrow(expect.objectContaining({ code: 'invalid_electricity_price', field: 'perKwh' }));
-    expect(() => ledger.setElectricityPrice({ perKwh: 0.2, currency: 'euro', usdPerUnit: 1 })).toThrow(expect.objectContaining({ code: 'invalid_electricity_price', field: 'currency' }));
+    expect(() => ledger.setElectricityPrice({ perKwh: -1, currency: 'USD', usdPerUnit: 1 })).toThrow(
+      expect.objectContaining({ code: 'invalid_electricity_price', field: 'perKwh' }),
+    );
+    expect(() => ledger.setElectricityPrice({ perKwh: 0.2, currency: 'euro', usdPerUnit: 1 })).toThrow(
+      expect.objectContaining({ code: 'invalid_electricity_price', field: 'currency' }),
+    );
     ledger.setElectricityPrice({ perKwh: 0.2, currency: 'USD', usdPerUnit: 1 });
     fx.reopen();
     expect(ledger.electricityPrice()).toEqual({ perKwh: 0.2, currency: 'USD', usdPerUnit: 1 });

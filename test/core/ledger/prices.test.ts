@@ -29,7 +29,11 @@ describe('prices and earnings', () => {
     at(T, 'first');
     at(T + H - 1, 'first-last');
     at(T + H, 'second');
-    const byId = Object.fromEntries(parseCsv(ledger.exportCsv(0, T + 2 * H)).slice(1).map((r) => [r[0], Number(r[17])]));
+    const byId = Object.fromEntries(
+      parseCsv(ledger.exportCsv(0, T + 2 * H))
+        .slice(1)
+        .map((r) => [r[0], Number(r[17])]),
+    );
     expect(byId).toEqual({ before: 0, first: 2, 'first-last': 2, second: 20 });
     expect(ledger.totals(0, T + 2 * H).earnings).toBeCloseTo(24, 9);
     expect(ledger.prices()).toEqual([

@@ -25,8 +25,24 @@ function open(opts: Parameters<typeof Ledger.open>[1] = {}, file = path.join(dir
   return l;
 }
 
-const pause = (at: number, cause: string, active: boolean): RailEvent => ({ at, code: `${active ? 'pause' : 'resume'}_${cause}`, rail: 'pause', cause, active, gpu: null, detail: cause });
-const hot = (at: number, code: 'gpu_hot_throttle' | 'gpu_hot_pause' | 'gpu_cool_resume', gpu = 0): RailEvent => ({ at, code, rail: 'throttle', cause: 'gpu_hot', active: code !== 'gpu_cool_resume', gpu, detail: `GPU ${gpu}` });
+const pause = (at: number, cause: string, active: boolean): RailEvent => ({
+  at,
+  code: `${active ? 'pause' : 'resume'}_${cause}`,
+  rail: 'pause',
+  cause,
+  active,
+  gpu: null,
+  detail: cause,
+});
+const hot = (at: number, code: 'gpu_hot_throttle' | 'gpu_hot_pause' | 'gpu_cool_resume', gpu = 0): RailEvent => ({
+  at,
+  code,
+  rail: 'throttle',
+  cause: 'gpu_hot',
+  active: code !== 'gpu_cool_resume',
+  gpu,
+  detail: `GPU ${gpu}`,
+});
 const start = (at: number): RailEvent => ({ at, code: 'rails_start', rail: 'all', cause: 'agent', active: false, gpu: null, detail: 'the agent started' });
 
 function waitForHealth(l: Ledger, ok: (h: LedgerHealth) => boolean): Promise<void> {
@@ -116,7 +132,12 @@ describe('rail_events (schema v7)', () => {
     toClose.push(other);
     other.exec('BEGIN EXCLUSIVE');
     for (let i = 0; i < 1003; i++) l.recordRail(pause(T + i, 'gpu_busy', i % 2 === 0));
-    expect(log.entries(100, 'error').map((e) => e.msg).join('\n')).toMatch(/ledger_rails_dropped: 1 so far/);
+    expect(
+      log
+        .entries(100, 'error')
+        .map((e) => e.msg)
+        .join('\n'),
+    ).toMatch(/ledger_rails_dropped: 1 so far/);
     other.exec('ROLLBACK');
     other.close();
     l.close();
@@ -173,7 +194,16 @@ describe('time paused and throttled by cause (railSpans and railSummary)', () =>
   });
 
   it('railSpans alone: rows in id order, not time order, decide; an empty range is zero', () => {
-    const row = (id: number, e: RailEvent): RailRow => ({ id, at: e.at, code: e.code, rail: e.rail, cause: e.cause, active: e.active ? 1 : 0, gpu: e.gpu ?? null, detail: e.detail });
+    const row = (id: number, e: RailEvent): RailRow => ({
+      id,
+      at: e.at,
+      code: e.code,
+      rail: e.rail,
+      cause: e.cause,
+      active: e.active ? 1 : 0,
+      gpu: e.gpu ?? null,
+      detail: e.detail,
+    });
     const s = railSpans([], [row(2, pause(T + MIN, 'manual', false)), row(1, pause(T + MIN, 'manual', true))], T, T + 10 * MIN);
     expect(s.pausedMs).toBe(0);
     expect(railSpans([row(1, pause(T - MIN, 'manual', true))], [], T, T).pausedMs).toBe(0);

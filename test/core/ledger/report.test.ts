@@ -159,7 +159,12 @@ describe('per model: percentiles, error rate, top models', () => {
 
   it('topModels orders by requests and honours n', () => {
     const t = local(2025, 3, 10, 12);
-    for (const [model, n] of [['x', 3], ['y', 5], ['z', 1]] as const) for (let i = 0; i < n; i++) ledger.record(rec(t + i, { model }));
+    for (const [model, n] of [
+      ['x', 3],
+      ['y', 5],
+      ['z', 1],
+    ] as const)
+      for (let i = 0; i < n; i++) ledger.record(rec(t + i, { model }));
     expect(ledger.topModels(t, t + 100, 2).map((m) => [m.model, m.requests])).toEqual([
       ['y', 5],
       ['x', 3],

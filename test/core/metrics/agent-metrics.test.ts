@@ -88,7 +88,11 @@ describe('AgentMetrics', () => {
     m.onFinished(record(), { startedAt: 1000, admittedAt: 1004 }, 0.0125);
     m.onFinished(record({ requestId: 'r-2', source: 'local', tokensIn: 5, tokensOut: 7 }), { startedAt: 1000, admittedAt: 1001, purpose: 'gateway' }, 0);
     m.onFinished(record({ requestId: 'warmup-1', source: 'local', tokensIn: 1, tokensOut: 1 }), { startedAt: 1000, purpose: 'warmup' }, 0);
-    m.onFinished(record({ requestId: 'r-3', status: 'error', statusCode: 504, error: 'engine timed out', tokensIn: 0, tokensOut: 0, ttftMs: null }), { startedAt: 1000 }, 0);
+    m.onFinished(
+      record({ requestId: 'r-3', status: 'error', statusCode: 504, error: 'engine timed out', tokensIn: 0, tokensOut: 0, ttftMs: null }),
+      { startedAt: 1000 },
+      0,
+    );
     m.onFinished(record({ requestId: 'r-4', status: 'rejected', statusCode: 429, error: 'queue full', tokensIn: 0, tokensOut: 0 }), { startedAt: 1000 }, 0);
     const s = await read();
     expect(value(s, 'swan_requests_total', { source: 'hub', model: 'llama', outcome: 'ok' })).toBe(1);
@@ -148,9 +152,11 @@ describe('AgentMetrics', () => {
     const { read } = setup();
     const s = await read();
     for (const source of ['hub', 'local', 'internal']) {
-      for (const outcome of ['ok', 'error', 'cancelled', 'rejected']) expect(value(s, 'swan_requests_total', { source, model: 'qwen', outcome }), `${source} ${outcome}`).toBe(0);
+      for (const outcome of ['ok', 'error', 'cancelled', 'rejected'])
+        expect(value(s, 'swan_requests_total', { source, model: 'qwen', outcome }), `${source} ${outcome}`).toBe(0);
     }
-    for (const kind of ['key_rejected', 'timeout', 'connection', 'engine_4xx', 'engine_5xx', 'other']) expect(value(s, 'swan_engine_errors_total', { model: 'qwen', kind }), kind).toBe(0);
+    for (const kind of ['key_rejected', 'timeout', 'connection', 'engine_4xx', 'engine_5xx', 'other'])
+      expect(value(s, 'swan_engine_errors_total', { model: 'qwen', kind }), kind).toBe(0);
   });
 
   it('reads link, pause, models and uptime when scraped, and GPUs from the last sample', async () => {
@@ -214,7 +220,7 @@ describe('AgentMetrics', () => {
     expect(value(s, 'swan_info', { node_name: 'rig \\"two\\"' })).toBe(1);
   });
 
-  it('passes promtool check metrics (Prometheus\' own linter)', async (ctx) => {
+  it("passes promtool check metrics (Prometheus' own linter)", async (ctx) => {
     if (!fs.existsSync('/usr/bin/promtool')) return ctx.skip('promtool is not installed (Debian package prometheus)');
     const { m } = setup({ processMetrics: true });
     m.onFinished(record(), { startedAt: 1000, admittedAt: 1004 }, 0.01);

@@ -19,10 +19,30 @@ async function exportedNames(): Promise<Set<string>> {
     gpuName: () => 'GPU',
     knownModel: () => true,
   });
-  const record = { requestId: 'r', source: 'hub' as const, model: 'm', endpoint: '', startedAt: 0, finishedAt: 1, tokensIn: 1, tokensOut: 1, estimated: false, latencyMs: 1, ttftMs: 1, tokensPerSecond: 1 };
+  const record = {
+    requestId: 'r',
+    source: 'hub' as const,
+    model: 'm',
+    endpoint: '',
+    startedAt: 0,
+    finishedAt: 1,
+    tokensIn: 1,
+    tokensOut: 1,
+    estimated: false,
+    latencyMs: 1,
+    ttftMs: 1,
+    tokensPerSecond: 1,
+  };
   m.onFinished({ ...record, status: 'ok', statusCode: 200, error: null }, { startedAt: 0, admittedAt: 0 }, 1);
   m.onFinished({ ...record, status: 'error', statusCode: 500, error: 'x' }, { startedAt: 0 }, 0);
-  m.onSample({ ts: 0, available: true, devices: [{ index: 0, utilization: 0.5, vramUsedMb: 1, vramTotalMb: 2, temperatureC: 50, powerW: 100, powerLimitW: 200, fanPercent: null }], cpuPercent: null, ramUsedMb: null, ramTotalMb: null });
+  m.onSample({
+    ts: 0,
+    available: true,
+    devices: [{ index: 0, utilization: 0.5, vramUsedMb: 1, vramTotalMb: 2, temperatureC: 50, powerW: 100, powerLimitW: 200, fanPercent: null }],
+    cpuPercent: null,
+    ramUsedMb: null,
+    ramTotalMb: null,
+  });
   m.onRegistered();
   m.onDisconnected('CLOSED');
   const names = new Set<string>();
@@ -39,7 +59,13 @@ describe('grafana/swan-provider-fleet.json', () => {
     title: string;
     __inputs: Array<{ name: string; pluginId: string }>;
     templating: { list: Array<{ name: string }> };
-    panels: Array<{ type: string; title: string; datasource?: { uid: string }; targets?: Array<{ expr: string; datasource: { uid: string } }>; panels?: unknown[] }>;
+    panels: Array<{
+      type: string;
+      title: string;
+      datasource?: { uid: string };
+      targets?: Array<{ expr: string; datasource: { uid: string } }>;
+      panels?: unknown[];
+    }>;
   };
   const queries = dashboardQueries(dash);
 
@@ -53,9 +79,10 @@ describe('grafana/swan-provider-fleet.json', () => {
     }
   });
 
-  it('reads the agent\'s key families: requests, errors, time to first token, tokens, earnings, GPUs, link', () => {
+  it("reads the agent's key families: requests, errors, time to first token, tokens, earnings, GPUs, link", () => {
     const used = new Set(queries.flatMap(metricNames).map((n) => n.replace(/_(bucket|sum|count)$/, '')));
-    for (const family of [M.requests, M.engineErrors, M.ttft, M.latency, M.tokens, M.earnings, M.gpuTemp, M.gpuUtil, M.linkState, M.connected, M.info]) expect(used, family).toContain(family);
+    for (const family of [M.requests, M.engineErrors, M.ttft, M.latency, M.tokens, M.earnings, M.gpuTemp, M.gpuUtil, M.linkState, M.connected, M.info])
+      expect(used, family).toContain(family);
   });
 
   it('is importable: a datasource input, the rig and model variables, every target on that datasource', () => {
@@ -71,10 +98,13 @@ describe('grafana/swan-provider-fleet.json', () => {
   });
 
   it('finds metric names the way PromQL reads them', () => {
-    expect(metricNames('histogram_quantile(0.95, sum by (le, model) (rate(swan_time_to_first_token_seconds_bucket{model=~"$model"}[$__rate_interval])))')).toEqual([
-      'swan_time_to_first_token_seconds_bucket',
+    expect(
+      metricNames('histogram_quantile(0.95, sum by (le, model) (rate(swan_time_to_first_token_seconds_bucket{model=~"$model"}[$__rate_interval])))'),
+    ).toEqual(['swan_time_to_first_token_seconds_bucket']);
+    expect(metricNames('sum(swan_model_health{health="healthy"} * on (node_id, model) swan_model_enabled)')).toEqual([
+      'swan_model_health',
+      'swan_model_enabled',
     ]);
-    expect(metricNames('sum(swan_model_health{health="healthy"} * on (node_id, model) swan_model_enabled)')).toEqual(['swan_model_health', 'swan_model_enabled']);
     expect(metricNames('label_values(swan_requests_total{node_name=~"$node"}, model)')).toEqual(['swan_requests_total']);
   });
 });

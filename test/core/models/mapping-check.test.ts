@@ -16,7 +16,9 @@ describe('checkMapping', () => {
   });
 
   it('an AWQ id served from an F16 file: mapping_quantization_mismatch', () => {
-    expect(checkMapping('Qwen/Qwen2.5-7B-Instruct-AWQ', 'q.gguf', { parameters: 7.6e9, quantization: 'mostly F16' })?.code).toBe('mapping_quantization_mismatch');
+    expect(checkMapping('Qwen/Qwen2.5-7B-Instruct-AWQ', 'q.gguf', { parameters: 7.6e9, quantization: 'mostly F16' })?.code).toBe(
+      'mapping_quantization_mismatch',
+    );
   });
 
   it('nothing reported, or an id that names no size: nothing claimed', () => {

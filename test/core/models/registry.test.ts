@@ -7,9 +7,21 @@ import type { ModelEntry } from '../../../src/core/config/config';
 import { ModelRegistry, type ModelPrefs } from '../../../src/core/models/registry';
 import { endpointKey, normalizeBaseUrl } from '../../../src/core/engine/url';
 
-const engine = (url: string, models: string[], o: Partial<EngineInfo> = {}): EngineInfo => ({ url, type: 'vllm', models, reachable: true, origin: 'probe', ...o });
+const engine = (url: string, models: string[], o: Partial<EngineInfo> = {}): EngineInfo => ({
+  url,
+  type: 'vllm',
+  models,
+  reachable: true,
+  origin: 'probe',
+  ...o,
+});
 
-function build(o: { entries?: Record<string, ModelEntry>; configModels?: string[]; engines?: EngineInfo[]; prefs?: Record<string, ModelPrefs> }): ModelRegistry {
+function build(o: {
+  entries?: Record<string, ModelEntry>;
+  configModels?: string[];
+  engines?: EngineInfo[];
+  prefs?: Record<string, ModelPrefs>;
+}): ModelRegistry {
   const r = new ModelRegistry();
   r.rebuild({ entries: o.entries ?? {}, configModels: o.configModels ?? [], engines: o.engines ?? [], prefs: o.prefs ?? {} });
   return r;
@@ -72,7 +84,10 @@ describe('ModelRegistry.rebuild', () => {
   });
 
   it('an engine that stopped answering keeps its last-known models (shown down, still probed); one never reached adds nothing', () => {
-    const r = build({ engines: [engine('http://h:1', ['m'], { reachable: false }), engine('http://h:2', [], { reachable: false })], prefs: { m: { enabled: true } } });
+    const r = build({
+      engines: [engine('http://h:1', ['m'], { reachable: false }), engine('http://h:2', [], { reachable: false })],
+      prefs: { m: { enabled: true } },
+    });
     expect(r.all().map((m) => m.id)).toEqual(['m']);
     expect(r.healthTargets().map((t) => t.url)).toEqual(['http://h:1']);
   });
@@ -159,7 +174,14 @@ describe('health', () => {
       prefs: { off: { enabled: false } },
     });
     expect(r.healthTargets().sort((x, y) => x.url.localeCompare(y.url))).toEqual([
-      { url: 'http://h:1', apiKey: 'sk-b', models: [{ name: 'a', chat: true }, { name: 'b-local', chat: true }] },
+      {
+        url: 'http://h:1',
+        apiKey: 'sk-b',
+        models: [
+          { name: 'a', chat: true },
+          { name: 'b-local', chat: true },
+        ],
+      },
       { url: 'http://h:2', apiKey: 'sk-c', models: [{ name: 'c', chat: false }] },
     ]);
   });
@@ -198,7 +220,15 @@ describe('view', () => {
         maxConcurrent: 2,
         maxQueue: 32,
         endpoints: [
-          { url: 'http://h:1', engineType: 'unknown', health: 'unhealthy', inFlight: 0, maxConcurrent: 2, consecutiveFailures: 0, lastError: 'HTTP 500 from /v1/models' },
+          {
+            url: 'http://h:1',
+            engineType: 'unknown',
+            health: 'unhealthy',
+            inFlight: 0,
+            maxConcurrent: 2,
+            consecutiveFailures: 0,
+            lastError: 'HTTP 500 from /v1/models',
+          },
           { url: 'http://h:2', engineType: 'llamacpp', health: 'healthy', inFlight: 3, maxConcurrent: 2, consecutiveFailures: 0 },
         ],
       },

@@ -90,14 +90,26 @@ describe('matchModel', () => {
     expect(matchModel('llama-3.1-8b', models, { parameters: 147_392, quantization: 'all F32' })).toBeUndefined();
     expect(matchModel('small', models, { parameters: 22_000_000, quantization: 'F16' })).toBeUndefined();
     // The same name with a report that fits is the alias' model.
-    expect(matchModel('llama-3.1-8b', models, { family: 'llama', parameters: 8.03e9 })).toEqual({ id: 'meta-llama/Llama-3.1-8B-Instruct', confidence: 1, basis: 'name' });
+    expect(matchModel('llama-3.1-8b', models, { family: 'llama', parameters: 8.03e9 })).toEqual({
+      id: 'meta-llama/Llama-3.1-8B-Instruct',
+      confidence: 1,
+      basis: 'name',
+    });
   });
 
   it('by metadata: family and parameter size (and version where the name has one) fitting one catalogue model', () => {
     const { models } = parseCatalogue(fixture);
     // An Ollama tag the normalised name does not reach, with /api/tags details.
-    expect(matchModel('my-qwen:latest', models, { family: 'qwen2', parameters: 7.6e9, quantization: 'Q4_K_M' })).toEqual({ id: 'Qwen/Qwen2.5-7B-Instruct', confidence: 0.75, basis: 'metadata' });
-    expect(matchModel('llama3.1:latest', models, { family: 'llama', parameters: 8.0e9 })).toEqual({ id: 'meta-llama/Llama-3.1-8B-Instruct', confidence: 0.9, basis: 'metadata' });
+    expect(matchModel('my-qwen:latest', models, { family: 'qwen2', parameters: 7.6e9, quantization: 'Q4_K_M' })).toEqual({
+      id: 'Qwen/Qwen2.5-7B-Instruct',
+      confidence: 0.75,
+      basis: 'metadata',
+    });
+    expect(matchModel('llama3.1:latest', models, { family: 'llama', parameters: 8.0e9 })).toEqual({
+      id: 'meta-llama/Llama-3.1-8B-Instruct',
+      confidence: 0.9,
+      basis: 'metadata',
+    });
     expect(matchModel('llama3.2:latest', models, { family: 'llama', parameters: 8.0e9 })).toBeUndefined(); // 3.2 comes in 1B and 3B, not 8B
     // Same family, another size: no catalogue model fits.
     expect(matchModel('my-qwen:latest', models, { family: 'qwen2', parameters: 1.5e9 })).toBeUndefined();
@@ -106,7 +118,9 @@ describe('matchModel', () => {
     expect(matchModel('foo-custom', two, { family: 'foo', parameters: 7e9 })).toBeUndefined();
     // A quantization the catalogue id names must agree with the engine's.
     expect(matchModel('qwen-custom', [{ id: 'Qwen/Qwen2.5-7B-Instruct-AWQ' }], { family: 'qwen2', parameters: 7.6e9, quantization: 'F16' })).toBeUndefined();
-    expect(matchModel('qwen-custom', [{ id: 'Qwen/Qwen2.5-7B-Instruct-AWQ' }], { family: 'qwen2', parameters: 7.6e9, quantization: 'Q4_K_M' })?.id).toBe('Qwen/Qwen2.5-7B-Instruct-AWQ');
+    expect(matchModel('qwen-custom', [{ id: 'Qwen/Qwen2.5-7B-Instruct-AWQ' }], { family: 'qwen2', parameters: 7.6e9, quantization: 'Q4_K_M' })?.id).toBe(
+      'Qwen/Qwen2.5-7B-Instruct-AWQ',
+    );
   });
 });
 
@@ -120,7 +134,11 @@ describe('the console view', () => {
     // A case difference is not the same id on the wire.
     expect(matchView('qwen/qwen2.5-7b-instruct', 'explicit', undefined, models)).toMatchObject({ known: false, matchedId: 'Qwen/Qwen2.5-7B-Instruct' });
     // Nothing known of it: no match and no suggestion (before, a likeness of letters offered Llama 8B for "small").
-    expect(matchView('small', 'engine', '/srv/models/small.gguf', models, { parameters: 22_000_000, quantization: 'F16' })).toEqual({ known: false, source: 'engine', suggestions: [] });
+    expect(matchView('small', 'engine', '/srv/models/small.gguf', models, { parameters: 22_000_000, quantization: 'F16' })).toEqual({
+      known: false,
+      source: 'engine',
+      suggestions: [],
+    });
     expect(matchView('totally-unrelated-thing', 'engine', undefined, models)).toEqual({ known: false, source: 'engine', suggestions: [] });
   });
 });

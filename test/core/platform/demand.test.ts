@@ -45,7 +45,12 @@ beforeEach(async () => {
     onMapped: (id) => mapped.push(id),
     // The pull goes through the engine-call service, as in the agent.
     openPull: (target, p, body, signal) => {
-      const runner = new InferenceRunner({ registry: new ModelRegistry(), admit: () => Promise.reject(new Error('not here')), book: new RequestBook(), log: memoryLog().child('r') });
+      const runner = new InferenceRunner({
+        registry: new ModelRegistry(),
+        admit: () => Promise.reject(new Error('not here')),
+        book: new RequestBook(),
+        log: memoryLog().child('r'),
+      });
       return runner.open({ purpose: 'ollama-pull', target, path: p, body, signal, timeoutMs: 10_000 });
     },
   });
@@ -100,8 +105,26 @@ const DEMAND_WITH_VRAM = {
   msg: 'success',
   data: {
     models: [
-      { model_id: 'Qwen/Qwen2.5-72B-Instruct', model_name: 'Qwen2.5 72B Instruct', category: 'text-generation', input_price: 0.4, output_price: 1.2, online_providers: 3, requests_24h: 9120, min_vram_gb: 48 },
-      { model_id: 'Qwen/Qwen2.5-7B-Instruct', model_name: 'Qwen2.5 7B Instruct', category: 'text-generation', input_price: 0.1, output_price: 0.3, online_providers: 9, requests_24h: 20411, min_vram_gb: 0 },
+      {
+        model_id: 'Qwen/Qwen2.5-72B-Instruct',
+        model_name: 'Qwen2.5 72B Instruct',
+        category: 'text-generation',
+        input_price: 0.4,
+        output_price: 1.2,
+        online_providers: 3,
+        requests_24h: 9120,
+        min_vram_gb: 48,
+      },
+      {
+        model_id: 'Qwen/Qwen2.5-7B-Instruct',
+        model_name: 'Qwen2.5 7B Instruct',
+        category: 'text-generation',
+        input_price: 0.1,
+        output_price: 0.3,
+        online_providers: 9,
+        requests_24h: 20411,
+        min_vram_gb: 0,
+      },
       { model_id: 'meta-llama/Llama-3.1-8B-Instruct', input_price: 0.1, output_price: 0.25, min_vram_gb: 16 },
       { model_id: 'mistralai/Mistral-Small-3.2-24B-Instruct-2506', input_price: 0.2, output_price: 0.6, min_vram_gb: '24' },
     ],
@@ -188,7 +211,10 @@ describe('fit from real sizes', () => {
 describe('"serve this" announces the network id', () => {
   const QWEN = 'Qwen/Qwen2.5-0.5B-Instruct';
   beforeEach(() => {
-    api.routes['/api/v1/stats/model-demand'] = { kind: 'json', body: { code: 0, data: { models: [{ model_id: QWEN, input_price: 0.05, output_price: 0.1 }] } } };
+    api.routes['/api/v1/stats/model-demand'] = {
+      kind: 'json',
+      body: { code: 0, data: { models: [{ model_id: QWEN, input_price: 0.05, output_price: 0.1 }] } },
+    };
   });
 
   it('a network model on disk under an Ollama tag: shown with the tag and its size, mapped in models.json on "serve this"', async () => {
@@ -196,7 +222,14 @@ describe('"serve this" announces the network id', () => {
     fs.writeFileSync(modelsFile, JSON.stringify({ 'my-own': { endpoint: 'http://127.0.0.1:8000/v1', max_concurrent: 2 } }));
     const d = await svc.demand();
     // 397,821,319 B / 2^30 = 0.37 GiB.
-    expect(d.rows[0]).toMatchObject({ modelId: QWEN, here: 'on_disk', local: { engineUrl: ollama.url, model: 'qwen2.5:0.5b' }, sizeGb: 0.37, parameterSize: '494.03M', fits: 'yes' });
+    expect(d.rows[0]).toMatchObject({
+      modelId: QWEN,
+      here: 'on_disk',
+      local: { engineUrl: ollama.url, model: 'qwen2.5:0.5b' },
+      sizeGb: 0.37,
+      parameterSize: '494.03M',
+      fits: 'yes',
+    });
     await svc.serve(QWEN);
     expect(JSON.parse(fs.readFileSync(modelsFile, 'utf8'))).toEqual({
       'my-own': { endpoint: 'http://127.0.0.1:8000/v1', max_concurrent: 2 },

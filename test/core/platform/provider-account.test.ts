@@ -14,7 +14,8 @@ const OTHER = '0x0000000000000000000000000000000000000001';
 
 let api: PlatformApi;
 let key = KEY;
-const client = (serviceUrl?: string) => new ProviderAccountClient({ serviceUrl: () => serviceUrl ?? api.url, providerKey: () => key, timeoutMs: 2000, now: () => 42 });
+const client = (serviceUrl?: string) =>
+  new ProviderAccountClient({ serviceUrl: () => serviceUrl ?? api.url, providerKey: () => key, timeoutMs: 2000, now: () => 42 });
 
 beforeEach(async () => {
   key = KEY;
@@ -37,7 +38,12 @@ describe('ProviderAccountClient', () => {
     const v = await client().view();
     expect(v.checkedAt).toBe(42);
     expect(v.addresses).toEqual({ ok: true, value: { providerId: 'p1', ownerAddress: '', workerAddress: '', beneficiaryAddress: WALLET } });
-    expect(v.collateral.ok && v.collateral.value[0]).toMatchObject({ chainId: 20241133, tokenSymbol: 'SWAN', minCollateral: 100, contractAddress: '0x1111111111111111111111111111111111111111' });
+    expect(v.collateral.ok && v.collateral.value[0]).toMatchObject({
+      chainId: 20241133,
+      tokenSymbol: 'SWAN',
+      minCollateral: 100,
+      contractAddress: '0x1111111111111111111111111111111111111111',
+    });
     expect(api.hits.find((h) => h.path === '/api/v1/provider/me')?.auth).toBe(`Bearer ${KEY}`);
     expect(api.hits.find((h) => h.path === '/api/v1/provider/collateral/contract')?.auth).toBeUndefined();
   });
@@ -73,7 +79,10 @@ describe('ProviderAccountClient', () => {
     const r = await client().requestApproval({ providerName: 'rig', hardwareSummary: '1x RTX 4090', contactEmail: 'me@example.com' });
     expect(r).toMatchObject({ ok: true, value: { status: 'under_review' } });
     expect(api.account.approvalRequests).toEqual([{ provider_name: 'rig', hardware_summary: '1x RTX 4090', contact_email: 'me@example.com' }]);
-    expect(await client().requestApproval({ providerName: 'rig', hardwareSummary: 'x', contactEmail: 'me@example.com' })).toMatchObject({ ok: false, code: 'approval_already_requested' });
+    expect(await client().requestApproval({ providerName: 'rig', hardwareSummary: 'x', contactEmail: 'me@example.com' })).toMatchObject({
+      ok: false,
+      code: 'approval_already_requested',
+    });
   });
 
   it('says no_key, key_refused, platform_unreachable and bad_answer with their codes, never a raw error', async () => {
@@ -94,7 +103,9 @@ describe('ProviderAccountClient', () => {
   });
 
   it('reads a body no larger than 1 MB', async () => {
-    const big = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(`{"chains":[],"pad":"${'x'.repeat(2 * 1024 * 1024)}"}`));
+    const big = http.createServer((_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(`{"chains":[],"pad":"${'x'.repeat(2 * 1024 * 1024)}"}`),
+    );
     await new Promise<void>((r) => big.listen(0, '127.0.0.1', r));
     try {
       const r = await client(`http://127.0.0.1:${(big.address() as AddressInfo).port}`).collateral();

@@ -33,7 +33,13 @@ afterEach(async () => {
 });
 
 function rates(o: { url?: string; timeoutMs?: number } = {}): NetworkRates {
-  return new NetworkRates({ serviceUrl: () => o.url ?? api.url, log: log.child('earnings'), now, cacheFile: path.join(home, 'rates.json'), timeoutMs: o.timeoutMs ?? 2000 });
+  return new NetworkRates({
+    serviceUrl: () => o.url ?? api.url,
+    log: log.child('earnings'),
+    now,
+    cacheFile: path.join(home, 'rates.json'),
+    timeoutMs: o.timeoutMs ?? 2000,
+  });
 }
 
 const warnings = (): string[] => log.entries(500, 'warn').map((e) => e.msg);
@@ -67,7 +73,11 @@ describe('network rates (model-demand)', () => {
     ['code != 0', { kind: 'json', body: { code: 5001, message: 'maintenance', data: null } }, /code 5001 \(maintenance\)/],
     ['malformed JSON', { kind: 'raw', text: '{"code":0,"data":{"models":[' }, /not JSON/],
     ['wrong shape', { kind: 'json', body: { code: 0, data: { models: [{ model_id: 'x', input_price: 'free' }] } } }, /malformed/],
-    ['negative rate', { kind: 'json', body: { code: 0, data: { models: [{ model_id: 'x', input_price: 1, output_price: 1, provider_input_price: -0.5 }] } } }, /rate of -0.5/],
+    [
+      'negative rate',
+      { kind: 'json', body: { code: 0, data: { models: [{ model_id: 'x', input_price: 1, output_price: 1, provider_input_price: -0.5 }] } } },
+      /rate of -0.5/,
+    ],
     ['absurd rate', { kind: 'json', body: { code: 0, data: { models: [{ model_id: 'x', input_price: 1, output_price: 5e6 }] } } }, /rate of 5000000/],
     ['slow (no answer in time)', { kind: 'hang' }, /no answer within 0.3 s/],
     ['down', 'down', /could not reach/],

@@ -1,7 +1,17 @@
 // The hub protocol: parseInbound for every inbound type (valid and invalid frames; errors carry the
 // request id when the frame had one), and the outbound builders' shapes per seed 000 and DESIGN.md.
 import { describe, expect, it } from 'vitest';
-import { CAPABILITIES, encode, HUB_DIALECT_VERSION, InboundError, MAX_MESSAGE_BYTES, out, parseInbound, PROTOCOL_VERSION, type RegisterPayload } from '../../../src/core/protocol/messages';
+import {
+  CAPABILITIES,
+  encode,
+  HUB_DIALECT_VERSION,
+  InboundError,
+  MAX_MESSAGE_BYTES,
+  out,
+  parseInbound,
+  PROTOCOL_VERSION,
+  type RegisterPayload,
+} from '../../../src/core/protocol/messages';
 
 const frame = (o: unknown): string => JSON.stringify(o);
 
@@ -21,8 +31,14 @@ const chatRequest = { model: 'meta-llama/Llama-3.2-3B-Instruct', messages: [{ ro
 describe('parseInbound: inference', () => {
   it('accepts the seed 000 form and keeps the OpenAI body verbatim (unknown fields included)', () => {
     const request = { ...chatRequest, temperature: 0.2, logit_bias: { '50256': -100 }, stream_options: { include_usage: true } };
-    const m = parseInbound(frame({ type: 'inference', request_id: 'req-1', payload: { endpoint_id: 'ep-9', model_id: 'meta-llama/Llama-3.2-3B-Instruct', stream: true, request } }));
-    expect(m).toEqual({ type: 'inference', requestId: 'req-1', payload: { endpoint_id: 'ep-9', model_id: 'meta-llama/Llama-3.2-3B-Instruct', stream: true, request } });
+    const m = parseInbound(
+      frame({ type: 'inference', request_id: 'req-1', payload: { endpoint_id: 'ep-9', model_id: 'meta-llama/Llama-3.2-3B-Instruct', stream: true, request } }),
+    );
+    expect(m).toEqual({
+      type: 'inference',
+      requestId: 'req-1',
+      payload: { endpoint_id: 'ep-9', model_id: 'meta-llama/Llama-3.2-3B-Instruct', stream: true, request },
+    });
   });
 
   it('accepts a completions request (prompt instead of messages), string or array, and stream omitted', () => {
@@ -72,7 +88,9 @@ describe('parseInbound: inference', () => {
 
 describe('parseInbound: other types', () => {
   it('ack, with the hub fields kept', () => {
-    const m = parseInbound(frame({ type: 'ack', request_id: 'reg-1', payload: { request_id: 'reg-1', success: true, message: 'registered successfully', extra: 1 } }));
+    const m = parseInbound(
+      frame({ type: 'ack', request_id: 'reg-1', payload: { request_id: 'reg-1', success: true, message: 'registered successfully', extra: 1 } }),
+    );
     expect(m).toEqual({ type: 'ack', requestId: 'reg-1', payload: { request_id: 'reg-1', success: true, message: 'registered successfully', extra: 1 } });
     expect(parseInbound(frame({ type: 'ack' }))).toEqual({ type: 'ack', requestId: undefined, payload: {} });
   });
@@ -89,7 +107,11 @@ describe('parseInbound: other types', () => {
       payload: { request_id: 'r', code: 401, message: 'invalid provider API key' },
     });
     expect(parseInbound(frame({ type: 'error', payload: { code: 'rate_limited' } }))).toMatchObject({ type: 'error', payload: { code: 'rate_limited' } });
-    expect(refused(frame({ type: 'error', request_id: 'e1', payload: { code: true } }))).toMatchObject({ code: 'invalid_payload', requestId: 'e1', field: 'code' });
+    expect(refused(frame({ type: 'error', request_id: 'e1', payload: { code: true } }))).toMatchObject({
+      code: 'invalid_payload',
+      requestId: 'e1',
+      field: 'code',
+    });
   });
 
   it('warmup, with or without a request id', () => {
@@ -174,8 +196,13 @@ describe('parseInbound: malformed frames', () => {
       requestId: '',
       payload: { request_id: '', success: true, message: 'Registration successful' },
     });
-    expect(parseInbound(frame({ type: 'ack', request_id: 'r', payload: { request_id: 'r', success: true, extensions: ['resume-v1'] } }))).toMatchObject({ payload: { extensions: ['resume-v1'] } });
-    expect(refused(frame({ type: 'ack', request_id: 'r', payload: { success: true, extensions: 'resume-v1' } }))).toMatchObject({ code: 'invalid_payload', field: 'extensions' });
+    expect(parseInbound(frame({ type: 'ack', request_id: 'r', payload: { request_id: 'r', success: true, extensions: ['resume-v1'] } }))).toMatchObject({
+      payload: { extensions: ['resume-v1'] },
+    });
+    expect(refused(frame({ type: 'ack', request_id: 'r', payload: { success: true, extensions: 'resume-v1' } }))).toMatchObject({
+      code: 'invalid_payload',
+      field: 'extensions',
+    });
   });
 
   it('an invalid inference says whether it asked to stream (so it is refused on that result path)', () => {
@@ -185,11 +212,15 @@ describe('parseInbound: malformed frames', () => {
   });
 
   it('cancel keeps the reason', () => {
-    expect(parseInbound(frame({ type: 'cancel', payload: { request_id: 'c', reason: 'attempt_timeout' } }))).toEqual({ type: 'cancel', requestId: 'c', reason: 'attempt_timeout' });
+    expect(parseInbound(frame({ type: 'cancel', payload: { request_id: 'c', reason: 'attempt_timeout' } }))).toEqual({
+      type: 'cancel',
+      requestId: 'c',
+      reason: 'attempt_timeout',
+    });
   });
 });
 
-describe('outbound builders (the Go provider\'s shapes, HUB-PROTOCOL.md)', () => {
+describe("outbound builders (the Go provider's shapes, HUB-PROTOCOL.md)", () => {
   const nodeId = `04${'a'.repeat(128)}`;
   const register: RegisterPayload = {
     node_id: nodeId,
@@ -217,7 +248,16 @@ describe('outbound builders (the Go provider\'s shapes, HUB-PROTOCOL.md)', () =>
     cp_version: HUB_DIALECT_VERSION,
     client: 'swan-provider-console',
     client_version: '0.1.0',
-    hardware: { gpu_type: 'RTX 3080', gpu_model: 'NVIDIA GeForce RTX 3080', vram_gb: 10, gpu_count: 1, serving_engine: 'sglang', compute_capability: '8.6', driver_version: '550', cuda_version: '12.4' },
+    hardware: {
+      gpu_type: 'RTX 3080',
+      gpu_model: 'NVIDIA GeForce RTX 3080',
+      vram_gb: 10,
+      gpu_count: 1,
+      serving_engine: 'sglang',
+      compute_capability: '8.6',
+      driver_version: '550',
+      cuda_version: '12.4',
+    },
   };
 
   it('register carries the Go fields (worker_addr, owner_addr, capabilities inference+verification first) and cp_version', () => {
@@ -225,7 +265,23 @@ describe('outbound builders (the Go provider\'s shapes, HUB-PROTOCOL.md)', () =>
     expect(m.type).toBe('register');
     expect(m.request_id).toBe('reg-uuid');
     expect(Object.keys(m.payload).sort()).toEqual(
-      ['capabilities', 'client', 'client_version', 'cp_version', 'hardware', 'model_declarations', 'model_hashes', 'models', 'node_id', 'node_name', 'owner_addr', 'protocol_version', 'provider_id', 'token', 'worker_addr'].sort(),
+      [
+        'capabilities',
+        'client',
+        'client_version',
+        'cp_version',
+        'hardware',
+        'model_declarations',
+        'model_hashes',
+        'models',
+        'node_id',
+        'node_name',
+        'owner_addr',
+        'protocol_version',
+        'provider_id',
+        'token',
+        'worker_addr',
+      ].sort(),
     );
     expect(m.payload).toEqual(register);
     expect((m.payload.capabilities as string[]).slice(0, 2)).toEqual(['inference', 'verification']);
@@ -240,7 +296,16 @@ describe('outbound builders (the Go provider\'s shapes, HUB-PROTOCOL.md)', () =>
   });
 
   it('heartbeat', () => {
-    const hb = { node_id: 'n', provider_id: 'n', timestamp: 1718000000, models: ['m'], model_health: { m: 'healthy' as const }, metrics: { gpu_utilization: 0.45, vram_used_gb: 7.2 }, model_declarations: [], model_hashes: [{ model_id: 'm', context_length: 4096, context_source: 'detected' as const }] };
+    const hb = {
+      node_id: 'n',
+      provider_id: 'n',
+      timestamp: 1718000000,
+      models: ['m'],
+      model_health: { m: 'healthy' as const },
+      metrics: { gpu_utilization: 0.45, vram_used_gb: 7.2 },
+      model_declarations: [],
+      model_hashes: [{ model_id: 'm', context_length: 4096, context_source: 'detected' as const }],
+    };
     expect(out.heartbeat(hb)).toEqual({ type: 'heartbeat', payload: hb });
   });
 
@@ -258,8 +323,16 @@ describe('outbound builders (the Go provider\'s shapes, HUB-PROTOCOL.md)', () =>
     const chunk = { id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'Hi' } }] };
     expect(out.streamChunk('r', 3, chunk, false)).toEqual({ type: 'stream_chunk', request_id: 'r', payload: { request_id: 'r', chunk, done: false, seq: 3 } });
     expect(out.streamChunk('r', 4, chunk, false).payload.chunk).toBe(chunk);
-    expect(JSON.parse(encode(out.streamChunk('r', 9, null, true)))).toEqual({ type: 'stream_chunk', request_id: 'r', payload: { request_id: 'r', chunk: null, done: true, seq: 9 } });
-    expect(out.streamErrorChunk('r', 1, 'engine said 400')).toEqual({ type: 'stream_chunk', request_id: 'r', payload: { request_id: 'r', chunk: null, done: true, error: 'engine said 400', seq: 1 } });
+    expect(JSON.parse(encode(out.streamChunk('r', 9, null, true)))).toEqual({
+      type: 'stream_chunk',
+      request_id: 'r',
+      payload: { request_id: 'r', chunk: null, done: true, seq: 9 },
+    });
+    expect(out.streamErrorChunk('r', 1, 'engine said 400')).toEqual({
+      type: 'stream_chunk',
+      request_id: 'r',
+      payload: { request_id: 'r', chunk: null, done: true, error: 'engine said 400', seq: 1 },
+    });
   });
 
   it('stream_end {request_id, latency_ms, tokens_input, tokens_output, seq}; status_code and error only when set', () => {
@@ -288,7 +361,10 @@ describe('outbound builders (the Go provider\'s shapes, HUB-PROTOCOL.md)', () =>
       request_id: 'r',
       payload: { request_id: 'r', response, status_code: 200, latency_ms: 77 },
     });
-    expect(out.inferenceResult('r', { response: null, statusCode: 500, latencyMs: 1, error: 'boom' }).payload).toMatchObject({ status_code: 500, error: 'boom' });
+    expect(out.inferenceResult('r', { response: null, statusCode: 500, latencyMs: 1, error: 'boom' }).payload).toMatchObject({
+      status_code: 500,
+      error: 'boom',
+    });
   });
 
   it('warmup ack {request_id, model_id, success, load_time_ms, memory_mb}', () => {
@@ -320,8 +396,15 @@ describe('outbound builders (the Go provider\'s shapes, HUB-PROTOCOL.md)', () =>
   });
 
   it('what we send, the hub side can parse back', () => {
-    expect(parseInbound(encode(out.error('r', 404, 'no such model')))).toEqual({ type: 'error', requestId: 'r', payload: { request_id: 'r', code: 404, message: 'no such model' } });
-    expect(parseInbound(encode(out.warmupResult('w', { modelId: 'm', success: true, loadTimeMs: 1, memoryMb: 2 })))).toMatchObject({ type: 'ack', requestId: 'w' });
+    expect(parseInbound(encode(out.error('r', 404, 'no such model')))).toEqual({
+      type: 'error',
+      requestId: 'r',
+      payload: { request_id: 'r', code: 404, message: 'no such model' },
+    });
+    expect(parseInbound(encode(out.warmupResult('w', { modelId: 'm', success: true, loadTimeMs: 1, memoryMb: 2 })))).toMatchObject({
+      type: 'ack',
+      requestId: 'w',
+    });
   });
 
   it('the message size limit is 1 MB', () => {
@@ -344,6 +427,14 @@ describe('hostile nesting', () => {
     expect(err).toBeInstanceOf(InboundError);
     expect(err).toMatchObject({ code: 'too_deep', requestId: 'deep-1' });
     expect(jsonDepth({ a: [{ b: 1 }] }, 64)).toBe(3);
-    expect(parseInbound(JSON.stringify({ type: 'inference', request_id: 'ok-1', payload: { model_id: 'm', request: { messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] } } })).type).toBe('inference');
+    expect(
+      parseInbound(
+        JSON.stringify({
+          type: 'inference',
+          request_id: 'ok-1',
+          payload: { model_id: 'm', request: { messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] } },
+        }),
+      ).type,
+    ).toBe('inference');
   });
 });

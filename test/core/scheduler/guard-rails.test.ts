@@ -9,7 +9,16 @@ import { pauseMessage } from '../../../src/core/scheduler/pause-binding';
 const sample = (...temps: Array<number | null>): GpuSample => ({
   ts: 0,
   available: true,
-  devices: temps.map((t, index) => ({ index, utilization: 0.5, vramUsedMb: 1000, vramTotalMb: 24_000, temperatureC: t, powerW: 200, powerLimitW: 350, fanPercent: 50 })),
+  devices: temps.map((t, index) => ({
+    index,
+    utilization: 0.5,
+    vramUsedMb: 1000,
+    vramTotalMb: 24_000,
+    temperatureC: t,
+    powerW: 200,
+    powerLimitW: 350,
+    fanPercent: 50,
+  })),
   cpuPercent: null,
   ramUsedMb: null,
   ramTotalMb: null,
@@ -69,7 +78,7 @@ describe('guard rails', () => {
     expect(r.setLimits({ temperatureC: 0 })).toMatchObject({ state: 'ok', code: 'gpu_cool_resume' });
   });
 
-  it('a client refused during a hot pause is told the GPU is cooling, nothing of the owner\'s ceiling', () => {
+  it("a client refused during a hot pause is told the GPU is cooling, nothing of the owner's ceiling", () => {
     const text = pauseMessage({ paused: true, cause: 'gpu_hot', reason: 'GPU 0 at 91 °C (ceiling 85 °C): serving paused until it cools' });
     expect(text).toContain('cooling down');
     expect(text).not.toMatch(/°C|ceiling/);

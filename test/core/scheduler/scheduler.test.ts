@@ -150,7 +150,7 @@ describe('Scheduler admission', () => {
     expect(await rejection(waiting.promise)).toMatchObject({ kind: 'cancelled', statusCode: 499 });
   });
 
-  it("a model failing on an endpoint (its own health there) gets no new requests there; its neighbours on that endpoint do", async () => {
+  it('a model failing on an endpoint (its own health there) gets no new requests there; its neighbours on that endpoint do', async () => {
     const s = make({ maxConcurrentPerEndpoint: 2 });
     s.setModel('base', [healthy(A)]);
     s.setModel('lora', [healthy(A), { url: B, health: 'healthy', modelHealth: 'unhealthy' }]);
@@ -158,7 +158,13 @@ describe('Scheduler admission', () => {
     const l1 = await admit(s, 'lora').promise;
     const l2 = await admit(s, 'lora').promise;
     expect([l1.endpointUrl, l2.endpointUrl]).toEqual([A, A]);
-    expect(s.stats().find((m) => m.model === 'lora')).toMatchObject({ maxConcurrent: 2, endpoints: [{ url: A, health: 'healthy' }, { url: B, health: 'unhealthy' }] });
+    expect(s.stats().find((m) => m.model === 'lora')).toMatchObject({
+      maxConcurrent: 2,
+      endpoints: [
+        { url: A, health: 'healthy' },
+        { url: B, health: 'unhealthy' },
+      ],
+    });
     const waiting = admit(s, 'lora');
     expect(waiting.positions).toEqual([1]);
     l1.release();
@@ -250,7 +256,10 @@ describe('Scheduler admission', () => {
 
     const granted: Array<{ source: RequestSource; lease: Lease }> = [];
     let wake: (() => void) | undefined;
-    for (const [source, reqs] of [['hub', hub], ['local', local]] as const) {
+    for (const [source, reqs] of [
+      ['hub', hub],
+      ['local', local],
+    ] as const) {
       for (const r of reqs) {
         void r.promise.then((lease) => {
           granted.push({ source, lease });
@@ -288,7 +297,14 @@ describe('Scheduler admission', () => {
   it('applies a per-model concurrency limit and per-endpoint overrides', async () => {
     const s = make();
     s.setModel('m', [healthy(A, 1), healthy(B, 1)], { maxConcurrent: 1, maxQueue: 1 });
-    expect(s.stats()[0]).toMatchObject({ maxConcurrent: 1, maxQueue: 1, endpoints: [{ url: A, maxConcurrent: 1 }, { url: B, maxConcurrent: 1 }] });
+    expect(s.stats()[0]).toMatchObject({
+      maxConcurrent: 1,
+      maxQueue: 1,
+      endpoints: [
+        { url: A, maxConcurrent: 1 },
+        { url: B, maxConcurrent: 1 },
+      ],
+    });
     const l = await admit(s, 'm').promise;
     const q = admit(s, 'm');
     expect(q.positions).toEqual([1]);
@@ -320,12 +336,16 @@ describe('Scheduler admission', () => {
     const leases = await Promise.all([admit(s, 'm').promise, admit(s, 'm').promise, admit(s, 'm').promise]);
     await Promise.resolve();
     expect(events).toHaveLength(1);
-    expect(events[0]).toEqual([{ model: 'm', inFlight: 3, queued: 0, maxConcurrent: 4, maxQueue: 32, endpoints: [{ url: A, inFlight: 3, maxConcurrent: 4, health: 'healthy' }] }]);
+    expect(events[0]).toEqual([
+      { model: 'm', inFlight: 3, queued: 0, maxConcurrent: 4, maxQueue: 32, endpoints: [{ url: A, inFlight: 3, maxConcurrent: 4, health: 'healthy' }] },
+    ]);
     for (const l of leases) l.release();
   });
 
   it('rejects invalid limits with a clear error', () => {
-    expect(() => new Scheduler({ maxConcurrentPerEndpoint: 0 })).toThrow(expect.objectContaining({ code: 'invalid_limits', field: 'maxConcurrentPerEndpoint' }));
+    expect(() => new Scheduler({ maxConcurrentPerEndpoint: 0 })).toThrow(
+      expect.objectContaining({ code: 'invalid_limits', field: 'maxConcurrentPerEndpoint' }),
+    );
     const s = make();
     expect(() => s.setModel('m', [{ url: '', health: 'healthy' }])).toThrow(expect.objectContaining({ code: 'invalid_endpoints', field: '0.url' }));
     expect(() => s.setModel('m', [healthy(A)], { maxQueue: -1 })).toThrow(expect.objectContaining({ code: 'invalid_limits', field: 'maxQueue' }));

@@ -4,7 +4,16 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkForUpdate, compareVersions, DEFAULT_FEED, feedRequestUrl, feedUrlProblem, genericChannelFile, genericFeedFolder, latestFromFeed } from '../../../src/core/update/check';
+import {
+  checkForUpdate,
+  compareVersions,
+  DEFAULT_FEED,
+  feedRequestUrl,
+  feedUrlProblem,
+  genericChannelFile,
+  genericFeedFolder,
+  latestFromFeed,
+} from '../../../src/core/update/check';
 
 let server: http.Server | undefined;
 const hits: string[] = [];
@@ -25,7 +34,8 @@ async function feed(routes: Record<string, { status?: number; type?: string; bod
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-const npmMeta = (latest: string) => JSON.stringify({ name: 'swan-provider-console', 'dist-tags': { latest }, versions: { [latest]: { dist: { tarball: 'http://x/y.tgz' } } } });
+const npmMeta = (latest: string) =>
+  JSON.stringify({ name: 'swan-provider-console', 'dist-tags': { latest }, versions: { [latest]: { dist: { tarball: 'http://x/y.tgz' } } } });
 
 describe('versions and feeds', () => {
   it('compares semantic versions, pre-releases before releases', () => {
@@ -93,8 +103,14 @@ describe('checkForUpdate against a local feed', () => {
 
   it('explains a 404, garbage and a dead feed instead of throwing', async () => {
     const base = await feed({ '/junk': { type: 'text/html', body: '<html>hi</html>' } });
-    expect(await checkForUpdate({ current: '0.1.0', feed: `${base}/missing`, mode: 'headless' })).toMatchObject({ available: false, errorCode: 'feed_not_found' });
-    expect(await checkForUpdate({ current: '0.1.0', feed: `${base}/junk`, mode: 'headless' })).toMatchObject({ available: false, errorCode: 'feed_unreadable' });
+    expect(await checkForUpdate({ current: '0.1.0', feed: `${base}/missing`, mode: 'headless' })).toMatchObject({
+      available: false,
+      errorCode: 'feed_not_found',
+    });
+    expect(await checkForUpdate({ current: '0.1.0', feed: `${base}/junk`, mode: 'headless' })).toMatchObject({
+      available: false,
+      errorCode: 'feed_unreadable',
+    });
     const dead = await checkForUpdate({ current: '0.1.0', feed: 'http://127.0.0.1:9/x', mode: 'headless' });
     expect(dead).toMatchObject({ available: false, errorCode: 'feed_unreachable' });
     // The owner is told what to check.

@@ -33,7 +33,16 @@ const release = (extra: Partial<Parameters<typeof GithubReleasesStandIn.start>[0
 
 function updates(feed: string, inFlight: { n: number; drained: () => Promise<void> } = { n: 0, drained: () => Promise.resolve() }, maxBytes?: number): Updates {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-updates-'));
-  return new Updates({ dir: path.join(dir, 'updates'), mode: 'headless', current: '0.1.0', feed: () => feed, inFlight: () => inFlight.n, drained: inFlight.drained, log: memoryLog().child('update'), ...(maxBytes ? { maxBytes } : {}) });
+  return new Updates({
+    dir: path.join(dir, 'updates'),
+    mode: 'headless',
+    current: '0.1.0',
+    feed: () => feed,
+    inFlight: () => inFlight.n,
+    drained: inFlight.drained,
+    log: memoryLog().child('update'),
+    ...(maxBytes ? { maxBytes } : {}),
+  });
 }
 
 describe('the release channel: GitHub Releases', () => {
@@ -48,31 +57,62 @@ describe('the release channel: GitHub Releases', () => {
   it('reads the newest release, the file for this system and whether SHA256SUMS is there', async () => {
     gh = await GithubReleasesStandIn.start(release());
     const r = await checkRelease({ current: '0.1.0', feed: gh.feed, mode: 'headless' });
-    expect(r.view).toMatchObject({ channel: 'github', code: 'update_available', available: true, latest: '0.9.0', release: { tag: 'v0.9.0', checksums: true, asset: { name: 'swan-provider-console-0.9.0.tgz', size: tgz.length } } });
+    expect(r.view).toMatchObject({
+      channel: 'github',
+      code: 'update_available',
+      available: true,
+      latest: '0.9.0',
+      release: { tag: 'v0.9.0', checksums: true, asset: { name: 'swan-provider-console-0.9.0.tgz', size: tgz.length } },
+    });
     expect(gh.hits).toEqual([`/repos/${gh.owner}/${gh.repo}/releases/latest`]);
-    expect((await checkRelease({ current: '0.9.0', feed: gh.feed, mode: 'headless' })).view).toMatchObject({ code: 'update_up_to_date', available: false, latest: '0.9.0' });
+    expect((await checkRelease({ current: '0.9.0', feed: gh.feed, mode: 'headless' })).view).toMatchObject({
+      code: 'update_up_to_date',
+      available: false,
+      latest: '0.9.0',
+    });
   });
 
   it('says why when there is no release, or the answer is not a release', async () => {
     gh = await GithubReleasesStandIn.start(undefined);
-    expect((await checkRelease({ current: '0.1.0', feed: gh.feed, mode: 'headless' })).view).toMatchObject({ code: 'update_check_failed', errorCode: 'feed_not_found', available: false });
+    expect((await checkRelease({ current: '0.1.0', feed: gh.feed, mode: 'headless' })).view).toMatchObject({
+      code: 'update_check_failed',
+      errorCode: 'feed_not_found',
+      available: false,
+    });
     gh.release = release({ prerelease: true });
     expect((await checkRelease({ current: '0.1.0', feed: gh.feed, mode: 'headless' })).view).toMatchObject({ errorCode: 'feed_not_found' });
     expect(() => readGithubRelease('{"tag_name":"latest","assets":[]}')).toThrow(expect.objectContaining({ code: 'bad_version' }));
     expect(() => readGithubRelease('{"name":"x"}')).toThrow(expect.objectContaining({ code: 'feed_unreadable' }));
-    const rel = readGithubRelease(JSON.stringify({ tag_name: 'v1.2.3', assets: [{ name: 'a.tgz', size: 3, state: 'open', browser_download_url: 'https://x/a.tgz' }, { name: 'b.tgz', size: 3, browser_download_url: 'ftp://x/b' }, 'junk', { name: 'c.tgz', size: 3, state: 'uploaded', browser_download_url: 'https://x/c.tgz' }] }));
+    const rel = readGithubRelease(
+      JSON.stringify({
+        tag_name: 'v1.2.3',
+        assets: [
+          { name: 'a.tgz', size: 3, state: 'open', browser_download_url: 'https://x/a.tgz' },
+          { name: 'b.tgz', size: 3, browser_download_url: 'ftp://x/b' },
+          'junk',
+          { name: 'c.tgz', size: 3, state: 'uploaded', browser_download_url: 'https://x/c.tgz' },
+        ],
+      }),
+    );
     expect(rel.assets.map((a) => a.name)).toEqual(['c.tgz']);
   });
 
-  it('reads SHA256SUMS in both of sha256sum\'s forms and distrusts a name listed with two sums', () => {
+  it("reads SHA256SUMS in both of sha256sum's forms and distrusts a name listed with two sums", () => {
     const a = 'a'.repeat(64);
     const b = 'B'.repeat(64);
-    expect(parseSha256Sums(`${a}  x.tgz\n${b} *./y.exe\nnot a line\n`)).toEqual(new Map([['x.tgz', a], ['y.exe', b.toLowerCase()]]));
+    expect(parseSha256Sums(`${a}  x.tgz\n${b} *./y.exe\nnot a line\n`)).toEqual(
+      new Map([
+        ['x.tgz', a],
+        ['y.exe', b.toLowerCase()],
+      ]),
+    );
     expect(() => parseSha256Sums(`${a}  x.tgz\n${b}  x.tgz\n`)).toThrow(expect.objectContaining({ code: 'feed_unreadable' }));
   });
 
   it('picks the file for each host and system', () => {
-    const assets = ['s-1.0.0.tgz', 's-1.0.0-x86_64.AppImage', 's-1.0.0-arm64.AppImage', 's-1.0.0-x64.exe', 's-1.0.0-arm64.dmg', 's-1.0.0-x64.dmg'].map((name) => ({ name, size: 1, url: `https://x/${name}` }));
+    const assets = ['s-1.0.0.tgz', 's-1.0.0-x86_64.AppImage', 's-1.0.0-arm64.AppImage', 's-1.0.0-x64.exe', 's-1.0.0-arm64.dmg', 's-1.0.0-x64.dmg'].map(
+      (name) => ({ name, size: 1, url: `https://x/${name}` }),
+    );
     expect(assetFor(assets, 'headless', 'linux', 'x64')?.name).toBe('s-1.0.0.tgz');
     expect(assetFor(assets, 'desktop', 'linux', 'arm64')?.name).toBe('s-1.0.0-arm64.AppImage');
     expect(assetFor(assets, 'desktop', 'linux', 'x64')?.name).toBe('s-1.0.0-x86_64.AppImage');
@@ -97,7 +137,9 @@ describe('the download, checked with its checksums', () => {
   });
 
   it('refuses a file whose sha256 does not match (update_checksum_mismatch) and removes it', async () => {
-    gh = await GithubReleasesStandIn.start(release({ assets: [{ name: 'swan-provider-console-0.9.0.tgz', data: tgz, served: Buffer.from(tgz).fill(0x41, 0, 10) }] }));
+    gh = await GithubReleasesStandIn.start(
+      release({ assets: [{ name: 'swan-provider-console-0.9.0.tgz', data: tgz, served: Buffer.from(tgz).fill(0x41, 0, 10) }] }),
+    );
     const u = updates(gh.feed);
     await u.check();
     u.startDownload();

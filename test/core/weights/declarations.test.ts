@@ -1,7 +1,14 @@
 // model_declarations as conservative as Go's (model_declaration_test.go, hub_declaration_sync_test.go,
 // context_provenance_test.go): what cannot be established is left out, never guessed, never 0.
 import { describe, expect, it } from 'vitest';
-import { buildDeclaration, declaredCapacity, declaredEngine, declaredModalities, modelCategory, normalizeQuantization } from '../../../src/core/weights/declarations';
+import {
+  buildDeclaration,
+  declaredCapacity,
+  declaredEngine,
+  declaredModalities,
+  modelCategory,
+  normalizeQuantization,
+} from '../../../src/core/weights/declarations';
 
 describe('quantization: the closed set', () => {
   it.each([
@@ -68,7 +75,11 @@ describe('modalities by category (Go TestDeclaredModalitiesByCategory)', () => {
   });
 
   it('chat output streams and names its parameters; the others do not claim streaming', () => {
-    expect(declaredModalities(undefined, undefined).output[0]).toMatchObject({ type: 'text', streaming: true, supported_parameters: expect.arrayContaining(['max_tokens', 'temperature']) });
+    expect(declaredModalities(undefined, undefined).output[0]).toMatchObject({
+      type: 'text',
+      streaming: true,
+      supported_parameters: expect.arrayContaining(['max_tokens', 'temperature']),
+    });
     expect(declaredModalities('embedding', undefined).output[0]).toEqual({ type: 'embeddings' });
   });
 
@@ -78,7 +89,7 @@ describe('modalities by category (Go TestDeclaredModalitiesByCategory)', () => {
     expect(declaredModalities('text-generation', 65536).input[0]!.max_context_length).toEqual({ value: 65536, unit: 'token' });
   });
 
-  it('the owner\'s category first, then the engine\'s word (Ollama embedding, a vision model)', () => {
+  it("the owner's category first, then the engine's word (Ollama embedding, a vision model)", () => {
     expect(modelCategory('embedding', { vision: true })).toBe('embedding');
     expect(modelCategory(undefined, { embedding: true })).toBe('embedding');
     expect(modelCategory(undefined, { vision: true })).toBe('multimodal');
@@ -87,7 +98,7 @@ describe('modalities by category (Go TestDeclaredModalitiesByCategory)', () => {
 });
 
 describe('one declaration', () => {
-  it('carries what is known, with the hub\'s names, and leaves the rest out entirely (no keys, no zeros)', () => {
+  it("carries what is known, with the hub's names, and leaves the rest out entirely (no keys, no zeros)", () => {
     const full = buildDeclaration({
       modelId: 'org/m',
       engine: 'llamacpp',
@@ -114,7 +125,7 @@ describe('one declaration', () => {
     expect(JSON.stringify(bare)).not.toMatch(/context_source|max_context_length|weight_hash|hash_algo|capacity|quantization|engine/);
   });
 
-  it('the owner\'s format/quantization win over the engine\'s word', () => {
+  it("the owner's format/quantization win over the engine's word", () => {
     expect(buildDeclaration({ modelId: 'm', format: 'awq', engineQuantization: 'bfloat16' }).quantization).toBe('int4');
     expect(buildDeclaration({ modelId: 'm', format: 'exl2', quantization: 'x', engineQuantization: 'Q8_0' }).quantization).toBe('int8');
   });
@@ -129,21 +140,32 @@ describe('one declaration', () => {
   });
 });
 
-describe('capacity from the node\'s real limiter (Go TestDeclarationCarriesConcurrencyCapacity)', () => {
+describe("capacity from the node's real limiter (Go TestDeclarationCarriesConcurrencyCapacity)", () => {
   const auto = { capacityAuto: true, maxConcurrentPerEndpoint: 4 };
   it('sums the slots engines publish', () => {
     const slots = new Map([
       ['a', { slots: 2 }],
       ['b', { slots: 3 }],
     ]);
-    expect(declaredCapacity({ endpoints: [{ url: 'a', engineType: 'llamacpp' }, { url: 'b', engineType: 'sglang' }] }, auto, (u) => slots.get(u))).toBe(5);
+    expect(
+      declaredCapacity(
+        {
+          endpoints: [
+            { url: 'a', engineType: 'llamacpp' },
+            { url: 'b', engineType: 'sglang' },
+          ],
+        },
+        auto,
+        (u) => slots.get(u),
+      ),
+    ).toBe(5);
   });
-  it('leaves it out when an engine says nothing (the agent\'s fallback of 4 is not a stated figure), or it is vLLM\'s queue reading', () => {
+  it("leaves it out when an engine says nothing (the agent's fallback of 4 is not a stated figure), or it is vLLM's queue reading", () => {
     expect(declaredCapacity({ endpoints: [{ url: 'a', engineType: 'lmstudio' }] }, auto, () => undefined)).toBeUndefined();
     expect(declaredCapacity({ endpoints: [{ url: 'a', engineType: 'vllm' }] }, auto, () => ({ slots: 7 }))).toBeUndefined();
     expect(declaredCapacity({ endpoints: [] }, auto, () => ({ slots: 1 }))).toBeUndefined();
   });
-  it('the owner\'s limits: a fixed MaxConcurrentPerEndpoint, and a model\'s max_concurrent capped by what its endpoints admit', () => {
+  it("the owner's limits: a fixed MaxConcurrentPerEndpoint, and a model's max_concurrent capped by what its endpoints admit", () => {
     expect(declaredCapacity({ endpoints: [{ url: 'a' }, { url: 'b' }] }, { capacityAuto: false, maxConcurrentPerEndpoint: 3 }, () => undefined)).toBe(6);
     expect(declaredCapacity({ maxConcurrent: 2, endpoints: [{ url: 'a', engineType: 'vllm' }] }, auto, () => undefined)).toBe(2);
     expect(declaredCapacity({ maxConcurrent: 40, endpoints: [{ url: 'a', engineType: 'llamacpp' }] }, auto, () => ({ slots: 8 }))).toBe(8);

@@ -73,7 +73,7 @@ async function engine(o: TestEngineOptions): Promise<TestEngine> {
 }
 
 describe.skipIf(process.platform === 'win32')('the files of a model folder', () => {
-  it('keeps only weight files with their format\'s first bytes: no config, tokenizer, .txt or .py; no links out of the folder, dot files or a fake', () => {
+  it("keeps only weight files with their format's first bytes: no config, tokenizer, .txt or .py; no links out of the folder, dot files or a fake", () => {
     expect(walk(path.join(root, 'plain')).map((f) => f.filename)).toEqual(['alias.safetensors', 'model.safetensors']);
   });
 
@@ -85,7 +85,7 @@ describe.skipIf(process.platform === 'win32')('the files of a model folder', () 
     }
   });
 
-  it('a folder that does not look like a model\'s (no config.json, no weights; a home; the root) is never read', async () => {
+  it("a folder that does not look like a model's (no config.json, no weights; a home; the root) is never read", async () => {
     const e = await engine({ engineType: 'vllm', routes: { 'GET /v1/models': { object: 'list', data: [{ id: 'm', root: path.join(root, 'not-a-model') }] } } });
     expect((await locateModel({ url: e.url, type: 'vllm' }, 'm', read, { env: {} })).location).toEqual({
       ok: false,
@@ -100,7 +100,7 @@ describe.skipIf(process.platform === 'win32')('the files of a model folder', () 
     expect(walk(snap).map((f) => f.filename)).toEqual(['model.safetensors']);
   });
 
-  it('finds a Hugging Face id, or another machine\'s cache path, in this machine\'s cache', () => {
+  it("finds a Hugging Face id, or another machine's cache path, in this machine's cache", () => {
     const env = { HF_HOME: path.join(root, 'hf-home') };
     const snap = path.join(hf, 'models--org--model', 'snapshots', 'abc123');
     expect(resolveModelRoot('org/model', env)).toBe(snap);
@@ -116,7 +116,14 @@ describe('what engines say of a model', () => {
   it('llama.cpp: /props model_path with its sibling shards, model_ftype, modalities', async () => {
     const e = await engine({
       engineType: 'llamacpp',
-      routes: { 'GET /props': { model_path: path.join(root, 'gguf', 'big-00002-of-00002.gguf'), model_ftype: 'Q4_K - Medium', modalities: { vision: true, audio: false }, total_slots: 2 } },
+      routes: {
+        'GET /props': {
+          model_path: path.join(root, 'gguf', 'big-00002-of-00002.gguf'),
+          model_ftype: 'Q4_K - Medium',
+          modalities: { vision: true, audio: false },
+          total_slots: 2,
+        },
+      },
     });
     const f = await locateModel({ url: e.url, type: 'llamacpp' }, 'big', read, { env: {} });
     expect(f.quantization).toBe('Q4_K - Medium');
@@ -136,7 +143,10 @@ describe('what engines say of a model', () => {
 
   it('llama.cpp naming a file that is not a GGUF: never hashed', async () => {
     const e = await engine({ engineType: 'llamacpp', routes: { 'GET /props': { model_path: path.join(root, 'gguf', 'notes.gguf') } } });
-    expect((await locateModel({ url: e.url, type: 'llamacpp' }, 'x', read, { env: {} })).location).toEqual({ ok: false, reason: `llama.cpp names ${path.join(root, 'gguf', 'notes.gguf')}, which is not a GGUF file` });
+    expect((await locateModel({ url: e.url, type: 'llamacpp' }, 'x', read, { env: {} })).location).toEqual({
+      ok: false,
+      reason: `llama.cpp names ${path.join(root, 'gguf', 'notes.gguf')}, which is not a GGUF file`,
+    });
   });
 
   it('llama.cpp in a container: a model_path not on this machine is unlocated, with the path in the reason', async () => {
@@ -149,7 +159,12 @@ describe('what engines say of a model', () => {
   it('vLLM: /v1/models root (a container cache path) found in the local Hugging Face cache; quantization from its config.json', async () => {
     const e = await engine({
       engineType: 'vllm',
-      routes: { 'GET /v1/models': { object: 'list', data: [{ id: 'org/model', object: 'model', root: '/workspace/hf-cache/models--org--model/snapshots/abc123', max_model_len: 4096 }] } },
+      routes: {
+        'GET /v1/models': {
+          object: 'list',
+          data: [{ id: 'org/model', object: 'model', root: '/workspace/hf-cache/models--org--model/snapshots/abc123', max_model_len: 4096 }],
+        },
+      },
     });
     const f = await locateModel({ url: e.url, type: 'vllm' }, 'org/model', read, { env: { HF_HOME: path.join(root, 'hf-home') } });
     expect(f.quantization).toBe('awq');
@@ -157,14 +172,14 @@ describe('what engines say of a model', () => {
     expect(f.location.ok && f.location.located.via).toBe('vLLM /v1/models root');
   });
 
-  it('SGLang: a Hugging Face id as root; a local folder\'s torch_dtype when it is not quantized', async () => {
+  it("SGLang: a Hugging Face id as root; a local folder's torch_dtype when it is not quantized", async () => {
     const e = await engine({ engineType: 'sglang', routes: { 'GET /v1/models': { object: 'list', data: [{ id: 'm', root: path.join(root, 'plain') }] } } });
     const f = await locateModel({ url: e.url, type: 'sglang' }, 'm', read, { env: {} });
     expect(f.quantization).toBe('bfloat16');
     expect(f.location.ok && f.location.located.root).toBe(path.join(root, 'plain'));
   });
 
-  it('Ollama: /api/show modelfile FROM blob (found in OLLAMA_MODELS when the path is a container\'s), quantization_level and capabilities', async () => {
+  it("Ollama: /api/show modelfile FROM blob (found in OLLAMA_MODELS when the path is a container's), quantization_level and capabilities", async () => {
     const blob = `sha256-${'a'.repeat(64)}`;
     const e = await engine({
       engineType: 'ollama',
@@ -180,12 +195,25 @@ describe('what engines say of a model', () => {
     const f = await locateModel({ url: e.url, type: 'ollama' }, 'nomic-embed-text', read, { env: { OLLAMA_MODELS: path.join(root, 'ollama', 'models') } });
     expect(f.quantization).toBe('F16');
     expect(f.modalities).toEqual({ embedding: true });
-    expect(f.location).toEqual({ ok: true, located: { root: path.join(root, 'ollama', 'models', 'blobs'), files: [{ filename: blob, path: path.join(root, 'ollama', 'models', 'blobs', blob) }], via: 'Ollama /api/show' } });
+    expect(f.location).toEqual({
+      ok: true,
+      located: {
+        root: path.join(root, 'ollama', 'models', 'blobs'),
+        files: [{ filename: blob, path: path.join(root, 'ollama', 'models', 'blobs', blob) }],
+        via: 'Ollama /api/show',
+      },
+    });
     expect(e.requests.find((r) => r.path === '/api/show')?.body).toEqual({ model: 'nomic-embed-text' });
   });
 
   it('LM Studio and engines that do not answer are unlocated, with the reason', async () => {
-    expect((await locateModel({ url: 'http://127.0.0.1:9', type: 'lmstudio' }, 'm', read, { env: {} })).location).toEqual({ ok: false, reason: 'LM Studio does not say where its model files are' });
-    expect((await locateModel({ url: 'http://127.0.0.1:9', type: 'llamacpp' }, 'm', read, { env: {} })).location).toEqual({ ok: false, reason: 'llama.cpp did not answer /props' });
+    expect((await locateModel({ url: 'http://127.0.0.1:9', type: 'lmstudio' }, 'm', read, { env: {} })).location).toEqual({
+      ok: false,
+      reason: 'LM Studio does not say where its model files are',
+    });
+    expect((await locateModel({ url: 'http://127.0.0.1:9', type: 'llamacpp' }, 'm', read, { env: {} })).location).toEqual({
+      ok: false,
+      reason: 'llama.cpp did not answer /props',
+    });
   });
 });

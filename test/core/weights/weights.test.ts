@@ -60,10 +60,13 @@ describe('the manifest (Go internal/models/download.go)', () => {
     expect(compositeHash([])).toBe('');
   });
 
-  it('reads a Go node\'s manifest under ~/.swan/models/<org>/<name>, and never a model id that leaves that folder', () => {
+  it("reads a Go node's manifest under ~/.swan/models/<org>/<name>, and never a model id that leaves that folder", () => {
     const go = path.join(root, 'go', '.swan', 'models');
     fs.mkdirSync(path.join(go, 'org', 'name'), { recursive: true });
-    fs.writeFileSync(path.join(go, 'org', 'name', '.swan-hash-manifest.json'), JSON.stringify({ model_id: 'org/name', composite_hash: 'SHA256:' + 'AB'.repeat(32), algorithm: 'sha256', files: [] }));
+    fs.writeFileSync(
+      path.join(go, 'org', 'name', '.swan-hash-manifest.json'),
+      JSON.stringify({ model_id: 'org/name', composite_hash: 'SHA256:' + 'AB'.repeat(32), algorithm: 'sha256', files: [] }),
+    );
     const r = readGoManifest(go, 'org/name');
     expect(r.ok && r.manifest.composite_hash).toBe('ab'.repeat(32));
     expect(readGoManifest(go, 'org/absent')).toEqual({ ok: false, absent: true });
@@ -90,7 +93,15 @@ describe('Weights', () => {
     ]);
     expect(w1.compositeHash('org/once')).toBe(want);
     const onDisk = JSON.parse(fs.readFileSync(ownManifestPath(path.join(home, 'weights', 'manifests'), 'org/once'), 'utf8')) as Record<string, unknown>;
-    expect(onDisk).toMatchObject({ model_id: 'org/once', composite_hash: want, algorithm: 'sha256', files: [{ filename: 'model.safetensors', size_bytes: big.length }, { filename: 'small.safetensors', hash: sha(safetensors('{}')) }] });
+    expect(onDisk).toMatchObject({
+      model_id: 'org/once',
+      composite_hash: want,
+      algorithm: 'sha256',
+      files: [
+        { filename: 'model.safetensors', size_bytes: big.length },
+        { filename: 'small.safetensors', hash: sha(safetensors('{}')) },
+      ],
+    });
     expect(typeof onDisk.created_at).toBe('string');
     // The same files synced again: nothing is read.
     w1.sync([{ model: 'org/once', location: loc }]);
@@ -120,7 +131,12 @@ describe('Weights', () => {
     const fd = fs.openSync(file, 'w');
     fs.ftruncateSync(fd, 128 * 1024 * 1024);
     fs.closeSync(fd);
-    const w = new Weights({ dir: path.join(root, 'home-big', 'weights'), log: memoryLog().child('w'), hasher: new WorkerHasher({ progressMs: 5 }), progressEventMs: 1 });
+    const w = new Weights({
+      dir: path.join(root, 'home-big', 'weights'),
+      log: memoryLog().child('w'),
+      hasher: new WorkerHasher({ progressMs: 5 }),
+      progressEventMs: 1,
+    });
     let ticks = 0;
     let sawProgress = 0;
     const timer = setInterval(() => ticks++, 2);
@@ -133,10 +149,14 @@ describe('Weights', () => {
     // On Linux the hashing thread has lowered its own priority (nice 19); this thread keeps its own.
     const nices = (): number[] => (process.platform === 'linux' ? fs.readdirSync('/proc/self/task').map((t) => niceOf(`/proc/self/task/${t}/stat`)) : []);
     let sawNice19 = process.platform !== 'linux';
-    await until(() => {
-      if (!sawNice19 && w.status('big')?.state === 'hashing') sawNice19 = nices().includes(19);
-      return w.status('big')?.state === 'verified';
-    }, 'the big file hashed', 60_000);
+    await until(
+      () => {
+        if (!sawNice19 && w.status('big')?.state === 'hashing') sawNice19 = nices().includes(19);
+        return w.status('big')?.state === 'verified';
+      },
+      'the big file hashed',
+      60_000,
+    );
     expect(sawNice19).toBe(true);
     if (process.platform === 'linux') expect(niceOf('/proc/thread-self/stat')).toBe(0);
     clearInterval(timer);
@@ -158,7 +178,7 @@ describe('Weights', () => {
   });
 });
 
-describe('which file a hub\'s filename means', () => {
+describe("which file a hub's filename means", () => {
   const files = [{ filename: 'sub/config.json' }, { filename: 'model.safetensors' }];
   it('the same name, else a unique base name', () => {
     expect(matchFile(files, 'model.safetensors')).toBe(files[1]);

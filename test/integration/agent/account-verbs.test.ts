@@ -68,7 +68,10 @@ describe('account verbs', () => {
     const r = await invoke<AccountRead<ApprovalRequestView>>('account.requestApproval', { hardwareSummary: '1x RTX 4090', contactEmail: 'me@example.com' });
     expect(r).toMatchObject({ ok: true, value: { status: 'under_review' } });
     expect(api.account.approvalRequests[0]).toMatchObject({ provider_name: stack.agent.snapshot().nodeName, hardware_summary: '1x RTX 4090' });
-    expect(await invoke('account.requestApproval', { hardwareSummary: '1x RTX 4090', contactEmail: 'me@example.com' })).toMatchObject({ ok: false, code: 'approval_already_requested' });
+    expect(await invoke('account.requestApproval', { hardwareSummary: '1x RTX 4090', contactEmail: 'me@example.com' })).toMatchObject({
+      ok: false,
+      code: 'approval_already_requested',
+    });
   });
 });
 

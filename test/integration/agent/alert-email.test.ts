@@ -38,7 +38,12 @@ beforeEach(async () => {
       const parts: Buffer[] = [];
       stream.on('data', (c: Buffer) => parts.push(c));
       stream.on('end', () => {
-        mails.push({ from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address), data: Buffer.concat(parts).toString('utf8'), user: session.user as string | undefined });
+        mails.push({
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+          to: session.envelope.rcptTo.map((r) => r.address),
+          data: Buffer.concat(parts).toString('utf8'),
+          user: session.user as string | undefined,
+        });
         cb();
       });
     },
@@ -56,7 +61,9 @@ const invoke = <T>(channel: string, args: unknown): Promise<T> => stack.agent.in
 
 describe('alerts by e-mail', () => {
   it('saves the SMTP settings with the password kept apart, and the test alert arrives', async () => {
-    const saved = await invoke<SaveResult>('settings.save', { patch: { alertEmailTo: 'owner@example.com', alertSmtpServer: `smtp://rig%40example.com@127.0.0.1:${port}`, alertSmtpPassword: PASSWORD } });
+    const saved = await invoke<SaveResult>('settings.save', {
+      patch: { alertEmailTo: 'owner@example.com', alertSmtpServer: `smtp://rig%40example.com@127.0.0.1:${port}`, alertSmtpPassword: PASSWORD },
+    });
     expect(saved).toMatchObject({ ok: true });
     const view = await invoke<SettingsView>('settings.get', {});
     expect(view).toMatchObject({ alertEmailTo: 'owner@example.com', alertSmtpPasswordSet: true });
@@ -71,7 +78,9 @@ describe('alerts by e-mail', () => {
   });
 
   it('e-mails a raised alert once per cooldown', async () => {
-    await invoke('settings.save', { patch: { alertEmailTo: 'owner@example.com', alertSmtpServer: `smtp://rig%40example.com@127.0.0.1:${port}`, alertSmtpPassword: PASSWORD } });
+    await invoke('settings.save', {
+      patch: { alertEmailTo: 'owner@example.com', alertSmtpServer: `smtp://rig%40example.com@127.0.0.1:${port}`, alertSmtpPassword: PASSWORD },
+    });
     stack.agent.alerts.raise('engine_down', 'Engine down', 'The engine at http://127.0.0.1:1 stopped answering.');
     await until(() => mails.length === 1, 'the alert e-mailed');
     stack.agent.alerts.raise('engine_down', 'Engine down', 'again');
@@ -83,7 +92,9 @@ describe('alerts by e-mail', () => {
     const bad = await invoke<SaveResult>('settings.save', { patch: { alertSmtpServer: `smtp://rig:${PASSWORD}@127.0.0.1:${port}` } });
     expect(bad.ok).toBe(false);
     expect(!bad.ok && bad.errors.alertSmtpServer).toContain('password');
-    await invoke('settings.save', { patch: { alertEmailTo: 'owner@example.com', alertSmtpServer: `smtp://rig%40example.com@127.0.0.1:${port}`, alertSmtpPassword: 'wrong' } });
+    await invoke('settings.save', {
+      patch: { alertEmailTo: 'owner@example.com', alertSmtpServer: `smtp://rig%40example.com@127.0.0.1:${port}`, alertSmtpPassword: 'wrong' },
+    });
     const r = await invoke<AlertTestResult>('alerts.test', {});
     expect(r).toMatchObject({ email: 'failed' });
     expect(mails).toHaveLength(0);

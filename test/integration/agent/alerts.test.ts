@@ -27,10 +27,11 @@ async function receiver(): Promise<Receiver> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   r.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook?topic=rig`;
-  r.close = () => new Promise((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
+  r.close = () =>
+    new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
   return r;
 }
 
@@ -70,7 +71,9 @@ describe('the agent raises alerts', () => {
 
     await stack.agent.invoke('serving.pause', { reason: 'by hand' });
     await stack.agent.invoke('serving.resume', {});
-    expect(await stack.agent.invoke('settings.save', { patch: { pauseSchedule: [{ days: [0, 1, 2, 3, 4, 5, 6], from: '00:00', to: '00:00' }] } })).toEqual({ ok: true });
+    expect(await stack.agent.invoke('settings.save', { patch: { pauseSchedule: [{ days: [0, 1, 2, 3, 4, 5, 6], from: '00:00', to: '00:00' }] } })).toEqual({
+      ok: true,
+    });
     await until(() => bridged.some((a) => a.kind === 'auto_paused'), 'auto_paused');
 
     // The second link_down fell inside the cooldown: listed and pushed to the UI, not re-sent.

@@ -37,7 +37,30 @@ async function streamOne(): Promise<void> {
   await until(async () => (await requests(stack.agent)).some((v) => v.status === 'ok'), 'the request finished');
 }
 
-const SNAPSHOT_KEYS = ['catalogue', 'discovery', 'engines', 'gateway', 'gpu', 'hasKey', 'hubView', 'identity', 'link', 'models', 'nodeId', 'nodeName', 'onboarded', 'pause', 'providerStatus', 'recent', 'simulatedHub', 'today', 'todayEarningsReason', 'verdict', 'version', 'weights'];
+const SNAPSHOT_KEYS = [
+  'catalogue',
+  'discovery',
+  'engines',
+  'gateway',
+  'gpu',
+  'hasKey',
+  'hubView',
+  'identity',
+  'link',
+  'models',
+  'nodeId',
+  'nodeName',
+  'onboarded',
+  'pause',
+  'providerStatus',
+  'recent',
+  'simulatedHub',
+  'today',
+  'todayEarningsReason',
+  'verdict',
+  'version',
+  'weights',
+];
 
 function expectModelStates(models: ModelState[]): void {
   for (const m of models) {
@@ -65,7 +88,15 @@ describe('every channel answers with its documented shape', () => {
     // Where the node key comes from (made here, in this fresh home), for the Settings line.
     expect(s.identity).toEqual({ source: 'generated', file: stack.agent.identity.file });
     expect(s).toMatchObject({ nodeName: 'test-node', hasKey: true, onboarded: true, link: { state: 'connected' }, pause: { paused: false } });
-    expect(s.today).toEqual({ requests: expect.any(Number), errors: expect.any(Number), tokensIn: expect.any(Number), tokensOut: expect.any(Number), earnings: expect.any(Number), energyWh: expect.any(Number), cost: expect.any(Number) });
+    expect(s.today).toEqual({
+      requests: expect.any(Number),
+      errors: expect.any(Number),
+      tokensIn: expect.any(Number),
+      tokensOut: expect.any(Number),
+      earnings: expect.any(Number),
+      energyWh: expect.any(Number),
+      cost: expect.any(Number),
+    });
     expect(s.gateway).toEqual({ enabled: false, listen: '127.0.0.1:18080', running: false, keys: expect.any(Number) });
     expect(s.models.map((m) => m.id)).toEqual([model]);
     expectModelStates(s.models);
@@ -87,7 +118,9 @@ describe('every channel answers with its documented shape', () => {
   it('models.setEnabled / setLimits refuse an unknown model with what to do', async () => {
     await expect(invoke('models.setEnabled', { model: 'nope', enabled: true })).rejects.toMatchObject({ code: 'not_found' });
     // The message names the model and what to do about it.
-    await expect(invoke('models.setEnabled', { model: 'nope', enabled: true })).rejects.toThrow('No model "nope" is known here. Rescan engines or add it to models.json.');
+    await expect(invoke('models.setEnabled', { model: 'nope', enabled: true })).rejects.toThrow(
+      'No model "nope" is known here. Rescan engines or add it to models.json.',
+    );
     await expect(invoke('models.setLimits', { model: 'nope', maxConcurrent: 1, maxQueue: 0 })).rejects.toMatchObject({ code: 'not_found' });
   });
 
@@ -176,15 +209,34 @@ describe('every channel answers with its documented shape', () => {
 
   it('settings.checkKey asks the hub', async () => {
     // code: the outcome in a stable word; detail: what the hub's status says beyond valid/invalid (status, step, next steps).
-    expect(await invoke('settings.checkKey', { key: TEST_KEY })).toEqual({ valid: true, code: 'key_accepted', message: expect.any(String), detail: expect.objectContaining({ status: 'active', canConnect: true, nextSteps: [] }) });
-    expect(await invoke('settings.checkKey', { key: 'sk-prov-not-the-key' })).toEqual({ valid: false, code: 'key_refused', message: expect.any(String), detail: expect.objectContaining({ canConnect: false }) });
+    expect(await invoke('settings.checkKey', { key: TEST_KEY })).toEqual({
+      valid: true,
+      code: 'key_accepted',
+      message: expect.any(String),
+      detail: expect.objectContaining({ status: 'active', canConnect: true, nextSteps: [] }),
+    });
+    expect(await invoke('settings.checkKey', { key: 'sk-prov-not-the-key' })).toEqual({
+      valid: false,
+      code: 'key_refused',
+      message: expect.any(String),
+      detail: expect.objectContaining({ canConnect: false }),
+    });
   });
 
   it('requests.list and requests.text after a streamed request through the hub', async () => {
     await streamOne();
     const list = await invoke<RequestView[]>('requests.list', {});
     const done = list.find((v) => v.status === 'ok')!;
-    expect(done).toMatchObject({ id: expect.any(String), source: 'hub', model, stream: true, startedAt: expect.any(Number), tokensIn: expect.any(Number), tokensOut: expect.any(Number), estimated: expect.any(Boolean) });
+    expect(done).toMatchObject({
+      id: expect.any(String),
+      source: 'hub',
+      model,
+      stream: true,
+      startedAt: expect.any(Number),
+      tokensIn: expect.any(Number),
+      tokensOut: expect.any(Number),
+      estimated: expect.any(Boolean),
+    });
     expect(await invoke<RequestView[]>('requests.list', { limit: 1 })).toHaveLength(1);
     const text = await invoke<string>('requests.text', { id: done.id });
     expect(typeof text).toBe('string');
@@ -200,13 +252,25 @@ describe('every channel answers with its documented shape', () => {
     expect(Object.keys(r).sort()).toEqual(['buckets', 'errorRate', 'from', 'perModel', 'to', 'totals']);
     expect(r.totals.requests).toBeGreaterThanOrEqual(1);
     expect(r.buckets.length).toBeGreaterThanOrEqual(4);
-    expect(r.buckets[0]).toEqual({ start: expect.any(Number), requests: expect.any(Number), tokensIn: expect.any(Number), tokensOut: expect.any(Number), earnings: expect.any(Number), errors: expect.any(Number), energyWh: expect.any(Number), cost: expect.any(Number) });
+    expect(r.buckets[0]).toEqual({
+      start: expect.any(Number),
+      requests: expect.any(Number),
+      tokensIn: expect.any(Number),
+      tokensOut: expect.any(Number),
+      earnings: expect.any(Number),
+      errors: expect.any(Number),
+      energyWh: expect.any(Number),
+      cost: expect.any(Number),
+    });
     expect(r.perModel.map((m) => m.model)).toContain(model);
     const csv = await invoke<string>('usage.exportCsv', { from: now - 3_600_000, to: now + 1000 });
     const rows = csv.trimEnd().split('\r\n');
     expect(rows[0]).toMatch(/^request_id,source,model,/);
     expect(rows.length).toBeGreaterThanOrEqual(2);
-    await expect(invoke('usage.exportCsv', { from: 10, to: 5 })).rejects.toMatchObject({ code: 'invalid_args', message: expect.stringContaining('to must not be before from') });
+    await expect(invoke('usage.exportCsv', { from: 10, to: 5 })).rejects.toMatchObject({
+      code: 'invalid_args',
+      message: expect.stringContaining('to must not be before from'),
+    });
   });
 
   it('engines.rescan with discovery off: only the engines models.json names, probed', async () => {
@@ -228,7 +292,9 @@ describe('every channel answers with its documented shape', () => {
     expect(warns.every((e) => e.level === 'warn' || e.level === 'error')).toBe(true);
     expect(warns.map((e) => e.msg)).toContain('a warning from the test');
     expect(await invoke<LogEntry[]>('logs.list', { limit: 1 })).toHaveLength(1);
-    expect((await invoke<LogEntry[]>('logs.list', {}))[0]).toEqual(expect.objectContaining({ ts: expect.any(Number), level: expect.any(String), subsystem: expect.any(String), msg: expect.any(String) }));
+    expect((await invoke<LogEntry[]>('logs.list', {}))[0]).toEqual(
+      expect.objectContaining({ ts: expect.any(Number), level: expect.any(String), subsystem: expect.any(String), msg: expect.any(String) }),
+    );
   });
 
   it('gateway.keys create / list / revoke', async () => {
@@ -389,7 +455,7 @@ describe('a fresh agent without a key', () => {
     expect(await a.invoke('settings.save', { patch: { providerKey: `  ${TEST_KEY}  ` } })).toEqual({ ok: true });
     expect(new FileSecretStore(bare.home).get('providerKey')).toBe(TEST_KEY);
     expect(fs.readFileSync(path.join(bare.home, 'settings.json'), 'utf8')).not.toContain(TEST_KEY);
-    expect(((await a.invoke('settings.get', {})) as SettingsView)).toMatchObject({ keySet: true, keyStorage: 'file' });
+    expect((await a.invoke('settings.get', {})) as SettingsView).toMatchObject({ keySet: true, keyStorage: 'file' });
     // The link starts with the new key.
     await registered(bare);
     expect(((await a.invoke('onboarding.complete', {})) as AgentSnapshot).onboarded).toBe(true);
@@ -435,7 +501,13 @@ describe('engines.addEndpoint with discovery on', () => {
   it('probes the new endpoint, remembers it, lists its models, and switches on the model the owner named', async () => {
     own = await startStack({ agent: { Discovery: true } });
     extra = await startTestEngine({ engineType: 'ollama', models: ['llama3.2:3b'] });
-    const engines = (await own.agent.invoke('engines.addEndpoint', { url: `${extra.url}/v1/`, model: 'llama3.2:3b' })) as Array<{ url: string; type: string; models: string[]; reachable: boolean; origin: string }>;
+    const engines = (await own.agent.invoke('engines.addEndpoint', { url: `${extra.url}/v1/`, model: 'llama3.2:3b' })) as Array<{
+      url: string;
+      type: string;
+      models: string[];
+      reachable: boolean;
+      origin: string;
+    }>;
     expect(engines).toContainEqual(expect.objectContaining({ url: extra.url, type: 'ollama', models: ['llama3.2:3b'], reachable: true, origin: 'owner' }));
     expect(own.agent.settings.get().extraEndpoints).toEqual([{ url: extra.url, model: 'llama3.2:3b' }]);
     const snap = (await own.agent.invoke('snapshot.get', {})) as AgentSnapshot;

@@ -25,7 +25,10 @@ describe('deep health in the agent', () => {
     await until(() => modelOf(stack!.agent, model)?.endpoints[0]?.condition === 'engine_error', 'the model shown with an engine error');
     const ep = modelOf(stack.agent, model)!.endpoints[0]!;
     expect(ep).toMatchObject({ health: 'unhealthy', deepCheck: { ok: false, code: 'engine_error' }, lastError: expect.stringContaining('answered 500') });
-    await until(() => stack!.hub!.received.some((m) => m.type === 'model_health_update' && (m.payload.model_health as Record<string, string>)[model] === 'unhealthy'), 'the hub told');
+    await until(
+      () => stack!.hub!.received.some((m) => m.type === 'model_health_update' && (m.payload.model_health as Record<string, string>)[model] === 'unhealthy'),
+      'the hub told',
+    );
     const probe = engine.requests.find((r) => r.method === 'POST');
     expect(probe?.body).toMatchObject({ model, max_tokens: 1, messages: [{ role: 'user', content: 'ping' }] });
 
@@ -39,15 +42,21 @@ describe('deep health in the agent', () => {
 describe('per-model health in the agent (Go keeps health per model)', () => {
   it('two models on one endpoint, one failing every completion: that one is unhealthy, the other healthy, as the hub hears it', async () => {
     stack = await startStack({
-      engines: [{ models: ['base-chat', 'lora-broken'], modelModes: { 'lora-broken': { status: 500, body: { error: { message: 'adapter failed to load' } } } } }],
+      engines: [
+        { models: ['base-chat', 'lora-broken'], modelModes: { 'lora-broken': { status: 500, body: { error: { message: 'adapter failed to load' } } } } },
+      ],
       agent: { DeepHealthCheckEvery: 5, SelfHealFailures: 0 },
     });
     await registered(stack);
-    const heard = (m: { type: string; payload: Record<string, unknown> }) => (m.type === 'model_health_update' || m.type === 'heartbeat' ? (m.payload.model_health as Record<string, string> | undefined) : undefined);
+    const heard = (m: { type: string; payload: Record<string, unknown> }) =>
+      m.type === 'model_health_update' || m.type === 'heartbeat' ? (m.payload.model_health as Record<string, string> | undefined) : undefined;
     await until(() => stack!.hub!.received.some((m) => heard(m)?.['lora-broken'] === 'unhealthy'), 'the hub hears the failing model unhealthy');
     const last = [...stack.hub!.received].reverse().find((m) => heard(m)?.['lora-broken'] === 'unhealthy')!;
     expect(heard(last)).toEqual({ 'base-chat': 'healthy', 'lora-broken': 'unhealthy' });
-    expect(modelOf(stack.agent, 'lora-broken')).toMatchObject({ health: 'unhealthy', endpoints: [{ condition: 'engine_error', deepCheck: { ok: false, code: 'engine_error' } }] });
+    expect(modelOf(stack.agent, 'lora-broken')).toMatchObject({
+      health: 'unhealthy',
+      endpoints: [{ condition: 'engine_error', deepCheck: { ok: false, code: 'engine_error' } }],
+    });
     expect(modelOf(stack.agent, 'base-chat')).toMatchObject({ health: 'healthy', endpoints: [{ health: 'healthy', deepCheck: { ok: true } }] });
     expect(modelOf(stack.agent, 'base-chat')!.endpoints[0]!.condition).toBeUndefined();
 
@@ -61,7 +70,11 @@ describe('per-model health in the agent (Go keeps health per model)', () => {
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
         body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] }),
       });
-    const posts = () => stack!.engines[0]!.requests.filter((r) => r.method === 'POST' && (r.body as { model?: string } | undefined)?.model === 'lora-broken' && (r.body as { max_tokens?: number }).max_tokens !== 1).length;
+    const posts = () =>
+      stack!.engines[0]!.requests.filter(
+        (r) =>
+          r.method === 'POST' && (r.body as { model?: string } | undefined)?.model === 'lora-broken' && (r.body as { max_tokens?: number }).max_tokens !== 1,
+      ).length;
     const refused = await ask('lora-broken');
     expect(refused.status).toBe(503);
     expect(await refused.json()).toMatchObject({ error: { code: 'rejected' } });
@@ -80,7 +93,10 @@ describe('per-model health in the agent (Go keeps health per model)', () => {
     const bad = await call(stack.agent, 'models.warmup', { model: 'chatty' });
     expect(bad).toMatchObject({ success: false, code: 'budget_exhausted' });
     expect(modelOf(stack.agent, 'chatty')).toMatchObject({ health: 'degraded', warmupFailure: { code: 'budget_exhausted' } });
-    await until(() => stack!.hub!.received.some((m) => m.type === 'model_health_update' && (m.payload.model_health as Record<string, string>).chatty === 'degraded'), 'the hub hears it degraded');
+    await until(
+      () => stack!.hub!.received.some((m) => m.type === 'model_health_update' && (m.payload.model_health as Record<string, string>).chatty === 'degraded'),
+      'the hub hears it degraded',
+    );
 
     await stack.engines[0]!.setMode({ generate: 3 });
     expect(await call(stack.agent, 'models.warmup', { model: 'chatty' })).toMatchObject({ success: true });

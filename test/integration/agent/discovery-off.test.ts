@@ -34,7 +34,10 @@ describe('discovery off', () => {
     const engines = (await stack.agent.invoke('engines.addEndpoint', { url: `${other.url}/v1`, model: 'tiny-llama' })) as EngineInfo[];
     expect(engines.find((e) => e.url === other.url)).toMatchObject({ type: 'llamacpp', reachable: true, models: ['tiny-llama'], origin: 'owner' });
     const snap = (await stack.agent.invoke('snapshot.get', {})) as AgentSnapshot;
-    expect(snap.models.find((m) => m.id === 'tiny-llama')).toMatchObject({ enabled: true, endpoints: [expect.objectContaining({ url: other.url, engineType: 'llamacpp' })] });
+    expect(snap.models.find((m) => m.id === 'tiny-llama')).toMatchObject({
+      enabled: true,
+      endpoints: [expect.objectContaining({ url: other.url, engineType: 'llamacpp' })],
+    });
     await until(() => stack!.hub!.providers()[0]?.models.includes('tiny-llama') ?? false, 'the added model announced to the hub');
 
     const dead = (await stack.agent.invoke('engines.addEndpoint', { url: 'http://127.0.0.1:9' })) as EngineInfo[];

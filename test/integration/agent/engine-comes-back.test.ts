@@ -90,7 +90,14 @@ describe('an engine added in the console comes back', () => {
     await s.agent.stop();
     const { Agent } = await import('../../../src/core/agent');
     const again = await Agent.create({ home, configPath: `${home}/config.toml`, log: s.log, gpu: false, discovery: false, env: { PATH: process.env.PATH } });
-    stack = { ...s, agent: again, close: async () => { await again.stop(); await s.close(); } };
+    stack = {
+      ...s,
+      agent: again,
+      close: async () => {
+        await again.stop();
+        await s.close();
+      },
+    };
     await again.start();
     await until(() => modelOf(again, 'tiny-llama')?.endpoints[0]?.condition === 'down', 'tiny-llama shown as down');
     expect(modelOf(again, 'tiny-llama')).toMatchObject({ enabled: true, health: 'unhealthy' });

@@ -28,7 +28,11 @@ describe('engine trouble', () => {
       expect(r.status).toBe(200);
       expect(((await r.json()) as { model: string }).model).toBe(model);
     }
-    const ep = () => stack!.agent.snapshot().models.find((m) => m.id === model)!.endpoints.find((e) => e.url === e1.url)!;
+    const ep = () =>
+      stack!.agent
+        .snapshot()
+        .models.find((m) => m.id === model)!
+        .endpoints.find((e) => e.url === e1.url)!;
     expect(ep()).toMatchObject({ health: 'unhealthy', condition: 'down' });
     expect(modelOf(stack.agent, model)?.health).toBe('healthy');
     await e1.setMode('ok');

@@ -49,7 +49,12 @@ describe('engines, toggles, balancing, capacity, pause', () => {
     await registered(stack);
     expect(stack.hub!.providers()[0]!.models).toEqual([]);
     const models = (await stack.agent.invoke('models.setEnabled', { model: 'shared/model', enabled: true })) as ModelState[];
-    expect(models.find((m) => m.id === 'shared/model')!.endpoints.map((e) => e.engineType).sort()).toEqual(['ollama', 'vllm']);
+    expect(
+      models
+        .find((m) => m.id === 'shared/model')!
+        .endpoints.map((e) => e.engineType)
+        .sort(),
+    ).toEqual(['ollama', 'vllm']);
     await until(() => stack!.hub!.providers()[0]!.models.includes('shared/model'), 'register with the enabled model');
     const registers = stack.hub!.providers()[0]!.registers;
     expect(registers).toBeGreaterThanOrEqual(2);
@@ -66,7 +71,9 @@ describe('engines, toggles, balancing, capacity, pause', () => {
     await stack.agent.invoke('models.setEnabled', { model: 'shared/model', enabled: true });
     await until(() => stack!.hub!.providers()[0]?.models.includes('shared/model') ?? false, 'model announced');
     const texts = await Promise.all(
-      Array.from({ length: 4 }, async () => chunkText(await readSse(await chat(stack!.hub!, { model: 'shared/model', stream: true, messages: [{ role: 'user', content: 'x' }] })))),
+      Array.from({ length: 4 }, async () =>
+        chunkText(await readSse(await chat(stack!.hub!, { model: 'shared/model', stream: true, messages: [{ role: 'user', content: 'x' }] }))),
+      ),
     );
     expect(texts).toEqual(Array(4).fill(generatedText(20)));
     const count = (i: number) => stack!.engines[i]!.requests.filter((r) => r.path === '/v1/chat/completions').length;
@@ -101,7 +108,13 @@ describe('engines, toggles, balancing, capacity, pause', () => {
     await stack.agent.invoke('serving.pause', { reason: 'gaming' });
     await until(() => stack!.hub!.providers()[0]!.models.length === 0, 'models withdrawn while paused');
     // a new request sent straight to the agent is refused while paused
-    const refused = await stack.hub!.call(stack.hub!.providers()[0]!.nodeId, 'inference', { model_id: model, stream: true, request: { model, messages: [{ role: 'user', content: 'x' }] } }, 'stream_end', 3000);
+    const refused = await stack.hub!.call(
+      stack.hub!.providers()[0]!.nodeId,
+      'inference',
+      { model_id: model, stream: true, request: { model, messages: [{ role: 'user', content: 'x' }] } },
+      'stream_end',
+      3000,
+    );
     // Refused on the stream's result path (stream_end with the status), not as an error frame.
     expect(refused).toMatchObject({ _type: 'stream_end', status_code: 429, error: expect.any(String) });
     // the in-flight one completes in full

@@ -19,7 +19,9 @@ describe('agent + gateway', () => {
     await registered(stack);
     expect(stack.agent.snapshot().gateway.running).toBe(false);
     const { key } = await createGatewayKey(stack.agent, 'script');
-    const saved = (await stack.agent.invoke('settings.save', { patch: { gatewayEnabled: true, gatewayListen: `127.0.0.1:${await freePort()}` } })) as { ok: boolean };
+    const saved = (await stack.agent.invoke('settings.save', { patch: { gatewayEnabled: true, gatewayListen: `127.0.0.1:${await freePort()}` } })) as {
+      ok: boolean;
+    };
     expect(saved.ok).toBe(true);
     const snap = stack.agent.snapshot();
     expect(snap.gateway).toMatchObject({ enabled: true, running: true, keys: 1 });

@@ -49,7 +49,15 @@ describe('GPU guard rails', () => {
     fs.writeFileSync(tempFile, '70');
     await until(() => !s.agent.snapshot().pause.paused, 'resumed once cool', 10_000);
     await until(() => model().maxConcurrent === full, 'the full limit again', 5000);
-    await until(() => s.hub!.providers().find((p) => p.connected)?.models.includes(model().id) === true, 'announced again', 5000);
+    await until(
+      () =>
+        s
+          .hub!.providers()
+          .find((p) => p.connected)
+          ?.models.includes(model().id) === true,
+      'announced again',
+      5000,
+    );
     expect((await chat(s.hub!, { model: model().id, messages: [{ role: 'user', content: 'hi' }] })).status).toBe(200);
 
     // The ledger's file holds the decisions (written before each is applied, so they are there by now).
@@ -66,7 +74,13 @@ describe('GPU guard rails', () => {
       ['gpu_hot_pause', 1, 0],
       ['gpu_cool_resume', 0, 0],
     ]);
-    expect(rows.filter((r) => r.cause === 'gpu_hot').map((r) => r.code)).toEqual(['gpu_hot_throttle', 'gpu_hot_pause', 'pause_gpu_hot', 'gpu_cool_resume', 'resume_gpu_hot']);
+    expect(rows.filter((r) => r.cause === 'gpu_hot').map((r) => r.code)).toEqual([
+      'gpu_hot_throttle',
+      'gpu_hot_pause',
+      'pause_gpu_hot',
+      'gpu_cool_resume',
+      'resume_gpu_hot',
+    ]);
     // The read model: time paused by the rails today, under its cause only.
     const rails = await call(s.agent, 'usage.rails', { from: Date.now() - 3_600_000, to: Date.now() + 1000 });
     expect(Object.keys(rails.summary.pausedByCause)).toEqual(['gpu_hot']);

@@ -16,7 +16,9 @@ afterEach(async () => {
 async function totalAfter(s: Stack, since: number): Promise<number> {
   let found: number | undefined;
   await until(() => {
-    const hb = s.hub!.received.find((m) => m.type === 'heartbeat' && typeof m.payload.timestamp === 'number' && (m.payload.timestamp as number) * 1000 >= since);
+    const hb = s.hub!.received.find(
+      (m) => m.type === 'heartbeat' && typeof m.payload.timestamp === 'number' && (m.payload.timestamp as number) * 1000 >= since,
+    );
     found = hb ? (hb.payload.metrics as Record<string, number>).total_requests : undefined;
     return found !== undefined;
   }, 'a heartbeat after the requests');

@@ -89,9 +89,17 @@ describe('hub link', () => {
     hub.broadcastRaw(JSON.stringify({ type: 'inference', request_id: 'r-bad', payload: { model_id: 'x', request: { max_tokens: 1 } } }));
     hub.broadcastRaw(JSON.stringify({ type: 'inference', request_id: 'r-bad-stream', payload: { model_id: 'x', stream: true, request: { max_tokens: 1 } } }));
     hub.broadcastRaw(JSON.stringify({ type: 'inference', payload: { model_id: 'x', request: { messages: [] } } }));
-    await until(() => hub.received.some((m) => m.payload.request_id === 'r-bad') && hub.received.some((m) => m.type === 'stream_end' && m.payload.request_id === 'r-bad-stream'), 'refusals on the result paths');
+    await until(
+      () =>
+        hub.received.some((m) => m.payload.request_id === 'r-bad') &&
+        hub.received.some((m) => m.type === 'stream_end' && m.payload.request_id === 'r-bad-stream'),
+      'refusals on the result paths',
+    );
     // An invalid inference is refused where the hub reads results: an ack (non-stream) or error chunk + stream_end.
-    expect(hub.received.find((m) => m.payload.request_id === 'r-bad')).toMatchObject({ type: 'ack', payload: { status_code: 400, response: null, error: expect.stringMatching(/messages|prompt/) } });
+    expect(hub.received.find((m) => m.payload.request_id === 'r-bad')).toMatchObject({
+      type: 'ack',
+      payload: { status_code: 400, response: null, error: expect.stringMatching(/messages|prompt/) },
+    });
     expect(hub.received.filter((m) => m.payload.request_id === 'r-bad-stream').map((m) => m.type)).toEqual(['stream_chunk', 'stream_end']);
     // Unknown types are not answered, and logged once per type.
     expect(hub.received.some((m) => String(m.payload.request_id ?? '').startsWith('r-unknown'))).toBe(false);

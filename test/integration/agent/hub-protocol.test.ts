@@ -33,7 +33,15 @@ describe('registration, health and heartbeat', () => {
     expect(hb.model_health).toEqual({ 'meta-llama/Llama-3.2-3B-Instruct': 'healthy' });
     expect(typeof hb.timestamp).toBe('number');
     expect(hb.metrics).toEqual(
-      expect.objectContaining({ active_requests: 0, gpu_utilization: 0, memory_utilization: 0, total_requests: 0, requests_per_minute: 0, avg_latency_ms: 0, tokens_per_second: 0 }),
+      expect.objectContaining({
+        active_requests: 0,
+        gpu_utilization: 0,
+        memory_utilization: 0,
+        total_requests: 0,
+        requests_per_minute: 0,
+        avg_latency_ms: 0,
+        tokens_per_second: 0,
+      }),
     );
   });
 
@@ -41,7 +49,8 @@ describe('registration, health and heartbeat', () => {
     stack = await startStack();
     await registered(stack);
     const model = stack.engines[0]!.modelIds[0]!;
-    const healthOf = () => stack!.hub!.received.filter((m) => m.type === 'model_health_update').map((m) => (m.payload.model_health as Record<string, string>)[model]);
+    const healthOf = () =>
+      stack!.hub!.received.filter((m) => m.type === 'model_health_update').map((m) => (m.payload.model_health as Record<string, string>)[model]);
     await stack.engines[0]!.setMode('down');
     await until(() => healthOf().includes('unhealthy'), 'unhealthy announced');
     await stack.engines[0]!.setMode('ok');
@@ -60,7 +69,13 @@ describe('registration, health and heartbeat', () => {
     await stack.engines[0]!.setMode('down');
     await until(() => modelOf(stack!.agent, model)?.health === 'unhealthy', 'model unhealthy');
     // The dev hub would skip an unhealthy provider; send the inference straight to the agent instead.
-    const reply = await stack.hub!.call(stack.hub!.providers()[0]!.nodeId, 'inference', { model_id: model, stream: true, request: { model, messages: [{ role: 'user', content: 'hi' }] } }, 'stream_end', 3000);
+    const reply = await stack.hub!.call(
+      stack.hub!.providers()[0]!.nodeId,
+      'inference',
+      { model_id: model, stream: true, request: { model, messages: [{ role: 'user', content: 'hi' }] } },
+      'stream_end',
+      3000,
+    );
     // A refusal takes the stream's result path: an error chunk first, then stream_end with the status.
     expect(reply._type).toBe('stream_end');
     expect(reply.status_code).toBe(503);
@@ -111,7 +126,10 @@ describe('inference relay', () => {
   });
 
   it('uses /v1/completions for a prompt, substitutes local_model and sends the Bearer api_key', async () => {
-    stack = await startStack({ engines: [{ apiKey: 'engine-secret' }], models: { 'public/name': { engine: 0, local_model: 'local-name', api_key: 'engine-secret' } } });
+    stack = await startStack({
+      engines: [{ apiKey: 'engine-secret' }],
+      models: { 'public/name': { engine: 0, local_model: 'local-name', api_key: 'engine-secret' } },
+    });
     await registered(stack);
     const res = await fetch(`${stack.hub!.url}/v1/completions`, {
       method: 'POST',
@@ -127,7 +145,9 @@ describe('inference relay', () => {
   });
 
   it('reports an engine HTTP error with its status and message', async () => {
-    stack = await startStack({ engines: [{ mode: { status: 400, body: { object: 'error', message: 'max_tokens is too large', type: 'BadRequestError', code: 400 } } }] });
+    stack = await startStack({
+      engines: [{ mode: { status: 400, body: { object: 'error', message: 'max_tokens is too large', type: 'BadRequestError', code: 400 } } }],
+    });
     await registered(stack);
     const model = stack.engines[0]!.modelIds[0]!;
     const res = await chat(stack.hub!, { model, stream: true, messages: [{ role: 'user', content: 'hi' }] });
@@ -155,7 +175,13 @@ describe('inference relay', () => {
     stack = await startStack();
     await registered(stack);
     const nodeId = stack.hub!.providers()[0]!.nodeId;
-    const reply = await stack.hub!.call(nodeId, 'inference', { model_id: 'no/such-model', stream: true, request: { model: 'no/such-model', messages: [] } }, 'stream_end', 2000);
+    const reply = await stack.hub!.call(
+      nodeId,
+      'inference',
+      { model_id: 'no/such-model', stream: true, request: { model: 'no/such-model', messages: [] } },
+      'stream_end',
+      2000,
+    );
     expect(reply).toMatchObject({ _type: 'stream_end', status_code: 404, error: expect.any(String), request_id: expect.any(String) });
     const nonStream = await stack.hub!.call(nodeId, 'inference', { model_id: 'no/such-model', request: { model: 'no/such-model', messages: [] } }, 'ack', 2000);
     expect(nonStream).toMatchObject({ _type: 'ack', status_code: 404, response: null, error: expect.any(String), request_id: expect.any(String) });
@@ -168,7 +194,9 @@ describe('inference relay', () => {
     const model = stack.engines[0]!.modelIds[0]!;
     const sizes = Array.from({ length: 16 }, (_, i) => 5 + i);
     const texts = await Promise.all(
-      sizes.map(async (n) => chunkText(await readSse(await chat(stack!.hub!, { model, stream: true, max_tokens: n, messages: [{ role: 'user', content: `r${n}` }] })))),
+      sizes.map(async (n) =>
+        chunkText(await readSse(await chat(stack!.hub!, { model, stream: true, max_tokens: n, messages: [{ role: 'user', content: `r${n}` }] }))),
+      ),
     );
     expect(texts).toEqual(sizes.map((n) => generatedText(n)));
   });

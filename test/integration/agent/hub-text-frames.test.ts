@@ -15,7 +15,9 @@ describe('hub frames', () => {
     await registered(stack);
     const ws = stack.hub!.providers()[0]!.ws!;
     const frames: Array<{ binary: boolean; type: string }> = [];
-    ws.on('message', (data: Buffer, isBinary: boolean) => frames.push({ binary: isBinary, type: (JSON.parse(data.toString('utf8')) as { type: string }).type }));
+    ws.on('message', (data: Buffer, isBinary: boolean) =>
+      frames.push({ binary: isBinary, type: (JSON.parse(data.toString('utf8')) as { type: string }).type }),
+    );
     const model = stack.engines[0]!.modelIds[0]!;
     const text = chunkText(await readSse(await chat(stack.hub!, { model, stream: true, messages: [{ role: 'user', content: 'hi' }] })));
     expect(text.length).toBeGreaterThan(0);

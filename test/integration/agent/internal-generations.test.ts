@@ -90,7 +90,15 @@ describe('internal generations go through the inference service', () => {
     expect(generations(t.a)).toHaveLength(1);
     const res = await fetch(`${t.s.hub!.url}/dev/benchmark`, {
       method: 'POST',
-      body: JSON.stringify({ benchmark_id: 'b1', model_id: t.model, prompts: [{ id: 'p1', prompt: 'one' }, { id: 'p2', prompt: 'two' }], timeout_ms: 10_000 }),
+      body: JSON.stringify({
+        benchmark_id: 'b1',
+        model_id: t.model,
+        prompts: [
+          { id: 'p1', prompt: 'one' },
+          { id: 'p2', prompt: 'two' },
+        ],
+        timeout_ms: 10_000,
+      }),
     });
     const reply = (await res.json()) as { results: Array<{ prompt_id: string; error?: string }> };
     busy.stop();

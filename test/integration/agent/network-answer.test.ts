@@ -14,12 +14,27 @@ afterEach(async () => {
 
 const ask = (model: string) => ({ model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 });
 
-describe('the network\'s answer to a failed request', () => {
+describe("the network's answer to a failed request", () => {
   it('an outage is 503 with the generic message; other failures keep their status without addresses or owner advice', () => {
-    expect(networkAnswer({ status: 'error', statusCode: 502, error: 'could not reach the engine at http://127.0.0.1:8080 (ECONNREFUSED); check that it is running', noAnswer: 'ECONNREFUSED' })).toEqual({ statusCode: 503, error: NETWORK_OUTAGE });
-    expect(networkAnswer({ status: 'error', statusCode: 504, error: 'the engine at http://127.0.0.1:8080 sent no headers within 60 s', noAnswer: 'timeout' })).toEqual({ statusCode: 504, error: NETWORK_OUTAGE });
-    expect(networkAnswer({ status: 'rejected', statusCode: 503, error: 'Model "m" is unavailable: every engine serving it is unhealthy.' })).toEqual({ statusCode: 503, error: NETWORK_OUTAGE });
-    expect(networkAnswer({ status: 'error', statusCode: 400, error: 'max_tokens is too large' })).toEqual({ statusCode: 400, error: 'max_tokens is too large' });
+    expect(
+      networkAnswer({
+        status: 'error',
+        statusCode: 502,
+        error: 'could not reach the engine at http://127.0.0.1:8080 (ECONNREFUSED); check that it is running',
+        noAnswer: 'ECONNREFUSED',
+      }),
+    ).toEqual({ statusCode: 503, error: NETWORK_OUTAGE });
+    expect(
+      networkAnswer({ status: 'error', statusCode: 504, error: 'the engine at http://127.0.0.1:8080 sent no headers within 60 s', noAnswer: 'timeout' }),
+    ).toEqual({ statusCode: 504, error: NETWORK_OUTAGE });
+    expect(networkAnswer({ status: 'rejected', statusCode: 503, error: 'Model "m" is unavailable: every engine serving it is unhealthy.' })).toEqual({
+      statusCode: 503,
+      error: NETWORK_OUTAGE,
+    });
+    expect(networkAnswer({ status: 'error', statusCode: 400, error: 'max_tokens is too large' })).toEqual({
+      statusCode: 400,
+      error: 'max_tokens is too large',
+    });
     expect(networkAnswer({ status: 'rejected', statusCode: 404, error: 'Model "x" is not served here.' }).statusCode).toBe(404);
     const scrubbed = scrubForNetwork('the engine at http://192.168.1.20:8080 answered 500; restart the engine');
     expect(scrubbed).not.toMatch(/192\.168|8080|restart/);

@@ -23,11 +23,17 @@ describe('earnings from the network', () => {
     api = await PlatformApi.start(TEST_KEY);
     api.routes['/api/v1/stats/model-demand'] = {
       kind: 'json',
-      body: { code: 0, data: { models: [{ model_id: MODEL, input_price: 0.2, output_price: 0.6, provider_input_price: 0.15, provider_output_price: 0.45, tier: 'standard' }] } },
+      body: {
+        code: 0,
+        data: { models: [{ model_id: MODEL, input_price: 0.2, output_price: 0.6, provider_input_price: 0.15, provider_output_price: 0.45, tier: 'standard' }] },
+      },
     };
     stack = await startStack({ serviceUrl: api.url, engines: [{ models: [MODEL], mode: { generate: 40 }, promptTokens: 12 }] });
     await registered(stack);
-    await until(async () => (await call(stack!.agent, 'earnings.overview', {})).pricing.some((p) => p.model === MODEL && p.source === 'network'), 'network rates fetched');
+    await until(
+      async () => (await call(stack!.agent, 'earnings.overview', {})).pricing.some((p) => p.model === MODEL && p.source === 'network'),
+      'network rates fetched',
+    );
     expect(stack.agent.snapshot().todayEarningsReason).toBe('no_requests');
     await stack.agent.invoke('prices.set', { model: '*', inputPerM: 50, outputPerM: 50 }); // ignored: the network prices MODEL
     for (let i = 0; i < 3; i++) await readSse(await chat(stack.hub!, { model: MODEL, stream: true, messages: [{ role: 'user', content: `x${i}` }] }));

@@ -50,7 +50,14 @@ describe('hub notices', () => {
 
     // A second agent on the same home folder (a restart) lists it.
     await stack.agent.stop();
-    extra = await Agent.create({ home: stack.home, configPath: path.join(stack.home, 'config.toml'), log: memoryLog(), gpu: false, discovery: false, env: { PATH: process.env.PATH } });
+    extra = await Agent.create({
+      home: stack.home,
+      configPath: path.join(stack.home, 'config.toml'),
+      log: memoryLog(),
+      gpu: false,
+      discovery: false,
+      env: { PATH: process.env.PATH },
+    });
     expect(((await extra.invoke('notices.list', {})) as HubNoticeView[]).map((n) => n.event)).toEqual(['traffic_withheld']);
   });
 
@@ -70,16 +77,13 @@ describe('hub notices', () => {
     await registered(stack);
     const hub = stack.hub!;
     const dialsBefore = stack.agent.hubStatus().counters.dials;
-    for (const bad of [
-      { event: 'bad event\r\nBcc: x', message: 'm' },
-      { event: 'ok_name', message: 'x'.repeat(10_000) },
-      { event: 'ok_name' },
-    ]) {
+    for (const bad of [{ event: 'bad event\r\nBcc: x', message: 'm' }, { event: 'ok_name', message: 'x'.repeat(10_000) }, { event: 'ok_name' }]) {
       expect((await post(`${hub.url}/dev/notice`, bad)).status).toBe(200);
     }
     hub.broadcastRaw(JSON.stringify({ type: 'notice', payload: 'not an object' }));
     // Each drop is logged once, with its reason code (what the console's Logs page shows).
-    const drops = async (): Promise<string[]> => (await logEntries(stack!.agent, 100, 'warn')).map((e) => e.msg).filter((m) => m.startsWith('dropped a hub notice'));
+    const drops = async (): Promise<string[]> =>
+      (await logEntries(stack!.agent, 100, 'warn')).map((e) => e.msg).filter((m) => m.startsWith('dropped a hub notice'));
     await until(async () => (await drops()).length === 4, 'four notices dropped');
     const warns = (await drops()).join('\n');
     for (const code of ['bad_event', 'oversized', 'no_message', 'not_an_object']) expect(warns).toContain(`(${code})`);

@@ -10,7 +10,14 @@ afterEach(async () => {
   stack = undefined;
 });
 
-const TRACES = ['vllm-chat-basic.sse', 'sglang-chat-reasoning-include-usage.sse', 'llamacpp-chat-include-usage.sse', 'ollama-chat-v0.32-include-usage.sse', 'tgi-chat-basic.sse', 'lmstudio-chat-basic-v0.3.sse'];
+const TRACES = [
+  'vllm-chat-basic.sse',
+  'sglang-chat-reasoning-include-usage.sse',
+  'llamacpp-chat-include-usage.sse',
+  'ollama-chat-v0.32-include-usage.sse',
+  'tgi-chat-basic.sse',
+  'lmstudio-chat-basic-v0.3.sse',
+];
 
 describe('openai client through hub and agent', () => {
   it.each(TRACES)('streams %s with the same text the engine sent', async (trace) => {

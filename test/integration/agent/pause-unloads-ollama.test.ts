@@ -32,7 +32,10 @@ async function withOllama(pauseFreesGpu: boolean): Promise<Stack> {
   return s;
 }
 
-const unloads = () => ollama.requests.filter((r) => r.path === '/api/generate' && (r.body as { keep_alive?: unknown }).keep_alive === 0).map((r) => (r.body as { model: string }).model);
+const unloads = () =>
+  ollama.requests
+    .filter((r) => r.path === '/api/generate' && (r.body as { keep_alive?: unknown }).keep_alive === 0)
+    .map((r) => (r.body as { model: string }).model);
 
 describe('a pause that frees the GPU', () => {
   it('unloads the served Ollama model, and only that one', async () => {

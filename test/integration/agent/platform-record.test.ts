@@ -37,7 +37,10 @@ describe("the platform's record", () => {
       await reader.read().catch(() => undefined);
     }
     await until(async () => (await ledgerRows(stack!.agent)).filter((r) => r.status === 'cancelled').length === 2, 'two cancelled rows');
-    await until(async () => (await call(stack!.agent, 'earnings.overview', { refresh: true })).local.undelivered.requests === 0, 'the hub-cancelled rows are not undelivered');
+    await until(
+      async () => (await call(stack!.agent, 'earnings.overview', { refresh: true })).local.undelivered.requests === 0,
+      'the hub-cancelled rows are not undelivered',
+    );
     const o = (await call(stack.agent, 'earnings.overview', { refresh: true })) as EarningsOverview;
     expect(o.local.requests).toBe(2);
     expect(o.reasons.map((r) => r.code)).not.toContain('undelivered');

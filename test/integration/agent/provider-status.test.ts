@@ -18,7 +18,15 @@ describe('provider status gates the connection', () => {
     const agent = stack.agent;
     await until(() => agent.snapshot().providerStatus?.state === 'waiting', 'status waiting');
     const v = (await snap(stack)).providerStatus!;
-    expect(v).toMatchObject({ state: 'waiting', status: 'pending', canConnect: false, apiKeyValid: true, step: 1, totalSteps: 4, stepLabel: 'Request approval' });
+    expect(v).toMatchObject({
+      state: 'waiting',
+      status: 'pending',
+      canConnect: false,
+      apiKeyValid: true,
+      step: 1,
+      totalSteps: 4,
+      stepLabel: 'Request approval',
+    });
     expect(v.nextSteps.length).toBeGreaterThan(0);
     expect(v.warning).toBeTruthy();
     // Re-checked every minute: the next check is about 60 s away.

@@ -85,11 +85,22 @@ describe('"serve this" announces the network id', () => {
 
     // Restart on the same home: models.json still maps it.
     await stack.agent.stop();
-    const again = await Agent.create({ home: stack.home, configPath: path.join(stack.home, 'config.toml'), log: memoryLog(), gpu: false, discovery: false, env: { PATH: process.env.PATH } });
+    const again = await Agent.create({
+      home: stack.home,
+      configPath: path.join(stack.home, 'config.toml'),
+      log: memoryLog(),
+      gpu: false,
+      discovery: false,
+      env: { PATH: process.env.PATH },
+    });
     const registersBefore = registers(stack);
     await again.start();
     try {
-      await until(() => registers(stack!) > registersBefore && lastRegister(stack!)?.includes(QWEN) === true, 'register after restart lists the network id', 10_000);
+      await until(
+        () => registers(stack!) > registersBefore && lastRegister(stack!)?.includes(QWEN) === true,
+        'register after restart lists the network id',
+        10_000,
+      );
       expect(await askHub(stack)).toBe('Ping-ok.');
       expect(ollamaChats()).toEqual([TAG, TAG]);
     } finally {
@@ -109,7 +120,11 @@ describe('"serve this" announces the network id', () => {
     expect(fs.existsSync(modelsJson) ? Object.keys(JSON.parse(fs.readFileSync(modelsJson, 'utf8')) as object) : []).not.toContain(QWEN);
     expect(done.rows[0]).toMatchObject({ modelId: QWEN, here: 'pullable' });
     // The engines were rescanned after the pull: the tag is there, and the hub was not told it is QWEN.
-    await until(() => stack!.agent.snapshot().engines.some((e) => e.type === 'ollama' && e.models.includes('qwen2.5:1.5b')), 'the pulled tag seen on the engine', 10_000);
+    await until(
+      () => stack!.agent.snapshot().engines.some((e) => e.type === 'ollama' && e.models.includes('qwen2.5:1.5b')),
+      'the pulled tag seen on the engine',
+      10_000,
+    );
     expect(lastRegister(stack) ?? []).not.toContain(QWEN);
   });
 
@@ -117,7 +132,9 @@ describe('"serve this" announces the network id', () => {
     stack = await withOllama();
     await expect(stack.agent.invoke('demand.pull', { engineUrl: 'http://169.254.169.254', model: TAG })).rejects.toMatchObject({ code: 'invalid_args' });
     await expect(stack.agent.invoke('demand.pull', { engineUrl: ollama.url, model: 'x; rm -rf /' })).rejects.toMatchObject({ code: 'invalid_args' });
-    await expect(stack.agent.invoke('demand.pull', { engineUrl: ollama.url, model: TAG, networkId: 'not/listed' })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(stack.agent.invoke('demand.pull', { engineUrl: ollama.url, model: TAG, networkId: 'not/listed' })).rejects.toMatchObject({
+      code: 'not_found',
+    });
     await expect(stack.agent.invoke('demand.serve', { modelId: 'openai/gpt-5.4' })).rejects.toMatchObject({ code: 'not_found' });
     expect(ollama.pulled).toEqual([]);
   });
@@ -129,7 +146,14 @@ describe('"serve this" announces the network id', () => {
     await stack.agent.invoke('models.setEnabled', { model: TAG, enabled: true });
     await until(() => lastRegister(stack!)?.includes(TAG) === true, 'the tag announced');
     const d = (await stack.agent.invoke('demand.list', {})) as DemandView;
-    expect(d.rows[0]).toMatchObject({ modelId: QWEN, here: 'on_disk', local: { engineUrl: ollama.url, model: TAG }, sizeGb: 0.37, parameterSize: '494.03M', quantization: 'Q4_K_M' });
+    expect(d.rows[0]).toMatchObject({
+      modelId: QWEN,
+      here: 'on_disk',
+      local: { engineUrl: ollama.url, model: TAG },
+      sizeGb: 0.37,
+      parameterSize: '494.03M',
+      quantization: 'Q4_K_M',
+    });
 
     await stack.agent.invoke('demand.serve', { modelId: QWEN });
     await until(() => lastRegister(stack!)?.includes(QWEN) === true, 'register lists the network id', 10_000);

@@ -59,4 +59,3 @@ it('the per-model report counts a model’s requests in its bucket and leaves ot
   expect(r.buckets.at(-1)!.p50LatencyMs).not.toBeNull();
   await expect(stack.agent.invoke('usage.model', { model: 'm-a', hours: 0 })).rejects.toMatchObject({ code: 'invalid_args' });
 });
-

@@ -25,7 +25,9 @@ describe("the hub's upgrade advice", () => {
     stack = await startStack({ hub: false, hubUrl: hub.wsUrl, start: false });
     expect(await stack.agent.invoke('settings.save', { patch: { updateFeedUrl: gh.feed } })).toEqual({ ok: true });
     const found = new Promise<UpdateDownloadView>((resolve) => stack!.agent.subscribe((e) => e.type === 'update.download' && resolve(e.download)));
-    const said = new Promise<LogEntry>((resolve) => stack!.log.on('entry', (e: LogEntry) => e.subsystem.endsWith('update') && e.msg.includes('hub advises') && resolve(e)));
+    const said = new Promise<LogEntry>((resolve) =>
+      stack!.log.on('entry', (e: LogEntry) => e.subsystem.endsWith('update') && e.msg.includes('hub advises') && resolve(e)),
+    );
     await stack.agent.start();
     expect(await found).toMatchObject({ state: 'available', code: 'update_available', version: '99.0.0' });
     expect(gh.hits).toEqual([`/repos/${gh.owner}/${gh.repo}/releases/latest`]);

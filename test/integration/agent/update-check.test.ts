@@ -32,13 +32,17 @@ async function feed(routes: Record<string, { status?: number; type?: string; bod
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-const npmMeta = (latest: string) => JSON.stringify({ name: 'swan-provider-console', 'dist-tags': { latest }, versions: { [latest]: { dist: { tarball: 'http://x/y.tgz' } } } });
+const npmMeta = (latest: string) =>
+  JSON.stringify({ name: 'swan-provider-console', 'dist-tags': { latest }, versions: { [latest]: { dist: { tarball: 'http://x/y.tgz' } } } });
 
 describe('update check through the bridge', () => {
   it('runs through the bridge with the feed from Settings', async () => {
     const base = await feed({ '/p': { body: npmMeta('9.0.0') } });
     stack = await startStack({ hub: false, start: false });
-    expect(await stack.agent.invoke('settings.save', { patch: { updateFeedUrl: 'ftp://x' } })).toMatchObject({ ok: false, errors: { updateFeedUrl: expect.any(String) } });
+    expect(await stack.agent.invoke('settings.save', { patch: { updateFeedUrl: 'ftp://x' } })).toMatchObject({
+      ok: false,
+      errors: { updateFeedUrl: expect.any(String) },
+    });
     expect(await stack.agent.invoke('settings.save', { patch: { updateFeedUrl: `${base}/p` } })).toEqual({ ok: true });
     expect(await stack.agent.invoke('update.check', {})).toMatchObject({ latest: '9.0.0', available: true, feed: `${base}/p` });
     const info = (await stack.agent.invoke('app.info', {})) as { version: string; build: string };
@@ -55,7 +59,12 @@ describe('the headless agent and downloads', () => {
     expect(await stack.agent.invoke('update.status', {})).toBeNull();
     gh = await GithubReleasesStandIn.start({ tag: 'v99.0.0', assets: [{ name: 'swan-provider-console-99.0.0.tgz', data: Buffer.from('tarball') }] });
     expect(await stack.agent.invoke('settings.save', { patch: { updateFeedUrl: gh.feed } })).toEqual({ ok: true });
-    expect(await stack.agent.invoke('update.check', {})).toMatchObject({ channel: 'github', code: 'update_available', latest: '99.0.0', download: { state: 'available' } });
+    expect(await stack.agent.invoke('update.check', {})).toMatchObject({
+      channel: 'github',
+      code: 'update_available',
+      latest: '99.0.0',
+      download: { state: 'available' },
+    });
     const ready = new Promise<unknown>((resolve) => {
       const off = stack!.agent.subscribe((e) => {
         if (e.type === 'update.download' && e.download.state === 'ready') {
@@ -67,6 +76,9 @@ describe('the headless agent and downloads', () => {
     expect(await stack.agent.invoke('update.download', {})).toMatchObject({ code: 'update_downloading' });
     expect(await ready).toMatchObject({ code: 'update_ready', command: expect.stringContaining('swan-provider-console-99.0.0.tgz') });
     expect(await stack.agent.invoke('update.status', {})).toMatchObject({ latest: '99.0.0', download: { code: 'update_ready' } });
-    await expect(stack.agent.invoke('update.install', { when: 'now' })).rejects.toMatchObject({ code: 'not_supported', message: expect.stringContaining('npm install -g') });
+    await expect(stack.agent.invoke('update.install', { when: 'now' })).rejects.toMatchObject({
+      code: 'not_supported',
+      message: expect.stringContaining('npm install -g'),
+    });
   });
 });

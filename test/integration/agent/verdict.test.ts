@@ -14,7 +14,10 @@ afterEach(async () => {
 const CATALOGUED = 'simulated-llama-3.1-8b-instruct';
 const verdict = (): Verdict => stack!.agent.snapshot().verdict;
 async function verdictBecomes(state: Verdict['state'], code?: string): Promise<Verdict> {
-  await until(() => verdict().state === state && (code === undefined || verdict().reasons[0]?.code === code), `verdict ${state}${code ? ` (${code})` : ''}, is ${JSON.stringify(verdict())}`);
+  await until(
+    () => verdict().state === state && (code === undefined || verdict().reasons[0]?.code === code),
+    `verdict ${state}${code ? ` (${code})` : ''}, is ${JSON.stringify(verdict())}`,
+  );
   return verdict();
 }
 async function start(o: StackOptions): Promise<Stack> {

@@ -52,7 +52,10 @@ describe('swan-provider', () => {
     cleanup.push(() => fs.rmSync(home, { recursive: true, force: true }));
     // The first-run config points at mainnet; the console's overlay keeps this test off the real hosts.
     fs.writeFileSync(path.join(home, 'settings.json'), JSON.stringify({ hubUrl: 'ws://127.0.0.1:9', serviceUrl: 'http://127.0.0.1:9' }));
-    const child = spawn(process.execPath, [BIN, 'run', '--home', home, '--init-if-missing', '--no-discovery', '--console', '127.0.0.1:0'], { env: { ...process.env, CP_PATH: NO_GO_KEY }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'run', '--home', home, '--init-if-missing', '--no-discovery', '--console', '127.0.0.1:0'], {
+      env: { ...process.env, CP_PATH: NO_GO_KEY },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -122,7 +125,11 @@ describe('swan-provider', () => {
     cleanup.push(() => fs.rmSync(home, { recursive: true, force: true }));
     const model = engine.modelIds[0]!;
     fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify({ [model]: { endpoint: `${engine.url}/v1` } }));
-    writeConfigToml(home, { API: { NodeName: 'cli-node' }, Inference: { WebSocketURL: hub.wsUrl, ServiceURL: hub.url, ApiKey: TEST_KEY }, Agent: { Discovery: false } });
+    writeConfigToml(home, {
+      API: { NodeName: 'cli-node' },
+      Inference: { WebSocketURL: hub.wsUrl, ServiceURL: hub.url, ApiKey: TEST_KEY },
+      Agent: { Discovery: false },
+    });
     const doctor = await runCli(['doctor', '--home', home]);
     // Named as the hub it is (a custom one), never "the Swan network".
     expect(doctor.stdout).toContain(`All good: Serving 1 model to the custom hub at ${new URL(hub.wsUrl).host}: routed and earning.`);
@@ -132,7 +139,11 @@ describe('swan-provider', () => {
     const unknownHome = tempHome();
     cleanup.push(() => fs.rmSync(unknownHome, { recursive: true, force: true }));
     fs.writeFileSync(path.join(unknownHome, 'models.json'), JSON.stringify({ 'my-own-model': { endpoint: `${engine.url}/v1`, local_model: model } }));
-    writeConfigToml(unknownHome, { API: { NodeName: 'cli-node' }, Inference: { WebSocketURL: hub.wsUrl, ServiceURL: hub.url, ApiKey: TEST_KEY }, Agent: { Discovery: false } });
+    writeConfigToml(unknownHome, {
+      API: { NodeName: 'cli-node' },
+      Inference: { WebSocketURL: hub.wsUrl, ServiceURL: hub.url, ApiKey: TEST_KEY },
+      Agent: { Discovery: false },
+    });
     const unrouted = await runCli(['doctor', '--home', unknownHome]);
     expect(unrouted.code).toBe(1);
     expect(unrouted.stdout).not.toContain('All good');
@@ -140,12 +151,20 @@ describe('swan-provider', () => {
     expect(unrouted.stdout).toContain('Not routed:');
     const unpaid = await startDevHub({ token: TEST_KEY });
     cleanup.push(() => unpaid.close());
-    writeConfigToml(home, { API: { NodeName: 'cli-node' }, Inference: { WebSocketURL: unpaid.wsUrl, ServiceURL: unpaid.url, ApiKey: TEST_KEY }, Agent: { Discovery: false } });
+    writeConfigToml(home, {
+      API: { NodeName: 'cli-node' },
+      Inference: { WebSocketURL: unpaid.wsUrl, ServiceURL: unpaid.url, ApiKey: TEST_KEY },
+      Agent: { Discovery: false },
+    });
     const notEarning = await runCli(['doctor', '--home', home]);
     expect(notEarning.code).toBe(1);
     expect(notEarning.stdout).toContain('✗ Earnings are not enabled for this provider');
     expect(notEarning.stdout).toContain('Not earning:');
-    writeConfigToml(home, { API: { NodeName: 'cli-node' }, Inference: { WebSocketURL: hub.wsUrl, ServiceURL: hub.url, ApiKey: TEST_KEY }, Agent: { Discovery: false } });
+    writeConfigToml(home, {
+      API: { NodeName: 'cli-node' },
+      Inference: { WebSocketURL: hub.wsUrl, ServiceURL: hub.url, ApiKey: TEST_KEY },
+      Agent: { Discovery: false },
+    });
     // A pending provider: doctor says it cannot connect yet, with the platform's next steps.
     hub.platform.setStatus(TEST_KEY, 'pending');
     const pending = await runCli(['doctor', '--home', home]);
@@ -156,7 +175,10 @@ describe('swan-provider', () => {
     expect(pending.stdout).toContain('next: Use "Ask for approval" under Settings → Payout & activation (or `swan-provider account request-approval`)');
     expect(pending.stdout).not.toMatch(/next: \d+\.|computing-provider/);
     hub.platform.setStatus(TEST_KEY, 'active');
-    const child: ChildProcess = spawn(process.execPath, [BIN, 'run', '--home', home, '--config', path.join(home, 'config.toml')], { env: { ...process.env, CP_PATH: NO_GO_KEY }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child: ChildProcess = spawn(process.execPath, [BIN, 'run', '--home', home, '--config', path.join(home, 'config.toml')], {
+      env: { ...process.env, CP_PATH: NO_GO_KEY },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let err = '';
     child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
     cleanup.push(

@@ -23,10 +23,14 @@ describe('demo', () => {
     const url = (await demo.line(/console: (http:\/\/\S+)/, 'console URL', 60_000))[1]!;
     const bridge = await Bridge.open(url);
     cleanup.push(() => bridge.close());
-    const snap = await eventually(async () => {
-      const s = await bridge.invoke<AgentSnapshot>('snapshot.get');
-      return s.verdict.state === 'serving' && s.catalogue?.state === 'ok' ? s : undefined;
-    }, 'the demo serving, routed and earning', 20_000);
+    const snap = await eventually(
+      async () => {
+        const s = await bridge.invoke<AgentSnapshot>('snapshot.get');
+        return s.verdict.state === 'serving' && s.catalogue?.state === 'ok' ? s : undefined;
+      },
+      'the demo serving, routed and earning',
+      20_000,
+    );
     expect(snap.verdict.routable.sort()).toEqual(['simulated-llama-3.1-8b-instruct', 'simulated-qwen2.5-7b-instruct']);
     expect(Object.values(snap.catalogue!.models).every((m) => m.known)).toBe(true);
     expect(snap.providerStatus?.earningsEnabled).toBe(true);

@@ -68,13 +68,22 @@ describe('the dev hub model repository', () => {
     expect(hub.repository?.modelCount).toBe(1);
     const r = await get('/api/v1/models/catalog');
     expect(r.status).toBe(200);
-    expect(json(r.body)).toEqual({ code: 0, data: { models: [{ model_id: ID, name: 'tiny-chat', category: 'text-generation', file_count: Object.keys(FILES).length, total_size_bytes: TOTAL }], total: 1 } });
+    expect(json(r.body)).toEqual({
+      code: 0,
+      data: {
+        models: [{ model_id: ID, name: 'tiny-chat', category: 'text-generation', file_count: Object.keys(FILES).length, total_size_bytes: TOTAL }],
+        total: 1,
+      },
+    });
   });
 
-  it('lists a model\'s files with their true sha256 and URLs on the dev hub; dot-files are not there', async () => {
+  it("lists a model's files with their true sha256 and URLs on the dev hub; dot-files are not there", async () => {
     const r = await get(`/api/v1/models/${ENC}/files`);
     expect(r.status).toBe(200);
-    const body = json(r.body) as { code: number; data: { model_id: string; files: Array<Record<string, unknown>>; total_size_bytes: number; file_count: number } };
+    const body = json(r.body) as {
+      code: number;
+      data: { model_id: string; files: Array<Record<string, unknown>>; total_size_bytes: number; file_count: number };
+    };
     expect(body.code).toBe(0);
     expect(body.data).toMatchObject({ model_id: ID, total_size_bytes: TOTAL, file_count: Object.keys(FILES).length });
     expect(body.data.files).toEqual(
@@ -157,7 +166,7 @@ describe('the dev hub model repository', () => {
     expect(fs.readdirSync(path.join(modelsDir, ID)).sort()).toEqual([MANIFEST_FILENAME, ...new Set(Object.keys(FILES).map((f) => f.split('/')[0]!))].sort());
   });
 
-  it('gives the model simulated demand beside the fixture\'s, so recommend has an earnings figure for it', async () => {
+  it("gives the model simulated demand beside the fixture's, so recommend has an earnings figure for it", async () => {
     const demand = json((await get('/api/v1/stats/model-demand')).body) as { code: number; data: { models: Array<Record<string, unknown>> } };
     expect(demand.code).toBe(0);
     expect(demand.data.models.filter((m) => m.model_id === ID)).toHaveLength(1);
@@ -166,7 +175,16 @@ describe('the dev hub model repository', () => {
     const { rows } = await recommend({ serviceUrl: hub.url, modelsDir: tempHome('swan-dev-repo-rec-'), budgetBytes: 8 * GIB });
     const row = rows.find((x) => x.modelId === ID);
     expect(row).toMatchObject({ inRepository: true, sizeBytes: TOTAL, earnHereDaily: 0.6 });
-    expect(row!.demand).toMatchObject({ estEntrantDailyEarnings: 0.6, estDailyEarnings: 0.6, onlineProviders: 0, requests24h: 1200, demandTrend: 'rising', tier: 'small', vramKnown: false, contextLength: 8192 });
+    expect(row!.demand).toMatchObject({
+      estEntrantDailyEarnings: 0.6,
+      estDailyEarnings: 0.6,
+      onlineProviders: 0,
+      requests24h: 1200,
+      demandTrend: 'rising',
+      tier: 'small',
+      vramKnown: false,
+      contextLength: 8192,
+    });
     // The fit comes from the GGUF's header, read by range requests from the dev hub's repository.
     expect(row!.fit.fit).toBe('fits');
   });
@@ -199,11 +217,20 @@ describe('the dev hub model repository', () => {
       await new Promise((r) => ws.once('open', r));
       ws.send(JSON.stringify({ type: 'register', payload: { node_id: 'node-repo', token: TEST_KEY, models: [ID], capabilities: ['inference'] } }));
       await until(() => frames.some((f) => f.type === 'ack'), 'register ack');
-      const answer = fetch(`${hub.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ model: ID, messages: [{ role: 'user', content: 'hi' }] }) });
+      const answer = fetch(`${hub.url}/v1/chat/completions`, {
+        method: 'POST',
+        body: JSON.stringify({ model: ID, messages: [{ role: 'user', content: 'hi' }] }),
+      });
       await until(() => frames.some((f) => f.type === 'inference'), 'inference sent');
       const inf = frames.find((f) => f.type === 'inference')!;
       expect(inf.payload.model_id).toBe(ID);
-      ws.send(JSON.stringify({ type: 'ack', request_id: inf.request_id, payload: { request_id: inf.request_id, response: { id: 'r1', choices: [] }, status_code: 200 } }));
+      ws.send(
+        JSON.stringify({
+          type: 'ack',
+          request_id: inf.request_id,
+          payload: { request_id: inf.request_id, response: { id: 'r1', choices: [] }, status_code: 200 },
+        }),
+      );
       expect((await answer).status).toBe(200);
     } finally {
       ws.terminate();

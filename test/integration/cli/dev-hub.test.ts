@@ -45,7 +45,11 @@ describe('dev hub dialect', () => {
     expect(ack.payload).toEqual({ request_id: '', success: true, message: expect.any(String), extensions: ['resume-v1', 'simulated-network'] });
     p.send({ type: 'heartbeat', request_id: 'hb-1', payload: { node_id: 'node-raw', metrics: { gpu_utilization: 37.4, memory_utilization: 52 } } });
     await until(() => p.frames.filter((f) => f.type === 'ack').length === 2, 'heartbeat ack');
-    expect(p.frames.filter((f) => f.type === 'ack')[1]).toEqual({ type: 'ack', request_id: 'hb-1', payload: { request_id: 'hb-1', success: true, message: '' } });
+    expect(p.frames.filter((f) => f.type === 'ack')[1]).toEqual({
+      type: 'ack',
+      request_id: 'hb-1',
+      payload: { request_id: 'hb-1', success: true, message: '' },
+    });
     // Percent metrics are shown as percent.
     const [view] = (await (await fetch(`${hub.url}/dev/providers`)).json()) as Array<{ metricsSummary: string }>;
     expect(view!.metricsSummary).toBe('GPU 37 %, memory 52 %');
@@ -86,7 +90,10 @@ describe('dev hub dialect', () => {
   it('routes replies by the envelope request_id, and by the payload id when the envelope has none', async () => {
     hub = await startDevHub({ token: TEST_KEY });
     const p = await provider(hub);
-    const answer = fetch(`${hub.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'm1', messages: [{ role: 'user', content: 'hi' }] }) });
+    const answer = fetch(`${hub.url}/v1/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'm1', messages: [{ role: 'user', content: 'hi' }] }),
+    });
     await until(() => p.frames.some((f) => f.type === 'inference'), 'inference sent');
     const id = p.frames.find((f) => f.type === 'inference')!.request_id!;
     // Envelope id only; the payload's id is wrong on purpose: the envelope wins.
@@ -95,7 +102,10 @@ describe('dev hub dialect', () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ id: 'x', choices: [] });
 
-    const second = fetch(`${hub.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ model: 'm1', messages: [{ role: 'user', content: 'hi' }] }) });
+    const second = fetch(`${hub.url}/v1/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'm1', messages: [{ role: 'user', content: 'hi' }] }),
+    });
     await until(() => p.frames.filter((f) => f.type === 'inference').length === 2, 'second inference');
     const id2 = p.frames.filter((f) => f.type === 'inference')[1]!.request_id!;
     p.send({ type: 'ack', payload: { request_id: id2, response: { id: 'y' }, status_code: 200, latency_ms: 3 } });
@@ -109,13 +119,18 @@ describe('dev hub dialect', () => {
     const p = await provider(hub, ['m1', priced]);
     const streamOnce = async (frames: (id: string) => unknown[], model = 'm1'): Promise<Response> => {
       const before = p.frames.filter((f) => f.type === 'inference').length;
-      const r = fetch(`${hub!.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: 'hi' }] }) });
+      const r = fetch(`${hub!.url}/v1/chat/completions`, {
+        method: 'POST',
+        body: JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+      });
       await until(() => p.frames.filter((f) => f.type === 'inference').length > before, 'inference sent');
       const id = p.frames.filter((f) => f.type === 'inference')[before]!.request_id!;
       for (const f of frames(id)) p.send(f);
       return r;
     };
-    const onlyEnd = await streamOnce((id) => [{ type: 'stream_end', request_id: id, payload: { request_id: id, latency_ms: 5, status_code: 503, error: 'engine overloaded' } }]);
+    const onlyEnd = await streamOnce((id) => [
+      { type: 'stream_end', request_id: id, payload: { request_id: id, latency_ms: 5, status_code: 503, error: 'engine overloaded' } },
+    ]);
     expect(onlyEnd.status).toBe(503);
     const errorFirst = await streamOnce((id) => [
       { type: 'stream_chunk', request_id: id, payload: { request_id: id, chunk: null, done: true, error: 'model not loaded' } },
@@ -123,32 +138,59 @@ describe('dev hub dialect', () => {
     ]);
     expect(errorFirst.status).toBe(404);
     expect(await errorFirst.json()).toEqual({ error: { message: 'model not loaded', code: 404 } });
-    const good = await streamOnce((id) => [
-      { type: 'stream_chunk', request_id: id, payload: { request_id: id, chunk: { choices: [{ delta: { content: 'hi' } }] }, done: false } },
-      { type: 'stream_chunk', request_id: id, payload: { request_id: id, chunk: null, done: true } },
-      { type: 'stream_end', request_id: id, payload: { request_id: id, latency_ms: 5, tokens_input: 3000, tokens_output: 1000 } },
-    ], priced);
+    const good = await streamOnce(
+      (id) => [
+        { type: 'stream_chunk', request_id: id, payload: { request_id: id, chunk: { choices: [{ delta: { content: 'hi' } }] }, done: false } },
+        { type: 'stream_chunk', request_id: id, payload: { request_id: id, chunk: null, done: true } },
+        { type: 'stream_end', request_id: id, payload: { request_id: id, latency_ms: 5, tokens_input: 3000, tokens_output: 1000 } },
+      ],
+      priced,
+    );
     expect(good.status).toBe(200);
     await good.text();
-    expect(await stats(hub)).toMatchObject({ requests: 3, ok: 1, failed: 2, providerFailures: 1, errorFirstFailures: 1, midStreamFailures: 0, tokensIn: 3000, tokensOut: 1000 });
+    expect(await stats(hub)).toMatchObject({
+      requests: 3,
+      ok: 1,
+      failed: 2,
+      providerFailures: 1,
+      errorFirstFailures: 1,
+      midStreamFailures: 0,
+      tokensIn: 3000,
+      tokensOut: 1000,
+    });
     expect(lines.filter((l) => /provider failure/.test(l))).toHaveLength(1);
 
     // The platform's own record of this key follows what was served.
-    const me = (await (await fetch(`${hub.url}/api/v1/provider/me/stats`, { headers: { authorization: `Bearer ${TEST_KEY}` } })).json()) as { data: Record<string, unknown> };
-    expect(me.data).toMatchObject({ total_inferences: 3, successful_inferences: 1, failed_inferences: 2, total_input_tokens: 3000, total_output_tokens: 1000, total_tokens: 4000, total_earnings_usdc: 0.0005 });
+    const me = (await (await fetch(`${hub.url}/api/v1/provider/me/stats`, { headers: { authorization: `Bearer ${TEST_KEY}` } })).json()) as {
+      data: Record<string, unknown>;
+    };
+    expect(me.data).toMatchObject({
+      total_inferences: 3,
+      successful_inferences: 1,
+      failed_inferences: 2,
+      total_input_tokens: 3000,
+      total_output_tokens: 1000,
+      total_tokens: 4000,
+      total_earnings_usdc: 0.0005,
+    });
   });
 
   it('a provider whose earnings are not enabled is paid nothing in the platform record', async () => {
     hub = await startDevHub({ token: TEST_KEY, earningsEnabled: false });
     const priced = 'simulated-llama-3.1-8b-instruct';
     const p = await provider(hub, [priced]);
-    const r = fetch(`${hub.url}/v1/chat/completions`, { method: 'POST', body: JSON.stringify({ model: priced, stream: true, messages: [{ role: 'user', content: 'hi' }] }) });
+    const r = fetch(`${hub.url}/v1/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ model: priced, stream: true, messages: [{ role: 'user', content: 'hi' }] }),
+    });
     await until(() => p.frames.some((f) => f.type === 'inference'), 'inference sent');
     const id = p.frames.find((f) => f.type === 'inference')!.request_id!;
     p.send({ type: 'stream_chunk', request_id: id, payload: { request_id: id, chunk: null, done: true } });
     p.send({ type: 'stream_end', request_id: id, payload: { request_id: id, latency_ms: 5, tokens_input: 3000, tokens_output: 1000 } });
     await (await r).text();
-    const me = (await (await fetch(`${hub.url}/api/v1/provider/me/stats`, { headers: { authorization: `Bearer ${TEST_KEY}` } })).json()) as { data: Record<string, unknown> };
+    const me = (await (await fetch(`${hub.url}/api/v1/provider/me/stats`, { headers: { authorization: `Bearer ${TEST_KEY}` } })).json()) as {
+      data: Record<string, unknown>;
+    };
     expect(me.data).toMatchObject({ total_inferences: 1, total_tokens: 4000, total_earnings_usdc: 0 });
   });
 
@@ -195,7 +237,10 @@ describe('dev hub platform API', () => {
 
   it('serves the catalogue (page_size) and model demand in the Go shapes', async () => {
     hub = await startDevHub();
-    const cat = (await (await fetch(`${hub.url}/api/v1/models?page_size=200`)).json()) as { code: number; data: { list: Array<{ id: string; active: boolean }>; total: number } };
+    const cat = (await (await fetch(`${hub.url}/api/v1/models?page_size=200`)).json()) as {
+      code: number;
+      data: { list: Array<{ id: string; active: boolean }>; total: number };
+    };
     expect(cat.code).toBe(0);
     expect(cat.data.list.length).toBe(cat.data.total);
     expect(cat.data.list.map((m) => m.id)).toContain('meta-llama/Llama-3.1-8B-Instruct');
@@ -203,6 +248,11 @@ describe('dev hub platform API', () => {
     expect(two.data.list).toHaveLength(2);
     const demand = (await (await fetch(`${hub.url}/api/v1/stats/model-demand`)).json()) as { code: number; data: { models: Array<Record<string, unknown>> } };
     expect(demand.code).toBe(0);
-    expect(demand.data.models[0]).toMatchObject({ model_id: expect.any(String), input_price: expect.any(Number), output_price: expect.any(Number), tier: expect.any(String) });
+    expect(demand.data.models[0]).toMatchObject({
+      model_id: expect.any(String),
+      input_price: expect.any(Number),
+      output_price: expect.any(Number),
+      tier: expect.any(String),
+    });
   });
 });

@@ -28,7 +28,11 @@ async function setup(serviceUrl: (hubUrl: string) => string): Promise<{ home: st
   const home = tempHome();
   cleanup.push(() => fs.rmSync(home, { recursive: true, force: true }));
   fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify({ [MODEL]: { endpoint: `${engine.url}/v1` } }));
-  writeConfigToml(home, { API: { NodeName: 'doctor-node' }, Inference: { WebSocketURL: hub.wsUrl, ServiceURL: serviceUrl(hub.url), ApiKey: TEST_KEY }, Agent: { Discovery: false } });
+  writeConfigToml(home, {
+    API: { NodeName: 'doctor-node' },
+    Inference: { WebSocketURL: hub.wsUrl, ServiceURL: serviceUrl(hub.url), ApiKey: TEST_KEY },
+    Agent: { Discovery: false },
+  });
   return { home };
 }
 
@@ -72,17 +76,21 @@ describe('doctor --json', () => {
     expect(code).toBe(1);
   });
 
-  it.skipIf(!LLAMA_PRESENT)('a ServiceURL that is a real llama-server: not a Swan hub, routing and pay unknown, exit 1', async () => {
-    const llama = new Llama(await freePort(), ['-np', '1']);
-    await llama.start();
-    cleanup.push(() => llama.kill());
-    const { home } = await setup(() => llama.url);
-    const { code, report } = await doctorJson(home);
-    const status = report.checks.find((c) => c.what.includes('/api/v1/provider/status'));
-    expect(status).toMatchObject({ ok: false });
-    expect(status?.what).toContain('does not answer like a Swan hub (HTTP 404)');
-    expect(report.checks.some((c) => /can connect/.test(c.what))).toBe(false);
-    expect(report.verdict?.codes).toContain('routing_unknown');
-    expect(code).toBe(1);
-  }, 60_000);
+  it.skipIf(!LLAMA_PRESENT)(
+    'a ServiceURL that is a real llama-server: not a Swan hub, routing and pay unknown, exit 1',
+    async () => {
+      const llama = new Llama(await freePort(), ['-np', '1']);
+      await llama.start();
+      cleanup.push(() => llama.kill());
+      const { home } = await setup(() => llama.url);
+      const { code, report } = await doctorJson(home);
+      const status = report.checks.find((c) => c.what.includes('/api/v1/provider/status'));
+      expect(status).toMatchObject({ ok: false });
+      expect(status?.what).toContain('does not answer like a Swan hub (HTTP 404)');
+      expect(report.checks.some((c) => /can connect/.test(c.what))).toBe(false);
+      expect(report.verdict?.codes).toContain('routing_unknown');
+      expect(code).toBe(1);
+    },
+    60_000,
+  );
 });

@@ -40,12 +40,19 @@ async function setup(o: { home?: string; window?: number; declared?: number } = 
   const home = o.home ?? tempHome();
   if (!o.home) cleanup.push(() => fs.rmSync(home, { recursive: true, force: true }));
   writeModels(home, engine.url, o.declared);
-  writeConfigToml(home, { API: { NodeName: 'doctor-node' }, Inference: { WebSocketURL: hub.wsUrl, ServiceURL: hub.url, ApiKey: TEST_KEY }, Agent: { Discovery: false } });
+  writeConfigToml(home, {
+    API: { NodeName: 'doctor-node' },
+    Inference: { WebSocketURL: hub.wsUrl, ServiceURL: hub.url, ApiKey: TEST_KEY },
+    Agent: { Discovery: false },
+  });
   return { home, hub };
 }
 
 function writeModels(home: string, engineUrl: string, declared?: number): void {
-  fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify({ [MODEL]: { endpoint: `${engineUrl}/v1`, ...(declared ? { context_length: declared } : {}) } }));
+  fs.writeFileSync(
+    path.join(home, 'models.json'),
+    JSON.stringify({ [MODEL]: { endpoint: `${engineUrl}/v1`, ...(declared ? { context_length: declared } : {}) } }),
+  );
 }
 
 async function doctorJson(home: string): Promise<{ code: number | null; report: DoctorReport }> {
@@ -68,7 +75,10 @@ describe('doctor --json: the self-check', () => {
     expect(found.code).toBe(1);
     expect(found.report.exit).toBe(1);
 
-    const engineUrl = (JSON.parse(fs.readFileSync(path.join(home, 'models.json'), 'utf8')) as Record<string, { endpoint: string }>)[MODEL]!.endpoint.replace(/\/v1$/, '');
+    const engineUrl = (JSON.parse(fs.readFileSync(path.join(home, 'models.json'), 'utf8')) as Record<string, { endpoint: string }>)[MODEL]!.endpoint.replace(
+      /\/v1$/,
+      '',
+    );
     writeModels(home, engineUrl, 2048);
     const clear = await doctorJson(home);
     expect(clear.report.verdict).toMatchObject({ state: 'serving', codes: [] });
@@ -85,30 +95,34 @@ describe('doctor --json: the self-check', () => {
   }, 120_000);
 
   // Skipped where a tmpfs cannot be mounted (not root, or a sandbox that forbids mount), as test/faults/disk-full does.
-  it.skipIf(!canMount())('disk_nearly_full: a home on a tmpfs just above the 1 GiB floor is clear (exit 0); 32 MiB more written, it is found (degraded, exit 1)', async () => {
-    const disk: SmallDisk = mountSmallDisk(DISK_FLOOR_BYTES / 1024 ** 2 + 16);
-    cleanup.push(() => disk.unmount());
-    const { home } = await setup({ home: disk.dir });
-    const clear = await doctorJson(home);
-    expect(disk.available()).toBeGreaterThan(DISK_FLOOR_BYTES);
-    expect(clear.report.verdict).toMatchObject({ state: 'serving', codes: [] });
-    expect(selfCheck(clear.report, 'disk_nearly_full')).toMatchObject({ state: 'clear' });
-    expect(clear.code).toBe(0);
+  it.skipIf(!canMount())(
+    'disk_nearly_full: a home on a tmpfs just above the 1 GiB floor is clear (exit 0); 32 MiB more written, it is found (degraded, exit 1)',
+    async () => {
+      const disk: SmallDisk = mountSmallDisk(DISK_FLOOR_BYTES / 1024 ** 2 + 16);
+      cleanup.push(() => disk.unmount());
+      const { home } = await setup({ home: disk.dir });
+      const clear = await doctorJson(home);
+      expect(disk.available()).toBeGreaterThan(DISK_FLOOR_BYTES);
+      expect(clear.report.verdict).toMatchObject({ state: 'serving', codes: [] });
+      expect(selfCheck(clear.report, 'disk_nearly_full')).toMatchObject({ state: 'clear' });
+      expect(clear.code).toBe(0);
 
-    // SmallDisk.free() removes this file.
-    fs.writeFileSync(path.join(disk.dir, 'filler'), Buffer.alloc(32 * 1024 ** 2, 1));
-    expect(disk.available()).toBeLessThan(DISK_FLOOR_BYTES);
-    const found = await doctorJson(home);
-    // The running agent's verdict says Degraded for it: doctor's exit follows the verdict (not serving: 1).
-    expect(found.report.verdict).toMatchObject({ state: 'degraded', codes: ['disk_nearly_full'] });
-    expect(selfCheck(found.report, 'disk_nearly_full')).toMatchObject({ state: 'found' });
-    expect(found.code).toBe(1);
+      // SmallDisk.free() removes this file.
+      fs.writeFileSync(path.join(disk.dir, 'filler'), Buffer.alloc(32 * 1024 ** 2, 1));
+      expect(disk.available()).toBeLessThan(DISK_FLOOR_BYTES);
+      const found = await doctorJson(home);
+      // The running agent's verdict says Degraded for it: doctor's exit follows the verdict (not serving: 1).
+      expect(found.report.verdict).toMatchObject({ state: 'degraded', codes: ['disk_nearly_full'] });
+      expect(selfCheck(found.report, 'disk_nearly_full')).toMatchObject({ state: 'found' });
+      expect(found.code).toBe(1);
 
-    disk.free();
-    const again = await doctorJson(home);
-    expect(again.report.verdict?.codes).toEqual([]);
-    expect(again.code).toBe(0);
-  }, 180_000);
+      disk.free();
+      const again = await doctorJson(home);
+      expect(again.report.verdict?.codes).toEqual([]);
+      expect(again.code).toBe(0);
+    },
+    180_000,
+  );
 
   it('no_traffic: with no agent running in the home it is unknown (not a pass), carries no code and leaves the exit as it was', async () => {
     const { home } = await setup();

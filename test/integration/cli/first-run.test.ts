@@ -116,7 +116,11 @@ describe('busy ports', () => {
   it('a busy gateway port (from config.toml) is refused the same way, naming the setting to change', async () => {
     const h = home();
     const port = await occupy();
-    writeConfigToml(h, { Inference: { WebSocketURL: 'ws://127.0.0.1:1' }, Agent: { Discovery: false }, Gateway: { Enable: true, Listen: `127.0.0.1:${port}` } });
+    writeConfigToml(h, {
+      Inference: { WebSocketURL: 'ws://127.0.0.1:1' },
+      Agent: { Discovery: false },
+      Gateway: { Enable: true, Listen: `127.0.0.1:${port}` },
+    });
     const r = await runCli(['run', '--home', h]);
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
@@ -149,7 +153,17 @@ describe('a console URL that stays the same', () => {
     const tokenFile = path.join(h, 'console-token');
     const port = await freePort();
     for (let i = 0; i < 2; i++) {
-      const p = CliProcess.start(['run', '--home', h, '--init-if-missing', '--no-discovery', '--console', `127.0.0.1:${port}`, '--console-token-file', tokenFile]);
+      const p = CliProcess.start([
+        'run',
+        '--home',
+        h,
+        '--init-if-missing',
+        '--no-discovery',
+        '--console',
+        `127.0.0.1:${port}`,
+        '--console-token-file',
+        tokenFile,
+      ]);
       cleanup.push(() => p.stop());
       await p.line(CONSOLE_URL, 'console URL printed');
       const bookmark = `http://127.0.0.1:${port}/?token=${fs.readFileSync(tokenFile, 'utf8').trim()}`;
@@ -212,7 +226,10 @@ describe('doctor reads what the agent reads', () => {
     // With an engine in models.json under an id the network's catalogue lists, it is all good.
     const engine = await startTestEngine({ engineType: 'vllm' });
     cleanup.push(() => engine.close());
-    fs.writeFileSync(path.join(h, 'models.json'), JSON.stringify({ 'Qwen/Qwen2.5-7B-Instruct': { endpoint: engine.url, local_model: 'Qwen2.5-1.5B-Instruct' } }));
+    fs.writeFileSync(
+      path.join(h, 'models.json'),
+      JSON.stringify({ 'Qwen/Qwen2.5-7B-Instruct': { endpoint: engine.url, local_model: 'Qwen2.5-1.5B-Instruct' } }),
+    );
     const good = await runCli(['doctor', '--home', h]);
     expect(good.stdout).toContain('✓ serving 1 model(s): Qwen/Qwen2.5-7B-Instruct');
     expect(good.stdout).toContain('All good');

@@ -37,7 +37,12 @@ describe('swan-provider update --check', { timeout: 90_000 }, () => {
     home = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-cli-update-'));
     gh = await GithubReleasesStandIn.start(newer);
     const found = await update(['--check', '--feed', gh.feed]);
-    expect(found.report).toMatchObject({ code: 'update_available', latest: '99.0.0', exit: 100, check: { channel: 'github', release: { tag: 'v99.0.0', checksums: true, asset: { name: 'swan-provider-console-99.0.0.tgz' } } } });
+    expect(found.report).toMatchObject({
+      code: 'update_available',
+      latest: '99.0.0',
+      exit: 100,
+      check: { channel: 'github', release: { tag: 'v99.0.0', checksums: true, asset: { name: 'swan-provider-console-99.0.0.tgz' } } },
+    });
     expect(found.code).toBe(100);
     expect(gh.hits).toEqual([`/repos/${gh.owner}/${gh.repo}/releases/latest`]);
 
@@ -52,7 +57,7 @@ describe('swan-provider update --check', { timeout: 90_000 }, () => {
     expect(newest.code).toBe(0);
   });
 
-  it('reads the feed saved in the console\'s settings; a channel without a release fails with its code, exit 1', async () => {
+  it("reads the feed saved in the console's settings; a channel without a release fails with its code, exit 1", async () => {
     home = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-cli-update-'));
     gh = await GithubReleasesStandIn.start(undefined);
     fs.writeFileSync(path.join(home, 'settings.json'), JSON.stringify({ updateFeedUrl: gh.feed }));
@@ -81,7 +86,10 @@ describe('swan-provider update', { timeout: 90_000 }, () => {
 
   it('refuses a file that does not match SHA256SUMS: update_checksum_mismatch, exit 1, nothing kept', async () => {
     home = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-cli-update-'));
-    gh = await GithubReleasesStandIn.start({ tag: 'v99.0.0', assets: [{ name: 'swan-provider-console-99.0.0.tgz', data: tgz, served: Buffer.from(tgz).reverse() }] });
+    gh = await GithubReleasesStandIn.start({
+      tag: 'v99.0.0',
+      assets: [{ name: 'swan-provider-console-99.0.0.tgz', data: tgz, served: Buffer.from(tgz).reverse() }],
+    });
     const r = await update(['--feed', gh.feed]);
     expect(r.report).toMatchObject({ code: 'update_checksum_mismatch', exit: 1, download: { state: 'error' } });
     expect(r.code).toBe(1);

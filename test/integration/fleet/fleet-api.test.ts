@@ -131,7 +131,7 @@ describe('a read-only fleet token', () => {
     expect(await rigState()).toBe(before);
   });
 
-  it('is refused by /metrics (the console token\'s), console-link and every method but GET', async () => {
+  it("is refused by /metrics (the console token's), console-link and every method but GET", async () => {
     const before = await rigState();
     expect((await request(con.port, 'GET', '/metrics', bearer(readToken))).status).toBe(401);
     const link = await request(con.port, 'POST', '/api/fleet/v1/console-link', bearer(readToken));
@@ -139,7 +139,13 @@ describe('a read-only fleet token', () => {
     expect(JSON.parse(link.body)).toMatchObject({ code: 'read_only' });
     for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
       for (const route of ['summary', 'usage', 'metrics']) {
-        const r = await request(con.port, method, `/api/fleet/v1/${route}`, { ...bearer(readToken), 'content-type': 'application/json' }, JSON.stringify({ nodeName: 'x', enabled: false }));
+        const r = await request(
+          con.port,
+          method,
+          `/api/fleet/v1/${route}`,
+          { ...bearer(readToken), 'content-type': 'application/json' },
+          JSON.stringify({ nodeName: 'x', enabled: false }),
+        );
         expect(r.status, `${method} ${route}`).toBe(405);
         expect(JSON.parse(r.body)).toMatchObject({ code: 'method_not_allowed' });
       }

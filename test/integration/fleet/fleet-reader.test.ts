@@ -48,9 +48,15 @@ const rigB = (v: FleetView) => v.rigs.find((r) => !r.self);
 describe('adding a rig', () => {
   it('refuses what cannot be read, with stable codes', async () => {
     const base = `http://127.0.0.1:${bConsole.port}`;
-    await expect(call(a.agent, 'fleet.add', { url: base, token: 'swan-fleet-not-a-real-token-at-all' })).rejects.toMatchObject({ code: 'invalid_args', message: expect.stringContaining('refused the token') });
+    await expect(call(a.agent, 'fleet.add', { url: base, token: 'swan-fleet-not-a-real-token-at-all' })).rejects.toMatchObject({
+      code: 'invalid_args',
+      message: expect.stringContaining('refused the token'),
+    });
     await expect(call(a.agent, 'fleet.add', { url: base, token: 'short' })).rejects.toMatchObject({ code: 'invalid_args' });
-    await expect(call(a.agent, 'fleet.add', { url: 'http://169.254.169.254/', token: bRead })).rejects.toMatchObject({ code: 'invalid_args', message: expect.stringContaining('metadata') });
+    await expect(call(a.agent, 'fleet.add', { url: 'http://169.254.169.254/', token: bRead })).rejects.toMatchObject({
+      code: 'invalid_args',
+      message: expect.stringContaining('metadata'),
+    });
     await expect(call(a.agent, 'fleet.add', { url: 'ftp://127.0.0.1:1', token: bRead })).rejects.toMatchObject({ code: 'invalid_args' });
     await expect(call(a.agent, 'fleet.add', { url: 'http://127.0.0.1:9', token: bRead })).rejects.toMatchObject({ code: 'unavailable' });
     expect((await call(a.agent, 'fleet.list', {})).rigs).toHaveLength(1);
@@ -69,7 +75,10 @@ describe('adding a rig', () => {
     });
     await new Promise<void>((r) => bouncer.listen(0, '127.0.0.1', r));
     try {
-      await expect(call(a.agent, 'fleet.add', { url: `http://127.0.0.1:${(bouncer.address() as AddressInfo).port}`, token: bRead })).rejects.toMatchObject({ code: 'failed', message: expect.stringContaining('redirect') });
+      await expect(call(a.agent, 'fleet.add', { url: `http://127.0.0.1:${(bouncer.address() as AddressInfo).port}`, token: bRead })).rejects.toMatchObject({
+        code: 'failed',
+        message: expect.stringContaining('redirect'),
+      });
       expect(seen).toEqual([]);
     } finally {
       bouncer.close();
@@ -92,7 +101,10 @@ describe('adding a rig', () => {
   it('refuses this console itself', async () => {
     const aConsole = await startRigConsole(a.agent);
     try {
-      await expect(call(a.agent, 'fleet.add', { url: `http://127.0.0.1:${aConsole.port}`, token: aConsole.token })).rejects.toMatchObject({ code: 'already_exists', message: expect.stringContaining("this rig's own console") });
+      await expect(call(a.agent, 'fleet.add', { url: `http://127.0.0.1:${aConsole.port}`, token: aConsole.token })).rejects.toMatchObject({
+        code: 'already_exists',
+        message: expect.stringContaining("this rig's own console"),
+      });
     } finally {
       await aConsole.close();
     }
@@ -100,14 +112,18 @@ describe('adding a rig', () => {
 });
 
 describe('reading the fleet', () => {
-  it('shows each rig\'s requests and tokens and their sums, and the ledgers summed for Usage', async () => {
+  it("shows each rig's requests and tokens and their sums, and the ledgers summed for Usage", async () => {
     const [aToday, bToday] = await Promise.all([traffic(a, 2, 6), traffic(b, 3, 9)]);
     // The next read carries B's new figures (the reader polls every few seconds; poll now through the event).
     let view = await call(a.agent, 'fleet.list', {});
-    await until(async () => {
-      view = await call(a.agent, 'fleet.list', {});
-      return rigB(view)?.summary?.today.requests === 3;
-    }, 'B read again', 10_000);
+    await until(
+      async () => {
+        view = await call(a.agent, 'fleet.list', {});
+        return rigB(view)?.summary?.today.requests === 3;
+      },
+      'B read again',
+      10_000,
+    );
     const self = view.rigs.find((r) => r.self)!;
     expect(self.summary!.today).toMatchObject(aToday);
     expect(rigB(view)!.summary!.today).toMatchObject(bToday);
@@ -170,7 +186,7 @@ describe('reading the fleet', () => {
 });
 
 describe('a rig added with its console token', () => {
-  it('opens that rig\'s console signed in, with a one-time code', async () => {
+  it("opens that rig's console signed in, with a one-time code", async () => {
     const view = await call(a.agent, 'fleet.add', { url: `http://127.0.0.1:${bConsole.port}`, token: bConsole.token });
     const rig = rigB(view)!;
     expect(rig.summary?.access).toBe('full');

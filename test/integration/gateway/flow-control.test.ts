@@ -36,7 +36,11 @@ describe('stream-v1 flow control', () => {
     await s.waitFor(isDelta(id, 64));
     await sleep(100); // "no 65th delta" has no event: a bounded quiet period
     expect(deltas(s, id)).toHaveLength(64); // the next window, and not one more
-    expect(deltas(s, id).map((d) => d.text_chunk).join('')).toBe(generatedText(64));
+    expect(
+      deltas(s, id)
+        .map((d) => d.text_chunk)
+        .join(''),
+    ).toBe(generatedText(64));
 
     s.send({ type: 'cancel', request_id: id });
     // The cancellation skips the full window and reaches the engine.

@@ -19,7 +19,12 @@ describe('OpenAI-compatible HTTP', () => {
 
   it('streams chat completions over SSE, with usage when asked', async () => {
     const rig = await gw.start({ engine: { mode: { generate: 7 } } });
-    const stream = await client(rig).chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'count' }], stream: true, stream_options: { include_usage: true } });
+    const stream = await client(rig).chat.completions.create({
+      model: MODEL,
+      messages: [{ role: 'user', content: 'count' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let text = '';
     let usage: OpenAI.CompletionUsage | undefined;
     for await (const chunk of stream) {
@@ -45,10 +50,16 @@ describe('OpenAI-compatible HTTP', () => {
     const noKey = await fetch(`${rig.gateway.url}/v1/models`);
     expect(noKey.status).toBe(401);
     expect(await noKey.json()).toMatchObject({ error: { code: 'key_missing', type: 'authentication_error' } });
-    await expect(client(rig).chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'hi' }] })).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(client(rig).chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'hi' }] })).rejects.toBeInstanceOf(
+      OpenAI.NotFoundError,
+    );
     await expect(client(rig).chat.completions.create({ model: MODEL, messages: [] })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
     const post = (body: string, headers: Record<string, string> = {}) =>
-      fetch(`${rig?.gateway.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${rig?.key}`, 'content-type': 'application/json', ...headers }, body });
+      fetch(`${rig?.gateway.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${rig?.key}`, 'content-type': 'application/json', ...headers },
+        body,
+      });
     const bad = await post('{"model":');
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ error: { code: 'invalid_json', type: 'invalid_request_error' } });
@@ -76,7 +87,10 @@ describe('OpenAI-compatible HTTP', () => {
   it('a client that goes away cancels the request at the engine', async () => {
     const rig = await gw.start({ engine: { mode: { generate: 100_000, delayMs: 2 } } });
     const ac = new AbortController();
-    const stream = await client(rig).chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], stream: true }, { signal: ac.signal });
+    const stream = await client(rig).chat.completions.create(
+      { model: MODEL, messages: [{ role: 'user', content: 'hi' }], stream: true },
+      { signal: ac.signal },
+    );
     const read = (async () => {
       let n = 0;
       for await (const _chunk of stream) if (++n === 3) ac.abort();

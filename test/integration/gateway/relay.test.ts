@@ -25,7 +25,13 @@ async function open(r: Rig, query = `?apiKey=${r.key}`, protocols?: string | str
   return gw.open(r.ws(`/v1/ws${query}`), protocols, opts);
 }
 
-const chat = (over: Record<string, unknown> = {}) => ({ type: 'chat.message', model: MODEL, messages: [{ role: 'user', content: 'Tell me a joke' }], stream: true, ...over });
+const chat = (over: Record<string, unknown> = {}) => ({
+  type: 'chat.message',
+  model: MODEL,
+  messages: [{ role: 'user', content: 'Tell me a joke' }],
+  stream: true,
+  ...over,
+});
 
 describe('seed 002 examples, run as written', () => {
   // The seed 002 text, copied into the repo (test/fixtures/seeds/README.md says from where).
@@ -69,7 +75,11 @@ describe('/v1/ws protocol', () => {
     const expected = summarizeTrace('vllm-chat-reasoning-include-usage.sse');
     expect(chunks.map((c) => c.content).join('')).toBe(expected.text);
     expect(chunks.map((c) => c.reasoning ?? '').join('')).toBe(expected.reasoning);
-    expect(done).toMatchObject({ content: '', finish_reason: expected.finishReason, usage: { prompt_tokens: expected.usage?.prompt_tokens, completion_tokens: expected.usage?.completion_tokens } });
+    expect(done).toMatchObject({
+      content: '',
+      finish_reason: expected.finishReason,
+      usage: { prompt_tokens: expected.usage?.prompt_tokens, completion_tokens: expected.usage?.completion_tokens },
+    });
   });
 
   it('stream:false answers one chat.complete {content, usage}; a request id is made up when none is given', async () => {

@@ -126,7 +126,12 @@ describe('stream-v1 resume', () => {
     const bySeq = new Map<number, string>();
     for (const d of [...first.deltas, ...rest.deltas]) bySeq.set(d.seq as number, d.text_chunk as string);
     expect([...bySeq.keys()].sort((x, y) => x - y)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
-    expect([...bySeq.entries()].sort((x, y) => x[0] - y[0]).map((e) => e[1]).join('')).toBe(generatedText(n));
+    expect(
+      [...bySeq.entries()]
+        .sort((x, y) => x[0] - y[0])
+        .map((e) => e[1])
+        .join(''),
+    ).toBe(generatedText(n));
     expect(rest.seqs[0]).toBe(started.from_seq);
     expect(rig.engine.requests).toHaveLength(2);
 

@@ -77,7 +77,7 @@ describe('gateway key revocation', () => {
     expect(await b.type('error')).toMatchObject({ code: 'invalid_resume_token', reason: 'other_key' });
   });
 
-  it('a new key with a revoked key\'s name cannot resume the old key\'s running stream', async () => {
+  it("a new key with a revoked key's name cannot resume the old key's running stream", async () => {
     const r = await gw.start(LONG);
     const first = r.keys.create('shared-name').key;
     const a = await openStream(r, first);
@@ -115,7 +115,10 @@ describe('gateway key revocation', () => {
       text += Buffer.from(value!).toString();
     }
     await r.engine.waitForAbort(1);
-    const events = text.split('\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)) as { error?: { code?: string } });
+    const events = text
+      .split('\n')
+      .filter((l) => l.startsWith('data: {'))
+      .map((l) => JSON.parse(l.slice(6)) as { error?: { code?: string } });
     expect(events.at(-1)?.error).toMatchObject({ code: 'key_revoked', type: 'authentication_error' });
   });
 });

@@ -33,7 +33,11 @@ describe('gateway connection budget', () => {
     const flood = await halfSent(port, 40);
     await until(() => flood.filter(closed).length >= 20, 'the connections past the cap are closed');
     // Nothing lets a 21st in while 20 are held.
-    const status = () => get(port, '/v1/models', { authorization: `Bearer ${rig.key}` }).then((r) => r.status, () => 0);
+    const status = () =>
+      get(port, '/v1/models', { authorization: `Bearer ${rig.key}` }).then(
+        (r) => r.status,
+        () => 0,
+      );
     expect(await status()).toBe(0);
     for (const s of flood) s.destroy();
     await until(async () => (await status()) === 200, 'served again once the flood is gone');

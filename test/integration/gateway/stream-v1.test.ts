@@ -20,7 +20,11 @@ describe('stream-v1 basics', () => {
     const start = startMsg();
     s.send(start);
     const started = await s.type('started');
-    expect(started).toMatchObject({ request_id: start.request_id, initial_metadata: { model: MODEL }, compatibility: { protocol: 'stream-v1', window: { bytes: 65536, messages: 32 } } });
+    expect(started).toMatchObject({
+      request_id: start.request_id,
+      initial_metadata: { model: MODEL },
+      compatibility: { protocol: 'stream-v1', window: { bytes: 65536, messages: 32 } },
+    });
     expect(typeof started.resume_token).toBe('string');
     expect((started.compatibility as { features: string[] }).features).toContain('resume');
     const got = await collect(s, start.request_id as string);
@@ -155,7 +159,11 @@ describe('stream-v1 basics', () => {
     const s = await open(rig);
     s.send({ type: 'describe_fleet', request_id: 'f1' });
     const f = await s.type('fleet');
-    expect(f).toMatchObject({ request_id: 'f1', active_requests: 0, executors: [{ name: `engine@127.0.0.1:${rig.engine.port}`, vendor: 'cpu', device_count: 0 }] });
+    expect(f).toMatchObject({
+      request_id: 'f1',
+      active_requests: 0,
+      executors: [{ name: `engine@127.0.0.1:${rig.engine.port}`, vendor: 'cpu', device_count: 0 }],
+    });
     expect(f.loaded_models).toEqual([{ name: MODEL, revision: null, assigned_executor: `engine@127.0.0.1:${rig.engine.port}` }]);
     expect(typeof f.hostname).toBe('string');
     const hb = await s.type('heartbeat');
@@ -173,7 +181,9 @@ describe('stream-v1 basics', () => {
     expect(JSON.parse(evil!.body!)).toMatchObject({ error: { code: 403, reason: 'origin_not_allowed' } });
     const ok = await open(rig, `?api_key=${rig.key}`, 'stream-v1', { Origin: 'http://localhost:5173' });
     expect(ok.ws.protocol).toBe('stream-v1');
-    const rebound = await JsonSocket.open(rig.ws(`/v1/stream?api_key=${rig.key}`), 'stream-v1', { headers: { Host: `attacker.example:${rig.gateway.port}` } }).then(
+    const rebound = await JsonSocket.open(rig.ws(`/v1/stream?api_key=${rig.key}`), 'stream-v1', {
+      headers: { Host: `attacker.example:${rig.gateway.port}` },
+    }).then(
       () => undefined,
       (e: { status?: number; body?: string }) => e,
     );

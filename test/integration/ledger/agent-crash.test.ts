@@ -100,9 +100,7 @@ async function burstAndKill(run: number, kill: { afterEnds: number } | { afterMs
   const db = new Database(path.join(home, 'ledger.sqlite'), { readonly: true });
   try {
     expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-    const rows = db
-      .prepare(`SELECT request_id, tokens_in, tokens_out, status, delivered FROM usage WHERE request_id LIKE 'run${run}-%'`)
-      .all() as Row[];
+    const rows = db.prepare(`SELECT request_id, tokens_in, tokens_out, status, delivered FROM usage WHERE request_id LIKE 'run${run}-%'`).all() as Row[];
     return { ends: hub.ends.filter((e) => e.requestId.startsWith(`run${run}-`)), rows: new Map(rows.map((r) => [r.request_id, r])) };
   } finally {
     db.close();
@@ -117,35 +115,31 @@ describe('SIGKILL of the agent mid-burst', () => {
     { afterMs: 40 },
     { afterMs: 170 },
   ];
-  it(
-    'every request the hub saw end is in the ledger with its token counts; none it did not see is marked delivered',
-    async () => {
-      let sawEnds = 0;
-      for (const [run, point] of points.entries()) {
-        const { ends, rows } = await burstAndKill(run, point);
-        if ('afterEnds' in point) expect(ends.length).toBeGreaterThanOrEqual(point.afterEnds);
-        sawEnds += ends.length;
-        const missing: string[] = [];
-        for (const e of ends) {
-          const row = rows.get(e.requestId);
-          if (!row) {
-            missing.push(e.requestId);
-            continue;
-          }
-          expect({ id: e.requestId, in: row.tokens_in, out: row.tokens_out, status: row.status }).toEqual({
-            id: e.requestId,
-            in: e.tokensIn,
-            out: e.tokensOut,
-            status: e.error ? row.status : 'ok',
-          });
+  it('every request the hub saw end is in the ledger with its token counts; none it did not see is marked delivered', async () => {
+    let sawEnds = 0;
+    for (const [run, point] of points.entries()) {
+      const { ends, rows } = await burstAndKill(run, point);
+      if ('afterEnds' in point) expect(ends.length).toBeGreaterThanOrEqual(point.afterEnds);
+      sawEnds += ends.length;
+      const missing: string[] = [];
+      for (const e of ends) {
+        const row = rows.get(e.requestId);
+        if (!row) {
+          missing.push(e.requestId);
+          continue;
         }
-        expect(missing, `run ${run}: rows missing for requests the hub saw end`).toEqual([]);
-        const seen = new Set(ends.map((e) => e.requestId));
-        const deliveredUnseen = [...rows.values()].filter((r) => r.delivered === 1 && !seen.has(r.request_id)).map((r) => r.request_id);
-        expect(deliveredUnseen, `run ${run}: rows marked delivered that the hub never saw end`).toEqual([]);
+        expect({ id: e.requestId, in: row.tokens_in, out: row.tokens_out, status: row.status }).toEqual({
+          id: e.requestId,
+          in: e.tokensIn,
+          out: e.tokensOut,
+          status: e.error ? row.status : 'ok',
+        });
       }
-      expect(sawEnds).toBeGreaterThan(BURST); // the kills landed at different depths of the bursts
-    },
-    180_000,
-  );
+      expect(missing, `run ${run}: rows missing for requests the hub saw end`).toEqual([]);
+      const seen = new Set(ends.map((e) => e.requestId));
+      const deliveredUnseen = [...rows.values()].filter((r) => r.delivered === 1 && !seen.has(r.request_id)).map((r) => r.request_id);
+      expect(deliveredUnseen, `run ${run}: rows marked delivered that the hub never saw end`).toEqual([]);
+    }
+    expect(sawEnds).toBeGreaterThan(BURST); // the kills landed at different depths of the bursts
+  }, 180_000);
 });

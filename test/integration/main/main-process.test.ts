@@ -34,7 +34,13 @@ let main: MainProcess;
 interface FakeState {
   lockRequested: boolean;
   userData: string;
-  window: { options: { webPreferences: Record<string, unknown>; minWidth: number; minHeight: number }; loaded: string; visible: boolean; destroyed: boolean; url: string } | null;
+  window: {
+    options: { webPreferences: Record<string, unknown>; minWidth: number; minHeight: number };
+    loaded: string;
+    visible: boolean;
+    destroyed: boolean;
+    url: string;
+  } | null;
   tray: { image: string; tooltip: string; menu: { id: string; label: string; enabled?: boolean }[]; destroyed: boolean } | null;
   ipcHandlers: string[];
   ipcListeners: string[];
@@ -127,7 +133,8 @@ async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => bool
   const deadline = Date.now() + timeoutMs;
   let last: T = await read();
   while (!ok(last)) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)?.slice(0, 500)}\napp output:\n${proc.output().slice(-3000)}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)?.slice(0, 500)}\napp output:\n${proc.output().slice(-3000)}`);
     await new Promise((r) => setTimeout(r, 50));
     last = await read();
   }
@@ -198,7 +205,11 @@ describe('desktop main process (real bundle, stand-in Electron)', () => {
     const snap = await invoke('snapshot.get', {});
     expect(snap.ok).toBe(true);
     expect(snap.ok && (snap.value as { nodeName: string }).nodeName).toBe('smoke');
-    expect(await invoke('snapshot.get', {}, 'https://evil.example/')).toEqual({ ok: false, code: 'refused', error: 'Refused: this page is not allowed to talk to the agent.' });
+    expect(await invoke('snapshot.get', {}, 'https://evil.example/')).toEqual({
+      ok: false,
+      code: 'refused',
+      error: 'Refused: this page is not allowed to talk to the agent.',
+    });
     expect(await invoke('snapshot.get', {}, pathToFileURL(path.join(outDir, 'renderer', 'other.html')).href)).toMatchObject({ ok: false, code: 'refused' });
     const unknown = await invoke('shell.exec', { cmd: 'id' });
     expect(unknown).toMatchObject({ ok: false, code: 'unknown_channel' });
@@ -219,7 +230,11 @@ describe('desktop main process (real bundle, stand-in Electron)', () => {
 
   it('shows serving in the tray, pauses and resumes from the tray menu, and the hub hears each change', async () => {
     const model = ANNOUNCED;
-    await until('the hub to see the provider', async () => hub.providers()[0], (p) => !!p?.connected && p.models.includes(model));
+    await until(
+      'the hub to see the provider',
+      async () => hub.providers()[0],
+      (p) => !!p?.connected && p.models.includes(model),
+    );
     const serving = await until('tray serving', state, (v) => !!v.tray?.image.endsWith('tray-serving.png'));
     expect(await verdictCode()).toBe(undefined); // serving: routed and earning, nothing to report
     expect(serving.tray!.menu.map((i) => i.id)).toEqual(['status', undefined, 'pause', 'open', undefined, 'quit']);
@@ -278,7 +293,11 @@ describe('desktop main process (real bundle, stand-in Electron)', () => {
     expect(shown.notifications.find((n) => n.title === 'Test alert')).toMatchObject({ silent: true, body: expect.stringContaining('test alert') });
     expect(await invoke('settings.save', { patch: { desktopNotifications: false } })).toEqual({ ok: true, value: { ok: true } });
     const count = shown.notifications.length;
-    await until('settings applied in main', () => invoke('settings.get', {}), (r) => r.ok && (r.value as { desktopNotifications: boolean }).desktopNotifications === false);
+    await until(
+      'settings applied in main',
+      () => invoke('settings.get', {}),
+      (r) => r.ok && (r.value as { desktopNotifications: boolean }).desktopNotifications === false,
+    );
     await invoke('alerts.test', {});
     expect(await invoke('alerts.list', {})).toMatchObject({ ok: true });
     expect((await state()).notifications.length).toBe(count);
@@ -298,7 +317,12 @@ describe('desktop main process (real bundle, stand-in Electron)', () => {
     expect(main.child.exitCode).toBeNull();
     await ask('clickTray', { id: 'quit' });
     expect(await main.exited).toBe(0);
-    await until('the hub to see the provider leave', async () => hub.providers()[0]?.connected, (c) => c === false, 3000);
+    await until(
+      'the hub to see the provider leave',
+      async () => hub.providers()[0]?.connected,
+      (c) => c === false,
+      3000,
+    );
   });
 });
 
@@ -313,16 +337,38 @@ describe('desktop main process on a brand-new machine', () => {
     freshHome = path.join(work, 'fresh-home');
     fresh = launchMain(freshHome, { FAKE_KEYCHAIN: '0' });
     const p = fresh;
-    await until('the tray', () => p.ask<FakeState>('state'), (v) => !!v.tray, 8000, p);
+    await until(
+      'the tray',
+      () => p.ask<FakeState>('state'),
+      (v) => !!v.tray,
+      8000,
+      p,
+    );
     expect(fs.readFileSync(path.join(freshHome, 'config.toml'), 'utf8')).toContain('[Inference]');
     // The tray follows the verdict: once the agent runs without a key, "no provider key" in grey.
-    await until('the no-key verdict', () => p.ask<InvokeReply<{ verdict: { reasons: { code: string }[] } }>>('invoke', { url: appUrl, channel: 'snapshot.get', args: {} }), (r) => r.ok && r.value.verdict.reasons[0]?.code === 'no_key', 8000, p);
-    const s = await until('the tray without a key', () => p.ask<FakeState>('state'), (v) => !!v.tray?.image.endsWith('tray-disconnected.png'), 8000, p);
+    await until(
+      'the no-key verdict',
+      () => p.ask<InvokeReply<{ verdict: { reasons: { code: string }[] } }>>('invoke', { url: appUrl, channel: 'snapshot.get', args: {} }),
+      (r) => r.ok && r.value.verdict.reasons[0]?.code === 'no_key',
+      8000,
+      p,
+    );
+    const s = await until(
+      'the tray without a key',
+      () => p.ask<FakeState>('state'),
+      (v) => !!v.tray?.image.endsWith('tray-disconnected.png'),
+      8000,
+      p,
+    );
     expect(s.tray!.tooltip).toContain('Swan Provider Console');
     expect(p.output()).toMatch(/The provider key is kept in .*secrets.json .*not in the OS keychain/);
     const snap = await p.ask<InvokeReply<{ hasKey: boolean; onboarded: boolean }>>('invoke', { url: appUrl, channel: 'snapshot.get', args: {} });
     expect(snap).toMatchObject({ ok: true, value: { hasKey: false, onboarded: false } });
-    const settings = await p.ask<InvokeReply<{ keyStorage: string; startAtLogin: boolean; closeToTray: boolean }>>('invoke', { url: appUrl, channel: 'settings.get', args: {} });
+    const settings = await p.ask<InvokeReply<{ keyStorage: string; startAtLogin: boolean; closeToTray: boolean }>>('invoke', {
+      url: appUrl,
+      channel: 'settings.get',
+      args: {},
+    });
     expect(settings).toMatchObject({ ok: true, value: { keyStorage: 'none', startAtLogin: false, closeToTray: true } });
     await p.ask('quit');
     expect(await p.exited).toBe(0);
@@ -347,7 +393,17 @@ describe('desktop updates through electron-updater and a local generic feed', ()
     const script = Buffer.from(`#!/bin/sh\necho "version ${NEW} ran (silent=$APPIMAGE_SILENT_INSTALL)" >> '${marker}'\n`);
     const sha512 = crypto.createHash('sha512').update(script).digest('base64');
     const appImage = `swan-provider-console-${NEW}.AppImage`;
-    const yml = [`version: ${NEW}`, 'files:', `  - url: ${appImage}`, `    sha512: ${sha512}`, `    size: ${script.length}`, `path: ${appImage}`, `sha512: ${sha512}`, "releaseDate: '2026-12-01T00:00:00.000Z'", ''].join('\n');
+    const yml = [
+      `version: ${NEW}`,
+      'files:',
+      `  - url: ${appImage}`,
+      `    sha512: ${sha512}`,
+      `    size: ${script.length}`,
+      `path: ${appImage}`,
+      `sha512: ${sha512}`,
+      "releaseDate: '2026-12-01T00:00:00.000Z'",
+      '',
+    ].join('\n');
     feed = http.createServer((req, res) => {
       const p = new URL(req.url!, 'http://x').pathname;
       served.push(p);
@@ -379,7 +435,13 @@ describe('desktop updates through electron-updater and a local generic feed', ()
 
   it('checks the generic feed without downloading, downloads only when asked, installs at quit only when chosen', async () => {
     const { p, appImage, call } = launchInstalled('first');
-    await until('the tray', () => p.ask<FakeState>('state'), (v) => !!v.tray, 8000, p);
+    await until(
+      'the tray',
+      () => p.ask<FakeState>('state'),
+      (v) => !!v.tray,
+      8000,
+      p,
+    );
     expect(await call('update.download', {})).toMatchObject({ ok: false, code: 'not_ready', error: expect.stringMatching(/^Check for updates first/) });
 
     // A folder with no latest.yml, then npm-style metadata (the plain check: no download offered).
@@ -392,7 +454,10 @@ describe('desktop updates through electron-updater and a local generic feed', ()
 
     await call('settings.save', { patch: { updateFeedUrl: `${feedUrl}/feed/` } });
     const found = await call('update.check', {});
-    expect(found).toEqual({ ok: true, value: expect.objectContaining({ available: true, latest: NEW, download: { state: 'available', version: NEW, installOnQuit: false } }) });
+    expect(found).toEqual({
+      ok: true,
+      value: expect.objectContaining({ available: true, latest: NEW, download: { state: 'available', version: NEW, installOnQuit: false } }),
+    });
     expect(served).toContain(`/feed/${channelFile}`);
     expect(served.some((s) => s.endsWith('.AppImage'))).toBe(false); // nothing downloaded without consent
     expect((await p.ask<FakeState>('state')).netRequests.some((u) => u.includes(`/feed/${channelFile}`))).toBe(true); // through Electron's net
@@ -403,7 +468,13 @@ describe('desktop updates through electron-updater and a local generic feed', ()
     expect(await call('update.download', {})).toMatchObject({ ok: true, value: { state: 'downloading', version: NEW } });
     await until('the download', () => call('update.check', {}), downloaded, 10_000, p);
     expect(served).toContain(`/feed/swan-provider-console-${NEW}.AppImage`);
-    await until('an update.download push', () => p.ask<FakeState>('state'), (s) => s.sent.some((b) => b.types?.includes('update.download')), 5000, p);
+    await until(
+      'an update.download push',
+      () => p.ask<FakeState>('state'),
+      (s) => s.sent.some((b) => b.types?.includes('update.download')),
+      5000,
+      p,
+    );
     expect(fs.readFileSync(appImage, 'utf8')).toContain('old'); // downloaded, not installed
 
     expect(await call('update.install', { when: 'on-quit' })).toMatchObject({ ok: true, value: { state: 'downloaded', installOnQuit: true } });
@@ -416,7 +487,13 @@ describe('desktop updates through electron-updater and a local generic feed', ()
   it('Restart installs the downloaded version and starts it', async () => {
     fs.rmSync(path.join(dir, 'installed-ran.txt'), { force: true });
     const { p, appImage, call } = launchInstalled('second');
-    await until('the tray', () => p.ask<FakeState>('state'), (v) => !!v.tray, 8000, p);
+    await until(
+      'the tray',
+      () => p.ask<FakeState>('state'),
+      (v) => !!v.tray,
+      8000,
+      p,
+    );
     await call('settings.save', { patch: { updateFeedUrl: `${feedUrl}/feed/${channelFile}` } }); // a file URL means its folder
     expect(await call('update.check', {})).toMatchObject({ ok: true, value: { available: true, download: { state: 'available' } } });
     await call('update.download', {});
@@ -425,6 +502,12 @@ describe('desktop updates through electron-updater and a local generic feed', ()
     expect(await p.exited).toBe(0);
     expect(fs.readFileSync(appImage, 'utf8')).toContain(`version ${NEW} ran`);
     // Started detached after the swap, once this one had let go of the single-instance lock.
-    await until('the new version to run', async () => fs.existsSync(path.join(dir, 'installed-ran.txt')) && fs.readFileSync(path.join(dir, 'installed-ran.txt'), 'utf8'), (t) => !!t && t.includes('silent=true'), 5000, p);
+    await until(
+      'the new version to run',
+      async () => fs.existsSync(path.join(dir, 'installed-ran.txt')) && fs.readFileSync(path.join(dir, 'installed-ran.txt'), 'utf8'),
+      (t) => !!t && t.includes('silent=true'),
+      5000,
+      p,
+    );
   });
 });

@@ -31,12 +31,48 @@ function ownGguf(home: string): string {
 describe('models serve --dry-run', () => {
   it('prints the llama-server command with --alias = the id, and changes nothing', async () => {
     const home = tempHome('swan-serve-dry-');
-    const r = await runCli(['models', 'serve', '--home', home, '--dry-run', '--weights', ownGguf(home), '--context-length', '512', '--slots', '2', 'meta-llama/Llama-3.1-8B-Instruct', '--', '-t', '2'], ENV);
+    const r = await runCli(
+      [
+        'models',
+        'serve',
+        '--home',
+        home,
+        '--dry-run',
+        '--weights',
+        ownGguf(home),
+        '--context-length',
+        '512',
+        '--slots',
+        '2',
+        'meta-llama/Llama-3.1-8B-Instruct',
+        '--',
+        '-t',
+        '2',
+      ],
+      ENV,
+    );
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/LLAMA_API_KEY=<key> \S*llama-server -m \S+tiny\.gguf --alias meta-llama\/Llama-3\.1-8B-Instruct --host 127\.0\.0\.1 --port \d+ -ngl 999 -np 2 -c 1024 -t 2/);
+    expect(r.stdout).toMatch(
+      /LLAMA_API_KEY=<key> \S*llama-server -m \S+tiny\.gguf --alias meta-llama\/Llama-3\.1-8B-Instruct --host 127\.0\.0\.1 --port \d+ -ngl 999 -np 2 -c 1024 -t 2/,
+    );
     expect(fs.existsSync(path.join(home, 'managed-engines.json'))).toBe(false);
-    const v = await runCli(['models', 'serve', '--home', home, '--dry-run', '--backend', 'vllm', '--gpus', '0,1', '--weights', home, 'Qwen/Qwen2.5-7B-Instruct']);
-    expect(v.stdout).toMatch(/^docker run --detach --name swan-qwen-qwen2\.5-7b-instruct --label io\.swanchain\.provider-console\.managed=true .*--publish 127\.0\.0\.1:\d+:8000 .*vllm\/vllm-openai:latest --model \/models --served-model-name Qwen\/Qwen2\.5-7B-Instruct .*--tensor-parallel-size 2/);
+    const v = await runCli([
+      'models',
+      'serve',
+      '--home',
+      home,
+      '--dry-run',
+      '--backend',
+      'vllm',
+      '--gpus',
+      '0,1',
+      '--weights',
+      home,
+      'Qwen/Qwen2.5-7B-Instruct',
+    ]);
+    expect(v.stdout).toMatch(
+      /^docker run --detach --name swan-qwen-qwen2\.5-7b-instruct --label io\.swanchain\.provider-console\.managed=true .*--publish 127\.0\.0\.1:\d+:8000 .*vllm\/vllm-openai:latest --model \/models --served-model-name Qwen\/Qwen2\.5-7B-Instruct .*--tensor-parallel-size 2/,
+    );
     fs.rmSync(home, { recursive: true, force: true });
   }, 60_000);
 
@@ -78,7 +114,11 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'models serve / ps / stop with t
     agent = CliProcess.start(['run', '--home', home, '--no-discovery'], ENV);
     await until(async () => (await ps()).engines[0]?.phase === 'serving', 'serving after the agent started', 40_000);
     await until(() => hubModels().includes(ID), 'announced', 10_000);
-    const answer = await new OpenAI({ baseURL: `${hub.url}/v1`, apiKey: 'any', maxRetries: 0 }).chat.completions.create({ model: ID, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
+    const answer = await new OpenAI({ baseURL: `${hub.url}/v1`, apiKey: 'any', maxRetries: 0 }).chat.completions.create({
+      model: ID,
+      messages: [{ role: 'user', content: 'hi' }],
+      max_tokens: 2,
+    });
     expect(answer.usage?.completion_tokens).toBe(2);
   }, 90_000);
 

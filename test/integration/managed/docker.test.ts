@@ -22,7 +22,15 @@ describe('managed vLLM container (Docker Engine API stand-in)', () => {
 
   beforeAll(async () => {
     docker = await startDockerStandin();
-    managed = new ManagedEngines({ home, env: {}, log: log.child('managed'), secrets: (v) => log.addSecrets(v), changed: () => undefined, containers: new DockerEngines({ socketPath: docker.socketPath }), backoffMs: 100 });
+    managed = new ManagedEngines({
+      home,
+      env: {},
+      log: log.child('managed'),
+      secrets: (v) => log.addSecrets(v),
+      changed: () => undefined,
+      containers: new DockerEngines({ socketPath: docker.socketPath }),
+      backoffMs: 100,
+    });
     await managed.start();
   });
 
@@ -37,7 +45,11 @@ describe('managed vLLM container (Docker Engine API stand-in)', () => {
     await until(() => view()?.phase === 'serving', 'the container serving', 15_000);
     const c = docker.containers.get('swan-qwen-qwen2.5-7b-instruct')!;
     expect(c.labels).toMatchObject({ [LABEL_MANAGED]: 'true', 'io.swanchain.provider-console.model-id': ID, 'io.swanchain.provider-console.backend': 'vllm' });
-    const hc = c.body.HostConfig as { PortBindings: Record<string, Array<{ HostIp: string }>>; Binds: string[]; DeviceRequests: Array<{ DeviceIDs: string[] }> };
+    const hc = c.body.HostConfig as {
+      PortBindings: Record<string, Array<{ HostIp: string }>>;
+      Binds: string[];
+      DeviceRequests: Array<{ DeviceIDs: string[] }>;
+    };
     expect(hc.PortBindings['8000/tcp']?.[0]?.HostIp).toBe('127.0.0.1');
     expect(hc.Binds).toEqual([`${home}:/models:ro`]);
     expect(hc.DeviceRequests[0]?.DeviceIDs).toEqual(['0', '1']);
@@ -64,7 +76,15 @@ describe('managed vLLM container (Docker Engine API stand-in)', () => {
   });
 
   it('a container of that name that is not ours is left alone and the serve fails with docker_unavailable', async () => {
-    docker.containers.set('swan-qwen-qwen2.5-7b-instruct', { id: 'f'.repeat(64), name: 'swan-qwen-qwen2.5-7b-instruct', body: {}, labels: {}, running: false, waiters: [], logs: [] });
+    docker.containers.set('swan-qwen-qwen2.5-7b-instruct', {
+      id: 'f'.repeat(64),
+      name: 'swan-qwen-qwen2.5-7b-instruct',
+      body: {},
+      labels: {},
+      running: false,
+      waiters: [],
+      logs: [],
+    });
     addDesired(home, parseServeSpec({ id: ID, backend: 'vllm', weights: home, args: [], addedAt: Date.now() }));
     await managed.reload();
     await until(() => view()?.phase === 'failed', 'failed', 10_000);

@@ -58,15 +58,32 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'recommend → download → serv
     expect(desired.engines.find((e) => e.id === ID)?.weights).toBe(path.join(home, 'models', ...ID.split('/'), 'model.gguf'));
 
     agent = CliProcess.start(['run', '--home', home, '--no-discovery'], ENV);
-    await until(() => hub.providers().find((p) => p.connected)?.models.includes(ID) === true, 'announced', 40_000);
-    const answer = await new OpenAI({ baseURL: `${hub.url}/v1`, apiKey: 'any', maxRetries: 0 }).chat.completions.create({ model: ID, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
+    await until(
+      () =>
+        hub
+          .providers()
+          .find((p) => p.connected)
+          ?.models.includes(ID) === true,
+      'announced',
+      40_000,
+    );
+    const answer = await new OpenAI({ baseURL: `${hub.url}/v1`, apiKey: 'any', maxRetries: 0 }).chat.completions.create({
+      model: ID,
+      messages: [{ role: 'user', content: 'hi' }],
+      max_tokens: 2,
+    });
     expect(answer.usage?.completion_tokens).toBe(2);
 
     const sha = createHash('sha256').update(fs.readFileSync(TINY)).digest('hex');
     const res = await fetch(`${hub.url}/dev/verify`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ challenge_id: 'fp-cli', challenge_type: 'fingerprint', model_id: ID, challenge: { files: [{ filename: 'model.gguf', expected_hash: sha }] } }),
+      body: JSON.stringify({
+        challenge_id: 'fp-cli',
+        challenge_type: 'fingerprint',
+        model_id: ID,
+        challenge: { files: [{ filename: 'model.gguf', expected_hash: sha }] },
+      }),
     });
     const reply = (await res.json()) as { success?: boolean; response?: { files?: Array<{ status: string }> } };
     expect(reply).toMatchObject({ success: true });
@@ -75,7 +92,12 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'recommend → download → serv
     const wrong = await fetch(`${hub.url}/dev/verify`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ challenge_id: 'fp-cli-2', challenge_type: 'fingerprint', model_id: ID, challenge: { files: [{ filename: 'model.gguf', expected_hash: 'ab'.repeat(32) }] } }),
+      body: JSON.stringify({
+        challenge_id: 'fp-cli-2',
+        challenge_type: 'fingerprint',
+        model_id: ID,
+        challenge: { files: [{ filename: 'model.gguf', expected_hash: 'ab'.repeat(32) }] },
+      }),
     });
     expect(((await wrong.json()) as { success?: boolean }).success).toBe(false);
   }, 120_000);

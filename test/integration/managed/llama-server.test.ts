@@ -21,7 +21,11 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'managed llama-server' : `manage
   const view = async (): Promise<ManagedEngineView | undefined> => (await call(s.agent, 'managed.list', {})).find((e) => e.id === ID);
   const hubModels = () => s.hub!.providers().find((p) => p.connected)?.models ?? [];
   const ask = () =>
-    new OpenAI({ baseURL: `${s.hub!.url}/v1`, apiKey: 'any', maxRetries: 0 }).chat.completions.create({ model: ID, messages: [{ role: 'user', content: 'hi' }], max_tokens: 3 });
+    new OpenAI({ baseURL: `${s.hub!.url}/v1`, apiKey: 'any', maxRetries: 0 }).chat.completions.create({
+      model: ID,
+      messages: [{ role: 'user', content: 'hi' }],
+      max_tokens: 3,
+    });
 
   beforeAll(async () => {
     s = await startStack({
@@ -58,20 +62,28 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'managed llama-server' : `manage
     process.kill(before.pid!, 'SIGKILL');
     await until(async () => (await view())?.restarts === 1, 'the restart counted', 10_000);
     expect((await view())?.code).toBe('engine_crashed');
-    await until(async () => {
-      const v = await view();
-      return v?.phase === 'serving' && v.pid !== before.pid;
-    }, 'serving again', 30_000);
+    await until(
+      async () => {
+        const v = await view();
+        return v?.phase === 'serving' && v.pid !== before.pid;
+      },
+      'serving again',
+      30_000,
+    );
     expect((await logEntries(s.agent)).some((l) => /ended \(signal SIGKILL\); restarting in/.test(l.msg))).toBe(true);
     // The same endpoint as before, so the hub's route never changed; the health check sees it back.
     expect((await view())?.url).toBe(before.url);
-    await until(async () => {
-      try {
-        return (await ask()).usage?.completion_tokens === 3;
-      } catch {
-        return false;
-      }
-    }, 'a request served after the restart', 20_000);
+    await until(
+      async () => {
+        try {
+          return (await ask()).usage?.completion_tokens === 3;
+        } catch {
+          return false;
+        }
+      },
+      'a request served after the restart',
+      20_000,
+    );
   }, 60_000);
 
   it('stop leaves no process and no announcement', async () => {

@@ -34,10 +34,14 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'mapping checked against the eng
 
   it('is not announced, and says why with a stable code', async () => {
     let seenAtHub = false;
-    await until(() => {
-      seenAtHub ||= hubModels().includes(ID);
-      return modelOf(s.agent, ID)?.mapping?.code === 'mapping_parameters_mismatch';
-    }, 'the engine report read and checked', 15_000);
+    await until(
+      () => {
+        seenAtHub ||= hubModels().includes(ID);
+        return modelOf(s.agent, ID)?.mapping?.code === 'mapping_parameters_mismatch';
+      },
+      'the engine report read and checked',
+      15_000,
+    );
     // Not even for a moment before the engine's report was read.
     expect(seenAtHub).toBe(false);
     expect(modelOf(s.agent, ID)?.mapping).toMatchObject({ code: 'mapping_parameters_mismatch', engineModel: TINY, confirmed: false });
@@ -52,7 +56,7 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'mapping checked against the eng
     expect(doctor.stdout).toMatch(/✗ meta-llama\/Llama-3\.1-8B-Instruct \[mapping_parameters_mismatch\]: .* Not announced\./);
   }, 60_000);
 
-  it('a confirmation of another finding is refused; the owner\'s confirmation of this one announces it', async () => {
+  it("a confirmation of another finding is refused; the owner's confirmation of this one announces it", async () => {
     await expect(call(s.agent, 'models.confirmMapping', { model: ID, signature: 'parameters:other:1' })).rejects.toMatchObject({ code: 'refused' });
     const { signature } = modelOf(s.agent, ID)!.mapping!;
     await call(s.agent, 'models.confirmMapping', { model: ID, signature });

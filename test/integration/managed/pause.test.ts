@@ -40,7 +40,11 @@ describe.skipIf(!LLAMA_PRESENT)(LLAMA_PRESENT ? 'pause frees the GPU' : `pause f
     await call(s.agent, 'serving.resume', {});
     await until(async () => (await view())?.phase === 'serving', 'serving again after resume', 30_000);
     await until(() => s.hub!.providers().some((p) => p.connected && p.models.includes(ID)), 'announced again', 10_000);
-    const a = await new OpenAI({ baseURL: `${s.hub!.url}/v1`, apiKey: 'any', maxRetries: 0 }).chat.completions.create({ model: ID, messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
+    const a = await new OpenAI({ baseURL: `${s.hub!.url}/v1`, apiKey: 'any', maxRetries: 0 }).chat.completions.create({
+      model: ID,
+      messages: [{ role: 'user', content: 'hi' }],
+      max_tokens: 2,
+    });
     expect(a.usage?.completion_tokens).toBe(2);
   }, 90_000);
 });

@@ -14,7 +14,12 @@ function inference(id: string, modelId: string, requestModel: string): string {
   return JSON.stringify({
     type: 'inference',
     request_id: id,
-    payload: { endpoint_id: 'e1', model_id: modelId, stream: false, request: { model: requestModel, messages: [{ role: 'user', content: 'hi' }], stream: false } },
+    payload: {
+      endpoint_id: 'e1',
+      model_id: modelId,
+      stream: false,
+      request: { model: requestModel, messages: [{ role: 'user', content: 'hi' }], stream: false },
+    },
   });
 }
 

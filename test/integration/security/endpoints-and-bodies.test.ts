@@ -22,7 +22,15 @@ describe('engines.addEndpoint', () => {
 
   it('refuses other schemes and URLs with credentials, and probes nothing for them', async () => {
     const before = extra.requests.length;
-    for (const url of ['file:///etc/passwd', 'gopher://127.0.0.1:70/x', 'ftp://127.0.0.1/', 'javascript:alert(1)', `http://user:pass@127.0.0.1:${new URL(extra.url).port}`, `http://:secret@127.0.0.1:1`, 'http://']) {
+    for (const url of [
+      'file:///etc/passwd',
+      'gopher://127.0.0.1:70/x',
+      'ftp://127.0.0.1/',
+      'javascript:alert(1)',
+      `http://user:pass@127.0.0.1:${new URL(extra.url).port}`,
+      `http://:secret@127.0.0.1:1`,
+      'http://',
+    ]) {
       await expect(stack.agent.invoke('engines.addEndpoint', { url }), url).rejects.toMatchObject({ code: 'invalid_args' });
     }
     expect(extra.requests.length).toBe(before);
@@ -31,7 +39,15 @@ describe('engines.addEndpoint', () => {
 
   it('link-local, cloud-metadata and unspecified addresses are refused in every spelling, before any probe', async () => {
     const settings = JSON.stringify(stack.agent.settings.get());
-    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://0xA9FEA9FE/', 'http://2852039166:80', 'http://[::ffff:169.254.169.254]/', 'http://[fe80::1]:8000', 'http://100.100.100.200', 'http://0.0.0.0:8000']) {
+    for (const url of [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://0xA9FEA9FE/',
+      'http://2852039166:80',
+      'http://[::ffff:169.254.169.254]/',
+      'http://[fe80::1]:8000',
+      'http://100.100.100.200',
+      'http://0.0.0.0:8000',
+    ]) {
       await expect(stack.agent.invoke('engines.addEndpoint', { url }), url).rejects.toMatchObject({ code: 'address_refused', field: 'url' });
     }
     expect(JSON.stringify(stack.agent.settings.get())).toBe(settings);

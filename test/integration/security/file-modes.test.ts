@@ -29,7 +29,8 @@ function modes(home: string): Record<string, number> {
   const out: Record<string, number> = {};
   for (const dir of [home, path.join(home, 'logs')]) {
     if (!fs.existsSync(dir)) continue;
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) if (e.isFile()) out[path.relative(home, path.join(dir, e.name))] = mode(path.join(dir, e.name));
+    for (const e of fs.readdirSync(dir, { withFileTypes: true }))
+      if (e.isFile()) out[path.relative(home, path.join(dir, e.name))] = mode(path.join(dir, e.name));
   }
   return out;
 }
@@ -41,7 +42,8 @@ describe('file modes', () => {
     expect(mode(home)).toBe(0o700);
     fs.chmodSync(home, 0o755);
     fs.mkdirSync(path.join(home, 'logs'), { mode: 0o755 });
-    for (const f of ['settings.json', 'config.toml', 'models.json', 'ledger.sqlite', 'ledger.sqlite-wal', 'logs/agent.jsonl']) fs.writeFileSync(path.join(home, f), 'x', { mode: 0o644 });
+    for (const f of ['settings.json', 'config.toml', 'models.json', 'ledger.sqlite', 'ledger.sqlite-wal', 'logs/agent.jsonl'])
+      fs.writeFileSync(path.join(home, f), 'x', { mode: 0o644 });
     ensureHome(home);
     expect(mode(home)).toBe(0o700);
     expect(mode(path.join(home, 'logs'))).toBe(0o700);
@@ -68,21 +70,24 @@ describe('file modes', () => {
     }
   });
 
-  it.skipIf(process.platform === 'win32')('`swan-provider init` makes the home as run does: 0700, config.toml and models.json 0600 (also over old 0644 files)', async () => {
-    const home = path.join(root(), 'init-home');
-    const r = await runCli(['init', '--home', home, '--network', 'testnet']);
-    expect(r.code, r.stderr).toBe(0);
-    expect(mode(home)).toBe(0o700);
-    expect(modes(home)).toEqual({ 'config.toml': 0o600, 'models.json': 0o600 });
-    // --force over files an older version left 0644, and --dir: the same.
-    fs.chmodSync(path.join(home, 'config.toml'), 0o644);
-    expect((await runCli(['init', '--home', home, '--force'])).code).toBe(0);
-    expect(mode(path.join(home, 'config.toml'))).toBe(0o600);
-    const dir = path.join(root(), 'elsewhere');
-    expect((await runCli(['init', '--home', home, '--dir', dir])).code).toBe(0);
-    expect(mode(dir)).toBe(0o700);
-    expect(modes(dir)).toEqual({ 'config.toml': 0o600, 'models.json': 0o600 });
-  });
+  it.skipIf(process.platform === 'win32')(
+    '`swan-provider init` makes the home as run does: 0700, config.toml and models.json 0600 (also over old 0644 files)',
+    async () => {
+      const home = path.join(root(), 'init-home');
+      const r = await runCli(['init', '--home', home, '--network', 'testnet']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(mode(home)).toBe(0o700);
+      expect(modes(home)).toEqual({ 'config.toml': 0o600, 'models.json': 0o600 });
+      // --force over files an older version left 0644, and --dir: the same.
+      fs.chmodSync(path.join(home, 'config.toml'), 0o644);
+      expect((await runCli(['init', '--home', home, '--force'])).code).toBe(0);
+      expect(mode(path.join(home, 'config.toml'))).toBe(0o600);
+      const dir = path.join(root(), 'elsewhere');
+      expect((await runCli(['init', '--home', home, '--dir', dir])).code).toBe(0);
+      expect(mode(dir)).toBe(0o700);
+      expect(modes(dir)).toEqual({ 'config.toml': 0o600, 'models.json': 0o600 });
+    },
+  );
 
   it.skipIf(process.platform === 'win32')('`swan-provider run` on a fresh home: 0700 folder, 0600 agent.jsonl and config', async () => {
     const home = path.join(root(), 'fresh');
@@ -90,7 +95,9 @@ describe('file modes', () => {
     // nothing here looks up the real network's hosts (the catalogue and rates are fetched without a key).
     fs.mkdirSync(home, { recursive: true });
     fs.writeFileSync(path.join(home, 'settings.json'), JSON.stringify({ hubUrl: 'ws://127.0.0.1:9', serviceUrl: 'http://127.0.0.1:9' }));
-    const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'swan-provider.js'), 'run', '--home', home, '--init-if-missing', '--no-discovery'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'swan-provider.js'), 'run', '--home', home, '--init-if-missing', '--no-discovery'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     const exited = new Promise((r) => child.once('exit', r));

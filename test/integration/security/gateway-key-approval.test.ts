@@ -22,13 +22,17 @@ describe('gateway.keys.create', () => {
     await expect(stack.agent.invoke('gateway.keys.create', { name: 'app', grant: c.grant! })).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
     const again = await refusedForOwner(stack.agent.invoke('gateway.keys.create', { name: 'app' }));
     await stack.agent.approvals.decide(again.code, 'approve', 'test');
-    await expect(stack.agent.invoke('gateway.keys.create', { name: 'other', grant: again.grant! })).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
+    await expect(stack.agent.invoke('gateway.keys.create', { name: 'other', grant: again.grant! })).rejects.toMatchObject({
+      code: 'OWNER_CONFIRMATION_REQUIRED',
+    });
     const made = (await stack.agent.invoke('gateway.keys.create', { name: 'app', grant: again.grant! })) as { key: string };
     expect(made.key).toMatch(/^sk-swan-/);
     expect(((await stack.agent.invoke('gateway.keys.list', {})) as GatewayKeyView[]).map((k) => k.name)).toEqual(['app']);
     await stack.agent.invoke('gateway.keys.revoke', { name: 'app' });
     // The same approval does not mint a second key.
-    await expect(stack.agent.invoke('gateway.keys.create', { name: 'app', grant: again.grant! })).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
+    await expect(stack.agent.invoke('gateway.keys.create', { name: 'app', grant: again.grant! })).rejects.toMatchObject({
+      code: 'OWNER_CONFIRMATION_REQUIRED',
+    });
     expect(await stack.agent.invoke('gateway.keys.list', {})).toEqual([]);
   });
 });
@@ -42,13 +46,19 @@ describe('fleet.tokens.create', () => {
     const again = await refusedForOwner(stack.agent.invoke('fleet.tokens.create', { name: 'office' }));
     await stack.agent.approvals.decide(again.code, 'approve', 'test');
     // A gateway-key approval is not a fleet-token approval, and an approval names one token.
-    await expect(stack.agent.invoke('gateway.keys.create', { name: 'office', grant: again.grant! })).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
-    await expect(stack.agent.invoke('fleet.tokens.create', { name: 'other', grant: again.grant! })).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
+    await expect(stack.agent.invoke('gateway.keys.create', { name: 'office', grant: again.grant! })).rejects.toMatchObject({
+      code: 'OWNER_CONFIRMATION_REQUIRED',
+    });
+    await expect(stack.agent.invoke('fleet.tokens.create', { name: 'other', grant: again.grant! })).rejects.toMatchObject({
+      code: 'OWNER_CONFIRMATION_REQUIRED',
+    });
     const made = (await stack.agent.invoke('fleet.tokens.create', { name: 'office', grant: again.grant! })) as { token: string; scope: string };
     expect(made.scope).toBe('read');
     // A name in use is said at once, before any approval is asked for.
     await expect(stack.agent.invoke('fleet.tokens.create', { name: 'office' })).rejects.toMatchObject({ code: 'already_exists' });
     await stack.agent.invoke('fleet.tokens.revoke', { name: 'office' });
-    await expect(stack.agent.invoke('fleet.tokens.create', { name: 'office', grant: again.grant! })).rejects.toMatchObject({ code: 'OWNER_CONFIRMATION_REQUIRED' });
+    await expect(stack.agent.invoke('fleet.tokens.create', { name: 'office', grant: again.grant! })).rejects.toMatchObject({
+      code: 'OWNER_CONFIRMATION_REQUIRED',
+    });
   });
 });

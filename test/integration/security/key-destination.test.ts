@@ -69,7 +69,10 @@ describe('settings.save: where the key goes', () => {
     // Denied where the agent runs: still nothing, and the console hears how it ended.
     await stack.agent.approvals.decide(c.code, 'deny', 'test');
     await until(() => events.some((e) => e.type === 'approval' && e.approval.approvalId === c.approvalId), 'the approval event');
-    expect(events.find((e) => e.type === 'approval')).toEqual({ type: 'approval', approval: { approvalId: c.approvalId, kind: 'key_destination', status: 'denied' } });
+    expect(events.find((e) => e.type === 'approval')).toEqual({
+      type: 'approval',
+      approval: { approvalId: c.approvalId, kind: 'key_destination', status: 'denied' },
+    });
     expect(await call(stack.agent, 'settings.get', {})).toEqual(before);
     expect(seen).toEqual([]);
   });
@@ -133,23 +136,40 @@ describe('the rule', () => {
   const withKey = { keyAfter: 'sk-prov-saved', keyTyped: false };
 
   it('no key saved: a first run to any network saves at once (plain addresses off this machine warned about)', () => {
-    for (const patch of [{ hubUrl: 'wss://testnet.example/ws', serviceUrl: 'https://testnet.example' }, { hubUrl: 'ws://192.168.1.9:8081', serviceUrl: 'http://192.168.1.9:8081' }]) {
+    for (const patch of [
+      { hubUrl: 'wss://testnet.example/ws', serviceUrl: 'https://testnet.example' },
+      { hubUrl: 'ws://192.168.1.9:8081', serviceUrl: 'http://192.168.1.9:8081' },
+    ]) {
       const r = checkKeyDestination({ current, patch, keyAfter: '', keyTyped: false });
       expect(r.needsOwner).toBe(false);
     }
-    expect(Object.keys(checkKeyDestination({ current, patch: { hubUrl: 'ws://192.168.1.9:8081' }, keyAfter: '', keyTyped: false }).warnings)).toEqual(['hubUrl']);
+    expect(Object.keys(checkKeyDestination({ current, patch: { hubUrl: 'ws://192.168.1.9:8081' }, keyAfter: '', keyTyped: false }).warnings)).toEqual([
+      'hubUrl',
+    ]);
   });
 
   it('a key saved: a new host, or plain ws:// / http:// to another machine, needs the owner', () => {
-    expect(checkKeyDestination({ current, patch: { hubUrl: 'ws://192.168.1.9:8081' }, ...withKey })).toMatchObject({ hosts: ['192.168.1.9:8081'], insecure: ['192.168.1.9:8081'], needsOwner: true });
+    expect(checkKeyDestination({ current, patch: { hubUrl: 'ws://192.168.1.9:8081' }, ...withKey })).toMatchObject({
+      hosts: ['192.168.1.9:8081'],
+      insecure: ['192.168.1.9:8081'],
+      needsOwner: true,
+    });
     // Same host, another path: nothing new.
     expect(checkKeyDestination({ current, patch: { hubUrl: 'wss://inference-ws.swanchain.io/ws' }, ...withKey }).needsOwner).toBe(false);
     // The service host as the hub host: the key goes there already.
     expect(checkKeyDestination({ current, patch: { hubUrl: 'wss://inference.swanchain.io' }, ...withKey }).needsOwner).toBe(false);
     // A downgrade to plain ws:// on the same host is new: the key would cross the network readable.
-    expect(checkKeyDestination({ current, patch: { hubUrl: 'ws://inference-ws.swanchain.io' }, ...withKey })).toMatchObject({ hosts: [], insecure: ['inference-ws.swanchain.io'], needsOwner: true });
+    expect(checkKeyDestination({ current, patch: { hubUrl: 'ws://inference-ws.swanchain.io' }, ...withKey })).toMatchObject({
+      hosts: [],
+      insecure: ['inference-ws.swanchain.io'],
+      needsOwner: true,
+    });
     // Loopback over plain ws:// is fine; only the new host counts.
-    expect(checkKeyDestination({ current, patch: { hubUrl: 'ws://127.0.0.1:8081' }, ...withKey })).toMatchObject({ hosts: ['127.0.0.1:8081'], insecure: [], needsOwner: true });
+    expect(checkKeyDestination({ current, patch: { hubUrl: 'ws://127.0.0.1:8081' }, ...withKey })).toMatchObject({
+      hosts: ['127.0.0.1:8081'],
+      insecure: [],
+      needsOwner: true,
+    });
   });
 
   it('the typed key counts only when it is the key that will be sent', () => {

@@ -13,7 +13,12 @@ const ENGINE_KEY = 'engine_secret_ZXCVBNM_42';
 
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startStack({ key: PROVIDER_KEY, hub: { token: PROVIDER_KEY }, engines: [{ apiKey: ENGINE_KEY }], models: { m: { engine: 0, api_key: ENGINE_KEY } } });
+  stack = await startStack({
+    key: PROVIDER_KEY,
+    hub: { token: PROVIDER_KEY },
+    engines: [{ apiKey: ENGINE_KEY }],
+    models: { m: { engine: 0, api_key: ENGINE_KEY } },
+  });
   await registered(stack);
 });
 afterAll(async () => {
@@ -29,9 +34,12 @@ describe('configured secrets are redacted by value', () => {
     log.flush();
     expect(log.entries()[0]!.msg).toBe('the hub echoed [redacted] back');
     expect(log.redactText(`x ${PROVIDER_KEY} y ab`)).toBe('x [redacted] y ab');
-    return expect.poll(() => fs.readFileSync(file, 'utf8')).toContain('[redacted]').then(() => {
-      expect(fs.readFileSync(file, 'utf8')).not.toContain(PROVIDER_KEY);
-    });
+    return expect
+      .poll(() => fs.readFileSync(file, 'utf8'))
+      .toContain('[redacted]')
+      .then(() => {
+        expect(fs.readFileSync(file, 'utf8')).not.toContain(PROVIDER_KEY);
+      });
   });
 
   it('the agent redacts its provider key, engine api_keys and gateway keys wherever they show up', async () => {

@@ -26,7 +26,12 @@ describe('EndpointCapacity', () => {
       createElement(EndpointCapacity, {
         models: [
           model('tiny', { capacitySource: 'llama.cpp /props total_slots', localModel: '/srv/models/tiny.gguf' }),
-          model('keyed', { url: 'http://127.0.0.1:8081', health: 'unhealthy', condition: 'key_rejected', lastError: 'engine refuses our key: GET /props answered 401' }),
+          model('keyed', {
+            url: 'http://127.0.0.1:8081',
+            health: 'unhealthy',
+            condition: 'key_rejected',
+            lastError: 'engine refuses our key: GET /props answered 401',
+          }),
           model('loader', { url: 'http://127.0.0.1:8082', health: 'unhealthy', condition: 'loading' }),
         ],
       }),
@@ -46,7 +51,12 @@ describe('EndpointCapacity: the deep health check per model', () => {
     const html = renderToStaticMarkup(
       createElement(EndpointCapacity, {
         models: [
-          model('dead', { health: 'unhealthy', condition: 'engine_error', lastError: 'engine error: a 1-token chat to "dead" answered 500', deepCheck: { at, ok: false, code: 'engine_error', error: 'x' } }),
+          model('dead', {
+            health: 'unhealthy',
+            condition: 'engine_error',
+            lastError: 'engine error: a 1-token chat to "dead" answered 500',
+            deepCheck: { at, ok: false, code: 'engine_error', error: 'x' },
+          }),
           model('fine', { url: 'http://127.0.0.1:8083', deepCheck: { at, ok: true } }),
           model('missing', { url: 'http://127.0.0.1:8084', health: 'unhealthy', condition: 'not_served', deepCheck: { at, ok: false, code: 'not_served' } }),
           model('embed', { url: 'http://127.0.0.1:8085', deepCheckSkipped: true }),

@@ -10,14 +10,21 @@ import type { AgentSnapshot } from '../../../src/shared/views/snapshot';
 const COMPONENT = '../../../src/renderer/components/TrustCards';
 
 async function render(part: Pick<AgentSnapshot, 'hubView' | 'weights'>): Promise<string> {
-  const { TrustCardsView } = (await import(COMPONENT)) as { TrustCardsView: FunctionComponent<{ view: AgentSnapshot['hubView']; weights: AgentSnapshot['weights'] }> };
+  const { TrustCardsView } = (await import(COMPONENT)) as {
+    TrustCardsView: FunctionComponent<{ view: AgentSnapshot['hubView']; weights: AgentSnapshot['weights'] }>;
+  };
   return renderToStaticMarkup(createElement(TrustCardsView, { view: part.hubView, weights: part.weights }));
 }
 
 describe('TrustCards', () => {
   it('lists the models the hub did not register and its upgrade advice', async () => {
     const html = await render({
-      hubView: { registeredModels: ['a'], notRegistered: ['org/b'], registeredAt: 1, upgrade: { running: '0.5.0', latest: '0.6.0', message: 'Provider 0.6.0 adds <b>images</b>.', at: 1_750_000_000_000 } },
+      hubView: {
+        registeredModels: ['a'],
+        notRegistered: ['org/b'],
+        registeredAt: 1,
+        upgrade: { running: '0.5.0', latest: '0.6.0', message: 'Provider 0.6.0 adds <b>images</b>.', at: 1_750_000_000_000 },
+      },
     });
     expect(html).toMatch(/data-testid="hub-not-registered-model"[^>]*>org\/b</);
     expect(html).toContain('no requests come for it');

@@ -7,5 +7,12 @@ it('sizes in binary units', () => {
 });
 
 it('time left: seconds, minutes, hours; no estimate is unknown, never "0 s"', () => {
-  expect([0.2, 42, 600, 5400, null, Infinity].map(fmtTimeLeft)).toEqual(['1 s left', '42 s left', '10 min left', '1.5 h left', 'time left unknown', 'time left unknown']);
+  expect([0.2, 42, 600, 5400, null, Infinity].map(fmtTimeLeft)).toEqual([
+    '1 s left',
+    '42 s left',
+    '10 min left',
+    '1.5 h left',
+    'time left unknown',
+    'time left unknown',
+  ]);
 });

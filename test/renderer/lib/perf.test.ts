@@ -19,7 +19,13 @@ const req = (finishedAt: number, ttft: number, tokens: number, genMs: number, st
 });
 
 it('buckets finished ok requests per minute with p50/p95', () => {
-  const rs = [req(T0 + 1000, 100, 50, 1000), req(T0 + 2000, 200, 100, 1000), req(T0 + 3000, 900, 10, 1000), req(T0 + 4000, 5000, 1, 1000, 'error'), req(T0 + 70_000, 300, 20, 1000)];
+  const rs = [
+    req(T0 + 1000, 100, 50, 1000),
+    req(T0 + 2000, 200, 100, 1000),
+    req(T0 + 3000, 900, 10, 1000),
+    req(T0 + 4000, 5000, 1, 1000, 'error'),
+    req(T0 + 70_000, 300, 20, 1000),
+  ];
   const s = perfSeries(rs, T0 + 120_000, 120_000);
   expect(s).toHaveLength(2);
   expect(s[0]).toMatchObject({ ts: T0, requests: 3, ttftP50: 200, ttftP95: 900, tpsP50: 50, tpsP95: 100 });

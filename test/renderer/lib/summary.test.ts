@@ -5,8 +5,25 @@ import type { AgentSnapshot } from '../../../src/shared/views/snapshot';
 import type { GpuSample, ModelState, Verdict } from '../../../src/shared/types';
 import { consoleVerdict, summarize } from '../../../src/renderer/lib/summary';
 
-const model = (id: string, o: Partial<ModelState> = {}): ModelState => ({ id, enabled: true, health: 'healthy', endpoints: [], inFlight: 0, queued: 0, maxConcurrent: 4, maxQueue: 8, ...o });
-const serving: Verdict = { state: 'serving', tone: 'ok', label: 'Serving', headline: 'Serving 2 models to the Swan network: routed and earning.', reasons: [], routable: ['a', 'b'] };
+const model = (id: string, o: Partial<ModelState> = {}): ModelState => ({
+  id,
+  enabled: true,
+  health: 'healthy',
+  endpoints: [],
+  inFlight: 0,
+  queued: 0,
+  maxConcurrent: 4,
+  maxQueue: 8,
+  ...o,
+});
+const serving: Verdict = {
+  state: 'serving',
+  tone: 'ok',
+  label: 'Serving',
+  headline: 'Serving 2 models to the Swan network: routed and earning.',
+  reasons: [],
+  routable: ['a', 'b'],
+};
 
 function snap(o: Partial<AgentSnapshot> = {}): AgentSnapshot {
   return {
@@ -40,24 +57,37 @@ const sample = (temps: (number | null)[]): GpuSample => ({
 const codes = (s: ReturnType<typeof summarize>) => s.items.map((i) => i.code);
 
 describe('operational summary', () => {
-  it('serving: the verdict\'s line, tone ok, nothing else (4 % failures, 84 °C)', () => {
+  it("serving: the verdict's line, tone ok, nothing else (4 % failures, 84 °C)", () => {
     const s = summarize(snap(), sample([84]));
     expect(s).toMatchObject({ state: 'serving', tone: 'ok', items: [], headline: serving.headline });
   });
 
-  it('carries the verdict\'s findings with their next steps and tone', () => {
+  it("carries the verdict's findings with their next steps and tone", () => {
     const verdict: Verdict = {
       state: 'not_earning',
       tone: 'warn',
       label: 'Not earning',
       headline: 'Earnings are not enabled for this provider: requests are served, but not paid.',
-      reasons: [{ code: 'earnings_disabled', state: 'not_earning', text: 'Earnings are not enabled for this provider: requests are served, but not paid.', next: 'Ask Swan.' }],
+      reasons: [
+        {
+          code: 'earnings_disabled',
+          state: 'not_earning',
+          text: 'Earnings are not enabled for this provider: requests are served, but not paid.',
+          next: 'Ask Swan.',
+        },
+      ],
       routable: ['a'],
     };
     const s = summarize(snap({ verdict }), null);
     expect(s).toMatchObject({ state: 'not_earning', tone: 'warn' });
     expect(s.items).toEqual([{ code: 'earnings_disabled', tone: 'warn', text: verdict.reasons[0]!.text, next: 'Ask Swan.' }]);
-    const down: Verdict = { ...verdict, state: 'degraded', tone: 'bad', reasons: [{ code: 'engine_down', state: 'degraded', text: 'The engine of a is not running.' }], routable: [] };
+    const down: Verdict = {
+      ...verdict,
+      state: 'degraded',
+      tone: 'bad',
+      reasons: [{ code: 'engine_down', state: 'degraded', text: 'The engine of a is not running.' }],
+      routable: [],
+    };
     expect(summarize(snap({ verdict: down }), null)).toMatchObject({ tone: 'bad', items: [{ code: 'engine_down', tone: 'bad' }] });
   });
 
@@ -72,14 +102,19 @@ describe('operational summary', () => {
     expect(summarize(snap(), sample([60, 85])).items[0]!.text).toMatch(/GPU 1 is at 85 °C/);
     expect(summarize(snap(), sample([60, 85])).tone).toBe('warn');
     expect(codes(summarize(snap({ recent: { requests: 100, errors: 5, windowMs: 30 * 60_000 } }), null))).toEqual(['failures']);
-    expect(summarize(snap({ recent: { requests: 100, errors: 5, windowMs: 30 * 60_000 } }), null).items[0]!.text).toMatch(/^5 of 100 requests failed in the last 30 minutes/);
+    expect(summarize(snap({ recent: { requests: 100, errors: 5, windowMs: 30 * 60_000 } }), null).items[0]!.text).toMatch(
+      /^5 of 100 requests failed in the last 30 minutes/,
+    );
     expect(codes(summarize(snap({ recent: { requests: 0, errors: 0, windowMs: 30 * 60_000 } }), null))).toEqual([]);
     expect(codes(summarize(snap(), { ...sample([99]), available: false }))).toEqual([]);
   });
 
   it('the failure rate is said over a recent window: a bad morning does not stay up after the engine recovered', () => {
     // 24 of 67 failed today, none of the 20 of the last 30 minutes: nothing to say now.
-    const recovered = snap({ today: { requests: 67, errors: 24, tokensIn: 0, tokensOut: 0, earnings: 0 }, recent: { requests: 20, errors: 0, windowMs: 30 * 60_000 } });
+    const recovered = snap({
+      today: { requests: 67, errors: 24, tokensIn: 0, tokensOut: 0, earnings: 0 },
+      recent: { requests: 20, errors: 0, windowMs: 30 * 60_000 },
+    });
     expect(codes(summarize(recovered, null))).toEqual([]);
     expect(summarize(recovered, null).tone).toBe('ok');
   });

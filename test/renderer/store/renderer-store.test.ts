@@ -21,7 +21,9 @@ const req = (id: string, startedAt: number, status: RequestView['status'] = 'run
 const sample = (ts: number, util: number, available = true): GpuSample => ({
   ts,
   available,
-  devices: available ? [{ index: 0, utilization: util, vramUsedMb: 2048, vramTotalMb: 8192, temperatureC: 50, powerW: 100, powerLimitW: 200, fanPercent: 30 }] : [],
+  devices: available
+    ? [{ index: 0, utilization: util, vramUsedMb: 2048, vramTotalMb: 8192, temperatureC: 50, powerW: 100, powerLimitW: 200, fanPercent: 30 }]
+    : [],
   cpuPercent: 10,
   ramUsedMb: 1024,
   ramTotalMb: 4096,

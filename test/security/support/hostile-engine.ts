@@ -118,7 +118,9 @@ export class HostileEngine {
     else if (model === HOSTILE_MODELS.garbage) send(`{${'"a":{'.repeat(6000)}`);
     else send(chunk(model, ' there'));
     send(chunk(model, null, 'stop'));
-    send('{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"x","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}');
+    send(
+      '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"x","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}',
+    );
     res.end('data: [DONE]\n\n');
   }
 }

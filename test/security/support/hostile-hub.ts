@@ -63,7 +63,12 @@ export class HostileHub {
     const from = this.frames.length;
     const request = { model, stream, max_tokens: 8, messages: [{ role: 'user', content: 'hello' }] };
     await this.sendRaw(JSON.stringify({ type: 'inference', request_id: requestId, payload: { request_id: requestId, model_id: model, stream, request } }));
-    const end = await this.waitFor((f) => f.request_id === requestId && (f.type === 'stream_end' || (f.type === 'ack' && f.payload !== undefined && 'response' in f.payload)), `the end of ${requestId}`, timeoutMs, from);
+    const end = await this.waitFor(
+      (f) => f.request_id === requestId && (f.type === 'stream_end' || (f.type === 'ack' && f.payload !== undefined && 'response' in f.payload)),
+      `the end of ${requestId}`,
+      timeoutMs,
+      from,
+    );
     const chunks = this.frames.slice(from).filter((f) => f.request_id === requestId && f.type === 'stream_chunk');
     return { end, chunks };
   }
@@ -110,7 +115,8 @@ export class HostileHub {
     }
     this.texts.push(text);
     this.frames.push(m);
-    const ack = (): void => ws.send(JSON.stringify({ type: 'ack', request_id: m.request_id ?? '', payload: { request_id: m.request_id ?? '', success: true, message: 'ok' } }));
+    const ack = (): void =>
+      ws.send(JSON.stringify({ type: 'ack', request_id: m.request_id ?? '', payload: { request_id: m.request_id ?? '', success: true, message: 'ok' } }));
     if (m.type === 'register') {
       this.registers++;
       if (this.registeredOn !== ws) this.registeredConnections++;

@@ -128,7 +128,10 @@ export async function consoleAnswer(rig: Rig): Promise<{ status: number; ms: num
   let best = { status: 0, ms: Infinity };
   for (let i = 0; i < 3 && best.ms >= 1000; i++) {
     const t0 = performance.now();
-    const res = await fetch(`http://127.0.0.1:${rig.consolePort}/session`, { headers: { authorization: `Bearer ${rig.token}` }, signal: AbortSignal.timeout(5000) });
+    const res = await fetch(`http://127.0.0.1:${rig.consolePort}/session`, {
+      headers: { authorization: `Bearer ${rig.token}` },
+      signal: AbortSignal.timeout(5000),
+    });
     await res.arrayBuffer();
     const ms = performance.now() - t0;
     if (ms < best.ms) best = { status: res.status, ms };
@@ -147,7 +150,10 @@ export async function expectUnharmed(rig: Rig, after: string): Promise<void> {
   const from = rig.hub.frames.length;
   const { end } = await rig.hub.inference(id, SAFE_MODEL, false).catch((e: Error) => {
     // What the hub heard since, and the agent's last words: enough to tell a lost answer from a dropped link.
-    const heard = rig.hub.frames.slice(from).map((f) => `${f.type}:${f.request_id ?? ''}`).join(' ');
+    const heard = rig.hub.frames
+      .slice(from)
+      .map((f) => `${f.type}:${f.request_id ?? ''}`)
+      .join(' ');
     throw new Error(`${e.message} after ${after}\nthe hub heard: ${heard}\n${rig.output().slice(-3000)}`);
   });
   expect(end.payload?.status_code ?? 200, `an ordinary hub request after ${after}`).toBe(200);
@@ -161,7 +167,14 @@ export async function expectUnharmed(rig: Rig, after: string): Promise<void> {
 /** The engine never saw the provider key, the console token or a gateway key; the hub never saw the latter two. */
 export function expectNoSecretLeft(rig: Rig): void {
   for (const secret of [PROVIDER_KEY, rig.token, rig.gatewayKey]) {
-    expect(rig.engine.seen.some((s) => s.includes(secret)), 'a secret reached the engine').toBe(false);
+    expect(
+      rig.engine.seen.some((s) => s.includes(secret)),
+      'a secret reached the engine',
+    ).toBe(false);
   }
-  for (const secret of [rig.token, rig.gatewayKey]) expect(rig.hub.texts.some((s) => s.includes(secret)), 'a secret reached the hub').toBe(false);
+  for (const secret of [rig.token, rig.gatewayKey])
+    expect(
+      rig.hub.texts.some((s) => s.includes(secret)),
+      'a secret reached the hub',
+    ).toBe(false);
 }

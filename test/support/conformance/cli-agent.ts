@@ -41,7 +41,10 @@ export function spawnAgent(o: SpawnOptions): RunningAgent {
   }
   fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify(o.models, null, 2));
   writeConfigToml(home, { API: { NodeName: 'conformance' }, Inference: { WebSocketURL: o.hub.wsUrl, ServiceURL: o.hub.url, ApiKey: o.key }, Agent: o.agent });
-  const child = spawn(process.execPath, [BIN, 'run', '--home', home], { env: { PATH: o.bin.dir, HOME: userHome, LANG: 'C' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'run', '--home', home], {
+    env: { PATH: o.bin.dir, HOME: userHome, LANG: 'C' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));

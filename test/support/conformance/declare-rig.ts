@@ -75,7 +75,10 @@ export function layOutModelFiles(): ModelFiles {
   const composite = compositeHash(files);
   const goDir = path.join(userHome, '.swan', 'models', 'org', 'go-model');
   fs.mkdirSync(goDir, { recursive: true });
-  fs.writeFileSync(path.join(goDir, '.swan-hash-manifest.json'), JSON.stringify({ model_id: 'org/go-model', composite_hash: composite, algorithm: 'sha256', files, created_at: '2026-11-01T10:00:00Z' }, null, 2));
+  fs.writeFileSync(
+    path.join(goDir, '.swan-hash-manifest.json'),
+    JSON.stringify({ model_id: 'org/go-model', composite_hash: composite, algorithm: 'sha256', files, created_at: '2026-11-01T10:00:00Z' }, null, 2),
+  );
 
   return {
     userHome,
@@ -121,7 +124,10 @@ export async function startDeclareEngines(f: ModelFiles): Promise<DeclareEngines
     engineType: 'vllm',
     routes: {
       // vLLM's /v1/models (../shared/engine-traces/vllm-models.json): root is the container's cache path.
-      'GET /v1/models': { object: 'list', data: [{ id: VLLM_ID, object: 'model', created: 1784186815, owned_by: 'vllm', root: f.hf.containerRoot, parent: null, max_model_len: 4096 }] },
+      'GET /v1/models': {
+        object: 'list',
+        data: [{ id: VLLM_ID, object: 'model', created: 1784186815, owned_by: 'vllm', root: f.hf.containerRoot, parent: null, max_model_len: 4096 }],
+      },
     },
   });
   const ollama = await startTestEngine({
@@ -141,7 +147,10 @@ export async function startDeclareEngines(f: ModelFiles): Promise<DeclareEngines
   });
   const lmstudio = await startTestEngine({ engineType: 'lmstudio', models: ['gemma-2-9b-it'] });
   // A second vLLM for the model a Go node downloaded (its manifest is what the node proves).
-  const goVllm = await startTestEngine({ engineType: 'vllm', routes: { 'GET /v1/models': { object: 'list', data: [{ id: 'org/go-model', object: 'model', root: '/models/go-model', max_model_len: 8192 }] } } });
+  const goVllm = await startTestEngine({
+    engineType: 'vllm',
+    routes: { 'GET /v1/models': { object: 'list', data: [{ id: 'org/go-model', object: 'model', root: '/models/go-model', max_model_len: 8192 }] } },
+  });
   return { llama, vllm, ollama, lmstudio, goVllm, all: () => [llama, vllm, ollama, lmstudio, goVllm] };
 }
 
@@ -165,7 +174,12 @@ export interface RunningAgent {
   stop(): Promise<void>;
 }
 
-export async function spawnDeclareAgent(o: { hub: GoHub; models: Record<string, Record<string, unknown>>; userHome: string; agent?: ConfigFile['Agent'] }): Promise<RunningAgent> {
+export async function spawnDeclareAgent(o: {
+  hub: GoHub;
+  models: Record<string, Record<string, unknown>>;
+  userHome: string;
+  agent?: ConfigFile['Agent'];
+}): Promise<RunningAgent> {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-declare-'));
   fs.writeFileSync(path.join(home, 'models.json'), JSON.stringify(o.models, null, 2));
   // The hub's upgrade advice starts an update check: it goes to a closed local port, never to GitHub.
@@ -178,10 +192,14 @@ export async function spawnDeclareAgent(o: { hub: GoHub; models: Record<string, 
   const consolePort = await freePort();
   const tokenFile = path.join(home, 'console-token');
   // HOME is the temp user home: ~/.swan/models, ~/.cache/huggingface and ~/.ollama are the suite's own.
-  const child = spawn(process.execPath, [BIN, 'run', '--home', home, '--no-discovery', '--console', `127.0.0.1:${consolePort}`, '--console-token-file', tokenFile], {
-    env: { PATH: process.env.PATH ?? '', HOME: o.userHome, LANG: 'C' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [BIN, 'run', '--home', home, '--no-discovery', '--console', `127.0.0.1:${consolePort}`, '--console-token-file', tokenFile],
+    {
+      env: { PATH: process.env.PATH ?? '', HOME: o.userHome, LANG: 'C' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));

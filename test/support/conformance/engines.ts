@@ -97,7 +97,14 @@ function chatAnswer(content: string, finish: string, model: string, usage = { pr
   return (q, res) => {
     const total = { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
     if (q.body.stream !== true) {
-      return json(res, 200, { id: 'chatcmpl-s', object: 'chat.completion', created: created(), model, choices: [{ index: 0, message: { role: 'assistant', content }, logprobs: null, finish_reason: finish }], usage: total });
+      return json(res, 200, {
+        id: 'chatcmpl-s',
+        object: 'chat.completion',
+        created: created(),
+        model,
+        choices: [{ index: 0, message: { role: 'assistant', content }, logprobs: null, finish_reason: finish }],
+        usage: total,
+      });
     }
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
     const line = (o: unknown) => res.write(`data: ${JSON.stringify(o)}\n\n`);
@@ -131,7 +138,11 @@ export function leakyVllm(model: string): Promise<StandInEngine> {
   return StandInEngine.start('template-leaking vLLM', {
     'GET /v1/models': vllmModels(model),
     'GET /version': (_q, res) => json(res, 200, { version: '0.11.0' }),
-    'POST /v1/chat/completions': chatAnswer('Hello! How can I help you today?<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nHello', 'length', model),
+    'POST /v1/chat/completions': chatAnswer(
+      'Hello! How can I help you today?<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nHello',
+      'length',
+      model,
+    ),
   });
 }
 
@@ -155,17 +166,34 @@ export function flakyVllm(model: string): Promise<StandInEngine> {
 /** An embeddings and images server (no chat): OpenAI's shapes, the image API's usage names. */
 export function embeddingsEngine(models: { embed: string; image: string }): Promise<StandInEngine> {
   return StandInEngine.start('embeddings engine', {
-    'GET /v1/models': (_q, res) => json(res, 200, { object: 'list', data: [models.embed, models.image].map((id) => ({ id, object: 'model', created: 1700000000, owned_by: 'vllm', max_model_len: 8192 })) }),
+    'GET /v1/models': (_q, res) =>
+      json(res, 200, {
+        object: 'list',
+        data: [models.embed, models.image].map((id) => ({ id, object: 'model', created: 1700000000, owned_by: 'vllm', max_model_len: 8192 })),
+      }),
     'GET /version': (_q, res) => json(res, 200, { version: '0.11.0' }),
     'POST /v1/embeddings': (q, res) => {
       const inputs = Array.isArray(q.body.input) ? q.body.input : [q.body.input];
       const tokens = inputs.reduce((n: number, s) => n + String(s).split(/\s+/).filter(Boolean).length, 0);
-      json(res, 200, { object: 'list', model: q.body.model, data: inputs.map((_s, index) => ({ object: 'embedding', index, embedding: [0.0123, -0.0456, 0.0789] })), usage: { prompt_tokens: tokens, total_tokens: tokens } });
+      json(res, 200, {
+        object: 'list',
+        model: q.body.model,
+        data: inputs.map((_s, index) => ({ object: 'embedding', index, embedding: [0.0123, -0.0456, 0.0789] })),
+        usage: { prompt_tokens: tokens, total_tokens: tokens },
+      });
     },
-    'POST /v1/images/generations': (_q, res) => json(res, 200, { created: created(), data: [{ b64_json: 'iVBORw0KGgo=' }], usage: { input_tokens: 12, output_tokens: 4160, total_tokens: 4172 } }),
+    'POST /v1/images/generations': (_q, res) =>
+      json(res, 200, { created: created(), data: [{ b64_json: 'iVBORw0KGgo=' }], usage: { input_tokens: 12, output_tokens: 4160, total_tokens: 4172 } }),
     // OpenAI's transcription API: a multipart upload; usage in the input/output names.
-    'POST /v1/audio/transcriptions': (_q, res) => json(res, 200, { text: 'hello there', usage: { type: 'tokens', input_tokens: 20, output_tokens: 2, total_tokens: 22 } }),
-    'POST /v1/chat/completions': (q, res) => json(res, 400, { object: 'error', message: `The model \`${String(q.body.model)}\` does not support Chat Completions API`, type: 'BadRequestError', code: 400 }),
+    'POST /v1/audio/transcriptions': (_q, res) =>
+      json(res, 200, { text: 'hello there', usage: { type: 'tokens', input_tokens: 20, output_tokens: 2, total_tokens: 22 } }),
+    'POST /v1/chat/completions': (q, res) =>
+      json(res, 400, {
+        object: 'error',
+        message: `The model \`${String(q.body.model)}\` does not support Chat Completions API`,
+        type: 'BadRequestError',
+        code: 400,
+      }),
   });
 }
 
@@ -178,12 +206,22 @@ export function ollamaEngine(model: string, trainedMax = 32768): Promise<StandIn
   return StandInEngine.start('Ollama', {
     'GET /': (_q, res) => res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('Ollama is running'),
     'GET /api/version': (_q, res) => json(res, 200, { version: '0.12.6' }),
-    'GET /api/tags': (_q, res) => json(res, 200, { models: [{ name: model, model, size: 397821319, details: { format: 'gguf', family: 'qwen2', parameter_size: '494.03M', quantization_level: 'Q4_K_M' } }] }),
+    'GET /api/tags': (_q, res) =>
+      json(res, 200, {
+        models: [
+          { name: model, model, size: 397821319, details: { format: 'gguf', family: 'qwen2', parameter_size: '494.03M', quantization_level: 'Q4_K_M' } },
+        ],
+      }),
     'GET /v1/models': (_q, res) => json(res, 200, { object: 'list', data: [{ id: model, object: 'model', created: 1764494000, owned_by: 'library' }] }),
     'POST /api/show': (_q, res) =>
-      json(res, 200, { parameters: 'stop                           "<|im_start|>"\nstop                           "<|im_end|>"', details: { format: 'gguf', family: 'qwen2' }, model_info: { 'general.architecture': 'qwen2', 'qwen2.context_length': trainedMax } }),
+      json(res, 200, {
+        parameters: 'stop                           "<|im_start|>"\nstop                           "<|im_end|>"',
+        details: { format: 'gguf', family: 'qwen2' },
+        model_info: { 'general.architecture': 'qwen2', 'qwen2.context_length': trainedMax },
+      }),
     'GET /api/ps': (_q, res) => json(res, 200, { models: [] }),
-    'POST /api/generate': (q, res) => json(res, 200, { model: q.body.model, created_at: new Date().toISOString(), response: '', done: true, done_reason: 'load' }),
+    'POST /api/generate': (q, res) =>
+      json(res, 200, { model: q.body.model, created_at: new Date().toISOString(), response: '', done: true, done_reason: 'load' }),
     'POST /v1/chat/completions': chatAnswer('Hello! How can I help you today?', 'stop', model, { prompt_tokens: 26, completion_tokens: 10 }),
   });
 }

@@ -182,7 +182,13 @@ export class GoHub extends EventEmitter {
           ws.send(
             JSON.stringify({
               type: 'ack',
-              payload: { request_id: '', success: true, message: 'Registration successful', ...(this.opts.extensions ? { extensions: this.opts.extensions } : {}), ...(this.opts.registerAck?.(frame) ?? {}) },
+              payload: {
+                request_id: '',
+                success: true,
+                message: 'Registration successful',
+                ...(this.opts.extensions ? { extensions: this.opts.extensions } : {}),
+                ...(this.opts.registerAck?.(frame) ?? {}),
+              },
             }),
           );
         }

@@ -14,11 +14,21 @@ export interface PageSession {
 /** POST with headers, read to the end. */
 export function post(port: number, pathName: string, headers: Record<string, string> = {}, body = ''): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path: pathName, method: 'POST', agent: false, headers: { host: `127.0.0.1:${port}`, 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: pathName,
+        method: 'POST',
+        agent: false,
+        headers: { host: `127.0.0.1:${port}`, 'content-length': Buffer.byteLength(body), ...headers },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });

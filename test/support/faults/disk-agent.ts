@@ -34,7 +34,11 @@ export function startAgent(home: string): AgentChild {
   const env = { ...process.env };
   delete env.INFERENCE_API_KEY;
   delete env.INFERENCE_WS_URL;
-  const child = spawn(process.execPath, [CLI, 'run', '--config', path.join(home, 'config.toml'), '--home', home, '--no-discovery'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'run', '--config', path.join(home, 'config.toml'), '--home', home, '--no-discovery'], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let out = '';
   let err = '';
@@ -43,7 +47,9 @@ export function startAgent(home: string): AgentChild {
     out += d.toString();
     err += d.toString();
   });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   return { child, exited, output: () => out, stderr: () => err };
 }
 

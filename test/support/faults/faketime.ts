@@ -4,7 +4,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-const CANDIDATES = ['/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1', '/usr/lib/faketime/libfaketime.so.1'];
+const CANDIDATES = [
+  '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1',
+  '/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1',
+  '/usr/lib/faketime/libfaketime.so.1',
+];
 
 /** libfaketime's path, or undefined when the `faketime` package is not installed. */
 export const LIBFAKETIME = CANDIDATES.find((p) => fs.existsSync(p));

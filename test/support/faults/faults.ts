@@ -82,10 +82,20 @@ export async function streamChat(hub: DevHub, model: string, maxTokens: number, 
 }
 
 async function readStream(hub: DevHub, model: string, maxTokens: number, signal?: AbortSignal): Promise<StreamOutcome> {
-  const res = await chat(hub, { model, stream: true, max_tokens: maxTokens, messages: [{ role: 'user', content: `n=${maxTokens}` }] }, signal ? { signal } : {});
+  const res = await chat(
+    hub,
+    { model, stream: true, max_tokens: maxTokens, messages: [{ role: 'user', content: `n=${maxTokens}` }] },
+    signal ? { signal } : {},
+  );
   if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
     const body = (await res.json()) as { error?: { message?: string; code?: number | string } };
-    return { status: res.status, text: '', error: body.error?.message ?? 'no error message', ...(body.error?.code !== undefined ? { code: body.error.code } : {}), sawDone: false };
+    return {
+      status: res.status,
+      text: '',
+      error: body.error?.message ?? 'no error message',
+      ...(body.error?.code !== undefined ? { code: body.error.code } : {}),
+      sawDone: false,
+    };
   }
   const events = await readSse(res);
   const err = events.find((e): e is { error: { message?: string; code?: number | string } } => typeof e === 'object' && e !== null && 'error' in e);
@@ -99,6 +109,8 @@ async function readStream(hub: DevHub, model: string, maxTokens: number, signal?
 }
 
 /** Resolves with the reason (prose, for reports) and the stable code of the link's next disconnect. */
-export function nextDisconnect(link: { once(ev: 'disconnected', cb: (reason: string, code: LinkReasonCode) => void): unknown }): Promise<{ reason: string; code: LinkReasonCode }> {
+export function nextDisconnect(link: {
+  once(ev: 'disconnected', cb: (reason: string, code: LinkReasonCode) => void): unknown;
+}): Promise<{ reason: string; code: LinkReasonCode }> {
   return new Promise((resolve) => link.once('disconnected', (reason, code) => resolve({ reason, code })));
 }

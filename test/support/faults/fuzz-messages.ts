@@ -103,28 +103,63 @@ function valid(r: Rng, id: string, model: string): { msg: Obj; expect: Expect; l
       };
     }
     case 'warmup':
-      return { label: 'warmup', msg: { type: 'warmup', request_id: id, payload: { model_id: NOT_SERVED, warmup_type: 'inference' } }, expect: { kind: 'reply', id, types: ['ack'] } };
+      return {
+        label: 'warmup',
+        msg: { type: 'warmup', request_id: id, payload: { model_id: NOT_SERVED, warmup_type: 'inference' } },
+        expect: { kind: 'reply', id, types: ['ack'] },
+      };
     case 'cancel':
       return { label: 'cancel', msg: { type: 'cancel', request_id: id, payload: { request_id: id } }, expect: { kind: 'none', invalid: false } };
     case 'resume':
-      return { label: 'resume', msg: { type: 'resume', payload: { request_id: id, last_seq: r.int(0, 50) } }, expect: { kind: 'reply', id, types: ['error'], codes: [410] } };
+      return {
+        label: 'resume',
+        msg: { type: 'resume', payload: { request_id: id, last_seq: r.int(0, 50) } },
+        expect: { kind: 'reply', id, types: ['error'], codes: [410] },
+      };
     case 'verify':
       return {
         label: 'verify',
-        msg: { type: 'verify', request_id: id, payload: { challenge_id: id, challenge_type: 'fingerprint', model_id: NOT_SERVED, challenge: { files: [{ filename: 'a.bin', expected_hash: 'ab' }] } } },
+        msg: {
+          type: 'verify',
+          request_id: id,
+          payload: {
+            challenge_id: id,
+            challenge_type: 'fingerprint',
+            model_id: NOT_SERVED,
+            challenge: { files: [{ filename: 'a.bin', expected_hash: 'ab' }] },
+          },
+        },
         expect: { kind: 'reply', id, types: ['verify'] },
       };
     case 'benchmark':
       return {
         label: 'benchmark',
-        msg: { type: 'benchmark', request_id: id, payload: { benchmark_id: id, test_type: 'accuracy', model_id: NOT_SERVED, prompts: [{ id: 'p1', prompt: '2+2?', expected_answer: '4' }], timeout_ms: 1000 } },
+        msg: {
+          type: 'benchmark',
+          request_id: id,
+          payload: {
+            benchmark_id: id,
+            test_type: 'accuracy',
+            model_id: NOT_SERVED,
+            prompts: [{ id: 'p1', prompt: '2+2?', expected_answer: '4' }],
+            timeout_ms: 1000,
+          },
+        },
         expect: { kind: 'reply', id, types: ['benchmark_response'] },
       };
     case 'hub-ack':
-      return { label: 'hub-ack', msg: { type: 'ack', request_id: id, payload: { request_id: id, success: r.chance(0.5), message: randomString(r) } }, expect: { kind: 'none', invalid: false } };
+      return {
+        label: 'hub-ack',
+        msg: { type: 'ack', request_id: id, payload: { request_id: id, success: r.chance(0.5), message: randomString(r) } },
+        expect: { kind: 'none', invalid: false },
+      };
     default:
       // Any code but 401/403, which legitimately mean "your key was refused" and close the link.
-      return { label: 'hub-error', msg: { type: 'error', request_id: id, payload: { request_id: id, code: r.pick([400, 404, 429, 500, 'E_X']), message: randomString(r) } }, expect: { kind: 'none', invalid: false } };
+      return {
+        label: 'hub-error',
+        msg: { type: 'error', request_id: id, payload: { request_id: id, code: r.pick([400, 404, 429, 500, 'E_X']), message: randomString(r) } },
+        expect: { kind: 'none', invalid: false },
+      };
   }
 }
 
@@ -160,7 +195,10 @@ function invalidPayload(r: Rng, id: string, huge: boolean): { msg: Obj; label: s
     case 11:
       return { msg: { type: 'warmup', request_id: id, payload: { model_id: { a: 1 } } }, label: 'warmup:model_id object' };
     case 12:
-      return { msg: { type: 'warmup', request_id: id, payload: { model_id: NOT_SERVED, warmup_type: big.slice(0, 100) } }, label: 'warmup:warmup_type too long' };
+      return {
+        msg: { type: 'warmup', request_id: id, payload: { model_id: NOT_SERVED, warmup_type: big.slice(0, 100) } },
+        label: 'warmup:warmup_type too long',
+      };
     case 13:
       return { msg: { type: 'resume', request_id: id, payload: { request_id: id, last_seq: r.pick([-1, 1.5, '3', null]) } }, label: 'resume:bad last_seq' };
     case 14:
@@ -178,9 +216,21 @@ function invalidPayload(r: Rng, id: string, huge: boolean): { msg: Obj; label: s
     case 19:
       return { msg: { type: 'ack', request_id: id, payload: { request_id: id, success: 'yes' } }, label: 'ack:success string' };
     case 20:
-      return { msg: { type: 'verify', request_id: id, payload: r.pick([{}, { challenge_id: 5 }, 'x', { challenge_id: id, challenge_type: 'fingerprint', model_id: '' }]) }, label: 'verify:invalid', verifyLike: 'verify' };
+      return {
+        msg: {
+          type: 'verify',
+          request_id: id,
+          payload: r.pick([{}, { challenge_id: 5 }, 'x', { challenge_id: id, challenge_type: 'fingerprint', model_id: '' }]),
+        },
+        label: 'verify:invalid',
+        verifyLike: 'verify',
+      };
     default:
-      return { msg: { type: 'benchmark', request_id: id, payload: r.pick([{}, { benchmark_id: id, prompts: 'none' }, [1, 2]]) }, label: 'benchmark:invalid', verifyLike: 'benchmark_response' };
+      return {
+        msg: { type: 'benchmark', request_id: id, payload: r.pick([{}, { benchmark_id: id, prompts: 'none' }, [1, 2]]) },
+        label: 'benchmark:invalid',
+        verifyLike: 'benchmark_response',
+      };
   }
 }
 
@@ -232,25 +282,35 @@ export function fuzzFrame(r: Rng, i: number, model: string): Frame {
       // refused unread: 400 on the request's result path, counted invalid.
       if (depth + 2 > MAX_JSON_DEPTH) {
         const stream = p.stream === true;
-        return { text: render(v.msg), expect: { kind: 'reply', id, types: [stream ? 'stream_end' : 'ack'], failed: { statusCodes: [400], error: /deeper/ }, invalid: true }, label: 'inference:deep-noise' };
+        return {
+          text: render(v.msg),
+          expect: { kind: 'reply', id, types: [stream ? 'stream_end' : 'ack'], failed: { statusCodes: [400], error: /deeper/ }, invalid: true },
+          label: 'inference:deep-noise',
+        };
       }
     }
     if (v.label === 'real-inference' && r.chance(0.2)) {
       // Nested deeper than any real request: refused as invalid (400 on its result path), never a crash.
       ((noisy.payload as Obj).request as Obj).messages = deepValue(20_000, '{"role":"user","content":"z"}');
       const stream = (noisy.payload as Obj).stream === true;
-      return { text: render(v.msg), expect: { kind: 'reply', id, types: [stream ? 'stream_end' : 'ack'], failed: { statusCodes: [400], error: /deeper/ }, invalid: true }, label: 'real-inference:deep' };
+      return {
+        text: render(v.msg),
+        expect: { kind: 'reply', id, types: [stream ? 'stream_end' : 'ack'], failed: { statusCodes: [400], error: /deeper/ }, invalid: true },
+        label: 'real-inference:deep',
+      };
     }
     return { text: render(v.msg), expect: v.expect, label: v.label };
   }
   if (roll < 0.8) {
     const m = invalidPayload(r, id, r.chance(0.01));
     // verify / benchmark answer in their own reply type, with the reason in `error` (Go provider form).
-    if (m.verifyLike) return { text: render(m.msg), expect: { kind: 'reply', id, types: [m.verifyLike, 'error'], codes: [400], failed: { error: /invalid/ } }, label: m.label };
+    if (m.verifyLike)
+      return { text: render(m.msg), expect: { kind: 'reply', id, types: [m.verifyLike, 'error'], codes: [400], failed: { error: /invalid/ } }, label: m.label };
     // A type the agent does not know: logged once, never answered, and not an invalid frame.
     if (m.unknown) return { text: render(m.msg), expect: { kind: 'none', invalid: false }, label: m.label };
     // An invalid inference is refused on its result path: none of these mutations asks to stream, so an ack.
-    if (m.label.startsWith('inference:')) return { text: render(m.msg), expect: { kind: 'reply', id, types: ['ack'], failed: { statusCodes: [400], error: /./ }, invalid: true }, label: m.label };
+    if (m.label.startsWith('inference:'))
+      return { text: render(m.msg), expect: { kind: 'reply', id, types: ['ack'], failed: { statusCodes: [400], error: /./ }, invalid: true }, label: m.label };
     // Every mutation keeps the envelope's request_id, so the agent can (and must) answer it.
     return { text: render(m.msg), expect: { kind: 'bad', id }, label: m.label };
   }

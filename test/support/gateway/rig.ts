@@ -50,7 +50,10 @@ export async function startRig(o: RigOptions = {}): Promise<Rig> {
   const log = memoryLog();
   const registry = new ModelRegistry();
   registry.rebuild({ entries: { [MODEL]: { endpoint: engine.url, local_model: 'Qwen/Qwen3-0.6B' } }, configModels: [], engines: [], prefs: {} });
-  const scheduler = new Scheduler({ maxConcurrentPerEndpoint: o.maxConcurrentPerEndpoint ?? 8, maxQueuePerModel: o.maxQueuePerModel ?? 32 }, log.child('scheduler'));
+  const scheduler = new Scheduler(
+    { maxConcurrentPerEndpoint: o.maxConcurrentPerEndpoint ?? 8, maxQueuePerModel: o.maxQueuePerModel ?? 32 },
+    log.child('scheduler'),
+  );
   scheduler.setModel(MODEL, [{ url: engine.url, health: 'healthy' }]);
   const book = new RequestBook();
   const runner = new InferenceRunner({ registry, admit: (m, opts) => scheduler.admit(m, opts), book, log: log.child('requests') });

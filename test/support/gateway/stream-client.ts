@@ -14,7 +14,14 @@ export interface Collected {
 }
 
 export function startMsg(over: Record<string, unknown> = {}): Record<string, unknown> {
-  return { type: 'start', request_id: randomUUID(), model: MODEL, messages: [{ role: 'user', content: 'Tell me a joke' }], params: { max_tokens: 64 }, ...over };
+  return {
+    type: 'start',
+    request_id: randomUUID(),
+    model: MODEL,
+    messages: [{ role: 'user', content: 'Tell me a joke' }],
+    params: { max_tokens: 64 },
+    ...over,
+  };
 }
 
 /** Consumes `requestId` on `s` until its terminal message. `stopAfter` returns early (no terminal) after n deltas. */
@@ -29,7 +36,10 @@ export function collect(s: JsonSocket, requestId: string, o: { ack?: boolean; st
     if (ack) s.send({ type: 'ack', request_id: requestId, seq: m.seq });
   };
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`request ${requestId} did not end within ${o.timeoutMs ?? 10_000} ms; got ${out.deltas.length} deltas`)), o.timeoutMs ?? 10_000);
+    const timer = setTimeout(
+      () => reject(new Error(`request ${requestId} did not end within ${o.timeoutMs ?? 10_000} ms; got ${out.deltas.length} deltas`)),
+      o.timeoutMs ?? 10_000,
+    );
     const finish = (v: Collected) => {
       clearTimeout(timer);
       s.onMessage = undefined;

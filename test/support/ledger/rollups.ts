@@ -65,7 +65,10 @@ export function rollupDrift(db: Database.Database): string[] {
 /** Every difference between the v6 summaries and the rows (empty when they agree). */
 function summaryDrift(db: Database.Database): string[] {
   const out: string[] = [];
-  for (const [table, key] of [['usage_perf_1d', 'day'], ['usage_perf_16d', 'block']] as const) {
+  for (const [table, key] of [
+    ['usage_perf_1d', 'day'],
+    ['usage_perf_16d', 'block'],
+  ] as const) {
     // The truth: the same bins made from the rows, in a scratch copy of the table.
     db.exec(`CREATE TEMP TABLE truth AS SELECT * FROM ${table} WHERE 0`);
     try {
@@ -76,7 +79,8 @@ function summaryDrift(db: Database.Database): string[] {
            UNION ALL SELECT 'extra', * FROM (SELECT * FROM ${table} EXCEPT SELECT * FROM temp.truth) LIMIT 20`,
         )
         .all() as Array<Record<string, unknown>>;
-      for (const d of diff) out.push(`${table} ${d.what}: ${key} ${String(d[key])} ${String(d.model)} metric ${String(d.metric)} bin ${String(d.bin)} n ${String(d.n)}`);
+      for (const d of diff)
+        out.push(`${table} ${d.what}: ${key} ${String(d[key])} ${String(d.model)} metric ${String(d.metric)} bin ${String(d.bin)} n ${String(d.n)}`);
     } finally {
       db.exec('DROP TABLE temp.truth');
     }
@@ -85,7 +89,8 @@ function summaryDrift(db: Database.Database): string[] {
   for (const raw of db.prepare(CSV_SELECT).raw(true).all() as CsvRaw[]) {
     const row = csvRowOf(raw);
     const line = lines.get(row.id);
-    if (line !== csvLine(row)) out.push(`usage_csv ${row.id}: ${line === undefined ? 'missing' : `stored ${JSON.stringify(line)}, row makes ${JSON.stringify(csvLine(row))}`}`);
+    if (line !== csvLine(row))
+      out.push(`usage_csv ${row.id}: ${line === undefined ? 'missing' : `stored ${JSON.stringify(line)}, row makes ${JSON.stringify(csvLine(row))}`}`);
     lines.delete(row.id);
   }
   for (const id of lines.keys()) out.push(`usage_csv ${id}: no row`);

@@ -18,8 +18,16 @@ export function KeyStatus({ detail }: { detail: KeyStatusDetailView }) {
         )}{' '}
         {step && <span data-testid="key-step">{step}</span>}
       </p>
-      {waiting && <p className="warn-text">The hub does not take connections from this key yet. The agent checks again by itself; nothing to do here once the steps below are done.</p>}
-      {detail.warning && <p className="warn-text" data-testid="key-warning">{detail.warning}</p>}
+      {waiting && (
+        <p className="warn-text">
+          The hub does not take connections from this key yet. The agent checks again by itself; nothing to do here once the steps below are done.
+        </p>
+      )}
+      {detail.warning && (
+        <p className="warn-text" data-testid="key-warning">
+          {detail.warning}
+        </p>
+      )}
       {detail.nextSteps.length > 0 && (
         <>
           <p className="small muted">Next steps:</p>

@@ -81,8 +81,8 @@ export function KeyStep({ onBack, onNext }: { onBack: () => void; onNext: () => 
           </>
         ) : (
           <span data-testid="dashboard-custom">Get a provider key from whoever runs this hub.</span>
-        )} It is checked with{' '}
-        <strong data-testid="key-network">{settings ? networkLabel(settings.hubUrl) : 'the network'}</strong> at{' '}
+        )}{' '}
+        It is checked with <strong data-testid="key-network">{settings ? networkLabel(settings.hubUrl) : 'the network'}</strong> at{' '}
         <span className="mono break" data-testid="key-service-url">
           {settings?.serviceUrl ?? ''}
         </span>

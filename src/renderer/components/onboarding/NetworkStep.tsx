@@ -65,7 +65,8 @@ export function NetworkStep({ onNext }: { onNext: () => void }) {
     }
   }, [settings?.hubUrl, settings?.serviceUrl]);
 
-  const target = (): NetworkAddresses => (choice === 'custom' ? customAddresses(hubUrl, serviceUrl) : { hubUrl: NETWORKS[choice].hubUrl, serviceUrl: NETWORKS[choice].serviceUrl });
+  const target = (): NetworkAddresses =>
+    choice === 'custom' ? customAddresses(hubUrl, serviceUrl) : { hubUrl: NETWORKS[choice].hubUrl, serviceUrl: NETWORKS[choice].serviceUrl };
   const unchanged = (t: NetworkAddresses) => !!settings && same(t.hubUrl, settings.hubUrl) && same(t.serviceUrl || settings.serviceUrl, settings.serviceUrl);
 
   /** Saves; true when done (at once or with the key typed again), false when it waits for the owner or was refused. */
@@ -146,8 +147,28 @@ export function NetworkStep({ onNext }: { onNext: () => void }) {
         </fieldset>
         {choice === 'custom' && (
           <div className="grid-2 fields-2">
-            <TextField label="Hub WebSocket URL" hint="ws://HOST:PORT or HOST:PORT, without /ws (it is added)." error={errors.hubUrl} testId="custom-hub-field" value={hubUrl} onChange={onHubUrl} inputTestId="custom-hub-url" autoComplete="off" spellCheck={false} />
-            <TextField label="Hub API URL" hint="ServiceURL, where the key is checked; empty: the hub's own address." error={errors.serviceUrl} testId="custom-service-field" value={serviceUrl} onChange={onServiceUrl} inputTestId="custom-service-url" autoComplete="off" spellCheck={false} />
+            <TextField
+              label="Hub WebSocket URL"
+              hint="ws://HOST:PORT or HOST:PORT, without /ws (it is added)."
+              error={errors.hubUrl}
+              testId="custom-hub-field"
+              value={hubUrl}
+              onChange={onHubUrl}
+              inputTestId="custom-hub-url"
+              autoComplete="off"
+              spellCheck={false}
+            />
+            <TextField
+              label="Hub API URL"
+              hint="ServiceURL, where the key is checked; empty: the hub's own address."
+              error={errors.serviceUrl}
+              testId="custom-service-field"
+              value={serviceUrl}
+              onChange={onServiceUrl}
+              inputTestId="custom-service-url"
+              autoComplete="off"
+              spellCheck={false}
+            />
           </div>
         )}
         {otherErrors.length > 0 && <ErrorText error={otherErrors.map(([, v]) => v).join(' ')} testId="network-error" />}

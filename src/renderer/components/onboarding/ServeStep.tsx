@@ -64,7 +64,14 @@ export function ServeStep({ onBack, onNext }: { onBack: () => void; onNext: () =
         <ul className="plain-list model-picks" data-testid="onboarding-models">
           {models.map((m) => (
             <li key={m.id} className="model-pick" data-testid={`serve-row-${modelSlug(m.id)}`}>
-              <Toggle checked={wanted[m.id] ?? m.enabled} disabled={m.id in wanted} onChange={(v) => void toggle(m.id, v)} label={`Serve ${m.id}`} hideLabel testId={`pick-${modelSlug(m.id)}`} />
+              <Toggle
+                checked={wanted[m.id] ?? m.enabled}
+                disabled={m.id in wanted}
+                onChange={(v) => void toggle(m.id, v)}
+                label={`Serve ${m.id}`}
+                hideLabel
+                testId={`pick-${modelSlug(m.id)}`}
+              />
               <span className="mono break">{m.id}</span>
               <span className="model-pick-state">
                 <HealthBadge health={m.health} />{' '}

@@ -329,7 +329,14 @@ function state() {
     lockRequested: record.lockRequested,
     userData: record.userData,
     window: win ? { options: win.options, loaded: win.loaded, visible: win.visible, destroyed: win.destroyed, url: win.webContents.url } : null,
-    tray: record.tray ? { image: record.tray.image?.path, tooltip: record.tray.tooltip, menu: record.tray.menu?.items.map((i) => ({ id: i.id, label: i.label, enabled: i.enabled })), destroyed: record.tray.destroyed } : null,
+    tray: record.tray
+      ? {
+          image: record.tray.image?.path,
+          tooltip: record.tray.tooltip,
+          menu: record.tray.menu?.items.map((i) => ({ id: i.id, label: i.label, enabled: i.enabled })),
+          destroyed: record.tray.destroyed,
+        }
+      : null,
     ipcHandlers: [...record.ipcHandlers.keys()],
     ipcListeners: [...record.ipcListeners.keys()],
     sent: record.sent.map((s) => ({ channel: s.channel, types: Array.isArray(s.payload) ? s.payload.map((e) => e.type) : null })),
@@ -400,4 +407,21 @@ process.on('message', async (msg) => {
   }
 });
 
-export default { app, BrowserWindow, ipcMain, session, safeStorage, Menu, Tray, nativeImage, nativeTheme, dialog, shell, Notification, contextBridge, ipcRenderer, net, autoUpdater };
+export default {
+  app,
+  BrowserWindow,
+  ipcMain,
+  session,
+  safeStorage,
+  Menu,
+  Tray,
+  nativeImage,
+  nativeTheme,
+  dialog,
+  shell,
+  Notification,
+  contextBridge,
+  ipcRenderer,
+  net,
+  autoUpdater,
+};
