@@ -2,7 +2,7 @@
 // once) today and in the chosen period, by cause, and the latest decisions with their codes. Data: the
 // `usage.rails` bridge call (the ledger's rail_events); words from src/shared/rails-summary.ts, the CLI's too.
 import type { RailSpanSummary } from '../../shared/views/usage';
-import { railLine } from '../../shared/rails-summary';
+import { railLine, type RailPart } from '../../shared/rails-summary';
 import { getBridge } from '../bridge';
 import { Card } from './Card';
 import { DataTable } from './DataTable';
@@ -17,25 +17,24 @@ function startOfToday(now: number): number {
   return d.getTime();
 }
 
+/** One kind of cost's causes, comma-separated, each with its code and time for the specs. */
+function Causes({ causes, testId }: { causes: RailPart[]; testId: string }) {
+  return causes.map((p, i) => (
+    <span key={p.code} data-testid={testId} data-code={p.code} data-ms={p.ms}>
+      {i > 0 && ', '}
+      {p.text}
+    </span>
+  ));
+}
+
 function Line({ summary, when, testId }: { summary: RailSpanSummary; when: string; testId: string }) {
   const l = railLine(summary, when);
   return (
     <p data-testid={testId} data-code={l.code} data-paused-ms={summary.pausedMs} data-throttled-ms={summary.throttledMs}>
       {l.head}
       {l.paused.length > 0 && ': '}
-      {l.paused.map((p, i) => (
-        <span key={p.code} data-testid="rails-paused-cause" data-code={p.code} data-ms={p.ms}>
-          {i > 0 && ', '}
-          {p.text}
-        </span>
-      ))}
-      .{l.throttled.length > 0 && ' Fewer requests at once: '}
-      {l.throttled.map((p, i) => (
-        <span key={p.code} data-testid="rails-throttled-cause" data-code={p.code} data-ms={p.ms}>
-          {i > 0 && ', '}
-          {p.text}
-        </span>
-      ))}
+      <Causes causes={l.paused} testId="rails-paused-cause" />.{l.throttled.length > 0 && ' Fewer requests at once: '}
+      <Causes causes={l.throttled} testId="rails-throttled-cause" />
       {l.throttled.length > 0 && '.'}
     </p>
   );
