@@ -113,7 +113,7 @@ function trafficState(r: SelfCheckRead, routable: string[]): Omit<SelfCheckItem,
   if (a.state === 'silent')
     return {
       state: 'unknown',
-      detail: `traffic since start: the agent running in this home (pid ${a.pid}) did not answer (the desktop app and older agents are not asked)`,
+      detail: `traffic since start: the agent running in this home (pid ${a.pid}) did not answer (an agent older than this command does not)`,
     };
   const t = r.inputs.traffic;
   if (!t) return { state: 'unknown', detail: `traffic since start: the agent running in this home (pid ${a.pid}) is not connected to the hub` };

@@ -1,5 +1,5 @@
 // `swan-provider run`: the headless agent, optionally with the browser console.
-import { serveLinkRequests } from './console-link';
+import { printLinkOnSignal } from './console-link';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Agent } from '../core/agent';
@@ -208,13 +208,16 @@ async function runLocked(o: RunOptions, consoleAt: { host: string; port: number 
     }
   }
   // Another link on demand without a terminal too: `swan-provider link`, or SIGUSR2; and, console or not, the
-  // questions of other commands: whether an agent runs here, and `doctor`'s self-check (src/cli/console-link.ts).
+  // questions of other commands: whether an agent runs here, `doctor`'s self-check, `update`'s idle wait.
   try {
     const con = consoleServer;
-    stopLinks = serveLinkRequests(o.home, con ? () => con.newUrl() : undefined, (url) => process.stdout.write(`console: ${url}\n`), {
-      selfCheck: () => agent.selfCheck(),
-      idle: () => agent.whenIdle(),
-    });
+    const print = (url: string): void => void process.stdout.write(`console: ${url}\n`);
+    const stopQuestions = agent.answerHomeQuestions(con ? { newUrl: () => con.newUrl(), printUrl: print } : undefined);
+    const stopSignal = printLinkOnSignal(con ? () => con.newUrl() : undefined, print);
+    stopLinks = () => {
+      stopQuestions();
+      stopSignal();
+    };
   } catch (e) {
     log
       .child('console')

@@ -16,6 +16,7 @@ import type { MachineChecks } from './bridge/verdict';
 import { loadConfig, type ProviderConfig } from './config/config';
 import { ensureHome } from './config/home';
 import { homePath } from './config/home-layout';
+import { serveHomeQuestions } from './config/home-questions';
 import { loadOrCreateIdentity, type Identity } from './config/identity';
 import { NETWORK_STAND_INS_ENV, networkStandIns } from './config/network-stand-ins';
 import { OwnerValues } from './config/owner-values';
@@ -62,6 +63,8 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   private readonly serving: Serving;
   private readonly owner: Owner;
   private readonly bridge: Bridge;
+  /** The home folder (where other programs ask their questions). */
+  private readonly home: string;
 
   private constructor(
     opts: AgentOptions,
@@ -70,6 +73,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   ) {
     super();
     const { home } = opts;
+    this.home = home;
     const env = opts.env ?? process.env;
     const log = (this.log = opts.log ?? new Log({ file: homePath(home, 'log'), console: false }));
     this.settings = SettingsFile.in(home);
@@ -203,6 +207,20 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   whenIdle(): Promise<number> {
     const held = this.engines.scheduler.inFlight();
     return this.engines.scheduler.drained().then(() => held);
+  }
+
+  /**
+   * Answers the questions other programs ask of the agent in this home (config/home-questions.ts): whether one
+   * runs, `doctor`'s self-check, whether it is idle (`update`) and, with `link`, a new console link. Both hosts
+   * call it (the CLI's `run`, the desktop app); returns the function that stops answering.
+   */
+  answerHomeQuestions(link: { newUrl: () => string; printUrl?: (url: string) => void } | undefined = undefined): () => void {
+    return serveHomeQuestions(this.home, {
+      ...(link ? { newUrl: link.newUrl } : {}),
+      ...(link?.printUrl ? { printUrl: link.printUrl } : {}),
+      selfCheck: () => this.selfCheck(),
+      idle: () => this.whenIdle(),
+    });
   }
 
   /** The hub connection and the relay as plain data, for tools and tests (serving/hub-status.ts). */

@@ -48,6 +48,8 @@ class DesktopApp {
   /** One agent per home: the desktop app and a `swan-provider run` service on one home would share its node and ledger. */
   private homeLock?: HomeLock;
   private disposeIpc?: () => void;
+  /** Stops answering the questions of other programs in this home (config/home-questions.ts). */
+  private stopQuestions?: () => void;
   private quitting = false;
   private stopped = false;
   private closeToTray = true;
@@ -134,6 +136,12 @@ class DesktopApp {
     if (process.env.SWAN_E2E === '1') this.exposeForTests();
     await loadRenderer(win, renderer).catch((err: unknown) => this.l.error(`The window could not load the console: ${message(err)}`));
     await agent.start();
+    // As `swan-provider run` does: `doctor`, `update` and `service` ask the agent of this home (no console link here).
+    try {
+      this.stopQuestions = agent.answerHomeQuestions();
+    } catch (err) {
+      this.l.warn(`Other programs cannot ask this app (${message(err)}): \`swan-provider doctor\` will not hear it.`);
+    }
   }
 
   open(): void {
@@ -149,6 +157,7 @@ class DesktopApp {
     if (this.stopped) return;
     this.stopped = true;
     this.disposeIpc?.();
+    this.stopQuestions?.();
     this.tray?.destroy();
     if (this.agent) {
       let timer: NodeJS.Timeout | undefined;

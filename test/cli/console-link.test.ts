@@ -5,7 +5,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agentInHome, askForLink, askSelfCheck, serveLinkRequests } from '../../src/cli/console-link';
+import { agentInHome, askForLink, askSelfCheck } from '../../src/cli/console-link';
+import { serveHomeQuestions } from '../../src/core/config/home-questions';
 import { CliProcess, offlineHome, runCli } from '../support/cli/cli';
 import { until } from '../support/stack';
 
@@ -24,11 +25,7 @@ describe('link requests', () => {
     const home = tempRoot();
     let n = 0;
     const printed: string[] = [];
-    const stop = serveLinkRequests(
-      home,
-      () => `http://127.0.0.1:1/?code=c${++n}`,
-      (u) => printed.push(u),
-    );
+    const stop = serveHomeQuestions(home, { newUrl: () => `http://127.0.0.1:1/?code=c${++n}`, printUrl: (u) => printed.push(u) });
     try {
       expect(await askForLink(home)).toEqual({ ok: true, url: 'http://127.0.0.1:1/?code=c1' });
       expect(await askForLink(home)).toEqual({ ok: true, url: 'http://127.0.0.1:1/?code=c2' });
@@ -42,7 +39,7 @@ describe('link requests', () => {
 
   it("an agent without a console: a link request is told so at once; a ping and doctor's self-check question are answered", async () => {
     const home = tempRoot();
-    const stop = serveLinkRequests(home, undefined, () => undefined, { selfCheck: () => ({ traffic: { hubRequests: 2, connectedSince: 1000, now: 5000 } }) });
+    const stop = serveHomeQuestions(home, { selfCheck: () => ({ traffic: { hubRequests: 2, connectedSince: 1000, now: 5000 } }) });
     try {
       expect(await askForLink(home, 5000)).toMatchObject({ ok: false, code: 'no_console_agent' });
       expect(await agentInHome(home)).toBe(process.pid);

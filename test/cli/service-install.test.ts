@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { serveLinkRequests } from '../../src/cli/console-link';
+import { serveHomeQuestions } from '../../src/core/config/home-questions';
 import { serviceInstallCommand, type Linger } from '../../src/cli/service';
 
 const roots: string[] = [];
@@ -50,11 +50,7 @@ async function install(home: string, env: NodeJS.ProcessEnv, l: Linger, agentInH
 describe('service install', () => {
   it('refuses a home an agent already runs in', async () => {
     const { home, env } = setup();
-    const stop = serveLinkRequests(
-      home,
-      () => 'http://127.0.0.1:1/?code=x',
-      () => undefined,
-    );
+    const stop = serveHomeQuestions(home, { newUrl: () => 'http://127.0.0.1:1/?code=x' });
     try {
       const r = await install(home, env, linger('yes', true));
       expect(r.code).toBe(1);

@@ -10,9 +10,11 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDevHub, type DevHub } from '../../../src/cli/dev-hub';
 import type { DoctorReport } from '../../../src/cli/doctor';
-import { serveLinkRequests } from '../../../src/cli/console-link';
 import { writeJsonAtomic } from '../../../src/core/config/atomic-file';
+import { serveHomeQuestions } from '../../../src/core/config/home-questions';
 import { homePath } from '../../../src/core/config/home-layout';
+import { lockHome } from '../../../src/core/config/home-lock';
+import { Agent } from '../../../src/core/agent';
 import { DISK_FLOOR_BYTES, NO_TRAFFIC_AFTER_MS } from '../../../src/core/bridge/verdict';
 import { startTestEngine } from '../../support/engine-server';
 import { TEST_KEY, tempHome } from '../../support/stack';
@@ -155,12 +157,34 @@ describe('doctor --json: the self-check', () => {
     expect(code).toBe(0);
   }, 120_000);
 
+  it('no_traffic: the agent as the desktop app runs it (in its process, no console) answers too: connected moments ago, it is clear', async () => {
+    const { home, hub } = await setup();
+    // src/main/index.ts's order: the home's lock, the agent, its start, then Agent.answerHomeQuestions.
+    const lock = await lockHome(home);
+    const agent = await Agent.create({ home, gpu: false, discovery: false, mode: 'desktop', env: { PATH: process.env.PATH } });
+    cleanup.push(async () => {
+      await agent.stop();
+      await lock.release();
+    });
+    const connected = new Promise((resolve) => hub.events.once('health', resolve));
+    await agent.start();
+    const stopQuestions = agent.answerHomeQuestions();
+    cleanup.push(stopQuestions);
+    await connected;
+    const { code, report } = await doctorJson(home);
+    expect(selfCheck(report, 'no_traffic')).toMatchObject({ state: 'clear' });
+    expect(code).toBe(0);
+    // It stops answering when told: doctor then finds the holder silent, and says unknown (never a pass).
+    stopQuestions();
+    expect(selfCheck((await doctorJson(home)).report, 'no_traffic')).toMatchObject({ state: 'unknown' });
+  }, 120_000);
+
   it('no_traffic: an agent in the home connected past the window with no hub request: found (not earning, exit 1); with requests: clear (exit 0)', async () => {
     const { home } = await setup();
     // The agent of this home, as doctor finds it: agent.json names a live pid, and it answers on <home>/console-links.
     writeJsonAtomic(homePath(home, 'agentInfo'), { pid: process.pid, host: os.hostname(), startedAt: Date.now() });
     let hubRequests = 0;
-    const stop = serveLinkRequests(home, undefined, () => undefined, {
+    const stop = serveHomeQuestions(home, {
       selfCheck: () => ({ traffic: { hubRequests, connectedSince: Date.now() - NO_TRAFFIC_AFTER_MS - 60_000, now: Date.now() } }),
     });
     cleanup.push(stop);

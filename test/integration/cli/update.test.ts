@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { serveLinkRequests } from '../../../src/cli/console-link';
+import { serveHomeQuestions } from '../../../src/core/config/home-questions';
 import type { UpdateReport } from '../../../src/cli/update-command';
 import { runCli } from '../../support/cli/cli';
 import { GithubReleasesStandIn, sha256 } from '../../support/github-releases';
@@ -104,7 +104,7 @@ describe('swan-provider update', { timeout: 90_000 }, () => {
     let asked!: () => void;
     const wasAsked = new Promise<void>((r) => (asked = r));
     let drain!: (held: number) => void;
-    stop = serveLinkRequests(home, undefined, () => undefined, {
+    stop = serveHomeQuestions(home, {
       idle: () => {
         asked();
         return new Promise<number>((r) => (drain = r));
@@ -124,7 +124,7 @@ describe('swan-provider update', { timeout: 90_000 }, () => {
     home = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-cli-update-'));
     gh = await GithubReleasesStandIn.start(newer);
     fs.writeFileSync(path.join(home, 'agent.json'), JSON.stringify({ pid: process.pid, host: os.hostname(), startedAt: Date.now() }));
-    stop = serveLinkRequests(home, undefined, () => undefined, { idle: () => new Promise<number>(() => undefined) });
+    stop = serveHomeQuestions(home, { idle: () => new Promise<number>(() => undefined) });
     const r = await update(['--feed', gh.feed, '--wait', '1']);
     expect(r.report).toMatchObject({ code: 'update_held_requests_in_flight', exit: 3, download: { state: 'held', sha256: sha256(tgz) } });
     expect(r.code).toBe(3);
