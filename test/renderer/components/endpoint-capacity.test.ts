@@ -1,12 +1,10 @@
 // The Engines & models endpoint table: capacity with its source, the state (loading amber, a refused key
 // red) and the engine model behind an announced id, rendered as the console renders it.
-import { createElement, type FunctionComponent } from 'react';
+import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 import type { ModelState } from '../../../src/shared/types';
-
-// A .tsx module: loaded at run time (vitest compiles it), out of reach of the Node-side typecheck, which has no JSX.
-const COMPONENT = '../../../src/renderer/components/EndpointCapacity';
+import { EndpointCapacity } from '../../../src/renderer/components/EndpointCapacity';
 
 const model = (id: string, ep: Partial<ModelState['endpoints'][0]>): ModelState => ({
   id,
@@ -21,7 +19,6 @@ const model = (id: string, ep: Partial<ModelState['endpoints'][0]>): ModelState 
 
 describe('EndpointCapacity', () => {
   it('shows slots and their source, the engine model, and conditions with their tone', async () => {
-    const { EndpointCapacity } = (await import(COMPONENT)) as { EndpointCapacity: FunctionComponent<{ models: ModelState[] }> };
     const html = renderToStaticMarkup(
       createElement(EndpointCapacity, {
         models: [
@@ -46,7 +43,6 @@ describe('EndpointCapacity', () => {
 
 describe('EndpointCapacity: the deep health check per model', () => {
   it('shows a dead engine behind a live model list as an engine error, when the 1-token chat last answered, and non-chat models as not probed', async () => {
-    const { EndpointCapacity } = (await import(COMPONENT)) as { EndpointCapacity: FunctionComponent<{ models: ModelState[] }> };
     const at = Date.UTC(2026, 0, 5, 9, 30, 0);
     const html = renderToStaticMarkup(
       createElement(EndpointCapacity, {

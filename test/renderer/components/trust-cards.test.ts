@@ -1,18 +1,13 @@
 // The Dashboard's trust cards: the models the hub did not register and its upgrade advice, and each served
 // model's weights (progress while hashing, the composite once verified, why when unlocated), rendered as the
 // console renders them from a snapshot.
-import { createElement, type FunctionComponent } from 'react';
+import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
 import type { AgentSnapshot } from '../../../src/shared/views/snapshot';
-
-// A .tsx module: loaded at run time (vitest compiles it), out of reach of the Node-side typecheck, which has no JSX.
-const COMPONENT = '../../../src/renderer/components/TrustCards';
+import { TrustCardsView } from '../../../src/renderer/components/TrustCards';
 
 async function render(part: Pick<AgentSnapshot, 'hubView' | 'weights'>): Promise<string> {
-  const { TrustCardsView } = (await import(COMPONENT)) as {
-    TrustCardsView: FunctionComponent<{ view: AgentSnapshot['hubView']; weights: AgentSnapshot['weights'] }>;
-  };
   return renderToStaticMarkup(createElement(TrustCardsView, { view: part.hubView, weights: part.weights }));
 }
 
