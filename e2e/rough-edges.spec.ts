@@ -69,9 +69,20 @@ test('Requests: rows are focusable grid rows (not buttons); Enter opens one; liv
   await running.focus();
   await app.keyboard.press('Enter');
   await expect(app.getByTestId('request-detail')).toBeVisible();
-  const list = parseFloat((await running.locator('[role=gridcell]').nth(5).textContent()) ?? '');
-  const detail = parseFloat((await app.getByTestId('request-detail').locator('dt:text-is("Speed") + dd').textContent()) ?? '');
-  if (Number.isFinite(list) && Number.isFinite(detail)) expect(Math.abs(list - detail) / detail).toBeLessThan(0.25);
+  // Both figures must be read as numbers (a cell that stops parsing fails here, never passes unseen).
+  const speeds = async (): Promise<[number, number]> => [
+    parseFloat((await running.locator('[role=gridcell]').nth(5).textContent()) ?? ''),
+    parseFloat((await app.getByTestId('request-detail').locator('dt:text-is("Speed") + dd').textContent()) ?? ''),
+  ];
+  let read: [number, number] = [NaN, NaN];
+  await expect
+    .poll(async () => {
+      read = await speeds();
+      return read.every((n) => Number.isFinite(n) && n > 0);
+    })
+    .toBe(true);
+  const [list, detail] = read;
+  expect(Math.abs(list - detail) / detail).toBeLessThan(0.25);
   expect(await answer).toContain('[simulated]');
 });
 
