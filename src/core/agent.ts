@@ -24,10 +24,13 @@ import { KeyDestinations } from './config/key-destinations';
 import { FileSecretStore } from './config/secrets';
 import { SettingsFile } from './config/settings-file';
 import { Engines } from './engines/engines';
-import type { Fleet } from './fleet/fleet';
+import { Fleet } from './fleet/fleet';
+import { rigSummary, rigUsage } from './fleet/rig-figures';
+import { wireFleet } from './fleet/wire';
 import type { HubStatus } from './serving/hub-status';
 import { Log } from './base/log';
-import type { AgentMetrics } from './metrics/agent-metrics';
+import { AgentMetrics } from './metrics/agent-metrics';
+import { wireMetrics } from './metrics/wire';
 import { Owner } from './owner/owner';
 import { Serving } from './serving/serving';
 import { APP_VERSION } from './base/version';
@@ -40,6 +43,40 @@ export interface AgentEvents {
   bridge: [BridgeEvent];
   /** A connection to the hub ended: why, and its stable code. */
   disconnected: [string, LinkReasonCode];
+}
+
+/** Prometheus metrics on the features' parts (`run --metrics`), fed by their events. */
+function buildMetrics(p: { identity: Identity; values: OwnerValues; engines: Engines; accounting: Accounting; serving: Serving }): AgentMetrics {
+  const { engines, accounting, serving, values } = p;
+  const metrics = new AgentMetrics({
+    nodeId: p.identity.nodeId,
+    nodeName: () => values.nodeName(),
+    version: AGENT_VERSION,
+    link: () => serving.link.state,
+    pause: () => engines.pause.state(),
+    models: () => {
+      const stats = new Map(engines.scheduler.stats().map((st) => [st.model, st]));
+      return engines.registry.all().map((m) => ({
+        id: m.id,
+        enabled: m.enabled,
+        health: engines.registry.healthOf(m.id),
+        inFlight: stats.get(m.id)?.inFlight ?? 0,
+        queued: stats.get(m.id)?.queued ?? 0,
+      }));
+    },
+    gpuName: (index) => engines.gpu.gpus.find((g) => g.index === index)?.model,
+    knownModel: (model) => engines.registry.get(model) !== undefined,
+  });
+  wireMetrics(
+    {
+      book: engines.book,
+      link: serving.link,
+      ...(engines.sampler ? { sampler: engines.sampler } : {}),
+      ...(accounting.ledger ? { ledger: accounting.ledger } : {}),
+    },
+    metrics,
+  );
+  return metrics;
 }
 
 export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
@@ -126,15 +163,40 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     const event = (e: BridgeEvent): boolean => this.emit('bridge', e);
     const features = { engines: this.engines, accounting: this.accounting, serving: this.serving };
     this.owner = new Owner({ home, values, ...features, mode: opts.mode ?? 'headless', log, life, event, changed });
+    // The read-outs: Prometheus metrics and the fleet (other rigs, and this rig's API), on the features.
+    if (opts.metrics) this.metrics = buildMetrics({ identity, values, ...features });
+    const metrics = this.metrics;
+    const ledger = this.accounting.ledger ? { ledger: this.accounting.ledger } : {};
+    this.fleet = new Fleet({
+      home,
+      secrets: values.secrets,
+      log: log.child('fleet'),
+      summary: (access) =>
+        rigSummary(
+          { snapshot: () => this.bridge.snapshot(), latestSample: () => this.engines.latestSample(), ...ledger, alerts: () => this.owner.alerts.list() },
+          access,
+        ),
+      usage: () =>
+        rigUsage({
+          nodeId: identity.nodeId,
+          nodeName: values.nodeName(),
+          ...ledger,
+          platform: () => this.accounting.earnings.stats.get(),
+          providerKey: values.providerKey(),
+        }),
+      ...(metrics ? { metrics: () => metrics.text() } : {}),
+    });
+    wireFleet(this.fleet.reader, this.owner.alerts, event);
+    life.add({ name: 'fleet reader', start: () => this.fleet.reader.start(), stop: () => this.fleet.reader.stop() });
     this.bridge = new Bridge({
       home,
       mode: opts.mode ?? 'headless',
-      metrics: opts.metrics ?? false,
       version: AGENT_VERSION,
       identity,
       values,
       ...features,
       owner: this.owner,
+      fleet: this.fleet,
       log,
       life,
       event,
@@ -144,8 +206,6 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     });
     this.approvals = this.owner.approvals;
     this.alerts = this.owner.alerts;
-    this.fleet = this.bridge.fleet;
-    if (this.bridge.metrics) this.metrics = this.bridge.metrics;
   }
 
   static async create(opts: AgentOptions): Promise<Agent> {

@@ -1,17 +1,13 @@
 // What the console and the hosts see of the agent: the snapshot (built from the features' parts, sent
-// coalesced), the live events (requests per turn, GPU samples, log lines, notices), the bridge verbs, and
-// the read-outs beside them (Prometheus metrics, the fleet API). Built last, on every feature.
+// coalesced), the live events (requests per turn, GPU samples, log lines, notices) and the bridge verbs.
+// Built last, on every feature; the read-outs beside it (Prometheus metrics, the fleet API) are the root's.
 import type { AgentSnapshot } from '../../shared/views/snapshot';
 import type { BridgeEvent } from '../../shared/bridge/events';
 import type { Lifecycle } from '../base/lifecycle';
 import type { Identity } from '../config/identity';
 import type { OwnerValues } from '../config/owner-values';
-import { Fleet } from '../fleet/fleet';
-import { rigSummary, rigUsage } from '../fleet/rig-figures';
-import { wireFleet } from '../fleet/wire';
+import type { Fleet } from '../fleet/fleet';
 import type { Log } from '../base/log';
-import { AgentMetrics } from '../metrics/agent-metrics';
-import { wireMetrics } from '../metrics/wire';
 import type { Accounting } from '../accounting/accounting';
 import type { Engines } from '../engines/engines';
 import type { Owner } from '../owner/owner';
@@ -26,8 +22,6 @@ import { SnapshotEvents } from './snapshot-events';
 export interface BridgeDeps {
   home: string;
   mode: 'desktop' | 'headless';
-  /** Prometheus metrics (AgentOptions.metrics). */
-  metrics: boolean;
   version: string;
   identity: Identity;
   values: OwnerValues;
@@ -35,6 +29,8 @@ export interface BridgeDeps {
   accounting: Accounting;
   serving: Serving;
   owner: Owner;
+  /** Other rigs this console reads (the fleet verbs); built at the root. */
+  fleet: Fleet;
   log: Log;
   life: Lifecycle;
   /** A console event to the bridge's subscribers. */
@@ -50,9 +46,6 @@ export interface BridgeDeps {
 export class Bridge {
   readonly handlers: BridgeHandlers;
   readonly snapshots: SnapshotEvents;
-  readonly metrics?: AgentMetrics;
-  /** Other rigs this console reads, and this rig's read-only fleet API (served by the console server). */
-  readonly fleet: Fleet;
   /** The book's events as the bridge gets them (flush() sends what waits for the turn). */
   private readonly requestEvents: RequestEvents;
   /** Whether a key was configured when the agent was built: such an owner skips onboarding. */
@@ -61,7 +54,7 @@ export class Bridge {
   private readonly machineChecks = new MachineCheckReader();
 
   constructor(private readonly d: BridgeDeps) {
-    const { engines, accounting, serving, owner, values, identity, log } = d;
+    const { engines, accounting, serving, values, log } = d;
     this.keyAtStart = values.providerKey() !== '';
     this.snapshots = new SnapshotEvents(
       () => this.snapshot(),
@@ -86,63 +79,14 @@ export class Bridge {
       this.snapshots.changed();
     });
     accounting.earnings.rates.cache.on('change', () => this.snapshots.changed());
-    if (d.metrics) {
-      this.metrics = new AgentMetrics({
-        nodeId: identity.nodeId,
-        nodeName: () => values.nodeName(),
-        version: d.version,
-        link: () => serving.link.state,
-        pause: () => engines.pause.state(),
-        models: () => {
-          const stats = new Map(engines.scheduler.stats().map((st) => [st.model, st]));
-          return engines.registry.all().map((m) => ({
-            id: m.id,
-            enabled: m.enabled,
-            health: engines.registry.healthOf(m.id),
-            inFlight: stats.get(m.id)?.inFlight ?? 0,
-            queued: stats.get(m.id)?.queued ?? 0,
-          }));
-        },
-        gpuName: (index) => engines.gpu.gpus.find((g) => g.index === index)?.model,
-        knownModel: (model) => engines.registry.get(model) !== undefined,
-      });
-      wireMetrics(
-        {
-          book: engines.book,
-          link: serving.link,
-          ...(engines.sampler ? { sampler: engines.sampler } : {}),
-          ...(accounting.ledger ? { ledger: accounting.ledger } : {}),
-        },
-        this.metrics,
-      );
-    }
-    const ledger = accounting.ledger ? { ledger: accounting.ledger } : {};
-    const metrics = this.metrics;
-    this.fleet = new Fleet({
-      home: d.home,
-      secrets: values.secrets,
-      log: log.child('fleet'),
-      summary: (access) =>
-        rigSummary({ snapshot: () => this.snapshot(), latestSample: () => engines.latestSample(), ...ledger, alerts: () => owner.alerts.list() }, access),
-      usage: () =>
-        rigUsage({
-          nodeId: identity.nodeId,
-          nodeName: values.nodeName(),
-          ...ledger,
-          platform: () => accounting.earnings.stats.get(),
-          providerKey: values.providerKey(),
-        }),
-      ...(metrics ? { metrics: () => metrics.text() } : {}),
-    });
-    wireFleet(this.fleet.reader, owner.alerts, d.event);
     this.handlers = new BridgeHandlers({
       mode: d.mode,
       values,
       engines,
       accounting,
       serving,
-      owner,
-      fleet: this.fleet,
+      owner: d.owner,
+      fleet: d.fleet,
       log,
       snapshot: () => this.snapshot(),
       changed: () => this.snapshots.changed(),
@@ -151,7 +95,6 @@ export class Bridge {
         return engines.book.text(id);
       },
     });
-    d.life.add({ name: 'fleet reader', start: () => this.fleet.reader.start(), stop: () => this.fleet.reader.stop() });
     d.life.add({ name: 'snapshots', start: () => this.snapshots.changed(), stop: () => this.snapshots.close() });
   }
 
