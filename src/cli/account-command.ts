@@ -11,10 +11,9 @@ import type { AccountFailure, AccountRead, CollateralChainView, ProviderAddresse
 import { terminalWriter } from '../core/base/terminal';
 import { ConfigError, loadConfig } from '../core/config/config';
 import { homePath } from '../core/config/home-layout';
-import { SettingsFile } from '../core/config/settings-file';
+import { OwnerValues } from '../core/config/owner-values';
 import { describeStatus, fetchProviderStatus, statusView } from '../core/hub/provider-status';
 import { isWalletAddress, ProviderAccountClient } from '../core/platform/provider-account';
-import { agentKey } from './doctor';
 
 /** Output already made safe for a terminal (terminalWriter). */
 type Writer = ReturnType<typeof terminalWriter>;
@@ -60,9 +59,16 @@ function context(o: AccountCommandOptions, err: Writer): Ctx | undefined {
     err.write(`The config could not be read: ${e instanceof ConfigError ? e.message : (e as Error).message}\n`);
     return undefined;
   }
-  const settings = SettingsFile.in(o.home).get();
-  const serviceUrl = settings.serviceUrl ?? cfg.serviceUrl;
-  const { key } = agentKey(o.home, cfg, env);
+  const values = OwnerValues.ofHome(o.home, cfg, env);
+  const serviceUrl = values.serviceUrl();
+  const key = values.providerKey();
+  const held = values.keyHeld();
+  if (held.length > 0) {
+    err.write(
+      `The provider key is held (key_destination_held): it would go to ${held.join(', ')}, which you have not approved for it. Approve the new address in the console (Settings) or with \`swan-provider approve\`, or set the address back.\n`,
+    );
+    return undefined;
+  }
   if (!key) {
     err.write(
       'No provider key this command can read: paste it in the console (Settings), or set ApiKey in [Inference] or INFERENCE_API_KEY. A key the desktop app keeps in the OS keychain is read by the app only: use Settings → Payout & activation there.\n',
@@ -73,7 +79,7 @@ function context(o: AccountCommandOptions, err: Writer): Ctx | undefined {
     client: new ProviderAccountClient({ serviceUrl: () => serviceUrl, providerKey: () => key }),
     serviceUrl,
     key,
-    nodeName: settings.nodeName ?? cfg.nodeName,
+    nodeName: values.nodeName(),
   };
 }
 

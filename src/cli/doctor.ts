@@ -15,9 +15,8 @@ import path from 'node:path';
 import WebSocket from 'ws';
 import { homePath, KEY_SECRET } from '../core/config/home-layout';
 import { ModelRegistry } from '../core/models/registry';
-import { SettingsFile } from '../core/config/settings-file';
+import { OwnerValues } from '../core/config/owner-values';
 import { ConfigError, hubDialUrl, loadConfig, type ProviderConfig } from '../core/config/config';
-import { FileSecretStore } from '../core/config/secrets';
 import { EngineDiscovery } from '../core/engine/discovery';
 import { checkEndpoint } from '../core/engine/health';
 import { endpointKey } from '../core/engine/url';
@@ -69,11 +68,12 @@ function dialOnce(url: string, timeoutMs = 5000): Promise<string | undefined> {
 }
 
 /** The key the agent would use, and where it comes from (the agent's own order). */
-export function agentKey(home: string, cfg: ProviderConfig, env: NodeJS.ProcessEnv): { key: string; from: string } {
-  if (env.INFERENCE_API_KEY) return { key: env.INFERENCE_API_KEY, from: 'INFERENCE_API_KEY' };
-  const saved = new FileSecretStore(home).get(KEY_SECRET);
-  if (saved) return { key: saved, from: `the console (${homePath(home, 'secrets')})` };
-  return { key: cfg.apiKey, from: `ApiKey in ${cfg.file}` };
+/** Where the key in use comes from, in words. */
+function keySource(values: OwnerValues, home: string): string {
+  const storage = values.keyStorage();
+  if (storage === 'env') return 'INFERENCE_API_KEY';
+  if (storage === 'file' || storage === 'keychain') return `the console (${homePath(home, 'secrets')})`;
+  return `ApiKey in ${values.config.file}`;
 }
 
 function keychainHasKey(home: string): boolean {
@@ -113,18 +113,28 @@ export async function doctorCommand(o: { home: string; config?: string; env?: No
     const msg = e instanceof ConfigError ? e.message : (e as Error).message;
     return fail(`config: ${msg}`);
   }
-  const settings = SettingsFile.in(o.home).get();
-  const hubUrl = settings.hubUrl ?? cfg.webSocketUrl;
-  const serviceUrl = settings.serviceUrl ?? cfg.serviceUrl;
+  // The values the agent of this home would use (the same overlay, key and holds as OwnerValues gives it).
+  const values = OwnerValues.ofHome(o.home, cfg, env);
+  const settings = values.settings.get();
+  const hubUrl = values.hubUrl();
+  const serviceUrl = values.serviceUrl();
   const network = networkOf(hubUrl);
   checks.push({
     ok: true,
     what: `network: ${network === 'custom' ? 'custom hub' : network} (${hubUrl}, API ${serviceUrl})${settings.hubUrl ? ' — set in the console' : ''}`,
   });
 
-  const { key, from } = agentKey(o.home, cfg, env);
+  const key = values.providerKey();
+  const from = keySource(values, o.home);
+  const held = values.keyHeld();
   const inKeychain = !key && keychainHasKey(o.home);
-  if (inKeychain)
+  if (held.length > 0)
+    checks.push({
+      ok: false,
+      what: `provider key held (key_destination_held): it would go to ${held.join(', ')}, which you have not approved for it, so it is not sent (doctor neither)`,
+      fix: 'approve the new address in the console (Settings) or with `swan-provider approve`, or set the address back',
+    });
+  else if (inKeychain)
     checks.push({ ok: true, what: 'provider key saved by the desktop app in the OS keychain (doctor cannot read it, so it is not checked with the hub)' });
   else if (!key)
     checks.push({

@@ -5,10 +5,9 @@ import path from 'node:path';
 import { finished } from 'node:stream/promises';
 import type { EarningsOverview, ModelUsage } from '../shared/views/usage';
 import { EarningsService } from '../core/accounting/earnings';
-import { SettingsFile } from '../core/config/settings-file';
+import { OwnerValues } from '../core/config/owner-values';
 import { loadConfig } from '../core/config/config';
 import { STATS_TTL_MS } from '../core/platform/stats';
-import { agentKey } from './doctor';
 import { memoryLog } from '../core/base/log';
 import type { UsageTotals } from '../shared/types';
 import { csvHeaderLine } from '../core/ledger/csv';
@@ -177,9 +176,9 @@ function platformAccess(home: string): { serviceUrl: string; key: string } {
   const configFile = homePath(home, 'config');
   if (!fs.existsSync(configFile)) return { serviceUrl: '', key: '' };
   try {
-    const cfg = loadConfig(configFile, process.env);
-    const settings = SettingsFile.in(home).get();
-    return { serviceUrl: settings.serviceUrl ?? cfg.serviceUrl, key: agentKey(home, cfg, process.env).key };
+    const values = OwnerValues.ofHome(home, loadConfig(configFile, process.env), process.env);
+    // A key held for an address the owner has not approved is not sent from here either.
+    return { serviceUrl: values.serviceUrl(), key: values.providerKey() };
   } catch {
     return { serviceUrl: '', key: '' };
   }

@@ -7,6 +7,8 @@ import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { accountCommand, type AccountCommandOptions } from '../../src/cli/account-command';
 import { PlatformApi } from '../support/platform-api';
+import { KeyDestinations } from '../../src/core/config/key-destinations';
+import { SettingsFile } from '../../src/core/config/settings-file';
 import { freePort, tempHome } from '../support/stack';
 
 const KEY = 'sk-prov-cli-account-0001';
@@ -45,6 +47,26 @@ afterEach(async () => {
 });
 
 describe('swan-provider account', () => {
+  it('never sends the key to an address its owner has not approved for it (key_destination_held), as the agent would not', async () => {
+    // The agent's approvals kept (config.toml's own hosts), then the console's platform address moved to another
+    // server: the agent holds the key there; so does this command, and it says so.
+    const elsewhere = await PlatformApi.start(KEY);
+    try {
+      new KeyDestinations(home).seed(KEY, ['127.0.0.1:9', new URL(api.url).host]);
+      SettingsFile.in(home).update((s) => ({ ...s, serviceUrl: elsewhere.url }));
+      const r = await run({ action: 'show' });
+      expect(r.code).toBe(2); // as with no key: nothing this command may use
+      expect(r.err).toContain('(key_destination_held)');
+      expect(elsewhere.hits.filter((h) => h.auth?.includes(KEY))).toEqual([]);
+      // Approved: it goes there.
+      new KeyDestinations(home).approve(KEY, [new URL(elsewhere.url).host]);
+      expect((await run({ action: 'show' })).code).toBe(0);
+      expect(elsewhere.hits.some((h) => h.auth === `Bearer ${KEY}`)).toBe(true);
+    } finally {
+      await elsewhere.close();
+    }
+  });
+
   it('shows where the provider stands, its addresses and the collateral', async () => {
     api.account.beneficiary_address = WALLET;
     const r = await run({ action: 'show' });

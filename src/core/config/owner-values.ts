@@ -2,11 +2,11 @@
 // provider key goes to (with the tests' network stand-ins applied), and the key itself and where it is kept.
 // Every feature reads them here, so none repeats the overlay.
 import type { ProviderConfig } from './config';
-import { keyHost, type KeyDestinations } from './key-destinations';
-import type { NetworkStandIns } from './network-stand-ins';
+import { KeyDestinations, keyHost } from './key-destinations';
+import { networkStandIns, type NetworkStandIns } from './network-stand-ins';
 import { keyStorageOf, providerKeyOf, type KeyStorage } from './provider-key';
-import type { SecretStore } from './secrets';
-import type { SettingsFile } from './settings-file';
+import { FileSecretStore, type SecretStore } from './secrets';
+import { SettingsFile } from './settings-file';
 
 export class OwnerValues {
   constructor(
@@ -21,6 +21,23 @@ export class OwnerValues {
   ) {
     // A home from before the approvals were kept: what is in use now is what the owner ran (trusted once).
     destinations?.seed(this.keyInUse(), this.keyHosts());
+  }
+
+  /**
+   * The values of a home as its agent reads them, for a command that only looks (`doctor`, `usage`, `account`):
+   * the same overlay, the same key and the same holds, nothing written. A home whose approvals were never kept
+   * is read as its agent would seed them at its next start: the key in use goes where it is set.
+   */
+  static ofHome(home: string, config: ProviderConfig, env: NodeJS.ProcessEnv): OwnerValues {
+    const destinations = new KeyDestinations(home);
+    return new OwnerValues(
+      config,
+      SettingsFile.in(home),
+      new FileSecretStore(home),
+      env,
+      networkStandIns(env),
+      destinations.exists() ? destinations : undefined,
+    );
   }
 
   nodeName(): string {

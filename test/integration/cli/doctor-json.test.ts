@@ -8,6 +8,8 @@ import { startDevHub } from '../../../src/cli/dev-hub';
 import type { DoctorReport } from '../../../src/cli/doctor';
 import { startTestEngine } from '../../support/engine-server';
 import { PlatformApi } from '../../support/platform-api';
+import { KeyDestinations } from '../../../src/core/config/key-destinations';
+import { SettingsFile } from '../../../src/core/config/settings-file';
 import { freePort, TEST_KEY, tempHome } from '../../support/stack';
 import { writeConfigToml } from '../../support/config-toml';
 import { Llama, LLAMA_PRESENT, runCli } from '../../support/live/llama';
@@ -20,7 +22,7 @@ afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });
 
-async function setup(serviceUrl: (hubUrl: string) => string): Promise<{ home: string }> {
+async function setup(serviceUrl: (hubUrl: string) => string): Promise<{ home: string; hubUrl: string }> {
   const engine = await startTestEngine({ models: [MODEL] });
   cleanup.push(() => engine.close());
   const hub = await startDevHub({ token: TEST_KEY, earningsEnabled: true });
@@ -33,7 +35,7 @@ async function setup(serviceUrl: (hubUrl: string) => string): Promise<{ home: st
     Inference: { WebSocketURL: hub.wsUrl, ServiceURL: serviceUrl(hub.url), ApiKey: TEST_KEY },
     Agent: { Discovery: false },
   });
-  return { home };
+  return { home, hubUrl: hub.url };
 }
 
 async function doctorJson(home: string): Promise<{ code: number | null; report: DoctorReport }> {
@@ -49,6 +51,19 @@ describe('doctor --json', () => {
     expect(report.verdict).toMatchObject({ state: 'serving', codes: [], routable: [MODEL] });
     expect(report.exit).toBe(0);
     expect(code).toBe(0);
+  });
+
+  it('a key held for an address its owner has not approved: said with key_destination_held, and never sent from doctor', async () => {
+    const { home, hubUrl } = await setup((hub) => hub);
+    const elsewhere = await PlatformApi.start(TEST_KEY);
+    cleanup.push(() => elsewhere.close());
+    // The approvals the agent keeps (config.toml's own hosts), then the console's platform address moved.
+    new KeyDestinations(home).seed(TEST_KEY, [new URL(hubUrl).host]);
+    SettingsFile.in(home).update((st) => ({ ...st, serviceUrl: elsewhere.url }));
+    const { code, report } = await doctorJson(home);
+    expect(report.checks.find((c) => c.what.includes('(key_destination_held)'))).toMatchObject({ ok: false });
+    expect(elsewhere.hits.filter((h) => h.auth?.includes(TEST_KEY))).toEqual([]);
+    expect(code).not.toBe(0);
   });
 
   it('a catalogue that answers 404: routing_unknown, exit 1, and no "All good" in words either', async () => {
