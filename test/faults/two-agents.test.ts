@@ -2,46 +2,20 @@
 // that displace each other) and write one ledger together. The second start is refused in one line
 // naming the home and the first agent's console, whatever console port it asked for; a lock left by an
 // agent that was SIGKILLed does not keep the next start out.
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TEST_KEY, tempHome, until } from '../support/stack';
 import { writeConfigToml } from '../support/config-toml';
+import { killAgents, startAgent, type AgentChild } from '../support/cli/agent-child';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const CLI = path.join(root, 'bin', 'swan-provider.js');
-
-const children: ChildProcess[] = [];
 const homes: string[] = [];
 afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  killAgents();
   for (const h of homes.splice(0)) fs.rmSync(h, { recursive: true, force: true });
 });
 
-interface Run {
-  child: ChildProcess;
-  exited: Promise<number | null>;
-  stdout: () => string;
-  stderr: () => string;
-}
-
-function run(home: string): Run {
-  const env = { ...process.env };
-  delete env.INFERENCE_API_KEY;
-  const child = spawn(process.execPath, [CLI, 'run', '--home', home, '--no-discovery', '--console', '127.0.0.1:0'], {
-    cwd: root,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  return { child, exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))), stdout: () => out, stderr: () => err };
-}
+const run = (home: string): AgentChild => startAgent(home, ['--no-discovery', '--console', '127.0.0.1:0']);
 
 describe('two agents on one home', () => {
   it('the second is refused naming the home and the first one console; after a SIGKILL the next one starts', async () => {
@@ -62,7 +36,7 @@ describe('two agents on one home', () => {
     // Before this was refused, the second one ran too: wait for whichever comes first.
     await until(() => second.child.exitCode !== null || /agent running/.test(second.stdout()), 'the second agent exits or runs', 60_000);
     expect(second.stdout()).not.toMatch(/agent running/);
-    expect(await second.exited).toBe(2);
+    expect((await second.exited).code).toBe(2);
     const lines = second
       .stderr()
       .split('\n')
@@ -79,7 +53,7 @@ describe('two agents on one home', () => {
     const third = run(home);
     await until(() => /agent running/.test(third.stdout()), `the agent after a SIGKILL running\n${third.stdout()}${third.stderr()}`, 60_000);
     third.child.kill('SIGTERM');
-    expect(await third.exited).toBe(0);
+    expect((await third.exited).code).toBe(0);
     expect(fs.existsSync(path.join(home, 'agent.json'))).toBe(false); // a clean stop lets the home go
   }, 180_000);
 });

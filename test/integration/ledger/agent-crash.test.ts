@@ -3,19 +3,16 @@
 // points in between (landing among ledger transactions). Afterwards, against what the hub stand-in
 // received: every request whose stream_end the hub saw is in the ledger with the hub's token counts,
 // and no row is marked delivered that the hub did not see end. The file passes integrity_check.
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RecordingHub, type ReceivedEnd } from '../../support/recording-hub';
 import { startTestEngine, type TestEngine } from '../../support/engine-server';
 import { TEST_KEY, tempHome } from '../../support/stack';
 import { writeConfigToml } from '../../support/config-toml';
+import { startAgent } from '../../support/cli/agent-child';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-const CLI = path.join(root, 'bin', 'swan-provider.js');
 const MODEL = 'crash-model';
 const BURST = 30;
 
@@ -40,22 +37,6 @@ afterAll(async () => {
   fs.rmSync(home, { recursive: true, force: true });
 });
 
-function startAgent(): { child: ChildProcess; exited: Promise<NodeJS.Signals | null>; output: () => string } {
-  const env = { ...process.env };
-  delete env.INFERENCE_API_KEY;
-  delete env.INFERENCE_WS_URL;
-  const child = spawn(process.execPath, [CLI, 'run', '--config', path.join(home, 'config.toml'), '--home', home, '--no-discovery'], {
-    cwd: root,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_c, sig) => resolve(sig)));
-  return { child, exited, output: () => out };
-}
-
 interface Row {
   request_id: string;
   tokens_in: number;
@@ -67,7 +48,7 @@ interface Row {
 /** One burst; SIGKILL when `kill` says so. Returns what the hub saw end and what the ledger holds. */
 async function burstAndKill(run: number, kill: { afterEnds: number } | { afterMs: number }): Promise<{ ends: ReceivedEnd[]; rows: Map<string, Row> }> {
   hub.reset();
-  const agent = startAgent();
+  const agent = startAgent(home);
   try {
     await hub.waitForModel(MODEL, 30_000);
   } catch (e) {
@@ -95,7 +76,7 @@ async function burstAndKill(run: number, kill: { afterEnds: number } | { afterMs
   // Output lengths differ per request, so every row's counts are distinct from its neighbours'.
   ids.forEach((id, i) => hub.sendInference(id, MODEL, { messages: [{ role: 'user', content: `q${i}` }], max_tokens: 20 + ((i * 7) % 60) }));
   await killed;
-  expect(await agent.exited).toBe('SIGKILL');
+  expect((await agent.exited).signal).toBe('SIGKILL');
   await hub.waitClosed(); // everything the agent handed to its socket before dying has arrived
   const db = new Database(path.join(home, 'ledger.sqlite'), { readonly: true });
   try {
