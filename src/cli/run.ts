@@ -1,6 +1,7 @@
 // `swan-provider run`: the headless agent, optionally with the browser console.
 import { printLinkOnSignal } from './console-link';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Agent } from '../core/agent';
 import { SettingsFile } from '../core/config/settings-file';
@@ -103,7 +104,20 @@ export async function runCommand(o: RunOptions): Promise<number> {
       onCompromised: (err) =>
         log
           .child('agent')
-          .warn(`The lock of the home ${o.home} was lost (${err.message}); another agent started now would not be refused.`, { code: 'home_lock_lost' }),
+          .warn(
+            `The lock of the home ${o.home} was lost (${err.message}); it is taken back as soon as the disk allows, and until then another agent started on this home would not be refused.`,
+            {
+              code: 'home_lock_lost',
+            },
+          ),
+      onRegained: () => log.child('agent').info(`The lock of the home ${o.home} is held again.`, { code: 'home_lock_regained' }),
+      onTakenOver: (h) =>
+        log
+          .child('agent')
+          .warn(
+            `Another agent (pid ${h.pid}${h.host !== os.hostname() ? ` on ${h.host}` : ''}) has the home ${o.home} since this one lost its lock: stop one of them, they share its node and ledger.`,
+            { code: 'home_lock_taken' },
+          ),
     });
   } catch (e) {
     process.stderr.write(`${e instanceof HomeLockError ? e.message : (e as Error).message}\n`);

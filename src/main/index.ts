@@ -72,7 +72,15 @@ class DesktopApp {
     const secrets = createDesktopSecretStore(this.home, this.l.child('secrets'));
     this.homeLock = await lockHome(this.home, {
       onCompromised: (err) =>
-        this.l.warn(`The lock of the home ${this.home} was lost (${err.message}); another agent started now would not be refused.`, { code: 'home_lock_lost' }),
+        this.l.warn(
+          `The lock of the home ${this.home} was lost (${err.message}); it is taken back as soon as the disk allows, and until then another agent started on this home would not be refused.`,
+          { code: 'home_lock_lost' },
+        ),
+      onRegained: () => this.l.info(`The lock of the home ${this.home} is held again.`, { code: 'home_lock_regained' }),
+      onTakenOver: (h) =>
+        this.l.warn(`Another agent (pid ${h.pid}) has the home ${this.home} since this app lost its lock: stop one of them, they share its node and ledger.`, {
+          code: 'home_lock_taken',
+        }),
     });
     const configPath = ensureConfig(this.home, this.l);
     const agent = await Agent.create({ home: this.home, configPath, log: this.log, secrets, mode: 'desktop' });

@@ -46,6 +46,10 @@ export interface HomeLock {
 export interface LockHomeOptions {
   /** The lock was lost while running (the machine slept past STALE_MS, the folder was removed): said, not fatal. */
   onCompromised?: (err: Error) => void;
+  /** A lost lock was taken back (tried every UPDATE_MS while agent.json names no other agent). */
+  onRegained?: () => void;
+  /** Another agent has the home since the lock was lost: it is left to it, and this one said so. */
+  onTakenOver?: (holder: HomeHolder) => void;
 }
 
 /** What agent.json says, if it says something valid (a file of another version or a torn write reads as nothing). */
@@ -97,6 +101,30 @@ function heldByTheDead(holder: HomeHolder | undefined): boolean {
 /** Takes the home for this process, or throws HomeLockError (in use, read-only, not writable). */
 export async function lockHome(home: string, o: LockHomeOptions = {}): Promise<HomeLock> {
   const lockfilePath = homePath(home, 'agentLock');
+  let released = false;
+  let retry: NodeJS.Timeout | undefined;
+  // A lost lock (a disk read-only for a while, a machine asleep past STALE_MS, the folder removed) is taken
+  // back as soon as proper-lockfile gives it (at once when the folder is gone, once it is stale otherwise),
+  // unless another agent has the home meanwhile: then it is its, and this one was told so by onCompromised.
+  const regain = (): void => {
+    if (released || retry) return;
+    retry = setTimeout(() => {
+      retry = undefined;
+      if (released) return;
+      const now = readHolder(home);
+      if (now && now.pid !== process.pid) return void o.onTakenOver?.(now);
+      take().then(
+        (again) => {
+          if (released) return void again().catch(() => undefined);
+          release = again;
+          write();
+          o.onRegained?.();
+        },
+        () => regain(),
+      );
+    }, UPDATE_MS);
+    retry.unref();
+  };
   const take = (): Promise<() => Promise<void>> =>
     lockfile.lock(home, {
       lockfilePath,
@@ -104,7 +132,10 @@ export async function lockHome(home: string, o: LockHomeOptions = {}): Promise<H
       stale: STALE_MS,
       update: UPDATE_MS,
       retries: 0,
-      onCompromised: (err) => o.onCompromised?.(err),
+      onCompromised: (err) => {
+        o.onCompromised?.(err);
+        regain();
+      },
     });
   let release: () => Promise<void>;
   try {
@@ -135,7 +166,6 @@ export async function lockHome(home: string, o: LockHomeOptions = {}): Promise<H
     }
   };
   write();
-  let released = false;
   return {
     setConsole(url: string) {
       holder = { ...holder, console: url };
@@ -144,6 +174,7 @@ export async function lockHome(home: string, o: LockHomeOptions = {}): Promise<H
     async release() {
       if (released) return;
       released = true;
+      clearTimeout(retry);
       try {
         if (readHolder(home)?.pid === process.pid) fs.rmSync(homePath(home, 'agentInfo'), { force: true });
       } catch {

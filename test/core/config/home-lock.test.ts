@@ -67,6 +67,48 @@ describe('lockHome', () => {
     expect((err as HomeLockError).code).toBe('home_in_use');
   });
 
+  it('a lock lost while running is taken back (home_lock_regained), so a second start is refused again; not after release', async () => {
+    const h = home();
+    let lost!: () => void;
+    const compromised = new Promise<void>((resolve) => (lost = resolve));
+    let regained!: () => void;
+    const back = new Promise<void>((resolve) => (regained = resolve));
+    const lock = await lockHome(h, { onCompromised: () => lost(), onRegained: () => regained() });
+    // What a disk gone read-only for a while, or a hand that cleans the home, does: the lock folder goes.
+    fs.rmSync(path.join(h, 'agent.lock'), { recursive: true, force: true });
+    await compromised;
+    await back;
+    expect(fs.existsSync(path.join(h, 'agent.lock'))).toBe(true);
+    await expect(lockHome(h)).rejects.toMatchObject({ code: 'home_in_use' });
+    expect(readHolder(h)?.pid).toBe(process.pid);
+    await lock.release();
+    expect(fs.existsSync(path.join(h, 'agent.lock'))).toBe(false);
+    const next = await lockHome(h);
+    await next.release();
+  }, 30_000);
+
+  it('a lost lock another agent took meanwhile is left to it', async () => {
+    const h = home();
+    let lost!: () => void;
+    const compromised = new Promise<void>((resolve) => (lost = resolve));
+    let regainedTimes = 0;
+    let leftTo!: (pid: number) => void;
+    const left = new Promise<number>((resolve) => (leftTo = resolve));
+    const lock = await lockHome(h, { onCompromised: () => lost(), onRegained: () => regainedTimes++, onTakenOver: (holder) => leftTo(holder.pid) });
+    fs.rmSync(path.join(h, 'agent.lock'), { recursive: true, force: true });
+    await compromised;
+    // Another agent (here a second holder in this process, named as another live pid) has the home now.
+    fs.rmSync(path.join(h, 'agent.json'), { force: true });
+    const other = await lockHome(h);
+    fs.writeFileSync(path.join(h, 'agent.json'), JSON.stringify({ pid: process.ppid, host: os.hostname(), startedAt: Date.now() }));
+    // The first lock's next try finds the home another's and leaves it (said once, nothing taken back).
+    expect(await left).toBe(process.ppid);
+    expect(regainedTimes).toBe(0);
+    expect(readHolder(h)?.pid).toBe(process.ppid);
+    await other.release();
+    await lock.release();
+  }, 30_000);
+
   it('a home that does not exist and cannot be made is home_unwritable, not a stack trace', async () => {
     const h = home();
     const file = path.join(h, 'not-a-folder');
