@@ -546,7 +546,7 @@ function identityRoute(type: EngineType, method: string, path: string, ctx: { ve
       return text('404 page not found', 404);
     case 'llamacpp':
       if (get && (path === '/health' || path === '/v1/health')) return json({ status: 'ok' });
-      // llama-server (b10470, ../shared/engines/llama.cpp/captures/api-tags.json) answers /api/tags 404 like any unknown route.
+      // llama-server (b10470, test/fixtures/llama.cpp/api-tags.json) answers /api/tags 404 like any unknown route.
       if (get && path === '/props') {
         return json({
           default_generation_settings: { n_ctx: 16384 },

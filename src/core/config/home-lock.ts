@@ -105,7 +105,7 @@ export async function lockHome(home: string, o: LockHomeOptions = {}): Promise<H
   let retry: NodeJS.Timeout | undefined;
   // A lost lock (a disk read-only for a while, a machine asleep past STALE_MS, the folder removed) is taken
   // back as soon as proper-lockfile gives it (at once when the folder is gone, once it is stale otherwise),
-  // unless another agent has the home meanwhile: then it is its, and this one was told so by onCompromised.
+  // unless another agent has the home meanwhile: then it is left to it, and onTakenOver says so.
   const regain = (): void => {
     if (released || retry) return;
     retry = setTimeout(() => {
