@@ -33,6 +33,10 @@ export interface StackOptions {
   earnings?: boolean;
   /** A file the stand-in nvidia-smi reads its temperature from (the guard rails' spec). */
   gpuTemperatureFile?: string;
+  /** Several GPUs (the stand-in's FAKE_GPU_COUNT), with a steady utilisation and processes read from a file. */
+  gpus?: { count: number; utilization: number; appsFile: string; checkSeconds: number };
+  /** models.json's `gpus` for the engine's models, by model id (where the owner says each runs). */
+  modelGpus?: Record<string, number[]>;
 }
 
 export const defaultStackOptions: StackOptions = { withKey: true, gpu: true, tokensPerSecond: 40 };
@@ -204,13 +208,22 @@ export class ConsoleStack {
           '[Agent]',
           'Discovery = false',
           'HealthCheckIntervalSeconds = 2',
+          ...(o.gpus ? [`GpuProcessCheckSeconds = ${o.gpus.checkSeconds}`] : []),
           '',
         ].join('\n'),
       );
-      fs.writeFileSync(path.join(root, 'models.json'), JSON.stringify(Object.fromEntries(engine.models.map((m) => [m, { endpoint: engine!.url }])), null, 2));
+      fs.writeFileSync(
+        path.join(root, 'models.json'),
+        JSON.stringify(
+          Object.fromEntries(engine.models.map((m) => [m, { endpoint: engine!.url, ...(o.modelGpus?.[m] ? { gpus: o.modelGpus[m] } : {}) }])),
+          null,
+          2,
+        ),
+      );
       const env: NodeJS.ProcessEnv = {
         ...baseEnv,
         ...(o.gpuTemperatureFile ? { FAKE_GPU_TEMP_FILE: o.gpuTemperatureFile } : {}),
+        ...(o.gpus ? { FAKE_GPU_COUNT: String(o.gpus.count), FAKE_GPU_UTIL: String(o.gpus.utilization), FAKE_GPU_APPS_FILE: o.gpus.appsFile } : {}),
         PATH: o.gpu
           ? `${FAKE_GPU_DIR}${path.delimiter}${process.env.PATH ?? ''}`
           : (process.env.PATH ?? '')

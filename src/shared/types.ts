@@ -179,7 +179,30 @@ export interface ModelState {
   maxQueue: number;
   /** What the engine reports contradicts the id it is announced under (src/core/models/mapping-check.ts). */
   mapping?: MappingCheckView;
+  /** Held off the network because a GPU it runs on is paused (a rig with several GPUs: engines/gpu-placement.ts). */
+  gpuHold?: { gpu: number; cause: GpuServingCause; placement: GpuPlacementSource };
+  /** The GPUs it runs on, and who said so; absent on a rig with one GPU or none. */
+  gpus?: { indexes: number[]; source: GpuPlacementSource };
 }
+
+/** Why one GPU of several is not serving: the owner gave it back, it is over a ceiling, or another program uses it. */
+export type GpuServingCause = 'given_back' | 'gpu_hot' | 'gpu_busy';
+
+/** One GPU's part in serving, on a rig with more than one. */
+export interface GpuServingState {
+  index: number;
+  serving: boolean;
+  cause?: GpuServingCause;
+  reason?: string;
+  since?: number;
+}
+
+/**
+ * Who says where a model runs: models.json's `gpus` (the owner), the engine this agent started (its --gpus),
+ * the driver (the engine's listening process found in nvidia-smi's list), or nobody (unknown: the model is held
+ * whenever any GPU is paused, since it may be on that one).
+ */
+export type GpuPlacementSource = 'owner' | 'managed' | 'driver' | 'unknown';
 
 /** A mapping the engine's report contradicts: held back (not announced) until the owner confirms it. */
 export interface MappingCheckView {
@@ -304,6 +327,7 @@ export type VerdictCode =
   | 'model_unhealthy'
   | 'model_degraded'
   | 'model_withdrawn'
+  | 'model_gpu_paused'
   | 'context_not_honoured'
   | 'disk_nearly_full'
   | 'no_traffic'

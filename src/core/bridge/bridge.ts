@@ -127,6 +127,7 @@ export class Bridge {
       notices: serving.notices.list(),
       logFileProblem: this.d.log.fileProblem(),
       withdrawals: engines.selfHeal.withdrawals(),
+      gpuHolds: engines.gpuHolds,
       checks: this.selfCheck(),
     });
   }

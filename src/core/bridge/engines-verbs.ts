@@ -10,14 +10,14 @@ import type { Owner } from '../owner/owner';
 import type { Verbs } from './verbs';
 
 export interface EngineVerbDeps {
-  engines: Pick<Engines, 'registry' | 'models' | 'sampler' | 'gpuHistory'>;
+  engines: Pick<Engines, 'registry' | 'models' | 'sampler' | 'gpuHistory' | 'gpuHolds'>;
   settings: SettingsFile;
   /** Adding an address outside this machine and the owner's network needs the owner. */
   owner: Pick<Owner, 'approvals' | 'approveWhere'>;
   env: NodeJS.ProcessEnv;
 }
 
-type EngineChannel = 'engines.rescan' | 'engines.addEndpoint' | 'engines.removeEndpoint' | 'gpu.history' | 'gpu.longHistory' | 'gpu.processes';
+type EngineChannel = 'engines.rescan' | 'engines.addEndpoint' | 'engines.removeEndpoint' | 'gpu.history' | 'gpu.longHistory' | 'gpu.processes' | 'gpu.giveBack';
 
 export function engineVerbs(d: EngineVerbDeps): Verbs<EngineChannel> {
   const { models, registry } = d.engines;
@@ -83,6 +83,7 @@ export function engineVerbs(d: EngineVerbDeps): Verbs<EngineChannel> {
     },
     'gpu.history': ({ minutes }) => d.engines.sampler?.history(minutes) ?? [],
     'gpu.longHistory': ({ hours }: { hours: number }) => d.engines.gpuHistory?.since(Date.now() - hours * 3_600_000) ?? [],
+    'gpu.giveBack': ({ index, givenBack }) => d.engines.gpuHolds.giveBack(index, givenBack),
     'gpu.processes': async () => {
       try {
         return await listGpuProcesses({ env: d.env });

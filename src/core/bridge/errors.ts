@@ -7,6 +7,7 @@ import { DemandError, type DemandErrorCode } from '../platform/demand';
 import type { BridgeErrorCode } from '../../shared/bridge-error';
 import type { FleetErrorCode } from '../../shared/fleet';
 import { FleetError } from '../fleet/tokens';
+import { GpuChoiceError } from '../engines/gpu-holds';
 
 /** A refused pull or "serve this", as the console branches on it. */
 const DEMAND_CODES: Record<DemandErrorCode, BridgeErrorCode> = {
@@ -43,6 +44,7 @@ export function toBridgeError(err: unknown): BridgeError {
   if (err instanceof LedgerUnavailableError) return new BridgeError('unavailable', message);
   if (err instanceof DemandError) return new BridgeError(DEMAND_CODES[err.code], message, err.field);
   if (err instanceof FleetError) return new BridgeError(FLEET_CODES[err.code], message, err.field);
+  if (err instanceof GpuChoiceError) return new BridgeError(err.code === 'gpu_unknown' ? 'not_found' : 'not_supported', message, 'index');
   // A value out of range: the ledger's (a price, a time span, a retention), or any RangeError.
   if (err instanceof LedgerValueError) return new BridgeError('invalid_args', message, err.field);
   if (err instanceof RangeError) return new BridgeError('invalid_args', message);

@@ -16,6 +16,7 @@ import type { EarningsService } from '../accounting/earnings';
 import type { GatewayLifecycle } from '../serving/gateway-lifecycle';
 import type { ModelRegistry } from '../models/registry';
 import type { SettingsFile } from '../config/settings-file';
+import type { GpuHolds } from '../engines/gpu-holds';
 import { verdictOf, type MachineChecks } from './verdict';
 import { networkLabel, SIMULATED_HUB_EXTENSION } from '../../shared/networks';
 
@@ -49,6 +50,8 @@ export interface SnapshotSources {
   logFileProblem?: LogFileProblem | null;
   /** Models self-healing withdrew from the hub (engines/self-heal.ts). */
   withdrawals?: Array<{ model: string; reason: 'probe_failures' | 'error_rate'; since: number; detail: string }>;
+  /** Per-GPU serving (engines/gpu-holds.ts): each GPU's state, each model's GPUs and hold. */
+  gpuHolds?: Pick<GpuHolds, 'state' | 'hold' | 'placement'>;
   /** The self-check's inputs (machine-checks.ts): context windows, the home's disk, traffic since start. */
   checks?: MachineChecks;
 }
@@ -108,9 +111,23 @@ export function buildSnapshot(p: SnapshotSources): AgentSnapshot {
       endpointCap: (url) => endpointLimit(p.config.agent, p.registry.endpointCapacityOf(url)),
     };
   });
+  const gpuServing = p.gpuHolds?.state() ?? [];
   const models = viewed.map((m) => {
     const w = withdrawn.get(m.id);
-    return w ? { ...m, withdrawn: { reason: w.reason, since: w.since, detail: w.detail } } : m;
+    const placed =
+      gpuServing.length > 0
+        ? p.gpuHolds?.placement(
+            m.id,
+            m.endpoints.map((e) => e.url),
+          )
+        : undefined;
+    const hold = p.gpuHolds?.hold(m.id);
+    return {
+      ...m,
+      ...(w ? { withdrawn: { reason: w.reason, since: w.since, detail: w.detail } } : {}),
+      ...(placed ? { gpus: placed } : {}),
+      ...(hold ? { gpuHold: hold } : {}),
+    };
   });
   const providerStatus = p.providerGate.view();
   const catalogue = p.catalogue.view(catalogueSubjects(p.registry, p.engines));
@@ -123,6 +140,7 @@ export function buildSnapshot(p: SnapshotSources): AgentSnapshot {
     nodeName: p.nodeName,
     link: p.link.state,
     pause: p.pause.state(),
+    ...(gpuServing.length > 0 ? { gpuServing } : {}),
     gpu: p.gpu,
     engines: p.engines,
     models,

@@ -16,7 +16,7 @@ export interface VerdictInputs {
   link: Pick<LinkStatus, 'state' | 'reason'>;
   pause: PauseState;
   providerStatus?: ProviderStatusView;
-  models: Array<Pick<ModelState, 'id' | 'enabled' | 'health' | 'endpoints'> & Partial<Pick<ModelState, 'withdrawn' | 'mapping'>>>;
+  models: Array<Pick<ModelState, 'id' | 'enabled' | 'health' | 'endpoints'> & Partial<Pick<ModelState, 'withdrawn' | 'mapping' | 'gpuHold'>>>;
   catalogue?: CatalogueView;
   /** What the hub's register ack said it registered (absent: it did not say). */
   registeredModels?: string[];
@@ -370,6 +370,29 @@ function withdrawals(served: VerdictInputs['models'], route: { reasons: VerdictR
   }
 }
 
+const HOLD_NEXT: Record<NonNullable<ModelState['gpuHold']>['cause'], (gpu: number) => string> = {
+  given_back: (gpu) => `Let GPU ${gpu} serve again on the Dashboard when you are done with it.`,
+  gpu_busy: (gpu) => `It serves again by itself once the other program on GPU ${gpu} stops.`,
+  gpu_hot: (gpu) => `It serves again by itself once GPU ${gpu} has cooled below its ceiling.`,
+};
+
+/** Models held while a GPU they run on is paused (a rig with several GPUs): not announced until that GPU serves. */
+function gpuHolds(served: VerdictInputs['models'], route: { reasons: VerdictReason[]; unroutable: Set<string> }): void {
+  for (const m of served) {
+    const h = m.gpuHold;
+    if (!h || route.unroutable.has(m.id)) continue;
+    route.unroutable.add(m.id);
+    const where = h.placement === 'unknown' ? ` (where it runs is not known, so it pauses with any GPU)` : '';
+    route.reasons.push({
+      code: 'model_gpu_paused',
+      state: 'not_routable',
+      models: [m.id],
+      text: `${m.id} is not offered to the network while GPU ${h.gpu} is paused${where}.`,
+      next: HOLD_NEXT[h.cause](h.gpu),
+    });
+  }
+}
+
 /**
  * The self-check's findings (small, each with its code and what to do): part of every verdict that is not
  * stopped, and what `doctor` reports of the self-check whatever the verdict.
@@ -421,6 +444,7 @@ export function verdictOf(i: VerdictInputs): Verdict {
   const answering = served.filter((m) => m.health !== 'unhealthy').map((m) => m.id);
   const route = routing(i, answering);
   withdrawals(served, route);
+  gpuHolds(served, route);
   const routable = answering.filter((id) => !route.unroutable.has(id));
   const said = notices(i, routable);
   // Pay is looked at only where routing is known: unknown routing already says nothing is confirmed.

@@ -79,6 +79,8 @@ const tomlSchema = z
         Discovery: z.boolean().optional(),
         EngineHosts: z.array(z.string()).optional(),
         GpuSampleIntervalSeconds: seconds.optional(),
+        /** How often the GPU's process list is read for auto-pause and per-GPU placement. */
+        GpuProcessCheckSeconds: seconds.optional(),
         EngineHeadersTimeoutSeconds: seconds.optional(),
         EngineIdleTimeoutSeconds: seconds.optional(),
         EngineTotalTimeoutSeconds: seconds.optional(),
@@ -135,6 +137,8 @@ const modelEntry = z
     context_length: z.number().int().min(1).max(100_000_000).optional(),
     /** What the model does (text-generation, multimodal, embedding, image, audio): routes hub operations and decides the deep health probe. */
     category: z.string().max(64).optional(),
+    /** The GPU indexes its engine runs on, as the owner says (a rig with several GPUs pauses it with them). */
+    gpus: z.array(z.number().int().min(0).max(255)).max(64).optional(),
   })
   .passthrough();
 export type ModelEntry = z.infer<typeof modelEntry>;
@@ -150,6 +154,7 @@ export interface AgentTimings {
   resumeTtlMs: number;
   queueTimeoutMs: number;
   gpuSampleIntervalMs: number;
+  gpuProcessCheckMs: number;
   /**
    * Longest wait for an engine's response headers (a stream fails with 504; any call that passes it makes the
    * endpoint suspect), for the first and each next byte of a stream, and for a whole call, stream or not.
@@ -373,6 +378,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
       resumeTtlMs: ms(ag.ResumeTtlSeconds, 300),
       queueTimeoutMs: ms(ag.QueueTimeoutSeconds, 30),
       gpuSampleIntervalMs: ms(ag.GpuSampleIntervalSeconds, 1),
+      gpuProcessCheckMs: ms(ag.GpuProcessCheckSeconds, 5),
       engineHeadersTimeoutMs: ms(ag.EngineHeadersTimeoutSeconds, 60),
       engineIdleTimeoutMs: ms(ag.EngineIdleTimeoutSeconds, 120),
       engineTotalTimeoutMs: ms(ag.EngineTotalTimeoutSeconds, 600),

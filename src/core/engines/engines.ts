@@ -35,6 +35,7 @@ import { ManagedEngines } from '../managed/supervisor';
 import { DockerEngines, dockerAddress } from '../managed/docker-engines';
 import { ModelDownloads } from '../downloads/jobs';
 import { modelsDirOf } from '../downloads/models-dir';
+import { GpuHolds } from './gpu-holds';
 
 /** How long the first register waits for the GPUs and context windows before going without them. */
 const FIRST_REGISTER_WAIT_MS = 3000;
@@ -83,6 +84,8 @@ export class Engines {
   readonly managed: ManagedEngines;
   /** The models the console downloads into the models folder (then served by `managed`). */
   readonly downloads: ModelDownloads;
+  /** Per-GPU serving on a rig with several GPUs: each model's GPUs, and the models held while one is paused. */
+  readonly gpuHolds: GpuHolds;
   private managedEntries = '{}';
   private inventory: GpuInventory = { gpus: [], detectedAt: 0, note: 'GPU detection has not run yet' };
   private modelsWatch?: ModelsJsonWatch;
@@ -152,8 +155,22 @@ export class Engines {
       announce: () => {
         // A model switched off or gone leaves self-healing's books (back later, it starts afresh).
         this.selfHeal.retain(this.registry.announced());
+        this.gpuHolds.apply();
         d.announce();
       },
+    });
+    this.gpuHolds = new GpuHolds({
+      registry: this.registry,
+      scheduler: this.scheduler,
+      managed: this.managed,
+      entries: () => config.modelEntries,
+      givenBack: () => d.settings.get().gpusGivenBack ?? [],
+      saveGivenBack: (gpus) => d.settings.update((s) => ({ ...s, gpusGivenBack: gpus })),
+      freeMemory: a.pauseFreesGpu,
+      unloadOllama: (models) => this.unloadOllamaModels(models),
+      announce: d.announce,
+      changed: d.changed,
+      log: log.child('pause'),
     });
     if (d.gpu) {
       this.sampler = new GpuSampler({ intervalMs: a.gpuSampleIntervalMs, env: d.env, log: log.child('gpu') });
@@ -191,10 +208,10 @@ export class Engines {
 
   /** Asks every Ollama engine here to unload the models this agent serves from it (keep_alive 0, Ollama's "Unload a
    * model"); the owner's other Ollama models are left as they are. */
-  async unloadOllamaModels(): Promise<void> {
+  async unloadOllamaModels(only?: ReadonlySet<string>): Promise<void> {
     const targets = this.registry
       .all()
-      .filter((m) => m.enabled)
+      .filter((m) => m.enabled && (!only || only.has(m.id)))
       .flatMap((m) => m.endpoints.filter((e) => e.engineType === 'ollama').map((e) => ({ url: e.url, apiKey: e.apiKey, model: e.localModel ?? m.id })));
     await Promise.all(
       targets.map(async (t) => {
@@ -226,7 +243,7 @@ export class Engines {
 
   /** The models the hub is told of: the registry's served set less what self-healing withdrew, none while paused. */
   announced(): string[] {
-    return this.pause.state().paused ? [] : this.registry.announced().filter((id) => !this.selfHeal.isWithdrawn(id));
+    return this.pause.state().paused ? [] : this.registry.announced().filter((id) => !this.selfHeal.isWithdrawn(id) && !this.gpuHolds.isHeld(id));
   }
 
   /** The health of the announced models only: a withdrawn model, or any while paused, is not reported. */
@@ -309,7 +326,10 @@ export class Engines {
       },
       stop: () => this.discovery.stop(),
     });
-    life.onStop('pause', () => this.pause.close());
+    life.onStop('pause', () => {
+      this.pause.close();
+      this.gpuHolds.close();
+    });
     const { sampler, gpuHistory } = this;
     // Before the sampler: the sampler stops first, then the history takes its last sample and closes.
     if (gpuHistory) {
@@ -331,6 +351,7 @@ export class Engines {
       this.inventory = inv;
       if (inv.gpus.length === 0) this.l.warn(`gpu_count 0: ${inv.note ?? 'no GPU found'}`);
       else this.l.info(`GPUs: ${inv.gpus.map((g) => `${g.model} (${Math.round(g.vramTotalMb / 1024)} GB)`).join(', ')}`);
+      this.gpuHolds.setKnown(inv.gpus.map((g) => g.index));
       this.d.announce();
     });
     await Promise.race([Promise.all([gpuDone, this.models.contextsReady]), new Promise((r) => setTimeout(r, FIRST_REGISTER_WAIT_MS).unref())]);

@@ -6,7 +6,8 @@
 // DETAIL_MAX characters, a decision is never more than one row, and retention prunes them with the usage rows.
 import type { RailEventView, RailSpanSummary } from '../../shared/views/usage';
 
-export type RailKind = 'pause' | 'throttle' | 'all';
+/** 'gpu': one GPU of several paused or serving again (its row names the GPU); the rig's spans do not count it. */
+export type RailKind = 'pause' | 'throttle' | 'all' | 'gpu';
 
 export interface RailEvent {
   /** Epoch ms. */
@@ -43,7 +44,8 @@ export function validateRailEvent(e: RailEvent): { ok: true; event: RailEvent } 
   if (!Number.isSafeInteger(e.at) || e.at < 0) return { ok: false, reason: 'at is not epoch ms' };
   if (!CODE_RE.test(e.code)) return { ok: false, reason: `code ${JSON.stringify(e.code).slice(0, 60)} is not a stable code` };
   if (!CODE_RE.test(e.cause)) return { ok: false, reason: 'cause is not a stable code' };
-  if (e.rail !== 'pause' && e.rail !== 'throttle' && e.rail !== 'all') return { ok: false, reason: 'rail is not pause, throttle or all' };
+  if (e.rail !== 'pause' && e.rail !== 'throttle' && e.rail !== 'all' && e.rail !== 'gpu')
+    return { ok: false, reason: 'rail is not pause, throttle, all or gpu' };
   const gpu = e.gpu === undefined || e.gpu === null || !Number.isSafeInteger(e.gpu) || e.gpu < 0 ? null : e.gpu;
   const detail = String(e.detail ?? '');
   return { ok: true, event: { ...e, gpu, detail: detail.length > DETAIL_MAX ? `${detail.slice(0, DETAIL_MAX - 1)}…` : detail } };

@@ -94,6 +94,12 @@ export class ManagedEngines {
   private closed = false;
   /** Paused with [Agent] PauseFreesGpu: every engine stopped (the wishes kept) until resumed. */
   private suspended = false;
+  /** Engines stopped while a GPU they run on is paused (the wishes kept): started again when released. */
+  private held = new Set<string>();
+  /** Engines on their way out (a held one is shown as stopped only once its process has ended). */
+  private readonly stopping = new Set<string>();
+  /** What the wish file asked for when last read. */
+  private wanted: ServeSpec[] = [];
 
   constructor(private readonly o: ManagedOptions) {
     this.wish = desiredFile(o.home);
@@ -145,6 +151,27 @@ export class ManagedEngines {
     } else await this.reload();
   }
 
+  /**
+   * Holds these engines (a GPU they run on is paused: engines/gpu-placement.ts) and releases the rest: a held
+   * engine is stopped, its wish kept, and started again once released.
+   */
+  async setHeld(ids: ReadonlySet<string>): Promise<void> {
+    if (this.closed) return;
+    const before = this.held;
+    this.held = new Set(ids);
+    const released = [...before].filter((id) => !this.held.has(id));
+    const newly = [...this.held].filter((id) => !before.has(id));
+    if (released.length === 0 && newly.length === 0) return;
+    for (const id of newly) if (this.engines.has(id)) this.o.log.info(`${id}: stopping it while its GPU is paused, to free the GPU's memory`);
+    for (const id of released) this.o.log.info(`${id}: its GPU serves again; starting it`);
+    await this.reload();
+  }
+
+  /** The serve requests as last read from the wish file (held and suspended ones among them). */
+  specs(): ServeSpec[] {
+    return this.wanted.map((s) => ({ ...s }));
+  }
+
   /** Records a serve request (as `models serve` does) and acts on it now. */
   async serve(spec: ServeSpec): Promise<void> {
     addDesired(this.o.home, spec);
@@ -179,23 +206,38 @@ export class ManagedEngines {
   }
 
   view(): ManagedEngineView[] {
-    return [...this.engines.values()].map((e) => ({
-      id: e.spec.id,
-      backend: e.spec.backend,
-      phase: e.phase,
-      ...(e.url ? { url: e.url } : {}),
-      ...(e.pid !== undefined ? { pid: e.pid } : {}),
-      ...(e.spec.weights ? { weights: e.spec.weights } : {}),
-      ...(e.spec.gpus ? { gpus: e.spec.gpus } : {}),
-      ...(e.spec.contextLength ? { contextLength: e.spec.contextLength } : {}),
-      ...(e.spec.slots ? { slots: e.spec.slots } : {}),
-      restarts: e.restarts,
-      ...(e.lastError ? { lastError: e.lastError } : {}),
-      ...(e.lastCode ? { code: e.lastCode } : {}),
-      ...(e.servingSince ? { servingSince: e.servingSince } : {}),
-      ...(e.nextRestartAt ? { nextRestartAt: e.nextRestartAt } : {}),
-      command: e.describe,
-    }));
+    const heldRows: ManagedEngineView[] = this.wanted
+      .filter((s) => this.held.has(s.id) && !this.engines.has(s.id) && !this.stopping.has(s.id))
+      .map((s) => ({
+        id: s.id,
+        backend: s.backend,
+        phase: 'stopped',
+        ...(s.weights ? { weights: s.weights } : {}),
+        ...(s.gpus ? { gpus: s.gpus } : {}),
+        restarts: 0,
+        held: true,
+        command: '',
+      }));
+    return [...this.engines.values()]
+      .map((e): ManagedEngineView => ({
+        id: e.spec.id,
+        backend: e.spec.backend,
+        phase: e.phase,
+        ...(e.url ? { url: e.url } : {}),
+        ...(e.pid !== undefined ? { pid: e.pid } : {}),
+        ...(e.spec.weights ? { weights: e.spec.weights } : {}),
+        ...(e.spec.gpus ? { gpus: e.spec.gpus } : {}),
+        ...(e.spec.contextLength ? { contextLength: e.spec.contextLength } : {}),
+        ...(e.spec.slots ? { slots: e.spec.slots } : {}),
+        restarts: e.restarts,
+        ...(e.lastError ? { lastError: e.lastError } : {}),
+        ...(e.lastCode ? { code: e.lastCode } : {}),
+        ...(e.servingSince ? { servingSince: e.servingSince } : {}),
+        ...(e.nextRestartAt ? { nextRestartAt: e.nextRestartAt } : {}),
+        ...(this.held.has(e.spec.id) ? { held: true } : {}),
+        command: e.describe,
+      }))
+      .concat(heldRows);
   }
 
   private readonly keys = new Map<string, string>();
@@ -214,20 +256,24 @@ export class ManagedEngines {
     if (this.closed) return;
     const { value, changed } = this.wish.read();
     if (!changed && !force) return;
+    this.wanted = value.engines;
     this.reconciling = this.reconciling
       .then(() => this.apply(value.engines))
       .catch((e: unknown) => this.o.log.error(`managed engines: ${(e as Error).message}`));
   }
 
-  private async apply(wanted: ServeSpec[]): Promise<void> {
+  private async apply(all: ServeSpec[]): Promise<void> {
     if (this.closed || this.suspended) return;
+    const wanted = all.filter((s) => !this.held.has(s.id));
     const byId = new Map(wanted.map((s) => [s.id, s]));
     for (const [id, e] of [...this.engines]) {
       const want = byId.get(id);
       if (want && sameSpec(want, e.spec) && e.phase !== 'failed' && e.phase !== 'stopped') continue;
-      if (!(want && e.phase === 'stopped')) this.o.log.info(`${id}: ${want ? 'serve settings changed; restarting it' : 'stopping it (no longer asked for)'}`);
+      if (!(want && e.phase === 'stopped') && !this.held.has(id))
+        this.o.log.info(`${id}: ${want ? 'serve settings changed; restarting it' : 'stopping it (no longer asked for)'}`);
       this.engines.delete(id);
-      await e.stop();
+      this.stopping.add(id);
+      await e.stop().finally(() => this.stopping.delete(id));
       this.writeState();
     }
     for (const spec of wanted) {

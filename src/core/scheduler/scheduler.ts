@@ -87,6 +87,8 @@ export class Scheduler extends EventEmitter {
   /** The guard rails' share of each endpoint's limit (1: all of it; 0.5 while a GPU is over its ceiling). */
   private throttle = 1;
   private pauseMessage = PAUSED_MESSAGE;
+  /** Models held while a GPU they run on is paused (gpu-pauses.ts): model → the client-facing reason. */
+  private held = new Map<string, string>();
   private closed = false;
   private seq = 0;
   private totalInFlightCount = 0;
@@ -242,6 +244,8 @@ export class Scheduler extends EventEmitter {
         );
       }
       if (this.paused) return refuse(new SchedulerRejection('rejected', this.pauseMessage, 429, PAUSE_RETRY_MS, 'paused'));
+      const heldFor = this.held.get(model);
+      if (heldFor !== undefined) return refuse(new SchedulerRejection('rejected', heldFor, 429, PAUSE_RETRY_MS, 'paused'));
       if (!this.hasUsableEndpoint(entry)) return refuse(unavailable(model));
 
       if (entry.queue.size === 0) {
@@ -282,6 +286,24 @@ export class Scheduler extends EventEmitter {
     if (!this.paused) return;
     this.paused = false;
     this.log?.info('Serving resumed');
+    this.pump();
+    this.changed();
+  }
+
+  /**
+   * Holds these models (model → the client-facing reason) and releases every other: a held model's new and
+   * queued requests get 429 'paused' while the rest serve; running ones finish.
+   */
+  setHeld(held: ReadonlyMap<string, string>): void {
+    const before = this.held;
+    this.held = new Map(held);
+    let moved = before.size !== this.held.size;
+    for (const [model, reason] of this.held) {
+      if (before.get(model) !== reason) moved = true;
+      const entry = this.models.get(model);
+      if (entry && !before.has(model)) this.rejectQueue(entry, () => new SchedulerRejection('rejected', reason, 429, PAUSE_RETRY_MS, 'paused'));
+    }
+    if (!moved) return;
     this.pump();
     this.changed();
   }
@@ -384,6 +406,7 @@ export class Scheduler extends EventEmitter {
       const waiting = [...this.models.values()].filter((m) => m.queue.size > 0).sort((a, b) => a.queue.oldest() - b.queue.oldest());
       let progressed = false;
       for (const m of waiting) {
+        if (this.held.has(m.model)) continue;
         const ep = this.runnableEndpoint(m);
         if (!ep) continue;
         const waiter = m.queue.shift();

@@ -1,12 +1,22 @@
-// Auto-pause when another program (a game) uses the GPU: every 5 s while the owner has the setting on,
-// the GPU's process list feeds the pause controller (which has its own hysteresis).
-import type { GpuSample } from '../../shared/types';
+// Auto-pause when another program (a game) uses the GPU: every 5 s while the owner has the setting on, the
+// GPU's process list feeds the pause controller (which has its own hysteresis). On a rig with several GPUs it
+// acts per GPU instead: a game on GPU 0 pauses GPU 0's models only (engines/gpu-holds.ts), and the same list
+// tells on which GPUs each found engine runs (the driver's word), which is read even with the setting off.
+import type { GpuInfo, GpuProcess, GpuSample } from '../../shared/types';
+import { gpusOfListeningPort } from '../gpu/engine-placement';
 import { listGpuProcesses } from '../gpu/processes';
 import type { Logger } from '../base/log';
 import type { PauseController } from '../scheduler/pause';
+import type { GpuHolds } from '../engines/gpu-holds';
 
 export interface GpuBusyDeps {
   pause: PauseController;
+  /** Per-GPU serving (absent: the rig-wide pause only). */
+  holds?: Pick<GpuHolds, 'pauses' | 'learn'>;
+  /** The GPUs detection found (uuid → index for the process list). */
+  gpus?: () => GpuInfo[];
+  /** Addresses of the engines this agent did not start, whose GPUs the driver may tell. */
+  foundEngines?: () => string[];
   /** The owner's autoPauseOnGpuBusy setting, read on each apply(). */
   enabled: () => boolean;
   latestSample: () => GpuSample | undefined;
@@ -15,33 +25,80 @@ export interface GpuBusyDeps {
   intervalMs?: number;
 }
 
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1', '0.0.0.0']);
+
 export class GpuBusyWatch {
   private timer?: NodeJS.Timeout;
 
-  constructor(private readonly d: GpuBusyDeps) {}
+  constructor(private readonly deps: GpuBusyDeps) {}
 
-  /** (Re)starts or stops polling after the setting changed. */
+  /** Several GPUs: per-GPU serving applies (placement is read whatever the setting). */
+  private get perGpu(): boolean {
+    return this.deps.holds?.pauses.perGpu ?? false;
+  }
+
+  /** (Re)starts or stops polling after the setting (or the GPUs found) changed. */
   apply(): void {
     this.stop();
-    if (!this.d.enabled()) {
-      this.d.pause.updateGpuProcesses([]);
-      return;
+    const enabled = this.deps.enabled();
+    if (!enabled) {
+      this.deps.pause.updateGpuProcesses([]);
+      this.deps.holds?.pauses.clearBusy();
+      // Per-GPU serving needs the placement whatever the setting; whether the rig has several GPUs is known
+      // only after detection, so the watch keeps ticking (and asks nvidia-smi only when there is a use).
+      if (!this.deps.holds) return;
     }
     const check = async (): Promise<void> => {
+      if (!this.perGpu && !this.deps.enabled()) return;
       try {
-        const procs = await listGpuProcesses({ env: this.d.env });
-        this.d.pause.updateGpuProcesses(procs, this.d.latestSample());
+        const procs = await listGpuProcesses({ env: this.deps.env });
+        if (this.perGpu) await this.perGpuCheck(procs, this.deps.enabled());
+        else if (this.deps.enabled()) this.deps.pause.updateGpuProcesses(procs, this.deps.latestSample());
       } catch (e) {
-        this.d.log.debug(`GPU process list unavailable: ${(e as Error).message}`);
+        this.deps.log.debug(`GPU process list unavailable: ${(e as Error).message}`);
       }
     };
     void check();
-    this.timer = setInterval(() => void check(), this.d.intervalMs ?? 5000);
+    this.timer = setInterval(() => void check(), this.deps.intervalMs ?? 5000);
     this.timer.unref();
   }
 
   stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;
+  }
+
+  private async perGpuCheck(procs: GpuProcess[], busyOn: boolean): Promise<void> {
+    const holds = this.deps.holds!;
+    const gpus = this.deps.gpus?.() ?? [];
+    const byUuid = new Map(gpus.filter((g) => g.uuid).map((g) => [g.uuid!, g.index]));
+    if (busyOn) {
+      const sample = this.deps.latestSample();
+      for (const g of gpus) {
+        // A process the driver does not place is counted on every GPU: it may be on this one.
+        const on = procs.filter((p) => !p.gpuUuid || byUuid.get(p.gpuUuid) === g.index);
+        const device = sample?.available ? sample.devices.find((d) => d.index === g.index) : undefined;
+        holds.pauses.updateGpu(g.index, on, device);
+      }
+    }
+    const apps = procs.map((p) => ({ pid: p.pid, ...(p.gpuUuid ? { gpuUuid: p.gpuUuid } : {}) }));
+    const gpuIds = gpus.map((g) => ({ index: g.index, ...(g.uuid ? { uuid: g.uuid } : {}) }));
+    for (const url of this.deps.foundEngines?.() ?? []) {
+      const port = loopbackPort(url);
+      if (port === undefined) continue;
+      const found = await gpusOfListeningPort(port, { computeApps: apps, gpus: gpuIds });
+      holds.learn(url, 'gpus' in found ? found.gpus : undefined);
+    }
+  }
+}
+
+/** The port of an engine on this machine; undefined for another host (the driver here knows nothing of it). */
+function loopbackPort(url: string): number | undefined {
+  try {
+    const u = new URL(url);
+    if (!LOOPBACK.has(u.hostname)) return undefined;
+    return Number(u.port || (u.protocol === 'https:' ? 443 : 80));
+  } catch {
+    return undefined;
   }
 }

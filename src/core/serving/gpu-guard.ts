@@ -7,6 +7,7 @@ import type { GpuSample } from '../../shared/types';
 import type { Logger } from '../base/log';
 import { GuardRails, type RailDecision, type RailLimits } from '../scheduler/guard-rails';
 import type { PauseController } from '../scheduler/pause';
+import type { GpuPauses } from '../scheduler/gpu-pauses';
 import type { Scheduler } from '../scheduler/scheduler';
 
 /** The share of each engine's limit served while a GPU is over its ceiling. */
@@ -17,6 +18,8 @@ export interface GpuGuardDeps {
   sampler?: Pick<EventEmitter, 'on' | 'off'>;
   scheduler: Pick<Scheduler, 'setThrottle'>;
   pause: Pick<PauseController, 'setHot'>;
+  /** On a rig with several GPUs, a GPU over its ceiling pauses that GPU only (its models held; the others serve). */
+  gpus?: Pick<GpuPauses, 'perGpu' | 'setHot'>;
   /** The owner's ceilings (console settings, else config.toml), read on start and on apply(). */
   limits: () => RailLimits;
   log: Logger;
@@ -26,7 +29,12 @@ export interface GpuGuardDeps {
 
 export class GpuGuard {
   private readonly rails: GuardRails;
-  private readonly onSample = (s: GpuSample): void => this.decide(this.rails.update(s));
+  /** One set of rails per GPU, on a rig with several (each GPU's own hysteresis). */
+  private readonly perGpuRails = new Map<number, GuardRails>();
+  private readonly onSample = (s: GpuSample): void => {
+    if (this.d.gpus?.perGpu) this.perGpu(s);
+    else this.decide(this.rails.update(s));
+  };
   private listening = false;
 
   constructor(private readonly d: GpuGuardDeps) {
@@ -51,6 +59,29 @@ export class GpuGuard {
   /** The owner changed a ceiling: read now (a rail switched off lifts what it did). */
   apply(): void {
     this.decide(this.rails.setLimits(this.d.limits()));
+    for (const [gpu, rails] of this.perGpuRails) this.decideOn(gpu, rails.setLimits(this.d.limits()));
+  }
+
+  /** Each GPU through its own rails: throttling stays rig-wide (any GPU hot), a pause holds that GPU only. */
+  private perGpu(s: GpuSample): void {
+    if (!s.available) return;
+    for (const device of s.devices) {
+      let rails = this.perGpuRails.get(device.index);
+      if (!rails) this.perGpuRails.set(device.index, (rails = new GuardRails(this.d.limits())));
+      this.decideOn(device.index, rails.update({ ...s, devices: [device] }));
+    }
+  }
+
+  private decideOn(gpu: number, r: RailDecision | undefined): void {
+    if (!r) return;
+    const decision = { ...r, gpu };
+    this.d.record?.(decision);
+    const anyHot = [...this.perGpuRails.values()].some((x) => x.current !== 'ok');
+    this.d.scheduler.setThrottle(anyHot ? THROTTLED_SHARE : 1);
+    this.d.gpus?.setHot(gpu, r.state === 'paused' ? r.reason : undefined);
+    const line = `guard rails: ${r.reason}`;
+    if (r.state === 'ok') this.d.log.info(line, { code: r.code, gpu });
+    else this.d.log.warn(line, { code: r.code, gpu });
   }
 
   private decide(r: RailDecision | undefined): void {

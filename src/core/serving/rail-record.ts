@@ -6,9 +6,12 @@
 import type { Ledger } from '../ledger/ledger';
 import type { RailDecision } from '../scheduler/guard-rails';
 import type { PauseCauseChange, PauseController } from '../scheduler/pause';
+import type { GpuCauseChange, GpuPauses } from '../scheduler/gpu-pauses';
 
 export interface RailRecordDeps {
   pause: Pick<PauseController, 'on'>;
+  /** One GPU of several paused or serving again (gpu_pause_<cause>, gpu_resume_<cause>). */
+  gpuPauses?: Pick<GpuPauses, 'on'>;
   ledger: Pick<Ledger, 'recordRail'> | undefined;
   now?: () => number;
 }
@@ -28,6 +31,9 @@ export class RailRecord {
         gpu: null,
         detail: c.reason,
       });
+    });
+    d.gpuPauses?.on('cause', (c: GpuCauseChange) => {
+      d.ledger?.recordRail({ at: c.at, code: c.code, rail: 'gpu', cause: c.cause, active: c.active, gpu: c.gpu, detail: c.reason });
     });
   }
 

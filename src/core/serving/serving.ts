@@ -190,16 +190,24 @@ export class Serving {
     });
     this.gpuBusy = new GpuBusyWatch({
       pause: engines.pause,
+      holds: engines.gpuHolds,
+      gpus: () => engines.gpu.gpus,
+      foundEngines: () => {
+        const managed = new Set(engines.managed.urls());
+        return [...new Set(engines.registry.all().flatMap((m) => m.endpoints.map((e) => e.url)))].filter((u) => !managed.has(u));
+      },
       enabled: () => owner.settings.get().autoPauseOnGpuBusy ?? false,
       latestSample: () => engines.latestSample() ?? undefined,
+      intervalMs: config.agent.gpuProcessCheckMs,
       env: owner.env,
       log: this.l,
     });
-    this.railRecord = new RailRecord({ pause: engines.pause, ledger: accounting.ledger });
+    this.railRecord = new RailRecord({ pause: engines.pause, gpuPauses: engines.gpuHolds.pauses, ledger: accounting.ledger });
     this.gpuGuard = new GpuGuard({
       ...(engines.sampler ? { sampler: engines.sampler } : {}),
       scheduler: engines.scheduler,
       pause: engines.pause,
+      gpus: engines.gpuHolds.pauses,
       limits: () => {
         const s = owner.settings.get();
         return { temperatureC: s.gpuTemperatureCeilingC ?? config.agent.gpuTemperatureCeilingC, powerW: s.gpuPowerCeilingW ?? config.agent.gpuPowerCeilingW };

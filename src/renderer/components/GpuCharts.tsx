@@ -1,10 +1,14 @@
 // Per-GPU live charts (utilisation, VRAM, temperature, power) and the host's CPU and memory.
 import { useMemo } from 'react';
-import type { GpuInfo } from '../../shared/types';
+import type { GpuInfo, GpuServingState } from '../../shared/types';
+import { getBridge } from '../bridge';
+import { useCall } from '../lib/use-call';
 import { series } from '../store/actions';
 import { downsample } from '../store/series';
 import { useStore } from '../store/store';
+import { BusyButton } from './BusyButton';
 import { Card } from './Card';
+import { ErrorText } from './Field';
 import { MetricChart, type ChartPoint } from './MetricChart';
 import { Segmented } from './Segmented';
 
@@ -80,6 +84,42 @@ function UsedOfTotalChart(p: {
   );
 }
 
+const GPU_CAUSE_LABEL: Record<NonNullable<GpuServingState['cause']>, string> = {
+  given_back: 'Given back',
+  gpu_busy: 'Paused: in use by another program',
+  gpu_hot: 'Paused: over its ceiling',
+};
+
+/**
+ * On a rig with several GPUs: whether this one serves, and the owner's switch to give it back (its models stop
+ * being offered and, with PauseFreesGpu, its memory is freed) or to let it serve again.
+ */
+function GpuServingLine({ index }: { index: number }) {
+  const state = useStore((s) => s.snapshot?.gpuServing?.find((g) => g.index === index));
+  const [giveBack, call] = useCall((back: boolean) => getBridge().invoke('gpu.giveBack', { index, givenBack: back }));
+  if (!state) return null;
+  const given = state.cause === 'given_back';
+  return (
+    <div className="gpu-serving row" data-testid={`gpu-serving-${index}`} data-serving={state.serving} data-cause={state.cause ?? ''}>
+      <span className={state.serving ? 'ok-text' : 'warn-text'}>
+        {state.serving ? 'Serving' : GPU_CAUSE_LABEL[state.cause ?? 'given_back']}
+        {!state.serving && state.reason && state.cause !== 'given_back' ? ` — ${state.reason}` : ''}
+      </span>{' '}
+      <BusyButton
+        className="small-button"
+        busy={call.pending}
+        busyLabel={given ? 'Starting…' : 'Giving back…'}
+        onClick={() => void giveBack(!given)}
+        data-testid={`gpu-give-back-${index}`}
+        title={given ? 'Offer the models on this GPU to the network again' : 'Stop serving on this GPU (the others keep serving) and free its memory'}
+      >
+        {given ? 'Serve on this GPU again' : 'Give this GPU back'}
+      </BusyButton>
+      <ErrorText error={call.error} />
+    </div>
+  );
+}
+
 export function GpuPanel({ index, info, windowMinutes }: { index: number; info?: GpuInfo; windowMinutes: WindowMinutes }) {
   useStore((s) => s.seriesVersion); // re-render on every recorded sample; the points live in `series`
   const { data, now, last } = usePlotData(windowMinutes, (t) => series.gpuWindow(index, windowMinutes, t), `gpu-${index}`);
@@ -87,6 +127,7 @@ export function GpuPanel({ index, info, windowMinutes }: { index: number; info?:
   const name = info ? `GPU ${index} · ${info.model}` : `GPU ${index}`;
   return (
     <Card title={name} className="gpu-panel" testId={`gpu-panel-${index}`}>
+      <GpuServingLine index={index} />
       {info?.sharedMemory && <p className="muted small">Memory is shared with the CPU (unified memory).</p>}
       <div className="chart-grid-4">
         <MetricChart

@@ -33,6 +33,36 @@ function ModelTrouble({ m }: { m: ModelState }) {
   );
 }
 
+const HOLD_CAUSE: Record<NonNullable<ModelState['gpuHold']>['cause'], string> = {
+  given_back: 'you gave it back',
+  gpu_busy: 'another program is using it',
+  gpu_hot: 'it is over its ceiling',
+};
+
+/** On a rig with several GPUs: where the model runs, and whether a paused GPU holds it off the network. */
+function GpuPlace({ m }: { m: ModelState }) {
+  if (!m.gpus) return null;
+  const where =
+    m.gpus.source === 'unknown'
+      ? 'GPU not known'
+      : m.gpus.indexes.length === 0
+        ? 'no GPU'
+        : `GPU ${m.gpus.indexes.join(', ')}${m.gpus.source === 'owner' ? ' (models.json)' : ''}`;
+  return (
+    <div className="small" data-testid={`model-gpus-${slug(m.id)}`} data-source={m.gpus.source} data-held={m.gpuHold ? m.gpuHold.cause : ''}>
+      <span className="muted">{where}</span>
+      {m.gpuHold && (
+        <>
+          {' · '}
+          <span className="warn-text">
+            Not offered: GPU {m.gpuHold.gpu} is paused ({HOLD_CAUSE[m.gpuHold.cause]})
+          </span>
+        </>
+      )}
+    </div>
+  );
+}
+
 /** A mapping the engine's report contradicts: held back until the owner confirms this very finding. */
 function MappingFinding({ m }: { m: ModelState }) {
   const [confirm, state] = useCall(async () => {
@@ -148,6 +178,7 @@ export function ModelsTable({ models, compact }: { models: ModelState[]; compact
             <HealthBadge health={m.health} testId={`model-health-${slug(m.id)}`} />
             {m.enabled && <ModelTrouble m={m} />}
             <MappingFinding m={m} />
+            <GpuPlace m={m} />
           </td>
           {!compact && (
             <td className="small">

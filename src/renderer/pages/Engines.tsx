@@ -129,6 +129,7 @@ function GuardRailsForm() {
 
 function PauseRules() {
   const settings = useStore((s) => s.settings);
+  const perGpu = useStore((s) => (s.snapshot?.gpuServing?.length ?? 0) > 0);
   const processes = useFetch(() => getBridge().invoke('gpu.processes', {}), []);
   const [wanted, setWanted] = useState<boolean | null>(null);
   const [save, state] = useCall(async (v: boolean) => {
@@ -147,7 +148,11 @@ function PauseRules() {
         checked={wanted ?? settings?.autoPauseOnGpuBusy ?? false}
         disabled={!settings || state.pending}
         onChange={(v) => void save(v)}
-        label="Pause serving while another program (a game, a render) uses the GPU"
+        label={
+          perGpu
+            ? 'Pause a GPU while another program (a game, a render) uses it; the other GPUs keep serving'
+            : 'Pause serving while another program (a game, a render) uses the GPU'
+        }
         testId="auto-pause-toggle"
       />
       <ErrorText error={state.error} />

@@ -1,7 +1,7 @@
 // The bridge's verbs: their names, and what each one answers. The names are plain data with no runtime
 // import, so the sandboxed preload can check a channel without bundling zod; what each verb takes is its
 // schema in ./schemas.ts (the compiler keeps the two lists in step).
-import type { EngineInfo, GpuProcess, GpuSample, LinkStatus, LogEntry, ModelState, PauseState, RequestView } from '../types';
+import type { EngineInfo, GpuProcess, GpuSample, GpuServingState, LinkStatus, LogEntry, ModelState, PauseState, RequestView } from '../types';
 import type { Alert, AlertTestResult } from '../alerts';
 import type { FleetTokenView, FleetUsageView, FleetView } from '../fleet';
 import type { AgentSnapshot, HubNoticeView, ProviderStatusView } from '../views/snapshot';
@@ -45,6 +45,7 @@ export const INVOKE_CHANNELS = [
   'engines.removeEndpoint',
   'gpu.history',
   'gpu.processes',
+  'gpu.giveBack',
   'logs.list',
   'logs.bundle',
   'gateway.keys.list',
@@ -138,6 +139,8 @@ export interface InvokeResults {
   'engines.removeEndpoint': EngineInfo[];
   'gpu.history': GpuSample[];
   'gpu.processes': GpuProcess[];
+  /** Per-GPU serving: each GPU's state after the change (not_supported on a rig with one GPU, not_found for no such GPU). */
+  'gpu.giveBack': GpuServingState[];
   'logs.list': LogEntry[];
   'logs.bundle': string;
   'gateway.keys.list': GatewayKeyView[];

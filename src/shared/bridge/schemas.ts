@@ -93,6 +93,7 @@ export const invokeSchemas = {
   'engines.removeEndpoint': z.object({ url: z.string().min(1).max(2048) }).strict(),
   'gpu.history': z.object({ minutes: z.number().int().min(1).max(60) }).strict(),
   'gpu.processes': z.object({}).strict(),
+  'gpu.giveBack': z.object({ index: z.number().int().min(0).max(255), givenBack: z.boolean() }).strict(),
   'logs.list': z.object({ level: z.enum(['debug', 'info', 'warn', 'error']).optional(), limit: z.number().int().min(1).max(5000).optional() }).strict(),
   'logs.bundle': z.object({}).strict(),
   'gateway.keys.list': z.object({}).strict(),

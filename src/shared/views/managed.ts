@@ -23,6 +23,8 @@ export interface ManagedEngineView {
   code?: string;
   servingSince?: number;
   nextRestartAt?: number;
+  /** Stopped while a GPU it runs on is paused; started again when that GPU serves. */
+  held?: boolean;
   /** What runs, as a command line (the key left out). */
   command: string;
 }

@@ -1,6 +1,6 @@
 // The agent's state as one object: what every page reads first, answered by `snapshot.get` and pushed
 // as the `snapshot` event whenever it changes (coalesced). The hub's notices are pushed beside it.
-import type { EngineInfo, GpuInventory, HubViewState, LinkStatus, ModelState, PauseState, UsageTotals, Verdict, WeightsView } from '../types';
+import type { EngineInfo, GpuInventory, HubViewState, LinkStatus, ModelState, PauseState, UsageTotals, Verdict, WeightsView, GpuServingState } from '../types';
 import type { EarningsZeroReason } from './usage';
 
 export interface AgentSnapshot {
@@ -9,6 +9,8 @@ export interface AgentSnapshot {
   nodeName: string;
   link: LinkStatus;
   pause: PauseState;
+  /** Each GPU's part in serving on a rig with several (empty with one GPU or none: the rig's pause is its switch). */
+  gpuServing?: GpuServingState[];
   gpu: GpuInventory;
   engines: EngineInfo[];
   models: ModelState[];

@@ -249,6 +249,15 @@ describe('verdict: self-healing and the self-check (health & records)', () => {
     });
   });
 
+  it('a model held by a paused GPU is not routed (model_gpu_paused) while its neighbour is; unknown placement is said', () => {
+    const v = verdictOf(inputs({ models: [model('a', { gpuHold: { gpu: 0, cause: 'gpu_busy', placement: 'owner' } }), model('b')] }));
+    expect(codes(v)).toEqual(['model_gpu_paused']);
+    expect(v).toMatchObject({ state: 'not_routable', routable: ['b'], reasons: [{ models: ['a'], next: expect.stringContaining('GPU 0') }] });
+    const unknown = verdictOf(inputs({ models: [model('a', { gpuHold: { gpu: 1, cause: 'given_back', placement: 'unknown' } })] }));
+    expect(unknown.reasons[0]!.text).toContain('not known');
+    expect(unknown.routable).toEqual([]);
+  });
+
   it('a context window the engine does not honour, a nearly full disk, no traffic for 30 minutes: each its own code', () => {
     const now = 10_000_000;
     const v = verdictOf(

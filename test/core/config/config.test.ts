@@ -105,6 +105,7 @@ QueueTimeoutSeconds = 2.5
 Discovery = false
 EngineHosts = ["http://192.168.1.20:8000", "http://10.0.0.5:11434"]
 GpuSampleIntervalSeconds = 0.5
+GpuProcessCheckSeconds = 1.5
 EngineHeadersTimeoutSeconds = 3
 EngineIdleTimeoutSeconds = 4.25
 EngineTotalTimeoutSeconds = 7
@@ -136,6 +137,7 @@ OwnerAddr = "0x00000000000000000000000000000000000000aB"
       resumeTtlMs: 12_000,
       queueTimeoutMs: 2500,
       gpuSampleIntervalMs: 500,
+      gpuProcessCheckMs: 1500,
       engineHeadersTimeoutMs: 3000,
       engineIdleTimeoutMs: 4250,
       engineTotalTimeoutMs: 7000,
