@@ -1,8 +1,8 @@
 // Per-GPU serving in Chromium against the real agent, its real GPU detection and process checks (a stand-in
 // nvidia-smi with two GPUs whose process list a file gives), and the dev hub: models.json places one model on
 // each GPU. A game on GPU 0 pauses GPU 0's model only (the hub is told of the other); the owner gives GPU 1
-// back and takes it again from the Dashboard; the game ends and GPU 0 serves again by itself. The Usage page
-// lists each decision with its code.
+// back and takes it again from the Dashboard; the game ends and GPU 0 serves again by itself; a schedule window
+// for GPU 1 only pauses GPU 1. The Usage page lists each decision with its code.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -66,10 +66,33 @@ test('a GPU given back while the other serves; a game on one GPU pauses only its
   await expect(app.getByTestId('gpu-serving-0')).toHaveAttribute('data-serving', 'true', { timeout: 20_000 });
   await expect.poll(() => announced(stack)).toEqual([ON_0, ON_1].sort());
 
+  // A schedule window for GPU 1 only (all day, every day): GPU 1 pauses, GPU 0 serves; removed, both serve.
+  await go(app, 'engines');
+  await app.getByTestId('schedule-add').click();
+  const row = app.getByTestId('schedule-row-0');
+  for (const day of ['Sun', 'Sat']) await row.getByLabel(day).check();
+  await app.getByTestId('schedule-from-0').fill('00:00');
+  await app.getByTestId('schedule-to-0').fill('00:00');
+  await app.getByTestId('schedule-gpus-0').selectOption('1');
+  await app.getByTestId('schedule-save').click();
+  await expect(app.getByTestId(`model-gpus-${slug(ON_1)}`)).toHaveAttribute('data-held', 'schedule');
+  await expect.poll(() => announced(stack)).toEqual([ON_0]);
+  await row.getByRole('button', { name: 'Remove window 1' }).click();
+  await app.getByTestId('schedule-save').click();
+  await expect(app.getByTestId(`model-gpus-${slug(ON_1)}`)).toHaveAttribute('data-held', '');
+  await expect.poll(() => announced(stack)).toEqual([ON_0, ON_1].sort());
+
   await go(app, 'usage');
   const codes = await app
     .getByTestId('rails-recent')
     .locator('tr[data-code]')
     .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-code')));
-  expect(codes.slice(0, 4)).toEqual(['gpu_resume_gpu_busy', 'gpu_resume_given_back', 'gpu_pause_given_back', 'gpu_pause_gpu_busy']);
+  expect(codes.slice(0, 6)).toEqual([
+    'gpu_resume_schedule',
+    'gpu_pause_schedule',
+    'gpu_resume_gpu_busy',
+    'gpu_resume_given_back',
+    'gpu_pause_given_back',
+    'gpu_pause_gpu_busy',
+  ]);
 });

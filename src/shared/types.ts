@@ -186,7 +186,7 @@ export interface ModelState {
 }
 
 /** Why one GPU of several is not serving: the owner gave it back, it is over a ceiling, or another program uses it. */
-export type GpuServingCause = 'given_back' | 'gpu_hot' | 'gpu_busy';
+export type GpuServingCause = 'given_back' | 'gpu_hot' | 'gpu_busy' | 'schedule';
 
 /** One GPU's part in serving, on a rig with more than one. */
 export interface GpuServingState {

@@ -374,6 +374,7 @@ const HOLD_NEXT: Record<NonNullable<ModelState['gpuHold']>['cause'], (gpu: numbe
   given_back: (gpu) => `Let GPU ${gpu} serve again on the Dashboard when you are done with it.`,
   gpu_busy: (gpu) => `It serves again by itself once the other program on GPU ${gpu} stops.`,
   gpu_hot: (gpu) => `It serves again by itself once GPU ${gpu} has cooled below its ceiling.`,
+  schedule: (gpu) => `It serves again by itself when your schedule's window for GPU ${gpu} ends (Engines & models).`,
 };
 
 /** Models held while a GPU they run on is paused (a rig with several GPUs): not announced until that GPU serves. */

@@ -21,7 +21,7 @@ const stored = z
     gpuPowerCeilingW: z.number(),
     /** The GPUs the owner gave back (indexes): on a rig with several, the others serve. */
     gpusGivenBack: z.array(z.number().int().min(0).max(255)).max(64),
-    pauseSchedule: z.array(z.object({ days: z.array(z.number()), from: z.string(), to: z.string() })),
+    pauseSchedule: z.array(z.object({ days: z.array(z.number()), from: z.string(), to: z.string(), gpus: z.array(z.number()).optional() })),
     retentionDays: z.number().int(),
     onboarded: z.boolean(),
     alertWebhookUrl: z.string(),

@@ -100,7 +100,12 @@ export class Engines {
       { maxConcurrentPerEndpoint: a.maxConcurrentPerEndpoint, maxQueuePerModel: a.maxQueuePerModel, queueTimeoutMs: a.queueTimeoutMs },
       log.child('scheduler'),
     );
-    this.pause = new PauseController({ engineInFlight: () => this.scheduler.inFlight(), log: log.child('pause') });
+    this.pause = new PauseController({
+      engineInFlight: () => this.scheduler.inFlight(),
+      log: log.child('pause'),
+      // gpuHolds is built below; the schedule is first read at start, once both exist.
+      gpuSchedule: { perGpu: () => this.gpuHolds.pauses.perGpu, apply: (byGpu) => this.gpuHolds.pauses.setScheduled(byGpu) },
+    });
     bindPause(this.pause, this.scheduler);
     this.health = new HealthMonitor({
       intervalMs: a.healthCheckIntervalMs,
@@ -352,6 +357,8 @@ export class Engines {
       if (inv.gpus.length === 0) this.l.warn(`gpu_count 0: ${inv.note ?? 'no GPU found'}`);
       else this.l.info(`GPUs: ${inv.gpus.map((g) => `${g.model} (${Math.round(g.vramTotalMb / 1024)} GB)`).join(', ')}`);
       this.gpuHolds.setKnown(inv.gpus.map((g) => g.index));
+      // With several GPUs found, windows that name GPUs act on them alone from now on.
+      this.pause.evaluateSchedule();
       this.d.announce();
     });
     await Promise.race([Promise.all([gpuDone, this.models.contextsReady]), new Promise((r) => setTimeout(r, FIRST_REGISTER_WAIT_MS).unref())]);

@@ -32,6 +32,7 @@ const HELD_MESSAGE: Record<GpuServingCause, string> = {
   given_back: "The provider's GPU for this model is not serving now; try again later",
   gpu_busy: "The provider's GPU for this model is busy with other work; try again later",
   gpu_hot: "The provider's GPU for this model is cooling down; try again later",
+  schedule: "The provider's GPU for this model is not serving now; try again later",
 };
 
 /** A managed engine's --gpus ("all", "none", "0,1", "device=0,1") as indexes; undefined or "all": every GPU. */

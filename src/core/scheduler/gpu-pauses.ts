@@ -27,7 +27,7 @@ export interface GpuPausesOptions {
 }
 
 /** The order a GPU paused for several reasons is shown under: the owner's word first. */
-const ORDER: readonly GpuServingCause[] = ['given_back', 'gpu_hot', 'gpu_busy'];
+const ORDER: readonly GpuServingCause[] = ['given_back', 'gpu_hot', 'gpu_busy', 'schedule'];
 
 export class GpuPauses extends EventEmitter {
   private readonly now: () => number;
@@ -78,6 +78,11 @@ export class GpuPauses extends EventEmitter {
   clearBusy(): void {
     this.detectors.clear();
     for (const gpu of this.known) this.set(gpu, 'gpu_busy', undefined);
+  }
+
+  /** The owner's schedule windows that name GPUs: the GPUs paused now, each with its window in words. */
+  setScheduled(byGpu: ReadonlyMap<number, string>): void {
+    for (const gpu of this.known) this.set(gpu, 'schedule', byGpu.get(gpu));
   }
 
   /** The guard rails on one GPU: over its ceiling pauses it; undefined: cooled. */

@@ -11,6 +11,8 @@ export const pauseWindowSchema = z.object({
   from: hhmm,
   /** Earlier than `from` means the window runs past midnight into the next day; equal means all day. */
   to: hhmm,
+  /** On a rig with several GPUs: the GPUs this window pauses (the others serve); absent: the whole rig. */
+  gpus: z.array(z.number().int().min(0).max(255)).min(1).max(64).optional(),
 });
 
 export type PauseWindow = z.infer<typeof pauseWindowSchema>;

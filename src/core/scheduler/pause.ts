@@ -17,6 +17,12 @@ export interface PauseControllerOptions {
   /** How many of our requests run now: GPU utilisation only counts as someone else's when this is 0. */
   engineInFlight?: () => number;
   log?: Logger;
+  /**
+   * Windows that name GPUs act per GPU on a rig with several (gpu-pauses.ts): `perGpu` says whether it has
+   * several now, `apply` is given the GPUs paused by such windows. Without it, or with one GPU, every window is
+   * the rig's.
+   */
+  gpuSchedule?: { perGpu: () => boolean; apply: (byGpu: ReadonlyMap<number, string>) => void };
 }
 
 type Cause = NonNullable<PauseState['cause']>;
@@ -41,6 +47,7 @@ export class PauseController extends EventEmitter {
   private readonly scheduleCheckMs: number;
   private readonly engineInFlight: () => number;
   private readonly log?: Logger;
+  private readonly gpuSchedule?: PauseControllerOptions['gpuSchedule'];
   private readonly active: Partial<Record<Cause, Active>> = {};
   private windows: PauseWindow[] = [];
   private timer?: NodeJS.Timeout;
@@ -53,6 +60,7 @@ export class PauseController extends EventEmitter {
     this.scheduleCheckMs = opts.scheduleCheckMs ?? 30_000;
     this.engineInFlight = opts.engineInFlight ?? (() => 0);
     this.log = opts.log;
+    this.gpuSchedule = opts.gpuSchedule;
   }
 
   /** The owner pauses serving. Stays paused until resumeManual(), whatever else happens. */
@@ -93,8 +101,20 @@ export class PauseController extends EventEmitter {
 
   /** Checks the schedule against the clock now (the timer calls this; tests may too). */
   evaluateSchedule(): void {
-    const w = activeWindow(this.windows, this.now());
+    const now = this.now();
+    const perGpu = this.gpuSchedule?.perGpu() ?? false;
+    const rig = perGpu ? this.windows.filter((w) => !w.gpus) : this.windows;
+    const w = activeWindow(rig, now);
     this.set('schedule', w ? `Paused by your schedule (${describeWindow(w)})` : undefined);
+    if (!this.gpuSchedule) return;
+    const byGpu = new Map<number, string>();
+    if (perGpu) {
+      for (const g of this.windows.filter((x) => x.gpus)) {
+        if (!activeWindow([g], now)) continue;
+        for (const gpu of g.gpus ?? []) if (!byGpu.has(gpu)) byGpu.set(gpu, `Paused by your schedule (${describeWindow(g)})`);
+      }
+    }
+    this.gpuSchedule.apply(byGpu);
   }
 
   state(): PauseState {

@@ -88,6 +88,7 @@ const GPU_CAUSE_LABEL: Record<NonNullable<GpuServingState['cause']>, string> = {
   given_back: 'Given back',
   gpu_busy: 'Paused: in use by another program',
   gpu_hot: 'Paused: over its ceiling',
+  schedule: 'Paused by your schedule',
 };
 
 /**

@@ -37,6 +37,7 @@ const HOLD_CAUSE: Record<NonNullable<ModelState['gpuHold']>['cause'], string> = 
   given_back: 'you gave it back',
   gpu_busy: 'another program is using it',
   gpu_hot: 'it is over its ceiling',
+  schedule: 'your schedule',
 };
 
 /** On a rig with several GPUs: where the model runs, and whether a paused GPU holds it off the network. */

@@ -13,6 +13,8 @@ const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 
 export function PauseSchedule() {
   const saved = useStore((s) => s.settings?.pauseSchedule);
+  // On a rig with several GPUs a window may pause one GPU only (the others keep serving).
+  const gpus = useStore((s) => s.snapshot?.gpuServing);
   const [rows, setRows] = useState<PauseWindowView[]>([]);
   useEffect(() => setRows(saved ?? []), [saved]);
   const update = (i: number, patch: Partial<PauseWindowView>): void => setRows((r) => r.map((w, j) => (j === i ? { ...w, ...patch } : w)));
@@ -44,6 +46,32 @@ export function PauseSchedule() {
           <label>
             to <input type="time" value={w.to} onChange={(e) => update(i, { to: e.target.value })} data-testid={`schedule-to-${i}`} />
           </label>
+          {gpus && gpus.length > 0 && (
+            <label>
+              pause{' '}
+              <select
+                value={w.gpus?.length === 1 ? String(w.gpus[0]) : 'all'}
+                onChange={(e) => {
+                  const v = e.target.value;
+                  setRows((r) =>
+                    r.map((x, j) => {
+                      if (j !== i) return x;
+                      const { gpus: _old, ...rest } = x;
+                      return v === 'all' ? rest : { ...rest, gpus: [Number(v)] };
+                    }),
+                  );
+                }}
+                data-testid={`schedule-gpus-${i}`}
+              >
+                <option value="all">every GPU</option>
+                {gpus.map((g) => (
+                  <option key={g.index} value={String(g.index)}>
+                    GPU {g.index} only
+                  </option>
+                ))}
+              </select>
+            </label>
+          )}
           <button type="button" className="small-button" onClick={() => setRows((r) => r.filter((_, j) => j !== i))} aria-label={`Remove window ${i + 1}`}>
             Remove
           </button>

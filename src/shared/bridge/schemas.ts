@@ -39,7 +39,18 @@ export const settingsPatchSchema = z
     /** Guard rails (0: off): a GPU at the ceiling gets fewer requests, then pauses serving until it cools. */
     gpuTemperatureCeilingC: z.number().int('a whole number of °C').min(0).max(110, 'at most 110 °C'),
     gpuPowerCeilingW: z.number().int('a whole number of watts').min(0).max(2000, 'at most 2,000 W'),
-    pauseSchedule: z.array(z.object({ days: z.array(z.number().int()).max(7), from: z.string().max(8), to: z.string().max(8) }).strict()).max(20),
+    pauseSchedule: z
+      .array(
+        z
+          .object({
+            days: z.array(z.number().int()).max(7),
+            from: z.string().max(8),
+            to: z.string().max(8),
+            gpus: z.array(z.number().int()).max(64).optional(),
+          })
+          .strict(),
+      )
+      .max(20),
     retentionDays: z.number().int(),
     alertWebhookUrl: z.string().max(2048),
     alertCooldownMinutes: z.number().int(),

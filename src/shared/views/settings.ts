@@ -39,6 +39,8 @@ export interface PauseWindowView {
   days: number[];
   from: string;
   to: string;
+  /** The GPUs it pauses on a rig with several; absent: the whole rig. */
+  gpus?: number[];
 }
 
 /**

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { PauseController } from '../../../src/core/scheduler/pause';
+import { GpuPauses } from '../../../src/core/scheduler/gpu-pauses';
 import { bindPause } from '../../../src/core/scheduler/pause-binding';
 import { activeWindow } from '../../../src/core/scheduler/pause-schedule';
 import { PAUSED_MESSAGE, Scheduler } from '../../../src/core/scheduler/scheduler';
@@ -125,6 +126,27 @@ describe('PauseController: schedule', () => {
     c.evaluateSchedule();
     expect(c.state().paused).toBe(false);
     expect(changes.map((s) => s.paused)).toEqual([true, false]);
+  });
+
+  it("a window naming a GPU pauses that GPU only on a rig with several; with one GPU it is the rig's", () => {
+    let t = at(1, 19, 0); // Monday 19:00
+    let perGpu = true;
+    const pauses = new GpuPauses();
+    pauses.setKnown([0, 1]);
+    const c = new PauseController({ now: () => t, gpuSchedule: { perGpu: () => perGpu, apply: (m) => pauses.setScheduled(m) } });
+    c.setSchedule([{ days: [1], from: '18:00', to: '23:00', gpus: [1] }]);
+    expect(c.state()).toEqual({ paused: false });
+    expect(pauses.state()[1]).toMatchObject({ serving: false, cause: 'schedule', reason: 'Paused by your schedule (18:00–23:00)' });
+    expect(pauses.state()[0]).toEqual({ index: 0, serving: true });
+    t = at(1, 23, 0);
+    c.evaluateSchedule();
+    expect(pauses.pausedGpus()).toEqual([]);
+    perGpu = false;
+    t = at(1, 19, 0);
+    c.evaluateSchedule();
+    expect(c.state()).toMatchObject({ paused: true, cause: 'schedule' });
+    expect(pauses.pausedGpus()).toEqual([]);
+    c.close();
   });
 
   it('handles windows past midnight and all-day windows', () => {
