@@ -49,6 +49,8 @@ test('a temperature ceiling: hot halves the limit, then pauses with the reason; 
   await expect(today.getByTestId('rails-paused-cause')).toHaveCount(1);
   await expect(today.getByTestId('rails-paused-cause')).toHaveAttribute('data-code', 'gpu_hot');
   await expect(today).toContainText('too hot');
+  // Nothing paid was served before the pause here: what it cost is unknown, and no figure is shown.
+  await expect(app.getByTestId('rails-today-cost')).toHaveAttribute('data-code', 'rails_cost_unknown');
   await expect(today.getByTestId('rails-throttled-cause')).toHaveAttribute('data-code', 'gpu_hot');
   const codes = await app
     .getByTestId('rails-recent')

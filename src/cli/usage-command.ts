@@ -14,7 +14,7 @@ import { csvHeaderLine } from '../core/ledger/csv';
 import { Ledger } from '../core/ledger/ledger';
 import type { WritableLike } from '../core/ledger/write-stream';
 import { DAY_MS, startOfLocalDay } from '../core/ledger/time-buckets';
-import { railLine } from '../shared/rails-summary';
+import { railCostLine, railLine } from '../shared/rails-summary';
 import { forTerminal, forTerminalLines, terminalWriter } from '../core/base/terminal';
 import { FILE_MODE } from '../core/config/home';
 import { Transform } from 'node:stream';
@@ -199,8 +199,12 @@ async function summary(ledger: Ledger, file: string, home: string, out: NodeJS.W
     '',
   ];
   // The rails' time today, from their decisions in the ledger (rail_events), with the line's code.
-  const rails = railLine(ledger.railSummary(startOfLocalDay(now), now + 1), 'today');
-  lines.push(`${rails.text} [${rails.code}]`, '');
+  const railDay = ledger.railSummaryWithCost(startOfLocalDay(now), now + 1);
+  const rails = railLine(railDay, 'today');
+  lines.push(`${rails.text} [${rails.code}]`);
+  const cost = railCostLine(railDay, money);
+  if (cost) lines.push(`${cost.text} [${cost.code}]`);
+  lines.push('');
   if (month.perModel.length === 0) lines.push('No requests in the last 30 days.');
   else {
     lines.push(`Per model, last 30 days (error rate ${pct(month.totals.errors, month.totals.requests)}; latency and speed of successful requests):`);

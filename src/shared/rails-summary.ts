@@ -57,3 +57,29 @@ export function railLine(s: RailSpanSummary, when: string): RailLine {
   if (throttled.length > 0) text += ` Fewer requests at once ${fmtRailDuration(s.throttledMs)}: ${throttled.map((p) => p.text).join(', ')}.`;
   return { code: s.pausedMs > 0 ? 'rails_paused' : s.throttledMs > 0 ? 'rails_throttled' : 'rails_clear', text, head, paused, throttled };
 }
+
+export interface RailCostLine {
+  /**
+   * rails_cost_estimated: an estimate from this node's own rate; rails_cost_unknown: too little history to say
+   * (no figure is given); rails_cost_none: nothing was paused and nothing declined.
+   */
+  code: 'rails_cost_estimated' | 'rails_cost_unknown' | 'rails_cost_none';
+  text: string;
+}
+
+/** What the pauses cost, in words; `money` formats an amount in the price currency. */
+export function railCostLine(s: RailSpanSummary, money: (n: number) => string): RailCostLine | undefined {
+  const c = s.cost;
+  if (!c) return undefined;
+  const declined = c.declined > 0 ? ` ${c.declined} request${c.declined === 1 ? '' : 's'} from the network ${c.declined === 1 ? 'was' : 'were'} declined.` : '';
+  if (s.pausedMs === 0) return c.declined > 0 ? { code: 'rails_cost_none', text: declined.trim() } : undefined;
+  if (!c.known)
+    return {
+      code: 'rails_cost_unknown',
+      text: `What the pauses cost is not known yet: it is estimated from your own rate once this node has served paid requests for an hour.${declined}`,
+    };
+  return {
+    code: 'rails_cost_estimated',
+    text: `Estimated cost of the pauses: about ${c.requests} request${c.requests === 1 ? '' : 's'} and ${money(c.earnings)} not earned (at your rate over the last ${fmtRailDuration(c.basisMs)} of serving).${declined}`,
+  };
+}

@@ -82,6 +82,8 @@ describe('swan-provider usage summary', () => {
     expect(r.code, r.err).toBe(0);
     // One minute, unless the test runs in the first minutes after midnight.
     expect(r.out).toMatch(/Paused (1 min|\d+ s) today: GPU busy with another program (1 min|\d+ s)\. \[rails_paused\]/);
+    // No served history to estimate from: the cost is said to be unknown, with no figure.
+    expect(r.out).toMatch(/not known yet.*\[rails_cost_unknown\]/);
   });
 
   it('reports a damaged ledger with exit code 1 and what to do', async () => {

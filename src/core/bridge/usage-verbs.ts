@@ -49,7 +49,7 @@ export function usageVerbs(d: { ledger: Ledger | undefined; earnings: EarningsSe
       if (!ledger)
         return { summary: { from, to, pausedMs: 0, pausedByCause: {}, throttledMs: 0, throttledByCause: {}, openPause: [], openThrottle: [] }, recent: [] };
       try {
-        return { summary: ledger.railSummary(from, to), recent: ledger.recentRails(20) };
+        return { summary: ledger.railSummaryWithCost(from, to), recent: ledger.recentRails(20) };
       } catch (e) {
         if (e instanceof LedgerValueError) throw new BridgeError('invalid_args', e.message, e.field);
         throw e;

@@ -222,6 +222,11 @@ export class Ledger extends EventEmitter {
     return this.reader.railSummary(from, to);
   }
 
+  /** railSummary with what the pauses cost (declined requests counted; the rest estimated, or unknown). */
+  railSummaryWithCost(from: number, to: number): RailSpanSummary {
+    return this.reader.railSummaryWithCost(from, to);
+  }
+
   /** The latest rail decisions, newest first. */
   recentRails(limit: number): RailEventView[] {
     return this.reader.recentRails(limit);

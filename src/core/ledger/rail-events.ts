@@ -4,7 +4,7 @@
 // ends at the next row of the same rail and cause with active = 0, or at the agent's next start: the 'all'
 // rail's row, since a stopped agent pauses and throttles nothing). Bounded: the detail is cut to
 // DETAIL_MAX characters, a decision is never more than one row, and retention prunes them with the usage rows.
-import type { RailEventView, RailSpanSummary } from '../../shared/views/usage';
+import type { RailCost, RailEventView, RailSpanSummary } from '../../shared/views/usage';
 
 /** 'gpu': one GPU of several paused or serving again (its row names the GPU); the rig's spans do not count it. */
 export type RailKind = 'pause' | 'throttle' | 'all' | 'gpu';
@@ -108,6 +108,31 @@ export function railSpans(before: readonly RailRow[], within: readonly RailRow[]
     openPause: [...open.pause].sort((a, b) => rank(a) - rank(b)),
     openThrottle: [...open.throttle].sort((a, b) => rank(a) - rank(b)),
   };
+}
+
+/** Served this long (and paid at least once) before a rate is taken as telling. */
+export const COST_MIN_BASIS_MS = 3_600_000;
+
+/**
+ * The estimate of what each pause cause cost: its paused time × the rate this node served (hub requests) and
+ * earned over `basis` (served time, paused time left out). Unknown (no estimate) when the basis is too short
+ * or held no paid request: a guess from nothing is not shown.
+ */
+export function railCost(summary: RailSpanSummary, basis: { servedMs: number; hubRequests: number; earnings: number }, declined: number): RailCost {
+  const known = basis.servedMs >= COST_MIN_BASIS_MS && basis.hubRequests > 0 && basis.earnings > 0;
+  const byCause: RailCost['byCause'] = {};
+  let requests = 0;
+  let earnings = 0;
+  if (known) {
+    for (const [cause, ms] of Object.entries(summary.pausedByCause)) {
+      const r = Math.round((ms * basis.hubRequests) / basis.servedMs);
+      const e = (ms * basis.earnings) / basis.servedMs;
+      byCause[cause] = { requests: r, earnings: e };
+      requests += r;
+      earnings += e;
+    }
+  }
+  return { known, declined, basisMs: Math.max(0, basis.servedMs), requests, earnings, byCause };
 }
 
 export function railView(r: RailRow): RailEventView {

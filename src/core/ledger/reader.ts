@@ -7,7 +7,7 @@ import type { UsageRecord, UsageTotals } from '../../shared/types';
 import { csvHeaderLine } from './csv';
 import { LedgerUnavailableError, LedgerValueError } from './db-errors';
 import { emptyTotals, type HubLifetime } from './queries';
-import { railSpans, railView, type RailRow } from './rail-events';
+import { railCost, railSpans, railView, type RailRow } from './rail-events';
 import type { LedgerStore } from './store';
 import { DAY_MS, startOfLocalDay, type BucketSize } from './time-buckets';
 import { waitForDrain, type WritableLike } from './write-stream';
@@ -23,6 +23,8 @@ export function checkRange(from: number, to: number): void {
 
 /** Rail decisions read for one summary at most (a day of a flapping cause is far under this). */
 const RAIL_ROWS_MAX = 100_000;
+/** The rails' cost is estimated at the rate of this node's last 7 days of serving. */
+const COST_BASIS_MS = 7 * DAY_MS;
 
 export class LedgerReader {
   constructor(
@@ -41,6 +43,29 @@ export class LedgerReader {
         .all(from) as RailRow[];
       const within = conn.db.prepare(`SELECT * FROM rail_events WHERE at >= ? AND at < ? ORDER BY id LIMIT ${RAIL_ROWS_MAX}`).all(from, end) as RailRow[];
       return railSpans(before, within, from, end);
+    });
+  }
+
+  /** railSummary with what the pauses cost: requests declined (counted) and an estimate from the last 7 days' rate. */
+  railSummaryWithCost(from: number, to: number): RailSpanSummary {
+    const summary = this.railSummary(from, to);
+    const end = Math.max(from, Math.min(to, this.now()));
+    const basisTo = this.now();
+    const week = this.railSummary(basisTo - COST_BASIS_MS, basisTo);
+    return this.store.read((_q, conn) => {
+      const first = conn.db.prepare("SELECT min(started_at) AS t FROM usage WHERE source = 'hub'").get() as { t: number | null };
+      const basisFrom = Math.max(basisTo - COST_BASIS_MS, first.t ?? basisTo);
+      const paid = conn.db
+        .prepare(
+          "SELECT count(*) AS n, coalesce(sum(earnings), 0) AS e FROM usage WHERE source = 'hub' AND status = 'ok' AND started_at >= ? AND started_at < ?",
+        )
+        .get(basisFrom, basisTo) as { n: number; e: number };
+      const declined = conn.db
+        .prepare("SELECT count(*) AS n FROM usage WHERE source = 'hub' AND status = 'rejected' AND status_code = 429 AND started_at >= ? AND started_at < ?")
+        .get(from, end) as { n: number };
+      // Paused time inside the basis is not served time; a basis that starts later than the week's start had less.
+      const servedMs = basisTo - basisFrom - Math.min(week.pausedMs, basisTo - basisFrom);
+      return { ...summary, cost: railCost(summary, { servedMs, hubRequests: paid.n, earnings: paid.e }, declined.n) };
     });
   }
 

@@ -2,12 +2,12 @@
 // once) today and in the chosen period, by cause, and the latest decisions with their codes. Data: the
 // `usage.rails` bridge call (the ledger's rail_events); words from src/shared/rails-summary.ts, the CLI's too.
 import type { RailSpanSummary } from '../../shared/views/usage';
-import { railLine, type RailPart } from '../../shared/rails-summary';
+import { railCostLine, railLine, type RailPart } from '../../shared/rails-summary';
 import { getBridge } from '../bridge';
 import { Card } from './Card';
 import { DataTable } from './DataTable';
 import { ErrorText } from './Field';
-import { fmtAgo } from '../lib/format';
+import { fmtAgo, fmtMoney } from '../lib/format';
 import { useFetch } from '../lib/use-call';
 import { useStore } from '../store/store';
 
@@ -29,14 +29,28 @@ function Causes({ causes, testId }: { causes: RailPart[]; testId: string }) {
 
 function Line({ summary, when, testId }: { summary: RailSpanSummary; when: string; testId: string }) {
   const l = railLine(summary, when);
+  const cost = railCostLine(summary, fmtMoney);
   return (
-    <p data-testid={testId} data-code={l.code} data-paused-ms={summary.pausedMs} data-throttled-ms={summary.throttledMs}>
-      {l.head}
-      {l.paused.length > 0 && ': '}
-      <Causes causes={l.paused} testId="rails-paused-cause" />.{l.throttled.length > 0 && ' Fewer requests at once: '}
-      <Causes causes={l.throttled} testId="rails-throttled-cause" />
-      {l.throttled.length > 0 && '.'}
-    </p>
+    <>
+      <p data-testid={testId} data-code={l.code} data-paused-ms={summary.pausedMs} data-throttled-ms={summary.throttledMs}>
+        {l.head}
+        {l.paused.length > 0 && ': '}
+        <Causes causes={l.paused} testId="rails-paused-cause" />.{l.throttled.length > 0 && ' Fewer requests at once: '}
+        <Causes causes={l.throttled} testId="rails-throttled-cause" />
+        {l.throttled.length > 0 && '.'}
+      </p>
+      {cost && (
+        <p
+          className="muted small"
+          data-testid={`${testId}-cost`}
+          data-code={cost.code}
+          data-requests={summary.cost?.requests}
+          data-declined={summary.cost?.declined}
+        >
+          {cost.text}
+        </p>
+      )}
+    </>
   );
 }
 

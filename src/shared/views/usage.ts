@@ -214,6 +214,25 @@ export interface RailSpanSummary {
   /** Causes still pausing / throttling at `to`. */
   openPause: string[];
   openThrottle: string[];
+  /** What the pauses cost (ledger/rail-events.ts railCost); absent where it was not worked out. */
+  cost?: RailCost;
+}
+
+/**
+ * What the rails cost in a span. `declined` is counted: the network's requests refused while paused or full
+ * (429). The rest is an estimate, never a record: the time paused by each cause at the rate this node served
+ * and earned over its last 7 days of serving; `known` false when there is too little of that history (under an
+ * hour served, or no paid request in it), and then there is no estimate at all.
+ */
+export interface RailCost {
+  known: boolean;
+  declined: number;
+  /** The served time the rate was read over (ms). */
+  basisMs: number;
+  /** Estimated requests not served and earnings not made, in all and by pause cause. */
+  requests: number;
+  earnings: number;
+  byCause: Record<string, { requests: number; earnings: number }>;
 }
 
 /** usage.rails: the summary of a range and the latest decisions. */

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { memoryLog } from '../../../src/core/base/log';
 import { Ledger, type LedgerHealth } from '../../../src/core/ledger/ledger';
 import { LATEST_VERSION, migrate, schemaVersion } from '../../../src/core/ledger/migrations';
-import { DETAIL_MAX, railSpans, type RailEvent, type RailRow } from '../../../src/core/ledger/rail-events';
+import { DETAIL_MAX, railCost, railSpans, type RailEvent, type RailRow } from '../../../src/core/ledger/rail-events';
 import { rec, tempDir } from '../../support/ledger/helpers';
 
 let dir: string;
@@ -208,5 +208,49 @@ describe('time paused and throttled by cause (railSpans and railSummary)', () =>
     expect(s.pausedMs).toBe(0);
     expect(railSpans([row(1, pause(T - MIN, 'manual', true))], [], T, T).pausedMs).toBe(0);
     expect(railSpans([row(1, pause(T - MIN, 'manual', true))], [], T, T + MIN).pausedByCause).toEqual({ manual: MIN });
+  });
+});
+
+describe('what the pauses cost (railCost, railSummaryWithCost)', () => {
+  const HOUR = 60 * MIN;
+
+  it('estimates each cause at the rate of the served time, counts declined requests, and says unknown without history', () => {
+    // 4 served hours before the pause, 40 paid hub requests of $0.01 (100 in + 50 out tokens at $40/$120 per 1M).
+    const now = T + 6 * HOUR;
+    const l = open({ now: () => now });
+    l.setPrice('llama-3.1-8b', 40, 120, T - HOUR);
+    expect(l.railSummaryWithCost(T, now).cost).toMatchObject({ known: false, requests: 0, earnings: 0 });
+    for (let i = 0; i < 40; i++) l.record(rec(T + i * 6 * MIN + 1000));
+    l.record(rec(T + 5 * HOUR, { status: 'rejected', statusCode: 429, tokensIn: 0, tokensOut: 0 }));
+    l.record(rec(T + 5 * HOUR, { source: 'local', status: 'rejected', statusCode: 429, tokensIn: 0, tokensOut: 0 }));
+    l.recordRail(pause(T + 4 * HOUR, 'gpu_busy', true));
+    l.recordRail(pause(T + 5 * HOUR, 'gpu_busy', false));
+    l.recordRail(pause(T + 5 * HOUR, 'manual', true));
+    l.recordRail(pause(T + 5 * HOUR + 30 * MIN, 'manual', false));
+    const s = l.railSummaryWithCost(T + 4 * HOUR, now);
+    expect(s.pausedByCause).toEqual({ gpu_busy: HOUR, manual: 30 * MIN });
+    // Served: from the first hub request (T) to now, 6 h, less 1.5 h paused = 4.5 h; 40 requests, $0.40.
+    const c = s.cost!;
+    expect(c.known).toBe(true);
+    expect(c.basisMs).toBe(4.5 * HOUR);
+    expect(c.byCause.gpu_busy!.requests).toBe(Math.round(40 / 4.5));
+    expect(c.byCause.gpu_busy!.earnings).toBeCloseTo(0.4 / 4.5, 6);
+    expect(c.byCause.manual!.requests).toBe(Math.round(20 / 4.5));
+    expect(c.requests).toBe(c.byCause.gpu_busy!.requests + c.byCause.manual!.requests);
+    // Only the network's refusals are counted (the local one is not).
+    expect(c.declined).toBe(1);
+  });
+
+  it('railCost alone: no estimate under an hour served or without a paid request', () => {
+    const summary = railSpans([], [], T, T + HOUR);
+    const withPause = { ...summary, pausedMs: 10 * MIN, pausedByCause: { schedule: 10 * MIN } };
+    expect(railCost(withPause, { servedMs: 59 * MIN, hubRequests: 100, earnings: 1 }, 0)).toMatchObject({ known: false, requests: 0, byCause: {} });
+    expect(railCost(withPause, { servedMs: 10 * HOUR, hubRequests: 100, earnings: 0 }, 0).known).toBe(false);
+    expect(railCost(withPause, { servedMs: 10 * HOUR, hubRequests: 600, earnings: 6 }, 2)).toMatchObject({
+      known: true,
+      declined: 2,
+      requests: 10,
+      byCause: { schedule: { requests: 10, earnings: 0.1 } },
+    });
   });
 });
