@@ -9,12 +9,14 @@ import path from 'node:path';
 import { expect, go, slug, test } from './support/fixtures';
 
 let tempFile = '';
+let plFile = '';
 test.use({
   stackOptions: async ({}, use) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-e2e-guard-'));
     tempFile = path.join(dir, 'temp');
+    plFile = path.join(dir, 'power-limit');
     fs.writeFileSync(tempFile, '60');
-    await use({ withKey: true, gpu: true, tokensPerSecond: 40, gpuTemperatureFile: tempFile });
+    await use({ withKey: true, gpu: true, tokensPerSecond: 40, gpuTemperatureFile: tempFile, gpuPowerLimitFile: plFile });
     fs.rmSync(dir, { recursive: true, force: true });
   },
 });
@@ -57,4 +59,28 @@ test('a temperature ceiling: hot halves the limit, then pauses with the reason; 
     .locator('tr[data-code]')
     .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-code')));
   expect(codes.slice(0, 5)).toEqual(['resume_gpu_hot', 'gpu_cool_resume', 'pause_gpu_hot', 'gpu_hot_pause', 'gpu_hot_throttle']);
+});
+
+test("the driver's power limit: set with the owner's consent; refused for want of rights, with the command to run", async ({ app }) => {
+  await go(app, 'engines');
+  const row = app.getByTestId('power-limit-0');
+  await expect(row).toHaveAttribute('data-limit', '350');
+  await app.getByTestId('power-limit-input-0').fill('250');
+  await app.getByTestId('power-limit-set-0').click();
+  // Nothing is changed before the owner confirms.
+  await expect(row).toHaveAttribute('data-limit', '350');
+  await app.getByTestId('power-limit-confirm-0').click();
+  await expect(app.getByTestId('power-limit-outcome-0')).toHaveAttribute('data-code', 'gpu_power_limit_set');
+  await expect(row).toHaveAttribute('data-limit', '250');
+
+  fs.writeFileSync(`${plFile}.deny`, '');
+  await app.getByTestId('power-limit-input-0').fill('200');
+  await app.getByTestId('power-limit-set-0').click();
+  await app.getByTestId('power-limit-confirm-0').click();
+  await expect(app.getByTestId('power-limit-outcome-0')).toHaveAttribute('data-code', 'needs_admin');
+  await expect(app.getByTestId('power-limit-outcome-0')).toContainText('sudo nvidia-smi -i 0 -pl 200');
+  await expect(row).toHaveAttribute('data-limit', '250');
+
+  await go(app, 'usage');
+  await expect(app.getByTestId('rails-recent').locator('tr[data-code="gpu_power_limit_set"]')).toHaveCount(1);
 });

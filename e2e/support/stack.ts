@@ -35,6 +35,8 @@ export interface StackOptions {
   gpuTemperatureFile?: string;
   /** Several GPUs (the stand-in's FAKE_GPU_COUNT), with a steady utilisation and processes read from a file. */
   gpus?: { count: number; utilization: number; appsFile: string; checkSeconds: number };
+  /** A file the stand-in nvidia-smi keeps the power limit in (`<file>.deny` present: -pl is refused as for a user). */
+  gpuPowerLimitFile?: string;
   /** models.json's `gpus` for the engine's models, by model id (where the owner says each runs). */
   modelGpus?: Record<string, number[]>;
 }
@@ -223,6 +225,7 @@ export class ConsoleStack {
       const env: NodeJS.ProcessEnv = {
         ...baseEnv,
         ...(o.gpuTemperatureFile ? { FAKE_GPU_TEMP_FILE: o.gpuTemperatureFile } : {}),
+        ...(o.gpuPowerLimitFile ? { FAKE_GPU_PL_FILE: o.gpuPowerLimitFile } : {}),
         ...(o.gpus ? { FAKE_GPU_COUNT: String(o.gpus.count), FAKE_GPU_UTIL: String(o.gpus.utilization), FAKE_GPU_APPS_FILE: o.gpus.appsFile } : {}),
         PATH: o.gpu
           ? `${FAKE_GPU_DIR}${path.delimiter}${process.env.PATH ?? ''}`

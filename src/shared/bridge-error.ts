@@ -36,6 +36,8 @@ export const BRIDGE_ERROR_CODES = [
   'OWNER_CONFIRMATION_REQUIRED',
   /** The address is in a range nothing may be sent to (link-local, cloud metadata, unspecified). */
   'address_refused',
+  /** The operating system allows this only to an administrator (a GPU's power limit): the message says the command. */
+  'needs_admin',
 ] as const;
 
 export type BridgeErrorCode = (typeof BRIDGE_ERROR_CODES)[number];

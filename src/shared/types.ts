@@ -185,6 +185,15 @@ export interface ModelState {
   gpus?: { indexes: number[]; source: GpuPlacementSource };
 }
 
+/** One NVIDIA GPU's power limit as the driver enforces it, and the range it allows (W; null: not said). */
+export interface GpuPowerLimitView {
+  index: number;
+  limitW: number | null;
+  defaultW: number | null;
+  minW: number | null;
+  maxW: number | null;
+}
+
 /** Why one GPU of several is not serving: the owner gave it back, it is over a ceiling, or another program uses it. */
 export type GpuServingCause = 'given_back' | 'gpu_hot' | 'gpu_busy' | 'schedule';
 

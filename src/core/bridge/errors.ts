@@ -8,6 +8,7 @@ import type { BridgeErrorCode } from '../../shared/bridge-error';
 import type { FleetErrorCode } from '../../shared/fleet';
 import { FleetError } from '../fleet/tokens';
 import { GpuChoiceError } from '../engines/gpu-holds';
+import { PowerLimitError, type PowerLimitErrorCode } from '../gpu/power-limit';
 
 /** A refused pull or "serve this", as the console branches on it. */
 const DEMAND_CODES: Record<DemandErrorCode, BridgeErrorCode> = {
@@ -17,6 +18,16 @@ const DEMAND_CODES: Record<DemandErrorCode, BridgeErrorCode> = {
   not_on_disk: 'not_found',
   already_mapped: 'already_exists',
   no_models_file: 'unavailable',
+};
+
+/** A power limit not set, as the console branches on it (the message says what to do). */
+const POWER_CODES: Record<PowerLimitErrorCode, BridgeErrorCode> = {
+  no_tool: 'not_supported',
+  not_supported: 'not_supported',
+  needs_admin: 'needs_admin',
+  out_of_range: 'invalid_args',
+  no_gpu: 'not_found',
+  tool_failed: 'failed',
 };
 
 /** A refused fleet call (adding a rig, a token), as the console branches on it. */
@@ -44,6 +55,7 @@ export function toBridgeError(err: unknown): BridgeError {
   if (err instanceof LedgerUnavailableError) return new BridgeError('unavailable', message);
   if (err instanceof DemandError) return new BridgeError(DEMAND_CODES[err.code], message, err.field);
   if (err instanceof FleetError) return new BridgeError(FLEET_CODES[err.code], message, err.field);
+  if (err instanceof PowerLimitError) return new BridgeError(POWER_CODES[err.code], message, err.code === 'out_of_range' ? 'watts' : undefined);
   if (err instanceof GpuChoiceError) return new BridgeError(err.code === 'gpu_unknown' ? 'not_found' : 'not_supported', message, 'index');
   // A value out of range: the ledger's (a price, a time span, a retention), or any RangeError.
   if (err instanceof LedgerValueError) return new BridgeError('invalid_args', message, err.field);

@@ -67,7 +67,7 @@ export class BridgeHandlers {
         serveAs: (networkId, url, local) => accounting.earnings.serveAs(networkId, url, local),
         models: () => snapshot().models,
       }),
-      ...servingVerbs({ engines, serving }),
+      ...servingVerbs({ engines, serving, env: values.env }),
       ...settingsVerbs({ values, owner, snapshot, changed }),
       ...gatewayKeyVerbs({ keys: serving.gatewayKeys, owner, changed }),
       ...usageVerbs({ ledger: accounting.ledger, earnings: accounting.earnings, changed }),

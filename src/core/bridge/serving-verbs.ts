@@ -3,11 +3,13 @@
 import type { Engines } from '../engines/engines';
 import type { Serving } from '../serving/serving';
 import type { Verbs } from './verbs';
+import { readPowerLimits } from '../gpu/power-limit';
 
 export function servingVerbs(d: {
   engines: Pick<Engines, 'pause'>;
-  serving: Pick<Serving, 'link' | 'providerGate' | 'notices'>;
-}): Verbs<'serving.pause' | 'serving.resume' | 'link.retry' | 'providerStatus.refresh' | 'notices.list'> {
+  serving: Pick<Serving, 'link' | 'providerGate' | 'notices' | 'setPowerLimit'>;
+  env: NodeJS.ProcessEnv;
+}): Verbs<'serving.pause' | 'serving.resume' | 'link.retry' | 'providerStatus.refresh' | 'notices.list' | 'gpu.powerLimits' | 'gpu.setPowerLimit'> {
   const { pause } = d.engines;
   const { link } = d.serving;
   return {
@@ -25,5 +27,7 @@ export function servingVerbs(d: {
     },
     'providerStatus.refresh': () => d.serving.providerGate.check(),
     'notices.list': () => d.serving.notices.list(),
+    'gpu.powerLimits': () => readPowerLimits(d.env),
+    'gpu.setPowerLimit': ({ index, watts }) => d.serving.setPowerLimit(index, watts),
   };
 }

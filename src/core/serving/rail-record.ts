@@ -42,6 +42,19 @@ export class RailRecord {
     this.d.ledger?.recordRail({ at: this.now(), code: 'rails_start', rail: 'all', cause: 'agent', active: false, gpu: null, detail: 'the agent started' });
   }
 
+  /** The owner had the driver's power limit of one GPU set (gpu_power_limit_set): a decision, not a span. */
+  powerLimit(gpu: number, w: number, fromW: number | null): void {
+    this.d.ledger?.recordRail({
+      at: this.now(),
+      code: 'gpu_power_limit_set',
+      rail: 'gpu',
+      cause: 'power_limit',
+      active: false,
+      gpu,
+      detail: `power limit set to ${w} W${fromW !== null ? ` (was ${fromW} W)` : ''} by the owner`,
+    });
+  }
+
   /** A guard rails' decision: throttled (and paused) until gpu_cool_resume. */
   decision(r: RailDecision): void {
     this.d.ledger?.recordRail({

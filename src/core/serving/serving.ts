@@ -37,6 +37,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { wireServing } from './wiring';
 import { modelsDirOf } from '../downloads/models-dir';
+import { PowerLimitError, readPowerLimits, setPowerLimit, type PowerLimits } from '../gpu/power-limit';
 
 export interface ServingDeps {
   home: string;
@@ -251,6 +252,24 @@ export class Serving {
   }
 
   /** Applies the owner's weekly pause windows (already validated when saved; a bad stored one is logged). */
+  /**
+   * The owner consented to have GPU `index`'s power limit set to `w` by the driver (nvidia-smi -pl): set,
+   * recorded in the ledger and logged with its code; a refusal (no rights, not supported) is logged and thrown.
+   */
+  async setPowerLimit(index: number, w: number): Promise<PowerLimits> {
+    const before = (await readPowerLimits(this.d.owner.env).catch(() => [])).find((g) => g.index === index);
+    try {
+      const after = await setPowerLimit(index, w, this.d.owner.env);
+      this.railRecord.powerLimit(index, w, before?.limitW ?? null);
+      this.l.info(`GPU ${index}: power limit set to ${w} W by the owner`, { code: 'gpu_power_limit_set', gpu: index });
+      return after;
+    } catch (e) {
+      const code = e instanceof PowerLimitError ? e.code : 'tool_failed';
+      this.l.warn(`GPU ${index}: power limit not set: ${(e as Error).message}`, { code: `gpu_power_limit_${code}`, gpu: index });
+      throw e;
+    }
+  }
+
   applyPauseSchedule(): void {
     try {
       this.d.engines.pause.setSchedule(this.d.owner.settings.get().pauseSchedule ?? []);

@@ -10,6 +10,7 @@ import { GetModelCard } from '../components/GetModel';
 import { ModelsTable, modelSlug } from '../components/ModelsTable';
 import { EndpointCapacity } from '../components/EndpointCapacity';
 import { PauseSchedule } from '../components/PauseSchedule';
+import { PowerLimits } from '../components/PowerLimits';
 import { Toggle } from '../components/Toggle';
 import { TryIt } from '../components/TryIt';
 import { useCall, useFetch } from '../lib/use-call';
@@ -157,6 +158,7 @@ function PauseRules() {
       />
       <ErrorText error={state.error} />
       <GuardRailsForm />
+      <PowerLimits />
       <h3>Programs on the GPU now</h3>
       {processes.error && <p className="muted small">Not available: {processes.error}</p>}
       {processes.data && processes.data.length === 0 && <p className="muted small">None reported.</p>}

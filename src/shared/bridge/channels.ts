@@ -1,7 +1,18 @@
 // The bridge's verbs: their names, and what each one answers. The names are plain data with no runtime
 // import, so the sandboxed preload can check a channel without bundling zod; what each verb takes is its
 // schema in ./schemas.ts (the compiler keeps the two lists in step).
-import type { EngineInfo, GpuProcess, GpuSample, GpuServingState, LinkStatus, LogEntry, ModelState, PauseState, RequestView } from '../types';
+import type {
+  EngineInfo,
+  GpuProcess,
+  GpuSample,
+  GpuServingState,
+  GpuPowerLimitView,
+  LinkStatus,
+  LogEntry,
+  ModelState,
+  PauseState,
+  RequestView,
+} from '../types';
 import type { Alert, AlertTestResult } from '../alerts';
 import type { FleetTokenView, FleetUsageView, FleetView } from '../fleet';
 import type { AgentSnapshot, HubNoticeView, ProviderStatusView } from '../views/snapshot';
@@ -46,6 +57,8 @@ export const INVOKE_CHANNELS = [
   'gpu.history',
   'gpu.processes',
   'gpu.giveBack',
+  'gpu.powerLimits',
+  'gpu.setPowerLimit',
   'logs.list',
   'logs.bundle',
   'gateway.keys.list',
@@ -141,6 +154,14 @@ export interface InvokeResults {
   'gpu.processes': GpuProcess[];
   /** Per-GPU serving: each GPU's state after the change (not_supported on a rig with one GPU, not_found for no such GPU). */
   'gpu.giveBack': GpuServingState[];
+  /** Each NVIDIA GPU's power limit and range ([] without nvidia-smi). */
+  'gpu.powerLimits': GpuPowerLimitView[];
+  /**
+   * Sets one GPU's power limit through the driver (nvidia-smi -pl; the owner consented): the limits after it.
+   * Refused: not_supported (no_tool, not_supported), invalid_args (out_of_range), not_found (no_gpu),
+   * needs_admin (the message says the command to run as an administrator), failed (tool_failed).
+   */
+  'gpu.setPowerLimit': GpuPowerLimitView;
   'logs.list': LogEntry[];
   'logs.bundle': string;
   'gateway.keys.list': GatewayKeyView[];

@@ -105,6 +105,9 @@ export const invokeSchemas = {
   'gpu.history': z.object({ minutes: z.number().int().min(1).max(60) }).strict(),
   'gpu.processes': z.object({}).strict(),
   'gpu.giveBack': z.object({ index: z.number().int().min(0).max(255), givenBack: z.boolean() }).strict(),
+  'gpu.powerLimits': z.object({}).strict(),
+  // consent: the owner confirmed the change (it acts on the machine's driver, beyond this app).
+  'gpu.setPowerLimit': z.object({ index: z.number().int().min(0).max(255), watts: z.number().int().min(1).max(2000), consent: z.literal(true) }).strict(),
   'logs.list': z.object({ level: z.enum(['debug', 'info', 'warn', 'error']).optional(), limit: z.number().int().min(1).max(5000).optional() }).strict(),
   'logs.bundle': z.object({}).strict(),
   'gateway.keys.list': z.object({}).strict(),
