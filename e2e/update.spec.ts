@@ -40,6 +40,8 @@ test('an update found, downloaded and verified, held until the last request fini
     await expect(steps).toHaveAttribute('data-code', 'update_held_requests_in_flight');
     await expect(card.getByTestId('update-held')).toBeVisible();
     await expect(card.getByTestId('update-sha256')).toHaveAttribute('title', sha256(tgz));
+    // No release key is set here: the signature is said not to have been checked, never called signed.
+    await expect(card.getByTestId('update-signature')).toHaveAttribute('data-signature', 'not_checked');
     await expect(card.getByTestId('update-command')).toHaveCount(0);
 
     // The request finishes; only then is the file ready.

@@ -18,6 +18,9 @@ import { feedUrlProblem } from '../core/update/check';
 import { fmtTime } from '../shared/dates';
 import { askIdle } from './console-link';
 import { Updates } from '../core/update/updates';
+import { trustedReleaseKeys, type TrustedKey } from '../core/update/signing';
+import { ConfigError, loadConfig } from '../core/config/config';
+import fs from 'node:fs';
 
 export interface UpdateCommandOptions {
   home: string;
@@ -70,6 +73,16 @@ export async function updateCommand(o: UpdateCommandOptions): Promise<number> {
     err.write('--wait takes seconds from 0 to 86400\n');
     return UPDATE_EXIT.usage;
   }
+  // The release keys this home trusts ([Agent] ReleaseSigningKeys): a config that cannot be read is not skipped,
+  // since that would drop the signature check it asks for.
+  let keys: TrustedKey[];
+  const configPath = homePath(o.home, 'config');
+  try {
+    keys = trustedReleaseKeys(fs.existsSync(configPath) ? loadConfig(configPath, process.env).agent.releaseSigningKeys : []);
+  } catch (e) {
+    err.write(`The config could not be read, so its release keys are unknown: ${e instanceof ConfigError ? e.message : (e as Error).message}\n`);
+    return UPDATE_EXIT.usage;
+  }
   const current = o.current ?? APP_VERSION;
   const agent = runningAgent(o.home);
   // This process serves no request: in-flight requests are the running agent's, said below.
@@ -81,6 +94,7 @@ export async function updateCommand(o: UpdateCommandOptions): Promise<number> {
     inFlight: () => 0,
     drained: () => Promise.resolve(),
     log: memoryLog().child('update'),
+    keys,
   });
   const check = await updates.check();
   const base = { current, ...(check.latest ? { latest: check.latest } : {}), feed: check.feed, check, ...(agent ? { agentRunning: agent } : {}) };
@@ -168,8 +182,14 @@ export async function updateCommand(o: UpdateCommandOptions): Promise<number> {
   ];
   if (check.error) lines.push(check.error);
   const d = report.download;
-  if (d?.sha256) lines.push(`file:    ${d.file}`, `sha256:  ${d.sha256} (matches the release's SHA256SUMS)`);
-  else if (d?.error) lines.push(d.error);
+  if (d?.sha256) {
+    lines.push(`file:    ${d.file}`, `sha256:  ${d.sha256} (matches the release's SHA256SUMS)`);
+    lines.push(
+      d.signature === 'verified'
+        ? `signed:  SHA256SUMS is signed by release key ${d.signedBy}`
+        : 'signed:  not checked (no release key is set: [Agent] ReleaseSigningKeys)',
+    );
+  } else if (d?.error) lines.push(d.error);
   if (report.agentRunning) lines.push(`agent:   running on this home (pid ${report.agentRunning.pid})`);
   lines.push(report.next);
   out.write(`${lines.map((l) => forTerminal(l)).join('\n')}\n`);

@@ -23,6 +23,8 @@ export interface StandInRelease {
   sums?: boolean;
   draft?: boolean;
   prerelease?: boolean;
+  /** Publish SHA256SUMS.sig: the Ed25519 signature (base64, one line) of SHA256SUMS by this private key. */
+  signWith?: crypto.KeyObject;
 }
 
 export const sha256 = (b: Buffer): string => crypto.createHash('sha256').update(b).digest('hex');
@@ -76,7 +78,8 @@ export class GithubReleasesStandIn {
     if (!r) return [];
     if (r.sums === false) return r.assets;
     const text = r.assets.map((a) => `${sha256(a.data)}  ${a.name}\n`).join('');
-    return [...r.assets, { name: 'SHA256SUMS', data: Buffer.from(text) }];
+    const sig = r.signWith ? [{ name: 'SHA256SUMS.sig', data: Buffer.from(`${crypto.sign(null, Buffer.from(text), r.signWith).toString('base64')}\n`) }] : [];
+    return [...r.assets, { name: 'SHA256SUMS', data: Buffer.from(text) }, ...sig];
   }
 
   private releaseJson(): unknown {

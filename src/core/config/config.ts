@@ -98,6 +98,11 @@ const tomlSchema = z
         LlamaServer: z.string().min(1).max(4096).optional(),
         /** Pausing stops the engines this agent runs (and unloads Ollama's models), and resuming starts them again. */
         PauseFreesGpu: z.boolean().optional(),
+        /** Release keys SHA256SUMS must be signed by ("ed25519:<base64 public key>"; src/core/update/signing.ts). */
+        ReleaseSigningKeys: z
+          .array(z.string().regex(/^ed25519:[A-Za-z0-9+/]{43}=$/, 'a release signing key is "ed25519:" and the base64 of its 32-byte public key'))
+          .max(16)
+          .optional(),
         /** Guard rails: a GPU at or over this many °C first gets fewer requests, then pauses serving (0: off). */
         GpuTemperatureCeilingC: z.number().min(0).max(110).optional(),
         /** Guard rails: the same for a GPU's power draw in watts (0: off). */
@@ -196,6 +201,8 @@ export interface ProviderConfig {
     llamaServer: string;
     /** [Agent] PauseFreesGpu. */
     pauseFreesGpu: boolean;
+    /** The owner's own release keys, beside the project's (src/core/update/signing.ts). */
+    releaseSigningKeys: string[];
     /** [Agent] GpuTemperatureCeilingC and GpuPowerCeilingW (0: off). */
     gpuTemperatureCeilingC: number;
     gpuPowerCeilingW: number;
@@ -394,6 +401,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): 
       ownerAddr: ag.OwnerAddr ?? '',
       llamaServer: ag.LlamaServer ?? '',
       pauseFreesGpu: ag.PauseFreesGpu ?? false,
+      releaseSigningKeys: ag.ReleaseSigningKeys ?? [],
       gpuTemperatureCeilingC: ag.GpuTemperatureCeilingC ?? 0,
       gpuPowerCeilingW: ag.GpuPowerCeilingW ?? 0,
       maxConcurrentPerEndpoint: typeof ag.MaxConcurrentPerEndpoint === 'number' ? ag.MaxConcurrentPerEndpoint : 4,

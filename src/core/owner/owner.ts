@@ -25,6 +25,7 @@ import { OwnerApprovals } from './approvals';
 import { checkKeyDestination, keyAfterSave, keyDestinationSummary } from './key-destination';
 import { validateSettingsPatch } from './settings-patch';
 import { wireAlerts } from './wiring';
+import { trustedReleaseKeys } from '../update/signing';
 
 export interface OwnerDeps {
   home: string;
@@ -99,6 +100,7 @@ export class Owner {
       log: log.child('update'),
       // The desktop app downloads in the background; the console asks first on a headless agent.
       autoDownload: d.mode === 'desktop',
+      keys: trustedReleaseKeys(values.config.agent.releaseSigningKeys),
     });
     this.updates.on('download', (download) => d.event({ type: 'update.download', download }));
     this.wireUpgradeAdvice();

@@ -11,6 +11,7 @@ import type { UpdateStateCode } from '../../shared/views/settings';
 import type { Resolver } from '../http/address-class';
 import { BodyTooLarge, readCapped } from '../http/read-body';
 import { fetchCheckingRedirects } from './check';
+import { MAX_SIG_BYTES, parseSignature, SIG_ASSET, signedBy, type TrustedKey } from './signing';
 import { MAX_SUMS_BYTES, parseSha256Sums, SUMS_ASSET, type ChannelError, type ReleaseAsset } from './github';
 
 /** No release file of this app is larger (the desktop installers are ~150 MB; the npm tarball a few MB). */
@@ -20,7 +21,13 @@ const FILE_MODE = 0o600;
 
 export type DownloadFailureCode = Extract<
   UpdateStateCode,
-  'update_checksum_mismatch' | 'update_too_large' | 'update_no_asset' | 'update_no_checksums' | 'update_download_failed'
+  | 'update_checksum_mismatch'
+  | 'update_too_large'
+  | 'update_no_asset'
+  | 'update_no_checksums'
+  | 'update_unsigned'
+  | 'update_signature_invalid'
+  | 'update_download_failed'
 >;
 
 export class UpdateDownloadError extends Error {
@@ -35,8 +42,11 @@ export class UpdateDownloadError extends Error {
 
 export interface DownloadOptions {
   asset: ReleaseAsset;
-  /** The release's SHA256SUMS asset. */
+  /** The release's SHA256SUMS asset, and its signature (SHA256SUMS.sig) when the release has one. */
   sums: ReleaseAsset;
+  signature?: ReleaseAsset;
+  /** The release keys trusted here: with any, SHA256SUMS must be signed by one of them. */
+  keys?: readonly TrustedKey[];
   /** The folder it goes in (<home>/updates), made 0700. */
   dir: string;
   /** A lower ceiling than MAX_UPDATE_BYTES (tests). */
@@ -53,6 +63,8 @@ export interface DownloadedFile {
   file: string;
   sha256: string;
   bytes: number;
+  signature: 'verified' | 'not_checked';
+  signedBy?: string;
 }
 
 /** A file name from outside made safe as one path segment. */
@@ -83,8 +95,12 @@ async function get(url: string, o: DownloadOptions, accept: string): Promise<Res
   return res;
 }
 
-/** The sum SHA256SUMS lists for `name`; throws update_no_checksums when the list or the line is missing. */
-export async function expectedSum(o: DownloadOptions): Promise<string> {
+/**
+ * The sum SHA256SUMS lists for `name`, and whether its signature was checked; throws update_no_checksums when the
+ * list or the line is missing, update_unsigned / update_signature_invalid when a trusted key is set and the list
+ * is not signed by it.
+ */
+export async function expectedSum(o: DownloadOptions): Promise<{ sum: string; signature: 'verified' | 'not_checked'; signedBy?: string }> {
   if (o.sums.size > MAX_SUMS_BYTES) throw new UpdateDownloadError('update_no_checksums', `the release's ${SUMS_ASSET} is larger than a checksum list can be`);
   const res = await get(o.sums.url, o, 'text/plain, application/octet-stream;q=0.9');
   let text: string;
@@ -102,7 +118,25 @@ export async function expectedSum(o: DownloadOptions): Promise<string> {
   }
   const sum = sums.get(o.asset.name);
   if (!sum) throw new UpdateDownloadError('update_no_checksums', `the release's ${SUMS_ASSET} has no line for ${o.asset.name.slice(0, 80)}`);
-  return sum;
+  const keys = o.keys ?? [];
+  if (keys.length === 0) return { sum, signature: 'not_checked' };
+  if (!o.signature)
+    throw new UpdateDownloadError('update_unsigned', `the release's ${SUMS_ASSET} is not signed (no ${SIG_ASSET}), and a release key is set here`);
+  let sigText: string;
+  try {
+    sigText = await readCapped(await get(o.signature.url, o, 'text/plain, application/octet-stream;q=0.9'), MAX_SIG_BYTES);
+  } catch (e) {
+    if (e instanceof UpdateDownloadError) throw e;
+    throw new UpdateDownloadError('update_signature_invalid', `${SIG_ASSET} could not be read: ${(e as Error).message}`);
+  }
+  const sig = parseSignature(sigText);
+  const by = sig ? signedBy(text, sig, keys) : undefined;
+  if (!by)
+    throw new UpdateDownloadError(
+      'update_signature_invalid',
+      sig ? `the release's ${SUMS_ASSET} is not signed by a release key trusted here` : `${SIG_ASSET} is not an Ed25519 signature (one line of base64)`,
+    );
+  return { sum, signature: 'verified', signedBy: by.id };
 }
 
 /** Fetches the asset, checks its sha256 against SHA256SUMS, and leaves it at `<dir>/<name>` (0600). */
@@ -110,7 +144,7 @@ export async function downloadVerified(o: DownloadOptions): Promise<DownloadedFi
   const ceiling = Math.min(o.maxBytes ?? MAX_UPDATE_BYTES, MAX_UPDATE_BYTES);
   if (o.asset.size > ceiling)
     throw new UpdateDownloadError('update_too_large', `the release file is ${o.asset.size} bytes, over the ${ceiling}-byte limit for an update`);
-  const sum = await expectedSum(o);
+  const { sum, ...signed } = await expectedSum(o);
   fs.mkdirSync(o.dir, { recursive: true, mode: DIR_MODE });
   fs.chmodSync(o.dir, DIR_MODE);
   const file = path.join(o.dir, safeFileName(o.asset.name));
@@ -174,5 +208,5 @@ export async function downloadVerified(o: DownloadOptions): Promise<DownloadedFi
   }
   fs.renameSync(part, file);
   fs.chmodSync(file, FILE_MODE);
-  return { file, sha256: got, bytes };
+  return { file, sha256: got, bytes, ...signed };
 }

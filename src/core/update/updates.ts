@@ -10,6 +10,7 @@ import type { Logger } from '../base/log';
 import type { Resolver } from '../http/address-class';
 import { checkRelease } from './check';
 import { downloadVerified, UpdateDownloadError, type DownloadedFile } from './download';
+import { SIG_ASSET, type TrustedKey } from './signing';
 import { assetFor, SUMS_ASSET, type GithubRelease } from './github';
 
 export interface UpdatesOptions {
@@ -30,6 +31,8 @@ export interface UpdatesOptions {
   maxBytes?: number;
   resolve?: Resolver;
   timeoutMs?: number;
+  /** The release keys trusted here (signing.ts): with any, a release's SHA256SUMS must be signed by one. */
+  keys?: readonly TrustedKey[];
 }
 
 export interface UpdatesEvents {
@@ -104,6 +107,7 @@ export class Updates extends EventEmitter<UpdatesEvents> {
     if (this.dl && this.dl.version === rel.version && this.dl.state !== 'available' && this.dl.state !== 'error') return { ...this.dl };
     const asset = assetFor(rel.assets, this.o.mode);
     const sums = rel.assets.find((a) => a.name === SUMS_ASSET);
+    const signature = rel.assets.find((a) => a.name === SIG_ASSET);
     if (!asset)
       return this.fail(
         rel.version,
@@ -118,6 +122,8 @@ export class Updates extends EventEmitter<UpdatesEvents> {
     this.running = downloadVerified({
       asset,
       sums,
+      ...(signature ? { signature } : {}),
+      keys: this.o.keys ?? [],
       dir: this.o.dir,
       current: this.o.current,
       signal: this.abort.signal,
@@ -169,9 +175,21 @@ export class Updates extends EventEmitter<UpdatesEvents> {
 
   private async verified(version: string, f: DownloadedFile): Promise<void> {
     if (this.closed || this.dl?.version !== version) return;
-    const evidence = { version, file: f.file, sha256: f.sha256, bytes: f.bytes, installOnQuit: false };
+    const evidence = {
+      version,
+      file: f.file,
+      sha256: f.sha256,
+      bytes: f.bytes,
+      signature: f.signature,
+      ...(f.signedBy ? { signedBy: f.signedBy } : {}),
+      installOnQuit: false,
+    };
     this.set({ state: 'downloaded', code: 'update_downloaded', ...evidence });
-    this.o.log.info(`${path.basename(f.file)} matches the release's ${SUMS_ASSET} (sha256 ${f.sha256.slice(0, 16)}…)`, { code: 'update_downloaded' });
+    const signed =
+      f.signature === 'verified'
+        ? `, signed by release key ${f.signedBy}`
+        : '; its signature was not checked (no release key is set here: [Agent] ReleaseSigningKeys)';
+    this.o.log.info(`${path.basename(f.file)} matches the release's ${SUMS_ASSET} (sha256 ${f.sha256.slice(0, 16)}…)${signed}`, { code: 'update_downloaded' });
     // Never mid-request: held while any request runs, ready once the last one finished.
     const n = this.o.inFlight();
     if (n > 0) {

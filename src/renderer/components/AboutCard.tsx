@@ -38,7 +38,12 @@ function Verified({ d }: { d: UpdateDownloadView }) {
           )
         </>
       ) : null}
-      .
+      .{' '}
+      <span data-testid="update-signature" data-signature={d.signature ?? 'not_checked'}>
+        {d.signature === 'verified'
+          ? `The checksum list is signed by release key ${d.signedBy ?? ''}.`
+          : 'Its signature was not checked: no release key is set on this machine.'}
+      </span>
     </span>
   );
 }

@@ -83,6 +83,8 @@ export type UpdateStateCode =
   | 'update_too_large'
   | 'update_no_asset'
   | 'update_no_checksums'
+  | 'update_unsigned'
+  | 'update_signature_invalid'
   | 'update_download_failed';
 
 /** What the update check found. It never downloads anything. */
@@ -125,6 +127,12 @@ export interface UpdateDownloadView {
   file?: string;
   sha256?: string;
   bytes?: number;
+  /**
+   * verified: SHA256SUMS carried a signature by a trusted release key (`signedBy` names it); not_checked: no
+   * release key is configured here, so only the checksum list was checked (never said as signed).
+   */
+  signature?: 'verified' | 'not_checked';
+  signedBy?: string;
   /** Held: the requests running when it was held. */
   inFlight?: number;
   /** Ready on the headless agent: the exact command that installs the verified file (not run for the owner). */

@@ -106,6 +106,7 @@ Discovery = false
 EngineHosts = ["http://192.168.1.20:8000", "http://10.0.0.5:11434"]
 GpuSampleIntervalSeconds = 0.5
 GpuProcessCheckSeconds = 1.5
+ReleaseSigningKeys = ["ed25519:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="]
 EngineHeadersTimeoutSeconds = 3
 EngineIdleTimeoutSeconds = 4.25
 EngineTotalTimeoutSeconds = 7
@@ -138,6 +139,7 @@ OwnerAddr = "0x00000000000000000000000000000000000000aB"
       queueTimeoutMs: 2500,
       gpuSampleIntervalMs: 500,
       gpuProcessCheckMs: 1500,
+      releaseSigningKeys: ['ed25519:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA='],
       engineHeadersTimeoutMs: 3000,
       engineIdleTimeoutMs: 4250,
       engineTotalTimeoutMs: 7000,

@@ -2,6 +2,7 @@
 // the newest release, the download is verified against SHA256SUMS (a mismatch and an oversized file are
 // refused with their codes and leave nothing behind), and a verified file is held while a request is in
 // flight and ready once the last one finished.
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,6 +11,7 @@ import { memoryLog } from '../../../src/core/base/log';
 import { checkRelease, DEFAULT_FEED, feedRequestUrl, isGithubFeed } from '../../../src/core/update/check';
 import { assetFor, parseSha256Sums, readGithubRelease } from '../../../src/core/update/github';
 import { Updates } from '../../../src/core/update/updates';
+import { parseReleaseKey, parseSignature, trustedReleaseKeys, type TrustedKey } from '../../../src/core/update/signing';
 import { GithubReleasesStandIn, sha256 } from '../../support/github-releases';
 
 let gh: GithubReleasesStandIn | undefined;
@@ -31,7 +33,12 @@ const release = (extra: Partial<Parameters<typeof GithubReleasesStandIn.start>[0
   ...extra,
 });
 
-function updates(feed: string, inFlight: { n: number; drained: () => Promise<void> } = { n: 0, drained: () => Promise.resolve() }, maxBytes?: number): Updates {
+function updates(
+  feed: string,
+  inFlight: { n: number; drained: () => Promise<void> } = { n: 0, drained: () => Promise.resolve() },
+  maxBytes?: number,
+  keys: TrustedKey[] = [],
+): Updates {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-updates-'));
   return new Updates({
     dir: path.join(dir, 'updates'),
@@ -42,8 +49,63 @@ function updates(feed: string, inFlight: { n: number; drained: () => Promise<voi
     drained: inFlight.drained,
     log: memoryLog().child('update'),
     ...(maxBytes ? { maxBytes } : {}),
+    keys,
   });
 }
+
+/** A release key pair as the project would make one: the public half written as the config takes it. */
+function keyPair(): { privateKey: crypto.KeyObject; written: string } {
+  const { privateKey, publicKey } = crypto.generateKeyPairSync('ed25519');
+  const raw = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32);
+  return { privateKey, written: `ed25519:${raw.toString('base64')}` };
+}
+
+describe('signed checksum lists', () => {
+  it('with a release key set: a list signed by it is verified and said so; unsigned or signed by another key, nothing is downloaded', async () => {
+    const ours = keyPair();
+    const theirs = keyPair();
+    gh = await GithubReleasesStandIn.start(release({ signWith: ours.privateKey }));
+    const u = updates(gh.feed, undefined, undefined, trustedReleaseKeys([ours.written]));
+    await u.check();
+    u.startDownload();
+    const d = await u.whenReady();
+    expect(d).toMatchObject({ state: 'ready', signature: 'verified', signedBy: ours.written.slice(8, 20) });
+    fs.rmSync(dir, { recursive: true, force: true });
+
+    gh.release = release({ tag: 'v0.9.1', signWith: theirs.privateKey });
+    const other = updates(gh.feed, undefined, undefined, trustedReleaseKeys([ours.written]));
+    await other.check();
+    other.startDownload();
+    expect(await other.whenReady()).toMatchObject({ state: 'error', code: 'update_signature_invalid' });
+    // Refused before the file was asked for: nothing fetched, nothing written.
+    expect(gh.hits.filter((h) => h.includes('0.9.1') && h.endsWith('.tgz'))).toEqual([]);
+    expect(fs.existsSync(path.join(dir, 'updates')) ? fs.readdirSync(path.join(dir, 'updates')) : []).toEqual([]);
+    fs.rmSync(dir, { recursive: true, force: true });
+
+    gh.release = release({ tag: 'v0.9.2' });
+    gh.hits.length = 0;
+    const unsigned = updates(gh.feed, undefined, undefined, trustedReleaseKeys([ours.written]));
+    await unsigned.check();
+    unsigned.startDownload();
+    expect(await unsigned.whenReady()).toMatchObject({ state: 'error', code: 'update_unsigned' });
+    expect(gh.hits.filter((h) => h.endsWith('.tgz'))).toEqual([]);
+  });
+
+  it('without a release key: the checksums are checked and the signature is said not to be', async () => {
+    gh = await GithubReleasesStandIn.start(release({ signWith: keyPair().privateKey }));
+    const u = updates(gh.feed);
+    await u.check();
+    u.startDownload();
+    expect(await u.whenReady()).toMatchObject({ state: 'ready', signature: 'not_checked' });
+  });
+
+  it('reads keys and signatures strictly', () => {
+    expect(() => parseReleaseKey('ed25519:short')).toThrow(/32-byte/);
+    expect(() => parseReleaseKey(`rsa:${'A'.repeat(43)}=`)).toThrow();
+    expect(parseSignature('not base64 at all')).toBeUndefined();
+    expect(parseSignature(`${'A'.repeat(86)}==`)).toHaveLength(64);
+  });
+});
 
 describe('the release channel: GitHub Releases', () => {
   it('is the default, and a repository URL of that shape on any host is one', () => {
