@@ -40,7 +40,12 @@ export function desktopBackend(o: DesktopBackendOptions): BridgeBackend {
           parse(channel, args);
           return updater.download();
         case 'update.install': {
-          if (!generic) return agent.invoke(channel, args);
+          if (!generic) {
+            // The release channel: the agent verified the file and records the choice; "now" restarts into it.
+            const view = await agent.invoke(channel, args);
+            if ((parse(channel, args) as { when: string }).when === 'now') setImmediate(o.restartToInstall);
+            return view;
+          }
           const { when } = parse(channel, args) as { when: 'now' | 'on-quit' };
           const view = updater.markInstall(when);
           if (when === 'now') setImmediate(o.restartToInstall); // after this reply has gone out

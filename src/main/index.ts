@@ -23,6 +23,8 @@ import { createMainWindow, loadRenderer, reveal, windowPreferences } from './win
 import { homePath } from '../core/config/home-layout';
 import { lockHome, type HomeLock } from '../core/config/home-lock';
 import { installProcessGuard } from '../core/base/process-guard';
+import { installPlan, replaceAppImage } from '../core/update/install';
+import { spawn } from 'node:child_process';
 
 // One home for the desktop and the headless CLI; Chromium's own files go in a subfolder of it.
 const HOME = desktopHome();
@@ -185,15 +187,38 @@ class DesktopApp {
   /** The owner pressed Restart: stop the agent, let the new version take the single-instance lock, install. */
   async restartToInstall(): Promise<void> {
     this.quitting = true;
+    const verified = this.agent?.chosenUpdate();
     await this.shutdown();
     app.releaseSingleInstanceLock();
-    this.updater.installAndQuit(true);
+    if (verified) {
+      if (this.installVerified(verified.file)) app.relaunch();
+    } else this.updater.installAndQuit(true);
     app.quit();
   }
 
   /** After the agent stopped at quit: the version the owner chose to install at quit goes in now. */
   installChosenUpdate(): void {
-    if (this.updater.installOnQuit) this.updater.installAndQuit(false);
+    const verified = this.agent?.chosenUpdate();
+    if (verified) this.installVerified(verified.file);
+    else if (this.updater.installOnQuit) this.updater.installAndQuit(false);
+  }
+
+  /** The release channel's verified file, installed the way this copy of the app was (src/core/update/install.ts). */
+  private installVerified(file: string): boolean {
+    const plan = installPlan(file, { platform: process.platform, env: process.env });
+    try {
+      if (plan.kind === 'replace_appimage') replaceAppImage(plan.file, plan.target);
+      else if (plan.kind === 'run_installer') spawn(plan.file, plan.args, { detached: true, stdio: 'ignore' }).unref();
+      else {
+        this.l.warn(`update: ${plan.reason}; install ${plan.file} yourself (it is verified)`, { code: 'update_install_manual' });
+        return false;
+      }
+      this.l.info(`update: ${path.basename(file)} installed (${plan.kind})`, { code: 'update_installed' });
+      return true;
+    } catch (e) {
+      this.l.error(`update: ${path.basename(file)} could not be installed: ${message(e)}; the app is unchanged`, { code: 'update_install_failed' });
+      return false;
+    }
   }
 
   get isStopped(): boolean {

@@ -63,7 +63,9 @@ export function consoleVerbs(d: ConsoleVerbDeps): Verbs<ConsoleChannel> {
     // On the release channel (decision 0010): downloaded and verified here, held while a request is in flight.
     // A generic feed on the desktop is src/main/updater.ts's (electron-updater), answered there.
     'update.download': () => d.updates.startDownload(),
-    'update.install': () => {
+    'update.install': ({ when }) => {
+      // The desktop app installs what it verified (after the agent stops: src/core/update/install.ts).
+      if (d.mode === 'desktop') return d.updates.markInstall(when);
       const dl = d.updates.download();
       if (dl?.state === 'held')
         throw new BridgeError(

@@ -148,6 +148,32 @@ export class Updates extends EventEmitter<UpdatesEvents> {
     return { ...this.dl! };
   }
 
+  /**
+   * The desktop app: the owner chose to install the verified file now (the host stops the agent and restarts
+   * into it) or when the app quits. Never while a request is in flight: "now" waits until the file is ready.
+   */
+  markInstall(when: 'now' | 'on-quit'): UpdateDownloadView {
+    const dl = this.dl;
+    if (!dl || (dl.state !== 'ready' && dl.state !== 'held'))
+      throw new BridgeError('not_ready', 'Download the new version first; nothing verified is waiting to be installed.');
+    if (when === 'now' && dl.state === 'held')
+      throw new BridgeError(
+        'not_ready',
+        `Version ${dl.version} waits for the ${dl.inFlight ?? 'running'} request(s) in flight to finish; choose "when I quit", or install once it is ready.`,
+      );
+    this.set({ ...dl, installOnQuit: true });
+    this.o.log.info(`version ${dl.version} will be installed ${when === 'now' ? 'now (the app restarts)' : 'when the app quits'}`, {
+      code: 'update_install_chosen',
+    });
+    return { ...this.dl! };
+  }
+
+  /** The verified file the owner chose to install, once it is ready (the desktop host installs it after the agent stopped). */
+  chosenInstall(): { version: string; file: string } | undefined {
+    const dl = this.dl;
+    return dl?.state === 'ready' && dl.installOnQuit && dl.file ? { version: dl.version, file: dl.file } : undefined;
+  }
+
   /** Resolves once the download running now has ended (verified, held or failed). */
   async settled(): Promise<UpdateDownloadView | undefined> {
     await this.running;
@@ -199,7 +225,8 @@ export class Updates extends EventEmitter<UpdatesEvents> {
       if (this.closed || this.dl?.version !== version) return;
     }
     const command = this.o.mode === 'headless' ? installCommand(f.file) : undefined;
-    this.set({ state: 'ready', code: 'update_ready', ...evidence, ...(command ? { command } : {}) });
+    // The owner may have chosen "install when I quit" while it was held: that choice stands.
+    this.set({ state: 'ready', code: 'update_ready', ...evidence, installOnQuit: this.dl?.installOnQuit ?? false, ...(command ? { command } : {}) });
     this.o.log.info(
       this.o.mode === 'headless'
         ? `version ${version} is verified and no request is in flight. To install it: ${command}, then restart the agent (nothing was installed for you)`

@@ -278,6 +278,11 @@ describe('every channel answers with its documented shape', () => {
     expect(list.map((e) => [e.url, e.reachable, e.origin])).toEqual(stack.engines.map((e) => [e.url, true, 'owner']));
   });
 
+  it('gpu.giveBack on a machine without several GPUs: nothing to choose, said as not_supported', async () => {
+    await expect(invoke('gpu.giveBack', { index: 0, givenBack: true })).rejects.toMatchObject({ code: 'not_supported' });
+    expect((await invoke<{ gpuServing?: unknown[] }>('snapshot.get', {})).gpuServing).toBeUndefined();
+  });
+
   it('gpu.history and gpu.processes', async () => {
     expect(await invoke('gpu.history', { minutes: 5 })).toEqual([]);
     const procs = await invoke<unknown[]>('gpu.processes', {}).catch((e: Error) => e);
@@ -363,6 +368,9 @@ describe('refusals', () => {
     'engines.removeEndpoint': { args: { url: 5 }, detail: 'url:' },
     'gpu.history': { args: { minutes: 61 }, detail: 'minutes:' },
     'gpu.processes': { args: 'all', detail: 'expected object' },
+    'gpu.giveBack': { args: { index: 0, givenBack: 'yes' }, detail: 'givenBack:' },
+    'gpu.powerLimits': { args: { index: 0 }, detail: 'Unrecognized key' },
+    'gpu.setPowerLimit': { args: { index: 0, watts: 250 }, detail: 'consent:' },
     'logs.list': { args: { level: 'trace' }, detail: 'level:' },
     'logs.bundle': { args: { include: 'secrets' }, detail: 'Unrecognized key' },
     'gateway.keys.list': { args: { all: true }, detail: 'Unrecognized key' },
