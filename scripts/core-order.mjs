@@ -13,7 +13,7 @@ import path from 'node:path';
 export const CORE_LAYERS = [
   ['base/'],
   ['http/', 'config/', 'protocol/'],
-  ['gpu/', 'engine/', 'scheduler/', 'ledger/', 'platform/', 'update/', 'alerts/', 'weights/', 'downloads/', 'fit/', 'managed/'],
+  ['gpu/', 'engine-client/', 'scheduler/', 'ledger/', 'platform/', 'update/', 'alerts/', 'weights/', 'downloads/', 'fit/', 'managed/'],
   ['models/'],
   ['inference/'],
   ['hub/', 'gateway/', 'metrics/', 'fleet/', 'console/'],

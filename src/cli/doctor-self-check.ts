@@ -5,7 +5,7 @@
 // link came up only a running agent knows: it is asked of the agent of this home (src/cli/console-link.ts),
 // and with none that answers it is "unknown", never a pass.
 import os from 'node:os';
-import { ContextLengths } from '../core/engine/context-length';
+import { ContextLengths } from '../core/engine-client/context-length';
 import { contextTargets } from '../core/models/context-targets';
 import type { ModelRegistry } from '../core/models/registry';
 import { MachineCheckReader } from '../core/bridge/machine-checks';

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { EngineDiscovery } from '../core/engine/discovery';
+import { EngineDiscovery } from '../core/engine-client/discovery';
 import type { EngineInfo } from '../shared/types';
 import { configTemplate, networkAddresses, type TemplateNetwork } from '../core/config/template';
 import { homePath } from '../core/config/home-layout';

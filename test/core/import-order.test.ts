@@ -34,7 +34,7 @@ describe('the import-order lint rule', () => {
   });
 
   it('refuses a later folder of the same layer and a re-export from a later folder', async () => {
-    const sameLayer = restricted(await lint('src/core/engine/probe.ts', "export { Scheduler } from '../scheduler/scheduler';\n"));
+    const sameLayer = restricted(await lint('src/core/engine-client/probe.ts', "export { Scheduler } from '../scheduler/scheduler';\n"));
     expect(sameLayer.map((m) => m.messageId)).toEqual(['patternWithCustomMessage']);
     expect(sameLayer[0]?.message).toContain('src/core/scheduler/');
   });
@@ -42,7 +42,7 @@ describe('the import-order lint rule', () => {
   it('accepts imports of earlier folders, of the same folder and of src/shared', async () => {
     const code = [
       "import type { Logger } from '../base/log';",
-      "import { endpointKey } from '../engine/url';",
+      "import { endpointKey } from '../engine-client/url';",
       "import type { ModelRegistry } from '../models/registry';",
       "import { HubLink } from './link';",
       "import type { ModelState } from '../../shared/types';",

@@ -9,7 +9,7 @@ import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { enginesCommand } from '../../src/cli/engines-command';
 import { initCommand } from '../../src/cli/init';
-import { EngineDiscovery } from '../../src/core/engine/discovery';
+import { EngineDiscovery } from '../../src/core/engine-client/discovery';
 import { REFUSED_ADDRESS_TEXT } from '../../src/core/http/address-class';
 import { tempHome } from '../support/stack';
 

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryLog } from '../../src/core/base/log';
-import { requestJson } from '../../src/core/engine/client';
+import { requestJson } from '../../src/core/engine-client/client';
 import { handleVerify, type FingerprintResponse } from '../../src/core/hub/verify';
 import { engineReader } from '../../src/core/weights/engine-reader';
 import { locateModel } from '../../src/core/weights/locate';

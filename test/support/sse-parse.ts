@@ -1,7 +1,7 @@
 // Feeds an SSE body, read by read, to the engine client's parser (EngineStreamParser) the way the client
 // feeds it from the socket: every read as it comes, close() once at the end (with the read error, if any).
-import { EngineStreamParser, type ParseStreamOptions } from '../../src/core/engine/sse';
-import type { EngineStreamEvent } from '../../src/core/engine/types';
+import { EngineStreamParser, type ParseStreamOptions } from '../../src/core/engine-client/sse';
+import type { EngineStreamEvent } from '../../src/core/engine-client/types';
 
 export async function parseSse(reads: AsyncIterable<Uint8Array>, opts: ParseStreamOptions = {}): Promise<EngineStreamEvent[]> {
   const p = new EngineStreamParser(opts);

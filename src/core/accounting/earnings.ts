@@ -6,7 +6,7 @@ import type { EarningsOverview, ElectricityView, ModelPricingView, NetworkRateVi
 import type { DemandView } from '../../shared/views/demand';
 import { certainlyIs, DemandError, demandRows } from '../platform/demand';
 import { OllamaPulls, type PullOpener, type PullState } from '../downloads/ollama-pull';
-import { ollamaTags, type OllamaLocalModel } from '../engine/ollama-tags';
+import { ollamaTags, type OllamaLocalModel } from '../engine-client/ollama-tags';
 import { mapNetworkModel } from '../models/network-map';
 import type { GpuSample, RequestView, UsageRecord, UsageTotals } from '../../shared/types';
 import type { Ledger } from '../ledger/ledger';

@@ -2,7 +2,7 @@
 // the GPU charts and the GPU's process list.
 import { BridgeError } from '../../shared/bridge-error';
 import type { SettingsFile } from '../config/settings-file';
-import { endpointKey, ownerEndpointUrl } from '../engine/url';
+import { endpointKey, ownerEndpointUrl } from '../engine-client/url';
 import { listGpuProcesses } from '../gpu/processes';
 import { classifyHost } from '../http/address-class';
 import type { Engines } from '../engines/engines';

@@ -3,7 +3,7 @@
 // up to ten times a second), and the hub requests since start with how long the link has been up. `doctor`
 // reads the same (no link of its own: the traffic is asked of the agent running in the home, if any).
 import fs from 'node:fs';
-import type { ContextLengths } from '../engine/context-length';
+import type { ContextLengths } from '../engine-client/context-length';
 import type { LinkStatus } from '../../shared/types';
 import type { MachineChecks } from './verdict';
 

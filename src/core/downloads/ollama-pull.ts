@@ -8,8 +8,8 @@
 // goes through the engine-call service (purpose 'ollama-pull': no slot, not booked), with the abort signal
 // of the pull's idle timer.
 import type { PullStateView } from '../../shared/views/demand';
-import type { EngineBody, Opened } from '../engine/http';
-import type { EngineEndpoint } from '../engine/types';
+import type { EngineBody, Opened } from '../engine-client/http';
+import type { EngineEndpoint } from '../engine-client/types';
 import type { Logger } from '../base/log';
 import { DemandError } from '../platform/demand';
 import { JSON_LIMITS, parseJson } from '../http/bounded-json';

@@ -3,8 +3,8 @@
 // Where both have a view, the newer and more specific one (health's) wins, so the Engines list, the
 // models table and the verdict never say "reachable" beside "not running".
 import type { EndpointCondition, EngineInfo, ModelHealth } from '../../shared/types';
-import type { EndpointHealth } from '../engine/health';
-import { endpointKey } from '../engine/url';
+import type { EndpointHealth } from '../engine-client/health';
+import { endpointKey } from '../engine-client/url';
 
 /** Discovery's engines as the console shows them: health's verdict on an endpoint it watches overrides. */
 export function engineView(engines: EngineInfo[], health: EndpointHealth[]): EngineInfo[] {

@@ -3,16 +3,16 @@
 // context-window cache and, through `announce`, the hub and the console.
 import type { EngineInfo } from '../../shared/types';
 import type { ModelEntry, ProviderConfig } from '../config/config';
-import type { ContextLengths } from '../engine/context-length';
-import type { EngineDiscovery } from '../engine/discovery';
-import type { HealthMonitor } from '../engine/health';
+import type { ContextLengths } from '../engine-client/context-length';
+import type { EngineDiscovery } from '../engine-client/discovery';
+import type { HealthMonitor } from '../engine-client/health';
 import type { Log, Logger } from '../base/log';
 import type { Scheduler } from '../scheduler/scheduler';
 import type { ModelRegistry } from '../models/registry';
 import { syncScheduler } from './scheduler-sync';
 import type { SettingsFile } from '../config/settings-file';
 import { endpointStates, engineView } from './endpoint-state';
-import { endpointKey } from '../engine/url';
+import { endpointKey } from '../engine-client/url';
 import { mappingChecks } from '../models/mapping-check';
 import { contextTargets } from '../models/context-targets';
 

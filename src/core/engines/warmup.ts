@@ -11,7 +11,7 @@
 import type { WarmupProblem, WarmupResult } from '../../shared/views/models';
 import type { GpuSample, RequestSource } from '../../shared/types';
 import { EngineCallError, type InferenceRunner } from '../inference/runner';
-import { categoryOperation } from '../engine/category';
+import { categoryOperation } from '../engine-client/category';
 import type { Logger } from '../base/log';
 import { elapsedMs, monoMs } from '../base/clock';
 import type { ModelRegistry } from '../models/registry';

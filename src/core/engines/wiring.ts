@@ -1,9 +1,9 @@
 // Which engine part's events feed which: health, capacity, context windows and discovery feed the model
 // set and the scheduler; the hub and the console hear of it through the feature's ports.
 import type { EngineInfo, GpuSample } from '../../shared/types';
-import type { ContextLengths } from '../engine/context-length';
-import type { EngineDiscovery } from '../engine/discovery';
-import type { CapacityChange, DeepCheckState, HealthChange, HealthMonitor } from '../engine/health';
+import type { ContextLengths } from '../engine-client/context-length';
+import type { EngineDiscovery } from '../engine-client/discovery';
+import type { CapacityChange, DeepCheckState, HealthChange, HealthMonitor } from '../engine-client/health';
 import type { MinuteHistory } from '../gpu/minute-history';
 import type { GpuSampler } from '../gpu/sampler';
 import type { Logger } from '../base/log';

@@ -5,15 +5,15 @@
 // prompt (not text, or one the engine refuses) fails that prompt, never the whole benchmark; total_latency_ms
 // is the sum of the prompts' latencies. Pure handler: returns the reply payload, never throws.
 import { z } from 'zod';
-import type { EngineRequestOptions, NonStreamResult } from '../engine/types';
-import { EngineHttpError } from '../engine/types';
+import type { EngineRequestOptions, NonStreamResult } from '../engine-client/types';
+import { EngineHttpError } from '../engine-client/types';
 import type { Logger } from '../base/log';
 import type { ResolvedModel } from './verify';
 import { formatIssues } from '../../shared/zod-issues';
 
 export interface BenchmarkDeps {
   resolve(model: string): ResolvedModel | undefined;
-  /** requestJson from src/core/engine/client.ts (or a scheduler-wrapped version of it). */
+  /** requestJson from src/core/engine-client/client.ts (or a scheduler-wrapped version of it). */
   complete(opts: EngineRequestOptions): Promise<NonStreamResult>;
   log?: Logger;
   /** Longest time one prompt may take (default: max(30 s, timeout_ms / number of prompts), as Go). */

@@ -4,7 +4,7 @@
 import type { WarmupResult } from '../../shared/views/models';
 import type { RequestSource } from '../../shared/types';
 import type { ModelRegistry } from '../models/registry';
-import type { EngineRequestOptions, NonStreamResult } from '../engine/types';
+import type { EngineRequestOptions, NonStreamResult } from '../engine-client/types';
 import type { InferenceRunner } from '../inference/runner';
 import type { Logger } from '../base/log';
 import { out, type Inbound, type Outbound } from '../protocol/messages';

@@ -11,7 +11,7 @@
 // Go provider does.
 import type { Logger } from '../base/log';
 import { elapsedMs, monoMs } from '../base/clock';
-import { chunkJson } from '../engine/sse';
+import { chunkJson } from '../engine-client/sse';
 import { encodeOnce, encodeStreamChunk, out, MAX_MESSAGE_BYTES, type EncodedMessage, type Inbound, type Outbound } from '../protocol/messages';
 import type { ChunkEvent, InferenceRunner, InferenceResult } from '../inference/runner';
 import { Retention, type RetentionCodec } from './retention';

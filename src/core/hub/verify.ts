@@ -5,8 +5,8 @@
 // Pure handler: it takes the payload as received and returns the reply payload; it never throws.
 import { z } from 'zod';
 import type { ModelWeightsView } from '../../shared/types';
-import type { EngineEndpoint, EngineRequestOptions, NonStreamResult } from '../engine/types';
-import { EngineHttpError } from '../engine/types';
+import type { EngineEndpoint, EngineRequestOptions, NonStreamResult } from '../engine-client/types';
+import { EngineHttpError } from '../engine-client/types';
 import type { Logger } from '../base/log';
 import { normalizeHash } from '../weights/manifest';
 import type { FileLookup } from '../weights/weights';
@@ -26,7 +26,7 @@ export interface WeightsLookup {
 
 export interface VerifyDeps {
   resolve(model: string): ResolvedModel | undefined;
-  /** requestJson from src/core/engine/client.ts (or a scheduler-wrapped version of it). */
+  /** requestJson from src/core/engine-client/client.ts (or a scheduler-wrapped version of it). */
   complete(opts: EngineRequestOptions): Promise<NonStreamResult>;
   /** The weight manifests; without it every fingerprint file is unknown (no_model_dir). */
   weights?: WeightsLookup;

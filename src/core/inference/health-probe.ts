@@ -1,7 +1,7 @@
 // The deep health check's engine call: a one-token chat to one model on one endpoint, through the
 // engine-call service with the purpose 'health' (a free slot of that endpoint or none, whatever its health
 // or a pause; never booked, billed or counted in the heartbeat), answered as the health monitor reads it.
-import { probeBody, type DeepProbe } from '../engine/deep-probe';
+import { probeBody, type DeepProbe } from '../engine-client/deep-probe';
 import type { ModelRegistry } from '../models/registry';
 import { Log } from '../base/log';
 import { RequestBook } from './requests';

@@ -4,10 +4,10 @@
 // category decides (models.json `category`), and only a model with no telling category falls back to the
 // request's shape. 'completions' (the legacy text completion) is ours: the local gateway and the dev hub
 // declare it for a prompt sent to /v1/completions; the hub's four operations never resolve to it.
-import type { EnginePath } from '../engine/types';
-import { categoryOperation, type Operation } from '../engine/category';
+import type { EnginePath } from '../engine-client/types';
+import { categoryOperation, type Operation } from '../engine-client/category';
 
-export { categoryOperation, chatCompatible, type Operation } from '../engine/category';
+export { categoryOperation, chatCompatible, type Operation } from '../engine-client/category';
 
 export const OPERATIONS: readonly Operation[] = ['chat/completions', 'completions', 'embeddings', 'images/generations', 'audio/transcriptions'];
 

@@ -9,9 +9,9 @@
 //   retry of a transient failure -> chunks to the caller's sink (awaited: backpressure) -> usage (engine-
 //   reported, or estimated and marked) -> RequestBook (console) -> ledger (via the book).
 import crypto from 'node:crypto';
-import { EngineHttpError, type EngineEndpoint, type EnginePath, type EngineStreamEvent, type NonStreamResult, type TokenUsage } from '../engine/types';
-import { ENGINE_TIMEOUTS, estimateTokens, requestJson, streamRequest } from '../engine/client';
-import { openEngine, type EngineBody, type Opened } from '../engine/http';
+import { EngineHttpError, type EngineEndpoint, type EnginePath, type EngineStreamEvent, type NonStreamResult, type TokenUsage } from '../engine-client/types';
+import { ENGINE_TIMEOUTS, estimateTokens, requestJson, streamRequest } from '../engine-client/client';
+import { openEngine, type EngineBody, type Opened } from '../engine-client/http';
 import { SchedulerRejection, type AdmitOptions, type Lease } from '../scheduler/types';
 import type { RequestSource } from '../../shared/types';
 import type { Logger } from '../base/log';

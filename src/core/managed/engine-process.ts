@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import readline from 'node:readline';
 import type { Logger } from '../base/log';
-import { fetchEngine } from '../engine/http';
+import { fetchEngine } from '../engine-client/http';
 import { ServeError, type ServeSpec } from './spec';
 
 export type ManagedPhase = 'starting' | 'serving' | 'restarting' | 'failed' | 'stopped';

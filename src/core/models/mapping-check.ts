@@ -6,7 +6,7 @@
 // engine's report is the evidence; nothing is concluded from a name alone, and where the engine reports
 // nothing, nothing is claimed (the model is not held).
 import type { EngineInfo, EngineModelMeta, MappingCheckView } from '../../shared/types';
-import { endpointKey } from '../engine/url';
+import { endpointKey } from '../engine-client/url';
 import { modelInfo, normalizeModelName, quantOf, sizeParameters } from '../platform/catalogue';
 import type { ModelRegistry } from './registry';
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { readModelsJson, type ProviderConfig } from '../config/config';
 import { homePath } from '../config/home-layout';
 import { writeJsonAtomic } from '../config/atomic-file';
-import { endpointKey } from '../engine/url';
+import { endpointKey } from '../engine-client/url';
 import { DemandError } from '../platform/demand';
 
 export type MapResult = 'added' | 'unchanged';

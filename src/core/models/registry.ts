@@ -3,9 +3,9 @@
 // engines found by discovery (off until the owner enables them).
 import type { DeepCheckView, EndpointCondition, EngineInfo, EngineType, MappingCheckView, ModelHealth, ModelState } from '../../shared/types';
 import type { ModelEntry } from '../config/config';
-import type { EngineEndpoint } from '../engine/types';
-import { endpointKey } from '../engine/url';
-import { chatCompatible } from '../engine/category';
+import type { EngineEndpoint } from '../engine-client/types';
+import { endpointKey } from '../engine-client/url';
+import { chatCompatible } from '../engine-client/category';
 
 const RANK: Record<ModelHealth, number> = { healthy: 2, degraded: 1, unhealthy: 0 };
 

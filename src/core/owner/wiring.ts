@@ -7,7 +7,7 @@ import { noticesFromEmitter } from '../alerts/notice-source';
 import { watchForAlerts } from '../alerts/watch';
 import type { WebhookTransport } from '../alerts/webhook';
 import type { EmailTransport } from '../alerts/email';
-import type { HealthMonitor } from '../engine/health';
+import type { HealthMonitor } from '../engine-client/health';
 import type { HubLink } from '../hub/link';
 import type { NoticeBook } from '../hub/notices';
 import type { ProviderGate } from '../hub/provider-status';

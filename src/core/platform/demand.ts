@@ -4,9 +4,9 @@
 // real figures only: the network's min_vram_gb when model-demand gives it, else the size on disk Ollama
 // reports (/api/tags); without either it stays unknown.
 import type { DemandRowView } from '../../shared/views/demand';
-import type { OllamaLocalModel } from '../engine/ollama-tags';
+import type { OllamaLocalModel } from '../engine-client/ollama-tags';
 import type { EngineModelMeta } from '../../shared/types';
-import { parameterCount } from '../engine/model-meta';
+import { parameterCount } from '../engine-client/model-meta';
 import { matchModel } from './catalogue';
 import type { NetworkRate } from './rates';
 import { CodedError } from '../../shared/bridge-error';

@@ -2,7 +2,7 @@
 // (MaxConcurrentPerEndpoint) wins; with "auto" (the default) it is what the engine says it runs at once,
 // so requests beyond the engine's slots wait in the agent's own queue (with positions, and without
 // the engine's headers timeout running) instead of waiting silently inside the engine.
-import type { EngineCapacity, EngineLoad } from '../engine/capacity';
+import type { EngineCapacity, EngineLoad } from '../engine-client/capacity';
 
 export interface EndpointLimit {
   max: number;

@@ -6,7 +6,7 @@
 import type { EngineType, GpuInventory, GpuSample, ModelHealth } from '../../shared/types';
 import type { ProviderConfig } from '../config/config';
 import type { Identity } from '../config/identity';
-import type { ContextLengths, ModelContext } from '../engine/context-length';
+import type { ContextLengths, ModelContext } from '../engine-client/context-length';
 import { hardwareBlock, mostCommonEngine } from '../gpu/hardware';
 import { heartbeatMetrics } from '../gpu/metrics';
 import {

@@ -27,7 +27,7 @@ import { Weights } from '../weights/weights';
 import { Announcer } from './announce';
 import { GatewayLifecycle } from './gateway-lifecycle';
 import { GpuGuard } from './gpu-guard';
-import { GpuBusyWatch } from './gpu-busy';
+import { GpuBusyWatch } from './gpu-busy-watch';
 import { RailRecord } from './rail-record';
 import { hubStatus, type HubStatus } from './hub-status';
 import { factsTargets, wireTrust } from './trust-wiring';

@@ -3,7 +3,7 @@
 // model's facts or weights that change make the node register again (its declarations changed); each
 // register ack records the hub's view; an engine back from a restart is read again (it may serve other
 // weights now). The console hears of each.
-import type { HealthChange, HealthMonitor } from '../engine/health';
+import type { HealthChange, HealthMonitor } from '../engine-client/health';
 import type { HubLink } from '../hub/link';
 import type { HubView } from '../hub/hub-view';
 import type { ModelFactsBook, FactsTarget } from '../weights/model-facts';

@@ -14,9 +14,9 @@
 //   capacity      the node's real limit for the model: the owner's, or the engine's published slots
 //   weight_hash   the composite of a manifest (Go's, or the one this node computed: src/core/weights)
 import type { EngineType } from '../../shared/types';
-import type { ModelContext } from '../engine/context-length';
+import type { ModelContext } from '../engine-client/context-length';
 import type { DeclaredEngine, DeclaredInputModality, DeclaredOutputModality, DeclaredQuantization, ModelDeclaration } from '../protocol/messages';
-import { normalizeCategory, type ModelCategory } from '../engine/category';
+import { normalizeCategory, type ModelCategory } from '../engine-client/category';
 
 export const DECLARATION_SCHEMA = '1';
 

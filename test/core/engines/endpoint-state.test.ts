@@ -2,7 +2,7 @@
 // discovery's state stands for endpoints health does not watch.
 import { describe, expect, it } from 'vitest';
 import { endpointStates, engineView } from '../../../src/core/engines/endpoint-state';
-import type { EndpointHealth } from '../../../src/core/engine/health';
+import type { EndpointHealth } from '../../../src/core/engine-client/health';
 import type { EngineInfo } from '../../../src/shared/types';
 
 const engine = (url: string, over: Partial<EngineInfo> = {}): EngineInfo => ({

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { requestJson } from '../../../src/core/engine/client';
-import type { EngineEndpoint } from '../../../src/core/engine/types';
+import { requestJson } from '../../../src/core/engine-client/client';
+import type { EngineEndpoint } from '../../../src/core/engine-client/types';
 import { handleBenchmark, isCorrect, type BenchmarkDeps } from '../../../src/core/hub/benchmark';
 import { startTestEngine, type TestEngine } from '../../support/engine-server';
 

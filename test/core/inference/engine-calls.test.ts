@@ -1,5 +1,5 @@
 // Every engine call goes through the one engine-call service with a typed purpose, and every HTTP request
-// to an engine leaves through the one engine HTTP client (src/core/engine/http.ts). Read from the source:
+// to an engine leaves through the one engine HTTP client (src/core/engine-client/http.ts). Read from the source:
 // a new call site with a purpose shows up here; a new http.request / fetch outside the client fails here
 // unless it is listed below with what it talks to (none of them an engine).
 import fs from 'node:fs';
@@ -82,7 +82,7 @@ describe('engine calls by purpose', () => {
 describe('one HTTP client for engines', () => {
   /** Files that make HTTP requests to something that is not an engine, and what they talk to. */
   const NOT_ENGINES: Record<string, string> = {
-    'core/engine/http.ts': 'the engine HTTP client itself',
+    'core/engine-client/http.ts': 'the engine HTTP client itself',
     'core/platform/get-json.ts': "the platform's HTTP API (rates, stats, catalogue)",
     'core/hub/provider-status.ts': "the platform's provider status",
     'core/platform/model-details.ts': "the platform's records of each model (its fetch() method reads through get-json)",
@@ -109,6 +109,6 @@ describe('one HTTP client for engines', () => {
       .filter(({ text }) => /^import (\w+|\{[^}]*\}) from 'node:https?';/m.test(text) && /\b(https?)\.(request|get|Agent)\b/.test(code(text)))
       .map(({ file }) => file);
     // downloads/download.ts streams model files to disk (Range, redirects): not an engine, and no engine call.
-    expect(importers.sort()).toEqual(['core/downloads/download.ts', 'core/engine/http.ts']);
+    expect(importers.sort()).toEqual(['core/downloads/download.ts', 'core/engine-client/http.ts']);
   });
 });

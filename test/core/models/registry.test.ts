@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { EngineInfo } from '../../../src/shared/types';
 import type { ModelEntry } from '../../../src/core/config/config';
 import { ModelRegistry, type ModelPrefs } from '../../../src/core/models/registry';
-import { endpointKey, normalizeBaseUrl } from '../../../src/core/engine/url';
+import { endpointKey, normalizeBaseUrl } from '../../../src/core/engine-client/url';
 
 const engine = (url: string, models: string[], o: Partial<EngineInfo> = {}): EngineInfo => ({
   url,

@@ -12,7 +12,7 @@ import { memoryLog } from '../../../src/core/base/log';
 import { ModelRegistry } from '../../../src/core/models/registry';
 import { InferenceRunner } from '../../../src/core/inference/runner';
 import { RequestBook } from '../../../src/core/inference/requests';
-import { parseOllamaTags } from '../../../src/core/engine/ollama-tags';
+import { parseOllamaTags } from '../../../src/core/engine-client/ollama-tags';
 import { demandRows } from '../../../src/core/platform/demand';
 import { parseModelDemand, type NetworkRate } from '../../../src/core/platform/rates';
 import { OllamaStandIn } from '../../support/ollama-standin';

@@ -9,7 +9,7 @@ import { Announcer } from '../../../src/core/serving/announce';
 import { ModelRegistry } from '../../../src/core/models/registry';
 import { loadConfig, type ProviderConfig } from '../../../src/core/config/config';
 import type { Identity } from '../../../src/core/config/identity';
-import { ContextLengths } from '../../../src/core/engine/context-length';
+import { ContextLengths } from '../../../src/core/engine-client/context-length';
 import type { RegisterPayload } from '../../../src/core/protocol/messages';
 import { writeConfigToml } from '../../support/config-toml';
 

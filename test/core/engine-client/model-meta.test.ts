@@ -1,8 +1,8 @@
 // What engines say about their models, read by discovery from the answers it already fetches: llama.cpp's
 // /v1/models meta, Ollama's /api/tags details (real answers: the trace fixtures and the stand-in engines).
 import { afterEach, describe, expect, it } from 'vitest';
-import { detectEngine } from '../../../src/core/engine/detect';
-import { modelMetaOf, parameterCount } from '../../../src/core/engine/model-meta';
+import { detectEngine } from '../../../src/core/engine-client/detect';
+import { modelMetaOf, parameterCount } from '../../../src/core/engine-client/model-meta';
 import { startTestEngine, type TestEngine } from '../../support/engine-server';
 
 const engines: TestEngine[] = [];

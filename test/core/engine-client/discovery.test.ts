@@ -5,8 +5,8 @@ import net from 'node:net';
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EngineInfo, EngineType } from '../../../src/shared/types';
-import { DEFAULT_PORTS, defaultProbeUrls, detectEngine } from '../../../src/core/engine/detect';
-import { buildCatalog, EngineDiscovery } from '../../../src/core/engine/discovery';
+import { DEFAULT_PORTS, defaultProbeUrls, detectEngine } from '../../../src/core/engine-client/detect';
+import { buildCatalog, EngineDiscovery } from '../../../src/core/engine-client/discovery';
 import { startTestEngine, type TestEngine } from '../../support/engine-server';
 
 let engines: TestEngine[] = [];

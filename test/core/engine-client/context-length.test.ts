@@ -6,7 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ContextLengths, detectContextLength } from '../../../src/core/engine/context-length';
+import { ContextLengths, detectContextLength } from '../../../src/core/engine-client/context-length';
 import { startTestEngine, type TestEngine } from '../../support/engine-server';
 
 const closers: Array<() => Promise<void>> = [];

@@ -2,9 +2,9 @@
 // parsed chunk again. Whatever the route, what the hub parses must equal the chunk object the old path
 // stringified: every real trace, with and without the model rewrite, and the texts that must not be patched.
 import { describe, expect, it } from 'vitest';
-import { chunkJson } from '../../../src/core/engine/sse';
+import { chunkJson } from '../../../src/core/engine-client/sse';
 import { parseSse } from '../../support/sse-parse';
-import type { EngineStreamEvent } from '../../../src/core/engine/types';
+import type { EngineStreamEvent } from '../../../src/core/engine-client/types';
 import { encodeOnce, encodeStreamChunk, out } from '../../../src/core/protocol/messages';
 import { listTraces, readTrace } from '../../support/traces';
 

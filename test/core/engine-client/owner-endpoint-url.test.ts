@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ownerEndpointUrl } from '../../../src/core/engine/url';
+import { ownerEndpointUrl } from '../../../src/core/engine-client/url';
 
 describe('ownerEndpointUrl (an engine address typed by the owner)', () => {
   it('takes a base URL, with or without /v1', () => {

@@ -1,8 +1,8 @@
 // The engine client against a real test engine on 127.0.0.1.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { estimateTokens, prepareBody, requestJson, streamRequest, type EngineStream } from '../../../src/core/engine/client';
-import { EngineHttpError, type EngineStreamEvent } from '../../../src/core/engine/types';
+import { estimateTokens, prepareBody, requestJson, streamRequest, type EngineStream } from '../../../src/core/engine-client/client';
+import { EngineHttpError, type EngineStreamEvent } from '../../../src/core/engine-client/types';
 import { generatedText, startTestEngine, type TestEngine, type TestEngineOptions } from '../../support/engine-server';
 import { readTrace } from '../../support/traces';
 

@@ -1,7 +1,7 @@
 // Every real engine trace parses to the text and token counts read by hand from the files.
 import { describe, expect, it } from 'vitest';
 import { parseSse } from '../../support/sse-parse';
-import type { EngineStreamEvent } from '../../../src/core/engine/types';
+import type { EngineStreamEvent } from '../../../src/core/engine-client/types';
 import { listTraces, readTrace } from '../../support/traces';
 
 interface Expected {

@@ -6,7 +6,7 @@ import { announcedName } from '../../../src/core/models/registry';
 import { watchModelsJson } from '../../../src/core/models/watch';
 import { jsonErrorOffset, lineAt } from '../../../src/core/config/json-position';
 import { loadConfig } from '../../../src/core/config/config';
-import { llamaCppSlots, promGauge, sglangSlots, vllmLoad } from '../../../src/core/engine/capacity';
+import { llamaCppSlots, promGauge, sglangSlots, vllmLoad } from '../../../src/core/engine-client/capacity';
 import { endpointLimit, engineSlots } from '../../../src/core/scheduler/capacity';
 import { memoryLog } from '../../../src/core/base/log';
 import { tempHome, until } from '../../support/stack';
@@ -112,7 +112,7 @@ describe('models.json watch', () => {
 describe('a llama-server loading its model', () => {
   it('is found as a loading llama.cpp engine, not "not an inference engine"', async () => {
     const http = await import('node:http');
-    const { detectEngine } = await import('../../../src/core/engine/detect');
+    const { detectEngine } = await import('../../../src/core/engine-client/detect');
     // The bytes of llama-server's captured loading-v1-models.json (every route answers them while loading).
     const body = '{"error":{"message":"Loading model","type":"unavailable_error","code":503}}';
     const s = http.createServer((_q, res) =>

@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkEndpoint, HealthMonitor, type HealthChange } from '../../../src/core/engine/health';
+import { checkEndpoint, HealthMonitor, type HealthChange } from '../../../src/core/engine-client/health';
 import { ModelRegistry } from '../../../src/core/models/registry';
 import { healthProbe } from '../../../src/core/inference/health-probe';
 import { InferenceRunner } from '../../../src/core/inference/runner';
