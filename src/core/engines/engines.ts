@@ -175,6 +175,9 @@ export class Engines {
       unloadOllama: (models) => this.unloadOllamaModels(models),
       announce: d.announce,
       changed: d.changed,
+      // A GPU's utilisation is someone else's only while none of our requests runs (which GPU a request runs on is
+      // not known for every engine, so any of ours counts, as on a rig with one GPU).
+      inFlightOn: () => this.scheduler.inFlight(),
       log: log.child('pause'),
     });
     if (d.gpu) {

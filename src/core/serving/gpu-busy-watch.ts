@@ -26,9 +26,13 @@ export interface GpuBusyDeps {
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1', '0.0.0.0']);
+/** How long the driver's word on a found engine's GPUs stands: reading it walks /proc, so not every tick. */
+const PLACEMENT_TTL_MS = 60_000;
 
 export class GpuBusyWatch {
   private timer?: NodeJS.Timeout;
+  /** When each found engine's GPUs were last read (engine address → ms). */
+  private readonly placedAt = new Map<string, number>();
 
   constructor(private readonly deps: GpuBusyDeps) {}
 
@@ -83,9 +87,13 @@ export class GpuBusyWatch {
     }
     const apps = procs.map((p) => ({ pid: p.pid, ...(p.gpuUuid ? { gpuUuid: p.gpuUuid } : {}) }));
     const gpuIds = gpus.map((g) => ({ index: g.index, ...(g.uuid ? { uuid: g.uuid } : {}) }));
-    for (const url of this.deps.foundEngines?.() ?? []) {
+    const now = Date.now();
+    const urls = this.deps.foundEngines?.() ?? [];
+    for (const url of [...this.placedAt.keys()]) if (!urls.includes(url)) this.placedAt.delete(url);
+    for (const url of urls) {
       const port = loopbackPort(url);
-      if (port === undefined) continue;
+      if (port === undefined || now - (this.placedAt.get(url) ?? -Infinity) < PLACEMENT_TTL_MS) continue;
+      this.placedAt.set(url, now);
       const found = await gpusOfListeningPort(port, { computeApps: apps, gpus: gpuIds });
       holds.learn(url, 'gpus' in found ? found.gpus : undefined);
     }

@@ -110,6 +110,18 @@ describe('GpuPauses', () => {
     expect(p.state()[1]).toEqual({ index: 1, serving: true });
   });
 
+  it("counts a GPU's utilisation as another program's only while none of our requests runs", () => {
+    let ours = 1;
+    const p = new GpuPauses({ inFlightOn: () => ours });
+    p.setKnown([0, 1]);
+    const busy = { index: 0, utilization: 0.9, vramUsedMb: 1, vramTotalMb: 2, temperatureC: 50, powerW: null, powerLimitW: null, fanPercent: null };
+    for (let i = 0; i < 5; i++) p.updateGpu(0, [], busy);
+    expect(p.pausedGpus()).toEqual([]);
+    ours = 0;
+    for (let i = 0; i < 3; i++) p.updateGpu(0, [], busy);
+    expect(p.state()[0]).toMatchObject({ cause: 'gpu_busy', reason: expect.stringContaining('90%') });
+  });
+
   it('ignores GPUs it was not told about', () => {
     const p = new GpuPauses();
     p.setKnown([0, 1]);
