@@ -263,12 +263,12 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     return this.bridge.selfCheck();
   }
 
-  /** Resolves once no request is in flight, with how many were when asked (`swan-provider update` waits for it). */
   /** The verified release file the owner chose to install (desktop), once no request needs it: the host installs it after stop(). */
   chosenUpdate(): { version: string; file: string } | undefined {
     return this.owner.updates.chosenInstall();
   }
 
+  /** Resolves once no request is in flight, with how many were when asked (`swan-provider update` waits for it). */
   whenIdle(): Promise<number> {
     const held = this.engines.scheduler.inFlight();
     return this.engines.scheduler.drained().then(() => held);

@@ -190,34 +190,41 @@ class DesktopApp {
     const verified = this.agent?.chosenUpdate();
     await this.shutdown();
     app.releaseSingleInstanceLock();
-    if (verified) {
-      if (this.installVerified(verified.file)) app.relaunch();
-    } else this.updater.installAndQuit(true);
+    if (verified) this.installVerified(verified.file, true);
+    else this.updater.installAndQuit(true);
     app.quit();
   }
 
   /** After the agent stopped at quit: the version the owner chose to install at quit goes in now. */
   installChosenUpdate(): void {
     const verified = this.agent?.chosenUpdate();
-    if (verified) this.installVerified(verified.file);
+    if (verified) this.installVerified(verified.file, false);
     else if (this.updater.installOnQuit) this.updater.installAndQuit(false);
   }
 
   /** The release channel's verified file, installed the way this copy of the app was (src/core/update/install.ts). */
-  private installVerified(file: string): boolean {
+  // `restart`: the owner asked to restart into it; whatever happens, an app comes back (the new one, else the old).
+  private installVerified(file: string, restart: boolean): void {
     const plan = installPlan(file, { platform: process.platform, env: process.env });
     try {
-      if (plan.kind === 'replace_appimage') replaceAppImage(plan.file, plan.target);
-      else if (plan.kind === 'run_installer') spawn(plan.file, plan.args, { detached: true, stdio: 'ignore' }).unref();
-      else {
+      if (plan.kind === 'replace_appimage') {
+        replaceAppImage(plan.file, plan.target);
+        // The AppImage itself, not this process's path: that is inside its mount, gone once this process ends.
+        if (restart) app.relaunch({ execPath: plan.target, args: process.argv.slice(1) });
+      } else if (plan.kind === 'run_installer') {
+        // The installer starts the new version itself when asked to (--force-run); this process only quits.
+        const child = spawn(plan.file, restart ? [...plan.args, '--force-run'] : plan.args, { detached: true, stdio: 'ignore' });
+        child.on('error', (e) => this.l.error(`update: the installer could not start: ${message(e)}`, { code: 'update_install_failed' }));
+        child.unref();
+      } else {
         this.l.warn(`update: ${plan.reason}; install ${plan.file} yourself (it is verified)`, { code: 'update_install_manual' });
-        return false;
+        if (restart) app.relaunch();
+        return;
       }
       this.l.info(`update: ${path.basename(file)} installed (${plan.kind})`, { code: 'update_installed' });
-      return true;
     } catch (e) {
       this.l.error(`update: ${path.basename(file)} could not be installed: ${message(e)}; the app is unchanged`, { code: 'update_install_failed' });
-      return false;
+      if (restart) app.relaunch();
     }
   }
 

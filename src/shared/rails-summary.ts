@@ -80,6 +80,6 @@ export function railCostLine(s: RailSpanSummary, money: (n: number) => string): 
     };
   return {
     code: 'rails_cost_estimated',
-    text: `Estimated cost of the pauses: about ${c.requests} request${c.requests === 1 ? '' : 's'} and ${money(c.earnings)} not earned (at your rate over the last ${fmtRailDuration(c.basisMs)} of serving).${declined}`,
+    text: `Estimated cost of the pauses: about ${c.requests} request${c.requests === 1 ? '' : 's'} and ${money(c.earnings)} not earned (at this node's rate over its last ${fmtRailDuration(c.basisMs)}, paused time left out).${declined}`,
   };
 }

@@ -80,7 +80,7 @@ const tomlSchema = z
         EngineHosts: z.array(z.string()).optional(),
         GpuSampleIntervalSeconds: seconds.optional(),
         /** How often the GPU's process list is read for auto-pause and per-GPU placement. */
-        GpuProcessCheckSeconds: seconds.optional(),
+        GpuProcessCheckSeconds: z.number().min(1).max(3600).optional(),
         EngineHeadersTimeoutSeconds: seconds.optional(),
         EngineIdleTimeoutSeconds: seconds.optional(),
         EngineTotalTimeoutSeconds: seconds.optional(),

@@ -156,6 +156,7 @@ export class Engines {
       autoDiscovery: this.autoDiscovery,
       managed: () => this.managed.entries(),
       managedHosts: () => this.managed.urls(),
+      held: (id) => this.gpuHolds.isHeld(id),
       announced: () => this.announced(),
       announce: () => {
         // A model switched off or gone leaves self-healing's books (back later, it starts afresh).
@@ -173,7 +174,11 @@ export class Engines {
       saveGivenBack: (gpus) => d.settings.update((s) => ({ ...s, gpusGivenBack: gpus })),
       freeMemory: a.pauseFreesGpu,
       unloadOllama: (models) => this.unloadOllamaModels(models),
-      announce: d.announce,
+      // The health checks learn which models are held (no chat for them), and the hub and console hear of it.
+      announce: () => {
+        this.models.rebuild();
+        d.announce();
+      },
       changed: d.changed,
       // A GPU's utilisation is someone else's only while none of our requests runs (which GPU a request runs on is
       // not known for every engine, so any of ours counts, as on a rig with one GPU).
@@ -360,6 +365,7 @@ export class Engines {
       if (inv.gpus.length === 0) this.l.warn(`gpu_count 0: ${inv.note ?? 'no GPU found'}`);
       else this.l.info(`GPUs: ${inv.gpus.map((g) => `${g.model} (${Math.round(g.vramTotalMb / 1024)} GB)`).join(', ')}`);
       this.gpuHolds.setKnown(inv.gpus.map((g) => g.index));
+      if (this.gpuHolds.pauses.perGpu) this.pause.clearGpuCauses();
       // With several GPUs found, windows that name GPUs act on them alone from now on.
       this.pause.evaluateSchedule();
       this.d.announce();

@@ -25,6 +25,8 @@ export function engineHosts(config: ProviderConfig, settings: SettingsFile): str
 
 export interface ModelSyncDeps {
   config: ProviderConfig;
+  /** Models held off a paused GPU (engines/gpu-holds.ts): their deep check is not a chat (it would load them back). */
+  held?: (id: string) => boolean;
   settings: SettingsFile;
   /** Engine API keys from models.json are redacted by value in logs. */
   log: Log;
@@ -120,7 +122,7 @@ export class ModelSync {
     registry.rebuild({ entries: config.modelEntries, configModels: config.models, engines, prefs: s.models ?? {}, managed: this.d.managed?.() ?? {} });
     this.checkMappings(engines);
     this.remember(engines);
-    this.d.health.setEndpoints(registry.healthTargets());
+    this.d.health.setEndpoints(registry.healthTargets((id) => this.d.held?.(id) ?? false));
     // The monitor's view (an endpoint it starts watching again starts from its first check, not from a
     // state held from before it left) and discovery's for the endpoints it does not watch.
     const urls = [...new Set(registry.all().flatMap((m) => m.endpoints.map((e) => e.url)))];

@@ -69,8 +69,9 @@ export async function setPowerLimit(index: number, w: number, env: NodeJS.Proces
     if (res.code === 2) throw new PowerLimitError('out_of_range', `nvidia-smi refused ${w} W for GPU ${index}: ${text}`);
     throw new PowerLimitError('tool_failed', `nvidia-smi could not set the power limit: ${text}`);
   }
-  const after = (await readPowerLimits(env)).find((g) => g.index === index);
-  return after ?? before;
+  // Set: a read-back that fails or misses the GPU does not undo that; the limit asked for is what the driver took.
+  const after = (await readPowerLimits(env).catch(() => [])).find((g) => g.index === index);
+  return after ?? { ...before, limitW: w };
 }
 
 /** The tool's own words, one line, bounded (what it printed is shown, never interpreted beyond its exit code). */

@@ -53,15 +53,16 @@ export class LedgerReader {
     const basisTo = this.now();
     const week = this.railSummary(basisTo - COST_BASIS_MS, basisTo);
     return this.store.read((_q, conn) => {
-      const first = conn.db.prepare("SELECT min(started_at) AS t FROM usage WHERE source = 'hub'").get() as { t: number | null };
-      const basisFrom = Math.max(basisTo - COST_BASIS_MS, first.t ?? basisTo);
+      // On finished_at, the indexed column: a full table scan on every Usage refresh would grow with the ledger.
+      const first = conn.db.prepare("SELECT finished_at AS t FROM usage WHERE source = 'hub' ORDER BY finished_at LIMIT 1").get() as { t: number } | undefined;
+      const basisFrom = Math.max(basisTo - COST_BASIS_MS, first?.t ?? basisTo);
       const paid = conn.db
         .prepare(
-          "SELECT count(*) AS n, coalesce(sum(earnings), 0) AS e FROM usage WHERE source = 'hub' AND status = 'ok' AND started_at >= ? AND started_at < ?",
+          "SELECT count(*) AS n, coalesce(sum(earnings), 0) AS e FROM usage WHERE source = 'hub' AND status = 'ok' AND finished_at >= ? AND finished_at < ?",
         )
         .get(basisFrom, basisTo) as { n: number; e: number };
       const declined = conn.db
-        .prepare("SELECT count(*) AS n FROM usage WHERE source = 'hub' AND status = 'rejected' AND status_code = 429 AND started_at >= ? AND started_at < ?")
+        .prepare("SELECT count(*) AS n FROM usage WHERE source = 'hub' AND status = 'rejected' AND status_code = 429 AND finished_at >= ? AND finished_at < ?")
         .get(from, end) as { n: number };
       // Paused time inside the basis is not served time; a basis that starts later than the week's start had less.
       const servedMs = basisTo - basisFrom - Math.min(week.pausedMs, basisTo - basisFrom);

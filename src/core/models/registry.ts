@@ -171,8 +171,14 @@ export class ModelRegistry {
     return f !== undefined && !f.confirmed;
   }
 
-  /** Unique endpoints of enabled models, with the key their health check needs and the models it may ask (by the engine's name). */
-  healthTargets(): Array<{ url: string; apiKey?: string; engineType?: EngineType; models: Array<{ name: string; chat: boolean }> }> {
+  /**
+   * Unique endpoints of enabled models, with the key their health check needs and the models it may ask (by the
+   * engine's name). A `quiet` model is never asked with a chat: a model held off its paused GPU would be loaded
+   * back onto it by the deep check.
+   */
+  healthTargets(
+    quiet: (id: string) => boolean = () => false,
+  ): Array<{ url: string; apiKey?: string; engineType?: EngineType; models: Array<{ name: string; chat: boolean }> }> {
     const byUrl = new Map<string, { url: string; apiKey?: string; engineType?: EngineType; models: Array<{ name: string; chat: boolean }> }>();
     for (const m of this.models.values()) {
       if (!m.enabled) continue;
@@ -180,7 +186,7 @@ export class ModelRegistry {
         const prev = byUrl.get(ep.url);
         const apiKey = ep.apiKey ?? prev?.apiKey;
         const engineType = ep.engineType ?? prev?.engineType;
-        const models = [...(prev?.models ?? []), { name: ep.localModel ?? m.id, chat: chatCompatible(m.entry?.category) }];
+        const models = [...(prev?.models ?? []), { name: ep.localModel ?? m.id, chat: chatCompatible(m.entry?.category) && !quiet(m.id) }];
         byUrl.set(ep.url, { url: ep.url, ...(apiKey ? { apiKey } : {}), ...(engineType ? { engineType } : {}), models });
       }
     }

@@ -43,7 +43,8 @@ interface Active {
 
 export class PauseController extends EventEmitter {
   private readonly now: () => number;
-  private readonly detector: GpuBusyDetector;
+  private detector: GpuBusyDetector;
+  private readonly thresholds: GpuBusyThresholds;
   private readonly scheduleCheckMs: number;
   private readonly engineInFlight: () => number;
   private readonly log?: Logger;
@@ -56,7 +57,8 @@ export class PauseController extends EventEmitter {
   constructor(opts: PauseControllerOptions = {}) {
     super();
     this.now = opts.now ?? Date.now;
-    this.detector = new GpuBusyDetector({ ...DEFAULT_GPU_BUSY, ...opts.gpu });
+    this.thresholds = { ...DEFAULT_GPU_BUSY, ...opts.gpu };
+    this.detector = new GpuBusyDetector(this.thresholds);
     this.scheduleCheckMs = opts.scheduleCheckMs ?? 30_000;
     this.engineInFlight = opts.engineInFlight ?? (() => 0);
     this.log = opts.log;
@@ -81,6 +83,13 @@ export class PauseController extends EventEmitter {
   /** The guard rails (guard-rails.ts): a GPU over its temperature or power ceiling pauses; undefined: cooled. */
   setHot(reason: string | undefined): void {
     this.set('gpu_hot', reason);
+  }
+
+  /** The rig turned out to have several GPUs: a busy or hot GPU pauses itself from now on (gpu-pauses.ts), not the rig. */
+  clearGpuCauses(): void {
+    this.detector = new GpuBusyDetector(this.thresholds);
+    this.set('gpu_busy', undefined);
+    this.set('gpu_hot', undefined);
   }
 
   /** Replaces the pause schedule (validated; throws with a clear message) and checks it at once. */

@@ -52,14 +52,19 @@ export class GpuBusyWatch {
       // only after detection, so the watch keeps ticking (and asks nvidia-smi only when there is a use).
       if (!this.deps.holds) return;
     }
+    let running = false;
     const check = async (): Promise<void> => {
-      if (!this.perGpu && !this.deps.enabled()) return;
+      // A slow nvidia-smi or /proc walk is never overlapped by the next tick.
+      if (running || (!this.perGpu && !this.deps.enabled())) return;
+      running = true;
       try {
         const procs = await listGpuProcesses({ env: this.deps.env });
         if (this.perGpu) await this.perGpuCheck(procs, this.deps.enabled());
         else if (this.deps.enabled()) this.deps.pause.updateGpuProcesses(procs, this.deps.latestSample());
       } catch (e) {
         this.deps.log.debug(`GPU process list unavailable: ${(e as Error).message}`);
+      } finally {
+        running = false;
       }
     };
     void check();

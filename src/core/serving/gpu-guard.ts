@@ -31,6 +31,7 @@ export class GpuGuard {
   private readonly rails: GuardRails;
   /** One set of rails per GPU, on a rig with several (each GPU's own hysteresis). */
   private readonly perGpuRails = new Map<number, GuardRails>();
+  private rigHot = false;
   private readonly onSample = (s: GpuSample): void => {
     if (this.d.gpus?.perGpu) this.perGpu(s);
     else this.decide(this.rails.update(s));
@@ -74,9 +75,13 @@ export class GpuGuard {
 
   private decideOn(gpu: number, r: RailDecision | undefined): void {
     if (!r) return;
-    const decision = { ...r, gpu };
-    this.d.record?.(decision);
     const anyHot = [...this.perGpuRails.values()].some((x) => x.current !== 'ok');
+    // The ledger's throttle span is the rig's (one GPU cooling must not end it while another is hot): a row when
+    // the first GPU gets hot and when the last one cools; each GPU's pause is its own row (gpu_pause_gpu_hot).
+    if (anyHot !== this.rigHot) {
+      this.rigHot = anyHot;
+      this.d.record?.({ ...r, gpu, ...(anyHot ? { state: 'throttled', code: 'gpu_hot_throttle' } : { state: 'ok', code: 'gpu_cool_resume' }) });
+    }
     this.d.scheduler.setThrottle(anyHot ? THROTTLED_SHARE : 1);
     this.d.gpus?.setHot(gpu, r.state === 'paused' ? r.reason : undefined);
     const line = `guard rails: ${r.reason}`;

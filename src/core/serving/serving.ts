@@ -251,7 +251,6 @@ export class Serving {
     if (!pause.state().paused) this.link.sendControl(out.modelHealth(this.d.identity.nodeId, this.d.engines.announcedHealth()));
   }
 
-  /** Applies the owner's weekly pause windows (already validated when saved; a bad stored one is logged). */
   /**
    * The owner consented to have GPU `index`'s power limit set to `w` by the driver (nvidia-smi -pl): set,
    * recorded in the ledger and logged with its code; a refusal (no rights, not supported) is logged and thrown.
@@ -270,6 +269,7 @@ export class Serving {
     }
   }
 
+  /** Applies the owner's weekly pause windows (already validated when saved; a bad stored one is logged). */
   applyPauseSchedule(): void {
     try {
       this.d.engines.pause.setSchedule(this.d.owner.settings.get().pauseSchedule ?? []);

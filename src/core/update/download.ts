@@ -45,6 +45,8 @@ export interface DownloadOptions {
   /** The release's SHA256SUMS asset, and its signature (SHA256SUMS.sig) when the release has one. */
   sums: ReleaseAsset;
   signature?: ReleaseAsset;
+  /** The version the release's tag names: a signed list must name this version's file (a signature binds no tag). */
+  version?: string;
   /** The release keys trusted here: with any, SHA256SUMS must be signed by one of them. */
   keys?: readonly TrustedKey[];
   /** The folder it goes in (<home>/updates), made 0700. */
@@ -136,6 +138,10 @@ export async function expectedSum(o: DownloadOptions): Promise<{ sum: string; si
       'update_signature_invalid',
       sig ? `the release's ${SUMS_ASSET} is not signed by a release key trusted here` : `${SIG_ASSET} is not an Ed25519 signature (one line of base64)`,
     );
+  // The tag is not signed: an older signed list republished under a newer tag would pass the signature, so the
+  // signed file's name must carry the version the tag claims.
+  if (o.version && !o.asset.name.includes(o.version))
+    throw new UpdateDownloadError('update_signature_invalid', `the signed ${SUMS_ASSET} lists ${o.asset.name.slice(0, 80)}, which is not version ${o.version}`);
   return { sum, signature: 'verified', signedBy: by.id };
 }
 

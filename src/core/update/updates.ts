@@ -11,6 +11,7 @@ import type { Resolver } from '../http/address-class';
 import { checkRelease } from './check';
 import { downloadVerified, UpdateDownloadError, type DownloadedFile } from './download';
 import { SIG_ASSET, type TrustedKey } from './signing';
+import { installPlan } from './install';
 import { assetFor, SUMS_ASSET, type GithubRelease } from './github';
 
 export interface UpdatesOptions {
@@ -33,6 +34,8 @@ export interface UpdatesOptions {
   timeoutMs?: number;
   /** The release keys trusted here (signing.ts): with any, a release's SHA256SUMS must be signed by one. */
   keys?: readonly TrustedKey[];
+  /** Where the desktop app would install (install.ts; default this process's platform and environment). */
+  installTarget?: { platform: NodeJS.Platform; env: NodeJS.ProcessEnv };
 }
 
 export interface UpdatesEvents {
@@ -124,6 +127,7 @@ export class Updates extends EventEmitter<UpdatesEvents> {
       sums,
       ...(signature ? { signature } : {}),
       keys: this.o.keys ?? [],
+      version: rel.version,
       dir: this.o.dir,
       current: this.o.current,
       signal: this.abort.signal,
@@ -156,6 +160,12 @@ export class Updates extends EventEmitter<UpdatesEvents> {
     const dl = this.dl;
     if (!dl || (dl.state !== 'ready' && dl.state !== 'held'))
       throw new BridgeError('not_ready', 'Download the new version first; nothing verified is waiting to be installed.');
+    const plan = dl.file ? installPlan(dl.file, this.o.installTarget ?? { platform: process.platform, env: process.env }) : undefined;
+    if (!plan || plan.kind === 'manual')
+      throw new BridgeError(
+        'not_supported',
+        `This copy of the app cannot install version ${dl.version} itself${plan ? ` (${plan.reason})` : ''}. Quit the app, then install ${dl.file ?? 'the verified file'} as you installed this one.`,
+      );
     if (when === 'now' && dl.state === 'held')
       throw new BridgeError(
         'not_ready',

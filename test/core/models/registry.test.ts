@@ -186,6 +186,19 @@ describe('health', () => {
     ]);
   });
 
+  it('healthTargets: a model held off its paused GPU is not asked with a chat (that would load it back); its neighbour is', () => {
+    const r = build({ entries: { a: { endpoint: 'http://h:1' }, b: { endpoint: 'http://h:1' } } });
+    expect(r.healthTargets((id) => id === 'a')).toEqual([
+      {
+        url: 'http://h:1',
+        models: [
+          { name: 'a', chat: false },
+          { name: 'b', chat: true },
+        ],
+      },
+    ]);
+  });
+
   it('a deep check that finds the model not served at an endpoint makes the model unhealthy there, not the endpoint', () => {
     const r = build({ entries: { a: { endpoint: 'http://h:1' }, b: { endpoint: 'http://h:1', local_model: 'bee' } } });
     expect(r.setDeepCheck('http://h:1', 'bee', { at: 1, ok: false, code: 'not_served', error: 'not served' })).toBe(true);

@@ -58,6 +58,27 @@ describe('replaceAppImage', () => {
 });
 
 describe("the owner's choice to install (desktop)", () => {
+  it('is refused, with the file named, where this copy cannot install it (not run from an AppImage)', async () => {
+    gh = await GithubReleasesStandIn.start({ tag: 'v0.9.0', assets: [{ name: 'swan-provider-console-0.9.0-x86_64.AppImage', data: Buffer.from('x') }] });
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-install-'));
+    const u = new Updates({
+      dir: path.join(dir, 'updates'),
+      mode: 'desktop',
+      current: '0.1.0',
+      feed: () => gh!.feed,
+      inFlight: () => 0,
+      drained: () => Promise.resolve(),
+      log: memoryLog().child('update'),
+      installTarget: { platform: 'linux', env: {} },
+    });
+    await u.check();
+    u.startDownload();
+    const ready = await u.whenReady();
+    expect(() => u.markInstall('on-quit')).toThrow(/cannot install version 0.9.0 itself/);
+    expect(u.chosenInstall()).toBeUndefined();
+    expect(ready.state).toBe('ready');
+  });
+
   it('is taken only for a verified file; "now" waits while a request holds it; the chosen file is named once ready', async () => {
     const appImage = Buffer.from('new appimage '.repeat(100));
     gh = await GithubReleasesStandIn.start({ tag: 'v0.9.0', assets: [{ name: 'swan-provider-console-0.9.0-x86_64.AppImage', data: appImage }] });
@@ -73,6 +94,7 @@ describe("the owner's choice to install (desktop)", () => {
       inFlight: () => inFlight,
       drained: () => drained,
       log: memoryLog().child('update'),
+      installTarget: { platform: 'linux', env: { APPIMAGE: path.join(dir, 'running.AppImage') } },
     });
     expect(() => u.markInstall('on-quit')).toThrow(BridgeError);
     await u.check();

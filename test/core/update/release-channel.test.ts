@@ -91,6 +91,15 @@ describe('signed checksum lists', () => {
     expect(gh.hits.filter((h) => h.endsWith('.tgz'))).toEqual([]);
   });
 
+  it("refuses an older signed list republished under a newer tag: the signed file must name the tag's version", async () => {
+    const ours = keyPair();
+    gh = await GithubReleasesStandIn.start(release({ tag: 'v0.9.5', signWith: ours.privateKey }));
+    const u = updates(gh.feed, undefined, undefined, trustedReleaseKeys([ours.written]));
+    await u.check();
+    u.startDownload();
+    expect(await u.whenReady()).toMatchObject({ state: 'error', code: 'update_signature_invalid', error: expect.stringContaining('not version 0.9.5') });
+  });
+
   it('without a release key: the checksums are checked and the signature is said not to be', async () => {
     gh = await GithubReleasesStandIn.start(release({ signWith: keyPair().privateKey }));
     const u = updates(gh.feed);
