@@ -83,6 +83,8 @@ test('a GPU given back while the other serves; a game on one GPU pauses only its
   await expect.poll(() => announced(stack)).toEqual([ON_0, ON_1].sort());
 
   await go(app, 'usage');
+  // The table is read once the Usage page has fetched it (the newest decision is the schedule's end).
+  await expect(app.getByTestId('rails-recent').locator('tr[data-code]').first()).toHaveAttribute('data-code', 'gpu_resume_schedule');
   const codes = await app
     .getByTestId('rails-recent')
     .locator('tr[data-code]')
