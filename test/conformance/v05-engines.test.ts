@@ -204,8 +204,9 @@ describe('warmup validated (warmup_validation.go)', () => {
     const ack = await request('warmup', { model_id: M.leaky, warmup_type: 'inference' }).reply('ack');
     expect(ack.payload).toMatchObject({ model_id: M.leaky, success: false });
     expect(String(ack.payload.error)).toContain("the chat template leaks `<|im_start|>`: check the engine's chat template and stop tokens");
-    const greeting = e.leaky!.generations().at(-1)!;
-    expect(greeting.body).toMatchObject({ model: M.leaky, max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] });
+    // The greeting among the engine's calls (a health check's 1-token chat may land after it on a busy machine).
+    const greetings = e.leaky!.generations().filter((g) => g.body.max_tokens === 64);
+    expect(greetings.map((g) => g.body)).toEqual([expect.objectContaining({ model: M.leaky, max_tokens: 64, messages: [{ role: 'user', content: 'Hi' }] })]);
   });
 
   it('Ollama: the load call goes through the pipeline with the engine key, then the greeting is checked', async () => {

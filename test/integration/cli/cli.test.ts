@@ -31,7 +31,9 @@ afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });
 
-describe('swan-provider', () => {
+// Each test runs several commands, each its own Node process: on a busy 2-core machine five of them take more
+// than the default 30 s (the keys test took 23 s beside two CPU-bound loops).
+describe('swan-provider', { timeout: 90_000 }, () => {
   it('prints help listing every command', async () => {
     const r = await runCli(['--help']);
     expect(r.code).toBe(0);

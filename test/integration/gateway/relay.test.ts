@@ -152,12 +152,17 @@ describe('/v1/ws protocol', () => {
     await s.type('pong');
   });
 
-  it('closes an idle connection (seed 002 websocket_timeout) and refuses messages over 1 MB', async () => {
+  it('closes an idle connection (seed 002 websocket_timeout)', async () => {
     const rig = await gw.start({ gateway: { idleTimeoutMs: 200 } });
     const idle = await open(rig);
     const closed = await idle.closed;
     expect(closed.code).toBe(1000);
     expect(closed.reason).toContain('idle');
+  });
+
+  // Its own gateway with the usual idle timeout: on a busy machine sending 1 MB can take longer than 200 ms.
+  it('refuses messages over 1 MB', async () => {
+    const rig = await gw.start();
     const big = await open(rig);
     big.send(chat({ messages: [{ role: 'user', content: 'x'.repeat(1024 * 1024) }] }));
     expect((await big.closed).code).toBe(1009);

@@ -95,8 +95,9 @@ function launchMain(homeDir: string, extraEnv: Record<string, string> = {}): Mai
       return new Promise<T>((resolve, reject) => {
         const timer = setTimeout(() => {
           waiting.delete(id);
-          reject(new Error(`no answer to ${cmd} within 5 s; app output:\n${output.slice(-3000)}`));
-        }, 5000);
+          reject(new Error(`no answer to ${cmd} within 20 s; app output:\n${output.slice(-3000)}`));
+          // A bound, not a pace: the bundle's first answer can take seconds on a busy 2-core machine.
+        }, 20_000);
         waiting.set(id, {
           resolve: (v) => {
             clearTimeout(timer);
@@ -129,7 +130,7 @@ async function verdictCode(): Promise<string | undefined> {
 }
 
 /** Bounded polling where the app offers no event to wait on. */
-async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 8000, proc: MainProcess = main): Promise<T> {
+async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 20_000, proc: MainProcess = main): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: T = await read();
   while (!ok(last)) {
