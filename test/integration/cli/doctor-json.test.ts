@@ -39,8 +39,7 @@ async function setup(serviceUrl: (hubUrl: string) => string): Promise<{ home: st
 }
 
 async function doctorJson(home: string): Promise<{ code: number | null; report: DoctorReport }> {
-  process.env.CP_PATH = NO_GO_KEY;
-  const r = await runCli(['doctor', '--home', home, '--json']);
+  const r = await runCli(['doctor', '--home', home, '--json'], { CP_PATH: NO_GO_KEY });
   return { code: r.code, report: JSON.parse(r.out) as DoctorReport };
 }
 
@@ -75,7 +74,7 @@ describe('doctor --json', () => {
     expect(report.verdict?.state).toBe('unknown');
     expect(report.verdict?.codes).toEqual(['routing_unknown']);
     expect(code).toBe(1);
-    const words = await runCli(['doctor', '--home', home]);
+    const words = await runCli(['doctor', '--home', home], { CP_PATH: NO_GO_KEY });
     expect(words.code).toBe(1);
     expect(words.out).not.toContain('All good');
     expect(words.out).toContain('HTTP 404');

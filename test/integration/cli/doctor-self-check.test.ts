@@ -58,8 +58,7 @@ function writeModels(home: string, engineUrl: string, declared?: number): void {
 }
 
 async function doctorJson(home: string): Promise<{ code: number | null; report: DoctorReport }> {
-  process.env.CP_PATH = NO_GO_KEY;
-  const r = await runCli(['doctor', '--home', home, '--json']);
+  const r = await runCli(['doctor', '--home', home, '--json'], { CP_PATH: NO_GO_KEY });
   return { code: r.code, report: JSON.parse(r.out) as DoctorReport };
 }
 

@@ -121,8 +121,8 @@ export class Cli {
 }
 
 /** Runs a `swan-provider` command to its end. */
-export async function runCli(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
-  const c = new Cli(args);
+export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; out: string; err: string }> {
+  const c = new Cli(args, env);
   const code = await c.exited;
   return { code, out: c.out, err: c.err };
 }
