@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Agent } from '../core/agent';
 import { startConsoleServer } from '../core/console/server';
 import { fleetApiRoute } from '../core/console/fleet-api';
-import { Log } from '../core/base/log';
+import { AgentLog } from '../core/base/log';
 import { startDevHub } from './dev-hub';
 import { ensureConsoleUi } from './console-ui';
 import { parseHostPort, rendererDir } from './home';
@@ -34,7 +34,7 @@ export async function demoCommand(o: { home: string; console: string }): Promise
   const home = path.join(o.home, 'demo');
   // Its own files are made private from the start (0700 / 0600), so the agent has nothing to tighten.
   ensureHome(home);
-  const log = new Log({ file: homePath(home, 'log'), console: 'info' });
+  const log = new AgentLog({ file: homePath(home, 'log'), console: 'info' });
   // Simulated network, simulated money: the demo's hub pays at its own rates, so earning shows.
   const hub = await startDevHub({ token: DEMO_KEY, earningsEnabled: true, log: (l) => log.child('dev-hub').info(l) });
   const engine = await startSimulatedEngine({ host: '127.0.0.1' });

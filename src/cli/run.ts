@@ -11,7 +11,7 @@ import { startConsoleServer, type ConsoleServer } from '../core/console/server';
 import { fleetApiRoute } from '../core/console/fleet-api';
 import { ensureConfig } from '../core/config/first-run';
 import { ensureHome } from '../core/config/home';
-import { Log } from '../core/base/log';
+import { AgentLog } from '../core/base/log';
 import { installProcessGuard } from '../core/base/process-guard';
 import { ensureConsoleUi } from './console-ui';
 import { parseHostPort, rendererDir } from './home';
@@ -93,7 +93,7 @@ export async function runCommand(o: RunOptions): Promise<number> {
   // The home first: a second agent on it is refused naming it (and the first one's console), and a home
   // that cannot be written says so in one line, before anything is opened there.
   let lock: HomeLock;
-  let log: Log;
+  let log: AgentLog;
   try {
     try {
       ensureHome(o.home);
@@ -131,7 +131,7 @@ export async function runCommand(o: RunOptions): Promise<number> {
     return 2;
   }
   try {
-    log = new Log({ file: homePath(o.home, 'log'), console: o.quiet ? 'warn' : 'info' });
+    log = new AgentLog({ file: homePath(o.home, 'log'), console: o.quiet ? 'warn' : 'info' });
   } catch (e) {
     process.stderr.write(`${homeWriteError(o.home, e).message}\n`);
     await lock.release();
@@ -143,7 +143,7 @@ export async function runCommand(o: RunOptions): Promise<number> {
   return code;
 }
 
-async function runLocked(o: RunOptions, consoleAt: { host: string; port: number } | undefined, log: Log, lock: HomeLock): Promise<number> {
+async function runLocked(o: RunOptions, consoleAt: { host: string; port: number } | undefined, log: AgentLog, lock: HomeLock): Promise<number> {
   // A failure no boundary caught is logged and the rest keeps serving (base/process-guard.ts).
   const guard = installProcessGuard(log.child('process'));
   const configPath = path.resolve(o.config ?? (o.initIfMissing ? ensureConfig(o.home, log.child('agent')) : homePath(o.home, 'config')));

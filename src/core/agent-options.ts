@@ -1,5 +1,5 @@
 // How a host (CLI, Electron main, tests) creates the Agent. Implementation: src/core/agent.ts.
-import type { Log } from './base/log';
+import type { AgentLog } from './base/log';
 import type { SecretStore } from './config/secrets';
 
 export interface AgentOptions {
@@ -8,7 +8,7 @@ export interface AgentOptions {
   /** computing-provider's config.toml (models.json beside it); default `<home>/config.toml`. It must exist:
    *  `swan-provider init` and the desktop's first run (src/main/first-run.ts) write one. */
   configPath?: string;
-  log?: Log;
+  log?: AgentLog;
   /** Defaults to a 0600 file in `home`; Electron passes a safeStorage-backed store. */
   secrets?: SecretStore;
   mode?: 'desktop' | 'headless';

@@ -28,7 +28,7 @@ import { Fleet } from './fleet/fleet';
 import { rigSummary, rigUsage } from './fleet/rig-figures';
 import { wireFleet } from './fleet/wire';
 import type { HubStatus } from './serving/hub-status';
-import { Log } from './base/log';
+import { AgentLog } from './base/log';
 import { AgentMetrics } from './metrics/agent-metrics';
 import { wireMetrics } from './metrics/wire';
 import { Owner } from './owner/owner';
@@ -92,7 +92,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
   /** Other rigs this console reads, and this rig's read-only fleet API (served by the console server). */
   readonly fleet: Fleet;
 
-  private readonly log: Log;
+  private readonly log: AgentLog;
   private readonly values: OwnerValues;
   private readonly life: Lifecycle;
   private readonly engines: Engines;
@@ -112,7 +112,7 @@ export class Agent extends EventEmitter<AgentEvents> implements BridgeBackend {
     const { home } = opts;
     this.home = home;
     const env = opts.env ?? process.env;
-    const log = (this.log = opts.log ?? new Log({ file: homePath(home, 'log'), console: false }));
+    const log = (this.log = opts.log ?? new AgentLog({ file: homePath(home, 'log'), console: false }));
     this.settings = SettingsFile.in(home);
     const values = (this.values = new OwnerValues(
       config,

@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { app, BrowserWindow, dialog, nativeTheme } from 'electron';
 import { Agent } from '../core/agent';
-import { Log, type Logger } from '../core/base/log';
+import { AgentLog, type Logger } from '../core/base/log';
 import type { BridgeBackend } from '../shared/bridge/transport';
 import type { InvokeChannel, InvokeResults } from '../shared/bridge/channels';
 import type { InvokeArgs } from '../shared/bridge/schemas';
@@ -62,7 +62,7 @@ class DesktopApp {
 
   constructor(
     private readonly home: string,
-    private readonly log: Log,
+    private readonly log: AgentLog,
     private readonly l: Logger,
   ) {
     this.updater = new DesktopUpdater({ current: app.getVersion(), packaged: app.isPackaged, log: l.child('updates') });
@@ -274,7 +274,7 @@ function boot(): void {
     return;
   }
   const home = app.getPath('userData');
-  const log = new Log({ file: homePath(home, 'log'), console: 'info' });
+  const log = new AgentLog({ file: homePath(home, 'log'), console: 'info' });
   const l = log.child('desktop');
   // A failure no boundary caught is logged and the app keeps serving (src/core/base/process-guard.ts).
   installProcessGuard(log.child('process'));

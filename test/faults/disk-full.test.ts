@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Log, type LogFileProblem } from '../../src/core/base/log';
+import { AgentLog, type LogFileProblem } from '../../src/core/base/log';
 import { Agent } from '../../src/core/agent';
 import { TEST_KEY } from '../support/stack';
 import { writeConfigToml } from '../support/config-toml';
@@ -134,7 +134,7 @@ describe.skipIf(!canMount())('the log on a full disk', () => {
     process.on('uncaughtException', onUncaught);
     try {
       const file = path.join(disk.dir, 'logs', 'agent.jsonl');
-      const log = new Log({ file, console: false });
+      const log = new AgentLog({ file, console: false });
       log.on('file', (p: LogFileProblem | null) => problems.push(p));
       const l = log.child('fill');
       l.info('before');
@@ -169,7 +169,7 @@ describe.skipIf(!canMount())('the verdict on a full home disk', () => {
     const disk = mountSmallDisk(8);
     mounts.push(disk);
     const configPath = writeConfigToml(disk.dir, { Inference: { Enable: false, ApiKey: TEST_KEY }, Agent: { Discovery: false } });
-    const log = new Log({ file: path.join(disk.dir, 'logs', 'agent.jsonl'), console: false });
+    const log = new AgentLog({ file: path.join(disk.dir, 'logs', 'agent.jsonl'), console: false });
     const agent = await Agent.create({ home: disk.dir, configPath, log, gpu: false, discovery: false, env: { PATH: process.env.PATH } });
     await agent.start();
     try {

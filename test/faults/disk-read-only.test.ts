@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { Log, type LogFileProblem } from '../../src/core/base/log';
+import { AgentLog, type LogFileProblem } from '../../src/core/base/log';
 import { Agent } from '../../src/core/agent';
 import { RecordingHub, type ReceivedEnd } from '../support/recording-hub';
 import { until } from '../support/stack';
@@ -171,7 +171,7 @@ describe.skipIf(!canRun)('a home disk that turns read-only while serving (ext4 e
     const { hub } = rig;
     const configPath = rig.configure(disk.dir);
     hub.reset();
-    const log = new Log({ file: path.join(disk.dir, 'logs', 'agent.jsonl'), console: false });
+    const log = new AgentLog({ file: path.join(disk.dir, 'logs', 'agent.jsonl'), console: false });
     const problems: Array<LogFileProblem | null> = [];
     log.on('file', (p: LogFileProblem | null) => problems.push(p));
     const agent = await Agent.create({ home: disk.dir, configPath, log, gpu: false, discovery: false, env: { PATH: process.env.PATH } });

@@ -5,7 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Agent } from '../../src/core/agent';
-import { memoryLog, type Log } from '../../src/core/base/log';
+import { memoryLog, type AgentLog } from '../../src/core/base/log';
 import type { LogEntry, ModelState, RequestView, UsageTotals } from '../../src/shared/types';
 import type { InvokeChannel, InvokeResults } from '../../src/shared/bridge/channels';
 import type { InvokeArgs } from '../../src/shared/bridge/schemas';
@@ -42,8 +42,8 @@ export interface Stack {
   hub?: DevHub;
   engines: TestEngine[];
   agent: Agent;
-  /** The Log the stack gave the agent (a host's own: tests write lines into it). */
-  log: Log;
+  /** The AgentLog the stack gave the agent (a host's own: tests write lines into it). */
+  log: AgentLog;
   home: string;
   close(): Promise<void>;
 }

@@ -6,7 +6,7 @@ import type { Lifecycle } from '../base/lifecycle';
 import type { OwnerValues } from '../config/owner-values';
 import { homePath } from '../config/home-layout';
 import { Ledger } from '../ledger/ledger';
-import type { Log, Logger } from '../base/log';
+import type { AgentLog, Logger } from '../base/log';
 import { Catalogue } from '../platform/catalogue';
 import { CatalogueRefresh } from './catalogue-refresh';
 import { EarningsService } from './earnings';
@@ -24,7 +24,7 @@ export interface AccountingDeps {
   home: string;
   owner: OwnerValues;
   engines: Engines;
-  log: Log;
+  log: AgentLog;
   life: Lifecycle;
   /** Something the console shows changed. */
   changed: () => void;

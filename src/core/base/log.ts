@@ -2,7 +2,7 @@
 // console (for `swan-provider run`), and a bounded in-memory ring the console UI reads.
 // Secrets are redacted everywhere: by pattern (sk-… keys, Bearer values, user:pass@ in URLs) and by
 // value — the configured secrets themselves (provider key in any format, engine api_keys, gateway keys)
-// are handed to the Log with addSecrets() and replaced wherever they appear.
+// are handed to the AgentLog with addSecrets() and replaced wherever they appear.
 import { EventEmitter } from 'node:events';
 import { pino, type Logger as PinoLogger } from 'pino';
 import type { LogEntry } from '../../shared/types';
@@ -60,7 +60,11 @@ export interface LogOptions {
   ringSize?: number;
 }
 
-export class Log extends EventEmitter implements LogSink {
+/**
+ * The agent's one log: the file, the terminal and the console's ring. Made once by whatever hosts the agent (the
+ * CLI, the desktop main process); the parts never hold it, they hold a `Logger` from `child()`.
+ */
+export class AgentLog extends EventEmitter implements LogSink {
   private readonly ring: Ring<LogEntry>;
   private readonly logFile?: LogFile;
   private readonly file?: PinoLogger;
@@ -165,9 +169,10 @@ export class Log extends EventEmitter implements LogSink {
   }
 }
 
+/** What a part holds: a named handle on the agent's log (`subsystem` prefixes every line it writes). */
 export class Logger {
   constructor(
-    private readonly root: Log,
+    private readonly root: AgentLog,
     readonly subsystem: string,
   ) {}
   child(sub: string): Logger {
@@ -188,6 +193,6 @@ export class Logger {
 }
 
 /** A logger that keeps entries in memory only (tests, library use). */
-export function memoryLog(): Log {
-  return new Log({ console: false });
+export function memoryLog(): AgentLog {
+  return new AgentLog({ console: false });
 }

@@ -7,7 +7,7 @@ import type { Lifecycle } from '../base/lifecycle';
 import type { Identity } from '../config/identity';
 import type { OwnerValues } from '../config/owner-values';
 import type { Fleet } from '../fleet/fleet';
-import type { Log } from '../base/log';
+import type { AgentLog } from '../base/log';
 import type { Accounting } from '../accounting/accounting';
 import type { Engines } from '../engines/engines';
 import type { Owner } from '../owner/owner';
@@ -31,7 +31,7 @@ export interface BridgeDeps {
   owner: Owner;
   /** Other rigs this console reads (the fleet verbs); built at the root. */
   fleet: Fleet;
-  log: Log;
+  log: AgentLog;
   life: Lifecycle;
   /** A console event to the bridge's subscribers. */
   event: (e: BridgeEvent) => void;

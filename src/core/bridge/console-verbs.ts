@@ -6,7 +6,7 @@ import { BridgeError } from '../../shared/bridge-error';
 import type { AlertList } from '../alerts/alert-list';
 import type { WebhookTransport } from '../alerts/webhook';
 import type { EmailTransport } from '../alerts/email';
-import type { Log } from '../base/log';
+import type { AgentLog } from '../base/log';
 import type { RequestBook } from '../inference/requests';
 import type { Updates } from '../update/updates';
 import { appInfo } from './console-extras';
@@ -30,7 +30,7 @@ type ConsoleChannel =
 
 export interface ConsoleVerbDeps {
   mode: 'desktop' | 'headless';
-  log: Log;
+  log: AgentLog;
   book: RequestBook;
   alerts: AlertList;
   webhook: WebhookTransport;

@@ -9,7 +9,7 @@ import { formatIssues, issueField } from '../../shared/zod-issues';
 import type { OwnerValues } from '../config/owner-values';
 import type { Fleet } from '../fleet/fleet';
 import { fleetVerbs } from '../fleet/fleet-verbs';
-import type { Log } from '../base/log';
+import type { AgentLog } from '../base/log';
 import type { Accounting } from '../accounting/accounting';
 import type { Engines } from '../engines/engines';
 import type { Owner } from '../owner/owner';
@@ -35,7 +35,7 @@ export interface HandlerDeps {
   serving: Serving;
   owner: Owner;
   fleet: Fleet;
-  log: Log;
+  log: AgentLog;
   snapshot: () => AgentSnapshot;
   /** Something the console shows changed (a snapshot follows, coalesced). */
   changed: () => void;

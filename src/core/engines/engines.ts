@@ -17,7 +17,7 @@ import { MinuteHistory } from '../gpu/minute-history';
 import { GpuSampler } from '../gpu/sampler';
 import { DEEP_CHECK_TIMEOUT_MS, healthProbe } from '../inference/health-probe';
 import { InferenceRunner } from '../inference/runner';
-import type { Log, Logger } from '../base/log';
+import type { AgentLog, Logger } from '../base/log';
 import { RequestBook } from '../inference/requests';
 import { PauseController } from '../scheduler/pause';
 import { bindPause } from '../scheduler/pause-binding';
@@ -45,7 +45,7 @@ export interface EnginesDeps {
   settings: SettingsFile;
   home: string;
   env: NodeJS.ProcessEnv;
-  log: Log;
+  log: AgentLog;
   life: Lifecycle;
   /** Whether the default engine ports are probed (AgentOptions.discovery, else [Agent] Discovery). */
   discovery?: boolean;

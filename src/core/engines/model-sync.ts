@@ -6,7 +6,7 @@ import type { ModelEntry, ProviderConfig } from '../config/config';
 import type { ContextLengths } from '../engine-client/context-length';
 import type { EngineDiscovery } from '../engine-client/discovery';
 import type { HealthMonitor } from '../engine-client/health';
-import type { Log, Logger } from '../base/log';
+import type { AgentLog, Logger } from '../base/log';
 import type { Scheduler } from '../scheduler/scheduler';
 import type { ModelRegistry } from '../models/registry';
 import { syncScheduler } from './scheduler-sync';
@@ -29,7 +29,7 @@ export interface ModelSyncDeps {
   held?: (id: string) => boolean;
   settings: SettingsFile;
   /** Engine API keys from models.json are redacted by value in logs. */
-  log: Log;
+  log: AgentLog;
   l: Logger;
   registry: ModelRegistry;
   scheduler: Scheduler;

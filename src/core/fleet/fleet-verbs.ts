@@ -3,7 +3,7 @@
 // or the browser console's bridge, which never accepts a fleet token).
 import type { InvokeResults } from '../../shared/bridge/channels';
 import type { InvokeArgs } from '../../shared/bridge/schemas';
-import type { Log } from '../base/log';
+import type { AgentLog } from '../base/log';
 import type { Fleet } from './fleet';
 import { FleetError } from './tokens';
 import { splitBookmark } from './fleet-reader';
@@ -13,7 +13,7 @@ type FleetChannel =
 
 export function fleetVerbs(
   fleet: Fleet,
-  log: Pick<Log, 'child' | 'addSecrets'>,
+  log: Pick<AgentLog, 'child' | 'addSecrets'>,
   /** Throws unless the owner approved minting this token (a read token outlives the console session that asked). */
   ownerApproved: (name: string, grant: string | undefined) => void,
 ): { [C in FleetChannel]: (args: InvokeArgs<C>) => Promise<InvokeResults[C]> | InvokeResults[C] } {

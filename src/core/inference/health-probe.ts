@@ -3,7 +3,7 @@
 // or a pause; never booked, billed or counted in the heartbeat), answered as the health monitor reads it.
 import { probeBody, type DeepProbe } from '../engine-client/deep-probe';
 import type { ModelRegistry } from '../models/registry';
-import { Log } from '../base/log';
+import { AgentLog } from '../base/log';
 import { RequestBook } from './requests';
 import { InferenceRunner } from './runner';
 
@@ -39,7 +39,7 @@ export function standaloneHealthProbe(registry: ModelRegistry, timeoutMs = DEEP_
     registry,
     admit: () => Promise.reject(new Error('a standalone probe admits nothing but health checks')),
     book: new RequestBook(),
-    log: new Log({ console: false }).child('health'),
+    log: new AgentLog({ console: false }).child('health'),
   });
   return healthProbe(runner, timeoutMs);
 }

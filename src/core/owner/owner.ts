@@ -14,7 +14,7 @@ import { EmailTransport, SMTP_PASSWORD_SECRET } from '../alerts/email';
 import type { Lifecycle } from '../base/lifecycle';
 import { hubDialUrl } from '../config/config';
 import type { OwnerValues } from '../config/owner-values';
-import type { Log } from '../base/log';
+import type { AgentLog } from '../base/log';
 import type { Accounting } from '../accounting/accounting';
 import type { Engines } from '../engines/engines';
 import type { Serving } from '../serving/serving';
@@ -35,7 +35,7 @@ export interface OwnerDeps {
   serving: Serving;
   /** Where approvals are given: the desktop's dialog, or the agent's terminal and `swan-provider approve`. */
   mode: 'desktop' | 'headless';
-  log: Log;
+  log: AgentLog;
   life: Lifecycle;
   /** A console event (an approval settled, an alert). */
   event: (e: BridgeEvent) => void;

@@ -11,7 +11,7 @@ import type { HealthMonitor } from '../engine-client/health';
 import type { HubLink } from '../hub/link';
 import type { NoticeBook } from '../hub/notices';
 import type { ProviderGate } from '../hub/provider-status';
-import type { Log } from '../base/log';
+import type { AgentLog } from '../base/log';
 import type { PauseController } from '../scheduler/pause';
 
 export interface AlertParts {
@@ -25,7 +25,7 @@ export interface AlertParts {
   alerts: AlertList;
   webhook: WebhookTransport;
   email: EmailTransport;
-  log: Log;
+  log: AgentLog;
 }
 
 export function wireAlerts(p: AlertParts, event: (e: BridgeEvent) => void): void {

@@ -19,7 +19,7 @@ import { NoticeBook } from '../hub/notices';
 import { ProviderGate } from '../hub/provider-status';
 import { HubRelay } from '../hub/relay';
 import { RequestMetrics } from '../hub/request-metrics';
-import type { Log, Logger } from '../base/log';
+import type { AgentLog, Logger } from '../base/log';
 import { out } from '../protocol/messages';
 import { engineReader } from '../weights/engine-reader';
 import { ModelFactsBook } from '../weights/model-facts';
@@ -47,7 +47,7 @@ export interface ServingDeps {
   accounting: Accounting;
   /** The app's version (client_version in register). */
   version: string;
-  log: Log;
+  log: AgentLog;
   life: Lifecycle;
   /** Something the console shows changed. */
   changed: () => void;

@@ -1,10 +1,10 @@
-// Log: secrets redacted in messages (ring, events, file, console), the ring bounded, the level filter,
+// AgentLog: secrets redacted in messages (ring, events, file, console), the ring bounded, the level filter,
 // and JSON lines written to the log file.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Log, memoryLog, redact } from '../../../src/core/base/log';
+import { AgentLog, memoryLog, redact } from '../../../src/core/base/log';
 import type { LogEntry } from '../../../src/shared/types';
 
 let dir: string | undefined;
@@ -43,7 +43,7 @@ describe('redact', () => {
   });
 });
 
-describe('Log', () => {
+describe('AgentLog', () => {
   it('redacts secrets in what the ring keeps and in the entry events', () => {
     const log = memoryLog();
     const seen: LogEntry[] = [];
@@ -68,7 +68,7 @@ describe('Log', () => {
   });
 
   it('the ring keeps the newest ringSize entries', () => {
-    const log = new Log({ ringSize: 5, console: false });
+    const log = new AgentLog({ ringSize: 5, console: false });
     for (let i = 0; i < 12; i++) log.child('t').info(`m${i}`);
     expect(log.entries().map((e) => e.msg)).toEqual(['m7', 'm8', 'm9', 'm10', 'm11']);
   });
@@ -91,7 +91,7 @@ describe('Log', () => {
   it('writes JSON lines to the file (folder created), redacted, secret fields censored', async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-log-'));
     const file = path.join(dir, 'logs', 'agent.jsonl');
-    const log = new Log({ file, console: false });
+    const log = new AgentLog({ file, console: false });
     const l = log.child('requests');
     l.info('served r1 with Bearer sk-prov-secret-777777', {
       requestId: 'r1',
@@ -123,7 +123,7 @@ describe('Log', () => {
   it('censors a secret field whichever way it comes: alone, nested, or beside plain fields, in line order', async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-log-'));
     const file = path.join(dir, 'agent.jsonl');
-    const log = new Log({ file, console: false });
+    const log = new AgentLog({ file, console: false });
     const l = log.child('requests');
     l.info('plain', { requestId: 'r1', tokens: 3 });
     l.info('top', { key: 'k-top-123456' });
@@ -142,7 +142,7 @@ describe('Log', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-log-'));
     const file = path.join(dir, 'agent.jsonl');
     fs.writeFileSync(file, `${JSON.stringify({ msg: 'older run' })}\n`);
-    const log = new Log({ file, console: false });
+    const log = new AgentLog({ file, console: false });
     log.child('x').info('newer run');
     log.flush();
     expect((await lines(file, 2)).map((l) => l.msg)).toEqual(['older run', 'newer run']);
@@ -154,7 +154,7 @@ describe('Log', () => {
       printed.push(String(chunk));
       return true;
     });
-    const log = new Log({ console: 'info' });
+    const log = new AgentLog({ console: 'info' });
     log.child('hub').debug('hidden');
     log.child('hub').info('connected with sk-prov-abcdefghijk');
     log.child('engine').error('down');
@@ -166,12 +166,12 @@ describe('Log', () => {
 
   it('prints nothing by default', () => {
     const spy = vi.spyOn(process.stderr, 'write');
-    new Log().child('x').error('quiet');
+    new AgentLog().child('x').error('quiet');
     expect(spy).not.toHaveBeenCalled();
   });
 });
 
-describe('Log file rolled by size (pino-roll)', () => {
+describe('AgentLog file rolled by size (pino-roll)', () => {
   /** The numbered files in `d`, oldest first. */
   const rolled = (d: string): string[] =>
     fs
@@ -182,7 +182,7 @@ describe('Log file rolled by size (pino-roll)', () => {
   it('rolls past the size, keeps the newest files only, and agent.jsonl links to the one in use', async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-log-'));
     const file = path.join(dir, 'logs', 'agent.jsonl');
-    const log = new Log({ file, console: false, maxFileBytes: 2_000, keepFiles: 2 });
+    const log = new AgentLog({ file, console: false, maxFileBytes: 2_000, keepFiles: 2 });
     const l = log.child('roll');
     for (let i = 0; i < 120; i++) {
       l.info(`line ${i} ${'x'.repeat(60)}`);
@@ -210,7 +210,7 @@ describe('Log file rolled by size (pino-roll)', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'swan-log-'));
     const file = path.join(dir, 'agent.jsonl');
     fs.writeFileSync(file, `${JSON.stringify({ msg: 'older run' })}\n`);
-    const log = new Log({ file, console: false });
+    const log = new AgentLog({ file, console: false });
     log.child('x').info('newer run');
     await log.flush();
     expect(fs.readlinkSync(file)).toBe('agent.1.jsonl');

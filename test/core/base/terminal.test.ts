@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { enginesCommand } from '../../../src/cli/engines-command';
 import { ledgerPath, usageCommand } from '../../../src/cli/usage-command';
 import { Ledger } from '../../../src/core/ledger/ledger';
-import { Log } from '../../../src/core/base/log';
+import { AgentLog } from '../../../src/core/base/log';
 import { forTerminal, forTerminalLine } from '../../../src/core/base/terminal';
 import { startTestEngine, type TestEngine } from '../../support/engine-server';
 import { repoRoot } from '../../support/traces';
@@ -58,7 +58,7 @@ describe('terminal writers', () => {
       written.push(String(s));
       return true;
     });
-    const log = new Log({ console: 'info' });
+    const log = new AgentLog({ console: 'info' });
     log.child('hub').warn(`the hub said: ${NASTY.join('')} done`);
     expect(written.join('')).toContain('the hub said:');
     expect(written.join('')).not.toMatch(ANY_CONTROL);

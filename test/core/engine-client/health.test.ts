@@ -7,7 +7,7 @@ import { checkEndpoint, HealthMonitor, type HealthChange } from '../../../src/co
 import { ModelRegistry } from '../../../src/core/models/registry';
 import { healthProbe } from '../../../src/core/inference/health-probe';
 import { InferenceRunner } from '../../../src/core/inference/runner';
-import { Log } from '../../../src/core/base/log';
+import { AgentLog } from '../../../src/core/base/log';
 import { RequestBook } from '../../../src/core/inference/requests';
 import { startTestEngine, type TestEngine } from '../../support/engine-server';
 
@@ -206,7 +206,7 @@ function probeOf(timeoutMs = 2000) {
     registry: new ModelRegistry(),
     admit: () => Promise.reject(new Error('no admission here')),
     book: new RequestBook(),
-    log: new Log({ console: false }).child('t'),
+    log: new AgentLog({ console: false }).child('t'),
   });
   return healthProbe(runner, timeoutMs);
 }

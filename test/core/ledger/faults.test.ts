@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { memoryLog, type Log } from '../../../src/core/base/log';
+import { memoryLog, type AgentLog } from '../../../src/core/base/log';
 import { LedgerUnavailableError } from '../../../src/core/ledger/db-errors';
 import { Ledger, type LedgerOptions } from '../../../src/core/ledger/ledger';
 import { rec, tempDir, waitForHealth } from '../../support/ledger/helpers';
@@ -13,7 +13,7 @@ import { rec, tempDir, waitForHealth } from '../../support/ledger/helpers';
 let dir: string;
 let cleanup: () => void;
 let file: string;
-let log: Log;
+let log: AgentLog;
 const toClose: Array<{ close(): unknown }> = [];
 
 beforeEach(() => {

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { memoryLog, type Log } from '../../../src/core/base/log';
+import { memoryLog, type AgentLog } from '../../../src/core/base/log';
 import { PLATFORM_TIMEOUT_MS, apiBase } from '../../../src/core/platform/get-json';
 import { NetworkRates, RATES_TTL_MS } from '../../../src/core/platform/rates';
 import { ProviderStatsClient, STATS_TTL_MS } from '../../../src/core/platform/stats';
@@ -16,7 +16,7 @@ const DEMAND = '/api/v1/stats/model-demand';
 const STATS = '/api/v1/provider/me/stats';
 
 let api: PlatformApi;
-let log: Log;
+let log: AgentLog;
 let home: string;
 let clock: number;
 const now = (): number => clock;

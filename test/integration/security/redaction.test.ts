@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Log } from '../../../src/core/base/log';
+import { AgentLog } from '../../../src/core/base/log';
 import { logEntries, registered, startStack, type Stack } from '../../support/stack';
 import { createGatewayKey } from '../../support/approvals';
 
@@ -26,9 +26,9 @@ afterAll(async () => {
 });
 
 describe('configured secrets are redacted by value', () => {
-  it('a Log redacts the values it was given, in the ring, the file and on the terminal', () => {
+  it('an AgentLog redacts the values it was given, in the ring, the file and on the terminal', () => {
     const file = path.join(stack.home, 'logs', 'unit.jsonl');
-    const log = new Log({ file, console: false });
+    const log = new AgentLog({ file, console: false });
     log.addSecrets([PROVIDER_KEY, 'ab', '']); // too-short values are ignored (they would shred every line)
     log.child('hub').warn(`the hub echoed ${PROVIDER_KEY} back`, { detail: `key=${PROVIDER_KEY}` });
     log.flush();
@@ -63,7 +63,7 @@ describe('configured secrets are redacted by value', () => {
   });
 
   it('credentials inside URLs are redacted by pattern', () => {
-    const log = new Log({ console: false });
+    const log = new AgentLog({ console: false });
     expect(log.redactText('dial ws://user:hunter2@hub.example/ws failed')).toBe('dial ws://[redacted]@hub.example/ws failed');
   });
 });

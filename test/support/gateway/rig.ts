@@ -11,7 +11,7 @@ import { describeFleet } from '../../../src/core/gateway/fleet';
 import { GatewayKeys } from '../../../src/core/gateway/keys';
 import type { GatewayOptions } from '../../../src/core/gateway/options';
 import { startGateway, type Gateway } from '../../../src/core/gateway/server';
-import { memoryLog, type Log } from '../../../src/core/base/log';
+import { memoryLog, type AgentLog } from '../../../src/core/base/log';
 import { RequestBook } from '../../../src/core/inference/requests';
 import { Scheduler } from '../../../src/core/scheduler/scheduler';
 import { startTestEngine, type TestEngine, type TestEngineOptions } from '../engine-server';
@@ -28,7 +28,7 @@ export interface Rig {
   home: string;
   book: RequestBook;
   scheduler: Scheduler;
-  log: Log;
+  log: AgentLog;
   /** ws://127.0.0.1:PORT + path */
   ws(pathAndQuery: string): string;
   close(): Promise<void>;
