@@ -1,7 +1,7 @@
 // What startGateway takes, and the defaults every part of the gateway reads from one resolved object.
 import type { InferenceRunner } from '../inference/runner';
 import type { Logger } from '../base/log';
-import type { FleetSnapshot } from './fleet';
+import type { FleetSnapshot } from './describe-fleet';
 import type { GatewayKeys } from './keys';
 import { CodedError } from '../../shared/bridge-error';
 import { defaultConnectionCap } from '../http/connection-budget';

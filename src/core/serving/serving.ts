@@ -10,7 +10,7 @@ import type { Identity } from '../config/identity';
 import { homePath } from '../config/home-layout';
 import type { OwnerValues } from '../config/owner-values';
 import { GatewayKeys } from '../gateway/keys';
-import { describeFleet } from '../gateway/fleet';
+import { describeFleet } from '../gateway/describe-fleet';
 import { HubChallenges } from '../hub/challenges';
 import { hubTable } from '../hub/dispatch';
 import { HubView } from '../hub/hub-view';

@@ -3,7 +3,7 @@
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { isLoopbackAddress, isLoopbackHost } from '../../../src/core/http/loopback';
-import { describeFleet } from '../../../src/core/gateway/fleet';
+import { describeFleet } from '../../../src/core/gateway/describe-fleet';
 import { parseListen, resolveOptions } from '../../../src/core/gateway/options';
 import { OriginPolicy } from '../../../src/core/gateway/origin';
 import { negotiate } from '../../../src/core/gateway/stream-v1-messages';

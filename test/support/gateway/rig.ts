@@ -7,7 +7,7 @@ import { afterEach } from 'vitest';
 import type { ClientOptions } from 'ws';
 import { InferenceRunner } from '../../../src/core/inference/runner';
 import { ModelRegistry } from '../../../src/core/models/registry';
-import { describeFleet } from '../../../src/core/gateway/fleet';
+import { describeFleet } from '../../../src/core/gateway/describe-fleet';
 import { GatewayKeys } from '../../../src/core/gateway/keys';
 import type { GatewayOptions } from '../../../src/core/gateway/options';
 import { startGateway, type Gateway } from '../../../src/core/gateway/server';

@@ -1,5 +1,5 @@
-// Seed 003's FleetSnapshot: what describe_fleet answers. Executors are the engines serving enabled
-// models (local ones carry this machine's GPUs); loaded models are the enabled models on them.
+// Seed 003's FleetSnapshot, what its describe_fleet verb answers: this one rig (not the fleet/ feature, which reads many).
+// Executors are the engines serving enabled models (local ones carry this machine's GPUs); loaded models are the enabled models on them.
 import type { EngineType, GpuInfo } from '../../shared/types';
 
 export interface ExecutorSummary {
