@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 // start, so an engine this machine happens to run (a llama-server on 8080) is never taken for a test's own.
 const shared = { environment: 'node', testTimeout: 30_000, hookTimeout: 30_000, pool: 'forks', env: { SWAN_DISCOVERY_URLS: '' } } as const;
 
-/** Folders of tests that run in-process only (no agent, engine, bundle or browser of their own to start). */
+/** Folders of tests that drive the product's parts in the test's own process (a few start a stand-in tool or helper). */
 const UNIT = ['core', 'cli', 'renderer', 'shared', 'main', 'docs', 'bench'];
 
 export default defineConfig({
@@ -17,7 +17,7 @@ export default defineConfig({
       // The unit files share their worker process (no fresh process and module graph per file): importing the
       // product again for each of 150 short files was most of their CPU on a 2-core machine (117 files: 52 s
       // isolated, 11 s shared). The guard fails a file that leaves the process changed for the next one. The
-      // suites that start agents, engines, bundles and browsers keep a process each.
+      // suites that run agents, engines, bundles and the CLI end to end keep a process each.
       {
         test: {
           ...shared,

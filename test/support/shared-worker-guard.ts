@@ -1,4 +1,4 @@
-// The suite's files share their worker processes (vitest.config.ts: `isolate: false`): a file that leaves the
+// The unit files share their worker processes (vitest.config.ts: the `unit` project, `isolate: false`): a file that leaves the
 // process changed would change the files after it, and only on the days they happen to share a worker. This
 // guard, run around every file, fails the file that leaves the environment or the timers changed, so such a
 // leak is a red test in its own file rather than a flake in another.
