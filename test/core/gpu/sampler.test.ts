@@ -100,8 +100,10 @@ describe('NVIDIA, one long-running nvidia-smi -lms', () => {
     sampler.start();
     const got = await waitFor(sampler, 3, (s) => s.available);
     for (const s of got) expect(s.devices).toEqual([dev(0, 0, 4805, 10240, 43, 75, 380, 0)]);
+    // In the order read. Their spacing is the tool's (-lms) and the machine's: on a busy machine two lines can be
+    // read 15 ms apart, so it is not asserted here.
     const gaps = got.slice(1).map((s, i) => s.ts - (got[i]?.ts ?? 0));
-    for (const g of gaps) expect(g).toBeGreaterThanOrEqual(50);
+    for (const g of gaps) expect(g).toBeGreaterThanOrEqual(0);
   });
 
   it('the tool dies mid-run: "metrics unavailable" samples with the reason, then a restart and live values again', async () => {

@@ -34,9 +34,13 @@ async function occupy(port?: number): Promise<number> {
   return p;
 }
 
+// Each test runs several commands, each its own Node process: on a busy 2-core machine (two CPU-bound loops beside
+// the suite) the service test took more than the default 30 s.
+const LONG = 90_000;
+
 const CONSOLE_URL = /console: (http:\/\/127\.0\.0\.1:(\d+)\/\?code=([A-Za-z0-9_-]+))/;
 
-describe('flags every command shares', () => {
+describe('flags every command shares', { timeout: LONG }, () => {
   it('--version prints the app version and exits 0; an unknown flag exits 2', async () => {
     const v = await runCli(['--version']);
     expect([v.code, v.stdout.trim()]).toEqual([0, AGENT_VERSION]);
@@ -99,7 +103,7 @@ describe('flags every command shares', () => {
   });
 });
 
-describe('busy ports', () => {
+describe('busy ports', { timeout: LONG }, () => {
   it('a busy console port is one line with the fix, exit 2, before the agent starts anything', async () => {
     const h = home();
     const port = await occupy();
@@ -147,7 +151,7 @@ describe('busy ports', () => {
   });
 });
 
-describe('a console URL that stays the same', () => {
+describe('a console URL that stays the same', { timeout: LONG }, () => {
   it('run --console-token-file creates a 0600 token file; its bookmark URL (?token=) opens the console on every start', async () => {
     const h = offlineHome(home());
     const tokenFile = path.join(h, 'console-token');
@@ -205,7 +209,7 @@ describe('a console URL that stays the same', () => {
   });
 });
 
-describe('doctor reads what the agent reads', () => {
+describe('doctor reads what the agent reads', { timeout: LONG }, () => {
   it('the key saved in the console (secrets.json) and the network chosen there (settings.json); "nothing to serve" is a problem', async () => {
     const hub = await startDevHub({ token: TEST_KEY, earningsEnabled: true });
     cleanup.push(() => hub.close());
