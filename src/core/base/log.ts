@@ -62,7 +62,8 @@ export interface LogOptions {
 
 /**
  * The agent's one log: the file, the terminal and the console's ring. Made once by whatever hosts the agent (the
- * CLI, the desktop main process); the parts never hold it, they hold a `Logger` from `child()`.
+ * CLI, the desktop main process) and handed to the features, which give each of their parts a `Logger` from
+ * `child()` and add the secrets to redact.
  */
 export class AgentLog extends EventEmitter implements LogSink {
   private readonly ring: Ring<LogEntry>;
